@@ -1,0 +1,142 @@
+// Package state holds the types every strata package shares: the classes of
+// kept files, the sources of a change, recorded history entries and
+// validation problems. It depends on nothing outside the standard library.
+package state
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Class names the kind of a kept file (SPEC §1).
+type Class string
+
+// The classes of kept files.
+const (
+	ClassWorkflowState      Class = "workflow-state"
+	ClassInitiative         Class = "initiative"
+	ClassInterviewState     Class = "interview-state"
+	ClassDelegationLog      Class = "delegation-log"
+	ClassClaudeJSON         Class = "claude-json" // any other .claude/*.json: well-formed JSON, no schema
+	ClassPhaseOutput        Class = "phase-output"
+	ClassPhaseOutcome       Class = "phase-outcome"
+	ClassDecisionResolution Class = "decision-resolution"
+	ClassMemory             Class = "memory" // L2 MEMORY.md
+	ClassGraph              Class = "graph"  // L3 MCP memory JSONL
+)
+
+// Immutable reports whether a recorded file of this class may never change again.
+func (c Class) Immutable() bool {
+	return c == ClassPhaseOutcome || c == ClassDecisionResolution
+}
+
+// Source says who recorded a change; it is written to the Strata-Source trailer.
+type Source string
+
+// The sources of a recorded change.
+const (
+	SourceWatch   Source = "watch"
+	SourceRecord  Source = "record"
+	SourceHook    Source = "hook"
+	SourceRestore Source = "restore"
+	SourceResolve Source = "resolve"
+	SourceSync    Source = "sync"
+	SourceExpire  Source = "expire"
+	SourceInit    Source = "init"
+)
+
+// Action is what a recorded change did to its path.
+type Action string
+
+// The actions of a recorded change.
+const (
+	ActionAdd    Action = "add"
+	ActionUpdate Action = "update"
+	ActionDelete Action = "delete"
+)
+
+// Change is one version of one kept file, ready to be recorded.
+type Change struct {
+	Path    string // slash-separated, repo-relative; "~/..." for a kept file under the home directory
+	Content []byte // the file's bytes; ignored when Deleted
+	Deleted bool
+	Class   Class
+	Schema  string // schema name used to validate it: a built-in name, "json", or a repo-relative schema file
+	Source  Source
+	Time    time.Time // when the change was seen; becomes the committer time
+}
+
+// Entry is one path changed by one recorded commit, as `strata log` shows it.
+type Entry struct {
+	Commit string    `json:"commit"`
+	Time   time.Time `json:"time"`
+	Path   string    `json:"path"`
+	Action Action    `json:"action"`
+	Source Source    `json:"source"`
+	Class  Class     `json:"class"`
+	Schema string    `json:"schema,omitempty"`
+}
+
+// Sentinel errors shared by every package. Lower layers translate their
+// libraries' errors into these at their boundary.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrLocked    = errors.New("locked")
+	ErrUnchanged = errors.New("unchanged")
+	ErrNotRepo   = errors.New("not a git repository")
+)
+
+// Problem is one validation finding about one file. Its text follows the one
+// grammar of strata's errors: PATH:LINE:COL: POINTER: message. Line and Col
+// are 1-based; 0 means the problem concerns the whole file. Pointer is an RFC
+// 6901 JSON Pointer ("" is the document root, shown as "/").
+type Problem struct {
+	Path    string `json:"path"`
+	Line    int    `json:"line,omitempty"`
+	Col     int    `json:"column,omitempty"`
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+	Warning bool   `json:"warning,omitempty"` // reported but does not make the file invalid
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.Path)
+	if p.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(max(p.Col, 1)))
+	}
+	b.WriteString(": ")
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "/"
+	}
+	b.WriteString(ptr + ": ")
+	if p.Warning {
+		b.WriteString("warning: ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Problems is the list of findings for one or more files.
+type Problems []Problem
+
+// Invalid reports whether any problem is an error rather than a warning.
+func (ps Problems) Invalid() bool {
+	for _, p := range ps {
+		if !p.Warning {
+			return true
+		}
+	}
+	return false
+}
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
