@@ -1,0 +1,199 @@
+// Package textdiff renders the difference between two versions of a file as
+// a unified diff, the format `git diff` and `diff -u` print. It compares
+// lines with the Myers algorithm and keeps every byte: a missing final
+// newline is shown with git's "\ No newline at end of file" marker.
+package textdiff
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// maxEdit bounds the Myers search; beyond it the whole file is shown as
+// replaced, so a diff of two unrelated 10 MB files stays fast.
+const maxEdit = 20000
+
+// Unified returns a unified diff of a and b with the given number of context
+// lines, or "" when they are equal. Labels name the two sides.
+func Unified(labelA, labelB string, a, b []byte, context int) string {
+	if bytes.Equal(a, b) {
+		return ""
+	}
+	x, y := split(a), split(b)
+	ops := diff(x, y)
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", labelA, labelB)
+	for _, h := range hunks(ops, context) {
+		ai, bi, al, bl := h.bounds()
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", rng(ai, al), rng(bi, bl))
+		for _, o := range h {
+			line := o.text
+			out.WriteByte(o.kind)
+			out.WriteString(strings.TrimSuffix(line, "\n"))
+			out.WriteByte('\n')
+			if !strings.HasSuffix(line, "\n") {
+				out.WriteString("\\ No newline at end of file\n")
+			}
+		}
+	}
+	return out.String()
+}
+
+func rng(start, n int) string {
+	if n == 1 {
+		return fmt.Sprint(start + 1)
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+// split cuts data into lines that keep their "\n".
+func split(data []byte) []string {
+	var lines []string
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			lines = append(lines, string(data))
+			break
+		}
+		lines = append(lines, string(data[:i+1]))
+		data = data[i+1:]
+	}
+	return lines
+}
+
+type op struct {
+	kind   byte // ' ', '-', '+'
+	text   string
+	ai, bi int // line index in a and b before this op
+}
+
+// diff is the Myers O(ND) shortest edit script, with the edit distance capped.
+func diff(a, b []string) []op {
+	n, m := len(a), len(b)
+	max := n + m
+	if max > 2*maxEdit {
+		max = 2 * maxEdit
+	}
+	v := make([]int, 2*max+2)
+	var trace [][]int
+	found := false
+	for d := 0; d <= max && !found; d++ {
+		snap := make([]int, len(v))
+		copy(snap, v)
+		trace = append(trace, snap)
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[max+k-1] < v[max+k+1]) {
+				x = v[max+k+1]
+			} else {
+				x = v[max+k-1] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			v[max+k] = x
+			if x >= n && y >= m {
+				found = true
+				break
+			}
+		}
+	}
+	if !found { // too different: everything out, everything in
+		var ops []op
+		for i, l := range a {
+			ops = append(ops, op{'-', l, i, 0})
+		}
+		for j, l := range b {
+			ops = append(ops, op{'+', l, n, j})
+		}
+		return ops
+	}
+	// Backtrack through the saved frontiers.
+	var rev []op
+	x, y := n, m
+	for d := len(trace) - 1; d >= 0; d-- {
+		vv := trace[d]
+		k := x - y
+		var pk int
+		if k == -d || (k != d && vv[max+k-1] < vv[max+k+1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := vv[max+pk]
+		py := px - pk
+		for x > px && y > py {
+			x, y = x-1, y-1
+			rev = append(rev, op{' ', a[x], x, y})
+		}
+		if d > 0 {
+			if x == px {
+				y--
+				rev = append(rev, op{'+', b[y], x, y})
+			} else {
+				x--
+				rev = append(rev, op{'-', a[x], x, y})
+			}
+		}
+		x, y = px, py
+	}
+	ops := make([]op, len(rev))
+	for i := range rev {
+		ops[i] = rev[len(rev)-1-i]
+	}
+	return ops
+}
+
+type hunk []op
+
+func (h hunk) bounds() (ai, bi, al, bl int) {
+	ai, bi = h[0].ai, h[0].bi
+	for _, o := range h {
+		if o.kind != '+' {
+			al++
+		}
+		if o.kind != '-' {
+			bl++
+		}
+	}
+	return
+}
+
+// hunks groups changes with up to context unchanged lines around them.
+func hunks(ops []op, context int) []hunk {
+	var out []hunk
+	i := 0
+	for i < len(ops) {
+		for i < len(ops) && ops[i].kind == ' ' {
+			i++
+		}
+		if i == len(ops) {
+			break
+		}
+		start := max(i-context, 0)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*context {
+				end = min(end+context, len(ops))
+				break
+			}
+			end = run
+		}
+		out = append(out, hunk(ops[start:end]))
+		i = end
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package textdiff
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUnifiedSmall(t *testing.T) {
+	a := "{\n  \"type\": \"APEX\",\n  \"phase\": \"plan\"\n}\n"
+	b := "{\n  \"type\": \"APEX\",\n  \"phase\": \"implement\"\n}\n"
+	got := Unified("a", "b", []byte(a), []byte(b), 3)
+	want := "--- a\n+++ b\n@@ -1,4 +1,4 @@\n {\n   \"type\": \"APEX\",\n-  \"phase\": \"plan\"\n+  \"phase\": \"implement\"\n }\n"
+	assert.Equal(t, want, got)
+	assert.Equal(t, "", Unified("a", "b", []byte(a), []byte(a), 3))
+}
+
+func TestNoFinalNewline(t *testing.T) {
+	got := Unified("a", "b", []byte("x\ny"), []byte("x\ny\n"), 3)
+	assert.Contains(t, got, "-y\n\\ No newline at end of file\n+y\n")
+}
+
+// TestMatchesGitDiff compares hunks against `git diff --no-index` on
+// generated files: the same lines must be removed and added.
+func TestMatchesGitDiff(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	dir := t.TempDir()
+	var a, b []string
+	for i := 0; i < 300; i++ {
+		line := strings.Repeat("x", i%7) + string(rune('a'+i%26))
+		a = append(a, line)
+		switch {
+		case i%37 == 0:
+		case i%41 == 0:
+			b = append(b, line, "inserted")
+		case i%53 == 0:
+			b = append(b, "changed "+line)
+		default:
+			b = append(b, line)
+		}
+	}
+	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	ab, bb := []byte(strings.Join(a, "\n")+"\n"), []byte(strings.Join(b, "\n")+"\n")
+	require.NoError(t, os.WriteFile(pa, ab, 0o644))
+	require.NoError(t, os.WriteFile(pb, bb, 0o644))
+	out, _ := exec.Command("git", "diff", "--no-index", "--no-color", "-U3", pa, pb).Output()
+	count := func(s string, c byte) int {
+		n := 0
+		for _, l := range strings.Split(s, "\n") {
+			if len(l) > 0 && l[0] == c && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") {
+				n++
+			}
+		}
+		return n
+	}
+	ours := Unified("a", "b", ab, bb, 3)
+	assert.Equal(t, count(string(out), '-'), count(ours, '-'))
+	assert.Equal(t, count(string(out), '+'), count(ours, '+'))
+	assert.Equal(t, count(string(out), '@'), count(ours, '@'), "same number of hunks")
+}
+
+func FuzzUnified(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), []byte("a\nc\nd"))
+	f.Add([]byte(""), []byte("x"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		d := Unified("a", "b", a, b, 3)
+		// Applying the diff's +/space lines must rebuild b's lines.
+		if d == "" {
+			if string(a) != string(b) {
+				t.Fatal("empty diff for different inputs")
+			}
+			return
+		}
+		var minus, plus int
+		for _, l := range strings.Split(d, "\n") {
+			if strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---") {
+				minus++
+			}
+			if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+				plus++
+			}
+		}
+		if minus > len(split(a)) || plus > len(split(b)) {
+			t.Fatalf("more edits than lines: -%d +%d", minus, plus)
+		}
+	})
+}
