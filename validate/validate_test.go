@@ -219,7 +219,7 @@ func TestPhaseOutput(t *testing.T) {
 				po + `:15:13: /status: value must be one of "completed", "failed", "partial"`,
 			}},
 		{name: "tier label of phase", schema: "phase-output", path: "PhaseOutputs/s1/phase-04-extraction.json",
-			doc: phaseOutput(`"phase": 3`, `"phase": 4`),
+			doc:  phaseOutput(`"phase": 3`, `"phase": 4`),
 			want: []string{`PhaseOutputs/s1/phase-04-extraction.json:5:17: /tier_label: value must be "extraction", the label of phase 4, got "search"`}},
 		{name: "file name", schema: "phase-output", path: "PhaseOutputs/s1/phase-3-search.json", doc: phaseOutput(),
 			want: []string{`PhaseOutputs/s1/phase-3-search.json:3:12: /phase: file name must be "phase-03-search.json" for phase 3, got "phase-3-search.json"`}},
