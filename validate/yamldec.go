@@ -122,10 +122,11 @@ func (c *yamlConverter) fail(n *yaml.Node, msg string) *yamlErr {
 	return &yamlErr{at: pos{n.Line, n.Column}, ptr: pointer(c.tokens), msg: msg}
 }
 
-// convert is recursive; depth is capped by MaxDepth, and an alias counts as
-// a level, so a self-referencing alias stops there too.
+// convert is recursive; depth (the number of enclosing mappings and
+// sequences) is capped by MaxDepth as in JSON, and an alias counts as a
+// level, so a self-referencing alias stops there too.
 func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
-	if depth > MaxDepth {
+	if depth > MaxDepth || depth == MaxDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
 		return nil, c.fail(n, "nesting deeper than "+strconv.Itoa(MaxDepth)+" levels")
 	}
 	if c.budget--; c.budget < 0 {
