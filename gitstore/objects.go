@@ -293,13 +293,7 @@ func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, 
 		return h, nil
 	}
 	tmp := filepath.Join(dir, "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return h, fmt.Errorf("write object: %w", err)
-		}
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	}
+	f, err := createExcl(tmp, 0o444)
 	if err != nil {
 		return h, fmt.Errorf("write object: %w", err)
 	}

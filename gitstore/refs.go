@@ -129,21 +129,12 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 	path := s.refFile(ref) + ".lock"
 	deadline := time.Now().Add(LockTimeout)
 	wait := 100 * time.Microsecond
-	mkdir := false
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := createExcl(path, 0o644)
 		if err == nil {
 			return &refLock{path: path, f: f}, nil
 		}
-		switch {
-		case errors.Is(err, os.ErrNotExist) && !mkdir:
-			mkdir = true
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return nil, fmt.Errorf("lock ref: %w", err)
-			}
-			continue
-		case errors.Is(err, os.ErrExist):
-		default:
+		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("lock ref: %w", err)
 		}
 		if time.Now().After(deadline) {
@@ -154,6 +145,26 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 			wait *= 2
 		}
 	}
+}
+
+// createExcl creates path with O_EXCL, creating its parent directories. git
+// removes directories it empties (git pack-refs after pruning loose refs, git
+// prune after removing loose objects), so a parent can vanish between the
+// mkdir and the create: that race is retried, as git's own
+// raceproof_create_file does.
+func createExcl(path string, perm os.FileMode) (*os.File, error) {
+	var err error
+	for try := 0; try < 100; try++ {
+		var f *os.File
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			return f, err
+		}
+		if merr := os.MkdirAll(filepath.Dir(path), 0o755); merr != nil && !errors.Is(merr, os.ErrNotExist) {
+			return nil, merr
+		}
+	}
+	return nil, err
 }
 
 // release drops the lock without changing the ref.
