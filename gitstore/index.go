@@ -1,0 +1,411 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// The time index is a cache of one ref's first-parent chain, kept in
+// <commondir>/strata/index/<escaped ref>.idx so that At and Log need not walk
+// 100 000 commits. It is validated against the ref's head on every use,
+// caught up incrementally, and rebuilt from the commits when it does not
+// match; deleting it loses nothing. The format is in docs/format.md.
+const (
+	idxMagic   = "STRATAIX"
+	idxVersion = 1
+	idxHeader  = 16 // magic, version (uint32), record size (uint32)
+	idxRecSize = 40 // time (int64), path bloom (uint64), hash (20 bytes), flags (uint32)
+)
+
+// idxRec is one commit of the chain.
+type idxRec struct {
+	time  int64 // committer time, Unix seconds
+	bloom uint64
+	hash  plumbing.Hash
+	flags uint32 // bit 0: merge commit
+}
+
+// refIndex is the chain of one ref, oldest first.
+type refIndex struct {
+	recs     []idxRec
+	sufMin   []int64 // sufMin[i] = min(recs[i:].time): non-decreasing, so At can binary-search it even when commit times are not monotonic
+	preMax   []int64 // preMax[i] = max(recs[:i+1].time): lets Log stop once everything older is before Since
+	diskSize int64   // size of the index file this matches, -1 when unknown
+}
+
+func (ix *refIndex) last() plumbing.Hash {
+	if ix == nil || len(ix.recs) == 0 {
+		return plumbing.ZeroHash
+	}
+	return ix.recs[len(ix.recs)-1].hash
+}
+
+func (ix *refIndex) derive() {
+	n := len(ix.recs)
+	ix.sufMin = make([]int64, n)
+	ix.preMax = make([]int64, n)
+	for i := n - 1; i >= 0; i-- {
+		ix.sufMin[i] = ix.recs[i].time
+		if i+1 < n && ix.sufMin[i+1] < ix.sufMin[i] {
+			ix.sufMin[i] = ix.sufMin[i+1]
+		}
+	}
+	for i := 0; i < n; i++ {
+		ix.preMax[i] = ix.recs[i].time
+		if i > 0 && ix.preMax[i-1] > ix.preMax[i] {
+			ix.preMax[i] = ix.preMax[i-1]
+		}
+	}
+}
+
+// bloomBits sets three bits of a 64-bit filter for path.
+func bloomBits(path string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	v := h.Sum64()
+	return 1<<(v&63) | 1<<((v>>6)&63) | 1<<((v>>12)&63)
+}
+
+func (s *Store) indexFile(ref string) string {
+	return filepath.Join(s.commonDir, "strata", "index", url.PathEscape(ref)+".idx")
+}
+
+// loadIndex reads an index file. A missing or foreign file gives an empty
+// index; a torn final record (a crash mid-append) is dropped.
+func loadIndex(path string) *refIndex {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < idxHeader || string(b[:8]) != idxMagic ||
+		binary.BigEndian.Uint32(b[8:]) != idxVersion || binary.BigEndian.Uint32(b[12:]) != idxRecSize {
+		return &refIndex{diskSize: -1}
+	}
+	body := b[idxHeader:]
+	n := len(body) / idxRecSize
+	ix := &refIndex{recs: make([]idxRec, n), diskSize: int64(len(b))}
+	if len(body)%idxRecSize != 0 {
+		ix.diskSize = -1 // rewrite, never append after a torn record
+	}
+	for i := range ix.recs {
+		r := body[i*idxRecSize:]
+		ix.recs[i].time = int64(binary.BigEndian.Uint64(r))
+		ix.recs[i].bloom = binary.BigEndian.Uint64(r[8:])
+		copy(ix.recs[i].hash[:], r[16:36])
+		ix.recs[i].flags = binary.BigEndian.Uint32(r[36:])
+	}
+	ix.derive()
+	return ix
+}
+
+func encodeRecs(recs []idxRec) []byte {
+	b := make([]byte, len(recs)*idxRecSize)
+	for i, r := range recs {
+		o := b[i*idxRecSize:]
+		binary.BigEndian.PutUint64(o, uint64(r.time))
+		binary.BigEndian.PutUint64(o[8:], r.bloom)
+		copy(o[16:36], r.hash[:])
+		binary.BigEndian.PutUint32(o[36:], r.flags)
+	}
+	return b
+}
+
+// index returns ref's chain, caught up to the ref's current head. A missing
+// ref gives an empty chain. Callers hold s.mu.
+func (s *Store) index(ref string) (*refIndex, error) {
+	head, err := s.readRef(ref)
+	if errors.Is(err, state.ErrNotFound) {
+		return &refIndex{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	file := s.indexFile(ref)
+	ix := s.indexes[ref]
+	if ix == nil {
+		ix = loadIndex(file)
+		s.indexes[ref] = ix
+	}
+	if ix.last() == head {
+		return ix, nil
+	}
+	// Another process may have caught the file up already.
+	if fi, err := os.Stat(file); err == nil && fi.Size() != ix.diskSize {
+		if ix = loadIndex(file); ix.last() == head {
+			s.indexes[ref] = ix
+			return ix, nil
+		}
+	}
+	recs, appendFrom, err := s.catchUp(ix.recs, head)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", ref, err)
+	}
+	nix := &refIndex{recs: recs}
+	nix.derive()
+	nix.diskSize = persistIndex(file, ix, nix, appendFrom)
+	s.indexes[ref] = nix
+	return nix, nil
+}
+
+// catchUp walks the first-parent chain back from head until it meets a
+// commit of recs, and returns the chain up to head and the position from
+// which records are new (-1 when the old records were cut, e.g. after the
+// ref was reset, and the file must be rewritten).
+func (s *Store) catchUp(recs []idxRec, head plumbing.Hash) ([]idxRec, int, error) {
+	last := plumbing.ZeroHash
+	if len(recs) > 0 {
+		last = recs[len(recs)-1].hash
+	}
+	var (
+		walked []idxRec // newest first
+		pos    map[plumbing.Hash]int
+	)
+	join := func(keep int, k int) []idxRec {
+		out := make([]idxRec, 0, keep+k)
+		out = append(out, recs[:keep]...)
+		for i := k - 1; i >= 0; i-- {
+			out = append(out, walked[i])
+		}
+		return out
+	}
+	for c := head; ; {
+		if c == last {
+			return join(len(recs), len(walked)), len(recs), nil
+		}
+		if p, ok := pos[c]; ok {
+			return join(p+1, len(walked)), -1, nil
+		}
+		ci, err := s.readCommit(c)
+		if err != nil {
+			return nil, 0, err
+		}
+		r := idxRec{time: ci.time, hash: c}
+		if len(ci.parents) > 1 {
+			r.flags |= 1
+		}
+		for _, e := range parseTrailers(ci.message) {
+			r.bloom |= bloomBits(e.Path)
+		}
+		walked = append(walked, r)
+		if len(walked) == 64 && len(recs) > 0 {
+			// Not a fast-forward of the index: look the walked commits up
+			// among all indexed ones.
+			pos = make(map[plumbing.Hash]int, len(recs))
+			for i, r := range recs {
+				pos[r.hash] = i
+			}
+			for k, w := range walked {
+				if p, ok := pos[w.hash]; ok {
+					return join(p+1, k), -1, nil
+				}
+			}
+		}
+		if len(ci.parents) == 0 {
+			recs = nil
+			return join(0, len(walked)), -1, nil
+		}
+		c = ci.parents[0]
+	}
+}
+
+// persistIndex writes nix to file, appending when the file still holds
+// exactly old's records, rewriting it otherwise. It is best effort: the
+// index is a cache, so a failure only costs a walk next time. It returns
+// the resulting file size, -1 when unknown.
+func persistIndex(file string, old, nix *refIndex, appendFrom int) int64 {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return -1
+	}
+	// The lock keeps two processes from appending the same records twice.
+	lock := file + ".lock"
+	var lf *os.File
+	for try := 0; ; try++ {
+		var err error
+		lf, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if try >= 20 {
+			if fi, err := os.Stat(lock); err == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.Remove(lock) // left by a crashed process; the index is only a cache
+			}
+			return -1
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	defer func() { lf.Close(); os.Remove(lock) }()
+
+	if appendFrom >= 0 && old.diskSize >= idxHeader && appendFrom == len(old.recs) &&
+		old.diskSize == int64(idxHeader+len(old.recs)*idxRecSize) && fileEndsWith(file, old) {
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.Write(encodeRecs(nix.recs[appendFrom:]))
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				return int64(idxHeader + len(nix.recs)*idxRecSize)
+			}
+		}
+	}
+	var hdr [idxHeader]byte
+	copy(hdr[:], idxMagic)
+	binary.BigEndian.PutUint32(hdr[8:], idxVersion)
+	binary.BigEndian.PutUint32(hdr[12:], idxRecSize)
+	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+	data := append(hdr[:], encodeRecs(nix.recs)...)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return -1
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return -1
+	}
+	return int64(len(data))
+}
+
+// fileEndsWith reports whether file's size and last record match ix.
+func fileEndsWith(file string, ix *refIndex) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != ix.diskSize {
+		return false
+	}
+	if len(ix.recs) == 0 {
+		return true
+	}
+	buf := make([]byte, idxRecSize)
+	if _, err := f.ReadAt(buf, fi.Size()-idxRecSize); err != nil && err != io.EOF {
+		return false
+	}
+	return bytes.Equal(buf, encodeRecs(ix.recs[len(ix.recs)-1:]))
+}
+
+// dropIndex forgets ref's index, in memory and on disk. Callers hold s.mu.
+func (s *Store) dropIndex(ref string) {
+	delete(s.indexes, ref)
+	os.Remove(s.indexFile(ref))
+}
+
+// At returns the commit that was ref's head at time t: the latest commit of
+// its first-parent chain whose committer time is not after t. It returns an
+// error wrapping state.ErrNotFound when the ref does not exist or t is
+// before its first commit.
+func (s *Store) At(ref string, t time.Time) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for try := 0; ; try++ {
+		ix, err := s.index(ref)
+		if err != nil {
+			return "", fmt.Errorf("at: %w", err)
+		}
+		ts := t.Unix()
+		i := sort.Search(len(ix.sufMin), func(i int) bool { return ix.sufMin[i] > ts }) - 1
+		if i < 0 {
+			return "", fmt.Errorf("at %s: %s: %w", t.Format(time.RFC3339), ref, state.ErrNotFound)
+		}
+		r := ix.recs[i]
+		// Check the cache against the commit it names; rebuild it once when
+		// they disagree.
+		ci, err := s.readCommit(r.hash)
+		if err == nil && ci.time == r.time {
+			return r.hash.String(), nil
+		}
+		if try > 0 {
+			if err == nil {
+				err = errors.New("index does not match history")
+			}
+			return "", fmt.Errorf("at: %w", err)
+		}
+		s.dropIndex(ref)
+	}
+}
+
+// LogQuery filters Log. Zero values mean no filter.
+type LogQuery struct {
+	Path  string    // only entries for exactly this path
+	Since time.Time // only commits with committer time at or after Since
+	Until time.Time // only commits with committer time at or before Until
+	Limit int       // at most this many entries; 0 means all
+}
+
+// Log lists ref's entries newest first along its first-parent chain, one per
+// recorded path per commit, as read from the commits' trailers. A missing ref
+// gives an empty list.
+func (s *Store) Log(ref string, q LogQuery) ([]state.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix, err := s.index(ref)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	var bloom uint64
+	if q.Path != "" {
+		bloom = bloomBits(q.Path)
+	}
+	var out []state.Entry
+	for i := len(ix.recs) - 1; i >= 0; i-- {
+		r := ix.recs[i]
+		if !q.Since.IsZero() && time.Unix(ix.preMax[i], 0).Before(q.Since) {
+			break // every older commit is before Since too
+		}
+		ct := time.Unix(r.time, 0)
+		if (!q.Since.IsZero() && ct.Before(q.Since)) || (!q.Until.IsZero() && ct.After(q.Until)) {
+			continue
+		}
+		if r.bloom&bloom != bloom {
+			continue
+		}
+		ci, err := s.readCommit(r.hash)
+		if err != nil {
+			return nil, fmt.Errorf("log: %w", err)
+		}
+		when := commitTime(ci)
+		for _, e := range parseTrailers(ci.message) {
+			if q.Path != "" && e.Path != q.Path {
+				continue
+			}
+			e.Commit = r.hash.String()
+			e.Time = when
+			out = append(out, e)
+			if q.Limit > 0 && len(out) >= q.Limit {
+				return out, nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// commitTime returns the committer time in the committer's zone.
+func commitTime(ci commitInfo) time.Time {
+	t := time.Unix(ci.time, 0)
+	if len(ci.tz) == 5 {
+		if v, err := strconv.Atoi(ci.tz[1:]); err == nil {
+			off := (v/100)*3600 + (v%100)*60
+			if ci.tz[0] == '-' {
+				off = -off
+			}
+			if off == 0 {
+				return t.UTC()
+			}
+			t = t.In(time.FixedZone("", off))
+		}
+	}
+	return t
+}

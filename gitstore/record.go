@@ -1,0 +1,389 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// identity is the author and committer of every commit strata writes.
+const identity = "strata <strata@localhost>"
+
+// ValidPath reports whether p can be recorded: slash-separated, relative, no
+// empty, "." or ".." element, no ".git" element and no NUL byte, so that the
+// trees strata writes pass `git fsck --strict`.
+func ValidPath(p string) error {
+	if p == "" {
+		return errors.New("empty path")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return fmt.Errorf("%q: NUL in path", p)
+	}
+	for _, el := range strings.Split(p, "/") {
+		switch {
+		case el == "":
+			return fmt.Errorf("%q: empty path element", p)
+		case el == "." || el == "..":
+			return fmt.Errorf("%q: %q path element", p, el)
+		case strings.EqualFold(el, ".git"):
+			return fmt.Errorf("%q: .git path element", p)
+		}
+	}
+	return nil
+}
+
+// pending is one change ready to go into a tree.
+type pending struct {
+	ch     state.Change
+	blob   plumbing.Hash
+	action state.Action
+}
+
+// Record writes one commit on StateRef holding all the given changes. The
+// commit's tree is a full snapshot: the previous head's tree with each
+// change's path replaced, or removed when the change is a deletion. Changes
+// that change nothing (the same content as the head, or the deletion of an
+// absent path) are dropped; when nothing is left Record returns
+// state.ErrUnchanged, so recording the same version twice is idempotent.
+// When the same path appears more than once, the last change wins.
+//
+// The ref moves by compare-and-swap under git's lock; if another writer got
+// there first the commit is rebuilt on the new head. Record returns an error
+// wrapping state.ErrLocked when the ref stays locked for LockTimeout. It
+// returns the log entries of the new commit, in the order of its trailers.
+func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
+	if len(changes) == 0 {
+		return nil, state.ErrUnchanged
+	}
+	// Last change per path wins; keep the first occurrence's position.
+	order := make([]string, 0, len(changes))
+	byPath := make(map[string]state.Change, len(changes))
+	for _, ch := range changes {
+		if err := ValidPath(ch.Path); err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		if _, ok := byPath[ch.Path]; !ok {
+			order = append(order, ch.Path)
+		}
+		byPath[ch.Path] = ch
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	// Blobs first: they do not depend on the head, so a CAS retry reuses them.
+	blobs := make(map[string]plumbing.Hash, len(order))
+	for _, p := range order {
+		ch := byPath[p]
+		if ch.Deleted {
+			continue
+		}
+		h, err := s.writeObject(plumbing.BlobObject, ch.Content)
+		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", p, err)
+		}
+		blobs[p] = h
+	}
+
+	ref := s.StateRef()
+	var recorded []pending
+	var when time.Time
+	head, err := s.updateRef(ref, func(parent plumbing.Hash) (plumbing.Hash, error) {
+		var root plumbing.Hash
+		if !parent.IsZero() {
+			var err error
+			if root, err = s.commitTree(parent); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("record: head: %w", err)
+			}
+		}
+		recorded = recorded[:0]
+		for _, p := range order {
+			ch := byPath[p]
+			old, err := s.lookup(root, p)
+			exists := err == nil && !old.isDir()
+			if err != nil && !errors.Is(err, state.ErrNotFound) {
+				return plumbing.ZeroHash, fmt.Errorf("record %s: %w", p, err)
+			}
+			pd := pending{ch: ch, blob: blobs[p]}
+			switch {
+			case ch.Deleted && !exists:
+				continue
+			case ch.Deleted:
+				pd.action = state.ActionDelete
+			case exists && old.hash == pd.blob:
+				continue
+			case exists:
+				pd.action = state.ActionUpdate
+			default:
+				pd.action = state.ActionAdd
+			}
+			recorded = append(recorded, pd)
+		}
+		if len(recorded) == 0 {
+			return plumbing.ZeroHash, state.ErrUnchanged
+		}
+		newRoot, err := s.applyChanges(root, recorded)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("record: %w", err)
+		}
+		when = latest(recorded)
+		msg := recordMessage(recorded)
+		return s.writeCommit(newRoot, parent, when, msg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.countRecord()
+	return entries(head, when, recorded), nil
+}
+
+// Reject records a rejected version of ch.Path on RejectedRef: its tree is the
+// state head's tree with ch applied, its parent the previous rejected head,
+// and its message "reject <path>", the problem lines and the trailers. Every
+// call writes a commit (rejections are events, not states). It returns an
+// error wrapping state.ErrLocked when the ref stays locked.
+func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) {
+	if err := ValidPath(ch.Path); err != nil {
+		return state.Entry{}, fmt.Errorf("reject: %w", err)
+	}
+	base, err := s.readRef(s.StateRef())
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return state.Entry{}, fmt.Errorf("reject: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var root plumbing.Hash
+	if !base.IsZero() {
+		if root, err = s.commitTree(base); err != nil {
+			return state.Entry{}, fmt.Errorf("reject: state head: %w", err)
+		}
+	}
+	pd := pending{ch: ch, action: state.ActionDelete}
+	old, lerr := s.lookup(root, ch.Path)
+	exists := lerr == nil && !old.isDir()
+	if !ch.Deleted {
+		if pd.blob, err = s.writeObject(plumbing.BlobObject, ch.Content); err != nil {
+			return state.Entry{}, fmt.Errorf("reject %s: %w", ch.Path, err)
+		}
+		pd.action = state.ActionAdd
+		if exists {
+			pd.action = state.ActionUpdate
+		}
+	}
+	list := []pending{pd}
+	if ch.Deleted && !exists {
+		list = nil // nothing to remove from the snapshot; still record the rejection
+	}
+	newRoot, err := s.applyChanges(root, list)
+	if err != nil {
+		return state.Entry{}, fmt.Errorf("reject: %w", err)
+	}
+	when := latest([]pending{pd})
+	var b strings.Builder
+	b.WriteString("reject " + quotePath(ch.Path) + "\n\n")
+	for _, p := range problems {
+		for _, line := range strings.Split(p, "\n") {
+			if strings.TrimSpace(line) != "" {
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	if len(problems) > 0 {
+		b.WriteString("\n")
+	}
+	writeTrailers(&b, []pending{pd})
+	head, err := s.updateRef(s.RejectedRef(), func(parent plumbing.Hash) (plumbing.Hash, error) {
+		return s.writeCommit(newRoot, parent, when, b.String())
+	})
+	if err != nil {
+		return state.Entry{}, err
+	}
+	return entries(head, when, []pending{pd})[0], nil
+}
+
+// latest returns the latest change time (now when none is set), truncated
+// to the second precision of a git commit.
+func latest(ps []pending) time.Time {
+	var t time.Time
+	for _, p := range ps {
+		if p.ch.Time.After(t) {
+			t = p.ch.Time
+		}
+	}
+	if t.IsZero() {
+		t = now()
+	}
+	return t.Truncate(time.Second)
+}
+
+func entries(commit plumbing.Hash, when time.Time, ps []pending) []state.Entry {
+	out := make([]state.Entry, len(ps))
+	for i, p := range ps {
+		out[i] = state.Entry{
+			Commit: commit.String(),
+			Time:   when,
+			Path:   p.ch.Path,
+			Action: p.action,
+			Source: p.ch.Source,
+			Class:  p.ch.Class,
+			Schema: p.ch.Schema,
+		}
+	}
+	return out
+}
+
+// recordMessage builds a commit message: "<action> <path>" for one change,
+// "record N files" and a body of "<action> <path>" lines for several, then
+// one trailer block per change.
+func recordMessage(ps []pending) string {
+	var b strings.Builder
+	if len(ps) == 1 {
+		b.WriteString(string(ps[0].action) + " " + quotePath(ps[0].ch.Path) + "\n\n")
+	} else {
+		b.WriteString("record " + strconv.Itoa(len(ps)) + " files\n\n")
+		for _, p := range ps {
+			b.WriteString(string(p.action) + " " + quotePath(p.ch.Path) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	writeTrailers(&b, ps)
+	return b.String()
+}
+
+// writeCommit writes a commit object with the strata identity and returns
+// its hash. Callers hold s.mu.
+func (s *Store) writeCommit(tree, parent plumbing.Hash, when time.Time, msg string) (plumbing.Hash, error) {
+	var b strings.Builder
+	b.Grow(len(msg) + 256)
+	b.WriteString("tree " + tree.String() + "\n")
+	if !parent.IsZero() {
+		b.WriteString("parent " + parent.String() + "\n")
+	}
+	sig := identity + " " + strconv.FormatInt(when.Unix(), 10) + " " + when.Format("-0700") + "\n"
+	b.WriteString("author " + sig)
+	b.WriteString("committer " + sig)
+	b.WriteString("\n")
+	b.WriteString(msg)
+	h, err := s.writeObject(plumbing.CommitObject, []byte(b.String()))
+	if err != nil {
+		return h, err
+	}
+	s.commits[h] = tree
+	return h, nil
+}
+
+// applyChanges returns the hash of root with every pending change applied,
+// writing each new tree. Subtrees no change touches keep their hashes and are
+// neither read nor written. Callers hold s.mu.
+func (s *Store) applyChanges(root plumbing.Hash, ps []pending) (plumbing.Hash, error) {
+	ops := make([]treeOp, len(ps))
+	for i, p := range ps {
+		ops[i] = treeOp{parts: strings.Split(p.ch.Path, "/"), blob: p.blob, del: p.action == state.ActionDelete}
+	}
+	h, _, err := s.updateTree(root, ops)
+	return h, err
+}
+
+type treeOp struct {
+	parts []string
+	blob  plumbing.Hash
+	del   bool
+}
+
+// updateTree applies ops (paths relative to this tree) to tree h and
+// returns the new hash and whether the result is empty.
+func (s *Store) updateTree(h plumbing.Hash, ops []treeOp) (plumbing.Hash, bool, error) {
+	old, err := s.tree(h)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	entries := make([]treeEntry, len(old), len(old)+len(ops))
+	copy(entries, old)
+	changed := false
+
+	// Group the deeper ops by their first element, in order of appearance.
+	var dirs []string
+	sub := map[string][]treeOp{}
+	for _, op := range ops {
+		name := op.parts[0]
+		if len(op.parts) > 1 {
+			if _, ok := sub[name]; !ok {
+				dirs = append(dirs, name)
+			}
+			sub[name] = append(sub[name], treeOp{parts: op.parts[1:], blob: op.blob, del: op.del})
+			continue
+		}
+		i, ok := findEntry(entries, name)
+		if ok && entries[i].isDir() {
+			if op.del {
+				continue // a directory is not the file being deleted
+			}
+			return plumbing.ZeroHash, false, fmt.Errorf("%s: is a directory in the snapshot", name)
+		}
+		switch {
+		case op.del && ok:
+			entries = append(entries[:i], entries[i+1:]...)
+			changed = true
+		case op.del:
+		case ok:
+			if entries[i].hash != op.blob {
+				entries[i].hash = op.blob
+				entries[i].mode = filemode.Regular
+				changed = true
+			}
+		default:
+			entries = append(entries, treeEntry{name: name, mode: filemode.Regular, hash: op.blob})
+			changed = true
+		}
+	}
+	for _, name := range dirs {
+		i, ok := findEntry(entries, name)
+		var subHash plumbing.Hash
+		if ok {
+			if !entries[i].isDir() {
+				return plumbing.ZeroHash, false, fmt.Errorf("%s: is a file in the snapshot", name)
+			}
+			subHash = entries[i].hash
+		}
+		nh, empty, err := s.updateTree(subHash, sub[name])
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("%s/%w", name, err)
+		}
+		switch {
+		case empty && ok:
+			entries = append(entries[:i], entries[i+1:]...)
+			changed = true
+		case empty:
+		case ok:
+			if entries[i].hash != nh {
+				entries[i].hash = nh
+				changed = true
+			}
+		default:
+			entries = append(entries, treeEntry{name: name, mode: filemode.Dir, hash: nh})
+			changed = true
+		}
+	}
+	if !changed && !h.IsZero() {
+		return h, len(entries) == 0, nil
+	}
+	if len(entries) == 0 {
+		// The root of an empty snapshot still needs its (empty) tree object.
+		nh, err := s.writeObject(plumbing.TreeObject, nil)
+		return nh, true, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return gitLess(entries[i], entries[j]) })
+	nh, err := s.writeObject(plumbing.TreeObject, encodeTree(entries))
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	s.cacheTree(nh, entries)
+	return nh, false, nil
+}

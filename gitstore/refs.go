@@ -1,0 +1,254 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// LockTimeout is how long a ref update waits for another writer's
+// <ref>.lock before giving up with state.ErrLocked.
+var LockTimeout = 5 * time.Second
+
+// refFile returns the loose file of ref. Per-worktree refs (HEAD and the
+// like) live in the work tree's git dir; every refs/ name strata uses lives
+// in the common dir, where all work trees and git itself see it.
+func (s *Store) refFile(ref string) string {
+	if !strings.HasPrefix(ref, "refs/") || strings.HasPrefix(ref, "refs/worktree/") ||
+		strings.HasPrefix(ref, "refs/bisect/") || strings.HasPrefix(ref, "refs/rewritten/") {
+		return filepath.Join(s.gitDir, filepath.FromSlash(ref))
+	}
+	return filepath.Join(s.commonDir, filepath.FromSlash(ref))
+}
+
+// errRefBusy marks a loose ref that exists but does not (yet) hold a hash:
+// another writer that ignores git's lock protocol is in the middle of a write.
+var errRefBusy = errors.New("ref is being written")
+
+// readRef reads ref the way git does: the loose file first, then
+// packed-refs, following symbolic refs. It returns an error wrapping
+// state.ErrNotFound when neither has the ref.
+func (s *Store) readRef(ref string) (plumbing.Hash, error) {
+	var err error
+	for try := 0; try < 20; try++ {
+		var h plumbing.Hash
+		h, err = s.readRefOnce(ref, 0)
+		if !errors.Is(err, errRefBusy) {
+			return h, err
+		}
+		time.Sleep(time.Duration(try+1) * time.Millisecond)
+	}
+	return plumbing.ZeroHash, err
+}
+
+func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
+	if depth > 5 {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: symbolic ref loop", ref)
+	}
+	b, err := os.ReadFile(s.refFile(ref))
+	switch {
+	case err == nil:
+		line := strings.TrimSpace(string(b))
+		if target, ok := strings.CutPrefix(line, "ref:"); ok {
+			return s.readRefOnce(strings.TrimSpace(target), depth+1)
+		}
+		if !plumbing.IsHash(line) {
+			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, errRefBusy)
+		}
+		return plumbing.NewHash(line), nil
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		var pe *os.PathError
+		if errors.As(err, &pe) && isDirErr(err) {
+			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
+		}
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, err)
+	}
+	h, ok, err := s.packedRef(ref)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, err)
+	}
+	if !ok {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
+	}
+	return h, nil
+}
+
+func isDirErr(err error) bool {
+	return strings.Contains(err.Error(), "is a directory")
+}
+
+// packedRef looks ref up in the common dir's packed-refs file, skipping the
+// header and the "^" peel lines that follow annotated tags.
+func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
+	f, err := os.Open(filepath.Join(s.commonDir, "packed-refs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	want := []byte(ref)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		hash, name, ok := bytes.Cut(line, []byte{' '})
+		if ok && bytes.Equal(name, want) && plumbing.IsHash(string(hash)) {
+			return plumbing.NewHash(string(hash)), true, nil
+		}
+	}
+	return plumbing.ZeroHash, false, sc.Err()
+}
+
+// refLock is a held <ref>.lock file.
+type refLock struct {
+	path string
+	f    *os.File
+}
+
+// lockRef takes git's lock on ref: <ref>.lock created with O_EXCL, exactly as
+// git update-ref, git pack-refs and git gc do. Holding it excludes every other
+// writer of the ref, strata or git, so the read-compare-rename that follows
+// is atomic. A held lock is retried with a short backoff for LockTimeout,
+// then an error wrapping state.ErrLocked names the lock file.
+func (s *Store) lockRef(ref string) (*refLock, error) {
+	path := s.refFile(ref) + ".lock"
+	deadline := time.Now().Add(LockTimeout)
+	wait := 100 * time.Microsecond
+	for {
+		f, err := createExcl(path, 0o644)
+		if err == nil {
+			return &refLock{path: path, f: f}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock ref: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: %w", path, state.ErrLocked)
+		}
+		time.Sleep(wait)
+		if wait < 20*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// createExcl creates path with O_EXCL, creating its parent directories. git
+// removes directories it empties (git pack-refs after pruning loose refs, git
+// prune after removing loose objects), so a parent can vanish between the
+// mkdir and the create: that race is retried, as git's own
+// raceproof_create_file does.
+func createExcl(path string, perm os.FileMode) (*os.File, error) {
+	var err error
+	for try := 0; try < 100; try++ {
+		var f *os.File
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			return f, err
+		}
+		if merr := os.MkdirAll(filepath.Dir(path), 0o755); merr != nil && !errors.Is(merr, os.ErrNotExist) {
+			return nil, merr
+		}
+	}
+	return nil, err
+}
+
+// release drops the lock without changing the ref.
+func (l *refLock) release() {
+	l.f.Close()
+	os.Remove(l.path)
+}
+
+// commit writes h into the lock file and renames it over the ref, which
+// moves the ref and releases the lock in one step.
+func (l *refLock) commit(ref string, h plumbing.Hash) error {
+	if _, err := l.f.WriteString(h.String() + "\n"); err != nil {
+		l.release()
+		return fmt.Errorf("write ref: %w", err)
+	}
+	if err := l.f.Close(); err != nil {
+		os.Remove(l.path)
+		return fmt.Errorf("write ref: %w", err)
+	}
+	if err := os.Rename(l.path, strings.TrimSuffix(l.path, ".lock")); err != nil {
+		os.Remove(l.path)
+		return fmt.Errorf("write ref: %w", err)
+	}
+	return nil
+}
+
+// readLocked reads ref while holding its lock. Nobody who follows git's
+// protocol can change the loose file now, so a missing loose file means
+// packed-refs is authoritative and a ref missing from both is truly new. A
+// loose file without a hash (a writer ignoring the protocol) is retried and
+// never mistaken for a missing ref.
+func (s *Store) readLocked(ref string) (plumbing.Hash, bool, error) {
+	h, err := s.readRef(ref)
+	if errors.Is(err, state.ErrNotFound) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return h, true, nil
+}
+
+// updateRef moves ref from old (zero: the ref must not exist) to the commit
+// build returns, by compare-and-swap under the ref's lock. build is called
+// with the head to build on; when another writer moved the ref in between,
+// build is called again on the new head, so no writer's commit is lost.
+// build may return state.ErrUnchanged, which stops the update.
+func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing.Hash, error)) (plumbing.Hash, error) {
+	base, err := s.readRef(ref)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return plumbing.ZeroHash, err
+	}
+	// An unlocked read that finds nothing is only a guess: it is checked
+	// again under the lock before anything is written.
+	for attempt := 0; ; attempt++ {
+		next, err := build(base)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		lock, err := s.lockRef(ref)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		cur, _, err := s.readLocked(ref)
+		if err != nil {
+			lock.release()
+			return plumbing.ZeroHash, err
+		}
+		if cur != base {
+			base = cur
+			if attempt < 3 {
+				lock.release()
+				continue
+			}
+			// Under heavy contention, rebuild while holding the lock so
+			// this writer is sure to make progress.
+			if next, err = build(base); err != nil {
+				lock.release()
+				return plumbing.ZeroHash, err
+			}
+		}
+		if err := lock.commit(ref, next); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return next, nil
+	}
+}

@@ -1,0 +1,366 @@
+// Package gitstore keeps the history of strata's kept files in git, on the
+// refs refs/strata/state and refs/strata/rejected (SPEC §2), without touching
+// HEAD, the index, the work tree, the user's branches or their config. It is
+// the only package that imports go-git: objects are hashed and written with
+// go-git plumbing, refs are moved by compare-and-swap under git's own lock-file
+// protocol, and go-git's errors are translated into the state package's
+// sentinels (ErrNotFound, ErrLocked, ErrUnchanged, ErrNotRepo) here, so nothing
+// above this package sees a go-git type. The on-disk layout is described in
+// docs/format.md.
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// The refs strata records on in the main work tree.
+const (
+	StateRef    = "refs/strata/state"
+	RejectedRef = "refs/strata/rejected"
+)
+
+// Store is one repository opened for recording and reading strata's history.
+// A Store is safe for concurrent use; separate Stores (and processes, and git
+// itself) on the same repository coordinate through git's ref lock files.
+type Store struct {
+	root      string // work-tree root, absolute, symlinks resolved
+	gitDir    string // this work tree's git dir
+	commonDir string // the common git dir (== gitDir outside linked worktrees)
+	worktree  string // linked worktree name, "" in the main work tree
+
+	// mu serialises use of repo (go-git's storage is not safe for concurrent
+	// use) and of the in-memory caches below.
+	mu      sync.Mutex
+	repo    *git.Repository
+	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
+	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
+	indexes map[string]*refIndex            // per-ref time index (index.go)
+}
+
+// Open finds the repository containing dir, walking up through its parents,
+// and opens it. Linked worktrees are supported: refs are read from and written
+// to the common git directory. Open returns an error wrapping
+// state.ErrNotRepo when dir is not inside a git work tree.
+func Open(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	root, dotgit, err := findDotGit(abs)
+	if err != nil {
+		return nil, err
+	}
+	gitDir, commonDir, err := gitDirs(root, dotgit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	s := &Store{
+		root:      root,
+		gitDir:    gitDir,
+		commonDir: commonDir,
+		trees:     make(map[plumbing.Hash][]treeEntry),
+		commits:   make(map[plumbing.Hash]plumbing.Hash),
+		indexes:   make(map[string]*refIndex),
+	}
+	if gitDir != commonDir {
+		s.worktree = filepath.Base(gitDir)
+	}
+	if err := s.reopen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// findDotGit walks up from dir to the first directory holding a .git entry.
+func findDotGit(dir string) (root, dotgit string, err error) {
+	for d := dir; ; {
+		p := filepath.Join(d, ".git")
+		if _, err := os.Stat(p); err == nil {
+			return d, p, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
+		}
+		d = parent
+	}
+}
+
+// gitDirs resolves the git dir and the common dir of the work tree at root.
+func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
+	fi, err := os.Stat(dotgit)
+	if err != nil {
+		return "", "", err
+	}
+	gitDir = dotgit
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return "", "", err
+		}
+		line := strings.TrimSpace(string(b))
+		if !strings.HasPrefix(line, "gitdir:") {
+			return "", "", fmt.Errorf(".git: %w", state.ErrNotRepo)
+		}
+		gitDir = strings.TrimSpace(strings.TrimPrefix(line, "gitdir:"))
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(root, gitDir)
+		}
+	}
+	if gitDir, err = filepath.EvalSymlinks(gitDir); err != nil {
+		return "", "", fmt.Errorf("git dir: %w", state.ErrNotRepo)
+	}
+	commonDir = gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		if commonDir, err = filepath.EvalSymlinks(c); err != nil {
+			return "", "", fmt.Errorf("common dir: %w", state.ErrNotRepo)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(commonDir, "objects")); err != nil {
+		return "", "", fmt.Errorf("objects: %w", state.ErrNotRepo)
+	}
+	return gitDir, commonDir, nil
+}
+
+// reopen (re)opens the go-git repository. It is called at Open and again when
+// an object is missing from go-git's cached view of the object store, which
+// happens after an outside `git gc` packed and removed loose objects.
+func (s *Store) reopen() error {
+	r, err := git.PlainOpenWithOptions(s.root, &git.PlainOpenOptions{
+		DetectDotGit:          true,
+		EnableDotGitCommonDir: true,
+	})
+	if err != nil {
+		if errors.Is(err, git.ErrRepositoryNotExists) {
+			return fmt.Errorf("%s: %w", s.root, state.ErrNotRepo)
+		}
+		return fmt.Errorf("open %s: %w", s.root, err)
+	}
+	s.repo = r
+	return nil
+}
+
+// Root returns the work-tree root: absolute, symlinks resolved.
+func (s *Store) Root() string { return s.root }
+
+// GitDir returns this work tree's git dir: .git, or .git/worktrees/<name> in
+// a linked worktree.
+func (s *Store) GitDir() string { return s.gitDir }
+
+// CommonDir returns the git directory shared by all work trees; refs and
+// objects live there.
+func (s *Store) CommonDir() string { return s.commonDir }
+
+// StateRef returns the ref this work tree records valid versions on:
+// refs/strata/state, or refs/strata/worktrees/<name>/state in a linked
+// worktree.
+func (s *Store) StateRef() string { return s.ref("state") }
+
+// RejectedRef returns the ref this work tree records rejected versions on:
+// refs/strata/rejected, or refs/strata/worktrees/<name>/rejected in a linked
+// worktree.
+func (s *Store) RejectedRef() string { return s.ref("rejected") }
+
+func (s *Store) ref(leaf string) string {
+	if s.worktree == "" {
+		return "refs/strata/" + leaf
+	}
+	return "refs/strata/worktrees/" + s.worktree + "/" + leaf
+}
+
+// Head returns the commit hash ref points at. It returns an error wrapping
+// state.ErrNotFound when the ref does not exist.
+func (s *Store) Head(ref string) (string, error) {
+	h, err := s.readRef(ref)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// Resolve turns any commit-ish into a commit hash: a full or abbreviated
+// hash, a ref name (refs/strata/state, a branch, a tag), HEAD, and the ~N and
+// ^N suffixes. It returns an error wrapping state.ErrNotFound when rev names
+// nothing.
+func (s *Store) Resolve(rev string) (string, error) {
+	h, err := s.resolve(rev)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+func (s *Store) resolve(rev string) (plumbing.Hash, error) {
+	if plumbing.IsHash(rev) {
+		h := plumbing.NewHash(rev)
+		s.mu.Lock()
+		_, err := s.commitTree(h)
+		s.mu.Unlock()
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
+		}
+		return h, nil
+	}
+	if strings.HasPrefix(rev, "refs/") && !strings.ContainsAny(rev, "~^@{:") {
+		// Read plain refs ourselves: go-git's ref reader does not honour
+		// git's lock files and may see a ref mid-rewrite.
+		h, err := s.readRef(rev)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
+		}
+		return h, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h *plumbing.Hash
+	err := s.retryMissing(func() error {
+		var err error
+		h, err = s.repo.ResolveRevision(plumbing.Revision(rev))
+		return err
+	})
+	if errors.Is(err, io.EOF) {
+		err = state.ErrNotFound // go-git's answer to ~N past the root commit
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, translate(err))
+	}
+	// Peel annotated tags to the commit they name.
+	for i := 0; i < 10; i++ {
+		t, err := s.repo.TagObject(*h)
+		if err != nil {
+			break
+		}
+		*h = t.Target
+	}
+	if _, err := s.commitTree(*h); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
+	}
+	return *h, nil
+}
+
+// ReadFile returns the bytes path had in commit (a hash or any commit-ish
+// Resolve accepts). It returns an error wrapping state.ErrNotFound when the
+// commit or the path does not exist.
+func (s *Store) ReadFile(commit, path string) ([]byte, error) {
+	c, err := s.resolve(commit)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tree, err := s.commitTree(c)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	e, err := s.lookup(tree, path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if e.isDir() {
+		return nil, fmt.Errorf("read %s: is a directory: %w", path, state.ErrNotFound)
+	}
+	_, data, err := s.readObject(e.hash)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// Files returns every file of commit's snapshot (recursively) as path -> blob
+// hash. It returns an error wrapping state.ErrNotFound when commit does not
+// exist.
+func (s *Store) Files(commit string) (map[string]string, error) {
+	c, err := s.resolve(commit)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tree, err := s.commitTree(c)
+	if err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	out := make(map[string]string)
+	var walk func(prefix string, h plumbing.Hash) error
+	walk = func(prefix string, h plumbing.Hash) error {
+		entries, err := s.tree(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.isDir() {
+				if err := walk(prefix+e.name+"/", e.hash); err != nil {
+					return err
+				}
+				continue
+			}
+			out[prefix+e.name] = e.hash.String()
+		}
+		return nil
+	}
+	if err := walk("", tree); err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	return out, nil
+}
+
+// translate maps go-git's "missing" errors to state.ErrNotFound and leaves
+// other errors as they are (as text: no go-git value escapes this package
+// for callers to compare against).
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, plumbing.ErrReferenceNotFound),
+		errors.Is(err, plumbing.ErrObjectNotFound),
+		errors.Is(err, object.ErrFileNotFound),
+		errors.Is(err, object.ErrDirectoryNotFound),
+		errors.Is(err, object.ErrEntryNotFound),
+		errors.Is(err, git.ErrRepositoryNotExists):
+		return state.ErrNotFound
+	case errors.Is(err, state.ErrNotFound), errors.Is(err, state.ErrLocked):
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return errors.New(err.Error())
+}
+
+// retryMissing runs f and, when it reports a missing object, reopens the
+// repository and runs it once more. Callers hold s.mu.
+func (s *Store) retryMissing(f func() error) error {
+	err := f()
+	if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return err
+	}
+	if rerr := s.reopen(); rerr != nil {
+		return rerr
+	}
+	return f()
+}
+
+// now is the clock used when a change carries no time; tests may replace it.
+var now = time.Now

@@ -1,0 +1,106 @@
+package gitstore
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// The trailer keys of a recorded commit, one block per recorded path, in
+// this order. A block starts at its Strata-Path line.
+const (
+	trailerPath   = "Strata-Path"
+	trailerAction = "Strata-Action"
+	trailerClass  = "Strata-Class"
+	trailerSource = "Strata-Source"
+	trailerSchema = "Strata-Schema"
+)
+
+// quotePath returns p as written in messages and trailers: as is, or quoted
+// with Go/C escapes (as git quotes odd paths) when it holds a control
+// character or invalid UTF-8, starts with a double quote, or has leading or
+// trailing white space that a trailer would lose.
+func quotePath(p string) string {
+	if needsQuote(p) {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+func needsQuote(p string) bool {
+	if p == "" || p[0] == '"' || p != strings.TrimSpace(p) || !utf8.ValidString(p) {
+		return true
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 || p[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+func unquotePath(v string) string {
+	if strings.HasPrefix(v, `"`) {
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
+	}
+	return v
+}
+
+// oneLine keeps a trailer value on one line.
+func oneLine(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+func writeTrailers(b *strings.Builder, ps []pending) {
+	for _, p := range ps {
+		b.WriteString(trailerPath + ": " + quotePath(p.ch.Path) + "\n")
+		b.WriteString(trailerAction + ": " + string(p.action) + "\n")
+		b.WriteString(trailerClass + ": " + oneLine(string(p.ch.Class)) + "\n")
+		b.WriteString(trailerSource + ": " + oneLine(string(p.ch.Source)) + "\n")
+		b.WriteString(trailerSchema + ": " + oneLine(p.ch.Schema) + "\n")
+	}
+}
+
+// parseTrailers reads the strata trailer blocks from the last paragraph of
+// a commit message. Commit and Time are left for the caller to fill in.
+// Lines that are not strata trailers are ignored, so a message written by a
+// later version with more trailers still parses.
+func parseTrailers(msg string) []state.Entry {
+	msg = strings.TrimRight(msg, "\n")
+	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
+		msg = msg[i+2:]
+	}
+	var out []state.Entry
+	for _, line := range strings.Split(msg, "\n") {
+		key, val, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		if key == trailerPath {
+			out = append(out, state.Entry{Path: unquotePath(val)})
+			continue
+		}
+		if len(out) == 0 {
+			continue
+		}
+		e := &out[len(out)-1]
+		switch key {
+		case trailerAction:
+			e.Action = state.Action(val)
+		case trailerClass:
+			e.Class = state.Class(unquotePath(val))
+		case trailerSource:
+			e.Source = state.Source(unquotePath(val))
+		case trailerSchema:
+			e.Schema = unquotePath(val)
+		}
+	}
+	return out
+}

@@ -1,0 +1,271 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadInput covers SPEC §9: each bad file gets exactly one clear problem.
+func TestBadInput(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	deepObj := strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)
+	cases := []struct {
+		name, schema, doc, want string
+	}{
+		{"empty", "workflow-state", "", ws + `: /: file is empty`},
+		{"blank", "workflow-state", " \n\t\n", ws + `: /: file is empty`},
+		{"truncated", "workflow-state", "{\n  \"type\": \"APEX\",\n  \"phase\": \"pl", ws + `:3:15: /phase: invalid JSON: unexpected end of input`},
+		{"malformed", "workflow-state", "{\n  \"type\" \"APEX\"\n}", ws + `:2:10: /: invalid JSON: unexpected character '"' after object key, want ':'`},
+		{"trailing garbage", "workflow-state", "{}\n}", ws + `:2:1: /: invalid JSON: unexpected character '}' after the top-level value`},
+		{"duplicate key", "workflow-state", "{\n  \"type\": \"APEX\",\n  \"type\": \"DEBUG\"\n}", ws + `:3:3: /: duplicate key "type" (first at line 2)`},
+		{"control char", "json", "{\"a\": \"x\ty\"}", ws + `:1:9: /a: invalid JSON: control character U+0009 in string`},
+		{"bad escape", "json", `{"a": "\q"}`, ws + `:1:8: /a: invalid JSON: invalid escape "\\q" in string`},
+		{"binary", "workflow-state", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ws + `:3:1: /: file is binary (NUL byte)`},
+		{"not utf8", "workflow-state", "{\"type\": \"\xc3\x28\"}", ws + `:1:11: /: file is not valid UTF-8`},
+		{"utf16", "workflow-state", "\xff\xfe{\x00}\x00", ws + `:1:1: /: file is UTF-16 encoded, want UTF-8`},
+		{"deep arrays", "json", deep, ws + ":1:1001: " + strings.Repeat("/0", 1000) + ": nesting deeper than 1000 levels"},
+		{"deep objects", "workflow-state", deepObj, ""},
+		{"yaml alias bomb", "yaml", billionLaughs, ""},
+		{"yaml duplicate", "phase-outcome", "phase: a\nfeature: f\nphase: b\n", `PhaseOutcomes/f/001-implement.yaml:3:1: /phase: duplicate key "phase" (first at line 1)`},
+		{"yaml two documents", "decision-resolution", "resolves: D-1\n---\nresolves: D-2\n", `PhaseOutcomes/f/002-resolution-D-001.yaml:3:1: /: multiple YAML documents, want one per file`},
+		{"yaml deep", "yaml", strings.Repeat("[", 100000), ""},
+		{"yaml nan", "yaml", "a: .nan\n", `x.yaml:1:4: /a: value .nan has no JSON equivalent (NaN or infinity)`},
+		{"yaml complex key", "yaml", "? [a]\n: b\n", `x.yaml:1:3: /: mapping key must be a scalar, not a mapping or list`},
+		{"yaml tab", "yaml", "a:\n\tb: 1\n", `x.yaml:2:1: /: invalid YAML: found character that cannot start any token`},
+	}
+	v := newValidator(t, Options{})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := defaultPaths[c.schema]
+			if c.schema == "json" || c.schema == "workflow-state" {
+				path = ws
+			}
+			start := time.Now()
+			got := v.Validate(path, []byte(c.doc), c.schema)
+			assert.Less(t, time.Since(start), 5*time.Second)
+			require.Len(t, got, 1, "%q", lines(got))
+			if c.want != "" {
+				assert.Equal(t, c.want, got[0].Error())
+			}
+			assert.False(t, got[0].Warning)
+		})
+	}
+}
+
+func TestDeepNestingMessages(t *testing.T) {
+	v := newValidator(t, Options{})
+	deepObj := strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)
+	got := v.Validate(ws, []byte(deepObj), "workflow-state")
+	require.Len(t, got, 1)
+	assert.Equal(t, 1, got[0].Line)
+	assert.Equal(t, 5001, got[0].Col)
+	assert.Equal(t, "nesting deeper than 1000 levels", got[0].Message)
+	assert.Equal(t, strings.Repeat("/a", 1000), got[0].Pointer)
+
+	// YAML: the library caps flow nesting itself; block nesting reaches ours.
+	got = v.Validate("x.yaml", []byte(strings.Repeat("[", 100000)), "yaml")
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0].Message, "exceeded max depth of 10000")
+	var block strings.Builder
+	for i := range 1100 {
+		block.WriteString(strings.Repeat(" ", i) + "a:\n")
+	}
+	got = v.Validate("x.yaml", []byte(block.String()), "yaml")
+	require.Len(t, got, 1)
+	assert.Equal(t, "nesting deeper than 1000 levels", got[0].Message)
+	assert.Equal(t, 1001, got[0].Line)
+}
+
+const billionLaughs = `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+`
+
+func TestAliasBombMessage(t *testing.T) {
+	_, ps := DecodeYAML("bomb.yaml", []byte(billionLaughs))
+	require.Len(t, ps, 1)
+	assert.Equal(t, "YAML aliases expand to too many values (alias bomb)", ps[0].Message)
+	assert.Greater(t, ps[0].Line, 0)
+}
+
+func TestMaxSize(t *testing.T) {
+	v := newValidator(t, Options{MaxSize: 100})
+	got := v.Validate(ws, bytes.Repeat([]byte(" "), 101), "workflow-state")
+	assert.Equal(t, []string{ws + ": /: file is 101 bytes, larger than max_size 100"}, lines(got))
+
+	// 100 MB is refused by the default limit before any decoding.
+	big := make([]byte, 100<<20)
+	v = newValidator(t, Options{})
+	start := time.Now()
+	got = v.Validate(ws, big, "workflow-state")
+	assert.Less(t, time.Since(start), 100*time.Millisecond)
+	assert.Equal(t, []string{ws + ": /: file is 104857600 bytes, larger than max_size 10485760"}, lines(got))
+	_, ps := DecodeYAML("x.yaml", big)
+	assert.Len(t, ps, 1)
+	_, ps = DecodeJSON("x.json", big)
+	assert.Len(t, ps, 1)
+}
+
+func TestBOMIsSkipped(t *testing.T) {
+	v := newValidator(t, Options{})
+	assert.Empty(t, v.Validate(ws, []byte("\xEF\xBB\xBF{}"), "workflow-state"))
+	got := v.Validate(ws, []byte("\xEF\xBB\xBF{\"type\": 1}"), "json")
+	assert.Empty(t, got)
+}
+
+func TestDecodeYAML(t *testing.T) {
+	doc := `# comment
+when: 2026-01-31T13:20:00Z
+date: 2026-01-31
+1: one
+true: yes
+null: ~
+ints: [0x1F, 1_000, -3, 12345678901234567890]
+floats: [1.5, 1e3]
+base: &base {x: 1, y: 2}
+merged:
+  <<: *base
+  y: 3
+multi: [*base]
+`
+	v, ps := DecodeYAML("x.yaml", []byte(doc))
+	require.Empty(t, ps)
+	want := map[string]any{
+		"when":   "2026-01-31T13:20:00Z",
+		"date":   "2026-01-31",
+		"1":      "one",
+		"true":   "yes",
+		"null":   nil,
+		"ints":   []any{json.Number("31"), json.Number("1000"), json.Number("-3"), json.Number("12345678901234567890")},
+		"floats": []any{json.Number("1.5"), json.Number("1000")},
+		"base":   map[string]any{"x": json.Number("1"), "y": json.Number("2")},
+		"merged": map[string]any{"x": json.Number("1"), "y": json.Number("3")},
+		"multi":  []any{map[string]any{"x": json.Number("1"), "y": json.Number("2")}},
+	}
+	assert.Equal(t, want, v)
+
+	v, ps = DecodeYAML("x.yaml", []byte("# only a comment\n"))
+	assert.Empty(t, ps)
+	assert.Nil(t, v)
+}
+
+func TestCustomSchema(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, content string) {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write("schemas/my-state.json", `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {"phase": {"$ref": "defs.json#/$defs/phase"}, "at": {"type": "string", "format": "date-time"}},
+  "required": ["phase"]
+}`)
+	write("schemas/defs.json", `{"$defs": {"phase": {"enum": ["plan", "build"]}}}`)
+	write("schemas/broken.json", `{"type": "object",`)
+	write("schemas/not-schema.json", `{"type": "objekt"}`)
+	write("schemas/outside.json", `{"$ref": "../../etc/passwd.json"}`)
+	write("schemas/remote.json", `{"$ref": "https://example.com/s.json"}`)
+
+	v := newValidator(t, Options{Root: root})
+	const f = "state/a.json"
+	assert.Empty(t, v.Validate(f, []byte(`{"phase": "plan"}`), "schemas/my-state.json"))
+	assert.Equal(t, []string{
+		f + `:1:11: /phase: value must be one of "plan", "build"`,
+		f + `:1:25: /at: value must be a valid date-time (RFC 3339, e.g. 2026-01-31T13:20:00Z), got "soon"`,
+	}, lines(v.Validate(f, []byte(`{"phase": "ship", "at": "soon"}`), "schemas/my-state.json")))
+	// Syntax errors are reported before the schema is consulted.
+	assert.Equal(t, []string{f + `: /: file is empty`}, lines(v.Validate(f, nil, "schemas/my-state.json")))
+
+	for schema, want := range map[string]string{
+		"schemas/missing.json":    f + `: /: schema "schemas/missing.json" cannot be read: no such file`,
+		"schemas/broken.json":     f + `: /: schema schemas/broken.json:1:19: /: invalid JSON: unexpected end of input`,
+		"../outside.json":         f + `: /: schema "../outside.json" is not a repo-relative path inside the repository`,
+		"/etc/x.json":             f + `: /: schema "/etc/x.json" is not a repo-relative path inside the repository`,
+		"schemas/not-schema.json": "",
+		"schemas/outside.json":    "",
+		"schemas/remote.json":     "",
+	} {
+		got := v.Validate(f, []byte(`{}`), schema)
+		require.Len(t, got, 1, schema)
+		assert.NotContains(t, got[0].Message, root, schema)
+		assert.NotContains(t, got[0].Message, "\n", schema)
+		assert.Contains(t, got[0].Message, schema, schema)
+		if want != "" {
+			assert.Equal(t, want, got[0].Error(), schema)
+		}
+		// cached: the same problem again
+		assert.Equal(t, got, v.Validate(f, []byte(`{}`), schema))
+	}
+}
+
+func TestCustomSchemaSymlinkNotFollowed(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "s.json")
+	require.NoError(t, os.WriteFile(outside, []byte(`{}`), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "link.json")))
+	v := newValidator(t, Options{Root: root})
+	got := v.Validate("a.json", []byte(`{}`), "link.json")
+	assert.Equal(t, []string{`a.json: /: schema "link.json" cannot be read: not a regular file`}, lines(got))
+}
+
+func TestCheckTransition(t *testing.T) {
+	const ini = ".claude/initiative.json"
+	doc := func(status string) []byte {
+		return []byte("{\n  \"name\": \"n\",\n  \"status\": \"" + status + "\",\n  \"lastUpdated\": \"2026-01-31T13:20:00Z\"\n}\n")
+	}
+	allowed := [][2]string{
+		{"created", "in_progress"}, {"in_progress", "blocked"}, {"in_progress", "completed"},
+		{"blocked", "in_progress"}, {"completed", "archived"}, {"archived", "archived"}, {"created", "created"},
+	}
+	for _, tr := range allowed {
+		assert.Empty(t, CheckTransition(ini, doc(tr[0]), doc(tr[1])), "%v", tr)
+	}
+	assert.Empty(t, CheckTransition(ini, nil, doc("completed")), "no previous version")
+	assert.Empty(t, CheckTransition(ini, []byte("not json"), doc("completed")), "unreadable previous version")
+	assert.Empty(t, CheckTransition(ini, doc("created"), doc("weird")), "unknown status is the schema's business")
+
+	rejected := map[[2]string]string{
+		{"completed", "in_progress"}: ini + `:3:13: /status: status cannot change from "completed" to "in_progress": a completed initiative is not reopened; create a new initiative instead`,
+		{"archived", "in_progress"}:  ini + `:3:13: /status: status cannot change from "archived" to "in_progress": an archived initiative is final; create a new initiative instead`,
+		{"archived", "created"}:      ini + `:3:13: /status: status cannot change from "archived" to "created": an archived initiative is final; create a new initiative instead`,
+		{"created", "completed"}:     ini + `:3:13: /status: status cannot change from "created" to "completed", want "created" or "in_progress"`,
+		{"in_progress", "archived"}:  ini + `:3:13: /status: status cannot change from "in_progress" to "archived", want "in_progress" or "blocked" or "completed"`,
+	}
+	for tr, want := range rejected {
+		assert.Equal(t, []string{want}, lines(CheckTransition(ini, doc(tr[0]), doc(tr[1]))), "%v", tr)
+	}
+	assert.Equal(t, []string{ini + ": /: file is empty"}, lines(CheckTransition(ini, doc("created"), nil)))
+}
+
+func TestTiers(t *testing.T) {
+	want := []string{"query", "strategy", "search", "extraction", "reading", "analysis", "validation", "report"}
+	for i, w := range want {
+		got, ok := TierLabel(i + 1)
+		assert.True(t, ok)
+		assert.Equal(t, w, got)
+		assert.Equal(t, Tier{i + 1, w}, Tiers[i])
+	}
+	for _, bad := range []int{0, 9, -1} {
+		_, ok := TierLabel(bad)
+		assert.False(t, ok)
+	}
+	name, ok := PhaseOutputName(8)
+	assert.True(t, ok)
+	assert.Equal(t, "phase-08-report.json", name)
+}

@@ -1,0 +1,136 @@
+package validate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// custom returns the user's schema file name (repo-relative), compiled once.
+// A schema that cannot be used is cached too, as the problem to report.
+func (v *Validator) custom(name string) *compiled {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if c, ok := v.cache[name]; ok {
+		return c
+	}
+	c := v.compileCustom(name)
+	v.cache[name] = c
+	return c
+}
+
+func (v *Validator) compileCustom(name string) *compiled {
+	broken := func(format string, args ...any) *compiled {
+		return &compiled{broken: "schema " + strconv.Quote(name) + " " + fmt.Sprintf(format, args...)}
+	}
+	file, ok := v.resolve(name)
+	if !ok {
+		return broken("is not a repo-relative path inside the repository")
+	}
+	data, err := v.readSchemaFile(file)
+	if err != nil {
+		return broken("cannot be read: %v", err)
+	}
+	doc, _, ps := decodeJSON(name, data)
+	if ps != nil {
+		return &compiled{broken: "schema " + ps[0].Error()}
+	}
+	root, err := filepath.Abs(v.root)
+	if err != nil {
+		return broken("cannot be read: %v", err)
+	}
+	abs := filepath.Join(root, filepath.FromSlash(name))
+	loc := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	c := newCompiler()
+	c.UseLoader(repoLoader{v: v, root: root})
+	if err := c.AddResource(loc, doc); err != nil {
+		return broken("is invalid: %s", cleanCompileError(err, root))
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return broken("is invalid: %s", cleanCompileError(err, root))
+	}
+	return &compiled{schema: sch}
+}
+
+// readSchemaFile reads a schema file that must be a regular file (symlinks
+// are never followed) no larger than the Validator's max size.
+func (v *Validator) readSchemaFile(file string) ([]byte, error) {
+	fi, err := os.Lstat(file)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.New("no such file")
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > v.maxSize {
+		return nil, fmt.Errorf("file is %d bytes, larger than max_size %d", fi.Size(), v.maxSize)
+	}
+	data, err := os.ReadFile(file)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, pe.Err
+	}
+	return data, err
+}
+
+// cleanCompileError makes a compiler error one line with repo-relative
+// schema locations.
+func cleanCompileError(err error, root string) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, "file://"+filepath.ToSlash(root)+"/", "")
+	s = strings.TrimPrefix(s, "jsonschema: ")
+	fields := strings.Split(s, "\n")
+	for i := range fields {
+		fields[i] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(fields[i]), "- "))
+	}
+	return strings.Join(fields, "; ")
+}
+
+// repoLoader loads schema files that a custom schema references ($ref),
+// only from inside the repository; nothing outside it is read and nothing
+// is fetched from the network.
+type repoLoader struct {
+	v    *Validator
+	root string
+}
+
+func (l repoLoader) Load(loc string) (any, error) {
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme != "file" {
+		return nil, fmt.Errorf("%s: only schema files inside the repository can be referenced", loc)
+	}
+	file := filepath.Clean(filepath.FromSlash(u.Path))
+	rel, err := filepath.Rel(l.root, file)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("%s: only schema files inside the repository can be referenced", loc)
+	}
+	data, err := l.v.readSchemaFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}
+
+// denyLoader refuses every URL: the built-in schemas reference only each
+// other and the draft 2020-12 meta-schema, which the compiler holds.
+type denyLoader struct{}
+
+func (denyLoader) Load(loc string) (any, error) {
+	return nil, fmt.Errorf("%s: schemas are not loaded from outside the binary", loc)
+}

@@ -1,0 +1,456 @@
+package validate
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting of arrays and objects (JSON or YAML) that
+// strata decodes. Real state files nest a few levels; the cap keeps hostile
+// input (SPEC §9: 100 000-deep nesting) from exhausting the stack of the
+// recursive decoders and of the schema validator.
+const MaxDepth = 1000
+
+// pos is a 1-based line and column; columns count characters, not bytes.
+type pos struct{ line, col int }
+
+// jsonParser decodes one JSON text into map[string]any, []any, string,
+// json.Number, bool and nil. It is a recursive-descent parser whose depth is
+// capped by MaxDepth. When index is non-nil it also records the position of
+// every value under its JSON Pointer; validation only asks for that on a
+// second pass over documents that have problems, so valid files are scanned
+// once and allocate no pointers.
+type jsonParser struct {
+	data  []byte
+	i     int
+	index map[string]pos // nil unless positions are wanted
+	path  []string       // pointer tokens of the value being parsed, when recording
+
+	// Incremental line/column tracking: positions are asked for in increasing
+	// offset order, so each request only scans the bytes since the last one.
+	lastOff, lastLine, lastCol int
+}
+
+// syntaxError is a JSON syntax error at a byte offset.
+type syntaxError struct {
+	off int
+	msg string
+	dup string // the repeated key, for a duplicate key error
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+func newJSONParser(data []byte, record bool) *jsonParser {
+	p := &jsonParser{data: data, lastLine: 1, lastCol: 1}
+	if record {
+		p.index = make(map[string]pos)
+	}
+	return p
+}
+
+// posAt converts a byte offset to a line and column. Offsets must not
+// decrease between calls, except that any offset may be asked for first.
+func (p *jsonParser) posAt(off int) pos {
+	if off < p.lastOff {
+		p.lastOff, p.lastLine, p.lastCol = 0, 1, 1
+	}
+	off = min(off, len(p.data))
+	for i := p.lastOff; i < off; i++ {
+		c := p.data[i]
+		switch {
+		case c == '\n':
+			p.lastLine++
+			p.lastCol = 1
+		case c < utf8.RuneSelf || utf8.RuneStart(c):
+			p.lastCol++
+		}
+	}
+	p.lastOff = off
+	return pos{p.lastLine, p.lastCol}
+}
+
+// parse decodes the whole input: one value, surrounded by whitespace only.
+func (p *jsonParser) parse() (any, *syntaxError) {
+	p.skipSpace()
+	if p.i == len(p.data) {
+		return nil, &syntaxError{off: p.i, msg: "file is empty"}
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.i < len(p.data) {
+		return nil, p.errUnexpected("after the top-level value")
+	}
+	return v, nil
+}
+
+func (p *jsonParser) skipSpace() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) eof() *syntaxError {
+	return &syntaxError{off: len(p.data), msg: "invalid JSON: unexpected end of input"}
+}
+
+// errUnexpected reports the character at p.i; want says what was expected.
+func (p *jsonParser) errUnexpected(want string) *syntaxError {
+	if p.i >= len(p.data) {
+		return p.eof()
+	}
+	r, _ := utf8.DecodeRune(p.data[p.i:])
+	return &syntaxError{off: p.i, msg: "invalid JSON: unexpected character " + quoteRune(r) + " " + want}
+}
+
+func quoteRune(r rune) string {
+	if r == '\'' {
+		return `"'"`
+	}
+	return strconv.QuoteRune(r)
+}
+
+func (p *jsonParser) record() {
+	if p.index == nil {
+		return
+	}
+	p.index[pointer(p.path)] = p.posAt(p.i)
+}
+
+// value parses the value starting at p.i (whitespace already skipped).
+func (p *jsonParser) value(depth int) (any, *syntaxError) {
+	if p.i >= len(p.data) {
+		return nil, p.eof()
+	}
+	p.record()
+	switch c := p.data[p.i]; {
+	case c == '{':
+		if depth >= MaxDepth {
+			return nil, &syntaxError{off: p.i, msg: "nesting deeper than " + strconv.Itoa(MaxDepth) + " levels"}
+		}
+		return p.object(depth + 1)
+	case c == '[':
+		if depth >= MaxDepth {
+			return nil, &syntaxError{off: p.i, msg: "nesting deeper than " + strconv.Itoa(MaxDepth) + " levels"}
+		}
+		return p.array(depth + 1)
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	default:
+		return nil, p.errUnexpected("looking for a value")
+	}
+}
+
+func (p *jsonParser) literal(word string) *syntaxError {
+	for k := 0; k < len(word); k++ {
+		if p.i+k >= len(p.data) {
+			return p.eof()
+		}
+		if p.data[p.i+k] != word[k] {
+			p.i += k
+			return p.errUnexpected("in literal " + word)
+		}
+	}
+	p.i += len(word)
+	return nil
+}
+
+func (p *jsonParser) object(depth int) (any, *syntaxError) {
+	p.i++ // '{'
+	obj := make(map[string]any)
+	p.skipSpace()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return obj, nil
+	}
+	for {
+		if p.i >= len(p.data) {
+			return nil, p.eof()
+		}
+		if p.data[p.i] != '"' {
+			if p.data[p.i] == '}' { // the opening '{}' case returned above
+				return nil, &syntaxError{off: p.i, msg: "invalid JSON: trailing comma before '}'"}
+			}
+			return nil, p.errUnexpected("looking for an object key")
+		}
+		keyOff := p.i
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		key := k.(string)
+		if _, dup := obj[key]; dup {
+			return nil, &syntaxError{keyOff, "duplicate key " + strconv.Quote(key), key}
+		}
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return nil, p.eof()
+		}
+		if p.data[p.i] != ':' {
+			return nil, p.errUnexpected("after object key, want ':'")
+		}
+		p.i++
+		p.skipSpace()
+		if p.index != nil {
+			p.path = append(p.path, key)
+		}
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		if p.index != nil {
+			p.path = p.path[:len(p.path)-1]
+		}
+		obj[key] = v
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return nil, p.eof()
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.skipSpace()
+		case '}':
+			p.i++
+			return obj, nil
+		default:
+			return nil, p.errUnexpected("after object value, want ',' or '}'")
+		}
+	}
+}
+
+func (p *jsonParser) array(depth int) (any, *syntaxError) {
+	p.i++ // '['
+	arr := []any{}
+	p.skipSpace()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return arr, nil
+	}
+	for {
+		if p.i < len(p.data) && p.data[p.i] == ']' {
+			return nil, &syntaxError{off: p.i, msg: "invalid JSON: trailing comma before ']'"}
+		}
+		if p.index != nil {
+			p.path = append(p.path, strconv.Itoa(len(arr)))
+		}
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		if p.index != nil {
+			p.path = p.path[:len(p.path)-1]
+		}
+		arr = append(arr, v)
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return nil, p.eof()
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.skipSpace()
+		case ']':
+			p.i++
+			return arr, nil
+		default:
+			return nil, p.errUnexpected("after array element, want ',' or ']'")
+		}
+	}
+}
+
+// str parses a string. The input is known to be valid UTF-8 (checked before
+// parsing), so only escapes and control characters need attention.
+func (p *jsonParser) str() (any, *syntaxError) {
+	p.i++ // opening quote
+	start := p.i
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		if c == '"' {
+			s := string(p.data[start:p.i])
+			p.i++
+			return s, nil
+		}
+		if c == '\\' {
+			return p.strEscaped(start)
+		}
+		if c < 0x20 {
+			return nil, &syntaxError{off: p.i, msg: "invalid JSON: control character " + controlName(c) + " in string"}
+		}
+		p.i++
+	}
+	return nil, p.eof()
+}
+
+func controlName(c byte) string {
+	return "U+" + strings.ToUpper(strconv.FormatInt(int64(c)+0x10000, 16)[1:])
+}
+
+// strEscaped continues a string from its first backslash.
+func (p *jsonParser) strEscaped(start int) (any, *syntaxError) {
+	b := make([]byte, 0, p.i-start+16)
+	b = append(b, p.data[start:p.i]...)
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(b), nil
+		case c < 0x20:
+			return nil, &syntaxError{off: p.i, msg: "invalid JSON: control character " + controlName(c) + " in string"}
+		case c != '\\':
+			b = append(b, c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(p.data) {
+			return nil, p.eof()
+		}
+		esc := p.data[p.i+1]
+		switch esc {
+		case '"', '\\', '/':
+			b = append(b, esc)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := p.hex4(p.i + 2)
+			if !ok {
+				return nil, p.badEscape()
+			}
+			p.i += 6
+			if utf16.IsSurrogate(r) {
+				// A high surrogate followed by a low one makes one rune;
+				// a lone surrogate becomes U+FFFD, as in encoding/json.
+				if r2, ok := p.hex4(p.i + 2); ok && p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						p.i += 6
+						b = utf8.AppendRune(b, dec)
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			b = utf8.AppendRune(b, r)
+			continue
+		default:
+			return nil, p.badEscape()
+		}
+		p.i += 2
+	}
+	return nil, p.eof()
+}
+
+func (p *jsonParser) badEscape() *syntaxError {
+	end := min(p.i+6, len(p.data))
+	if p.data[p.i+1] != 'u' {
+		end = p.i + 2
+	}
+	seq := string(p.data[p.i:end])
+	if !utf8.ValidString(seq) {
+		seq = seq[:2]
+	}
+	return &syntaxError{off: p.i, msg: "invalid JSON: invalid escape " + strconv.Quote(seq) + " in string"}
+}
+
+func (p *jsonParser) hex4(at int) (rune, bool) {
+	if at+4 > len(p.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number parses -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? into a
+// json.Number, which keeps the exact text for the schema validator.
+func (p *jsonParser) number() (any, *syntaxError) {
+	start := p.i
+	d := p.data
+	if d[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		n := 0
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case p.i < len(d) && d[p.i] == '0':
+		p.i++
+	case digits() == 0:
+		return nil, p.errUnexpected("in number, want a digit")
+	}
+	if p.i < len(d) && d[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return nil, p.errUnexpected("in number, want a digit after '.'")
+		}
+	}
+	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
+		p.i++
+		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return nil, p.errUnexpected("in number, want a digit in the exponent")
+		}
+	}
+	return json.Number(d[start:p.i]), nil
+}
+
+// pointer builds an RFC 6901 JSON Pointer from its unescaped tokens.
+func pointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		if strings.ContainsAny(t, "~/") {
+			t = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}

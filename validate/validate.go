@@ -1,0 +1,397 @@
+// Package validate checks the bytes of kept files against strata's built-in
+// schemas, a user's own JSON Schema, or a format only (JSON, YAML, JSONL,
+// Markdown), and reports each finding as a state.Problem that names the file,
+// the line and column of the offending value, its JSON Pointer and what was
+// expected. It applies the rules of SPEC §1 that a schema cannot express and
+// turns hostile input (SPEC §9) into one clear problem instead of a crash.
+// It is the only package that imports the JSON Schema validator and the YAML
+// decoder.
+package validate
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/strata-dev/strata/schemas"
+	"github.com/strata-dev/strata/state"
+)
+
+// DefaultMaxSize is the largest file validated when Options.MaxSize is 0.
+const DefaultMaxSize = 10 << 20
+
+// Format-only schema names accepted by Validate besides the built-in schemas
+// and custom schema files.
+const (
+	SchemaJSON      = "json"       // well-formed JSON
+	SchemaYAML      = "yaml"       // well-formed YAML
+	SchemaJSONLMCP  = "jsonl-mcp"  // JSONL, every line an MCP memory entity or relation
+	SchemaMCPMemory = "mcp-memory" // alias of SchemaJSONLMCP
+	SchemaMarkdown  = "markdown"   // UTF-8 text; warnings past what Claude Code loads
+	schemaMCPLine   = "mcp-memory-line"
+	memoryMaxLines  = 200
+	memoryMaxBytes  = 25 << 10
+)
+
+// Options configure a Validator.
+type Options struct {
+	Root    string // repo root; custom schema names are repo-relative paths resolved under it
+	MaxSize int64  // 0 = DefaultMaxSize; larger input gives one problem and is not decoded
+}
+
+// Validator validates files. It compiles each schema once, on first use, and
+// keeps it for its lifetime, so an edited custom schema file is seen by a new
+// Validator only. It is safe for concurrent use.
+type Validator struct {
+	root    string
+	maxSize int64
+
+	// mu guards compiler and cache: jsonschema.Compiler is not safe for
+	// concurrent use, and compiled schemas are shared by all callers.
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler // holds the built-in schemas
+	cache    map[string]*compiled // by schema name as given to Validate
+}
+
+// compiled is a schema ready to validate with, or the problem that made it
+// unusable (a custom schema file that cannot be read or is not a schema).
+type compiled struct {
+	schema *jsonschema.Schema
+	broken string
+}
+
+// New returns a Validator. It fails only if a built-in schema does not load,
+// which is a bug in the binary.
+func New(opts Options) (*Validator, error) {
+	v := &Validator{
+		root:    opts.Root,
+		maxSize: opts.MaxSize,
+		cache:   make(map[string]*compiled),
+	}
+	if v.root == "" {
+		v.root = "."
+	}
+	if v.maxSize <= 0 {
+		v.maxSize = DefaultMaxSize
+	}
+	c := newCompiler()
+	c.UseLoader(denyLoader{})
+	for _, name := range schemas.Names() {
+		b, _ := schemas.Get(name)
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("built-in schema %s: %w", name, err)
+		}
+		if err := c.AddResource(schemas.ID(name), doc); err != nil {
+			return nil, fmt.Errorf("built-in schema %s: %w", name, err)
+		}
+	}
+	v.compiler = c
+	return v, nil
+}
+
+// newCompiler returns a compiler for draft 2020-12 that asserts "format",
+// so a malformed date-time is an error and not an annotation.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	return c
+}
+
+// Validate checks one file's bytes and returns its problems, nil when valid.
+// path is used in messages and for the phase-output file-name rule only.
+//
+// schema is one of:
+//   - a built-in name (schemas.Names()); phase-outcome and decision-resolution
+//     files are YAML, the others JSON;
+//   - "json" or "yaml": well-formed only;
+//   - "jsonl-mcp" or "mcp-memory": JSONL, every non-empty line an MCP memory
+//     entity or relation, problems carrying that line's number; an empty file
+//     is a valid empty graph;
+//   - "markdown": valid UTF-8, with warnings past 200 lines or 25 KB (what
+//     Claude Code loads of MEMORY.md); an empty file is valid;
+//   - a repo-relative path ending in .json: the user's own JSON Schema file
+//     under Options.Root; if it cannot be used, one problem names it.
+//
+// Input larger than MaxSize gives one problem and is not decoded.
+func (v *Validator) Validate(path string, data []byte, schema string) state.Problems {
+	if int64(len(data)) > v.maxSize {
+		return tooLarge(path, len(data), v.maxSize)
+	}
+	switch schema {
+	case SchemaJSON:
+		_, _, ps := decodeJSON(path, data)
+		return ps
+	case SchemaYAML:
+		_, _, ps := decodeYAML(path, data)
+		return ps
+	case SchemaJSONLMCP, SchemaMCPMemory:
+		return v.validateJSONL(path, data)
+	case SchemaMarkdown:
+		return checkMarkdown(path, data)
+	}
+	var sch *compiled
+	switch {
+	case slices.Contains(schemas.Names(), schema):
+		sch = v.builtin(schema)
+	case strings.HasSuffix(schema, ".json"):
+		sch = v.custom(schema)
+	default:
+		return state.Problems{{Path: path, Message: "unknown schema " + strconv.Quote(schema)}}
+	}
+
+	decode := decodeJSON
+	if isYAML(schema) {
+		decode = decodeYAML
+	}
+	doc, loc, ps := decode(path, data)
+	if ps != nil {
+		return ps
+	}
+	if sch.broken != "" {
+		return state.Problems{{Path: path, Message: sch.broken}}
+	}
+	ps = check(path, doc, loc, sch.schema)
+	ps = append(ps, rules(schema, path, doc, loc)...)
+	sortProblems(ps)
+	return ps
+}
+
+// isYAML reports whether files of the named built-in schema are YAML.
+func isYAML(schema string) bool {
+	return schema == string(state.ClassPhaseOutcome) || schema == string(state.ClassDecisionResolution)
+}
+
+// builtin returns the compiled built-in schema name.
+func (v *Validator) builtin(name string) *compiled {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if c, ok := v.cache[name]; ok {
+		return c
+	}
+	sch, err := v.compiler.Compile(schemas.ID(name))
+	if err != nil {
+		// The embedded schemas are tested; this is a bug in the binary.
+		panic(fmt.Sprintf("compile built-in schema %s: %v", name, err))
+	}
+	c := &compiled{schema: sch}
+	v.cache[name] = c
+	return c
+}
+
+func tooLarge(path string, n int, limit int64) state.Problems {
+	return state.Problems{{Path: path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d", n, limit)}}
+}
+
+// checkBytes reports what makes data unreadable as text before any decoding:
+// a NUL byte (binary), UTF-16, invalid UTF-8. It returns data without a
+// leading UTF-8 byte order mark, which editors on Windows add and do not show.
+func checkBytes(path string, data []byte) ([]byte, state.Problems) {
+	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
+		return nil, state.Problems{{Path: path, Line: 1, Col: 1, Message: "file is UTF-16 encoded, want UTF-8"}}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, state.Problems{problemAt(path, data, i, "file is binary (NUL byte)")}
+	}
+	if !utf8.Valid(data) {
+		return nil, state.Problems{problemAt(path, data, firstInvalidUTF8(data), "file is not valid UTF-8")}
+	}
+	return data, nil
+}
+
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
+}
+
+// problemAt makes a whole-document problem positioned at byte offset off.
+func problemAt(path string, data []byte, off int, msg string) state.Problem {
+	at := newJSONParser(data, false).posAt(off)
+	return state.Problem{Path: path, Line: at.line, Col: at.col, Message: msg}
+}
+
+// isBlank reports whether data holds only whitespace.
+func isBlank(data []byte) bool {
+	return len(bytes.TrimSpace(data)) == 0
+}
+
+// locator returns the position of the value at a JSON Pointer, if known.
+type locator func(ptr string) (pos, bool)
+
+// at returns a problem at ptr, positioned at the value there or, failing
+// that, at its nearest ancestor that has a known position.
+func (loc locator) at(path, ptr, msg string) state.Problem {
+	p := state.Problem{Path: path, Pointer: ptr, Message: msg}
+	if loc == nil {
+		return p
+	}
+	for q := ptr; ; {
+		if at, ok := loc(q); ok {
+			p.Line, p.Col = at.line, at.col
+			return p
+		}
+		if q == "" {
+			return p
+		}
+		q = q[:strings.LastIndexByte(q, '/')]
+	}
+}
+
+// DecodeJSON decodes one JSON document into map[string]any, []any, string,
+// json.Number, bool and nil. Syntax errors, an empty file, binary or
+// non-UTF-8 bytes, duplicate keys, nesting deeper than MaxDepth and input
+// larger than DefaultMaxSize are returned as one positioned problem.
+func DecodeJSON(path string, data []byte) (any, state.Problems) {
+	if len(data) > DefaultMaxSize {
+		return nil, tooLarge(path, len(data), DefaultMaxSize)
+	}
+	v, _, ps := decodeJSON(path, data)
+	return v, ps
+}
+
+// decodeJSON decodes data and returns a locator that, on first use, scans
+// the text again to index the positions of its values.
+func decodeJSON(path string, data []byte) (any, locator, state.Problems) {
+	data, ps := checkBytes(path, data)
+	if ps != nil {
+		return nil, nil, ps
+	}
+	p := newJSONParser(data, false)
+	v, err := p.parse()
+	if err != nil {
+		if isBlank(data) {
+			return nil, nil, state.Problems{{Path: path, Message: "file is empty"}}
+		}
+		return nil, nil, state.Problems{syntaxProblem(path, data)}
+	}
+	var index map[string]pos
+	loc := func(ptr string) (pos, bool) {
+		if index == nil {
+			rp := newJSONParser(data, true)
+			rp.parse()
+			index = rp.index
+		}
+		at, ok := index[ptr]
+		return at, ok
+	}
+	return v, loc, nil
+}
+
+// syntaxProblem describes the syntax error in data. It parses data again,
+// recording positions, to learn the JSON Pointer of the value being read
+// when the error happened and, for a duplicate key, the line of the first.
+func syntaxProblem(path string, data []byte) state.Problem {
+	p := newJSONParser(data, true)
+	_, err := p.parse()
+	if err == nil { // cannot happen: parsing is deterministic
+		return state.Problem{Path: path, Message: "invalid JSON"}
+	}
+	msg := err.msg
+	if err.dup != "" {
+		first := pointer(append(p.path, err.dup))
+		if at, ok := p.index[first]; ok {
+			msg += " (first at line " + strconv.Itoa(at.line) + ")"
+		}
+	}
+	at := p.posAt(err.off)
+	return state.Problem{Path: path, Line: at.line, Col: at.col, Pointer: pointer(p.path), Message: msg}
+}
+
+// validateJSONL checks every non-empty line of an MCP memory graph file.
+func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
+	data, ps := checkBytes(path, data)
+	if ps != nil {
+		return ps
+	}
+	sch := v.builtin(schemaMCPLine)
+	for n, start := 1, 0; start < len(data); n++ {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += start
+		}
+		line := data[start:end]
+		start = end + 1
+		if isBlank(line) {
+			continue
+		}
+		doc, loc, lps := decodeJSON(path, line)
+		if lps == nil {
+			lps = check(path, doc, loc, sch.schema)
+			sortProblems(lps)
+		}
+		for _, p := range lps {
+			p.Line = n
+			p.Col = max(p.Col, 1)
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// checkMarkdown checks an L2 memory file: readable text, and warnings when
+// Claude Code would load only part of it.
+func checkMarkdown(path string, data []byte) state.Problems {
+	text, ps := checkBytes(path, data)
+	if ps != nil {
+		return ps
+	}
+	lines := bytes.Count(text, []byte("\n"))
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		lines++
+	}
+	if lines > memoryMaxLines {
+		ps = append(ps, state.Problem{Path: path, Warning: true,
+			Message: fmt.Sprintf("file has %d lines; Claude Code loads only the first %d", lines, memoryMaxLines)})
+	}
+	if len(data) > memoryMaxBytes {
+		ps = append(ps, state.Problem{Path: path, Warning: true,
+			Message: fmt.Sprintf("file is %d bytes; Claude Code loads only the first %d (25 KB)", len(data), memoryMaxBytes)})
+	}
+	return ps
+}
+
+// sortProblems orders problems by position, then pointer and message, so
+// output is stable.
+func sortProblems(ps state.Problems) {
+	slices.SortStableFunc(ps, func(a, b state.Problem) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col - b.Col
+		}
+		if c := strings.Compare(a.Pointer, b.Pointer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+}
+
+// Schema names are repo-relative and slash-separated; resolve makes one an
+// OS path under the root, refusing names that leave it.
+func (v *Validator) resolve(name string) (string, bool) {
+	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") {
+		return "", false
+	}
+	clean := filepath.Clean(filepath.FromSlash(name))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.Join(v.root, clean), true
+}

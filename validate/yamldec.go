@@ -1,0 +1,273 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// DecodeYAML decodes one YAML document into the values JSON has:
+// map[string]any, []any, string, json.Number, bool and nil, so that it can be
+// validated by a JSON Schema. Timestamps stay the string they were written
+// as, non-string keys become their written form, and merge keys (<<) are
+// applied. Syntax errors, an empty file, binary or non-UTF-8 bytes, duplicate
+// keys, aliases that expand past the size of the input (alias bombs),
+// nesting deeper than MaxDepth, NaN or infinite numbers, more than one
+// document, and input larger than DefaultMaxSize are returned as problems
+// with the line and column where they occur.
+func DecodeYAML(path string, data []byte) (any, state.Problems) {
+	if len(data) > DefaultMaxSize {
+		return nil, tooLarge(path, len(data), DefaultMaxSize)
+	}
+	v, _, ps := decodeYAML(path, data)
+	return v, ps
+}
+
+func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems) {
+	data, ps = checkBytes(path, data)
+	if ps != nil {
+		return nil, nil, ps
+	}
+	if isBlank(data) {
+		return nil, nil, state.Problems{{Path: path, Message: "file is empty"}}
+	}
+	// The watcher must survive any content: a panic in the YAML library
+	// becomes a problem about this file.
+	defer func() {
+		if r := recover(); r != nil {
+			v, loc, ps = nil, nil, state.Problems{{Path: path, Message: fmt.Sprintf("invalid YAML: %v", r)}}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) { // only comments: a null document
+			return nil, func(string) (pos, bool) { return pos{}, false }, nil
+		}
+		return nil, nil, yamlError(path, err)
+	}
+	// More than one document is rejected rather than truncated to the first:
+	// a state file holds one document, and validating only the first would
+	// record content that nobody checked.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		line, col := next.Line, next.Column
+		if len(next.Content) > 0 {
+			line, col = next.Content[0].Line, next.Content[0].Column
+		}
+		return nil, nil, state.Problems{{Path: path, Line: line, Col: col,
+			Message: "multiple YAML documents, want one per file"}}
+	case !errors.Is(err, io.EOF):
+		return nil, nil, yamlError(path, err)
+	}
+	c := &yamlConverter{
+		index:  make(map[string]pos),
+		budget: 2*len(data) + 10000,
+	}
+	v, err := c.convert(&doc, 0)
+	if err != nil {
+		return nil, nil, state.Problems{{Path: path, Line: err.at.line, Col: err.at.col, Pointer: err.ptr, Message: err.msg}}
+	}
+	return v, func(ptr string) (pos, bool) {
+		at, ok := c.index[ptr]
+		return at, ok
+	}, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// yamlError turns the YAML library's "yaml: line 3: ..." into a problem.
+func yamlError(path string, err error) state.Problems {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	p := state.Problem{Path: path}
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		p.Line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	p.Message = "invalid YAML: " + msg
+	return state.Problems{p}
+}
+
+// yamlConverter turns a yaml.Node tree into JSON values and indexes the
+// position of each value by JSON Pointer.
+type yamlConverter struct {
+	index  map[string]pos
+	tokens []string // pointer tokens of the value being converted
+	// budget is how many more values may be produced. Without aliases a
+	// document has fewer values than twice its bytes; aliases can multiply
+	// them exponentially ("billion laughs"), so the budget stops that.
+	budget int
+}
+
+type yamlErr struct {
+	at  pos
+	ptr string
+	msg string
+}
+
+func (c *yamlConverter) fail(n *yaml.Node, msg string) *yamlErr {
+	return &yamlErr{at: pos{n.Line, n.Column}, ptr: pointer(c.tokens), msg: msg}
+}
+
+// convert is recursive; depth (the number of enclosing mappings and
+// sequences) is capped by MaxDepth as in JSON, and an alias counts as a
+// level, so a self-referencing alias stops there too.
+func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
+	if depth > MaxDepth || depth == MaxDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
+		return nil, c.fail(n, "nesting deeper than "+strconv.Itoa(MaxDepth)+" levels")
+	}
+	if c.budget--; c.budget < 0 {
+		return nil, c.fail(n, "YAML aliases expand to too many values (alias bomb)")
+	}
+	// The first position recorded for a pointer wins: an alias is reported
+	// where it is used, not where its anchor is.
+	if ptr := pointer(c.tokens); !c.has(ptr) {
+		c.index[ptr] = pos{n.Line, n.Column}
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return c.convert(n.Content[0], depth)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, c.fail(n, "invalid YAML: unknown alias "+strconv.Quote(n.Value))
+		}
+		return c.convert(n.Alias, depth+1)
+	case yaml.SequenceNode:
+		arr := make([]any, 0, len(n.Content))
+		for i, item := range n.Content {
+			c.tokens = append(c.tokens, strconv.Itoa(i))
+			v, err := c.convert(item, depth+1)
+			c.tokens = c.tokens[:len(c.tokens)-1]
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		return arr, nil
+	case yaml.MappingNode:
+		return c.mapping(n, depth)
+	case yaml.ScalarNode:
+		return c.scalar(n)
+	}
+	return nil, c.fail(n, "invalid YAML: unknown node kind")
+}
+
+func (c *yamlConverter) has(ptr string) bool {
+	_, ok := c.index[ptr]
+	return ok
+}
+
+func (c *yamlConverter) mapping(n *yaml.Node, depth int) (any, *yamlErr) {
+	obj := make(map[string]any, len(n.Content)/2)
+	firstLine := make(map[string]int, len(n.Content)/2)
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merges = append(merges, val)
+			continue
+		}
+		key, err := c.key(k)
+		if err != nil {
+			return nil, err
+		}
+		if line, dup := firstLine[key]; dup {
+			e := c.fail(k, fmt.Sprintf("duplicate key %q (first at line %d)", key, line))
+			e.ptr = pointer(slices.Concat(c.tokens, []string{key}))
+			return nil, e
+		}
+		firstLine[key] = k.Line
+		c.tokens = append(c.tokens, key)
+		v, err := c.convert(val, depth+1)
+		c.tokens = c.tokens[:len(c.tokens)-1]
+		if err != nil {
+			return nil, err
+		}
+		obj[key] = v
+	}
+	// Merged keys never override the mapping's own keys; among several
+	// merged mappings the earlier wins, as YAML's merge key type specifies.
+	for _, m := range merges {
+		srcs := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			srcs = m.Content
+		}
+		for _, src := range srcs {
+			v, err := c.convert(src, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			sub, ok := v.(map[string]any)
+			if !ok {
+				return nil, c.fail(src, "invalid YAML: merge (<<) value must be a mapping or a list of mappings")
+			}
+			for k, v := range sub {
+				if _, exists := obj[k]; !exists {
+					obj[k] = v
+				}
+			}
+		}
+	}
+	return obj, nil
+}
+
+// key returns a mapping key's string form; keys must be scalars.
+func (c *yamlConverter) key(k *yaml.Node) (string, *yamlErr) {
+	for k.Kind == yaml.AliasNode && k.Alias != nil {
+		k = k.Alias
+	}
+	if k.Kind != yaml.ScalarNode {
+		return "", c.fail(k, "mapping key must be a scalar, not a mapping or list")
+	}
+	return k.Value, nil
+}
+
+func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, c.fail(n, "invalid YAML: "+strconv.Quote(n.Value)+" is not a boolean")
+		}
+		return b, nil
+	case "!!int", "!!float":
+		var x any
+		if err := n.Decode(&x); err != nil {
+			return nil, c.fail(n, "invalid YAML: "+strconv.Quote(n.Value)+" is not a number")
+		}
+		switch x := x.(type) {
+		case int:
+			return json.Number(strconv.Itoa(x)), nil
+		case int64:
+			return json.Number(strconv.FormatInt(x, 10)), nil
+		case uint64:
+			return json.Number(strconv.FormatUint(x, 10)), nil
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, c.fail(n, "value "+n.Value+" has no JSON equivalent (NaN or infinity)")
+			}
+			return json.Number(strconv.FormatFloat(x, 'g', -1, 64)), nil
+		}
+		return n.Value, nil
+	}
+	// !!str, !!timestamp (kept as written), !!binary and custom tags.
+	return n.Value, nil
+}

@@ -1,0 +1,550 @@
+// Package watcher turns filesystem events under a repository work tree into
+// settled changes of kept files: it watches the directories a caller selects,
+// follows directories created and removed while it runs, debounces events per
+// path so a half-written file is never reported, and tells the caller to
+// rescan everything when events may have been lost. It reports paths only; the
+// caller reads, validates and records them. It is strata's only importer of
+// fsnotify.
+package watcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Defaults for Options.
+const (
+	DefaultDebounce = 50 * time.Millisecond
+	DefaultRescan   = 60 * time.Second
+)
+
+// maxDelay bounds, in multiples of Options.Debounce, how long a path that
+// keeps receiving events may stay pending: a file rewritten continuously is
+// still reported at least this often.
+const maxDelay = 10
+
+// Options configures a Watcher.
+type Options struct {
+	// Root is the absolute path of the repository work-tree root.
+	Root string
+	// Debounce is how long no event may touch a path before it is settled.
+	// Zero or less means DefaultDebounce.
+	Debounce time.Duration
+	// Rescan is the period of the rescan signal (Batch.Rescan). Zero means
+	// DefaultRescan; less than zero turns the periodic rescan off.
+	Rescan time.Duration
+	// WatchDir reports whether the directory at rel (a slash path relative to
+	// Root, "." for Root itself) is watched; the watcher descends only into
+	// watched directories. Nil watches every directory except .git.
+	WatchDir func(rel string) bool
+	// Match reports whether the file at rel (a slash path relative to Root)
+	// is a kept file. Only matching paths are emitted. Nil matches every file.
+	Match func(rel string) bool
+	// Extra lists absolute paths of kept files outside Root. Their parent
+	// directories are watched (a parent that does not exist is retried at
+	// each rescan) and they are emitted as the absolute path.
+	Extra []string
+	// Logger receives warnings about errors the watcher survives. Nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Batch is a set of settled changes.
+type Batch struct {
+	// Paths are the kept paths that changed, were created, removed or renamed
+	// (slash paths relative to Root, or absolute for Options.Extra),
+	// deduplicated and sorted. The caller reads each to learn its new state;
+	// a path that no longer exists was deleted.
+	Paths []string
+	// Rescan says that events may have been missed and every kept path must
+	// be rescanned: at start, after a kernel queue overflow, after a watched
+	// directory was renamed or a watch could not be added, and periodically.
+	Rescan bool
+}
+
+// A Watcher reports settled changes of kept files on Batches. Create it with
+// New, call Run once, and Close it.
+type Watcher struct {
+	root      string
+	debounce  time.Duration
+	rescan    time.Duration
+	watchDir  func(string) bool
+	match     func(string) bool
+	extra     map[string]bool // absolute paths of Options.Extra
+	extraDirs []string        // their parent directories
+	log       *slog.Logger
+
+	src source
+	// out has capacity 1 and Run's goroutine is its only sender, so the final
+	// flush can always be delivered without waiting for the consumer.
+	out chan Batch
+
+	ctx    context.Context // canceled by Close
+	cancel context.CancelFunc
+	done   chan struct{} // closed when Run returns
+
+	mu      sync.Mutex // guards started: Run and Close may be called from different goroutines
+	started bool
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+
+	// inspect runs a function on Run's goroutine; tests use it to look at the
+	// state below without a data race.
+	inspect chan func()
+
+	// The fields below are owned by the goroutine running Run; nothing else
+	// touches them.
+	watched     map[string]bool     // absolute directories added to src
+	pending     map[string]*pending // emitted path → not yet settled
+	ready       map[string]bool     // settled paths not yet delivered
+	readyRescan bool
+	readyBatch  *Batch // ready as a Batch, built lazily; nil when stale
+	timer       *time.Timer
+	armedAt     time.Time // zero when timer is stopped
+}
+
+// pending is a path that has seen events and is not yet settled.
+type pending struct {
+	dir   string    // absolute parent directory, to match sibling temp files
+	first time.Time // first event since the path was last emitted
+	last  time.Time // latest event
+}
+
+// due returns when p settles: debounce after its latest event, but no later
+// than maxDelay debounces after its first.
+func (p *pending) due(debounce time.Duration) time.Time {
+	quiet := p.last.Add(debounce)
+	bound := p.first.Add(maxDelay * debounce)
+	if bound.Before(quiet) {
+		return bound
+	}
+	return quiet
+}
+
+// New checks opts and creates a Watcher. It adds no watch before Run.
+func New(opts Options) (*Watcher, error) {
+	src, err := newFsnotifySource()
+	if err != nil {
+		return nil, fmt.Errorf("watcher: %w", err)
+	}
+	w, err := newWithSource(opts, src)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func newWithSource(opts Options, src source) (*Watcher, error) {
+	if !filepath.IsAbs(opts.Root) {
+		return nil, fmt.Errorf("watcher: root %q is not absolute", opts.Root)
+	}
+	root := filepath.Clean(opts.Root)
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("watcher: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("watcher: root %s is not a directory", root)
+	}
+	w := &Watcher{
+		root:     root,
+		debounce: opts.Debounce,
+		rescan:   opts.Rescan,
+		watchDir: opts.WatchDir,
+		match:    opts.Match,
+		extra:    make(map[string]bool),
+		log:      opts.Logger,
+		src:      src,
+		out:      make(chan Batch, 1),
+		done:     make(chan struct{}),
+		inspect:  make(chan func()),
+		watched:  make(map[string]bool),
+		pending:  make(map[string]*pending),
+		ready:    make(map[string]bool),
+	}
+	if w.debounce <= 0 {
+		w.debounce = DefaultDebounce
+	}
+	if w.rescan == 0 {
+		w.rescan = DefaultRescan
+	}
+	if w.watchDir == nil {
+		w.watchDir = func(rel string) bool { return rel != ".git" && !strings.HasPrefix(rel, ".git/") }
+	}
+	if w.match == nil {
+		w.match = func(string) bool { return true }
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	for _, p := range opts.Extra {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("watcher: extra path %q is not absolute", p)
+		}
+		p = filepath.Clean(p)
+		w.extra[p] = true
+		if d := filepath.Dir(p); !slices.Contains(w.extraDirs, d) {
+			w.extraDirs = append(w.extraDirs, d)
+		}
+	}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	return w, nil
+}
+
+// Batches returns the channel of settled changes. The first Batch has Rescan
+// set. The channel is closed when Run returns, after the final flush, so a
+// consumer should range over it to the end.
+func (w *Watcher) Batches() <-chan Batch { return w.out }
+
+// Run adds the watches and reports changes until ctx is done or Close is
+// called. Before returning it emits every path still pending, settled or not,
+// as a final Batch, and closes Batches. It returns nil when stopped by ctx or
+// Close; it survives every filesystem error. Run may be called only once.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started {
+		w.mu.Unlock()
+		return errors.New("watcher: run called twice")
+	}
+	w.started = true
+	w.mu.Unlock()
+	defer close(w.done)
+	defer w.shutdown()
+	if w.ctx.Err() != nil { // closed before Run
+		return nil
+	}
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(w.ctx, stop)()
+
+	w.timer = time.NewTimer(time.Hour)
+	w.timer.Stop()
+	defer w.timer.Stop()
+	var tick <-chan time.Time
+	if w.rescan > 0 {
+		t := time.NewTicker(w.rescan)
+		defer t.Stop()
+		tick = t.C
+	}
+
+	w.resync()
+	events, errs := w.src.Events(), w.src.Errors()
+	for {
+		var out chan<- Batch
+		var b Batch
+		if w.hasReady() {
+			out, b = w.out, w.batch()
+		}
+		select {
+		case <-ctx.Done():
+			w.flush()
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				w.flush()
+				return errors.New("watcher: event source closed")
+			}
+			w.handle(ev, time.Now())
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			w.handleError(err)
+		case now := <-w.timer.C:
+			w.settle(now)
+		case <-tick:
+			w.resync()
+		case out <- b:
+			clear(w.ready)
+			w.readyRescan = false
+			w.readyBatch = nil
+		case f := <-w.inspect:
+			f()
+		}
+	}
+}
+
+// Close stops Run, waits for it to return and releases the watches. It is
+// safe to call more than once and without Run.
+func (w *Watcher) Close() error {
+	w.cancel()
+	w.mu.Lock()
+	started := w.started
+	w.mu.Unlock()
+	if started {
+		<-w.done
+	} else {
+		w.shutdown()
+	}
+	return w.shutdownErr
+}
+
+func (w *Watcher) shutdown() {
+	w.shutdownOnce.Do(func() {
+		w.shutdownErr = w.src.Close()
+		close(w.out)
+	})
+}
+
+// handle applies one event. Events on directories keep the watch set in step
+// with the tree; events on kept files make them pending; events on any other
+// file (an editor's temp, swap or backup file) postpone the pending kept files
+// beside it, because an editor is in the middle of saving one of them.
+func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
+	if ev.Op == fsnotify.Chmod || ev.Op == 0 {
+		return // metadata only: the content did not change
+	}
+	name := filepath.Clean(ev.Name)
+	if w.extra[name] {
+		w.touch(name, filepath.Dir(name), now)
+		return
+	}
+	if w.watched[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+		w.unwatch(name, ev.Has(fsnotify.Rename))
+		return
+	}
+	rel, inRoot := w.rel(name)
+	if !inRoot {
+		w.postpone(filepath.Dir(name), now)
+		return
+	}
+	if ev.Has(fsnotify.Create) {
+		// Lstat, not Stat: a symlink to a directory is never descended.
+		if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+			if w.watchDir(rel) {
+				w.addTree(name, rel, true, now)
+			}
+			return
+		}
+	}
+	if w.match(rel) {
+		w.touch(rel, filepath.Dir(name), now)
+		return
+	}
+	w.postpone(filepath.Dir(name), now)
+}
+
+func (w *Watcher) handleError(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.log.Warn("watch: events lost, rescanning", "err", err)
+		w.resync()
+		return
+	}
+	w.log.Warn("watch", "err", err)
+}
+
+// rel returns name relative to Root as a slash path, and whether name is
+// inside Root.
+func (w *Watcher) rel(name string) (string, bool) {
+	if name == w.root {
+		return ".", true
+	}
+	prefix := w.root
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	if !strings.HasPrefix(name, prefix) {
+		return "", false
+	}
+	return filepath.ToSlash(name[len(prefix):]), true
+}
+
+// touch records an event on the kept path key, which lives in dir.
+func (w *Watcher) touch(key, dir string, now time.Time) {
+	p := w.pending[key]
+	if p == nil {
+		p = &pending{dir: dir, first: now}
+		w.pending[key] = p
+	}
+	p.last = now
+	w.arm(p.due(w.debounce), now)
+}
+
+// postpone restarts the debounce of the pending paths in dir.
+func (w *Watcher) postpone(dir string, now time.Time) {
+	for _, p := range w.pending {
+		if p.dir == dir {
+			p.last = now
+		}
+	}
+}
+
+// arm makes the timer fire no later than at.
+func (w *Watcher) arm(at, now time.Time) {
+	if !w.armedAt.IsZero() && !at.Before(w.armedAt) {
+		return
+	}
+	w.armedAt = at
+	w.timer.Reset(at.Sub(now))
+}
+
+// settle moves the paths due by now to ready and re-arms the timer for the
+// next one.
+func (w *Watcher) settle(now time.Time) {
+	w.armedAt = time.Time{}
+	var next time.Time
+	for key, p := range w.pending {
+		due := p.due(w.debounce)
+		if !due.After(now) {
+			w.ready[key] = true
+			w.readyBatch = nil
+			delete(w.pending, key)
+			continue
+		}
+		if next.IsZero() || due.Before(next) {
+			next = due
+		}
+	}
+	if !next.IsZero() {
+		w.arm(next, now)
+	}
+}
+
+// flush makes every pending path ready and delivers what is ready as the final
+// Batch. It never blocks: out has capacity 1 and this goroutine is its only
+// sender, so once any undelivered Batch is taken back and merged, there is
+// room.
+func (w *Watcher) flush() {
+	for key := range w.pending {
+		w.ready[key] = true
+		w.readyBatch = nil
+	}
+	clear(w.pending)
+	if !w.hasReady() {
+		return
+	}
+	final := w.batch()
+	select {
+	case old := <-w.out:
+		final = merge(old, final)
+	default:
+	}
+	w.out <- final
+}
+
+func (w *Watcher) hasReady() bool { return len(w.ready) > 0 || w.readyRescan }
+
+func (w *Watcher) batch() Batch {
+	if w.readyBatch == nil {
+		b := Batch{Rescan: w.readyRescan}
+		for p := range w.ready {
+			b.Paths = append(b.Paths, p)
+		}
+		slices.Sort(b.Paths)
+		w.readyBatch = &b
+	}
+	return *w.readyBatch
+}
+
+func merge(a, b Batch) Batch {
+	paths := slices.Concat(a.Paths, b.Paths)
+	slices.Sort(paths)
+	return Batch{Paths: slices.Compact(paths), Rescan: a.Rescan || b.Rescan}
+}
+
+// resync brings the watch set in line with the tree and asks for a rescan. It
+// runs at start, periodically and after an overflow, when events may have been
+// missed: directories that vanished or were replaced are dropped and every
+// directory is added again (adding an existing watch is harmless), so a
+// directory created or replaced unseen is watched from now on.
+func (w *Watcher) resync() {
+	for dir := range w.watched {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			w.unwatch(dir, false)
+		}
+	}
+	now := time.Now()
+	w.addTree(w.root, ".", false, now)
+	for _, dir := range w.extraDirs {
+		w.add(dir)
+	}
+	w.readyRescan = true
+	w.readyBatch = nil
+}
+
+// addTree watches dir, then reads it and recurses into the subdirectories
+// WatchDir accepts. The watch is added before the directory is read, so an
+// entry created meanwhile is seen by the read, by an event, or both. With
+// scan, every kept file found is made pending: the directory is new, and its
+// files may have been written before its watch existed.
+func (w *Watcher) addTree(dir, rel string, scan bool, now time.Time) {
+	if !w.add(dir) {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		w.failed("read dir", dir, err)
+		return
+	}
+	for _, e := range entries {
+		abs, r := filepath.Join(dir, e.Name()), path.Join(rel, e.Name())
+		if e.IsDir() { // a symlink is never a directory here
+			if w.watchDir(r) {
+				w.addTree(abs, r, scan, now)
+			}
+			continue
+		}
+		if scan && w.match(r) {
+			w.touch(r, dir, now)
+		}
+	}
+}
+
+// add watches dir and reports whether it is watched.
+func (w *Watcher) add(dir string) bool {
+	if err := w.src.Add(dir); err != nil {
+		w.failed("add watch", dir, err)
+		return false
+	}
+	w.watched[dir] = true
+	return true
+}
+
+// failed logs a watch or read failure. A directory that vanished is not a
+// loss (its removal is an event of its own); any other failure (permission
+// denied, the inotify watch limit) means changes below dir go unseen, so a
+// rescan is asked for.
+func (w *Watcher) failed(what, dir string, err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		w.log.Debug(what, "dir", dir, "err", err)
+		return
+	}
+	w.log.Warn(what, "dir", dir, "err", err)
+	w.readyRescan = true
+	w.readyBatch = nil
+}
+
+// unwatch forgets the watched directory dir and every watched directory below
+// it. The kernel drops the watch of a removed directory by itself, but a
+// renamed one keeps its watches under the old names, so they are removed. A
+// removed directory was emptied first, each removal an event of its own; a
+// renamed one took its files along unseen, so renamed asks for a rescan.
+func (w *Watcher) unwatch(dir string, renamed bool) {
+	prefix := dir + string(filepath.Separator)
+	for d := range w.watched {
+		if d == dir || strings.HasPrefix(d, prefix) {
+			_ = w.src.Remove(d) // fails when the kernel dropped it already
+			delete(w.watched, d)
+		}
+	}
+	if renamed {
+		w.readyRescan = true
+		w.readyBatch = nil
+	}
+}
