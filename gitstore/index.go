@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"io"
 	"net/url"
@@ -28,7 +29,7 @@ const (
 	idxMagic   = "STRATAIX"
 	idxVersion = 1
 	idxHeader  = 16 // magic, version (uint32), record size (uint32)
-	idxRecSize = 40 // time (int64), path bloom (uint64), hash (20 bytes), flags (uint32)
+	idxRecSize = 40 // time (int64), path bloom (uint64), hash (20 bytes), CRC-32 of the first 36 bytes
 )
 
 // idxRec is one commit of the chain.
@@ -36,7 +37,6 @@ type idxRec struct {
 	time  int64 // committer time, Unix seconds
 	bloom uint64
 	hash  plumbing.Hash
-	flags uint32 // bit 0: merge commit
 }
 
 // refIndex is the chain of one ref, oldest first.
@@ -99,11 +99,13 @@ func loadIndex(path string) *refIndex {
 		ix.diskSize = -1 // rewrite, never append after a torn record
 	}
 	for i := range ix.recs {
-		r := body[i*idxRecSize:]
+		r := body[i*idxRecSize : (i+1)*idxRecSize]
+		if crc32.ChecksumIEEE(r[:36]) != binary.BigEndian.Uint32(r[36:]) {
+			return &refIndex{diskSize: -1} // damaged: rebuild from the commits
+		}
 		ix.recs[i].time = int64(binary.BigEndian.Uint64(r))
 		ix.recs[i].bloom = binary.BigEndian.Uint64(r[8:])
 		copy(ix.recs[i].hash[:], r[16:36])
-		ix.recs[i].flags = binary.BigEndian.Uint32(r[36:])
 	}
 	ix.derive()
 	return ix
@@ -116,7 +118,7 @@ func encodeRecs(recs []idxRec) []byte {
 		binary.BigEndian.PutUint64(o, uint64(r.time))
 		binary.BigEndian.PutUint64(o[8:], r.bloom)
 		copy(o[16:36], r.hash[:])
-		binary.BigEndian.PutUint32(o[36:], r.flags)
+		binary.BigEndian.PutUint32(o[36:], crc32.ChecksumIEEE(o[:36]))
 	}
 	return b
 }
@@ -191,9 +193,6 @@ func (s *Store) catchUp(recs []idxRec, head plumbing.Hash) ([]idxRec, int, error
 			return nil, 0, err
 		}
 		r := idxRec{time: ci.time, hash: c}
-		if len(ci.parents) > 1 {
-			r.flags |= 1
-		}
 		for _, e := range parseTrailers(ci.message) {
 			r.bloom |= bloomBits(e.Path)
 		}

@@ -1,0 +1,138 @@
+package gitstore
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// history records n versions of f.json, one a minute from t0.
+func history(t *testing.T, s *Store, n int) []string {
+	t.Helper()
+	var commits []string
+	for i := 0; i < n; i++ {
+		commits = append(commits, mustRecord(t, s, change("f.json", itoa(int64(i)), t0.Add(time.Duration(i)*time.Minute)))[0].Commit)
+	}
+	return commits
+}
+
+// answers collects At for every minute and the full Log.
+func answers(t *testing.T, s *Store, n int) ([]string, int) {
+	t.Helper()
+	var at []string
+	for i := 0; i < n; i++ {
+		h, err := s.At(s.StateRef(), t0.Add(time.Duration(i)*time.Minute+30*time.Second))
+		if err != nil {
+			t.Fatalf("At %d: %v", i, err)
+		}
+		at = append(at, h)
+	}
+	log, err := s.Log(s.StateRef(), LogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at, len(log)
+}
+
+func TestIndexIsADisposableCache(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := history(t, s, 100)
+	at, n := answers(t, s, 100)
+	if !reflect.DeepEqual(at, commits) || n != 100 {
+		t.Fatalf("At answers differ from the recorded commits")
+	}
+	file := s.indexFile(s.StateRef())
+	if fi, err := os.Stat(file); err != nil || fi.Size() != idxHeader+100*idxRecSize {
+		t.Fatalf("index file: %v, %v", fi, err)
+	}
+	check := func(name string) {
+		t.Helper()
+		s2, err := Open(r.open) // a fresh process's view
+		if err != nil {
+			t.Fatal(err)
+		}
+		at2, n2 := answers(t, s2, 100)
+		if !reflect.DeepEqual(at2, commits) || n2 != 100 {
+			t.Fatalf("%s: answers changed", name)
+		}
+	}
+
+	os.Remove(file)
+	check("deleted")
+
+	os.WriteFile(file, []byte("garbage"), 0o644)
+	check("garbage")
+
+	// A torn final record, as a crash mid-append leaves.
+	b, _ := os.ReadFile(file)
+	os.WriteFile(file, b[:len(b)-7], 0o644)
+	check("torn")
+
+	// A flipped bit: the record's checksum no longer matches.
+	b, _ = os.ReadFile(file)
+	b[idxHeader+50*idxRecSize+7] ^= 0x55
+	os.WriteFile(file, b, 0o644)
+	check("bit flip")
+
+	// A well-formed record whose time lies: At checks the commit it lands
+	// on, notices and rebuilds.
+	b, _ = os.ReadFile(file)
+	rec := b[idxHeader+50*idxRecSize : idxHeader+51*idxRecSize]
+	binary.BigEndian.PutUint64(rec, uint64(t0.Add(50*time.Minute+10*time.Second).Unix()))
+	binary.BigEndian.PutUint32(rec[36:], crc32.ChecksumIEEE(rec[:36]))
+	os.WriteFile(file, b, 0o644)
+	check("wrong time")
+	fsck(t, r.wt)
+}
+
+func TestIndexFollowsResets(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := history(t, s, 100)
+	answers(t, s, 100)
+	// Reset the ref back 80 commits with git, then record on top.
+	runGit(t, r.wt, "update-ref", s.StateRef(), commits[19])
+	if h, _ := s.At(s.StateRef(), t0.Add(99*time.Minute)); h != commits[19] {
+		t.Fatalf("At after reset = %s, want %s", h, commits[19])
+	}
+	next := mustRecord(t, s, change("f.json", "new", t0.Add(200*time.Minute)))[0].Commit
+	if h, _ := s.At(s.StateRef(), t0.Add(300*time.Minute)); h != next {
+		t.Fatalf("At after record on reset = %s", h)
+	}
+	if h, _ := s.At(s.StateRef(), t0.Add(150*time.Minute)); h != commits[19] {
+		t.Fatalf("At between = %s, want %s", h, commits[19])
+	}
+	log, _ := s.Log(s.StateRef(), LogQuery{})
+	if len(log) != 21 {
+		t.Fatalf("log after reset has %d entries, want 21", len(log))
+	}
+	// Another Store (another process) appending to the same file.
+	s2, _ := Open(r.open)
+	mustRecord(t, s2, change("f.json", "s2", t0.Add(201*time.Minute)))
+	if log, _ := s2.Log(s2.StateRef(), LogQuery{}); len(log) != 22 {
+		t.Fatalf("s2 log %d", len(log))
+	}
+	mustRecord(t, s, change("f.json", "s1", t0.Add(202*time.Minute)))
+	for _, st := range []*Store{s, s2} {
+		if log, _ := st.Log(st.StateRef(), LogQuery{}); len(log) != 23 {
+			t.Fatalf("log %d, want 23", len(log))
+		}
+	}
+	s3, _ := Open(r.open)
+	if log, _ := s3.Log(s3.StateRef(), LogQuery{}); len(log) != 23 {
+		t.Fatalf("fresh log %d, want 23", len(log))
+	}
+	if fi, _ := os.Stat(s.indexFile(s.StateRef())); fi.Size() != idxHeader+23*idxRecSize {
+		t.Fatalf("index file holds %d bytes, want %d records", fi.Size(), 23)
+	}
+}
