@@ -83,7 +83,7 @@ func exitCode(err error, w io.Writer) int {
 			return exitOther
 		}
 		return exitUsage
-	case errors.Is(err, state.ErrNotRepo):
+	case errors.Is(err, state.ErrNotRepo), errors.Is(err, state.ErrLocked):
 		fmt.Fprintf(w, "strata: %s\n", err)
 		return exitOther
 	case errors.Is(err, state.ErrNotFound):
@@ -134,6 +134,7 @@ func newApp(e *env) *cli.App {
 		Commands: []*cli.Command{
 			newInitCommand(e),
 			newValidateCommand(e),
+			newWatchCommand(e),
 			newRecordCommand(e),
 			newStatusCommand(e),
 			newLogCommand(e),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
 )
 
@@ -25,9 +26,10 @@ func newStatusCommand(e *env) *cli.Command {
 }
 
 type statusJSON struct {
-	Ref   string              `json:"ref"`
-	Head  string              `json:"head,omitempty"`
-	Files []engine.FileStatus `json:"files"`
+	Ref     string              `json:"ref"`
+	Head    string              `json:"head,omitempty"`
+	Watcher daemon.Status       `json:"watcher"`
+	Files   []engine.FileStatus `json:"files"`
 }
 
 func runStatus(e *env, o statusOptions) error {
@@ -43,11 +45,21 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	w, err := daemon.Info(eng)
+	if err != nil {
+		return err
+	}
 	if o.JSON {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Files: files})
+		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Files: files})
+	}
+	if w.Running {
+		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",
+			w.PID, w.Since.Local().Format(time.RFC3339), w.Recorded, w.Rejected)
+	} else {
+		fmt.Fprintln(e.Out, "watcher: not running (start it with strata watch)")
 	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.Store.StateRef())

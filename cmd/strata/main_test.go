@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,30 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		if got != want {
 			ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
 		}
+	},
+	// await TIMEOUT REGEXP PROG ARGS...: run PROG every 50ms until its stdout
+	// matches REGEXP; fail after TIMEOUT. For asynchronous effects (the watcher).
+	"await": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 3 {
+			ts.Fatalf("usage: await TIMEOUT REGEXP PROG [ARGS...]")
+		}
+		d, err := time.ParseDuration(args[0])
+		ts.Check(err)
+		re, err := regexp.Compile(args[1])
+		ts.Check(err)
+		deadline := time.Now().Add(d)
+		var out []byte
+		for time.Now().Before(deadline) {
+			cmd := exec.Command(args[2], args[3:]...)
+			cmd.Dir = ts.MkAbs(".")
+			cmd.Env = scriptEnv(ts)
+			out, _ = cmd.Output()
+			if re.Match(out) != neg {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		ts.Fatalf("after %s, %s printed:\n%s", d, strings.Join(args[2:], " "), out)
 	},
 	// sleep DURATION: wait, so that commit times (one-second resolution) differ.
 	"sleep": func(ts *testscript.TestScript, neg bool, args []string) {
