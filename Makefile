@@ -1,0 +1,42 @@
+# strata — build, run, test, benchmark.
+# `make run` builds strata and runs its main job on DIR (default: a sandbox
+# repository under ./sandbox seeded from testdata/example). `make test` runs
+# every test; .ci/run calls it.
+
+GO      ?= go
+BIN     := bin/strata
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.buildVersion=$(VERSION)
+DIR     ?=
+FUZZTIME ?= 20s
+
+.PHONY: all build run test race vet bench fuzz install clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/strata
+
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/strata
+
+run: build
+	@bash scripts/run.sh "$(CURDIR)/$(BIN)" "$(DIR)"
+
+test:
+	@command -v git >/dev/null || { echo "make test needs git on PATH"; exit 1; }
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -short ./gitstore/ ./watcher/ ./pidlock/ ./engine/
+
+race:
+	$(GO) test -count=1 -race ./...
+
+bench: build
+	@bash scripts/bench.sh "$(CURDIR)/$(BIN)"
+
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZTIME)
+
+clean:
+	rm -rf bin sandbox .bench

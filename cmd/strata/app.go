@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+// env is everything a command touches outside its arguments, so tests can
+// run commands in-process with their own streams, directory and clock.
+type env struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	Dir string // the directory strata runs in (-C)
+	Now func() time.Time
+}
+
+// Exit codes (SPEC §8).
+const (
+	exitOK      = 0
+	exitInvalid = 1 // invalid content, or a check failed
+	exitUsage   = 2
+	exitOther   = 3 // no repository, I/O, anything else
+)
+
+const exitCodesHelp = `
+EXIT CODES:
+   0  ok
+   1  invalid content, or a check failed
+   2  usage error (bad flag, bad time, path outside the kept files)
+   3  anything else (no repository, I/O)`
+
+// usageError is a mistake in how strata was called.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// errReported is a check that failed after its problems were printed.
+var errReported = errors.New("check failed")
+
+// run is the whole program: it parses args, runs one command and maps its
+// error to an exit code. It never calls os.Exit, so deferred cleanup runs.
+func run(ctx context.Context, args []string, e *env) int {
+	app := newApp(e)
+	err := app.RunContext(ctx, permute(app, args))
+	return exitCode(err, e.Err)
+}
+
+// exitCode is the one place that maps errors to exit codes and messages.
+func exitCode(err error, w io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ps state.Problems
+	var ue *usageError
+	var pe *engine.PathError
+	switch {
+	case errors.Is(err, errReported):
+		return exitInvalid
+	case errors.As(err, &ps):
+		fmt.Fprintln(w, ps.Error())
+		return exitInvalid
+	case errors.As(err, &ue):
+		fmt.Fprintf(w, "strata: %s\n", ue.msg)
+		return exitUsage
+	case errors.As(err, &pe):
+		fmt.Fprintf(w, "strata: %s\n", pe)
+		if pe.IO {
+			return exitOther
+		}
+		return exitUsage
+	case errors.Is(err, state.ErrNotRepo), errors.Is(err, state.ErrLocked):
+		fmt.Fprintf(w, "strata: %s\n", err)
+		return exitOther
+	case errors.Is(err, state.ErrNotFound):
+		fmt.Fprintf(w, "strata: %s\n", trimSentinel(err, state.ErrNotFound))
+		return exitInvalid
+	}
+	fmt.Fprintf(w, "strata: %s\n", err)
+	return exitOther
+}
+
+// trimSentinel drops a trailing ": not found" that only repeats the sentinel.
+func trimSentinel(err, sentinel error) string {
+	return strings.TrimSuffix(err.Error(), ": "+sentinel.Error())
+}
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:            "strata",
+		Usage:           "keep AI-agent workflow state valid, versioned and in sync inside git",
+		UsageText:       "strata [-C DIR] COMMAND [arguments] [flags]",
+		Version:         version(),
+		HideHelpCommand: true,
+		Reader:          e.In,
+		Writer:          e.Out,
+		ErrWriter:       e.Err,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "C", Usage: "run as if strata was started in `DIR`"},
+		},
+		Before: func(c *cli.Context) error {
+			if d := c.String("C"); d != "" {
+				if !strings.HasPrefix(d, "/") {
+					d = e.Dir + "/" + d
+				}
+				st, err := os.Stat(d)
+				if err != nil || !st.IsDir() {
+					return usagef("-C %s: not a directory", c.String("C"))
+				}
+				e.Dir = d
+			}
+			return nil
+		},
+		// urfave/cli would os.Exit on some errors; strata maps them itself.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usagef("%s", err)
+		},
+		CustomAppHelpTemplate: cli.AppHelpTemplate + exitCodesHelp + "\n",
+		Commands: []*cli.Command{
+			newInitCommand(e),
+			newValidateCommand(e),
+			newWatchCommand(e),
+			newRecordCommand(e),
+			newStatusCommand(e),
+			newLogCommand(e),
+			newShowCommand(e),
+			newDiffCommand(e),
+			newRestoreCommand(e),
+			newSchemaCommand(e),
+			newVersionCommand(e),
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(e.Err, "strata: unknown command %q (see strata --help)\n", name)
+		},
+	}
+	for _, c := range app.Commands {
+		finishCommand(c)
+	}
+	return app
+}
+
+// finishCommand gives every command the same usage-error mapping and the
+// exit codes in its help.
+func finishCommand(c *cli.Command) {
+	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		return usagef("%s: %s (see strata %s --help)", c.Name, err, c.Name)
+	}
+	if c.CustomHelpTemplate == "" {
+		if len(c.Subcommands) > 0 {
+			c.CustomHelpTemplate = cli.SubcommandHelpTemplate + exitCodesHelp + "\n"
+		} else {
+			c.CustomHelpTemplate = cli.CommandHelpTemplate + exitCodesHelp + "\n"
+		}
+	}
+	for _, s := range c.Subcommands {
+		finishCommand(s)
+	}
+}
+
+// permute moves flags that follow positional arguments in front of them, so
+// `strata show PATH --at "2h ago"` works as in git (urfave/cli v2 stops
+// parsing flags at the first positional). Arguments after "--" stay as they are.
+func permute(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" { // global flags
+		out = append(out, args[i])
+		if takesValue(app.Flags, args[i]) && i+1 < len(args) {
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmds := app.Commands
+	var cmd *cli.Command
+	for i < len(args) {
+		c := findCommand(cmds, args[i])
+		if c == nil {
+			break
+		}
+		cmd, cmds = c, c.Subcommands
+		out = append(out, args[i])
+		i++
+	}
+	if cmd == nil {
+		return append(out, args[i:]...)
+	}
+	var flags, pos []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			flags = append(flags, a)
+			if takesValue(cmd.Flags, a) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether a flag argument like "--at" consumes the next
+// argument as its value.
+func takesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			_, isBool := f.(*cli.BoolFlag)
+			return !isBool
+		}
+	}
+	return false
+}
+
+// open opens the repository strata runs in.
+func open(e *env) (*engine.Engine, error) {
+	eng, err := engine.Open(e.Dir)
+	if err != nil {
+		return nil, err
+	}
+	eng.Now = e.Now
+	return eng, nil
+}
+
+// writeJSON prints one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// parsePoint reads --at/--rev into a history point.
+func parsePoint(e *env, at, rev string) (engine.Point, error) {
+	if at != "" && rev != "" {
+		return engine.Point{}, usagef("--at and --rev cannot be used together")
+	}
+	if at != "" {
+		t, err := state.ParseTime(at, e.Now())
+		if err != nil {
+			return engine.Point{}, usagef("--at: %v", err)
+		}
+		return engine.Point{At: t}, nil
+	}
+	return engine.Point{Rev: rev}, nil
+}
+
+// resolvePaths turns arguments into kept paths; every refusal is reported
+// before anything runs.
+func resolvePaths(eng *engine.Engine, e *env, args []string) ([]config.Kept, error) {
+	out := make([]config.Kept, 0, len(args))
+	for _, a := range args {
+		k, err := eng.Resolve(e.Dir, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/textdiff"
+)
+
+type diffOptions struct {
+	Path string
+	From string
+	To   string
+}
+
+func newDiffCommand(e *env) *cli.Command {
+	var o diffOptions
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "show how a kept file changed between two moments",
+		ArgsUsage: "PATH",
+		Description: `Prints a unified diff of PATH. --from and --to each take a time (RFC 3339
+or '2h ago') or a commit-ish. Without --from: the last recorded version.
+Without --to: the file in the work tree.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "from", Usage: "old side: time `T` or commit-ish R", Destination: &o.From},
+			&cli.StringFlag{Name: "to", Usage: "new side: time `T` or commit-ish R (default: the work tree)", Destination: &o.To},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("diff takes exactly one PATH")
+			}
+			o.Path = c.Args().First()
+			return runDiff(e, o)
+		},
+	}
+}
+
+// pointOf reads a --from/--to value: a time when it parses as one, else a revision.
+func pointOf(e *env, s string) engine.Point {
+	if t, err := state.ParseTime(s, e.Now()); err == nil {
+		return engine.Point{At: t}
+	}
+	return engine.Point{Rev: s}
+}
+
+func runDiff(e *env, o diffOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	k, err := eng.Resolve(e.Dir, o.Path)
+	if err != nil {
+		return err
+	}
+	side := func(s string) ([]byte, string, error) {
+		p := pointOf(e, s)
+		c, err := eng.Commit(p)
+		if err != nil {
+			return nil, "", err
+		}
+		data, err := eng.Store.ReadFile(c, k.Path)
+		if errors.Is(err, state.ErrNotFound) {
+			return nil, "/dev/null", nil
+		}
+		return data, fmt.Sprintf("a/%s (%s)", k.Path, short(c)), err
+	}
+	a, la, err := side(o.From)
+	if err != nil {
+		return err
+	}
+	var b []byte
+	var lb string
+	if o.To == "" {
+		f, p := eng.Read(k)
+		if p != nil {
+			return state.Problems{*p}
+		}
+		b, lb = f.Content, "b/"+k.Path+" (work tree)"
+		if !f.Exists {
+			lb = "/dev/null"
+		}
+	} else if b, lb, err = side(o.To); err != nil {
+		return err
+	}
+	if lb != "/dev/null" && la != "/dev/null" {
+		lb = "b" + lb[1:]
+	}
+	_, err = io.WriteString(e.Out, textdiff.Unified(la, lb, a, b, 3))
+	return err
+}

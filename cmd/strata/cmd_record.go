@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+type recordOptions struct {
+	Paths []string
+	JSON  bool
+}
+
+func newRecordCommand(e *env) *cli.Command {
+	var o recordOptions
+	return &cli.Command{
+		Name:      "record",
+		Usage:     "validate and record the current content of kept files",
+		ArgsUsage: "[PATH...]",
+		Description: `Records every changed kept file (or the given ones) as its own commit on
+refs/strata/state; a deleted file is recorded as a deletion; unchanged content
+records nothing. An invalid version is kept on refs/strata/rejected with its
+errors, the recorded head keeps the last valid version, and strata exits 1.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+		},
+		Action: func(c *cli.Context) error {
+			o.Paths = c.Args().Slice()
+			return runRecord(e, o)
+		},
+	}
+}
+
+func runRecord(e *env, o recordOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	var kept []config.Kept
+	if len(o.Paths) == 0 {
+		kept, err = eng.AllPaths()
+	} else {
+		kept, err = resolvePaths(eng, e, o.Paths)
+	}
+	if err != nil {
+		return err
+	}
+	outs, err := eng.Record(kept, state.SourceRecord)
+	failed := reportOutcomes(e, eng, outs, o.JSON)
+	if err != nil {
+		return err
+	}
+	if failed {
+		return errReported
+	}
+	return nil
+}
+
+type outcomeJSON struct {
+	Path     string         `json:"path"`
+	Result   string         `json:"result"` // recorded, unchanged, rejected, skipped
+	Entry    *state.Entry   `json:"entry,omitempty"`
+	Rejected *state.Entry   `json:"rejected,omitempty"`
+	Problems state.Problems `json:"problems,omitempty"`
+}
+
+// reportOutcomes prints what recording did and reports whether anything was
+// rejected or refused.
+func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bool) bool {
+	failed := false
+	list := make([]outcomeJSON, 0, len(outs))
+	for _, o := range outs {
+		j := outcomeJSON{Path: o.Path, Entry: o.Entry, Rejected: o.Rejected, Problems: o.Problems}
+		switch {
+		case o.Entry != nil:
+			j.Result = "recorded"
+			if !asJSON {
+				fmt.Fprintf(e.Out, "%s %s (%s)\n", o.Entry.Action, o.Path, short(o.Entry.Commit))
+			}
+		case o.Rejected != nil:
+			j.Result = "rejected"
+		case o.Invalid():
+			j.Result = "skipped"
+		default:
+			j.Result = "unchanged"
+		}
+		if o.Invalid() {
+			failed = true
+		}
+		if !asJSON && len(o.Problems) > 0 {
+			fmt.Fprintln(e.Err, o.Problems.Error())
+			if o.Rejected != nil {
+				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", o.Path, eng.Store.RejectedRef(), short(o.Rejected.Commit))
+			}
+		}
+		list = append(list, j)
+	}
+	if asJSON {
+		_ = writeJSON(e.Out, list)
+	}
+	return failed
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/state"
+)
+
+type showOptions struct {
+	Path string
+	At   string
+	Rev  string
+}
+
+func pointFlags(at, rev *string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "at", Usage: "the version recorded at `T` (RFC 3339, or '2h ago')", Destination: at},
+		&cli.StringFlag{Name: "rev", Usage: "the version in commit `R` (of refs/strata/state or your own branches)", Destination: rev},
+	}
+}
+
+func newShowCommand(e *env) *cli.Command {
+	var o showOptions
+	return &cli.Command{
+		Name:        "show",
+		Usage:       "print a kept file exactly as recorded",
+		ArgsUsage:   "PATH",
+		Description: "Prints the recorded bytes of PATH: the last recorded version, or the one at --at T or in --rev R.",
+		Flags:       pointFlags(&o.At, &o.Rev),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("show takes exactly one PATH")
+			}
+			o.Path = c.Args().First()
+			return runShow(e, o)
+		},
+	}
+}
+
+func runShow(e *env, o showOptions) error {
+	p, err := parsePoint(e, o.At, o.Rev)
+	if err != nil {
+		return err
+	}
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	k, err := eng.Resolve(e.Dir, o.Path)
+	if err != nil {
+		return err
+	}
+	data, err := eng.Show(k.Path, p)
+	if err != nil {
+		return err
+	}
+	_, err = e.Out.Write(data)
+	return err
+}
+
+func errorsIsNotFound(err error) bool { return errors.Is(err, state.ErrNotFound) }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/daemon"
+	"github.com/strata-dev/strata/engine"
+)
+
+type statusOptions struct{ JSON bool }
+
+func newStatusCommand(e *env) *cli.Command {
+	var o statusOptions
+	return &cli.Command{
+		Name:  "status",
+		Usage: "list kept files, whether they are valid, and when they were last recorded",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+		},
+		Action: func(c *cli.Context) error { return runStatus(e, o) },
+	}
+}
+
+type statusJSON struct {
+	Ref     string              `json:"ref"`
+	Head    string              `json:"head,omitempty"`
+	Watcher daemon.Status       `json:"watcher"`
+	Files   []engine.FileStatus `json:"files"`
+}
+
+func runStatus(e *env, o statusOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	files, err := eng.Status()
+	if err != nil {
+		return err
+	}
+	head, err := eng.Head()
+	if err != nil {
+		return err
+	}
+	w, err := daemon.Info(eng)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if files == nil {
+			files = []engine.FileStatus{}
+		}
+		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Files: files})
+	}
+	if w.Running {
+		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",
+			w.PID, w.Since.Local().Format(time.RFC3339), w.Recorded, w.Rejected)
+	} else {
+		fmt.Fprintln(e.Out, "watcher: not running (start it with strata watch)")
+	}
+	if head == "" {
+		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.Store.StateRef())
+	} else {
+		fmt.Fprintf(e.Out, "%s at %s\n", eng.Store.StateRef(), short(head))
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(e.Out, "no kept files")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.Out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tCLASS\tSTATE\tLAST RECORDED")
+	for _, f := range files {
+		last := "-"
+		if f.LastRecorded != nil {
+			last = f.LastRecorded.Local().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Path, f.Class, f.State, last)
+	}
+	tw.Flush()
+	for _, f := range files {
+		if len(f.Problems) > 0 {
+			fmt.Fprintln(e.Out, f.Problems.Error())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/state"
+)
+
+type validateOptions struct {
+	Paths []string
+	JSON  bool
+}
+
+func newValidateCommand(e *env) *cli.Command {
+	var o validateOptions
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check kept files against their schemas and rules",
+		ArgsUsage: "[PATH...]",
+		Description: `Checks every kept file, or the given ones, and prints each problem as
+PATH:LINE:COL: POINTER: message. Paths that strata does not keep are skipped
+with a note. Exit 1 when anything is invalid.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+		},
+		Action: func(c *cli.Context) error {
+			o.Paths = c.Args().Slice()
+			return runValidate(e, o)
+		},
+	}
+}
+
+type validatedFile struct {
+	Path     string         `json:"path"`
+	Class    state.Class    `json:"class"`
+	Schema   string         `json:"schema"`
+	Valid    bool           `json:"valid"`
+	Problems state.Problems `json:"problems"`
+}
+
+func runValidate(e *env, o validateOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	var kept []config.Kept
+	if len(o.Paths) == 0 {
+		if kept, err = eng.AllPaths(); err != nil {
+			return err
+		}
+	} else {
+		for _, a := range o.Paths {
+			k, err := eng.Resolve(e.Dir, a)
+			if err != nil {
+				fmt.Fprintf(e.Err, "strata: %s; skipped\n", err)
+				continue
+			}
+			kept = append(kept, k)
+		}
+	}
+	results, err := eng.Validate(kept, len(o.Paths) > 0)
+	if err != nil {
+		return err
+	}
+	files := make([]validatedFile, 0, len(results))
+	invalid := 0
+	for _, r := range results {
+		vf := validatedFile{Path: r.Path, Class: r.Class, Schema: r.Schema, Valid: !r.Problems.Invalid(), Problems: r.Problems}
+		if vf.Problems == nil {
+			vf.Problems = state.Problems{}
+		}
+		if !vf.Valid {
+			invalid++
+		}
+		files = append(files, vf)
+	}
+	if o.JSON {
+		if err := writeJSON(e.Out, map[string]any{"valid": invalid == 0, "files": files}); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range files {
+			for _, p := range f.Problems {
+				fmt.Fprintln(e.Out, p.Error())
+			}
+		}
+		fmt.Fprintf(e.Err, "%d files checked, %d invalid\n", len(files), invalid)
+	}
+	if invalid > 0 {
+		return errReported
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"strata": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScripts runs the CLI scenarios in testdata/script with real git.
+func TestScripts(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		Setup:               setupScript,
+		Cmds:                scriptCmds,
+	})
+}
+
+func setupScript(e *testscript.Env) error {
+	home := filepath.Join(e.WorkDir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME":                home,
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME":     "Test User",
+		"GIT_AUTHOR_EMAIL":    "test@example.com",
+		"GIT_COMMITTER_NAME":  "Test User",
+		"GIT_COMMITTER_EMAIL": "test@example.com",
+		"MEMORY_FILE_PATH":    "",
+		"TZ":                  "UTC",
+	} {
+		e.Setenv(k, v)
+	}
+	if root, err := filepath.Abs(filepath.Join("..", "..")); err == nil {
+		e.Setenv("REPO_ROOT", root)
+	}
+	return nil
+}
+
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	// capture VAR PROG ARGS...: run PROG and store its trimmed stdout in $VAR.
+	"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 2 {
+			ts.Fatalf("usage: capture VAR PROG [ARGS...]")
+		}
+		cmd := exec.Command(args[1], args[2:]...)
+		cmd.Dir = ts.MkAbs(".")
+		cmd.Env = scriptEnv(ts)
+		out, err := cmd.Output()
+		if err != nil {
+			ts.Fatalf("capture %s: %v", strings.Join(args[1:], " "), err)
+		}
+		ts.Setenv(args[0], strings.TrimSpace(string(out)))
+	},
+	// exits CODE PROG ARGS...: run PROG, expect exit status CODE; its output
+	// can then be checked with stdout and stderr.
+	"exits": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 2 {
+			ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+		}
+		want, err := strconv.Atoi(args[0])
+		ts.Check(err)
+		got := 0
+		if err := ts.Exec(args[1], args[2:]...); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				ts.Fatalf("%s: %v", args[1], err)
+			}
+			got = ee.ExitCode()
+		}
+		if got != want {
+			ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+		}
+	},
+	// await TIMEOUT REGEXP PROG ARGS...: run PROG every 50ms until its stdout
+	// matches REGEXP; fail after TIMEOUT. For asynchronous effects (the watcher).
+	"await": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 3 {
+			ts.Fatalf("usage: await TIMEOUT REGEXP PROG [ARGS...]")
+		}
+		d, err := time.ParseDuration(args[0])
+		ts.Check(err)
+		re, err := regexp.Compile(args[1])
+		ts.Check(err)
+		deadline := time.Now().Add(d)
+		var out []byte
+		for time.Now().Before(deadline) {
+			cmd := exec.Command(args[2], args[3:]...)
+			cmd.Dir = ts.MkAbs(".")
+			cmd.Env = scriptEnv(ts)
+			out, _ = cmd.Output()
+			if re.Match(out) != neg {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		ts.Fatalf("after %s, %s printed:\n%s", d, strings.Join(args[2:], " "), out)
+	},
+	// sleep DURATION: wait, so that commit times (one-second resolution) differ.
+	"sleep": func(ts *testscript.TestScript, neg bool, args []string) {
+		d, err := time.ParseDuration(args[0])
+		ts.Check(err)
+		time.Sleep(d)
+	},
+	// mkfile KIND SIZE FILE: write a generated bad-input file.
+	// KIND: big (SIZE bytes of JSON string), deep (SIZE nested arrays),
+	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte).
+	"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 3 {
+			ts.Fatalf("usage: mkfile KIND SIZE FILE")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		var data []byte
+		switch args[0] {
+		case "big":
+			data = append(append([]byte(`{"x":"`), bytes.Repeat([]byte("a"), n)...), `"}`...)
+		case "deep":
+			data = append(bytes.Repeat([]byte("["), n), bytes.Repeat([]byte("]"), n)...)
+		case "binary":
+			data = make([]byte, n)
+			for i := range data {
+				data[i] = byte(i * 7)
+			}
+		case "latin1":
+			data = []byte("{\"type\": \"APEX\", \"phase\": \"caf\xe9\", \"lastUpdated\": \"2026-11-22T10:00:00Z\"}\n")
+		default:
+			ts.Fatalf("unknown kind %s", args[0])
+		}
+		name := ts.MkAbs(args[2])
+		ts.Check(os.MkdirAll(filepath.Dir(name), 0o755))
+		ts.Check(os.WriteFile(name, data, 0o644))
+	},
+	// gitsnap: remember HEAD, the index bytes, the branches and the status
+	// of the work tree; gitcheck: assert they are unchanged and git fsck
+	// --strict is clean.
+	"gitsnap": func(ts *testscript.TestScript, neg bool, args []string) {
+		ts.Check(os.WriteFile(ts.MkAbs(".gitsnap"), gitState(ts), 0o644))
+	},
+	"gitcheck": func(ts *testscript.TestScript, neg bool, args []string) {
+		want, err := os.ReadFile(ts.MkAbs(".gitsnap"))
+		ts.Check(err)
+		if got := gitState(ts); !bytes.Equal(got, want) {
+			ts.Fatalf("HEAD, index or branches changed:\nbefore:\n%s\nafter:\n%s", want, got)
+		}
+		cmd := exec.Command("git", "fsck", "--strict", "--no-progress")
+		cmd.Dir = ts.MkAbs(".")
+		cmd.Env = scriptEnv(ts)
+		if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 && bytes.Contains(out, []byte("error")) {
+			ts.Fatalf("git fsck --strict: %v\n%s", err, out)
+		}
+	},
+}
+
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"HOME", "PATH", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "TZ"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
+}
+
+func gitState(ts *testscript.TestScript) []byte {
+	var b bytes.Buffer
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ts.MkAbs(".")
+		cmd.Env = scriptEnv(ts)
+		out, _ := cmd.CombinedOutput()
+		b.WriteString("$ git " + strings.Join(args, " ") + "\n")
+		b.Write(out)
+	}
+	run("rev-parse", "--verify", "-q", "HEAD")
+	run("symbolic-ref", "-q", "HEAD")
+	run("for-each-ref", "refs/heads", "refs/tags")
+	run("ls-files", "--stage")
+	gitDir := ts.MkAbs(".git")
+	if idx, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
+		fmt.Fprintf(&b, "index: %d bytes, sha256 %x\n", len(idx), sha256.Sum256(idx))
+	}
+	return b.Bytes()
+}

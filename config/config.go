@@ -1,0 +1,409 @@
+// Package config reads a repository's optional .strata.yaml and answers the
+// one question every other part of strata asks: is this path a kept file, of
+// which class, checked against which schema? It also locates the L2 memory
+// file and the L3 graph file, which may live outside the work tree.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
+)
+
+// FileName is the configuration file at the root of the work tree.
+const FileName = ".strata.yaml"
+
+// DefaultMaxSize is the largest kept file strata reads (SPEC §1).
+const DefaultMaxSize = 10 << 20
+
+// Rule maps a glob of repo-relative paths to a class and a schema. Globs use
+// path.Match syntax per path segment ("*" never crosses "/").
+type Rule struct {
+	Glob   string      `json:"glob"`
+	Class  state.Class `json:"class,omitempty"`
+	Schema string      `json:"schema,omitempty"`
+	Ignore bool        `json:"ignore,omitempty"` // the path is not kept
+}
+
+// Kept is a path that strata keeps, with the class and schema that apply.
+type Kept struct {
+	Path   string // slash-separated, repo-relative; "~/..." for a file under the home directory
+	Class  state.Class
+	Schema string
+}
+
+// DefaultRules are consulted after the user's own rules; the first match wins.
+var DefaultRules = []Rule{
+	{Glob: ".claude/workflow-state.json", Class: state.ClassWorkflowState, Schema: "workflow-state"},
+	{Glob: ".claude/initiative.json", Class: state.ClassInitiative, Schema: "initiative"},
+	{Glob: ".claude/interview-state.json", Class: state.ClassInterviewState, Schema: "interview-state"},
+	{Glob: ".claude/delegation-log.json", Class: state.ClassDelegationLog, Schema: "delegation-log"},
+	{Glob: ".claude/*.json", Class: state.ClassClaudeJSON, Schema: "json"},
+	{Glob: "PhaseOutputs/*/phase-*.json", Class: state.ClassPhaseOutput, Schema: "phase-output"},
+	{Glob: "PhaseOutcomes/*/*-resolution-*.yaml", Class: state.ClassDecisionResolution, Schema: "decision-resolution"},
+	{Glob: "PhaseOutcomes/*/*.yaml", Class: state.ClassPhaseOutcome, Schema: "phase-outcome"},
+}
+
+// MemoryCandidates are the repo-relative places of the L2 file, in order.
+var MemoryCandidates = []string{".claude/memory/MEMORY.md", ".claude/MEMORY.md", "MEMORY.md"}
+
+// DefaultGraph is the L3 file when $MEMORY_FILE_PATH is not set.
+const DefaultGraph = ".claude/memory.jsonl"
+
+// Config is a repository's effective configuration: the user's file over the defaults.
+type Config struct {
+	Root    string // absolute work-tree root
+	Home    string // the user's home directory ("" when unknown)
+	Rules   []Rule // the user's rules, then DefaultRules
+	MaxSize int64
+	Memory  string // the L2 file: repo-relative, or "~/..." for Claude Code's auto-memory file
+	Graph   string // the L3 file: repo-relative, or "~/..."
+}
+
+// file is the on-disk shape of .strata.yaml.
+type file struct {
+	Version int    `json:"version"`
+	MaxSize any    `json:"max_size"`
+	Files   []Rule `json:"files"`
+	Memory  string `json:"memory"`
+	Graph   string `json:"graph"`
+}
+
+// Load reads root/.strata.yaml when present and returns the effective
+// configuration. A malformed file is an error naming the file and line.
+func Load(root string) (*Config, error) {
+	home, _ := os.UserHomeDir()
+	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
+	data, err := os.ReadFile(filepath.Join(root, FileName))
+	var f file
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", FileName, err)
+	default:
+		v, problems := validate.DecodeYAML(FileName, data)
+		if problems.Invalid() {
+			return nil, problems
+		}
+		if v != nil {
+			raw, _ := json.Marshal(v)
+			dec := json.NewDecoder(strings.NewReader(string(raw)))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&f); err != nil {
+				return nil, fmt.Errorf("%s: %s", FileName, strings.TrimPrefix(err.Error(), "json: "))
+			}
+		}
+	}
+	for i, r := range f.Files {
+		if r.Glob == "" {
+			return nil, fmt.Errorf("%s: /files/%d/glob: required", FileName, i)
+		}
+		if _, err := path.Match(r.Glob, ""); err != nil {
+			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
+		}
+		if err := checkRel(r.Glob); err != nil {
+			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
+		}
+	}
+	if f.MaxSize != nil {
+		n, err := parseSize(f.MaxSize)
+		if err != nil {
+			return nil, fmt.Errorf("%s: /max_size: %v", FileName, err)
+		}
+		c.MaxSize = n
+	}
+	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
+	c.Memory = f.Memory
+	if c.Memory == "" {
+		c.Memory = c.findMemory()
+	}
+	c.Graph = f.Graph
+	if env := os.Getenv("MEMORY_FILE_PATH"); c.Graph == "" && env != "" {
+		c.Graph = c.relOf(env)
+	}
+	if c.Graph == "" {
+		c.Graph = DefaultGraph
+	}
+	return c, nil
+}
+
+// AutoMemoryKey is Claude Code's project key for a work-tree root: every
+// character that is not an ASCII letter or digit becomes "-".
+func AutoMemoryKey(root string) string {
+	b := []byte(root)
+	for i, ch := range b {
+		if !('a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// AutoMemory is the "~/..." path of Claude Code's auto-memory file for this repository.
+func (c *Config) AutoMemory() string {
+	return "~/.claude/projects/" + AutoMemoryKey(c.Root) + "/memory/MEMORY.md"
+}
+
+func (c *Config) findMemory() string {
+	cands := append(append([]string{}, MemoryCandidates...), c.AutoMemory())
+	for _, p := range cands {
+		if st, err := os.Lstat(c.Abs(p)); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return MemoryCandidates[0]
+}
+
+// relOf turns an absolute or relative file name into a kept path: repo-relative
+// when inside the work tree, "~/..." when under the home directory.
+func (c *Config) relOf(name string) string {
+	if !filepath.IsAbs(name) {
+		return filepath.ToSlash(filepath.Clean(name))
+	}
+	if r, err := filepath.Rel(c.Root, name); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	if c.Home != "" {
+		if r, err := filepath.Rel(c.Home, name); err == nil && !strings.HasPrefix(r, "..") {
+			return "~/" + filepath.ToSlash(r)
+		}
+	}
+	return filepath.ToSlash(name) // absolute and outside both: Classify refuses it
+}
+
+// Abs is the file-system name of a kept path.
+func (c *Config) Abs(rel string) string {
+	if rest, ok := strings.CutPrefix(rel, "~/"); ok && c.Home != "" {
+		return filepath.Join(c.Home, filepath.FromSlash(rest))
+	}
+	return filepath.Join(c.Root, filepath.FromSlash(rel))
+}
+
+// Rel turns a user-given file name (relative to cwd, or absolute) into a kept-path candidate.
+func (c *Config) Rel(cwd, name string) string {
+	if strings.HasPrefix(name, "~/") {
+		return filepath.ToSlash(filepath.Clean(name))
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(cwd, name)
+	}
+	return c.relOf(filepath.Clean(name))
+}
+
+// checkRel refuses paths that could reach outside the work tree.
+func checkRel(rel string) error {
+	switch {
+	case rel == "" || rel == ".":
+		return errors.New("empty path")
+	case strings.HasPrefix(rel, "/") || filepath.IsAbs(rel):
+		return errors.New("absolute path")
+	case strings.ContainsRune(rel, '\\'):
+		return errors.New("backslash in path")
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == ".." || seg == "." || seg == "" {
+			return errors.New(`path has an empty, "." or ".." segment`)
+		}
+		if seg == ".git" {
+			return errors.New("path inside .git")
+		}
+	}
+	return nil
+}
+
+// Transient reports whether a base name is an editor's temporary, swap,
+// backup or lock file, which is never kept even when a glob matches it.
+func Transient(base string) bool {
+	switch {
+	case strings.HasPrefix(base, "."), // vim .x.swp, emacs .#x, atomic-save temps
+		strings.HasPrefix(base, "#"),
+		strings.HasSuffix(base, "~"),
+		strings.HasSuffix(base, ".swp"), strings.HasSuffix(base, ".swx"),
+		strings.HasSuffix(base, ".tmp"), strings.Contains(base, ".tmp."),
+		base == "4913":
+		return true
+	}
+	return false
+}
+
+// Classify reports whether rel is a kept file and how it is checked. Paths
+// with "..", absolute paths, control characters and editors' temporary files
+// are never kept.
+func (c *Config) Classify(rel string) (Kept, bool) {
+	if rel == c.Memory {
+		return Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown"}, true
+	}
+	if rel == c.Graph {
+		return Kept{Path: rel, Class: state.ClassGraph, Schema: "mcp-memory"}, true
+	}
+	if checkRel(rel) != nil || strings.HasPrefix(rel, "~/") || Transient(path.Base(rel)) || hasControl(rel) {
+		return Kept{}, false
+	}
+	for _, r := range c.Rules {
+		if ok, _ := path.Match(r.Glob, rel); !ok {
+			continue
+		}
+		if r.Ignore {
+			return Kept{}, false
+		}
+		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema}
+		if k.Class == "" || k.Schema == "" {
+			d := defaultFor(rel)
+			if k.Class == "" {
+				k.Class = d.Class
+			}
+			if k.Schema == "" {
+				k.Schema = d.Schema
+			}
+		}
+		if k.Class == "" {
+			k.Class = state.ClassClaudeJSON
+		}
+		if k.Schema == "" {
+			k.Schema = "json"
+		}
+		return k, true
+	}
+	return Kept{}, false
+}
+
+func defaultFor(rel string) Rule {
+	for _, r := range DefaultRules {
+		if ok, _ := path.Match(r.Glob, rel); ok {
+			return r
+		}
+	}
+	return Rule{}
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// WatchDir reports whether a directory (repo-relative, "." for the root) can
+// hold kept files or their parent directories, so a watcher descends into it.
+func (c *Config) WatchDir(rel string) bool {
+	if rel == "." || rel == "" {
+		return true
+	}
+	if strings.HasPrefix(rel, "~/") {
+		return false
+	}
+	segs := strings.Split(rel, "/")
+	prefixOf := func(glob string) bool {
+		gs := strings.Split(glob, "/")
+		if len(gs) <= len(segs) { // the last glob segment names files
+			return false
+		}
+		for i, s := range segs {
+			if ok, _ := path.Match(gs[i], s); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range c.Rules {
+		if !r.Ignore && prefixOf(r.Glob) {
+			return true
+		}
+	}
+	return prefixOf(c.Memory) || prefixOf(c.Graph)
+}
+
+// Scan lists the kept files that exist now: regular files and symlinks (which
+// are reported, never followed), sorted. Unreadable directories are skipped.
+func (c *Config) Scan() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(c.Root, p)
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			if d != nil && d.IsDir() && rel != "." {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if rel != "." && !c.WatchDir(rel) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if _, ok := c.Classify(rel); ok {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, extra := range []string{c.Memory, c.Graph} {
+		if strings.HasPrefix(extra, "~/") {
+			if _, err := os.Lstat(c.Abs(extra)); err == nil {
+				out = append(out, extra)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Extra lists the kept files outside the work tree (absolute names) for a watcher.
+func (c *Config) Extra() []string {
+	var out []string
+	for _, p := range []string{c.Memory, c.Graph} {
+		if strings.HasPrefix(p, "~/") && c.Home != "" {
+			out = append(out, c.Abs(p))
+		}
+	}
+	return out
+}
+
+func parseSize(v any) (int64, error) {
+	switch x := v.(type) {
+	case float64:
+		if x <= 0 {
+			return 0, errors.New("must be positive")
+		}
+		return int64(x), nil
+	case json.Number:
+		n, err := x.Int64()
+		if err != nil || n <= 0 {
+			return 0, errors.New("must be a positive integer or a size like 10MB")
+		}
+		return n, nil
+	case string:
+		s := strings.ToUpper(strings.TrimSpace(x))
+		mult := int64(1)
+		for _, u := range []struct {
+			suffix string
+			m      int64
+		}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+			if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+				s, mult = strings.TrimSpace(rest), u.m
+				break
+			}
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("invalid size %q: want e.g. 10MB", x)
+		}
+		return n * mult, nil
+	}
+	return 0, errors.New("must be a positive integer or a size like 10MB")
+}

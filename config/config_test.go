@@ -1,0 +1,153 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/state"
+)
+
+func load(t *testing.T, yaml string) *Config {
+	t.Helper()
+	root := t.TempDir()
+	if yaml != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(yaml), 0o644))
+	}
+	t.Setenv("MEMORY_FILE_PATH", "")
+	c, err := Load(root)
+	require.NoError(t, err)
+	return c
+}
+
+func TestClassifyDefaults(t *testing.T) {
+	c := load(t, "")
+	cases := []struct {
+		path   string
+		kept   bool
+		class  state.Class
+		schema string
+	}{
+		{".claude/workflow-state.json", true, state.ClassWorkflowState, "workflow-state"},
+		{".claude/initiative.json", true, state.ClassInitiative, "initiative"},
+		{".claude/interview-state.json", true, state.ClassInterviewState, "interview-state"},
+		{".claude/delegation-log.json", true, state.ClassDelegationLog, "delegation-log"},
+		{".claude/settings.json", true, state.ClassClaudeJSON, "json"},
+		{".claude/memory.jsonl", true, state.ClassGraph, "mcp-memory"},
+		{".claude/memory/MEMORY.md", true, state.ClassMemory, "markdown"},
+		{"PhaseOutputs/s1/phase-01-query.json", true, state.ClassPhaseOutput, "phase-output"},
+		{"PhaseOutcomes/auth/001-plan.yaml", true, state.ClassPhaseOutcome, "phase-outcome"},
+		{"PhaseOutcomes/auth/002-resolution-D-001.yaml", true, state.ClassDecisionResolution, "decision-resolution"},
+		{"PhaseOutputs/s1/session-metadata.json", false, "", ""},
+		{".claude/sub/x.json", false, "", ""},
+		{".claude/.workflow-state.json.swp", false, "", ""},
+		{".claude/.#workflow-state.json", false, "", ""},
+		{".claude/workflow-state.json~", false, "", ""},
+		{".claude/4913", false, "", ""},
+		{"../.claude/workflow-state.json", false, "", ""},
+		{"/etc/passwd", false, "", ""},
+		{".claude/a\nb.json", false, "", ""},
+		{"src/main.go", false, "", ""},
+		{".claude/my file.json", true, state.ClassClaudeJSON, "json"},
+	}
+	for _, tc := range cases {
+		k, ok := c.Classify(tc.path)
+		assert.Equal(t, tc.kept, ok, tc.path)
+		assert.Equal(t, tc.class, k.Class, tc.path)
+		assert.Equal(t, tc.schema, k.Schema, tc.path)
+	}
+}
+
+func TestUserRulesComeFirst(t *testing.T) {
+	c := load(t, `
+version: 1
+max_size: 1KB
+files:
+  - glob: .claude/workflow-state.json
+    schema: schemas/mine.json
+  - glob: .claude/scratch-*.json
+    ignore: true
+  - glob: state/*.json
+    class: workflow-state
+    schema: workflow-state
+`)
+	assert.EqualValues(t, 1024, c.MaxSize)
+	k, ok := c.Classify(".claude/workflow-state.json")
+	require.True(t, ok)
+	assert.Equal(t, state.ClassWorkflowState, k.Class, "class inherited from the built-in rule")
+	assert.Equal(t, "schemas/mine.json", k.Schema)
+	_, ok = c.Classify(".claude/scratch-1.json")
+	assert.False(t, ok)
+	k, ok = c.Classify("state/a.json")
+	require.True(t, ok)
+	assert.Equal(t, "workflow-state", k.Schema)
+	assert.True(t, c.WatchDir("state"))
+}
+
+func TestTemplateLoads(t *testing.T) {
+	c := load(t, Template)
+	assert.EqualValues(t, DefaultMaxSize, c.MaxSize)
+	assert.Equal(t, len(DefaultRules), len(c.Rules))
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, bad := range []string{
+		"files:\n  - glob: ../x.json\n",
+		"files:\n  - schema: json\n",
+		"max_size: huge\n",
+		"unknown_key: 1\n",
+		"files: [\n",
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(bad), 0o644))
+		_, err := Load(root)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestWatchDir(t *testing.T) {
+	c := load(t, "")
+	for dir, want := range map[string]bool{
+		".": true, ".claude": true, ".claude/memory": true, "PhaseOutputs": true,
+		"PhaseOutputs/s1": true, "PhaseOutputs/s1/deep": false, "PhaseOutcomes/f": true,
+		"src": false, "node_modules": false, ".git": false,
+	} {
+		assert.Equal(t, want, c.WatchDir(dir), dir)
+	}
+}
+
+func TestAutoMemory(t *testing.T) {
+	assert.Equal(t, "-home-me-my-repo", AutoMemoryKey("/home/me/my_repo"))
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	root := t.TempDir()
+	c, err := Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, ".claude/memory/MEMORY.md", c.Memory, "default when none exists")
+	auto := filepath.Join(home, ".claude", "projects", AutoMemoryKey(root), "memory", "MEMORY.md")
+	require.NoError(t, os.MkdirAll(filepath.Dir(auto), 0o755))
+	require.NoError(t, os.WriteFile(auto, []byte("# Memory\n"), 0o644))
+	c, err = Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, "~/.claude/projects/"+AutoMemoryKey(root)+"/memory/MEMORY.md", c.Memory)
+	assert.Equal(t, auto, c.Abs(c.Memory))
+	files, err := c.Scan()
+	require.NoError(t, err)
+	assert.Contains(t, files, c.Memory)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "MEMORY.md"), []byte("# M\n"), 0o644))
+	c, err = Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, "MEMORY.md", c.Memory, "a repo candidate comes before the auto-memory file")
+}
+
+func TestGraphFromEnv(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(root, "kg", "memory.jsonl"))
+	c, err := Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, "kg/memory.jsonl", c.Graph)
+	assert.True(t, c.WatchDir("kg"))
+}

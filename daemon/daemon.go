@@ -1,0 +1,198 @@
+// Package daemon is the long-running side of strata, `strata watch`: it
+// holds the single-watcher lock, turns the watcher's settled paths into
+// recorded changes through the engine, reports invalid versions at once, and
+// publishes its counters for `strata status`.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/pidlock"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/watcher"
+)
+
+// Options configures a watch run.
+type Options struct {
+	Debounce time.Duration // per-path quiet time before a file is read
+	Rescan   time.Duration // period of the full rescan
+	Logger   *slog.Logger  // one line per recorded change
+	Problems io.Writer     // invalid versions, one line per problem in the validate format
+	// Ready, when set, is called once the catch-up scan has been recorded.
+	Ready func()
+}
+
+// LockPath is the single-watcher lock of a work tree: in its own git dir,
+// so each linked worktree has its own watcher.
+func LockPath(eng *engine.Engine) string {
+	return filepath.Join(eng.Store.GitDir(), "strata", "watch.lock")
+}
+
+// Status is what a running watcher publishes.
+type Status struct {
+	Running  bool      `json:"running"`
+	PID      int       `json:"pid,omitempty"`
+	Since    time.Time `json:"since,omitzero"`
+	Recorded int       `json:"recorded"`
+	Rejected int       `json:"rejected"`
+}
+
+// Info reads the watcher status of a work tree.
+func Info(eng *engine.Engine) (Status, error) {
+	info, held, err := pidlock.Read(LockPath(eng))
+	if err != nil || !held {
+		return Status{}, err
+	}
+	s := Status{Running: true, PID: info.PID, Since: info.Since}
+	s.Recorded, _ = intOf(info.Extra["recorded"])
+	s.Rejected, _ = intOf(info.Extra["rejected"])
+	return s, nil
+}
+
+func intOf(v any) (int, bool) {
+	switch x := v.(type) {
+	case float64:
+		return int(x), true
+	case int:
+		return x, true
+	}
+	return 0, false
+}
+
+// Run watches until ctx is done. It takes the lock (a *pidlock.LockedError
+// wrapping state.ErrLocked when another watcher holds it), records whatever
+// differs from the ref (catch-up), then records each settled change. On
+// return every pending change has been flushed and recorded.
+func Run(ctx context.Context, eng *engine.Engine, o Options) error {
+	lock, err := pidlock.Acquire(LockPath(eng))
+	if err != nil {
+		var le *pidlock.LockedError
+		if errors.As(err, &le) {
+			return fmt.Errorf("another watcher is running on this work tree (pid %d, since %s): %w",
+				le.Holder.PID, le.Holder.Since.Local().Format(time.RFC3339), state.ErrLocked)
+		}
+		return fmt.Errorf("lock: %w", err)
+	}
+	defer lock.Release()
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg := eng.Cfg
+	w, err := watcher.New(watcher.Options{
+		Root:     cfg.Root,
+		Debounce: o.Debounce,
+		Rescan:   o.Rescan,
+		WatchDir: cfg.WatchDir,
+		Match: func(rel string) bool {
+			_, ok := cfg.Classify(rel)
+			return ok
+		},
+		Extra:  cfg.Extra(),
+		Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	log.Info("watching", "root", cfg.Root, "ref", eng.Store.StateRef(), "pid", os.Getpid())
+
+	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock}
+	first := true
+	for b := range w.Batches() {
+		r.handle(b)
+		if first {
+			first = false
+			if o.Ready != nil {
+				o.Ready()
+			}
+		}
+	}
+	err = <-done
+	log.Info("stopped", "recorded", r.recorded, "rejected", r.rejected)
+	return err
+}
+
+// recorder applies batches; only Run's goroutine uses it.
+type recorder struct {
+	eng      *engine.Engine
+	log      *slog.Logger
+	problems io.Writer
+	lock     *pidlock.Lock
+	recorded int
+	rejected int
+}
+
+func (r *recorder) handle(b watcher.Batch) {
+	var kept []config.Kept
+	if b.Rescan {
+		all, err := r.eng.AllPaths()
+		if err != nil {
+			r.log.Warn("rescan", "err", err)
+			return
+		}
+		kept = all
+	} else {
+		for _, p := range b.Paths {
+			rel := p
+			if filepath.IsAbs(p) {
+				rel = r.eng.Cfg.Rel(r.eng.Cfg.Root, p)
+			}
+			if k, ok := r.eng.Cfg.Classify(rel); ok {
+				kept = append(kept, k)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return
+	}
+	outs, err := r.eng.Record(kept, state.SourceWatch)
+	if err != nil {
+		// The store failed (I/O, a lock held past its timeout): the next
+		// rescan retries; the watcher keeps running.
+		r.log.Error("record", "err", err)
+	}
+	now := time.Now()
+	for _, o := range outs {
+		switch {
+		case o.Entry != nil:
+			r.recorded++
+			attrs := []any{"path", o.Path, "action", o.Entry.Action, "commit", short(o.Entry.Commit)}
+			if st, err := os.Stat(r.eng.Cfg.Abs(o.Path)); err == nil && o.Entry.Action != state.ActionDelete {
+				attrs = append(attrs, "latency", now.Sub(st.ModTime()).Round(time.Microsecond))
+			}
+			r.log.Info("recorded", attrs...)
+		case len(o.Problems) > 0 && o.Invalid():
+			if o.Rejected != nil {
+				r.rejected++
+			}
+			if r.problems != nil {
+				fmt.Fprintln(r.problems, o.Problems.Error())
+			}
+			attrs := []any{"path", o.Path}
+			if o.Rejected != nil {
+				attrs = append(attrs, "rejected", short(o.Rejected.Commit))
+			}
+			r.log.Warn("invalid", attrs...)
+		}
+	}
+	_ = r.lock.Update(map[string]any{"recorded": r.recorded, "rejected": r.rejected})
+}
+
+func short(h string) string {
+	if len(h) > 10 {
+		return h[:10]
+	}
+	return h
+}

@@ -1,0 +1,476 @@
+// Package engine is strata's core use-cases over one repository: read kept
+// files safely, validate them with the rules that need history, record valid
+// versions and quarantine invalid ones, and restore past versions. Commands,
+// the watcher and the hooks all go through it, so every writer applies the
+// same rules.
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
+)
+
+// Engine is one repository opened for strata work. It is not safe for
+// concurrent use; the store's ref updates are safe across processes.
+type Engine struct {
+	Cfg   *config.Config
+	Store *gitstore.Store
+	V     *validate.Validator
+	Now   func() time.Time
+}
+
+// Open finds the repository containing dir and loads its configuration.
+// It returns an error wrapping state.ErrNotRepo outside a git work tree.
+func Open(dir string) (*Engine, error) {
+	st, err := gitstore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if st.Root() == "" {
+		return nil, fmt.Errorf("%s: %w (bare repositories have no kept files)", dir, state.ErrNotRepo)
+	}
+	cfg, err := config.Load(st.Root())
+	if err != nil {
+		return nil, err
+	}
+	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize})
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{Cfg: cfg, Store: st, V: v, Now: time.Now}, nil
+}
+
+// File is a kept file as read from disk.
+type File struct {
+	config.Kept
+	Content []byte
+	Exists  bool
+}
+
+// ErrNotKept is returned for a path no rule keeps.
+var ErrNotKept = errors.New("not a kept file")
+
+// PathError is a refused path: outside the kept classes, escaping the
+// repository, or not a regular file.
+type PathError struct {
+	Path   string
+	Reason string
+	Err    error // ErrNotKept, or nil
+	IO     bool  // refused because of what is on disk (a symlink out, not a regular file), not how it was named
+}
+
+func (e *PathError) Error() string { return e.Path + ": " + e.Reason }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Resolve turns a user-given name, relative to cwd as in git, into a kept
+// path. Names that leave the work tree through "..", absolute names (other
+// than the home-directory files strata keeps) and paths no rule keeps are
+// refused with a *PathError.
+func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
+	if strings.ContainsRune(name, 0) {
+		return config.Kept{}, &PathError{Path: name, Reason: "name contains a NUL byte"}
+	}
+	var rel string
+	switch {
+	case strings.HasPrefix(name, "~/"):
+		rel = filepath.ToSlash(filepath.Clean(name))
+	case filepath.IsAbs(name):
+		rel = e.Cfg.Rel(cwd, name)
+		if !strings.HasPrefix(rel, "~/") {
+			return config.Kept{}, &PathError{Path: name, Reason: "absolute paths are refused; name the file relative to the current directory"}
+		}
+	default:
+		if real, err := filepath.EvalSymlinks(cwd); err == nil {
+			cwd = real // the root has its symlinks resolved too
+		}
+		r, err := filepath.Rel(e.Cfg.Root, filepath.Join(cwd, name))
+		rel = filepath.ToSlash(r)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return config.Kept{}, &PathError{Path: name, Reason: `".." leaves the repository`}
+		}
+	}
+	k, ok := e.Cfg.Classify(rel)
+	if !ok {
+		return config.Kept{}, &PathError{Path: rel, Reason: "not a kept file (see strata status and .strata.yaml)", Err: ErrNotKept}
+	}
+	return k, nil
+}
+
+// inside reports whether the directory holding a kept file resolves, through
+// any symlinks, to a place inside the work tree (or the home directory for
+// "~/" paths), so strata never reads or writes outside them.
+func (e *Engine) inside(k config.Kept) error {
+	base := e.Cfg.Root
+	if strings.HasPrefix(k.Path, "~/") {
+		base = e.Cfg.Home
+	}
+	dir := filepath.Dir(e.Cfg.Abs(k.Path))
+	for {
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			rb, _ := filepath.EvalSymlinks(base)
+			if rb == "" {
+				rb = base
+			}
+			if real != rb && !strings.HasPrefix(real, rb+string(filepath.Separator)) {
+				return &PathError{Path: k.Path, Reason: "its directory is a symbolic link out of the repository; not followed", IO: true}
+			}
+			return nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || dir == base || len(dir) <= len(base) {
+			return nil
+		}
+		dir = filepath.Dir(dir) // not created yet: check the nearest existing parent
+	}
+}
+
+// Read reads a kept file from disk without following symlinks. A file that
+// does not exist is returned with Exists false. A symlink, a non-regular
+// file, a file larger than max_size or an unreadable file is a problem.
+func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
+	f := File{Kept: k}
+	if err := e.inside(k); err != nil {
+		return f, &state.Problem{Path: k.Path, Message: strings.TrimPrefix(err.Error(), k.Path+": ")}
+	}
+	name := e.Cfg.Abs(k.Path)
+	st, err := os.Lstat(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return f, nil
+	case err != nil:
+		return f, &state.Problem{Path: k.Path, Message: "cannot stat: " + errText(err)}
+	case st.Mode()&os.ModeSymlink != 0:
+		return f, &state.Problem{Path: k.Path, Message: "is a symbolic link; not followed"}
+	case !st.Mode().IsRegular():
+		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+	case st.Size() > e.Cfg.MaxSize:
+		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.Cfg.MaxSize)}
+	}
+	fh, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, e.Cfg.MaxSize+1))
+	if err != nil {
+		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
+	}
+	if int64(len(data)) > e.Cfg.MaxSize {
+		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file grew past max_size %d while read; not stored", e.Cfg.MaxSize)}
+	}
+	f.Content, f.Exists = data, true
+	return f, nil
+}
+
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Check validates a file's content with its schema and, against prev (the
+// last recorded version, nil when none), the rules that need history: the
+// initiative status machine and the append-only rule of Phase Outcomes.
+func (e *Engine) Check(f File, prev []byte) state.Problems {
+	if !f.Exists {
+		if prev != nil && f.Class.Immutable() {
+			return state.Problems{{Path: f.Path, Message: "a recorded Phase Outcome is append-only and cannot be deleted; run `strata restore " + f.Path + "` to put it back"}}
+		}
+		return nil
+	}
+	problems := e.V.Validate(f.Path, f.Content, f.Schema)
+	if problems.Invalid() || prev == nil {
+		return problems
+	}
+	switch {
+	case f.Class.Immutable() && !bytes.Equal(prev, f.Content):
+		problems = append(problems, state.Problem{Path: f.Path, Message: "a recorded Phase Outcome is append-only and cannot change; write a new numbered file instead, or run `strata restore " + f.Path + "`"})
+	case f.Class == state.ClassInitiative:
+		problems = append(problems, validate.CheckTransition(f.Path, prev, f.Content)...)
+	}
+	return problems
+}
+
+// Outcome is what recording one path did.
+type Outcome struct {
+	Path     string
+	Entry    *state.Entry   // the recorded change; nil when unchanged, skipped or rejected
+	Rejected *state.Entry   // the quarantined version on the rejected ref
+	Problems state.Problems // why it was rejected or skipped; warnings of a recorded file
+}
+
+// Invalid reports whether the outcome is a rejection or a refusal.
+func (o Outcome) Invalid() bool { return o.Problems.Invalid() }
+
+// Head returns the state ref's head commit, or "" when nothing is recorded yet.
+func (e *Engine) Head() (string, error) {
+	h, err := e.Store.Head(e.Store.StateRef())
+	if errors.Is(err, state.ErrNotFound) {
+		return "", nil
+	}
+	return h, err
+}
+
+// recorded returns the snapshot of the state ref's head (path -> blob id).
+func (e *Engine) recorded() (string, map[string]string, error) {
+	head, err := e.Head()
+	if err != nil || head == "" {
+		return head, map[string]string{}, err
+	}
+	files, err := e.Store.Files(head)
+	return head, files, err
+}
+
+// AllPaths lists every kept path on disk or in the recorded snapshot.
+func (e *Engine) AllPaths() ([]config.Kept, error) {
+	onDisk, err := e.Cfg.Scan()
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []config.Kept
+	add := func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		if k, ok := e.Cfg.Classify(p); ok {
+			out = append(out, k)
+		}
+	}
+	for _, p := range onDisk {
+		add(p)
+	}
+	recordedPaths := make([]string, 0, len(files))
+	for p := range files {
+		recordedPaths = append(recordedPaths, p)
+	}
+	sort.Strings(recordedPaths)
+	for _, p := range recordedPaths {
+		add(p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// Record validates the current content of each kept path and records every
+// valid change as its own commit on the state ref (with source src). An
+// invalid version is recorded on the rejected ref and reported in its
+// Outcome; the recorded head keeps the last valid version. Recording content
+// equal to the head records nothing. It is idempotent.
+func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Outcome, 0, len(paths))
+	for _, k := range paths {
+		o, err := e.recordOne(k, src, head, files)
+		if err != nil {
+			return out, err
+		}
+		if o.Entry != nil { // the head moved: later paths compare against it
+			head = o.Entry.Commit
+			files, err = e.Store.Files(head)
+			if err != nil {
+				return out, err
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files map[string]string) (Outcome, error) {
+	o := Outcome{Path: k.Path}
+	f, p := e.Read(k)
+	if p != nil {
+		o.Problems = state.Problems{*p}
+		return o, nil // not readable as a regular file: reported, never stored
+	}
+	blob, had := files[k.Path]
+	if !f.Exists && !had {
+		return o, nil
+	}
+	if f.Exists && had && gitstore.BlobHash(f.Content) == blob {
+		return o, nil // unchanged: no loops on our own writes
+	}
+	var prev []byte
+	if had {
+		var err error
+		if prev, err = e.Store.ReadFile(head, k.Path); err != nil {
+			return o, fmt.Errorf("read recorded %s: %w", k.Path, err)
+		}
+	}
+	ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: e.Now()}
+	o.Problems = e.Check(f, prev)
+	if o.Problems.Invalid() {
+		if e.alreadyRejected(ch) {
+			return o, nil
+		}
+		lines := make([]string, 0, len(o.Problems))
+		for _, p := range o.Problems {
+			lines = append(lines, p.Error())
+		}
+		ent, err := e.Store.Reject(ch, lines)
+		if err != nil {
+			return o, fmt.Errorf("quarantine %s: %w", k.Path, err)
+		}
+		o.Rejected = &ent
+		return o, nil
+	}
+	entries, err := e.Store.Record(ch)
+	if errors.Is(err, state.ErrUnchanged) {
+		return o, nil
+	}
+	if err != nil {
+		return o, fmt.Errorf("record %s: %w", k.Path, err)
+	}
+	if len(entries) > 0 {
+		o.Entry = &entries[0]
+	}
+	return o, nil
+}
+
+// alreadyRejected reports whether the rejected ref's head already holds this
+// exact version, so re-running record on an unchanged invalid file does not
+// pile up identical quarantine commits.
+func (e *Engine) alreadyRejected(ch state.Change) bool {
+	h, err := e.Store.Head(e.Store.RejectedRef())
+	if err != nil {
+		return false
+	}
+	ents, err := e.Store.Log(e.Store.RejectedRef(), gitstore.LogQuery{Limit: 1})
+	if err != nil || len(ents) == 0 || ents[0].Path != ch.Path {
+		return false
+	}
+	data, err := e.Store.ReadFile(h, ch.Path)
+	if ch.Deleted {
+		return errors.Is(err, state.ErrNotFound)
+	}
+	return err == nil && bytes.Equal(data, ch.Content)
+}
+
+// WriteFile replaces a kept file atomically: a temp file in the same
+// directory, fsync, rename, fsync of the directory. The file keeps its mode.
+func (e *Engine) WriteFile(k config.Kept, data []byte) error {
+	if err := e.inside(k); err != nil {
+		return err
+	}
+	name := e.Cfg.Abs(k.Path)
+	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
+		return &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+	}
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(name); err == nil {
+		mode = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".strata-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// RemoveFile deletes a kept file (restoring a moment when it did not exist).
+func (e *Engine) RemoveFile(k config.Kept) error {
+	if err := e.inside(k); err != nil {
+		return err
+	}
+	err := os.Remove(e.Cfg.Abs(k.Path))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Result is the validation of one kept file.
+type Result struct {
+	config.Kept
+	Problems state.Problems
+}
+
+// Validate checks the current content of each path with Check, comparing
+// against the last recorded version. A file that does not exist is reported
+// when it was named explicitly, or when its class is append-only and it was
+// recorded; otherwise it is left out.
+func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) {
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(paths))
+	for _, k := range paths {
+		r := Result{Kept: k}
+		f, p := e.Read(k)
+		if p != nil {
+			r.Problems = state.Problems{*p}
+			out = append(out, r)
+			continue
+		}
+		var prev []byte
+		if _, had := files[k.Path]; had {
+			if prev, err = e.Store.ReadFile(head, k.Path); err != nil {
+				return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
+			}
+		}
+		r.Problems = e.Check(f, prev)
+		if !f.Exists && r.Problems == nil {
+			if !explicit {
+				continue
+			}
+			r.Problems = state.Problems{{Path: k.Path, Message: "no such file"}}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

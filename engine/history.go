@@ -1,0 +1,339 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// Point names a moment of history: a time on the state ref, a commit-ish
+// (of the state ref or of the user's own branches), or, when both are zero,
+// the state ref's head.
+type Point struct {
+	At  time.Time
+	Rev string
+}
+
+func (p Point) String() string {
+	switch {
+	case p.Rev != "":
+		return p.Rev
+	case !p.At.IsZero():
+		return p.At.Format(time.RFC3339)
+	}
+	return "the last recorded version"
+}
+
+// Commit resolves a point to a commit id. It returns an error wrapping
+// state.ErrNotFound when nothing was recorded at that point.
+func (e *Engine) Commit(p Point) (string, error) {
+	switch {
+	case p.Rev != "":
+		c, err := e.Store.Resolve(p.Rev)
+		if err != nil {
+			return "", fmt.Errorf("revision %q: %w", p.Rev, err)
+		}
+		return c, nil
+	case !p.At.IsZero():
+		c, err := e.Store.At(e.Store.StateRef(), p.At)
+		if err != nil {
+			return "", fmt.Errorf("nothing recorded at %s: %w", p.At.Format(time.RFC3339), err)
+		}
+		return c, nil
+	}
+	h, err := e.Store.Head(e.Store.StateRef())
+	if err != nil {
+		return "", fmt.Errorf("nothing recorded yet: %w", err)
+	}
+	return h, nil
+}
+
+// Show returns a kept file's bytes as recorded at a point.
+func (e *Engine) Show(path string, p Point) ([]byte, error) {
+	c, err := e.Commit(p)
+	if err != nil {
+		return nil, err
+	}
+	data, err := e.Store.ReadFile(c, path)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, fmt.Errorf("%s: not recorded at %s: %w", path, p, state.ErrNotFound)
+	}
+	return data, err
+}
+
+// Restore writes the given kept files as they were at a point, atomically,
+// and records the restored versions with source restore in one commit. Every
+// path is checked before anything is written: a path that did not exist at
+// that point, or whose version there fails its schema, writes nothing.
+// Restoring a Phase Outcome is how an append-only violation is undone, so the
+// history rules are not applied; the schema is.
+func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
+	c, err := e.Commit(p)
+	if err != nil {
+		return nil, err
+	}
+	type job struct {
+		k    config.Kept
+		data []byte
+	}
+	jobs := make([]job, 0, len(paths))
+	for _, k := range paths {
+		if err := e.inside(k); err != nil {
+			return nil, err
+		}
+		if st, err := os.Lstat(e.Cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
+			return nil, &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+		}
+		data, err := e.Store.ReadFile(c, k.Path)
+		if errors.Is(err, state.ErrNotFound) {
+			return nil, fmt.Errorf("%s: not recorded at %s: %w", k.Path, p, state.ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ps := e.V.Validate(k.Path, data, k.Schema); ps.Invalid() {
+			return nil, ps
+		}
+		jobs = append(jobs, job{k, data})
+	}
+	for _, j := range jobs {
+		if err := e.WriteFile(j.k, j.data); err != nil {
+			return nil, err
+		}
+	}
+	return e.recordTogether(paths, state.SourceRestore)
+}
+
+// RestoreAll puts every kept file back as it was at a point: files recorded
+// then are written, kept files that did not exist then are removed.
+func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
+	c, err := e.Commit(p)
+	if err != nil {
+		return nil, err
+	}
+	then, err := e.Store.Files(c)
+	if err != nil {
+		return nil, err
+	}
+	now, err := e.AllPaths()
+	if err != nil {
+		return nil, err
+	}
+	var write, remove []config.Kept
+	seen := map[string]bool{}
+	for path := range then {
+		if k, ok := e.Cfg.Classify(path); ok {
+			write = append(write, k)
+			seen[path] = true
+		}
+	}
+	for _, k := range now {
+		if !seen[k.Path] {
+			remove = append(remove, k)
+		}
+	}
+	sort.Slice(write, func(i, j int) bool { return write[i].Path < write[j].Path })
+	datas := make([][]byte, len(write))
+	for i, k := range write {
+		if err := e.inside(k); err != nil {
+			return nil, err
+		}
+		if datas[i], err = e.Store.ReadFile(c, k.Path); err != nil {
+			return nil, err
+		}
+	}
+	for i, k := range write {
+		if err := e.WriteFile(k, datas[i]); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range remove {
+		if err := e.RemoveFile(k); err != nil {
+			return nil, err
+		}
+	}
+	return e.recordTogether(append(write, remove...), state.SourceRestore)
+}
+
+// recordTogether records the current content of paths as ONE commit (a
+// restore or an init is one event). Invalid files are quarantined one by one.
+func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	var changes []state.Change
+	var out []Outcome
+	idx := map[string]int{}
+	for _, k := range paths {
+		o := Outcome{Path: k.Path}
+		f, p := e.Read(k)
+		switch {
+		case p != nil:
+			o.Problems = state.Problems{*p}
+		case !f.Exists && files[k.Path] == "":
+		case f.Exists && files[k.Path] == gitstore.BlobHash(f.Content):
+		default:
+			if f.Exists && src != state.SourceRestore {
+				o.Problems = e.V.Validate(k.Path, f.Content, k.Schema)
+			}
+			if o.Problems.Invalid() {
+				lines := make([]string, len(o.Problems))
+				for i, p := range o.Problems {
+					lines[i] = p.Error()
+				}
+				ent, err := e.Store.Reject(state.Change{Path: k.Path, Content: f.Content, Class: k.Class, Schema: k.Schema, Source: src, Time: now}, lines)
+				if err != nil {
+					return nil, fmt.Errorf("quarantine %s: %w", k.Path, err)
+				}
+				o.Rejected = &ent
+				break
+			}
+			idx[k.Path] = len(out)
+			changes = append(changes, state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now})
+		}
+		out = append(out, o)
+	}
+	if len(changes) == 0 {
+		return out, nil
+	}
+	entries, err := e.Store.Record(changes...)
+	if errors.Is(err, state.ErrUnchanged) {
+		return out, nil
+	}
+	if err != nil {
+		return out, fmt.Errorf("record: %w", err)
+	}
+	for i := range entries {
+		if j, ok := idx[entries[i].Path]; ok {
+			out[j].Entry = &entries[i]
+		}
+	}
+	return out, nil
+}
+
+// InitResult is what `strata init` did.
+type InitResult struct {
+	ConfigWritten bool
+	Outcomes      []Outcome
+}
+
+// Init writes a commented .strata.yaml when none exists and records the
+// current valid state: as the first commit of the state ref when nothing is
+// recorded yet, otherwise as ordinary per-file changes. Invalid files are
+// quarantined and listed. Running it twice changes nothing.
+func (e *Engine) Init() (InitResult, error) {
+	var res InitResult
+	name := filepath.Join(e.Cfg.Root, config.FileName)
+	if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(name, []byte(config.Template), 0o644); err != nil {
+			return res, fmt.Errorf("write %s: %w", config.FileName, err)
+		}
+		res.ConfigWritten = true
+	}
+	paths, err := e.AllPaths()
+	if err != nil {
+		return res, err
+	}
+	head, err := e.Head()
+	if err != nil {
+		return res, err
+	}
+	if head == "" {
+		res.Outcomes, err = e.recordTogether(paths, state.SourceInit)
+	} else {
+		res.Outcomes, err = e.Record(paths, state.SourceInit)
+	}
+	return res, err
+}
+
+// FileStatus is one kept file as `strata status` shows it.
+type FileStatus struct {
+	Path         string         `json:"path"`
+	Class        state.Class    `json:"class"`
+	Schema       string         `json:"schema"`
+	State        string         `json:"state"` // recorded, modified, new, deleted, invalid, unreadable
+	Valid        bool           `json:"valid"`
+	Problems     state.Problems `json:"problems,omitempty"`
+	LastRecorded *time.Time     `json:"last_recorded,omitempty"`
+}
+
+// Status reports every kept file: valid or not, and how it compares with the
+// recorded head.
+func (e *Engine) Status() ([]FileStatus, error) {
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := e.AllPaths()
+	if err != nil {
+		return nil, err
+	}
+	var last map[string]time.Time
+	if head != "" {
+		last, err = e.lastTimes(paths)
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]FileStatus, 0, len(paths))
+	for _, k := range paths {
+		s := FileStatus{Path: k.Path, Class: k.Class, Schema: k.Schema, Valid: true}
+		if t, ok := last[k.Path]; ok {
+			s.LastRecorded = &t
+		}
+		f, p := e.Read(k)
+		blob, had := files[k.Path]
+		switch {
+		case p != nil:
+			s.State, s.Valid, s.Problems = "unreadable", false, state.Problems{*p}
+		case !f.Exists:
+			s.State = "deleted"
+		default:
+			var prev []byte
+			if had {
+				prev, _ = e.Store.ReadFile(head, k.Path)
+			}
+			s.Problems = e.Check(f, prev)
+			s.Valid = !s.Problems.Invalid()
+			switch {
+			case !s.Valid:
+				s.State = "invalid"
+			case !had:
+				s.State = "new"
+			case gitstore.BlobHash(f.Content) == blob:
+				s.State = "recorded"
+			default:
+				s.State = "modified"
+			}
+		}
+		if s.State == "deleted" && !had {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// lastTimes finds the time each path was last recorded, from the trailers.
+func (e *Engine) lastTimes(paths []config.Kept) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for _, k := range paths {
+		ents, err := e.Store.Log(e.Store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(ents) > 0 {
+			out[k.Path] = ents[0].Time
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make run: build strata (done by make), then run its main job on a repository.
+#   $1 = the strata binary, $2 = DIR (optional; default: ./sandbox, created and
+#   seeded with the example state files of testdata/example).
+set -euo pipefail
+strata=$1
+dir=${2:-}
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "$dir" ]; then
+  dir=$here/sandbox
+  if [ ! -d "$dir/.git" ]; then
+    echo "creating a sandbox repository in $dir (git-ignored)"
+    mkdir -p "$dir"
+    git -C "$dir" init -q
+    cp -R "$here/testdata/example/." "$dir/"
+    git -C "$dir" -c user.name=sandbox -c user.email=sandbox@example.invalid commit -q --allow-empty -m "sandbox"
+  fi
+fi
+if ! git -C "$dir" rev-parse --git-dir >/dev/null 2>&1; then
+  echo "$dir is not a git repository; initialising it"
+  git -C "$dir" init -q
+fi
+"$strata" -C "$dir" init
+"$strata" -C "$dir" status
+if "$strata" --help | grep -q '^   watch'; then
+  cat <<TRY
+
+strata is now watching $dir (Ctrl-C stops it). In another terminal, try:
+  cd $dir
+  sed -i 's/"implement"/"review"/' .claude/workflow-state.json
+  $strata log -n 5
+  $strata show .claude/workflow-state.json --at '1m ago'
+  $strata diff .claude/workflow-state.json --from refs/strata/state~1
+  $strata restore .claude/workflow-state.json --rev refs/strata/state~1
+TRY
+  exec "$strata" -C "$dir" watch
+fi
+cat <<TRY
+
+Try next:
+  cd $dir
+  sed -i 's/"implement"/"review"/' .claude/workflow-state.json && $strata record
+  $strata log -n 5
+  $strata diff .claude/workflow-state.json --from refs/strata/state~1
+  $strata restore .claude/workflow-state.json --rev refs/strata/state~1
+TRY
