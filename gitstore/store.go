@@ -23,6 +23,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -353,13 +354,22 @@ func translate(err error) error {
 // repository and runs it once more. Callers hold s.mu.
 func (s *Store) retryMissing(f func() error) error {
 	err := f()
-	if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+	if err == nil || !objectsMoved(err) {
 		return err
 	}
 	if rerr := s.reopen(); rerr != nil {
 		return rerr
 	}
 	return f()
+}
+
+// objectsMoved reports whether an error may come from objects an outside
+// `git gc` packed or repacked under go-git's feet: a loose object gone, or a
+// pack file listed in go-git's cached pack list that was replaced.
+func objectsMoved(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) ||
+		errors.Is(err, dotgit.ErrPackfileNotFound) ||
+		errors.Is(err, fs.ErrNotExist)
 }
 
 // now is the clock used when a change carries no time; tests may replace it.
