@@ -110,19 +110,51 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 
 	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock}
 	first := true
-	for b := range w.Batches() {
-		r.handle(b)
-		if first {
-			first = false
-			if o.Ready != nil {
-				o.Ready()
+	batches := w.Batches()
+	var retry <-chan time.Time
+	backoff := retryMin
+	for batches != nil {
+		select {
+		case b, ok := <-batches:
+			if !ok {
+				batches = nil
+				continue
+			}
+			if !r.handle(b) && retry == nil {
+				retry = time.After(backoff)
+			}
+			if first {
+				first = false
+				if o.Ready != nil {
+					o.Ready()
+				}
+			}
+		case <-retry:
+			// A record failed (I/O, a ref lock held past its timeout, objects
+			// moved by an outside git gc): rescan soon instead of waiting for
+			// the periodic rescan, backing off while it keeps failing.
+			retry = nil
+			if r.handle(watcher.Batch{Rescan: true}) {
+				backoff = retryMin
+			} else {
+				backoff = min(2*backoff, retryMax)
+				retry = time.After(backoff)
 			}
 		}
+	}
+	if retry != nil {
+		r.handle(watcher.Batch{Rescan: true}) // last chance before exit
 	}
 	err = <-done
 	log.Info("stopped", "recorded", r.recorded, "rejected", r.rejected)
 	return err
 }
+
+// The retry delays after a failed record.
+const (
+	retryMin = 200 * time.Millisecond
+	retryMax = 10 * time.Second
+)
 
 // recorder applies batches; only Run's goroutine uses it.
 type recorder struct {
@@ -134,13 +166,15 @@ type recorder struct {
 	rejected int
 }
 
-func (r *recorder) handle(b watcher.Batch) {
+// handle records a batch and reports whether it succeeded; invalid content
+// is a success (it was judged and quarantined), an I/O failure is not.
+func (r *recorder) handle(b watcher.Batch) bool {
 	var kept []config.Kept
 	if b.Rescan {
 		all, err := r.eng.AllPaths()
 		if err != nil {
 			r.log.Warn("rescan", "err", err)
-			return
+			return false
 		}
 		kept = all
 	} else {
@@ -155,13 +189,11 @@ func (r *recorder) handle(b watcher.Batch) {
 		}
 	}
 	if len(kept) == 0 {
-		return
+		return true
 	}
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	if err != nil {
-		// The store failed (I/O, a lock held past its timeout): the next
-		// rescan retries; the watcher keeps running.
-		r.log.Error("record", "err", err)
+		r.log.Error("record", "err", err) // retried by Run; the watcher keeps running
 	}
 	now := time.Now()
 	for _, o := range outs {
@@ -188,6 +220,7 @@ func (r *recorder) handle(b watcher.Batch) {
 		}
 	}
 	_ = r.lock.Update(map[string]any{"recorded": r.recorded, "rejected": r.rejected})
+	return err == nil
 }
 
 func short(h string) string {
