@@ -376,6 +376,35 @@ func TestCloseFlushesPending(t *testing.T) {
 			t.Fatalf("batches %v, want %v", got, want)
 		}
 	})
+	t.Run("events on their way", func(t *testing.T) {
+		// The event is queued when the stop comes; whichever the loop picks
+		// first, the path must be in the final batch.
+		for range 20 {
+			src := newFakeSource()
+			src.events = make(chan fsnotify.Event, 1)
+			w, err := newWithSource(Options{Root: t.TempDir(), Rescan: -1}, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- w.Run(ctx) }()
+			onLoop(t, w, func() {
+				src.events <- fsnotify.Event{Name: filepath.Join(w.root, "a.json"), Op: fsnotify.Write}
+				cancel()
+			})
+			if err := <-errc; err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			var got []string
+			for b := range w.Batches() {
+				got = append(got, b.Paths...)
+			}
+			if !slices.Equal(got, []string{"a.json"}) {
+				t.Fatalf("flushed %q, want a.json", got)
+			}
+		}
+	})
 	t.Run("real", func(t *testing.T) {
 		root := t.TempDir()
 		w, err := New(Options{Root: root, Debounce: time.Hour, Rescan: -1})
