@@ -628,3 +628,48 @@ func TestNewRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodicRescan checks the periodic rescan signal, and that it also
+// picks up an Extra file's directory that did not exist at start.
+func TestPeriodicRescan(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	memDir := filepath.Join(home, ".claude", "projects", "-repo", "memory")
+	memory := filepath.Join(memDir, "MEMORY.md")
+	w, err := New(Options{Root: root, Rescan: 100 * time.Millisecond, Extra: []string{memory}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(w)
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(context.Background()) }()
+	defer func() {
+		w.Close()
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	poll(t, "three rescans", func() bool {
+		bs, _ := c.since(0)
+		n := 0
+		for _, b := range bs {
+			if b.Rescan {
+				n++
+			}
+		}
+		return n >= 3
+	})
+
+	if err := os.MkdirAll(memDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "memory dir watched", func() bool {
+		var ok bool
+		onLoop(t, w, func() { ok = w.watched[memDir] })
+		return ok
+	})
+	_, n := c.since(0)
+	if err := os.WriteFile(memory, []byte("# Memory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBatch(t, c, n, "MEMORY.md as an absolute path", hasPath(memory))
+}
