@@ -212,7 +212,8 @@ func (w *Watcher) Batches() <-chan Batch { return w.out }
 
 // Run adds the watches and reports changes until ctx is done or Close is
 // called. Before returning it emits every path still pending, settled or not,
-// as a final Batch, and closes Batches. It returns nil when stopped by ctx or
+// as a final Batch, events already on their way included, and closes
+// Batches. It returns nil when stopped by ctx or
 // Close; it survives every filesystem error. Run may be called only once.
 func (w *Watcher) Run(ctx context.Context) error {
 	w.mu.Lock()
@@ -252,6 +253,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			w.drain(events)
 			w.flush()
 			return nil
 		case ev, ok := <-events:
@@ -413,6 +415,36 @@ func (w *Watcher) settle(now time.Time) {
 	}
 	if !next.IsZero() {
 		w.arm(next, now)
+	}
+}
+
+// Bounds of drain: it stops at the first drainQuiet without an event, and
+// after drainMax in any case, so a stop is never held up for long.
+const (
+	drainQuiet = 10 * time.Millisecond
+	drainMax   = 250 * time.Millisecond
+)
+
+// drain takes in the events already on their way when the watcher stops, so
+// that a write made just before SIGTERM is in the final flush.
+func (w *Watcher) drain(events <-chan fsnotify.Event) {
+	quiet := time.NewTimer(drainQuiet)
+	defer quiet.Stop()
+	deadline := time.NewTimer(drainMax)
+	defer deadline.Stop()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			w.handle(ev, time.Now())
+			quiet.Reset(drainQuiet)
+		case <-quiet.C:
+			return
+		case <-deadline.C:
+			return
+		}
 	}
 }
 

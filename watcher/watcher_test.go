@@ -376,6 +376,35 @@ func TestCloseFlushesPending(t *testing.T) {
 			t.Fatalf("batches %v, want %v", got, want)
 		}
 	})
+	t.Run("events on their way", func(t *testing.T) {
+		// The event is queued when the stop comes; whichever the loop picks
+		// first, the path must be in the final batch.
+		for range 20 {
+			src := newFakeSource()
+			src.events = make(chan fsnotify.Event, 1)
+			w, err := newWithSource(Options{Root: t.TempDir(), Rescan: -1}, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- w.Run(ctx) }()
+			onLoop(t, w, func() {
+				src.events <- fsnotify.Event{Name: filepath.Join(w.root, "a.json"), Op: fsnotify.Write}
+				cancel()
+			})
+			if err := <-errc; err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			var got []string
+			for b := range w.Batches() {
+				got = append(got, b.Paths...)
+			}
+			if !slices.Equal(got, []string{"a.json"}) {
+				t.Fatalf("flushed %q, want a.json", got)
+			}
+		}
+	})
 	t.Run("real", func(t *testing.T) {
 		root := t.TempDir()
 		w, err := New(Options{Root: root, Debounce: time.Hour, Rescan: -1})
@@ -598,4 +627,49 @@ func TestNewRejects(t *testing.T) {
 			t.Errorf("New(%+v) succeeded", opts)
 		}
 	}
+}
+
+// TestPeriodicRescan checks the periodic rescan signal, and that it also
+// picks up an Extra file's directory that did not exist at start.
+func TestPeriodicRescan(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	memDir := filepath.Join(home, ".claude", "projects", "-repo", "memory")
+	memory := filepath.Join(memDir, "MEMORY.md")
+	w, err := New(Options{Root: root, Rescan: 100 * time.Millisecond, Extra: []string{memory}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(w)
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(context.Background()) }()
+	defer func() {
+		w.Close()
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	poll(t, "three rescans", func() bool {
+		bs, _ := c.since(0)
+		n := 0
+		for _, b := range bs {
+			if b.Rescan {
+				n++
+			}
+		}
+		return n >= 3
+	})
+
+	if err := os.MkdirAll(memDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "memory dir watched", func() bool {
+		var ok bool
+		onLoop(t, w, func() { ok = w.watched[memDir] })
+		return ok
+	})
+	_, n := c.since(0)
+	if err := os.WriteFile(memory, []byte("# Memory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBatch(t, c, n, "MEMORY.md as an absolute path", hasPath(memory))
 }
