@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -125,6 +126,9 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			}
 			if first {
 				first = false
+				// The catch-up read every kept file; hand that garbage back to
+				// the OS now rather than keep it resident while idle.
+				debug.FreeOSMemory()
 				if o.Ready != nil {
 					o.Ready()
 				}

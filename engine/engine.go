@@ -215,6 +215,7 @@ type Outcome struct {
 	Entry    *state.Entry   // the recorded change; nil when unchanged, skipped or rejected
 	Rejected *state.Entry   // the quarantined version on the rejected ref
 	Problems state.Problems // why it was rejected or skipped; warnings of a recorded file
+	blob     string         // the recorded content's blob id
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.
@@ -293,9 +294,10 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 		}
 		if o.Entry != nil { // the head moved: later paths compare against it
 			head = o.Entry.Commit
-			files, err = e.Store.Files(head)
-			if err != nil {
-				return out, err
+			if o.Entry.Action == state.ActionDelete {
+				delete(files, k.Path)
+			} else {
+				files[k.Path] = o.blob
 			}
 		}
 		out = append(out, o)
@@ -350,6 +352,7 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 	}
 	if len(entries) > 0 {
 		o.Entry = &entries[0]
+		o.blob = gitstore.BlobHash(f.Content)
 	}
 	return o, nil
 }
