@@ -32,6 +32,8 @@ func TestBadInput(t *testing.T) {
 		{"not utf8", "workflow-state", "{\"type\": \"\xc3\x28\"}", ws + `:1:11: /: file is not valid UTF-8`},
 		{"utf16", "workflow-state", "\xff\xfe{\x00}\x00", ws + `:1:1: /: file is UTF-16 encoded, want UTF-8`},
 		{"deep arrays", "json", deep, ws + ":1:1001: " + strings.Repeat("/0", 1000) + ": nesting deeper than 1000 levels"},
+		{"huge exponent", "workflow-state", `{"ttl": 1e999999999}`, ws + `:1:9: /ttl: number out of range: more than 100 characters or an exponent beyond ±400`},
+		{"huge number", "json", "[" + strings.Repeat("9", 5<<20) + "]", ws + `:1:2: /0: number out of range: more than 100 characters or an exponent beyond ±400`},
 		{"deep objects", "workflow-state", deepObj, ""},
 		{"yaml alias bomb", "yaml", billionLaughs, ""},
 		{"yaml duplicate", "phase-outcome", "phase: a\nfeature: f\nphase: b\n", `PhaseOutcomes/f/001-implement.yaml:3:1: /phase: duplicate key "phase" (first at line 1)`},

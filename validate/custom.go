@@ -99,7 +99,7 @@ func cleanCompileError(err error, root string) string {
 	for i := range fields {
 		fields[i] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(fields[i]), "- "))
 	}
-	return strings.Join(fields, "; ")
+	return oneLine(strings.Join(fields, "; "))
 }
 
 // repoLoader loads schema files that a custom schema references ($ref),

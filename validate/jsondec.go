@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -427,8 +428,10 @@ func (p *jsonParser) number() (any, *syntaxError) {
 			return nil, p.errUnexpected("in number, want a digit after '.'")
 		}
 	}
+	expStart := 0
 	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
 		p.i++
+		expStart = p.i
 		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
 			p.i++
 		}
@@ -436,7 +439,33 @@ func (p *jsonParser) number() (any, *syntaxError) {
 			return nil, p.errUnexpected("in number, want a digit in the exponent")
 		}
 	}
+	if p.i-start > maxNumberLen || expStart > 0 && !smallExponent(d[expStart:p.i]) {
+		return nil, &syntaxError{off: start, msg: "number out of range: more than " + strconv.Itoa(maxNumberLen) +
+			" characters or an exponent beyond ±" + strconv.Itoa(maxExponent)}
+	}
 	return json.Number(d[start:p.i]), nil
+}
+
+// Limits on numbers: the schema validator computes with exact rationals, so
+// 1e999999999 or a megabyte of digits would take it minutes. No state file
+// needs numbers beyond these.
+const (
+	maxNumberLen = 100
+	maxExponent  = 400
+)
+
+// smallExponent reports whether the exponent digits (with optional sign)
+// stay within ±maxExponent.
+func smallExponent(exp []byte) bool {
+	exp = bytes.TrimLeft(exp, "+-")
+	n := 0
+	for _, c := range exp {
+		n = n*10 + int(c-'0')
+		if n > maxExponent {
+			return false
+		}
+	}
+	return true
 }
 
 // pointer builds an RFC 6901 JSON Pointer from its unescaped tokens.
@@ -450,7 +479,30 @@ func pointer(tokens []string) string {
 		if strings.ContainsAny(t, "~/") {
 			t = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
 		}
-		b.WriteString(t)
+		b.WriteString(oneLine(t))
 	}
 	return b.String()
+}
+
+// oneLine escapes the characters that would break a problem's one-line
+// output (control characters and Unicode line separators) as Go escapes.
+// Keys and patterns are free text; messages must stay one line.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, breaksLine) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if breaksLine(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func breaksLine(r rune) bool {
+	return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
 }

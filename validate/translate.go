@@ -35,6 +35,7 @@ func check(path string, doc any, loc locator, sch *jsonschema.Schema) []state.Pr
 	var ps []state.Problem
 	seen := make(map[string]bool)
 	add := func(ptr, msg string) {
+		msg = oneLine(msg)
 		if key := ptr + "\x00" + msg; !seen[key] {
 			seen[key] = true
 			ps = append(ps, loc.at(path, ptr, msg))
@@ -162,7 +163,7 @@ func rat(r *big.Rat) string {
 	if r == nil {
 		return "?"
 	}
-	if r.IsInt() {
+	if r.IsInt() && r.Num().BitLen() < 64 {
 		return r.Num().String()
 	}
 	f, _ := r.Float64()
