@@ -173,6 +173,7 @@ type recorder struct {
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
 func (r *recorder) handle(b watcher.Batch) bool {
+	r.eng.Forget()
 	var kept []config.Kept
 	if b.Rescan {
 		all, err := r.eng.AllPaths()

@@ -30,7 +30,31 @@ type Engine struct {
 	Store *gitstore.Store
 	V     *validate.Validator
 	Now   func() time.Time
+
+	realDirs map[string]string // EvalSymlinks results by directory, for one command's run
 }
+
+// realDir resolves a directory's symlinks, remembering the answer: a command
+// over 1 000 files in one folder resolves it once. A long-running caller
+// (the watcher) calls forget before each batch, since directories may be
+// replaced by symlinks while it runs.
+func (e *Engine) realDir(dir string) (string, error) {
+	if r, ok := e.realDirs[dir]; ok {
+		return r, nil
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if e.realDirs == nil {
+		e.realDirs = map[string]string{}
+	}
+	e.realDirs[dir] = r
+	return r, nil
+}
+
+// Forget drops remembered directory resolutions.
+func (e *Engine) Forget() { e.realDirs = nil }
 
 // Open finds the repository containing dir and loads its configuration.
 // It returns an error wrapping state.ErrNotRepo outside a git work tree.
@@ -93,7 +117,7 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 			return config.Kept{}, &PathError{Path: name, Reason: "absolute paths are refused; name the file relative to the current directory"}
 		}
 	default:
-		if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		if real, err := e.realDir(cwd); err == nil {
 			cwd = real // the root has its symlinks resolved too
 		}
 		r, err := filepath.Rel(e.Cfg.Root, filepath.Join(cwd, name))
@@ -119,9 +143,9 @@ func (e *Engine) inside(k config.Kept) error {
 	}
 	dir := filepath.Dir(e.Cfg.Abs(k.Path))
 	for {
-		real, err := filepath.EvalSymlinks(dir)
+		real, err := e.realDir(dir)
 		if err == nil {
-			rb, _ := filepath.EvalSymlinks(base)
+			rb, _ := e.realDir(base)
 			if rb == "" {
 				rb = base
 			}

@@ -19,6 +19,13 @@ import (
 // <ref>.lock before giving up with state.ErrLocked.
 var LockTimeout = 5 * time.Second
 
+// StaleLockAge is the age past which a <ref>.lock of a strata ref is taken
+// to be abandoned by a writer that died between creating it and renaming it
+// (a watcher killed with SIGKILL), and removed. git and strata hold a ref
+// lock for milliseconds; git itself would ask a human to delete the file,
+// which a restarted watcher cannot do.
+var StaleLockAge = 10 * time.Second
+
 // refFile returns the loose file of ref. Per-worktree refs (HEAD and the
 // like) live in the work tree's git dir; every refs/ name strata uses lives
 // in the common dir, where all work trees and git itself see it.
@@ -136,6 +143,12 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("lock ref: %w", err)
+		}
+		if strings.HasPrefix(ref, "refs/strata/") {
+			if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) > StaleLockAge {
+				_ = os.Remove(path) // abandoned: see StaleLockAge
+				continue
+			}
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s: %w", path, state.ErrLocked)

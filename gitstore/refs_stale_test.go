@@ -1,0 +1,36 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// TestStaleRefLock: a <ref>.lock left by a writer killed between create and
+// rename blocks updates only until it is StaleLockAge old; a fresh lock is
+// respected and ends in ErrLocked.
+func TestStaleRefLock(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	require.NoError(t, err)
+	mustRecord(t, s, change(".claude/a.json", "{}", t0))
+	lock := s.refFile(s.StateRef()) + ".lock"
+
+	defer func(timeout time.Duration) { LockTimeout = timeout }(LockTimeout)
+	LockTimeout = 200 * time.Millisecond
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	_, err = s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+	require.True(t, errors.Is(err, state.ErrLocked), "a fresh lock is respected: %v", err)
+
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.Chtimes(lock, old, old))
+	mustRecord(t, s, change(".claude/a.json", `{"v":2}`, t0.Add(2*time.Second)))
+	_, err = os.Stat(lock)
+	require.True(t, errors.Is(err, os.ErrNotExist), "the lock is gone after the rename")
+	fsck(t, r.wt)
+}
