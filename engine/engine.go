@@ -213,6 +213,8 @@ func errText(err error) string {
 // Check validates a file's content with its schema and, against prev (the
 // last recorded version, nil when none), the rules that need history: the
 // initiative status machine and the append-only rule of Phase Outcomes.
+// A decision resolution is also checked against its Phase Outcome and the
+// other resolutions of its decision (see checkResolution).
 func (e *Engine) Check(f File, prev []byte) state.Problems {
 	if !f.Exists {
 		if prev != nil && f.Class.Immutable() {
@@ -221,6 +223,9 @@ func (e *Engine) Check(f File, prev []byte) state.Problems {
 		return nil
 	}
 	problems := e.V.Validate(f.Path, f.Content, f.Schema)
+	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
+		problems = append(problems, e.checkResolution(f)...)
+	}
 	if problems.Invalid() || prev == nil {
 		return problems
 	}

@@ -1,0 +1,387 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/phase"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
+)
+
+// isHandoff reports whether a class is a Phase Outcome or a resolution.
+func isHandoff(c state.Class) bool {
+	return c == state.ClassPhaseOutcome || c == state.ClassDecisionResolution
+}
+
+// handoff is one append-only file as strata sees it: the recorded version
+// when there is one (a recorded Phase Outcome or resolution cannot change,
+// so an edit on disk does not count), else the file on disk.
+type handoff struct {
+	config.Kept
+	Content  []byte
+	Recorded bool
+}
+
+// snapshot is the state ref's head and its files, read once per operation.
+type snapshot struct {
+	head  string
+	files map[string]string
+}
+
+func (e *Engine) snapshot() (snapshot, error) {
+	head, files, err := e.recorded()
+	return snapshot{head, files}, err
+}
+
+// readHandoff returns a handoff file's content, recorded version first; ok
+// is false when it is neither recorded nor a readable regular file on disk.
+func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
+	h := handoff{Kept: k}
+	if _, had := s.files[k.Path]; had {
+		data, err := e.Store.ReadFile(s.head, k.Path)
+		if err != nil {
+			return h, false, fmt.Errorf("read recorded %s: %w", k.Path, err)
+		}
+		h.Content, h.Recorded = data, true
+		return h, true, nil
+	}
+	f, p := e.Read(k)
+	if p != nil || !f.Exists {
+		return h, false, nil
+	}
+	h.Content = f.Content
+	return h, true, nil
+}
+
+// handoffPaths lists the handoff files of one folder (repo-relative), on
+// disk or recorded, sorted.
+func (e *Engine) handoffPaths(s snapshot, dir string) []config.Kept {
+	seen := map[string]bool{}
+	var out []config.Kept
+	add := func(rel string) {
+		if seen[rel] {
+			return
+		}
+		seen[rel] = true
+		if k, ok := e.Cfg.Classify(rel); ok && isHandoff(k.Class) {
+			out = append(out, k)
+		}
+	}
+	if ents, err := os.ReadDir(e.Cfg.Abs(dir)); err == nil {
+		for _, d := range ents {
+			add(path.Join(dir, d.Name()))
+		}
+	}
+	for p := range s.files {
+		if path.Dir(p) == dir {
+			add(p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Folder reads one feature folder of Phase Outcomes and resolutions (dir is
+// repo-relative). A file that fails its schema is left out of the folder
+// and its problems returned; its number still counts for NextNumber.
+func (e *Engine) Folder(dir string) (phase.Folder, state.Problems, error) {
+	s, err := e.snapshot()
+	if err != nil {
+		return phase.Folder{}, nil, err
+	}
+	return e.folder(s, dir)
+}
+
+func (e *Engine) folder(s snapshot, dir string) (phase.Folder, state.Problems, error) {
+	f := phase.Folder{Dir: dir, Feature: path.Base(dir)}
+	var problems state.Problems
+	for _, k := range e.handoffPaths(s, dir) {
+		if n := phase.Number(k.Path); n >= 0 {
+			f.Numbers = append(f.Numbers, n)
+		}
+		h, ok, err := e.readHandoff(s, k)
+		if err != nil {
+			return f, problems, err
+		}
+		if !ok {
+			continue
+		}
+		if ps := e.V.Validate(k.Path, h.Content, k.Schema); ps.Invalid() {
+			problems = append(problems, ps...)
+			continue
+		}
+		doc, ps := validate.DecodeYAML(k.Path, h.Content)
+		if ps.Invalid() { // a custom schema may accept what is not YAML
+			problems = append(problems, ps...)
+			continue
+		}
+		if k.Class == state.ClassPhaseOutcome {
+			f.Outcomes = append(f.Outcomes, phase.ParseOutcome(k.Path, doc))
+		} else {
+			r := phase.ParseResolution(k.Path, doc)
+			r.Recorded = h.Recorded
+			f.Resolutions = append(f.Resolutions, r)
+		}
+	}
+	f.Sort()
+	return f, problems, nil
+}
+
+// FolderDirs lists every folder holding a Phase Outcome or a resolution,
+// on disk or recorded, sorted.
+func (e *Engine) FolderDirs() ([]string, error) {
+	onDisk, err := e.Cfg.Scan()
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if k, ok := e.Cfg.Classify(p); ok && isHandoff(k.Class) && !seen[path.Dir(p)] {
+			seen[path.Dir(p)] = true
+			out = append(out, path.Dir(p))
+		}
+	}
+	for _, p := range onDisk {
+		add(p)
+	}
+	for p := range files {
+		add(p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// FeatureDir finds the folder of a feature: the one folder of handoffs
+// named feature. It returns an error wrapping state.ErrNotFound, listing
+// the known features, when there is none.
+func (e *Engine) FeatureDir(feature string) (string, error) {
+	dirs, err := e.FolderDirs()
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		if path.Base(d) == feature || d == strings.TrimSuffix(feature, "/") {
+			return d, nil
+		}
+		names = append(names, path.Base(d))
+	}
+	known := "none yet"
+	if len(names) > 0 {
+		known = strings.Join(names, ", ")
+	}
+	return "", fmt.Errorf("feature %q has no Phase Outcomes (features: %s): %w", feature, known, state.ErrNotFound)
+}
+
+// checkResolution applies the cross-file rules of a decision resolution
+// (SPEC §1): its choice is one of the options of the decision in the Phase
+// Outcome it names, and a decision is resolved once — a resolution of a
+// decision that another resolution (recorded, or earlier in the folder)
+// already resolves is rejected and names the first. f must be schema-valid.
+func (e *Engine) checkResolution(f File) state.Problems {
+	doc, ps := validate.DecodeYAML(f.Path, f.Content)
+	if ps.Invalid() {
+		return ps
+	}
+	s, err := e.snapshot()
+	if err != nil {
+		return state.Problems{{Path: f.Path, Message: "cannot read the recorded state: " + err.Error()}}
+	}
+	r := phase.ParseResolution(f.Path, doc)
+	_, r.Recorded = s.files[f.Path]
+	target := phase.OutcomePath(f.Path, r.Outcome)
+
+	var outcome *phase.Outcome
+	missing := ""
+	k, ok := e.Cfg.Classify(target)
+	switch {
+	case !ok || k.Class != state.ClassPhaseOutcome:
+		missing = fmt.Sprintf("%q is not a Phase Outcome file", r.Outcome)
+	default:
+		h, found, err := e.readHandoff(s, k)
+		switch {
+		case err != nil:
+			missing = "cannot read " + target + ": " + err.Error()
+		case !found:
+			missing = "Phase Outcome " + target + " does not exist"
+		case e.V.Validate(k.Path, h.Content, k.Schema).Invalid():
+			missing = "Phase Outcome " + target + " is invalid; run strata validate " + target
+		default:
+			od, _ := validate.DecodeYAML(k.Path, h.Content)
+			o := phase.ParseOutcome(k.Path, od)
+			outcome = &o
+		}
+	}
+	var others []phase.Resolution
+	dirs := []string{path.Dir(f.Path)}
+	if d := path.Dir(target); d != dirs[0] {
+		dirs = append(dirs, d)
+	}
+	for _, dir := range dirs {
+		fo, _, err := e.folder(s, dir)
+		if err != nil {
+			return state.Problems{{Path: f.Path, Message: "cannot read " + dir + ": " + err.Error()}}
+		}
+		others = append(others, fo.Resolutions...)
+	}
+	var out state.Problems
+	for _, p := range phase.CheckResolution(r, outcome, missing, others) {
+		out = append(out, validate.ProblemAt(f.Path, f.Content, true, p.Pointer, p.Message))
+	}
+	return out
+}
+
+// Decision asks to resolve one pending decision of a feature.
+type Decision struct {
+	Feature string
+	ID      string
+	Choice  string
+	By      string
+	Note    string
+}
+
+// Decided is a resolution written and recorded by Decide.
+type Decided struct {
+	Path     string
+	Decision phase.Decision
+	Entry    *state.Entry // nil if recording found nothing to do
+}
+
+// Decide writes the next numbered resolution file of a feature folder and
+// records it with source record. Everything is checked before anything is
+// written: a feature or decision that does not exist is an error wrapping
+// state.ErrNotFound (listing what exists); a choice outside the decision's
+// options, an already resolved decision, or a resolution failing its schema
+// is returned as state.Problems. When several Phase Outcomes of the folder
+// hold a pending decision with this id, the latest one is resolved.
+func (e *Engine) Decide(d Decision) (Decided, error) {
+	var res Decided
+	dir, err := e.FeatureDir(d.Feature)
+	if err != nil {
+		return res, err
+	}
+	s, err := e.snapshot()
+	if err != nil {
+		return res, err
+	}
+	folder, _, err := e.folder(s, dir)
+	if err != nil {
+		return res, err
+	}
+	cands := folder.Decisions(d.ID)
+	if len(cands) == 0 {
+		known := "none"
+		if ids := folder.IDs(); len(ids) > 0 {
+			known = strings.Join(ids, ", ")
+		}
+		return res, fmt.Errorf("decision %s is not in feature %s (its decisions: %s): %w", d.ID, folder.Feature, known, state.ErrNotFound)
+	}
+	var target *phase.Decision
+	for i := len(cands) - 1; i >= 0 && target == nil; i-- {
+		if _, done := folder.ResolutionOf(cands[i]); !done {
+			target = &cands[i]
+		}
+	}
+	if target == nil {
+		first, _ := folder.ResolutionOf(cands[len(cands)-1])
+		h, _, _ := e.readHandoff(s, config.Kept{Path: first.Path, Class: state.ClassDecisionResolution})
+		return res, state.Problems{validate.ProblemAt(first.Path, h.Content, true, "/resolves",
+			fmt.Sprintf("decision %s is already resolved here (choice %q); a decision is resolved once", d.ID, first.Choice))}
+	}
+	res.Decision = *target
+	if !contains(target.Options, d.Choice) {
+		h, _, _ := e.readHandoff(s, config.Kept{Path: target.Outcome, Class: state.ClassPhaseOutcome})
+		ptr := fmt.Sprintf("/pending_decisions/%d/options", target.Index)
+		return res, state.Problems{validate.ProblemAt(target.Outcome, h.Content, true, ptr,
+			fmt.Sprintf("%q is not an option of %s; choose one of %s", d.Choice, d.ID, phase.Quoted(target.Options)))}
+	}
+	r := phase.Resolution{Resolves: d.ID, Outcome: target.Outcome, Choice: d.Choice, By: d.By,
+		At: e.Now().Format(time.RFC3339), Note: d.Note}
+	rel := path.Join(dir, phase.ResolutionName(folder.NextNumber(), d.ID))
+	k, ok := e.Cfg.Classify(rel)
+	if !ok || k.Class != state.ClassDecisionResolution {
+		return res, fmt.Errorf("%s would not be kept as a decision resolution; check .strata.yaml", rel)
+	}
+	content := r.YAML()
+	if doc, ps := validate.DecodeYAML(rel, content); ps.Invalid() || roundTrip(phase.ParseResolution(rel, doc)) != roundTrip(r) {
+		return res, fmt.Errorf("%s: the resolution does not encode as YAML faithfully (a bug)", rel)
+	}
+	if ps := e.Check(File{Kept: k, Content: content, Exists: true}, nil); ps.Invalid() {
+		return res, ps
+	}
+	if _, err := os.Lstat(e.Cfg.Abs(rel)); !errors.Is(err, os.ErrNotExist) {
+		return res, fmt.Errorf("%s already exists; run strata decide again", rel)
+	}
+	if err := e.WriteFile(k, content); err != nil {
+		return res, err
+	}
+	res.Path = rel
+	outs, err := e.Record([]config.Kept{k}, state.SourceRecord)
+	if err != nil {
+		return res, err
+	}
+	if len(outs) == 1 && outs[0].Invalid() {
+		return res, outs[0].Problems
+	}
+	if len(outs) == 1 {
+		res.Entry = outs[0].Entry
+	}
+	return res, nil
+}
+
+func roundTrip(r phase.Resolution) [6]string {
+	return [6]string{r.Resolves, r.Outcome, r.Choice, r.By, r.At, r.Note}
+}
+
+func contains(vs []string, v string) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// PhaseFiles reads every phase-output file on disk as a tier of its session
+// folder. Files failing their schema are included as invalid tiers and
+// their problems returned.
+func (e *Engine) PhaseFiles() ([]phase.TierFile, state.Problems, error) {
+	paths, err := e.Cfg.Scan()
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan: %w", err)
+	}
+	var out []phase.TierFile
+	var problems state.Problems
+	for _, p := range paths {
+		k, ok := e.Cfg.Classify(p)
+		if !ok || k.Class != state.ClassPhaseOutput {
+			continue
+		}
+		f, rp := e.Read(k)
+		if rp != nil {
+			problems = append(problems, *rp)
+			out = append(out, phase.NewTierFile(p, nil, false))
+			continue
+		}
+		if !f.Exists {
+			continue
+		}
+		ps := e.V.Validate(k.Path, f.Content, k.Schema)
+		problems = append(problems, ps...)
+		doc, _ := validate.DecodeJSON(k.Path, f.Content)
+		out = append(out, phase.NewTierFile(p, doc, !ps.Invalid()))
+	}
+	return out, problems, nil
+}
