@@ -33,6 +33,8 @@ const (
 	exitInvalid = 1 // invalid content, or a check failed
 	exitUsage   = 2
 	exitOther   = 3 // no repository, I/O, anything else
+
+	exitBlocked = 2 // a Claude Code hook refusing what the agent did: Claude Code shows stderr to the agent
 )
 
 const exitCodesHelp = `
@@ -51,6 +53,10 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 // errReported is a check that failed after its problems were printed.
 var errReported = errors.New("check failed")
+
+// errBlocked is a Claude Code hook's check that failed after its problems
+// were printed on stderr.
+var errBlocked = errors.New("blocked")
 
 // run is the whole program: it parses args, runs one command and maps its
 // error to an exit code. It never calls os.Exit, so deferred cleanup runs.
@@ -71,6 +77,8 @@ func exitCode(err error, w io.Writer) int {
 	switch {
 	case errors.Is(err, errReported):
 		return exitInvalid
+	case errors.Is(err, errBlocked):
+		return exitBlocked
 	case errors.As(err, &ps):
 		fmt.Fprintln(w, ps.Error())
 		return exitInvalid
@@ -145,6 +153,8 @@ func newApp(e *env) *cli.App {
 			newDecisionsCommand(e),
 			newDecideCommand(e),
 			newSchemaCommand(e),
+			newHooksCommand(e),
+			newClaudeCommand(e),
 			newVersionCommand(e),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {

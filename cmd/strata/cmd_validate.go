@@ -12,6 +12,7 @@ import (
 type validateOptions struct {
 	Paths []string
 	JSON  bool
+	Hook  bool
 }
 
 func newValidateCommand(e *env) *cli.Command {
@@ -22,12 +23,24 @@ func newValidateCommand(e *env) *cli.Command {
 		ArgsUsage: "[PATH...]",
 		Description: `Checks every kept file, or the given ones, and prints each problem as
 PATH:LINE:COL: POINTER: message. Paths that strata does not keep are skipped
-with a note. Exit 1 when anything is invalid.`,
+with a note. Exit 1 when anything is invalid.
+
+With --hook, strata is Claude Code's PostToolUse hook: it reads the hook's JSON
+on stdin and checks tool_input.file_path when it is a kept file; exit 2 with
+the problems on stderr (which Claude Code shows the agent) when it is invalid,
+exit 0 otherwise, also when stdin is not hook JSON (a one-line warning).`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "hook", Usage: "read Claude Code's PostToolUse hook JSON on stdin; exit 2 when the written file is invalid", Destination: &o.Hook},
 		},
 		Action: func(c *cli.Context) error {
 			o.Paths = c.Args().Slice()
+			if o.Hook {
+				if len(o.Paths) > 0 || o.JSON {
+					return usagef("validate --hook reads the file to check from stdin; it takes no PATH and no --json")
+				}
+				return runValidateHook(e)
+			}
 			return runValidate(e, o)
 		},
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/hooks"
+	"github.com/strata-dev/strata/state"
+)
+
+type claudeOptions struct {
+	DryRun bool
+	Remove bool
+}
+
+func newClaudeCommand(e *env) *cli.Command {
+	sub := func(name, usage string, remove bool) *cli.Command {
+		o := claudeOptions{Remove: remove}
+		return &cli.Command{
+			Name:  name,
+			Usage: usage,
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting settings.json instead of writing it", Destination: &o.DryRun},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 0 {
+					return usagef("claude %s takes no arguments", name)
+				}
+				return runClaude(e, o)
+			},
+		}
+	}
+	return &cli.Command{
+		Name:  "claude",
+		Usage: "add or remove strata's Claude Code hooks in .claude/settings.json",
+		Description: `install merges two hooks into .claude/settings.json, keeping everything else:
+SessionStart runs "` + hooks.ResumeCommand + `" (its output joins the session's
+context) and PostToolUse, for ` + hooks.ValidateMatcher + `, runs
+"` + hooks.ValidateCommand + `" (exit 2 shows the agent the errors in the state file
+it just wrote). uninstall removes exactly those entries. Both are idempotent;
+the written file is recorded with source record.`,
+		Subcommands: []*cli.Command{
+			sub("install", "merge strata's SessionStart and PostToolUse hooks into .claude/settings.json", false),
+			sub("uninstall", "remove strata's hooks from .claude/settings.json", true),
+		},
+	}
+}
+
+func runClaude(e *env, o claudeOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	k, kept := eng.Cfg.Classify(hooks.SettingsPath)
+	if !kept { // the user's rules ignore it: still edit it, but record nothing
+		k = config.Kept{Path: hooks.SettingsPath, Class: state.ClassClaudeJSON, Schema: "json"}
+	}
+	f, p := eng.Read(k)
+	if p != nil {
+		return state.Problems{*p}
+	}
+	if f.Exists {
+		if ps := eng.V.Validate(k.Path, f.Content, "json"); ps.Invalid() {
+			return ps // left untouched
+		}
+	}
+	merge := hooks.InstallClaude
+	if o.Remove {
+		merge = hooks.UninstallClaude
+	}
+	out, changed, err := merge(k.Path, f.Content)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		if _, err := e.Out.Write(out); err != nil {
+			return err
+		}
+		if !changed {
+			fmt.Fprintf(e.Err, "%s: nothing to change\n", k.Path)
+		} else {
+			fmt.Fprintf(e.Err, "%s: would be updated (dry run)\n", k.Path)
+		}
+		return nil
+	}
+	if !changed {
+		if o.Remove {
+			fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
+		} else {
+			fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
+		}
+		return nil
+	}
+	if err := eng.WriteFile(k, out); err != nil {
+		return err
+	}
+	if o.Remove {
+		fmt.Fprintf(e.Out, "removed strata's hooks from %s\n", k.Path)
+	} else {
+		fmt.Fprintf(e.Out, "updated %s: SessionStart runs %q; PostToolUse (%s) runs %q\n", k.Path, hooks.ResumeCommand, hooks.ValidateMatcher, hooks.ValidateCommand)
+	}
+	if !kept {
+		return nil
+	}
+	outs, err := eng.Record([]config.Kept{k}, state.SourceRecord)
+	if err != nil {
+		return err
+	}
+	for _, oc := range outs {
+		if oc.Entry != nil {
+			fmt.Fprintf(e.Out, "recorded %s (%s)\n", oc.Path, short(oc.Entry.Commit))
+		}
+		if oc.Invalid() {
+			return oc.Problems
+		}
+	}
+	return nil
+}

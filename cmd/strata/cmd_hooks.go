@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/hooks"
+)
+
+func newHooksCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install, remove or run strata's git pre-commit hook",
+		Description: `install puts a pre-commit hook in the hooks directory git uses (core.hooksPath
+when set). A hook that was there is moved to pre-commit.strata-chained and run
+first; uninstall puts it back byte for byte. Both are idempotent.
+run pre-commit is what the hook calls: it checks the staged blobs of kept files
+(not the work tree) and exits 1, refusing the commit, when one is invalid.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "install",
+				Usage: "install the pre-commit hook, chaining an existing one",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usagef("hooks install takes no arguments")
+					}
+					return runHooksInstall(e)
+				},
+			},
+			{
+				Name:  "uninstall",
+				Usage: "remove the pre-commit hook and restore the one it chained",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usagef("hooks uninstall takes no arguments")
+					}
+					return runHooksUninstall(e)
+				},
+			},
+			{
+				Name:      "run",
+				Usage:     "run a hook's check (what the installed hook calls)",
+				ArgsUsage: hooks.HookName,
+				Description: `Checks what the next commit does to kept files: the staged blobs of the
+index git hands the hook (GIT_INDEX_FILE), compared with HEAD. Schema errors,
+initiative transitions from HEAD's status, and changes to or deletions of
+committed Phase Outcomes and decision resolutions are refused. Nothing is
+recorded on strata's refs.`,
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 || c.Args().First() != hooks.HookName {
+						return usagef("hooks run takes one hook name: %s", hooks.HookName)
+					}
+					return runHooksPreCommit(e)
+				},
+			},
+		},
+	}
+}
+
+func runHooksInstall(e *env) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	root := eng.Cfg.Root
+	res, err := hooks.Install(root, hooks.Executable())
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		fmt.Fprintf(e.Out, "pre-commit hook already installed in %s\n", relName(root, res.Hook))
+		return nil
+	}
+	fmt.Fprintf(e.Out, "installed pre-commit hook in %s\n", relName(root, res.Hook))
+	if res.Chained != "" {
+		fmt.Fprintf(e.Out, "it runs the existing hook first, now %s\n", relName(root, res.Chained))
+	}
+	return nil
+}
+
+func runHooksUninstall(e *env) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	root := eng.Cfg.Root
+	res, err := hooks.Uninstall(root)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(e.Out, "strata's pre-commit hook is not installed in %s\n", relName(root, res.Hook))
+	case res.Restored:
+		fmt.Fprintf(e.Out, "removed strata's pre-commit hook; restored the previous hook in %s\n", relName(root, res.Hook))
+	default:
+		fmt.Fprintf(e.Out, "removed strata's pre-commit hook from %s\n", relName(root, res.Hook))
+	}
+	return nil
+}
+
+// runHooksPreCommit is the check the installed hook runs. git runs hooks at
+// the work-tree root and names the index of the commit in GIT_INDEX_FILE
+// (a temporary index for `git commit -a` or `git commit PATH`).
+func runHooksPreCommit(e *env) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	indexFile := os.Getenv("GIT_INDEX_FILE")
+	if indexFile != "" {
+		if indexFile, err = filepath.Abs(indexFile); err != nil {
+			return err
+		}
+	}
+	rep, err := hooks.PreCommit(eng, indexFile)
+	if err != nil {
+		return err
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintln(e.Err, p.Error())
+	}
+	if rep.Invalid > 0 {
+		fmt.Fprintf(e.Err, "strata: commit refused: %d of %d staged state files invalid; fix them and stage them again (git commit --no-verify skips this check)\n", rep.Invalid, rep.Checked)
+		return errReported
+	}
+	return nil
+}
+
+// relName names a file relative to the work-tree root when it is inside it.
+func relName(root, name string) string {
+	if r, err := filepath.Rel(root, name); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return name
+}

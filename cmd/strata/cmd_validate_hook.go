@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+// hookInput is the part of Claude Code's PostToolUse hook JSON strata reads:
+// {"session_id", "hook_event_name": "PostToolUse", "tool_name": "Write",
+// "tool_input": {"file_path": "/abs/path", ...}, "tool_response": {...},
+// "cwd"}. Write, Edit and MultiEdit all name the file in
+// tool_input.file_path.
+type hookInput struct {
+	HookEventName string `json:"hook_event_name"`
+	ToolName      string `json:"tool_name"`
+	ToolInput     struct {
+		FilePath string `json:"file_path"`
+	} `json:"tool_input"`
+	Cwd string `json:"cwd"`
+}
+
+// maxHookInput bounds what is read from stdin; a Write's JSON carries the
+// whole content written.
+const maxHookInput = 256 << 20
+
+// runValidateHook is `strata validate --hook`. It checks the file the tool
+// just wrote, on disk, when it is a kept file of the repository Claude Code
+// runs in (its cwd), with the same rules as record (schema, initiative
+// transitions and append-only Phase Outcomes against the last recorded
+// version). Invalid: the problems on stderr and exit 2, which Claude Code
+// feeds back to the agent. Valid, not kept, deleted, or outside a
+// repository: exit 0, silently. strata's own trouble (stdin that is not hook
+// JSON, an unreadable configuration) never blocks the agent: one warning line
+// on stderr and exit 0. Nothing is recorded; the watcher does that.
+func runValidateHook(e *env) error {
+	data, err := io.ReadAll(io.LimitReader(e.In, maxHookInput))
+	if err != nil {
+		return hookWarn(e, "cannot read stdin: %v", err)
+	}
+	var in hookInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return hookWarn(e, "stdin is not Claude Code hook JSON (%v); nothing checked", err)
+	}
+	name := in.ToolInput.FilePath
+	if name == "" {
+		return nil // not a file-writing tool
+	}
+	dir := in.Cwd
+	if dir == "" || !filepath.IsAbs(dir) {
+		dir = e.Dir
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	eng, err := open(&env{In: e.In, Out: e.Out, Err: e.Err, Dir: dir, Now: e.Now})
+	if errors.Is(err, state.ErrNotRepo) {
+		return nil
+	}
+	if err != nil {
+		return hookWarn(e, "%v; nothing checked", err)
+	}
+	// The root has its symlinks resolved; resolve the file's directory too.
+	if real, err := filepath.EvalSymlinks(filepath.Dir(name)); err == nil {
+		name = filepath.Join(real, filepath.Base(name))
+	}
+	rel := eng.Cfg.Rel(dir, name)
+	k, ok := eng.Cfg.Classify(rel)
+	if !ok {
+		return nil
+	}
+	f, p := eng.Read(k)
+	if p != nil {
+		return blockWith(e, state.Problems{*p}, k.Path)
+	}
+	if !f.Exists {
+		return nil
+	}
+	prev, err := recordedVersion(eng, k.Path)
+	if err != nil {
+		return hookWarn(e, "%v; checked without history", err)
+	}
+	ps := eng.Check(f, prev)
+	if !ps.Invalid() {
+		for _, p := range ps { // warnings: shown, never blocking
+			fmt.Fprintln(e.Err, p.Error())
+		}
+		return nil
+	}
+	return blockWith(e, ps, k.Path)
+}
+
+// recordedVersion is path's content at the state ref's head; nil when it
+// was never recorded.
+func recordedVersion(eng *engine.Engine, path string) ([]byte, error) {
+	head, err := eng.Head()
+	if err != nil || head == "" {
+		return nil, err
+	}
+	data, err := eng.Store.ReadFile(head, path)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, nil
+	}
+	return data, err
+}
+
+func blockWith(e *env, ps state.Problems, path string) error {
+	for _, p := range ps {
+		fmt.Fprintln(e.Err, p.Error())
+	}
+	fmt.Fprintf(e.Err, "strata: %s is invalid; fix it before going on\n", path)
+	return errBlocked
+}
+
+func hookWarn(e *env, format string, args ...any) error {
+	fmt.Fprintf(e.Err, "strata: validate --hook: %s\n", strings.TrimSpace(fmt.Sprintf(format, args...)))
+	return nil
+}

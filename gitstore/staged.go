@@ -1,0 +1,145 @@
+package gitstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// StagedFile is one entry of the index at stage 0: what the next commit
+// will hold at its path.
+type StagedFile struct {
+	Blob    string // the blob id
+	Regular bool   // a regular file (mode 100644 or 100755), not a symbolic link or a submodule
+}
+
+// Staged returns the stage-0 entries of an index file, path -> entry.
+// indexFile is the file git names in GIT_INDEX_FILE while it runs a hook
+// (`git commit -a` and `git commit PATH` use a temporary index); "" means
+// this work tree's own index. Entries in conflict (stages 1-3) and
+// intent-to-add entries are left out: git commits neither. A missing index
+// (a new repository before the first `git add`) is empty. Staged only reads
+// the file; it never writes or locks the index.
+func (s *Store) Staged(indexFile string) (map[string]StagedFile, error) {
+	if indexFile == "" {
+		indexFile = filepath.Join(s.gitDir, "index")
+	}
+	f, err := os.Open(indexFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]StagedFile{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	defer f.Close()
+	var idx index.Index
+	if err := index.NewDecoder(bufio.NewReader(f)).Decode(&idx); err != nil {
+		return nil, fmt.Errorf("read index %s: %s", indexFile, err)
+	}
+	out := make(map[string]StagedFile, len(idx.Entries))
+	for _, e := range idx.Entries {
+		if e.Stage != 0 || e.IntentToAdd { // stage 0 is merged (go-git's index.Merged constant is 1)
+			continue
+		}
+		out[e.Name] = StagedFile{
+			Blob:    e.Hash.String(),
+			Regular: e.Mode == filemode.Regular || e.Mode == filemode.Executable || e.Mode == filemode.Deprecated,
+		}
+	}
+	return out, nil
+}
+
+// ReadBlob returns the content of blob id when it is at most limit bytes
+// long, and its size either way (data is nil when size > limit). It returns
+// an error wrapping state.ErrNotFound when the object does not exist or is
+// not a blob.
+func (s *Store) ReadBlob(id string, limit int64) (data []byte, size int64, err error) {
+	if !plumbing.IsHash(id) {
+		return nil, 0, fmt.Errorf("blob %q: %w", id, state.ErrNotFound)
+	}
+	h := plumbing.NewHash(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.retryMissing(func() error {
+		o, err := s.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+		if err != nil {
+			return err
+		}
+		size = o.Size()
+		if size > limit {
+			return nil
+		}
+		r, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err = io.ReadAll(r)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("blob %s: %w", id, translate(err))
+	}
+	return data, size, nil
+}
+
+// FilesWhere is Files restricted to the directories descend accepts: it
+// returns every file of commit's snapshot, path -> blob id, but enters a
+// directory (given as its slash-separated path, "" for the root) only when
+// descend returns true for it, so a caller that knows where its files can
+// live does not read the trees of a large repository's other directories.
+// It returns an error wrapping state.ErrNotFound when commit does not exist.
+func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[string]string, error) {
+	c, err := s.resolve(commit)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tree, err := s.commitTree(c)
+	if err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	out := make(map[string]string)
+	var walk func(dir string, h plumbing.Hash) error
+	walk = func(dir string, h plumbing.Hash) error {
+		if !descend(dir) {
+			return nil
+		}
+		entries, err := s.tree(h)
+		if err != nil {
+			return err
+		}
+		prefix := dir
+		if prefix != "" {
+			prefix += "/"
+		}
+		for _, e := range entries {
+			if e.isDir() {
+				if err := walk(prefix+e.name, e.hash); err != nil {
+					return err
+				}
+				continue
+			}
+			if e.mode == filemode.Submodule {
+				continue // a gitlink names a commit of another repository, not a blob
+			}
+			out[prefix+e.name] = e.hash.String()
+		}
+		return nil
+	}
+	if err := walk("", tree); err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	return out, nil
+}

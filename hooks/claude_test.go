@@ -1,0 +1,157 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+func TestInstallClaude(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		changed bool
+		want    []string // substrings of the compacted output, in this order
+	}{
+		{"missing file", ``, true, []string{`{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"strata resume --hook"}]}],"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[{"type":"command","command":"strata validate --hook"}]}]}}`}},
+		{"empty object", `{}`, true, []string{`{"hooks":{"SessionStart":`}},
+		{"keys keep their order and text", `{"z":1.50,"a":"\u00e9<>","hooks":{"Stop":[]},"m":null}`, true,
+			[]string{`{"z":1.50,"a":"\u00e9<>","hooks":{"Stop":[],"SessionStart":`, `"m":null}`}},
+		{"other entries stay first", `{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"x"}]}]}}`, true,
+			[]string{`"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"x"}]},{"matcher":"Write|Edit|MultiEdit"`}},
+		{"already there, any matcher, any layout", `{ "hooks" : { "SessionStart": [{"matcher":"startup","hooks":[{"type":"command","command":" strata resume --hook "}]}],
+			"PostToolUse": [{"matcher":"Write","hooks":[{"type":"command","command":"strata validate --hook"}]}] } }`, false, nil},
+		{"null event", `{"hooks":{"SessionStart":null}}`, true, []string{`"SessionStart":[{"hooks"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, changed, err := InstallClaude(SettingsPath, []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != tt.changed {
+				t.Fatalf("changed = %v, want %v", changed, tt.changed)
+			}
+			if !changed {
+				if string(out) != tt.in {
+					t.Fatalf("unchanged input rewritten:\n%s", out)
+				}
+				return
+			}
+			if !json.Valid(out) || !bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte("{\n  \"")) {
+				t.Fatalf("not two-space indented JSON with a final newline:\n%s", out)
+			}
+			var c bytes.Buffer
+			if err := json.Compact(&c, out); err != nil {
+				t.Fatal(err)
+			}
+			rest := c.String()
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("output lacks %s (in order):\n%s", w, c.String())
+				}
+				rest = rest[i+len(w):]
+			}
+			again, changed, err := InstallClaude(SettingsPath, out)
+			if err != nil || changed || !bytes.Equal(again, out) {
+				t.Fatalf("second install: changed %v, err %v", changed, err)
+			}
+		})
+	}
+}
+
+func TestUninstallClaude(t *testing.T) {
+	orig := `{"a":1,"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make"}]}],` +
+		`"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[{"type":"command","command":"strata validate --hook"},{"type":"command","command":"mine"}]}]},"b":2}`
+	// the PostToolUse entry already runs strata validate: only SessionStart is added
+	in, changed, err := InstallClaude(SettingsPath, []byte(orig))
+	if err != nil || !changed {
+		t.Fatalf("install: %v %v", changed, err)
+	}
+	out, changed, err := UninstallClaude(SettingsPath, in)
+	if err != nil || !changed {
+		t.Fatalf("uninstall: %v %v", changed, err)
+	}
+	var got, want bytes.Buffer
+	json.Compact(&got, out)
+	json.Compact(&want, []byte(orig))
+	if got.String() != want.String() {
+		t.Fatalf("uninstall did not undo install; the shared entry must stay:\ngot  %s\nwant %s", got.String(), want.String())
+	}
+	if _, changed, _ := UninstallClaude(SettingsPath, out); changed {
+		t.Fatal("second uninstall changed something")
+	}
+
+	// our entries alone: their arrays and then "hooks" go
+	fresh, _, _ := InstallClaude(SettingsPath, []byte(`{"x":true}`))
+	out, _, err = UninstallClaude(SettingsPath, fresh)
+	if err != nil || string(out) != "{\n  \"x\": true\n}\n" {
+		t.Fatalf("got %q, %v", out, err)
+	}
+	if out, changed, err := UninstallClaude(SettingsPath, nil); err != nil || changed || out != nil {
+		t.Fatalf("missing file: %q %v %v", out, changed, err)
+	}
+}
+
+func TestClaudeSettingsErrors(t *testing.T) {
+	for in, ptr := range map[string]string{
+		`[]`:                             "",
+		`"x"`:                            "",
+		`{"hooks":[]}`:                   "/hooks",
+		`{"hooks":{"SessionStart":{}}}`:  "/hooks/SessionStart",
+		`{"hooks":{"PostToolUse":"no"}}`: "/hooks/PostToolUse",
+		`{} {}`:                          "",
+	} {
+		for _, f := range []func(string, []byte) ([]byte, bool, error){InstallClaude, UninstallClaude} {
+			_, _, err := f(SettingsPath, []byte(in))
+			var ps state.Problems
+			if !errors.As(err, &ps) || ps[0].Pointer != ptr || ps[0].Path != SettingsPath {
+				t.Errorf("%s: got %v, want a problem at %q", in, err, ptr)
+			}
+		}
+	}
+}
+
+// FuzzInstallClaude: for any JSON object, install keeps every top-level key
+// in order, yields valid JSON, and is idempotent.
+func FuzzInstallClaude(f *testing.F) {
+	for _, s := range []string{`{}`, `{"hooks":{}}`, `{"a":[1,2,{"b":null}],"hooks":{"Stop":[{"hooks":[]}]}}`, `{"k":"\ud83d\ude00","hooks":{"PostToolUse":[1,"x",null]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var v map[string]any
+		if json.Unmarshal(in, &v) != nil {
+			return
+		}
+		out, _, err := InstallClaude(SettingsPath, in)
+		if err != nil {
+			return // hooks of another shape: reported, fine
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid output %q", out)
+		}
+		before, _ := decodeObject(in)
+		after, err := decodeObject(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for _, m := range after {
+			if i < len(before) && m.key == before[i].key {
+				i++
+			}
+		}
+		if i != len(before) {
+			t.Fatalf("keys lost or reordered: %q -> %q", in, out)
+		}
+		again, changed, err := InstallClaude(SettingsPath, out)
+		if err != nil || changed || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent on %q", in)
+		}
+	})
+}

@@ -1,0 +1,251 @@
+// Package hooks connects strata to the hooks of git and Claude Code (SPEC
+// §6): it installs and removes the git pre-commit hook (in the directory git
+// really uses, chaining a hook that was there before), runs that hook's check
+// over the staged blobs of kept files, and merges strata's entries into, or
+// out of, Claude Code's .claude/settings.json without disturbing anything
+// else in it.
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// HookName is the git hook strata installs.
+const HookName = "pre-commit"
+
+// ChainedSuffix names where an existing hook moves when strata's is
+// installed: pre-commit.strata-chained, run first by strata's hook.
+const ChainedSuffix = ".strata-chained"
+
+// marker is the line that identifies a hook file as strata's own.
+const marker = "# strata pre-commit hook"
+
+// Dir returns the hooks directory git uses for the work tree at root, as
+// `git rev-parse --git-path hooks` answers it: core.hooksPath when set (a
+// relative value is relative to the work-tree root, where git runs hooks),
+// else the common git directory's hooks/ (shared by linked worktrees). It
+// needs the git binary.
+func Dir(root string) (string, error) {
+	cmd := exec.Command("git", "rev-parse", "--git-path", "hooks")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", fmt.Errorf("git rev-parse --git-path hooks: %s", msg)
+		}
+		return "", fmt.Errorf("git rev-parse --git-path hooks: %w", err)
+	}
+	dir := strings.TrimRight(string(out), "\r\n")
+	if dir == "" {
+		return "", errors.New("git rev-parse --git-path hooks: empty answer")
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// Script is the pre-commit hook strata installs. It runs a chained hook
+// first (when present and executable, as git itself would) and stops on its
+// failure, then runs `strata hooks run pre-commit` with the strata binary at
+// exe; when that binary is gone (moved, uninstalled), it falls back to
+// `strata` on PATH, so a stale path never silently disables the check.
+func Script(exe string) []byte {
+	return []byte(`#!/bin/sh
+` + marker + `: checks the staged state files before each commit.
+# Installed by ` + "`strata hooks install`" + `; ` + "`strata hooks uninstall`" + ` removes it and puts
+# back the hook it chained (` + HookName + ChainedSuffix + `), byte for byte.
+chained="$(dirname "$0")/` + HookName + ChainedSuffix + `"
+if [ -x "$chained" ]; then
+	"$chained" "$@" || exit $?
+fi
+strata=` + shellQuote(exe) + `
+[ -x "$strata" ] || strata=strata
+exec "$strata" hooks run ` + HookName + `
+`)
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Executable is the strata binary the installed hook calls: the absolute
+// path of the running executable, so the hook works where PATH is minimal
+// (IDEs, GUI git clients). When `strata` on PATH is that same file, its PATH
+// name is kept instead (say /opt/homebrew/bin/strata rather than the
+// versioned file it links to), so upgrades do not strand the hook. When the
+// running executable cannot be found, it is plain "strata", looked up on PATH
+// when the hook runs.
+func Executable() string {
+	self, err := os.Executable()
+	if err != nil || !filepath.IsAbs(self) {
+		return "strata"
+	}
+	if onPath, err := exec.LookPath("strata"); err == nil {
+		if abs, err := filepath.Abs(onPath); err == nil {
+			a, errA := os.Stat(abs)
+			b, errB := os.Stat(self)
+			if errA == nil && errB == nil && os.SameFile(a, b) {
+				return abs
+			}
+		}
+	}
+	return self
+}
+
+// Installed reports what Install did or found.
+type Installed struct {
+	Hook    string // the hook file
+	Chained string // where the hook that was there before now lives; "" when none
+	Changed bool   // false when the same hook was already installed
+}
+
+// Install installs strata's pre-commit hook, calling exe, in the hooks
+// directory git uses for the work tree at root. An existing hook that is not
+// strata's is moved, unchanged (bytes, mode, or the symbolic link itself), to
+// pre-commit.strata-chained and run first by strata's hook. Install is
+// idempotent: when strata's hook is already there with the same content it
+// changes nothing; a strata hook naming another binary is rewritten in place.
+// It refuses, changing nothing, when a foreign hook and a chained hook both
+// exist (a second chain would lose one of them).
+func Install(root, exe string) (Installed, error) {
+	dir, err := Dir(root)
+	if err != nil {
+		return Installed{}, err
+	}
+	hook := filepath.Join(dir, HookName)
+	chained := hook + ChainedSuffix
+	res := Installed{Hook: hook}
+	if exists(chained) {
+		res.Chained = chained
+	}
+	want := Script(exe)
+	ours, current, err := readHook(hook)
+	switch {
+	case err != nil:
+		return res, err
+	case ours && bytes.Equal(current, want):
+		if st, err := os.Stat(hook); err == nil && st.Mode().Perm()&0o111 == 0o111 {
+			return res, nil
+		}
+	case !ours && current != nil:
+		if res.Chained != "" {
+			return res, fmt.Errorf("%s: a hook is installed and %s already exists; move one of them away, then run strata hooks install again", hook, filepath.Base(chained))
+		}
+		if err := os.Rename(hook, chained); err != nil {
+			return res, fmt.Errorf("chain the existing hook: %w", err)
+		}
+		res.Chained = chained
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("create hooks directory: %w", err)
+	}
+	if err := writeExecutable(hook, want); err != nil {
+		return res, err
+	}
+	res.Changed = true
+	return res, nil
+}
+
+// Removed reports what Uninstall did.
+type Removed struct {
+	Hook     string // the hook file
+	Restored bool   // the chained hook was moved back to Hook
+	Changed  bool   // false when strata's hook was not installed
+}
+
+// Uninstall removes strata's pre-commit hook and moves the hook it chained
+// back in its place, exactly as it was. A pre-commit hook that is not
+// strata's is left alone. It is idempotent.
+func Uninstall(root string) (Removed, error) {
+	dir, err := Dir(root)
+	if err != nil {
+		return Removed{}, err
+	}
+	hook := filepath.Join(dir, HookName)
+	chained := hook + ChainedSuffix
+	res := Removed{Hook: hook}
+	ours, current, err := readHook(hook)
+	if err != nil {
+		return res, err
+	}
+	if !ours && current != nil {
+		return res, nil // someone else's hook; strata's is not installed
+	}
+	if ours {
+		if err := os.Remove(hook); err != nil {
+			return res, fmt.Errorf("remove hook: %w", err)
+		}
+		res.Changed = true
+	}
+	if exists(chained) {
+		if err := os.Rename(chained, hook); err != nil {
+			return res, fmt.Errorf("restore the chained hook: %w", err)
+		}
+		res.Restored, res.Changed = true, true
+	}
+	return res, nil
+}
+
+// readHook reads a hook file: ours reports whether it is strata's; content
+// is nil when there is no hook. A symbolic link is never strata's, and its
+// content is reported as its target, not read through.
+func readHook(hook string) (ours bool, content []byte, err error) {
+	st, err := os.Lstat(hook)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil, nil
+	case err != nil:
+		return false, nil, fmt.Errorf("read hook: %w", err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(hook)
+		return false, []byte(target), err
+	case !st.Mode().IsRegular():
+		return false, nil, fmt.Errorf("%s: not a regular file", hook)
+	}
+	data, err := os.ReadFile(hook)
+	if err != nil {
+		return false, nil, fmt.Errorf("read hook: %w", err)
+	}
+	return bytes.Contains(data, []byte("\n"+marker+":")), data, nil
+}
+
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
+
+// writeExecutable replaces name atomically with an executable file.
+func writeExecutable(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".strata-*")
+	if err != nil {
+		return fmt.Errorf("write hook: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o755)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		return fmt.Errorf("write hook: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package hooks
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/validate"
+)
+
+// TestPreCommitHooksYAML checks the repository's .pre-commit-hooks.yaml: the
+// fields the pre-commit framework needs, and a files: pattern that selects
+// exactly the paths strata keeps by default.
+func TestPreCommitHooksYAML(t *testing.T) {
+	data, err := os.ReadFile("../.pre-commit-hooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, ps := validate.DecodeYAML(".pre-commit-hooks.yaml", data)
+	if ps.Invalid() {
+		t.Fatal(ps)
+	}
+	list, _ := doc.([]any)
+	if len(list) != 1 {
+		t.Fatalf("want one hook, got %v", doc)
+	}
+	h, _ := list[0].(map[string]any)
+	for k, want := range map[string]any{"id": "strata-validate", "entry": "strata validate", "language": "golang", "pass_filenames": true} {
+		if h[k] != want {
+			t.Errorf("%s: %v, want %v", k, h[k], want)
+		}
+	}
+	files, _ := h["files"].(string)
+	re, err := regexp.Compile(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		".claude/workflow-state.json", ".claude/settings.json", ".claude/initiative.json",
+		"PhaseOutputs/s1/phase-01-query.json", "PhaseOutcomes/auth/001-plan.yaml",
+		"PhaseOutcomes/auth/002-resolution-D-001.yaml", ".claude/memory/MEMORY.md", ".claude/memory.jsonl",
+		".claude/sub/x.json", "PhaseOutputs/s1/notes.json", "PhaseOutputs/phase-01-query.json",
+		"PhaseOutcomes/auth/deep/001-plan.yaml", "src/.claude/workflow-state.json", "README.md", "x.json",
+	} {
+		_, kept := cfg.Classify(p)
+		if re.MatchString(p) != kept {
+			t.Errorf("%s: files: matches %v, strata keeps it: %v", p, re.MatchString(p), kept)
+		}
+	}
+	// the other L2 candidates match too (strata keeps the first that exists)
+	for _, p := range config.MemoryCandidates {
+		if !re.MatchString(p) {
+			t.Errorf("%s: not matched", p)
+		}
+	}
+}
