@@ -98,6 +98,9 @@ func AddItem(src []byte, heading string, level int, text string) ([]byte, bool, 
 			lines = append([]string{""}, lines...)
 		}
 	}
+	if p == len(src) && len(src) > 0 && src[len(src)-1] == '\r' {
+		return src, false, ErrUnsafe // a lone CR would join the new line ending into a CRLF
+	}
 	out := insertLines(src, p, lines, d.eol)
 	if !has(out, heading, level, text) {
 		return src, false, ErrUnsafe
