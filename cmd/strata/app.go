@@ -141,6 +141,8 @@ func newApp(e *env) *cli.App {
 			newShowCommand(e),
 			newDiffCommand(e),
 			newRestoreCommand(e),
+			newMemoryCommand(e),
+			newResumeCommand(e),
 			newSchemaCommand(e),
 			newVersionCommand(e),
 		},
