@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/watcher"
@@ -30,6 +31,9 @@ type Options struct {
 	Problems io.Writer     // invalid versions, one line per problem in the validate format
 	// Ready, when set, is called once the catch-up scan has been recorded.
 	Ready func()
+	// ExpireEvery is how often the workflow state's TTL is checked (default
+	// a minute; also once after the catch-up scan).
+	ExpireEvery time.Duration
 }
 
 // LockPath is the single-watcher lock of a work tree: in its own git dir,
@@ -110,6 +114,13 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	log.Info("watching", "root", cfg.Root, "ref", eng.Store.StateRef(), "pid", os.Getpid())
 
 	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock}
+	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
+	every := o.ExpireEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	first := true
 	batches := w.Batches()
 	var retry <-chan time.Time
@@ -126,6 +137,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			}
 			if first {
 				first = false
+				r.expire()
 				// The catch-up read every kept file; hand that garbage back to
 				// the OS now rather than keep it resident while idle.
 				debug.FreeOSMemory()
@@ -144,6 +156,8 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 				backoff = min(2*backoff, retryMax)
 				retry = time.After(backoff)
 			}
+		case <-tick.C:
+			r.expire()
 		}
 	}
 	if retry != nil {
@@ -168,6 +182,19 @@ type recorder struct {
 	lock     *pidlock.Lock
 	recorded int
 	rejected int
+	agent    *layers.Agent // the write protocol after recorded L1 changes
+}
+
+// expire runs the TTL check of the workflow state.
+func (r *recorder) expire() {
+	x, err := r.agent.Expire(state.SourceWatch)
+	if err != nil {
+		r.log.Error("expire", "err", err)
+		return
+	}
+	if x != nil {
+		r.log.Info("expired", "line", x.Line)
+	}
 }
 
 // handle records a batch and reports whether it succeeded; invalid content
@@ -222,6 +249,18 @@ func (r *recorder) handle(b watcher.Batch) bool {
 				attrs = append(attrs, "rejected", short(o.Rejected.Commit))
 			}
 			r.log.Warn("invalid", attrs...)
+		}
+	}
+	if err == nil {
+		more, err := r.agent.AfterRecord(outs)
+		if err != nil {
+			r.log.Error("layers", "err", err)
+		}
+		for _, o := range more {
+			if o.Entry != nil {
+				r.recorded++
+				r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", short(o.Entry.Commit))
+			}
 		}
 	}
 	_ = r.lock.Update(map[string]any{"recorded": r.recorded, "rejected": r.rejected})

@@ -152,6 +152,8 @@ func newApp(e *env) *cli.App {
 			newPhaseCommand(e),
 			newDecisionsCommand(e),
 			newDecideCommand(e),
+			newMemoryCommand(e),
+			newResumeCommand(e),
 			newSchemaCommand(e),
 			newHooksCommand(e),
 			newClaudeCommand(e),

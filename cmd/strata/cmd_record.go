@@ -7,12 +7,14 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
 type recordOptions struct {
-	Paths []string
-	JSON  bool
+	Paths  []string
+	JSON   bool
+	Layers bool
 }
 
 func newRecordCommand(e *env) *cli.Command {
@@ -23,10 +25,15 @@ func newRecordCommand(e *env) *cli.Command {
 		ArgsUsage: "[PATH...]",
 		Description: `Records every changed kept file (or the given ones) as its own commit on
 refs/strata/state; a deleted file is recorded as a deletion; unchanged content
-records nothing. An invalid version is kept on refs/strata/rejected with its
+records nothing. With --layers, a recorded change of an L1 file then runs the
+write protocol as the watcher does: a workflow-state phase transition or
+completion adds one line under "## Workflow state" in MEMORY.md, and L1 is
+upserted into the L3 graph; those writes are recorded with source resolve.
+An invalid version is kept on refs/strata/rejected with its
 errors, the recorded head keeps the last valid version, and strata exits 1.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "layers", Usage: "then run the write protocol (MEMORY.md lines, L3 upsert) as the watcher does", Destination: &o.Layers},
 		},
 		Action: func(c *cli.Context) error {
 			o.Paths = c.Args().Slice()
@@ -50,6 +57,11 @@ func runRecord(e *env, o recordOptions) error {
 		return err
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
+	if err == nil && o.Layers { // the write protocol: L2 lines and L3 entities after L1 changes
+		var more []engine.Outcome
+		more, err = layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterRecord(outs)
+		outs = append(outs, more...)
+	}
 	failed := reportOutcomes(e, eng, outs, o.JSON)
 	if err != nil {
 		return err

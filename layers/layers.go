@@ -1,0 +1,443 @@
+// Package layers is the sync agent between strata's three layers (SPEC §4):
+// after each recorded L1 change it writes the L2 lines of a workflow's phase
+// transitions and completion to MEMORY.md and upserts the L1 documents into
+// the L3 graph; it expires workflow states past their TTL; and it gathers
+// what a new session needs to resume (the read protocol). Its own writes are
+// recorded with source resolve (or expire) and touch only L2 and L3 files,
+// which never start the protocol again.
+package layers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/state"
+)
+
+// WorkflowSection is the MEMORY.md heading the protocol writes under.
+const WorkflowSection = "Workflow state"
+
+// MaxWorkflowLines is how many protocol lines the section keeps; older ones
+// leave the file (not the history).
+const MaxWorkflowLines = 20
+
+// DefaultTTL applies when a workflow state has no ttl.
+const DefaultTTL = 24 * time.Hour
+
+// DegradedWarning is printed once when the L3 file cannot be written.
+const DegradedWarning = "L3 unavailable — degraded mode (L1 only)"
+
+// WorkflowStatePath is the L1 file whose transitions reach L2.
+const WorkflowStatePath = ".claude/workflow-state.json"
+
+// protocolLine matches the lines the protocol writes, for the cap of 20.
+var protocolLine = regexp.MustCompile(`^(Active \S+ workflow: |Completed \S+ for |Expired workflow: )`)
+
+// IsProtocolLine reports whether an item of the workflow section was written by the protocol.
+func IsProtocolLine(text string) bool { return protocolLine.MatchString(text) }
+
+// synced are the L1 classes mirrored into L3.
+var synced = []state.Class{state.ClassWorkflowState, state.ClassInitiative, state.ClassInterviewState, state.ClassDelegationLog}
+
+func isSynced(c state.Class) bool {
+	for _, s := range synced {
+		if s == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Agent runs the write protocol for one repository. It is not safe for
+// concurrent use; the watcher owns one, each CLI run makes its own.
+type Agent struct {
+	Eng   *engine.Engine
+	Graph Graph
+	// Warn receives the degraded-mode warning, once per degraded spell, and
+	// other best-effort failures.
+	Warn     func(msg string)
+	degraded bool
+}
+
+// New returns an agent using DefaultGraph for L3.
+func New(eng *engine.Engine, warn func(string)) *Agent {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Agent{Eng: eng, Graph: DefaultGraph, Warn: warn}
+}
+
+// AfterRecord runs the write protocol for what engine.Record recorded: L2
+// lines for a transition or completion of the workflow state, then the L3
+// upsert of every L1 document when any of them changed. It returns the
+// outcomes of its own recordings (source resolve). L2 and L3 failures are
+// warnings, never errors of the L1 change; the error is for the store.
+func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
+	var lines []string
+	l1 := false
+	for _, o := range outs {
+		if o.Entry == nil {
+			continue
+		}
+		k, ok := a.Eng.Cfg.Classify(o.Path)
+		// Only the canonical L1 files are mirrored: a user's own files that
+		// borrow the workflow-state schema are not "the" workflow state.
+		if !ok || !isSynced(k.Class) || !slices.Contains(l1Paths(a.Eng.Cfg, k.Class), o.Path) {
+			continue
+		}
+		l1 = true
+		if k.Class != state.ClassWorkflowState || o.Entry.Action == state.ActionDelete {
+			continue
+		}
+		cur, err := a.docAt(o.Entry.Commit, o.Path)
+		if err != nil {
+			return nil, err
+		}
+		prev, err := a.previous(o.Entry.Commit, o.Path)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, Transition(prev, cur)...)
+	}
+	var res []engine.Outcome
+	if len(lines) > 0 {
+		o, err := a.writeMemory(lines, state.SourceResolve)
+		if err != nil {
+			return res, err
+		}
+		res = append(res, o...)
+	}
+	if l1 {
+		o, err := a.SyncGraph()
+		if err != nil {
+			return res, err
+		}
+		res = append(res, o...)
+	}
+	return res, nil
+}
+
+// docAt decodes a recorded JSON document ({} when it is not an object).
+func (a *Agent) docAt(commit, path string) (map[string]any, error) {
+	data, err := a.Eng.Store.ReadFile(commit, path)
+	if errors.Is(err, state.ErrNotFound) {
+		return map[string]any{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(data), nil
+}
+
+func decodeObject(data []byte) map[string]any {
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil || m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// previous is the version of path recorded before commit ({} when none).
+func (a *Agent) previous(commit, path string) (map[string]any, error) {
+	ents, err := a.Eng.Store.Log(a.Eng.Store.StateRef(), gitstore.LogQuery{Path: path, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range ents {
+		if e.Commit == commit && i+1 < len(ents) {
+			if ents[i+1].Action == state.ActionDelete {
+				return map[string]any{}, nil
+			}
+			return a.docAt(ents[i+1].Commit, path)
+		}
+	}
+	return map[string]any{}, nil
+}
+
+// verbs name what a workflow does in a phase.
+var verbs = map[string]string{
+	"plan": "planning", "implement": "implementing", "review": "reviewing", "fix": "fixing", "design": "designing",
+}
+
+// Verb is the L2 wording of entering a phase: "implementing", or "entering qa".
+func Verb(phase string) string {
+	if v, ok := verbs[phase]; ok {
+		return v
+	}
+	return "entering " + phase
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func contextOf(doc map[string]any) string {
+	if c := str(doc, "context"); c != "" {
+		return c
+	}
+	return "(no context)"
+}
+
+// Transition returns the L2 lines for a change of the workflow state from
+// prev to cur: `Completed {type} for {context}: {outcome}` when its status
+// became completed (outcome from its outcome or summary field, else
+// "done"); otherwise `Active {type} workflow: {prev} completed, {verb}
+// {context}` when the phase changed within the same workflow (same type,
+// both phases set). Starting or clearing a workflow writes nothing.
+func Transition(prev, cur map[string]any) []string {
+	typ := str(cur, "type")
+	if typ == "" {
+		return nil
+	}
+	if str(cur, "status") == "completed" && str(prev, "status") != "completed" {
+		outcome := str(cur, "outcome")
+		if outcome == "" {
+			outcome = str(cur, "summary")
+		}
+		if outcome == "" {
+			outcome = "done"
+		}
+		return []string{fmt.Sprintf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
+	}
+	p, c := str(prev, "phase"), str(cur, "phase")
+	if p == "" || c == "" || p == c || str(prev, "type") != typ {
+		return nil
+	}
+	line := fmt.Sprintf("Active %s workflow: %s completed, %s", typ, p, Verb(c))
+	if ctx := str(cur, "context"); ctx != "" {
+		line += " " + ctx
+	}
+	return []string{line}
+}
+
+// memoryKept is the L2 file as a kept path.
+func (a *Agent) memoryKept() (config.Kept, bool) {
+	return a.Eng.Cfg.Classify(a.Eng.Cfg.Memory)
+}
+
+// writeMemory appends lines under ## Workflow state (a line already there
+// moves to the end), keeps the section's last MaxWorkflowLines protocol
+// lines, writes the file atomically and records it with src. Unrecorded
+// edits of the file are recorded first, with source record, so they are
+// not attributed to the agent.
+func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome, error) {
+	k, ok := a.memoryKept()
+	if !ok {
+		return nil, nil
+	}
+	var outs []engine.Outcome
+	f, p := a.Eng.Read(k)
+	if p != nil {
+		a.Warn(fmt.Sprintf("L2 %s not written: %s", k.Path, p.Message))
+		return nil, nil
+	}
+	if f.Exists {
+		o, err := a.Eng.Record([]config.Kept{k}, state.SourceRecord)
+		if err != nil {
+			return nil, err
+		}
+		if len(o) > 0 && o[0].Invalid() {
+			a.Warn(fmt.Sprintf("L2 %s not written: it is invalid: %s", k.Path, o[0].Problems.Error()))
+			return o, nil
+		}
+		outs = append(outs, o...)
+	}
+	data := f.Content
+	for _, line := range lines {
+		var err error
+		data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
+		if err == nil {
+			data, _, err = markdown.AddItem(data, WorkflowSection, 2, line)
+		}
+		if err == nil {
+			data, _, err = markdown.TrimSection(data, WorkflowSection, 0, MaxWorkflowLines, IsProtocolLine)
+		}
+		if err != nil {
+			a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
+			return outs, nil
+		}
+	}
+	if f.Exists && string(data) == string(f.Content) {
+		return outs, nil
+	}
+	if err := a.Eng.WriteFile(k, data); err != nil {
+		a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
+		return outs, nil
+	}
+	o, err := a.Eng.Record([]config.Kept{k}, src)
+	return append(outs, o...), err
+}
+
+// SyncGraph upserts the L3 entities of every L1 document as recorded, and
+// records the graph file with source resolve when it changed. When L3
+// cannot be written it warns DegradedWarning once and returns no error; the
+// next successful call brings L3 up to date with all of L1.
+func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
+	if a.Graph == nil {
+		return nil, nil
+	}
+	if _, isNo := a.Graph.(NoGraph); isNo {
+		return nil, nil
+	}
+	k, ok := a.Eng.Cfg.Classify(a.Eng.Cfg.Graph)
+	if !ok {
+		return nil, nil
+	}
+	var ents []Entity
+	head, err := a.Eng.Head()
+	if err != nil || head == "" {
+		return nil, err
+	}
+	for _, c := range synced {
+		for _, p := range l1Paths(a.Eng.Cfg, c) {
+			doc, err := a.docAt(head, p)
+			if err != nil {
+				return nil, err
+			}
+			if e, ok := a.Graph.FromState(c, doc); ok {
+				ents = append(ents, e)
+			}
+		}
+	}
+	name := a.Eng.Cfg.Abs(k.Path)
+	var changed bool
+	if _, err = os.Stat(name); err == nil {
+		changed, err = a.Graph.Upsert(name, ents)
+	}
+	if err != nil {
+		if !a.degraded {
+			a.Warn(DegradedWarning)
+		}
+		a.degraded = true
+		return nil, nil
+	}
+	a.degraded = false
+	if !changed {
+		return nil, nil
+	}
+	return a.Eng.Record([]config.Kept{k}, state.SourceResolve)
+}
+
+// Degraded reports whether the last L3 write failed.
+func (a *Agent) Degraded() bool { return a.degraded }
+
+// l1Paths are the default paths of an L1 class.
+func l1Paths(cfg *config.Config, c state.Class) []string {
+	var out []string
+	for _, r := range config.DefaultRules {
+		if r.Class == c {
+			if k, ok := cfg.Classify(r.Glob); ok && k.Class == c {
+				out = append(out, r.Glob)
+			}
+		}
+	}
+	return out
+}
+
+var ttlRE = regexp.MustCompile(`^([0-9]+)([smhd])$`)
+
+// ParseTTL reads a ttl like "24h", "90m" or "7d".
+func ParseTTL(s string) (time.Duration, error) {
+	m := ttlRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("ttl %q: want a number and one of s, m, h, d", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > 1<<31 {
+		return 0, fmt.Errorf("ttl %q: too large", s)
+	}
+	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
+	return time.Duration(n) * unit, nil
+}
+
+// Expiry is a workflow state reset because its TTL passed.
+type Expiry struct {
+	Line        string       `json:"line"`         // the L2 line written
+	Type        string       `json:"type"`         //
+	Phase       string       `json:"phase"`        //
+	Context     string       `json:"context"`      //
+	LastUpdated time.Time    `json:"last_updated"` //
+	Deadline    time.Time    `json:"deadline"`     // lastUpdated (or the last restore) + ttl
+	Entry       *state.Entry `json:"entry,omitempty"`
+}
+
+// Expire resets the workflow state to {} when lastUpdated + ttl (default
+// 24h) has passed: the current version is recorded first (with src), the L2
+// line `Expired workflow: {type} at {phase} for {context}` is written, and
+// the reset is recorded with source expire, so `strata restore
+// .claude/workflow-state.json --at T` undoes it. A restored version gets a
+// fresh TTL from the time it was restored. An invalid, empty or missing
+// state is left alone. It returns nil when nothing expired.
+func (a *Agent) Expire(src state.Source) (*Expiry, error) {
+	k, ok := a.Eng.Cfg.Classify(WorkflowStatePath)
+	if !ok || k.Class != state.ClassWorkflowState {
+		return nil, nil
+	}
+	f, p := a.Eng.Read(k)
+	if p != nil || !f.Exists {
+		return nil, nil
+	}
+	doc := decodeObject(f.Content)
+	if len(doc) == 0 {
+		return nil, nil
+	}
+	last, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated"))
+	if err != nil {
+		return nil, nil
+	}
+	ttl := DefaultTTL
+	if s := str(doc, "ttl"); s != "" {
+		if ttl, err = ParseTTL(s); err != nil {
+			return nil, nil
+		}
+	}
+	outs, err := a.Eng.Record([]config.Kept{k}, src)
+	if err != nil {
+		return nil, err
+	}
+	if len(outs) > 0 && outs[0].Invalid() {
+		return nil, nil
+	}
+	base := last
+	ents, err := a.Eng.Store.Log(a.Eng.Store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(ents) > 0 && ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
+		base = ents[0].Time
+	}
+	now := a.Eng.Now()
+	x := &Expiry{Type: str(doc, "type"), Phase: str(doc, "phase"), Context: contextOf(doc), LastUpdated: last, Deadline: base.Add(ttl)}
+	if now.Before(x.Deadline) {
+		return nil, nil
+	}
+	x.Line = fmt.Sprintf("Expired workflow: %s at %s for %s", x.Type, x.Phase, x.Context)
+	if _, err := a.writeMemory([]string{x.Line}, state.SourceExpire); err != nil {
+		return nil, err
+	}
+	if err := a.Eng.WriteFile(k, []byte("{}\n")); err != nil {
+		return nil, err
+	}
+	outs, err = a.Eng.Record([]config.Kept{k}, state.SourceExpire)
+	if err != nil {
+		return nil, err
+	}
+	if len(outs) > 0 {
+		x.Entry = outs[0].Entry
+	}
+	if _, err := a.SyncGraph(); err != nil {
+		return x, err
+	}
+	return x, nil
+}

@@ -1,0 +1,156 @@
+package layers
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+func TestTransition(t *testing.T) {
+	doc := func(kv ...string) map[string]any {
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name      string
+		prev, cur map[string]any
+		want      []string
+	}{
+		{"phase change", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", "auth"), []string{"Active APEX workflow: plan completed, implementing auth"}},
+		{"other phase", doc("type", "DEBUG", "phase", "fix"), doc("type", "DEBUG", "phase", "qa"), []string{"Active DEBUG workflow: fix completed, entering qa"}},
+		{"same phase", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "plan", "context", "x"), nil},
+		{"start", doc(), doc("type", "APEX", "phase", "plan"), nil},
+		{"new workflow type", doc("type", "DEBUG", "phase", "fix"), doc("type", "APEX", "phase", "plan"), nil},
+		{"cleared", doc("type", "APEX", "phase", "plan"), doc(), nil},
+		{"completed", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "c", "summary", "shipped"), []string{"Completed APEX for c: shipped"}},
+		{"completed default outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "done", "status", "completed", "context", "c"), []string{"Completed APEX for c: done"}},
+		{"still completed", doc("type", "APEX", "status", "completed"), doc("type", "APEX", "status", "completed"), nil},
+	}
+	for _, tc := range tests {
+		if got := Transition(tc.prev, tc.cur); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+		for _, l := range tc.want {
+			if !IsProtocolLine(l) {
+				t.Errorf("%s: %q is not matched by the cap", tc.name, l)
+			}
+		}
+	}
+}
+
+func TestParseTTL(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30s": 30 * time.Second, "90m": 90 * time.Minute, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour} {
+		if got, err := ParseTTL(in); err != nil || got != want {
+			t.Errorf("ParseTTL(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "1w", "h", "-1h", "1.5h", "99999999999999d"} {
+		if _, err := ParseTTL(bad); err == nil {
+			t.Errorf("ParseTTL(%q) accepted", bad)
+		}
+	}
+}
+
+func TestTier(t *testing.T) {
+	for l, want := range map[Layers]string{{true, true, true}: "Full", {true, true, false}: "Standard", {true, false, true}: "Standard", {true, false, false}: "Minimal", {false, true, true}: "none"} {
+		if got := l.Tier(); got != want {
+			t.Errorf("%+v: %s, want %s", l, got, want)
+		}
+	}
+}
+
+// fakeGraph fails while broken, and remembers what it was given.
+type fakeGraph struct {
+	broken bool
+	got    []Entity
+}
+
+func (g *fakeGraph) FromState(c state.Class, doc map[string]any) (Entity, bool) {
+	if len(doc) == 0 {
+		return Entity{}, false
+	}
+	return Entity{Name: string(c), EntityType: "state", Observations: []string{"phase: " + str(doc, "phase")}}, true
+}
+
+func (g *fakeGraph) Upsert(path string, ents []Entity) (bool, error) {
+	if g.broken {
+		return false, errors.New("read-only")
+	}
+	g.got = ents
+	return true, os.WriteFile(path, []byte(`{"type":"entity","name":"workflow-state","entityType":"state","observations":["x"]}`+"\n"), 0o644)
+}
+
+// TestDegradedL3 shows the warning given once while L3 cannot be written,
+// and L3 brought up to date with all of L1 on the next success.
+func TestDegradedL3(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	write := func(rel, s string) {
+		t.Helper()
+		name := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng, err := engine.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	g := &fakeGraph{broken: true}
+	a := New(eng, func(m string) { warnings = append(warnings, m) })
+	a.Graph = g
+	record := func() {
+		t.Helper()
+		outs, err := eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.AfterRecord(outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".claude/memory.jsonl", "")
+	write(WorkflowStatePath, `{"type":"APEX","phase":"plan","lastUpdated":"2099-01-01T00:00:00Z"}`)
+	record()
+	write(WorkflowStatePath, `{"type":"APEX","phase":"implement","lastUpdated":"2099-01-01T01:00:00Z"}`)
+	record()
+	if want := []string{DegradedWarning}; !reflect.DeepEqual(warnings, want) || !a.Degraded() {
+		t.Fatalf("warnings %q (degraded %v), want %q once", warnings, a.Degraded(), want)
+	}
+	g.broken = false
+	write(".claude/initiative.json", `{"name":"x","status":"created","lastUpdated":"2099-01-01T00:00:00Z"}`)
+	outs, err := eng.Record([]config.Kept{{Path: ".claude/initiative.json", Class: state.ClassInitiative, Schema: "initiative"}}, state.SourceRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := a.AfterRecord(outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Degraded() || len(g.got) != 2 || g.got[0].Observations[0] != "phase: implement" {
+		t.Fatalf("after recovery: degraded %v, upserted %+v", a.Degraded(), g.got)
+	}
+	if len(more) != 1 || more[0].Entry == nil || more[0].Entry.Source != state.SourceResolve || more[0].Path != ".claude/memory.jsonl" {
+		t.Fatalf("graph write not recorded with source resolve: %+v", more)
+	}
+}

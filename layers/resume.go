@@ -1,0 +1,416 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
+)
+
+// Layers says which layers hold something.
+type Layers struct {
+	L1 bool `json:"l1"`
+	L2 bool `json:"l2"`
+	L3 bool `json:"l3"`
+}
+
+// Tier is the row of the degradation matrix: Full (L1, L2 and L3), Standard
+// (L1 and one of L2, L3), Minimal (L1 only), none (no L1).
+func (l Layers) Tier() string {
+	switch {
+	case !l.L1:
+		return "none"
+	case l.L2 && l.L3:
+		return "Full"
+	case l.L2 || l.L3:
+		return "Standard"
+	}
+	return "Minimal"
+}
+
+// Decision is a pending decision of a Phase Outcome.
+type Decision struct {
+	Feature     string   `json:"feature"`
+	ID          string   `json:"id"`
+	Question    string   `json:"question,omitempty"`
+	Options     []string `json:"options,omitempty"`
+	Recommended string   `json:"recommended,omitempty"`
+	Blocking    bool     `json:"blocking"`
+	Outcome     string   `json:"outcome"` // the Phase Outcome file
+}
+
+// Session is a phase-output session and its last contiguous completed tier.
+type Session struct {
+	Name          string `json:"session"`
+	LastCompleted int    `json:"last_completed"` // 0 when none
+	NextPhase     int    `json:"next_phase,omitempty"`
+	NextLabel     string `json:"next_label,omitempty"`
+	Gaps          []int  `json:"gaps"`
+}
+
+// Report is what a new session needs to resume, in the read protocol's order.
+type Report struct {
+	Active      bool           `json:"active"`
+	Type        string         `json:"type,omitempty"`
+	Phase       string         `json:"phase,omitempty"`
+	Context     string         `json:"context,omitempty"`
+	Status      string         `json:"status,omitempty"`
+	LastUpdated *time.Time     `json:"last_updated,omitempty"`
+	Age         string         `json:"age,omitempty"`
+	AgeSeconds  int64          `json:"age_seconds,omitempty"`
+	Expired     *Expiry        `json:"expired,omitempty"` // expired by this resume
+	Tier        string         `json:"tier"`
+	Layers      Layers         `json:"layers"`
+	Paths       map[string]any `json:"paths"`
+	L3          []string       `json:"l3_observations,omitempty"` // of the workflow-state entity
+	L2          []string       `json:"l2_workflow_lines,omitempty"`
+	Decisions   []Decision     `json:"pending_decisions"`
+	Sessions    []Session      `json:"sessions"`
+	Next        []string       `json:"next"`
+}
+
+// TierLabels is the canonical tier table of phase outputs.
+var TierLabels = []string{"", "query", "strategy", "search", "extraction", "reading", "analysis", "validation", "report"}
+
+// Resume expires a workflow state past its TTL (recording with src first),
+// then reads L1, L3, L2 and the PhaseOutputs and PhaseOutcomes folders.
+func (a *Agent) Resume(src state.Source) (*Report, error) {
+	x, err := a.Expire(src)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Expired: x, Decisions: []Decision{}, Sessions: []Session{}, Paths: map[string]any{}}
+	cfg := a.Eng.Cfg
+	now := a.Eng.Now()
+
+	// L1
+	for _, c := range synced {
+		for _, p := range l1Paths(cfg, c) {
+			data, ok := a.read(p)
+			if !ok {
+				continue
+			}
+			r.Layers.L1 = true
+			if c != state.ClassWorkflowState {
+				continue
+			}
+			r.Paths["l1"] = p
+			doc := decodeObject(data)
+			if len(doc) == 0 {
+				continue
+			}
+			r.Type, r.Phase, r.Context, r.Status = str(doc, "type"), str(doc, "phase"), str(doc, "context"), str(doc, "status")
+			r.Active = r.Status != "completed"
+			if t, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated")); err == nil {
+				r.LastUpdated = &t
+				age := now.Sub(t)
+				r.AgeSeconds = int64(age / time.Second)
+				r.Age = Age(age)
+			}
+		}
+	}
+	// L3
+	r.Paths["l3"] = cfg.Graph
+	if data, ok := a.read(cfg.Graph); ok {
+		r.Layers.L3 = true
+		r.L3 = graphObservations(data, "workflow-state")
+	}
+	// L2
+	r.Paths["l2"] = cfg.Memory
+	if data, ok := a.read(cfg.Memory); ok {
+		r.Layers.L2 = true
+		if d, err := markdown.Parse(data); err == nil {
+			if s := d.Find(WorkflowSection, 0); s != nil {
+				for _, it := range s.Items {
+					if IsProtocolLine(it.Text) {
+						r.L2 = append(r.L2, it.Text)
+					}
+				}
+				if len(r.L2) > 5 {
+					r.L2 = r.L2[len(r.L2)-5:]
+				}
+			}
+		}
+	}
+	r.Tier = r.Layers.Tier()
+	r.Sessions = a.sessions()
+	r.Decisions = a.decisions()
+	r.Next = next(r)
+	return r, nil
+}
+
+// read reads a kept file through the engine (no symlinks, size-limited).
+func (a *Agent) read(rel string) ([]byte, bool) {
+	k, ok := a.Eng.Cfg.Classify(rel)
+	if !ok {
+		return nil, false
+	}
+	f, p := a.Eng.Read(k)
+	if p != nil || !f.Exists {
+		return nil, false
+	}
+	return f.Content, true
+}
+
+// Age is a short human duration: "45s", "12m", "3h20m", "2d4h".
+func Age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// graphObservations reads the observations of one entity from MCP memory
+// JSONL; lines it cannot read are skipped.
+func graphObservations(data []byte, name string) []string {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var e struct {
+			Type         string   `json:"type"`
+			Name         string   `json:"name"`
+			Observations []string `json:"observations"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "entity" && e.Name == name {
+			return e.Observations
+		}
+	}
+	return nil
+}
+
+// sessions scans PhaseOutputs/<session>/phase-NN-label.json.
+func (a *Agent) sessions() []Session {
+	root := a.Eng.Cfg.Root
+	files, _ := filepath.Glob(filepath.Join(root, "PhaseOutputs", "*", "phase-*.json"))
+	done := map[string]map[int]bool{}
+	present := map[string]map[int]bool{}
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		data, ok := a.read(rel)
+		if !ok {
+			continue
+		}
+		var po struct {
+			Phase  int    `json:"phase"`
+			Status string `json:"status"`
+		}
+		if json.Unmarshal(data, &po) != nil || po.Phase < 1 || po.Phase > 8 {
+			continue
+		}
+		s := path.Base(path.Dir(rel))
+		if done[s] == nil {
+			done[s], present[s] = map[int]bool{}, map[int]bool{}
+		}
+		present[s][po.Phase] = true
+		if po.Status == "completed" {
+			done[s][po.Phase] = true
+		}
+	}
+	out := []Session{}
+	for name, ph := range present {
+		s := Session{Name: name, Gaps: []int{}}
+		for s.LastCompleted < 8 && done[name][s.LastCompleted+1] {
+			s.LastCompleted++
+		}
+		high := 0
+		for p := range ph {
+			high = max(high, p)
+		}
+		for p := 1; p < high; p++ {
+			if !done[name][p] {
+				s.Gaps = append(s.Gaps, p)
+			}
+		}
+		if s.LastCompleted < 8 {
+			s.NextPhase, s.NextLabel = s.LastCompleted+1, TierLabels[s.LastCompleted+1]
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// decisions lists the unresolved pending decisions of every Phase Outcome.
+// A decision without "blocking" counts as blocking.
+func (a *Agent) decisions() []Decision {
+	root := a.Eng.Cfg.Root
+	files, _ := filepath.Glob(filepath.Join(root, "PhaseOutcomes", "*", "*.yaml"))
+	sort.Strings(files)
+	resolved := map[string]bool{} // feature + "\x00" + id
+	var pending []Decision
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		k, ok := a.Eng.Cfg.Classify(rel)
+		if !ok {
+			continue
+		}
+		data, ok := a.read(rel)
+		if !ok {
+			continue
+		}
+		v, ps := validate.DecodeYAML(rel, data)
+		if ps.Invalid() {
+			continue
+		}
+		doc, _ := v.(map[string]any)
+		feature := path.Base(path.Dir(rel))
+		if k.Class == state.ClassDecisionResolution {
+			if id := str(doc, "resolves"); id != "" {
+				resolved[feature+"\x00"+id] = true
+			}
+			continue
+		}
+		list, _ := doc["pending_decisions"].([]any)
+		for _, item := range list {
+			m, _ := item.(map[string]any)
+			d := Decision{Feature: feature, ID: str(m, "id"), Question: str(m, "question"), Recommended: str(m, "recommended"), Blocking: true, Outcome: rel}
+			if b, ok := m["blocking"].(bool); ok {
+				d.Blocking = b
+			}
+			opts, _ := m["options"].([]any)
+			for _, o := range opts {
+				d.Options = append(d.Options, fmt.Sprint(o))
+			}
+			if d.ID != "" {
+				pending = append(pending, d)
+			}
+		}
+	}
+	out := []Decision{}
+	for _, d := range pending {
+		if !resolved[d.Feature+"\x00"+d.ID] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// next says what to run next.
+func next(r *Report) []string {
+	var out []string
+	if x := r.Expired; x != nil && x.Entry != nil {
+		out = append(out, fmt.Sprintf("the %s workflow at %s expired (last updated %s); undo with: strata restore %s --rev %s~1",
+			x.Type, x.Phase, x.LastUpdated.Format(time.RFC3339), WorkflowStatePath, x.Entry.Commit[:min(10, len(x.Entry.Commit))]))
+	}
+	for _, d := range r.Decisions {
+		if d.Blocking {
+			choice := d.Recommended
+			if choice == "" {
+				choice = "CHOICE"
+			}
+			out = append(out, fmt.Sprintf("resolve blocking decision %s: strata decide %s %s --feature %s", d.ID, d.ID, choice, d.Feature))
+		}
+	}
+	switch {
+	case r.Active:
+		line := fmt.Sprintf("continue the %s workflow: %s", r.Type, Verb(r.Phase))
+		if r.Context != "" {
+			line += " " + r.Context
+		}
+		out = append(out, line)
+	case r.Status == "completed":
+		out = append(out, fmt.Sprintf("the %s workflow is completed; start a new one", r.Type))
+	}
+	for _, s := range r.Sessions {
+		if s.NextPhase > 0 {
+			out = append(out, fmt.Sprintf("session %s: next tier %d (%s); strata phase recover %s", s.Name, s.NextPhase, s.NextLabel, s.Name))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "no active workflow: start one, or run strata status")
+	}
+	return out
+}
+
+// Text renders the report for a person or an agent's context.
+func (r *Report) Text() string {
+	var b strings.Builder
+	switch {
+	case r.Active || r.Status == "completed":
+		fmt.Fprintf(&b, "workflow: %s, phase %s", r.Type, r.Phase)
+		if r.Status != "" {
+			fmt.Fprintf(&b, " (%s)", r.Status)
+		}
+		b.WriteString("\n")
+		if r.Context != "" {
+			fmt.Fprintf(&b, "context: %s\n", r.Context)
+		}
+		if r.Age != "" {
+			fmt.Fprintf(&b, "last updated: %s (%s ago)\n", r.LastUpdated.Format(time.RFC3339), r.Age)
+		}
+	default:
+		b.WriteString("workflow: none active\n")
+	}
+	var have []string
+	for _, l := range []struct {
+		name string
+		ok   bool
+	}{{"L1", r.Layers.L1}, {"L2", r.Layers.L2}, {"L3", r.Layers.L3}} {
+		if l.ok {
+			have = append(have, l.name)
+		}
+	}
+	if len(have) == 0 {
+		have = []string{"no layer"}
+	}
+	fmt.Fprintf(&b, "tier: %s (%s present)\n", r.Tier, strings.Join(have, ", "))
+	if len(r.L2) > 0 {
+		b.WriteString("memory (L2):\n")
+		for _, l := range r.L2 {
+			fmt.Fprintf(&b, "  - %s\n", l)
+		}
+	}
+	blocking := 0
+	for _, d := range r.Decisions {
+		if d.Blocking {
+			blocking++
+		}
+	}
+	if blocking > 0 {
+		fmt.Fprintf(&b, "pending blocking decisions: %d\n", blocking)
+		for _, d := range r.Decisions {
+			if d.Blocking {
+				fmt.Fprintf(&b, "  %s %s: %s (recommended: %s)\n", d.Feature, d.ID, d.Question, d.Recommended)
+			}
+		}
+	}
+	if len(r.Sessions) > 0 {
+		b.WriteString("phase outputs:\n")
+		for _, s := range r.Sessions {
+			fmt.Fprintf(&b, "  %s: last completed tier %d", s.Name, s.LastCompleted)
+			if len(s.Gaps) > 0 {
+				fmt.Fprintf(&b, ", gaps %v", s.Gaps)
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("next:\n")
+	for _, n := range r.Next {
+		fmt.Fprintf(&b, "  %s\n", n)
+	}
+	return b.String()
+}

@@ -1,0 +1,229 @@
+package markdown
+
+import (
+	"strings"
+)
+
+// Line splicing. Every edit inserts or removes whole lines; these two rules
+// make an insertion and the matching removal exact inverses, byte for byte:
+//
+//   - New lines end with the file's dominant line ending. Inserted at the end
+//     of a file whose last line has no newline, they are instead preceded by
+//     one (so that last line ends) and the last new line gets none: the file
+//     keeps having no final newline.
+//   - Removing lines that run to the end of such a file also removes the
+//     line ending before them, so the line before becomes the unterminated
+//     last line again.
+
+// insertLines inserts lines at p (a line start, or the end of the file).
+func insertLines(src []byte, p int, lines []string, eol string) []byte {
+	joined := strings.Join(lines, eol)
+	var ins string
+	if p == len(src) && len(src) > 0 && src[len(src)-1] != '\n' {
+		ins = eol + joined
+	} else {
+		ins = joined + eol
+	}
+	out := make([]byte, 0, len(src)+len(ins))
+	out = append(out, src[:p]...)
+	out = append(out, ins...)
+	return append(out, src[p:]...)
+}
+
+// removeLines removes the lines in [a, b) (a a line start, b a line start
+// or the end of the file).
+func removeLines(src []byte, a, b int, eol string) []byte {
+	if b == len(src) && b > a && src[b-1] != '\n' && a > 0 && src[a-1] == '\n' {
+		a--
+		if eol == "\r\n" && a > 0 && src[a-1] == '\r' {
+			a--
+		}
+	}
+	out := make([]byte, 0, len(src)-(b-a))
+	out = append(out, src[:a]...)
+	return append(out, src[b:]...)
+}
+
+// itemLine makes text one line: line breaks become spaces.
+func itemLine(text string) string {
+	return Normalize(strings.NewReplacer("\r", " ", "\n", " ").Replace(text))
+}
+
+// AddItem adds "- TEXT" as the last item of the last bullet list under the
+// heading (level 0: any level; a new heading is created at level 2). The new
+// item copies the indentation and marker of the list's last item. A section
+// without a bullet list gets a new list after its content, after a blank
+// line unless the section is empty. A missing heading is created at the end
+// of the file, after one blank line. It reports whether the file changed:
+// an item with the same text (white space aside) is not added twice. Line
+// breaks in text become spaces. When the result would not read back as that
+// item in that section (the file ends inside an open code fence, say) it
+// returns ErrUnsafe and src unchanged.
+func AddItem(src []byte, heading string, level int, text string) ([]byte, bool, error) {
+	text = itemLine(text)
+	if text == "" {
+		return src, false, nil
+	}
+	d, err := Parse(src)
+	if err != nil {
+		return src, false, err
+	}
+	var p int
+	var lines []string
+	if s := d.Find(heading, level); s != nil {
+		for _, it := range s.Items {
+			if Normalize(it.Text) == text {
+				return src, false, nil
+			}
+		}
+		if li := lastBullet(d, s); li >= 0 {
+			b := d.blocks[li]
+			last := b.items[len(b.items)-1]
+			p, lines = last.End, []string{last.prefix + text}
+		} else {
+			p = d.trimBlank(s.bodyEnd, s.headEnd)
+			lines = []string{"- " + text}
+			if p > s.headEnd {
+				lines = append([]string{""}, lines...)
+			}
+		}
+		level = s.Level
+	} else {
+		if level <= 0 {
+			level = 2
+		}
+		p = len(src)
+		lines = []string{strings.Repeat("#", level) + " " + CleanHeading(heading), "- " + text}
+		if len(src) > 0 {
+			lines = append([]string{""}, lines...)
+		}
+	}
+	if p == len(src) && len(src) > 0 && src[len(src)-1] == '\r' {
+		return src, false, ErrUnsafe // a lone CR would join the new line ending into a CRLF
+	}
+	out := insertLines(src, p, lines, d.eol)
+	if !has(out, heading, level, text) {
+		return src, false, ErrUnsafe
+	}
+	return out, true, nil
+}
+
+// has reports whether src reads back with an item of that text under the heading.
+func has(src []byte, heading string, level int, text string) bool {
+	d, err := Parse(src)
+	if err != nil {
+		return false
+	}
+	s := d.Find(heading, level)
+	if s == nil {
+		return false
+	}
+	for _, it := range s.Items {
+		if it.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+func lastBullet(d *Doc, s *Section) int {
+	for i := len(s.lists) - 1; i >= 0; i-- {
+		if b := d.blocks[s.lists[i]]; b.bullet && len(b.items) > 0 {
+			return s.lists[i]
+		}
+	}
+	return -1
+}
+
+// RemoveItem removes the first item under the heading whose text equals
+// text (white space aside), with its continuation lines. When it was the
+// only item of its list, one blank line just before it goes too. It reports
+// whether the file changed. AddItem followed by RemoveItem of the same text
+// gives back the original bytes.
+func RemoveItem(src []byte, heading string, level int, text string) ([]byte, bool, error) {
+	text = itemLine(text)
+	d, err := Parse(src)
+	if err != nil {
+		return src, false, err
+	}
+	s := d.Find(heading, level)
+	if s == nil {
+		return src, false, nil
+	}
+	for _, it := range s.Items {
+		if Normalize(it.Text) == text {
+			return d.removeItem(it), true, nil
+		}
+	}
+	return src, false, nil
+}
+
+func (d *Doc) removeItem(it Item) []byte {
+	a := it.Start
+	for _, b := range d.blocks {
+		if b.kind == kindList && len(b.items) == 1 && b.items[0].Start == it.Start {
+			a = d.blankBefore(a)
+		}
+	}
+	return removeLines(d.src, a, it.End, d.eol)
+}
+
+// blankBefore moves a line start back over one blank line inside the body.
+func (d *Doc) blankBefore(a int) int {
+	if a <= d.body {
+		return a
+	}
+	ls := d.lineStart(a - 1)
+	if ls >= d.body && blank(d.src[ls:a]) {
+		return ls
+	}
+	return a
+}
+
+// RemoveSection removes the first section with that heading: its heading,
+// its content and its subsections. A section running to the end of the file
+// also takes one blank line before it, so that AddItem creating a heading
+// and RemoveSection of it give back the original bytes.
+func RemoveSection(src []byte, heading string, level int) ([]byte, bool, error) {
+	d, err := Parse(src)
+	if err != nil {
+		return src, false, err
+	}
+	s := d.Find(heading, level)
+	if s == nil {
+		return src, false, nil
+	}
+	a := s.Start
+	if s.End == len(src) {
+		a = d.blankBefore(a)
+	}
+	return removeLines(src, a, s.End, d.eol), true, nil
+}
+
+// TrimSection keeps at most keep of the items under the heading for which
+// match is true, removing the oldest (first) ones. Other items and lines
+// are untouched. It returns the new bytes and how many items it removed.
+func TrimSection(src []byte, heading string, level, keep int, match func(text string) bool) ([]byte, int, error) {
+	removed := 0
+	for {
+		d, err := Parse(src)
+		if err != nil {
+			return src, removed, err
+		}
+		s := d.Find(heading, level)
+		if s == nil {
+			return src, removed, nil
+		}
+		var hits []Item
+		for _, it := range s.Items {
+			if match(it.Text) {
+				hits = append(hits, it)
+			}
+		}
+		if len(hits) <= keep {
+			return src, removed, nil
+		}
+		src = d.removeItem(hits[0])
+		removed++
+	}
+}

@@ -1,0 +1,391 @@
+// Package markdown reads and edits the L2 memory file (MEMORY.md): goldmark
+// locates the sections and their list items, and every edit is a splice of
+// raw byte ranges, so every byte outside the edited lines stays exactly as it
+// was (front matter, a BOM, CRLF line endings, tables, code fences, HTML
+// comments, a missing final newline). It is the only importer of goldmark.
+//
+// goldmark gives block start positions but no end offsets and has no writer.
+// A top-level block therefore ends where the next one starts, less the blank
+// lines between them; a list item ends where the next item starts (the last
+// one where its list ends); a section runs from its heading to the next
+// heading of the same or a higher level.
+package markdown
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// ErrUnsafe is returned when an edit would not read back as intended (the
+// end of the file is inside an open code fence or HTML block, say); nothing
+// is changed.
+var ErrUnsafe = errors.New("edit would not read back as a list item; file left unchanged")
+
+// Doc is a parsed memory file. Offsets are into the bytes given to Parse.
+type Doc struct {
+	src      []byte
+	body     int    // where the Markdown starts: after a UTF-8 BOM and YAML front matter
+	eol      string // the file's dominant line ending, for new lines
+	blocks   []block
+	sections []Section
+	warnings []Warning
+}
+
+type blockKind int
+
+const (
+	kindOther blockKind = iota
+	kindHeading
+	kindList
+)
+
+// block is one top-level block.
+type block struct {
+	kind   blockKind
+	start  int // start of its first line
+	end    int // start of the line after its last non-blank line (or the end of the file)
+	level  int // heading level
+	text   string
+	bullet bool // a bullet (not ordered) list
+	items  []Item
+}
+
+// Section is a heading and what belongs to it.
+type Section struct {
+	Heading   string   `json:"heading"`
+	Path      []string `json:"path"` // headings from the outermost to this one
+	Level     int      `json:"level"`
+	StartLine int      `json:"start_line"` // 1-based, inclusive
+	EndLine   int      `json:"end_line"`
+	Items     []Item   `json:"items"` // items of the lists before the first subsection
+	Start     int      `json:"-"`     // byte range: the heading line to the next heading of this level or higher
+	End       int      `json:"-"`
+	headEnd   int      // after the heading's lines
+	bodyEnd   int      // the first heading of any level after this one
+	lists     []int    // indexes into Doc.blocks of the lists in the body
+}
+
+// Item is one top-level list item.
+type Item struct {
+	Text   string `json:"text"` // content without the marker; continuation lines joined by "\n"
+	Line   int    `json:"line"`
+	Start  int    `json:"-"` // start of its first line
+	End    int    `json:"-"` // start of the line after its last non-blank line
+	prefix string // indentation, marker and spacing of its first line
+}
+
+// Warning is something a reader should know about a memory file; it does
+// not make the file invalid.
+type Warning struct {
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// Parse reads a memory file. It fails only when goldmark itself fails.
+func Parse(src []byte) (d *Doc, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("markdown parser: %v", r)
+		}
+	}()
+	d = &Doc{src: src, eol: dominantEOL(src)}
+	d.body = bodyStart(src)
+	body := src[d.body:]
+	root := parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	).Parse(text.NewReader(body))
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		if n.Pos() < 0 {
+			continue
+		}
+		b := block{start: d.lineStart(d.body + n.Pos())}
+		switch n := n.(type) {
+		case *ast.Heading:
+			b.kind, b.level = kindHeading, n.Level
+			b.text = headingText(n, body)
+		case *ast.List:
+			b.kind, b.bullet = kindList, !n.IsOrdered()
+			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+				if it.Pos() >= 0 {
+					b.items = append(b.items, Item{Start: d.lineStart(d.body + it.Pos())})
+				}
+			}
+		case *ast.FencedCodeBlock:
+			if !fenceClosed(n, body) {
+				d.warnings = append(d.warnings, Warning{Line: d.Line(d.body + n.Pos()), Message: "code fence is never closed: the rest of the file is code"})
+			}
+		}
+		d.blocks = append(d.blocks, b)
+	}
+	for i := range d.blocks {
+		next := len(src)
+		if i+1 < len(d.blocks) {
+			next = d.blocks[i+1].start
+		}
+		d.blocks[i].end = d.trimBlank(next, d.blocks[i].start)
+		b := &d.blocks[i]
+		for j := range b.items {
+			stop := b.end
+			if j+1 < len(b.items) {
+				stop = d.trimBlank(b.items[j+1].Start, b.items[j].Start)
+			}
+			d.fillItem(&b.items[j], stop)
+		}
+	}
+	d.buildSections()
+	return d, nil
+}
+
+func headingText(h *ast.Heading, body []byte) string {
+	var b strings.Builder
+	lines := h.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		seg := lines.At(i)
+		b.Write(bytes.TrimSpace(seg.Value(body)))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// fenceClosed reports whether a fenced code block ends with a closing fence.
+func fenceClosed(n *ast.FencedCodeBlock, body []byte) bool {
+	start := n.Pos()
+	line := body[start:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	ch := line[0]
+	width := 0
+	for width < len(line) && line[width] == ch {
+		width++
+	}
+	// the block's last content line; the closing fence is the line after it
+	rest := body[start+len(line):]
+	if l := n.Lines(); l.Len() > 0 {
+		rest = body[l.At(l.Len()-1).Stop:]
+	}
+	rest = bytes.TrimPrefix(rest, []byte("\n"))
+	ln, _ := cutLine(rest)
+	t := bytes.TrimLeft(ln, " ")
+	if len(ln)-len(t) > 3 {
+		return false
+	}
+	w := 0
+	for w < len(t) && t[w] == ch {
+		w++
+	}
+	return w >= width && len(bytes.Trim(t[w:], " \t\r")) == 0
+}
+
+// fillItem sets an item's end, text, line and marker prefix.
+func (d *Doc) fillItem(it *Item, stop int) {
+	it.End = stop
+	it.Line = d.Line(it.Start)
+	raw := d.src[it.Start:stop]
+	first := raw
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	m := markerEnd(first)
+	prefix := string(first[:m])
+	if m == len(bytes.TrimRight(first, " \t\r")) || !strings.HasSuffix(prefix, " ") && !strings.HasSuffix(prefix, "\t") {
+		prefix = strings.TrimRight(prefix, " \t") + " "
+	}
+	it.prefix = prefix
+	lines := strings.Split(string(raw[m:]), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	it.Text = strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// markerEnd is the length of a list item line's indentation, marker and the
+// spaces after it.
+func markerEnd(line []byte) int {
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	switch {
+	case i < len(line) && (line[i] == '-' || line[i] == '*' || line[i] == '+'):
+		i++
+	default:
+		for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		if i < len(line) && (line[i] == '.' || line[i] == ')') {
+			i++
+		}
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func (d *Doc) buildSections() {
+	var stack []int // indexes into d.sections
+	for i, b := range d.blocks {
+		if b.kind != kindHeading {
+			continue
+		}
+		for len(stack) > 0 && d.sections[stack[len(stack)-1]].Level >= b.level {
+			stack = stack[:len(stack)-1]
+		}
+		var path []string
+		for _, j := range stack {
+			path = append(path, d.sections[j].Heading)
+		}
+		s := Section{Heading: b.text, Path: append(path, b.text), Level: b.level, Start: b.start, End: len(d.src), bodyEnd: len(d.src)}
+		s.headEnd = b.end
+		for j := i + 1; j < len(d.blocks); j++ {
+			nb := d.blocks[j]
+			if nb.kind != kindHeading {
+				if s.bodyEnd == len(d.src) && nb.kind == kindList {
+					s.lists = append(s.lists, j)
+					s.Items = append(s.Items, nb.items...)
+				}
+				continue
+			}
+			if s.bodyEnd == len(d.src) {
+				s.bodyEnd = nb.start
+			}
+			if nb.level <= b.level {
+				s.End = nb.start
+				break
+			}
+		}
+		s.StartLine = d.Line(s.Start)
+		s.EndLine = d.Line(max(s.End-1, s.Start))
+		if s.Items == nil {
+			s.Items = []Item{}
+		}
+		stack = append(stack, len(d.sections))
+		d.sections = append(d.sections, s)
+	}
+}
+
+// Sections lists the headed sections in document order.
+func (d *Doc) Sections() []Section { return d.sections }
+
+// Warnings lists what a reader should know: a code fence never closed, a
+// heading repeated at the same path.
+func (d *Doc) Warnings() []Warning {
+	out := append([]Warning{}, d.warnings...)
+	seen := map[string]bool{}
+	for _, s := range d.sections {
+		k := strings.ToLower(strings.Join(s.Path, "\x00"))
+		if seen[k] {
+			out = append(out, Warning{Line: s.StartLine, Message: fmt.Sprintf("heading %q repeats one at the same level; edits go to the first", s.Heading)})
+		}
+		seen[k] = true
+	}
+	return out
+}
+
+// Lines is the number of lines of the file (a final line without newline counts).
+func (d *Doc) Lines() int {
+	n := bytes.Count(d.src, []byte("\n"))
+	if len(d.src) > 0 && d.src[len(d.src)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// Find returns the first section whose heading equals name (ignoring case
+// and surrounding "#"s and spaces) at the given level (0: any level).
+func (d *Doc) Find(name string, level int) *Section {
+	name = CleanHeading(name)
+	for i := range d.sections {
+		s := &d.sections[i]
+		if strings.EqualFold(s.Heading, name) && (level == 0 || s.Level == level) {
+			return s
+		}
+	}
+	return nil
+}
+
+// CleanHeading turns "## Workflow state" into "Workflow state".
+func CleanHeading(name string) string {
+	return strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(name), "#"))
+}
+
+// Line is the 1-based line number of a byte offset.
+func (d *Doc) Line(off int) int {
+	return bytes.Count(d.src[:min(off, len(d.src))], []byte("\n")) + 1
+}
+
+func (d *Doc) lineStart(off int) int {
+	return bytes.LastIndexByte(d.src[:off], '\n') + 1
+}
+
+// trimBlank moves p (a line start or the end of the file) back over blank
+// lines, never before floor.
+func (d *Doc) trimBlank(p, floor int) int {
+	for p > floor {
+		ls := d.lineStart(p - 1)
+		if ls < floor || !blank(d.src[ls:p]) {
+			break
+		}
+		p = ls
+	}
+	return p
+}
+
+func blank(b []byte) bool { return len(bytes.Trim(b, " \t\r\n")) == 0 }
+
+// bodyStart skips a UTF-8 BOM and YAML front matter ("---" line, ..., "---" line).
+func bodyStart(src []byte) int {
+	off := 0
+	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+		off = 3
+	}
+	rest := src[off:]
+	first, ok := cutLine(rest)
+	if !ok || strings.TrimRight(string(first), "\r") != "---" {
+		return off
+	}
+	p := len(first) + 1
+	for p < len(rest) {
+		ln, ok := cutLine(rest[p:])
+		if !ok {
+			return off // no closing line: a thematic break, not front matter
+		}
+		if strings.TrimRight(string(ln), "\r") == "---" {
+			return off + p + len(ln) + 1
+		}
+		p += len(ln) + 1
+	}
+	return off
+}
+
+// cutLine returns the first line of b without its "\n", and whether it had one.
+func cutLine(b []byte) ([]byte, bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, false
+	}
+	return b[:i], true
+}
+
+// dominantEOL is "\r\n" when most lines end so, else "\n".
+func dominantEOL(src []byte) string {
+	crlf := bytes.Count(src, []byte("\r\n"))
+	if crlf > bytes.Count(src, []byte("\n"))-crlf {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// Normalize is how item texts are compared: runs of white space count as one space.
+func Normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
