@@ -64,7 +64,7 @@ func TestRenderMatchesJSONStringify(t *testing.T) {
 		"\x00\x01\x1f\x7f":   `"\u0000\u0001\u001f` + "\x7f" + `"`,
 		"<a>&</a>":           `"<a>&</a>"`,
 		"\u2028\u2029":       "\"\u2028\u2029\"",
-		"é中文🙂":              `"é中文🙂"`,
+		"é中文🙂":               `"é中文🙂"`,
 		"bad \xff utf8":      "\"bad \uFFFD utf8\"",
 		"/slash":             `"/slash"`,
 		"\u00e9\u0301 mixed": "\"\u00e9\u0301 mixed\"",
