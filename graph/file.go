@@ -24,10 +24,10 @@ const DegradedWarning = "L3 unavailable — degraded mode (L1 only)"
 
 // Timing of the sharing protocol. Variables so tests can shorten them.
 var (
-	maxAttempts = 50                    // read-edit-replace rounds before giving up
-	lockWait    = 5 * time.Second       // longest wait for <file>.lock or a server write in flight
-	lockStale   = 10 * time.Second      // a lock or server temp file older than this is a crash leftover
-	settle      = 20 * time.Millisecond // after a write, how long a server write that read the old file may take to land
+	maxAttempts = 50                     // read-edit-replace rounds before giving up
+	lockWait    = 5 * time.Second        // longest wait for <file>.lock or a server write in flight
+	lockStale   = 10 * time.Second       // a lock or server temp file older than this is a crash leftover
+	settle      = 100 * time.Millisecond // after a write, how long a server write that read the old file may take to land
 	poll        = 2 * time.Millisecond
 )
 
@@ -55,9 +55,13 @@ func Read(path string) (*Graph, error) {
 // (<base>.<hex>.tmp) shows a server write in flight; re-reads the file just
 // before replacing it and starts over if it changed; replaces it with an
 // atomic exchange where the file system has one, so a server write that
-// still slipped in is caught and built upon; and looks again after a short
-// settle time, writing again if a server write based on the old file
-// removed its entities. Every error wraps ErrUnavailable. It is idempotent.
+// still slipped in is caught and built upon; and returns only once the file
+// has held its entities unchanged for a settle time (100 ms), writing again
+// if a server write based on the old file removed them. A server write that
+// lands in the microseconds between the last re-read and the exchange on a
+// file system without exchange can still be lost: without a lock on the
+// server's side no protocol closes that window. Every error wraps
+// ErrUnavailable. It is idempotent.
 func Upsert(path string, entities []Entity) (changed bool, err error) {
 	return update(path, func(d []byte) ([]byte, bool) { return upsertLines(d, entities) })
 }
@@ -85,6 +89,8 @@ func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err er
 
 	var pending []byte // a version our replace displaced; our edit of it must go in
 	hasPending, wrote := false, false
+	var seen []byte // the content last seen holding our entities
+	quiet := false
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		waitServer(path)
 		cur, _, mode, err := readFile(path)
@@ -97,13 +103,17 @@ func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err er
 		}
 		next, need := edit(base)
 		if !need && !hasPending {
-			if !wrote {
+			// After a write, return only once the file has held our
+			// entities, unchanged, for a settle time: a server write that
+			// read the old file lands within it, and we write again.
+			if !wrote || (quiet && bytes.Equal(cur, seen)) {
 				return changed, nil
 			}
-			wrote = false
+			seen, quiet = cur, true
 			time.Sleep(settle)
 			continue
 		}
+		quiet = false
 		tmp, err := writeTemp(path, next, mode)
 		if err != nil {
 			return changed, err
