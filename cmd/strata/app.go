@@ -141,6 +141,7 @@ func newApp(e *env) *cli.App {
 			newShowCommand(e),
 			newDiffCommand(e),
 			newRestoreCommand(e),
+			newResolveCommand(e),
 			newSchemaCommand(e),
 			newVersionCommand(e),
 		},
