@@ -154,6 +154,7 @@ func newApp(e *env) *cli.App {
 			newDecideCommand(e),
 			newMemoryCommand(e),
 			newResumeCommand(e),
+			newResolveCommand(e),
 			newSchemaCommand(e),
 			newHooksCommand(e),
 			newClaudeCommand(e),

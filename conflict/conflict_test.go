@@ -1,0 +1,62 @@
+package conflict
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDecide(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	at := func(l Layer, d time.Duration) LayerTime {
+		return LayerTime{Layer: l, Present: true, Time: t0.Add(d), Basis: BasisCommit}
+	}
+	cleared := func(lt LayerTime) LayerTime { lt.Cleared = true; return lt }
+	tests := []struct {
+		name     string
+		in       Input
+		winner   Layer
+		actions  []Action
+		warnings []string
+	}{
+		{name: "nothing anywhere", in: Input{Item: "workflow-state"}, actions: []Action{}},
+		{name: "L3 newer rewrites L1", in: Input{Item: "w", Layers: []LayerTime{at(L1, 0), at(L3, time.Second)}},
+			winner: L3, actions: []Action{{L1, ActionRewrite, L3}}},
+		{name: "L1 newer rewrites L3", in: Input{Item: "w", Layers: []LayerTime{at(L1, time.Minute), at(L3, 0)}},
+			winner: L1, actions: []Action{{L3, ActionRewrite, L1}}},
+		{name: "a tie goes to L1", in: Input{Item: "w", Layers: []LayerTime{at(L1, 0), at(L3, 0)}},
+			winner: L1, actions: []Action{{L3, ActionRewrite, L1}}},
+		{name: "in sync: no action, no warning", in: Input{Item: "w", InSync: true, Layers: []LayerTime{at(L1, 0), at(L3, time.Hour)}},
+			winner: L3, actions: []Action{}},
+		{name: "more than 5 minutes apart: stale", in: Input{Item: "w", Layers: []LayerTime{at(L1, 0), at(L3, 5*time.Minute+time.Second)}},
+			winner: L3, actions: []Action{{L1, ActionRewrite, L3}}, warnings: []string{"w: L1 is stale: 5m1s older than L3"}},
+		{name: "exactly 5 minutes: not stale", in: Input{Item: "w", Layers: []LayerTime{at(L1, 5*time.Minute), at(L3, 0)}},
+			winner: L1, actions: []Action{{L3, ActionRewrite, L1}}},
+		{name: "L3 missing is written", in: Input{Item: "w", Layers: []LayerTime{at(L1, 0)}},
+			winner: L1, actions: []Action{{L3, ActionRewrite, L1}}},
+		{name: "L1 missing is written from L3", in: Input{Item: "w", Layers: []LayerTime{at(L3, 0)}},
+			winner: L3, actions: []Action{{L1, ActionRewrite, L3}}},
+		{name: "L1 cleared later clears L3", in: Input{Item: "w", Layers: []LayerTime{cleared(at(L1, time.Second)), at(L3, 0)}},
+			winner: L1, actions: []Action{{L3, ActionClear, L1}}},
+		{name: "cleared and missing: nothing to do", in: Input{Item: "w", Layers: []LayerTime{cleared(at(L1, 0))}},
+			winner: L1, actions: []Action{}},
+		{name: "a known time beats an unknown one", in: Input{Item: "w", Layers: []LayerTime{{Layer: L1, Present: true}, at(L3, 0)}},
+			winner: L3, actions: []Action{{L1, ActionRewrite, L3}}},
+		{name: "L2 never wins", in: Input{Item: "w", Layers: []LayerTime{at(L1, 0), at(L2, time.Hour), at(L3, -time.Second)}},
+			winner: L1, actions: []Action{{L3, ActionRewrite, L1}}},
+		{name: "L2 alone: no winner", in: Input{Item: "w", Layers: []LayerTime{at(L2, 0)}}, actions: []Action{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(tt.in)
+			assert.Equal(t, tt.winner, d.Winner)
+			assert.Equal(t, tt.actions, d.Actions)
+			assert.Equal(t, tt.warnings, d.Warnings)
+			assert.Len(t, d.Layers, 3)
+			for _, a := range d.Actions {
+				assert.NotEqual(t, L2, a.Layer, "L2 is never rewritten")
+			}
+		})
+	}
+}

@@ -1,0 +1,312 @@
+package graph
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrUnavailable is wrapped by every error of Upsert and Remove: the graph
+// file could not be read or replaced (a read-only directory, a directory or
+// a symbolic link in its place, a lock held too long, a file that kept
+// changing). Callers go on with L1 only and say so once with DegradedWarning.
+var ErrUnavailable = errors.New("L3 unavailable")
+
+// DegradedWarning is the one line callers print when L3 cannot be written.
+const DegradedWarning = "L3 unavailable — degraded mode (L1 only)"
+
+// Timing of the sharing protocol. Variables so tests can shorten them.
+var (
+	maxAttempts = 50                     // read-edit-replace rounds before giving up
+	lockWait    = 5 * time.Second        // longest wait for <file>.lock or a server write in flight
+	lockStale   = 10 * time.Second       // a lock or server temp file older than this is a crash leftover
+	settle      = 100 * time.Millisecond // after a write, how long a server write that read the old file may take to land
+	poll        = 2 * time.Millisecond
+)
+
+// Read reads a graph file. A missing file is an error wrapping
+// fs.ErrNotExist; a symbolic link is not followed.
+func Read(path string) (*Graph, error) {
+	data, exists, _, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
+	}
+	return Parse(data), nil
+}
+
+// Upsert replaces (or adds) these entities in the MCP JSONL file at path,
+// keeping every other line byte for byte, atomically; it returns whether the
+// file changed. A missing file (and its directory) is created.
+//
+// The file is shared with the memory server, which takes no lock and
+// replaces the whole file (temp file + rename) on every tool call. So Upsert
+// holds <path>.lock (a directory, taken with mkdir as newer server builds and
+// proper-lockfile do) while it works; waits while a server temp file
+// (<base>.<hex>.tmp) shows a server write in flight; re-reads the file just
+// before replacing it and starts over if it changed; replaces it with an
+// atomic exchange where the file system has one, so a server write that
+// still slipped in is caught and built upon; and returns only once the file
+// has held its entities unchanged for a settle time (100 ms), writing again
+// if a server write based on the old file removed them. A server write that
+// lands in the microseconds between the last re-read and the exchange on a
+// file system without exchange can still be lost: without a lock on the
+// server's side no protocol closes that window. Every error wraps
+// ErrUnavailable. It is idempotent.
+func Upsert(path string, entities []Entity) (changed bool, err error) {
+	return update(path, func(d []byte) ([]byte, bool) { return upsertLines(d, entities) })
+}
+
+// Remove deletes every entity line with one of the names, with the same
+// protocol as Upsert. Removing what Upsert added gives back the file's bytes.
+func Remove(path string, names ...string) (changed bool, err error) {
+	return update(path, func(d []byte) ([]byte, bool) { return removeLines(d, names) })
+}
+
+func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w: %s: %w", ErrUnavailable, path, err)
+		}
+	}()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, unwrapPath(err)
+	}
+	release, err := lock(path)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+
+	var pending []byte // a version our replace displaced; our edit of it must go in
+	hasPending, wrote := false, false
+	var seen []byte // the content last seen holding our entities
+	quiet := false
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		waitServer(path)
+		cur, _, mode, err := readFile(path)
+		if err != nil {
+			return changed, err
+		}
+		base := cur
+		if hasPending {
+			base = pending
+		}
+		next, need := edit(base)
+		if !need && !hasPending {
+			// After a write, return only once the file has held our
+			// entities, unchanged, for a settle time: a server write that
+			// read the old file lands within it, and we write again.
+			if !wrote || (quiet && bytes.Equal(cur, seen)) {
+				return changed, nil
+			}
+			seen, quiet = cur, true
+			time.Sleep(settle)
+			continue
+		}
+		quiet = false
+		tmp, err := writeTemp(path, next, mode)
+		if err != nil {
+			return changed, err
+		}
+		waitServer(path)
+		now, _, _, err := readFile(path)
+		if err != nil {
+			os.Remove(tmp)
+			return changed, err
+		}
+		if !bytes.Equal(now, cur) { // changed meanwhile: start over on the new content
+			os.Remove(tmp)
+			hasPending = false
+			continue
+		}
+		displaced, exchanged, err := replace(tmp, path)
+		if errors.Is(err, fs.ErrExist) { // created meanwhile
+			os.Remove(tmp)
+			continue
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return changed, unwrapPath(err)
+		}
+		syncDir(filepath.Dir(path))
+		changed, wrote, hasPending = true, true, false
+		if exchanged && !bytes.Equal(displaced, cur) {
+			pending, hasPending = displaced, true // a server write landed just before ours
+		}
+	}
+	return changed, fmt.Errorf("the file kept changing during %d attempts", maxAttempts)
+}
+
+// readFile reads a regular file without following a symbolic link. A missing
+// file gives exists false and mode 0644.
+func readFile(path string) (data []byte, exists bool, mode fs.FileMode, err error) {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, 0o644, nil
+	case err != nil:
+		return nil, false, 0, unwrapPath(err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		return nil, false, 0, errors.New("is a symbolic link; not followed")
+	case st.IsDir():
+		return nil, false, 0, errors.New("is a directory")
+	case !st.Mode().IsRegular():
+		return nil, false, 0, errors.New("not a regular file")
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, 0o644, nil
+	}
+	if err != nil {
+		return nil, false, 0, unwrapPath(err)
+	}
+	defer f.Close()
+	data, err = io.ReadAll(f)
+	if err != nil {
+		return nil, false, 0, unwrapPath(err)
+	}
+	return data, true, st.Mode().Perm(), nil
+}
+
+// writeTemp writes data to a new file beside path (a dot name, which the
+// watcher ignores), synced and with the given mode.
+func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".strata-*.tmp")
+	if err != nil {
+		return "", unwrapPath(err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", unwrapPath(err)
+	}
+	return f.Name(), nil
+}
+
+type moveResult int
+
+const (
+	moveUnsupported moveResult = iota // nothing moved: rename instead
+	moveExchanged                     // tmp and path swapped
+	moveRenamed                       // tmp renamed to a path that did not exist
+)
+
+// replace moves tmp over path. Where the file system can exchange the two
+// atomically, it does, and returns the displaced content (exchanged true);
+// otherwise it renames. A missing path is created without replacing one
+// that appeared meanwhile (an error wrapping fs.ErrExist) where supported.
+func replace(tmp, path string) (displaced []byte, exchanged bool, err error) {
+	res, err := exchange(tmp, path)
+	if err != nil {
+		return nil, false, err
+	}
+	switch res {
+	case moveExchanged:
+		displaced, rerr := os.ReadFile(tmp)
+		os.Remove(tmp)
+		return displaced, rerr == nil, nil
+	case moveRenamed:
+		return nil, false, nil
+	}
+	return nil, false, os.Rename(tmp, path)
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// lock takes <path>.lock by mkdir, waiting while another holder has it. A
+// lock older than lockStale is a crash leftover and is taken over.
+func lock(path string) (release func(), err error) {
+	name := path + ".lock"
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := os.Mkdir(name, 0o755)
+		if err == nil {
+			return func() { os.Remove(name) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock: %w", unwrapPath(err))
+		}
+		if st, serr := os.Lstat(name); serr == nil && time.Since(st.ModTime()) > lockStale {
+			os.Remove(name)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s is held by another writer", name)
+		}
+		time.Sleep(poll)
+	}
+}
+
+// waitServer waits (bounded) while the server's temp file for path exists:
+// it is between writing its new version and renaming it over path.
+func waitServer(path string) {
+	deadline := time.Now().Add(lockWait)
+	for serverWriting(path) && time.Now().Before(deadline) {
+		time.Sleep(poll)
+	}
+}
+
+// serverWriting reports whether a fresh "<base>.<32 hex>.tmp" sits beside
+// path, the temp file the server's saveGraph renames over the graph.
+func serverWriting(path string) bool {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		mid, ok := strings.CutPrefix(e.Name(), base+".")
+		if !ok {
+			continue
+		}
+		mid, ok = strings.CutSuffix(mid, ".tmp")
+		if !ok || len(mid) != 32 || strings.Trim(mid, "0123456789abcdef") != "" {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < lockStale {
+			return true
+		}
+	}
+	return false
+}
+
+// unwrapPath drops *PathError's operation and path (the caller names the
+// file once), keeping the cause: "permission denied".
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}

@@ -1,0 +1,365 @@
+// Package graph reads and edits the L3 layer: the JSONL knowledge graph of
+// the MCP reference memory server (@modelcontextprotocol/server-memory). It
+// upserts strata's own entities while keeping every other line of the file
+// byte for byte, writes new lines exactly as the server's JSON.stringify
+// would, and shares the file with a running server that takes no lock
+// (docs in Upsert). It depends on the standard library only.
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Entity is one node of the graph, as the server keeps it.
+type Entity struct {
+	Name         string   `json:"name"`
+	EntityType   string   `json:"entityType"`
+	Observations []string `json:"observations"`
+}
+
+// Relation is one edge of the graph.
+type Relation struct {
+	From         string `json:"from"`
+	To           string `json:"to"`
+	RelationType string `json:"relationType"`
+}
+
+// Value returns the value of the last "key: value" observation of e. The
+// server's add_observations appends, so the last occurrence is the newest.
+func (e Entity) Value(key string) (string, bool) {
+	prefix := key + ": "
+	for i := len(e.Observations) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(e.Observations[i], prefix); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Updated returns the time of e's last "updated: <RFC 3339>" observation.
+func (e Entity) Updated() (time.Time, bool) {
+	v, ok := e.Value("updated")
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
+	return t, err == nil
+}
+
+// Graph is the content of a graph file as the server reads it.
+type Graph struct {
+	Entities  []Entity   // in file order; the server's tools act on the first of a name
+	Relations []Relation // in file order
+	Skipped   int        // non-blank lines that are not a well-formed entity or relation
+}
+
+// Entity returns the first entity with that name, as the server's tools find it.
+func (g *Graph) Entity(name string) (Entity, bool) {
+	for _, e := range g.Entities {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entity{}, false
+}
+
+// Parse reads graph file content. It never fails: lines that are not a
+// well-formed entity or relation (other programs' records, fork formats with
+// non-string observations, malformed JSON) are counted in Skipped.
+func Parse(data []byte) *Graph {
+	g := &Graph{}
+	for _, l := range splitLines(data) {
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		p := parseLine(l.text)
+		switch {
+		case p.entity != nil:
+			g.Entities = append(g.Entities, *p.entity)
+		case p.relation != nil:
+			g.Relations = append(g.Relations, *p.relation)
+		default:
+			g.Skipped++
+		}
+	}
+	return g
+}
+
+// line is one line of the file: its bytes without the "\n" that ends it, and
+// whether that "\n" is there (only the last line may lack it).
+type line struct {
+	text []byte
+	nl   bool
+}
+
+// splitLines splits on "\n" only, as the server does; a "\r" stays in text.
+func splitLines(data []byte) []line {
+	var out []line
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out = append(out, line{text: data})
+			break
+		}
+		out = append(out, line{text: data[:i], nl: true})
+		data = data[i+1:]
+	}
+	return out
+}
+
+func joinLines(ls []line) []byte {
+	n := 0
+	for _, l := range ls {
+		n += len(l.text) + 1
+	}
+	out := make([]byte, 0, n)
+	for _, l := range ls {
+		out = append(out, l.text...)
+		if l.nl {
+			out = append(out, '\n')
+		}
+	}
+	return out
+}
+
+// parsed is what one line holds. kind is the line's "type" member when the
+// line is a JSON object with a string "type"; name its string "name". entity
+// and relation are set only when the line is exactly readable by the server
+// as one (all required members present with the right types).
+type parsed struct {
+	kind     string
+	name     string
+	named    bool // the line has a string "name"
+	entity   *Entity
+	relation *Relation
+}
+
+// parseLine reads members into a map, not a struct: encoding/json matches
+// struct fields case-insensitively ("Name" would fill Name), JSON.parse does
+// not. Duplicate members keep the last, as in JSON.parse.
+func parseLine(text []byte) parsed {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(text, &m) != nil || m == nil {
+		return parsed{}
+	}
+	var p parsed
+	str := func(key string) (string, bool) {
+		raw, ok := m[key]
+		if !ok {
+			return "", false
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	p.kind, _ = str("type")
+	p.name, p.named = str("name")
+	switch p.kind {
+	case "entity":
+		et, ok := str("entityType")
+		var obs []string
+		raw, isArray := m["observations"]
+		isArray = isArray && len(raw) > 0 && raw[0] == '['
+		if p.named && ok && isArray && json.Unmarshal(raw, &obs) == nil {
+			if obs == nil {
+				obs = []string{}
+			}
+			p.entity = &Entity{Name: p.name, EntityType: et, Observations: obs}
+		}
+	case "relation":
+		from, ok1 := str("from")
+		to, ok2 := str("to")
+		rt, ok3 := str("relationType")
+		if ok1 && ok2 && ok3 {
+			p.relation = &Relation{From: from, To: to, RelationType: rt}
+		}
+	}
+	return p
+}
+
+// renderEntity writes e as the server's saveGraph does:
+// JSON.stringify({type, name, entityType, observations}).
+func renderEntity(e Entity) []byte {
+	var b []byte
+	b = append(b, `{"type":"entity","name":`...)
+	b = appendJSString(b, e.Name)
+	b = append(b, `,"entityType":`...)
+	b = appendJSString(b, e.EntityType)
+	b = append(b, `,"observations":[`...)
+	for i, o := range e.Observations {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSString(b, o)
+	}
+	return append(b, "]}"...)
+}
+
+// appendJSString quotes s as JavaScript's JSON.stringify does: only '"', '\\'
+// and control characters are escaped (\b \t \n \f \r by name, the rest as
+// \u00xx in lowercase hex); '<', '>', '&', U+2028 and U+2029 stay literal,
+// unlike encoding/json. Invalid UTF-8 becomes U+FFFD, as the server's UTF-8
+// read would make it.
+func appendJSString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"':
+				b = append(b, '\\', '"')
+			case c == '\\':
+				b = append(b, '\\', '\\')
+			case c == '\b':
+				b = append(b, '\\', 'b')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\f':
+				b = append(b, '\\', 'f')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
+
+// sameEntity reports whether an existing line already holds e as the server
+// would read it, so a line written by another formatter (key order, spaces,
+// a fork's extra members) is kept as it is.
+func sameEntity(p parsed, e Entity) bool {
+	if p.entity == nil || p.entity.EntityType != e.EntityType || len(p.entity.Observations) != len(e.Observations) {
+		return false
+	}
+	for i, o := range e.Observations {
+		if p.entity.Observations[i] != o {
+			return false
+		}
+	}
+	return true
+}
+
+// upsertLines replaces or adds entities in data. The first line of an
+// entity's name is replaced in place (unless it already holds the entity);
+// later lines of the same name are dropped, as the server only ever acts on
+// the first. A new entity goes after the last entity line, else before the
+// first relation, else at the end, so the file keeps the server's order.
+// Every other line keeps its bytes.
+func upsertLines(data []byte, ents []Entity) ([]byte, bool) {
+	ls := splitLines(data)
+	changed := false
+	for _, e := range ents {
+		first, lastEntity, firstRelation := -1, -1, -1
+		var dups []int
+		for i, l := range ls {
+			p := parseLine(l.text)
+			switch p.kind {
+			case "entity":
+				lastEntity = i
+				if p.name == e.Name && p.named {
+					if first < 0 {
+						first = i
+						if !sameEntity(p, e) {
+							ls[i].text = renderEntity(e)
+							changed = true
+						}
+					} else {
+						dups = append(dups, i)
+					}
+				}
+			case "relation":
+				if firstRelation < 0 {
+					firstRelation = i
+				}
+			}
+		}
+		if first >= 0 {
+			for k := len(dups) - 1; k >= 0; k-- {
+				ls = deleteLine(ls, dups[k])
+				changed = true
+			}
+			continue
+		}
+		at := len(ls)
+		switch {
+		case lastEntity >= 0:
+			at = lastEntity + 1
+		case firstRelation >= 0:
+			at = firstRelation
+		}
+		ls = insertLine(ls, at, renderEntity(e))
+		changed = true
+	}
+	if !changed {
+		return data, false
+	}
+	return joinLines(ls), true
+}
+
+// removeLines drops every entity line with one of the names. It undoes
+// upsertLines' insertion exactly, final newline included.
+func removeLines(data []byte, names []string) ([]byte, bool) {
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	ls := splitLines(data)
+	changed := false
+	for i := len(ls) - 1; i >= 0; i-- {
+		p := parseLine(ls[i].text)
+		if p.kind == "entity" && p.named && drop[p.name] {
+			ls = deleteLine(ls, i)
+			changed = true
+		}
+	}
+	if !changed {
+		return data, false
+	}
+	return joinLines(ls), true
+}
+
+// insertLine puts text at index at. Appended after a last line that has no
+// final newline, the old last line gets one and the new line goes without,
+// so the file still ends as it did (and deleteLine restores it).
+func insertLine(ls []line, at int, text []byte) []line {
+	nl := true
+	if at == len(ls) && at > 0 && !ls[at-1].nl {
+		ls[at-1].nl = true
+		nl = false
+	}
+	ls = append(ls, line{})
+	copy(ls[at+1:], ls[at:])
+	ls[at] = line{text: text, nl: nl}
+	return ls
+}
+
+// deleteLine removes line i. When it was the last line and had no final
+// newline, the line before it loses its newline: the inverse of insertLine.
+func deleteLine(ls []line, i int) []line {
+	if i == len(ls)-1 && !ls[i].nl && i > 0 {
+		ls[i-1].nl = false
+	}
+	return append(ls[:i], ls[i+1:]...)
+}

@@ -1,0 +1,224 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var ours = Entity{Name: "workflow-state", EntityType: "workflow_state", Observations: []string{"type: APEX", "phase: implement"}}
+
+const oursLine = `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["type: APEX","phase: implement"]}`
+
+func TestUpsertLines(t *testing.T) {
+	other := `{"type":"entity","name":"x","entityType":"t","observations":["a"]}`
+	rel := `{"type":"relation","from":"x","to":"y","relationType":"r"}`
+	tests := []struct {
+		name, in, want string
+		changed        bool
+	}{
+		{"empty file", "", oursLine + "\n", true},
+		{"after the last entity, before relations", other + "\n" + rel + "\n", other + "\n" + oursLine + "\n" + rel + "\n", true},
+		{"before the first relation", rel + "\n" + rel + "\n", oursLine + "\n" + rel + "\n" + rel + "\n", true},
+		{"no final newline stays so", other, other + "\n" + oursLine, true},
+		{"relations only, no final newline", rel, oursLine + "\n" + rel, true},
+		{"unparsable lines are kept", "not json\n\n", "not json\n\n" + oursLine + "\n", true},
+		{"replaced in place", other + "\n" + `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["old"]}` + "\n" + rel,
+			other + "\n" + oursLine + "\n" + rel, true},
+		{"same entity, other key order: kept", `{"name":"workflow-state","type":"entity","observations":["type: APEX","phase: implement"],"entityType":"workflow_state","createdAt":"x"}` + "\n",
+			`{"name":"workflow-state","type":"entity","observations":["type: APEX","phase: implement"],"entityType":"workflow_state","createdAt":"x"}` + "\n", false},
+		{"identical line: unchanged", oursLine, oursLine, false},
+		{"fork format of ours is replaced", `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":[{"text":"x"}]}` + "\n",
+			oursLine + "\n", true},
+		{"later duplicates dropped", oursLine + "\n" + other + "\n" + `{"type":"entity","name":"workflow-state","entityType":"e","observations":[]}`,
+			oursLine + "\n" + other, true},
+		{"CRLF lines kept", other + "\r\n" + rel + "\r\n", other + "\r\n" + oursLine + "\n" + rel + "\r\n", true},
+		{"a Name member is not name", `{"type":"entity","Name":"workflow-state","entityType":"x","observations":[]}` + "\n",
+			`{"type":"entity","Name":"workflow-state","entityType":"x","observations":[]}` + "\n" + oursLine + "\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, changed := upsertLines([]byte(tt.in), []Entity{ours})
+			assert.Equal(t, tt.want, string(got))
+			assert.Equal(t, tt.changed, changed)
+			again, changed := upsertLines(got, []Entity{ours})
+			assert.False(t, changed, "idempotent")
+			assert.Equal(t, string(got), string(again))
+		})
+	}
+}
+
+func TestRenderMatchesJSONStringify(t *testing.T) {
+	// Expected bytes are what node's JSON.stringify writes (checked against
+	// node in TestRenderAgainstNode when node is installed).
+	tests := map[string]string{
+		"plain":              `"plain"`,
+		"a\"b\\c":            `"a\"b\\c"`,
+		"\b\t\n\f\r":         `"\b\t\n\f\r"`,
+		"\x00\x01\x1f\x7f":   `"\u0000\u0001\u001f` + "\x7f" + `"`,
+		"<a>&</a>":           `"<a>&</a>"`,
+		"\u2028\u2029":       "\"\u2028\u2029\"",
+		"é中文🙂":               `"é中文🙂"`,
+		"bad \xff utf8":      "\"bad \uFFFD utf8\"",
+		"/slash":             `"/slash"`,
+		"\u00e9\u0301 mixed": "\"\u00e9\u0301 mixed\"",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, string(appendJSString(nil, in)), "%q", in)
+		var back string
+		require.NoError(t, json.Unmarshal(appendJSString(nil, in), &back))
+	}
+}
+
+func TestParse(t *testing.T) {
+	g := Parse([]byte("garbage\n" + oursLine + "\n\n" +
+		`{"type":"relation","from":"a","to":"b","relationType":"r"}` + "\n" +
+		`{"type":"entity","name":"f","entityType":"t","observations":[{"text":"x"}]}` + "\n" +
+		`{"type":"entity","name":"workflow-state","entityType":"dup","observations":[]}`))
+	require.Len(t, g.Entities, 2)
+	assert.Equal(t, 2, g.Skipped)
+	e, ok := g.Entity("workflow-state")
+	require.True(t, ok)
+	assert.Equal(t, ours, e, "the first of a name, as the server finds it")
+	assert.Equal(t, []Relation{{"a", "b", "r"}}, g.Relations)
+
+	e = Entity{Observations: []string{"phase: a", "updated: 2026-11-22T10:00:00Z", "phase: b", "updated: bad"}}
+	v, _ := e.Value("phase")
+	assert.Equal(t, "b", v)
+	_, ok = e.Updated()
+	assert.False(t, ok, "the last updated: wins, and it does not parse")
+	e.Observations = e.Observations[:3]
+	u, ok := e.Updated()
+	require.True(t, ok)
+	assert.Equal(t, "2026-11-22T10:00:00Z", u.UTC().Format("2006-01-02T15:04:05Z07:00"))
+}
+
+// corpusFiles are the real graph files of ../shared/corpus/mcp-memory.
+func corpusFiles(t testing.TB) []string {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "mcp-memory", "*"))
+	if len(files) == 0 {
+		t.Skip("no corpus at ../shared/corpus/mcp-memory")
+	}
+	return files
+}
+
+// TestCorpusRoundTrip: on every real file, upserting our entities and then
+// removing them gives back the exact bytes, and every other line is kept.
+func TestCorpusRoundTrip(t *testing.T) {
+	for _, f := range corpusFiles(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			orig, err := os.ReadFile(f)
+			require.NoError(t, err)
+			ents := []Entity{ours, {Name: "initiative-checkpoint", EntityType: "initiative", Observations: []string{"status: in_progress", "note: \"quoted\" <tag> \u2028"}}}
+			out, changed := upsertLines(orig, ents)
+			require.True(t, changed)
+			checkPreserved(t, orig, out, map[string]bool{"workflow-state": true, "initiative-checkpoint": true})
+			g := Parse(out)
+			for _, e := range ents {
+				got, ok := g.Entity(e.Name)
+				require.True(t, ok)
+				assert.Equal(t, e, got)
+			}
+			back, changed := removeLines(out, []string{"workflow-state", "initiative-checkpoint"})
+			require.True(t, changed)
+			assert.Equal(t, string(orig), string(back))
+
+			// through the file protocol too
+			path := filepath.Join(t.TempDir(), "memory.jsonl")
+			require.NoError(t, os.WriteFile(path, orig, 0o640))
+			settle = 0
+			changed, err = Upsert(path, ents)
+			require.NoError(t, err)
+			require.True(t, changed)
+			changed, err = Remove(path, "workflow-state", "initiative-checkpoint")
+			require.NoError(t, err)
+			require.True(t, changed)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, string(orig), string(got))
+			st, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o640), st.Mode().Perm(), "the file keeps its mode")
+		})
+	}
+}
+
+// checkPreserved asserts that out holds every line of orig that is not an
+// entity line of the given names, byte for byte and in order, and that every
+// other line of out is valid JSON.
+func checkPreserved(t testing.TB, orig, out []byte, names map[string]bool) {
+	t.Helper()
+	var want [][]byte
+	for _, l := range splitLines(orig) {
+		if p := parseLine(l.text); p.kind == "entity" && p.named && names[p.name] {
+			continue
+		}
+		want = append(want, l.text)
+	}
+	i := 0
+	for _, l := range splitLines(out) {
+		if i < len(want) && bytes.Equal(l.text, want[i]) {
+			i++
+			continue
+		}
+		if !json.Valid(l.text) {
+			t.Fatalf("wrote a line JSON.parse rejects: %q", l.text)
+		}
+		if p := parseLine(l.text); p.entity == nil || !names[p.name] {
+			t.Fatalf("changed or added a line that is not ours: %q", l.text)
+		}
+	}
+	if i != len(want) {
+		t.Fatalf("lost line %d of the original: %q", i, want[i])
+	}
+}
+
+func FuzzUpsert(f *testing.F) {
+	f.Add([]byte(""), "workflow-state", "phase: x")
+	f.Add([]byte(oursLine), "workflow-state", "phase: y")
+	f.Add([]byte("{\"type\":\"entity\",\"name\":\"a\"}\r\n\n{"), "a", "\x00\u2028")
+	f.Add([]byte(`{"type":"relation","from":"a","to":"b","relationType":"r"}`), "n", "")
+	f.Add([]byte(`{"type":"entity","name":"n","entityType":"t","observations":["o"]}`+"\n"+`{"type":"entity","name":"n"}`), "n", "o")
+	if files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "mcp-memory", "*")); len(files) > 0 {
+		for _, file := range files {
+			if data, err := os.ReadFile(file); err == nil {
+				f.Add(data, "workflow-state", "type: APEX")
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, name, obs string) {
+		if !utf8.ValidString(name) || !utf8.ValidString(obs) {
+			t.Skip() // the server reads UTF-8; such a name could not be looked up again
+		}
+		e := Entity{Name: name, EntityType: "t", Observations: []string{obs}}
+		out, _ := upsertLines(data, []Entity{e})
+		checkPreserved(t, data, out, map[string]bool{name: true})
+		got, ok := Parse(out).Entity(name)
+		if !ok || !Same(stateNone, got, e) || got.EntityType != "t" || len(got.Observations) != 1 || got.Observations[0] != obs {
+			t.Fatalf("entity not found as written: %+v", got)
+		}
+		if again, changed := upsertLines(out, []Entity{e}); changed || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent")
+		}
+		hadName := false
+		for _, l := range splitLines(data) {
+			if p := parseLine(l.text); p.kind == "entity" && p.named && p.name == name {
+				hadName = true
+			}
+		}
+		if !hadName {
+			back, _ := removeLines(out, []string{name})
+			if !bytes.Equal(back, data) {
+				t.Fatalf("remove did not undo upsert:\n%q\n%q", data, back)
+			}
+		}
+	})
+}
+
+const stateNone = "" // a class with no catalogue: Same compares nothing

@@ -1,0 +1,170 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// The L3 entities strata keeps, one per L1 state class.
+const (
+	EntityWorkflowState  = "workflow-state"
+	EntityInitiative     = "initiative-checkpoint"
+	EntityInterviewState = "interview-state"
+	EntityDelegationLog  = "delegation-log"
+)
+
+// field maps one observation key to one top-level member of the L1 document.
+type field struct {
+	key    string // observation key: "phase" in "phase: implement"
+	member string // L1 member: "phase"
+}
+
+// catalogue is, per class, the entity name and type and the observations in
+// the order FromState writes them. phase_index (workflow-state) and the
+// delegation-log summary are derived, not mapped back by Apply.
+var catalogue = map[state.Class]struct {
+	name, entityType string
+	fields           []field
+}{
+	state.ClassWorkflowState: {EntityWorkflowState, "workflow_state", []field{
+		{"type", "type"}, {"phase", "phase"}, {"phase_index", ""}, {"status", "status"},
+		{"started", "startedAt"}, {"context", "context"}, {"updated", "lastUpdated"},
+	}},
+	state.ClassInitiative: {EntityInitiative, "initiative", []field{
+		{"name", "name"}, {"status", "status"}, {"milestone", "milestone"}, {"updated", "lastUpdated"},
+	}},
+	state.ClassInterviewState: {EntityInterviewState, "interview_state", []field{
+		{"skill", "skill"}, {"confidence", "confidence"}, {"questions_asked", "questions_asked"}, {"updated", "timestamp"},
+	}},
+	state.ClassDelegationLog: {EntityDelegationLog, "delegation_log", []field{
+		{"entries", ""}, {"last_agent", ""}, {"last_outcome", ""}, {"updated", ""},
+	}},
+}
+
+// EntityName returns the L3 entity of an L1 class, or "" when it has none.
+func EntityName(class state.Class) string { return catalogue[class].name }
+
+// FromState builds the L3 entity for an L1 document: workflow-state ->
+// entity "workflow-state", initiative -> "initiative-checkpoint",
+// interview-state -> "interview-state", delegation-log -> "delegation-log";
+// observations in the seed's catalogue format ("type: APEX", "phase:
+// implement", "phase_index: 3/5" when derivable from phases history,
+// "started: …", "context: …", "updated: …", for initiative "status: …",
+// "milestone: …"). ok=false for other classes or `{}`.
+func FromState(class state.Class, doc map[string]any) (Entity, bool) {
+	c, known := catalogue[class]
+	if !known || len(doc) == 0 {
+		return Entity{}, false
+	}
+	e := Entity{Name: c.name, EntityType: c.entityType, Observations: []string{}}
+	for _, f := range c.fields {
+		v, ok := derive(class, f, doc)
+		if ok {
+			e.Observations = append(e.Observations, f.key+": "+v)
+		}
+	}
+	return e, true
+}
+
+func derive(class state.Class, f field, doc map[string]any) (string, bool) {
+	if f.member != "" {
+		return text(doc[f.member])
+	}
+	switch f.key {
+	case "phase_index": // position of the current phase in the phases history
+		phase, _ := doc["phase"].(string)
+		phases, _ := doc["phases"].([]any)
+		for i, p := range phases {
+			if m, _ := p.(map[string]any); m != nil && m["name"] == phase && phase != "" {
+				return fmt.Sprintf("%d/%d", i+1, len(phases)), true
+			}
+		}
+	case "entries", "last_agent", "last_outcome", "updated": // delegation-log summary
+		entries, _ := doc["entries"].([]any)
+		if f.key == "entries" {
+			return strconv.Itoa(len(entries)), true
+		}
+		if len(entries) == 0 {
+			return "", false
+		}
+		last, _ := entries[len(entries)-1].(map[string]any)
+		return text(last[map[string]string{"last_agent": "agent", "last_outcome": "outcome", "updated": "timestamp"}[f.key]])
+	}
+	return "", false
+}
+
+// text renders a JSON value as observation text: strings as they are,
+// numbers and booleans as JSON writes them, objects and arrays as compact
+// JSON. null and absent give ok false.
+func text(v any) (string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", false
+	case string:
+		return v, true
+	case json.Number:
+		return v.String(), true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(v), true
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
+}
+
+// Apply returns a copy of doc with the members the entity's observations
+// map back to (for workflow-state: type, phase, status, started ->
+// startedAt, context, updated -> lastUpdated; for initiative: name, status,
+// milestone, updated -> lastUpdated) set from e. A value whose member held a
+// number, boolean, object or array is decoded as JSON when it parses so.
+func Apply(class state.Class, doc map[string]any, e Entity) map[string]any {
+	out := make(map[string]any, len(doc)+4)
+	for k, v := range doc {
+		out[k] = v
+	}
+	for _, f := range catalogue[class].fields {
+		if f.member == "" {
+			continue
+		}
+		v, ok := e.Value(f.key)
+		if !ok {
+			continue
+		}
+		var val any = v
+		if _, isString := doc[f.member].(string); !isString {
+			var decoded any
+			if dec := json.NewDecoder(strings.NewReader(v)); dec.Decode(&decoded) == nil && !dec.More() {
+				if _, s := decoded.(string); !s && (doc[f.member] != nil || class == state.ClassInterviewState) {
+					val = decoded
+				}
+			}
+		}
+		out[f.member] = val
+	}
+	return out
+}
+
+// Same reports whether two entities of a class hold the same state: every
+// catalogue observation has the same last value in both. Other observations
+// (an agent's notes added with add_observations) do not count.
+func Same(class state.Class, a, b Entity) bool {
+	for _, f := range catalogue[class].fields {
+		va, oka := a.Value(f.key)
+		vb, okb := b.Value(f.key)
+		if oka != okb || va != vb {
+			return false
+		}
+	}
+	return true
+}
