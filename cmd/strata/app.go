@@ -142,6 +142,7 @@ func newApp(e *env) *cli.App {
 			newDiffCommand(e),
 			newRestoreCommand(e),
 			newSchemaCommand(e),
+			newSyncCommand(e),
 			newVersionCommand(e),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
