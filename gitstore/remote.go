@@ -162,8 +162,12 @@ func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) err
 		"--force-with-lease="+StateRef+":"+expected, r.Arg, commit+":"+StateRef)
 	if err != nil {
 		msg := gitMessage(err)
+		// A lease that no longer holds, or the remote's ref lock held by a
+		// concurrent push ("failed to update ref"): both mean the remote is
+		// moving under us, and a fresh fetch and merge is the answer.
 		if strings.Contains(out, "stale info") || strings.Contains(out, "fetch first") ||
-			strings.Contains(out, "non-fast-forward") || strings.Contains(msg, "stale info") {
+			strings.Contains(out, "non-fast-forward") || strings.Contains(msg, "stale info") ||
+			strings.Contains(out, "failed to update ref") || strings.Contains(out, "cannot lock ref") {
 			return fmt.Errorf("push %s: %w", r.Name, ErrRemoteMoved)
 		}
 		if line := rejectedLine(out); line != "" {

@@ -49,6 +49,10 @@ type Report struct {
 	DryRun     bool                 `json:"dry_run,omitempty"`
 }
 
+// beforePush, set by tests, runs between the merge and the push, so a race
+// with another sync can be staged deterministically.
+var beforePush func(attempt int)
+
 // Sync runs one sync of eng's work tree with a remote. Nothing is changed
 // locally before the remote has been fetched, so an unreachable remote
 // returns a *gitstore.RemoteError and leaves everything as it was. When the
@@ -92,6 +96,9 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		}
 		if head == "" || head == fetched {
 			return rep, nil // the remote has it all
+		}
+		if beforePush != nil {
+			beforePush(attempt)
 		}
 		err = st.Push(ctx, remote, head, fetched)
 		if err == nil {
