@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -29,6 +30,10 @@ type Options struct {
 	Problems io.Writer     // invalid versions, one line per problem in the validate format
 	// Ready, when set, is called once the catch-up scan has been recorded.
 	Ready func()
+	// SyncRemote, when set, is synced with every SyncInterval and after
+	// recorded changes settle (sync.go).
+	SyncRemote   string
+	SyncInterval time.Duration
 }
 
 // LockPath is the single-watcher lock of a work tree: in its own git dir,
@@ -44,6 +49,7 @@ type Status struct {
 	Since    time.Time `json:"since,omitzero"`
 	Recorded int       `json:"recorded"`
 	Rejected int       `json:"rejected"`
+	SyncStatus
 }
 
 // Info reads the watcher status of a work tree.
@@ -55,6 +61,7 @@ func Info(eng *engine.Engine) (Status, error) {
 	s := Status{Running: true, PID: info.PID, Since: info.Since}
 	s.Recorded, _ = intOf(info.Extra["recorded"])
 	s.Rejected, _ = intOf(info.Extra["rejected"])
+	s.SyncStatus = syncStatusOf(info.Extra)
 	return s, nil
 }
 
@@ -108,7 +115,14 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	go func() { done <- w.Run(ctx) }()
 	log.Info("watching", "root", cfg.Root, "ref", eng.Store.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock}
+	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock, mu: &sync.Mutex{}}
+	if o.SyncRemote != "" {
+		stop, err := startSync(ctx, eng, o, log, lock, r)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	first := true
 	for b := range w.Batches() {
 		r.handle(b)
@@ -130,6 +144,11 @@ type recorder struct {
 	log      *slog.Logger
 	problems io.Writer
 	lock     *pidlock.Lock
+	// mu is held while recording and while a sync moves the ref and writes
+	// kept files (never during its network I/O), so neither reads a file
+	// the other is between recording and writing.
+	mu       *sync.Mutex
+	kick     chan struct{} // nil without --sync; a recorded change asks for a sync
 	recorded int
 	rejected int
 }
@@ -157,7 +176,9 @@ func (r *recorder) handle(b watcher.Batch) {
 	if len(kept) == 0 {
 		return
 	}
+	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
+	r.mu.Unlock()
 	if err != nil {
 		// The store failed (I/O, a lock held past its timeout): the next
 		// rescan retries; the watcher keeps running.
@@ -188,6 +209,15 @@ func (r *recorder) handle(b watcher.Batch) {
 		}
 	}
 	_ = r.lock.Update(map[string]any{"recorded": r.recorded, "rejected": r.rejected})
+	for _, o := range outs {
+		if o.Entry != nil && r.kick != nil {
+			select {
+			case r.kick <- struct{}{}:
+			default:
+			}
+			break
+		}
+	}
 }
 
 func short(h string) string {
