@@ -240,47 +240,69 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 // writeTree writes the merged version of each kept file whose version
 // changed, atomically, unless the file on disk is no longer the local
 // version the merge started from (it was edited meanwhile: that edit is
-// newer, and the watcher or the next sync records it).
+// newer, and the watcher or the next sync records it). Each write is fsynced,
+// so they run a few at a time.
 func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
-	var paths []string
-	byPath := map[string]gitstore.MergePath{}
+	var jobs []gitstore.MergePath
 	for _, p := range m.Paths {
-		if p.Changed() {
-			paths = append(paths, p.Path)
-			byPath[p.Path] = p
+		if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+			jobs = append(jobs, p)
 		}
 	}
-	sort.Strings(paths)
-	for _, path := range paths {
-		p := byPath[path]
-		k, ok := eng.Cfg.Classify(path)
-		if !ok {
-			continue
-		}
-		f, prob := eng.Read(k)
-		onDisk := ""
-		if f.Exists {
-			onDisk = gitstore.BlobHash(f.Content)
-		}
-		if prob != nil || onDisk != p.Ours {
-			rep.Skipped = append(rep.Skipped, path)
-			continue
-		}
-		var err error
-		if p.Result == "" {
-			err = eng.RemoveFile(k)
-		} else {
-			var data []byte
-			if data, err = eng.Store.ReadBlob(p.Result); err == nil {
-				err = eng.WriteFile(k, data)
+	written := make([]bool, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(8, len(jobs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				written[i], errs[i] = writeOne(eng, jobs[i])
 			}
-		}
-		if err != nil {
-			return err
-		}
-		rep.Written = append(rep.Written, path)
+		}()
 	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, p := range jobs {
+		switch {
+		case errs[i] != nil:
+			return errs[i]
+		case written[i]:
+			rep.Written = append(rep.Written, p.Path)
+		default:
+			rep.Skipped = append(rep.Skipped, p.Path)
+		}
+	}
+	sort.Strings(rep.Written)
+	sort.Strings(rep.Skipped)
 	return nil
+}
+
+// writeOne writes one merged version; false when the file on disk is not
+// the local version any more. The engine's file functions only read its
+// configuration and the store, which is safe for concurrent use.
+func writeOne(eng *engine.Engine, p gitstore.MergePath) (bool, error) {
+	k, _ := eng.Cfg.Classify(p.Path)
+	f, prob := eng.Read(k)
+	onDisk := ""
+	if f.Exists {
+		onDisk = gitstore.BlobHash(f.Content)
+	}
+	if prob != nil || onDisk != p.Ours {
+		return false, nil
+	}
+	if p.Result == "" {
+		return true, eng.RemoveFile(k)
+	}
+	data, err := eng.Store.ReadBlob(p.Result)
+	if err != nil {
+		return false, err
+	}
+	return true, eng.WriteFile(k, data)
 }
 
 // Tracking is one remote's tracking ref as `strata status` shows it.

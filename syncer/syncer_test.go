@@ -146,6 +146,41 @@ func (m *machine) check() {
 		}
 	}
 	fsck(m.tb, m.dir)
+	m.checkIndex()
+}
+
+// checkIndex asserts that Log and At, served from the per-ref time index,
+// follow the first-parent chain git sees, through merges and fast-forwards.
+func (m *machine) checkIndex() {
+	m.tb.Helper()
+	st := m.eng.Store
+	head, _ := m.eng.Head()
+	if head == "" {
+		return
+	}
+	want := map[string]bool{}
+	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--format=%H", "--grep=^Strata-Path: ", "refs/strata/state")) {
+		want[c] = true
+	}
+	ents, err := st.Log(st.StateRef(), gitstore.LogQuery{})
+	if err != nil {
+		m.tb.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, e := range ents {
+		got[e.Commit] = true
+	}
+	if len(got) != len(want) {
+		m.tb.Errorf("%s: Log lists %d commits, git log --first-parent %d", m.name, len(got), len(want))
+	}
+	for c := range want {
+		if !got[c] {
+			m.tb.Errorf("%s: Log misses %s", m.name, c)
+		}
+	}
+	if at, err := st.At(st.StateRef(), time.Now().Add(24*365*time.Hour)); err != nil || at != head {
+		m.tb.Errorf("%s: At(future) = %s, %v; want the head %s", m.name, at, err, head)
+	}
 }
 
 func fsck(tb testing.TB, dir string) {
