@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -34,6 +35,10 @@ type Options struct {
 	// ExpireEvery is how often the workflow state's TTL is checked (default
 	// a minute; also once after the catch-up scan).
 	ExpireEvery time.Duration
+	// SyncRemote, when set, is synced with every SyncInterval and after
+	// recorded changes settle (sync.go).
+	SyncRemote   string
+	SyncInterval time.Duration
 }
 
 // LockPath is the single-watcher lock of a work tree: in its own git dir,
@@ -49,6 +54,7 @@ type Status struct {
 	Since    time.Time `json:"since,omitzero"`
 	Recorded int       `json:"recorded"`
 	Rejected int       `json:"rejected"`
+	SyncStatus
 }
 
 // Info reads the watcher status of a work tree.
@@ -60,6 +66,7 @@ func Info(eng *engine.Engine) (Status, error) {
 	s := Status{Running: true, PID: info.PID, Since: info.Since}
 	s.Recorded, _ = intOf(info.Extra["recorded"])
 	s.Rejected, _ = intOf(info.Extra["rejected"])
+	s.SyncStatus = syncStatusOf(info.Extra)
 	return s, nil
 }
 
@@ -113,7 +120,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	go func() { done <- w.Run(ctx) }()
 	log.Info("watching", "root", cfg.Root, "ref", eng.Store.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock}
+	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock, mu: &sync.Mutex{}}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	every := o.ExpireEvery
 	if every <= 0 {
@@ -121,6 +128,13 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	if o.SyncRemote != "" {
+		stop, err := startSync(ctx, eng, o, log, lock, r)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	first := true
 	batches := w.Batches()
 	var retry <-chan time.Time
@@ -180,6 +194,11 @@ type recorder struct {
 	log      *slog.Logger
 	problems io.Writer
 	lock     *pidlock.Lock
+	// mu is held while recording and while a sync moves the ref and writes
+	// kept files (never during its network I/O), so neither reads a file
+	// the other is between recording and writing.
+	mu       *sync.Mutex
+	kick     chan struct{} // nil without --sync; a recorded change asks for a sync
 	recorded int
 	rejected int
 	agent    *layers.Agent // the write protocol after recorded L1 changes
@@ -187,7 +206,9 @@ type recorder struct {
 
 // expire runs the TTL check of the workflow state.
 func (r *recorder) expire() {
+	r.mu.Lock()
 	x, err := r.agent.Expire(state.SourceWatch)
+	r.mu.Unlock()
 	if err != nil {
 		r.log.Error("expire", "err", err)
 		return
@@ -223,7 +244,9 @@ func (r *recorder) handle(b watcher.Batch) bool {
 	if len(kept) == 0 {
 		return true
 	}
+	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
+	r.mu.Unlock()
 	if err != nil {
 		r.log.Error("record", "err", err) // retried by Run; the watcher keeps running
 	}
@@ -252,7 +275,9 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		}
 	}
 	if err == nil {
+		r.mu.Lock()
 		more, err := r.agent.AfterRecord(outs)
+		r.mu.Unlock()
 		if err != nil {
 			r.log.Error("layers", "err", err)
 		}
@@ -264,6 +289,15 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		}
 	}
 	_ = r.lock.Update(map[string]any{"recorded": r.recorded, "rejected": r.rejected})
+	for _, o := range outs {
+		if o.Entry != nil && r.kick != nil {
+			select {
+			case r.kick <- struct{}{}:
+			default:
+			}
+			break
+		}
+	}
 	return err == nil
 }
 

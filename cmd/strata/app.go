@@ -158,6 +158,7 @@ func newApp(e *env) *cli.App {
 			newSchemaCommand(e),
 			newHooksCommand(e),
 			newClaudeCommand(e),
+			newSyncCommand(e),
 			newVersionCommand(e),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {

@@ -83,8 +83,35 @@ func runLog(e *env, o logOptions) error {
 	if o.JSON {
 		return writeJSON(e.Out, entries)
 	}
-	for _, en := range entries {
+	shown := map[string]bool{}
+	for i, en := range entries {
 		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", short(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
+		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
+		if en.Source == state.SourceSync && last && !shown[en.Commit] {
+			shown[en.Commit] = true
+			printMergeDecisions(e, eng.Store, en.Commit, o.Path)
+		}
 	}
 	return nil
+}
+
+// printMergeDecisions lists the paths a sync merge decided by timestamp (or kept
+// local), under the merge's entries, with the command that brings a losing
+// version back.
+func printMergeDecisions(e *env, st *gitstore.Store, commit, path string) {
+	ds, err := st.Decisions(commit)
+	if err != nil {
+		return
+	}
+	for _, d := range ds {
+		if path != "" && d.Path != path {
+			continue
+		}
+		if d.Kept != "" {
+			fmt.Fprintf(e.Out, "           kept local %s: %s\n", d.Path, d.Kept)
+			continue
+		}
+		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
+			d.Path, short(d.Winner), short(d.Loser), d.Path, d.Loser)
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/syncer"
 )
 
 type statusOptions struct{ JSON bool }
@@ -29,6 +30,7 @@ type statusJSON struct {
 	Ref     string              `json:"ref"`
 	Head    string              `json:"head,omitempty"`
 	Watcher daemon.Status       `json:"watcher"`
+	Remotes []syncer.Tracking   `json:"remotes"`
 	Files   []engine.FileStatus `json:"files"`
 }
 
@@ -49,17 +51,35 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	remotes, err := syncer.Remotes(eng)
+	if err != nil {
+		return err
+	}
 	if o.JSON {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Files: files})
+		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Remotes: remotes, Files: files})
 	}
 	if w.Running {
 		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",
 			w.PID, w.Since.Local().Format(time.RFC3339), w.Recorded, w.Rejected)
 	} else {
 		fmt.Fprintln(e.Out, "watcher: not running (start it with strata watch)")
+	}
+	if w.Running && w.SyncRemote != "" {
+		last := "never"
+		if !w.LastSync.IsZero() {
+			last = w.LastSync.Local().Format(time.RFC3339)
+		}
+		fmt.Fprintf(e.Out, "sync: with %s, last synced %s", w.SyncRemote, last)
+		if w.LastSyncError != "" {
+			fmt.Fprintf(e.Out, "; failing (%d in a row): %s", w.SyncFailures, w.LastSyncError)
+		}
+		fmt.Fprintln(e.Out)
+	}
+	for _, r := range remotes {
+		fmt.Fprintf(e.Out, "remote %s: %d ahead, %d behind (as last fetched, %s)\n", r.Remote, r.Ahead, r.Behind, short(r.Head))
 	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.Store.StateRef())

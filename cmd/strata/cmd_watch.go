@@ -14,6 +14,8 @@ type watchOptions struct {
 	Debounce  time.Duration
 	Rescan    time.Duration
 	LogFormat string
+	Sync      string
+	SyncEvery time.Duration
 }
 
 func newWatchCommand(e *env) *cli.Command {
@@ -26,10 +28,16 @@ while no watcher ran, then follows file-system events. A file is read once it
 has been quiet for --debounce; invalid versions are reported at once on stderr
 (PATH:LINE:COL: POINTER: message) and kept on refs/strata/rejected. SIGINT and
 SIGTERM flush pending changes before exit. A second watcher exits 3 naming the
-running one's pid. Restart it after editing .strata.yaml.`,
+running one's pid. Restart it after editing .strata.yaml.
+With --sync REMOTE it also runs strata sync with REMOTE every --sync-interval
+and after recorded changes settle, in the background; a remote that is down
+is retried with exponential backoff (up to 5 minutes) and reported by
+strata status.`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "debounce", Value: 50 * time.Millisecond, Usage: "quiet time before a changed file is read", Destination: &o.Debounce},
 			&cli.DurationFlag{Name: "rescan", Value: 60 * time.Second, Usage: "period of the full rescan that catches dropped events", Destination: &o.Rescan},
+			&cli.StringFlag{Name: "sync", Usage: "also sync with `REMOTE` (a remote name, URL or path)", Destination: &o.Sync},
+			&cli.DurationFlag{Name: "sync-interval", Value: 30 * time.Second, Usage: "period of --sync", Destination: &o.SyncEvery},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text or json", Destination: &o.LogFormat},
 		},
 		Action: func(c *cli.Context) error { return runWatch(c.Context, e, o) },
@@ -49,14 +57,19 @@ func runWatch(ctx context.Context, e *env, o watchOptions) error {
 	if o.Debounce <= 0 {
 		return usagef("--debounce must be positive")
 	}
+	if o.SyncEvery <= 0 {
+		return usagef("--sync-interval must be positive")
+	}
 	eng, err := open(e)
 	if err != nil {
 		return err
 	}
 	return daemon.Run(ctx, eng, daemon.Options{
-		Debounce: o.Debounce,
-		Rescan:   o.Rescan,
-		Logger:   slog.New(h),
-		Problems: e.Err,
+		SyncRemote:   o.Sync,
+		SyncInterval: o.SyncEvery,
+		Debounce:     o.Debounce,
+		Rescan:       o.Rescan,
+		Logger:       slog.New(h),
+		Problems:     e.Err,
 	})
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/syncer"
+)
+
+type syncOptions struct {
+	Remote string
+	DryRun bool
+	JSON   bool
+}
+
+func newSyncCommand(e *env) *cli.Command {
+	var o syncOptions
+	return &cli.Command{
+		Name:      "sync",
+		Usage:     "merge the state history with a git remote's and push it back",
+		ArgsUsage: "[REMOTE]",
+		Description: `REMOTE is a configured remote (default origin), a URL or a path. strata
+fetches the remote's refs/strata/state into refs/strata-remotes/<remote>/state
+with the git binary, records unrecorded local edits (source record), and
+merges per path from the merge base: a path changed on one side only takes
+that side's version; a path changed on both takes the version recorded later
+(ties by commit id), and the merge commit names the losing commit, so
+'strata restore PATH --rev LOSER' brings it back. A merged version that fails
+its schema or a transition rule keeps the local version. Changed kept files
+are written atomically, then the result is pushed with --force-with-lease;
+when the remote moved meanwhile, the fetch and merge run once more.
+--dry-run fetches and prints the plan, and changes nothing else.
+Exits 1 when a local file or a merged version was invalid (reported), 3 when
+the remote cannot be reached (nothing is changed locally).`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "fetch and show what would change; record, merge, write and push nothing", Destination: &o.DryRun},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usagef("sync takes at most one REMOTE")
+			}
+			o.Remote = c.Args().First()
+			return runSync(c.Context, e, o)
+		},
+	}
+}
+
+func runSync(ctx context.Context, e *env, o syncOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	rep, err := syncer.Sync(ctx, eng, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun})
+	if err != nil {
+		return err
+	}
+	failed := len(rep.Problems) > 0
+	for _, d := range rep.Decisions {
+		failed = failed || d.KeptLocal != ""
+	}
+	if o.JSON {
+		if err := writeJSON(e.Out, rep); err != nil {
+			return err
+		}
+	} else {
+		printSync(e, rep)
+	}
+	if failed {
+		return errReported
+	}
+	return nil
+}
+
+func printSync(e *env, r *syncer.Report) {
+	what := string(r.Result)
+	switch {
+	case r.RemoteHead == "" && r.Head == "":
+		what = "nothing recorded on either side"
+	case r.RemoteHead == "":
+		what = "the remote has no state yet"
+	}
+	if r.Head != "" {
+		what += " at " + short(r.Head)
+	}
+	switch {
+	case r.DryRun:
+		what += " (dry run: nothing changed)"
+	case r.Pushed && r.Retried:
+		what += ", pushed after the remote moved once"
+	case r.Pushed:
+		what += ", pushed"
+	}
+	fmt.Fprintf(e.Out, "sync with %s: %s\n", r.Remote, what)
+	for _, p := range r.Recorded {
+		fmt.Fprintf(e.Out, "recorded %s\n", p)
+	}
+	verb := "wrote"
+	if r.DryRun {
+		verb = "would write"
+	}
+	for _, p := range r.Written {
+		fmt.Fprintf(e.Out, "%s %s\n", verb, p)
+	}
+	for _, p := range r.Skipped {
+		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", p)
+	}
+	for _, d := range r.Decisions {
+		switch {
+		case d.KeptLocal != "":
+			fmt.Fprintf(e.Out, "kept local %s: %s\n", d.Path, d.KeptLocal)
+		default:
+			side := "local"
+			if d.Result == d.Theirs {
+				side = "remote"
+			}
+			fmt.Fprintf(e.Out, "decided %s: %s version recorded later (%s) wins over %s (%s); restore with strata restore %s --rev %s\n",
+				d.Path, side, d.WinnerTime.Local().Format(time.RFC3339), short(d.Loser), d.LoserTime.Local().Format(time.RFC3339), d.Path, d.Loser)
+		}
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintln(e.Err, p.Error())
+	}
+}

@@ -1,0 +1,93 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/pidlock"
+	"github.com/strata-dev/strata/syncer"
+)
+
+// SyncStatus is what `strata watch --sync` publishes about its syncs.
+type SyncStatus struct {
+	SyncRemote    string    `json:"sync_remote,omitempty"`
+	LastSync      time.Time `json:"last_sync,omitzero"`        // last successful sync
+	LastSyncError string    `json:"last_sync_error,omitempty"` // of the last attempt, "" when it succeeded
+	SyncFailures  int       `json:"sync_failures,omitempty"`   // failed attempts in a row
+}
+
+func syncStatusOf(extra map[string]any) SyncStatus {
+	var s SyncStatus
+	s.SyncRemote, _ = extra["sync_remote"].(string)
+	if v, ok := extra["last_sync"].(string); ok {
+		s.LastSync, _ = time.Parse(time.RFC3339Nano, v)
+	}
+	s.LastSyncError, _ = extra["last_sync_error"].(string)
+	s.SyncFailures, _ = intOf(extra["sync_failures"])
+	return s
+}
+
+// maxBackoff caps the wait before retrying a remote that is down.
+const maxBackoff = 5 * time.Minute
+
+// startSync runs the periodic sync in its own goroutine, with its own engine
+// (an Engine is not safe for concurrent use; the store's ref updates are), so
+// a slow or unreachable remote never blocks recording. It syncs at start,
+// every interval, and after the recorder records something; a failing remote
+// is retried with exponential backoff. stop cancels it and waits.
+func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, lock *pidlock.Lock, r *recorder) (stop func(), err error) {
+	seng, err := engine.Open(eng.Cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	seng.Now = eng.Now
+	interval := o.SyncInterval
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	r.kick = make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	// Nobody watches a terminal for the background sync: a remote asking
+	// for a password fails (and is retried) instead of waiting forever.
+	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	go func() {
+		defer close(done)
+		var failures int
+		wait := time.Duration(0) // sync at once on start
+		for {
+			kick := r.kick
+			if failures > 0 {
+				kick = nil // in backoff: local changes do not hammer a down remote
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			case <-kick:
+				t.Stop()
+			}
+			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Cfg.Root, Env: env, Lock: r.mu})
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				failures++
+				wait = min(time.Second<<min(failures-1, 20), maxBackoff)
+				log.Warn("sync", "remote", o.SyncRemote, "err", err, "retry_in", wait)
+				_ = lock.Update(map[string]any{"sync_remote": o.SyncRemote, "last_sync_error": err.Error(), "sync_failures": failures})
+				continue
+			}
+			failures, wait = 0, interval
+			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed)
+			_ = lock.Update(map[string]any{"sync_remote": o.SyncRemote, "last_sync": time.Now().UTC().Format(time.RFC3339Nano),
+				"last_sync_error": nil, "sync_failures": nil})
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}

@@ -1,0 +1,762 @@
+package gitstore
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// MergeKind says how two heads relate and what merging them does.
+type MergeKind string
+
+// The kinds of merge.
+const (
+	MergeUpToDate    MergeKind = "up-to-date"   // same commit, or the other side is behind: nothing to take
+	MergeFastForward MergeKind = "fast-forward" // this side is behind: move to the other head
+	MergeMerged      MergeKind = "merged"       // both moved: a merge commit with both parents
+)
+
+// MergePath is one path whose merged version differs from this side's, or
+// that both sides changed (a decision by timestamp). Blob ids are "" when
+// the path is absent.
+type MergePath struct {
+	Path   string `json:"path"`
+	Base   string `json:"-"`
+	Ours   string `json:"-"`
+	Theirs string `json:"-"`
+	Result string `json:"-"` // the merged version; a check may set it back to Ours
+
+	// ByTime is set when both sides changed the path since the merge base:
+	// the version recorded later wins, ties broken by the larger commit id.
+	ByTime     bool      `json:"by_time,omitempty"`
+	Winner     string    `json:"winner,omitempty"` // commit that recorded the winning version
+	WinnerTime time.Time `json:"winner_time,omitzero"`
+	Loser      string    `json:"loser,omitempty"` // commit that recorded the losing version
+	LoserTime  time.Time `json:"loser_time,omitzero"`
+
+	// KeptLocal, set by a merge check, says why the local version was kept
+	// over the merged one (it failed its schema or a transition rule).
+	KeptLocal string `json:"kept_local,omitempty"`
+	// Class and Schema go to the merge commit's trailers; a check fills them.
+	Class  state.Class `json:"class,omitempty"`
+	Schema string      `json:"-"`
+}
+
+// Changed reports whether the merged version differs from this side's.
+func (p MergePath) Changed() bool { return p.Result != p.Ours }
+
+// Merge is the plan (and, once written, the outcome) of merging Theirs into
+// Ours. Paths is sorted by path.
+type Merge struct {
+	Kind   MergeKind   `json:"kind"`
+	Ours   string      `json:"local"`
+	Theirs string      `json:"remote"`
+	Base   string      `json:"base,omitempty"`
+	Head   string      `json:"head"`   // the head after the merge (Ours when nothing changes)
+	Ahead  int         `json:"ahead"`  // commits on Ours not on Theirs
+	Behind int         `json:"behind"` // commits on Theirs not on Ours
+	Paths  []MergePath `json:"paths"`
+}
+
+// The flags of the merge-base walk.
+const (
+	flagOurs   = 1
+	flagTheirs = 2
+	flagStale  = 4
+)
+
+type walkItem struct {
+	hash plumbing.Hash
+	time int64
+}
+
+type walkQueue []walkItem
+
+func (q walkQueue) Len() int { return len(q) }
+func (q walkQueue) Less(i, j int) bool {
+	if q[i].time != q[j].time {
+		return q[i].time > q[j].time
+	}
+	return q[i].hash.String() > q[j].hash.String()
+}
+func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *walkQueue) Push(x any)   { *q = append(*q, x.(walkItem)) }
+func (q *walkQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+// ancestry is what the merge-base walk learns about two heads.
+type ancestry struct {
+	bases      []plumbing.Hash
+	oursOnly   []commitInfo // reachable from ours only
+	theirsOnly []commitInfo // reachable from theirs only
+}
+
+// walk paints the histories of ours and theirs, newest first, as git's
+// paint_down_to_common does, and returns their best common ancestors and the
+// commits only one of them reaches. Commit times only order the walk: when
+// clocks are skewed the walk goes deeper, and once no unpainted commit is
+// left, the stale mark is still carried through every commit already seen,
+// so no common commit is ever counted as one side's. Callers hold s.mu.
+func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
+	var a ancestry
+	if ours == theirs {
+		a.bases = []plumbing.Hash{ours}
+		return a, nil
+	}
+	flags := map[plumbing.Hash]uint8{}
+	infos := map[plumbing.Hash]commitInfo{}
+	q := &walkQueue{}
+	push := func(h plumbing.Hash, f uint8) error {
+		flags[h] |= f
+		ci, ok := infos[h]
+		if !ok {
+			var err error
+			if ci, err = s.readCommit(h); err != nil {
+				return err
+			}
+			infos[h] = ci
+		}
+		heap.Push(q, walkItem{hash: h, time: ci.time})
+		return nil
+	}
+	if err := push(ours, flagOurs); err != nil {
+		return a, err
+	}
+	if err := push(theirs, flagTheirs); err != nil {
+		return a, err
+	}
+	var candidates []plumbing.Hash
+	isCandidate := map[plumbing.Hash]bool{}
+	for q.Len() > 0 {
+		nonStale := false
+		for _, it := range *q {
+			if flags[it.hash]&flagStale == 0 {
+				nonStale = true
+				break
+			}
+		}
+		it := heap.Pop(q).(walkItem)
+		f := flags[it.hash]
+		if !nonStale {
+			// Only stale commits are left: carry the mark through the
+			// commits already seen, and read nothing new.
+			for _, p := range infos[it.hash].parents {
+				if pf, seen := flags[p]; seen && pf&flagStale == 0 {
+					flags[p] |= flagStale | f
+					heap.Push(q, walkItem{hash: p, time: infos[p].time})
+				}
+			}
+			continue
+		}
+		if f&(flagOurs|flagTheirs) == flagOurs|flagTheirs && f&flagStale == 0 {
+			if !isCandidate[it.hash] {
+				isCandidate[it.hash] = true
+				candidates = append(candidates, it.hash)
+			}
+			f |= flagStale
+		}
+		for _, p := range infos[it.hash].parents {
+			if flags[p]&f == f {
+				continue
+			}
+			if err := push(p, f); err != nil {
+				return a, err
+			}
+		}
+	}
+	for _, c := range candidates {
+		if flags[c]&flagStale == 0 {
+			a.bases = append(a.bases, c)
+		}
+	}
+	if len(a.bases) > 1 {
+		var err error
+		if a.bases, err = s.independent(a.bases); err != nil {
+			return a, err
+		}
+	}
+	for h, f := range flags {
+		switch f {
+		case flagOurs:
+			a.oursOnly = append(a.oursOnly, infos[h])
+		case flagTheirs:
+			a.theirsOnly = append(a.theirsOnly, infos[h])
+		}
+	}
+	return a, nil
+}
+
+// independent drops the bases that are ancestors of another base, and sorts
+// the rest by id so every machine folds them in the same order. It is only
+// needed for criss-cross histories, so a plain walk is good enough.
+func (s *Store) independent(bases []plumbing.Hash) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	for i, b := range bases {
+		redundant := false
+		for j, other := range bases {
+			if i == j {
+				continue
+			}
+			ok, err := s.reaches(other, b)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}
+
+// reaches reports whether target is an ancestor of from. Callers hold s.mu.
+func (s *Store) reaches(from, target plumbing.Hash) (bool, error) {
+	seen := map[plumbing.Hash]bool{from: true}
+	stack := []plumbing.Hash{from}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c == target {
+			return true, nil
+		}
+		ci, err := s.readCommit(c)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range ci.parents {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return false, nil
+}
+
+// flatten lists every file of a tree as path -> blob. Callers hold s.mu.
+func (s *Store) flatten(tree plumbing.Hash) (map[string]plumbing.Hash, error) {
+	out := map[string]plumbing.Hash{}
+	var walk func(prefix string, h plumbing.Hash) error
+	walk = func(prefix string, h plumbing.Hash) error {
+		entries, err := s.tree(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.isDir() {
+				if err := walk(prefix+e.name+"/", e.hash); err != nil {
+					return err
+				}
+				continue
+			}
+			out[prefix+e.name] = e.hash
+		}
+		return nil
+	}
+	return out, walk("", tree)
+}
+
+func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {
+	if c.IsZero() {
+		return map[string]plumbing.Hash{}, nil
+	}
+	t, err := s.commitTree(c)
+	if err != nil {
+		return nil, err
+	}
+	return s.flatten(t)
+}
+
+// PlanMerge works out, without writing anything, how theirs merges into
+// ours (both commit-ish; ours may be "" for a ref that does not exist yet).
+// Per path, three-way from the merge base: a path changed on one side only
+// takes that side's version whatever the clocks say; a path both sides
+// changed (to different versions) takes the version whose recording commit
+// is later, ties broken by the larger commit id, so both machines reach the
+// same tree. The merge is symmetric: swapping ours and theirs gives the same
+// Result for every path.
+func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
+	var o, t plumbing.Hash
+	var err error
+	if ours != "" {
+		if o, err = s.resolve(ours); err != nil {
+			return nil, err
+		}
+	}
+	if t, err = s.resolve(theirs); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planMerge(o, t, 0)
+}
+
+func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error) {
+	m := &Merge{Ours: hashString(ours), Theirs: theirs.String(), Head: hashString(ours)}
+	if ours.IsZero() {
+		// Nothing local yet: everything comes from theirs.
+		m.Kind, m.Head = MergeFastForward, theirs.String()
+		files, err := s.commitFiles(theirs)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		for p, b := range files {
+			m.Paths = append(m.Paths, MergePath{Path: p, Theirs: b.String(), Result: b.String()})
+		}
+		sortPaths(m.Paths)
+		return m, nil
+	}
+	anc, err := s.walk(ours, theirs)
+	if err != nil {
+		return nil, fmt.Errorf("merge base: %w", err)
+	}
+	m.Ahead, m.Behind = len(anc.oursOnly), len(anc.theirsOnly)
+	if len(anc.bases) == 1 {
+		m.Base = anc.bases[0].String()
+	}
+	switch {
+	case len(anc.theirsOnly) == 0:
+		m.Kind = MergeUpToDate // theirs is ours or one of its ancestors
+		return m, nil
+	case len(anc.oursOnly) == 0:
+		m.Kind, m.Head = MergeFastForward, theirs.String()
+	default:
+		m.Kind = MergeMerged
+	}
+
+	base, err := s.baseFiles(anc.bases, depth)
+	if err != nil {
+		return nil, err
+	}
+	of, err := s.commitFiles(ours)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	tf, err := s.commitFiles(theirs)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	var oursTimes, theirsTimes *versionTimes
+	for _, p := range unionPaths(base, of, tf) {
+		b, oh, th := base[p], of[p], tf[p]
+		if oh == th {
+			continue
+		}
+		mp := MergePath{Path: p, Base: hashString(b), Ours: hashString(oh), Theirs: hashString(th)}
+		switch {
+		case oh == b:
+			mp.Result = mp.Theirs
+		case th == b:
+			continue // changed here only: ours stands, nothing to report
+		default:
+			if oursTimes == nil {
+				oursTimes = s.versionTimes(anc.oursOnly, ours)
+				theirsTimes = s.versionTimes(anc.theirsOnly, theirs)
+			}
+			oc, ot, err := oursTimes.of(s, p, oh)
+			if err != nil {
+				return nil, err
+			}
+			tc, tt, err := theirsTimes.of(s, p, th)
+			if err != nil {
+				return nil, err
+			}
+			mp.ByTime = true
+			if tt > ot || (tt == ot && tc.String() > oc.String()) {
+				mp.Result = mp.Theirs
+				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = tc.String(), unix(tt), oc.String(), unix(ot)
+			} else {
+				mp.Result = mp.Ours
+				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = oc.String(), unix(ot), tc.String(), unix(tt)
+			}
+		}
+		m.Paths = append(m.Paths, mp)
+	}
+	return m, nil
+}
+
+// baseFiles returns the snapshot the merge compares against: the merge
+// base's, none when the histories share nothing, or for several bases (a
+// criss-cross) their own merge, folded in id order, as git's recursive
+// strategy does. Callers hold s.mu.
+func (s *Store) baseFiles(bases []plumbing.Hash, depth int) (map[string]plumbing.Hash, error) {
+	switch {
+	case len(bases) == 0:
+		return map[string]plumbing.Hash{}, nil
+	case len(bases) == 1 || depth > 8:
+		return s.commitFiles(bases[0])
+	}
+	acc, err := s.commitFiles(bases[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bases[1:] {
+		sub, err := s.planMerge(bases[0], b, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range sub.Paths {
+			if p.Result == "" {
+				delete(acc, p.Path)
+			} else {
+				acc[p.Path] = plumbing.NewHash(p.Result)
+			}
+		}
+	}
+	return acc, nil
+}
+
+// versionTimes finds, for one side, the commit that recorded a path's
+// current version: the newest of the side's own non-merge commits whose
+// trailers name the path and whose snapshot holds that version. Merge
+// commits are skipped: they only carry a version recorded elsewhere, at a
+// time that says nothing about the edit.
+type versionTimes struct {
+	tip    commitInfo
+	byPath map[string][]commitInfo // newest first
+}
+
+func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes {
+	vt := &versionTimes{byPath: map[string][]commitInfo{}}
+	vt.tip, _ = s.readCommit(tip)
+	vt.tip.hash = tip
+	for _, ci := range side {
+		if len(ci.parents) > 1 {
+			continue
+		}
+		for _, e := range parseTrailers(ci.message) {
+			vt.byPath[e.Path] = append(vt.byPath[e.Path], ci)
+		}
+	}
+	for _, list := range vt.byPath {
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].time != list[j].time {
+				return list[i].time > list[j].time
+			}
+			return list[i].hash.String() > list[j].hash.String()
+		})
+	}
+	return vt
+}
+
+func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.Hash, int64, error) {
+	list := vt.byPath[path]
+	for _, ci := range list {
+		e, err := s.lookup(ci.tree, path)
+		switch {
+		case errors.Is(err, state.ErrNotFound) && blob.IsZero():
+			return ci.hash, ci.time, nil
+		case err != nil && !errors.Is(err, state.ErrNotFound):
+			return plumbing.ZeroHash, 0, err
+		case err == nil && !e.isDir() && e.hash == blob:
+			return ci.hash, ci.time, nil
+		}
+	}
+	if len(list) > 0 {
+		return list[0].hash, list[0].time, nil
+	}
+	return vt.tip.hash, vt.tip.time, nil
+}
+
+// MergeInto merges theirs into ref by compare-and-swap under the ref's lock
+// and returns what it did. check, when set, sees each plan before it is
+// written and may keep the local version of a path (setting Result back to
+// Ours and KeptLocal) and fill in Class and Schema for the trailers; it runs
+// again if another writer moved the ref meanwhile. A fast-forward moves the
+// ref to theirs unless check kept a local version; then, as in every other
+// case where both sides moved, a merge commit is written with the ref's head
+// as first parent and theirs as second, committed at when, with one trailer
+// block (source sync) per path whose version changed and the timestamp
+// decisions in its message. Nothing to take leaves the ref as it is.
+func (s *Store) MergeInto(ref, theirs, title string, when time.Time, check func(*Merge) error) (*Merge, error) {
+	t, err := s.resolve(theirs)
+	if err != nil {
+		return nil, err
+	}
+	var plan *Merge
+	_, err = s.updateRef(ref, func(parent plumbing.Hash) (plumbing.Hash, error) {
+		s.mu.Lock()
+		p, err := s.planMerge(parent, t, 0)
+		s.mu.Unlock()
+		plan = p
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if check != nil {
+			if err := check(plan); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		}
+		if plan.Kind == MergeUpToDate {
+			return plumbing.ZeroHash, state.ErrUnchanged
+		}
+		kept := false
+		for _, p := range plan.Paths {
+			kept = kept || p.KeptLocal != ""
+		}
+		if plan.Kind == MergeFastForward && !kept {
+			return t, nil
+		}
+		plan.Kind = MergeMerged
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		h, err := s.writeMerge(parent, t, plan, title, when)
+		if err == nil {
+			plan.Head = h.String()
+		}
+		return h, err
+	})
+	if errors.Is(err, state.ErrUnchanged) {
+		return plan, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// writeMerge writes the merge commit of plan. Callers hold s.mu.
+func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string, when time.Time) (plumbing.Hash, error) {
+	var root plumbing.Hash
+	if !ours.IsZero() {
+		var err error
+		if root, err = s.commitTree(ours); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	var ps []pending
+	for _, p := range plan.Paths {
+		if !p.Changed() {
+			continue
+		}
+		pd := pending{ch: state.Change{Path: p.Path, Class: p.Class, Schema: p.Schema, Source: state.SourceSync}}
+		switch {
+		case p.Result == "":
+			pd.action, pd.ch.Deleted = state.ActionDelete, true
+		case p.Ours == "":
+			pd.action, pd.blob = state.ActionAdd, plumbing.NewHash(p.Result)
+		default:
+			pd.action, pd.blob = state.ActionUpdate, plumbing.NewHash(p.Result)
+		}
+		ps = append(ps, pd)
+	}
+	newRoot, err := s.applyChanges(root, ps)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString(title + "\n\n")
+	body := false
+	for _, p := range plan.Paths {
+		if line := decisionLine(p); line != "" {
+			b.WriteString(line + "\n")
+			body = true
+		}
+	}
+	if body {
+		b.WriteString("\n")
+	}
+	writeTrailers(&b, ps)
+	when = when.Truncate(time.Second)
+	var c strings.Builder
+	c.WriteString("tree " + newRoot.String() + "\n")
+	if !ours.IsZero() {
+		c.WriteString("parent " + ours.String() + "\n")
+	}
+	c.WriteString("parent " + theirs.String() + "\n")
+	sig := fmt.Sprintf("%s %d %s\n", identity, when.Unix(), when.Format("-0700"))
+	c.WriteString("author " + sig + "committer " + sig + "\n" + b.String())
+	h, err := s.writeObject(plumbing.CommitObject, []byte(c.String()))
+	if err != nil {
+		return h, err
+	}
+	s.commits[h] = newRoot
+	return h, nil
+}
+
+// The message lines of a merge commit that Decisions reads back.
+const (
+	decidedPrefix = "decided "
+	keptPrefix    = "kept local "
+)
+
+// decisionLine is the message line of a path decided by timestamp, or kept
+// local by a check:
+//
+//	decided PATH: WINNER (TIME) over LOSER (TIME)
+//	kept local PATH: REASON
+func decisionLine(p MergePath) string {
+	switch {
+	case p.KeptLocal != "":
+		return keptPrefix + quotePath(p.Path) + ": " + oneLine(p.KeptLocal)
+	case p.ByTime:
+		return fmt.Sprintf("%s%s: %s (%s) over %s (%s)", decidedPrefix, quotePath(p.Path),
+			p.Winner, p.WinnerTime.UTC().Format(time.RFC3339), p.Loser, p.LoserTime.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// Decision is one path of a merge commit decided by timestamp or kept local,
+// as read back from the commit's message.
+type Decision struct {
+	Path   string `json:"path"`
+	Winner string `json:"winner,omitempty"`
+	Loser  string `json:"loser,omitempty"` // `strata restore PATH --rev LOSER` brings it back
+	Kept   string `json:"kept_local,omitempty"`
+}
+
+// Decisions reads the decisions a merge commit's message lists; other
+// commits have none.
+func (s *Store) Decisions(commit string) ([]Decision, error) {
+	c, err := s.resolve(commit)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	ci, err := s.readCommit(c)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if len(ci.parents) < 2 {
+		return nil, nil
+	}
+	var out []Decision
+	for _, line := range strings.Split(ci.message, "\n") {
+		switch {
+		case strings.HasPrefix(line, decidedPrefix):
+			rest := strings.TrimPrefix(line, decidedPrefix)
+			i := strings.LastIndex(rest, ": ")
+			if i < 0 {
+				continue
+			}
+			f := strings.Fields(rest[i+2:])
+			if len(f) == 5 && f[2] == "over" {
+				out = append(out, Decision{Path: unquotePath(rest[:i]), Winner: f[0], Loser: f[3]})
+			}
+		case strings.HasPrefix(line, keptPrefix):
+			rest := strings.TrimPrefix(line, keptPrefix)
+			path, why, ok := cutPath(rest)
+			if ok {
+				out = append(out, Decision{Path: path, Kept: why})
+			}
+		}
+	}
+	return out, nil
+}
+
+// cutPath splits "PATH: TEXT" where PATH may be quoted.
+func cutPath(s string) (string, string, bool) {
+	if strings.HasPrefix(s, `"`) {
+		for i := 1; i < len(s); i++ {
+			if s[i] == '\\' {
+				i++
+				continue
+			}
+			if s[i] == '"' {
+				return unquotePath(s[:i+1]), strings.TrimPrefix(s[i+1:], ": "), true
+			}
+		}
+		return "", "", false
+	}
+	p, rest, ok := strings.Cut(s, ": ")
+	return p, rest, ok
+}
+
+// Compare counts the commits only a reaches (ahead) and only b reaches
+// (behind). An empty a or b counts as a ref with no commits.
+func (s *Store) Compare(a, b string) (ahead, behind int, err error) {
+	var ha, hb plumbing.Hash
+	if a != "" {
+		if ha, err = s.resolve(a); err != nil {
+			return 0, 0, err
+		}
+	}
+	if b != "" {
+		if hb, err = s.resolve(b); err != nil {
+			return 0, 0, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case ha.IsZero() && hb.IsZero():
+		return 0, 0, nil
+	case ha.IsZero():
+		n, err := s.count(hb)
+		return 0, n, err
+	case hb.IsZero():
+		n, err := s.count(ha)
+		return n, 0, err
+	}
+	anc, err := s.walk(ha, hb)
+	if err != nil {
+		return 0, 0, err
+	}
+	return len(anc.oursOnly), len(anc.theirsOnly), nil
+}
+
+// count counts the commits reachable from h. Callers hold s.mu.
+func (s *Store) count(h plumbing.Hash) (int, error) {
+	seen := map[plumbing.Hash]bool{h: true}
+	stack := []plumbing.Hash{h}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		ci, err := s.readCommit(c)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range ci.parents {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return len(seen), nil
+}
+
+func unionPaths(ms ...map[string]plumbing.Hash) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for p := range m {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortPaths(ps []MergePath) {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
+}
+
+func hashString(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+func unix(t int64) time.Time { return time.Unix(t, 0).UTC() }

@@ -1,0 +1,318 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The network side of sync runs the git binary (git fetch, git push) rather
+// than go-git's transports: git honours the user's ssh config, credential
+// helpers, insteadOf rewrites and every URL form (path, file://, ssh, https)
+// exactly as their other git commands do. Objects and merge commits are still
+// written with go-git plumbing, and strata's own refs still move under git's
+// lock protocol.
+
+// TrackingPrefix is where strata keeps what it last saw of each remote's
+// state ref: refs/strata-remotes/<escaped remote>/state. It lies outside
+// refs/strata/, so a tracking ref is never also a folder of refs/strata/state
+// or refs/strata/worktrees/..., and the escaped remote is one ref component,
+// so no remote's ref is a folder of another's.
+const TrackingPrefix = "refs/strata-remotes/"
+
+// ErrRemoteMoved is returned by Push when the remote's state ref is no longer
+// the commit the push expected (someone else pushed meanwhile).
+var ErrRemoteMoved = errors.New("the remote's state ref moved")
+
+// Remote is a remote as strata uses it.
+type Remote struct {
+	Name string // as the user named it: a configured remote, a URL or a path
+	Arg  string // what git is given: the remote's name, a URL, or an absolute path
+	Ref  string // the tracking ref
+	// Env, when set, replaces the environment of git fetch and push (the
+	// watcher adds GIT_TERMINAL_PROMPT=0, so a remote asking for a password
+	// fails instead of waiting for a terminal nobody watches).
+	Env []string
+}
+
+// RemoteError is a failed git fetch or push: the remote is unreachable,
+// refuses access, or is not a repository.
+type RemoteError struct {
+	Op     string // fetch or push
+	Remote string
+	Msg    string // git's first error line
+}
+
+func (e *RemoteError) Error() string { return e.Op + " " + e.Remote + ": " + e.Msg }
+
+// ResolveRemote names a remote for sync: a remote configured in the
+// repository keeps its name; anything else is a URL or a path, a path being
+// made absolute from cwd so the same remote always gets the same tracking ref.
+func (s *Store) ResolveRemote(ctx context.Context, name, cwd string) (Remote, error) {
+	if name == "" {
+		return Remote{}, errors.New("remote: empty name")
+	}
+	r := Remote{Name: name, Arg: name}
+	out, err := s.git(ctx, nil, "remote")
+	if err != nil {
+		return Remote{}, fmt.Errorf("remote: %w", err)
+	}
+	configured := false
+	for _, n := range strings.Split(out, "\n") {
+		configured = configured || strings.TrimSpace(n) == name
+	}
+	if !configured && !strings.Contains(name, "://") && !isSCPLike(name) {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		r.Arg = filepath.Clean(p)
+	}
+	key := r.Arg
+	if configured {
+		key = name
+	}
+	r.Ref = TrackingPrefix + EscapeRemote(key) + "/state"
+	return r, nil
+}
+
+// isSCPLike reports whether s is git's scp-like ssh syntax, host:path.
+func isSCPLike(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && !strings.ContainsRune(s[:i], '/')
+}
+
+// EscapeRemote turns a remote name or URL into one valid ref component:
+// letters, digits, '-' and '_' stay, '.' stays where git allows it, and
+// every other byte becomes %XX. UnescapeRemote reverses it.
+func EscapeRemote(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		if c == '.' && i > 0 && s[i-1] != '.' && i < len(s)-1 && !strings.HasSuffix(s, ".lock") {
+			ok = true
+		}
+		if ok {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// UnescapeRemote returns the remote name or URL an escaped component stands for.
+func UnescapeRemote(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+3], "%02X", &c); err == nil {
+				b.WriteByte(c)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Fetch copies the remote's refs/strata/state (and the objects it needs)
+// into r.Ref with `git fetch`, and returns the fetched head, "" when the
+// remote has no state ref yet (the tracking ref is then removed). It returns
+// a *RemoteError when the remote cannot be reached.
+func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
+	_, err := s.git(ctx, r.Env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+		r.Arg, "+"+StateRef+":"+r.Ref)
+	if err != nil {
+		msg := gitMessage(err)
+		if strings.Contains(msg, "couldn't find remote ref") {
+			if err := s.deleteRef(r.Ref); err != nil {
+				return "", err
+			}
+			return "", nil
+		}
+		return "", &RemoteError{Op: "fetch", Remote: r.Name, Msg: msg}
+	}
+	h, err := s.readRef(r.Ref)
+	if err != nil {
+		return "", fmt.Errorf("fetch %s: %w", r.Name, err)
+	}
+	return h.String(), nil
+}
+
+// Push sets the remote's refs/strata/state to commit with `git push`, by
+// compare-and-swap: only when the remote still has expected ("" meaning it
+// has no state ref), as --force-with-lease does. On success the tracking ref
+// is moved to commit. It returns ErrRemoteMoved when the remote changed
+// meanwhile, a *RemoteError when it cannot be reached or refuses. The user's
+// pre-push hook is not run: strata pushes only its own ref.
+func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) error {
+	out, err := s.git(ctx, r.Env, "push", "--porcelain", "--quiet", "--no-verify",
+		"--force-with-lease="+StateRef+":"+expected, r.Arg, commit+":"+StateRef)
+	if err != nil {
+		msg := gitMessage(err)
+		// A lease that no longer holds, or the remote's ref lock held by a
+		// concurrent push ("failed to update ref"): both mean the remote is
+		// moving under us, and a fresh fetch and merge is the answer.
+		if strings.Contains(out, "stale info") || strings.Contains(out, "fetch first") ||
+			strings.Contains(out, "non-fast-forward") || strings.Contains(msg, "stale info") ||
+			strings.Contains(out, "failed to update ref") || strings.Contains(out, "cannot lock ref") {
+			return fmt.Errorf("push %s: %w", r.Name, ErrRemoteMoved)
+		}
+		if line := rejectedLine(out); line != "" {
+			msg = line
+		}
+		return &RemoteError{Op: "push", Remote: r.Name, Msg: msg}
+	}
+	return s.setRef(r.Ref, plumbing.NewHash(commit))
+}
+
+// rejectedLine finds a porcelain status line of a refused ref.
+func rejectedLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "!\t") {
+			f := strings.Split(l, "\t")
+			return strings.TrimSpace(f[len(f)-1])
+		}
+	}
+	return ""
+}
+
+// TrackingRefs lists strata's tracking refs, sorted, each with the remote it
+// tracks (unescaped).
+func (s *Store) TrackingRefs() (map[string]string, error) {
+	out := map[string]string{}
+	add := func(ref string) {
+		rest, ok := strings.CutPrefix(ref, TrackingPrefix)
+		if !ok {
+			return
+		}
+		name, leaf, ok := strings.Cut(rest, "/")
+		if ok && leaf == "state" {
+			out[ref] = UnescapeRemote(name)
+		}
+	}
+	dir := filepath.Join(s.commonDir, filepath.FromSlash(TrackingPrefix))
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "state")); err == nil {
+			add(TrackingPrefix + e.Name() + "/state")
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(s.commonDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if _, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") {
+				add(name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// SortedRefs returns the keys of TrackingRefs' map in order.
+func SortedRefs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// setRef moves ref to h under git's lock, whatever it held before.
+func (s *Store) setRef(ref string, h plumbing.Hash) error {
+	lock, err := s.lockRef(ref)
+	if err != nil {
+		return err
+	}
+	return lock.commit(ref, h)
+}
+
+// deleteRef removes a loose tracking ref under its lock. A packed copy is
+// left to git (strata's tracking refs are normally loose).
+func (s *Store) deleteRef(ref string) error {
+	lock, err := s.lockRef(ref)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	if err := os.Remove(s.refFile(ref)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete ref %s: %w", ref, err)
+	}
+	return nil
+}
+
+// gitError is a failed git command with its stderr.
+type gitError struct {
+	args   []string
+	stderr string
+	err    error
+}
+
+func (e *gitError) Error() string {
+	return "git " + e.args[0] + ": " + gitMessage(e)
+}
+
+// gitMessage returns the most telling line of a git failure: the first
+// "fatal:" or "error:" line, without the prefix.
+func gitMessage(err error) string {
+	var ge *gitError
+	if !errors.As(err, &ge) {
+		return err.Error()
+	}
+	var first string
+	for _, l := range strings.Split(ge.stderr, "\n") {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"fatal: ", "error: "} {
+			if rest, ok := strings.CutPrefix(l, p); ok {
+				if first == "" {
+					first = rest
+				}
+			}
+		}
+	}
+	if first == "" {
+		first = strings.TrimSpace(ge.stderr)
+		if i := strings.IndexByte(first, '\n'); i >= 0 {
+			first = first[:i]
+		}
+	}
+	if first == "" {
+		first = ge.err.Error()
+	}
+	return first
+}
+
+// git runs the git binary in the work tree and returns its stdout. It
+// returns a *gitError on failure.
+func (s *Store) git(ctx context.Context, env []string, args ...string) (string, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", errors.New("sync needs the git binary on PATH")
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = s.root
+	if cmd.Dir == "" {
+		cmd.Dir = s.gitDir
+	}
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), &gitError{args: args, stderr: stderr.String(), err: err}
+	}
+	return strings.TrimRight(stdout.String(), "\n"), nil
+}

@@ -1,0 +1,355 @@
+// Package syncer is `strata sync` (SPEC §7): it meets this work tree's state
+// history with a git remote's. It fetches the remote's refs/strata/state,
+// records unrecorded local edits, merges the two histories per path (the
+// three-way rules live in gitstore.PlanMerge), validates what the merge would
+// bring in, writes the winning versions into the work tree and pushes the
+// result back by compare-and-swap.
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// Options configures one sync.
+type Options struct {
+	Remote string // a configured remote, a URL or a path; "" means origin
+	Cwd    string // the directory a relative path remote is relative to
+	DryRun bool   // fetch and plan only: record, merge, write and push nothing
+	Env    []string
+	// Lock, when set, is held while the state ref moves and kept files are
+	// written (never during network I/O), so a recorder in the same process
+	// never reads a file between the two and records the old version again.
+	Lock sync.Locker
+}
+
+// Report is what a sync did.
+type Report struct {
+	Remote     string               `json:"remote"`
+	Tracking   string               `json:"tracking_ref"`
+	Result     gitstore.MergeKind   `json:"result"`
+	LocalHead  string               `json:"local_before,omitempty"`
+	RemoteHead string               `json:"remote_before,omitempty"`
+	Head       string               `json:"head,omitempty"`
+	Recorded   []string             `json:"recorded"`  // local edits recorded before merging
+	Written    []string             `json:"written"`   // kept files written or removed in the work tree
+	Skipped    []string             `json:"skipped"`   // kept files not written: edited on disk meanwhile
+	Decisions  []gitstore.MergePath `json:"decisions"` // paths decided by timestamp or kept local
+	Problems   state.Problems       `json:"problems,omitempty"`
+	Pushed     bool                 `json:"pushed"`
+	Retried    bool                 `json:"retried"`
+	DryRun     bool                 `json:"dry_run,omitempty"`
+}
+
+// beforePush, set by tests, runs between the merge and the push, so a race
+// with another sync can be staged deterministically.
+var beforePush func(attempt int)
+
+// Sync runs one sync of eng's work tree with a remote. Nothing is changed
+// locally before the remote has been fetched, so an unreachable remote
+// returns a *gitstore.RemoteError and leaves everything as it was. When the
+// remote moved between the fetch and the push, the fetch and merge run once
+// more; a second race returns an error wrapping gitstore.ErrRemoteMoved (the
+// local merge is kept, the next sync pushes it).
+func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
+	if o.Remote == "" {
+		o.Remote = "origin"
+	}
+	if o.Lock == nil {
+		o.Lock = &sync.Mutex{}
+	}
+	st := eng.Store
+	remote, err := st.ResolveRemote(ctx, o.Remote, o.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	remote.Env = o.Env
+	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
+		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []gitstore.MergePath{}}
+	for attempt := 0; ; attempt++ {
+		fetched, err := st.Fetch(ctx, remote)
+		if err != nil {
+			return rep, err
+		}
+		if attempt == 0 {
+			rep.RemoteHead = fetched
+			if !o.DryRun {
+				if err := recordLocal(eng, o.Lock, rep); err != nil {
+					return rep, err
+				}
+			}
+			if rep.LocalHead, err = eng.Head(); err != nil {
+				return rep, err
+			}
+		}
+		head, err := merge(eng, o, remote, fetched, rep)
+		if err != nil || o.DryRun {
+			return rep, err
+		}
+		if head == "" || head == fetched {
+			return rep, nil // the remote has it all
+		}
+		if beforePush != nil {
+			beforePush(attempt)
+		}
+		err = st.Push(ctx, remote, head, fetched)
+		if err == nil {
+			rep.Pushed = true
+			return rep, nil
+		}
+		if !errors.Is(err, gitstore.ErrRemoteMoved) || attempt > 0 {
+			return rep, err
+		}
+		rep.Retried = true
+	}
+}
+
+// recordLocal records every kept file's unrecorded edit, so the merge never
+// overwrites one. Invalid files are quarantined as always and reported.
+func recordLocal(eng *engine.Engine, lock sync.Locker, rep *Report) error {
+	lock.Lock()
+	defer lock.Unlock()
+	paths, err := eng.AllPaths()
+	if err != nil {
+		return err
+	}
+	outs, err := eng.Record(paths, state.SourceRecord)
+	for _, o := range outs {
+		if o.Entry != nil {
+			rep.Recorded = append(rep.Recorded, o.Path)
+		}
+		if o.Invalid() {
+			rep.Problems = append(rep.Problems, o.Problems...)
+		}
+	}
+	return err
+}
+
+// merge takes the fetched head into the state ref (or, dry, only plans it),
+// writes the kept files whose version changed, and returns the head to push:
+// "" when there is nothing to push.
+func merge(eng *engine.Engine, o Options, remote gitstore.Remote, fetched string, rep *Report) (string, error) {
+	st := eng.Store
+	local, err := eng.Head()
+	if err != nil {
+		return "", err
+	}
+	if fetched == "" {
+		rep.Result, rep.Head = gitstore.MergeUpToDate, local
+		return local, nil // a remote without state: push ours
+	}
+	check := func(m *gitstore.Merge) error { return checkMerge(eng, m) }
+	if o.DryRun {
+		m, err := st.PlanMerge(local, fetched)
+		if err != nil {
+			return "", err
+		}
+		if err := check(m); err != nil {
+			return "", err
+		}
+		report(rep, m)
+		for _, p := range m.Paths {
+			if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+				rep.Written = append(rep.Written, p.Path)
+			}
+		}
+		return "", nil
+	}
+	o.Lock.Lock()
+	defer o.Lock.Unlock()
+	title := "sync with " + remote.Name
+	m, err := st.MergeInto(st.StateRef(), fetched, title, eng.Now(), check)
+	if err != nil {
+		return "", fmt.Errorf("merge: %w", err)
+	}
+	report(rep, m)
+	if err := writeTree(eng, m, rep); err != nil {
+		return "", err
+	}
+	return m.Head, nil
+}
+
+func report(rep *Report, m *gitstore.Merge) {
+	rep.Result, rep.Head = m.Kind, m.Head
+	rep.Decisions = rep.Decisions[:0]
+	for _, p := range m.Paths {
+		if p.ByTime || p.KeptLocal != "" {
+			rep.Decisions = append(rep.Decisions, p)
+		}
+	}
+}
+
+// checkMerge validates every version the merge would bring in. A version
+// that fails its schema, or one decided by timestamp that breaks a history
+// rule against the local version (the initiative status machine, the
+// append-only Phase Outcomes), is not taken: the local version stays. A
+// version changed on the remote side only was checked against its own
+// history there, step by step, so only its schema is checked here (and the
+// append-only rule). Paths this work tree does not keep are merged as they
+// are and never written.
+func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
+	st := eng.Store
+	for i := range m.Paths {
+		p := &m.Paths[i]
+		k, ok := eng.Cfg.Classify(p.Path)
+		if !ok {
+			continue
+		}
+		p.Class, p.Schema = k.Class, k.Schema
+		if !p.Changed() {
+			continue
+		}
+		f := engine.File{Kept: k}
+		if p.Result != "" {
+			data, err := readBlob(st, p.Result, eng.Cfg.MaxSize)
+			if err != nil {
+				return fmt.Errorf("merge %s: %w", p.Path, err)
+			}
+			f.Content, f.Exists = data, true
+		}
+		var prev []byte
+		if p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
+			data, err := readBlob(st, p.Ours, eng.Cfg.MaxSize)
+			if err != nil {
+				return fmt.Errorf("merge %s: %w", p.Path, err)
+			}
+			prev = data
+		}
+		if ps := eng.Check(f, prev); ps.Invalid() {
+			var why []string
+			for _, pr := range ps {
+				if !pr.Warning {
+					why = append(why, strings.TrimPrefix(pr.Error(), p.Path+": "))
+				}
+			}
+			p.KeptLocal = "merged version invalid: " + strings.Join(why, "; ")
+			p.Result = p.Ours
+		}
+	}
+	return nil
+}
+
+// writeTree writes the merged version of each kept file whose version
+// changed, atomically, unless the file on disk is no longer the local
+// version the merge started from (it was edited meanwhile: that edit is
+// newer, and the watcher or the next sync records it). Each write is fsynced,
+// so they run a few at a time.
+func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
+	var jobs []gitstore.MergePath
+	for _, p := range m.Paths {
+		if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+			jobs = append(jobs, p)
+		}
+	}
+	written := make([]bool, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(8, len(jobs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				written[i], errs[i] = writeOne(eng, jobs[i])
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, p := range jobs {
+		switch {
+		case errs[i] != nil:
+			return errs[i]
+		case written[i]:
+			rep.Written = append(rep.Written, p.Path)
+		default:
+			rep.Skipped = append(rep.Skipped, p.Path)
+		}
+	}
+	sort.Strings(rep.Written)
+	sort.Strings(rep.Skipped)
+	return nil
+}
+
+// writeOne writes one merged version; false when the file on disk is not
+// the local version any more. The engine's file functions only read its
+// configuration and the store, which is safe for concurrent use.
+func writeOne(eng *engine.Engine, p gitstore.MergePath) (bool, error) {
+	k, _ := eng.Cfg.Classify(p.Path)
+	f, prob := eng.Read(k)
+	onDisk := ""
+	if f.Exists {
+		onDisk = gitstore.BlobHash(f.Content)
+	}
+	if prob != nil || onDisk != p.Ours {
+		return false, nil
+	}
+	if p.Result == "" {
+		return true, eng.RemoveFile(k)
+	}
+	data, err := readBlob(eng.Store, p.Result, eng.Cfg.MaxSize)
+	if err != nil {
+		return false, err
+	}
+	return true, eng.WriteFile(k, data)
+}
+
+// Tracking is one remote's tracking ref as `strata status` shows it.
+type Tracking struct {
+	Remote string `json:"remote"`
+	Ref    string `json:"ref"`
+	Head   string `json:"head"`
+	Ahead  int    `json:"ahead"`  // local commits the remote has not seen
+	Behind int    `json:"behind"` // remote commits not merged here yet
+}
+
+// Remotes lists the remotes this repository has synced with and how the
+// local state ref compares with what was last fetched from each.
+func Remotes(eng *engine.Engine) ([]Tracking, error) {
+	st := eng.Store
+	refs, err := st.TrackingRefs()
+	if err != nil {
+		return nil, err
+	}
+	local, err := eng.Head()
+	if err != nil {
+		return nil, err
+	}
+	out := []Tracking{}
+	for _, ref := range gitstore.SortedRefs(refs) {
+		h, err := st.Head(ref)
+		if err != nil {
+			continue
+		}
+		t := Tracking{Remote: refs[ref], Ref: ref, Head: h}
+		if t.Ahead, t.Behind, err = st.Compare(local, h); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// readBlob reads a recorded version, refusing one larger than max_size (it
+// may come from another machine with a larger limit).
+func readBlob(st *gitstore.Store, id string, limit int64) ([]byte, error) {
+	data, size, err := st.ReadBlob(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil && size > limit {
+		return nil, fmt.Errorf("blob %s is %d bytes, larger than max_size %d", id, size, limit)
+	}
+	return data, nil
+}

@@ -1,0 +1,525 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+)
+
+// gitEnv isolates the git CLI from the machine's config.
+func gitEnv(home string) []string {
+	return append(os.Environ(),
+		"HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Test User", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test User", "GIT_COMMITTER_EMAIL=test@example.com",
+		"GIT_TERMINAL_PROMPT=0",
+	)
+}
+
+func git(tb testing.TB, dir string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnv(dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// machine is one clone: a work tree with its own clock.
+type machine struct {
+	tb   testing.TB
+	name string
+	dir  string
+	eng  *engine.Engine
+	now  time.Time
+}
+
+// world is a bare remote and its clones, each in a temp dir.
+type world struct {
+	tb     testing.TB
+	remote string
+	ms     []*machine
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func newWorld(tb testing.TB, names ...string) *world {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		tb.Skip("git is not on PATH")
+	}
+	base := tb.TempDir()
+	w := &world{tb: tb, remote: filepath.Join(base, "remote.git")}
+	git(tb, base, "init", "-q", "--bare", w.remote)
+	for _, n := range names {
+		dir := filepath.Join(base, n)
+		git(tb, base, "init", "-q", dir)
+		git(tb, dir, "remote", "add", "origin", w.remote)
+		if err := os.WriteFile(filepath.Join(dir, config.FileName), []byte("# defaults\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		eng, err := engine.Open(dir)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		m := &machine{tb: tb, name: n, dir: dir, eng: eng, now: t0}
+		eng.Now = func() time.Time { return m.now }
+		w.ms = append(w.ms, m)
+	}
+	return w
+}
+
+func (m *machine) write(path, content string) {
+	m.tb.Helper()
+	k, ok := m.eng.Cfg.Classify(path)
+	if !ok {
+		m.tb.Fatalf("%s: not kept", path)
+	}
+	if err := m.eng.WriteFile(k, []byte(content)); err != nil {
+		m.tb.Fatal(err)
+	}
+}
+
+func (m *machine) read(path string) string {
+	m.tb.Helper()
+	b, err := os.ReadFile(filepath.Join(m.dir, path))
+	if errors.Is(err, os.ErrNotExist) {
+		return "<absent>"
+	}
+	if err != nil {
+		m.tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// record records the machine's edits at its own clock, then ticks it.
+func (m *machine) record() {
+	m.tb.Helper()
+	paths, err := m.eng.AllPaths()
+	if err != nil {
+		m.tb.Fatal(err)
+	}
+	if _, err := m.eng.Record(paths, "record"); err != nil {
+		m.tb.Fatal(err)
+	}
+	m.now = m.now.Add(time.Second)
+}
+
+func (m *machine) sync() *Report {
+	m.tb.Helper()
+	rep, err := Sync(context.Background(), m.eng, Options{Cwd: m.dir})
+	if err != nil {
+		m.tb.Fatalf("%s: sync: %v", m.name, err)
+	}
+	m.now = m.now.Add(time.Second)
+	m.check()
+	return rep
+}
+
+// check asserts the invariants after a mutating step: every kept file on
+// disk is recorded, and git fsck --strict is clean.
+func (m *machine) check() {
+	m.tb.Helper()
+	st, err := m.eng.Status()
+	if err != nil {
+		m.tb.Fatal(err)
+	}
+	for _, f := range st {
+		if f.State != "recorded" && f.State != "invalid" {
+			m.tb.Errorf("%s: %s is %s after sync, want recorded", m.name, f.Path, f.State)
+		}
+	}
+	fsck(m.tb, m.dir)
+	m.checkIndex()
+}
+
+// checkIndex asserts that Log and At, served from the per-ref time index,
+// follow the first-parent chain git sees, through merges and fast-forwards.
+func (m *machine) checkIndex() {
+	m.tb.Helper()
+	st := m.eng.Store
+	head, _ := m.eng.Head()
+	if head == "" {
+		return
+	}
+	want := map[string]bool{}
+	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--format=%H", "--grep=^Strata-Path: ", "refs/strata/state")) {
+		want[c] = true
+	}
+	ents, err := st.Log(st.StateRef(), gitstore.LogQuery{})
+	if err != nil {
+		m.tb.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, e := range ents {
+		got[e.Commit] = true
+	}
+	if len(got) != len(want) {
+		m.tb.Errorf("%s: Log lists %d commits, git log --first-parent %d", m.name, len(got), len(want))
+	}
+	for c := range want {
+		if !got[c] {
+			m.tb.Errorf("%s: Log misses %s", m.name, c)
+		}
+	}
+	if at, err := st.At(st.StateRef(), time.Now().Add(24*365*time.Hour)); err != nil || at != head {
+		m.tb.Errorf("%s: At(future) = %s, %v; want the head %s", m.name, at, err, head)
+	}
+}
+
+func fsck(tb testing.TB, dir string) {
+	tb.Helper()
+	cmd := exec.Command("git", "fsck", "--strict", "--no-progress")
+	cmd.Dir = dir
+	cmd.Env = gitEnv(dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("error")) {
+		tb.Fatalf("git fsck --strict in %s: %v\n%s", dir, err, out)
+	}
+}
+
+func (w *world) fsckAll() {
+	for _, m := range w.ms {
+		fsck(w.tb, m.dir)
+	}
+	fsck(w.tb, w.remote)
+}
+
+func ws(phase string) string {
+	return fmt.Sprintf(`{"type":"APEX","phase":%q,"lastUpdated":"2026-11-22T10:00:00Z"}`+"\n", phase)
+}
+
+func initiative(status string) string {
+	return fmt.Sprintf(`{"name":"x","status":%q,"lastUpdated":"2026-11-22T10:00:00Z"}`+"\n", status)
+}
+
+const (
+	wsPath   = ".claude/workflow-state.json"
+	initPath = ".claude/initiative.json"
+	memPath  = ".claude/memory/MEMORY.md"
+)
+
+func TestDifferentFilesMergeWithNoLoss(t *testing.T) {
+	w := newWorld(t, "a", "b", "c")
+	a, b, c := w.ms[0], w.ms[1], w.ms[2]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync()
+	b.sync()
+	c.sync()
+	// concurrent edits of different files
+	a.write(wsPath, ws("implement"))
+	a.record()
+	b.write(initPath, initiative("created"))
+	b.record()
+	c.write(memPath, "# Memory\n\nfrom c\n")
+	c.record()
+	for _, m := range []*machine{a, b, c, a, b} {
+		m.sync()
+	}
+	for _, m := range w.ms {
+		if got := m.read(wsPath); got != ws("implement") {
+			t.Errorf("%s: %s = %q", m.name, wsPath, got)
+		}
+		if got := m.read(initPath); got != initiative("created") {
+			t.Errorf("%s: %s = %q", m.name, initPath, got)
+		}
+		if got := m.read(memPath); got != "# Memory\n\nfrom c\n" {
+			t.Errorf("%s: %s = %q", m.name, memPath, got)
+		}
+	}
+	heads := map[string]bool{}
+	for _, m := range w.ms {
+		h, _ := m.eng.Head()
+		heads[h] = true
+	}
+	if len(heads) != 1 {
+		t.Errorf("heads differ after syncing: %v", heads)
+	}
+	w.fsckAll()
+}
+
+func TestSameFileConvergesInAnyOrder(t *testing.T) {
+	for _, order := range []string{"abc", "cba", "bca", "acb"} {
+		t.Run(order, func(t *testing.T) {
+			w := newWorld(t, "a", "b", "c")
+			ms := map[byte]*machine{'a': w.ms[0], 'b': w.ms[1], 'c': w.ms[2]}
+			ms['a'].write(wsPath, ws("plan"))
+			ms['a'].record()
+			for _, m := range w.ms {
+				m.sync()
+			}
+			// Each edits the same file; b's edit is recorded last.
+			for i, name := range []byte("acb") {
+				m := ms[name]
+				m.now = t0.Add(time.Hour + time.Duration(i)*time.Minute)
+				m.write(wsPath, ws("edit by "+string(name)))
+				m.record()
+			}
+			var losers []string
+			for round := 0; round < 2; round++ {
+				for _, name := range []byte(order) {
+					rep := ms[name].sync()
+					for _, d := range rep.Decisions {
+						losers = append(losers, d.Loser)
+					}
+				}
+			}
+			for _, m := range w.ms {
+				if got := m.read(wsPath); got != ws("edit by b") {
+					t.Errorf("%s: %q, want b's later edit", m.name, got)
+				}
+			}
+			if len(losers) == 0 {
+				t.Fatal("no decision by timestamp was reported")
+			}
+			// Every loser is one restore away, in every clone.
+			for _, m := range w.ms {
+				for _, l := range losers {
+					data, err := m.eng.Store.ReadFile(l, wsPath)
+					if err != nil {
+						t.Errorf("%s: loser %s: %v", m.name, l, err)
+						continue
+					}
+					if s := string(data); s != ws("edit by a") && s != ws("edit by c") {
+						t.Errorf("%s: loser %s holds %q", m.name, l, s)
+					}
+				}
+			}
+			// The decisions are in the merge commits' messages too.
+			for _, m := range w.ms {
+				var found bool
+				for _, c := range strings.Fields(git(t, m.dir, "rev-list", "--merges", "refs/strata/state")) {
+					ds, err := m.eng.Store.Decisions(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, d := range ds {
+						found = found || (d.Path == wsPath && d.Loser != "")
+					}
+				}
+				if !found {
+					t.Errorf("%s: no merge commit lists its decision", m.name)
+				}
+			}
+			w.fsckAll()
+		})
+	}
+}
+
+func TestClockBehindOneSideOnlySurvives(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(wsPath, ws("plan"))
+	a.write(initPath, initiative("created"))
+	a.record()
+	a.sync()
+	b.sync()
+	// b's clock is an hour behind: its edit is "older" than everything a did,
+	// but a never touched that file, so it must survive.
+	b.now = a.now.Add(-time.Hour)
+	a.now = a.now.Add(time.Minute)
+	a.write(wsPath, ws("implement"))
+	a.record()
+	b.write(initPath, initiative("in_progress"))
+	b.record()
+	a.sync()
+	rep := b.sync()
+	if len(rep.Decisions) != 0 {
+		t.Errorf("decided by timestamp: %+v", rep.Decisions)
+	}
+	a.sync()
+	for _, m := range w.ms {
+		if got := m.read(initPath); got != initiative("in_progress") {
+			t.Errorf("%s: the skewed machine's edit was lost: %q", m.name, got)
+		}
+		if got := m.read(wsPath); got != ws("implement") {
+			t.Errorf("%s: %q", m.name, got)
+		}
+	}
+	w.fsckAll()
+}
+
+func TestInvalidMergedVersionKeepsLocal(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(initPath, initiative("in_progress"))
+	a.record()
+	a.sync()
+	b.sync()
+	a.write(initPath, initiative("completed"))
+	a.record()
+	b.now = a.now.Add(time.Minute) // b's edit is later and would win
+	b.write(initPath, initiative("blocked"))
+	b.record()
+	b.sync()
+	rep := a.sync()
+	if len(rep.Decisions) != 1 || rep.Decisions[0].KeptLocal == "" {
+		t.Fatalf("decisions = %+v, want the local version kept", rep.Decisions)
+	}
+	if !strings.Contains(rep.Decisions[0].KeptLocal, "completed") {
+		t.Errorf("reason = %q", rep.Decisions[0].KeptLocal)
+	}
+	if got := a.read(initPath); got != initiative("completed") {
+		t.Errorf("a: %q, want its completed initiative kept", got)
+	}
+	w.fsckAll()
+}
+
+func TestSyncRacingAnotherSyncRetriesOnce(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync()
+	b.sync()
+	a.write(wsPath, ws("implement"))
+	a.record()
+	b.write(initPath, initiative("created"))
+	b.record()
+	// b pushes between a's fetch and a's push.
+	beforePush = func(attempt int) {
+		if attempt == 0 {
+			beforePush = nil
+			b.sync()
+		}
+	}
+	defer func() { beforePush = nil }()
+	rep := a.sync()
+	if !rep.Retried || !rep.Pushed {
+		t.Fatalf("retried=%v pushed=%v, want a retry that pushed", rep.Retried, rep.Pushed)
+	}
+	b.sync()
+	for _, m := range w.ms {
+		if m.read(wsPath) != ws("implement") || m.read(initPath) != initiative("created") {
+			t.Errorf("%s lost an edit: %q %q", m.name, m.read(wsPath), m.read(initPath))
+		}
+	}
+	w.fsckAll()
+}
+
+func TestConcurrentSyncsLoseNothing(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync()
+	b.sync()
+	for i := 0; i < 5; i++ {
+		a.write(wsPath, ws(fmt.Sprintf("a%d", i)))
+		a.record()
+		b.write(memPath, fmt.Sprintf("# Memory\n\nb%d\n", i))
+		b.record()
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for j, m := range []*machine{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[j] = Sync(context.Background(), m.eng, Options{Cwd: m.dir})
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, gitstore.ErrRemoteMoved) {
+				t.Fatal(err)
+			}
+		}
+		a.sync()
+		b.sync()
+		a.sync()
+		for _, m := range w.ms {
+			if m.read(wsPath) != ws(fmt.Sprintf("a%d", i)) || m.read(memPath) != fmt.Sprintf("# Memory\n\nb%d\n", i) {
+				t.Fatalf("round %d: %s lost an edit: %q %q", i, m.name, m.read(wsPath), m.read(memPath))
+			}
+		}
+	}
+	w.fsckAll()
+}
+
+func TestUnreachableRemoteChangesNothing(t *testing.T) {
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.write(wsPath, ws("implement")) // an unrecorded edit
+	before, _ := a.eng.Head()
+	_, err := Sync(context.Background(), a.eng, Options{Remote: filepath.Join(a.dir, "no", "such.git"), Cwd: a.dir})
+	var re *gitstore.RemoteError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a RemoteError", err)
+	}
+	if strings.Contains(re.Error(), "\n") {
+		t.Errorf("error has several lines: %q", re.Error())
+	}
+	after, _ := a.eng.Head()
+	if after != before {
+		t.Errorf("state ref moved from %s to %s", before, after)
+	}
+	if refs, _ := a.eng.Store.TrackingRefs(); len(refs) != 0 {
+		t.Errorf("tracking refs created: %v", refs)
+	}
+	st, _ := a.eng.Status()
+	if len(st) != 1 || st[0].State != "modified" {
+		t.Errorf("status = %+v, want the edit still unrecorded", st)
+	}
+}
+
+func TestStatusAheadBehind(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync()
+	b.sync()
+	b.write(wsPath, ws("implement"))
+	b.record()
+	b.sync()
+	a.write(initPath, initiative("created"))
+	a.record()
+	a.write(memPath, "# M\n")
+	a.record()
+	// a fetches b's commit without merging: a dry run.
+	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Remotes(a.eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 1 || tr[0].Remote != "origin" || tr[0].Ahead != 2 || tr[0].Behind != 1 {
+		t.Fatalf("remotes = %+v, want origin 2 ahead 1 behind", tr)
+	}
+	if got := a.read(wsPath); got != ws("plan") {
+		t.Errorf("dry run wrote %q", got)
+	}
+}
+
+func TestEscapeRemote(t *testing.T) {
+	for _, s := range []string{"origin", "/tmp/x/remote.git", "git@host:a/b.git", "https://h/x.lock", "..", "a..b", ".x"} {
+		e := gitstore.EscapeRemote(s)
+		if gitstore.UnescapeRemote(e) != s {
+			t.Errorf("%q -> %q does not round-trip", s, e)
+		}
+		cmd := exec.Command("git", "check-ref-format", "refs/strata-remotes/"+e+"/state")
+		if err := cmd.Run(); err != nil {
+			t.Errorf("%q -> %q is not a valid ref component", s, e)
+		}
+	}
+}
