@@ -49,6 +49,7 @@ type Store struct {
 	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes map[string]*refIndex            // per-ref time index (index.go)
+	counter *os.File                        // open gc-count file (gc.go)
 }
 
 // Open finds the repository containing dir, walking up through its parents,
