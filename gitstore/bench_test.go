@@ -270,6 +270,9 @@ func BenchmarkAtHistory100k(b *testing.B) {
 			if _, err := st.ReadFile(c, p); err != nil {
 				b.Fatal(err)
 			}
+			if open {
+				st.Close()
+			}
 		}
 		b.StopTimer()
 		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)

@@ -103,6 +103,9 @@ func decodeTree(raw []byte) ([]treeEntry, error) {
 // the repository once (an outside `git gc` may have packed it) and otherwise
 // returns an error wrapping state.ErrNotFound. Callers hold s.mu.
 func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if t, data, err := s.objects.read(h); err == nil {
+		return t, data, nil
+	}
 	var (
 		t    plumbing.ObjectType
 		data []byte

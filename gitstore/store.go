@@ -46,6 +46,7 @@ type Store struct {
 	// use) and of the in-memory caches below.
 	mu      sync.Mutex
 	repo    *git.Repository
+	objects *objectReader                   // fast reads of loose and packed objects (packs.go)
 	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes map[string]*refIndex            // per-ref time index (index.go)
@@ -83,6 +84,7 @@ func Open(dir string) (*Store, error) {
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
 	}
+	s.objects = newObjectReader(filepath.Join(commonDir, "objects"))
 	if err := s.reopen(); err != nil {
 		return nil, err
 	}
@@ -159,6 +161,19 @@ func (s *Store) reopen() error {
 		return fmt.Errorf("open %s: %w", s.root, err)
 	}
 	s.repo = r
+	return nil
+}
+
+// Close releases the files the Store keeps open (pack files, the gc
+// counter). The Store must not be used afterwards. Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects.close()
+	if s.counter != nil {
+		s.counter.Close()
+		s.counter = nil
+	}
 	return nil
 }
 
@@ -365,3 +380,5 @@ func (s *Store) retryMissing(f func() error) error {
 
 // now is the clock used when a change carries no time; tests may replace it.
 var now = time.Now
+
+var _ io.Closer = (*Store)(nil)
