@@ -347,6 +347,9 @@ func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, 
 		return h, fmt.Errorf("write object: %w", err)
 	}
 	_, err = f.Write(buf.Bytes())
+	if err == nil && Fsync {
+		err = f.Sync()
+	}
 	if ferr := f.Close(); err == nil {
 		err = ferr
 	}

@@ -15,6 +15,13 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
+// Fsync makes every object and ref strata writes reach the disk before the
+// ref that names it moves (fsync of each object file, of the ref's lock file
+// and of the ref's directory). It is off by default, matching git's own
+// defaults (core.fsync leaves loose objects and refs to the OS): on a slow
+// disk it multiplies the cost of a Record.
+var Fsync = false
+
 // LockTimeout is how long a ref update waits for another writer's
 // <ref>.lock before giving up with state.ErrLocked.
 var LockTimeout = 5 * time.Second
@@ -180,6 +187,12 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 		l.release()
 		return fmt.Errorf("write ref: %w", err)
 	}
+	if Fsync {
+		if err := l.f.Sync(); err != nil {
+			l.release()
+			return fmt.Errorf("write ref: %w", err)
+		}
+	}
 	if err := l.f.Close(); err != nil {
 		os.Remove(l.path)
 		return fmt.Errorf("write ref: %w", err)
@@ -187,6 +200,12 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 	if err := os.Rename(l.path, strings.TrimSuffix(l.path, ".lock")); err != nil {
 		os.Remove(l.path)
 		return fmt.Errorf("write ref: %w", err)
+	}
+	if Fsync {
+		if d, err := os.Open(filepath.Dir(l.path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

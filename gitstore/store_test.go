@@ -528,3 +528,21 @@ func TestTrailersRoundTrip(t *testing.T) {
 		t.Fatalf("parse = %+v", got)
 	}
 }
+
+func TestFsync(t *testing.T) {
+	Fsync = true
+	defer func() { Fsync = false }()
+	r := newTestRepo(t, "plain")
+	snap := r.snapshot(t)
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		mustRecord(t, s, change("a/b.json", itoa(int64(i)), t0.Add(time.Duration(i)*time.Second)))
+	}
+	if n := runGit(t, r.wt, "rev-list", "--count", s.StateRef()); n != "3" {
+		t.Fatalf("%s commits", n)
+	}
+	r.checkInvariants(t, snap)
+}
