@@ -249,12 +249,15 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var h *plumbing.Hash
-	err := s.retryMissing(func() error {
-		var err error
+	h, err := s.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		// go-git reports an object missing from its cached pack list (after
+		// an outside git gc) as a missing reference: reopen and retry once.
+		if rerr := s.reopen(); rerr != nil {
+			return plumbing.ZeroHash, rerr
+		}
 		h, err = s.repo.ResolveRevision(plumbing.Revision(rev))
-		return err
-	})
+	}
 	if errors.Is(err, io.EOF) {
 		err = state.ErrNotFound // go-git's answer to ~N past the root commit
 	}
