@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -33,7 +34,14 @@ type packFile struct {
 	pack   *os.File
 	fanout [256]uint32
 	n      uint32
+	hits   int    // look-ups so far
+	names  []byte // the whole sorted name table, loaded after many look-ups
 }
+
+// namesAfter is how many look-ups a pack serves from its index file before
+// its name table is loaded whole: one-shot commands read a few 20-byte
+// buckets, a walk of 100 000 commits reads the table once.
+const namesAfter = 256
 
 // objectReader reads objects of one object directory. Callers hold s.mu.
 type objectReader struct {
@@ -113,9 +121,21 @@ func (p *packFile) offset(h plumbing.Hash) (int64, bool, error) {
 	if hi <= lo {
 		return 0, false, nil
 	}
-	names := make([]byte, int(hi-lo)*20)
-	if _, err := p.idx.ReadAt(names, int64(8+256*4)+int64(lo)*20); err != nil {
-		return 0, false, err
+	p.hits++
+	if p.names == nil && p.hits > namesAfter {
+		all := make([]byte, int(p.n)*20)
+		if _, err := p.idx.ReadAt(all, int64(8+256*4)); err == nil {
+			p.names = all
+		}
+	}
+	var names []byte
+	if p.names != nil {
+		names = p.names[int(lo)*20 : int(hi)*20]
+	} else {
+		names = make([]byte, int(hi-lo)*20)
+		if _, err := p.idx.ReadAt(names, int64(8+256*4)+int64(lo)*20); err != nil {
+			return 0, false, err
+		}
 	}
 	k := sort.Search(int(hi-lo), func(i int) bool { return bytes.Compare(names[i*20:i*20+20], h[:]) >= 0 })
 	if k == int(hi-lo) || !bytes.Equal(names[k*20:k*20+20], h[:]) {
@@ -141,26 +161,60 @@ func (p *packFile) offset(h plumbing.Hash) (int64, bool, error) {
 // read returns the object h from the loose files or the packs, or
 // errNoObject.
 func (r *objectReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	// Packs first: after the first few hundred look-ups a pack's name table
+	// is in memory and a miss costs no syscall, while a loose miss costs a
+	// failed open.
+	if r.packs == nil {
+		r.rescan()
+	}
+	if t, data, ok := r.readFromPacks(h); ok {
+		return t, data, nil
+	}
 	if t, data, err := r.readLoose(h); err == nil {
 		return t, data, nil
 	}
-	for pass := 0; pass < 2; pass++ {
-		if pass == 1 || r.packs == nil {
-			r.rescan()
-		}
-		for _, p := range r.packs {
-			off, ok, err := p.offset(h)
-			if err != nil || !ok {
-				continue
-			}
-			t, data, err := r.readPacked(p, off, 0)
-			if err != nil {
-				return 0, nil, errNoObject
-			}
-			return t, data, nil
-		}
+	r.rescan() // a git gc may have packed it since
+	if t, data, ok := r.readFromPacks(h); ok {
+		return t, data, nil
 	}
 	return 0, nil, errNoObject
+}
+
+func (r *objectReader) readFromPacks(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+	for _, p := range r.packs {
+		off, ok, err := p.offset(h)
+		if err != nil || !ok {
+			continue
+		}
+		t, data, err := r.readPacked(p, off, 0)
+		return t, data, err == nil
+	}
+	return 0, nil, false
+}
+
+var zReaders sync.Pool
+
+// inflate reads n bytes of zlib data from src with a pooled reader.
+func inflate(src io.Reader, n int64) ([]byte, error) {
+	var z io.ReadCloser
+	if v := zReaders.Get(); v != nil {
+		z = v.(io.ReadCloser)
+		if err := z.(zlib.Resetter).Reset(src, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if z, err = zlib.NewReader(src); err != nil {
+			return nil, err
+		}
+	}
+	defer zReaders.Put(z)
+	if n < 0 {
+		return io.ReadAll(z)
+	}
+	data := make([]byte, n)
+	_, err := io.ReadFull(z, data)
+	return data, err
 }
 
 func (r *objectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
@@ -170,11 +224,7 @@ func (r *objectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 		return 0, nil, err
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return 0, nil, err
-	}
-	raw, err := io.ReadAll(z)
+	raw, err := inflate(bufio.NewReader(f), -1)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -257,12 +307,8 @@ func (r *objectReader) readPacked(p *packFile, off int64, depth int) (plumbing.O
 	default:
 		return 0, nil, fmt.Errorf("pack object type %d", typ)
 	}
-	z, err := zlib.NewReader(br)
+	data, err := inflate(br, size)
 	if err != nil {
-		return 0, nil, err
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(z, data); err != nil {
 		return 0, nil, err
 	}
 	if base == nil && typ != plumbing.OFSDeltaObject && typ != plumbing.REFDeltaObject {
