@@ -327,11 +327,16 @@ func deflateObject(buf *bytes.Buffer, t plumbing.ObjectType, data []byte) error 
 // place, so a reader never sees a partial object. Callers hold s.mu.
 func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
+	return h, s.storeObject(t, data, h)
+}
+
+// storeObject is writeObject for a caller that already hashed data as h.
+func (s *Store) storeObject(t plumbing.ObjectType, data []byte, h plumbing.Hash) error {
 	hex := h.String()
 	dir := filepath.Join(s.commonDir, "objects", hex[:2])
 	final := filepath.Join(dir, hex[2:])
 	if _, err := os.Lstat(final); err == nil {
-		return h, nil
+		return nil
 	}
 	tmp := filepath.Join(dir, "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
 	// Compress into memory first so the object reaches the file in one
@@ -340,11 +345,11 @@ func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, 
 	defer bufPool.Put(buf)
 	buf.Reset()
 	if err := deflateObject(buf, t, data); err != nil {
-		return h, fmt.Errorf("write object: %w", err)
+		return fmt.Errorf("write object: %w", err)
 	}
 	f, err := createExcl(tmp, 0o444)
 	if err != nil {
-		return h, fmt.Errorf("write object: %w", err)
+		return fmt.Errorf("write object: %w", err)
 	}
 	_, err = f.Write(buf.Bytes())
 	if err == nil && Fsync {
@@ -358,9 +363,9 @@ func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, 
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return h, fmt.Errorf("write object: %w", err)
+		return fmt.Errorf("write object: %w", err)
 	}
-	return h, nil
+	return nil
 }
 
 // syscallRename renames without os.Rename's extra Lstat of the target.

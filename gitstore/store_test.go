@@ -463,6 +463,13 @@ func TestOutsideGC(t *testing.T) {
 		if len(loose) != 0 {
 			t.Fatalf("gc left %d loose objects", len(loose))
 		}
+		// Recording what is already there writes nothing.
+		if _, err := s.Record(change("d/f.json", "4", t0.Add(time.Minute))); !errors.Is(err, state.ErrUnchanged) {
+			t.Fatalf("unchanged after gc: %v", err)
+		}
+		if loose, _ = filepath.Glob(filepath.Join(r.common, "objects", "??", "*")); len(loose) != 0 {
+			t.Fatalf("an unchanged record wrote %d loose objects", len(loose))
+		}
 		// A new Store and the old one (whose go-git view predates the pack)
 		// both keep working.
 		mustRecord(t, s, change("d/f.json", "after", t0.Add(time.Minute)), change("e.json", "new", t0.Add(time.Minute)))
