@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -73,11 +74,11 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 		}
 		return plumbing.NewHash(line), nil
 	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		// refs/strata is a directory, or a file stands where a directory of
+		// the name would be: there is no such ref.
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
 	default:
-		var pe *os.PathError
-		if errors.As(err, &pe) && isDirErr(err) {
-			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
-		}
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, err)
 	}
 	h, ok, err := s.packedRef(ref)
@@ -88,10 +89,6 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
 	}
 	return h, nil
-}
-
-func isDirErr(err error) bool {
-	return strings.Contains(err.Error(), "is a directory")
 }
 
 // packedRef looks ref up in the common dir's packed-refs file, skipping the

@@ -27,12 +27,6 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// The refs strata records on in the main work tree.
-const (
-	StateRef    = "refs/strata/state"
-	RejectedRef = "refs/strata/rejected"
-)
-
 // Store is one repository opened for recording and reading strata's history.
 // A Store is safe for concurrent use; separate Stores (and processes, and git
 // itself) on the same repository coordinate through git's ref lock files.

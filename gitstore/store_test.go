@@ -588,3 +588,23 @@ func TestGoGitReopenAfterGC(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHeadOddRefs(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRecord(t, s, change("f.json", "1", t0))
+	for _, ref := range []string{"refs/strata", "refs/strata/state/below", "refs/nope"} {
+		if _, err := s.Head(ref); !errors.Is(err, state.ErrNotFound) {
+			t.Errorf("Head(%s): %v, want ErrNotFound", ref, err)
+		}
+	}
+	// A symbolic ref is followed.
+	writeFile(t, filepath.Join(r.common, "refs", "sym"), "ref: "+s.StateRef()+"\n")
+	want, _ := s.Head(s.StateRef())
+	if got, err := s.Head("refs/sym"); err != nil || got != want {
+		t.Errorf("Head(symbolic) = %s, %v; want %s", got, err, want)
+	}
+}
