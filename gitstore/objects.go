@@ -338,7 +338,6 @@ func (s *Store) storeObject(t plumbing.ObjectType, data []byte, h plumbing.Hash)
 	if _, err := os.Lstat(final); err == nil {
 		return nil
 	}
-	tmp := filepath.Join(dir, "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
 	// Compress into memory first so the object reaches the file in one
 	// write: on slow file systems every syscall on a new inode counts.
 	buf := bufPool.Get().(*bytes.Buffer)
@@ -347,11 +346,28 @@ func (s *Store) storeObject(t plumbing.ObjectType, data []byte, h plumbing.Hash)
 	if err := deflateObject(buf, t, data); err != nil {
 		return fmt.Errorf("write object: %w", err)
 	}
-	f, err := createExcl(tmp, 0o444)
-	if err != nil {
+	if err := createFile(final, buf.Bytes(), 0o444); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("write object: %w", err)
 	}
-	_, err = f.Write(buf.Bytes())
+	return nil
+}
+
+// createFile creates path holding data, atomically: a reader sees no file
+// or the whole file. os.ErrExist means path already exists (for an object:
+// another writer stored the same object). Missing parents are created.
+func createFile(path string, data []byte, perm os.FileMode) error {
+	if ok, err := createFileTmpfile(path, data, perm); ok {
+		return err
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return os.ErrExist
+	}
+	tmp := filepath.Join(filepath.Dir(path), "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
+	f, err := createExcl(tmp, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
 	if err == nil && Fsync {
 		err = f.Sync()
 	}
@@ -359,13 +375,12 @@ func (s *Store) storeObject(t plumbing.ObjectType, data []byte, h plumbing.Hash)
 		err = ferr
 	}
 	if err == nil {
-		err = syscallRename(tmp, final)
+		err = syscallRename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write object: %w", err)
 	}
-	return nil
+	return err
 }
 
 // syscallRename renames without os.Rename's extra Lstat of the target.

@@ -157,6 +157,9 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 // mkdir and the create: that race is retried, as git's own
 // raceproof_create_file does.
 func createExcl(path string, perm os.FileMode) (*os.File, error) {
+	if f, ok, err := createExclTmpfile(path, perm); ok {
+		return f, err
+	}
 	var err error
 	for try := 0; try < 100; try++ {
 		var f *os.File
