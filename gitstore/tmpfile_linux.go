@@ -48,7 +48,9 @@ func tmpfileIn(dir string, perm os.FileMode) (f *os.File, ok bool, err error) {
 			return nil, false, nil
 		}
 		if !errors.Is(err, unix.ENOENT) {
-			return nil, true, &os.PathError{Op: "open", Path: dir, Err: err}
+			// E.g. EPERM for a directory git is removing this instant: let
+			// the portable path (which retries) handle this one file.
+			return nil, false, nil
 		}
 		if merr := os.MkdirAll(dir, 0o755); merr != nil && !errors.Is(merr, os.ErrNotExist) {
 			return nil, true, merr
@@ -86,8 +88,11 @@ func createFileTmpfile(path string, data []byte, perm os.FileMode) (bool, error)
 			err = link(f, path)
 		}
 		f.Close()
-		if errors.Is(err, unix.ENOENT) {
+		switch {
+		case errors.Is(err, unix.ENOENT):
 			continue // the directory vanished after the open: again
+		case err != nil && !errors.Is(err, os.ErrExist):
+			return false, nil // the portable path handles this one file
 		}
 		return true, err
 	}
@@ -108,8 +113,11 @@ func createExclTmpfile(path string, perm os.FileMode) (*os.File, bool, error) {
 			return f, true, nil
 		}
 		f.Close()
-		if errors.Is(err, unix.ENOENT) {
+		switch {
+		case errors.Is(err, unix.ENOENT):
 			continue
+		case !errors.Is(err, os.ErrExist):
+			return nil, false, nil // the portable path handles this one file
 		}
 		return nil, true, err
 	}
