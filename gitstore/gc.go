@@ -16,33 +16,49 @@ var GCInterval = 1000
 // countRecord counts one recorded commit in <commondir>/strata/gc-count, one
 // byte per commit appended with O_APPEND (atomic between processes), and
 // starts `git gc --auto` when the count reaches GCInterval. The process that
-// manages to rename the full counter away is the one that starts gc. Every
-// failure is ignored: this is housekeeping, not recording.
+// manages to rename the full counter away is the one that starts gc. The
+// file stays open between Records; when another process renamed it away the
+// next Record opens the new one. Every failure is ignored: this is
+// housekeeping, not recording. Callers hold s.mu.
 func (s *Store) countRecord() {
-	dir := filepath.Join(s.commonDir, "strata")
-	counter := filepath.Join(dir, "gc-count")
-	f, err := os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if os.IsNotExist(err) {
-		if os.MkdirAll(dir, 0o755) != nil {
+	counter := filepath.Join(s.commonDir, "strata", "gc-count")
+	if s.counter != nil {
+		if fi, err := os.Stat(counter); err != nil || !sameFile(s.counter, fi) {
+			s.counter.Close()
+			s.counter = nil
+		}
+	}
+	if s.counter == nil {
+		f, err := os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if os.IsNotExist(err) {
+			if os.MkdirAll(filepath.Dir(counter), 0o755) != nil {
+				return
+			}
+			f, err = os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		}
+		if err != nil {
 			return
 		}
-		f, err = os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		s.counter = f
 	}
-	if err != nil {
-		return
-	}
-	_, err = f.Write([]byte{'.'})
-	fi, serr := f.Stat()
-	f.Close()
+	_, err := s.counter.Write([]byte{'.'})
+	fi, serr := s.counter.Stat()
 	if err != nil || serr != nil || fi.Size() < int64(GCInterval) {
 		return
 	}
+	s.counter.Close()
+	s.counter = nil
 	taken := counter + ".gc"
 	if os.Rename(counter, taken) != nil {
 		return // another process took it
 	}
 	os.Remove(taken)
 	startGC(s.commonDir)
+}
+
+func sameFile(f *os.File, fi os.FileInfo) bool {
+	ffi, err := f.Stat()
+	return err == nil && os.SameFile(ffi, fi)
 }
 
 // gcStarted counts background gc runs; tests read it.

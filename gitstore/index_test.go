@@ -43,13 +43,13 @@ func TestIndexIsADisposableCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commits := history(t, s, 100)
-	at, n := answers(t, s, 100)
-	if !reflect.DeepEqual(at, commits) || n != 100 {
+	commits := history(t, s, 40)
+	at, n := answers(t, s, 40)
+	if !reflect.DeepEqual(at, commits) || n != 40 {
 		t.Fatalf("At answers differ from the recorded commits")
 	}
 	file := s.indexFile(s.StateRef())
-	if fi, err := os.Stat(file); err != nil || fi.Size() != idxHeader+100*idxRecSize {
+	if fi, err := os.Stat(file); err != nil || fi.Size() != idxHeader+40*idxRecSize {
 		t.Fatalf("index file: %v, %v", fi, err)
 	}
 	check := func(name string) {
@@ -58,8 +58,8 @@ func TestIndexIsADisposableCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		at2, n2 := answers(t, s2, 100)
-		if !reflect.DeepEqual(at2, commits) || n2 != 100 {
+		at2, n2 := answers(t, s2, 40)
+		if !reflect.DeepEqual(at2, commits) || n2 != 40 {
 			t.Fatalf("%s: answers changed", name)
 		}
 	}
@@ -77,15 +77,15 @@ func TestIndexIsADisposableCache(t *testing.T) {
 
 	// A flipped bit: the record's checksum no longer matches.
 	b, _ = os.ReadFile(file)
-	b[idxHeader+50*idxRecSize+7] ^= 0x55
+	b[idxHeader+20*idxRecSize+7] ^= 0x55
 	os.WriteFile(file, b, 0o644)
 	check("bit flip")
 
 	// A well-formed record whose time lies: At checks the commit it lands
 	// on, notices and rebuilds.
 	b, _ = os.ReadFile(file)
-	rec := b[idxHeader+50*idxRecSize : idxHeader+51*idxRecSize]
-	binary.BigEndian.PutUint64(rec, uint64(t0.Add(50*time.Minute+10*time.Second).Unix()))
+	rec := b[idxHeader+20*idxRecSize : idxHeader+21*idxRecSize]
+	binary.BigEndian.PutUint64(rec, uint64(t0.Add(20*time.Minute+10*time.Second).Unix()))
 	binary.BigEndian.PutUint32(rec[36:], crc32.ChecksumIEEE(rec[:36]))
 	os.WriteFile(file, b, 0o644)
 	check("wrong time")
@@ -98,11 +98,21 @@ func TestIndexFollowsResets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commits := history(t, s, 100)
-	answers(t, s, 100)
-	// Reset the ref back 80 commits with git, then record on top.
+	commits := history(t, s, 80)
+	answers(t, s, 80)
+	// Reset the ref back 4 commits with git: the walk back from the new head
+	// never meets the last indexed commit, so after 64 steps it looks the
+	// walked commits up among all indexed ones.
+	runGit(t, r.wt, "update-ref", s.StateRef(), commits[75])
+	if h, _ := s.At(s.StateRef(), t0.Add(79*time.Minute)); h != commits[75] {
+		t.Fatalf("At after reset = %s, want %s", h, commits[75])
+	}
+	if fi, _ := os.Stat(s.indexFile(s.StateRef())); fi.Size() != idxHeader+76*idxRecSize {
+		t.Fatalf("index after reset holds %d bytes, want 76 records", fi.Size())
+	}
+	// Reset further back, past the start of a 64-commit walk: a rebuild.
 	runGit(t, r.wt, "update-ref", s.StateRef(), commits[19])
-	if h, _ := s.At(s.StateRef(), t0.Add(99*time.Minute)); h != commits[19] {
+	if h, _ := s.At(s.StateRef(), t0.Add(79*time.Minute)); h != commits[19] {
 		t.Fatalf("At after reset = %s, want %s", h, commits[19])
 	}
 	next := mustRecord(t, s, change("f.json", "new", t0.Add(200*time.Minute)))[0].Commit

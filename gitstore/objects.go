@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +11,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -101,6 +103,9 @@ func decodeTree(raw []byte) ([]treeEntry, error) {
 // the repository once (an outside `git gc` may have packed it) and otherwise
 // returns an error wrapping state.ErrNotFound. Callers hold s.mu.
 func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if t, data, err := s.objects.read(h); err == nil {
+		return t, data, nil
+	}
 	var (
 		t    plumbing.ObjectType
 		data []byte
@@ -278,7 +283,43 @@ func parseCommit(raw []byte) (commitInfo, error) {
 	return ci, nil
 }
 
-var tmpSeq atomic.Uint64
+var (
+	tmpSeq  atomic.Uint64
+	bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	// One pool per compression level; see deflateObject.
+	zStored = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression); return w }}
+	zBest   = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
+)
+
+// storeLimit is the size under which loose objects are stored without
+// compression: a loose object takes at least one file-system block, so
+// compressing a small one saves no disk and costs a third of Record's CPU.
+// git reads both forms; git gc recompresses everything it packs.
+const storeLimit = 4096
+
+// deflateObject writes the loose-object encoding of an object to buf: zlib
+// of "<type> <size>\x00" followed by the content.
+func deflateObject(buf *bytes.Buffer, t plumbing.ObjectType, data []byte) error {
+	pool := &zBest
+	if len(data) < storeLimit {
+		pool = &zStored
+	}
+	z := pool.Get().(*zlib.Writer)
+	defer pool.Put(z)
+	z.Reset(buf)
+	hdr := make([]byte, 0, 32)
+	hdr = append(hdr, t.Bytes()...)
+	hdr = append(hdr, ' ')
+	hdr = strconv.AppendInt(hdr, int64(len(data)), 10)
+	hdr = append(hdr, 0)
+	if _, err := z.Write(hdr); err != nil {
+		return err
+	}
+	if _, err := z.Write(data); err != nil {
+		return err
+	}
+	return z.Close()
+}
 
 // writeObject stores data as a loose object of type t and returns its hash.
 // An object already present as a loose file is not written again. The object
@@ -286,34 +327,66 @@ var tmpSeq atomic.Uint64
 // place, so a reader never sees a partial object. Callers hold s.mu.
 func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
+	return h, s.storeObject(t, data, h)
+}
+
+// storeObject is writeObject for a caller that already hashed data as h.
+func (s *Store) storeObject(t plumbing.ObjectType, data []byte, h plumbing.Hash) error {
 	hex := h.String()
 	dir := filepath.Join(s.commonDir, "objects", hex[:2])
 	final := filepath.Join(dir, hex[2:])
 	if _, err := os.Lstat(final); err == nil {
-		return h, nil
+		return nil
 	}
-	tmp := filepath.Join(dir, "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
-	f, err := createExcl(tmp, 0o444)
+	// Compress into memory first so the object reaches the file in one
+	// write: on slow file systems every syscall on a new inode counts.
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	if err := deflateObject(buf, t, data); err != nil {
+		return fmt.Errorf("write object: %w", err)
+	}
+	if err := createFile(final, buf.Bytes(), 0o444); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("write object: %w", err)
+	}
+	return nil
+}
+
+// createFile creates path holding data, atomically: a reader sees no file
+// or the whole file. os.ErrExist means path already exists (for an object:
+// another writer stored the same object). Missing parents are created.
+func createFile(path string, data []byte, perm os.FileMode) error {
+	if ok, err := createFileTmpfile(path, data, perm); ok {
+		return err
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return os.ErrExist
+	}
+	tmp := filepath.Join(filepath.Dir(path), "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
+	f, err := createExcl(tmp, perm)
 	if err != nil {
-		return h, fmt.Errorf("write object: %w", err)
+		return err
 	}
-	w := objfile.NewWriter(f)
-	err = w.WriteHeader(t, int64(len(data)))
-	if err == nil {
-		_, err = w.Write(data)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
+	_, err = f.Write(data)
+	if err == nil && Fsync {
+		err = f.Sync()
 	}
 	if ferr := f.Close(); err == nil {
 		err = ferr
 	}
 	if err == nil {
-		err = os.Rename(tmp, final)
+		err = syscallRename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return h, fmt.Errorf("write object: %w", err)
 	}
-	return h, nil
+	return err
+}
+
+// syscallRename renames without os.Rename's extra Lstat of the target.
+func syscallRename(from, to string) error {
+	if err := syscall.Rename(from, to); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
 }

@@ -26,7 +26,7 @@ func TestConcurrentRecord(t *testing.T) {
 			const (
 				stores    = 3
 				perStore  = 2 // goroutines per Store
-				perWorker = 25
+				perWorker = 15
 			)
 			var ss []*Store
 			for i := 0; i < stores; i++ {

@@ -78,18 +78,13 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	// Blobs first: they do not depend on the head, so a CAS retry reuses them.
+	// Hash the contents once; only the blobs that change the snapshot are
+	// written (an unchanged file may be packed already).
 	blobs := make(map[string]plumbing.Hash, len(order))
 	for _, p := range order {
-		ch := byPath[p]
-		if ch.Deleted {
-			continue
+		if ch := byPath[p]; !ch.Deleted {
+			blobs[p] = plumbing.ComputeHash(plumbing.BlobObject, ch.Content)
 		}
-		h, err := s.writeObject(plumbing.BlobObject, ch.Content)
-		if err != nil {
-			return nil, fmt.Errorf("record %s: %w", p, err)
-		}
-		blobs[p] = h
 	}
 
 	ref := s.StateRef()
@@ -128,6 +123,14 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 		}
 		if len(recorded) == 0 {
 			return plumbing.ZeroHash, state.ErrUnchanged
+		}
+		for _, pd := range recorded {
+			if pd.action == state.ActionDelete {
+				continue
+			}
+			if err := s.storeObject(plumbing.BlobObject, pd.ch.Content, pd.blob); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("record %s: %w", pd.ch.Path, err)
+			}
 		}
 		newRoot, err := s.applyChanges(root, recorded)
 		if err != nil {

@@ -8,12 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/strata-dev/strata/state"
 )
+
+// Fsync makes every object and ref strata writes reach the disk before the
+// ref that names it moves (fsync of each object file, of the ref's lock file
+// and of the ref's directory). It is off by default, matching git's own
+// defaults (core.fsync leaves loose objects and refs to the OS): on a slow
+// disk it multiplies the cost of a Record.
+var Fsync = false
 
 // LockTimeout is how long a ref update waits for another writer's
 // <ref>.lock before giving up with state.ErrLocked.
@@ -73,11 +81,11 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 		}
 		return plumbing.NewHash(line), nil
 	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		// refs/strata is a directory, or a file stands where a directory of
+		// the name would be: there is no such ref.
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
 	default:
-		var pe *os.PathError
-		if errors.As(err, &pe) && isDirErr(err) {
-			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
-		}
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, err)
 	}
 	h, ok, err := s.packedRef(ref)
@@ -88,10 +96,6 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
 	}
 	return h, nil
-}
-
-func isDirErr(err error) bool {
-	return strings.Contains(err.Error(), "is a directory")
 }
 
 // packedRef looks ref up in the common dir's packed-refs file, skipping the
@@ -166,6 +170,9 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 // mkdir and the create: that race is retried, as git's own
 // raceproof_create_file does.
 func createExcl(path string, perm os.FileMode) (*os.File, error) {
+	if f, ok, err := createExclTmpfile(path, perm); ok {
+		return f, err
+	}
 	var err error
 	for try := 0; try < 100; try++ {
 		var f *os.File
@@ -193,6 +200,12 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 		l.release()
 		return fmt.Errorf("write ref: %w", err)
 	}
+	if Fsync {
+		if err := l.f.Sync(); err != nil {
+			l.release()
+			return fmt.Errorf("write ref: %w", err)
+		}
+	}
 	if err := l.f.Close(); err != nil {
 		os.Remove(l.path)
 		return fmt.Errorf("write ref: %w", err)
@@ -200,6 +213,12 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 	if err := os.Rename(l.path, strings.TrimSuffix(l.path, ".lock")); err != nil {
 		os.Remove(l.path)
 		return fmt.Errorf("write ref: %w", err)
+	}
+	if Fsync {
+		if d, err := os.Open(filepath.Dir(l.path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

@@ -28,12 +28,6 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// The refs strata records on in the main work tree.
-const (
-	StateRef    = "refs/strata/state"
-	RejectedRef = "refs/strata/rejected"
-)
-
 // Store is one repository opened for recording and reading strata's history.
 // A Store is safe for concurrent use; separate Stores (and processes, and git
 // itself) on the same repository coordinate through git's ref lock files.
@@ -47,9 +41,11 @@ type Store struct {
 	// use) and of the in-memory caches below.
 	mu      sync.Mutex
 	repo    *git.Repository
+	objects *objectReader                   // fast reads of loose and packed objects (packs.go)
 	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes map[string]*refIndex            // per-ref time index (index.go)
+	counter *os.File                        // open gc-count file (gc.go)
 }
 
 // Open finds the repository containing dir, walking up through its parents,
@@ -83,6 +79,7 @@ func Open(dir string) (*Store, error) {
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
 	}
+	s.objects = newObjectReader(filepath.Join(commonDir, "objects"))
 	if err := s.reopen(); err != nil {
 		return nil, err
 	}
@@ -162,6 +159,19 @@ func (s *Store) reopen() error {
 	return nil
 }
 
+// Close releases the files the Store keeps open (pack files, the gc
+// counter). The Store must not be used afterwards. Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects.close()
+	if s.counter != nil {
+		s.counter.Close()
+		s.counter = nil
+	}
+	return nil
+}
+
 // Root returns the work-tree root: absolute, symlinks resolved.
 func (s *Store) Root() string { return s.root }
 
@@ -234,12 +244,15 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var h *plumbing.Hash
-	err := s.retryMissing(func() error {
-		var err error
+	h, err := s.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		// go-git reports an object missing from its cached pack list (after
+		// an outside git gc) as a missing reference: reopen and retry once.
+		if rerr := s.reopen(); rerr != nil {
+			return plumbing.ZeroHash, rerr
+		}
 		h, err = s.repo.ResolveRevision(plumbing.Revision(rev))
-		return err
-	})
+	}
 	if errors.Is(err, io.EOF) {
 		err = state.ErrNotFound // go-git's answer to ~N past the root commit
 	}
@@ -374,3 +387,5 @@ func objectsMoved(err error) bool {
 
 // now is the clock used when a change carries no time; tests may replace it.
 var now = time.Now
+
+var _ io.Closer = (*Store)(nil)

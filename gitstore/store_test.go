@@ -463,6 +463,13 @@ func TestOutsideGC(t *testing.T) {
 		if len(loose) != 0 {
 			t.Fatalf("gc left %d loose objects", len(loose))
 		}
+		// Recording what is already there writes nothing.
+		if _, err := s.Record(change("d/f.json", "4", t0.Add(time.Minute))); !errors.Is(err, state.ErrUnchanged) {
+			t.Fatalf("unchanged after gc: %v", err)
+		}
+		if loose, _ = filepath.Glob(filepath.Join(r.common, "objects", "??", "*")); len(loose) != 0 {
+			t.Fatalf("an unchanged record wrote %d loose objects", len(loose))
+		}
 		// A new Store and the old one (whose go-git view predates the pack)
 		// both keep working.
 		mustRecord(t, s, change("d/f.json", "after", t0.Add(time.Minute)), change("e.json", "new", t0.Add(time.Minute)))
@@ -526,5 +533,78 @@ func TestTrailersRoundTrip(t *testing.T) {
 	msg := "update x\n\nStrata-Path: not-a-trailer\n\nStrata-Path: x\nStrata-Action: update\nSigned-off-by: a\nStrata-Future: y\n"
 	if got := parseTrailers(msg); len(got) != 1 || got[0].Path != "x" || got[0].Action != state.ActionUpdate {
 		t.Fatalf("parse = %+v", got)
+	}
+}
+
+func TestFsync(t *testing.T) {
+	Fsync = true
+	defer func() { Fsync = false }()
+	r := newTestRepo(t, "plain")
+	snap := r.snapshot(t)
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		mustRecord(t, s, change("a/b.json", itoa(int64(i)), t0.Add(time.Duration(i)*time.Second)))
+	}
+	if n := runGit(t, r.wt, "rev-list", "--count", s.StateRef()); n != "3" {
+		t.Fatalf("%s commits", n)
+	}
+	r.checkInvariants(t, snap)
+}
+
+// TestGoGitReopenAfterGC makes go-git cache its view of the packs, lets an
+// outside git gc pack and remove every loose object, and resolves through
+// go-git again: the stale view is reopened once and the answer is right.
+func TestGoGitReopenAfterGC(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runGit(t, r.main, "gc", "--quiet") // a first pack, so go-git loads a pack list
+	if _, err := s.Resolve("HEAD~1"); err != nil {
+		t.Fatal(err)
+	}
+	var commits []string
+	for i := 0; i < 3; i++ {
+		commits = append(commits, mustRecord(t, s, change("f.json", itoa(int64(i)), t0.Add(time.Duration(i)*time.Second)))[0].Commit)
+	}
+	runGit(t, r.main, "gc", "--quiet", "--prune=now")
+	before := s.repo
+	got, err := s.Resolve(s.StateRef() + "~2")
+	if err != nil || got != commits[0] {
+		t.Fatalf("Resolve after gc = %s, %v; want %s", got, err, commits[0])
+	}
+	if s.repo == before {
+		t.Log("go-git found the new pack without a reopen")
+	}
+	if b, err := s.ReadFile(s.StateRef()+"~1", "f.json"); err != nil || string(b) != "1" {
+		t.Fatalf("ReadFile after gc = %q, %v", b, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHeadOddRefs(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRecord(t, s, change("f.json", "1", t0))
+	for _, ref := range []string{"refs/strata", "refs/strata/state/below", "refs/nope"} {
+		if _, err := s.Head(ref); !errors.Is(err, state.ErrNotFound) {
+			t.Errorf("Head(%s): %v, want ErrNotFound", ref, err)
+		}
+	}
+	// A symbolic ref is followed.
+	writeFile(t, filepath.Join(r.common, "refs", "sym"), "ref: "+s.StateRef()+"\n")
+	want, _ := s.Head(s.StateRef())
+	if got, err := s.Head("refs/sym"); err != nil || got != want {
+		t.Errorf("Head(symbolic) = %s, %v; want %s", got, err, want)
 	}
 }
