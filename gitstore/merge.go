@@ -380,10 +380,10 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error)
 			mp.ByTime = true
 			if tt > ot || (tt == ot && tc.String() > oc.String()) {
 				mp.Result = mp.Theirs
-				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = tc.String(), unix(tt), oc.String(), unix(ot)
+				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = tc.String(), unixTime(tt), oc.String(), unixTime(ot)
 			} else {
 				mp.Result = mp.Ours
-				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = oc.String(), unix(ot), tc.String(), unix(tt)
+				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = oc.String(), unixTime(ot), tc.String(), unixTime(tt)
 			}
 		}
 		m.Paths = append(m.Paths, mp)
@@ -759,4 +759,4 @@ func hashString(h plumbing.Hash) string {
 	return h.String()
 }
 
-func unix(t int64) time.Time { return time.Unix(t, 0).UTC() }
+func unixTime(t int64) time.Time { return time.Unix(t, 0).UTC() }

@@ -51,6 +51,10 @@ type RemoteError struct {
 	Msg    string // git's first error line
 }
 
+// sharedStateRef is the ref machines share through a remote: the main work
+// tree's state ref, whatever the local work tree records on.
+const sharedStateRef = "refs/strata/state"
+
 func (e *RemoteError) Error() string { return e.Op + " " + e.Remote + ": " + e.Msg }
 
 // ResolveRemote names a remote for sync: a remote configured in the
@@ -133,7 +137,7 @@ func UnescapeRemote(s string) string {
 // a *RemoteError when the remote cannot be reached.
 func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	_, err := s.git(ctx, r.Env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-		r.Arg, "+"+StateRef+":"+r.Ref)
+		r.Arg, "+"+sharedStateRef+":"+r.Ref)
 	if err != nil {
 		msg := gitMessage(err)
 		if strings.Contains(msg, "couldn't find remote ref") {
@@ -159,7 +163,7 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 // pre-push hook is not run: strata pushes only its own ref.
 func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) error {
 	out, err := s.git(ctx, r.Env, "push", "--porcelain", "--quiet", "--no-verify",
-		"--force-with-lease="+StateRef+":"+expected, r.Arg, commit+":"+StateRef)
+		"--force-with-lease="+sharedStateRef+":"+expected, r.Arg, commit+":"+sharedStateRef)
 	if err != nil {
 		msg := gitMessage(err)
 		// A lease that no longer holds, or the remote's ref lock held by a
