@@ -1,17 +1,14 @@
 package layers
 
-import "github.com/strata-dev/strata/state"
+import (
+	"github.com/strata-dev/strata/graph"
+	"github.com/strata-dev/strata/state"
+)
 
-// Entity is one entity of the L3 graph, as graph.Entity.
-type Entity struct {
-	Name         string
-	EntityType   string
-	Observations []string
-}
+// Entity is one entity of the L3 graph.
+type Entity = graph.Entity
 
-// Graph is the L3 writer. The graph package (graph.Upsert, graph.FromState)
-// implements it; until it is linked, DefaultGraph is NoGraph and the
-// protocol stops at L2.
+// Graph is the L3 writer: MCPGraph in strata, a fake in tests.
 type Graph interface {
 	// FromState builds the L3 entity of an L1 document.
 	FromState(class state.Class, doc map[string]any) (Entity, bool)
@@ -21,7 +18,22 @@ type Graph interface {
 	Upsert(path string, entities []Entity) (bool, error)
 }
 
-// NoGraph is the Graph of a build without the graph package: it writes nothing.
+// MCPGraph is the MCP memory server's JSONL file, through package graph.
+type MCPGraph struct{}
+
+// FromState builds the entity of an L1 document (graph.FromState).
+func (MCPGraph) FromState(c state.Class, doc map[string]any) (Entity, bool) {
+	return graph.FromState(c, doc)
+}
+
+// Upsert writes entities into the file, keeping every other line (graph.Upsert).
+func (MCPGraph) Upsert(path string, entities []Entity) (bool, error) {
+	return graph.Upsert(path, entities)
+}
+
+var _ Graph = MCPGraph{}
+
+// NoGraph writes nothing: the protocol stops at L2.
 type NoGraph struct{}
 
 // FromState builds nothing.
@@ -33,4 +45,4 @@ func (NoGraph) Upsert(string, []Entity) (bool, error) { return false, nil }
 var _ Graph = NoGraph{}
 
 // DefaultGraph is the Graph new agents use.
-var DefaultGraph Graph = NoGraph{}
+var DefaultGraph Graph = MCPGraph{}
