@@ -414,3 +414,19 @@ func (r *Report) Text() string {
 	}
 	return b.String()
 }
+
+// Present reports which layers exist: L1 when any canonical L1 file is a
+// readable regular file, L2 and L3 when their files are.
+func (a *Agent) Present() Layers {
+	var l Layers
+	for _, c := range synced {
+		for _, p := range l1Paths(a.Eng.Cfg, c) {
+			if _, ok := a.read(p); ok {
+				l.L1 = true
+			}
+		}
+	}
+	_, l.L2 = a.read(a.Eng.Cfg.Memory)
+	_, l.L3 = a.read(a.Eng.Cfg.Graph)
+	return l
+}

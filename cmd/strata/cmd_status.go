@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/syncer"
 )
 
@@ -31,7 +32,14 @@ type statusJSON struct {
 	Head    string              `json:"head,omitempty"`
 	Watcher daemon.Status       `json:"watcher"`
 	Remotes []syncer.Tracking   `json:"remotes"`
+	Layers  layersJSON          `json:"layers"`
 	Files   []engine.FileStatus `json:"files"`
+}
+
+// layersJSON is which layers exist and the row of the degradation matrix.
+type layersJSON struct {
+	layers.Layers
+	Tier string `json:"tier"`
 }
 
 func runStatus(e *env, o statusOptions) error {
@@ -55,12 +63,15 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	present := layers.New(eng, nil).Present()
+	lj := layersJSON{Layers: present, Tier: present.Tier()}
 	if o.JSON {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Remotes: remotes, Files: files})
+		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Remotes: remotes, Layers: lj, Files: files})
 	}
+	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
 	if w.Running {
 		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",
 			w.PID, w.Since.Local().Format(time.RFC3339), w.Recorded, w.Rejected)
@@ -106,4 +117,15 @@ func runStatus(e *env, o statusOptions) error {
 		}
 	}
 	return nil
+}
+
+// layerList says which layers are there: "L1 present, L2 present, L3 missing".
+func layerList(l layers.Layers) string {
+	mark := func(name string, ok bool) string {
+		if ok {
+			return name + " present"
+		}
+		return name + " missing"
+	}
+	return mark("L1", l.L1) + ", " + mark("L2", l.L2) + ", " + mark("L3", l.L3)
 }
