@@ -25,6 +25,7 @@ fi
 
 section "show --at on a 100 000-commit history vs git log -1 --before + git show"
 run go test -run '^$' -bench 'BenchmarkAtHistory100k' -benchtime 200x -timeout 20m ./gitstore/ | grep -E 'bench_test.go|ratio'
+run bench/show_history.sh "$strata"
 
 if [ -x bench/ajv_compare.sh ]; then
   section "strata validate of 1 000 files vs ajv-cli (whole process)"
