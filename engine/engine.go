@@ -244,6 +244,7 @@ type Outcome struct {
 	Entry    *state.Entry   // the recorded change; nil when unchanged, skipped or rejected
 	Rejected *state.Entry   // the quarantined version on the rejected ref
 	Problems state.Problems // why it was rejected or skipped; warnings of a recorded file
+	Written  bool           // a restore changed the file on disk
 	blob     string         // the recorded content's blob id
 }
 

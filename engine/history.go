@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -103,12 +104,26 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 		}
 		jobs = append(jobs, job{k, data})
 	}
+	written := map[string]bool{}
 	for _, j := range jobs {
+		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
+			continue // already as restored: nothing to write
+		}
 		if err := e.WriteFile(j.k, j.data); err != nil {
 			return nil, err
 		}
+		written[j.k.Path] = true
 	}
-	return e.recordTogether(paths, state.SourceRestore)
+	outs, err := e.recordTogether(paths, state.SourceRestore)
+	markWritten(outs, written)
+	return outs, err
+}
+
+// markWritten sets Outcome.Written for the paths a restore changed on disk.
+func markWritten(outs []Outcome, written map[string]bool) {
+	for i := range outs {
+		outs[i].Written = written[outs[i].Path]
+	}
 }
 
 // RestoreAll puts every kept file back as it was at a point: files recorded
@@ -149,17 +164,28 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 			return nil, err
 		}
 	}
+	written := map[string]bool{}
 	for i, k := range write {
+		if f, _ := e.Read(k); f.Exists && bytes.Equal(f.Content, datas[i]) {
+			continue
+		}
 		if err := e.WriteFile(k, datas[i]); err != nil {
 			return nil, err
 		}
+		written[k.Path] = true
 	}
 	for _, k := range remove {
+		if f, _ := e.Read(k); !f.Exists {
+			continue
+		}
 		if err := e.RemoveFile(k); err != nil {
 			return nil, err
 		}
+		written[k.Path] = true
 	}
-	return e.recordTogether(append(write, remove...), state.SourceRestore)
+	outs, err := e.recordTogether(append(write, remove...), state.SourceRestore)
+	markWritten(outs, written)
+	return outs, err
 }
 
 // recordTogether records the current content of paths as ONE commit (a

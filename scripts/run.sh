@@ -13,6 +13,10 @@ if [ -z "$dir" ]; then
     mkdir -p "$dir"
     git -C "$dir" init -q
     cp -R "$here/testdata/example/." "$dir/"
+    # A fresh lastUpdated, so the 24h TTL does not expire the example at once.
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    sed -i.bak "s/\"lastUpdated\": \"[^\"]*\"/\"lastUpdated\": \"$now\"/" "$dir/.claude/workflow-state.json" "$dir/.claude/initiative.json"
+    rm -f "$dir"/.claude/*.bak
     git -C "$dir" -c user.name=sandbox -c user.email=sandbox@example.invalid commit -q --allow-empty -m "sandbox"
   fi
 fi
@@ -28,10 +32,11 @@ if "$strata" --help | grep -q '^   watch'; then
 strata is now watching $dir (Ctrl-C stops it). In another terminal, try:
   cd $dir
   sed -i 's/"implement"/"review"/' .claude/workflow-state.json
-  $strata log -n 5
-  $strata show .claude/workflow-state.json --at '1m ago'
-  $strata diff .claude/workflow-state.json --from refs/strata/state~1
-  $strata restore .claude/workflow-state.json --rev refs/strata/state~1
+  $strata log .claude/workflow-state.json        # its versions, newest first
+  $strata diff .claude/workflow-state.json --from \$($strata log .claude/workflow-state.json --json -n 2 | grep -o '[0-9a-f]\{40\}' | tail -1)
+  $strata resume                                 # what a new agent session is told
+  echo '{"type": "WATERFALL"}' > .claude/workflow-state.json   # rejected at once, kept on refs/strata/rejected
+  $strata restore .claude/workflow-state.json    # back to the last valid version
 TRY
   exec "$strata" -C "$dir" watch
 fi
@@ -40,7 +45,6 @@ cat <<TRY
 Try next:
   cd $dir
   sed -i 's/"implement"/"review"/' .claude/workflow-state.json && $strata record
-  $strata log -n 5
-  $strata diff .claude/workflow-state.json --from refs/strata/state~1
+  $strata log .claude/workflow-state.json
   $strata restore .claude/workflow-state.json --rev refs/strata/state~1
 TRY

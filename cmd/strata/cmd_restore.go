@@ -75,9 +75,15 @@ func runRestore(e *env, o restoreOptions) error {
 	}
 	n := 0
 	for _, out := range outs {
-		if out.Entry != nil {
+		switch {
+		case out.Entry != nil:
 			n++
 			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", out.Path, p, short(out.Entry.Commit))
+		case out.Written:
+			// Written back, but equal to the recorded head (it had been
+			// overwritten by an unrecorded or rejected version): no new commit.
+			n++
+			fmt.Fprintf(e.Out, "restored %s from %s\n", out.Path, p)
 		}
 	}
 	if n == 0 {
