@@ -252,24 +252,7 @@ func (s *Store) reaches(from, target plumbing.Hash) (bool, error) {
 // flatten lists every file of a tree as path -> blob. Callers hold s.mu.
 func (s *Store) flatten(tree plumbing.Hash) (map[string]plumbing.Hash, error) {
 	out := map[string]plumbing.Hash{}
-	var walk func(prefix string, h plumbing.Hash) error
-	walk = func(prefix string, h plumbing.Hash) error {
-		entries, err := s.tree(h)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if e.isDir() {
-				if err := walk(prefix+e.name+"/", e.hash); err != nil {
-					return err
-				}
-				continue
-			}
-			out[prefix+e.name] = e.hash
-		}
-		return nil
-	}
-	return out, walk("", tree)
+	return out, s.walkFiles(tree, nil, func(p string, blob plumbing.Hash) { out[p] = blob })
 }
 
 func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {

@@ -111,34 +111,7 @@ func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[st
 		return nil, fmt.Errorf("files: %w", err)
 	}
 	out := make(map[string]string)
-	var walk func(dir string, h plumbing.Hash) error
-	walk = func(dir string, h plumbing.Hash) error {
-		if !descend(dir) {
-			return nil
-		}
-		entries, err := s.tree(h)
-		if err != nil {
-			return err
-		}
-		prefix := dir
-		if prefix != "" {
-			prefix += "/"
-		}
-		for _, e := range entries {
-			if e.isDir() {
-				if err := walk(prefix+e.name, e.hash); err != nil {
-					return err
-				}
-				continue
-			}
-			if e.mode == filemode.Submodule {
-				continue // a gitlink names a commit of another repository, not a blob
-			}
-			out[prefix+e.name] = e.hash.String()
-		}
-		return nil
-	}
-	if err := walk("", tree); err != nil {
+	if err := s.walkFiles(tree, descend, func(p string, blob plumbing.Hash) { out[p] = blob.String() }); err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}
 	return out, nil

@@ -22,6 +22,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
@@ -305,38 +306,40 @@ func (s *Store) ReadFile(commit, path string) ([]byte, error) {
 // hash. It returns an error wrapping state.ErrNotFound when commit does not
 // exist.
 func (s *Store) Files(commit string) (map[string]string, error) {
-	c, err := s.resolve(commit)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tree, err := s.commitTree(c)
-	if err != nil {
-		return nil, fmt.Errorf("files: %w", err)
-	}
-	out := make(map[string]string)
-	var walk func(prefix string, h plumbing.Hash) error
-	walk = func(prefix string, h plumbing.Hash) error {
+	return s.FilesWhere(commit, nil)
+}
+
+// walkFiles calls visit with the slash path and blob of every file of tree h,
+// descending only into the directories descend admits (nil: all; "" is the
+// root). Gitlinks are skipped: they name a commit of another repository, not
+// a blob. Callers hold s.mu.
+func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit func(path string, blob plumbing.Hash)) error {
+	var walk func(dir string, h plumbing.Hash) error
+	walk = func(dir string, h plumbing.Hash) error {
+		if descend != nil && !descend(dir) {
+			return nil
+		}
 		entries, err := s.tree(h)
 		if err != nil {
 			return err
 		}
+		prefix := dir
+		if prefix != "" {
+			prefix += "/"
+		}
 		for _, e := range entries {
-			if e.isDir() {
-				if err := walk(prefix+e.name+"/", e.hash); err != nil {
+			switch {
+			case e.isDir():
+				if err := walk(prefix+e.name, e.hash); err != nil {
 					return err
 				}
-				continue
+			case e.mode != filemode.Submodule:
+				visit(prefix+e.name, e.hash)
 			}
-			out[prefix+e.name] = e.hash.String()
 		}
 		return nil
 	}
-	if err := walk("", tree); err != nil {
-		return nil, fmt.Errorf("files: %w", err)
-	}
-	return out, nil
+	return walk("", h)
 }
 
 // translate maps go-git's "missing" errors to state.ErrNotFound and leaves

@@ -249,29 +249,14 @@ func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
 			jobs = append(jobs, p)
 		}
 	}
-	written := make([]bool, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(8, len(jobs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				written[i], errs[i] = writeOne(eng, jobs[i])
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, p := range jobs {
+	// One file after another: the Engine is not safe for concurrent use,
+	// and writing in parallel showed no gain beyond the noise of fsync.
+	for _, p := range jobs {
+		written, err := writeOne(eng, p)
 		switch {
-		case errs[i] != nil:
-			return errs[i]
-		case written[i]:
+		case err != nil:
+			return err
+		case written:
 			rep.Written = append(rep.Written, p.Path)
 		default:
 			rep.Skipped = append(rep.Skipped, p.Path)
