@@ -137,27 +137,17 @@ func (e *Engine) folder(s snapshot, dir string) (phase.Folder, state.Problems, e
 // FolderDirs lists every folder holding a Phase Outcome or a resolution,
 // on disk or recorded, sorted.
 func (e *Engine) FolderDirs() ([]string, error) {
-	onDisk, err := e.Cfg.Scan()
-	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
-	}
-	_, files, err := e.recorded()
+	all, err := e.AllPaths()
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var out []string
-	add := func(p string) {
-		if k, ok := e.Cfg.Classify(p); ok && isHandoff(k.Class) && !seen[path.Dir(p)] {
-			seen[path.Dir(p)] = true
-			out = append(out, path.Dir(p))
+	for _, k := range all {
+		if dir := path.Dir(k.Path); isHandoff(k.Class) && !seen[dir] {
+			seen[dir] = true
+			out = append(out, dir)
 		}
-	}
-	for _, p := range onDisk {
-		add(p)
-	}
-	for p := range files {
-		add(p)
 	}
 	sort.Strings(out)
 	return out, nil
