@@ -5,15 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path"
-	"path/filepath"
+	"github.com/strata-dev/strata/phase"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/markdown"
 	"github.com/strata-dev/strata/state"
-	"github.com/strata-dev/strata/validate"
 )
 
 // Layers says which layers hold something.
@@ -78,8 +76,6 @@ type Report struct {
 	Next        []string       `json:"next"`
 }
 
-// TierLabels is the canonical tier table of phase outputs.
-var TierLabels = []string{"", "query", "strategy", "search", "extraction", "reading", "analysis", "validation", "report"}
 
 // Resume expires a workflow state past its TTL (recording with src first),
 // then reads L1, L3, L2 and the PhaseOutputs and PhaseOutcomes folders.
@@ -194,55 +190,20 @@ func graphObservations(data []byte, name string) []string {
 	return nil
 }
 
-// sessions scans PhaseOutputs/<session>/phase-NN-label.json.
+// sessions reports the last contiguous completed tier of each phase-output
+// session (package phase decides, as `strata phase recover` does). Problems
+// with the files are gaps there, not errors of resume.
 func (a *Agent) sessions() []Session {
-	root := a.Eng.Cfg.Root
-	files, _ := filepath.Glob(filepath.Join(root, "PhaseOutputs", "*", "phase-*.json"))
-	done := map[string]map[int]bool{}
-	present := map[string]map[int]bool{}
-	for _, f := range files {
-		rel, err := filepath.Rel(root, f)
-		if err != nil {
-			continue
-		}
-		rel = filepath.ToSlash(rel)
-		data, ok := a.read(rel)
-		if !ok {
-			continue
-		}
-		var po struct {
-			Phase  int    `json:"phase"`
-			Status string `json:"status"`
-		}
-		if json.Unmarshal(data, &po) != nil || po.Phase < 1 || po.Phase > 8 {
-			continue
-		}
-		s := path.Base(path.Dir(rel))
-		if done[s] == nil {
-			done[s], present[s] = map[int]bool{}, map[int]bool{}
-		}
-		present[s][po.Phase] = true
-		if po.Status == "completed" {
-			done[s][po.Phase] = true
-		}
-	}
+	files, _, err := a.Eng.PhaseFiles()
 	out := []Session{}
-	for name, ph := range present {
-		s := Session{Name: name, Gaps: []int{}}
-		for s.LastCompleted < 8 && done[name][s.LastCompleted+1] {
-			s.LastCompleted++
-		}
-		high := 0
-		for p := range ph {
-			high = max(high, p)
-		}
-		for p := 1; p < high; p++ {
-			if !done[name][p] {
-				s.Gaps = append(s.Gaps, p)
-			}
-		}
-		if s.LastCompleted < 8 {
-			s.NextPhase, s.NextLabel = s.LastCompleted+1, TierLabels[s.LastCompleted+1]
+	if err != nil {
+		return out
+	}
+	for _, ps := range phase.Sessions(files) {
+		rec := phase.Recover(ps.Name, ps.Tiers, 0)
+		s := Session{Name: ps.Name, LastCompleted: rec.LastCompleted, NextPhase: rec.NextPhase, NextLabel: rec.NextLabel, Gaps: []int{}}
+		for _, g := range rec.Gaps {
+			s.Gaps = append(s.Gaps, g.Phase)
 		}
 		out = append(out, s)
 	}
@@ -250,60 +211,22 @@ func (a *Agent) sessions() []Session {
 	return out
 }
 
-// decisions lists the unresolved pending decisions of every Phase Outcome.
-// A decision without "blocking" counts as blocking.
+// decisions lists the unresolved pending decisions of every Phase Outcome,
+// as `strata decisions` does (a decision without "blocking" blocks).
 func (a *Agent) decisions() []Decision {
-	root := a.Eng.Cfg.Root
-	files, _ := filepath.Glob(filepath.Join(root, "PhaseOutcomes", "*", "*.yaml"))
-	sort.Strings(files)
-	resolved := map[string]bool{} // feature + "\x00" + id
-	var pending []Decision
-	for _, f := range files {
-		rel, err := filepath.Rel(root, f)
+	out := []Decision{}
+	dirs, err := a.Eng.FolderDirs()
+	if err != nil {
+		return out
+	}
+	for _, dir := range dirs {
+		f, _, err := a.Eng.Folder(dir)
 		if err != nil {
 			continue
 		}
-		rel = filepath.ToSlash(rel)
-		k, ok := a.Eng.Cfg.Classify(rel)
-		if !ok {
-			continue
-		}
-		data, ok := a.read(rel)
-		if !ok {
-			continue
-		}
-		v, ps := validate.DecodeYAML(rel, data)
-		if ps.Invalid() {
-			continue
-		}
-		doc, _ := v.(map[string]any)
-		feature := path.Base(path.Dir(rel))
-		if k.Class == state.ClassDecisionResolution {
-			if id := str(doc, "resolves"); id != "" {
-				resolved[feature+"\x00"+id] = true
-			}
-			continue
-		}
-		list, _ := doc["pending_decisions"].([]any)
-		for _, item := range list {
-			m, _ := item.(map[string]any)
-			d := Decision{Feature: feature, ID: str(m, "id"), Question: str(m, "question"), Recommended: str(m, "recommended"), Blocking: true, Outcome: rel}
-			if b, ok := m["blocking"].(bool); ok {
-				d.Blocking = b
-			}
-			opts, _ := m["options"].([]any)
-			for _, o := range opts {
-				d.Options = append(d.Options, fmt.Sprint(o))
-			}
-			if d.ID != "" {
-				pending = append(pending, d)
-			}
-		}
-	}
-	out := []Decision{}
-	for _, d := range pending {
-		if !resolved[d.Feature+"\x00"+d.ID] {
-			out = append(out, d)
+		for _, d := range f.Pending() {
+			out = append(out, Decision{Feature: d.Feature, ID: d.ID, Question: d.Question, Options: d.Options,
+				Recommended: d.Recommended, Blocking: d.Blocking, Outcome: d.Outcome})
 		}
 	}
 	return out
