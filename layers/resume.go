@@ -76,7 +76,6 @@ type Report struct {
 	Next        []string       `json:"next"`
 }
 
-
 // Resume expires a workflow state past its TTL (recording with src first),
 // then reads L1, L3, L2 and the PhaseOutputs and PhaseOutcomes folders.
 func (a *Agent) Resume(src state.Source) (*Report, error) {
