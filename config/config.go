@@ -328,8 +328,31 @@ func (c *Config) WatchDir(rel string) bool {
 // Scan lists the kept files that exist now: regular files and symlinks (which
 // are reported, never followed), sorted. Unreadable directories are skipped.
 func (c *Config) Scan() ([]string, error) {
+	out, _, err := c.ScanAll()
+	return out, err
+}
+
+// BadName reports whether a path would be kept but for a control character
+// (a newline, a tab...) in its name: such a file is never recorded, since its
+// name cannot stand in a trailer or an error line, and is reported instead.
+func (c *Config) BadName(rel string) bool {
+	if !hasControl(rel) {
+		return false
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, rel)
+	_, ok := c.Classify(clean)
+	return ok
+}
+
+// ScanAll is Scan that also lists the files BadName refuses.
+func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	var out []string
-	err := filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(c.Root, p)
 		rel = filepath.ToSlash(rel)
 		if err != nil {
@@ -346,11 +369,13 @@ func (c *Config) Scan() ([]string, error) {
 		}
 		if _, ok := c.Classify(rel); ok {
 			out = append(out, rel)
+		} else if c.BadName(rel) {
+			badNames = append(badNames, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, extra := range []string{c.Memory, c.Graph} {
 		if strings.HasPrefix(extra, "~/") {
@@ -360,7 +385,8 @@ func (c *Config) Scan() ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	sort.Strings(badNames)
+	return out, badNames, nil
 }
 
 // Extra lists the kept files outside the work tree (absolute names) for a watcher.

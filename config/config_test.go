@@ -151,3 +151,11 @@ func TestGraphFromEnv(t *testing.T) {
 	assert.Equal(t, "kg/memory.jsonl", c.Graph)
 	assert.True(t, c.WatchDir("kg"))
 }
+
+func TestBadName(t *testing.T) {
+	c := load(t, "")
+	assert.True(t, c.BadName(".claude/a\nb.json"), "kept but for the newline")
+	assert.True(t, c.BadName("PhaseOutputs/s\t1/phase-01-query.json"))
+	assert.False(t, c.BadName(".claude/workflow-state.json"), "an ordinary name")
+	assert.False(t, c.BadName("src/a\nb.go"), "not kept anyway")
+}

@@ -201,7 +201,26 @@ type recorder struct {
 	kick     chan struct{} // nil without --sync; a recorded change asks for a sync
 	recorded int
 	rejected int
-	agent    *layers.Agent // the write protocol after recorded L1 changes
+	agent    *layers.Agent   // the write protocol after recorded L1 changes
+	badSeen  map[string]bool // bad file names already reported
+}
+
+// reportBadNames prints, once per name, the files a control character in
+// their name keeps from being recorded.
+func (r *recorder) reportBadNames() {
+	bad, err := r.eng.BadNames()
+	if err != nil || r.problems == nil {
+		return
+	}
+	if r.badSeen == nil {
+		r.badSeen = map[string]bool{}
+	}
+	for _, p := range bad {
+		if !r.badSeen[p.Path] {
+			r.badSeen[p.Path] = true
+			fmt.Fprintln(r.problems, p.Error())
+		}
+	}
 }
 
 // expire runs the TTL check of the workflow state.
@@ -230,6 +249,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			return false
 		}
 		kept = all
+		r.reportBadNames()
 	} else {
 		for _, p := range b.Paths {
 			rel := p

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -464,6 +465,21 @@ func (e *Engine) RemoveFile(k config.Kept) error {
 		return nil
 	}
 	return err
+}
+
+// BadNames reports, one problem each, the files that would be kept but for a
+// control character in their name. The name is quoted, so the report stays
+// one line; the file is never read or recorded.
+func (e *Engine) BadNames() (state.Problems, error) {
+	_, bad, err := e.Cfg.ScanAll()
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	var ps state.Problems
+	for _, rel := range bad {
+		ps = append(ps, state.Problem{Path: strconv.Quote(rel), Message: "file name contains a control character; not kept (rename it)"})
+	}
+	return ps, nil
 }
 
 // Result is the validation of one kept file.

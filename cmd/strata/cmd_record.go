@@ -48,13 +48,20 @@ func runRecord(e *env, o recordOptions) error {
 		return err
 	}
 	var kept []config.Kept
+	var badNames state.Problems
 	if len(o.Paths) == 0 {
 		kept, err = eng.AllPaths()
+		if err == nil {
+			badNames, err = eng.BadNames()
+		}
 	} else {
 		kept, err = resolvePaths(eng, e, o.Paths)
 	}
 	if err != nil {
 		return err
+	}
+	for _, p := range badNames {
+		fmt.Fprintln(e.Err, p.Error())
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
 	if err == nil && o.Layers { // the write protocol: L2 lines and L3 entities after L1 changes
@@ -66,7 +73,7 @@ func runRecord(e *env, o recordOptions) error {
 	if err != nil {
 		return err
 	}
-	if failed {
+	if failed || len(badNames) > 0 {
 		return errReported
 	}
 	return nil

@@ -60,8 +60,12 @@ func runValidate(e *env, o validateOptions) error {
 		return err
 	}
 	var kept []config.Kept
+	var badNames state.Problems
 	if len(o.Paths) == 0 {
 		if kept, err = eng.AllPaths(); err != nil {
+			return err
+		}
+		if badNames, err = eng.BadNames(); err != nil {
 			return err
 		}
 	} else {
@@ -89,6 +93,10 @@ func runValidate(e *env, o validateOptions) error {
 			invalid++
 		}
 		files = append(files, vf)
+	}
+	for _, p := range badNames {
+		files = append(files, validatedFile{Path: p.Path, Problems: state.Problems{p}})
+		invalid++
 	}
 	if o.JSON {
 		if err := writeJSON(e.Out, map[string]any{"valid": invalid == 0, "files": files}); err != nil {

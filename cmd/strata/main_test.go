@@ -124,7 +124,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		ts.Check(err)
 		time.Sleep(d)
 	},
-	// mkfile KIND SIZE FILE: write a generated bad-input file.
+	// mkfile KIND SIZE FILE: write a generated bad-input file. In FILE, the
+	// two characters \n stand for a newline (a name no script can spell).
 	// KIND: big (SIZE bytes of JSON string), deep (SIZE nested arrays),
 	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte).
 	"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -144,12 +145,14 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			for i := range data {
 				data[i] = byte(i * 7)
 			}
+		case "ok":
+			data = []byte(`{"type": "APEX", "phase": "plan", "lastUpdated": "2026-11-22T10:00:00Z"}` + "\n")
 		case "latin1":
 			data = []byte("{\"type\": \"APEX\", \"phase\": \"caf\xe9\", \"lastUpdated\": \"2026-11-22T10:00:00Z\"}\n")
 		default:
 			ts.Fatalf("unknown kind %s", args[0])
 		}
-		name := ts.MkAbs(args[2])
+		name := ts.MkAbs(strings.ReplaceAll(args[2], `\n`, "\n"))
 		ts.Check(os.MkdirAll(filepath.Dir(name), 0o755))
 		ts.Check(os.WriteFile(name, data, 0o644))
 	},
