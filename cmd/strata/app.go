@@ -25,6 +25,8 @@ type env struct {
 	Err io.Writer
 	Dir string // the directory strata runs in (-C)
 	Now func() time.Time
+
+	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }
 
 // Exit codes (SPEC §8).
@@ -63,6 +65,9 @@ var errBlocked = errors.New("blocked")
 func run(ctx context.Context, args []string, e *env) int {
 	app := newApp(e)
 	err := app.RunContext(ctx, permute(app, args))
+	if err == nil && e.unknownCommand {
+		return exitUsage
+	}
 	return exitCode(err, e.Err)
 }
 
@@ -163,6 +168,7 @@ func newApp(e *env) *cli.App {
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(e.Err, "strata: unknown command %q (see strata --help)\n", name)
+			e.unknownCommand = true
 		},
 	}
 	for _, c := range app.Commands {

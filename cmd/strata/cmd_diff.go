@@ -16,6 +16,7 @@ type diffOptions struct {
 	Path string
 	From string
 	To   string
+	JSON bool
 }
 
 func newDiffCommand(e *env) *cli.Command {
@@ -30,6 +31,7 @@ Without --to: the file in the work tree.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "old side: time `T` or commit-ish R", Destination: &o.From},
 			&cli.StringFlag{Name: "to", Usage: "new side: time `T` or commit-ish R (default: the work tree)", Destination: &o.To},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document: path, from, to, changed, diff", Destination: &o.JSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -91,6 +93,10 @@ func runDiff(e *env, o diffOptions) error {
 	if lb != "/dev/null" && la != "/dev/null" {
 		lb = "b" + lb[1:]
 	}
-	_, err = io.WriteString(e.Out, textdiff.Unified(la, lb, a, b, 3))
+	d := textdiff.Unified(la, lb, a, b, 3)
+	if o.JSON {
+		return writeJSON(e.Out, map[string]any{"path": k.Path, "from": la, "to": lb, "changed": d != "", "diff": d})
+	}
+	_, err = io.WriteString(e.Out, d)
 	return err
 }

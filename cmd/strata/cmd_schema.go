@@ -18,7 +18,15 @@ func newSchemaCommand(e *env) *cli.Command {
 			{
 				Name:  "list",
 				Usage: "list the built-in schemas with their $id",
-				Action: func(*cli.Context) error {
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {name, id}"}},
+				Action: func(c *cli.Context) error {
+					if c.Bool("json") {
+						list := []map[string]string{}
+						for _, n := range schemas.Names() {
+							list = append(list, map[string]string{"name": n, "id": schemas.ID(n)})
+						}
+						return writeJSON(e.Out, list)
+					}
 					for _, n := range schemas.Names() {
 						fmt.Fprintf(e.Out, "%-20s %s\n", n, schemas.ID(n))
 					}
