@@ -1,0 +1,317 @@
+package layers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/conflict"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/graph"
+	"github.com/strata-dev/strata/state"
+)
+
+// Resolve makes L1 and L3 agree for the workflow state and the initiative
+// (SPEC §4): per item, the newer layer wins, layers more than 5 minutes apart
+// are reported as stale, and the stale one is rewritten (unless dryRun) and
+// recorded with source resolve. A rewrite of L1 is validated first and
+// refused (Result "refused") when invalid. note receives the warnings and the
+// rewrites, one message each. The error wraps graph.ErrUnavailable when L3
+// could not be written; the resolutions are returned with it.
+func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, error) {
+	r := &resolver{note: note, eng: a.Eng}
+	var err error
+	if r.head, err = r.eng.Head(); err != nil {
+		return nil, err
+	}
+	if err := r.loadGraph(); err != nil {
+		return nil, err
+	}
+	out := []Resolution{}
+	for _, it := range resolveItems {
+		k1, ok := r.kept(it.class, it.path)
+		if !ok {
+			continue
+		}
+		res, err := r.resolveItem(it.name, it.class, k1, dryRun)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, r.l3Failure
+}
+
+func shortID(h string) string {
+	if len(h) > 10 {
+		return h[:10]
+	}
+	return h
+}
+
+// resolveItems are the items whose layers compete (SPEC §4).
+var resolveItems = []struct {
+	name  string
+	class state.Class
+	path  string // default L1 path
+}{
+	{"workflow-state", state.ClassWorkflowState, ".claude/workflow-state.json"},
+	{"initiative", state.ClassInitiative, ".claude/initiative.json"},
+}
+
+// Resolution is the decision for one item (workflow state, initiative) and
+// what was done about it.
+type Resolution struct {
+	conflict.Decision
+	Result   string         `json:"result"` // consistent, resolved, refused, failed, dry-run
+	Problems state.Problems `json:"problems,omitempty"`
+}
+
+// resolver holds what Resolve gathers once: the repository, the L3 file
+// and its history.
+type resolver struct {
+	note      func(line string) // warnings and rewrites, one message each
+	eng       *engine.Engine
+	head      string
+	graphK    config.Kept
+	graphAbs  string
+	g         *graph.Graph // nil when the file does not exist or cannot be read
+	graphRec  bool         // the file on disk is the recorded version
+	graphLog  []state.Entry
+	warnedL3  bool
+	l3Failure error
+}
+
+// kept finds the L1 path of a class: the default path, else the first kept
+// path of that class.
+func (r *resolver) kept(class state.Class, def string) (config.Kept, bool) {
+	if k, ok := r.eng.Cfg.Classify(def); ok && k.Class == class {
+		return k, true
+	}
+	all, err := r.eng.AllPaths()
+	if err != nil {
+		return config.Kept{}, false
+	}
+	for _, k := range all {
+		if k.Class == class {
+			return k, true
+		}
+	}
+	return config.Kept{}, false
+}
+
+func (r *resolver) loadGraph() error {
+	r.graphK = config.Kept{Path: r.eng.Cfg.Graph, Class: state.ClassGraph, Schema: "mcp-memory"}
+	if k, ok := r.eng.Cfg.Classify(r.eng.Cfg.Graph); ok {
+		r.graphK = k
+	}
+	r.graphAbs = r.eng.Cfg.Abs(r.graphK.Path)
+	f, p := r.eng.Read(r.graphK)
+	if p != nil {
+		r.degraded(p)
+		return nil
+	}
+	if f.Exists {
+		r.g = graph.Parse(f.Content)
+	}
+	if r.head == "" {
+		return nil
+	}
+	rec, err := r.eng.Store.ReadFile(r.head, r.graphK.Path)
+	r.graphRec = err == nil && f.Exists && bytes.Equal(rec, f.Content)
+	if r.graphRec {
+		r.graphLog, err = r.eng.Store.Log(r.eng.Store.StateRef(), gitstore.LogQuery{Path: r.graphK.Path, Limit: 200})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// degraded warns once that L3 cannot be used.
+func (r *resolver) degraded(err error) {
+	if !r.warnedL3 {
+		r.note(fmt.Sprintf("strata: warning: %s: %v", graph.DegradedWarning, err))
+		r.warnedL3 = true
+	}
+}
+
+// entityTime is the commit time of the version of the graph file that
+// brought the entity's current content: later commits that changed other
+// lines of the file do not make this entity newer.
+func (r *resolver) entityTime(class state.Class, cur graph.Entity) (time.Time, bool) {
+	var t time.Time
+	for _, ent := range r.graphLog {
+		if ent.Action == state.ActionDelete {
+			break
+		}
+		data, err := r.eng.Store.ReadFile(ent.Commit, r.graphK.Path)
+		if err != nil {
+			break
+		}
+		old, ok := graph.Parse(data).Entity(cur.Name)
+		if !ok || !graph.Same(class, old, cur) {
+			break
+		}
+		t = ent.Time
+	}
+	return t, !t.IsZero()
+}
+
+func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, dryRun bool) (Resolution, error) {
+	eng := r.eng
+	l1 := conflict.LayerTime{Layer: conflict.L1}
+	f1, p := eng.Read(k1)
+	if p != nil {
+		return Resolution{Decision: conflict.Decision{Item: name, Actions: []conflict.Action{}}, Result: "refused", Problems: state.Problems{*p}}, nil
+	}
+	var doc map[string]any
+	var prev []byte
+	if r.head != "" {
+		if b, err := eng.Store.ReadFile(r.head, k1.Path); err == nil {
+			prev = b
+		}
+	}
+	last, err := eng.Store.Log(eng.Store.StateRef(), gitstore.LogQuery{Path: k1.Path, Limit: 1})
+	if err != nil {
+		return Resolution{}, err
+	}
+	if f1.Exists {
+		if err := json.Unmarshal(f1.Content, &doc); err != nil {
+			ps := eng.Check(f1, prev)
+			return Resolution{Decision: conflict.Decision{Item: name, Actions: []conflict.Action{}}, Result: "refused", Problems: ps}, nil
+		}
+		l1.Present, l1.Cleared = true, len(doc) == 0
+		if prev != nil && bytes.Equal(prev, f1.Content) && len(last) > 0 {
+			l1.Time, l1.Basis = last[0].Time, conflict.BasisCommit
+		} else if s, _ := doc["lastUpdated"].(string); s != "" {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				l1.Time, l1.Basis = t, conflict.BasisDocument
+			}
+		}
+	} else if len(last) > 0 && last[0].Action == state.ActionDelete {
+		l1.Present, l1.Cleared, l1.Time, l1.Basis = true, true, last[0].Time, conflict.BasisCommit
+	}
+
+	l3 := conflict.LayerTime{Layer: conflict.L3}
+	var ent graph.Entity
+	if r.g != nil {
+		var ok bool
+		if ent, ok = r.g.Entity(graph.EntityName(class)); ok {
+			l3.Present = true
+			if t, ok := r.entityTime(class, ent); r.graphRec && ok {
+				l3.Time, l3.Basis = t, conflict.BasisCommit
+			} else if t, ok := ent.Updated(); ok {
+				l3.Time, l3.Basis = t, conflict.BasisDocument
+			}
+		}
+	}
+
+	l2 := conflict.LayerTime{Layer: conflict.L2}
+	if m, err := eng.Store.Log(eng.Store.StateRef(), gitstore.LogQuery{Path: eng.Cfg.Memory, Limit: 1}); err == nil && len(m) > 0 && m[0].Action != state.ActionDelete {
+		l2.Present, l2.Time, l2.Basis = true, m[0].Time, conflict.BasisCommit
+	}
+
+	want, haveWant := graph.FromState(class, doc)
+	inSync := (!haveWant && !l3.Present) || (haveWant && l3.Present && graph.Same(class, want, ent))
+	res := Resolution{Decision: conflict.Decide(conflict.Input{Item: name, Layers: []conflict.LayerTime{l1, l2, l3}, InSync: inSync})}
+	switch {
+	case len(res.Actions) == 0:
+		res.Result = "consistent"
+		return res, nil
+	case dryRun:
+		res.Result = "dry-run"
+		return res, nil
+	}
+	for _, w := range res.Warnings {
+		r.note(fmt.Sprintf("strata: warning: %s", w))
+	}
+	res.Result = "resolved"
+	for _, a := range res.Actions {
+		switch a.Layer {
+		case conflict.L1:
+			if ps, err := r.rewriteL1(class, k1, doc, prev, ent); err != nil {
+				return res, err
+			} else if ps != nil {
+				res.Result, res.Problems = "refused", ps
+				r.note(fmt.Sprintf("strata: refused to rewrite %s from L3:\n%s", k1.Path, ps.Error()))
+			}
+		case conflict.L3:
+			var err error
+			if a.Kind == conflict.ActionClear {
+				err = r.writeL3(func() (bool, error) { return graph.Remove(r.graphAbs, graph.EntityName(class)) })
+			} else {
+				err = r.writeL3(func() (bool, error) { return graph.Upsert(r.graphAbs, []graph.Entity{want}) })
+			}
+			if err != nil {
+				res.Result = "failed"
+			}
+		}
+	}
+	return res, nil
+}
+
+// rewriteL1 writes the L3 entity's state into the L1 document, validated
+// against its schema and the last recorded version; invalid content is
+// refused (returned as problems) and nothing is written.
+func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]any, prev []byte, ent graph.Entity) (state.Problems, error) {
+	next := graph.Apply(class, doc, ent)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(next); err != nil {
+		return nil, err
+	}
+	if ps := r.eng.Check(engine.File{Kept: k, Content: b.Bytes(), Exists: true}, prev); ps.Invalid() {
+		return ps, nil
+	}
+	if err := r.eng.WriteFile(k, b.Bytes()); err != nil {
+		return nil, err
+	}
+	outs, err := r.eng.Record([]config.Kept{k}, state.SourceResolve)
+	if err != nil {
+		return nil, err
+	}
+	r.report(outs, "from L3")
+	// L3 gets the normalised entity (phase_index and the like) so the next
+	// resolve finds both layers in sync.
+	if e, ok := graph.FromState(class, next); ok {
+		_ = r.writeL3(func() (bool, error) { return graph.Upsert(r.graphAbs, []graph.Entity{e}) })
+	}
+	return nil, nil
+}
+
+// writeL3 runs one graph edit and records the file with source resolve.
+func (r *resolver) writeL3(edit func() (bool, error)) error {
+	changed, err := edit()
+	if errors.Is(err, graph.ErrUnavailable) {
+		r.degraded(err)
+		r.l3Failure = err
+		return err
+	}
+	if err != nil || !changed {
+		return err
+	}
+	outs, err := r.eng.Record([]config.Kept{r.graphK}, state.SourceResolve)
+	if err != nil {
+		return err
+	}
+	r.report(outs, "from L1")
+	return nil
+}
+
+func (r *resolver) report(outs []engine.Outcome, from string) {
+	for _, o := range outs {
+		if o.Entry != nil {
+			r.note(fmt.Sprintf("rewrote %s %s (%s)", o.Path, from, shortID(o.Entry.Commit)))
+		}
+		if len(o.Problems) > 0 {
+			r.note(fmt.Sprintf("strata: warning: %s not recorded:\n%s", o.Path, o.Problems.Error()))
+		}
+	}
+}
