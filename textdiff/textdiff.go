@@ -10,9 +10,11 @@ import (
 	"strings"
 )
 
-// maxEdit bounds the Myers search; beyond it the whole file is shown as
-// replaced, so a diff of two unrelated 10 MB files stays fast.
-const maxEdit = 20000
+// maxEdit bounds the Myers search (D, the number of lines removed plus
+// added); beyond it the whole file is shown as replaced. The search keeps
+// O(D²) diagonals, so the bound keeps a diff of two unrelated 10 MB files to a
+// few megabytes and milliseconds.
+const maxEdit = 2000
 
 // Unified returns a unified diff of a and b with the given number of context
 // lines, or "" when they are equal. Labels name the two sides.
@@ -74,29 +76,27 @@ type op struct {
 // diff is the Myers O(ND) shortest edit script, with the edit distance capped.
 func diff(a, b []string) []op {
 	n, m := len(a), len(b)
-	max := n + m
-	if max > 2*maxEdit {
-		max = 2 * maxEdit
-	}
-	v := make([]int, 2*max+2)
+	limit := min(n+m, maxEdit)
+	// v[k+off] is the furthest x on diagonal k; trace[d] keeps the diagonals
+	// -d..d as they were before step d, which is all the backtrack needs.
+	off := limit + 1
+	v := make([]int, 2*off+1)
 	var trace [][]int
 	found := false
-	for d := 0; d <= max && !found; d++ {
-		snap := make([]int, len(v))
-		copy(snap, v)
-		trace = append(trace, snap)
+	for d := 0; d <= limit && !found; d++ {
+		trace = append(trace, append([]int(nil), v[off-d:off+d+1]...))
 		for k := -d; k <= d; k += 2 {
 			var x int
-			if k == -d || (k != d && v[max+k-1] < v[max+k+1]) {
-				x = v[max+k+1]
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1]
 			} else {
-				x = v[max+k-1] + 1
+				x = v[off+k-1] + 1
 			}
 			y := x - k
 			for x < n && y < m && a[x] == b[y] {
 				x, y = x+1, y+1
 			}
-			v[max+k] = x
+			v[off+k] = x
 			if x >= n && y >= m {
 				found = true
 				break
@@ -113,19 +113,24 @@ func diff(a, b []string) []op {
 		}
 		return ops
 	}
-	// Backtrack through the saved frontiers.
+	// Backtrack through the saved frontiers: at step d, diagonal k of the
+	// snapshot is at index k+d.
 	var rev []op
 	x, y := n, m
 	for d := len(trace) - 1; d >= 0; d-- {
 		vv := trace[d]
+		at := func(k int) int { return vv[k+d] }
 		k := x - y
 		var pk int
-		if k == -d || (k != d && vv[max+k-1] < vv[max+k+1]) {
+		if k == -d || (k != d && at(k-1) < at(k+1)) {
 			pk = k + 1
 		} else {
 			pk = k - 1
 		}
-		px := vv[max+pk]
+		var px int
+		if d > 0 {
+			px = at(pk)
+		}
 		py := px - pk
 		for x > px && y > py {
 			x, y = x-1, y-1

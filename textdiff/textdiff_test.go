@@ -1,6 +1,7 @@
 package textdiff
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,5 +91,33 @@ func FuzzUnified(f *testing.F) {
 		if minus > len(split(a)) || plus > len(split(b)) {
 			t.Fatalf("more edits than lines: -%d +%d", minus, plus)
 		}
+		// The edit script rebuilds both sides exactly.
+		var ra, rb strings.Builder
+		for _, o := range diff(split(a), split(b)) {
+			if o.kind != '+' {
+				ra.WriteString(o.text)
+			}
+			if o.kind != '-' {
+				rb.WriteString(o.text)
+			}
+		}
+		if ra.String() != string(a) || rb.String() != string(b) {
+			t.Fatalf("edit script does not rebuild the inputs")
+		}
 	})
+}
+
+// TestUnrelatedLargeFiles: two unrelated files of 50 000 lines each are past
+// the edit bound: the diff is a whole replacement, computed without the
+// O(D·N) memory of a naive Myers trace.
+func TestUnrelatedLargeFiles(t *testing.T) {
+	var a, b strings.Builder
+	for i := 0; i < 50000; i++ {
+		fmt.Fprintf(&a, "a line %d\n", i)
+		fmt.Fprintf(&b, "b line %d\n", i)
+	}
+	d := Unified("a", "b", []byte(a.String()), []byte(b.String()), 3)
+	assert.Equal(t, 50000, strings.Count(d, "\n-a line"))
+	assert.Equal(t, 50000, strings.Count(d, "\n+b line"))
+	assert.Equal(t, 1, strings.Count(d, "@@ -1,50000 +1,50000 @@"))
 }
