@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -48,19 +49,22 @@ func runRecord(e *env, o recordOptions) error {
 		return err
 	}
 	var kept []config.Kept
-	var badNames state.Problems
+	var refused state.Problems
 	if len(o.Paths) == 0 {
 		kept, err = eng.AllPaths()
 		if err == nil {
-			badNames, err = eng.BadNames()
+			refused, err = eng.BadNames()
 		}
 	} else {
 		kept, err = resolvePaths(eng, e, o.Paths)
+		if err == nil {
+			refused, err = missing(eng, kept)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	for _, p := range badNames {
+	for _, p := range refused {
 		fmt.Fprintln(e.Err, p.Error())
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
@@ -73,7 +77,7 @@ func runRecord(e *env, o recordOptions) error {
 	if err != nil {
 		return err
 	}
-	if failed || len(badNames) > 0 {
+	if failed || len(refused) > 0 {
 		return errReported
 	}
 	return nil
@@ -122,4 +126,22 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 		_ = writeJSON(e.Out, list)
 	}
 	return failed
+}
+
+// missing reports named paths that neither exist nor were ever recorded:
+// there is nothing to record, and saying nothing would hide a typo.
+func missing(eng *engine.Engine, kept []config.Kept) (state.Problems, error) {
+	var ps state.Problems
+	for _, k := range kept {
+		if f, p := eng.Read(k); p != nil || f.Exists {
+			continue
+		}
+		if _, err := eng.Show(k.Path, engine.Point{}); err == nil {
+			continue // a deletion to record
+		} else if !errors.Is(err, state.ErrNotFound) {
+			return nil, err
+		}
+		ps = append(ps, state.Problem{Path: k.Path, Message: "no such file, and never recorded"})
+	}
+	return ps, nil
 }
