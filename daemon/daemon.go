@@ -275,7 +275,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		switch {
 		case o.Entry != nil:
 			r.recorded++
-			attrs := []any{"path", o.Path, "action", o.Entry.Action, "commit", short(o.Entry.Commit)}
+			attrs := []any{"path", o.Path, "action", o.Entry.Action, "commit", state.ShortID(o.Entry.Commit)}
 			if st, err := os.Stat(r.eng.Cfg.Abs(o.Path)); err == nil && o.Entry.Action != state.ActionDelete {
 				attrs = append(attrs, "latency", now.Sub(st.ModTime()).Round(time.Microsecond))
 			}
@@ -289,7 +289,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			}
 			attrs := []any{"path", o.Path}
 			if o.Rejected != nil {
-				attrs = append(attrs, "rejected", short(o.Rejected.Commit))
+				attrs = append(attrs, "rejected", state.ShortID(o.Rejected.Commit))
 			}
 			r.log.Warn("invalid", attrs...)
 		}
@@ -304,7 +304,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		for _, o := range more {
 			if o.Entry != nil {
 				r.recorded++
-				r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", short(o.Entry.Commit))
+				r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
 			}
 		}
 	}
@@ -319,11 +319,4 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		}
 	}
 	return err == nil
-}
-
-func short(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
 }

@@ -363,16 +363,9 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 		if e.alreadyRejected(ch) {
 			return o, nil
 		}
-		lines := make([]string, 0, len(o.Problems))
-		for _, p := range o.Problems {
-			lines = append(lines, p.Error())
-		}
-		ent, err := e.Store.Reject(ch, lines)
-		if err != nil {
-			return o, fmt.Errorf("quarantine %s: %w", k.Path, err)
-		}
-		o.Rejected = &ent
-		return o, nil
+		var err error
+		o.Rejected, err = e.quarantine(ch, o.Problems)
+		return o, err
 	}
 	entries, err := e.Store.Record(ch)
 	if errors.Is(err, state.ErrUnchanged) {
@@ -386,6 +379,20 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 		o.blob = gitstore.BlobHash(f.Content)
 	}
 	return o, nil
+}
+
+// quarantine keeps an invalid version on the rejected ref, with its problem
+// lines in the commit message.
+func (e *Engine) quarantine(ch state.Change, ps state.Problems) (*state.Entry, error) {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	ent, err := e.Store.Reject(ch, lines)
+	if err != nil {
+		return nil, fmt.Errorf("quarantine %s: %w", ch.Path, err)
+	}
+	return &ent, nil
 }
 
 // alreadyRejected reports whether the rejected ref's head already holds this

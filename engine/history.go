@@ -208,23 +208,19 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		case !f.Exists && files[k.Path] == "":
 		case f.Exists && files[k.Path] == gitstore.BlobHash(f.Content):
 		default:
+			ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now}
 			if f.Exists && src != state.SourceRestore {
 				o.Problems = e.V.Validate(k.Path, f.Content, k.Schema)
 			}
 			if o.Problems.Invalid() {
-				lines := make([]string, len(o.Problems))
-				for i, p := range o.Problems {
-					lines[i] = p.Error()
+				var err error
+				if o.Rejected, err = e.quarantine(ch, o.Problems); err != nil {
+					return nil, err
 				}
-				ent, err := e.Store.Reject(state.Change{Path: k.Path, Content: f.Content, Class: k.Class, Schema: k.Schema, Source: src, Time: now}, lines)
-				if err != nil {
-					return nil, fmt.Errorf("quarantine %s: %w", k.Path, err)
-				}
-				o.Rejected = &ent
 				break
 			}
 			idx[k.Path] = len(out)
-			changes = append(changes, state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now})
+			changes = append(changes, ch)
 		}
 		out = append(out, o)
 	}

@@ -46,13 +46,6 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 	return out, r.l3Failure
 }
 
-func shortID(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
-}
-
 // resolveItems are the items whose layers compete (SPEC §4).
 var resolveItems = []struct {
 	name  string
@@ -308,7 +301,7 @@ func (r *resolver) writeL3(edit func() (bool, error)) error {
 func (r *resolver) report(outs []engine.Outcome, from string) {
 	for _, o := range outs {
 		if o.Entry != nil {
-			r.note(fmt.Sprintf("rewrote %s %s (%s)", o.Path, from, shortID(o.Entry.Commit)))
+			r.note(fmt.Sprintf("rewrote %s %s (%s)", o.Path, from, state.ShortID(o.Entry.Commit)))
 		}
 		if len(o.Problems) > 0 {
 			r.note(fmt.Sprintf("strata: warning: %s not recorded:\n%s", o.Path, o.Problems.Error()))

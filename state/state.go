@@ -68,6 +68,14 @@ type Change struct {
 	Time    time.Time // when the change was seen; becomes the committer time
 }
 
+// ShortID abbreviates a commit id to the 10 characters strata prints.
+func ShortID(id string) string {
+	if len(id) > 10 {
+		return id[:10]
+	}
+	return id
+}
+
 // Entry is one path changed by one recorded commit, as `strata log` shows it.
 type Entry struct {
 	Commit string    `json:"commit"`

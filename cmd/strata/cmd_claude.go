@@ -110,7 +110,7 @@ func runClaude(e *env, o claudeOptions) error {
 	}
 	for _, oc := range outs {
 		if oc.Entry != nil {
-			fmt.Fprintf(e.Out, "recorded %s (%s)\n", oc.Path, short(oc.Entry.Commit))
+			fmt.Fprintf(e.Out, "recorded %s (%s)\n", oc.Path, state.ShortID(oc.Entry.Commit))
 		}
 		if oc.Invalid() {
 			return oc.Problems

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/strata-dev/strata/state"
 	"os"
 	"os/exec"
 	"strings"
@@ -65,7 +66,7 @@ func runDecide(e *env, o decideOptions) error {
 	}
 	commit := "unchanged"
 	if res.Entry != nil {
-		commit = short(res.Entry.Commit)
+		commit = state.ShortID(res.Entry.Commit)
 	}
 	fmt.Fprintf(e.Out, "%s: %s resolved as %q (%s)\n", res.Path, o.ID, o.Choice, commit)
 	return nil

@@ -70,7 +70,7 @@ func runDiff(e *env, o diffOptions) error {
 		if errors.Is(err, state.ErrNotFound) {
 			return nil, "/dev/null", nil
 		}
-		return data, fmt.Sprintf("a/%s (%s)", k.Path, short(c)), err
+		return data, fmt.Sprintf("a/%s (%s)", k.Path, state.ShortID(c)), err
 	}
 	a, la, err := side(o.From)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/strata-dev/strata/state"
 
 	"github.com/urfave/cli/v2"
 
@@ -48,9 +49,9 @@ func runInit(e *env) error {
 	}
 	switch {
 	case recorded > 0:
-		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.Store.StateRef(), short(head))
+		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.Store.StateRef(), state.ShortID(head))
 	case head != "":
-		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.Store.StateRef(), short(head))
+		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.Store.StateRef(), state.ShortID(head))
 	default:
 		fmt.Fprintf(e.Out, "no valid kept files yet; strata records them as they appear\n")
 	}
@@ -60,11 +61,4 @@ func runInit(e *env) error {
 			invalid, eng.Store.RejectedRef(), config.FileName)
 	}
 	return nil
-}
-
-func short(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,7 +75,7 @@ func runLog(e *env, o logOptions) error {
 		ref = eng.Store.RejectedRef()
 	}
 	entries, err := eng.Store.Log(ref, q)
-	if err != nil && !errorsIsNotFound(err) {
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return err
 	}
 	if entries == nil {
@@ -85,7 +86,7 @@ func runLog(e *env, o logOptions) error {
 	}
 	shown := map[string]bool{}
 	for i, en := range entries {
-		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", short(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
+		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {
 			shown[en.Commit] = true
@@ -112,6 +113,6 @@ func printMergeDecisions(e *env, st *gitstore.Store, commit, path string) {
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
-			d.Path, short(d.Winner), short(d.Loser), d.Path, d.Loser)
+			d.Path, state.ShortID(d.Winner), state.ShortID(d.Loser), d.Path, d.Loser)
 	}
 }

@@ -164,7 +164,7 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 	}
 	fmt.Fprintf(e.Out, "added to %s under %q", f.Path, markdown.CleanHeading(o.Section))
 	if len(outs) > 0 && outs[0].Entry != nil {
-		fmt.Fprintf(e.Out, " (%s)", short(outs[0].Entry.Commit))
+		fmt.Fprintf(e.Out, " (%s)", state.ShortID(outs[0].Entry.Commit))
 	}
 	fmt.Fprintln(e.Out)
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/strata-dev/strata/state"
 
 	"github.com/urfave/cli/v2"
 
@@ -78,7 +79,7 @@ func runRestore(e *env, o restoreOptions) error {
 		switch {
 		case out.Entry != nil:
 			n++
-			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", out.Path, p, short(out.Entry.Commit))
+			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))
 		case out.Written:
 			// Written back, but equal to the recorded head (it had been
 			// overwritten by an unrecorded or rejected version): no new commit.

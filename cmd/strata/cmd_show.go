@@ -1,11 +1,7 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/urfave/cli/v2"
-
-	"github.com/strata-dev/strata/state"
 )
 
 type showOptions struct {
@@ -59,5 +55,3 @@ func runShow(e *env, o showOptions) error {
 	_, err = e.Out.Write(data)
 	return err
 }
-
-func errorsIsNotFound(err error) bool { return errors.Is(err, state.ErrNotFound) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/strata-dev/strata/state"
 	"text/tabwriter"
 	"time"
 
@@ -90,12 +91,12 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintln(e.Out)
 	}
 	for _, r := range remotes {
-		fmt.Fprintf(e.Out, "remote %s: %d ahead, %d behind (as last fetched, %s)\n", r.Remote, r.Ahead, r.Behind, short(r.Head))
+		fmt.Fprintf(e.Out, "remote %s: %d ahead, %d behind (as last fetched, %s)\n", r.Remote, r.Ahead, r.Behind, state.ShortID(r.Head))
 	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.Store.StateRef())
 	} else {
-		fmt.Fprintf(e.Out, "%s at %s\n", eng.Store.StateRef(), short(head))
+		fmt.Fprintf(e.Out, "%s at %s\n", eng.Store.StateRef(), state.ShortID(head))
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(e.Out, "no kept files")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/strata-dev/strata/state"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -84,7 +85,7 @@ func printSync(e *env, r *syncer.Report) {
 		what = "the remote has no state yet"
 	}
 	if r.Head != "" {
-		what += " at " + short(r.Head)
+		what += " at " + state.ShortID(r.Head)
 	}
 	switch {
 	case r.DryRun:
@@ -118,7 +119,7 @@ func printSync(e *env, r *syncer.Report) {
 				side = "remote"
 			}
 			fmt.Fprintf(e.Out, "decided %s: %s version recorded later (%s) wins over %s (%s); restore with strata restore %s --rev %s\n",
-				d.Path, side, d.WinnerTime.Local().Format(time.RFC3339), short(d.Loser), d.LoserTime.Local().Format(time.RFC3339), d.Path, d.Loser)
+				d.Path, side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339), d.Path, d.Loser)
 		}
 	}
 	for _, p := range r.Problems {
