@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/pidlock"
+	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
 
@@ -85,7 +86,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			}
 			failures, wait = 0, interval
 			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed)
-			_ = lock.Update(map[string]any{"sync_remote": o.SyncRemote, "last_sync": time.Now().UTC().Format(time.RFC3339Nano),
+			_ = lock.Update(map[string]any{"sync_remote": o.SyncRemote, "last_sync": state.Now().UTC().Format(time.RFC3339Nano),
 				"last_sync_error": nil, "sync_failures": nil})
 		}
 	}()

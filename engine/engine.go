@@ -75,7 +75,7 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{Cfg: cfg, Store: st, V: v, Now: time.Now}, nil
+	return &Engine{Cfg: cfg, Store: st, V: v, Now: state.Now}, nil
 }
 
 // File is a kept file as read from disk.

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -389,6 +388,6 @@ func objectsMoved(err error) bool {
 }
 
 // now is the clock used when a change carries no time; tests may replace it.
-var now = time.Now
+var now = state.Now
 
 var _ io.Closer = (*Store)(nil)

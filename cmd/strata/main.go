@@ -7,7 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
+
+	"github.com/strata-dev/strata/state"
 )
 
 func main() { os.Exit(Main()) }
@@ -18,5 +19,5 @@ func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, _ := os.Getwd()
-	return run(ctx, os.Args, &env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Dir: dir, Now: time.Now})
+	return run(ctx, os.Args, &env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Dir: dir, Now: state.Now})
 }

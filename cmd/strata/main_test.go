@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/strata-dev/strata/state"
 )
 
 func TestMain(m *testing.M) {
+	state.UseTestClock() // STRATA_TEST_NOW moves strata's clock in this binary only
 	testscript.Main(m, map[string]func(){
 		"strata": func() { os.Exit(Main()) },
 	})
@@ -25,18 +28,41 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI scenarios in testdata/script with real git.
 func TestScripts(t *testing.T) {
+	runScripts(t, "")
+}
+
+// TestScriptsAYearLater runs every scenario again with strata's clock a
+// year and a day ahead of the wall clock: a scenario that depends on the
+// day it runs (rather than pinning STRATA_TEST_NOW) fails here first.
+func TestScriptsAYearLater(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	runScripts(t, "+8784h")
+}
+
+func runScripts(t *testing.T, clock string) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
-		Setup:               setupScript,
-		Cmds:                scriptCmds,
+		Setup: func(e *testscript.Env) error {
+			if clock != "" {
+				e.Setenv("STRATA_TEST_NOW", clock)
+			}
+			return setupScript(e)
+		},
+		Cmds: scriptCmds,
 	})
 }
 
+// setupScript gives every scenario a clean git identity and home, and the
+// epoch of its clock: a scenario that says `env STRATA_TEST_NOW=<RFC 3339>`
+// starts at that instant and runs on from there (sleep included).
 func setupScript(e *testscript.Env) error {
+	e.Setenv("STRATA_TEST_EPOCH", strconv.FormatInt(time.Now().UnixNano(), 10))
 	home := filepath.Join(e.WorkDir, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
