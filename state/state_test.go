@@ -28,14 +28,33 @@ func TestParseTime(t *testing.T) {
 		"2h ago":               now.Add(-2 * time.Hour),
 		"3d ago":               now.Add(-72 * time.Hour),
 		"2hago":                now.Add(-2 * time.Hour),
+		"2 hours ago":          now.Add(-2 * time.Hour),
+		"2.hours.ago":          now.Add(-2 * time.Hour),
+		"1 hour ago":           now.Add(-time.Hour),
+		"2w ago":               now.Add(-14 * 24 * time.Hour),
+		"1 week ago":           now.Add(-7 * 24 * time.Hour),
+		"3 days ago":           now.Add(-72 * time.Hour),
+		"yesterday":            now.Add(-24 * time.Hour),
+		"last week":            now.Add(-7 * 24 * time.Hour),
+		"now":                  now,
+		"noon":                 time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC),
+		"midnight":             time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
+		"2026-11-20":           time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC), // a date keeps the time of day, as git does
+		"2026-11-20 10:30":     time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC),
+		"2026-11-20T10:30:05":  time.Date(2026, 11, 20, 10, 30, 5, 0, time.UTC),
 	}
 	for in, want := range cases {
 		got, err := ParseTime(in, now)
 		require.NoError(t, err, in)
 		assert.True(t, want.Equal(got), "%s: got %s want %s", in, got, want)
 	}
-	for _, bad := range []string{"", "yesterday", "2w ago", "-1h ago", "h ago", "2026-11-22"} {
+	for _, bad := range []string{"", "tomorrow", "2 fortnights ago", "-1h ago", "h ago", "2026-13-22", "9999999999h ago", "ago"} {
 		_, err := ParseTime(bad, now)
 		assert.Error(t, err, bad)
 	}
+	// Before noon, "noon" is yesterday's.
+	morning := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	got, err := ParseTime("noon", morning)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), got)
 }

@@ -7,36 +7,90 @@ import (
 	"time"
 )
 
-// ParseTime reads a point in time as the CLI accepts it: RFC 3339
-// ("2026-11-22T10:00:00Z"), or relative to now with the units s, m, h, d
-// ("30s ago", "90m ago", "2h ago", "3d ago"; the space is optional).
+// ParseTime reads a point in time as the CLI accepts it, the forms people
+// give git's --since/--until:
+//
+//   - RFC 3339: "2026-11-22T10:00:00Z", "2026-11-22T10:00:00+01:00";
+//   - a local date and time: "2026-11-22 10:00", "2026-11-22T10:00:05";
+//   - a date alone: "2026-11-22", at the current time of day (as git does);
+//   - relative to now: "2h ago", "30s ago", "2 hours ago", "2.hours.ago",
+//     "3 days ago", "1 week ago" (units s, m, h, d, w and second, minute,
+//     hour, day, week, month = 30 days, year = 365 days, singular or
+//     plural);
+//   - "now", "yesterday" (24 hours ago), "last week", "noon" (12:00 today,
+//     or yesterday before noon) and "midnight" (00:00 today).
+//
+// Local times are in now's location.
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
-	if rest, ok := strings.CutSuffix(s, "ago"); ok {
-		rest = strings.TrimSpace(rest)
-		if len(rest) >= 2 {
-			unit := rest[len(rest)-1]
-			n, err := strconv.ParseInt(strings.TrimSpace(rest[:len(rest)-1]), 10, 64)
-			if err == nil && n >= 0 {
-				var d time.Duration
-				switch unit {
-				case 's':
-					d = time.Second
-				case 'm':
-					d = time.Minute
-				case 'h':
-					d = time.Hour
-				case 'd':
-					d = 24 * time.Hour
-				}
-				if d != 0 {
-					return now.Add(-time.Duration(n) * d), nil
-				}
-			}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339 or N{s,m,h,d} ago", s)
+	if d, err := time.ParseInLocation("2006-01-02", s, now.Location()); err == nil {
+		h, m, sec := now.Clock()
+		return time.Date(d.Year(), d.Month(), d.Day(), h, m, sec, now.Nanosecond(), now.Location()), nil
+	}
+	low := strings.ToLower(strings.ReplaceAll(s, ".", " "))
+	switch strings.Join(strings.Fields(low), " ") {
+	case "now":
+		return now, nil
+	case "yesterday":
+		return now.Add(-24 * time.Hour), nil
+	case "last week":
+		return now.Add(-7 * 24 * time.Hour), nil
+	case "midnight":
+		y, mo, d := now.Date()
+		return time.Date(y, mo, d, 0, 0, 0, 0, now.Location()), nil
+	case "noon":
+		if now.Hour() < 12 {
+			now = now.Add(-24 * time.Hour)
+		}
+		y, mo, d := now.Date()
+		return time.Date(y, mo, d, 12, 0, 0, 0, now.Location()), nil
+	}
+	if rest, ok := strings.CutSuffix(low, "ago"); ok {
+		if d, ok := relative(strings.TrimSpace(rest)); ok {
+			return now.Add(-d), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339, a date (2026-11-22), N{s,m,h,d,w} ago, '2 hours ago', yesterday, noon or midnight", s)
+}
+
+// units maps the unit words of a relative time to their length.
+var units = map[string]time.Duration{
+	"s": time.Second, "sec": time.Second, "second": time.Second,
+	"m": time.Minute, "min": time.Minute, "minute": time.Minute,
+	"h": time.Hour, "hour": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour,
+	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour,
+	"month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour,
+}
+
+// relative reads "2h", "2 h", "2 hours", "1 week": a count of one unit.
+func relative(s string) (time.Duration, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 9 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	word := strings.TrimSpace(s[i:])
+	unit, ok := units[word]
+	if !ok && len(word) > 2 {
+		unit, ok = units[strings.TrimSuffix(word, "s")]
+	}
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(n) * unit, true
 }
