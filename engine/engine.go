@@ -313,6 +313,9 @@ func (e *Engine) AllPaths() ([]config.Kept, error) {
 // Outcome; the recorded head keeps the last valid version. Recording content
 // equal to the head records nothing. It is idempotent.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	if _, err := e.RecoverWrites(); err != nil {
+		return nil, err
+	}
 	head, files, err := e.recorded()
 	if err != nil {
 		return nil, err

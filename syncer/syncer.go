@@ -165,16 +165,50 @@ func merge(eng *engine.Engine, o Options, remote gitstore.Remote, fetched string
 	}
 	o.Lock.Lock()
 	defer o.Lock.Unlock()
+	if _, err := eng.RecoverWrites(); err != nil {
+		return "", err
+	}
+	// The writes the merge owes the work tree go to the journal before the
+	// ref moves, so a crash in between is completed by the next command
+	// instead of recorded as local edits that revert the remote's work.
+	journaled := func(m *gitstore.Merge) error {
+		if err := check(m); err != nil {
+			return err
+		}
+		var owed []engine.JournalEntry
+		for _, p := range m.Paths {
+			if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: p.Ours, Result: p.Result})
+			}
+		}
+		return eng.BeginWrites(owed)
+	}
 	title := "sync with " + remote.Name
-	m, err := st.MergeInto(st.StateRef(), fetched, title, eng.Now(), check)
+	m, err := st.MergeInto(st.StateRef(), fetched, title, eng.Now(), journaled)
 	if err != nil {
+		_ = eng.EndWrites() // the ref did not move: nothing is owed
 		return "", fmt.Errorf("merge: %w", err)
 	}
+	crashPoint("ref-moved")
 	report(rep, m)
 	if err := writeTree(eng, m, rep); err != nil {
 		return "", err
 	}
+	if err := eng.EndWrites(); err != nil {
+		return "", err
+	}
 	return m.Head, nil
+}
+
+// CrashPoint, set by tests only, is called at the named steps of a sync so
+// a test can kill the process there ("ref-moved": the state ref holds the
+// merge, no file written yet; "half-written": half of the files written).
+var CrashPoint func(step string)
+
+func crashPoint(step string) {
+	if CrashPoint != nil {
+		CrashPoint(step)
+	}
 }
 
 func report(rep *Report, m *gitstore.Merge) {
@@ -251,7 +285,10 @@ func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
 	}
 	// One file after another: the Engine is not safe for concurrent use,
 	// and writing in parallel showed no gain beyond the noise of fsync.
-	for _, p := range jobs {
+	for i, p := range jobs {
+		if i == len(jobs)/2 && i > 0 {
+			crashPoint("half-written")
+		}
 		written, err := writeOne(eng, p)
 		switch {
 		case err != nil:

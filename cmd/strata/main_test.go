@@ -11,16 +11,26 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/syncer"
 )
 
 func TestMain(m *testing.M) {
 	state.UseTestClock() // STRATA_TEST_NOW moves strata's clock in this binary only
+	// STRATA_TEST_CRASH=STEP kills the process at that step of a sync, as a
+	// power cut or kill -9 would.
+	syncer.CrashPoint = func(step string) {
+		if os.Getenv("STRATA_TEST_CRASH") == step {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
 	testscript.Main(m, map[string]func(){
 		"strata": func() { os.Exit(Main()) },
 	})
