@@ -45,7 +45,10 @@ func (e *Engine) Commit(p Point) (string, error) {
 	case !p.At.IsZero():
 		c, err := e.Store.At(e.Store.StateRef(), p.At)
 		if err != nil {
-			return "", fmt.Errorf("nothing recorded at %s: %w", p.At.Format(time.RFC3339), err)
+			if errors.Is(err, state.ErrNotFound) {
+				return "", fmt.Errorf("nothing recorded at or before %s: %w", p.At.Format(time.RFC3339), state.ErrNotFound)
+			}
+			return "", err
 		}
 		return c, nil
 	}

@@ -95,11 +95,41 @@ func findDotGit(dir string) (root, dotgit string, err error) {
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
+			for b := dir; ; b = filepath.Dir(b) {
+				if isBare(b) {
+					return "", "", &bareError{dir: b}
+				}
+				if filepath.Dir(b) == b {
+					break
+				}
+			}
 			return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
 		}
 		d = parent
 	}
 }
+
+// isBare reports whether d is the directory of a bare repository: HEAD,
+// objects/ and refs/ at its top, as git checks.
+func isBare(d string) bool {
+	for _, name := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(d, name)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	fi, err := os.Stat(filepath.Join(d, "HEAD"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// bareError is strata run in a bare repository, which has no work tree and
+// so no kept files.
+type bareError struct{ dir string }
+
+func (e *bareError) Error() string {
+	return e.dir + " is a bare repository; strata needs a work tree (run it in a clone with one, e.g. git clone " + e.dir + ")"
+}
+
+func (e *bareError) Unwrap() error { return state.ErrNotRepo }
 
 // gitDirs resolves the git dir and the common dir of the work tree at root.
 func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {

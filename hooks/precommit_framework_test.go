@@ -26,7 +26,7 @@ func TestPreCommitHooksYAML(t *testing.T) {
 		t.Fatalf("want one hook, got %v", doc)
 	}
 	h, _ := list[0].(map[string]any)
-	for k, want := range map[string]any{"id": "strata-validate", "entry": "strata validate", "language": "golang", "pass_filenames": true} {
+	for k, want := range map[string]any{"id": "strata-validate", "entry": "strata validate --skip-unkept", "language": "golang", "pass_filenames": true} {
 		if h[k] != want {
 			t.Errorf("%s: %v, want %v", k, h[k], want)
 		}

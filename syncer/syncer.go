@@ -49,6 +49,10 @@ type Report struct {
 	DryRun     bool                 `json:"dry_run,omitempty"`
 }
 
+// ErrNoOrigin is a sync without REMOTE in a repository that has no remote
+// named origin.
+var ErrNoOrigin = errors.New("no remote named origin; name one: strata sync REMOTE")
+
 // beforePush, set by tests, runs between the merge and the push, so a race
 // with another sync can be staged deterministically.
 var beforePush func(attempt int)
@@ -60,7 +64,8 @@ var beforePush func(attempt int)
 // more; a second race returns an error wrapping gitstore.ErrRemoteMoved (the
 // local merge is kept, the next sync pushes it).
 func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
-	if o.Remote == "" {
+	defaulted := o.Remote == ""
+	if defaulted {
 		o.Remote = "origin"
 	}
 	if o.Lock == nil {
@@ -70,6 +75,9 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	remote, err := st.ResolveRemote(ctx, o.Remote, o.Cwd)
 	if err != nil {
 		return nil, err
+	}
+	if defaulted && remote.Arg != remote.Name {
+		return nil, ErrNoOrigin // origin is not configured (it resolved to a path)
 	}
 	remote.Env = o.Env
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,

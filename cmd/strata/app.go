@@ -15,6 +15,7 @@ import (
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/syncer"
 )
 
 // env is everything a command touches outside its arguments, so tests can
@@ -56,6 +57,9 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 // errReported is a check that failed after its problems were printed.
 var errReported = errors.New("check failed")
 
+// errUsageReported is a usage error whose lines were printed.
+var errUsageReported = errors.New("usage error")
+
 // errBlocked is a Claude Code hook's check that failed after its problems
 // were printed on stderr.
 var errBlocked = errors.New("blocked")
@@ -84,6 +88,11 @@ func exitCode(err error, w io.Writer) int {
 		return exitInvalid
 	case errors.Is(err, errBlocked):
 		return exitBlocked
+	case errors.Is(err, errUsageReported):
+		return exitUsage
+	case errors.Is(err, syncer.ErrNoOrigin):
+		fmt.Fprintf(w, "strata: %s\n", err)
+		return exitUsage
 	case errors.As(err, &ps):
 		fmt.Fprintln(w, ps.Error())
 		return exitInvalid
@@ -141,7 +150,7 @@ func newApp(e *env) *cli.App {
 		// urfave/cli would os.Exit on some errors; strata maps them itself.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usagef("%s", err)
+			return usagef("%s (see strata --help)", flagError(err))
 		},
 		CustomAppHelpTemplate: cli.AppHelpTemplate + exitCodesHelp + "\n",
 		Commands: []*cli.Command{
@@ -165,6 +174,7 @@ func newApp(e *env) *cli.App {
 			newClaudeCommand(e),
 			newSyncCommand(e),
 			newVersionCommand(e),
+			newHelpCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(e.Err, "strata: unknown command %q (see strata --help)\n", name)
@@ -181,7 +191,17 @@ func newApp(e *env) *cli.App {
 // exit codes in its help.
 func finishCommand(c *cli.Command) {
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return usagef("%s: %s (see strata %s --help)", c.Name, err, c.Name)
+		return usagef("%s: %s (see strata %s --help)", c.Name, flagError(err), c.Name)
+	}
+	// A command that names no arguments takes none: `strata status foo` is a
+	// mistake, not a status.
+	if action := c.Action; action != nil && c.ArgsUsage == "" && len(c.Subcommands) == 0 {
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				return usagef("%s takes no arguments, got %q (see strata %s --help)", c.Name, ctx.Args().First(), c.Name)
+			}
+			return action(ctx)
+		}
 	}
 	if c.CustomHelpTemplate == "" {
 		if len(c.Subcommands) > 0 {
@@ -193,6 +213,59 @@ func finishCommand(c *cli.Command) {
 	for _, s := range c.Subcommands {
 		finishCommand(s)
 	}
+}
+
+// flagError words the flag package's errors as one line that names the
+// flag as it was typed.
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		dash := "--"
+		if len(name) == 1 {
+			dash = "-"
+		}
+		return "unknown flag " + dash + name
+	}
+	return msg
+}
+
+// newHelpCommand is `strata help [COMMAND...]`, as `git help`.
+func newHelpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show help for strata or for one command",
+		ArgsUsage: "[COMMAND [SUBCOMMAND]]",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			cmds, names := c.App.Commands, c.Args().Slice()
+			var cmd *cli.Command
+			for _, n := range names {
+				next := findCommand(cmds, n)
+				if next == nil {
+					return usagef("help: no command %q (see strata --help)", strings.Join(names, " "))
+				}
+				cmd, cmds = next, next.Subcommands
+			}
+			if cmd.HelpName == "" {
+				cmd.HelpName = "strata " + strings.Join(names, " ")
+			}
+			return showCommandHelp(c, cmd)
+		},
+	}
+}
+
+// showCommandHelp prints one command's help, the page `strata CMD --help`
+// prints.
+func showCommandHelp(c *cli.Context, cmd *cli.Command) error {
+	tpl := cmd.CustomHelpTemplate
+	if tpl == "" {
+		tpl = cli.CommandHelpTemplate
+	}
+	cli.HelpPrinter(c.App.Writer, tpl, cmd)
+	return nil
 }
 
 // permute moves flags that follow positional arguments in front of them, so

@@ -10,9 +10,10 @@ import (
 )
 
 type validateOptions struct {
-	Paths []string
-	JSON  bool
-	Hook  bool
+	Paths      []string
+	JSON       bool
+	Hook       bool
+	SkipUnkept bool
 }
 
 func newValidateCommand(e *env) *cli.Command {
@@ -22,8 +23,10 @@ func newValidateCommand(e *env) *cli.Command {
 		Usage:     "check kept files against their schemas and rules",
 		ArgsUsage: "[PATH...]",
 		Description: `Checks every kept file, or the given ones, and prints each problem as
-PATH:LINE:COL: POINTER: message. Paths that strata does not keep are skipped
-with a note. Exit 1 when anything is invalid.
+PATH:LINE:COL: POINTER: message. A named path that strata does not keep (or
+refuses: absolute, outside the work tree, a symlink) is an error, exit 2 —
+unless --skip-unkept, which skips it with a note (the pre-commit framework's
+entry uses it). Exit 1 when anything is invalid.
 
 With --hook, strata is Claude Code's PostToolUse hook: it reads the hook's JSON
 on stdin and checks tool_input.file_path when it is a kept file; exit 2 with
@@ -31,6 +34,7 @@ the problems on stderr (which Claude Code shows the agent) when it is invalid,
 exit 0 otherwise, also when stdin is not hook JSON (a one-line warning).`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "skip-unkept", Usage: "skip named paths that strata does not keep, with a note, instead of failing (for the pre-commit framework, which names every staged file its pattern matches)", Destination: &o.SkipUnkept},
 			&cli.BoolFlag{Name: "hook", Usage: "read Claude Code's PostToolUse hook JSON on stdin; exit 2 when the written file is invalid", Destination: &o.Hook},
 		},
 		Action: func(c *cli.Context) error {
@@ -69,13 +73,23 @@ func runValidate(e *env, o validateOptions) error {
 			return err
 		}
 	} else {
+		refused := 0
 		for _, a := range o.Paths {
 			k, err := eng.Resolve(e.Dir, a)
 			if err != nil {
-				fmt.Fprintf(e.Err, "strata: %s; skipped\n", err)
+				if o.SkipUnkept {
+					fmt.Fprintf(e.Err, "strata: %s; skipped\n", err)
+				} else {
+					fmt.Fprintf(e.Err, "strata: %s\n", err)
+					refused++
+				}
 				continue
 			}
 			kept = append(kept, k)
+		}
+		if refused > 0 {
+			// A named path that is not checked is not a pass.
+			return errUsageReported
 		}
 	}
 	results, err := eng.Validate(kept, len(o.Paths) > 0)
