@@ -7,6 +7,8 @@ GO      ?= go
 BIN     := bin/strata
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.buildVersion=$(VERSION)
+# urfave_cli_no_docs drops the CLI library's man-page generator (blackfriday) from the binary.
+TAGS    := urfave_cli_no_docs
 DIR     ?=
 FUZZTIME ?= 20s
 
@@ -15,10 +17,10 @@ FUZZTIME ?= 20s
 all: build
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/strata
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/strata
 
 install:
-	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/strata
+	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/strata
 
 run: build
 	@bash scripts/run.sh "$(CURDIR)/$(BIN)" "$(DIR)"
