@@ -44,7 +44,7 @@ type Options struct {
 // LockPath is the single-watcher lock of a work tree: in its own git dir,
 // so each linked worktree has its own watcher.
 func LockPath(eng *engine.Engine) string {
-	return filepath.Join(eng.Store.GitDir(), "strata", "watch.lock")
+	return filepath.Join(eng.GitDir(), "strata", "watch.lock")
 }
 
 // Status is what a running watcher publishes.
@@ -99,7 +99,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	cfg := eng.Cfg
+	cfg := eng.Config()
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
@@ -118,7 +118,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	log.Info("watching", "root", cfg.Root, "ref", eng.Store.StateRef(), "pid", os.Getpid())
+	log.Info("watching", "root", cfg.Root, "ref", eng.StateRef(), "pid", os.Getpid())
 
 	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock, mu: &sync.Mutex{}}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
@@ -254,9 +254,9 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		for _, p := range b.Paths {
 			rel := p
 			if filepath.IsAbs(p) {
-				rel = r.eng.Cfg.Rel(r.eng.Cfg.Root, p)
+				rel = r.eng.Config().Rel(r.eng.Root(), p)
 			}
-			if k, ok := r.eng.Cfg.Classify(rel); ok {
+			if k, ok := r.eng.Config().Classify(rel); ok {
 				kept = append(kept, k)
 			}
 		}
@@ -276,7 +276,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		case o.Entry != nil:
 			r.recorded++
 			attrs := []any{"path", o.Path, "action", o.Entry.Action, "commit", state.ShortID(o.Entry.Commit)}
-			if st, err := os.Stat(r.eng.Cfg.Abs(o.Path)); err == nil && o.Entry.Action != state.ActionDelete {
+			if st, err := os.Stat(r.eng.Config().Abs(o.Path)); err == nil && o.Entry.Action != state.ActionDelete {
 				attrs = append(attrs, "latency", now.Sub(st.ModTime()).Round(time.Microsecond))
 			}
 			r.log.Info("recorded", attrs...)

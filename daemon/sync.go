@@ -40,7 +40,7 @@ const maxBackoff = 5 * time.Minute
 // every interval, and after the recorder records something; a failing remote
 // is retried with exponential backoff. stop cancels it and waits.
 func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, lock *pidlock.Lock, r *recorder) (stop func(), err error) {
-	seng, err := engine.Open(eng.Cfg.Root)
+	seng, err := engine.Open(eng.Root())
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			case <-kick:
 				t.Stop()
 			}
-			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Cfg.Root, Env: env, Lock: r.mu})
+			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Root(), Env: env, Lock: r.mu})
 			if ctx.Err() != nil {
 				return
 			}
