@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
@@ -414,8 +415,8 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 	return err == nil && bytes.Equal(data, ch.Content)
 }
 
-// writeFile replaces a kept file atomically: a temp file in the same
-// directory, fsync, rename, fsync of the directory. The file keeps its mode.
+// writeFile replaces a kept file atomically (package atomicfile). The file
+// keeps its mode; a symbolic link is never written through.
 func (e *Engine) writeFile(k config.Kept, data []byte) error {
 	if err := e.inside(k); err != nil {
 		return err
@@ -432,32 +433,8 @@ func (e *Engine) writeFile(k config.Kept, data []byte) error {
 	if st, err := os.Stat(name); err == nil {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".strata-*")
-	if err != nil {
+	if err := atomicfile.Write(name, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

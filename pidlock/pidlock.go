@@ -21,9 +21,9 @@ import (
 
 // Info is what the holder writes into the lock file.
 type Info struct {
-	PID   int            `json:"pid"`
-	Since time.Time      `json:"since"`
-	Host  string         `json:"host,omitempty"`
+	PID   int             `json:"pid"`
+	Since time.Time       `json:"since"`
+	Host  string          `json:"host,omitempty"`
 	Extra json.RawMessage `json:"extra,omitempty"` // the holder's status, set with Lock.Update
 }
 
