@@ -6,6 +6,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,40 +45,54 @@ type Options struct {
 // LockPath is the single-watcher lock of a work tree: in its own git dir,
 // so each linked worktree has its own watcher.
 func LockPath(eng *engine.Engine) string {
-	return filepath.Join(eng.Store.GitDir(), "strata", "watch.lock")
+	return filepath.Join(eng.GitDir(), "strata", "watch.lock")
 }
 
-// Status is what a running watcher publishes.
+// Status is what `strata status` shows of a work tree's watcher.
 type Status struct {
-	Running  bool      `json:"running"`
-	PID      int       `json:"pid,omitempty"`
-	Since    time.Time `json:"since,omitzero"`
-	Recorded int       `json:"recorded"`
-	Rejected int       `json:"rejected"`
+	Running bool      `json:"running"`
+	PID     int       `json:"pid,omitempty"`
+	Since   time.Time `json:"since,omitzero"`
+	Published
+}
+
+// Published is the status a running watcher writes into its lock file.
+type Published struct {
+	Recorded int `json:"recorded"`
+	Rejected int `json:"rejected"`
 	SyncStatus
 }
 
-// Info reads the watcher status of a work tree.
+// Info reads the watcher status of a work tree. A status the watcher wrote
+// in a form this binary does not read is left out.
 func Info(eng *engine.Engine) (Status, error) {
 	info, held, err := pidlock.Read(LockPath(eng))
 	if err != nil || !held {
 		return Status{}, err
 	}
 	s := Status{Running: true, PID: info.PID, Since: info.Since}
-	s.Recorded, _ = intOf(info.Extra["recorded"])
-	s.Rejected, _ = intOf(info.Extra["rejected"])
-	s.SyncStatus = syncStatusOf(info.Extra)
+	if len(info.Extra) > 0 {
+		var p Published
+		if json.Unmarshal(info.Extra, &p) == nil {
+			s.Published = p
+		}
+	}
 	return s, nil
 }
 
-func intOf(v any) (int, bool) {
-	switch x := v.(type) {
-	case float64:
-		return int(x), true
-	case int:
-		return x, true
-	}
-	return 0, false
+// publisher keeps the watcher's status and writes it whole into the lock
+// file on each change. The recorder and the sync goroutine both update it.
+type publisher struct {
+	lock *pidlock.Lock
+	mu   sync.Mutex // guards p: two goroutines publish
+	p    Published
+}
+
+func (pb *publisher) update(change func(*Published)) {
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	change(&pb.p)
+	_ = pb.lock.Update(pb.p)
 }
 
 // Run watches until ctx is done. It takes the lock (a *pidlock.LockedError
@@ -99,7 +114,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	cfg := eng.Cfg
+	cfg := eng.Config()
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
@@ -118,9 +133,9 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	log.Info("watching", "root", cfg.Root, "ref", eng.Store.StateRef(), "pid", os.Getpid())
+	log.Info("watching", "root", cfg.Root, "ref", eng.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, lock: lock, mu: &sync.Mutex{}}
+	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	every := o.ExpireEvery
 	if every <= 0 {
@@ -129,7 +144,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	if o.SyncRemote != "" {
-		stop, err := startSync(ctx, eng, o, log, lock, r)
+		stop, err := startSync(ctx, eng, o, log, r)
 		if err != nil {
 			return err
 		}
@@ -193,7 +208,7 @@ type recorder struct {
 	eng      *engine.Engine
 	log      *slog.Logger
 	problems io.Writer
-	lock     *pidlock.Lock
+	status   *publisher
 	// mu is held while recording and while a sync moves the ref and writes
 	// kept files (never during its network I/O), so neither reads a file
 	// the other is between recording and writing.
@@ -254,9 +269,9 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		for _, p := range b.Paths {
 			rel := p
 			if filepath.IsAbs(p) {
-				rel = r.eng.Cfg.Rel(r.eng.Cfg.Root, p)
+				rel = r.eng.Config().Rel(r.eng.Root(), p)
 			}
-			if k, ok := r.eng.Cfg.Classify(rel); ok {
+			if k, ok := r.eng.Config().Classify(rel); ok {
 				kept = append(kept, k)
 			}
 		}
@@ -276,7 +291,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		case o.Entry != nil:
 			r.recorded++
 			attrs := []any{"path", o.Path, "action", o.Entry.Action, "commit", state.ShortID(o.Entry.Commit)}
-			if st, err := os.Stat(r.eng.Cfg.Abs(o.Path)); err == nil && o.Entry.Action != state.ActionDelete {
+			if st, err := os.Stat(r.eng.Config().Abs(o.Path)); err == nil && o.Entry.Action != state.ActionDelete {
 				attrs = append(attrs, "latency", now.Sub(st.ModTime()).Round(time.Microsecond))
 			}
 			r.log.Info("recorded", attrs...)
@@ -308,7 +323,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			}
 		}
 	}
-	_ = r.lock.Update(map[string]any{"recorded": r.recorded, "rejected": r.rejected})
+	r.status.update(func(p *Published) { p.Recorded, p.Rejected = r.recorded, r.rejected })
 	for _, o := range outs {
 		if o.Entry != nil && r.kick != nil {
 			select {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -20,17 +19,6 @@ type SyncStatus struct {
 	SyncFailures  int       `json:"sync_failures,omitempty"`   // failed attempts in a row
 }
 
-func syncStatusOf(extra map[string]any) SyncStatus {
-	var s SyncStatus
-	s.SyncRemote, _ = extra["sync_remote"].(string)
-	if v, ok := extra["last_sync"].(string); ok {
-		s.LastSync, _ = time.Parse(time.RFC3339Nano, v)
-	}
-	s.LastSyncError, _ = extra["last_sync_error"].(string)
-	s.SyncFailures, _ = intOf(extra["sync_failures"])
-	return s
-}
-
 // maxBackoff caps the wait before retrying a remote that is down.
 const maxBackoff = 5 * time.Minute
 
@@ -39,8 +27,8 @@ const maxBackoff = 5 * time.Minute
 // a slow or unreachable remote never blocks recording. It syncs at start,
 // every interval, and after the recorder records something; a failing remote
 // is retried with exponential backoff. stop cancels it and waits.
-func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, lock *pidlock.Lock, r *recorder) (stop func(), err error) {
-	seng, err := engine.Open(eng.Cfg.Root)
+func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, r *recorder) (stop func(), err error) {
+	seng, err := engine.Open(eng.Root())
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +61,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			case <-kick:
 				t.Stop()
 			}
-			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Cfg.Root, Env: env, Lock: r.mu})
+			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Root(), Env: env, Lock: r.mu})
 			if ctx.Err() != nil {
 				return
 			}
@@ -81,13 +69,16 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				failures++
 				wait = min(time.Second<<min(failures-1, 20), maxBackoff)
 				log.Warn("sync", "remote", o.SyncRemote, "err", err, "retry_in", wait)
-				_ = lock.Update(map[string]any{"sync_remote": o.SyncRemote, "last_sync_error": err.Error(), "sync_failures": failures})
+				r.status.update(func(p *Published) {
+					p.SyncRemote, p.LastSyncError, p.SyncFailures = o.SyncRemote, err.Error(), failures
+				})
 				continue
 			}
 			failures, wait = 0, interval
 			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed)
-			_ = lock.Update(map[string]any{"sync_remote": o.SyncRemote, "last_sync": state.Now().UTC().Format(time.RFC3339Nano),
-				"last_sync_error": nil, "sync_failures": nil})
+			r.status.update(func(p *Published) {
+				p.SyncStatus = SyncStatus{SyncRemote: o.SyncRemote, LastSync: state.Now().UTC()}
+			})
 		}
 	}()
 	return func() { cancel(); <-done }, nil

@@ -45,7 +45,7 @@ func (e *Engine) snapshot() (snapshot, error) {
 func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
 	h := handoff{Kept: k}
 	if _, had := s.files[k.Path]; had {
-		data, err := e.Store.ReadFile(s.head, k.Path)
+		data, err := e.store.ReadFile(s.head, k.Path)
 		if err != nil {
 			return h, false, fmt.Errorf("read recorded %s: %w", k.Path, err)
 		}
@@ -70,11 +70,11 @@ func (e *Engine) handoffPaths(s snapshot, dir string) []config.Kept {
 			return
 		}
 		seen[rel] = true
-		if k, ok := e.Cfg.Classify(rel); ok && isHandoff(k.Class) {
+		if k, ok := e.cfg.Classify(rel); ok && isHandoff(k.Class) {
 			out = append(out, k)
 		}
 	}
-	if ents, err := os.ReadDir(e.Cfg.Abs(dir)); err == nil {
+	if ents, err := os.ReadDir(e.cfg.Abs(dir)); err == nil {
 		for _, d := range ents {
 			add(path.Join(dir, d.Name()))
 		}
@@ -113,7 +113,7 @@ func (e *Engine) folder(s snapshot, dir string) (phase.Folder, state.Problems, e
 		if !ok {
 			continue
 		}
-		if ps := e.V.Validate(k.Path, h.Content, k.Schema); ps.Invalid() {
+		if ps := e.v.Validate(k.Path, h.Content, k.Schema); ps.Invalid() {
 			problems = append(problems, ps...)
 			continue
 		}
@@ -195,7 +195,7 @@ func (e *Engine) checkResolution(f File) state.Problems {
 
 	var outcome *phase.Outcome
 	missing := ""
-	k, ok := e.Cfg.Classify(target)
+	k, ok := e.cfg.Classify(target)
 	switch {
 	case !ok || k.Class != state.ClassPhaseOutcome:
 		missing = fmt.Sprintf("%q is not a Phase Outcome file", r.Outcome)
@@ -206,7 +206,7 @@ func (e *Engine) checkResolution(f File) state.Problems {
 			missing = "cannot read " + target + ": " + err.Error()
 		case !found:
 			missing = "Phase Outcome " + target + " does not exist"
-		case e.V.Validate(k.Path, h.Content, k.Schema).Invalid():
+		case e.v.Validate(k.Path, h.Content, k.Schema).Invalid():
 			missing = "Phase Outcome " + target + " is invalid; run strata validate " + target
 		default:
 			od, _ := validate.DecodeYAML(k.Path, h.Content)
@@ -300,7 +300,7 @@ func (e *Engine) Decide(d Decision) (Decided, error) {
 	r := phase.Resolution{Resolves: d.ID, Outcome: target.Outcome, Choice: d.Choice, By: d.By,
 		At: e.Now().Format(time.RFC3339), Note: d.Note}
 	rel := path.Join(dir, phase.ResolutionName(folder.NextNumber(), d.ID))
-	k, ok := e.Cfg.Classify(rel)
+	k, ok := e.cfg.Classify(rel)
 	if !ok || k.Class != state.ClassDecisionResolution {
 		return res, fmt.Errorf("%s would not be kept as a decision resolution; check .strata.yaml", rel)
 	}
@@ -308,26 +308,20 @@ func (e *Engine) Decide(d Decision) (Decided, error) {
 	if doc, ps := validate.DecodeYAML(rel, content); ps.Invalid() || roundTrip(phase.ParseResolution(rel, doc)) != roundTrip(r) {
 		return res, fmt.Errorf("%s: the resolution does not encode as YAML faithfully (a bug)", rel)
 	}
-	if ps := e.Check(File{Kept: k, Content: content, Exists: true}, nil); ps.Invalid() {
-		return res, ps
-	}
-	if _, err := os.Lstat(e.Cfg.Abs(rel)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(e.cfg.Abs(rel)); !errors.Is(err, os.ErrNotExist) {
 		return res, fmt.Errorf("%s already exists; run strata decide again", rel)
 	}
-	if err := e.WriteFile(k, content); err != nil {
-		return res, err
+	o, err := e.Put(k, content, state.SourceRecord)
+	if o.Written {
+		res.Path = rel
 	}
-	res.Path = rel
-	outs, err := e.Record([]config.Kept{k}, state.SourceRecord)
 	if err != nil {
 		return res, err
 	}
-	if len(outs) == 1 && outs[0].Invalid() {
-		return res, outs[0].Problems
+	if o.Invalid() {
+		return res, o.Problems
 	}
-	if len(outs) == 1 {
-		res.Entry = outs[0].Entry
-	}
+	res.Entry = o.Entry
 	return res, nil
 }
 
@@ -348,14 +342,14 @@ func contains(vs []string, v string) bool {
 // folder. Files failing their schema are included as invalid tiers and
 // their problems returned.
 func (e *Engine) PhaseFiles() ([]phase.TierFile, state.Problems, error) {
-	paths, err := e.Cfg.Scan()
+	paths, err := e.cfg.Scan()
 	if err != nil {
 		return nil, nil, fmt.Errorf("scan: %w", err)
 	}
 	var out []phase.TierFile
 	var problems state.Problems
 	for _, p := range paths {
-		k, ok := e.Cfg.Classify(p)
+		k, ok := e.cfg.Classify(p)
 		if !ok || k.Class != state.ClassPhaseOutput {
 			continue
 		}
@@ -368,7 +362,7 @@ func (e *Engine) PhaseFiles() ([]phase.TierFile, state.Problems, error) {
 		if !f.Exists {
 			continue
 		}
-		ps := e.V.Validate(k.Path, f.Content, k.Schema)
+		ps := e.v.Validate(k.Path, f.Content, k.Schema)
 		problems = append(problems, ps...)
 		doc, _ := validate.DecodeJSON(k.Path, f.Content)
 		out = append(out, phase.NewTierFile(p, doc, !ps.Invalid()))

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
@@ -27,9 +28,9 @@ import (
 // Engine is one repository opened for strata work. It is not safe for
 // concurrent use; the store's ref updates are safe across processes.
 type Engine struct {
-	Cfg   *config.Config
-	Store *gitstore.Store
-	V     *validate.Validator
+	cfg   *config.Config
+	store *gitstore.Store
+	v     *validate.Validator
 	Now   func() time.Time
 
 	realDirs map[string]string // EvalSymlinks results by directory, for one command's run
@@ -75,7 +76,7 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{Cfg: cfg, Store: st, V: v, Now: state.Now}, nil
+	return &Engine{cfg: cfg, store: st, v: v, Now: state.Now}, nil
 }
 
 // File is a kept file as read from disk.
@@ -113,7 +114,7 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 	case strings.HasPrefix(name, "~/"):
 		rel = filepath.ToSlash(filepath.Clean(name))
 	case filepath.IsAbs(name):
-		rel = e.Cfg.Rel(cwd, name)
+		rel = e.cfg.Rel(cwd, name)
 		if !strings.HasPrefix(rel, "~/") {
 			return config.Kept{}, &PathError{Path: name, Reason: "absolute paths are refused; name the file relative to the current directory"}
 		}
@@ -121,13 +122,13 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 		if real, err := e.realDir(cwd); err == nil {
 			cwd = real // the root has its symlinks resolved too
 		}
-		r, err := filepath.Rel(e.Cfg.Root, filepath.Join(cwd, name))
+		r, err := filepath.Rel(e.cfg.Root, filepath.Join(cwd, name))
 		rel = filepath.ToSlash(r)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 			return config.Kept{}, &PathError{Path: name, Reason: `".." leaves the repository`}
 		}
 	}
-	k, ok := e.Cfg.Classify(rel)
+	k, ok := e.cfg.Classify(rel)
 	if !ok {
 		return config.Kept{}, &PathError{Path: rel, Reason: "not a kept file (see strata status and .strata.yaml)", Err: ErrNotKept}
 	}
@@ -138,11 +139,11 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 // any symlinks, to a place inside the work tree (or the home directory for
 // "~/" paths), so strata never reads or writes outside them.
 func (e *Engine) inside(k config.Kept) error {
-	base := e.Cfg.Root
+	base := e.cfg.Root
 	if strings.HasPrefix(k.Path, "~/") {
-		base = e.Cfg.Home
+		base = e.cfg.Home
 	}
-	dir := filepath.Dir(e.Cfg.Abs(k.Path))
+	dir := filepath.Dir(e.cfg.Abs(k.Path))
 	for {
 		real, err := e.realDir(dir)
 		if err == nil {
@@ -170,7 +171,7 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	if err := e.inside(k); err != nil {
 		return f, &state.Problem{Path: k.Path, Message: strings.TrimPrefix(err.Error(), k.Path+": ")}
 	}
-	name := e.Cfg.Abs(k.Path)
+	name := e.cfg.Abs(k.Path)
 	st, err := os.Lstat(name)
 	switch {
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -181,8 +182,8 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 		return f, &state.Problem{Path: k.Path, Message: "is a symbolic link; not followed"}
 	case !st.Mode().IsRegular():
 		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
-	case st.Size() > e.Cfg.MaxSize:
-		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.Cfg.MaxSize)}
+	case st.Size() > e.cfg.MaxSize:
+		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.cfg.MaxSize)}
 	}
 	fh, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -192,12 +193,12 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
 	}
 	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, e.Cfg.MaxSize+1))
+	data, err := io.ReadAll(io.LimitReader(fh, e.cfg.MaxSize+1))
 	if err != nil {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
 	}
-	if int64(len(data)) > e.Cfg.MaxSize {
-		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file grew past max_size %d while read; not stored", e.Cfg.MaxSize)}
+	if int64(len(data)) > e.cfg.MaxSize {
+		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file grew past max_size %d while read; not stored", e.cfg.MaxSize)}
 	}
 	f.Content, f.Exists = data, true
 	return f, nil
@@ -223,7 +224,7 @@ func (e *Engine) Check(f File, prev []byte) state.Problems {
 		}
 		return nil
 	}
-	problems := e.V.Validate(f.Path, f.Content, f.Schema)
+	problems := e.v.Validate(f.Path, f.Content, f.Schema)
 	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
 		problems = append(problems, e.checkResolution(f)...)
 	}
@@ -254,7 +255,7 @@ func (o Outcome) Invalid() bool { return o.Problems.Invalid() }
 
 // Head returns the state ref's head commit, or "" when nothing is recorded yet.
 func (e *Engine) Head() (string, error) {
-	h, err := e.Store.Head(e.Store.StateRef())
+	h, err := e.store.Head(e.store.StateRef())
 	if errors.Is(err, state.ErrNotFound) {
 		return "", nil
 	}
@@ -267,13 +268,13 @@ func (e *Engine) recorded() (string, map[string]string, error) {
 	if err != nil || head == "" {
 		return head, map[string]string{}, err
 	}
-	files, err := e.Store.Files(head)
+	files, err := e.store.Files(head)
 	return head, files, err
 }
 
 // AllPaths lists every kept path on disk or in the recorded snapshot.
 func (e *Engine) AllPaths() ([]config.Kept, error) {
-	onDisk, err := e.Cfg.Scan()
+	onDisk, err := e.cfg.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
@@ -288,7 +289,7 @@ func (e *Engine) AllPaths() ([]config.Kept, error) {
 			return
 		}
 		seen[p] = true
-		if k, ok := e.Cfg.Classify(p); ok {
+		if k, ok := e.cfg.Classify(p); ok {
 			out = append(out, k)
 		}
 	}
@@ -356,7 +357,7 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 	var prev []byte
 	if had {
 		var err error
-		if prev, err = e.Store.ReadFile(head, k.Path); err != nil {
+		if prev, err = e.store.ReadFile(head, k.Path); err != nil {
 			return o, fmt.Errorf("read recorded %s: %w", k.Path, err)
 		}
 	}
@@ -370,7 +371,7 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 		o.Rejected, err = e.quarantine(ch, o.Problems)
 		return o, err
 	}
-	entries, err := e.Store.Record(ch)
+	entries, err := e.store.Record(ch)
 	if errors.Is(err, state.ErrUnchanged) {
 		return o, nil
 	}
@@ -391,7 +392,7 @@ func (e *Engine) quarantine(ch state.Change, ps state.Problems) (*state.Entry, e
 	for i, p := range ps {
 		lines[i] = p.Error()
 	}
-	ent, err := e.Store.Reject(ch, lines)
+	ent, err := e.store.Reject(ch, lines)
 	if err != nil {
 		return nil, fmt.Errorf("quarantine %s: %w", ch.Path, err)
 	}
@@ -402,28 +403,28 @@ func (e *Engine) quarantine(ch state.Change, ps state.Problems) (*state.Entry, e
 // exact version, so re-running record on an unchanged invalid file does not
 // pile up identical quarantine commits.
 func (e *Engine) alreadyRejected(ch state.Change) bool {
-	h, err := e.Store.Head(e.Store.RejectedRef())
+	h, err := e.store.Head(e.store.RejectedRef())
 	if err != nil {
 		return false
 	}
-	ents, err := e.Store.Log(e.Store.RejectedRef(), gitstore.LogQuery{Limit: 1})
+	ents, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Limit: 1})
 	if err != nil || len(ents) == 0 || ents[0].Path != ch.Path {
 		return false
 	}
-	data, err := e.Store.ReadFile(h, ch.Path)
+	data, err := e.store.ReadFile(h, ch.Path)
 	if ch.Deleted {
 		return errors.Is(err, state.ErrNotFound)
 	}
 	return err == nil && bytes.Equal(data, ch.Content)
 }
 
-// WriteFile replaces a kept file atomically: a temp file in the same
-// directory, fsync, rename, fsync of the directory. The file keeps its mode.
-func (e *Engine) WriteFile(k config.Kept, data []byte) error {
+// writeFile replaces a kept file atomically (package atomicfile). The file
+// keeps its mode; a symbolic link is never written through.
+func (e *Engine) writeFile(k config.Kept, data []byte) error {
 	if err := e.inside(k); err != nil {
 		return err
 	}
-	name := e.Cfg.Abs(k.Path)
+	name := e.cfg.Abs(k.Path)
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
 		return &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
 	}
@@ -435,42 +436,18 @@ func (e *Engine) WriteFile(k config.Kept, data []byte) error {
 	if st, err := os.Stat(name); err == nil {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".strata-*")
-	if err != nil {
+	if err := atomicfile.Write(name, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }
 
-// RemoveFile deletes a kept file (restoring a moment when it did not exist).
-func (e *Engine) RemoveFile(k config.Kept) error {
+// removeFile deletes a kept file (restoring a moment when it did not exist).
+func (e *Engine) removeFile(k config.Kept) error {
 	if err := e.inside(k); err != nil {
 		return err
 	}
-	err := os.Remove(e.Cfg.Abs(k.Path))
+	err := os.Remove(e.cfg.Abs(k.Path))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -481,7 +458,7 @@ func (e *Engine) RemoveFile(k config.Kept) error {
 // control character in their name. The name is quoted, so the report stays
 // one line; the file is never read or recorded.
 func (e *Engine) BadNames() (state.Problems, error) {
-	_, bad, err := e.Cfg.ScanAll()
+	_, bad, err := e.cfg.ScanAll()
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
@@ -518,7 +495,7 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 		}
 		var prev []byte
 		if _, had := files[k.Path]; had {
-			if prev, err = e.Store.ReadFile(head, k.Path); err != nil {
+			if prev, err = e.store.ReadFile(head, k.Path); err != nil {
 				return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
 			}
 		}

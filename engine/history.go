@@ -37,13 +37,13 @@ func (p Point) String() string {
 func (e *Engine) Commit(p Point) (string, error) {
 	switch {
 	case p.Rev != "":
-		c, err := e.Store.Resolve(p.Rev)
+		c, err := e.store.Resolve(p.Rev)
 		if err != nil {
 			return "", fmt.Errorf("revision %q: %w", p.Rev, err)
 		}
 		return c, nil
 	case !p.At.IsZero():
-		c, err := e.Store.At(e.Store.StateRef(), p.At)
+		c, err := e.store.At(e.store.StateRef(), p.At)
 		if err != nil {
 			if errors.Is(err, state.ErrNotFound) {
 				return "", fmt.Errorf("nothing recorded at or before %s: %w", p.At.Format(time.RFC3339), state.ErrNotFound)
@@ -52,7 +52,7 @@ func (e *Engine) Commit(p Point) (string, error) {
 		}
 		return c, nil
 	}
-	h, err := e.Store.Head(e.Store.StateRef())
+	h, err := e.store.Head(e.store.StateRef())
 	if err != nil {
 		return "", fmt.Errorf("nothing recorded yet: %w", err)
 	}
@@ -65,7 +65,7 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := e.Store.ReadFile(c, path)
+	data, err := e.store.ReadFile(c, path)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, fmt.Errorf("%s: not recorded at %s: %w", path, p, state.ErrNotFound)
 	}
@@ -89,21 +89,9 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	}
 	jobs := make([]job, 0, len(paths))
 	for _, k := range paths {
-		if err := e.inside(k); err != nil {
-			return nil, err
-		}
-		if st, err := os.Lstat(e.Cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
-			return nil, &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
-		}
-		data, err := e.Store.ReadFile(c, k.Path)
-		if errors.Is(err, state.ErrNotFound) {
-			return nil, fmt.Errorf("%s: not recorded at %s: %w", k.Path, p, state.ErrNotFound)
-		}
+		data, err := e.restorable(k, c, p)
 		if err != nil {
 			return nil, err
-		}
-		if ps := e.V.Validate(k.Path, data, k.Schema); ps.Invalid() {
-			return nil, ps
 		}
 		jobs = append(jobs, job{k, data})
 	}
@@ -112,7 +100,7 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
 			continue // already as restored: nothing to write
 		}
-		if err := e.WriteFile(j.k, j.data); err != nil {
+		if err := e.writeFile(j.k, j.data); err != nil {
 			return nil, err
 		}
 		written[j.k.Path] = true
@@ -120,6 +108,31 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	outs, err := e.recordTogether(paths, state.SourceRestore)
 	markWritten(outs, written)
 	return outs, err
+}
+
+// restorable reads k's version in commit c (the point p) and checks that it
+// may be written back: its directory stays inside the work tree, the file on
+// disk is not a symbolic link or another non-regular file, and the version
+// passes its schema. Restore and RestoreAll check every path this way before
+// they write anything.
+func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
+	if err := e.inside(k); err != nil {
+		return nil, err
+	}
+	if st, err := os.Lstat(e.cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
+		return nil, &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+	}
+	data, err := e.store.ReadFile(c, k.Path)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, fmt.Errorf("%s: not recorded at %s: %w", k.Path, p, state.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ps := e.v.Validate(k.Path, data, k.Schema); ps.Invalid() {
+		return nil, ps
+	}
+	return data, nil
 }
 
 // markWritten sets Outcome.Written for the paths a restore changed on disk.
@@ -130,13 +143,15 @@ func markWritten(outs []Outcome, written map[string]bool) {
 }
 
 // RestoreAll puts every kept file back as it was at a point: files recorded
-// then are written, kept files that did not exist then are removed.
+// then are written, kept files that did not exist then are removed. Every
+// version is checked as Restore checks it before anything is written or
+// removed: one that fails changes nothing.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	c, err := e.Commit(p)
 	if err != nil {
 		return nil, err
 	}
-	then, err := e.Store.Files(c)
+	then, err := e.store.Files(c)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +162,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	var write, remove []config.Kept
 	seen := map[string]bool{}
 	for path := range then {
-		if k, ok := e.Cfg.Classify(path); ok {
+		if k, ok := e.cfg.Classify(path); ok {
 			write = append(write, k)
 			seen[path] = true
 		}
@@ -160,10 +175,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	sort.Slice(write, func(i, j int) bool { return write[i].Path < write[j].Path })
 	datas := make([][]byte, len(write))
 	for i, k := range write {
-		if err := e.inside(k); err != nil {
-			return nil, err
-		}
-		if datas[i], err = e.Store.ReadFile(c, k.Path); err != nil {
+		if datas[i], err = e.restorable(k, c, p); err != nil {
 			return nil, err
 		}
 	}
@@ -172,7 +184,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		if f, _ := e.Read(k); f.Exists && bytes.Equal(f.Content, datas[i]) {
 			continue
 		}
-		if err := e.WriteFile(k, datas[i]); err != nil {
+		if err := e.writeFile(k, datas[i]); err != nil {
 			return nil, err
 		}
 		written[k.Path] = true
@@ -181,7 +193,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		if f, _ := e.Read(k); !f.Exists {
 			continue
 		}
-		if err := e.RemoveFile(k); err != nil {
+		if err := e.removeFile(k); err != nil {
 			return nil, err
 		}
 		written[k.Path] = true
@@ -213,7 +225,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		default:
 			ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now}
 			if f.Exists && src != state.SourceRestore {
-				o.Problems = e.V.Validate(k.Path, f.Content, k.Schema)
+				o.Problems = e.v.Validate(k.Path, f.Content, k.Schema)
 			}
 			if o.Problems.Invalid() {
 				var err error
@@ -230,7 +242,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 	if len(changes) == 0 {
 		return out, nil
 	}
-	entries, err := e.Store.Record(changes...)
+	entries, err := e.store.Record(changes...)
 	if errors.Is(err, state.ErrUnchanged) {
 		return out, nil
 	}
@@ -257,7 +269,7 @@ type InitResult struct {
 // quarantined and listed. Running it twice changes nothing.
 func (e *Engine) Init() (InitResult, error) {
 	var res InitResult
-	name := filepath.Join(e.Cfg.Root, config.FileName)
+	name := filepath.Join(e.cfg.Root, config.FileName)
 	if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
 		if err := os.WriteFile(name, []byte(config.Template), 0o644); err != nil {
 			return res, fmt.Errorf("write %s: %w", config.FileName, err)
@@ -325,7 +337,7 @@ func (e *Engine) Status() ([]FileStatus, error) {
 		default:
 			var prev []byte
 			if had {
-				prev, _ = e.Store.ReadFile(head, k.Path)
+				prev, _ = e.store.ReadFile(head, k.Path)
 			}
 			s.Problems = e.Check(f, prev)
 			s.Valid = !s.Problems.Invalid()
@@ -352,7 +364,7 @@ func (e *Engine) Status() ([]FileStatus, error) {
 func (e *Engine) lastTimes(paths []config.Kept) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	for _, k := range paths {
-		ents, err := e.Store.Log(e.Store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
+		ents, err := e.store.Log(e.store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,7 @@ type journal struct {
 }
 
 func (e *Engine) journalPath() string {
-	return filepath.Join(e.Store.GitDir(), "strata", "sync-journal")
+	return filepath.Join(e.store.GitDir(), "strata", "sync-journal")
 }
 
 // BeginWrites durably records the writes a sync is about to owe, before the
@@ -106,7 +106,7 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 	}
 	var wrote []string
 	for _, w := range j.Writes {
-		k, ok := e.Cfg.Classify(w.Path)
+		k, ok := e.cfg.Classify(w.Path)
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
 			continue // not kept here, or the ref does not hold the merged version
 		}
@@ -119,14 +119,14 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 			continue // edited since: that edit is newer and will be recorded
 		}
 		if w.Result == "" {
-			err = e.RemoveFile(k)
+			err = e.removeFile(k)
 		} else {
 			var blob []byte
-			if blob, _, err = e.Store.ReadBlob(w.Result, e.Cfg.MaxSize); err == nil && blob == nil {
+			if blob, _, err = e.store.ReadBlob(w.Result, e.cfg.MaxSize); err == nil && blob == nil {
 				err = fmt.Errorf("blob %s is larger than max_size", w.Result)
 			}
 			if err == nil {
-				err = e.WriteFile(k, blob)
+				err = e.writeFile(k, blob)
 			}
 		}
 		if err != nil {

@@ -336,13 +336,8 @@ func (s *Store) At(ref string, t time.Time) (string, error) {
 	}
 }
 
-// LogQuery filters Log. Zero values mean no filter.
-type LogQuery struct {
-	Path  string    // only entries for exactly this path
-	Since time.Time // only commits with committer time at or after Since
-	Until time.Time // only commits with committer time at or before Until
-	Limit int       // at most this many entries; 0 means all
-}
+// LogQuery filters Log (the type lives in state, beside state.Entry).
+type LogQuery = state.LogQuery
 
 // Log lists ref's entries newest first along its first-parent chain, one per
 // recorded path per commit, as read from the commits' trailers. A missing ref

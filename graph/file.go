@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/strata-dev/strata/atomicfile"
 )
 
 // ErrUnavailable is wrapped by every error of Upsert and Remove: the graph
@@ -138,7 +140,7 @@ func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err er
 			os.Remove(tmp)
 			return changed, unwrapPath(err)
 		}
-		syncDir(filepath.Dir(path))
+		atomicfile.SyncDir(filepath.Dir(path))
 		changed, wrote, hasPending = true, true, false
 		if exchanged && !bytes.Equal(displaced, cur) {
 			pending, hasPending = displaced, true // a server write landed just before ours
@@ -178,28 +180,14 @@ func readFile(path string) (data []byte, exists bool, mode fs.FileMode, err erro
 	return data, true, st.Mode().Perm(), nil
 }
 
-// writeTemp writes data to a new file beside path (a dot name, which the
-// watcher ignores), synced and with the given mode.
+// writeTemp writes data to a new temp file beside path (atomicfile's
+// naming, which the watcher ignores), synced and with the given mode.
 func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".strata-*.tmp")
+	tmp, err := atomicfile.WriteTemp(path, data, mode)
 	if err != nil {
 		return "", unwrapPath(err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", unwrapPath(err)
-	}
-	return f.Name(), nil
+	return tmp, nil
 }
 
 type moveResult int
@@ -228,13 +216,6 @@ func replace(tmp, path string) (displaced []byte, exchanged bool, err error) {
 		return nil, false, nil
 	}
 	return nil, false, os.Rename(tmp, path)
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 // lock takes <path>.lock by mkdir, waiting while another holder has it. A

@@ -15,6 +15,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/strata-dev/strata/atomicfile"
 )
 
 // HookName is the git hook strata installs.
@@ -226,25 +228,7 @@ func exists(name string) bool {
 
 // writeExecutable replaces name atomically with an executable file.
 func writeExecutable(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".strata-*")
-	if err != nil {
-		return fmt.Errorf("write hook: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o755)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
+	if err := atomicfile.Write(name, data, 0o755); err != nil {
 		return fmt.Errorf("write hook: %w", err)
 	}
 	return nil

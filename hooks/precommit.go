@@ -9,7 +9,6 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -32,13 +31,13 @@ type Report struct {
 // for the work tree) and never writes the index.
 func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 	var rep Report
-	staged, err := eng.Store.Staged(indexFile)
+	staged, err := eng.Staged(indexFile)
 	if err != nil {
 		return rep, err
 	}
 	head := map[string]string{}
-	if commit, err := eng.Store.Resolve("HEAD"); err == nil {
-		if head, err = eng.Store.FilesWhere(commit, mayHoldKept(eng.Cfg)); err != nil {
+	if commit, err := eng.ResolveRev("HEAD"); err == nil {
+		if head, err = eng.TreeFiles(commit, mayHoldKept(eng.Config())); err != nil {
 			return rep, fmt.Errorf("read HEAD: %w", err)
 		}
 	} else if !errors.Is(err, state.ErrNotFound) {
@@ -47,13 +46,13 @@ func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 
 	changed := map[string]config.Kept{}
 	for p, sf := range staged {
-		if k, ok := eng.Cfg.Classify(p); ok && head[p] != sf.Blob {
+		if k, ok := eng.Config().Classify(p); ok && head[p] != sf.Blob {
 			changed[p] = k
 		}
 	}
 	for p := range head {
 		if _, ok := staged[p]; !ok {
-			if k, ok := eng.Cfg.Classify(p); ok {
+			if k, ok := eng.Config().Classify(p); ok {
 				changed[p] = k
 			}
 		}
@@ -79,7 +78,7 @@ func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 }
 
 // checkStaged checks one kept path the commit changes.
-func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]gitstore.StagedFile, head map[string]string) (state.Problems, error) {
+func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.StagedFile, head map[string]string) (state.Problems, error) {
 	sf, isStaged := staged[k.Path]
 	headBlob, inHead := head[k.Path]
 	noun := "Phase Outcome"
@@ -95,16 +94,16 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]gitstore.S
 	if !sf.Regular {
 		return state.Problems{{Path: k.Path, Message: "is staged as a symbolic link or a submodule, not a regular file; strata keeps regular files only"}}, nil
 	}
-	data, size, err := eng.Store.ReadBlob(sf.Blob, eng.Cfg.MaxSize)
+	data, size, err := eng.ReadBlob(sf.Blob)
 	if err != nil {
 		return nil, fmt.Errorf("read staged %s: %w", k.Path, err)
 	}
 	if data == nil {
-		return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, eng.Cfg.MaxSize)}}, nil
+		return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, eng.Config().MaxSize)}}, nil
 	}
 	var prev []byte
 	if inHead && !k.Class.Immutable() {
-		if prev, _, err = eng.Store.ReadBlob(headBlob, eng.Cfg.MaxSize); err != nil {
+		if prev, _, err = eng.ReadBlob(headBlob); err != nil {
 			return nil, fmt.Errorf("read %s at HEAD: %w", k.Path, err)
 		}
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/markdown"
 	"github.com/strata-dev/strata/state"
 )
@@ -89,10 +88,10 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		if o.Entry == nil {
 			continue
 		}
-		k, ok := a.Eng.Cfg.Classify(o.Path)
+		k, ok := a.Eng.Config().Classify(o.Path)
 		// Only the canonical L1 files are mirrored: a user's own files that
 		// borrow the workflow-state schema are not "the" workflow state.
-		if !ok || !isSynced(k.Class) || !slices.Contains(l1Paths(a.Eng.Cfg, k.Class), o.Path) {
+		if !ok || !isSynced(k.Class) || !slices.Contains(l1Paths(a.Eng.Config(), k.Class), o.Path) {
 			continue
 		}
 		l1 = true
@@ -129,7 +128,7 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 
 // docAt decodes a recorded JSON document ({} when it is not an object).
 func (a *Agent) docAt(commit, path string) (map[string]any, error) {
-	data, err := a.Eng.Store.ReadFile(commit, path)
+	data, err := a.Eng.FileAt(commit, path)
 	if errors.Is(err, state.ErrNotFound) {
 		return map[string]any{}, nil
 	}
@@ -149,7 +148,7 @@ func decodeObject(data []byte) map[string]any {
 
 // previous is the version of path recorded before commit ({} when none).
 func (a *Agent) previous(commit, path string) (map[string]any, error) {
-	ents, err := a.Eng.Store.Log(a.Eng.Store.StateRef(), gitstore.LogQuery{Path: path, Limit: 50})
+	ents, err := a.Eng.Log(state.LogQuery{Path: path, Limit: 50})
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +222,7 @@ func Transition(prev, cur map[string]any) []string {
 
 // memoryKept is the L2 file as a kept path.
 func (a *Agent) memoryKept() (config.Kept, bool) {
-	return a.Eng.Cfg.Classify(a.Eng.Cfg.Memory)
+	return a.Eng.Config().Classify(a.Eng.Config().Memory)
 }
 
 // writeMemory appends lines under ## Workflow state (a line already there
@@ -271,12 +270,16 @@ func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome,
 	if f.Exists && string(data) == string(f.Content) {
 		return outs, nil
 	}
-	if err := a.Eng.WriteFile(k, data); err != nil {
+	o, err := a.Eng.Put(k, data, src)
+	switch {
+	case err != nil && !o.Written:
 		a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
 		return outs, nil
+	case !o.Written:
+		a.Warn(fmt.Sprintf("L2 %s not written: it would be invalid: %s", k.Path, o.Problems.Error()))
+		return outs, nil
 	}
-	o, err := a.Eng.Record([]config.Kept{k}, src)
-	return append(outs, o...), err
+	return append(outs, o), err
 }
 
 // SyncGraph upserts the L3 entities of every L1 document as recorded, and
@@ -290,7 +293,7 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 	if _, isNo := a.Graph.(NoGraph); isNo {
 		return nil, nil
 	}
-	k, ok := a.Eng.Cfg.Classify(a.Eng.Cfg.Graph)
+	k, ok := a.Eng.Config().Classify(a.Eng.Config().Graph)
 	if !ok {
 		return nil, nil
 	}
@@ -300,7 +303,7 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, err
 	}
 	for _, c := range synced {
-		for _, p := range l1Paths(a.Eng.Cfg, c) {
+		for _, p := range l1Paths(a.Eng.Config(), c) {
 			doc, err := a.docAt(head, p)
 			if err != nil {
 				return nil, err
@@ -310,7 +313,7 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 			}
 		}
 	}
-	name := a.Eng.Cfg.Abs(k.Path)
+	name := a.Eng.Config().Abs(k.Path)
 	var changed bool
 	if _, err = os.Stat(name); err == nil {
 		changed, err = a.Graph.Upsert(name, ents)
@@ -380,7 +383,7 @@ type Expiry struct {
 // fresh TTL from the time it was restored. An invalid, empty or missing
 // state is left alone. It returns nil when nothing expired.
 func (a *Agent) Expire(src state.Source) (*Expiry, error) {
-	k, ok := a.Eng.Cfg.Classify(WorkflowStatePath)
+	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
 	if !ok || k.Class != state.ClassWorkflowState {
 		return nil, nil
 	}
@@ -410,7 +413,7 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 		return nil, nil
 	}
 	base := last
-	ents, err := a.Eng.Store.Log(a.Eng.Store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
+	ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -426,16 +429,14 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 	if _, err := a.writeMemory([]string{x.Line}, state.SourceExpire); err != nil {
 		return nil, err
 	}
-	if err := a.Eng.WriteFile(k, []byte("{}\n")); err != nil {
-		return nil, err
-	}
-	outs, err = a.Eng.Record([]config.Kept{k}, state.SourceExpire)
+	o, err := a.Eng.Put(k, []byte("{}\n"), state.SourceExpire)
 	if err != nil {
 		return nil, err
 	}
-	if len(outs) > 0 {
-		x.Entry = outs[0].Entry
+	if !o.Written {
+		return nil, o.Problems
 	}
+	x.Entry = o.Entry
 	if _, err := a.SyncGraph(); err != nil {
 		return x, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/graph/mcptest"
 	"github.com/strata-dev/strata/state"
 )
@@ -87,7 +86,7 @@ func TestResolveFromRealServer(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &doc))
 	assert.Equal(t, "review", doc["phase"], "L1 takes the newer phase from L3")
 	assert.Equal(t, "APEX", doc["type"])
-	ents, err := eng.Store.Log(eng.Store.StateRef(), gitstore.LogQuery{Path: ".claude/workflow-state.json", Limit: 1})
+	ents, err := eng.Log(state.LogQuery{Path: ".claude/workflow-state.json", Limit: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, ents)
 	assert.Equal(t, state.SourceResolve, ents[0].Source)
@@ -96,7 +95,7 @@ func TestResolveFromRealServer(t *testing.T) {
 	text := srv.Tool("read_graph", map[string]any{})
 	assert.Contains(t, text, "team-notes")
 	assert.Contains(t, text, "phase: review")
-	k, _ := eng.Cfg.Classify(".claude/workflow-state.json")
+	k, _ := eng.Config().Classify(".claude/workflow-state.json")
 	f, p := eng.Read(k)
 	require.Nil(t, p)
 	assert.False(t, eng.Check(f, nil).Invalid(), "the rewritten L1 is valid")

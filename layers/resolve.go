@@ -10,7 +10,6 @@ import (
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/conflict"
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/state"
 )
@@ -82,7 +81,7 @@ type resolver struct {
 // kept finds the L1 path of a class: the default path, else the first kept
 // path of that class.
 func (r *resolver) kept(class state.Class, def string) (config.Kept, bool) {
-	if k, ok := r.eng.Cfg.Classify(def); ok && k.Class == class {
+	if k, ok := r.eng.Config().Classify(def); ok && k.Class == class {
 		return k, true
 	}
 	all, err := r.eng.AllPaths()
@@ -98,11 +97,11 @@ func (r *resolver) kept(class state.Class, def string) (config.Kept, bool) {
 }
 
 func (r *resolver) loadGraph() error {
-	r.graphK = config.Kept{Path: r.eng.Cfg.Graph, Class: state.ClassGraph, Schema: "mcp-memory"}
-	if k, ok := r.eng.Cfg.Classify(r.eng.Cfg.Graph); ok {
+	r.graphK = config.Kept{Path: r.eng.Config().Graph, Class: state.ClassGraph, Schema: "mcp-memory"}
+	if k, ok := r.eng.Config().Classify(r.eng.Config().Graph); ok {
 		r.graphK = k
 	}
-	r.graphAbs = r.eng.Cfg.Abs(r.graphK.Path)
+	r.graphAbs = r.eng.Config().Abs(r.graphK.Path)
 	f, p := r.eng.Read(r.graphK)
 	if p != nil {
 		r.degraded(p)
@@ -114,10 +113,10 @@ func (r *resolver) loadGraph() error {
 	if r.head == "" {
 		return nil
 	}
-	rec, err := r.eng.Store.ReadFile(r.head, r.graphK.Path)
+	rec, err := r.eng.FileAt(r.head, r.graphK.Path)
 	r.graphRec = err == nil && f.Exists && bytes.Equal(rec, f.Content)
 	if r.graphRec {
-		r.graphLog, err = r.eng.Store.Log(r.eng.Store.StateRef(), gitstore.LogQuery{Path: r.graphK.Path, Limit: 200})
+		r.graphLog, err = r.eng.Log(state.LogQuery{Path: r.graphK.Path, Limit: 200})
 		if err != nil {
 			return err
 		}
@@ -142,7 +141,7 @@ func (r *resolver) entityTime(class state.Class, cur graph.Entity) (time.Time, b
 		if ent.Action == state.ActionDelete {
 			break
 		}
-		data, err := r.eng.Store.ReadFile(ent.Commit, r.graphK.Path)
+		data, err := r.eng.FileAt(ent.Commit, r.graphK.Path)
 		if err != nil {
 			break
 		}
@@ -165,11 +164,11 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	var doc map[string]any
 	var prev []byte
 	if r.head != "" {
-		if b, err := eng.Store.ReadFile(r.head, k1.Path); err == nil {
+		if b, err := eng.FileAt(r.head, k1.Path); err == nil {
 			prev = b
 		}
 	}
-	last, err := eng.Store.Log(eng.Store.StateRef(), gitstore.LogQuery{Path: k1.Path, Limit: 1})
+	last, err := eng.Log(state.LogQuery{Path: k1.Path, Limit: 1})
 	if err != nil {
 		return Resolution{}, err
 	}
@@ -205,7 +204,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	}
 
 	l2 := conflict.LayerTime{Layer: conflict.L2}
-	if m, err := eng.Store.Log(eng.Store.StateRef(), gitstore.LogQuery{Path: eng.Cfg.Memory, Limit: 1}); err == nil && len(m) > 0 && m[0].Action != state.ActionDelete {
+	if m, err := eng.Log(state.LogQuery{Path: eng.Config().Memory, Limit: 1}); err == nil && len(m) > 0 && m[0].Action != state.ActionDelete {
 		l2.Present, l2.Time, l2.Basis = true, m[0].Time, conflict.BasisCommit
 	}
 
@@ -260,17 +259,14 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]an
 	if err := enc.Encode(next); err != nil {
 		return nil, err
 	}
-	if ps := r.eng.Check(engine.File{Kept: k, Content: b.Bytes(), Exists: true}, prev); ps.Invalid() {
-		return ps, nil
-	}
-	if err := r.eng.WriteFile(k, b.Bytes()); err != nil {
-		return nil, err
-	}
-	outs, err := r.eng.Record([]config.Kept{k}, state.SourceResolve)
+	o, err := r.eng.Put(k, b.Bytes(), state.SourceResolve)
 	if err != nil {
 		return nil, err
 	}
-	r.report(outs, "from L3")
+	if !o.Written {
+		return o.Problems, nil
+	}
+	r.report([]engine.Outcome{o}, "from L3")
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.
 	if e, ok := graph.FromState(class, next); ok {

@@ -84,7 +84,7 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Expired: x, Decisions: []Decision{}, Sessions: []Session{}, Paths: map[string]any{}}
-	cfg := a.Eng.Cfg
+	cfg := a.Eng.Config()
 	now := a.Eng.Now()
 
 	// L1
@@ -145,7 +145,7 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 
 // read reads a kept file through the engine (no symlinks, size-limited).
 func (a *Agent) read(rel string) ([]byte, bool) {
-	k, ok := a.Eng.Cfg.Classify(rel)
+	k, ok := a.Eng.Config().Classify(rel)
 	if !ok {
 		return nil, false
 	}
@@ -342,13 +342,13 @@ func (r *Report) Text() string {
 func (a *Agent) Present() Layers {
 	var l Layers
 	for _, c := range synced {
-		for _, p := range l1Paths(a.Eng.Cfg, c) {
+		for _, p := range l1Paths(a.Eng.Config(), c) {
 			if _, ok := a.read(p); ok {
 				l.L1 = true
 			}
 		}
 	}
-	_, l.L2 = a.read(a.Eng.Cfg.Memory)
-	_, l.L3 = a.read(a.Eng.Cfg.Graph)
+	_, l.L2 = a.read(a.Eng.Config().Memory)
+	_, l.L3 = a.read(a.Eng.Config().Graph)
 	return l
 }

@@ -21,10 +21,10 @@ import (
 
 // Info is what the holder writes into the lock file.
 type Info struct {
-	PID   int            `json:"pid"`
-	Since time.Time      `json:"since"`
-	Host  string         `json:"host,omitempty"`
-	Extra map[string]any `json:"extra,omitempty"` // status fields set with Lock.Update
+	PID   int             `json:"pid"`
+	Since time.Time       `json:"since"`
+	Host  string          `json:"host,omitempty"`
+	Extra json.RawMessage `json:"extra,omitempty"` // the holder's status, set with Lock.Update
 }
 
 // LockedError is returned by Acquire when another live process holds the
@@ -105,25 +105,19 @@ func (l *Lock) Info() Info {
 	return l.info
 }
 
-// Update merges extra into the status fields written in the lock file (a nil
-// value removes a field), for `strata status` to show. It fails after
-// Release.
-func (l *Lock) Update(extra map[string]any) error {
+// Update replaces the holder's status written in the lock file with status
+// encoded as JSON, for `strata status` to show. It fails after Release.
+func (l *Lock) Update(status any) error {
+	data, err := json.Marshal(status)
+	if err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return errors.New("lock: released")
 	}
-	if l.info.Extra == nil {
-		l.info.Extra = make(map[string]any, len(extra))
-	}
-	for k, v := range extra {
-		if v == nil {
-			delete(l.info.Extra, k)
-		} else {
-			l.info.Extra[k] = v
-		}
-	}
+	l.info.Extra = data
 	return l.write()
 }
 

@@ -95,18 +95,22 @@ func TestUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	if err := l.Update(map[string]any{"changes": 3, "rejected": 1}); err != nil {
+	type status struct {
+		Changes  int `json:"changes"`
+		Rejected int `json:"rejected,omitempty"`
+	}
+	if err := l.Update(status{Changes: 3, Rejected: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Update(map[string]any{"changes": 4, "rejected": nil}); err != nil {
+	if err := l.Update(status{Changes: 4}); err != nil {
 		t.Fatal(err)
 	}
 	info, held, err := Read(path)
 	if err != nil || !held {
 		t.Fatalf("Read: held %v, %v", held, err)
 	}
-	if len(info.Extra) != 1 || info.Extra["changes"] != float64(4) {
-		t.Errorf("extra = %v, want changes 4 only", info.Extra)
+	if string(info.Extra) != `{"changes":4}` {
+		t.Errorf("extra = %s, want changes 4 only (the status is replaced, not merged)", info.Extra)
 	}
 	if info.PID != os.Getpid() || info.Host != l.Info().Host {
 		t.Errorf("Read = %+v, want %+v", info, l.Info())
@@ -192,7 +196,7 @@ func TestHolderKilled(t *testing.T) {
 	child := cmd.Process.Pid
 
 	info, held, err := Read(path)
-	if err != nil || !held || info.PID != child || info.Extra["changes"] != float64(7) {
+	if err != nil || !held || info.PID != child || string(info.Extra) != `{"changes":7}` {
 		t.Fatalf("Read = %+v, %v, %v; want held by pid %d with changes 7", info, held, err, child)
 	}
 	_, err = Acquire(path)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -23,14 +24,16 @@ func setupBench(b *testing.B) *world {
 	changes := make([]state.Change, benchPaths)
 	for i := range changes {
 		p := fmt.Sprintf(".claude/f%04d.json", i)
-		k, _ := a.eng.Cfg.Classify(p)
+		k, _ := a.eng.Config().Classify(p)
 		data := fmt.Appendf(nil, `{"n": %d, "at": %q}`+"\n", i, time.Now().Format(time.RFC3339Nano))
-		if err := a.eng.WriteFile(k, data); err != nil {
-			b.Fatal(err)
-		}
+		writeFile(b, a.eng.Config().Abs(p), data)
 		changes[i] = state.Change{Path: p, Content: data, Class: k.Class, Schema: k.Schema, Source: state.SourceRecord, Time: a.now}
 	}
-	if _, err := a.eng.Store.Record(changes...); err != nil {
+	st, err := gitstore.Open(a.dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.Record(changes...); err != nil {
 		b.Fatal(err)
 	}
 	return w

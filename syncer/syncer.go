@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -33,20 +32,20 @@ type Options struct {
 
 // Report is what a sync did.
 type Report struct {
-	Remote     string               `json:"remote"`
-	Tracking   string               `json:"tracking_ref"`
-	Result     gitstore.MergeKind   `json:"result"`
-	LocalHead  string               `json:"local_before,omitempty"`
-	RemoteHead string               `json:"remote_before,omitempty"`
-	Head       string               `json:"head,omitempty"`
-	Recorded   []string             `json:"recorded"`  // local edits recorded before merging
-	Written    []string             `json:"written"`   // kept files written or removed in the work tree
-	Skipped    []string             `json:"skipped"`   // kept files not written: edited on disk meanwhile
-	Decisions  []gitstore.MergePath `json:"decisions"` // paths decided by timestamp or kept local
-	Problems   state.Problems       `json:"problems,omitempty"`
-	Pushed     bool                 `json:"pushed"`
-	Retried    bool                 `json:"retried"`
-	DryRun     bool                 `json:"dry_run,omitempty"`
+	Remote     string             `json:"remote"`
+	Tracking   string             `json:"tracking_ref"`
+	Result     engine.MergeKind   `json:"result"`
+	LocalHead  string             `json:"local_before,omitempty"`
+	RemoteHead string             `json:"remote_before,omitempty"`
+	Head       string             `json:"head,omitempty"`
+	Recorded   []string           `json:"recorded"`  // local edits recorded before merging
+	Written    []string           `json:"written"`   // kept files written or removed in the work tree
+	Skipped    []string           `json:"skipped"`   // kept files not written: edited on disk meanwhile
+	Decisions  []engine.MergePath `json:"decisions"` // paths decided by timestamp or kept local
+	Problems   state.Problems     `json:"problems,omitempty"`
+	Pushed     bool               `json:"pushed"`
+	Retried    bool               `json:"retried"`
+	DryRun     bool               `json:"dry_run,omitempty"`
 }
 
 // ErrNoOrigin is a sync without REMOTE in a repository that has no remote
@@ -59,9 +58,9 @@ var beforePush func(attempt int)
 
 // Sync runs one sync of eng's work tree with a remote. Nothing is changed
 // locally before the remote has been fetched, so an unreachable remote
-// returns a *gitstore.RemoteError and leaves everything as it was. When the
+// returns a *engine.RemoteError and leaves everything as it was. When the
 // remote moved between the fetch and the push, the fetch and merge run once
-// more; a second race returns an error wrapping gitstore.ErrRemoteMoved (the
+// more; a second race returns an error wrapping engine.ErrRemoteMoved (the
 // local merge is kept, the next sync pushes it).
 func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	defaulted := o.Remote == ""
@@ -71,8 +70,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	if o.Lock == nil {
 		o.Lock = &sync.Mutex{}
 	}
-	st := eng.Store
-	remote, err := st.ResolveRemote(ctx, o.Remote, o.Cwd)
+	remote, err := eng.ResolveRemote(ctx, o.Remote, o.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +79,9 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	remote.Env = o.Env
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []gitstore.MergePath{}}
+		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}}
 	for attempt := 0; ; attempt++ {
-		fetched, err := st.Fetch(ctx, remote)
+		fetched, err := eng.Fetch(ctx, remote)
 		if err != nil {
 			return rep, err
 		}
@@ -108,12 +106,12 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if beforePush != nil {
 			beforePush(attempt)
 		}
-		err = st.Push(ctx, remote, head, fetched)
+		err = eng.Push(ctx, remote, head, fetched)
 		if err == nil {
 			rep.Pushed = true
 			return rep, nil
 		}
-		if !errors.Is(err, gitstore.ErrRemoteMoved) || attempt > 0 {
+		if !errors.Is(err, engine.ErrRemoteMoved) || attempt > 0 {
 			return rep, err
 		}
 		rep.Retried = true
@@ -144,19 +142,18 @@ func recordLocal(eng *engine.Engine, lock sync.Locker, rep *Report) error {
 // merge takes the fetched head into the state ref (or, dry, only plans it),
 // writes the kept files whose version changed, and returns the head to push:
 // "" when there is nothing to push.
-func merge(eng *engine.Engine, o Options, remote gitstore.Remote, fetched string, rep *Report) (string, error) {
-	st := eng.Store
+func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, rep *Report) (string, error) {
 	local, err := eng.Head()
 	if err != nil {
 		return "", err
 	}
 	if fetched == "" {
-		rep.Result, rep.Head = gitstore.MergeUpToDate, local
+		rep.Result, rep.Head = engine.MergeUpToDate, local
 		return local, nil // a remote without state: push ours
 	}
-	check := func(m *gitstore.Merge) error { return checkMerge(eng, m) }
+	check := func(m *engine.Merge) error { return checkMerge(eng, m) }
 	if o.DryRun {
-		m, err := st.PlanMerge(local, fetched)
+		m, err := eng.PlanMerge(local, fetched)
 		if err != nil {
 			return "", err
 		}
@@ -165,7 +162,7 @@ func merge(eng *engine.Engine, o Options, remote gitstore.Remote, fetched string
 		}
 		report(rep, m)
 		for _, p := range m.Paths {
-			if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
 				rep.Written = append(rep.Written, p.Path)
 			}
 		}
@@ -179,20 +176,20 @@ func merge(eng *engine.Engine, o Options, remote gitstore.Remote, fetched string
 	// The writes the merge owes the work tree go to the journal before the
 	// ref moves, so a crash in between is completed by the next command
 	// instead of recorded as local edits that revert the remote's work.
-	journaled := func(m *gitstore.Merge) error {
+	journaled := func(m *engine.Merge) error {
 		if err := check(m); err != nil {
 			return err
 		}
 		var owed []engine.JournalEntry
 		for _, p := range m.Paths {
-			if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
 				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: p.Ours, Result: p.Result})
 			}
 		}
 		return eng.BeginWrites(owed)
 	}
 	title := "sync with " + remote.Name
-	m, err := st.MergeInto(st.StateRef(), fetched, title, eng.Now(), journaled)
+	m, err := eng.MergeState(fetched, title, journaled)
 	if err != nil {
 		_ = eng.EndWrites() // the ref did not move: nothing is owed
 		return "", fmt.Errorf("merge: %w", err)
@@ -219,7 +216,7 @@ func crashPoint(step string) {
 	}
 }
 
-func report(rep *Report, m *gitstore.Merge) {
+func report(rep *Report, m *engine.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
 	rep.Decisions = rep.Decisions[:0]
 	for _, p := range m.Paths {
@@ -237,11 +234,10 @@ func report(rep *Report, m *gitstore.Merge) {
 // history there, step by step, so only its schema is checked here (and the
 // append-only rule). Paths this work tree does not keep are merged as they
 // are and never written.
-func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
-	st := eng.Store
+func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 	for i := range m.Paths {
 		p := &m.Paths[i]
-		k, ok := eng.Cfg.Classify(p.Path)
+		k, ok := eng.Config().Classify(p.Path)
 		if !ok {
 			continue
 		}
@@ -251,7 +247,7 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 		}
 		f := engine.File{Kept: k}
 		if p.Result != "" {
-			data, err := readBlob(st, p.Result, eng.Cfg.MaxSize)
+			data, err := eng.Blob(p.Result)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
@@ -259,7 +255,7 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 		}
 		var prev []byte
 		if p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
-			data, err := readBlob(st, p.Ours, eng.Cfg.MaxSize)
+			data, err := eng.Blob(p.Ours)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
@@ -284,10 +280,10 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 // version the merge started from (it was edited meanwhile: that edit is
 // newer, and the watcher or the next sync records it). Each write is fsynced,
 // so they run a few at a time.
-func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
-	var jobs []gitstore.MergePath
+func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
+	var jobs []engine.MergePath
 	for _, p := range m.Paths {
-		if _, kept := eng.Cfg.Classify(p.Path); kept && p.Changed() {
+		if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
 			jobs = append(jobs, p)
 		}
 	}
@@ -313,26 +309,10 @@ func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
 }
 
 // writeOne writes one merged version; false when the file on disk is not
-// the local version any more. The engine's file functions only read its
-// configuration and the store, which is safe for concurrent use.
-func writeOne(eng *engine.Engine, p gitstore.MergePath) (bool, error) {
-	k, _ := eng.Cfg.Classify(p.Path)
-	f, prob := eng.Read(k)
-	onDisk := ""
-	if f.Exists {
-		onDisk = gitstore.BlobHash(f.Content)
-	}
-	if prob != nil || onDisk != p.Ours {
-		return false, nil
-	}
-	if p.Result == "" {
-		return true, eng.RemoveFile(k)
-	}
-	data, err := readBlob(eng.Store, p.Result, eng.Cfg.MaxSize)
-	if err != nil {
-		return false, err
-	}
-	return true, eng.WriteFile(k, data)
+// the local version any more.
+func writeOne(eng *engine.Engine, p engine.MergePath) (bool, error) {
+	k, _ := eng.Config().Classify(p.Path)
+	return eng.Checkout(k, p.Ours, p.Result)
 }
 
 // Tracking is one remote's tracking ref as `strata status` shows it.
@@ -347,8 +327,7 @@ type Tracking struct {
 // Remotes lists the remotes this repository has synced with and how the
 // local state ref compares with what was last fetched from each.
 func Remotes(eng *engine.Engine) ([]Tracking, error) {
-	st := eng.Store
-	refs, err := st.TrackingRefs()
+	refs, err := eng.TrackingRefs()
 	if err != nil {
 		return nil, err
 	}
@@ -357,13 +336,13 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 		return nil, err
 	}
 	out := []Tracking{}
-	for _, ref := range gitstore.SortedRefs(refs) {
-		h, err := st.Head(ref)
+	for _, ref := range sortedRefs(refs) {
+		h, err := eng.RefHead(ref)
 		if err != nil {
 			continue
 		}
 		t := Tracking{Remote: refs[ref], Ref: ref, Head: h}
-		if t.Ahead, t.Behind, err = st.Compare(local, h); err != nil {
+		if t.Ahead, t.Behind, err = eng.Compare(local, h); err != nil {
 			return nil, err
 		}
 		out = append(out, t)
@@ -371,15 +350,12 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 	return out, nil
 }
 
-// readBlob reads a recorded version, refusing one larger than max_size (it
-// may come from another machine with a larger limit).
-func readBlob(st *gitstore.Store, id string, limit int64) ([]byte, error) {
-	data, size, err := st.ReadBlob(id, limit)
-	if err != nil {
-		return nil, err
+// sortedRefs returns the keys of TrackingRefs' map in order.
+func sortedRefs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	if data == nil && size > limit {
-		return nil, fmt.Errorf("blob %s is %d bytes, larger than max_size %d", id, size, limit)
-	}
-	return data, nil
+	sort.Strings(out)
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 )
 
 // gitEnv isolates the git CLI from the machine's config.
@@ -87,13 +88,10 @@ func newWorld(tb testing.TB, names ...string) *world {
 
 func (m *machine) write(path, content string) {
 	m.tb.Helper()
-	k, ok := m.eng.Cfg.Classify(path)
-	if !ok {
+	if _, ok := m.eng.Config().Classify(path); !ok {
 		m.tb.Fatalf("%s: not kept", path)
 	}
-	if err := m.eng.WriteFile(k, []byte(content)); err != nil {
-		m.tb.Fatal(err)
-	}
+	writeFile(m.tb, m.eng.Config().Abs(path), []byte(content))
 }
 
 func (m *machine) read(path string) string {
@@ -153,7 +151,6 @@ func (m *machine) check() {
 // follow the first-parent chain git sees, through merges and fast-forwards.
 func (m *machine) checkIndex() {
 	m.tb.Helper()
-	st := m.eng.Store
 	head, _ := m.eng.Head()
 	if head == "" {
 		return
@@ -162,7 +159,7 @@ func (m *machine) checkIndex() {
 	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--format=%H", "--grep=^Strata-Path: ", "refs/strata/state")) {
 		want[c] = true
 	}
-	ents, err := st.Log(st.StateRef(), gitstore.LogQuery{})
+	ents, err := m.eng.Log(state.LogQuery{})
 	if err != nil {
 		m.tb.Fatal(err)
 	}
@@ -178,7 +175,7 @@ func (m *machine) checkIndex() {
 			m.tb.Errorf("%s: Log misses %s", m.name, c)
 		}
 	}
-	if at, err := st.At(st.StateRef(), time.Now().Add(24*365*time.Hour)); err != nil || at != head {
+	if at, err := m.eng.Commit(engine.Point{At: time.Now().Add(24 * 365 * time.Hour)}); err != nil || at != head {
 		m.tb.Errorf("%s: At(future) = %s, %v; want the head %s", m.name, at, err, head)
 	}
 }
@@ -292,7 +289,7 @@ func TestSameFileConvergesInAnyOrder(t *testing.T) {
 			// Every loser is one restore away, in every clone.
 			for _, m := range w.ms {
 				for _, l := range losers {
-					data, err := m.eng.Store.ReadFile(l, wsPath)
+					data, err := m.eng.FileAt(l, wsPath)
 					if err != nil {
 						t.Errorf("%s: loser %s: %v", m.name, l, err)
 						continue
@@ -306,7 +303,7 @@ func TestSameFileConvergesInAnyOrder(t *testing.T) {
 			for _, m := range w.ms {
 				var found bool
 				for _, c := range strings.Fields(git(t, m.dir, "rev-list", "--merges", "refs/strata/state")) {
-					ds, err := m.eng.Store.Decisions(c)
+					ds, err := m.eng.MergeDecisions(c)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -472,7 +469,7 @@ func TestUnreachableRemoteChangesNothing(t *testing.T) {
 	if after != before {
 		t.Errorf("state ref moved from %s to %s", before, after)
 	}
-	if refs, _ := a.eng.Store.TrackingRefs(); len(refs) != 0 {
+	if refs, _ := a.eng.TrackingRefs(); len(refs) != 0 {
 		t.Errorf("tracking refs created: %v", refs)
 	}
 	st, _ := a.eng.Status()
@@ -521,5 +518,16 @@ func TestEscapeRemote(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Errorf("%q -> %q is not a valid ref component", s, e)
 		}
+	}
+}
+
+// writeFile writes a kept file as a user's editor would.
+func writeFile(tb testing.TB, name string, data []byte) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		tb.Fatal(err)
 	}
 }

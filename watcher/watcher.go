@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/strata-dev/strata/atomicfile"
 )
 
 // Defaults for Options.
@@ -51,6 +53,7 @@ type Options struct {
 	WatchDir func(rel string) bool
 	// Match reports whether the file at rel (a slash path relative to Root)
 	// is a kept file. Only matching paths are emitted. Nil matches every file.
+	// strata's own temp files (atomicfile.Prefix) never match.
 	Match func(rel string) bool
 	// Extra lists absolute paths of kept files outside Root. Their parent
 	// directories are watched (a parent that does not exist is retried at
@@ -188,6 +191,9 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 	if w.match == nil {
 		w.match = func(string) bool { return true }
 	}
+	// strata's own writes in flight are never kept files, whatever the rules.
+	match := w.match
+	w.match = func(rel string) bool { return !atomicfile.IsTemp(rel) && match(rel) }
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}

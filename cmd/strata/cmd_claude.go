@@ -53,7 +53,7 @@ func runClaude(e *env, o claudeOptions) error {
 	if err != nil {
 		return err
 	}
-	k, kept := eng.Cfg.Classify(hooks.SettingsPath)
+	k, kept := eng.Config().Classify(hooks.SettingsPath)
 	if !kept { // the user's rules ignore it: still edit it, but record nothing
 		k = config.Kept{Path: hooks.SettingsPath, Class: state.ClassClaudeJSON, Schema: "json"}
 	}
@@ -62,7 +62,7 @@ func runClaude(e *env, o claudeOptions) error {
 		return state.Problems{*p}
 	}
 	if f.Exists {
-		if ps := eng.V.Validate(k.Path, f.Content, "json"); ps.Invalid() {
+		if ps := eng.ValidateContent(k.Path, f.Content, "json"); ps.Invalid() {
 			return ps // left untouched
 		}
 	}
@@ -93,28 +93,23 @@ func runClaude(e *env, o claudeOptions) error {
 		}
 		return nil
 	}
-	if err := eng.WriteFile(k, out); err != nil {
+	oc, err := eng.Put(k, out, state.SourceRecord)
+	if err != nil {
 		return err
+	}
+	if !oc.Written {
+		return oc.Problems // left untouched
 	}
 	if o.Remove {
 		fmt.Fprintf(e.Out, "removed strata's hooks from %s\n", k.Path)
 	} else {
 		fmt.Fprintf(e.Out, "updated %s: SessionStart runs %q; PostToolUse (%s) runs %q\n", k.Path, hooks.ResumeCommand, hooks.ValidateMatcher, hooks.ValidateCommand)
 	}
-	if !kept {
-		return nil
+	if oc.Entry != nil {
+		fmt.Fprintf(e.Out, "recorded %s (%s)\n", oc.Path, state.ShortID(oc.Entry.Commit))
 	}
-	outs, err := eng.Record([]config.Kept{k}, state.SourceRecord)
-	if err != nil {
-		return err
-	}
-	for _, oc := range outs {
-		if oc.Entry != nil {
-			fmt.Fprintf(e.Out, "recorded %s (%s)\n", oc.Path, state.ShortID(oc.Entry.Commit))
-		}
-		if oc.Invalid() {
-			return oc.Problems
-		}
+	if oc.Invalid() {
+		return oc.Problems
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func runDecide(e *env, o decideOptions) error {
 		return err
 	}
 	if o.By == "" {
-		o.By = whoAmI(eng.Cfg.Root)
+		o.By = whoAmI(eng.Root())
 	}
 	if o.By == "" {
 		return usagef("cannot tell who decides: set git config user.name or pass --by NAME")

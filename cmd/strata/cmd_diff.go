@@ -66,7 +66,7 @@ func runDiff(e *env, o diffOptions) error {
 		if err != nil {
 			return nil, "", err
 		}
-		data, err := eng.Store.ReadFile(c, k.Path)
+		data, err := eng.FileAt(c, k.Path)
 		if errors.Is(err, state.ErrNotFound) {
 			return nil, "/dev/null", nil
 		}

@@ -66,7 +66,7 @@ func runHooksInstall(e *env) error {
 	if err != nil {
 		return err
 	}
-	root := eng.Cfg.Root
+	root := eng.Root()
 	res, err := hooks.Install(root, hooks.Executable())
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func runHooksUninstall(e *env) error {
 	if err != nil {
 		return err
 	}
-	root := eng.Cfg.Root
+	root := eng.Root()
 	res, err := hooks.Uninstall(root)
 	if err != nil {
 		return err

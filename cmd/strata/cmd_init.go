@@ -49,16 +49,16 @@ func runInit(e *env) error {
 	}
 	switch {
 	case recorded > 0:
-		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.Store.StateRef(), state.ShortID(head))
+		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.StateRef(), state.ShortID(head))
 	case head != "":
-		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.Store.StateRef(), state.ShortID(head))
+		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.StateRef(), state.ShortID(head))
 	default:
 		fmt.Fprintf(e.Out, "no valid kept files yet; strata records them as they appear\n")
 	}
 	if invalid > 0 {
 		fmt.Fprintf(e.Err, "%d files fail their schema (kept on %s). If they follow a shape of your own,\n"+
 			"point `schema:` in %s at your own JSON Schema file, or use `schema: json`.\n",
-			invalid, eng.Store.RejectedRef(), config.FileName)
+			invalid, eng.RejectedRef(), config.FileName)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -47,7 +47,7 @@ func runLog(e *env, o logOptions) error {
 	if o.N < 0 {
 		return usagef("-n must not be negative")
 	}
-	q := gitstore.LogQuery{Limit: o.N}
+	q := state.LogQuery{Limit: o.N}
 	var err error
 	if o.Since != "" {
 		if q.Since, err = state.ParseTime(o.Since, e.Now()); err != nil {
@@ -70,11 +70,11 @@ func runLog(e *env, o logOptions) error {
 		}
 		q.Path = k.Path
 	}
-	ref := eng.Store.StateRef()
+	log := eng.Log
 	if o.Rejected {
-		ref = eng.Store.RejectedRef()
+		log = eng.RejectedLog
 	}
-	entries, err := eng.Store.Log(ref, q)
+	entries, err := log(q)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return err
 	}
@@ -90,7 +90,7 @@ func runLog(e *env, o logOptions) error {
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {
 			shown[en.Commit] = true
-			printMergeDecisions(e, eng.Store, en.Commit, o.Path)
+			printMergeDecisions(e, eng, en.Commit, o.Path)
 		}
 	}
 	return nil
@@ -99,8 +99,8 @@ func runLog(e *env, o logOptions) error {
 // printMergeDecisions lists the paths a sync merge decided by timestamp (or kept
 // local), under the merge's entries, with the command that brings a losing
 // version back.
-func printMergeDecisions(e *env, st *gitstore.Store, commit, path string) {
-	ds, err := st.Decisions(commit)
+func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
+	ds, err := eng.MergeDecisions(commit)
 	if err != nil {
 		return
 	}

@@ -75,9 +75,10 @@ func memoryFile(e *env) (*engine.Engine, engine.File, error) {
 	if err != nil {
 		return nil, engine.File{}, err
 	}
-	k, ok := eng.Cfg.Classify(eng.Cfg.Memory)
+	cfg := eng.Config()
+	k, ok := cfg.Classify(cfg.Memory)
 	if !ok {
-		return nil, engine.File{}, fmt.Errorf("%s: the memory file is not a kept path", eng.Cfg.Memory)
+		return nil, engine.File{}, fmt.Errorf("%s: the memory file is not a kept path", cfg.Memory)
 	}
 	f, p := eng.Read(k)
 	if p != nil {
@@ -152,19 +153,16 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 		fmt.Fprintf(e.Out, "already in %s under %q\n", f.Path, markdown.CleanHeading(o.Section))
 		return nil
 	}
-	if ps := eng.V.Validate(f.Path, data, f.Schema); ps.Invalid() {
-		return ps
-	}
-	if err := eng.WriteFile(f.Kept, data); err != nil {
-		return err
-	}
-	outs, err := eng.Record([]config.Kept{f.Kept}, state.SourceRecord)
+	out, err := eng.Put(f.Kept, data, state.SourceRecord)
 	if err != nil {
 		return err
 	}
+	if !out.Written {
+		return out.Problems
+	}
 	fmt.Fprintf(e.Out, "added to %s under %q", f.Path, markdown.CleanHeading(o.Section))
-	if len(outs) > 0 && outs[0].Entry != nil {
-		fmt.Fprintf(e.Out, " (%s)", state.ShortID(outs[0].Entry.Commit))
+	if out.Entry != nil {
+		fmt.Fprintf(e.Out, " (%s)", state.ShortID(out.Entry.Commit))
 	}
 	fmt.Fprintln(e.Out)
 	return nil
@@ -177,7 +175,7 @@ func runMemoryLint(e *env, o memoryOptions) error {
 	}
 	problems := state.Problems{}
 	if f.Exists {
-		problems = append(problems, eng.V.Validate(f.Path, f.Content, f.Schema)...)
+		problems = append(problems, eng.ValidateContent(f.Path, f.Content, f.Schema)...)
 		if !problems.Invalid() {
 			d, err := markdown.Parse(f.Content)
 			if err != nil {

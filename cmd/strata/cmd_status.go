@@ -70,7 +70,7 @@ func runStatus(e *env, o statusOptions) error {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.Store.StateRef(), Head: head, Watcher: w, Remotes: remotes, Layers: lj, Files: files})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Layers: lj, Files: files})
 	}
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
 	if w.Running {
@@ -94,9 +94,9 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintf(e.Out, "remote %s: %d ahead, %d behind (as last fetched, %s)\n", r.Remote, r.Ahead, r.Behind, state.ShortID(r.Head))
 	}
 	if head == "" {
-		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.Store.StateRef())
+		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
 	} else {
-		fmt.Fprintf(e.Out, "%s at %s\n", eng.Store.StateRef(), state.ShortID(head))
+		fmt.Fprintf(e.Out, "%s at %s\n", eng.StateRef(), state.ShortID(head))
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(e.Out, "no kept files")

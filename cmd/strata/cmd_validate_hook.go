@@ -70,8 +70,8 @@ func runValidateHook(e *env) error {
 	if real, err := filepath.EvalSymlinks(filepath.Dir(name)); err == nil {
 		name = filepath.Join(real, filepath.Base(name))
 	}
-	rel := eng.Cfg.Rel(dir, name)
-	k, ok := eng.Cfg.Classify(rel)
+	rel := eng.Config().Rel(dir, name)
+	k, ok := eng.Config().Classify(rel)
 	if !ok {
 		return nil
 	}
@@ -103,7 +103,7 @@ func recordedVersion(eng *engine.Engine, path string) ([]byte, error) {
 	if err != nil || head == "" {
 		return nil, err
 	}
-	data, err := eng.Store.ReadFile(head, path)
+	data, err := eng.FileAt(head, path)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}

@@ -1,0 +1,79 @@
+// Package atomicfile is strata's one way to replace a file so that a crash
+// leaves either the old content or the new, never a mix: a temp file beside
+// the target, written, fsynced, renamed over the target, and the directory
+// fsynced. Every temp file strata writes in a work tree is named with Prefix,
+// which the watcher ignores, so strata's own writes in flight are never
+// recorded or reported.
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Prefix begins the base name of every temp file strata writes beside a
+// file it replaces.
+const Prefix = ".strata-tmp-"
+
+// IsTemp reports whether name (a path, slash- or OS-separated) is one of
+// strata's temp files.
+func IsTemp(name string) bool {
+	base := name
+	if i := strings.LastIndexAny(name, `/`+string(filepath.Separator)); i >= 0 {
+		base = name[i+1:]
+	}
+	return strings.HasPrefix(base, Prefix)
+}
+
+// WriteTemp writes data to a new temp file in the directory of name (named
+// Prefix, name's base and a random suffix), with mode, fsynced and closed,
+// and returns the temp file's path. The caller renames it into place or
+// removes it; on error nothing is left behind.
+func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(name), Prefix+filepath.Base(name)+"-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// Write replaces name with data atomically: WriteTemp, rename over name,
+// fsync of the directory. The directory must exist. name, if it exists, is
+// replaced whatever it is (callers refuse symbolic links first).
+func Write(name string, data []byte, mode fs.FileMode) error {
+	tmp, err := WriteTemp(name, data, mode)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	SyncDir(filepath.Dir(name))
+	return nil
+}
+
+// SyncDir fsyncs a directory, so a rename in it survives a crash. It is
+// best effort: some file systems cannot sync a directory.
+func SyncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

@@ -1,0 +1,195 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/pidlock"
+	"github.com/strata-dev/strata/state"
+)
+
+// syncBuffer is an io.Writer safe to read while the daemon writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newRepo(t *testing.T) *engine.Engine {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, config.FileName), []byte("# defaults\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+func write(t *testing.T, eng *engine.Engine, path, content string) {
+	t.Helper()
+	name := eng.Config().Abs(path)
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// start runs the daemon until the test ends and waits for its catch-up.
+func start(t *testing.T, eng *engine.Engine, problems *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour, Problems: problems,
+			Ready: func() { close(ready) }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Run returned before ready: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catch-up in 10s")
+	}
+}
+
+func TestRunRecordsCatchUpAndEdits(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, ".claude/a.json", `{"v": 1}`)
+	var problems syncBuffer
+	start(t, eng, &problems)
+
+	logOf := func(path string) []state.Entry {
+		ents, err := eng.Log(state.LogQuery{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ents
+	}
+	if ents := logOf(".claude/a.json"); len(ents) != 1 || ents[0].Source != state.SourceWatch {
+		t.Fatalf("catch-up recorded %+v, want one watch entry", ents)
+	}
+	write(t, eng, ".claude/a.json", `{"v": 2}`)
+	waitFor(t, "the edit to be recorded", func() bool { return len(logOf(".claude/a.json")) == 2 })
+
+	// An invalid version is reported at once and quarantined, never recorded.
+	write(t, eng, ".claude/a.json", `{"v": `)
+	waitFor(t, "the invalid version to be reported", func() bool { return strings.Contains(problems.String(), ".claude/a.json:") })
+	if n := len(logOf(".claude/a.json")); n != 2 {
+		t.Errorf("the invalid version was recorded (%d entries)", n)
+	}
+	waitFor(t, "the quarantine", func() bool {
+		rej, _ := eng.RejectedLog(state.LogQuery{})
+		return len(rej) == 1
+	})
+
+	st, err := Info(eng)
+	if err != nil || !st.Running || st.PID != os.Getpid() {
+		t.Fatalf("Info = %+v, %v; want running in this process", st, err)
+	}
+	waitFor(t, "the published counters", func() bool {
+		st, _ := Info(eng)
+		return st.Recorded == 2 && st.Rejected == 1
+	})
+}
+
+func TestSecondWatcherIsRefused(t *testing.T) {
+	eng := newRepo(t)
+	start(t, eng, nil)
+	other, err := engine.Open(eng.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), other, Options{Debounce: 20 * time.Millisecond})
+	if !errors.Is(err, state.ErrLocked) {
+		t.Fatalf("second Run = %v, want ErrLocked", err)
+	}
+}
+
+func TestInfoWithoutWatcher(t *testing.T) {
+	eng := newRepo(t)
+	st, err := Info(eng)
+	if err != nil || st.Running {
+		t.Fatalf("Info = %+v, %v; want not running", st, err)
+	}
+}
+
+// TestPublishedStatusRoundTrips: what the watcher publishes (counters and
+// sync status, from two goroutines) is what Info reads back.
+func TestPublishedStatusRoundTrips(t *testing.T) {
+	eng := newRepo(t)
+	if err := os.MkdirAll(filepath.Dir(LockPath(eng)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := pidlock.Acquire(LockPath(eng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	pb := &publisher{lock: lock}
+	at := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
+	pb.update(func(p *Published) { p.Recorded, p.Rejected = 3, 1 })
+	pb.update(func(p *Published) { p.SyncStatus = SyncStatus{SyncRemote: "origin", LastSync: at} })
+	pb.update(func(p *Published) { p.LastSyncError, p.SyncFailures = "fetch origin: down", 2 })
+	st, err := Info(eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Published{Recorded: 3, Rejected: 1, SyncStatus: SyncStatus{SyncRemote: "origin", LastSync: at, LastSyncError: "fetch origin: down", SyncFailures: 2}}
+	if !st.Running || st.Published != want {
+		t.Errorf("Info = %+v, want %+v", st, want)
+	}
+}

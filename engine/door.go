@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// This file is the engine's door for callers: read-only views of the
+// configuration and the recorded history, and Put, the one way to write a
+// new version of a kept file. Nothing outside the engine touches the store
+// or the validator.
+
+// Config returns the repository's configuration. It is shared: callers
+// read it and never change it.
+func (e *Engine) Config() *config.Config { return e.cfg }
+
+// Root is the work tree's root directory.
+func (e *Engine) Root() string { return e.cfg.Root }
+
+// GitDir is the repository's git directory (the work tree's own, for a
+// linked work tree).
+func (e *Engine) GitDir() string { return e.store.GitDir() }
+
+// StateRef is the ref valid versions are recorded on.
+func (e *Engine) StateRef() string { return e.store.StateRef() }
+
+// RejectedRef is the ref invalid versions are quarantined on.
+func (e *Engine) RejectedRef() string { return e.store.RejectedRef() }
+
+// Log lists the state ref's entries newest first; a ref with nothing
+// recorded gives an empty list.
+func (e *Engine) Log(q state.LogQuery) ([]state.Entry, error) {
+	return e.store.Log(e.store.StateRef(), q)
+}
+
+// RejectedLog lists the rejected ref's entries newest first.
+func (e *Engine) RejectedLog(q state.LogQuery) ([]state.Entry, error) {
+	return e.store.Log(e.store.RejectedRef(), q)
+}
+
+// FileAt returns a path's bytes as recorded in commit. It returns an error
+// wrapping state.ErrNotFound when the commit does not hold the path.
+func (e *Engine) FileAt(commit, path string) ([]byte, error) {
+	return e.store.ReadFile(commit, path)
+}
+
+// MergeDecision is one path a sync merge decided by timestamp or kept local.
+type MergeDecision = gitstore.Decision
+
+// MergeDecisions reads the decisions a sync merge commit lists; other
+// commits have none.
+func (e *Engine) MergeDecisions(commit string) ([]MergeDecision, error) {
+	return e.store.Decisions(commit)
+}
+
+// ValidateContent checks data against a schema only, without the rules that
+// need history (see Check for those).
+func (e *Engine) ValidateContent(path string, data []byte, schema string) state.Problems {
+	return e.v.Validate(path, data, schema)
+}
+
+// ReadBlob reads a recorded or staged blob, up to max_size: a larger blob
+// gives nil data and its size.
+func (e *Engine) ReadBlob(id string) (data []byte, size int64, err error) {
+	return e.store.ReadBlob(id, e.cfg.MaxSize)
+}
+
+// Put writes a new version of a kept file and records it with src: the
+// version is checked first as recording checks it (its schema, and the
+// history rules against the recorded version), then written atomically,
+// then recorded. An invalid version writes nothing; its problems come back
+// in the Outcome (with Written false). A path no rule keeps (k made by the
+// caller, such as .claude/settings.json when the user's rules ignore it) is
+// checked against k.Schema and written, never recorded.
+func (e *Engine) Put(k config.Kept, data []byte, src state.Source) (Outcome, error) {
+	o := Outcome{Path: k.Path}
+	prev, err := e.recordedVersion(k.Path)
+	if err != nil {
+		return o, err
+	}
+	o.Problems = e.Check(File{Kept: k, Content: data, Exists: true}, prev)
+	if o.Problems.Invalid() {
+		return o, nil
+	}
+	if err := e.writeFile(k, data); err != nil {
+		return o, err
+	}
+	o.Written = true
+	if _, kept := e.cfg.Classify(k.Path); !kept {
+		return o, nil
+	}
+	outs, err := e.Record([]config.Kept{k}, src)
+	if len(outs) > 0 {
+		o = outs[0]
+		o.Written = true
+	}
+	return o, err
+}
+
+// recordedVersion is the head's version of path, nil when none.
+func (e *Engine) recordedVersion(path string) ([]byte, error) {
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	if _, had := files[path]; !had {
+		return nil, nil
+	}
+	data, err := e.store.ReadFile(head, path)
+	if err != nil {
+		return nil, fmt.Errorf("read recorded %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// Checkout makes k's file on disk the recorded blob ("" removes the file),
+// unless the file is no longer the version expect ("" meaning absent): then
+// it writes nothing and returns false. Sync uses it after a merge has been
+// recorded and checked, so the version is not checked again.
+func (e *Engine) Checkout(k config.Kept, expect, blob string) (bool, error) {
+	f, prob := e.Read(k)
+	onDisk := ""
+	if f.Exists {
+		onDisk = gitstore.BlobHash(f.Content)
+	}
+	if prob != nil || onDisk != expect {
+		return false, nil
+	}
+	if blob == "" {
+		return true, e.removeFile(k)
+	}
+	data, err := e.Blob(blob)
+	if err != nil {
+		return false, err
+	}
+	return true, e.writeFile(k, data)
+}
+
+// Blob reads a recorded version, refusing one larger than max_size (it may
+// come from another machine with a larger limit).
+func (e *Engine) Blob(id string) ([]byte, error) {
+	data, size, err := e.store.ReadBlob(id, e.cfg.MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil && size > e.cfg.MaxSize {
+		return nil, fmt.Errorf("blob %s is %d bytes, larger than max_size %d", id, size, e.cfg.MaxSize)
+	}
+	return data, nil
+}

@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/state"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// newRepo makes a git work tree in a temp dir with a default .strata.yaml
+// and opens an engine on it whose clock starts at t0 and moves a minute per
+// reading.
+func newRepo(t *testing.T) *Engine {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, config.FileName), []byte("# defaults\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	e.Now = func() time.Time { now = now.Add(time.Minute); return now }
+	return e
+}
+
+func kept(t *testing.T, e *Engine, path string) config.Kept {
+	t.Helper()
+	k, ok := e.Config().Classify(path)
+	if !ok {
+		t.Fatalf("%s is not kept", path)
+	}
+	return k
+}
+
+// edit writes a kept file as a user's editor would, bypassing the engine.
+func edit(t *testing.T, e *Engine, path, content string) {
+	t.Helper()
+	name := e.Config().Abs(path)
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func onDisk(t *testing.T, e *Engine, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(e.Config().Abs(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func record(t *testing.T, e *Engine, paths ...string) []Outcome {
+	t.Helper()
+	ks := make([]config.Kept, len(paths))
+	for i, p := range paths {
+		ks[i] = kept(t, e, p)
+	}
+	outs, err := e.Record(ks, state.SourceRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+func TestPutChecksWritesAndRecords(t *testing.T) {
+	e := newRepo(t)
+	k := kept(t, e, ".claude/notes.json")
+
+	o, err := e.Put(k, []byte(`{"a": 1}`+"\n"), state.SourceResolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Written || o.Entry == nil || o.Invalid() {
+		t.Fatalf("Put = %+v, want written and recorded", o)
+	}
+	if got := onDisk(t, e, k.Path); got != `{"a": 1}`+"\n" {
+		t.Errorf("on disk %q", got)
+	}
+	ents, err := e.Log(state.LogQuery{Path: k.Path})
+	if err != nil || len(ents) != 1 || ents[0].Source != state.SourceResolve {
+		t.Fatalf("Log = %+v, %v; want one entry with source resolve", ents, err)
+	}
+	head, _ := e.Head()
+
+	// An invalid version is refused before anything is written or recorded.
+	o, err = e.Put(k, []byte(`{"a": `), state.SourceResolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Written || !o.Invalid() || o.Entry != nil || o.Rejected != nil {
+		t.Fatalf("Put(invalid) = %+v, want refused with problems", o)
+	}
+	if got := onDisk(t, e, k.Path); got != `{"a": 1}`+"\n" {
+		t.Errorf("refused Put changed the file: %q", got)
+	}
+	if h, _ := e.Head(); h != head {
+		t.Errorf("refused Put moved the state ref")
+	}
+	if rej, _ := e.RejectedLog(state.LogQuery{}); len(rej) != 0 {
+		t.Errorf("refused Put quarantined %+v", rej)
+	}
+}
+
+func TestPutUnkeptPathWritesWithoutRecording(t *testing.T) {
+	e := newRepo(t)
+	k := config.Kept{Path: "notes/settings.json", Class: state.ClassClaudeJSON, Schema: "json"}
+	o, err := e.Put(k, []byte("{}\n"), state.SourceRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Written || o.Entry != nil {
+		t.Fatalf("Put = %+v, want written, not recorded", o)
+	}
+	if h, _ := e.Head(); h != "" {
+		t.Errorf("a path no rule keeps was recorded (%s)", h)
+	}
+}
+
+func TestRecordQuarantinesOnceAndIsIdempotent(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", "{}\n")
+	if outs := record(t, e, ".claude/a.json"); outs[0].Entry == nil {
+		t.Fatalf("first record = %+v", outs[0])
+	}
+	if outs := record(t, e, ".claude/a.json"); outs[0].Entry != nil {
+		t.Fatalf("recording unchanged content made %+v", outs[0].Entry)
+	}
+	edit(t, e, ".claude/a.json", "{")
+	outs := record(t, e, ".claude/a.json")
+	if outs[0].Rejected == nil || !outs[0].Invalid() {
+		t.Fatalf("invalid record = %+v, want quarantined", outs[0])
+	}
+	if outs := record(t, e, ".claude/a.json"); outs[0].Rejected != nil {
+		t.Errorf("the same invalid version was quarantined twice")
+	}
+	rec, err := e.Show(".claude/a.json", Point{})
+	if err != nil || string(rec) != "{}\n" {
+		t.Errorf("head keeps %q, %v; want the last valid version", rec, err)
+	}
+}
+
+func TestRestoreWritesAndRecords(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	first, _ := e.Head()
+	edit(t, e, ".claude/a.json", `{"v": 2}`)
+	record(t, e, ".claude/a.json")
+
+	outs, err := e.Restore([]config.Kept{kept(t, e, ".claude/a.json")}, Point{Rev: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(t, e, ".claude/a.json"); got != `{"v": 1}` {
+		t.Errorf("restored %q", got)
+	}
+	if len(outs) != 1 || !outs[0].Written || outs[0].Entry == nil || outs[0].Entry.Source != state.SourceRestore {
+		t.Errorf("Restore = %+v", outs)
+	}
+}
+
+// TestRestoreAllChecksEveryVersionFirst: one version of the point that fails
+// its schema stops RestoreAll before any file is written or removed.
+func TestRestoreAllChecksEveryVersionFirst(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	edit(t, e, ".claude/b.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json", ".claude/b.json")
+	// A version that fails its schema now (recorded under other rules, or
+	// by an older strata), planted straight into the store.
+	ents, err := e.store.Record(state.Change{Path: ".claude/b.json", Content: []byte(`{"v": `),
+		Class: state.ClassClaudeJSON, Schema: "json", Source: state.SourceRecord, Time: e.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := ents[0].Commit
+	edit(t, e, ".claude/a.json", `{"v": 2}`)
+	edit(t, e, ".claude/b.json", `{"v": 2}`)
+	edit(t, e, ".claude/c.json", `{"v": 2}`)
+	record(t, e, ".claude/a.json", ".claude/b.json", ".claude/c.json")
+	before, _ := e.Head()
+
+	_, err = e.RestoreAll(Point{Rev: bad})
+	var ps state.Problems
+	if !errors.As(err, &ps) || !ps.Invalid() || !strings.Contains(ps.Error(), ".claude/b.json") {
+		t.Fatalf("RestoreAll = %v, want the problems of b.json", err)
+	}
+	for _, p := range []string{".claude/a.json", ".claude/b.json", ".claude/c.json"} {
+		if got := onDisk(t, e, p); got != `{"v": 2}` {
+			t.Errorf("%s changed to %q by a refused restore", p, got)
+		}
+	}
+	if h, _ := e.Head(); h != before {
+		t.Errorf("a refused restore moved the state ref")
+	}
+}
+
+func TestRestoreAllRemovesFilesAbsentThen(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	first, _ := e.Head()
+	edit(t, e, ".claude/b.json", `{"v": 1}`)
+	record(t, e, ".claude/b.json")
+
+	if _, err := e.RestoreAll(Point{Rev: first}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.Config().Abs(".claude/b.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("b.json, absent at the point, still exists: %v", err)
+	}
+	files, err := e.store.Files(mustHead(t, e))
+	if err != nil || len(files) != 1 || files[".claude/a.json"] == "" {
+		t.Errorf("recorded after RestoreAll: %v, %v", files, err)
+	}
+}
+
+func TestCheckoutSkipsAFileEditedMeanwhile(t *testing.T) {
+	e := newRepo(t)
+	k := kept(t, e, ".claude/a.json")
+	edit(t, e, k.Path, `{"v": 1}`)
+	record(t, e, k.Path)
+	head := mustHead(t, e)
+	files, _ := e.store.Files(head)
+	v1 := files[k.Path]
+
+	edit(t, e, k.Path, `{"v": 2}`) // not the version the caller expects
+	ok, err := e.Checkout(k, v1, "")
+	if err != nil || ok {
+		t.Fatalf("Checkout over an edit = %v, %v; want skipped", ok, err)
+	}
+	if got := onDisk(t, e, k.Path); got != `{"v": 2}` {
+		t.Errorf("the edit was overwritten: %q", got)
+	}
+	edit(t, e, k.Path, `{"v": 1}`)
+	if ok, err := e.Checkout(k, v1, ""); err != nil || !ok {
+		t.Fatalf("Checkout = %v, %v; want removed", ok, err)
+	}
+	if _, err := os.Stat(e.Config().Abs(k.Path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("not removed: %v", err)
+	}
+}
+
+func TestWriteFileKeepsModeAndLeavesNoTemp(t *testing.T) {
+	e := newRepo(t)
+	k := kept(t, e, ".claude/a.json")
+	edit(t, e, k.Path, "{}")
+	if err := os.Chmod(e.Config().Abs(k.Path), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.writeFile(k, []byte(`{"v": 1}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(e.Config().Abs(k.Path))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mode after write = %v, %v; want 0600", st.Mode(), err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(e.Config().Abs(k.Path)))
+	for _, d := range ents {
+		if d.Name() != "a.json" {
+			t.Errorf("left behind %s", d.Name())
+		}
+	}
+	// A symbolic link is never written through.
+	target := filepath.Join(t.TempDir(), "outside.json")
+	os.WriteFile(target, []byte("{}"), 0o644)
+	os.Remove(e.Config().Abs(k.Path))
+	if err := os.Symlink(target, e.Config().Abs(k.Path)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.writeFile(k, []byte(`{"v": 2}`)); err == nil {
+		t.Error("wrote through a symbolic link")
+	}
+	if data, _ := os.ReadFile(target); !bytes.Equal(data, []byte("{}")) {
+		t.Errorf("the link's target changed: %q", data)
+	}
+}
+
+func mustHead(t *testing.T, e *Engine) string {
+	t.Helper()
+	h, err := e.Head()
+	if err != nil || h == "" {
+		t.Fatalf("head %q, %v", h, err)
+	}
+	return h
+}
