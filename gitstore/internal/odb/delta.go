@@ -2,8 +2,7 @@ package odb
 
 import "errors"
 
-// maxCopy is the most one delta instruction can produce: a copy of 0x10000
-// bytes takes one byte of delta, an insert of n bytes takes n+1.
+// maxCopy is the length of a copy instruction that names none.
 const maxCopy = 0x10000
 
 var errTruncatedDelta = errors.New("truncated delta")
@@ -39,70 +38,80 @@ func deltaSizes(delta []byte) (src, dst int64, rest []byte, err error) {
 	return src, dst, delta, nil
 }
 
-// ApplyDelta applies a git delta to base. The result size the delta
-// announces is checked against what its instructions can produce before
-// anything is allocated, and no instruction may write past it.
+// ApplyDelta applies a git delta to base. Its instructions are checked in
+// a first pass (every copy inside base, every insert inside the delta) and
+// the result they produce must be the size the delta announces, so nothing
+// is allocated beyond what the delta really makes.
 func ApplyDelta(base, delta []byte) ([]byte, error) {
-	srcSize, dstSize, delta, err := deltaSizes(delta)
+	srcSize, dstSize, ops, err := deltaSizes(delta)
 	if err != nil {
 		return nil, err
 	}
 	if srcSize != int64(len(base)) {
 		return nil, errors.New("delta base size mismatch")
 	}
-	if dstSize > int64(len(delta))*maxCopy {
-		return nil, errors.New("delta result size larger than its instructions can produce")
+	n, err := runDelta(base, ops, nil)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]byte, 0, dstSize)
-	for len(delta) > 0 {
-		op := delta[0]
-		delta = delta[1:]
+	if int64(n) != dstSize {
+		return nil, errors.New("delta result size mismatch")
+	}
+	out := make([]byte, n)
+	_, err = runDelta(base, ops, out)
+	return out, err
+}
+
+// runDelta runs the instructions ops against base, writing the result to
+// out when out is not nil, and returns the result's length.
+func runDelta(base, ops, out []byte) (int, error) {
+	pos := 0
+	for len(ops) > 0 {
+		op := ops[0]
+		ops = ops[1:]
 		switch {
 		case op&0x80 != 0:
 			var off, n int
 			for i := 0; i < 4; i++ {
 				if op&(1<<i) != 0 {
-					if len(delta) == 0 {
-						return nil, errTruncatedDelta
+					if len(ops) == 0 {
+						return 0, errTruncatedDelta
 					}
-					off |= int(delta[0]) << (8 * i)
-					delta = delta[1:]
+					off |= int(ops[0]) << (8 * i)
+					ops = ops[1:]
 				}
 			}
 			for i := 0; i < 3; i++ {
 				if op&(0x10<<i) != 0 {
-					if len(delta) == 0 {
-						return nil, errTruncatedDelta
+					if len(ops) == 0 {
+						return 0, errTruncatedDelta
 					}
-					n |= int(delta[0]) << (8 * i)
-					delta = delta[1:]
+					n |= int(ops[0]) << (8 * i)
+					ops = ops[1:]
 				}
 			}
 			if n == 0 {
 				n = maxCopy
 			}
 			if off+n > len(base) {
-				return nil, errors.New("delta copy out of range")
+				return 0, errors.New("delta copy out of range")
 			}
-			if int64(len(out)+n) > dstSize {
-				return nil, errors.New("delta result larger than announced")
+			if out != nil {
+				copy(out[pos:], base[off:off+n])
 			}
-			out = append(out, base[off:off+n]...)
+			pos += n
 		case op != 0:
-			if int(op) > len(delta) {
-				return nil, errTruncatedDelta
+			if int(op) > len(ops) {
+				return 0, errTruncatedDelta
 			}
-			if int64(len(out)+int(op)) > dstSize {
-				return nil, errors.New("delta result larger than announced")
+			if out != nil {
+				copy(out[pos:], ops[:op])
 			}
-			out = append(out, delta[:op]...)
-			delta = delta[op:]
+			pos += int(op)
+			ops = ops[op:]
 		default:
-			return nil, errors.New("delta opcode 0")
+			return 0, errors.New("delta opcode 0")
 		}
 	}
-	if int64(len(out)) != dstSize {
-		return nil, errors.New("delta result size mismatch")
-	}
-	return out, nil
+	return pos, nil
 }
