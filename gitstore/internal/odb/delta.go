@@ -71,24 +71,14 @@ func runDelta(base, ops, out []byte) (int, error) {
 		ops = ops[1:]
 		switch {
 		case op&0x80 != 0:
+			// Bits 0-3 announce the offset's bytes, bits 4-6 the size's.
 			var off, n int
-			for i := 0; i < 4; i++ {
-				if op&(1<<i) != 0 {
-					if len(ops) == 0 {
-						return 0, errTruncatedDelta
-					}
-					off |= int(ops[0]) << (8 * i)
-					ops = ops[1:]
-				}
+			var err error
+			if off, ops, err = copyArg(op&0x0f, 4, ops); err != nil {
+				return 0, err
 			}
-			for i := 0; i < 3; i++ {
-				if op&(0x10<<i) != 0 {
-					if len(ops) == 0 {
-						return 0, errTruncatedDelta
-					}
-					n |= int(ops[0]) << (8 * i)
-					ops = ops[1:]
-				}
+			if n, ops, err = copyArg(op>>4&0x07, 3, ops); err != nil {
+				return 0, err
 			}
 			if n == 0 {
 				n = maxCopy
@@ -114,4 +104,20 @@ func runDelta(base, ops, out []byte) (int, error) {
 		}
 	}
 	return pos, nil
+}
+
+// copyArg reads a copy instruction's argument: up to width little-endian
+// bytes, present where the bits of mask are set.
+func copyArg(mask byte, width int, ops []byte) (int, []byte, error) {
+	v := 0
+	for i := 0; i < width; i++ {
+		if mask&(1<<i) != 0 {
+			if len(ops) == 0 {
+				return 0, nil, errTruncatedDelta
+			}
+			v |= int(ops[0]) << (8 * i)
+			ops = ops[1:]
+		}
+	}
+	return v, ops, nil
 }
