@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -118,7 +119,7 @@ func Load(root string) (*Config, error) {
 	if f.MaxSize != nil {
 		n, err := parseSize(f.MaxSize)
 		if err != nil {
-			return nil, fmt.Errorf("%s: /max_size: %v", FileName, err)
+			return nil, errors.New(validate.ProblemAt(FileName, data, true, "/max_size", err.Error()).Error())
 		}
 		c.MaxSize = n
 	}
@@ -400,15 +401,24 @@ func (c *Config) Extra() []string {
 	return out
 }
 
+// parseSize parses max_size: a positive number of bytes, or a whole number
+// followed by B, KB, MB or GB. A size past what an int64 holds is refused,
+// never wrapped to a negative limit.
 func parseSize(v any) (int64, error) {
 	switch x := v.(type) {
 	case float64:
 		if x <= 0 {
 			return 0, errors.New("must be positive")
 		}
+		if x >= math.MaxInt64 {
+			return 0, fmt.Errorf("size %v is too large", x)
+		}
 		return int64(x), nil
 	case json.Number:
 		n, err := x.Int64()
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, fmt.Errorf("size %s is too large", x)
+		}
 		if err != nil || n <= 0 {
 			return 0, errors.New("must be a positive integer or a size like 10MB")
 		}
@@ -426,6 +436,9 @@ func parseSize(v any) (int64, error) {
 			}
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
+		if errors.Is(err, strconv.ErrRange) || err == nil && n > math.MaxInt64/mult {
+			return 0, fmt.Errorf("size %q is too large", x)
+		}
 		if err != nil || n <= 0 {
 			return 0, fmt.Errorf("invalid size %q: want e.g. 10MB", x)
 		}

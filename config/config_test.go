@@ -159,3 +159,26 @@ func TestBadName(t *testing.T) {
 	assert.False(t, c.BadName(".claude/workflow-state.json"), "an ordinary name")
 	assert.False(t, c.BadName("src/a\nb.go"), "not kept anyway")
 }
+
+// TestMaxSizeOverflow refuses a size past what an int64 holds, naming the
+// file and line, instead of wrapping it to a negative limit.
+func TestMaxSizeOverflow(t *testing.T) {
+	for _, bad := range []string{
+		"max_size: 99999999999GB",
+		"max_size: 9223372036854775807KB",
+		"max_size: 99999999999999999999",
+		"max_size: 99999999999999999999B",
+		"max_size: 1e30",
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\n"+bad+"\n"), 0o644))
+		c, err := Load(root)
+		if assert.Error(t, err, bad) {
+			assert.Regexp(t, `^\.strata\.yaml:2:\d+: /max_size: .*too large`, err.Error(), bad)
+		} else {
+			t.Logf("%s: max size %d", bad, c.MaxSize)
+		}
+	}
+	c := load(t, "max_size: 8GB\n")
+	assert.EqualValues(t, int64(8)<<30, c.MaxSize)
+}

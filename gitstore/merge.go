@@ -447,7 +447,7 @@ func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.
 			return ci.hash, ci.time, nil
 		case err != nil && !errors.Is(err, state.ErrNotFound):
 			return plumbing.ZeroHash, 0, err
-		case err == nil && !e.isDir() && e.hash == blob:
+		case err == nil && !e.IsDir() && e.Hash == blob:
 			return ci.hash, ci.time, nil
 		}
 	}

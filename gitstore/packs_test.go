@@ -1,11 +1,14 @@
 package gitstore
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 )
 
 // TestFastReaderMatchesGit packs a history with deltas (offset deltas, then
@@ -28,7 +31,7 @@ func TestFastReaderMatchesGit(t *testing.T) {
 	} {
 		runGit(t, r.main, repack...)
 		runGit(t, r.main, "prune-packed")
-		rd := newObjectReader(s.objects.dir)
+		rd := odb.Open(s.objects.Dir())
 		list := runGit(t, r.main, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(deltabase)")
 		deltas := 0
 		for _, line := range strings.Split(list, "\n") {
@@ -37,7 +40,7 @@ func TestFastReaderMatchesGit(t *testing.T) {
 				deltas++
 			}
 			h := plumbing.NewHash(name)
-			typ, data, err := rd.read(h)
+			typ, data, err := rd.Read(h)
 			if err != nil {
 				t.Fatalf("%v: read %s: %v", repack, name, err)
 			}
@@ -48,9 +51,9 @@ func TestFastReaderMatchesGit(t *testing.T) {
 		if deltas == 0 {
 			t.Fatalf("%v: no deltas in the pack; the test proves nothing", repack)
 		}
-		rd.close()
+		rd.Close()
 	}
-	if _, _, err := s.objects.read(plumbing.NewHash(strings.Repeat("ab", 20))); err != errNoObject {
+	if _, _, err := s.objects.Read(plumbing.NewHash(strings.Repeat("ab", 20))); !errors.Is(err, odb.ErrNotFound) {
 		t.Fatalf("missing object: %v", err)
 	}
 }

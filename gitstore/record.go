@@ -3,7 +3,6 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -102,7 +102,7 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 		for _, p := range order {
 			ch := byPath[p]
 			old, err := s.lookup(root, p)
-			exists := err == nil && !old.isDir()
+			exists := err == nil && !old.IsDir()
 			if err != nil && !errors.Is(err, state.ErrNotFound) {
 				return plumbing.ZeroHash, fmt.Errorf("record %s: %w", p, err)
 			}
@@ -112,7 +112,7 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 				continue
 			case ch.Deleted:
 				pd.action = state.ActionDelete
-			case exists && old.hash == pd.blob:
+			case exists && old.Hash == pd.blob:
 				continue
 			case exists:
 				pd.action = state.ActionUpdate
@@ -170,7 +170,7 @@ func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) 
 	}
 	pd := pending{ch: ch, action: state.ActionDelete}
 	old, lerr := s.lookup(root, ch.Path)
-	exists := lerr == nil && !old.isDir()
+	exists := lerr == nil && !old.IsDir()
 	if !ch.Deleted {
 		if pd.blob, err = s.writeObject(plumbing.BlobObject, ch.Content); err != nil {
 			return state.Entry{}, fmt.Errorf("reject %s: %w", ch.Path, err)
@@ -323,8 +323,8 @@ func (s *Store) updateTree(h plumbing.Hash, ops []treeOp) (plumbing.Hash, bool, 
 			sub[name] = append(sub[name], treeOp{parts: op.parts[1:], blob: op.blob, del: op.del})
 			continue
 		}
-		i, ok := findEntry(entries, name)
-		if ok && entries[i].isDir() {
+		i, ok := odb.Find(entries, name)
+		if ok && entries[i].IsDir() {
 			if op.del {
 				continue // a directory is not the file being deleted
 			}
@@ -336,24 +336,24 @@ func (s *Store) updateTree(h plumbing.Hash, ops []treeOp) (plumbing.Hash, bool, 
 			changed = true
 		case op.del:
 		case ok:
-			if entries[i].hash != op.blob {
-				entries[i].hash = op.blob
-				entries[i].mode = filemode.Regular
+			if entries[i].Hash != op.blob {
+				entries[i].Hash = op.blob
+				entries[i].Mode = filemode.Regular
 				changed = true
 			}
 		default:
-			entries = append(entries, treeEntry{name: name, mode: filemode.Regular, hash: op.blob})
+			entries = append(entries, treeEntry{Name: name, Mode: filemode.Regular, Hash: op.blob})
 			changed = true
 		}
 	}
 	for _, name := range dirs {
-		i, ok := findEntry(entries, name)
+		i, ok := odb.Find(entries, name)
 		var subHash plumbing.Hash
 		if ok {
-			if !entries[i].isDir() {
+			if !entries[i].IsDir() {
 				return plumbing.ZeroHash, false, fmt.Errorf("%s: is a file in the snapshot", name)
 			}
-			subHash = entries[i].hash
+			subHash = entries[i].Hash
 		}
 		nh, empty, err := s.updateTree(subHash, sub[name])
 		if err != nil {
@@ -365,12 +365,12 @@ func (s *Store) updateTree(h plumbing.Hash, ops []treeOp) (plumbing.Hash, bool, 
 			changed = true
 		case empty:
 		case ok:
-			if entries[i].hash != nh {
-				entries[i].hash = nh
+			if entries[i].Hash != nh {
+				entries[i].Hash = nh
 				changed = true
 			}
 		default:
-			entries = append(entries, treeEntry{name: name, mode: filemode.Dir, hash: nh})
+			entries = append(entries, treeEntry{Name: name, Mode: filemode.Dir, Hash: nh})
 			changed = true
 		}
 	}
@@ -382,8 +382,7 @@ func (s *Store) updateTree(h plumbing.Hash, ops []treeOp) (plumbing.Hash, bool, 
 		nh, err := s.writeObject(plumbing.TreeObject, nil)
 		return nh, true, err
 	}
-	sort.Slice(entries, func(i, j int) bool { return gitLess(entries[i], entries[j]) })
-	nh, err := s.writeObject(plumbing.TreeObject, encodeTree(entries))
+	nh, err := s.writeObject(plumbing.TreeObject, odb.EncodeTree(entries))
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}

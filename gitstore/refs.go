@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -141,7 +142,7 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 	deadline := time.Now().Add(LockTimeout)
 	wait := 100 * time.Microsecond
 	for {
-		f, err := createExcl(path, 0o644)
+		f, err := odb.CreateExcl(path, 0o644)
 		if err == nil {
 			return &refLock{path: path, f: f}, nil
 		}
@@ -162,29 +163,6 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 			wait *= 2
 		}
 	}
-}
-
-// createExcl creates path with O_EXCL, creating its parent directories. git
-// removes directories it empties (git pack-refs after pruning loose refs, git
-// prune after removing loose objects), so a parent can vanish between the
-// mkdir and the create: that race is retried, as git's own
-// raceproof_create_file does.
-func createExcl(path string, perm os.FileMode) (*os.File, error) {
-	if f, ok, err := createExclTmpfile(path, perm); ok {
-		return f, err
-	}
-	var err error
-	for try := 0; try < 100; try++ {
-		var f *os.File
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil || !errors.Is(err, os.ErrNotExist) {
-			return f, err
-		}
-		if merr := os.MkdirAll(filepath.Dir(path), 0o755); merr != nil && !errors.Is(merr, os.ErrNotExist) {
-			return nil, merr
-		}
-	}
-	return nil, err
 }
 
 // release drops the lock without changing the ref.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-
-	"github.com/strata-dev/strata/state"
 )
 
 // StagedFile is one entry of the index at stage 0: what the next commit
@@ -60,37 +57,17 @@ func (s *Store) Staged(indexFile string) (map[string]StagedFile, error) {
 }
 
 // ReadBlob returns the content of blob id when it is at most limit bytes
-// long, and its size either way (data is nil when size > limit). It returns
+// long, and its size either way (data is nil when size > limit). The size
+// is learnt from the object's header: a larger blob is not read. It returns
 // an error wrapping state.ErrNotFound when the object does not exist or is
 // not a blob.
 func (s *Store) ReadBlob(id string, limit int64) (data []byte, size int64, err error) {
-	if !plumbing.IsHash(id) {
-		return nil, 0, fmt.Errorf("blob %q: %w", id, state.ErrNotFound)
+	data, err = s.ReadBlobLimit(id, limit)
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return nil, tl.Size, nil
 	}
-	h := plumbing.NewHash(id)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err = s.retryMissing(func() error {
-		o, err := s.repo.Storer.EncodedObject(plumbing.BlobObject, h)
-		if err != nil {
-			return err
-		}
-		size = o.Size()
-		if size > limit {
-			return nil
-		}
-		r, err := o.Reader()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		data, err = io.ReadAll(r)
-		return err
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("blob %s: %w", id, translate(err))
-	}
-	return data, size, nil
+	return data, int64(len(data)), err
 }
 
 // FilesWhere is Files restricted to the directories descend accepts: it

@@ -25,6 +25,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -41,7 +42,7 @@ type Store struct {
 	// use) and of the in-memory caches below.
 	mu      sync.Mutex
 	repo    *git.Repository
-	objects *objectReader                   // fast reads of loose and packed objects (packs.go)
+	objects *odb.DB                         // strata's own reads and writes of objects (internal/odb)
 	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes map[string]*refIndex            // per-ref time index (index.go)
@@ -79,7 +80,7 @@ func Open(dir string) (*Store, error) {
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
 	}
-	s.objects = newObjectReader(filepath.Join(commonDir, "objects"))
+	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
 	if err := s.reopen(); err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func (s *Store) reopen() error {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.objects.close()
+	s.objects.Close()
 	if s.counter != nil {
 		s.counter.Close()
 		s.counter = nil
@@ -321,10 +322,10 @@ func (s *Store) ReadFile(commit, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if e.isDir() {
+	if e.IsDir() {
 		return nil, fmt.Errorf("read %s: is a directory: %w", path, state.ErrNotFound)
 	}
-	_, data, err := s.readObject(e.hash)
+	_, data, err := s.readObject(e.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -358,12 +359,12 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 		}
 		for _, e := range entries {
 			switch {
-			case e.isDir():
-				if err := walk(prefix+e.name, e.hash); err != nil {
+			case e.IsDir():
+				if err := walk(prefix+e.Name, e.Hash); err != nil {
 					return err
 				}
-			case e.mode != filemode.Submodule:
-				visit(prefix+e.name, e.hash)
+			case e.Mode != filemode.Submodule:
+				visit(prefix+e.Name, e.Hash)
 			}
 		}
 		return nil

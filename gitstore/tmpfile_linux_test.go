@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
 
 // TestPortableWritePath runs Record and the lock protocol on the path used
 // where O_TMPFILE is not available.
 func TestPortableWritePath(t *testing.T) {
-	was := noTmpfile.Swap(true)
-	defer noTmpfile.Store(was)
+	was := odb.UseTmpfile(false)
+	defer odb.UseTmpfile(was)
 	r := newTestRepo(t, "worktree")
 	snap := r.snapshot(t)
 	s, err := Open(r.open)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package gitstore
+package odb
 
 import (
 	"errors"
@@ -21,6 +21,11 @@ import (
 // (O_EXCL temp file + rename) is used from then on.
 
 var noTmpfile atomic.Bool
+
+// UseTmpfile turns the O_TMPFILE path on or off (off: the portable path is
+// used, as where the kernel refuses O_TMPFILE) and returns the previous
+// setting. It is for tests of the portable path.
+func UseTmpfile(on bool) (was bool) { return !noTmpfile.Swap(!on) }
 
 func init() {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
@@ -71,7 +76,7 @@ func link(f *os.File, path string) error {
 	return &os.PathError{Op: "link", Path: path, Err: err}
 }
 
-func createFileTmpfile(path string, data []byte, perm os.FileMode) (bool, error) {
+func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (bool, error) {
 	if noTmpfile.Load() {
 		return false, nil
 	}
@@ -81,7 +86,7 @@ func createFileTmpfile(path string, data []byte, perm os.FileMode) (bool, error)
 			return ok, err
 		}
 		_, err = f.Write(data)
-		if err == nil && Fsync {
+		if err == nil && fsync {
 			err = f.Sync()
 		}
 		if err == nil {

@@ -1,0 +1,136 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/gitstore/internal/odb"
+	"github.com/strata-dev/strata/state"
+)
+
+// TooLargeError is ReadBlobLimit's refusal of a blob over the limit. It is
+// decided from the blob's object header: nothing of the content was read.
+type TooLargeError struct {
+	Blob  string // the blob id
+	Size  int64  // its size in bytes
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("blob %s is %d bytes, larger than the limit of %d", e.Blob, e.Size, e.Limit)
+}
+
+// BlobSize returns the size of blob id from its object header (a loose
+// object's zlib header, a pack entry's header, a delta's result size)
+// without reading its content. It returns an error wrapping
+// state.ErrNotFound when the object does not exist or is not a blob.
+func (s *Store) BlobSize(id string) (int64, error) {
+	h, err := blobHash(id)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size, err := s.blobSize(h)
+	if err != nil {
+		return 0, fmt.Errorf("blob %s: %w", id, err)
+	}
+	return size, nil
+}
+
+// ReadBlobLimit returns the content of blob id when it is at most limit
+// bytes long. A larger blob is refused with a *TooLargeError that names its
+// size, decided from the object's header before anything of the content is
+// read. It returns an error wrapping state.ErrNotFound when the object does
+// not exist or is not a blob.
+func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
+	h, err := blobHash(id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size, err := s.blobSize(h)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", id, err)
+	}
+	if size > limit {
+		return nil, &TooLargeError{Blob: id, Size: size, Limit: limit}
+	}
+	data, err := s.readBlobLimit(h, limit)
+	var tl *odb.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &TooLargeError{Blob: id, Size: tl.Size, Limit: limit}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", id, err)
+	}
+	return data, nil
+}
+
+func blobHash(id string) (plumbing.Hash, error) {
+	if !plumbing.IsHash(id) {
+		return plumbing.ZeroHash, fmt.Errorf("blob %q: %w", id, state.ErrNotFound)
+	}
+	return plumbing.NewHash(id), nil
+}
+
+// blobSize returns the size of blob h from its header, through go-git for
+// what odb cannot read. Callers hold s.mu.
+func (s *Store) blobSize(h plumbing.Hash) (int64, error) {
+	t, size, err := s.objects.Stat(h)
+	if err != nil {
+		err = s.retryMissing(func() error {
+			o, err := s.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+			if err != nil {
+				return err
+			}
+			t, size = o.Type(), o.Size()
+			return nil
+		})
+		if err != nil {
+			return 0, translate(err)
+		}
+	}
+	if t != plumbing.BlobObject {
+		return 0, fmt.Errorf("not a blob: %w", state.ErrNotFound)
+	}
+	return size, nil
+}
+
+// readBlobLimit reads blob h, refusing (with *odb.TooLargeError) one over
+// limit, through go-git for what odb cannot read. Callers hold s.mu.
+func (s *Store) readBlobLimit(h plumbing.Hash, limit int64) ([]byte, error) {
+	_, data, err := s.objects.ReadLimit(h, limit)
+	if err == nil || !errors.Is(err, odb.ErrNotFound) {
+		return data, err
+	}
+	err = s.retryMissing(func() error {
+		o, err := s.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+		if err != nil {
+			return err
+		}
+		if o.Size() > limit {
+			return &odb.TooLargeError{Hash: h, Size: o.Size(), Limit: limit}
+		}
+		r, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err = io.ReadAll(io.LimitReader(r, min(limit, math.MaxInt64-1)+1))
+		if err == nil && int64(len(data)) > limit {
+			return &odb.TooLargeError{Hash: h, Size: o.Size(), Limit: limit}
+		}
+		return err
+	})
+	var tl *odb.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, err
+	}
+	return data, translate(err)
+}

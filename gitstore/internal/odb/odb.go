@@ -1,0 +1,254 @@
+// Package odb is gitstore's own reader and writer of git objects: loose
+// objects, version-2 pack indexes (with their large-offset table) and packs,
+// offset and ref deltas, the tree and commit encodings, and loose objects
+// written with O_TMPFILE where Linux offers it. It is kept apart from
+// gitstore so that each parser can be fuzzed and checked against git on its
+// own. It uses go-git's plumbing value types (Hash, ObjectType, FileMode)
+// and nothing of go-git's storage.
+//
+// Every size read from a header (a loose object's, a pack entry's, a
+// delta's, an index's object count) is checked against the bytes that can
+// hold it before anything is allocated, so a hostile object directory costs
+// at most memory in proportion to its size on disk. Sizes can be learnt
+// from headers alone (Stat) and reads refused over a limit before the
+// content is inflated (ReadLimit).
+//
+// A DB is not safe for concurrent use: gitstore serialises it under its
+// mutex.
+package odb
+
+import (
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ErrNotFound means the object is neither loose nor in a pack this reader
+// can read (an idx v1, alternates, a corrupt pack): the caller may ask
+// another reader, which gives the final answer.
+var ErrNotFound = errors.New("object not in the object database")
+
+// TooLargeError is ReadLimit's answer for an object over the limit, learnt
+// from the object's headers: nothing of its content was inflated.
+type TooLargeError struct {
+	Hash  plumbing.Hash
+	Size  int64
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("object %s is %d bytes, larger than the limit of %d", e.Hash, e.Size, e.Limit)
+}
+
+// maxDeltaDepth bounds a delta chain (git's own default is 50; a pack made
+// with --depth=4095 is the deepest git writes).
+const maxDeltaDepth = 10000
+
+// DB reads and writes the objects of one objects directory.
+type DB struct {
+	dir   string // <commondir>/objects
+	packs []*pack
+	seen  map[string]bool
+	bases map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
+	bytes int
+}
+
+type baseKey struct {
+	pack *pack
+	off  int64
+}
+
+type baseObj struct {
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+// baseBytes bounds the delta-base cache.
+const baseBytes = 16 << 20
+
+// Open returns a DB for the objects directory dir. Nothing is opened until
+// the first read.
+func Open(dir string) *DB {
+	return &DB{dir: dir, seen: map[string]bool{}, bases: map[baseKey]baseObj{}}
+}
+
+// Dir returns the objects directory.
+func (db *DB) Dir() string { return db.dir }
+
+// rescan opens packs that appeared since the last scan. Packs that git
+// repacked away stay readable through their open descriptors.
+func (db *DB) rescan() {
+	names, _ := filepath.Glob(filepath.Join(db.dir, "pack", "pack-*.idx"))
+	for _, idxName := range names {
+		if db.seen[idxName] {
+			continue
+		}
+		p, err := openPack(idxName)
+		if err != nil {
+			continue // unreadable or not v2: the caller's fallback gets those
+		}
+		db.seen[idxName] = true
+		db.packs = append(db.packs, p)
+	}
+	// Newest packs first: recently written objects are looked up most.
+	sort.SliceStable(db.packs, func(i, j int) bool { return db.packs[i].name > db.packs[j].name })
+}
+
+// Read returns the type and content of object h, or an error wrapping
+// ErrNotFound.
+func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	return db.read(h, -1, 0)
+}
+
+// ReadLimit is Read for an object of at most limit bytes: a larger one is
+// refused with a *TooLargeError before its content is inflated.
+func (db *DB) ReadLimit(h plumbing.Hash, limit int64) (plumbing.ObjectType, []byte, error) {
+	return db.read(h, limit, 0)
+}
+
+// Stat returns the type and size of object h from its headers alone: a
+// loose object's zlib header, a pack entry's header, and for a delta the
+// result size at the head of the delta and the type at the end of its
+// chain. It returns an error wrapping ErrNotFound like Read.
+func (db *DB) Stat(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
+	return db.stat(h, 0)
+}
+
+// find calls f with the first pack holding h, or with p == nil for a loose
+// object; found is false when neither has it. The packs are searched first:
+// once a pack's name table is in memory a miss costs no system call, while a
+// loose miss costs a failed open. A miss everywhere rescans the packs (a git
+// gc may have packed the object since) and looks once more.
+func (db *DB) find(h plumbing.Hash, depth int, f func(p *pack, off int64) error) error {
+	if depth > maxDeltaDepth {
+		return errors.New("delta chain too long")
+	}
+	if db.packs == nil {
+		db.rescan()
+	}
+	var last error
+	for try := 0; try < 2; try++ {
+		for _, p := range db.packs {
+			off, ok, err := p.offset(h)
+			if err != nil || !ok {
+				continue
+			}
+			if err := f(p, off); err == nil || isTooLarge(err) {
+				return err
+			} else {
+				last = err
+			}
+		}
+		if try == 0 {
+			err := f(nil, 0)
+			if err == nil || isTooLarge(err) {
+				return err
+			}
+			if !errors.Is(err, ErrNotFound) {
+				last = err
+			}
+			db.rescan()
+		}
+	}
+	if last != nil {
+		return fmt.Errorf("%w: %v", ErrNotFound, last)
+	}
+	return ErrNotFound
+}
+
+func isTooLarge(err error) bool {
+	var tl *TooLargeError
+	return errors.As(err, &tl)
+}
+
+func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectType, data []byte, err error) {
+	err = db.find(h, depth, func(p *pack, off int64) (err error) {
+		if p == nil {
+			t, data, err = db.readLoose(h, limit)
+		} else {
+			t, data, err = db.readPacked(p, off, limit, depth)
+		}
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			tl.Hash = h
+		}
+		return err
+	})
+	return t, data, err
+}
+
+func (db *DB) stat(h plumbing.Hash, depth int) (t plumbing.ObjectType, size int64, err error) {
+	err = db.find(h, depth, func(p *pack, off int64) (err error) {
+		if p == nil {
+			t, size, err = db.statLoose(h)
+		} else {
+			t, size, err = db.statPacked(p, off, depth)
+		}
+		return err
+	})
+	return t, size, err
+}
+
+// Close releases the open pack files; the DB may be used again afterwards
+// (it reopens them). Close is idempotent.
+func (db *DB) Close() {
+	for _, p := range db.packs {
+		p.close()
+	}
+	db.packs = nil
+	db.seen = map[string]bool{}
+	clear(db.bases)
+	db.bytes = 0
+}
+
+// maxRatio bounds how much zlib data can inflate: deflate's largest
+// expansion is 1032 to 1; a little more leaves room for the stream's own
+// header and checksum.
+const maxRatio = 1040
+
+// fits reports whether size bytes can come out of avail bytes of zlib data.
+func fits(size, avail int64) bool {
+	if size < 0 {
+		return false
+	}
+	if avail > (1<<62)/maxRatio {
+		return true
+	}
+	return size <= avail*maxRatio+64
+}
+
+var zReaders sync.Pool
+
+// inflater returns a pooled zlib reader of src; put it back with
+// zReaders.Put when done.
+func inflater(src io.Reader) (io.ReadCloser, error) {
+	if v := zReaders.Get(); v != nil {
+		z := v.(io.ReadCloser)
+		if err := z.(zlib.Resetter).Reset(src, nil); err != nil {
+			zReaders.Put(z)
+			return nil, err
+		}
+		return z, nil
+	}
+	return zlib.NewReader(src)
+}
+
+// inflate reads exactly n bytes of zlib data from src.
+func inflate(src io.Reader, n int64) ([]byte, error) {
+	z, err := inflater(src)
+	if err != nil {
+		return nil, err
+	}
+	defer zReaders.Put(z)
+	data := make([]byte, n)
+	if _, err := io.ReadFull(z, data); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	return data, nil
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package odb
+
+import "os"
+
+func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (bool, error) {
+	return false, nil
+}
+
+func createExclTmpfile(path string, perm os.FileMode) (*os.File, bool, error) {
+	return nil, false, nil
+}
+
+// UseTmpfile has no effect where O_TMPFILE does not exist.
+func UseTmpfile(on bool) (was bool) { return false }

@@ -1,0 +1,120 @@
+package odb
+
+import (
+	"bytes"
+	"errors"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// EmptyTree is the hash of the tree with no entries.
+var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// Entry is one entry of a tree.
+type Entry struct {
+	Name string
+	Mode filemode.FileMode
+	Hash plumbing.Hash
+}
+
+// IsDir reports whether e names a subtree.
+func (e Entry) IsDir() bool { return e.Mode == filemode.Dir }
+
+// Less orders tree entries as git does: a directory sorts as if its name
+// ended in "/". A tree in any other order fails `git fsck --strict`.
+func Less(a, b Entry) bool {
+	an, bn := a.Name, b.Name
+	if a.IsDir() {
+		an += "/"
+	}
+	if b.IsDir() {
+		bn += "/"
+	}
+	return an < bn
+}
+
+// EncodeTree returns the canonical encoding of entries, sorting them first.
+// A mode other than a directory, an executable, a symbolic link or a
+// gitlink is written as a regular file.
+func EncodeTree(entries []Entry) []byte {
+	sort.Slice(entries, func(i, j int) bool { return Less(entries[i], entries[j]) })
+	var b bytes.Buffer
+	b.Grow(len(entries) * 64)
+	for _, e := range entries {
+		mode := "100644"
+		switch e.Mode {
+		case filemode.Dir:
+			mode = "40000" // git's canonical spelling; "040000" fails fsck --strict
+		case filemode.Executable:
+			mode = "100755"
+		case filemode.Symlink:
+			mode = "120000"
+		case filemode.Submodule:
+			mode = "160000"
+		}
+		b.WriteString(mode)
+		b.WriteByte(' ')
+		b.WriteString(e.Name)
+		b.WriteByte(0)
+		b.Write(e.Hash[:])
+	}
+	return b.Bytes()
+}
+
+var (
+	errCorruptTree = errors.New("corrupt tree")
+	errTreeMode    = errors.New("corrupt tree mode")
+)
+
+// DecodeTree parses a raw tree object. It checks the framing only (an octal
+// mode, a name ended by NUL, a 20-byte hash); names are returned as they are.
+func DecodeTree(raw []byte) ([]Entry, error) {
+	var out []Entry
+	for len(raw) > 0 {
+		sp := bytes.IndexByte(raw, ' ')
+		if sp < 0 {
+			return nil, errCorruptTree
+		}
+		m, ok := parseMode(raw[:sp])
+		if !ok {
+			return nil, errTreeMode
+		}
+		raw = raw[sp+1:]
+		nul := bytes.IndexByte(raw, 0)
+		if nul < 0 || len(raw) < nul+1+20 {
+			return nil, errCorruptTree
+		}
+		e := Entry{Name: string(raw[:nul]), Mode: m}
+		copy(e.Hash[:], raw[nul+1:nul+21])
+		raw = raw[nul+21:]
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// parseMode parses an octal mode of at most 7 digits, as git writes them.
+func parseMode(b []byte) (filemode.FileMode, bool) {
+	if len(b) == 0 || len(b) > 7 {
+		return 0, false
+	}
+	var m uint32
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		m = m<<3 | uint32(c-'0')
+	}
+	return filemode.FileMode(m), true
+}
+
+// Find returns the index of name in entries (as a file or a directory).
+func Find(entries []Entry, name string) (int, bool) {
+	for i := range entries {
+		if entries[i].Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
