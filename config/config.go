@@ -122,6 +122,11 @@ func Load(root string) (*Config, error) {
 		}
 		c.MaxSize = n
 	}
+	for _, k := range []struct{ ptr, val string }{{"/memory", f.Memory}, {"/graph", f.Graph}} {
+		if err := c.checkFileKey(k.val); err != nil {
+			return nil, &Error{validate.ProblemAt(FileName, data, true, k.ptr, err.Error())}
+		}
+	}
 	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
 	c.Memory = f.Memory
 	if c.Memory == "" {
@@ -218,7 +223,7 @@ func checkRel(rel string) error {
 			return errors.New("path inside .git")
 		}
 	}
-	return nil
+	return state.CheckPath(rel)
 }
 
 // Transient reports whether a base name is an editor's temporary, swap,

@@ -1,0 +1,29 @@
+package config
+
+import (
+	"errors"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// Error is a mistake in .strata.yaml found after it decoded, positioned at
+// the key at fault. It is a usage error: the configuration must be fixed.
+type Error struct{ state.Problem }
+
+func (e *Error) Error() string { return e.Problem.Error() }
+
+// checkFileKey checks the path named by `memory:` or `graph:`. A committed
+// configuration travels with every clone, so it may only name a file of the
+// work tree, checked as a glob is: repository-relative, no "..", nothing
+// inside .git. The one file outside the work tree it may name is Claude
+// Code's auto-memory file of this repository, which strata finds by itself
+// anyway; $MEMORY_FILE_PATH, set by the user, is read from the environment.
+func (c *Config) checkFileKey(p string) error {
+	if p == "" || p == c.AutoMemory() {
+		return nil
+	}
+	if p == "~" || len(p) > 1 && p[0] == '~' {
+		return errors.New("outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)")
+	}
+	return checkRel(p)
+}
