@@ -134,8 +134,11 @@ func UnescapeRemote(s string) string {
 // Fetch copies the remote's refs/strata/state (and the objects it needs)
 // into r.Ref with `git fetch`, and returns the fetched head, "" when the
 // remote has no state ref yet (the tracking ref is then removed). It returns
-// a *RemoteError when the remote cannot be reached.
+// a *RemoteError when the remote cannot be reached, and an *UnsafeTreeError
+// when the fetched head's tree holds a path or mode strata refuses (the
+// tracking ref is then put back as it was).
 func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
+	before, _ := s.readRef(r.Ref)
 	_, err := s.git(ctx, r.Env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
 		r.Arg, "+"+sharedStateRef+":"+r.Ref)
 	if err != nil {
@@ -151,6 +154,9 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	h, err := s.readRef(r.Ref)
 	if err != nil {
 		return "", fmt.Errorf("fetch %s: %w", r.Name, err)
+	}
+	if err := s.checkFetched(r.Name, h); err != nil {
+		return "", s.untrack(r.Ref, before, err)
 	}
 	return h.String(), nil
 }
