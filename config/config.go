@@ -32,6 +32,7 @@ type Rule struct {
 	Glob   string      `json:"glob"`
 	Class  state.Class `json:"class,omitempty"`
 	Schema string      `json:"schema,omitempty"`
+	Format string      `json:"format,omitempty"` // json, yaml or jsonl; "" means by the file's extension
 	Ignore bool        `json:"ignore,omitempty"` // the path is not kept
 }
 
@@ -40,6 +41,7 @@ type Kept struct {
 	Path   string // slash-separated, repo-relative; "~/..." for a file under the home directory
 	Class  state.Class
 	Schema string
+	Format string // the rule's format: key; "" means by the file's extension
 }
 
 // DefaultRules are consulted after the user's own rules; the first match wins.
@@ -113,6 +115,9 @@ func Load(root string) (*Config, error) {
 		}
 		if err := checkRel(r.Glob); err != nil {
 			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
+		}
+		if err := checkFormat(r.Format); err != nil {
+			return nil, &Error{validate.ProblemAt(FileName, data, true, fmt.Sprintf("/files/%d/format", i), err.Error())}
 		}
 	}
 	if f.MaxSize != nil {
@@ -261,7 +266,7 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 		if r.Ignore {
 			return Kept{}, false
 		}
-		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema}
+		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema, Format: r.Format}
 		if k.Class == "" || k.Schema == "" {
 			d := defaultFor(rel)
 			if k.Class == "" {

@@ -2,8 +2,12 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
 )
 
 // Error is a mistake in .strata.yaml found after it decoded, positioned at
@@ -26,4 +30,12 @@ func (c *Config) checkFileKey(p string) error {
 		return errors.New("outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)")
 	}
 	return checkRel(p)
+}
+
+// checkFormat checks a rule's format: key.
+func checkFormat(f string) error {
+	if f == "" || slices.Contains(validate.Formats, f) {
+		return nil
+	}
+	return fmt.Errorf("unknown format %q, want one of %s", f, strings.Join(validate.Formats, ", "))
 }

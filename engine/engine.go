@@ -223,7 +223,7 @@ func (e *Engine) Check(f File, prev []byte) state.Problems {
 		}
 		return nil
 	}
-	problems := e.V.Validate(f.Path, f.Content, f.Schema)
+	problems := e.V.ValidateAs(f.Path, f.Content, f.Schema, f.Format)
 	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
 		problems = append(problems, e.checkResolution(f)...)
 	}

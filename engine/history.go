@@ -99,7 +99,7 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ps := e.V.Validate(k.Path, data, k.Schema); ps.Invalid() {
+		if ps := e.V.ValidateAs(k.Path, data, k.Schema, k.Format); ps.Invalid() {
 			return nil, ps
 		}
 		jobs = append(jobs, job{k, data})
@@ -210,7 +210,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		default:
 			ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now}
 			if f.Exists && src != state.SourceRestore {
-				o.Problems = e.V.Validate(k.Path, f.Content, k.Schema)
+				o.Problems = e.V.ValidateAs(k.Path, f.Content, k.Schema, k.Format)
 			}
 			if o.Problems.Invalid() {
 				var err error
