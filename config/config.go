@@ -86,12 +86,12 @@ type file struct {
 func Load(root string) (*Config, error) {
 	home, _ := os.UserHomeDir()
 	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
-	data, err := os.ReadFile(filepath.Join(root, FileName))
+	data, err := state.ReadRegular(filepath.Join(root, FileName), maxConfigSize, true)
 	var f file
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", FileName, err)
+		return nil, fmt.Errorf("read %s: %s", FileName, errText(err))
 	default:
 		v, problems := validate.DecodeYAML(FileName, data)
 		if problems.Invalid() {

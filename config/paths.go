@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -38,4 +39,16 @@ func checkFormat(f string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown format %q, want one of %s", f, strings.Join(validate.Formats, ", "))
+}
+
+// maxConfigSize bounds .strata.yaml, as the YAML decoder does.
+const maxConfigSize = validate.DefaultMaxSize
+
+// errText drops the file name an *fs.PathError repeats.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

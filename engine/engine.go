@@ -192,6 +192,9 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() { // swapped for a pipe since the Lstat
+		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, e.Cfg.MaxSize+1))
 	if err != nil {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // custom returns the user's schema file name (repo-relative), compiled once.
@@ -81,7 +83,7 @@ func (v *Validator) readSchemaFile(file string) ([]byte, error) {
 	if fi.Size() > v.maxSize {
 		return nil, fmt.Errorf("file is %d bytes, larger than max_size %d", fi.Size(), v.maxSize)
 	}
-	data, err := os.ReadFile(file)
+	data, err := state.ReadRegular(file, v.maxSize, false)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return nil, pe.Err
