@@ -66,6 +66,9 @@ func (v *Validator) compileCustom(name string) *compiled {
 // readSchemaFile reads a schema file that must be a regular file (symlinks
 // are never followed) no larger than the Validator's max size.
 func (v *Validator) readSchemaFile(file string) ([]byte, error) {
+	if err := v.insideRepo(file); err != nil {
+		return nil, err
+	}
 	fi, err := os.Lstat(file)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -135,4 +138,26 @@ type denyLoader struct{}
 
 func (denyLoader) Load(loc string) (any, error) {
 	return nil, fmt.Errorf("%s: schemas are not loaded from outside the binary", loc)
+}
+
+// insideRepo checks that file, with every symbolic link of its directories
+// resolved, is still inside the repository: a link such as schemas/x ->
+// /etc must not let a schema (or a $ref) read any file on the machine.
+func (v *Validator) insideRepo(file string) error {
+	root, err := filepath.EvalSymlinks(v.root)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(file))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errors.New("no such file")
+		}
+		return err
+	}
+	rel, err := filepath.Rel(root, filepath.Join(dir, filepath.Base(file)))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return errors.New("resolves outside the repository through a symbolic link")
+	}
+	return nil
 }
