@@ -119,3 +119,34 @@ func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
 		git(t, w.remote, "update-ref", "refs/strata/state", pushed)
 	}
 }
+
+// A remote path too long for the file system is reported as what it is,
+// not as a file edited on disk during the sync (issue 16.7).
+func TestSyncNameTooLong(t *testing.T) {
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(".claude/settings.json", `{"n": 1}`+"\n")
+	a.record()
+	a.sync()
+	pushed := git(t, a.dir, "rev-parse", "refs/strata/state")
+	long := strings.Repeat("x", 300) + ".json"
+	blob := blobIn(t, w.remote, `{"n": 2}`+"\n")
+	claude := writeRawTree(t, w.remote, rawEntry{"100644", "settings.json", blob}, rawEntry{"100644", long, blob})
+	root := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude})
+	commit := git(t, w.remote, "commit-tree", root, "-p", pushed, "-m", "long")
+	git(t, w.remote, "update-ref", "refs/strata/state", commit)
+
+	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 0 {
+		t.Errorf("skipped %v as edited on disk", rep.Skipped)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Error(), "file name too long") {
+		t.Errorf("problems %v, want one saying the name is too long", rep.Problems)
+	}
+	if got := a.read(".claude/settings.json"); got != `{"n": 2}`+"\n" {
+		t.Errorf("settings.json = %q", got)
+	}
+}

@@ -253,7 +253,10 @@ func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
 	// and writing in parallel showed no gain beyond the noise of fsync.
 	for _, p := range jobs {
 		written, err := writeOne(eng, p)
+		var unwritable *state.Problem
 		switch {
+		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is
+			rep.Problems = append(rep.Problems, *unwritable)
 		case err != nil:
 			return err
 		case written:
@@ -268,7 +271,9 @@ func writeTree(eng *engine.Engine, m *gitstore.Merge, rep *Report) error {
 }
 
 // writeOne writes one merged version; false when the file on disk is not
-// the local version any more. The engine's file functions only read its
+// the local version any more, and a *state.Problem when the path cannot be
+// read or written as a regular file (a name too long for the file system, a
+// symbolic link or a pipe in its place). The engine's file functions only read its
 // configuration and the store, which is safe for concurrent use.
 func writeOne(eng *engine.Engine, p gitstore.MergePath) (bool, error) {
 	k, _ := eng.Cfg.Classify(p.Path)
@@ -277,7 +282,10 @@ func writeOne(eng *engine.Engine, p gitstore.MergePath) (bool, error) {
 	if f.Exists {
 		onDisk = gitstore.BlobHash(f.Content)
 	}
-	if prob != nil || onDisk != p.Ours {
+	if prob != nil {
+		return false, prob
+	}
+	if onDisk != p.Ours {
 		return false, nil
 	}
 	if p.Result == "" {
