@@ -33,6 +33,7 @@ type Rule struct {
 	Glob   string      `json:"glob"`
 	Class  state.Class `json:"class,omitempty"`
 	Schema string      `json:"schema,omitempty"`
+	Format string      `json:"format,omitempty"` // json, yaml or jsonl; "" means by the file's extension
 	Ignore bool        `json:"ignore,omitempty"` // the path is not kept
 }
 
@@ -41,6 +42,7 @@ type Kept struct {
 	Path   string // slash-separated, repo-relative; "~/..." for a file under the home directory
 	Class  state.Class
 	Schema string
+	Format string // the rule's format: key; "" means by the file's extension
 }
 
 // DefaultRules are consulted after the user's own rules; the first match wins.
@@ -85,12 +87,12 @@ type file struct {
 func Load(root string) (*Config, error) {
 	home, _ := os.UserHomeDir()
 	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
-	data, err := os.ReadFile(filepath.Join(root, FileName))
+	data, err := state.ReadRegular(filepath.Join(root, FileName), maxConfigSize, true)
 	var f file
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", FileName, err)
+		return nil, fmt.Errorf("read %s: %s", FileName, errText(err))
 	default:
 		v, problems := validate.DecodeYAML(FileName, data)
 		if problems.Invalid() {
@@ -115,6 +117,9 @@ func Load(root string) (*Config, error) {
 		if err := checkRel(r.Glob); err != nil {
 			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
 		}
+		if err := checkFormat(r.Format); err != nil {
+			return nil, &Error{validate.ProblemAt(FileName, data, true, fmt.Sprintf("/files/%d/format", i), err.Error())}
+		}
 	}
 	if f.MaxSize != nil {
 		n, err := parseSize(f.MaxSize)
@@ -122,6 +127,11 @@ func Load(root string) (*Config, error) {
 			return nil, errors.New(validate.ProblemAt(FileName, data, true, "/max_size", err.Error()).Error())
 		}
 		c.MaxSize = n
+	}
+	for _, k := range []struct{ ptr, val string }{{"/memory", f.Memory}, {"/graph", f.Graph}} {
+		if err := c.checkFileKey(k.val); err != nil {
+			return nil, &Error{validate.ProblemAt(FileName, data, true, k.ptr, err.Error())}
+		}
 	}
 	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
 	c.Memory = f.Memory
@@ -219,7 +229,7 @@ func checkRel(rel string) error {
 			return errors.New("path inside .git")
 		}
 	}
-	return nil
+	return state.CheckPath(rel)
 }
 
 // Transient reports whether a base name is an editor's temporary, swap,
@@ -257,7 +267,7 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 		if r.Ignore {
 			return Kept{}, false
 		}
-		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema}
+		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema, Format: r.Format}
 		if k.Class == "" || k.Schema == "" {
 			d := defaultFor(rel)
 			if k.Class == "" {

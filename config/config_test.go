@@ -182,3 +182,28 @@ func TestMaxSizeOverflow(t *testing.T) {
 	c := load(t, "max_size: 8GB\n")
 	assert.EqualValues(t, int64(8)<<30, c.MaxSize)
 }
+
+// memory: and graph: name a file of the work tree and nothing else: a
+// committed configuration must not make strata read a private file (and
+// publish it) or write one outside the work tree or inside .git.
+func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	for _, tc := range []struct{ yaml, want string }{
+		{"version: 1\nmemory: ~/.ssh/id_rsa\n", ".strata.yaml:2:9: /memory: outside the work tree"},
+		{"version: 1\nmemory: .git/info/attributes\n", ".strata.yaml:2:9: /memory: path inside .git"},
+		{"version: 1\n\ngraph: ../../.bashrc\n", ".strata.yaml:3:8: /graph: path has an empty"},
+		{"version: 1\ngraph: /etc/passwd\n", ".strata.yaml:2:8: /graph: absolute path"},
+		{"version: 1\ngraph: .GIT/hooks/x\n", ".strata.yaml:2:8: /graph: .git path element"},
+		{"version: 1\nmemory: notes/git~1/MEMORY.md\n", ".strata.yaml:2:9: /memory: .git path element"},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(tc.yaml), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.yaml)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	c := load(t, "version: 1\nmemory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n")
+	assert.Equal(t, "notes/MEMORY.md", c.Memory)
+	assert.Equal(t, "notes/graph.jsonl", c.Graph)
+}

@@ -126,7 +126,12 @@ func (e *Engine) Checkout(k config.Kept, expect, blob string) (bool, error) {
 	if f.Exists {
 		onDisk = gitstore.BlobHash(f.Content)
 	}
-	if prob != nil || onDisk != expect {
+	if prob != nil {
+		// A name too long for the file system, a symbolic link or a pipe in
+		// the way: said as it is, never as "edited meanwhile".
+		return false, prob
+	}
+	if onDisk != expect {
 		return false, nil
 	}
 	if blob == "" {

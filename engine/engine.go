@@ -193,6 +193,9 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
 	}
 	defer fh.Close()
+	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() { // swapped for a pipe since the Lstat
+		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, e.cfg.MaxSize+1))
 	if err != nil {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
@@ -224,7 +227,7 @@ func (e *Engine) Check(f File, prev []byte) state.Problems {
 		}
 		return nil
 	}
-	problems := e.v.Validate(f.Path, f.Content, f.Schema)
+	problems := e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format)
 	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
 		problems = append(problems, e.checkResolution(f)...)
 	}

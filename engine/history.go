@@ -129,7 +129,7 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ps := e.v.Validate(k.Path, data, k.Schema); ps.Invalid() {
+	if ps := e.v.ValidateAs(k.Path, data, k.Schema, k.Format); ps.Invalid() {
 		return nil, ps
 	}
 	return data, nil
@@ -225,7 +225,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		default:
 			ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now}
 			if f.Exists && src != state.SourceRestore {
-				o.Problems = e.v.Validate(k.Path, f.Content, k.Schema)
+				o.Problems = e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format)
 			}
 			if o.Problems.Invalid() {
 				var err error

@@ -17,25 +17,11 @@ import (
 // identity is the author and committer of every commit strata writes.
 const identity = "strata <strata@localhost>"
 
-// ValidPath reports whether p can be recorded: slash-separated, relative, no
-// empty, "." or ".." element, no ".git" element and no NUL byte, so that the
-// trees strata writes pass `git fsck --strict`.
+// ValidPath reports whether p can be recorded: it passes state.CheckPath,
+// so that the trees strata writes pass `git fsck --strict`.
 func ValidPath(p string) error {
-	if p == "" {
-		return errors.New("empty path")
-	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return fmt.Errorf("%q: NUL in path", p)
-	}
-	for _, el := range strings.Split(p, "/") {
-		switch {
-		case el == "":
-			return fmt.Errorf("%q: empty path element", p)
-		case el == "." || el == "..":
-			return fmt.Errorf("%q: %q path element", p, el)
-		case strings.EqualFold(el, ".git"):
-			return fmt.Errorf("%q: .git path element", p)
-		}
+	if err := state.CheckPath(p); err != nil {
+		return fmt.Errorf("%q: %w", p, err)
 	}
 	return nil
 }

@@ -64,6 +64,9 @@ func (s *Store) ResolveRemote(ctx context.Context, name, cwd string) (Remote, er
 	if name == "" {
 		return Remote{}, errors.New("remote: empty name")
 	}
+	if strings.HasPrefix(name, "-") {
+		return Remote{}, fmt.Errorf("remote %q: a remote's name cannot start with '-'", name)
+	}
 	r := Remote{Name: name, Arg: name}
 	out, err := s.git(ctx, nil, "remote")
 	if err != nil {
@@ -134,10 +137,13 @@ func UnescapeRemote(s string) string {
 // Fetch copies the remote's refs/strata/state (and the objects it needs)
 // into r.Ref with `git fetch`, and returns the fetched head, "" when the
 // remote has no state ref yet (the tracking ref is then removed). It returns
-// a *RemoteError when the remote cannot be reached.
+// a *RemoteError when the remote cannot be reached, and an *UnsafeTreeError
+// when the fetched head's tree holds a path or mode strata refuses (the
+// tracking ref is then put back as it was).
 func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
+	before, _ := s.readRef(r.Ref)
 	_, err := s.git(ctx, r.Env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-		r.Arg, "+"+sharedStateRef+":"+r.Ref)
+		"--", r.Arg, "+"+sharedStateRef+":"+r.Ref)
 	if err != nil {
 		msg := gitMessage(err)
 		if strings.Contains(msg, "couldn't find remote ref") {
@@ -152,6 +158,9 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("fetch %s: %w", r.Name, err)
 	}
+	if err := s.checkFetched(r.Name, h); err != nil {
+		return "", s.untrack(r.Ref, before, err)
+	}
 	return h.String(), nil
 }
 
@@ -163,7 +172,7 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 // pre-push hook is not run: strata pushes only its own ref.
 func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) error {
 	out, err := s.git(ctx, r.Env, "push", "--porcelain", "--quiet", "--no-verify",
-		"--force-with-lease="+sharedStateRef+":"+expected, r.Arg, commit+":"+sharedStateRef)
+		"--force-with-lease="+sharedStateRef+":"+expected, "--", r.Arg, commit+":"+sharedStateRef)
 	if err != nil {
 		msg := gitMessage(err)
 		// A lease that no longer holds, or the remote's ref lock held by a

@@ -24,6 +24,12 @@ import (
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		if t.IsZero() {
+			// The zero time means "no time given" to every caller (the
+			// latest version); year 1 is a nanosecond later, which has the
+			// same history: nothing recorded.
+			t = t.Add(time.Nanosecond)
+		}
 		return t, nil
 	}
 	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04"} {

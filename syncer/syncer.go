@@ -294,7 +294,10 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 			crashPoint("half-written")
 		}
 		written, err := writeOne(eng, p)
+		var unwritable *state.Problem
 		switch {
+		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is
+			rep.Problems = append(rep.Problems, *unwritable)
 		case err != nil:
 			return err
 		case written:

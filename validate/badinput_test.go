@@ -153,7 +153,7 @@ multi: [*base]
 		"true":   "yes",
 		"null":   nil,
 		"ints":   []any{json.Number("31"), json.Number("1000"), json.Number("-3"), json.Number("12345678901234567890")},
-		"floats": []any{json.Number("1.5"), json.Number("1000")},
+		"floats": []any{json.Number("1.5"), json.Number("1e3")}, // kept as written, as the JSON decoder keeps it,
 		"base":   map[string]any{"x": json.Number("1"), "y": json.Number("2")},
 		"merged": map[string]any{"x": json.Number("1"), "y": json.Number("3")},
 		"multi":  []any{map[string]any{"x": json.Number("1"), "y": json.Number("2")}},
@@ -270,4 +270,38 @@ func TestTiers(t *testing.T) {
 	name, ok := PhaseOutputName(8)
 	assert.True(t, ok)
 	assert.Equal(t, "phase-08-report.json", name)
+}
+
+// YAML numbers follow the JSON decoder's limits: what float64 cannot hold
+// is neither turned into a string nor into zero (issue 16.8).
+func TestDecodeYAMLNumberRange(t *testing.T) {
+	for _, tc := range []struct{ in, want, problem string }{
+		{"n: 1e400", "1e400", ""},
+		{"n: -1e400", "-1e400", ""},
+		{"n: 1e-400", "1e-400", ""},
+		{"n: 99999999999999999999999", "99999999999999999999999", ""},
+		{"n: +.5", "0.5", ""},
+		{"n: 1e401", "", "x.yaml:1:4: /n: number out of range"},
+		{"n: '1e401'", "", ""},
+	} {
+		v, ps := DecodeYAML("x.yaml", []byte(tc.in))
+		if tc.problem != "" {
+			if len(ps) != 1 || !strings.HasPrefix(ps[0].Error(), tc.problem) {
+				t.Errorf("%s: problems %v, want %s", tc.in, ps, tc.problem)
+			}
+			continue
+		}
+		if ps != nil {
+			t.Errorf("%s: %v", tc.in, ps)
+			continue
+		}
+		got := v.(map[string]any)["n"]
+		if tc.want == "" {
+			if _, ok := got.(string); !ok {
+				t.Errorf("%s: %#v, want a string", tc.in, got)
+			}
+		} else if got != json.Number(tc.want) {
+			t.Errorf("%s: %#v, want number %s", tc.in, got, tc.want)
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // custom returns the user's schema file name (repo-relative), compiled once.
@@ -64,6 +66,9 @@ func (v *Validator) compileCustom(name string) *compiled {
 // readSchemaFile reads a schema file that must be a regular file (symlinks
 // are never followed) no larger than the Validator's max size.
 func (v *Validator) readSchemaFile(file string) ([]byte, error) {
+	if err := v.insideRepo(file); err != nil {
+		return nil, err
+	}
 	fi, err := os.Lstat(file)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -81,7 +86,7 @@ func (v *Validator) readSchemaFile(file string) ([]byte, error) {
 	if fi.Size() > v.maxSize {
 		return nil, fmt.Errorf("file is %d bytes, larger than max_size %d", fi.Size(), v.maxSize)
 	}
-	data, err := os.ReadFile(file)
+	data, err := state.ReadRegular(file, v.maxSize, false)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return nil, pe.Err
@@ -133,4 +138,26 @@ type denyLoader struct{}
 
 func (denyLoader) Load(loc string) (any, error) {
 	return nil, fmt.Errorf("%s: schemas are not loaded from outside the binary", loc)
+}
+
+// insideRepo checks that file, with every symbolic link of its directories
+// resolved, is still inside the repository: a link such as schemas/x ->
+// /etc must not let a schema (or a $ref) read any file on the machine.
+func (v *Validator) insideRepo(file string) error {
+	root, err := filepath.EvalSymlinks(v.root)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(file))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errors.New("no such file")
+		}
+		return err
+	}
+	rel, err := filepath.Rel(root, filepath.Join(dir, filepath.Base(file)))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return errors.New("resolves outside the repository through a symbolic link")
+	}
+	return nil
 }

@@ -122,15 +122,31 @@ func newCompiler() *jsonschema.Compiler {
 //
 // Input larger than MaxSize gives one problem and is not decoded.
 func (v *Validator) Validate(path string, data []byte, schema string) state.Problems {
+	return v.ValidateAs(path, data, schema, "")
+}
+
+// ValidateAs is Validate with the file's format given (FormatJSON,
+// FormatYAML, FormatJSONL); "" means the format its name says (FormatOf).
+func (v *Validator) ValidateAs(path string, data []byte, schema, format string) state.Problems {
 	if int64(len(data)) > v.maxSize {
 		return tooLarge(path, len(data), v.maxSize)
 	}
+	if format == "" {
+		format = FormatOf(path)
+	}
 	switch schema {
-	case SchemaJSON:
+	case SchemaJSON, SchemaYAML:
+		if format == "" {
+			format = schema
+		}
+		switch format {
+		case FormatYAML:
+			_, _, ps := decodeYAML(path, data)
+			return ps
+		case FormatJSONL:
+			return v.validateLines(path, data, nil)
+		}
 		_, _, ps := decodeJSON(path, data)
-		return ps
-	case SchemaYAML:
-		_, _, ps := decodeYAML(path, data)
 		return ps
 	case SchemaJSONLMCP, SchemaMCPMemory:
 		return v.validateJSONL(path, data)
@@ -147,8 +163,17 @@ func (v *Validator) Validate(path string, data []byte, schema string) state.Prob
 		return state.Problems{{Path: path, Message: "unknown schema " + strconv.Quote(schema)}}
 	}
 
+	if format == "" && isYAML(schema) || format == FormatYAML {
+		format = FormatYAML
+	}
+	if format == FormatJSONL {
+		if sch.broken != "" {
+			return state.Problems{{Path: path, Message: sch.broken}}
+		}
+		return v.validateLines(path, data, sch)
+	}
 	decode := decodeJSON
-	if isYAML(schema) {
+	if format == FormatYAML {
 		decode = decodeYAML
 	}
 	doc, loc, ps := decode(path, data)
@@ -313,11 +338,16 @@ func syntaxProblem(path string, data []byte) state.Problem {
 
 // validateJSONL checks every non-empty line of an MCP memory graph file.
 func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
+	return v.validateLines(path, data, v.builtin(schemaMCPLine))
+}
+
+// validateLines checks that every non-empty line is a JSON document valid
+// against sch (well-formed only when sch is nil).
+func (v *Validator) validateLines(path string, data []byte, sch *compiled) state.Problems {
 	data, ps := checkBytes(path, data)
 	if ps != nil {
 		return ps
 	}
-	sch := v.builtin(schemaMCPLine)
 	for n, start := 1, 0; start < len(data); n++ {
 		end := bytes.IndexByte(data[start:], '\n')
 		if end < 0 {
@@ -331,7 +361,7 @@ func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
 			continue
 		}
 		doc, loc, lps := decodeJSON(path, line)
-		if lps == nil {
+		if lps == nil && sch != nil {
 			lps = check(path, doc, loc, sch.schema)
 			sortProblems(lps)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -239,6 +240,9 @@ func (c *yamlConverter) key(k *yaml.Node) (string, *yamlErr) {
 }
 
 func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
+	if n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yamlDecimalRE.MatchString(n.Value) {
+		return c.decimal(n)
+	}
 	switch n.ShortTag() {
 	case "!!null":
 		return nil, nil
@@ -270,4 +274,40 @@ func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
 	}
 	// !!str, !!timestamp (kept as written), !!binary and custom tags.
 	return n.Value, nil
+}
+
+// yamlDecimalRE is YAML's plain decimal number (core schema); jsonNumberRE
+// the subset JSON writes the same way.
+var (
+	yamlDecimalRE = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	jsonNumberRE  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+)
+
+// decimal converts a plain decimal number exactly as the JSON decoder does:
+// kept as written when JSON writes it the same way, under the same limits
+// ("number out of range"), so 1e400 is a number, not the string the YAML
+// library makes of what float64 cannot hold, and 1e-400 is not zero.
+func (c *yamlConverter) decimal(n *yaml.Node) (any, *yamlErr) {
+	v := n.Value
+	exp := ""
+	if i := strings.IndexAny(v, "eE"); i >= 0 {
+		exp = v[i+1:]
+	}
+	if len(v) > maxNumberLen || exp != "" && !smallExponent([]byte(exp)) {
+		return nil, c.fail(n, "number out of range: more than "+strconv.Itoa(maxNumberLen)+
+			" characters or an exponent beyond ±"+strconv.Itoa(maxExponent))
+	}
+	if jsonNumberRE.MatchString(v) {
+		return json.Number(v), nil
+	}
+	// YAML-only spellings (+1, .5, 1., 007): the value, written as JSON.
+	r, ok := new(big.Rat).SetString(strings.TrimPrefix(v, "+"))
+	if !ok {
+		return nil, c.fail(n, "invalid YAML: "+strconv.Quote(v)+" is not a number")
+	}
+	if r.IsInt() {
+		return json.Number(r.Num().String()), nil
+	}
+	f := new(big.Float).SetPrec(200).SetRat(r)
+	return json.Number(f.Text('g', -1)), nil
 }

@@ -83,6 +83,7 @@ func exitCode(err error, w io.Writer) int {
 	var ps state.Problems
 	var ue *usageError
 	var pe *engine.PathError
+	var ce *config.Error
 	switch {
 	case errors.Is(err, errReported):
 		return exitInvalid
@@ -96,6 +97,9 @@ func exitCode(err error, w io.Writer) int {
 	case errors.As(err, &ps):
 		fmt.Fprintln(w, ps.Error())
 		return exitInvalid
+	case errors.As(err, &ce):
+		fmt.Fprintf(w, "strata: %s\n", ce)
+		return exitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(w, "strata: %s\n", ue.msg)
 		return exitUsage

@@ -86,7 +86,8 @@ func runLog(e *env, o logOptions) error {
 	}
 	shown := map[string]bool{}
 	for i, en := range entries {
-		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
+		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
+			termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)))
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {
 			shown[en.Commit] = true
@@ -109,10 +110,10 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 			continue
 		}
 		if d.Kept != "" {
-			fmt.Fprintf(e.Out, "           kept local %s: %s\n", d.Path, d.Kept)
+			fmt.Fprintf(e.Out, "           kept local %s: %s\n", termSafe(d.Path), termSafe(d.Kept))
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
-			d.Path, state.ShortID(d.Winner), state.ShortID(d.Loser), d.Path, d.Loser)
+			termSafe(d.Path), termSafe(state.ShortID(d.Winner)), termSafe(state.ShortID(d.Loser)), termSafe(d.Path), termSafe(d.Loser))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/strata-dev/strata/state"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -45,6 +46,9 @@ the remote cannot be reached (nothing is changed locally).`,
 				return usagef("sync takes at most one REMOTE")
 			}
 			o.Remote = c.Args().First()
+			if strings.HasPrefix(o.Remote, "-") {
+				return usagef("sync %s: a remote's name cannot start with '-'", o.Remote)
+			}
 			return runSync(c.Context, e, o)
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -40,9 +39,9 @@ const maxHookInput = 256 << 20
 // JSON, an unreadable configuration) never blocks the agent: one warning line
 // on stderr and exit 0. Nothing is recorded; the watcher does that.
 func runValidateHook(e *env) error {
-	data, err := io.ReadAll(io.LimitReader(e.In, maxHookInput))
+	data, err := readHookInput(e.In, maxHookInput, hookStdinIdle)
 	if err != nil {
-		return hookWarn(e, "cannot read stdin: %v", err)
+		return hookWarn(e, "cannot read stdin: %v; nothing checked", err)
 	}
 	var in hookInput
 	if err := json.Unmarshal(data, &in); err != nil {

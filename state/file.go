@@ -1,0 +1,72 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular is a file that is not a regular file (a named pipe, a
+// device, a directory, or a symbolic link where links are not followed).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadRegular reads a regular file of at most limit bytes (no limit when
+// limit <= 0) without ever blocking on what it opens: the file is opened
+// with O_NONBLOCK (and O_NOFOLLOW unless followLinks), then fstat'ed, and
+// anything but a regular file is refused with an error wrapping
+// ErrNotRegular. A named pipe with nobody writing to it would otherwise
+// hang the reader for ever. A missing file gives an error wrapping
+// fs.ErrNotExist.
+func ReadRegular(name string, limit int64, followLinks bool) ([]byte, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if !followLinks {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(name, flags, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(fi.Mode()))
+	}
+	if limit > 0 && fi.Size() > limit {
+		return nil, fmt.Errorf("file is %d bytes, larger than %d", fi.Size(), limit)
+	}
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && int64(len(data)) > limit {
+		return nil, fmt.Errorf("file grew past %d bytes while read", limit)
+	}
+	return data, nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
+}

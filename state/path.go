@@ -1,0 +1,116 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// CheckPath is the one check of a path strata records, reads from a
+// remote's tree, or takes from the configuration: slash-separated and
+// relative, with no empty, "." or ".." element, no NUL byte, and no element
+// that git refuses as a name for ".git" on any file system. That is at least
+// as strict as git's own verify_path with core.protectNTFS and
+// core.protectHFS on: ".git" in any case, the NTFS forms (".git" followed by
+// dots or spaces, an alternate data stream ".git:...", the short name
+// "git~1", and backslash as a separator) and the HFS+ forms (".git" with
+// ignorable code points such as U+200C inside). A path that passes can be
+// written in a git tree that `git fsck --strict` accepts.
+func CheckPath(p string) error {
+	switch {
+	case p == "":
+		return errors.New("empty path")
+	case strings.IndexByte(p, 0) >= 0:
+		return errors.New("NUL in path")
+	case p[0] == '/':
+		return errors.New("absolute path")
+	}
+	for _, el := range strings.Split(p, "/") {
+		if err := CheckName(el); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckName checks one element of a path, as a tree entry's name: not
+// empty, ".", "..", a "/" or NUL, nor any name of ".git" (see CheckPath).
+func CheckName(el string) error {
+	switch {
+	case el == "":
+		return errors.New("empty path element")
+	case el == "." || el == "..":
+		return fmt.Errorf("%q path element", el)
+	case strings.IndexByte(el, '/') >= 0:
+		return errors.New("name holds a slash")
+	case strings.IndexByte(el, 0) >= 0:
+		return errors.New("NUL in path")
+	}
+	// On NTFS a backslash separates directories, so each part between
+	// backslashes is a name of its own there.
+	for _, part := range strings.Split(el, `\`) {
+		if part == "." || part == ".." {
+			return fmt.Errorf("%q path element (backslash-separated)", part)
+		}
+		if isNTFSDotGit(part) || isHFSDotGit(part) {
+			return errors.New(".git path element")
+		}
+	}
+	return nil
+}
+
+// isNTFSDotGit reports whether NTFS takes name for ".git": ".git" or
+// "git~1" in any case, followed by nothing but dots and spaces, or by ':'
+// (an alternate data stream). It follows git's is_ntfs_dotgit.
+func isNTFSDotGit(name string) bool {
+	var rest string
+	switch {
+	case len(name) >= 4 && name[0] == '.' && strings.EqualFold(name[1:4], "git"):
+		rest = name[4:]
+	case len(name) >= 5 && strings.EqualFold(name[:3], "git") && name[3:5] == "~1":
+		rest = name[5:]
+	default:
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case ':':
+			return true
+		case '.', ' ':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hfsIgnorable are the code points HFS+ drops when it compares names.
+func hfsIgnorable(r rune) bool {
+	switch {
+	case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+		return true
+	}
+	return false
+}
+
+// isHFSDotGit reports whether HFS+ takes name for ".git": ".git" in any case
+// once the ignorable code points are dropped. It follows git's is_hfs_dotgit.
+func isHFSDotGit(name string) bool {
+	var b []rune
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRuneInString(name[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return false // not UTF-8: HFS+ cannot take it for ".git"
+		}
+		i += n
+		if hfsIgnorable(r) {
+			continue
+		}
+		if len(b) == 4 {
+			return false
+		}
+		b = append(b, r)
+	}
+	return len(b) == 4 && b[0] == '.' && strings.EqualFold(string(b[1:]), "git")
+}

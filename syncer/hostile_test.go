@@ -1,0 +1,152 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/gitstore"
+)
+
+// rawEntry is one entry of a tree written byte for byte, however hostile.
+type rawEntry struct{ mode, name, id string }
+
+// writeRawTree writes a tree object exactly as given (no sorting, no
+// checks) into the repository at dir and returns its id.
+func writeRawTree(tb testing.TB, dir string, entries ...rawEntry) string {
+	tb.Helper()
+	var b bytes.Buffer
+	for _, e := range entries {
+		id, err := hex.DecodeString(e.id)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.WriteString(e.mode + " " + e.name + "\x00")
+		b.Write(id)
+	}
+	cmd := exec.Command("git", "hash-object", "-t", "tree", "--literally", "-w", "--stdin")
+	cmd.Dir = dir
+	cmd.Env = gitEnv(dir)
+	cmd.Stdin = &b
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("hash-object: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func blobIn(tb testing.TB, dir, content string) string {
+	tb.Helper()
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir = dir
+	cmd.Env = gitEnv(dir)
+	cmd.Stdin = strings.NewReader(content)
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A remote head whose tree holds an entry git or strata refuses is refused
+// whole, with one line naming the entry: the local state ref, the kept
+// files and the tracking ref stay as they were, in the fast-forward case
+// and the merge case alike, and nothing outside the work tree is written
+// (issue 16.2).
+func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(".claude/settings.json", `{"n": 1}`+"\n")
+	a.record()
+	a.sync()
+	pushed := git(t, a.dir, "rev-parse", "refs/strata/state")
+	good := blobIn(t, w.remote, `{"n": 2}`+"\n")
+	cases := []struct {
+		entry rawEntry
+		want  string
+	}{
+		{rawEntry{"100644", "..", good}, `".." path element`},
+		{rawEntry{"100644", ".", good}, `"." path element`},
+		{rawEntry{"100644", ".git", good}, ".git path element"},
+		{rawEntry{"100644", ".GIT", good}, ".git path element"},
+		{rawEntry{"100644", "git~1", good}, ".git path element"},
+		{rawEntry{"100644", ".git. .", good}, ".git path element"},
+		{rawEntry{"100644", ".git::$INDEX_ALLOCATION", good}, ".git path element"},
+		{rawEntry{"100644", ".g\u200cit", good}, ".git path element"},
+		{rawEntry{"100644", "/abs.json", good}, "name holds a slash"},
+		{rawEntry{"100644", "../../x.json", good}, "name holds a slash"},
+		{rawEntry{"100644", `..\..\x.json`, good}, "backslash-separated"},
+		{rawEntry{"120000", "link.json", good}, "symbolic link"},
+		{rawEntry{"160000", "sub.json", pushed}, "gitlink"},
+		{rawEntry{"100664", "grp.json", good}, "mode 100664"},
+	}
+	settings := blobIn(t, w.remote, `{"n": 3}`+"\n")
+	for i, tc := range cases {
+		if i == len(cases)/2 { // from here on, the merge case: both sides moved
+			a.write(".claude/settings.json", `{"local": true}`+"\n")
+			a.record()
+		}
+		local := git(t, a.dir, "rev-parse", "refs/strata/state")
+		claude := writeRawTree(t, w.remote, tc.entry, rawEntry{"100644", "settings.json", settings})
+		root := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude})
+		commit := git(t, w.remote, "commit-tree", root, "-p", pushed, "-m", "hostile")
+		git(t, w.remote, "update-ref", "refs/strata/state", commit)
+		tracking := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/")
+		disk := a.read(".claude/settings.json")
+
+		_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) {
+			t.Fatalf("%q: sync = %v, want an UnsafeTreeError", tc.entry.name, err)
+		}
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %q, want one line with %q", tc.entry.name, err, tc.want)
+		}
+		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+			t.Errorf("%q: the local state ref moved to %s from %s: %s", tc.entry.name, got, local, git(t, a.dir, "log", "--format=%H %s", "-3", "refs/strata/state"))
+		}
+		if got := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/"); got != tracking {
+			t.Errorf("%q: tracking ref %q, want %q", tc.entry.name, got, tracking)
+		}
+		if got := a.read(".claude/settings.json"); got != disk {
+			t.Errorf("%q: settings.json became %q", tc.entry.name, got)
+		}
+		git(t, a.dir, "fsck", "--strict", "--no-dangling", "--connectivity-only", "refs/strata/state")
+		git(t, w.remote, "update-ref", "refs/strata/state", pushed)
+	}
+}
+
+// A remote path too long for the file system is reported as what it is,
+// not as a file edited on disk during the sync (issue 16.7).
+func TestSyncNameTooLong(t *testing.T) {
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(".claude/settings.json", `{"n": 1}`+"\n")
+	a.record()
+	a.sync()
+	pushed := git(t, a.dir, "rev-parse", "refs/strata/state")
+	long := strings.Repeat("x", 300) + ".json"
+	blob := blobIn(t, w.remote, `{"n": 2}`+"\n")
+	claude := writeRawTree(t, w.remote, rawEntry{"100644", "settings.json", blob}, rawEntry{"100644", long, blob})
+	root := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude})
+	commit := git(t, w.remote, "commit-tree", root, "-p", pushed, "-m", "long")
+	git(t, w.remote, "update-ref", "refs/strata/state", commit)
+
+	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 0 {
+		t.Errorf("skipped %v as edited on disk", rep.Skipped)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Error(), "file name too long") {
+		t.Errorf("problems %v, want one saying the name is too long", rep.Problems)
+	}
+	if got := a.read(".claude/settings.json"); got != `{"n": 2}`+"\n" {
+		t.Errorf("settings.json = %q", got)
+	}
+}
