@@ -5,7 +5,7 @@
 # `strata validate` and by ajv-cli (the common JSON Schema CLI), each the
 # median of 5 runs on this machine, and prints
 #   validate 1000 files: strata X ms, ajv-cli Y ms, ratio Z×
-# SPEC §10 wants Z >= 5. If npm or its registry is unreachable, it prints a
+# docs/contract.md §14 wants Z >= 5. If npm or its registry is unreachable, it prints a
 # skip line and exits 0. Environment: N (files, default 1000), RUNS (default 5).
 set -euo pipefail
 

@@ -24,7 +24,7 @@ import (
 // FileName is the configuration file at the root of the work tree.
 const FileName = ".strata.yaml"
 
-// DefaultMaxSize is the largest kept file strata reads (SPEC §1).
+// DefaultMaxSize is the largest kept file strata reads (docs/contract.md §1).
 const DefaultMaxSize = 10 << 20
 
 // Rule maps a glob of repo-relative paths to a class and a schema. Globs use

@@ -1,5 +1,5 @@
 // Package conflict decides which layer holds the truth when the layers of
-// one item disagree (SPEC §4): L1 (the state file) and L3 (the MCP memory
+// one item disagree (docs/contract.md §6): L1 (the state file) and L3 (the MCP memory
 // graph) compete by the time of their last change, the newest wins, and the
 // others are rewritten to match; L2 (MEMORY.md) is shown but never
 // authoritative. It is pure: callers gather the times and apply the actions.

@@ -176,7 +176,7 @@ func (e *Engine) FeatureDir(feature string) (string, error) {
 }
 
 // checkResolution applies the cross-file rules of a decision resolution
-// (SPEC §1): its choice is one of the options of the decision in the Phase
+// (docs/contract.md §3): its choice is one of the options of the decision in the Phase
 // Outcome it names, and a decision is resolved once — a resolution of a
 // decision that another resolution (recorded, or earlier in the folder)
 // already resolves is rejected and names the first. f must be schema-valid.

@@ -1,6 +1,6 @@
 package gitstore
 
-// Benchmarks against the peers of SPEC §10, run in the same process so the
+// Benchmarks against the peers of docs/contract.md §14, run in the same process so the
 // ratios compare like with like:
 //
 //	go test -run XXX -bench 'Record' ./gitstore/       Record vs the git plumbing loop

@@ -9,7 +9,7 @@ import (
 
 // GCInterval is how many recorded commits pass between two background
 // `git gc --auto` runs. Loose objects cost about 17 KB per change on disk
-// against under 1 KB packed (SPEC §2); git packs them, go-git's
+// against under 1 KB packed (docs/contract.md §4); git packs them, go-git's
 // RepackObjects and Prune are never used on a user's repository.
 var GCInterval = 1000
 

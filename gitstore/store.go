@@ -1,5 +1,5 @@
 // Package gitstore keeps the history of strata's kept files in git, on the
-// refs refs/strata/state and refs/strata/rejected (SPEC §2), without touching
+// refs refs/strata/state and refs/strata/rejected (docs/contract.md §4), without touching
 // HEAD, the index, the work tree, the user's branches or their config. It is
 // the only package that imports go-git: objects are hashed and written with
 // go-git plumbing, refs are moved by compare-and-swap under git's own lock-file

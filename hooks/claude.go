@@ -12,7 +12,7 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// The Claude Code hooks strata adds to .claude/settings.json (SPEC §6). The
+// The Claude Code hooks strata adds to .claude/settings.json (docs/contract.md §8). The
 // commands name `strata` on PATH, not an absolute path: settings.json is
 // usually committed and shared by everyone who works in the repository.
 const (

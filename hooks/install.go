@@ -1,5 +1,5 @@
-// Package hooks connects strata to the hooks of git and Claude Code (SPEC
-// §6): it installs and removes the git pre-commit hook (in the directory git
+// Package hooks connects strata to the hooks of git and Claude Code (docs/contract.md
+// §8): it installs and removes the git pre-commit hook (in the directory git
 // really uses, chaining a hook that was there before), runs that hook's check
 // over the staged blobs of kept files, and merges strata's entries into, or
 // out of, Claude Code's .claude/settings.json without disturbing anything

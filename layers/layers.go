@@ -1,4 +1,4 @@
-// Package layers is the sync agent between strata's three layers (SPEC §4):
+// Package layers is the sync agent between strata's three layers (docs/contract.md §6):
 // after each recorded L1 change it writes the L2 lines of a workflow's phase
 // transitions and completion to MEMORY.md and upserts the L1 documents into
 // the L3 graph; it expires workflow states past their TTL; and it gathers

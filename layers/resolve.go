@@ -15,7 +15,7 @@ import (
 )
 
 // Resolve makes L1 and L3 agree for the workflow state and the initiative
-// (SPEC §4): per item, the newer layer wins, layers more than 5 minutes apart
+// (docs/contract.md §6): per item, the newer layer wins, layers more than 5 minutes apart
 // are reported as stale, and the stale one is rewritten (unless dryRun) and
 // recorded with source resolve. A rewrite of L1 is validated first and
 // refused (Result "refused") when invalid. note receives the warnings and the
@@ -45,7 +45,7 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 	return out, r.l3Failure
 }
 
-// resolveItems are the items whose layers compete (SPEC §4).
+// resolveItems are the items whose layers compete (docs/contract.md §6).
 var resolveItems = []struct {
 	name  string
 	class state.Class

@@ -29,7 +29,7 @@ type Decision struct {
 	Options     []string `json:"options"`
 	Recommended string   `json:"recommended"`
 	// Blocking is the decision's blocking flag; a decision without one is
-	// blocking (the safe default of SPEC §1).
+	// blocking (the safe default of docs/contract.md §3).
 	Blocking bool   `json:"blocking"`
 	Outcome  string `json:"outcome"` // the Phase Outcome file holding it
 	Feature  string `json:"feature"`
@@ -41,7 +41,7 @@ type Finding struct {
 	Type  string `json:"type"`
 	Title string `json:"title"`
 	// Category is proposed_category; a finding without one is
-	// in-scope-blocking (the safe default of SPEC §1).
+	// in-scope-blocking (the safe default of docs/contract.md §3).
 	Category string `json:"category"`
 }
 
@@ -282,7 +282,7 @@ func (f Folder) InScopeBlocking() int {
 	return n
 }
 
-// CheckResolution applies the cross-file rules of SPEC §1 to resolution r:
+// CheckResolution applies the cross-file rules of docs/contract.md §3 to resolution r:
 // its file name names the decision it resolves; the decision is in the
 // Phase Outcome it names (outcome, nil when that file is not a readable,
 // valid Phase Outcome — why is then in missing); its choice is one of the

@@ -1,4 +1,4 @@
-// Package phase is the logic of SPEC §5 over decoded documents: which tier
+// Package phase is the logic of docs/contract.md §7 over decoded documents: which tier
 // of a phase-output session to run next and which memory snapshot to restore
 // (Recover), and the pending decisions of Phase Outcome handoffs with the
 // cross-file rules of their resolutions (Folder, CheckResolution). It reads

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: every performance target of SPEC §10, each measured against its
+# make bench: every performance target of docs/contract.md §14, each measured against its
 # peer in the same run, printed as figures and ratios. $1 = the strata binary.
 # Benchmarks whose peer cannot be installed (npm unreachable) say so and go on.
 set -uo pipefail

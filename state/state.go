@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Class names the kind of a kept file (SPEC §1).
+// Class names the kind of a kept file (docs/contract.md §1).
 type Class string
 
 // The classes of kept files.

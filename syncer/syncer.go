@@ -1,4 +1,4 @@
-// Package syncer is `strata sync` (SPEC §7): it meets this work tree's state
+// Package syncer is `strata sync` (docs/contract.md §9): it meets this work tree's state
 // history with a git remote's. It fetches the remote's refs/strata/state,
 // records unrecorded local edits, merges the two histories per path (the
 // three-way rules live in gitstore.PlanMerge), validates what the merge would

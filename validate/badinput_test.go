@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBadInput covers SPEC §9: each bad file gets exactly one clear problem.
+// TestBadInput covers docs/contract.md §13: each bad file gets exactly one clear problem.
 func TestBadInput(t *testing.T) {
 	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
 	deepObj := strings.Repeat(`{"a":`, 100000) + "1" + strings.Repeat("}", 100000)

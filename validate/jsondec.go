@@ -11,7 +11,7 @@ import (
 
 // MaxDepth is the deepest nesting of arrays and objects (JSON or YAML) that
 // strata decodes. Real state files nest a few levels; the cap keeps hostile
-// input (SPEC §9: 100 000-deep nesting) from exhausting the stack of the
+// input (docs/contract.md §13: 100 000-deep nesting) from exhausting the stack of the
 // recursive decoders and of the schema validator.
 const MaxDepth = 1000
 

@@ -20,7 +20,7 @@ type Tier struct {
 	Label string
 }
 
-// Tiers is the canonical tier table of SPEC §1, in phase order. Callers must
+// Tiers is the canonical tier table of docs/contract.md §3, in phase order. Callers must
 // not modify it.
 var Tiers = []Tier{
 	{1, "query"},
@@ -52,7 +52,7 @@ func PhaseOutputName(phase int) (string, bool) {
 	return fmt.Sprintf("phase-%02d-%s.json", phase, label), true
 }
 
-// rules applies the rules of SPEC §1 that the schemas cannot express. It
+// rules applies the rules of docs/contract.md §3 that the schemas cannot express. It
 // runs after the schema pass and looks only at values of the right type, so
 // a value the schema already rejected is not reported twice.
 func rules(schema, file string, doc any, loc locator) state.Problems {
@@ -194,7 +194,7 @@ var initiativeNext = map[string][]string{
 	"archived":    nil,
 }
 
-// CheckTransition applies the initiative status state machine of SPEC §1 to
+// CheckTransition applies the initiative status state machine of docs/contract.md §3 to
 // a new version cur of an initiative file against the last recorded version
 // prev (nil when there is none). Undecodable cur gives its decoding
 // problems; a prev without a known status, and a cur whose status the schema

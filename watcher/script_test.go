@@ -31,7 +31,7 @@ const (
 	scriptQuiet = 10 * scriptDebounce
 )
 
-// keptDirs and keptFiles mirror strata's default kept classes (SPEC §1).
+// keptDirs and keptFiles mirror strata's default kept classes (docs/contract.md §1).
 var (
 	keptDirs  = []string{".", ".claude", ".claude/memory", "PhaseOutputs", "PhaseOutputs/*", "PhaseOutcomes", "PhaseOutcomes/*"}
 	keptFiles = []string{".claude/*.json", ".claude/memory.jsonl", ".claude/memory/MEMORY.md", "MEMORY.md",

@@ -30,7 +30,7 @@ type env struct {
 	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }
 
-// Exit codes (SPEC §8).
+// Exit codes (docs/contract.md §11).
 const (
 	exitOK      = 0
 	exitInvalid = 1 // invalid content, or a check failed
