@@ -246,7 +246,11 @@ type Outcome struct {
 	Rejected *state.Entry   // the quarantined version on the rejected ref
 	Problems state.Problems // why it was rejected or skipped; warnings of a recorded file
 	Written  bool           // a restore changed the file on disk
-	blob     string         // the recorded content's blob id
+	// Saved is the unrecorded version a restore recorded before replacing
+	// it (on the rejected ref when SavedRejected).
+	Saved         *state.Entry
+	SavedRejected bool
+	blob          string // the recorded content's blob id
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.

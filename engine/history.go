@@ -104,6 +104,10 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 		}
 		jobs = append(jobs, job{k, data})
 	}
+	saved, err := e.saveOnDisk(paths)
+	if err != nil {
+		return nil, err
+	}
 	written := map[string]bool{}
 	for _, j := range jobs {
 		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
@@ -116,6 +120,7 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	}
 	outs, err := e.recordTogether(paths, state.SourceRestore)
 	markWritten(outs, written)
+	markSaved(outs, saved)
 	return outs, err
 }
 
@@ -163,6 +168,13 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		if datas[i], err = e.Store.ReadFile(c, k.Path); err != nil {
 			return nil, err
 		}
+		if ps := e.V.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
+			return nil, ps // as the single-path restore: nothing written
+		}
+	}
+	saved, err := e.saveOnDisk(append(append([]config.Kept{}, write...), remove...))
+	if err != nil {
+		return nil, err
 	}
 	written := map[string]bool{}
 	for i, k := range write {
@@ -185,6 +197,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	}
 	outs, err := e.recordTogether(append(write, remove...), state.SourceRestore)
 	markWritten(outs, written)
+	markSaved(outs, saved)
 	return outs, err
 }
 
