@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ type Rule struct {
 	Class  state.Class `json:"class,omitempty"`
 	Schema string      `json:"schema,omitempty"`
 	Ignore bool        `json:"ignore,omitempty"` // the path is not kept
+	// TTL is the workflow-state TTL for this rule's files: "off" (never
+	// expired) or a duration like 48h; "" is the state's own ttl, else the
+	// global ttl, else 24h.
+	TTL string `json:"ttl,omitempty"`
 }
 
 // Kept is a path that strata keeps, with the class and schema that apply.
@@ -40,6 +45,7 @@ type Kept struct {
 	Path   string // slash-separated, repo-relative; "~/..." for a file under the home directory
 	Class  state.Class
 	Schema string
+	TTL    string // the rule's ttl, else the global one ("off", a duration, or "")
 }
 
 // DefaultRules are consulted after the user's own rules; the first match wins.
@@ -68,6 +74,16 @@ type Config struct {
 	MaxSize int64
 	Memory  string // the L2 file: repo-relative, or "~/..." for Claude Code's auto-memory file
 	Graph   string // the L3 file: repo-relative, or "~/..."
+	TTL     string // the global workflow-state ttl: "off", a duration, or ""
+	// MemoryCreate lets the layer protocol create the L2 file when it does
+	// not exist (memory_create: true); otherwise only `memory add` does.
+	MemoryCreate bool
+	// Ignored reports whether git ignores a repo-relative path (nil: nothing
+	// is). Such a file is kept only when a user rule names it exactly.
+	Ignored func(rel string) bool
+
+	user    int      // how many of Rules are the user's own
+	private []string // the last ScanAll's withheld files: they match a rule but are private
 }
 
 // file is the on-disk shape of .strata.yaml.
@@ -77,6 +93,9 @@ type file struct {
 	Files   []Rule `json:"files"`
 	Memory  string `json:"memory"`
 	Graph   string `json:"graph"`
+	TTL     any    `json:"ttl"`
+	// MemoryCreate: the layer protocol may create MEMORY.md.
+	MemoryCreate bool `json:"memory_create"`
 }
 
 // Load reads root/.strata.yaml when present and returns the effective
@@ -114,7 +133,18 @@ func Load(root string) (*Config, error) {
 		if err := checkRel(r.Glob); err != nil {
 			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
 		}
+		if r.TTL != "" && checkTTL(r.TTL) != nil {
+			return nil, fmt.Errorf("%s: /files/%d/ttl: %v", FileName, i, checkTTL(r.TTL))
+		}
 	}
+	if f.TTL != nil {
+		t, err := ttlValue(f.TTL)
+		if err != nil {
+			return nil, fmt.Errorf("%s: /ttl: %v", FileName, err)
+		}
+		c.TTL = t
+	}
+	c.MemoryCreate = f.MemoryCreate
 	if f.MaxSize != nil {
 		n, err := parseSize(f.MaxSize)
 		if err != nil {
@@ -123,6 +153,7 @@ func Load(root string) (*Config, error) {
 		c.MaxSize = n
 	}
 	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
+	c.user = len(f.Files)
 	c.Memory = f.Memory
 	if c.Memory == "" {
 		c.Memory = c.findMemory()
@@ -238,25 +269,67 @@ func Transient(base string) bool {
 
 // Classify reports whether rel is a kept file and how it is checked. Paths
 // with "..", absolute paths, control characters and editors' temporary files
-// are never kept.
+// are never kept, and neither are private files (see Private) unless a user
+// rule names them exactly.
 func (c *Config) Classify(rel string) (Kept, bool) {
-	if rel == c.Memory {
-		return Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown"}, true
+	k, why := c.classify(rel)
+	return k, why == ""
+}
+
+// Why a path that matches a rule is not kept.
+const (
+	whyNot       = "no rule"
+	whyIgnored   = "ignored by git"
+	whyLocalJSON = "a *.local.json file (private by convention)"
+)
+
+// Private reports why a path that a rule would keep is withheld as private
+// ("" when it is not): git ignores it, or it is a *.local.json file (Claude
+// Code's settings.local.json holds API keys). A user rule naming the path
+// exactly, without wildcards, keeps it anyway.
+func (c *Config) Private(rel string) string {
+	_, why := c.classify(rel)
+	if why == whyIgnored || why == whyLocalJSON {
+		return why
 	}
-	if rel == c.Graph {
-		return Kept{Path: rel, Class: state.ClassGraph, Schema: "mcp-memory"}, true
+	return ""
+}
+
+func (c *Config) classify(rel string) (Kept, string) {
+	if rel == c.Memory || rel == c.Graph {
+		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
+		if rel == c.Graph {
+			k.Class, k.Schema = state.ClassGraph, "mcp-memory"
+		}
+		// The escape hatch works for the layer files too: a user rule may
+		// ignore them or give them a schema of the user's own.
+		if r, ok := c.userRule(rel); ok {
+			if r.Ignore {
+				return Kept{}, whyNot
+			}
+			if r.Schema != "" {
+				k.Schema = r.Schema
+			}
+			if r.Glob == rel {
+				return k, ""
+			}
+		}
+		if strings.HasPrefix(rel, "~/") {
+			return k, ""
+		}
+		return k, c.privacy(rel, false)
 	}
 	if checkRel(rel) != nil || strings.HasPrefix(rel, "~/") || Transient(path.Base(rel)) || hasControl(rel) {
-		return Kept{}, false
+		return Kept{}, whyNot
 	}
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		if ok, _ := path.Match(r.Glob, rel); !ok {
 			continue
 		}
 		if r.Ignore {
-			return Kept{}, false
+			return Kept{}, whyNot
 		}
-		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema}
+		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema, TTL: r.TTL}
 		if k.Class == "" || k.Schema == "" {
 			d := defaultFor(rel)
 			if k.Class == "" {
@@ -272,9 +345,63 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 		if k.Schema == "" {
 			k.Schema = "json"
 		}
-		return k, true
+		if k.TTL == "" {
+			k.TTL = c.TTL
+		}
+		if why := c.privacy(rel, i < c.user && r.Glob == rel); why != "" {
+			return Kept{}, why
+		}
+		return k, ""
 	}
-	return Kept{}, false
+	return Kept{}, whyNot
+}
+
+// privacy is why a matched path is withheld, "" when it is kept.
+func (c *Config) privacy(rel string, named bool) string {
+	switch {
+	case named:
+		return ""
+	case strings.HasSuffix(path.Base(rel), ".local.json"):
+		return whyLocalJSON
+	case c.Ignored != nil && c.Ignored(rel):
+		return whyIgnored
+	}
+	return ""
+}
+
+// userRule is the first of the user's own rules matching rel.
+func (c *Config) userRule(rel string) (Rule, bool) {
+	for _, r := range c.Rules[:c.user] {
+		if ok, _ := path.Match(r.Glob, rel); ok {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Withheld lists the files the last ScanAll found that a rule would keep but
+// that are private (see Private), so init and status can say so.
+func (c *Config) Withheld() []string { return c.private }
+
+var ttlRE = regexp.MustCompile(`^([0-9]+)([smhd])$`)
+
+func checkTTL(s string) error {
+	if s == "off" || ttlRE.MatchString(s) {
+		return nil
+	}
+	return fmt.Errorf("%q: want off or a number and one of s, m, h, d (e.g. 48h)", s)
+}
+
+func ttlValue(v any) (string, error) {
+	switch x := v.(type) {
+	case bool:
+		if !x {
+			return "off", nil
+		}
+	case string:
+		return x, checkTTL(x)
+	}
+	return "", errors.New("want off or a duration like 48h")
 }
 
 func defaultFor(rel string) Rule {
@@ -351,7 +478,7 @@ func (c *Config) BadName(rel string) bool {
 
 // ScanAll is Scan that also lists the files BadName refuses.
 func (c *Config) ScanAll() (kept, badNames []string, err error) {
-	var out []string
+	var out, private []string
 	err = filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(c.Root, p)
 		rel = filepath.ToSlash(rel)
@@ -367,8 +494,10 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 			}
 			return nil
 		}
-		if _, ok := c.Classify(rel); ok {
+		if _, why := c.classify(rel); why == "" {
 			out = append(out, rel)
+		} else if why != whyNot {
+			private = append(private, rel)
 		} else if c.BadName(rel) {
 			badNames = append(badNames, rel)
 		}
@@ -386,6 +515,8 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	}
 	sort.Strings(out)
 	sort.Strings(badNames)
+	sort.Strings(private)
+	c.private = private
 	return out, badNames, nil
 }
 

@@ -71,6 +71,7 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Ignored = st.Ignores().Ignored // git-ignored files are private (trust.go)
 	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize})
 	if err != nil {
 		return nil, err
