@@ -31,6 +31,7 @@ const DefaultMaxSize = 10 << 20
 const (
 	SchemaJSON      = "json"       // well-formed JSON
 	SchemaYAML      = "yaml"       // well-formed YAML
+	SchemaJSONL     = "jsonl"      // JSON Lines: every non-empty line a JSON value
 	SchemaJSONLMCP  = "jsonl-mcp"  // JSONL, every line an MCP memory entity or relation
 	SchemaMCPMemory = "mcp-memory" // alias of SchemaJSONLMCP
 	SchemaMarkdown  = "markdown"   // UTF-8 text; warnings past what Claude Code loads
@@ -112,6 +113,7 @@ func newCompiler() *jsonschema.Compiler {
 //   - a built-in name (schemas.Names()); phase-outcome and decision-resolution
 //     files are YAML, the others JSON;
 //   - "json" or "yaml": well-formed only;
+//   - "jsonl": JSON Lines, every non-empty line a well-formed JSON value;
 //   - "jsonl-mcp" or "mcp-memory": JSONL, every non-empty line an MCP memory
 //     entity or relation, problems carrying that line's number; an empty file
 //     is a valid empty graph;
@@ -134,6 +136,8 @@ func (v *Validator) Validate(path string, data []byte, schema string) state.Prob
 		return ps
 	case SchemaJSONLMCP, SchemaMCPMemory:
 		return v.validateJSONL(path, data)
+	case SchemaJSONL:
+		return jsonLines(path, data, nil)
 	case SchemaMarkdown:
 		return checkMarkdown(path, data)
 	}
@@ -313,11 +317,16 @@ func syntaxProblem(path string, data []byte) state.Problem {
 
 // validateJSONL checks every non-empty line of an MCP memory graph file.
 func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
+	return jsonLines(path, data, v.builtin(schemaMCPLine))
+}
+
+// jsonLines checks every non-empty line of a JSON Lines file: well-formed
+// JSON, and valid against sch when it is not nil; problems carry the line.
+func jsonLines(path string, data []byte, sch *compiled) state.Problems {
 	data, ps := checkBytes(path, data)
 	if ps != nil {
 		return ps
 	}
-	sch := v.builtin(schemaMCPLine)
 	for n, start := 1, 0; start < len(data); n++ {
 		end := bytes.IndexByte(data[start:], '\n')
 		if end < 0 {
@@ -331,7 +340,7 @@ func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
 			continue
 		}
 		doc, loc, lps := decodeJSON(path, line)
-		if lps == nil {
+		if lps == nil && sch != nil {
 			lps = check(path, doc, loc, sch.schema)
 			sortProblems(lps)
 		}
