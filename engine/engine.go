@@ -343,6 +343,9 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 
 func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files map[string]string) (Outcome, error) {
 	o := Outcome{Path: k.Path}
+	if OutsideTree(k.Path) {
+		return o, nil // never on the state ref, which sync publishes (trust.go)
+	}
 	f, p := e.Read(k)
 	if p != nil {
 		o.Problems = state.Problems{*p}

@@ -216,6 +216,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		o := Outcome{Path: k.Path}
 		f, p := e.Read(k)
 		switch {
+		case OutsideTree(k.Path):
 		case p != nil:
 			o.Problems = state.Problems{*p}
 		case !f.Exists && files[k.Path] == "":
@@ -342,6 +343,8 @@ func (e *Engine) Status() ([]FileStatus, error) {
 			switch {
 			case !s.Valid:
 				s.State = "invalid"
+			case OutsideTree(k.Path):
+				s.State = "not recorded" // outside the work tree: never on the state ref
 			case !had:
 				s.State = "new"
 			case gitstore.BlobHash(f.Content) == blob:

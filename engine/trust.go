@@ -134,3 +134,10 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// OutsideTree reports whether a kept path lives outside the work tree
+// (Claude Code's auto-memory file under the home directory). Such a file is
+// read, validated and written like any kept file but never recorded on the
+// state ref, which sync publishes: it is the user's own, not the
+// repository's.
+func OutsideTree(p string) bool { return strings.HasPrefix(p, "~") }
