@@ -24,14 +24,14 @@ type Ignores struct {
 	root    string
 	gitDir  string
 	mu      sync.Mutex
-	base    []gitignore.Pattern            // excludesFile, info/exclude
-	dirs    map[string][]gitignore.Pattern // a directory's own .gitignore, by repo-relative dir ("" = root)
-	tracked map[string]bool                // the index's paths, read on first need
+	base    []gitignore.Pattern  // excludesFile, info/exclude
+	dirs    map[string]*dirRules // by repo-relative dir ("" = root)
+	tracked map[string]bool      // the index's paths, read on first need
 }
 
 // Ignores returns the ignore rules of this work tree.
 func (s *Store) Ignores() *Ignores {
-	ig := &Ignores{root: s.root, gitDir: s.gitDir, dirs: map[string][]gitignore.Pattern{}}
+	ig := &Ignores{root: s.root, gitDir: s.gitDir, dirs: map[string]*dirRules{}}
 	ig.base = append(ig.base, readIgnoreFile(excludesFile(s.commonDir), nil)...)
 	ig.base = append(ig.base, readIgnoreFile(filepath.Join(s.commonDir, "info", "exclude"), nil)...)
 	return ig
@@ -45,29 +45,41 @@ func (ig *Ignores) Ignored(rel string) bool {
 	segs := strings.Split(rel, "/")
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
-	ps := append([]gitignore.Pattern{}, ig.base...)
-	ps = append(ps, ig.dirPatterns(nil)...)
-	for i := 1; i < len(segs); i++ {
-		if gitignore.NewMatcher(ps).Match(segs[:i], true) {
-			return !ig.isTracked(rel) // git does not descend into an ignored directory
-		}
-		ps = append(ps, ig.dirPatterns(segs[:i])...)
-	}
-	if !gitignore.NewMatcher(ps).Match(segs, false) {
+	d := ig.dir(segs[:len(segs)-1])
+	if !d.ignored && !d.m.Match(segs, false) {
 		return false
 	}
 	return !ig.isTracked(rel)
 }
 
-func (ig *Ignores) dirPatterns(dir []string) []gitignore.Pattern {
-	key := strings.Join(dir, "/")
-	if ps, ok := ig.dirs[key]; ok {
-		return ps
+// dirRules are the patterns that apply inside one directory, and whether
+// the directory itself (or one above it) is ignored: git does not descend
+// into an ignored directory, so nothing below it is re-included.
+type dirRules struct {
+	ps      []gitignore.Pattern
+	m       gitignore.Matcher
+	ignored bool
+}
+
+func (ig *Ignores) dir(segs []string) *dirRules {
+	key := strings.Join(segs, "/")
+	if d, ok := ig.dirs[key]; ok {
+		return d
 	}
-	name := filepath.Join(append([]string{ig.root}, append(dir, ".gitignore")...)...)
-	ps := readIgnoreFile(name, dir)
-	ig.dirs[key] = ps
-	return ps
+	var d *dirRules
+	if len(segs) == 0 {
+		d = &dirRules{ps: ig.base}
+	} else {
+		parent := ig.dir(segs[:len(segs)-1])
+		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.m.Match(segs, true)}
+	}
+	name := filepath.Join(append([]string{ig.root}, append(append([]string{}, segs...), ".gitignore")...)...)
+	if own := readIgnoreFile(name, append([]string{}, segs...)); len(own) > 0 {
+		d.ps = append(append([]gitignore.Pattern{}, d.ps...), own...)
+	}
+	d.m = gitignore.NewMatcher(d.ps)
+	ig.dirs[key] = d
+	return d
 }
 
 func (ig *Ignores) isTracked(rel string) bool {
