@@ -155,7 +155,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		}
 	}
 	for _, k := range now {
-		if !seen[k.Path] {
+		if !seen[k.Path] && !OutsideTree(k.Path) { // a home file is never recorded: never removed
 			remove = append(remove, k)
 		}
 	}
