@@ -13,6 +13,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +37,10 @@ type Rule struct {
 	Schema string      `json:"schema,omitempty"`
 	Format string      `json:"format,omitempty"` // json, yaml or jsonl; "" means by the file's extension
 	Ignore bool        `json:"ignore,omitempty"` // the path is not kept
+	// TTL is the workflow-state TTL for this rule's files: "off" (never
+	// expired) or a duration like 48h; "" is the state's own ttl, else the
+	// global ttl, else 24h.
+	TTL string `json:"ttl,omitempty"`
 }
 
 // Kept is a path that strata keeps, with the class and schema that apply.
@@ -43,6 +49,7 @@ type Kept struct {
 	Class  state.Class
 	Schema string
 	Format string // the rule's format: key; "" means by the file's extension
+	TTL    string // the rule's ttl, else the global one ("off", a duration, or "")
 }
 
 // DefaultRules are consulted after the user's own rules; the first match wins.
@@ -71,6 +78,16 @@ type Config struct {
 	MaxSize int64
 	Memory  string // the L2 file: repo-relative, or "~/..." for Claude Code's auto-memory file
 	Graph   string // the L3 file: repo-relative, or "~/..."
+	TTL     string // the global workflow-state ttl: "off", a duration, or ""
+	// MemoryCreate lets the layer protocol create the L2 file when it does
+	// not exist (memory_create: true); otherwise only `memory add` does.
+	MemoryCreate bool
+	// Ignored reports whether git ignores a repo-relative path (nil: nothing
+	// is). Such a file is kept only when a user rule names it exactly.
+	Ignored func(rel string) bool
+
+	user    int      // how many of Rules are the user's own
+	private []string // the last ScanAll's withheld files: they match a rule but are private
 }
 
 // file is the on-disk shape of .strata.yaml.
@@ -80,6 +97,9 @@ type file struct {
 	Files   []Rule `json:"files"`
 	Memory  string `json:"memory"`
 	Graph   string `json:"graph"`
+	TTL     any    `json:"ttl"`
+	// MemoryCreate: the layer protocol may create MEMORY.md.
+	MemoryCreate bool `json:"memory_create"`
 }
 
 // Load reads root/.strata.yaml when present and returns the effective
@@ -95,45 +115,78 @@ func Load(root string) (*Config, error) {
 		return nil, fmt.Errorf("read %s: %s", FileName, errText(err))
 	default:
 		v, problems := validate.DecodeYAML(FileName, data)
-		if problems.Invalid() {
-			return nil, problems
+		for _, p := range problems {
+			if !p.Warning {
+				return nil, &Error{p}
+			}
 		}
 		if v != nil {
+			if at, name, known := unknownKey(v, reflect.TypeOf(f), ""); at != "" {
+				return nil, &Error{validate.ProblemAt(FileName, data, true, at,
+					fmt.Sprintf("unknown key %q (known here: %s)", name, strings.Join(known, ", ")))}
+			}
 			raw, _ := json.Marshal(v)
-			dec := json.NewDecoder(strings.NewReader(string(raw)))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f); err != nil {
-				return nil, fmt.Errorf("%s: %s", FileName, strings.TrimPrefix(err.Error(), "json: "))
+			if err := json.Unmarshal(raw, &f); err != nil {
+				ptr := ""
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) && te.Field != "" {
+					ptr = "/" + strings.ReplaceAll(te.Field, ".", "/")
+				}
+				msg := strings.TrimPrefix(err.Error(), "json: ")
+				if te != nil {
+					msg = fmt.Sprintf("want %s, not %s", kindName(te.Type), te.Value)
+				}
+				return nil, &Error{validate.ProblemAt(FileName, data, true, ptr, msg)}
 			}
 		}
 	}
+	// bad is the one error of a value at ptr: FILE:LINE:COL: POINTER: message,
+	// a usage error in the user's configuration (exit 2).
+	bad := func(ptr string, err error) error {
+		return &Error{validate.ProblemAt(FileName, data, true, ptr, err.Error())}
+	}
 	for i, r := range f.Files {
+		at := fmt.Sprintf("/files/%d", i)
 		if r.Glob == "" {
-			return nil, fmt.Errorf("%s: /files/%d/glob: required", FileName, i)
+			return nil, bad(at, errors.New("glob: required"))
 		}
 		if _, err := path.Match(r.Glob, ""); err != nil {
-			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
+			return nil, bad(at+"/glob", err)
 		}
 		if err := checkRel(r.Glob); err != nil {
-			return nil, fmt.Errorf("%s: /files/%d/glob: %v", FileName, i, err)
+			return nil, bad(at+"/glob", err)
 		}
 		if err := checkFormat(r.Format); err != nil {
-			return nil, &Error{validate.ProblemAt(FileName, data, true, fmt.Sprintf("/files/%d/format", i), err.Error())}
+			return nil, bad(at+"/format", err)
+		}
+		if r.TTL != "" {
+			if err := checkTTL(r.TTL); err != nil {
+				return nil, bad(at+"/ttl", err)
+			}
 		}
 	}
+	if f.TTL != nil {
+		t, err := ttlValue(f.TTL)
+		if err != nil {
+			return nil, bad("/ttl", err)
+		}
+		c.TTL = t
+	}
+	c.MemoryCreate = f.MemoryCreate
 	if f.MaxSize != nil {
 		n, err := parseSize(f.MaxSize)
 		if err != nil {
-			return nil, errors.New(validate.ProblemAt(FileName, data, true, "/max_size", err.Error()).Error())
+			return nil, bad("/max_size", err)
 		}
 		c.MaxSize = n
 	}
 	for _, k := range []struct{ ptr, val string }{{"/memory", f.Memory}, {"/graph", f.Graph}} {
 		if err := c.checkFileKey(k.val); err != nil {
-			return nil, &Error{validate.ProblemAt(FileName, data, true, k.ptr, err.Error())}
+			return nil, bad(k.ptr, err)
 		}
 	}
 	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
+	c.user = len(f.Files)
 	c.Memory = f.Memory
 	if c.Memory == "" {
 		c.Memory = c.findMemory()
@@ -249,25 +302,67 @@ func Transient(base string) bool {
 
 // Classify reports whether rel is a kept file and how it is checked. Paths
 // with "..", absolute paths, control characters and editors' temporary files
-// are never kept.
+// are never kept, and neither are private files (see Private) unless a user
+// rule names them exactly.
 func (c *Config) Classify(rel string) (Kept, bool) {
-	if rel == c.Memory {
-		return Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown"}, true
+	k, why := c.classify(rel)
+	return k, why == ""
+}
+
+// Why a path that matches a rule is not kept.
+const (
+	whyNot       = "no rule"
+	whyIgnored   = "ignored by git"
+	whyLocalJSON = "a *.local.json file (private by convention)"
+)
+
+// Private reports why a path that a rule would keep is withheld as private
+// ("" when it is not): git ignores it, or it is a *.local.json file (Claude
+// Code's settings.local.json holds API keys). A user rule naming the path
+// exactly, without wildcards, keeps it anyway.
+func (c *Config) Private(rel string) string {
+	_, why := c.classify(rel)
+	if why == whyIgnored || why == whyLocalJSON {
+		return why
 	}
-	if rel == c.Graph {
-		return Kept{Path: rel, Class: state.ClassGraph, Schema: "mcp-memory"}, true
+	return ""
+}
+
+func (c *Config) classify(rel string) (Kept, string) {
+	if rel == c.Memory || rel == c.Graph {
+		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
+		if rel == c.Graph {
+			k.Class, k.Schema = state.ClassGraph, "mcp-memory"
+		}
+		// The escape hatch works for the layer files too: a user rule may
+		// ignore them or give them a schema of the user's own.
+		if r, ok := c.userRule(rel); ok {
+			if r.Ignore {
+				return Kept{}, whyNot
+			}
+			if r.Schema != "" {
+				k.Schema = r.Schema
+			}
+			if r.Glob == rel {
+				return k, ""
+			}
+		}
+		if strings.HasPrefix(rel, "~/") {
+			return k, ""
+		}
+		return k, c.privacy(rel, false)
 	}
 	if checkRel(rel) != nil || strings.HasPrefix(rel, "~/") || Transient(path.Base(rel)) || hasControl(rel) {
-		return Kept{}, false
+		return Kept{}, whyNot
 	}
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		if ok, _ := path.Match(r.Glob, rel); !ok {
 			continue
 		}
 		if r.Ignore {
-			return Kept{}, false
+			return Kept{}, whyNot
 		}
-		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema, Format: r.Format}
+		k := Kept{Path: rel, Class: r.Class, Schema: r.Schema, Format: r.Format, TTL: r.TTL}
 		if k.Class == "" || k.Schema == "" {
 			d := defaultFor(rel)
 			if k.Class == "" {
@@ -283,9 +378,63 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 		if k.Schema == "" {
 			k.Schema = "json"
 		}
-		return k, true
+		if k.TTL == "" {
+			k.TTL = c.TTL
+		}
+		if why := c.privacy(rel, i < c.user && r.Glob == rel); why != "" {
+			return Kept{}, why
+		}
+		return k, ""
 	}
-	return Kept{}, false
+	return Kept{}, whyNot
+}
+
+// privacy is why a matched path is withheld, "" when it is kept.
+func (c *Config) privacy(rel string, named bool) string {
+	switch {
+	case named:
+		return ""
+	case strings.HasSuffix(path.Base(rel), ".local.json"):
+		return whyLocalJSON
+	case c.Ignored != nil && c.Ignored(rel):
+		return whyIgnored
+	}
+	return ""
+}
+
+// userRule is the first of the user's own rules matching rel.
+func (c *Config) userRule(rel string) (Rule, bool) {
+	for _, r := range c.Rules[:c.user] {
+		if ok, _ := path.Match(r.Glob, rel); ok {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Withheld lists the files the last ScanAll found that a rule would keep but
+// that are private (see Private), so init and status can say so.
+func (c *Config) Withheld() []string { return c.private }
+
+var ttlRE = regexp.MustCompile(`^([0-9]+)([smhd])$`)
+
+func checkTTL(s string) error {
+	if s == "off" || ttlRE.MatchString(s) {
+		return nil
+	}
+	return fmt.Errorf("%q: want off or a number and one of s, m, h, d (e.g. 48h)", s)
+}
+
+func ttlValue(v any) (string, error) {
+	switch x := v.(type) {
+	case bool:
+		if !x {
+			return "off", nil
+		}
+	case string:
+		return x, checkTTL(x)
+	}
+	return "", errors.New("want off or a duration like 48h")
 }
 
 func defaultFor(rel string) Rule {
@@ -362,7 +511,7 @@ func (c *Config) BadName(rel string) bool {
 
 // ScanAll is Scan that also lists the files BadName refuses.
 func (c *Config) ScanAll() (kept, badNames []string, err error) {
-	var out []string
+	var out, private []string
 	err = filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(c.Root, p)
 		rel = filepath.ToSlash(rel)
@@ -378,8 +527,10 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 			}
 			return nil
 		}
-		if _, ok := c.Classify(rel); ok {
+		if _, why := c.classify(rel); why == "" {
 			out = append(out, rel)
+		} else if why != whyNot {
+			private = append(private, rel)
 		} else if c.BadName(rel) {
 			badNames = append(badNames, rel)
 		}
@@ -397,6 +548,8 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	}
 	sort.Strings(out)
 	sort.Strings(badNames)
+	sort.Strings(private)
+	c.private = private
 	return out, badNames, nil
 }
 
@@ -455,4 +608,19 @@ func parseSize(v any) (int64, error) {
 		return n * mult, nil
 	}
 	return 0, errors.New("must be a positive integer or a size like 10MB")
+}
+
+// kindName says what a configuration value of type t looks like in YAML.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	}
+	return "a string"
 }

@@ -72,6 +72,7 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Ignored = st.Ignores().Ignored // git-ignored files are private (trust.go)
 	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize})
 	if err != nil {
 		return nil, err
@@ -250,7 +251,11 @@ type Outcome struct {
 	Rejected *state.Entry   // the quarantined version on the rejected ref
 	Problems state.Problems // why it was rejected or skipped; warnings of a recorded file
 	Written  bool           // a restore changed the file on disk
-	blob     string         // the recorded content's blob id
+	// Saved is the unrecorded version a restore recorded before replacing
+	// it (on the rejected ref when SavedRejected).
+	Saved         *state.Entry
+	SavedRejected bool
+	blob          string // the recorded content's blob id
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.
@@ -345,6 +350,9 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 
 func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files map[string]string) (Outcome, error) {
 	o := Outcome{Path: k.Path}
+	if OutsideTree(k.Path) {
+		return o, nil // never on the state ref, which sync publishes (trust.go)
+	}
 	f, p := e.Read(k)
 	if p != nil {
 		o.Problems = state.Problems{*p}

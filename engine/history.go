@@ -95,6 +95,10 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 		}
 		jobs = append(jobs, job{k, data})
 	}
+	saved, err := e.saveOnDisk(paths)
+	if err != nil {
+		return nil, err
+	}
 	written := map[string]bool{}
 	for _, j := range jobs {
 		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
@@ -107,6 +111,7 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	}
 	outs, err := e.recordTogether(paths, state.SourceRestore)
 	markWritten(outs, written)
+	markSaved(outs, saved)
 	return outs, err
 }
 
@@ -168,7 +173,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		}
 	}
 	for _, k := range now {
-		if !seen[k.Path] {
+		if !seen[k.Path] && !OutsideTree(k.Path) { // a home file is never recorded: never removed
 			remove = append(remove, k)
 		}
 	}
@@ -178,6 +183,13 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		if datas[i], err = e.restorable(k, c, p); err != nil {
 			return nil, err
 		}
+		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
+			return nil, ps // as the single-path restore: nothing written
+		}
+	}
+	saved, err := e.saveOnDisk(append(append([]config.Kept{}, write...), remove...))
+	if err != nil {
+		return nil, err
 	}
 	written := map[string]bool{}
 	for i, k := range write {
@@ -200,6 +212,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	}
 	outs, err := e.recordTogether(append(write, remove...), state.SourceRestore)
 	markWritten(outs, written)
+	markSaved(outs, saved)
 	return outs, err
 }
 
@@ -218,6 +231,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		o := Outcome{Path: k.Path}
 		f, p := e.Read(k)
 		switch {
+		case OutsideTree(k.Path):
 		case p != nil:
 			o.Problems = state.Problems{*p}
 		case !f.Exists && files[k.Path] == "":
@@ -344,6 +358,8 @@ func (e *Engine) Status() ([]FileStatus, error) {
 			switch {
 			case !s.Valid:
 				s.State = "invalid"
+			case OutsideTree(k.Path):
+				s.State = "not recorded" // outside the work tree: never on the state ref
 			case !had:
 				s.State = "new"
 			case gitstore.BlobHash(f.Content) == blob:

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -232,13 +233,18 @@ func (a *Agent) memoryKept() (config.Kept, bool) {
 // not attributed to the agent.
 func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome, error) {
 	k, ok := a.memoryKept()
-	if !ok {
-		return nil, nil
+	if !ok || k.Schema != "markdown" {
+		return nil, nil // ignored, or under a schema of the user's own: never written
 	}
 	var outs []engine.Outcome
 	f, p := a.Eng.Read(k)
 	if p != nil {
 		a.Warn(fmt.Sprintf("L2 %s not written: %s", k.Path, p.Message))
+		return nil, nil
+	}
+	if !f.Exists && !a.Eng.Config().MemoryCreate {
+		a.Warn(fmt.Sprintf("L2 %s does not exist and was not created (memory_create: true in %s, or strata memory add, creates it); it would have said: %s",
+			k.Path, config.FileName, strings.Join(lines, " | ")))
 		return nil, nil
 	}
 	if f.Exists {
@@ -294,8 +300,8 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil
 	}
 	k, ok := a.Eng.Config().Classify(a.Eng.Config().Graph)
-	if !ok {
-		return nil, nil
+	if !ok || (k.Schema != "mcp-memory" && k.Schema != "jsonl-mcp") {
+		return nil, nil // ignored, or under a schema of the user's own: never written
 	}
 	var ents []Entity
 	head, err := a.Eng.Head()
@@ -335,17 +341,41 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 // Degraded reports whether the last L3 write failed.
 func (a *Agent) Degraded() bool { return a.degraded }
 
-// l1Paths are the default paths of an L1 class.
+// l1Paths are the default paths of an L1 class that strata interprets:
+// kept with strata's own schema for the class. A file under a schema of the
+// user's own (or plain json) is in its own shape: never read as L1, never
+// rewritten, reset or expired (see foreignL1).
 func l1Paths(cfg *config.Config, c state.Class) []string {
 	var out []string
 	for _, r := range config.DefaultRules {
 		if r.Class == c {
-			if k, ok := cfg.Classify(r.Glob); ok && k.Class == c {
+			if k, ok := cfg.Classify(r.Glob); ok && k.Class == c && k.Schema == r.Schema {
 				out = append(out, r.Glob)
 			}
 		}
 	}
 	return out
+}
+
+// foreignL1 are the default L1 paths kept under a schema of the user's own.
+func foreignL1(cfg *config.Config) []string {
+	var out []string
+	for _, c := range synced {
+		for _, r := range config.DefaultRules {
+			if r.Class != c {
+				continue
+			}
+			if k, ok := cfg.Classify(r.Glob); ok && k.Schema != r.Schema {
+				out = append(out, r.Glob)
+			}
+		}
+	}
+	return out
+}
+
+// conforms reports whether data passes strata's own schema of its kept path.
+func (a *Agent) conforms(k config.Kept, data []byte) bool {
+	return !a.Eng.Check(engine.File{Kept: k, Content: data, Exists: true}, nil).Invalid()
 }
 
 var ttlRE = regexp.MustCompile(`^([0-9]+)([smhd])$`)
@@ -384,11 +414,11 @@ type Expiry struct {
 // state is left alone. It returns nil when nothing expired.
 func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
-	if !ok || k.Class != state.ClassWorkflowState {
-		return nil, nil
+	if !ok || k.Class != state.ClassWorkflowState || k.Schema != string(state.ClassWorkflowState) || k.TTL == "off" {
+		return nil, nil // only strata's own workflow state expires, and not with ttl: off
 	}
 	f, p := a.Eng.Read(k)
-	if p != nil || !f.Exists {
+	if p != nil || !f.Exists || !a.conforms(k, f.Content) {
 		return nil, nil
 	}
 	doc := decodeObject(f.Content)
@@ -400,6 +430,11 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 		return nil, nil
 	}
 	ttl := DefaultTTL
+	if k.TTL != "" {
+		if ttl, err = ParseTTL(k.TTL); err != nil {
+			return nil, nil
+		}
+	}
 	if s := str(doc, "ttl"); s != "" {
 		if ttl, err = ParseTTL(s); err != nil {
 			return nil, nil

@@ -130,6 +130,7 @@ func TestDegradedL3(t *testing.T) {
 		}
 	}
 	write(".claude/memory.jsonl", "")
+	write(".claude/memory/MEMORY.md", "") // the protocol writes L2 only into a file the user has
 	write(WorkflowStatePath, `{"type":"APEX","phase":"plan","lastUpdated":"2099-01-01T00:00:00Z"}`)
 	record()
 	write(WorkflowStatePath, `{"type":"APEX","phase":"implement","lastUpdated":"2099-01-01T01:00:00Z"}`)

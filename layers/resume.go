@@ -71,6 +71,7 @@ type Report struct {
 	Paths       map[string]any `json:"paths"`
 	L3          []string       `json:"l3_observations,omitempty"` // of the workflow-state entity
 	L2          []string       `json:"l2_workflow_lines,omitempty"`
+	Foreign     []string       `json:"foreign_state,omitempty"` // L1 files in their own shape: not interpreted
 	Decisions   []Decision     `json:"pending_decisions"`
 	Sessions    []Session      `json:"sessions"`
 	Next        []string       `json:"next"`
@@ -99,6 +100,10 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 				continue
 			}
 			r.Paths["l1"] = p
+			if k, _ := cfg.Classify(p); !a.conforms(k, data) {
+				r.Foreign = append(r.Foreign, p) // fails strata's schema: not read as a workflow
+				continue
+			}
 			doc := decodeObject(data)
 			if len(doc) == 0 {
 				continue
@@ -111,6 +116,12 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 				r.AgeSeconds = int64(age / time.Second)
 				r.Age = Age(age)
 			}
+		}
+	}
+	for _, p := range foreignL1(cfg) {
+		if _, ok := a.read(p); ok {
+			r.Layers.L1 = true
+			r.Foreign = append(r.Foreign, p)
 		}
 	}
 	// L3
@@ -262,6 +273,9 @@ func next(r *Report) []string {
 			out = append(out, fmt.Sprintf("session %s: next tier %d (%s); strata phase recover %s", s.Name, s.NextPhase, s.NextLabel, s.Name))
 		}
 	}
+	for _, p := range r.Foreign {
+		out = append(out, "read "+p+" yourself: strata keeps its versions but does not interpret it")
+	}
 	if len(out) == 0 {
 		out = append(out, "no active workflow: start one, or run strata status")
 	}
@@ -284,8 +298,13 @@ func (r *Report) Text() string {
 		if r.Age != "" {
 			fmt.Fprintf(&b, "last updated: %s (%s ago)\n", r.LastUpdated.Format(time.RFC3339), r.Age)
 		}
+	case len(r.Foreign) > 0:
+		b.WriteString("workflow: not interpreted\n")
 	default:
 		b.WriteString("workflow: none active\n")
+	}
+	for _, p := range r.Foreign {
+		fmt.Fprintf(&b, "%s: state file in its own shape; not interpreted\n", p)
 	}
 	var have []string
 	for _, l := range []struct {
@@ -346,6 +365,11 @@ func (a *Agent) Present() Layers {
 			if _, ok := a.read(p); ok {
 				l.L1 = true
 			}
+		}
+	}
+	for _, p := range foreignL1(a.Eng.Config()) {
+		if _, ok := a.read(p); ok {
+			l.L1 = true
 		}
 	}
 	_, l.L2 = a.read(a.Eng.Config().Memory)

@@ -80,6 +80,18 @@ func NewTierFile(p string, doc any, valid bool) TierFile {
 	return t
 }
 
+// NewForeignTierFile is NewTierFile for a phase output kept under a schema
+// of the user's own (or plain json): strata does not know its shape, so a
+// file that passes that schema and has no "status" of its own is completed.
+func NewForeignTierFile(p string, doc any, valid bool) TierFile {
+	t := NewTierFile(p, doc, valid)
+	obj, _ := doc.(map[string]any)
+	if _, has := obj["status"].(string); valid && !has {
+		t.Status = StatusCompleted
+	}
+	return t
+}
+
 func intOf(v any) (int, bool) {
 	n, ok := v.(json.Number)
 	if !ok {

@@ -103,6 +103,12 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if head == "" || head == fetched {
 			return rep, nil // the remote has it all
 		}
+		if ps, err := eng.Unpublishable(head, fetched, remote.Ref); err != nil || len(ps) > 0 {
+			if err != nil {
+				return rep, err
+			}
+			return rep, ps // a private file never leaves the machine (issue 9.1)
+		}
 		if beforePush != nil {
 			beforePush(attempt)
 		}

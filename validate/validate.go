@@ -31,6 +31,7 @@ const DefaultMaxSize = 10 << 20
 const (
 	SchemaJSON      = "json"       // well-formed JSON
 	SchemaYAML      = "yaml"       // well-formed YAML
+	SchemaJSONL     = "jsonl"      // JSON Lines: every non-empty line a JSON value
 	SchemaJSONLMCP  = "jsonl-mcp"  // JSONL, every line an MCP memory entity or relation
 	SchemaMCPMemory = "mcp-memory" // alias of SchemaJSONLMCP
 	SchemaMarkdown  = "markdown"   // UTF-8 text; warnings past what Claude Code loads
@@ -112,6 +113,7 @@ func newCompiler() *jsonschema.Compiler {
 //   - a built-in name (schemas.Names()); phase-outcome and decision-resolution
 //     files are YAML, the others JSON;
 //   - "json" or "yaml": well-formed only;
+//   - "jsonl": JSON Lines, every non-empty line a well-formed JSON value;
 //   - "jsonl-mcp" or "mcp-memory": JSONL, every non-empty line an MCP memory
 //     entity or relation, problems carrying that line's number; an empty file
 //     is a valid empty graph;
@@ -150,6 +152,8 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 		return ps
 	case SchemaJSONLMCP, SchemaMCPMemory:
 		return v.validateJSONL(path, data)
+	case SchemaJSONL:
+		return v.validateLines(path, data, nil)
 	case SchemaMarkdown:
 		return checkMarkdown(path, data)
 	}

@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"github.com/strata-dev/strata/state"
+	"path"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
 )
 
 func newInitCommand(e *env) *cli.Command {
@@ -34,6 +37,7 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Out, "wrote %s\n", config.FileName)
 	}
 	recorded, invalid := 0, 0
+	var hints []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil {
 			recorded++
@@ -41,8 +45,10 @@ func runInit(e *env) error {
 		if o.Invalid() {
 			invalid++
 			fmt.Fprintln(e.Err, o.Problems.Error())
+			hints = append(hints, fmt.Sprintf("  - {glob: %s, schema: %s}", o.Path, formatOf(o.Path)))
 		}
 	}
+	printWithheld(e, eng)
 	head, err := eng.Head()
 	if err != nil {
 		return err
@@ -57,8 +63,30 @@ func runInit(e *env) error {
 	}
 	if invalid > 0 {
 		fmt.Fprintf(e.Err, "%d files fail their schema (kept on %s). If they follow a shape of your own,\n"+
-			"point `schema:` in %s at your own JSON Schema file, or use `schema: json`.\n",
-			invalid, eng.RejectedRef(), config.FileName)
+			"point `schema:` in %s at your own JSON Schema file, or keep them as well-formed only:\n"+
+			"files:\n%s\n",
+			invalid, eng.RejectedRef(), config.FileName, strings.Join(hints, "\n"))
 	}
 	return nil
+}
+
+// formatOf is the well-formed-only schema that fits a file's format.
+func formatOf(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".yaml", ".yml":
+		return "yaml"
+	case ".jsonl", ".ndjson":
+		return "jsonl"
+	case ".md", ".markdown":
+		return "markdown"
+	}
+	return "json"
+}
+
+// printWithheld says which files a rule would keep but strata withholds as
+// private, and how to keep one anyway.
+func printWithheld(e *env, eng *engine.Engine) {
+	for _, p := range eng.Withheld() {
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, p.Path, config.FileName)
+	}
 }

@@ -76,7 +76,17 @@ func runRestore(e *env, o restoreOptions) error {
 	}
 	n := 0
 	for _, out := range outs {
+		if out.Saved != nil && out.Written {
+			where := ""
+			if out.SavedRejected {
+				where = " on " + eng.RejectedRef() + ", invalid"
+			}
+			fmt.Fprintf(e.Out, "saved the unrecorded %s first (%s%s)\n", out.Path, state.ShortID(out.Saved.Commit), where)
+		}
 		switch {
+		case out.Entry != nil && out.Entry.Action == state.ActionDelete:
+			n++
+			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))
 		case out.Entry != nil:
 			n++
 			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))

@@ -35,6 +35,7 @@ type statusJSON struct {
 	Remotes []syncer.Tracking   `json:"remotes"`
 	Layers  layersJSON          `json:"layers"`
 	Files   []engine.FileStatus `json:"files"`
+	Private []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
 }
 
 // layersJSON is which layers exist and the row of the degradation matrix.
@@ -70,8 +71,9 @@ func runStatus(e *env, o statusOptions) error {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Layers: lj, Files: files})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
+	defer printWithheld(e, eng)
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
 	if w.Running {
 		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// saveOnDisk records what is on disk for paths a restore is about to
+// overwrite or delete, before anything is written: a valid unrecorded
+// version goes to the state ref (source record), an invalid one to the
+// rejected ref, so nothing a restore replaces is lost. It returns the saved
+// versions by path.
+func (e *Engine) saveOnDisk(paths []config.Kept) (map[string]Outcome, error) {
+	outs, err := e.Record(paths, state.SourceRecord)
+	if err != nil {
+		return nil, err
+	}
+	saved := map[string]Outcome{}
+	for _, o := range outs {
+		if o.Entry != nil || o.Rejected != nil {
+			saved[o.Path] = o
+		}
+	}
+	return saved, nil
+}
+
+// markSaved tells each outcome which unrecorded version was saved before
+// the restore replaced it.
+func markSaved(outs []Outcome, saved map[string]Outcome) {
+	for i := range outs {
+		if s, ok := saved[outs[i].Path]; ok {
+			outs[i].Saved = s.Entry
+			if s.Entry == nil {
+				outs[i].Saved, outs[i].SavedRejected = s.Rejected, true
+			}
+			delete(saved, outs[i].Path)
+		}
+	}
+}
+
+// Private is a file a rule would keep but strata withholds as private.
+type Private struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"` // "ignored by git", or the *.local.json convention
+}
+
+// Withheld lists the private files the last scan found (AllPaths, Status
+// and Init scan): git ignores them, or they are *.local.json files. They are
+// never recorded unless a .strata.yaml rule names them exactly.
+func (e *Engine) Withheld() []Private {
+	var out []Private
+	for _, p := range e.cfg.Withheld() {
+		out = append(out, Private{Path: p, Reason: e.cfg.Private(p)})
+	}
+	return out
+}
+
+// Unpublishable checks what a push of head would publish: every path of its
+// tree and every path its history on the state ref recorded. A path the
+// current rules would not keep (a private file, a file outside the work
+// tree, a path with "~" or "..") is a problem, unless the remote already
+// holds it (in fetched's tree or on its tracking ref remoteRef): pushing it
+// would publish something this machine does not mean to share.
+func (e *Engine) Unpublishable(head, fetched, remoteRef string) (state.Problems, error) {
+	local, err := e.historyPaths(head, e.store.StateRef())
+	if err != nil {
+		return nil, err
+	}
+	remote := map[string]bool{}
+	if fetched != "" {
+		if remote, err = e.historyPaths(fetched, remoteRef); err != nil {
+			return nil, err
+		}
+	}
+	var ps state.Problems
+	for _, p := range sortedKeys(local) {
+		if remote[p] {
+			continue
+		}
+		why := ""
+		switch {
+		case strings.HasPrefix(p, "~") || gitstore.ValidPath(p) != nil:
+			why = "outside the work tree"
+		case e.cfg.Private(p) != "":
+			why = "private: " + e.cfg.Private(p)
+		default:
+			if _, ok := e.cfg.Classify(p); !ok {
+				why = "no rule keeps it"
+			}
+		}
+		if why != "" {
+			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why + "); sync refuses to publish it, nothing was pushed"})
+		}
+	}
+	return ps, nil
+}
+
+// historyPaths is the set of paths in commit's tree and in the trailers of
+// ref's first-parent history.
+func (e *Engine) historyPaths(commit, ref string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if commit == "" {
+		return out, nil
+	}
+	files, err := e.store.Files(commit)
+	if err != nil {
+		return nil, err
+	}
+	for p := range files {
+		out[p] = true
+	}
+	ents, err := e.store.Log(ref, gitstore.LogQuery{})
+	if err != nil {
+		return nil, err
+	}
+	for _, en := range ents {
+		out[en.Path] = true
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OutsideTree reports whether a kept path lives outside the work tree
+// (Claude Code's auto-memory file under the home directory). Such a file is
+// read, validated and written like any kept file but never recorded on the
+// state ref, which sync publishes: it is the user's own, not the
+// repository's.
+func OutsideTree(p string) bool { return strings.HasPrefix(p, "~") }
