@@ -23,7 +23,6 @@ type pack struct {
 	idx      io.ReaderAt
 	data     io.ReaderAt
 	dataSize int64
-	closers  []io.Closer
 	fanout   [256]uint32
 	n        uint32 // objects in the pack
 	nlarge   int64  // entries of the large-offset table
@@ -61,7 +60,6 @@ func openPack(idxName string) (*pack, error) {
 		return nil, fmt.Errorf("%s: %w", idxName, err)
 	}
 	p.name = idxName
-	p.closers = []io.Closer{idx, data}
 	return p, nil
 }
 
@@ -116,9 +114,12 @@ func newPack(idx io.ReaderAt, idxSize int64, data io.ReaderAt, dataSize int64) (
 	return p, nil
 }
 
+// close closes the pack's files (a pack read from memory has none).
 func (p *pack) close() {
-	for _, c := range p.closers {
-		c.Close()
+	for _, r := range []io.ReaderAt{p.idx, p.data} {
+		if c, ok := r.(io.Closer); ok {
+			c.Close()
+		}
 	}
 }
 
