@@ -2,8 +2,8 @@
 // schemas, a user's own JSON Schema, or a format only (JSON, YAML, JSONL,
 // Markdown), and reports each finding as a state.Problem that names the file,
 // the line and column of the offending value, its JSON Pointer and what was
-// expected. It applies the rules of SPEC §1 that a schema cannot express and
-// turns hostile input (SPEC §9) into one clear problem instead of a crash.
+// expected. It runs the rules of SPEC §1 that a schema cannot express
+// (package phase holds them) and turns hostile input (SPEC §9) into one clear problem instead of a crash.
 // It is the only package that imports the JSON Schema validator and the YAML
 // decoder.
 package validate
