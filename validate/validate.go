@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/strata-dev/strata/schemas"
 	"github.com/strata-dev/strata/state"
 )

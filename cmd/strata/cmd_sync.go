@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/strata-dev/strata/state"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
 
