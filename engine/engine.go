@@ -20,8 +20,8 @@ import (
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
-	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
 )
