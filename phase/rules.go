@@ -166,7 +166,7 @@ func phaseOutcomeRules(obj map[string]any, at At) state.Problems {
 func listValues(vs []any) string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = display(v)
+		out[i] = Display(v)
 	}
 	return strings.Join(out, ", ")
 }
@@ -195,9 +195,9 @@ func timeValue(v any) (time.Time, bool) {
 	return t, err == nil
 }
 
-// display shows a decoded value in a message: a string quoted (cut at 60
+// Display shows a decoded value in a message: a string quoted (cut at 60
 // characters), a number as written, a container by its kind.
-func display(v any) string {
+func Display(v any) string {
 	switch v := v.(type) {
 	case string:
 		if utf8.RuneCountInString(v) > 60 {

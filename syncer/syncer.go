@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -291,7 +293,7 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 		return nil, err
 	}
 	out := []Tracking{}
-	for _, ref := range sortedRefs(refs) {
+	for _, ref := range slices.Sorted(maps.Keys(refs)) {
 		h, err := eng.RefHead(ref)
 		if err != nil {
 			continue
@@ -303,14 +305,4 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 		out = append(out, t)
 	}
 	return out, nil
-}
-
-// sortedRefs returns the keys of TrackingRefs' map in order.
-func sortedRefs(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
