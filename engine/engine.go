@@ -21,6 +21,7 @@ import (
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
 )
@@ -220,13 +221,11 @@ func errText(err error) string {
 // last recorded version, nil when none), the rules that need history: the
 // initiative status machine and the append-only rule of Phase Outcomes.
 // A decision resolution is also checked against its Phase Outcome and the
-// other resolutions of its decision (see checkResolution).
+// other resolutions of its decision (see checkResolution). The rules
+// themselves are package phase's; validate decodes the documents for them.
 func (e *Engine) Check(f File, prev []byte) state.Problems {
 	if !f.Exists {
-		if prev != nil && f.Class.Immutable() {
-			return state.Problems{{Path: f.Path, Message: "a recorded Phase Outcome is append-only and cannot be deleted; run `strata restore " + f.Path + "` to put it back"}}
-		}
-		return nil
+		return phase.AppendOnly(f.Class, f.Path, prev, nil, false)
 	}
 	problems := e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format)
 	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
@@ -235,10 +234,10 @@ func (e *Engine) Check(f File, prev []byte) state.Problems {
 	if problems.Invalid() || prev == nil {
 		return problems
 	}
-	switch {
-	case f.Class.Immutable() && !bytes.Equal(prev, f.Content):
-		problems = append(problems, state.Problem{Path: f.Path, Message: "a recorded Phase Outcome is append-only and cannot change; write a new numbered file instead, or run `strata restore " + f.Path + "`"})
-	case f.Class == state.ClassInitiative:
+	if ps := phase.AppendOnly(f.Class, f.Path, prev, f.Content, true); ps != nil {
+		return append(problems, ps...)
+	}
+	if f.Class == state.ClassInitiative {
 		problems = append(problems, validate.CheckTransition(f.Path, prev, f.Content)...)
 	}
 	return problems

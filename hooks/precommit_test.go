@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/validate"
+	"github.com/strata-dev/strata/phase"
 )
 
 var tiers = []string{"query", "strategy", "search", "extraction", "reading", "analysis", "validation", "report"}
@@ -42,7 +42,7 @@ func stateRepo(tb testing.TB) string {
 	write(".claude/initiative.json", `{"name": "auth", "status": "in_progress", "lastUpdated": "2026-11-22T10:00:00Z"}`)
 	for _, session := range []string{"2026-11-22_auth", "2026-11-22_billing"} {
 		for n := 1; n <= 8; n++ {
-			label, _ := validate.TierLabel(n)
+			label, _ := phase.TierLabel(n)
 			write(fmt.Sprintf("PhaseOutputs/%s/phase-%02d-%s.json", session, n, label), fmt.Sprintf(`{
   "$schema": "phase-output-v2.0.0", "phase": %d, "tier_name": %q, "tier_label": %q,
   "workers_executed": [{"id": "W01", "name": "worker", "status": "completed", "duration_seconds": 12}],

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/strata-dev/strata/phase"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
 )
 

@@ -1,4 +1,4 @@
-package phase
+package phase_test
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/validate"
 )
 
@@ -22,13 +23,13 @@ pending_decisions:
   - {id: D-003, type: design, question: q3, options: [a], recommended: a, blocking: true}
 `
 
-func parseOutcome(t *testing.T, path, text string) Outcome {
+func parseOutcome(t *testing.T, path, text string) phase.Outcome {
 	t.Helper()
 	doc, ps := validate.DecodeYAML(path, []byte(text))
 	if ps != nil {
 		t.Fatal(ps)
 	}
-	return ParseOutcome(path, doc)
+	return phase.ParseOutcome(path, doc)
 }
 
 func TestParseOutcomeDefaults(t *testing.T) {
@@ -46,7 +47,7 @@ func TestParseOutcomeDefaults(t *testing.T) {
 	if got := o.InScopeBlocking(); got != 2 {
 		t.Errorf("in-scope-blocking findings = %d, want 2 (a finding without a category counts)", got)
 	}
-	if o.Findings[1].Category != InScopeBlocking {
+	if o.Findings[1].Category != phase.InScopeBlocking {
 		t.Errorf("default category = %q", o.Findings[1].Category)
 	}
 	if o.Decisions[0].Outcome != o.Path || o.Decisions[1].Index != 1 {
@@ -73,9 +74,9 @@ func mapsEqual(a, b map[string]bool) bool {
 func TestFolder(t *testing.T) {
 	o1 := parseOutcome(t, "PhaseOutcomes/auth/001-plan.yaml", outcomeYAML)
 	o2 := parseOutcome(t, "PhaseOutcomes/auth/003-implement.yaml", "phase: implement\npending_decisions:\n  - {id: D-001, question: again, options: [x], recommended: x}\n")
-	f := Folder{Dir: "PhaseOutcomes/auth", Feature: "auth",
-		Outcomes: []Outcome{o2, o1},
-		Resolutions: []Resolution{
+	f := phase.Folder{Dir: "PhaseOutcomes/auth", Feature: "auth",
+		Outcomes: []phase.Outcome{o2, o1},
+		Resolutions: []phase.Resolution{
 			{Path: "PhaseOutcomes/auth/004-resolution-D-001.yaml", Number: 4, Resolves: "D-001", Outcome: "PhaseOutcomes/auth/001-plan.yaml", Choice: "keep"},
 			{Path: "PhaseOutcomes/auth/002-resolution-D-001.yaml", Number: 2, Resolves: "D-001", Outcome: "001-plan.yaml", Choice: "rotate", Recorded: true},
 		},
@@ -99,7 +100,7 @@ func TestFolder(t *testing.T) {
 	if n := f.NextNumber(); n != 8 {
 		t.Errorf("next number = %d, want 8", n)
 	}
-	if n := (Folder{}).NextNumber(); n != 1 {
+	if n := (phase.Folder{}).NextNumber(); n != 1 {
 		t.Errorf("next number of an empty folder = %d", n)
 	}
 	if got := strings.Join(f.IDs(), ","); got != "D-001,D-002,D-003" {
@@ -109,31 +110,31 @@ func TestFolder(t *testing.T) {
 
 func TestCheckResolution(t *testing.T) {
 	o := parseOutcome(t, "PhaseOutcomes/auth/001-plan.yaml", outcomeYAML)
-	res := func(name, id, choice string, recorded bool) Resolution {
-		return Resolution{Path: "PhaseOutcomes/auth/" + name, Number: Number(name), Resolves: id,
+	res := func(name, id, choice string, recorded bool) phase.Resolution {
+		return phase.Resolution{Path: "PhaseOutcomes/auth/" + name, Number: phase.Number(name), Resolves: id,
 			Outcome: "PhaseOutcomes/auth/001-plan.yaml", Choice: choice, Recorded: recorded}
 	}
 	first := res("002-resolution-D-001.yaml", "D-001", "rotate", true)
 	cases := []struct {
 		name    string
-		r       Resolution
-		outcome *Outcome
-		others  []Resolution
+		r       phase.Resolution
+		outcome *phase.Outcome
+		others  []phase.Resolution
 		want    string // substring of the joined problems; "" for none
 	}{
-		{"valid", first, &o, []Resolution{first}, ""},
+		{"valid", first, &o, []phase.Resolution{first}, ""},
 		{"choice not an option", res("002-resolution-D-001.yaml", "D-001", "maybe", false), &o, nil, `/choice: value must be one of the options of D-001 "rotate", "keep", got "maybe"`},
 		{"unknown decision", res("002-resolution-D-009.yaml", "D-009", "x", false), &o, nil, `/resolves: decision "D-009" is not a pending decision of PhaseOutcomes/auth/001-plan.yaml (its decisions: D-001, D-002, D-003)`},
 		{"file name disagrees", res("002-resolution-D-002.yaml", "D-001", "keep", false), &o, nil, `/resolves: value must be "D-002", the decision named by the file name`},
 		{"missing outcome", first, nil, nil, "/outcome: gone"},
-		{"second resolution names the first", res("003-resolution-D-001.yaml", "D-001", "keep", false), &o, []Resolution{first}, "/resolves: decision D-001 is already resolved by PhaseOutcomes/auth/002-resolution-D-001.yaml"},
-		{"a recorded one wins over a lower unrecorded number", res("001-resolution-D-001.yaml", "D-001", "keep", false), &o, []Resolution{first}, "already resolved by PhaseOutcomes/auth/002-resolution-D-001.yaml"},
-		{"the first itself passes", first, &o, []Resolution{first, res("003-resolution-D-001.yaml", "D-001", "keep", false)}, ""},
-		{"other decisions do not count", res("003-resolution-D-002.yaml", "D-002", "yes", false), &o, []Resolution{first}, ""},
+		{"second resolution names the first", res("003-resolution-D-001.yaml", "D-001", "keep", false), &o, []phase.Resolution{first}, "/resolves: decision D-001 is already resolved by PhaseOutcomes/auth/002-resolution-D-001.yaml"},
+		{"a recorded one wins over a lower unrecorded number", res("001-resolution-D-001.yaml", "D-001", "keep", false), &o, []phase.Resolution{first}, "already resolved by PhaseOutcomes/auth/002-resolution-D-001.yaml"},
+		{"the first itself passes", first, &o, []phase.Resolution{first, res("003-resolution-D-001.yaml", "D-001", "keep", false)}, ""},
+		{"other decisions do not count", res("003-resolution-D-002.yaml", "D-002", "yes", false), &o, []phase.Resolution{first}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ps := CheckResolution(tc.r, tc.outcome, "gone", tc.others)
+			ps := phase.CheckResolution(tc.r, tc.outcome, "gone", tc.others)
 			got := ps.Error()
 			if tc.want == "" && ps != nil || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("problems:\n%s\nwant %q", got, tc.want)
@@ -145,13 +146,13 @@ func TestCheckResolution(t *testing.T) {
 func TestResolutionYAMLRoundTrip(t *testing.T) {
 	for _, note := range []string{"", "plain", `"quoted" and \back\slash`, "two\nlines\r\n", "tab\there", "#not a comment: {x}", "- [a]",
 		"café ünïcode 中文 😀", "nel\u0085ls\u2028ps\u2029bom\ufeff", "ctl\x01\x1f\x7f", "bad utf8 \xff", "  spaces  ", "yes", "null", "~", "0x10"} {
-		r := Resolution{Resolves: "D-001", Outcome: "PhaseOutcomes/a b/001-plan.yaml", Choice: note + "!", By: "Ann O'Neil", At: "2026-11-22T10:00:00Z", Note: note}
+		r := phase.Resolution{Resolves: "D-001", Outcome: "PhaseOutcomes/a b/001-plan.yaml", Choice: note + "!", By: "Ann O'Neil", At: "2026-11-22T10:00:00Z", Note: note}
 		data := r.YAML()
 		doc, ps := validate.DecodeYAML("x.yaml", data)
 		if ps != nil {
 			t.Fatalf("%q: %v\n%s", note, ps, data)
 		}
-		got := ParseResolution("x.yaml", doc)
+		got := phase.ParseResolution("x.yaml", doc)
 		want := r
 		want.Note = strings.ToValidUTF8(note, "\ufffd")
 		want.Choice = strings.ToValidUTF8(note, "\ufffd") + "!"
@@ -162,18 +163,18 @@ func TestResolutionYAMLRoundTrip(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	if got := ResolutionName(4, "D-001"); got != "004-resolution-D-001.yaml" {
+	if got := phase.ResolutionName(4, "D-001"); got != "004-resolution-D-001.yaml" {
 		t.Errorf("ResolutionName = %s", got)
 	}
-	if got := ResolvedID("PhaseOutcomes/f/012-resolution-D-7.yaml"); got != "D-7" {
+	if got := phase.ResolvedID("PhaseOutcomes/f/012-resolution-D-7.yaml"); got != "D-7" {
 		t.Errorf("ResolvedID = %q", got)
 	}
 	for name, want := range map[string]int{"001-plan.yaml": 1, "PhaseOutcomes/f/120-resolution-D-1.yaml": 120, "plan.yaml": -1, "x-001.yaml": -1} {
-		if got := Number(name); got != want {
+		if got := phase.Number(name); got != want {
 			t.Errorf("Number(%s) = %d, want %d", name, got, want)
 		}
 	}
-	if got := OutcomePath("PhaseOutcomes/f/002-resolution-D-1.yaml", "001-plan.yaml"); got != "PhaseOutcomes/f/001-plan.yaml" {
+	if got := phase.OutcomePath("PhaseOutcomes/f/002-resolution-D-1.yaml", "001-plan.yaml"); got != "PhaseOutcomes/f/001-plan.yaml" {
 		t.Errorf("OutcomePath = %s", got)
 	}
 }
@@ -208,10 +209,10 @@ func TestCorpusHandoffs(t *testing.T) {
 			}
 		}
 		doc, _ := validate.DecodeYAML(path, data)
-		o := ParseOutcome(path, doc) // must not panic on any shape
-		r := ParseResolution(path, doc)
-		CheckResolution(r, &o, "", nil)
-		if ps := CheckResolution(r, &o, "", nil); len(ps) == 0 {
+		o := phase.ParseOutcome(path, doc) // must not panic on any shape
+		r := phase.ParseResolution(path, doc)
+		phase.CheckResolution(r, &o, "", nil)
+		if ps := phase.CheckResolution(r, &o, "", nil); len(ps) == 0 {
 			t.Errorf("%s: a foreign document passed as a resolution", e.Name())
 		}
 	}

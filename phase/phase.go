@@ -1,8 +1,12 @@
-// Package phase is the logic of docs/contract.md §7 over decoded documents: which tier
-// of a phase-output session to run next and which memory snapshot to restore
-// (Recover), and the pending decisions of Phase Outcome handoffs with the
-// cross-file rules of their resolutions (Folder, CheckResolution). It reads
-// no files; the engine lists and decodes them and hands them over.
+// Package phase holds strata's domain rules over decoded documents: the
+// tier table and the rules of docs/contract.md §3 that the schemas cannot express
+// (rules.go, run by validate), the history rules that compare a new version
+// with the recorded one (history.go, applied by the engine), and the logic
+// of docs/contract.md §7: which tier of a phase-output session to run next and which
+// memory snapshot to restore (Recover), and the pending decisions of Phase
+// Outcome handoffs with the cross-file rules of their resolutions (Folder,
+// CheckResolution). It reads no files; the engine lists and decodes them and
+// hands them over.
 package phase
 
 import (
@@ -11,8 +15,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-
-	"github.com/strata-dev/strata/validate"
 )
 
 // Tier statuses of a phase output (the schema's status enum).
@@ -69,7 +71,7 @@ func NewTierFile(p string, doc any, valid bool) TierFile {
 	} else if n, ok := intOf(obj["phase"]); ok {
 		t.Phase = n
 	}
-	t.Label, _ = validate.TierLabel(t.Phase)
+	t.Label, _ = TierLabel(t.Phase)
 	if !valid {
 		return t
 	}
@@ -139,7 +141,7 @@ func Recover(session string, files []TierFile, from int) Recovery {
 	r := Recovery{Session: session, From: from, Gaps: []Gap{}}
 	byPhase := map[int]TierFile{}
 	for _, f := range files {
-		label, known := validate.TierLabel(f.Phase)
+		label, known := TierLabel(f.Phase)
 		if !known || from > 0 && f.Phase > from {
 			r.Ignored = append(r.Ignored, Gap{Phase: f.Phase, Label: label, Reason: "ignored", Path: f.Path})
 			continue
@@ -152,7 +154,7 @@ func Recover(session string, files []TierFile, from int) Recovery {
 	}
 	contiguous := true
 	for n := 1; n <= r.Highest; n++ {
-		label, _ := validate.TierLabel(n)
+		label, _ := TierLabel(n)
 		f, ok := byPhase[n]
 		reason := ""
 		switch {
@@ -176,7 +178,7 @@ func Recover(session string, files []TierFile, from int) Recovery {
 			r.MemorySnapshot, r.SnapshotFrom = f.Snapshot, f.Path
 		}
 	}
-	if label, ok := validate.TierLabel(r.LastCompleted + 1); ok {
+	if label, ok := TierLabel(r.LastCompleted + 1); ok {
 		r.NextPhase, r.NextLabel = r.LastCompleted+1, label
 	}
 	return r

@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -345,7 +347,7 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 		return nil, err
 	}
 	out := []Tracking{}
-	for _, ref := range sortedRefs(refs) {
+	for _, ref := range slices.Sorted(maps.Keys(refs)) {
 		h, err := eng.RefHead(ref)
 		if err != nil {
 			continue
@@ -357,14 +359,4 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 		out = append(out, t)
 	}
 	return out, nil
-}
-
-// sortedRefs returns the keys of TrackingRefs' map in order.
-func sortedRefs(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -255,23 +255,6 @@ func TestCheckTransition(t *testing.T) {
 	assert.Equal(t, []string{ini + ": /: file is empty"}, lines(CheckTransition(ini, doc("created"), nil)))
 }
 
-func TestTiers(t *testing.T) {
-	want := []string{"query", "strategy", "search", "extraction", "reading", "analysis", "validation", "report"}
-	for i, w := range want {
-		got, ok := TierLabel(i + 1)
-		assert.True(t, ok)
-		assert.Equal(t, w, got)
-		assert.Equal(t, Tier{i + 1, w}, Tiers[i])
-	}
-	for _, bad := range []int{0, 9, -1} {
-		_, ok := TierLabel(bad)
-		assert.False(t, ok)
-	}
-	name, ok := PhaseOutputName(8)
-	assert.True(t, ok)
-	assert.Equal(t, "phase-08-report.json", name)
-}
-
 // YAML numbers follow the JSON decoder's limits: what float64 cannot hold
 // is neither turned into a string nor into zero (issue 16.8).
 func TestDecodeYAMLNumberRange(t *testing.T) {

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -139,25 +139,7 @@ func oneOf(want []any) string {
 
 // display renders a JSON value briefly: strings quoted (and cut past 60
 // characters), containers as their kind.
-func display(v any) string {
-	switch v := v.(type) {
-	case string:
-		if utf8.RuneCountInString(v) > 60 {
-			v = string([]rune(v)[:57]) + "..."
-		}
-		return strconv.Quote(v)
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case json.Number:
-		return v.String()
-	default:
-		return fmt.Sprint(v)
-	}
-}
+func display(v any) string { return phase.Display(v) }
 
 func rat(r *big.Rat) string {
 	if r == nil {

@@ -2,8 +2,8 @@
 // schemas, a user's own JSON Schema, or a format only (JSON, YAML, JSONL,
 // Markdown), and reports each finding as a state.Problem that names the file,
 // the line and column of the offending value, its JSON Pointer and what was
-// expected. It applies the rules of docs/contract.md §3 that a schema cannot express and
-// turns hostile input (docs/contract.md §13) into one clear problem instead of a crash.
+// expected. It runs the rules of docs/contract.md §3 that a schema cannot express
+// (package phase holds them) and turns hostile input (docs/contract.md §13) into one clear problem instead of a crash.
 // It is the only package that imports the JSON Schema validator and the YAML
 // decoder.
 package validate
@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/strata-dev/strata/schemas"
 	"github.com/strata-dev/strata/state"
 )

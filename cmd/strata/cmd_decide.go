@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/strata-dev/strata/state"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 type decideOptions struct {

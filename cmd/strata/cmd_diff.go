@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
-	"github.com/strata-dev/strata/textdiff"
 )
 
 type diffOptions struct {
@@ -60,43 +57,18 @@ func runDiff(e *env, o diffOptions) error {
 	if err != nil {
 		return err
 	}
-	side := func(s string) ([]byte, string, error) {
-		p := pointOf(e, s)
-		c, err := eng.Commit(p)
-		if err != nil {
-			return nil, "", err
-		}
-		data, err := eng.FileAt(c, k.Path)
-		if errors.Is(err, state.ErrNotFound) {
-			return nil, "/dev/null", nil
-		}
-		return data, fmt.Sprintf("a/%s (%s)", k.Path, state.ShortID(c)), err
+	var to *engine.Point
+	if o.To != "" {
+		p := pointOf(e, o.To)
+		to = &p
 	}
-	a, la, err := side(o.From)
+	d, err := eng.Diff(k, pointOf(e, o.From), to)
 	if err != nil {
 		return err
 	}
-	var b []byte
-	var lb string
-	if o.To == "" {
-		f, p := eng.Read(k)
-		if p != nil {
-			return state.Problems{*p}
-		}
-		b, lb = f.Content, "b/"+k.Path+" (work tree)"
-		if !f.Exists {
-			lb = "/dev/null"
-		}
-	} else if b, lb, err = side(o.To); err != nil {
-		return err
-	}
-	if lb != "/dev/null" && la != "/dev/null" {
-		lb = "b" + lb[1:]
-	}
-	d := textdiff.Unified(la, lb, a, b, 3)
 	if o.JSON {
-		return writeJSON(e.Out, map[string]any{"path": k.Path, "from": la, "to": lb, "changed": d != "", "diff": d})
+		return writeJSON(e.Out, map[string]any{"path": k.Path, "from": d.From, "to": d.To, "changed": d.Text != "", "diff": d.Text})
 	}
-	_, err = io.WriteString(e.Out, d)
+	_, err = io.WriteString(e.Out, d.Text)
 	return err
 }

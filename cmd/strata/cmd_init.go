@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/strata-dev/strata/state"
 	"path"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 func newInitCommand(e *env) *cli.Command {

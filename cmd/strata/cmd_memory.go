@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -70,30 +68,26 @@ unclosed code fence, a repeated heading) exit 0.`,
 }
 
 // memoryFile opens the repository and reads its L2 file.
-func memoryFile(e *env) (*engine.Engine, engine.File, error) {
+func memoryFile(e *env) (*layers.Agent, engine.File, error) {
 	eng, err := open(e)
 	if err != nil {
 		return nil, engine.File{}, err
 	}
-	cfg := eng.Config()
-	k, ok := cfg.Classify(cfg.Memory)
-	if !ok {
-		return nil, engine.File{}, fmt.Errorf("%s: the memory file is not a kept path", cfg.Memory)
+	a := layers.New(eng, nil)
+	f, err := a.MemoryFile()
+	if err != nil {
+		return nil, f, err
 	}
-	f, p := eng.Read(k)
-	if p != nil {
-		return nil, f, state.Problems{*p}
-	}
-	return eng, f, nil
+	return a, f, nil
 }
 
 type memoryShowJSON struct {
-	Path     string             `json:"path"`
-	Exists   bool               `json:"exists"`
-	Lines    int                `json:"lines"`
-	Bytes    int                `json:"bytes"`
-	Sections []markdown.Section `json:"sections"`
-	Warnings []markdown.Warning `json:"warnings,omitempty"`
+	Path     string                 `json:"path"`
+	Exists   bool                   `json:"exists"`
+	Lines    int                    `json:"lines"`
+	Bytes    int                    `json:"bytes"`
+	Sections []layers.Section       `json:"sections"`
+	Warnings []layers.MemoryWarning `json:"warnings,omitempty"`
 }
 
 func runMemoryShow(e *env, o memoryOptions) error {
@@ -101,13 +95,13 @@ func runMemoryShow(e *env, o memoryOptions) error {
 	if err != nil {
 		return err
 	}
-	d, err := markdown.Parse(f.Content)
+	d, err := layers.MemoryOutline(f.Content)
 	if err != nil {
 		return err
 	}
-	out := memoryShowJSON{Path: f.Path, Exists: f.Exists, Lines: d.Lines(), Bytes: len(f.Content), Sections: d.Sections(), Warnings: d.Warnings()}
+	out := memoryShowJSON{Path: f.Path, Exists: f.Exists, Lines: d.Lines, Bytes: len(f.Content), Sections: d.Sections, Warnings: d.Warnings}
 	if out.Sections == nil {
-		out.Sections = []markdown.Section{}
+		out.Sections = []layers.Section{}
 	}
 	if o.JSON {
 		return writeJSON(e.Out, out)
@@ -130,37 +124,22 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 	if strings.TrimSpace(o.Text) == "" {
 		return usagef("memory add: TEXT is empty")
 	}
-	if markdown.CleanHeading(o.Section) == "" {
+	if layers.CleanHeading(o.Section) == "" {
 		return usagef("memory add: --section is empty")
 	}
-	eng, f, err := memoryFile(e)
+	a, f, err := memoryFile(e)
 	if err != nil {
 		return err
 	}
-	if f.Exists { // record edits made by hand first, so the add is its own change
-		if _, err := eng.Record([]config.Kept{f.Kept}, state.SourceRecord); err != nil {
-			return err
-		}
-	}
-	data, changed, err := markdown.AddItem(f.Content, o.Section, 0, o.Text)
-	if errors.Is(err, markdown.ErrUnsafe) {
-		return fmt.Errorf("%s: %w", f.Path, err)
-	}
+	added, out, err := a.AddLearning(f, o.Section, o.Text)
 	if err != nil {
 		return err
 	}
-	if !changed {
-		fmt.Fprintf(e.Out, "already in %s under %q\n", f.Path, markdown.CleanHeading(o.Section))
+	if !added {
+		fmt.Fprintf(e.Out, "already in %s under %q\n", f.Path, layers.CleanHeading(o.Section))
 		return nil
 	}
-	out, err := eng.Put(f.Kept, data, state.SourceRecord)
-	if err != nil {
-		return err
-	}
-	if !out.Written {
-		return out.Problems
-	}
-	fmt.Fprintf(e.Out, "added to %s under %q", f.Path, markdown.CleanHeading(o.Section))
+	fmt.Fprintf(e.Out, "added to %s under %q", f.Path, layers.CleanHeading(o.Section))
 	if out.Entry != nil {
 		fmt.Fprintf(e.Out, " (%s)", state.ShortID(out.Entry.Commit))
 	}
@@ -169,24 +148,11 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 }
 
 func runMemoryLint(e *env, o memoryOptions) error {
-	eng, f, err := memoryFile(e)
+	a, f, err := memoryFile(e)
 	if err != nil {
 		return err
 	}
-	problems := state.Problems{}
-	if f.Exists {
-		problems = append(problems, eng.ValidateContent(f.Path, f.Content, f.Schema)...)
-		if !problems.Invalid() {
-			d, err := markdown.Parse(f.Content)
-			if err != nil {
-				problems = append(problems, state.Problem{Path: f.Path, Message: err.Error()})
-			} else {
-				for _, w := range d.Warnings() {
-					problems = append(problems, state.Problem{Path: f.Path, Line: w.Line, Message: w.Message, Warning: true})
-				}
-			}
-		}
-	}
+	problems := a.LintMemory(f)
 	if o.JSON {
 		if err := writeJSON(e.Out, struct {
 			Path     string         `json:"path"`

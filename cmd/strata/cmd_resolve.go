@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/conflict"
-	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/layers"
 )
 
@@ -45,7 +42,7 @@ func runResolve(e *env, o resolveOptions) error {
 		return err
 	}
 	out, err := layers.New(eng, nil).Resolve(o.DryRun, func(line string) { fmt.Fprintln(e.Err, line) })
-	if err != nil && !errors.Is(err, graph.ErrUnavailable) {
+	if err != nil && !errors.Is(err, layers.ErrUnavailable) {
 		return err
 	}
 	if o.JSON {
@@ -73,7 +70,7 @@ func printDecisions(e *env, ds []layers.Resolution) {
 		}
 		cols := []string{d.Item, winner}
 		for _, lt := range d.Layers {
-			cols = append(cols, layerCell(lt))
+			cols = append(cols, layers.LayerCell(lt))
 		}
 		var acts []string
 		for _, a := range d.Actions {
@@ -101,21 +98,4 @@ func printDecisions(e *env, ds []layers.Resolution) {
 			}
 		}
 	}
-}
-
-func layerCell(lt conflict.LayerTime) string {
-	switch {
-	case !lt.Present:
-		return "absent"
-	case lt.Time.IsZero():
-		return "present (time unknown)"
-	}
-	s := lt.Time.Local().Format(time.RFC3339)
-	if lt.Basis == conflict.BasisDocument {
-		s += " (document)"
-	}
-	if lt.Cleared {
-		s += " (cleared)"
-	}
-	return s
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/strata-dev/strata/state"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 type restoreOptions struct {

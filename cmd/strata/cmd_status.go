@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/strata-dev/strata/state"
 	"text/tabwriter"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
+	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
 

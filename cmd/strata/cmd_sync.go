@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/strata-dev/strata/state"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
 

@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/textdiff"
+)
+
+// Diff is a kept file's change between two moments.
+type Diff struct {
+	From string // the old side: "a/PATH (COMMIT)", or /dev/null when the file did not exist
+	To   string // the new side: "b/PATH (COMMIT)", "b/PATH (work tree)" or /dev/null
+	Text string // the unified diff, 3 lines of context; "" when both sides are equal
+}
+
+// Diff compares k as recorded at from with its version at to, or with the
+// file on disk when to is nil. A side where the file did not exist is
+// /dev/null. A point where nothing was recorded is an error wrapping
+// state.ErrNotFound; an unreadable file on disk is its problem.
+func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
+	side := func(p Point) ([]byte, string, error) {
+		c, err := e.Commit(p)
+		if err != nil {
+			return nil, "", err
+		}
+		data, err := e.store.ReadFile(c, k.Path)
+		if errors.Is(err, state.ErrNotFound) {
+			return nil, "/dev/null", nil
+		}
+		return data, fmt.Sprintf("a/%s (%s)", k.Path, state.ShortID(c)), err
+	}
+	a, la, err := side(from)
+	if err != nil {
+		return Diff{}, err
+	}
+	var b []byte
+	var lb string
+	if to == nil {
+		f, p := e.Read(k)
+		if p != nil {
+			return Diff{}, state.Problems{*p}
+		}
+		b, lb = f.Content, "b/"+k.Path+" (work tree)"
+		if !f.Exists {
+			lb = "/dev/null"
+		}
+	} else if b, lb, err = side(*to); err != nil {
+		return Diff{}, err
+	}
+	if lb != "/dev/null" && la != "/dev/null" {
+		lb = "b" + lb[1:]
+	}
+	return Diff{From: la, To: lb, Text: textdiff.Unified(la, lb, a, b, 3)}, nil
+}

@@ -1,0 +1,111 @@
+package layers
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/state"
+)
+
+// The L2 file as `strata memory` reads and edits it.
+
+type (
+	// Section is one heading of the L2 file with its list items.
+	Section = markdown.Section
+	// MemoryWarning is a parse warning of the L2 file (too long, an
+	// unclosed code fence, a repeated heading).
+	MemoryWarning = markdown.Warning
+)
+
+// ErrUnsafe is wrapped by AddLearning's error when the edit would not read
+// back as a list item; the file is left unchanged.
+var ErrUnsafe = markdown.ErrUnsafe
+
+// CleanHeading is a section name as the L2 file's headings are compared.
+func CleanHeading(s string) string { return markdown.CleanHeading(s) }
+
+// MemoryFile reads the L2 file. It is an error when the configured memory
+// path is not kept; a problem reading it comes back as state.Problems.
+func (a *Agent) MemoryFile() (engine.File, error) {
+	k, ok := a.memoryKept()
+	if !ok {
+		return engine.File{}, fmt.Errorf("%s: the memory file is not a kept path", a.Eng.Config().Memory)
+	}
+	f, p := a.Eng.Read(k)
+	if p != nil {
+		return f, state.Problems{*p}
+	}
+	return f, nil
+}
+
+// Outline is the L2 file's structure.
+type Outline struct {
+	Lines    int
+	Sections []Section
+	Warnings []MemoryWarning
+}
+
+// MemoryOutline parses the L2 file's content.
+func MemoryOutline(content []byte) (Outline, error) {
+	d, err := markdown.Parse(content)
+	if err != nil {
+		return Outline{}, err
+	}
+	return Outline{Lines: d.Lines(), Sections: d.Sections(), Warnings: d.Warnings()}, nil
+}
+
+// AddLearning adds "- text" as the last item under section of the L2 file f
+// (creating the heading at the end when missing), once. Unrecorded edits of
+// the file are recorded first, so the addition is its own change; the new
+// version is checked, written atomically and recorded with source record.
+// added is false when an item with the same text is already there; an
+// invalid new version writes nothing and is returned as its problems.
+func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o engine.Outcome, err error) {
+	if f.Exists {
+		if _, err := a.Eng.Record([]config.Kept{f.Kept}, state.SourceRecord); err != nil {
+			return false, o, err
+		}
+	}
+	data, changed, err := markdown.AddItem(f.Content, section, 0, text)
+	if errors.Is(err, markdown.ErrUnsafe) {
+		return false, o, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	if err != nil {
+		return false, o, err
+	}
+	if !changed {
+		return false, o, nil
+	}
+	o, err = a.Eng.Put(f.Kept, data, state.SourceRecord)
+	if err != nil {
+		return false, o, err
+	}
+	if !o.Written {
+		return false, o, o.Problems
+	}
+	return true, o, nil
+}
+
+// LintMemory reports the L2 file's problems: its schema's, then, when it is
+// valid, the parser's warnings.
+func (a *Agent) LintMemory(f engine.File) state.Problems {
+	problems := state.Problems{}
+	if !f.Exists {
+		return problems
+	}
+	problems = append(problems, a.Eng.ValidateContent(f.Path, f.Content, f.Schema)...)
+	if problems.Invalid() {
+		return problems
+	}
+	out, err := MemoryOutline(f.Content)
+	if err != nil {
+		return append(problems, state.Problem{Path: f.Path, Message: err.Error()})
+	}
+	for _, w := range out.Warnings {
+		problems = append(problems, state.Problem{Path: f.Path, Line: w.Line, Message: w.Message, Warning: true})
+	}
+	return problems
+}

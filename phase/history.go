@@ -1,0 +1,83 @@
+package phase
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// The history rules of docs/contract.md §3: what a new version of a kept file may be,
+// given the last recorded one. The engine applies them (engine.Check) to
+// every version it records, restores or merges; CheckResolution, the
+// cross-file rule of decision resolutions, is in decisions.go.
+
+// AppendOnly applies the append-only rule of Phase Outcomes (and decision
+// resolutions, state.Class.Immutable) to a new version of path: cur, or a
+// deletion when exists is false, against the recorded version prev (nil
+// when none).
+func AppendOnly(class state.Class, path string, prev, cur []byte, exists bool) state.Problems {
+	if !class.Immutable() || prev == nil {
+		return nil
+	}
+	if !exists {
+		return state.Problems{{Path: path, Message: "a recorded Phase Outcome is append-only and cannot be deleted; run `strata restore " + path + "` to put it back"}}
+	}
+	if !bytes.Equal(prev, cur) {
+		return state.Problems{{Path: path, Message: "a recorded Phase Outcome is append-only and cannot change; write a new numbered file instead, or run `strata restore " + path + "`"}}
+	}
+	return nil
+}
+
+// initiativeNext lists, per initiative status, the statuses it may move to
+// (staying the same is always allowed).
+var initiativeNext = map[string][]string{
+	"created":     {"in_progress"},
+	"in_progress": {"blocked", "completed"},
+	"blocked":     {"in_progress"},
+	"completed":   {"archived"},
+	"archived":    nil,
+}
+
+// InitiativeTransition applies the initiative status state machine of
+// docs/contract.md §3 to a decoded new version cur of an initiative against the decoded last
+// recorded version prev (nil when there is none or it does not decode). A
+// prev without a known status, and a cur whose status the schema rejects,
+// constrain nothing.
+func InitiativeTransition(prev, cur any, at At) state.Problems {
+	to, ok := initiativeStatus(cur)
+	if !ok || prev == nil {
+		return nil
+	}
+	from, ok := initiativeStatus(prev)
+	if !ok || from == to || slices.Contains(initiativeNext[from], to) {
+		return nil
+	}
+	msg := fmt.Sprintf("status cannot change from %q to %q", from, to)
+	switch {
+	case from == "archived":
+		msg += ": an archived initiative is final; create a new initiative instead"
+	case from == "completed" && to == "in_progress":
+		msg += ": a completed initiative is not reopened; create a new initiative instead"
+	default:
+		next := initiativeNext[from]
+		quoted := make([]string, len(next))
+		for i, n := range next {
+			quoted[i] = strconv.Quote(n)
+		}
+		msg += fmt.Sprintf(", want %q or %s", from, strings.Join(quoted, " or "))
+	}
+	return state.Problems{at("/status", msg)}
+}
+
+func initiativeStatus(doc any) (string, bool) {
+	obj, _ := doc.(map[string]any)
+	s, ok := obj["status"].(string)
+	if _, known := initiativeNext[s]; !ok || !known {
+		return "", false
+	}
+	return s, true
+}
