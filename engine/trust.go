@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sort"
 	"strings"
 
@@ -60,25 +61,32 @@ func (e *Engine) Withheld() []Private {
 }
 
 // Unpublishable checks what a push of head would publish: every path of its
-// tree and every path its history on the state ref recorded. A path the
-// current rules would not keep (a private file, a file outside the work
-// tree, a path with "~" or "..") is a problem, unless the remote already
-// holds it (in fetched's tree or on its tracking ref remoteRef): pushing it
-// would publish something this machine does not mean to share.
-func (e *Engine) Unpublishable(head, fetched, remoteRef string) (state.Problems, error) {
-	local, err := e.historyPaths(head, e.store.StateRef())
+// tree and every path recorded by the commits the remote (at fetched) does
+// not have yet. A path the current rules would not keep (a private file, a
+// file outside the work tree, a path with "~" or "..") is a problem, unless
+// the remote's tree already holds it: pushing it would publish something
+// this machine does not mean to share.
+func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state.Problems, error) {
+	local, err := e.store.PathsSince(ctx, head, fetched)
 	if err != nil {
 		return nil, err
 	}
-	remote := map[string]bool{}
+	files, err := e.store.Files(head)
+	if err != nil {
+		return nil, err
+	}
+	for p := range files {
+		local[p] = true
+	}
+	remote := map[string]string{}
 	if fetched != "" {
-		if remote, err = e.historyPaths(fetched, remoteRef); err != nil {
+		if remote, err = e.store.Files(fetched); err != nil {
 			return nil, err
 		}
 	}
 	var ps state.Problems
 	for _, p := range sortedKeys(local) {
-		if remote[p] {
+		if _, held := remote[p]; held {
 			continue
 		}
 		why := ""
@@ -97,30 +105,6 @@ func (e *Engine) Unpublishable(head, fetched, remoteRef string) (state.Problems,
 		}
 	}
 	return ps, nil
-}
-
-// historyPaths is the set of paths in commit's tree and in the trailers of
-// ref's first-parent history.
-func (e *Engine) historyPaths(commit, ref string) (map[string]bool, error) {
-	out := map[string]bool{}
-	if commit == "" {
-		return out, nil
-	}
-	files, err := e.store.Files(commit)
-	if err != nil {
-		return nil, err
-	}
-	for p := range files {
-		out[p] = true
-	}
-	ents, err := e.store.Log(ref, gitstore.LogQuery{})
-	if err != nil {
-		return nil, err
-	}
-	for _, en := range ents {
-		out[en.Path] = true
-	}
-	return out, nil
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -105,7 +105,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if head == "" || head == fetched {
 			return rep, nil // the remote has it all
 		}
-		if ps, err := eng.Unpublishable(head, fetched, remote.Ref); err != nil || len(ps) > 0 {
+		if ps, err := eng.Unpublishable(ctx, head, fetched); err != nil || len(ps) > 0 {
 			if err != nil {
 				return rep, err
 			}
