@@ -13,8 +13,9 @@ import (
 func newSchemaCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "schema",
-		Usage: "list, show or export the built-in JSON Schemas",
+		Usage: "list, show or export the built-in JSON Schemas; infer one from your files",
 		Subcommands: []*cli.Command{
+			newSchemaInferCommand(e),
 			{
 				Name:  "list",
 				Usage: "list the built-in schemas with their $id",

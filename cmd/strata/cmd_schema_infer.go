@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/infer"
+	"github.com/strata-dev/strata/validate"
+)
+
+type schemaInferOptions struct {
+	Globs  []string
+	Output string
+	Apply  bool
+}
+
+func newSchemaInferCommand(e *env) *cli.Command {
+	var o schemaInferOptions
+	return &cli.Command{
+		Name:      "infer",
+		Usage:     "draft a JSON Schema that accepts every version of the matching files",
+		ArgsUsage: "GLOB...",
+		Description: `Reads every version of the files matching the globs (repository-relative,
+path.Match syntax per segment): the work tree's, every one recorded on
+refs/strata/state and every one quarantined on refs/strata/rejected. Writes a
+draft 2020-12 JSON Schema that accepts all of them: the types seen, as
+required the keys present in every version, enums for small closed sets of
+strings, format date-time where every value is one, array item schemas,
+additionalProperties left open, and a $comment counting files and versions.
+Versions that do not parse are skipped with a note. The schema is checked
+against every version before it is written.
+
+Without -o the schema goes to stdout. --apply (with -o FILE.json inside the
+work tree) adds {glob, schema: FILE} as the first rule of .strata.yaml for
+each glob, keeping the file's comments, and validates the matching files.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "o", Usage: "write the schema to `FILE`", Destination: &o.Output},
+			&cli.BoolFlag{Name: "apply", Usage: "add the rule to .strata.yaml and validate the files (needs -o)", Destination: &o.Apply},
+		},
+		Action: func(c *cli.Context) error {
+			o.Globs = c.Args().Slice()
+			return runSchemaInfer(e, o)
+		},
+	}
+}
+
+func runSchemaInfer(e *env, o schemaInferOptions) error {
+	if len(o.Globs) == 0 {
+		return usagef("schema infer takes at least one GLOB")
+	}
+	if o.Apply && o.Output == "" {
+		return usagef("schema infer --apply needs -o FILE.json: the rule names the schema file")
+	}
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	root := eng.Root()
+	var out, rel string
+	if o.Output != "" {
+		out = o.Output
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(e.Dir, out)
+		}
+		if r, err := filepath.Rel(root, out); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			rel = filepath.ToSlash(r)
+		}
+		if o.Apply && (rel == "" || !strings.HasSuffix(rel, ".json")) {
+			return usagef("schema infer --apply: -o %s must be a .json file inside the work tree", o.Output)
+		}
+	}
+	globs := make([]string, len(o.Globs))
+	for i, g := range o.Globs {
+		globs[i] = cwdGlob(root, e.Dir, g)
+	}
+	exs, err := eng.Examples(globs)
+	if err != nil {
+		return err
+	}
+	var in infer.Inferrer
+	var used []engine.Example
+	files := map[string]bool{}
+	for _, x := range exs {
+		docs, ps := validate.DecodeDocs(x.Path, x.Content, x.Format)
+		if ps.Invalid() {
+			fmt.Fprintf(e.Err, "skipped %s: %s\n", versionName(x), strings.TrimPrefix(ps[0].Error(), x.Path+":"))
+			continue
+		}
+		for _, d := range docs {
+			in.Add(d)
+		}
+		used = append(used, x)
+		files[x.Path] = true
+	}
+	if len(used) == 0 {
+		return usagef("schema infer: no readable file or recorded version matches %s", strings.Join(globs, " "))
+	}
+	comment := fmt.Sprintf("inferred by strata schema infer %s from %d %s, %d %s; a draft to review",
+		strings.Join(globs, " "), len(files), plural(len(files), "file", "files"), len(used), plural(len(used), "version", "versions"))
+	schema := infer.Marshal(in.Schema(comment))
+	for _, x := range used { // the contract: the schema accepts every input
+		if ps := validate.CheckAgainst(schema, x.Path, x.Content, x.Format); ps.Invalid() {
+			return fmt.Errorf("inferred schema rejects %s (a bug in strata): %s", versionName(x), ps[0].Error())
+		}
+	}
+	if out == "" {
+		_, err := e.Out.Write(schema)
+		fmt.Fprintf(e.Err, "inferred from %d %s, %d %s\n", len(files), plural(len(files), "file", "files"), len(used), plural(len(used), "version", "versions"))
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", o.Output, err)
+	}
+	if err := atomicfile.Write(out, schema, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", o.Output, err)
+	}
+	fmt.Fprintf(e.Out, "wrote %s (from %d %s, %d %s)\n", o.Output, len(files), plural(len(files), "file", "files"), len(used), plural(len(used), "version", "versions"))
+	if !o.Apply {
+		return nil
+	}
+	for _, g := range globs {
+		added, err := config.AddRule(root, g, rel)
+		if err != nil {
+			return err
+		}
+		if added {
+			fmt.Fprintf(e.Out, "added to %s: {glob: %s, schema: %s}\n", config.FileName, g, rel)
+		} else {
+			fmt.Fprintf(e.Out, "%s already has {glob: %s, schema: %s}\n", config.FileName, g, rel)
+		}
+	}
+	var paths []string
+	for p := range files {
+		if !strings.HasPrefix(p, "~") {
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	fmt.Fprintln(e.Out, "strata validate now says:")
+	slices.Sort(paths)
+	ve := *e
+	ve.Dir = root
+	return runValidate(&ve, validateOptions{Paths: paths})
+}
+
+// cwdGlob makes a glob given relative to the current directory relative to
+// the work tree's root, as paths are named everywhere else.
+func cwdGlob(root, cwd, g string) string {
+	if filepath.IsAbs(g) {
+		return g // refused by Examples
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	if r, err := filepath.Rel(root, cwd); err == nil && r != "." && r != ".." && !strings.HasPrefix(r, "../") {
+		return path.Join(filepath.ToSlash(r), g)
+	}
+	return g
+}
+
+func versionName(x engine.Example) string {
+	switch {
+	case x.Commit == "":
+		return x.Path
+	case x.Rejected:
+		return fmt.Sprintf("%s (rejected version %.10s)", x.Path, x.Commit)
+	}
+	return fmt.Sprintf("%s (version %.10s)", x.Path, x.Commit)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
