@@ -177,6 +177,7 @@ func newApp(e *env) *cli.App {
 			newHooksCommand(e),
 			newClaudeCommand(e),
 			newSyncCommand(e),
+			newDoctorCommand(e),
 			newVersionCommand(e),
 			newHelpCommand(),
 		},

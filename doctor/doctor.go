@@ -1,0 +1,355 @@
+// Package doctor diagnoses a repository's strata setup: each check says
+// what it found and, when something is wrong, the command or edit that
+// fixes it. Checks only read; nothing here writes to the repository.
+package doctor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/daemon"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/hooks"
+	"github.com/strata-dev/strata/layers"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/syncer"
+)
+
+// Levels of a finding. Only LevelFail needs the user (strata doctor exits 1).
+const (
+	LevelOK   = "ok"
+	LevelInfo = "info" // worth knowing; nothing to do
+	LevelWarn = "warn" // works, but not as well as it could
+	LevelFail = "fail" // broken: the user must act
+)
+
+// Finding is one check's result.
+type Finding struct {
+	Check   string `json:"check"`
+	Level   string `json:"level"`
+	Message string `json:"message"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// LooseLimit is git's gc.auto default: past this many loose objects a gc is due.
+const LooseLimit = 6700
+
+// Options are the facts doctor cannot find by itself.
+type Options struct {
+	Version string           // strata's version
+	Now     func() time.Time // strata's clock
+}
+
+// NeedsUser reports whether any finding is a failure.
+func NeedsUser(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Level == LevelFail {
+			return true
+		}
+	}
+	return false
+}
+
+// Setup checks what does not need an opened repository: strata's and git's
+// versions.
+func Setup(ctx context.Context, o Options) []Finding {
+	fs := []Finding{{Check: "strata", Level: LevelOK, Message: "strata " + o.Version}}
+	out, err := git(ctx, "", "version")
+	if err != nil {
+		return append(fs, Finding{Check: "git", Level: LevelFail, Message: "git not found: " + err.Error(),
+			Fix: "install git and put it on PATH"})
+	}
+	return append(fs, Finding{Check: "git", Level: LevelOK, Message: strings.TrimSpace(out)})
+}
+
+// Config is the finding for a .strata.yaml that Open refused.
+func Config(err error) Finding {
+	return Finding{Check: "config", Level: LevelFail, Message: err.Error(),
+		Fix: "edit " + config.FileName + " at the line named (docs/contract.md §2)"}
+}
+
+// Repository runs every check that needs the opened repository.
+func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
+	var fs []Finding
+	add := func(f ...Finding) { fs = append(fs, f...) }
+	add(configFinding(eng))
+	add(keptFiles(eng)...)
+	add(watcher(eng, o))
+	add(preCommit(eng))
+	add(claude(eng)...)
+	add(layersFinding(eng))
+	add(history(ctx, eng)...)
+	add(worktrees(ctx, eng))
+	add(remotes(eng)...)
+	return fs
+}
+
+func configFinding(eng *engine.Engine) Finding {
+	if _, err := os.Lstat(filepath.Join(eng.Root(), config.FileName)); err != nil {
+		return Finding{Check: "config", Level: LevelInfo, Message: "no " + config.FileName + "; the built-in rules apply",
+			Fix: "strata init writes a commented one"}
+	}
+	return Finding{Check: "config", Level: LevelOK, Message: fmt.Sprintf("%s valid (%d rules of your own)", config.FileName, len(eng.Config().UserRules()))}
+}
+
+func keptFiles(eng *engine.Engine) []Finding {
+	kept, err := eng.AllPaths()
+	if err != nil {
+		return []Finding{{Check: "files", Level: LevelFail, Message: err.Error()}}
+	}
+	results, err := eng.Validate(kept, false)
+	if err != nil {
+		return []Finding{{Check: "files", Level: LevelFail, Message: err.Error()}}
+	}
+	var invalid []string
+	for _, r := range results {
+		if r.Problems.Invalid() {
+			invalid = append(invalid, r.Path)
+		}
+	}
+	var fs []Finding
+	if len(invalid) == 0 {
+		fs = append(fs, Finding{Check: "files", Level: LevelOK, Message: fmt.Sprintf("%d kept files, all valid", len(results))})
+	} else {
+		fs = append(fs, Finding{Check: "files", Level: LevelFail,
+			Message: fmt.Sprintf("%d kept files, %d invalid: %s", len(results), len(invalid), strings.Join(invalid, ", ")),
+			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + invalid[0] + " -o schemas/NAME.schema.json --apply"})
+	}
+	for _, p := range eng.Withheld() {
+		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
+			Message: fmt.Sprintf("%s matches a rule but is not kept (private: %s)", p.Path, p.Reason),
+			Fix:     "to keep it anyway, name it exactly, without wildcards, in a rule of " + config.FileName})
+	}
+	return fs
+}
+
+func watcher(eng *engine.Engine, o Options) Finding {
+	last := "nothing recorded yet"
+	if ents, err := eng.Log(state.LogQuery{Limit: 1}); err == nil && len(ents) > 0 {
+		last = "last record " + ago(o.Now().Sub(ents[0].Time)) + " ago"
+	}
+	w, err := daemon.Info(eng)
+	switch {
+	case err != nil:
+		return Finding{Check: "watcher", Level: LevelWarn, Message: "cannot read the watcher's lock: " + err.Error(),
+			Fix: "remove " + daemon.LockPath(eng) + " if no strata watch runs here"}
+	case !w.Running:
+		return Finding{Check: "watcher", Level: LevelWarn, Message: "not running; " + last,
+			Fix: "strata watch (or as a service: contrib/strata-watch.service, contrib/dev.strata.watch.plist)"}
+	}
+	f := Finding{Check: "watcher", Level: LevelOK, Message: fmt.Sprintf("running, pid %d, since %s; %s", w.PID, w.Since.UTC().Format(time.RFC3339), last)}
+	if w.LastSyncError != "" {
+		f.Level, f.Fix = LevelWarn, "check the remote "+w.SyncRemote+": "+w.LastSyncError
+	}
+	return f
+}
+
+func preCommit(eng *engine.Engine) Finding {
+	const check = "pre-commit"
+	dir, err := hooks.Dir(eng.Root())
+	if err != nil {
+		return Finding{Check: check, Level: LevelWarn, Message: err.Error()}
+	}
+	name := filepath.Join(dir, hooks.HookName)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return Finding{Check: check, Level: LevelWarn, Message: "not installed; invalid state files can be committed",
+			Fix: "strata hooks install"}
+	}
+	if !bytes.Contains(data, []byte("strata pre-commit hook")) {
+		return Finding{Check: check, Level: LevelWarn, Message: name + " is another tool's hook",
+			Fix: "strata hooks install (it chains the hook that is there)"}
+	}
+	if st, err := os.Stat(name); err == nil && st.Mode()&0o111 == 0 {
+		return Finding{Check: check, Level: LevelFail, Message: name + " is not executable; git skips it",
+			Fix: "chmod +x " + name}
+	}
+	msg := "installed"
+	if _, err := os.Lstat(name + hooks.ChainedSuffix); err == nil {
+		msg += ", chaining " + hooks.HookName + hooks.ChainedSuffix
+	}
+	exe := hookBinary(data)
+	if exe != "" && exe != "strata" {
+		if _, err := os.Stat(exe); err != nil {
+			if _, perr := exec.LookPath("strata"); perr != nil {
+				return Finding{Check: check, Level: LevelFail, Message: msg + "; its binary " + exe + " is gone and strata is not on PATH",
+					Fix: "strata hooks install (from the strata you use now)"}
+			}
+			return Finding{Check: check, Level: LevelWarn, Message: msg + "; its binary " + exe + " is gone (falls back to strata on PATH)",
+				Fix: "strata hooks install"}
+		}
+	}
+	return Finding{Check: check, Level: LevelOK, Message: msg + ", calling " + exe}
+}
+
+// hookBinary reads the strata= line of strata's hook script.
+func hookBinary(script []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(script))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "strata="); ok {
+			v = strings.Trim(v, "'")
+			return strings.ReplaceAll(v, `'\''`, "'")
+		}
+	}
+	return ""
+}
+
+func claude(eng *engine.Engine) []Finding {
+	data, err := os.ReadFile(filepath.Join(eng.Root(), filepath.FromSlash(hooks.SettingsPath)))
+	if err != nil || !bytes.Contains(data, []byte(hooks.ResumeCommand)) || !bytes.Contains(data, []byte(hooks.ValidateCommand)) {
+		return []Finding{{Check: "claude", Level: LevelInfo, Message: "Claude Code hooks not installed in " + hooks.SettingsPath,
+			Fix: "strata claude install"}}
+	}
+	if _, err := exec.LookPath("strata"); err != nil {
+		return []Finding{{Check: "claude", Level: LevelFail, Message: "Claude Code hooks installed, but strata is not on PATH, where they call it",
+			Fix: "make install, or put the strata binary in a directory on PATH"}}
+	}
+	return []Finding{{Check: "claude", Level: LevelOK, Message: "Claude Code hooks installed; strata on PATH"}}
+}
+
+func layersFinding(eng *engine.Engine) Finding {
+	l := layers.New(eng, nil).Present()
+	var have []string
+	for _, x := range []struct {
+		n  string
+		ok bool
+	}{{"L1", l.L1}, {"L2", l.L2}, {"L3", l.L3}} {
+		if x.ok {
+			have = append(have, x.n)
+		}
+	}
+	f := Finding{Check: "layers", Level: LevelOK, Message: fmt.Sprintf("present: %s (tier %s)", orNone(have), l.Tier())}
+	if l.Tier() != "Full" {
+		f.Level, f.Fix = LevelInfo, "strata memory add creates the L2 MEMORY.md; the MCP memory server writes the L3 graph"
+	}
+	return f
+}
+
+func history(ctx context.Context, eng *engine.Engine) []Finding {
+	var fs []Finding
+	head, err := eng.Head()
+	switch {
+	case err != nil:
+		fs = append(fs, Finding{Check: "history", Level: LevelFail, Message: eng.StateRef() + ": " + err.Error(),
+			Fix: "git fsck; restore the ref from a clone or a remote (strata sync)"})
+	case head == "":
+		fs = append(fs, Finding{Check: "history", Level: LevelInfo, Message: eng.StateRef() + ": nothing recorded yet", Fix: "strata init"})
+	default:
+		fs = append(fs, Finding{Check: "history", Level: LevelOK, Message: fmt.Sprintf("%s at %.10s", eng.StateRef(), head)})
+	}
+	refs := []string{}
+	for _, r := range []string{eng.StateRef(), eng.RejectedRef()} {
+		if h, err := eng.RefHead(r); err == nil && h != "" {
+			refs = append(refs, r)
+		}
+	}
+	if len(refs) > 0 {
+		args := append([]string{"fsck", "--no-dangling", "--no-progress"}, refs...)
+		if out, err := git(ctx, eng.Root(), args...); err != nil {
+			fs = append(fs, Finding{Check: "fsck", Level: LevelFail, Message: "git fsck of strata's refs: " + firstLine(out, err),
+				Fix: "git fsck --full shows every problem; fetch the missing objects from a remote (strata sync) or restore from a backup"})
+		} else {
+			fs = append(fs, Finding{Check: "fsck", Level: LevelOK, Message: "git fsck of " + strings.Join(refs, ", ") + ": no problems"})
+		}
+	}
+	if out, err := git(ctx, eng.Root(), "count-objects", "-v"); err == nil {
+		n := 0
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "count: "); ok {
+				n, _ = strconv.Atoi(v)
+			}
+		}
+		f := Finding{Check: "objects", Level: LevelOK, Message: fmt.Sprintf("%d loose objects", n)}
+		if n > LooseLimit {
+			f.Level, f.Message, f.Fix = LevelWarn, fmt.Sprintf("%d loose objects, past git's gc.auto %d: a gc is due", n, LooseLimit), "git gc"
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func worktrees(ctx context.Context, eng *engine.Engine) Finding {
+	out, err := git(ctx, eng.Root(), "worktree", "list", "--porcelain")
+	if err != nil {
+		return Finding{Check: "worktrees", Level: LevelWarn, Message: "git worktree list: " + firstLine(out, err)}
+	}
+	n := strings.Count(out, "worktree ") - 1
+	if n <= 0 {
+		return Finding{Check: "worktrees", Level: LevelOK, Message: "no linked worktrees"}
+	}
+	refs, _ := git(ctx, eng.Root(), "for-each-ref", "--format=%(refname)", "refs/strata/worktrees/")
+	recorded := 0
+	for _, r := range strings.Fields(refs) {
+		if strings.HasSuffix(r, "/state") {
+			recorded++
+		}
+	}
+	return Finding{Check: "worktrees", Level: LevelInfo,
+		Message: fmt.Sprintf("%d linked worktrees, %d with their own refs/strata/worktrees/<name>/state; each runs its own watcher", n, recorded)}
+}
+
+func remotes(eng *engine.Engine) []Finding {
+	ts, err := syncer.Remotes(eng)
+	if err != nil {
+		return []Finding{{Check: "sync", Level: LevelWarn, Message: err.Error()}}
+	}
+	if len(ts) == 0 {
+		return []Finding{{Check: "sync", Level: LevelInfo, Message: "never synced", Fix: "strata sync REMOTE (or strata watch --sync REMOTE)"}}
+	}
+	var fs []Finding
+	for _, t := range ts {
+		f := Finding{Check: "sync", Level: LevelOK, Message: fmt.Sprintf("%s: %d ahead, %d behind", t.Remote, t.Ahead, t.Behind)}
+		if t.Ahead > 0 || t.Behind > 0 {
+			f.Level, f.Fix = LevelInfo, "strata sync "+t.Remote
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func firstLine(out string, err error) string {
+	if l, _, _ := strings.Cut(strings.TrimSpace(out), "\n"); l != "" {
+		return l
+	}
+	return err.Error()
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// ago is a duration rounded for people: 45s, 12m, 3h, 2d.
+func ago(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
