@@ -23,7 +23,7 @@ layers and tier, strata's refs (git fsck), loose objects, linked worktrees,
 sync remotes and private files a rule matches. One line per finding:
 LEVEL CHECK: message, then "fix: ..." when there is something to do. Levels:
 ok, info, warn, fail. Exit 1 when a finding is fail (the user must act).`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {ok, findings: [{check, level, message, fix}]}", Destination: &o.JSON}},
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {ok, findings: [{check, level, message, fix}]}", Destination: &o.JSON}},
 		Action: func(c *cli.Context) error { return runDoctor(c, e, o) },
 	}
 }
