@@ -111,8 +111,9 @@ type Outcome struct {
 	Data          []byte // TakeMerged: the merged content
 	Rename        string // TakeBoth: where the later version goes
 	// Why is set when the history rule overruled the time decision, or
-	// refused both versions (then the local one stays).
-	Why string
+	// refused both versions (then Refused is set and the local one stays).
+	Why     string
+	Refused bool
 }
 
 // Resolve decides a path both sides changed. The outcome is the same on
@@ -189,7 +190,7 @@ func Resolve(in PathInput) (Outcome, error) {
 		out.Why = "the version recorded later breaks a history rule: " + why
 		return out, nil
 	}
-	out.Take = TakeOurs
+	out.Take, out.Refused = TakeOurs, true
 	out.Why = "both versions break a history rule: " + why
 	return out, nil
 }

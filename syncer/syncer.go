@@ -42,7 +42,8 @@ type Report struct {
 	Recorded   []string             `json:"recorded"`  // local edits recorded before merging
 	Written    []string             `json:"written"`   // kept files written or removed in the work tree
 	Skipped    []string             `json:"skipped"`   // kept files not written: edited on disk meanwhile
-	Decisions  []gitstore.MergePath `json:"decisions"` // paths decided by timestamp or kept local
+	Decisions  []gitstore.MergePath `json:"decisions"` // paths both sides changed, or kept local
+	Lost       []gitstore.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems       `json:"problems,omitempty"`
 	Pushed     bool                 `json:"pushed"`
 	Retried    bool                 `json:"retried"`
@@ -73,7 +74,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	remote.Env = o.Env
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []gitstore.MergePath{}}
+		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []gitstore.MergePath{}, Lost: []gitstore.Lost{}}
 	for attempt := 0; ; attempt++ {
 		fetched, err := st.Fetch(ctx, remote)
 		if err != nil {
@@ -174,17 +175,33 @@ func merge(eng *engine.Engine, o Options, remote gitstore.Remote, fetched string
 	if err := writeTree(eng, m, rep); err != nil {
 		return "", err
 	}
+	if err := keepLosses(eng, rep); err != nil {
+		return "", err
+	}
 	return m.Head, nil
 }
 
 func report(rep *Report, m *gitstore.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
 	rep.Decisions = rep.Decisions[:0]
+	rep.Lost = append(rep.Lost[:0], m.Lost...)
 	for _, p := range m.Paths {
 		if p.ByTime || p.KeptLocal != "" {
 			rep.Decisions = append(rep.Decisions, p)
 		}
+		if lostLocal(p) {
+			rep.Lost = append(rep.Lost, gitstore.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+		}
 	}
+	sort.SliceStable(rep.Lost, func(i, j int) bool { return rep.Lost[i].Path < rep.Lost[j].Path })
+}
+
+// lostLocal reports whether a path's local version lost in this merge:
+// both sides changed it, the remote's whole version was taken, and the
+// local one was a version (not a deletion).
+func lostLocal(p gitstore.MergePath) bool {
+	return p.ByTime && p.Ours != "" && p.Result == p.Theirs && p.Loser != "" &&
+		!p.MergedBoth && p.KeptBoth == "" && p.KeptLocal == ""
 }
 
 // checkMerge validates every version the merge would bring in. A version
@@ -197,6 +214,9 @@ func report(rep *Report, m *gitstore.Merge) {
 // are and never written.
 func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 	st := eng.Store
+	if err := resolve(eng, m); err != nil {
+		return err
+	}
 	for i := range m.Paths {
 		p := &m.Paths[i]
 		k, ok := eng.Cfg.Classify(p.Path)
@@ -216,7 +236,8 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 			f.Content, f.Exists = data, true
 		}
 		var prev []byte
-		if p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
+		moved := p.KeptBoth != "" || p.Ours == "" // a version kept beside the other, not over it
+		if !moved && p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
 			data, err := readBlob(st, p.Ours, eng.Cfg.MaxSize)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
