@@ -228,7 +228,9 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 			continue
 		}
 		f := engine.File{Kept: k}
-		if p.Result != "" {
+		if p.Merged != nil {
+			f.Content, f.Exists = p.Merged, true
+		} else if p.Result != "" {
 			data, err := readBlob(st, p.Result, eng.Cfg.MaxSize)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
