@@ -200,6 +200,9 @@ func headFiles(eng *engine.Engine) (map[string]string, error) {
 	return eng.Store.Files(head)
 }
 
+// Loss is a local version a sync did not take.
+type Loss = gitstore.Lost
+
 // Losses lists the local versions that past syncs did not take and whose
 // path has not been recorded since, for `strata status`; each comes back
 // with `strata restore PATH --rev REV`.

@@ -86,7 +86,11 @@ func runLog(e *env, o logOptions) error {
 	}
 	shown := map[string]bool{}
 	for i, en := range entries {
-		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
+		if en.Action == gitstore.ActionMerge {
+			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), en.Source)
+		} else {
+			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
+		}
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {
 			shown[en.Commit] = true
@@ -108,8 +112,15 @@ func printMergeDecisions(e *env, st *gitstore.Store, commit, path string) {
 		if path != "" && d.Path != path {
 			continue
 		}
-		if d.Kept != "" {
+		switch {
+		case d.Kept != "":
 			fmt.Fprintf(e.Out, "           kept local %s: %s\n", d.Path, d.Kept)
+			continue
+		case d.Merged:
+			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", d.Path)
+			continue
+		case d.KeptBoth != "":
+			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", d.Path, d.KeptBoth)
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",

@@ -113,6 +113,16 @@ func printSync(e *env, r *syncer.Report) {
 		switch {
 		case d.KeptLocal != "":
 			fmt.Fprintf(e.Out, "kept local %s: %s\n", d.Path, d.KeptLocal)
+		case d.KeptBoth != "":
+			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", d.Path, d.KeptBoth)
+		case d.MergedBoth:
+			fmt.Fprintf(e.Out, "merged %s: both sides' edits kept\n", d.Path)
+		case d.Why != "":
+			side := "local"
+			if d.Result == d.Theirs {
+				side = "remote"
+			}
+			fmt.Fprintf(e.Out, "decided %s: %s version taken: %s\n", d.Path, side, d.Why)
 		default:
 			side := "local"
 			if d.Result == d.Theirs {
@@ -122,7 +132,17 @@ func printSync(e *env, r *syncer.Report) {
 				d.Path, side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339), d.Path, d.Loser)
 		}
 	}
+	printLost(e, r.Lost)
 	for _, p := range r.Problems {
 		fmt.Fprintln(e.Err, p.Error())
+	}
+}
+
+// printLost names each local version a merge did not take, with the
+// command that brings it back.
+func printLost(e *env, lost []syncer.Loss) {
+	for _, l := range lost {
+		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s; bring it back with strata restore %s --rev %s\n",
+			l.Path, state.ShortID(l.Rev), state.ShortID(l.Winner), l.Path, l.Rev)
 	}
 }
