@@ -27,10 +27,13 @@ func newSyncCommand(e *env) *cli.Command {
 fetches the remote's refs/strata/state into refs/strata-remotes/<remote>/state
 with the git binary, records unrecorded local edits (source record), and
 merges per path from the merge base: a path changed on one side only takes
-that side's version; a path changed on both takes the version recorded later
-(ties by commit id), and the merge commit names the losing commit, so
-'strata restore PATH --rev LOSER' brings it back. A merged version that fails
-its schema or a transition rule keeps the local version. Changed kept files
+that side's version; for a path changed on both, MEMORY.md and the graph are
+merged (both sides' additions kept), two new Phase Outcomes of one name are
+both kept (the later renumbered), and an L1 document takes the version
+recorded later (ties by commit id) unless it breaks the initiative status
+machine; the merge commit names the losing commit, and sync prints every
+local version that lost with 'strata restore PATH --rev LOSER'. A merged
+version that fails its schema keeps the local version. Changed kept files
 are written atomically, then the result is pushed with --force-with-lease;
 when the remote moved meanwhile, the fetch and merge run once more.
 --dry-run fetches and prints the plan, and changes nothing else.
