@@ -58,9 +58,12 @@ type MergePath struct {
 	// MergedBoth says Result holds both sides' edits (Merged, or one side's
 	// version that already held the other's).
 	MergedBoth bool `json:"merged,omitempty"`
-	// KeptBoth, set by a check on a path both sides added, is the path the
+	// KeptBoth, set by a check on a path both sides added (or by the plan,
+	// from such a decision of a merge made elsewhere), is the path the
 	// version recorded later moved to; the earlier one stays here.
 	KeptBoth string `json:"kept_both,omitempty"`
+	// MovedFrom is set on the path a KeptBoth version moved to.
+	MovedFrom string `json:"moved_from,omitempty"`
 	// Why says why a history rule overruled the time decision.
 	Why string `json:"why,omitempty"`
 	// Class and Schema go to the merge commit's trailers; a check fills them.
@@ -366,17 +369,16 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	m.Lost, err = s.lostIn(anc)
-	if err != nil {
-		return nil, err
-	}
+	var moved, keptBoth map[string]string
+	m.Lost, moved, keptBoth = s.fromMerges(anc)
 	var oursTimes, theirsTimes *versionTimes
 	for _, p := range unionPaths(base, of, tf) {
 		b, oh, th := base[p], of[p], tf[p]
 		if oh == th {
 			continue
 		}
-		mp := MergePath{Path: p, Base: hashString(b), Ours: hashString(oh), Theirs: hashString(th)}
+		mp := MergePath{Path: p, Base: hashString(b), Ours: hashString(oh), Theirs: hashString(th),
+			MovedFrom: moved[p], KeptBoth: keptBoth[p]}
 		switch {
 		case oh == b:
 			mp.Result = mp.Theirs
@@ -417,10 +419,13 @@ func (p *MergePath) Decide(theirs bool) {
 	p.Winner, p.WinnerTime, p.Loser, p.LoserTime = w.Commit, w.Time, l.Commit, l.Time
 }
 
-// lostIn lists the decisions of the merge commits only theirs reaches whose
-// losing version was recorded on this side. Callers hold s.mu.
-func (s *Store) lostIn(anc ancestry) ([]Lost, error) {
+// fromMerges reads the decisions of the merge commits only theirs reaches:
+// those whose losing version was recorded on this side, and the paths of
+// kept-both decisions (new path -> original path, and back), so that taking
+// them checks a move as a move.
+func (s *Store) fromMerges(anc ancestry) ([]Lost, map[string]string, map[string]string) {
 	var out []Lost
+	moved, keptBoth := map[string]string{}, map[string]string{}
 	var theirs map[string]bool
 	for _, ci := range anc.theirsOnly {
 		if len(ci.parents) < 2 {
@@ -433,6 +438,9 @@ func (s *Store) lostIn(anc ancestry) ([]Lost, error) {
 			}
 		}
 		for _, d := range decisionsOf(ci.message) {
+			if d.KeptBoth != "" {
+				moved[d.KeptBoth], keptBoth[d.Path] = d.Path, d.KeptBoth
+			}
 			if d.Loser != "" && !theirs[d.Loser] {
 				out = append(out, Lost{Path: d.Path, Rev: d.Loser, Winner: d.Winner, Merge: ci.hash.String()})
 			}
@@ -444,7 +452,7 @@ func (s *Store) lostIn(anc ancestry) ([]Lost, error) {
 		}
 		return out[i].Merge < out[j].Merge
 	})
-	return out, nil
+	return out, moved, keptBoth
 }
 
 // baseFiles returns the snapshot the merge compares against: the merge
@@ -677,7 +685,7 @@ func decisionLine(p MergePath) string {
 	switch {
 	case p.KeptLocal != "":
 		return keptPrefix + quotePath(p.Path) + ": " + oneLine(p.KeptLocal)
-	case p.KeptBoth != "":
+	case p.KeptBoth != "" && p.ByTime:
 		return keptBothPrefix + quotePath(p.Path) + ": later version moved to " + quotePath(p.KeptBoth)
 	case p.MergedBoth:
 		return mergedPrefix + quotePath(p.Path) + ": both sides' edits kept"
@@ -696,7 +704,9 @@ type Decision struct {
 	Loser    string `json:"loser,omitempty"` // `strata restore PATH --rev LOSER` brings it back
 	Kept     string `json:"kept_local,omitempty"`
 	Merged   bool   `json:"merged,omitempty"`
-	KeptBoth string `json:"kept_both,omitempty"` // where the later version went
+	KeptBoth string `json:"kept_both,omitempty"`
+	// MovedFrom is set on the path a KeptBoth version moved to.
+	MovedFrom string `json:"moved_from,omitempty"` // where the later version went
 }
 
 // Decisions reads the decisions a merge commit's message lists; other

@@ -259,3 +259,38 @@ func TestHundredRoundsOfSameSecondEdits(t *testing.T) {
 	}
 	w.fsckAll()
 }
+
+// Two machines resolve the same decision under the same file name: neither
+// resolution overwrites the other; the later one is kept under the next
+// free number (where status shows it as a second resolution to sort out).
+func TestResolutionSameNameKeepsBoth(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	const outcome = "phase: plan\nfeature: auth\nproduced: []\nfindings: []\npending_decisions:\n  - {id: D-001, type: design, question: \"rotate?\", options: [rotate, keep], recommended: rotate}\n"
+	a.write("PhaseOutcomes/auth/001-plan.yaml", outcome)
+	a.record()
+	a.sync()
+	b.sync()
+	b.now = a.now
+	res := func(choice string) string {
+		return "resolves: D-001\noutcome: 001-plan.yaml\nchoice: " + choice + "\nby: someone\nat: 2026-11-22T10:00:00Z\n"
+	}
+	const p, p2 = "PhaseOutcomes/auth/002-resolution-D-001.yaml", "PhaseOutcomes/auth/003-resolution-D-001.yaml"
+	a.write(p, res("rotate"))
+	a.record()
+	b.write(p, res("keep"))
+	b.record()
+	a.sync()
+	rb := b.sync()
+	a.sync()
+	for _, m := range []*machine{a, b} {
+		got := []string{m.read(p), m.read(p2)}
+		if !(got[0] == res("rotate") && got[1] == res("keep") || got[0] == res("keep") && got[1] == res("rotate")) {
+			t.Errorf("%s: %q", m.name, got)
+		}
+	}
+	if len(rb.Lost) != 0 {
+		t.Errorf("lost = %+v", rb.Lost)
+	}
+	w.fsckAll()
+}

@@ -85,7 +85,7 @@ func resolve(eng *engine.Engine, m *gitstore.Merge) error {
 			}
 			p.Result, p.KeptBoth = earlier, out.Rename
 			taken[out.Rename] = true
-			added = append(added, gitstore.MergePath{Path: out.Rename, Result: later})
+			added = append(added, gitstore.MergePath{Path: out.Rename, Result: later, MovedFrom: p.Path})
 		}
 	}
 	if len(added) > 0 {
@@ -93,6 +93,23 @@ func resolve(eng *engine.Engine, m *gitstore.Merge) error {
 		sort.Slice(m.Paths, func(i, j int) bool { return m.Paths[i].Path < m.Paths[j].Path })
 	}
 	return nil
+}
+
+// keepBothOrNeither undoes a keep-both whose moved version was refused:
+// the original path keeps the local version too, so neither side's version
+// leaves this machine's tree.
+func keepBothOrNeither(m *gitstore.Merge) {
+	refused := map[string]string{}
+	for i := range m.Paths {
+		if p := &m.Paths[i]; p.MovedFrom != "" && p.KeptLocal != "" {
+			refused[p.MovedFrom] = p.KeptLocal
+		}
+	}
+	for i := range m.Paths {
+		if p := &m.Paths[i]; p.KeptBoth != "" && refused[p.Path] != "" {
+			p.Result, p.KeptLocal = p.Ours, "the other version cannot be kept as "+p.KeptBoth+": "+refused[p.Path]
+		}
+	}
 }
 
 // treePaths is every path of both sides of the merge.

@@ -238,7 +238,8 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 			f.Content, f.Exists = data, true
 		}
 		var prev []byte
-		moved := p.KeptBoth != "" || p.Ours == "" // a version kept beside the other, not over it
+		// a version kept beside the other, not over it
+		moved := p.Ours == "" || p.KeptBoth != "" && keptAt(m, p.KeptBoth, p.Ours)
 		if !moved && p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
 			data, err := readBlob(st, p.Ours, eng.Cfg.MaxSize)
 			if err != nil {
@@ -246,7 +247,11 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 			}
 			prev = data
 		}
-		if ps := eng.Check(f, prev); ps.Invalid() {
+		check := eng.Check
+		if p.MovedFrom != "" {
+			check = func(f engine.File, _ []byte) state.Problems { return eng.CheckSchema(f) }
+		}
+		if ps := check(f, prev); ps.Invalid() {
 			var why []string
 			for _, pr := range ps {
 				if !pr.Warning {
@@ -257,7 +262,18 @@ func checkMerge(eng *engine.Engine, m *gitstore.Merge) error {
 			p.Result = p.Ours
 		}
 	}
+	keepBothOrNeither(m)
 	return nil
+}
+
+// keptAt reports whether the merge leaves version blob at path.
+func keptAt(m *gitstore.Merge, path, blob string) bool {
+	for _, q := range m.Paths {
+		if q.Path == path {
+			return q.Result == blob
+		}
+	}
+	return false
 }
 
 // writeTree writes the merged version of each kept file whose version
