@@ -50,6 +50,11 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 			return nil, err
 		}
 		p := insertPoint(od, out, anchor, section, r.At == 0)
+		if lvl := headingLevel(add); lvl > 0 {
+			// a run that opens a section would take in whatever follows it:
+			// it goes before the next heading of its level or higher
+			p = sectionBreak(od, out, p, lvl)
+		}
 		out = splice(out, p, add)
 	}
 	return out, nil
@@ -78,6 +83,33 @@ func newLines(run []string, out []byte) []string {
 		return nil
 	}
 	return keep
+}
+
+// headingLevel is the highest level (smallest number) of the headings in
+// lines, 0 when there is none.
+func headingLevel(lines []string) int {
+	d, err := markdown.Parse([]byte(strings.Join(lines, "")))
+	if err != nil {
+		return 0
+	}
+	lvl := 0
+	for _, s := range d.Sections() {
+		if lvl == 0 || s.Level < lvl {
+			lvl = s.Level
+		}
+	}
+	return lvl
+}
+
+// sectionBreak is the start of the first heading at or after p of level lvl
+// or higher, else the end of out.
+func sectionBreak(d *markdown.Doc, out []byte, p, lvl int) int {
+	for _, s := range d.Sections() {
+		if s.Start >= p && s.Level <= lvl {
+			return s.Start
+		}
+	}
+	return len(out)
 }
 
 // sectionPath is the heading path of the innermost section holding off;
