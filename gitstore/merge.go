@@ -303,11 +303,14 @@ func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {
 // PlanMerge works out, without writing anything, how theirs merges into
 // ours (both commit-ish; ours may be "" for a ref that does not exist yet).
 // Per path, three-way from the merge base: a path changed on one side only
-// takes that side's version whatever the clocks say; a path both sides
-// changed (to different versions) takes the version whose recording commit
-// is later, ties broken by the larger commit id, so both machines reach the
-// same tree. The merge is symmetric: swapping ours and theirs gives the same
-// Result for every path.
+// takes that side's version whatever the clocks say; for a path both sides
+// changed (to different versions) the plan carries the three versions and
+// when each side recorded its own (the Strata-Time trailer of the recording
+// commit, else its commit time, and the commit's id), and takes the one
+// conflict.Later picks, so both machines reach the same tree. A check
+// (MergeInto) may replace that decision by class (conflict.Resolve). The
+// plan is symmetric: swapping ours and theirs gives the same Result for
+// every path.
 func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
 	var o, t plumbing.Hash
 	var err error

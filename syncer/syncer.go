@@ -1,9 +1,11 @@
 // Package syncer is `strata sync` (SPEC §7): it meets this work tree's state
 // history with a git remote's. It fetches the remote's refs/strata/state,
-// records unrecorded local edits, merges the two histories per path (the
-// three-way rules live in gitstore.PlanMerge), validates what the merge would
-// bring in, writes the winning versions into the work tree and pushes the
-// result back by compare-and-swap.
+// records unrecorded local edits, merges the two histories per path
+// (gitstore.PlanMerge finds the three versions and their times; every rule
+// of who wins, and the merge of MEMORY.md and the graph, is in package
+// conflict), validates what the merge would bring in, writes the merged
+// versions into the work tree, names every local version that lost, and
+// pushes the result back by compare-and-swap.
 package syncer
 
 import (
@@ -204,7 +206,8 @@ func lostLocal(p gitstore.MergePath) bool {
 		!p.MergedBoth && p.KeptBoth == "" && p.KeptLocal == ""
 }
 
-// checkMerge validates every version the merge would bring in. A version
+// checkMerge resolves the paths both sides changed by class (see resolve),
+// then validates every version the merge would bring in. A version
 // that fails its schema, or one decided by timestamp that breaks a history
 // rule against the local version (the initiative status machine, the
 // append-only Phase Outcomes), is not taken: the local version stays. A
