@@ -3,9 +3,11 @@ package conflict
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/markdown"
 )
 
@@ -109,4 +111,42 @@ func textdiffLines(s string) []string {
 		out = append(out, strings.TrimSuffix(l, "\r"))
 	}
 	return out
+}
+
+// FuzzMergeGraph: the merge never fails; with nothing done on the earlier
+// side it is the later version byte for byte; an entity or observation the
+// earlier side added is in the result unless the later side deleted it.
+func FuzzMergeGraph(f *testing.F) {
+	f.Add(`{"type":"entity","name":"A","entityType":"t","observations":["1"]}`+"\n",
+		`{"type":"entity","name":"A","entityType":"t","observations":["1","2"]}`+"\n"+`{"type":"entity","name":"B","entityType":"t","observations":[]}`,
+		`not json`+"\n"+`{"type":"entity","name":"A","entityType":"t","observations":["1","3"]}`+"\n")
+	f.Fuzz(func(t *testing.T, base, earlier, later string) {
+		if got := MergeGraph([]byte(base), []byte(base), []byte(later)); string(got) != later {
+			t.Fatalf("nothing done earlier, yet %q became %q", later, got)
+		}
+		got := graph.Parse(MergeGraph([]byte(base), []byte(earlier), []byte(later)))
+		b, e, l := graph.Parse([]byte(base)), graph.Parse([]byte(earlier)), graph.Parse([]byte(later))
+		bE, lE := entities(b), entities(l)
+		seen := map[string]bool{}
+		for _, en := range e.Entities {
+			if seen[en.Name] {
+				continue
+			}
+			seen[en.Name] = true
+			if _, inBase := bE[en.Name]; inBase {
+				if _, inLater := lE[en.Name]; !inLater {
+					continue // deleted later
+				}
+			}
+			g, ok := got.Entity(en.Name)
+			if !ok {
+				t.Fatalf("entity %q lost", en.Name)
+			}
+			for _, o := range en.Observations {
+				if !slices.Contains(bE[en.Name].Observations, o) && !slices.Contains(g.Observations, o) {
+					t.Fatalf("observation %q of %q lost", o, en.Name)
+				}
+			}
+		}
+	})
 }

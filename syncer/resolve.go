@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -177,7 +178,9 @@ func keepLosses(eng *engine.Engine, rep *Report) error {
 		}
 	}
 	for _, l := range rep.Lost {
-		keep = append(keep, keptLoss{Lost: l, Blob: files[l.Path]})
+		if !slices.ContainsFunc(keep, func(k keptLoss) bool { return k.Path == l.Path && k.Rev == l.Rev }) {
+			keep = append(keep, keptLoss{Lost: l, Blob: files[l.Path]})
+		}
 	}
 	data, err := json.MarshalIndent(lossFile{Lost: keep}, "", "  ")
 	if err != nil {
