@@ -32,7 +32,7 @@ func resolve(eng *engine.Engine, m *gitstore.Merge) error {
 		if !p.ByTime {
 			continue
 		}
-		k, ok := eng.Cfg.Classify(p.Path)
+		k, ok := eng.MergeKept(p.Path)
 		if !ok || !conflict.NeedsContent(k.Class) {
 			continue
 		}
@@ -44,7 +44,7 @@ func resolve(eng *engine.Engine, m *gitstore.Merge) error {
 			if v.id == "" {
 				continue
 			}
-			data, err := readBlob(eng.Store, v.id, eng.Cfg.MaxSize)
+			data, err := eng.MergeBlob(v.id)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
@@ -120,7 +120,7 @@ func treePaths(eng *engine.Engine, m *gitstore.Merge) (map[string]bool, error) {
 		if c == "" {
 			continue
 		}
-		files, err := eng.Store.Files(c)
+		files, err := eng.MergeFiles(c)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +154,7 @@ type keptLoss struct {
 }
 
 func lossPath(eng *engine.Engine) string {
-	return filepath.Join(eng.Store.CommonDir(), "strata", "sync-lost.json")
+	return eng.SyncStateFile("sync-lost.json")
 }
 
 // keepLosses adds this sync's losses to the kept ones and drops those whose
@@ -217,7 +217,7 @@ func headFiles(eng *engine.Engine) (map[string]string, error) {
 	if err != nil || head == "" {
 		return map[string]string{}, err
 	}
-	return eng.Store.Files(head)
+	return eng.MergeFiles(head)
 }
 
 // Loss is a local version a sync did not take.
