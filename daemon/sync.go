@@ -75,7 +75,11 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				continue
 			}
 			failures, wait = 0, interval
-			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed)
+			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed, "lost", len(rep.Lost))
+			for _, l := range rep.Lost {
+				log.Warn("sync: local version lost", "path", l.Path, "rev", l.Rev, "winner", l.Winner,
+					"restore", "strata restore "+l.Path+" --rev "+l.Rev)
+			}
 			r.status.update(func(p *Published) {
 				p.SyncStatus = SyncStatus{SyncRemote: o.SyncRemote, LastSync: state.Now().UTC()}
 			})

@@ -21,7 +21,12 @@ type (
 	MergePath = gitstore.MergePath
 	// MergeKind is what a merge did.
 	MergeKind = gitstore.MergeKind
+	// Lost is a local version a merge did not take.
+	Lost = gitstore.Lost
 )
+
+// BlobHash is the git blob id of data.
+func BlobHash(data []byte) string { return gitstore.BlobHash(data) }
 
 // MergeUpToDate is the merge of a history with one it already holds.
 const MergeUpToDate = gitstore.MergeUpToDate

@@ -371,7 +371,13 @@ func (s *Store) Log(ref string, q LogQuery) ([]state.Entry, error) {
 			return nil, fmt.Errorf("log: %w", err)
 		}
 		when := commitTime(ci)
-		for _, e := range parseTrailers(ci.message) {
+		ents := parseTrailers(ci.message)
+		if len(ents) == 0 && len(ci.parents) > 1 && q.Path == "" {
+			// a merge that changed no path still happened: its decisions
+			// (Decisions) say what it kept
+			ents = []state.Entry{{Action: ActionMerge, Source: state.SourceSync}}
+		}
+		for _, e := range ents {
 			if q.Path != "" && e.Path != q.Path {
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/strata-dev/strata/conflict"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -23,6 +24,10 @@ const (
 	MergeMerged      MergeKind = "merged"       // both moved: a merge commit with both parents
 )
 
+// ActionMerge is the action of the one log entry of a merge commit that
+// changed no path (its decisions all kept the local versions).
+const ActionMerge = state.ActionMerge
+
 // MergePath is one path whose merged version differs from this side's, or
 // that both sides changed (a decision by timestamp). Blob ids are "" when
 // the path is absent.
@@ -34,16 +39,33 @@ type MergePath struct {
 	Result string `json:"-"` // the merged version; a check may set it back to Ours
 
 	// ByTime is set when both sides changed the path since the merge base:
-	// the version recorded later wins, ties broken by the larger commit id.
-	ByTime     bool      `json:"by_time,omitempty"`
-	Winner     string    `json:"winner,omitempty"` // commit that recorded the winning version
-	WinnerTime time.Time `json:"winner_time,omitzero"`
-	Loser      string    `json:"loser,omitempty"` // commit that recorded the losing version
-	LoserTime  time.Time `json:"loser_time,omitzero"`
+	// by default the version recorded later wins (conflict.Later), and a
+	// check may merge the two instead (see Merged, KeptBoth).
+	ByTime     bool           `json:"by_time,omitempty"`
+	OursAt     conflict.Stamp `json:"-"` // when each side recorded its version (ByTime only)
+	TheirsAt   conflict.Stamp `json:"-"`
+	Winner     string         `json:"winner,omitempty"` // commit that recorded the winning version
+	WinnerTime time.Time      `json:"winner_time,omitzero"`
+	Loser      string         `json:"loser,omitempty"` // commit that recorded the losing version
+	LoserTime  time.Time      `json:"loser_time,omitzero"`
 
 	// KeptLocal, set by a merge check, says why the local version was kept
 	// over the merged one (it failed its schema or a transition rule).
 	KeptLocal string `json:"kept_local,omitempty"`
+	// Merged, set by a check, is content built from both versions; Result
+	// is its blob id, and the merge writes the blob.
+	Merged []byte `json:"-"`
+	// MergedBoth says Result holds both sides' edits (Merged, or one side's
+	// version that already held the other's).
+	MergedBoth bool `json:"merged,omitempty"`
+	// KeptBoth, set by a check on a path both sides added (or by the plan,
+	// from such a decision of a merge made elsewhere), is the path the
+	// version recorded later moved to; the earlier one stays here.
+	KeptBoth string `json:"kept_both,omitempty"`
+	// MovedFrom is set on the path a KeptBoth version moved to.
+	MovedFrom string `json:"moved_from,omitempty"`
+	// Why says why a history rule overruled the time decision.
+	Why string `json:"why,omitempty"`
 	// Class and Schema go to the merge commit's trailers; a check fills them.
 	Class  state.Class `json:"class,omitempty"`
 	Schema string      `json:"-"`
@@ -63,6 +85,18 @@ type Merge struct {
 	Ahead  int         `json:"ahead"`  // commits on Ours not on Theirs
 	Behind int         `json:"behind"` // commits on Theirs not on Ours
 	Paths  []MergePath `json:"paths"`
+	// Lost lists the local versions that lost to the other side in merges
+	// made elsewhere that this merge brings in (this merge's own decisions
+	// are in Paths).
+	Lost []Lost `json:"lost,omitempty"`
+}
+
+// Lost is a local version that a merge did not take.
+type Lost struct {
+	Path   string `json:"path"`
+	Rev    string `json:"rev"`              // the commit that holds it: strata restore PATH --rev REV
+	Winner string `json:"winner,omitempty"` // the commit whose version was taken
+	Merge  string `json:"merge,omitempty"`  // the merge commit that decided
 }
 
 // The flags of the merge-base walk.
@@ -269,11 +303,14 @@ func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {
 // PlanMerge works out, without writing anything, how theirs merges into
 // ours (both commit-ish; ours may be "" for a ref that does not exist yet).
 // Per path, three-way from the merge base: a path changed on one side only
-// takes that side's version whatever the clocks say; a path both sides
-// changed (to different versions) takes the version whose recording commit
-// is later, ties broken by the larger commit id, so both machines reach the
-// same tree. The merge is symmetric: swapping ours and theirs gives the same
-// Result for every path.
+// takes that side's version whatever the clocks say; for a path both sides
+// changed (to different versions) the plan carries the three versions and
+// when each side recorded its own (the Strata-Time trailer of the recording
+// commit, else its commit time, and the commit's id), and takes the one
+// conflict.Later picks, so both machines reach the same tree. A check
+// (MergeInto) may replace that decision by class (conflict.Resolve). The
+// plan is symmetric: swapping ours and theirs gives the same Result for
+// every path.
 func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
 	var o, t plumbing.Hash
 	var err error
@@ -335,13 +372,16 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
+	var moved, keptBoth map[string]string
+	m.Lost, moved, keptBoth = s.fromMerges(anc)
 	var oursTimes, theirsTimes *versionTimes
 	for _, p := range unionPaths(base, of, tf) {
 		b, oh, th := base[p], of[p], tf[p]
 		if oh == th {
 			continue
 		}
-		mp := MergePath{Path: p, Base: hashString(b), Ours: hashString(oh), Theirs: hashString(th)}
+		mp := MergePath{Path: p, Base: hashString(b), Ours: hashString(oh), Theirs: hashString(th),
+			MovedFrom: moved[p], KeptBoth: keptBoth[p]}
 		switch {
 		case oh == b:
 			mp.Result = mp.Theirs
@@ -361,17 +401,61 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error)
 				return nil, err
 			}
 			mp.ByTime = true
-			if tt > ot || (tt == ot && tc.String() > oc.String()) {
-				mp.Result = mp.Theirs
-				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = tc.String(), unixTime(tt), oc.String(), unixTime(ot)
-			} else {
-				mp.Result = mp.Ours
-				mp.Winner, mp.WinnerTime, mp.Loser, mp.LoserTime = oc.String(), unixTime(ot), tc.String(), unixTime(tt)
-			}
+			mp.OursAt = conflict.Stamp{Time: ot, Commit: oc.String()}
+			mp.TheirsAt = conflict.Stamp{Time: tt, Commit: tc.String()}
+			mp.Decide(conflict.Later(mp.OursAt, mp.TheirsAt))
 		}
 		m.Paths = append(m.Paths, mp)
 	}
 	return m, nil
+}
+
+// Decide takes theirs (true) or ours (false) for a path both sides changed,
+// and names the winning and the losing commit.
+func (p *MergePath) Decide(theirs bool) {
+	w, l := p.OursAt, p.TheirsAt
+	p.Result = p.Ours
+	if theirs {
+		w, l = l, w
+		p.Result = p.Theirs
+	}
+	p.Winner, p.WinnerTime, p.Loser, p.LoserTime = w.Commit, w.Time, l.Commit, l.Time
+}
+
+// fromMerges reads the decisions of the merge commits only theirs reaches:
+// those whose losing version was recorded on this side, and the paths of
+// kept-both decisions (new path -> original path, and back), so that taking
+// them checks a move as a move.
+func (s *Store) fromMerges(anc ancestry) ([]Lost, map[string]string, map[string]string) {
+	var out []Lost
+	moved, keptBoth := map[string]string{}, map[string]string{}
+	var theirs map[string]bool
+	for _, ci := range anc.theirsOnly {
+		if len(ci.parents) < 2 {
+			continue
+		}
+		if theirs == nil {
+			theirs = map[string]bool{}
+			for _, c := range anc.theirsOnly {
+				theirs[c.hash.String()] = true
+			}
+		}
+		for _, d := range decisionsOf(ci.message) {
+			if d.KeptBoth != "" {
+				moved[d.KeptBoth], keptBoth[d.Path] = d.Path, d.KeptBoth
+			}
+			if d.Loser != "" && !theirs[d.Loser] {
+				out = append(out, Lost{Path: d.Path, Rev: d.Loser, Winner: d.Winner, Merge: ci.hash.String()})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Merge < out[j].Merge
+	})
+	return out, moved, keptBoth
 }
 
 // baseFiles returns the snapshot the merge compares against: the merge
@@ -412,25 +496,31 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int) (map[string]plumbing
 // time that says nothing about the edit.
 type versionTimes struct {
 	tip    commitInfo
-	byPath map[string][]commitInfo // newest first
+	byPath map[string][]stamped // newest first
+}
+
+type stamped struct {
+	commitInfo
+	at time.Time // stampTime
 }
 
 func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes {
-	vt := &versionTimes{byPath: map[string][]commitInfo{}}
+	vt := &versionTimes{byPath: map[string][]stamped{}}
 	vt.tip, _ = s.readCommit(tip)
 	vt.tip.hash = tip
 	for _, ci := range side {
 		if len(ci.parents) > 1 {
 			continue
 		}
+		at := stampTime(ci)
 		for _, e := range parseTrailers(ci.message) {
-			vt.byPath[e.Path] = append(vt.byPath[e.Path], ci)
+			vt.byPath[e.Path] = append(vt.byPath[e.Path], stamped{ci, at})
 		}
 	}
 	for _, list := range vt.byPath {
 		sort.Slice(list, func(i, j int) bool {
-			if list[i].time != list[j].time {
-				return list[i].time > list[j].time
+			if !list[i].at.Equal(list[j].at) {
+				return list[i].at.After(list[j].at)
 			}
 			return list[i].hash.String() > list[j].hash.String()
 		})
@@ -438,23 +528,23 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 	return vt
 }
 
-func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.Hash, int64, error) {
+func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.Hash, time.Time, error) {
 	list := vt.byPath[path]
 	for _, ci := range list {
 		e, err := s.lookup(ci.tree, path)
 		switch {
 		case errors.Is(err, state.ErrNotFound) && blob.IsZero():
-			return ci.hash, ci.time, nil
+			return ci.hash, ci.at, nil
 		case err != nil && !errors.Is(err, state.ErrNotFound):
-			return plumbing.ZeroHash, 0, err
+			return plumbing.ZeroHash, time.Time{}, err
 		case err == nil && !e.IsDir() && e.Hash == blob:
-			return ci.hash, ci.time, nil
+			return ci.hash, ci.at, nil
 		}
 	}
 	if len(list) > 0 {
-		return list[0].hash, list[0].time, nil
+		return list[0].hash, list[0].at, nil
 	}
-	return vt.tip.hash, vt.tip.time, nil
+	return vt.tip.hash, stampTime(vt.tip), nil
 }
 
 // MergeInto merges theirs into ref by compare-and-swap under the ref's lock
@@ -528,6 +618,11 @@ func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string
 		if !p.Changed() {
 			continue
 		}
+		if p.Merged != nil {
+			if err := s.storeObject(plumbing.BlobObject, p.Merged, plumbing.NewHash(p.Result)); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", p.Path, err)
+			}
+		}
 		pd := pending{ch: state.Change{Path: p.Path, Class: p.Class, Schema: p.Schema, Source: state.SourceSync}}
 		switch {
 		case p.Result == "":
@@ -556,6 +651,7 @@ func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string
 		b.WriteString("\n")
 	}
 	writeTrailers(&b, ps)
+	writeTime(&b, when)
 	when = when.Truncate(time.Second)
 	var c strings.Builder
 	c.WriteString("tree " + newRoot.String() + "\n")
@@ -575,8 +671,10 @@ func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string
 
 // The message lines of a merge commit that Decisions reads back.
 const (
-	decidedPrefix = "decided "
-	keptPrefix    = "kept local "
+	decidedPrefix  = "decided "
+	keptPrefix     = "kept local "
+	mergedPrefix   = "merged "
+	keptBothPrefix = "kept both "
 )
 
 // decisionLine is the message line of a path decided by timestamp, or kept
@@ -584,13 +682,19 @@ const (
 //
 //	decided PATH: WINNER (TIME) over LOSER (TIME)
 //	kept local PATH: REASON
+//	merged PATH: both sides' edits kept
+//	kept both PATH: later version moved to NEWPATH
 func decisionLine(p MergePath) string {
 	switch {
 	case p.KeptLocal != "":
 		return keptPrefix + quotePath(p.Path) + ": " + oneLine(p.KeptLocal)
+	case p.KeptBoth != "" && p.ByTime:
+		return keptBothPrefix + quotePath(p.Path) + ": later version moved to " + quotePath(p.KeptBoth)
+	case p.MergedBoth:
+		return mergedPrefix + quotePath(p.Path) + ": both sides' edits kept"
 	case p.ByTime:
 		return fmt.Sprintf("%s%s: %s (%s) over %s (%s)", decidedPrefix, quotePath(p.Path),
-			p.Winner, p.WinnerTime.UTC().Format(time.RFC3339), p.Loser, p.LoserTime.UTC().Format(time.RFC3339))
+			p.Winner, p.WinnerTime.UTC().Format(time.RFC3339Nano), p.Loser, p.LoserTime.UTC().Format(time.RFC3339Nano))
 	}
 	return ""
 }
@@ -598,10 +702,14 @@ func decisionLine(p MergePath) string {
 // Decision is one path of a merge commit decided by timestamp or kept local,
 // as read back from the commit's message.
 type Decision struct {
-	Path   string `json:"path"`
-	Winner string `json:"winner,omitempty"`
-	Loser  string `json:"loser,omitempty"` // `strata restore PATH --rev LOSER` brings it back
-	Kept   string `json:"kept_local,omitempty"`
+	Path     string `json:"path"`
+	Winner   string `json:"winner,omitempty"`
+	Loser    string `json:"loser,omitempty"` // `strata restore PATH --rev LOSER` brings it back
+	Kept     string `json:"kept_local,omitempty"`
+	Merged   bool   `json:"merged,omitempty"`
+	KeptBoth string `json:"kept_both,omitempty"`
+	// MovedFrom is set on the path a KeptBoth version moved to.
+	MovedFrom string `json:"moved_from,omitempty"` // where the later version went
 }
 
 // Decisions reads the decisions a merge commit's message lists; other
@@ -620,8 +728,13 @@ func (s *Store) Decisions(commit string) ([]Decision, error) {
 	if len(ci.parents) < 2 {
 		return nil, nil
 	}
+	return decisionsOf(ci.message), nil
+}
+
+// decisionsOf reads the decision lines of a merge commit's message.
+func decisionsOf(msg string) []Decision {
 	var out []Decision
-	for _, line := range strings.Split(ci.message, "\n") {
+	for _, line := range strings.Split(msg, "\n") {
 		switch {
 		case strings.HasPrefix(line, decidedPrefix):
 			rest := strings.TrimPrefix(line, decidedPrefix)
@@ -639,9 +752,18 @@ func (s *Store) Decisions(commit string) ([]Decision, error) {
 			if ok {
 				out = append(out, Decision{Path: path, Kept: why})
 			}
+		case strings.HasPrefix(line, mergedPrefix):
+			if path, _, ok := cutPath(strings.TrimPrefix(line, mergedPrefix)); ok {
+				out = append(out, Decision{Path: path, Merged: true})
+			}
+		case strings.HasPrefix(line, keptBothPrefix):
+			path, rest, ok := cutPath(strings.TrimPrefix(line, keptBothPrefix))
+			if to, found := strings.CutPrefix(rest, "later version moved to "); ok && found {
+				out = append(out, Decision{Path: path, KeptBoth: unquotePath(to)})
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // cutPath splits "PATH: TEXT" where PATH may be quoted.
@@ -741,5 +863,3 @@ func hashString(h plumbing.Hash) string {
 	}
 	return h.String()
 }
-
-func unixTime(t int64) time.Time { return time.Unix(t, 0).UTC() }

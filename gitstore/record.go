@@ -122,8 +122,9 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("record: %w", err)
 		}
-		when = latest(recorded)
-		msg := recordMessage(recorded)
+		exact := latestExact(recorded)
+		when = exact.Truncate(time.Second)
+		msg := recordMessage(recorded, exact)
 		return s.writeCommit(newRoot, parent, when, msg)
 	})
 	if err != nil {
@@ -174,7 +175,8 @@ func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) 
 	if err != nil {
 		return state.Entry{}, fmt.Errorf("reject: %w", err)
 	}
-	when := latest([]pending{pd})
+	exact := latestExact([]pending{pd})
+	when := exact.Truncate(time.Second)
 	var b strings.Builder
 	b.WriteString("reject " + quotePath(ch.Path) + "\n\n")
 	for _, p := range problems {
@@ -188,6 +190,7 @@ func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) 
 		b.WriteString("\n")
 	}
 	writeTrailers(&b, []pending{pd})
+	writeTime(&b, exact)
 	head, err := s.updateRef(s.RejectedRef(), func(parent plumbing.Hash) (plumbing.Hash, error) {
 		return s.writeCommit(newRoot, parent, when, b.String())
 	})
@@ -197,9 +200,10 @@ func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) 
 	return entries(head, when, []pending{pd})[0], nil
 }
 
-// latest returns the latest change time (now when none is set), truncated
-// to the second precision of a git commit.
-func latest(ps []pending) time.Time {
+// latestExact returns the latest change time (now when none is set); the
+// commit time is it truncated to the second precision of a git commit, the
+// Strata-Time trailer keeps it whole.
+func latestExact(ps []pending) time.Time {
 	var t time.Time
 	for _, p := range ps {
 		if p.ch.Time.After(t) {
@@ -209,7 +213,7 @@ func latest(ps []pending) time.Time {
 	if t.IsZero() {
 		t = now()
 	}
-	return t.Truncate(time.Second)
+	return t
 }
 
 func entries(commit plumbing.Hash, when time.Time, ps []pending) []state.Entry {
@@ -231,7 +235,7 @@ func entries(commit plumbing.Hash, when time.Time, ps []pending) []state.Entry {
 // recordMessage builds a commit message: "<action> <path>" for one change,
 // "record N files" and a body of "<action> <path>" lines for several, then
 // one trailer block per change.
-func recordMessage(ps []pending) string {
+func recordMessage(ps []pending, exact time.Time) string {
 	var b strings.Builder
 	if len(ps) == 1 {
 		b.WriteString(string(ps[0].action) + " " + quotePath(ps[0].ch.Path) + "\n\n")
@@ -243,6 +247,7 @@ func recordMessage(ps []pending) string {
 		b.WriteString("\n")
 	}
 	writeTrailers(&b, ps)
+	writeTime(&b, exact)
 	return b.String()
 }
 

@@ -519,7 +519,7 @@ func TestTrailersRoundTrip(t *testing.T) {
 		{ch: state.Change{Path: `"q"`, Class: state.ClassGraph, Source: state.SourceSync, Schema: "json"}, action: state.ActionDelete},
 		{ch: state.Change{Path: " lead", Class: state.ClassGraph}, action: state.ActionDelete},
 	}
-	got := parseTrailers(recordMessage(ps))
+	got := parseTrailers(recordMessage(ps, time.Now()))
 	if len(got) != len(ps) {
 		t.Fatalf("parsed %d blocks: %+v", len(got), got)
 	}

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/strata-dev/strata/state"
@@ -16,7 +17,30 @@ const (
 	trailerClass  = "Strata-Class"
 	trailerSource = "Strata-Source"
 	trailerSchema = "Strata-Schema"
+	// trailerTime ends the trailers of every commit strata writes: the
+	// writer's time, to the nanosecond (a commit time has whole seconds).
+	trailerTime = "Strata-Time"
 )
+
+// timeLayout is RFC 3339 with nine fraction digits, so times sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func writeTime(b *strings.Builder, t time.Time) {
+	b.WriteString(trailerTime + ": " + t.UTC().Format(timeLayout) + "\n")
+}
+
+// stampTime is when a commit's writer recorded it: its Strata-Time trailer,
+// else (a commit written before the trailer existed) its commit time.
+func stampTime(ci commitInfo) time.Time {
+	msg := strings.TrimRight(ci.message, "\n")
+	if i := strings.LastIndex(msg, "\n"+trailerTime+": "); i >= 0 {
+		v, _, _ := strings.Cut(msg[i+len(trailerTime)+3:], "\n")
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Unix(ci.time, 0).UTC()
+}
 
 // quotePath returns p as written in messages and trailers: as is, or quoted
 // with Go/C escapes (as git quotes odd paths) when it holds a control

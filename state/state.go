@@ -55,6 +55,9 @@ const (
 	ActionAdd    Action = "add"
 	ActionUpdate Action = "update"
 	ActionDelete Action = "delete"
+	// ActionMerge is the one log entry of a merge commit that changed no
+	// path (its decisions all kept the local versions).
+	ActionMerge Action = "merge"
 )
 
 // Change is one version of one kept file, ready to be recorded.

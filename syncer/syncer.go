@@ -1,9 +1,11 @@
 // Package syncer is `strata sync` (docs/contract.md §9): it meets this work tree's state
 // history with a git remote's. It fetches the remote's refs/strata/state,
-// records unrecorded local edits, merges the two histories per path (the
-// three-way rules live in gitstore.PlanMerge), validates what the merge would
-// bring in, writes the winning versions into the work tree and pushes the
-// result back by compare-and-swap.
+// records unrecorded local edits, merges the two histories per path
+// (gitstore.PlanMerge finds the three versions and their times; every rule
+// of who wins, and the merge of MEMORY.md and the graph, is in package
+// conflict), validates what the merge would bring in, writes the merged
+// versions into the work tree, names every local version that lost, and
+// pushes the result back by compare-and-swap.
 package syncer
 
 import (
@@ -43,7 +45,8 @@ type Report struct {
 	Recorded   []string           `json:"recorded"`  // local edits recorded before merging
 	Written    []string           `json:"written"`   // kept files written or removed in the work tree
 	Skipped    []string           `json:"skipped"`   // kept files not written: edited on disk meanwhile
-	Decisions  []engine.MergePath `json:"decisions"` // paths decided by timestamp or kept local
+	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
+	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems     `json:"problems,omitempty"`
 	Pushed     bool               `json:"pushed"`
 	Retried    bool               `json:"retried"`
@@ -81,7 +84,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	remote.Env = o.Env
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}}
+		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	for attempt := 0; ; attempt++ {
 		fetched, err := eng.Fetch(ctx, remote)
 		if err != nil {
@@ -210,6 +213,9 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	if err := eng.EndWrites(); err != nil {
 		return "", err
 	}
+	if err := keepLosses(eng, rep); err != nil {
+		return "", err
+	}
 	return m.Head, nil
 }
 
@@ -227,14 +233,28 @@ func crashPoint(step string) {
 func report(rep *Report, m *engine.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
 	rep.Decisions = rep.Decisions[:0]
+	rep.Lost = append(rep.Lost[:0], m.Lost...)
 	for _, p := range m.Paths {
 		if p.ByTime || p.KeptLocal != "" {
 			rep.Decisions = append(rep.Decisions, p)
 		}
+		if lostLocal(p) {
+			rep.Lost = append(rep.Lost, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+		}
 	}
+	sort.SliceStable(rep.Lost, func(i, j int) bool { return rep.Lost[i].Path < rep.Lost[j].Path })
 }
 
-// checkMerge validates every version the merge would bring in. A version
+// lostLocal reports whether a path's local version lost in this merge:
+// both sides changed it, the remote's whole version was taken, and the
+// local one was a version (not a deletion).
+func lostLocal(p engine.MergePath) bool {
+	return p.ByTime && p.Ours != "" && p.Result == p.Theirs && p.Loser != "" &&
+		!p.MergedBoth && p.KeptBoth == "" && p.KeptLocal == ""
+}
+
+// checkMerge resolves the paths both sides changed by class (see resolve),
+// then validates every version the merge would bring in. A version
 // that fails its schema, or one decided by timestamp that breaks a history
 // rule against the local version (the initiative status machine, the
 // append-only Phase Outcomes), is not taken: the local version stays. A
@@ -243,6 +263,9 @@ func report(rep *Report, m *engine.Merge) {
 // append-only rule). Paths this work tree does not keep are merged as they
 // are and never written.
 func checkMerge(eng *engine.Engine, m *engine.Merge) error {
+	if err := resolve(eng, m); err != nil {
+		return err
+	}
 	for i := range m.Paths {
 		p := &m.Paths[i]
 		k, ok := eng.Config().Classify(p.Path)
@@ -254,7 +277,9 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			continue
 		}
 		f := engine.File{Kept: k}
-		if p.Result != "" {
+		if p.Merged != nil {
+			f.Content, f.Exists = p.Merged, true
+		} else if p.Result != "" {
 			data, err := eng.Blob(p.Result)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
@@ -262,14 +287,20 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			f.Content, f.Exists = data, true
 		}
 		var prev []byte
-		if p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
+		// a version kept beside the other, not over it
+		moved := p.Ours == "" || p.KeptBoth != "" && keptAt(m, p.KeptBoth, p.Ours)
+		if !moved && p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
 			data, err := eng.Blob(p.Ours)
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
 			prev = data
 		}
-		if ps := eng.Check(f, prev); ps.Invalid() {
+		check := eng.Check
+		if p.MovedFrom != "" {
+			check = func(f engine.File, _ []byte) state.Problems { return eng.CheckSchema(f) }
+		}
+		if ps := check(f, prev); ps.Invalid() {
 			var why []string
 			for _, pr := range ps {
 				if !pr.Warning {
@@ -280,7 +311,18 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			p.Result = p.Ours
 		}
 	}
+	keepBothOrNeither(m)
 	return nil
+}
+
+// keptAt reports whether the merge leaves version blob at path.
+func keptAt(m *engine.Merge, path, blob string) bool {
+	for _, q := range m.Paths {
+		if q.Path == path {
+			return q.Result == blob
+		}
+	}
+	return false
 }
 
 // writeTree writes the merged version of each kept file whose version

@@ -159,6 +159,10 @@ func (m *machine) checkIndex() {
 	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--format=%H", "--grep=^Strata-Path: ", "refs/strata/state")) {
 		want[c] = true
 	}
+	// and every merge, even one that changed no path
+	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--merges", "--format=%H", "refs/strata/state")) {
+		want[c] = true
+	}
 	ents, err := m.eng.Log(state.LogQuery{})
 	if err != nil {
 		m.tb.Fatal(err)

@@ -86,8 +86,12 @@ func runLog(e *env, o logOptions) error {
 	}
 	shown := map[string]bool{}
 	for i, en := range entries {
-		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
-			termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)))
+		if en.Action == state.ActionMerge {
+			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), termSafe(string(en.Source)))
+		} else {
+			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
+				termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)))
+		}
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {
 			shown[en.Commit] = true
@@ -109,8 +113,15 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 		if path != "" && d.Path != path {
 			continue
 		}
-		if d.Kept != "" {
+		switch {
+		case d.Kept != "":
 			fmt.Fprintf(e.Out, "           kept local %s: %s\n", termSafe(d.Path), termSafe(d.Kept))
+			continue
+		case d.Merged:
+			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", d.Path)
+			continue
+		case d.KeptBoth != "":
+			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", d.Path, d.KeptBoth)
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",

@@ -33,6 +33,7 @@ type statusJSON struct {
 	Head    string              `json:"head,omitempty"`
 	Watcher daemon.Status       `json:"watcher"`
 	Remotes []syncer.Tracking   `json:"remotes"`
+	Lost    []syncer.Loss       `json:"lost"` // local versions past syncs did not take
 	Layers  layersJSON          `json:"layers"`
 	Files   []engine.FileStatus `json:"files"`
 	Private []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
@@ -65,13 +66,17 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	lost, err := syncer.Losses(eng)
+	if err != nil {
+		return err
+	}
 	present := layers.New(eng, nil).Present()
 	lj := layersJSON{Layers: present, Tier: present.Tier()}
 	if o.JSON {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Layers: lj, Files: files, Private: eng.Withheld()})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
@@ -95,6 +100,7 @@ func runStatus(e *env, o statusOptions) error {
 	for _, r := range remotes {
 		fmt.Fprintf(e.Out, "remote %s: %d ahead, %d behind (as last fetched, %s)\n", r.Remote, r.Ahead, r.Behind, state.ShortID(r.Head))
 	}
+	printLost(e, lost)
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
 	} else {

@@ -28,10 +28,13 @@ func newSyncCommand(e *env) *cli.Command {
 fetches the remote's refs/strata/state into refs/strata-remotes/<remote>/state
 with the git binary, records unrecorded local edits (source record), and
 merges per path from the merge base: a path changed on one side only takes
-that side's version; a path changed on both takes the version recorded later
-(ties by commit id), and the merge commit names the losing commit, so
-'strata restore PATH --rev LOSER' brings it back. A merged version that fails
-its schema or a transition rule keeps the local version. Changed kept files
+that side's version; for a path changed on both, MEMORY.md and the graph are
+merged (both sides' additions kept), two new Phase Outcomes of one name are
+both kept (the later renumbered), and an L1 document takes the version
+recorded later (ties by commit id) unless it breaks the initiative status
+machine; the merge commit names the losing commit, and sync prints every
+local version that lost with 'strata restore PATH --rev LOSER'. A merged
+version that fails its schema keeps the local version. Changed kept files
 are written atomically, then the result is pushed with --force-with-lease;
 when the remote moved meanwhile, the fetch and merge run once more.
 --dry-run fetches and prints the plan, and changes nothing else.
@@ -117,6 +120,16 @@ func printSync(e *env, r *syncer.Report) {
 		switch {
 		case d.KeptLocal != "":
 			fmt.Fprintf(e.Out, "kept local %s: %s\n", d.Path, d.KeptLocal)
+		case d.KeptBoth != "":
+			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", d.Path, d.KeptBoth)
+		case d.MergedBoth:
+			fmt.Fprintf(e.Out, "merged %s: both sides' edits kept\n", d.Path)
+		case d.Why != "":
+			side := "local"
+			if d.Result == d.Theirs {
+				side = "remote"
+			}
+			fmt.Fprintf(e.Out, "decided %s: %s version taken: %s\n", d.Path, side, d.Why)
 		default:
 			side := "local"
 			if d.Result == d.Theirs {
@@ -126,7 +139,17 @@ func printSync(e *env, r *syncer.Report) {
 				d.Path, side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339), d.Path, d.Loser)
 		}
 	}
+	printLost(e, r.Lost)
 	for _, p := range r.Problems {
 		fmt.Fprintln(e.Err, p.Error())
+	}
+}
+
+// printLost names each local version a merge did not take, with the
+// command that brings it back.
+func printLost(e *env, lost []syncer.Loss) {
+	for _, l := range lost {
+		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s; bring it back with strata restore %s --rev %s\n",
+			l.Path, state.ShortID(l.Rev), state.ShortID(l.Winner), l.Path, l.Rev)
 	}
 }

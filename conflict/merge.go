@@ -1,0 +1,219 @@
+package conflict
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// The cross-machine rules: what a sync does with a path that both machines
+// changed since their histories last met. gitstore finds the three versions
+// (merge base, ours, theirs) and when each side recorded its version; the
+// functions here decide, on bytes, and never touch a repository.
+
+// Stamp is when, and in which commit, one side recorded its version of a
+// path.
+type Stamp struct {
+	Time   time.Time // the writer's time (the Strata-Time trailer), else the commit time
+	Commit string
+}
+
+// Later reports whether theirs was recorded after ours: the later time
+// wins, equal times go to the larger commit id. Both machines of a merge
+// reach the same answer, whichever side they are on.
+func Later(ours, theirs Stamp) bool {
+	if !theirs.Time.Equal(ours.Time) {
+		return theirs.Time.After(ours.Time)
+	}
+	return theirs.Commit > ours.Commit
+}
+
+// Strategy is how a class's concurrent edits meet.
+type Strategy string
+
+// The strategies.
+const (
+	// StrategyLater: the whole file recorded later wins (L1 documents), under
+	// the class's history rule.
+	StrategyLater Strategy = "later"
+	// StrategyMemory: MEMORY.md, a union of the lines both sides added.
+	StrategyMemory Strategy = "memory-union"
+	// StrategyGraph: the MCP graph, merged by entity and relation.
+	StrategyGraph Strategy = "graph-union"
+	// StrategyAppendOnly: Phase Outcomes and decision resolutions are never
+	// overwritten; two new files of one name are both kept.
+	StrategyAppendOnly Strategy = "append-only"
+)
+
+// StrategyFor returns the strategy of a class.
+func StrategyFor(c state.Class) Strategy {
+	switch {
+	case c == state.ClassMemory:
+		return StrategyMemory
+	case c == state.ClassGraph:
+		return StrategyGraph
+	case c.Immutable():
+		return StrategyAppendOnly
+	}
+	return StrategyLater
+}
+
+// NeedsContent reports whether resolving a path of the class reads the
+// versions' bytes: every class but the L1 documents without a history rule.
+func NeedsContent(c state.Class) bool {
+	return StrategyFor(c) != StrategyLater || c == state.ClassInitiative
+}
+
+// Version is one side's version of a path.
+type Version struct {
+	Present bool
+	Data    []byte
+	Stamp   Stamp // for ours and theirs only
+}
+
+// PathInput is one path both sides changed since the merge base (to different
+// versions).
+type PathInput struct {
+	Path         string
+	Class        state.Class
+	Base         Version
+	Ours, Theirs Version
+	// Rule, when set, is the class's history rule: why next may not follow
+	// prev ("" when it may).
+	Rule func(prev, next []byte) string
+	// Taken reports whether a path is in use on either side (or was given to
+	// another renamed file of this merge).
+	Taken func(path string) bool
+}
+
+// Take says which version a path gets.
+type Take string
+
+// The takes.
+const (
+	TakeOurs   Take = "ours"
+	TakeTheirs Take = "theirs"
+	TakeMerged Take = "merged" // Outcome.Data, built from both
+	TakeBoth   Take = "both"   // the earlier version stays, the later one moves to Outcome.Rename
+)
+
+// Outcome is the decision for one path.
+type Outcome struct {
+	Take Take
+	// LaterIsTheirs says which side recorded later (by Later).
+	LaterIsTheirs bool
+	Data          []byte // TakeMerged: the merged content
+	Rename        string // TakeBoth: where the later version goes
+	// Why is set when the history rule overruled the time decision, or
+	// refused both versions (then Refused is set and the local one stays).
+	Why     string
+	Refused bool
+}
+
+// Resolve decides a path both sides changed. The outcome is the same on
+// both machines (with ours and theirs swapped), so histories that meet again
+// hold the same tree.
+func Resolve(in PathInput) (Outcome, error) {
+	later := Later(in.Ours.Stamp, in.Theirs.Stamp)
+	out := Outcome{LaterIsTheirs: later}
+	earlier, last := in.Ours, in.Theirs
+	if !later {
+		earlier, last = in.Theirs, in.Ours
+	}
+	pick := func(theirs bool) Take {
+		if theirs {
+			return TakeTheirs
+		}
+		return TakeOurs
+	}
+	switch StrategyFor(in.Class) {
+	case StrategyMemory, StrategyGraph:
+		if !earlier.Present || !last.Present {
+			break // a side removed the file: the later recording decides
+		}
+		var data []byte
+		if StrategyFor(in.Class) == StrategyMemory {
+			var err error
+			if data, err = MergeMemory(in.Base.Data, earlier.Data, last.Data); err != nil {
+				return out, fmt.Errorf("merge %s: %w", in.Path, err)
+			}
+		} else {
+			data = MergeGraph(in.Base.Data, earlier.Data, last.Data)
+		}
+		switch {
+		case bytes.Equal(data, in.Ours.Data):
+			out.Take = TakeOurs
+		case bytes.Equal(data, in.Theirs.Data):
+			out.Take = TakeTheirs
+		default:
+			out.Take, out.Data = TakeMerged, data
+		}
+		return out, nil
+	case StrategyAppendOnly:
+		if !in.Base.Present && in.Ours.Present && in.Theirs.Present {
+			out.Take, out.Rename = TakeBoth, NextFree(in.Path, in.Taken)
+			return out, nil
+		}
+	}
+	out.Take = pick(later)
+	if in.Rule == nil {
+		return out, nil
+	}
+	// The history rule: the version taken must follow both the merge base
+	// and the other side's version; else the other side's, if it does.
+	breaks := func(v, other Version) string {
+		if !v.Present {
+			return ""
+		}
+		if in.Base.Present {
+			if why := in.Rule(in.Base.Data, v.Data); why != "" {
+				return why
+			}
+		}
+		if other.Present {
+			return in.Rule(other.Data, v.Data)
+		}
+		return ""
+	}
+	why := breaks(last, earlier)
+	if why == "" {
+		return out, nil
+	}
+	if breaks(earlier, last) == "" {
+		out.Take = pick(!later)
+		out.Why = "the version recorded later breaks a history rule: " + why
+		return out, nil
+	}
+	out.Take, out.Refused = TakeOurs, true
+	out.Why = "both versions break a history rule: " + why
+	return out, nil
+}
+
+var numbered = regexp.MustCompile(`^([0-9]+)-`)
+
+// NextFree returns the path of the next free number for a numbered file
+// ("PhaseOutcomes/auth/002-plan.yaml" → ".../003-plan.yaml" when 003 is
+// free), keeping the width of the number. A name without a number gets one
+// ("plan.yaml" → "002-plan.yaml"... the first free from 2).
+func NextFree(p string, taken func(string) bool) string {
+	dir, name := path.Split(p)
+	n, width, rest := 1, 3, name
+	if m := numbered.FindStringSubmatch(name); m != nil {
+		v, err := strconv.Atoi(m[1])
+		if err == nil {
+			n, width, rest = v, len(m[1]), strings.TrimPrefix(name, m[0])
+		}
+	}
+	for k := n + 1; ; k++ {
+		cand := dir + fmt.Sprintf("%0*d-", width, k) + rest
+		if taken == nil || !taken(cand) {
+			return cand
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package conflict
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	"github.com/strata-dev/strata/graph"
+	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/textdiff"
+)
+
+// MergeMemory merges two versions of a MEMORY.md that grew apart from base:
+// the result is the version recorded later, byte for byte, with the runs of
+// lines the earlier version added to base inserted where they belong. A run
+// goes after the line it followed in the earlier version, found within the
+// same section (goldmark locates the sections and their list items; an
+// anchor inside a list item means after the whole item); when that line is
+// gone, at the end of the same section; when the section is gone, at the
+// end of the file. Lines the later version already holds are not added
+// twice, and runs keep their order, so both sides' new lines are present.
+func MergeMemory(base, earlier, later []byte) ([]byte, error) {
+	runs := textdiff.Added(base, earlier)
+	if len(runs) == 0 {
+		return later, nil
+	}
+	lines := textdiff.Lines(earlier)
+	ed, err := markdown.Parse(earlier)
+	if err != nil {
+		return nil, err
+	}
+	// the byte offset of each of earlier's lines
+	offs := make([]int, len(lines)+1)
+	for i, l := range lines {
+		offs[i+1] = offs[i] + len(l)
+	}
+	out := later
+	for _, r := range runs {
+		add := newLines(r.Lines, out)
+		if add == nil {
+			continue
+		}
+		anchor, section := "", []string(nil)
+		if r.At > 0 {
+			anchor = strings.TrimRight(lines[r.At-1], "\r\n")
+			section = sectionPath(ed, offs[r.At-1])
+		}
+		od, err := markdown.Parse(out)
+		if err != nil {
+			return nil, err
+		}
+		p := insertPoint(od, out, anchor, section, r.At == 0)
+		if lvl := headingLevel(add); lvl > 0 {
+			// a run that opens a section would take in whatever follows it:
+			// it goes before the next heading of its level or higher
+			p = sectionBreak(od, out, p, lvl)
+		}
+		out = splice(out, p, add)
+	}
+	return out, nil
+}
+
+// newLines drops from a run the lines out already holds (blank lines aside);
+// nil when nothing new is left.
+func newLines(run []string, out []byte) []string {
+	have := map[string]bool{}
+	for _, l := range textdiff.Lines(out) {
+		have[strings.TrimRight(l, "\r\n")] = true
+	}
+	var keep []string
+	fresh := false
+	for _, l := range run {
+		t := strings.TrimRight(l, "\r\n")
+		switch {
+		case strings.TrimSpace(t) == "":
+			keep = append(keep, l)
+		case !have[t]:
+			keep = append(keep, l)
+			fresh = true
+		}
+	}
+	if !fresh {
+		return nil
+	}
+	return keep
+}
+
+// headingLevel is the highest level (smallest number) of the headings in
+// lines, 0 when there is none.
+func headingLevel(lines []string) int {
+	d, err := markdown.Parse([]byte(strings.Join(lines, "")))
+	if err != nil {
+		return 0
+	}
+	lvl := 0
+	for _, s := range d.Sections() {
+		if lvl == 0 || s.Level < lvl {
+			lvl = s.Level
+		}
+	}
+	return lvl
+}
+
+// sectionBreak is the start of the first heading at or after p of level lvl
+// or higher, else the end of out.
+func sectionBreak(d *markdown.Doc, out []byte, p, lvl int) int {
+	for _, s := range d.Sections() {
+		if s.Start >= p && s.Level <= lvl {
+			return s.Start
+		}
+	}
+	return len(out)
+}
+
+// sectionPath is the heading path of the innermost section holding off;
+// nil before the first heading.
+func sectionPath(d *markdown.Doc, off int) []string {
+	var p []string
+	for _, s := range d.Sections() {
+		if s.Start <= off && off < s.End {
+			p = s.Path
+		}
+	}
+	return p
+}
+
+func findSection(d *markdown.Doc, p []string) *markdown.Section {
+	for _, s := range d.Sections() {
+		if len(s.Path) == len(p) {
+			same := true
+			for i := range p {
+				same = same && strings.EqualFold(s.Path[i], p[i])
+			}
+			if same {
+				return &s
+			}
+		}
+	}
+	return nil
+}
+
+// insertPoint is where a run goes in out: after its anchor line (or the
+// list item that line starts or continues) in the same section, else at the
+// end of that section's content, else at the end of the file (the start,
+// for a run that opened the earlier file).
+func insertPoint(d *markdown.Doc, out []byte, anchor string, section []string, atStart bool) int {
+	if atStart {
+		return 0
+	}
+	lo, hi := 0, len(out)
+	var sec *markdown.Section
+	if section != nil {
+		if sec = findSection(d, section); sec != nil {
+			lo, hi = sec.Start, sec.End
+		} else {
+			return len(out)
+		}
+	} else if ss := d.Sections(); len(ss) > 0 {
+		hi = ss[0].Start // the preamble before the first heading
+	}
+	for p := lo; p < hi; {
+		e := bytes.IndexByte(out[p:], '\n')
+		next := len(out)
+		if e >= 0 {
+			next = p + e + 1
+		}
+		if strings.TrimRight(string(out[p:next]), "\r\n") == anchor {
+			if sec != nil {
+				for _, it := range sec.Items {
+					if it.Start <= p && p < it.End {
+						return max(it.End, next)
+					}
+				}
+			}
+			return next
+		}
+		p = next
+	}
+	// the anchor is gone: the end of the section's content
+	p := hi
+	for p > lo {
+		s := bytes.LastIndexByte(out[:p-1], '\n') + 1
+		if strings.TrimSpace(string(out[s:p])) != "" {
+			break
+		}
+		p = s
+	}
+	if p == lo {
+		return hi
+	}
+	return p
+}
+
+// splice inserts lines at p (a line start or the end of out). A last line
+// without its newline gets the file's line ending, as does a file that ends
+// without one where the lines go after it.
+func splice(out []byte, p int, lines []string) []byte {
+	eol := "\n"
+	if bytes.Contains(out, []byte("\r\n")) {
+		eol = "\r\n"
+	}
+	var ins strings.Builder
+	if p == len(out) && p > 0 && out[p-1] != '\n' {
+		ins.WriteString(eol)
+	}
+	for _, l := range lines {
+		ins.WriteString(l)
+		if !strings.HasSuffix(l, "\n") {
+			ins.WriteString(eol)
+		}
+	}
+	res := make([]byte, 0, len(out)+ins.Len())
+	res = append(res, out[:p]...)
+	res = append(res, ins.String()...)
+	return append(res, out[p:]...)
+}
+
+// MergeGraph merges two versions of an MCP memory graph file that grew apart
+// from base, by entity and relation: the result is the version recorded
+// later, with what the earlier one did since base applied to it. An entity
+// the earlier side added is added; observations it added are appended to
+// the entity; an entity, observation or relation it deleted is deleted (and
+// one the later side deleted stays deleted). Lines that are not entities or
+// relations, and every line no change touches, keep their bytes.
+func MergeGraph(base, earlier, later []byte) []byte {
+	b, e, l := graph.Parse(base), graph.Parse(earlier), graph.Parse(later)
+	bE, eE, lE := entities(b), entities(e), entities(l)
+	out := later
+	var set []graph.Entity
+	seen := map[string]bool{}
+	for _, en := range e.Entities {
+		if seen[en.Name] {
+			continue // a later duplicate of a name: the server reads the first
+		}
+		seen[en.Name] = true
+		be, inBase := bE[en.Name]
+		le, inLater := lE[en.Name]
+		switch {
+		case !inLater && inBase:
+			continue // the later side deleted it
+		case !inLater:
+			set = append(set, en) // new on the earlier side
+			continue
+		}
+		obs := slices.Clone(le.Observations)
+		for _, o := range en.Observations {
+			if !slices.Contains(obs, o) && (!inBase || !slices.Contains(be.Observations, o)) {
+				obs = append(obs, o)
+			}
+		}
+		if inBase {
+			obs = slices.DeleteFunc(obs, func(o string) bool {
+				return slices.Contains(be.Observations, o) && !slices.Contains(en.Observations, o)
+			})
+		}
+		if !slices.Equal(obs, le.Observations) {
+			le.Observations = obs
+			set = append(set, le)
+		}
+	}
+	var drop []string
+	for _, be := range b.Entities {
+		if _, ok := eE[be.Name]; !ok {
+			if _, ok := lE[be.Name]; ok {
+				drop = append(drop, be.Name)
+			}
+		}
+	}
+	if len(set) > 0 {
+		out = graph.SetEntities(out, set)
+	}
+	if len(drop) > 0 {
+		out = graph.DropEntities(out, drop)
+	}
+	var addR, dropR []graph.Relation
+	for _, r := range e.Relations {
+		if !slices.Contains(b.Relations, r) && !slices.Contains(l.Relations, r) && !slices.Contains(addR, r) {
+			addR = append(addR, r)
+		}
+	}
+	for _, r := range b.Relations {
+		if !slices.Contains(e.Relations, r) && slices.Contains(l.Relations, r) {
+			dropR = append(dropR, r)
+		}
+	}
+	if len(dropR) > 0 {
+		out = graph.DropRelations(out, dropR)
+	}
+	if len(addR) > 0 {
+		out = graph.AddRelations(out, addR)
+	}
+	return out
+}
+
+// entities maps each name to its first entity, as the server's tools find it.
+func entities(g *graph.Graph) map[string]graph.Entity {
+	m := make(map[string]graph.Entity, len(g.Entities))
+	for _, e := range g.Entities {
+		if _, ok := m[e.Name]; !ok {
+			m[e.Name] = e
+		}
+	}
+	return m
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/state"
+)
+
+// What a sync's merge needs from the engine, beyond recording and writing.
+
+// CheckSchema validates a file's content with its schema only, without the
+// rules that need history or other files. A sync uses it for a version it
+// keeps beside another under a new name: the version was checked in full
+// where it was written, and its new neighbour is the point of keeping both.
+func (e *Engine) CheckSchema(f File) state.Problems {
+	if !f.Exists {
+		return nil
+	}
+	return e.v.Validate(f.Path, f.Content, f.Schema)
+}
+
+// MergeKept classifies a repo-relative path by the configuration; false
+// when the path is not kept.
+func (e *Engine) MergeKept(path string) (config.Kept, bool) { return e.cfg.Classify(path) }
+
+// MergeBlob reads a recorded version by blob id, refusing one larger than
+// max_size (it may come from another machine with a larger limit).
+func (e *Engine) MergeBlob(id string) ([]byte, error) {
+	data, size, err := e.store.ReadBlob(id, e.cfg.MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil && size > e.cfg.MaxSize {
+		return nil, fmt.Errorf("blob %s is %d bytes, larger than max_size %d", id, size, e.cfg.MaxSize)
+	}
+	return data, nil
+}
+
+// MergeFiles lists the files of a recorded snapshot: path -> blob id.
+func (e *Engine) MergeFiles(commit string) (map[string]string, error) { return e.store.Files(commit) }
+
+// SyncStateFile is the path of a file strata keeps about syncs beside its
+// other caches, in the repository's common git directory.
+func (e *Engine) SyncStateFile(name string) string {
+	return filepath.Join(e.store.CommonDir(), "strata", name)
+}

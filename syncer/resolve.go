@@ -1,0 +1,244 @@
+package syncer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/strata-dev/strata/conflict"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+// resolve decides, with conflict.Resolve, each kept path both sides changed
+// whose class merges rather than decides (MEMORY.md, the graph, Phase
+// Outcomes and resolutions) or has a history rule (initiatives). gitstore
+// has already decided every such path by time; this replaces that decision
+// where the class asks for more. A path both sides added to an append-only
+// class keeps both: the later version moves to the next free number, a path
+// added to the plan.
+func resolve(eng *engine.Engine, m *engine.Merge) error {
+	var taken map[string]bool
+	var added []engine.MergePath
+	for i := range m.Paths {
+		p := &m.Paths[i]
+		if !p.ByTime {
+			continue
+		}
+		k, ok := eng.MergeKept(p.Path)
+		if !ok || !conflict.NeedsContent(k.Class) {
+			continue
+		}
+		in := conflict.PathInput{Path: p.Path, Class: k.Class}
+		for _, v := range []struct {
+			id  string
+			dst *conflict.Version
+		}{{p.Base, &in.Base}, {p.Ours, &in.Ours}, {p.Theirs, &in.Theirs}} {
+			if v.id == "" {
+				continue
+			}
+			data, err := eng.MergeBlob(v.id)
+			if err != nil {
+				return fmt.Errorf("merge %s: %w", p.Path, err)
+			}
+			v.dst.Present, v.dst.Data = true, data
+		}
+		in.Ours.Stamp, in.Theirs.Stamp = p.OursAt, p.TheirsAt
+		if k.Class.Immutable() {
+			if taken == nil {
+				var err error
+				if taken, err = treePaths(eng, m); err != nil {
+					return err
+				}
+			}
+			in.Taken = func(path string) bool { return taken[path] }
+		}
+		in.Rule = func(prev, next []byte) string {
+			ps := eng.Check(engine.File{Kept: k, Content: next, Exists: true}, prev)
+			return reasons(ps, p.Path)
+		}
+		out, err := conflict.Resolve(in)
+		if err != nil {
+			return err
+		}
+		p.Why = out.Why
+		if out.Refused {
+			p.KeptLocal, p.Why = "merged version invalid: "+out.Why, ""
+		}
+		switch out.Take {
+		case conflict.TakeOurs, conflict.TakeTheirs:
+			p.Decide(out.Take == conflict.TakeTheirs)
+			p.MergedBoth = in.Ours.Present && in.Theirs.Present && out.Why == "" &&
+				(k.Class == state.ClassMemory || k.Class == state.ClassGraph)
+		case conflict.TakeMerged:
+			p.Merged, p.Result, p.MergedBoth = out.Data, engine.BlobHash(out.Data), true
+		case conflict.TakeBoth:
+			earlier, later := p.Ours, p.Theirs
+			if !out.LaterIsTheirs {
+				earlier, later = later, earlier
+			}
+			p.Result, p.KeptBoth = earlier, out.Rename
+			taken[out.Rename] = true
+			added = append(added, engine.MergePath{Path: out.Rename, Result: later, MovedFrom: p.Path})
+		}
+	}
+	if len(added) > 0 {
+		m.Paths = append(m.Paths, added...)
+		sort.Slice(m.Paths, func(i, j int) bool { return m.Paths[i].Path < m.Paths[j].Path })
+	}
+	return nil
+}
+
+// keepBothOrNeither undoes a keep-both whose moved version was refused:
+// the original path keeps the local version too, so neither side's version
+// leaves this machine's tree.
+func keepBothOrNeither(m *engine.Merge) {
+	refused := map[string]string{}
+	for i := range m.Paths {
+		if p := &m.Paths[i]; p.MovedFrom != "" && p.KeptLocal != "" {
+			refused[p.MovedFrom] = p.KeptLocal
+		}
+	}
+	for i := range m.Paths {
+		if p := &m.Paths[i]; p.KeptBoth != "" && refused[p.Path] != "" {
+			p.Result, p.KeptLocal = p.Ours, "the other version cannot be kept as "+p.KeptBoth+": "+refused[p.Path]
+		}
+	}
+}
+
+// treePaths is every path of both sides of the merge.
+func treePaths(eng *engine.Engine, m *engine.Merge) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, c := range []string{m.Ours, m.Theirs} {
+		if c == "" {
+			continue
+		}
+		files, err := eng.MergeFiles(c)
+		if err != nil {
+			return nil, err
+		}
+		for p := range files {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
+// reasons joins the errors among problems, without their path prefix.
+func reasons(ps state.Problems, path string) string {
+	var why []string
+	for _, pr := range ps {
+		if !pr.Warning {
+			why = append(why, strings.TrimPrefix(pr.Error(), path+": "))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// The losses of past syncs are kept until the path is recorded again, so
+// `strata status` names them: one JSON file beside the store's index.
+type lossFile struct {
+	Lost []keptLoss `json:"lost"`
+}
+
+type keptLoss struct {
+	engine.Lost
+	Blob string `json:"blob"` // the path's version at the head the sync left; "" when absent
+}
+
+func lossPath(eng *engine.Engine) string {
+	return eng.SyncStateFile("sync-lost.json")
+}
+
+// keepLosses adds this sync's losses to the kept ones and drops those whose
+// path was recorded again since.
+func keepLosses(eng *engine.Engine, rep *Report) error {
+	old, err := readLosses(eng)
+	if err != nil {
+		return err
+	}
+	if len(old) == 0 && len(rep.Lost) == 0 {
+		return nil
+	}
+	files, err := headFiles(eng)
+	if err != nil {
+		return err
+	}
+	var keep []keptLoss
+	for _, l := range old {
+		if files[l.Path] == l.Blob {
+			keep = append(keep, l)
+		}
+	}
+	for _, l := range rep.Lost {
+		if !slices.ContainsFunc(keep, func(k keptLoss) bool { return k.Path == l.Path && k.Rev == l.Rev }) {
+			keep = append(keep, keptLoss{Lost: l, Blob: files[l.Path]})
+		}
+	}
+	data, err := json.MarshalIndent(lossFile{Lost: keep}, "", "  ")
+	if err != nil {
+		return err
+	}
+	file := lossPath(eng)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+func readLosses(eng *engine.Engine) ([]keptLoss, error) {
+	data, err := os.ReadFile(lossPath(eng))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f lossFile
+	if json.Unmarshal(bytes.TrimSpace(data), &f) != nil {
+		return nil, nil // a damaged cache only forgets old losses
+	}
+	return f.Lost, nil
+}
+
+func headFiles(eng *engine.Engine) (map[string]string, error) {
+	head, err := eng.Head()
+	if err != nil || head == "" {
+		return map[string]string{}, err
+	}
+	return eng.MergeFiles(head)
+}
+
+// Loss is a local version a sync did not take.
+type Loss = engine.Lost
+
+// Losses lists the local versions that past syncs did not take and whose
+// path has not been recorded since, for `strata status`; each comes back
+// with `strata restore PATH --rev REV`.
+func Losses(eng *engine.Engine) ([]engine.Lost, error) {
+	kept, err := readLosses(eng)
+	if err != nil || len(kept) == 0 {
+		return []engine.Lost{}, err
+	}
+	files, err := headFiles(eng)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.Lost{}
+	for _, l := range kept {
+		if files[l.Path] == l.Blob {
+			out = append(out, l.Lost)
+		}
+	}
+	return out, nil
+}
