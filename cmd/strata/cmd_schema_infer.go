@@ -10,11 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/infer"
-	"github.com/strata-dev/strata/validate"
 )
 
 type schemaInferOptions struct {
@@ -82,48 +79,26 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	for i, g := range o.Globs {
 		globs[i] = cwdGlob(root, e.Dir, g)
 	}
-	exs, err := eng.Examples(globs)
+	inf, err := eng.InferSchema(globs)
 	if err != nil {
 		return err
 	}
-	var in infer.Inferrer
-	var used []engine.Example
-	files := map[string]bool{}
-	for _, x := range exs {
-		docs, ps := validate.DecodeDocs(x.Path, x.Content, x.Format)
-		if ps.Invalid() {
-			fmt.Fprintf(e.Err, "skipped %s: %s\n", versionName(x), strings.TrimPrefix(ps[0].Error(), x.Path+":"))
-			continue
-		}
-		for _, d := range docs {
-			in.Add(d)
-		}
-		used = append(used, x)
-		files[x.Path] = true
+	for _, sk := range inf.Skipped {
+		fmt.Fprintf(e.Err, "skipped %s\n", sk)
 	}
-	if len(used) == 0 {
+	if inf.Versions == 0 {
 		return usagef("schema infer: no readable file or recorded version matches %s", strings.Join(globs, " "))
 	}
-	comment := fmt.Sprintf("inferred by strata schema infer %s from %d %s, %d %s; a draft to review",
-		strings.Join(globs, " "), len(files), plural(len(files), "file", "files"), len(used), plural(len(used), "version", "versions"))
-	schema := infer.Marshal(in.Schema(comment))
-	for _, x := range used { // the contract: the schema accepts every input
-		if ps := validate.CheckAgainst(schema, x.Path, x.Content, x.Format); ps.Invalid() {
-			return fmt.Errorf("inferred schema rejects %s (a bug in strata): %s", versionName(x), ps[0].Error())
-		}
-	}
+	counts := fmt.Sprintf("%d %s, %d %s", inf.Files, engine.Plural(inf.Files, "file", "files"), inf.Versions, engine.Plural(inf.Versions, "version", "versions"))
 	if out == "" {
-		_, err := e.Out.Write(schema)
-		fmt.Fprintf(e.Err, "inferred from %d %s, %d %s\n", len(files), plural(len(files), "file", "files"), len(used), plural(len(used), "version", "versions"))
+		_, err := e.Out.Write(inf.Schema)
+		fmt.Fprintf(e.Err, "inferred from %s\n", counts)
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := engine.WriteSchemaFile(out, inf.Schema); err != nil {
 		return fmt.Errorf("write %s: %w", o.Output, err)
 	}
-	if err := atomicfile.Write(out, schema, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", o.Output, err)
-	}
-	fmt.Fprintf(e.Out, "wrote %s (from %d %s, %d %s)\n", o.Output, len(files), plural(len(files), "file", "files"), len(used), plural(len(used), "version", "versions"))
+	fmt.Fprintf(e.Out, "wrote %s (from %s)\n", o.Output, counts)
 	if !o.Apply {
 		return nil
 	}
@@ -139,7 +114,7 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 		}
 	}
 	var paths []string
-	for p := range files {
+	for _, p := range inf.Paths {
 		if !strings.HasPrefix(p, "~") {
 			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
 				paths = append(paths, p)
@@ -169,21 +144,4 @@ func cwdGlob(root, cwd, g string) string {
 		return path.Join(filepath.ToSlash(r), g)
 	}
 	return g
-}
-
-func versionName(x engine.Example) string {
-	switch {
-	case x.Commit == "":
-		return x.Path
-	case x.Rejected:
-		return fmt.Sprintf("%s (rejected version %.10s)", x.Path, x.Commit)
-	}
-	return fmt.Sprintf("%s (version %.10s)", x.Path, x.Commit)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

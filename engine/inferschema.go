@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/infer"
+	"github.com/strata-dev/strata/validate"
+)
+
+// Inferred is a draft JSON Schema inferred from versions of a user's files.
+type Inferred struct {
+	Schema   []byte
+	Files    int      // distinct paths read
+	Versions int      // versions the schema was inferred from
+	Skipped  []string // "PATH (version X): why" for versions that do not parse
+	Paths    []string // the paths read
+}
+
+// InferSchema drafts a 2020-12 JSON Schema accepting every readable version
+// of the files matching globs (see Examples), and checks it against each of
+// them before returning it: the schema accepts every input, or this is an
+// error.
+func (e *Engine) InferSchema(globs []string) (*Inferred, error) {
+	exs, err := e.Examples(globs)
+	if err != nil {
+		return nil, err
+	}
+	var in infer.Inferrer
+	var used []Example
+	out := &Inferred{}
+	files := map[string]bool{}
+	for _, x := range exs {
+		docs, ps := validate.DecodeDocs(x.Path, x.Content, x.Format)
+		if ps.Invalid() {
+			out.Skipped = append(out.Skipped, versionName(x)+": "+strings.TrimPrefix(ps[0].Error(), x.Path+":"))
+			continue
+		}
+		for _, d := range docs {
+			in.Add(d)
+		}
+		used = append(used, x)
+		if !files[x.Path] {
+			files[x.Path] = true
+			out.Paths = append(out.Paths, x.Path)
+		}
+	}
+	out.Files, out.Versions = len(files), len(used)
+	if len(used) == 0 {
+		return out, nil
+	}
+	comment := fmt.Sprintf("inferred by strata schema infer %s from %d %s, %d %s; a draft to review",
+		strings.Join(globs, " "), out.Files, Plural(out.Files, "file", "files"), out.Versions, Plural(out.Versions, "version", "versions"))
+	out.Schema = infer.Marshal(in.Schema(comment))
+	for _, x := range used { // the contract: the schema accepts every input
+		if ps := validate.CheckAgainst(out.Schema, x.Path, x.Content, x.Format); ps.Invalid() {
+			return nil, fmt.Errorf("inferred schema rejects %s (a bug in strata): %s", versionName(x), ps[0].Error())
+		}
+	}
+	return out, nil
+}
+
+// WriteSchemaFile writes a schema file the user asked for (not a kept file)
+// atomically, creating its directory.
+func WriteSchemaFile(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(name, data, 0o644)
+}
+
+func versionName(x Example) string {
+	switch {
+	case x.Commit == "":
+		return x.Path
+	case x.Rejected:
+		return fmt.Sprintf("%s (rejected version %.10s)", x.Path, x.Commit)
+	}
+	return fmt.Sprintf("%s (version %.10s)", x.Path, x.Commit)
+}
+
+// Plural picks the word for n things.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
