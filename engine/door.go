@@ -152,7 +152,7 @@ func (e *Engine) Blob(id string) ([]byte, error) {
 		return nil, err
 	}
 	if data == nil && size > e.cfg.MaxSize {
-		return nil, fmt.Errorf("blob %s is %d bytes, larger than max_size %d", id, size, e.cfg.MaxSize)
+		return nil, &TooLargeError{Blob: id, Size: size, Limit: e.cfg.MaxSize}
 	}
 	return data, nil
 }

@@ -33,9 +33,20 @@ func (e *Engine) MergeBlob(id string) ([]byte, error) {
 		return nil, err
 	}
 	if data == nil && size > e.cfg.MaxSize {
-		return nil, fmt.Errorf("blob %s is %d bytes, larger than max_size %d", id, size, e.cfg.MaxSize)
+		return nil, &TooLargeError{Blob: id, Size: size, Limit: e.cfg.MaxSize}
 	}
 	return data, nil
+}
+
+// TooLargeError is a recorded version over max_size, refused by the size in
+// its object header before it is read.
+type TooLargeError struct {
+	Blob        string
+	Size, Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("blob %s is %d bytes, larger than max_size %d", e.Blob, e.Size, e.Limit)
 }
 
 // MergeFiles lists the files of a recorded snapshot: path -> blob id.

@@ -26,6 +26,7 @@ import (
 func resolve(eng *engine.Engine, m *engine.Merge) error {
 	var taken map[string]bool
 	var added []engine.MergePath
+paths:
 	for i := range m.Paths {
 		p := &m.Paths[i]
 		if !p.ByTime {
@@ -44,6 +45,9 @@ func resolve(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			data, err := eng.MergeBlob(v.id)
+			if tooLarge(p, err) {
+				continue paths // that version stays out; everything else merges
+			}
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
@@ -241,4 +245,18 @@ func Losses(eng *engine.Engine) ([]engine.Lost, error) {
 		}
 	}
 	return out, nil
+}
+
+// tooLarge keeps the local version of a path when a version the merge would
+// need is over max_size (judged by its object header, never read whole): the
+// remote's version stays on the tracking ref, reported, and every other path
+// still merges.
+func tooLarge(p *engine.MergePath, err error) bool {
+	var tl *engine.TooLargeError
+	if !errors.As(err, &tl) {
+		return false
+	}
+	p.KeptLocal = fmt.Sprintf("a version is %d bytes, over max_size %d: not taken (it stays on the remote's tracking ref)", tl.Size, tl.Limit)
+	p.Result, p.Merged, p.Why = p.Ours, nil, ""
+	return true
 }

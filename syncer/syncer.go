@@ -281,6 +281,9 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			f.Content, f.Exists = p.Merged, true
 		} else if p.Result != "" {
 			data, err := eng.Blob(p.Result)
+			if tooLarge(p, err) {
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
@@ -291,6 +294,9 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 		moved := p.Ours == "" || p.KeptBoth != "" && keptAt(m, p.KeptBoth, p.Ours)
 		if !moved && p.Ours != "" && (p.ByTime || k.Class.Immutable()) {
 			data, err := eng.Blob(p.Ours)
+			if tooLarge(p, err) {
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
