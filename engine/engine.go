@@ -289,6 +289,12 @@ func (e *Engine) AllPaths() ([]config.Kept, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.allPaths(onDisk, files), nil
+}
+
+// allPaths is AllPaths over a scan of the disk and the head's snapshot
+// already read.
+func (e *Engine) allPaths(onDisk []string, files map[string]string) []config.Kept {
 	seen := map[string]bool{}
 	var out []config.Kept
 	add := func(p string) {
@@ -312,7 +318,7 @@ func (e *Engine) AllPaths() ([]config.Kept, error) {
 		add(p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	return out
 }
 
 // Record validates the current content of each kept path and records every

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -324,10 +325,11 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := e.AllPaths()
+	onDisk, err := e.cfg.Scan()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scan: %w", err)
 	}
+	paths := e.allPaths(onDisk, files)
 	var last map[string]time.Time
 	if head != "" {
 		last, err = e.lastTimes(paths)
@@ -349,9 +351,13 @@ func (e *Engine) Status() ([]FileStatus, error) {
 		case !f.Exists:
 			s.State = "deleted"
 		default:
+			same := had && gitstore.BlobHash(f.Content) == blob
 			var prev []byte
-			if had {
-				prev, _ = e.store.ReadFile(head, k.Path)
+			switch {
+			case same:
+				prev = f.Content // the recorded version is these bytes
+			case had:
+				prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
 			}
 			s.Problems = e.Check(f, prev)
 			s.Valid = !s.Problems.Invalid()
@@ -362,7 +368,7 @@ func (e *Engine) Status() ([]FileStatus, error) {
 				s.State = "not recorded" // outside the work tree: never on the state ref
 			case !had:
 				s.State = "new"
-			case gitstore.BlobHash(f.Content) == blob:
+			case same:
 				s.State = "recorded"
 			default:
 				s.State = "modified"
@@ -376,17 +382,12 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	return out, nil
 }
 
-// lastTimes finds the time each path was last recorded, from the trailers.
+// lastTimes finds the time each path was last recorded, from the trailers,
+// in one walk of the state ref's history for all of them.
 func (e *Engine) lastTimes(paths []config.Kept) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	for _, k := range paths {
-		ents, err := e.store.Log(e.store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
-		if err != nil {
-			return nil, err
-		}
-		if len(ents) > 0 {
-			out[k.Path] = ents[0].Time
-		}
+	names := make([]string, len(paths))
+	for i, k := range paths {
+		names[i] = k.Path
 	}
-	return out, nil
+	return e.store.LastTimes(e.store.StateRef(), names)
 }
