@@ -254,7 +254,11 @@ type Outcome struct {
 	// it (on the rejected ref when SavedRejected).
 	Saved         *state.Entry
 	SavedRejected bool
-	blob          string // the recorded content's blob id
+	// Revived is set when a restore of the last recorded version brought
+	// back a file whose deletion was recorded: the version it wrote is the
+	// one before that deletion.
+	Revived *Revived
+	blob    string // the recorded content's blob id
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -78,30 +77,22 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 // path is checked before anything is written: a path that did not exist at
 // that point, or whose version there fails its schema, writes nothing.
 // Restoring a Phase Outcome is how an append-only violation is undone, so the
-// history rules are not applied; the schema is.
+// history rules are not applied; the schema is. From the last recorded
+// version (p zero), a file whose deletion was recorded is brought back as it
+// was before that deletion, and its Outcome's Revived says which version.
 func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
-	c, err := e.Commit(p)
+	jobs, err := e.planPaths(paths, p)
 	if err != nil {
 		return nil, err
-	}
-	type job struct {
-		k    config.Kept
-		data []byte
-	}
-	jobs := make([]job, 0, len(paths))
-	for _, k := range paths {
-		data, err := e.restorable(k, c, p)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, job{k, data})
 	}
 	saved, err := e.saveOnDisk(paths)
 	if err != nil {
 		return nil, err
 	}
 	written := map[string]bool{}
+	revived := map[string]*Revived{}
 	for _, j := range jobs {
+		revived[j.k.Path] = j.revived
 		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
 			continue // already as restored: nothing to write
 		}
@@ -113,6 +104,9 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	outs, err := e.recordTogether(paths, state.SourceRestore)
 	markWritten(outs, written)
 	markSaved(outs, saved)
+	for i := range outs {
+		outs[i].Revived = revived[outs[i].Path]
+	}
 	return outs, err
 }
 
@@ -153,40 +147,9 @@ func markWritten(outs []Outcome, written map[string]bool) {
 // version is checked as Restore checks it before anything is written or
 // removed: one that fails changes nothing.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
-	c, err := e.Commit(p)
+	write, datas, remove, err := e.planAll(p)
 	if err != nil {
 		return nil, err
-	}
-	then, err := e.store.Files(c)
-	if err != nil {
-		return nil, err
-	}
-	now, err := e.AllPaths()
-	if err != nil {
-		return nil, err
-	}
-	var write, remove []config.Kept
-	seen := map[string]bool{}
-	for path := range then {
-		if k, ok := e.cfg.Classify(path); ok {
-			write = append(write, k)
-			seen[path] = true
-		}
-	}
-	for _, k := range now {
-		if !seen[k.Path] && !OutsideTree(k.Path) { // a home file is never recorded: never removed
-			remove = append(remove, k)
-		}
-	}
-	sort.Slice(write, func(i, j int) bool { return write[i].Path < write[j].Path })
-	datas := make([][]byte, len(write))
-	for i, k := range write {
-		if datas[i], err = e.restorable(k, c, p); err != nil {
-			return nil, err
-		}
-		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
-			return nil, ps // as the single-path restore: nothing written
-		}
 	}
 	saved, err := e.saveOnDisk(append(append([]config.Kept{}, write...), remove...))
 	if err != nil {
