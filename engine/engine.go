@@ -254,7 +254,11 @@ type Outcome struct {
 	// it (on the rejected ref when SavedRejected).
 	Saved         *state.Entry
 	SavedRejected bool
-	blob          string // the recorded content's blob id
+	// Revived is set when a restore of the last recorded version brought
+	// back a file whose deletion was recorded: the version it wrote is the
+	// one before that deletion.
+	Revived *Revived
+	blob    string // the recorded content's blob id
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.
@@ -289,6 +293,12 @@ func (e *Engine) AllPaths() ([]config.Kept, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.allPaths(onDisk, files), nil
+}
+
+// allPaths is AllPaths over a scan of the disk and the head's snapshot
+// already read.
+func (e *Engine) allPaths(onDisk []string, files map[string]string) []config.Kept {
 	seen := map[string]bool{}
 	var out []config.Kept
 	add := func(p string) {
@@ -312,7 +322,7 @@ func (e *Engine) AllPaths() ([]config.Kept, error) {
 		add(p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	return out
 }
 
 // Record validates the current content of each kept path and records every

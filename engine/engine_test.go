@@ -19,7 +19,7 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 // newRepo makes a git work tree in a temp dir with a default .strata.yaml
 // and opens an engine on it whose clock starts at t0 and moves a minute per
 // reading.
-func newRepo(t *testing.T) *Engine {
+func newRepo(t testing.TB) *Engine {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
@@ -54,7 +54,7 @@ func kept(t *testing.T, e *Engine, path string) config.Kept {
 }
 
 // edit writes a kept file as a user's editor would, bypassing the engine.
-func edit(t *testing.T, e *Engine, path, content string) {
+func edit(t testing.TB, e *Engine, path, content string) {
 	t.Helper()
 	name := e.Config().Abs(path)
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -77,30 +77,22 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 // path is checked before anything is written: a path that did not exist at
 // that point, or whose version there fails its schema, writes nothing.
 // Restoring a Phase Outcome is how an append-only violation is undone, so the
-// history rules are not applied; the schema is.
+// history rules are not applied; the schema is. From the last recorded
+// version (p zero), a file whose deletion was recorded is brought back as it
+// was before that deletion, and its Outcome's Revived says which version.
 func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
-	c, err := e.Commit(p)
+	jobs, err := e.planPaths(paths, p)
 	if err != nil {
 		return nil, err
-	}
-	type job struct {
-		k    config.Kept
-		data []byte
-	}
-	jobs := make([]job, 0, len(paths))
-	for _, k := range paths {
-		data, err := e.restorable(k, c, p)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, job{k, data})
 	}
 	saved, err := e.saveOnDisk(paths)
 	if err != nil {
 		return nil, err
 	}
 	written := map[string]bool{}
+	revived := map[string]*Revived{}
 	for _, j := range jobs {
+		revived[j.k.Path] = j.revived
 		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
 			continue // already as restored: nothing to write
 		}
@@ -112,6 +104,9 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	outs, err := e.recordTogether(paths, state.SourceRestore)
 	markWritten(outs, written)
 	markSaved(outs, saved)
+	for i := range outs {
+		outs[i].Revived = revived[outs[i].Path]
+	}
 	return outs, err
 }
 
@@ -152,40 +147,9 @@ func markWritten(outs []Outcome, written map[string]bool) {
 // version is checked as Restore checks it before anything is written or
 // removed: one that fails changes nothing.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
-	c, err := e.Commit(p)
+	write, datas, remove, err := e.planAll(p)
 	if err != nil {
 		return nil, err
-	}
-	then, err := e.store.Files(c)
-	if err != nil {
-		return nil, err
-	}
-	now, err := e.AllPaths()
-	if err != nil {
-		return nil, err
-	}
-	var write, remove []config.Kept
-	seen := map[string]bool{}
-	for path := range then {
-		if k, ok := e.cfg.Classify(path); ok {
-			write = append(write, k)
-			seen[path] = true
-		}
-	}
-	for _, k := range now {
-		if !seen[k.Path] && !OutsideTree(k.Path) { // a home file is never recorded: never removed
-			remove = append(remove, k)
-		}
-	}
-	sort.Slice(write, func(i, j int) bool { return write[i].Path < write[j].Path })
-	datas := make([][]byte, len(write))
-	for i, k := range write {
-		if datas[i], err = e.restorable(k, c, p); err != nil {
-			return nil, err
-		}
-		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
-			return nil, ps // as the single-path restore: nothing written
-		}
 	}
 	saved, err := e.saveOnDisk(append(append([]config.Kept{}, write...), remove...))
 	if err != nil {
@@ -324,10 +288,11 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := e.AllPaths()
+	onDisk, err := e.cfg.Scan()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scan: %w", err)
 	}
+	paths := e.allPaths(onDisk, files)
 	var last map[string]time.Time
 	if head != "" {
 		last, err = e.lastTimes(paths)
@@ -349,9 +314,13 @@ func (e *Engine) Status() ([]FileStatus, error) {
 		case !f.Exists:
 			s.State = "deleted"
 		default:
+			same := had && gitstore.BlobHash(f.Content) == blob
 			var prev []byte
-			if had {
-				prev, _ = e.store.ReadFile(head, k.Path)
+			switch {
+			case same:
+				prev = f.Content // the recorded version is these bytes
+			case had:
+				prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
 			}
 			s.Problems = e.Check(f, prev)
 			s.Valid = !s.Problems.Invalid()
@@ -362,7 +331,7 @@ func (e *Engine) Status() ([]FileStatus, error) {
 				s.State = "not recorded" // outside the work tree: never on the state ref
 			case !had:
 				s.State = "new"
-			case gitstore.BlobHash(f.Content) == blob:
+			case same:
 				s.State = "recorded"
 			default:
 				s.State = "modified"
@@ -376,17 +345,12 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	return out, nil
 }
 
-// lastTimes finds the time each path was last recorded, from the trailers.
+// lastTimes finds the time each path was last recorded, from the trailers,
+// in one walk of the state ref's history for all of them.
 func (e *Engine) lastTimes(paths []config.Kept) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
-	for _, k := range paths {
-		ents, err := e.store.Log(e.store.StateRef(), gitstore.LogQuery{Path: k.Path, Limit: 1})
-		if err != nil {
-			return nil, err
-		}
-		if len(ents) > 0 {
-			out[k.Path] = ents[0].Time
-		}
+	names := make([]string, len(paths))
+	for i, k := range paths {
+		names[i] = k.Path
 	}
-	return out, nil
+	return e.store.LastTimes(e.store.StateRef(), names)
 }

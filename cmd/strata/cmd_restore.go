@@ -2,19 +2,22 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
 
 type restoreOptions struct {
-	Paths []string
-	All   bool
-	At    string
-	Rev   string
-	JSON  bool
+	Paths  []string
+	All    bool
+	At     string
+	Rev    string
+	JSON   bool
+	DryRun bool
 }
 
 func newRestoreCommand(e *env) *cli.Command {
@@ -26,12 +29,17 @@ func newRestoreCommand(e *env) *cli.Command {
 		Description: `Writes each PATH as recorded at --at T, in --rev R (a commit of
 refs/strata/state or of your own branches), or by default its last recorded
 version; atomically, and records the restored version with source restore.
---all --at T puts the whole kept state back as of T (files that did not exist
-then are removed). Paths outside the kept files, "..", absolute paths and
-symlinks are refused and nothing is written.`,
+A file whose deletion was recorded comes back, by default, as its last
+recorded version before the deletion. --all --at T puts the whole kept state
+back as of T (files that did not exist then are removed). An unrecorded
+version on disk is recorded first, so nothing is lost. --dry-run lists what
+would be saved, written and removed, and changes nothing. Paths outside the
+kept files, "..", absolute paths and symlinks are refused and nothing is
+written.`,
 		Flags: append(pointFlags(&o.At, &o.Rev),
 			&cli.BoolFlag{Name: "all", Usage: "restore every kept file", Destination: &o.All},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be saved, written and removed; change nothing", Destination: &o.DryRun},
 		),
 		Action: func(c *cli.Context) error {
 			o.Paths = c.Args().Slice()
@@ -57,14 +65,28 @@ func runRestore(e *env, o restoreOptions) error {
 	if err != nil {
 		return err
 	}
+	var kept []config.Kept
+	if !o.All {
+		if kept, err = resolvePaths(eng, e, o.Paths); err != nil {
+			return err
+		}
+	}
+	if o.DryRun {
+		var plan engine.RestorePlan
+		if o.All {
+			plan, err = eng.PlanRestoreAll(p)
+		} else {
+			plan, err = eng.PlanRestore(kept, p)
+		}
+		if err != nil {
+			return err
+		}
+		return printRestorePlan(e, plan, o.JSON)
+	}
 	var outs []engine.Outcome
 	if o.All {
 		outs, err = eng.RestoreAll(p)
 	} else {
-		kept, rerr := resolvePaths(eng, e, o.Paths)
-		if rerr != nil {
-			return rerr
-		}
 		outs, err = eng.Restore(kept, p)
 	}
 	if err != nil {
@@ -87,6 +109,13 @@ func runRestore(e *env, o restoreOptions) error {
 		case out.Entry != nil && out.Entry.Action == state.ActionDelete:
 			n++
 			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))
+		case out.Revived != nil && out.Written:
+			n++
+			id := ""
+			if out.Entry != nil {
+				id = " (" + state.ShortID(out.Entry.Commit) + ")"
+			}
+			fmt.Fprintf(e.Out, "restored %s from %s%s\n", out.Path, revivedFrom(out.Revived), id)
 		case out.Entry != nil:
 			n++
 			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))
@@ -100,5 +129,41 @@ func runRestore(e *env, o restoreOptions) error {
 	if n == 0 {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", p)
 	}
+	return nil
+}
+
+// revivedFrom names the version a restore brought back for a deleted file.
+func revivedFrom(r *engine.Revived) string {
+	return fmt.Sprintf("%s, its last recorded version before it was deleted at %s",
+		state.ShortID(r.Commit), r.DeletedAt.Local().Format(time.RFC3339))
+}
+
+// printRestorePlan prints what restore --dry-run found, in the order the
+// restore would do it: save, write, remove.
+func printRestorePlan(e *env, plan engine.RestorePlan, asJSON bool) error {
+	if asJSON {
+		return writeJSON(e.Out, plan)
+	}
+	for _, s := range plan.Save {
+		if s.Deleted {
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", s.Path)
+		} else {
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", s.Path)
+		}
+	}
+	for _, w := range plan.Write {
+		if w.Revived != nil {
+			fmt.Fprintf(e.Out, "would write %s from %s\n", w.Path, revivedFrom(w.Revived))
+		} else {
+			fmt.Fprintf(e.Out, "would write %s from %s\n", w.Path, plan.Point)
+		}
+	}
+	for _, r := range plan.Remove {
+		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", r, plan.Point)
+	}
+	if len(plan.Write)+len(plan.Remove) == 0 {
+		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)
+	}
+	fmt.Fprintln(e.Out, "dry run: nothing changed")
 	return nil
 }

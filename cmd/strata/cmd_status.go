@@ -120,12 +120,43 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Path, f.Class, f.State, last)
 	}
 	tw.Flush()
+	printProblemSample(e, files)
+	return nil
+}
+
+// statusProblemLines is how many problem lines status prints after its
+// table; strata validate prints them all.
+const statusProblemLines = 5
+
+// printProblemSample prints how many problems the kept files have, the first
+// few of them, and where to see the rest.
+func printProblemSample(e *env, files []engine.FileStatus) {
+	var lines []string
 	for _, f := range files {
-		if len(f.Problems) > 0 {
-			fmt.Fprintln(e.Out, f.Problems.Error())
+		for _, p := range f.Problems {
+			lines = append(lines, p.Error())
 		}
 	}
-	return nil
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(e.Out, "%s in %s:\n", plural(len(lines), "problem"), plural(countWithProblems(files), "file"))
+	for _, l := range lines[:min(len(lines), statusProblemLines)] {
+		fmt.Fprintln(e.Out, l)
+	}
+	if len(lines) > statusProblemLines {
+		fmt.Fprintf(e.Out, "... run strata validate for all %d problems\n", len(lines))
+	}
+}
+
+func countWithProblems(files []engine.FileStatus) int {
+	n := 0
+	for _, f := range files {
+		if len(f.Problems) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // layerList says which layers are there: "L1 present, L2 present, L3 missing".
@@ -137,4 +168,12 @@ func layerList(l layers.Layers) string {
 		return name + " missing"
 	}
 	return mark("L1", l.L1) + ", " + mark("L2", l.L2) + ", " + mark("L3", l.L3)
+}
+
+// plural says "1 file" or "3 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// Revived names the version a restore wrote back for a file whose deletion
+// was recorded: the file as it was in the deletion's parent commit.
+type Revived struct {
+	Commit    string    `json:"commit"`     // the commit whose version was written
+	DeletedIn string    `json:"deleted_in"` // the commit that recorded the deletion
+	DeletedAt time.Time `json:"deleted_at"`
+}
+
+// restoreJob is one file a restore writes: its kept path and the bytes.
+type restoreJob struct {
+	k       config.Kept
+	data    []byte
+	revived *Revived
+}
+
+// planPaths reads and checks the version of each path at p (see restorable)
+// before anything is written. With p the last recorded version, a path whose
+// deletion was recorded (by the watcher, record, a restore) gets its version
+// before that deletion, as `git restore --source=DELETION^` would.
+func (e *Engine) planPaths(paths []config.Kept, p Point) ([]restoreJob, error) {
+	c, err := e.Commit(p)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]restoreJob, 0, len(paths))
+	for _, k := range paths {
+		data, err := e.restorable(k, c, p)
+		var rv *Revived
+		if errors.Is(err, state.ErrNotFound) && p.Rev == "" && p.At.IsZero() {
+			if rv, err = e.beforeDeletion(k.Path); err == nil {
+				data, err = e.restorable(k, rv.Commit, Point{Rev: rv.Commit})
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, restoreJob{k, data, rv})
+	}
+	return jobs, nil
+}
+
+// beforeDeletion finds the last recorded deletion of path when that is the
+// path's newest entry on the state ref. It returns an error wrapping
+// state.ErrNotFound, worded for the user, when there is none.
+func (e *Engine) beforeDeletion(path string) (*Revived, error) {
+	notRecorded := fmt.Errorf("%s: not recorded at %s: %w", path, Point{}, state.ErrNotFound)
+	ents, err := e.store.Log(e.store.StateRef(), gitstore.LogQuery{Path: path, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(ents) == 0 {
+		return nil, fmt.Errorf("%s: never recorded: %w", path, state.ErrNotFound)
+	}
+	if ents[0].Action != state.ActionDelete {
+		return nil, notRecorded
+	}
+	parent, err := e.store.Resolve(ents[0].Commit + "^")
+	if err != nil {
+		return nil, notRecorded
+	}
+	return &Revived{Commit: parent, DeletedIn: ents[0].Commit, DeletedAt: ents[0].Time}, nil
+}
+
+// planAll lists what RestoreAll writes (with the bytes) and removes, every
+// version read and checked before anything changes.
+func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, err error) {
+	c, err := e.Commit(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	then, err := e.store.Files(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	now, err := e.AllPaths()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	seen := map[string]bool{}
+	for path := range then {
+		if k, ok := e.cfg.Classify(path); ok {
+			write = append(write, k)
+			seen[path] = true
+		}
+	}
+	for _, k := range now {
+		if !seen[k.Path] && !OutsideTree(k.Path) { // a home file is never recorded: never removed
+			remove = append(remove, k)
+		}
+	}
+	sort.Slice(write, func(i, j int) bool { return write[i].Path < write[j].Path })
+	datas = make([][]byte, len(write))
+	for i, k := range write {
+		if datas[i], err = e.restorable(k, c, p); err != nil {
+			return nil, nil, nil, err
+		}
+		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
+			return nil, nil, nil, ps // as the single-path restore: nothing written
+		}
+	}
+	return write, datas, remove, nil
+}
+
+// RestorePlan is what a restore would do, found without changing anything.
+type RestorePlan struct {
+	Point  string         `json:"point"`
+	Save   []PlannedSave  `json:"save"`   // unrecorded versions on disk it would record first
+	Write  []PlannedWrite `json:"write"`  // files it would write
+	Remove []string       `json:"remove"` // kept files it would remove
+}
+
+// PlannedSave is an unrecorded version a restore would record before it
+// replaces it: the file on disk, or its deletion.
+type PlannedSave struct {
+	Path    string `json:"path"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// PlannedWrite is one file a restore would write.
+type PlannedWrite struct {
+	Path    string   `json:"path"`
+	Revived *Revived `json:"revived,omitempty"` // a deleted file's version before its deletion
+}
+
+// PlanRestore says what Restore(paths, p) would save, write and remove, with
+// the same checks and the same refusals; it changes nothing.
+func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) {
+	jobs, err := e.planPaths(paths, p)
+	if err != nil {
+		return RestorePlan{}, err
+	}
+	write := make([]config.Kept, len(jobs))
+	datas := make([][]byte, len(jobs))
+	for i, j := range jobs {
+		write[i], datas[i] = j.k, j.data
+	}
+	plan, err := e.plan(p, write, datas, nil)
+	for i, j := range jobs {
+		for w := range plan.Write {
+			if plan.Write[w].Path == j.k.Path {
+				plan.Write[w].Revived = jobs[i].revived
+			}
+		}
+	}
+	return plan, err
+}
+
+// PlanRestoreAll says what RestoreAll(p) would save, write and remove, with
+// the same checks and the same refusals; it changes nothing.
+func (e *Engine) PlanRestoreAll(p Point) (RestorePlan, error) {
+	write, datas, remove, err := e.planAll(p)
+	if err != nil {
+		return RestorePlan{}, err
+	}
+	return e.plan(p, write, datas, remove)
+}
+
+// plan compares the disk with what a restore would write and remove, and
+// with the recorded head (what saveOnDisk would record first).
+func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []config.Kept) (RestorePlan, error) {
+	plan := RestorePlan{Point: p.String(), Save: []PlannedSave{}, Write: []PlannedWrite{}, Remove: []string{}}
+	_, files, err := e.recorded()
+	if err != nil {
+		return plan, err
+	}
+	for _, k := range append(append([]config.Kept{}, write...), remove...) {
+		f, prob := e.Read(k)
+		switch {
+		case prob != nil, OutsideTree(k.Path):
+		case f.Exists && files[k.Path] != gitstore.BlobHash(f.Content):
+			plan.Save = append(plan.Save, PlannedSave{Path: k.Path})
+		case !f.Exists && files[k.Path] != "":
+			plan.Save = append(plan.Save, PlannedSave{Path: k.Path, Deleted: true})
+		}
+	}
+	for i, k := range write {
+		if f, _ := e.Read(k); !f.Exists || string(f.Content) != string(datas[i]) {
+			plan.Write = append(plan.Write, PlannedWrite{Path: k.Path})
+		}
+	}
+	for _, k := range remove {
+		if f, _ := e.Read(k); f.Exists {
+			plan.Remove = append(plan.Remove, k.Path)
+		}
+	}
+	return plan, nil
+}
