@@ -27,7 +27,7 @@ import (
 // match; deleting it loses nothing. The format is in docs/format.md.
 const (
 	idxMagic   = "STRATAIX"
-	idxVersion = 2 // 2: CRC-32C (Castagnoli, in hardware on amd64 and arm64); a version-1 file is rebuilt
+	idxVersion = 2  // 2: CRC-32C (Castagnoli, in hardware on amd64 and arm64); a version-1 file is rebuilt
 	idxHeader  = 16 // magic, version (uint32), record size (uint32)
 	idxRecSize = 40 // time (int64), path bloom (uint64), hash (20 bytes), CRC-32C of the first 36 bytes
 )
