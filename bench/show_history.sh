@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Whole-process `strata show PATH --at T` on a 100 000-commit history vs
 # `git log -1 --before=T -- PATH` + `git show`, the history built with
-# git fast-import. $1 = the strata binary. Prints medians of 5 runs.
+# git fast-import, and vs `git rev-list -1 --before=T` + `git show` (the faster
+# git way: commits hold full snapshots, so no path filter is needed), both
+# after git gc and a commit-graph with changed-path Bloom filters.
+# $1 = the strata binary. Prints medians of interleaved runs (bench/vs).
 set -euo pipefail
 strata=$1
+here=$(cd "$(dirname "$0")/.." && pwd)
 n=${N:-100000}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-show-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 cd "$dir"
 git init -q
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.com GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.com
@@ -23,17 +27,15 @@ awk -v n="$n" -v start="$start" 'BEGIN {
 path=.claude/f3.json
 at=$((start + n / 2))
 T=$(date -u -d "@$at" +%Y-%m-%dT%H:%M:%SZ)
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
-"$strata" show "$path" --at "$T" >/dev/null   # first call builds strata's index (a cache)
-s=$(for i in 1 2 3 4 5; do ms "$strata" show "$path" --at "$T"; done | median)
-g=$(for i in 1 2 3 4 5; do
-  t0=$(date +%s%N)
-  h=$(git log -1 --format=%H --before="$T" refs/strata/state -- "$path")
-  git show "$h:$path" >/dev/null
-  t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 ))
-done | median)
 want=$(git show "$(git log -1 --format=%H --before="$T" refs/strata/state -- "$path"):$path")
 got=$("$strata" show "$path" --at "$T")
 [ "$got" = "$want" ] || { echo "strata and git disagree: $got vs $want"; exit 1; }
-echo "show --at on $n commits (whole process): strata $s ms, git log -1 --before + git show $g ms, ratio $(awk -v a="$g" -v b="$s" 'BEGIN{printf "%.1f", a/(b>0?b:1)}')× (same bytes)"
+# git at its best: packed, with a commit-graph carrying changed-path Bloom filters.
+git gc --quiet
+git commit-graph write --reachable --changed-paths
+"$strata" show "$path" --at "$T" >/dev/null   # first call builds strata's index (a cache)
+echo "show --at on $n commits, whole process, after git gc + commit-graph (same bytes):"
+(cd "$here" && go run ./bench/vs -runs "${RUNS:-21}" -dir "$dir" -ratio strata=rev-list:0.2 \
+  "strata=$strata show $path --at $T" \
+  "rev-list=git rev-list -1 --before=$T refs/strata/state && git show {}:$path" \
+  "log-path=git log -1 --format=%H --before=$T refs/strata/state -- $path && git show {}:$path")

@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"reflect"
 	"testing"
@@ -86,7 +85,7 @@ func TestIndexIsADisposableCache(t *testing.T) {
 	b, _ = os.ReadFile(file)
 	rec := b[idxHeader+20*idxRecSize : idxHeader+21*idxRecSize]
 	binary.BigEndian.PutUint64(rec, uint64(t0.Add(20*time.Minute+10*time.Second).Unix()))
-	binary.BigEndian.PutUint32(rec[36:], crc32.ChecksumIEEE(rec[:36]))
+	binary.BigEndian.PutUint32(rec[36:], recCRC(rec))
 	os.WriteFile(file, b, 0o644)
 	check("wrong time")
 	fsck(t, r.wt)

@@ -19,10 +19,11 @@ import (
 	"strings"
 	"sync"
 
-	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/strata-dev/strata/gitstore/internal/odb"
@@ -41,7 +42,7 @@ type Store struct {
 	// mu serialises use of repo (go-git's storage is not safe for concurrent
 	// use) and of the in-memory caches below.
 	mu      sync.Mutex
-	repo    *git.Repository
+	repo    *filesystem.Storage
 	objects *odb.DB                         // strata's own reads and writes of objects (internal/odb)
 	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
@@ -172,21 +173,14 @@ func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
 	return gitDir, commonDir, nil
 }
 
-// reopen (re)opens the go-git repository. It is called at Open and again when
+// reopen (re)opens go-git's object storage (the reader of what odb cannot
+// read: alternates, an idx v1). It opens the storage packages only, not
+// go-git's repository package, which would link its transports. It is called at Open and again when
 // an object is missing from go-git's cached view of the object store, which
 // happens after an outside `git gc` packed and removed loose objects.
 func (s *Store) reopen() error {
-	r, err := git.PlainOpenWithOptions(s.root, &git.PlainOpenOptions{
-		DetectDotGit:          true,
-		EnableDotGitCommonDir: true,
-	})
-	if err != nil {
-		if errors.Is(err, git.ErrRepositoryNotExists) {
-			return fmt.Errorf("%s: %w", s.root, state.ErrNotRepo)
-		}
-		return fmt.Errorf("open %s: %w", s.root, err)
-	}
-	s.repo = r
+	fs := dotgit.NewRepositoryFilesystem(osfs.New(s.gitDir), osfs.New(s.commonDir))
+	s.repo = filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
 	return nil
 }
 
@@ -275,33 +269,15 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, err := s.repo.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		// go-git reports an object missing from its cached pack list (after
-		// an outside git gc) as a missing reference: reopen and retry once.
-		if rerr := s.reopen(); rerr != nil {
-			return plumbing.ZeroHash, rerr
-		}
-		h, err = s.repo.ResolveRevision(plumbing.Revision(rev))
-	}
-	if errors.Is(err, io.EOF) {
-		err = state.ErrNotFound // go-git's answer to ~N past the root commit
-	}
+	var h plumbing.Hash
+	err := s.retryMissing(func() (err error) {
+		h, err = s.revParse(rev)
+		return err
+	})
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, translate(err))
 	}
-	// Peel annotated tags to the commit they name.
-	for i := 0; i < 10; i++ {
-		t, err := s.repo.TagObject(*h)
-		if err != nil {
-			break
-		}
-		*h = t.Target
-	}
-	if _, err := s.commitTree(*h); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
-	}
-	return *h, nil
+	return h, nil
 }
 
 // ReadFile returns the bytes path had in commit (a hash or any commit-ish
@@ -380,11 +356,7 @@ func translate(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, plumbing.ErrReferenceNotFound),
-		errors.Is(err, plumbing.ErrObjectNotFound),
-		errors.Is(err, object.ErrFileNotFound),
-		errors.Is(err, object.ErrDirectoryNotFound),
-		errors.Is(err, object.ErrEntryNotFound),
-		errors.Is(err, git.ErrRepositoryNotExists):
+		errors.Is(err, plumbing.ErrObjectNotFound):
 		return state.ErrNotFound
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, state.ErrLocked):
 		return err

@@ -1,0 +1,71 @@
+package odb
+
+import (
+	"bytes"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Prefix returns the objects whose hex name starts with prefix (at least 4
+// hex digits, lowercase): loose objects and those of every readable pack,
+// each once. Objects this reader cannot see (alternates, an idx v1) are not
+// listed.
+func (db *DB) Prefix(prefix string) ([]plumbing.Hash, error) {
+	if len(prefix) < 4 || len(prefix) > 2*hashLen {
+		return nil, nil
+	}
+	if _, err := hex.DecodeString(prefix[:len(prefix)&^1]); err != nil {
+		return nil, nil
+	}
+	db.rescan()
+	seen := map[plumbing.Hash]bool{}
+	var out []plumbing.Hash
+	add := func(h plumbing.Hash) {
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	names, err := os.ReadDir(filepath.Join(db.dir, prefix[:2]))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range names {
+		name := prefix[:2] + e.Name()
+		if len(name) == 2*hashLen && name[:len(prefix)] == prefix && plumbing.IsHash(name) {
+			add(plumbing.NewHash(name))
+		}
+	}
+	// The prefix as bytes, rounded down (lo) and padded up (hi) to a whole hash.
+	lo := []byte(prefix + "0000000000000000000000000000000000000000"[len(prefix):])
+	hi := []byte(prefix + "ffffffffffffffffffffffffffffffffffffffff"[len(prefix):])
+	var lob, hib plumbing.Hash
+	hex.Decode(lob[:], lo)
+	hex.Decode(hib[:], hi)
+	for _, p := range db.packs {
+		first := uint32(0)
+		if lob[0] > 0 {
+			first = p.fanout[lob[0]-1]
+		}
+		last := p.fanout[lob[0]]
+		if last <= first {
+			continue
+		}
+		bucket := make([]byte, int(last-first)*hashLen)
+		if _, err := p.idx.ReadAt(bucket, idxHeader+int64(first)*hashLen); err != nil {
+			continue
+		}
+		n := int(last - first)
+		k := sort.Search(n, func(i int) bool { return bytes.Compare(bucket[i*hashLen:(i+1)*hashLen], lob[:]) >= 0 })
+		for ; k < n && bytes.Compare(bucket[k*hashLen:(k+1)*hashLen], hib[:]) <= 0; k++ {
+			var h plumbing.Hash
+			copy(h[:], bucket[k*hashLen:])
+			add(h)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,133 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// revParse resolves the revisions Resolve accepts, as git rev-parse does for
+// them: a full hash; a ref by git's rules (the name itself, refs/NAME,
+// refs/tags/NAME, refs/heads/NAME, refs/remotes/NAME, refs/remotes/NAME/HEAD),
+// which wins over an abbreviated hash of 4 or more digits naming one object;
+// then any run of ~N, ^N (N = 0, 1 or 2 parents' rank) and ^{} / ^{commit}.
+// Annotated tags are peeled to their commit. It is strata's own so that the
+// binary does not link go-git's repository package and its transports (ssh,
+// http, openpgp), which cost every start-up. Callers hold s.mu.
+func (s *Store) revParse(rev string) (plumbing.Hash, error) {
+	base, rest := rev, ""
+	if i := strings.IndexAny(rev, "~^"); i >= 0 {
+		base, rest = rev[:i], rev[i:]
+	}
+	if base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@" {
+		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax %q: %w", rev, state.ErrNotFound)
+	}
+	if base == "@" {
+		base = "HEAD"
+	}
+	h, err := s.revBase(base)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if h, err = s.peel(h); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for rest != "" {
+		op := rest[0]
+		rest = rest[1:]
+		if op == '^' && strings.HasPrefix(rest, "{") {
+			end := strings.IndexByte(rest, '}')
+			if end < 0 || (rest[1:end] != "" && rest[1:end] != "commit") {
+				return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax %q: %w", rev, state.ErrNotFound)
+			}
+			rest = rest[end+1:]
+			continue
+		}
+		n := 1
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j > 0 {
+			if n, err = strconv.Atoi(rest[:j]); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, state.ErrNotFound)
+			}
+			rest = rest[j:]
+		}
+		steps, rank := n, 0 // ~N: N first parents; ^N: the N-th parent
+		if op == '^' {
+			steps, rank = min(n, 1), n-1
+		}
+		for ; steps > 0; steps-- {
+			ci, err := s.readCommit(h)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			if rank >= len(ci.parents) {
+				return plumbing.ZeroHash, fmt.Errorf("revision %q: no such parent: %w", rev, state.ErrNotFound)
+			}
+			h = ci.parents[rank]
+		}
+	}
+	if _, err := s.commitTree(h); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return h, nil
+}
+
+// revBase resolves the part of a revision before its ~ and ^ suffixes.
+func (s *Store) revBase(base string) (plumbing.Hash, error) {
+	if plumbing.IsHash(base) {
+		return plumbing.NewHash(base), nil
+	}
+	for _, rule := range []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD"} {
+		name := fmt.Sprintf(rule, base)
+		if !strings.HasPrefix(name, "refs/") && name != "HEAD" && name != "FETCH_HEAD" && name != "ORIG_HEAD" && name != "MERGE_HEAD" {
+			continue
+		}
+		h, err := s.readRef(name)
+		if err == nil {
+			return h, nil
+		}
+		if !errors.Is(err, state.ErrNotFound) {
+			return plumbing.ZeroHash, err
+		}
+	}
+	if len(base) >= 4 {
+		hs, err := s.objects.Prefix(strings.ToLower(base))
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		switch len(hs) {
+		case 1:
+			return hs[0], nil
+		case 0:
+		default:
+			return plumbing.ZeroHash, fmt.Errorf("short hash %s is ambiguous: %w", base, state.ErrNotFound)
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("revision %s: %w", base, state.ErrNotFound)
+}
+
+// peel follows annotated tags to the object they name.
+func (s *Store) peel(h plumbing.Hash) (plumbing.Hash, error) {
+	for i := 0; i < 10; i++ {
+		t, raw, err := s.readObject(h)
+		if err != nil || t != plumbing.TagObject {
+			return h, err
+		}
+		line, _, _ := bytes.Cut(raw, []byte("\n"))
+		target, ok := bytes.CutPrefix(line, []byte("object "))
+		if !ok || !plumbing.IsHash(string(target)) {
+			return plumbing.ZeroHash, fmt.Errorf("tag %s: malformed", h)
+		}
+		h = plumbing.NewHash(string(target))
+	}
+	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
+}

@@ -1,0 +1,46 @@
+package gitstore
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// TestResolveLikeGit resolves revisions of every shape strata accepts in
+// every repository layout and compares each answer with git rev-parse's,
+// before and after a git gc packs the objects.
+func TestResolveLikeGit(t *testing.T) {
+	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
+		defer s.Close()
+		for i := 0; i < 4; i++ {
+			mustRecord(t, s, change("f.json", itoa(int64(i)), t0.Add(time.Duration(i)*time.Second)))
+		}
+		head := strings.TrimSpace(runGit(t, r.main, "rev-parse", r.ref))
+		runGit(t, r.main, "tag", "-a", "-m", "annotated", "ann", head)
+		runGit(t, r.main, "tag", "light", r.ref+"~1")
+		revs := []string{r.ref, r.ref + "~2", r.ref + "^", r.ref + "^1~1", r.ref + "~1^{commit}",
+			head[:7], head[:12] + "~3", head, "ann", "ann~1", "light", "tags/ann^{}", "refs/tags/light^0"}
+		if r.commits {
+			revs = append(revs, "HEAD", "@", "HEAD^0")
+		}
+		for _, pass := range []string{"loose", "packed"} {
+			for _, rev := range revs {
+				want := strings.TrimSpace(runGit(t, r.wt, "rev-parse", "--verify", "-q", rev+"^{commit}"))
+				got, err := s.Resolve(rev)
+				if err != nil || got != want {
+					t.Errorf("%s: Resolve(%q) = %s, %v; git rev-parse: %s", pass, rev, got, err, want)
+				}
+			}
+			for _, bad := range []string{r.ref + "~9", r.ref + "^2", "nosuchref", "ffffffffff", "HEAD@{1}", "HEAD:f.json"} {
+				if _, err := s.Resolve(bad); !errors.Is(err, state.ErrNotFound) {
+					t.Errorf("%s: Resolve(%q) = %v, want ErrNotFound", pass, bad, err)
+				}
+			}
+			runGit(t, r.main, "gc", "--quiet", "--prune=now")
+		}
+		runGit(t, r.main, "tag", "-d", "ann", "light") // the user's refs as they were
+	})
+}
