@@ -86,8 +86,12 @@ func runLog(e *env, o logOptions) error {
 	}
 	shown := map[string]bool{}
 	for i, en := range entries {
-		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
-			termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)))
+		home := ""
+		if en.Home {
+			home = " [home]" // on the local home ref, not the state ref
+		}
+		fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
+			termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)), home)
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {
 			shown[en.Commit] = true
