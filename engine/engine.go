@@ -60,7 +60,12 @@ func (e *Engine) realDir(dir string) (string, error) {
 }
 
 // Forget drops remembered directory resolutions.
-func (e *Engine) Forget() { e.realDirs = nil }
+func (e *Engine) Forget() {
+	e.realDirs = nil
+	if e.home != nil {
+		e.home.realDirs = nil
+	}
+}
 
 // Open finds the repository containing dir and loads its configuration.
 // It returns an error wrapping state.ErrNotRepo outside a git work tree.
