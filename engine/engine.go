@@ -289,6 +289,9 @@ func (e *Engine) recorded() (string, map[string]string, error) {
 
 // AllPaths lists every kept path on disk or in the recorded snapshot.
 func (e *Engine) AllPaths() ([]config.Kept, error) {
+	if e.display != "" {
+		return e.homeAllPaths(), nil // the home view keeps one file (home.go)
+	}
 	onDisk, err := e.cfg.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)

@@ -49,10 +49,8 @@ func (e *Engine) homeView() (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := *e.cfg
-	cfg.Root = filepath.Dir(filepath.Dir(e.cfg.Abs(e.cfg.AutoMemory())))
-	cfg.Memory, cfg.Ignored = HomeName, nil
-	e.home = &Engine{cfg: &cfg, store: st, v: e.v, Now: func() time.Time { return e.Now() }, display: e.cfg.AutoMemory()}
+	cfg := e.cfg.HomeView(filepath.Dir(filepath.Dir(e.cfg.Abs(e.cfg.AutoMemory()))), HomeName)
+	e.home = &Engine{cfg: cfg, store: st, v: e.v, Now: func() time.Time { return e.Now() }, display: e.cfg.AutoMemory()}
 	return e.home, nil
 }
 
@@ -118,6 +116,9 @@ func (e *Engine) recordHome(k config.Kept, src state.Source) (Outcome, error) {
 	}
 	head, files, err := h.recorded()
 	if err != nil {
+		return Outcome{Path: k.Path}, err
+	}
+	if _, err := h.RecoverWrites(); err != nil { // a home sync cut short
 		return Outcome{Path: k.Path}, err
 	}
 	o, err := h.recordOne(hk, src, head, files)
@@ -234,3 +235,27 @@ func (e *Engine) homeStatus(k config.Kept) (FileStatus, bool, error) {
 	s.Problems = homeProblems(s.Problems, k.Path)
 	return s, show, nil
 }
+
+// homeAllPaths is the home view's one kept file.
+func (e *Engine) homeAllPaths() []config.Kept {
+	if k, ok := e.cfg.Classify(HomeName); ok {
+		return []config.Kept{k}
+	}
+	return nil
+}
+
+// HomeView is the engine over the home ref, for `sync --home`: its paths
+// are the home ref's tree names (HomeName), its StateRef the home ref, and a
+// sync with it fetches and pushes the remote's refs/strata/home/state. It
+// returns an error wrapping state.ErrNotFound when the home directory is
+// unknown.
+func (e *Engine) HomeView() (*Engine, error) {
+	if e.cfg.Home == "" {
+		return nil, fmt.Errorf("home directory unknown: %w", state.ErrNotFound)
+	}
+	return e.homeView()
+}
+
+// Shown is the name a path of this engine is shown under (the "~/..." path
+// of the auto-memory file in the home view).
+func (e *Engine) Shown(p string) string { return e.shown(p) }

@@ -36,6 +36,9 @@ type journal struct {
 }
 
 func (e *Engine) journalPath() string {
+	if e.display != "" {
+		return filepath.Join(e.store.GitDir(), "strata", "sync-journal-home") // the home view's (home.go)
+	}
 	return filepath.Join(e.store.GitDir(), "strata", "sync-journal")
 }
 
@@ -88,9 +91,6 @@ func (e *Engine) EndWrites() error {
 // RecoverWrites completes the writes of a sync that was interrupted (see
 // above) and returns the paths it wrote. Without a journal it does nothing.
 func (e *Engine) RecoverWrites() ([]string, error) {
-	if e.display != "" {
-		return nil, nil // the home view: sync never writes the home file
-	}
 	data, err := os.ReadFile(e.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
