@@ -82,6 +82,9 @@ type Config struct {
 	// MemoryCreate lets the layer protocol create the L2 file when it does
 	// not exist (memory_create: true); otherwise only `memory add` does.
 	MemoryCreate bool
+	// SyncHome makes `strata sync` also fetch, merge and push the auto-memory
+	// file's local home ref (sync_home: true; see `sync --home`).
+	SyncHome bool
 	// Ignored reports whether git ignores a repo-relative path (nil: nothing
 	// is). Such a file is kept only when a user rule names it exactly.
 	Ignored func(rel string) bool
@@ -100,6 +103,8 @@ type file struct {
 	TTL     any    `json:"ttl"`
 	// MemoryCreate: the layer protocol may create MEMORY.md.
 	MemoryCreate bool `json:"memory_create"`
+	// SyncHome: sync the home ref too.
+	SyncHome bool `json:"sync_home"`
 }
 
 // Load reads root/.strata.yaml when present and returns the effective
@@ -172,7 +177,7 @@ func Load(root string) (*Config, error) {
 		}
 		c.TTL = t
 	}
-	c.MemoryCreate = f.MemoryCreate
+	c.MemoryCreate, c.SyncHome = f.MemoryCreate, f.SyncHome
 	if f.MaxSize != nil {
 		n, err := parseSize(f.MaxSize)
 		if err != nil {

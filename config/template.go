@@ -36,6 +36,10 @@ files:
 # (~/.claude/projects/<key>/memory/MEMORY.md).
 # memory: .claude/memory/MEMORY.md
 
+# The auto-memory file's history stays on the local ref refs/strata/home/state;
+# true lets strata sync fetch, merge and push it too (as strata sync --home does).
+# sync_home: false
+
 # L3 graph of the MCP memory server: $MEMORY_FILE_PATH when set, else this.
 # graph: .claude/memory.jsonl
 `

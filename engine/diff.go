@@ -21,6 +21,17 @@ type Diff struct {
 // /dev/null. A point where nothing was recorded is an error wrapping
 // state.ErrNotFound; an unreadable file on disk is its problem.
 func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
+	if hk, ok := e.homeKept(k); ok {
+		h, err := e.homeView()
+		if err != nil {
+			return Diff{}, err
+		}
+		d, err := h.Diff(hk, from, to)
+		if ps, ok := err.(state.Problems); ok {
+			err = homeProblems(ps, k.Path)
+		}
+		return d, err
+	}
 	side := func(p Point) ([]byte, string, error) {
 		c, err := e.Commit(p)
 		if err != nil {
@@ -30,7 +41,7 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		if errors.Is(err, state.ErrNotFound) {
 			return nil, "/dev/null", nil
 		}
-		return data, fmt.Sprintf("a/%s (%s)", k.Path, state.ShortID(c)), err
+		return data, fmt.Sprintf("a/%s (%s)", e.shown(k.Path), state.ShortID(c)), err
 	}
 	a, la, err := side(from)
 	if err != nil {
@@ -43,7 +54,7 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		if p != nil {
 			return Diff{}, state.Problems{*p}
 		}
-		b, lb = f.Content, "b/"+k.Path+" (work tree)"
+		b, lb = f.Content, "b/"+e.shown(k.Path)+" (work tree)"
 		if !f.Exists {
 			lb = "/dev/null"
 		}

@@ -33,17 +33,34 @@ func (e *Engine) RejectedRef() string { return e.store.RejectedRef() }
 // Log lists the state ref's entries newest first; a ref with nothing
 // recorded gives an empty list.
 func (e *Engine) Log(q state.LogQuery) ([]state.Entry, error) {
-	return e.store.Log(e.store.StateRef(), q)
+	if OutsideTree(q.Path) {
+		return e.homeLog(q, false) // the auto-memory file's history is on the home ref (home.go)
+	}
+	ents, err := e.store.Log(e.store.StateRef(), q)
+	if err != nil || q.Path != "" {
+		return ents, err
+	}
+	return e.withHome(ents, q, false)
 }
 
 // RejectedLog lists the rejected ref's entries newest first.
 func (e *Engine) RejectedLog(q state.LogQuery) ([]state.Entry, error) {
-	return e.store.Log(e.store.RejectedRef(), q)
+	if OutsideTree(q.Path) {
+		return e.homeLog(q, true)
+	}
+	ents, err := e.store.Log(e.store.RejectedRef(), q)
+	if err != nil || q.Path != "" {
+		return ents, err
+	}
+	return e.withHome(ents, q, true)
 }
 
 // FileAt returns a path's bytes as recorded in commit. It returns an error
 // wrapping state.ErrNotFound when the commit does not hold the path.
 func (e *Engine) FileAt(commit, path string) ([]byte, error) {
+	if hk, ok := e.homeKept(config.Kept{Path: path}); ok {
+		path = hk.Path // a commit of the home ref (home.go)
+	}
 	return e.store.ReadFile(commit, path)
 }
 

@@ -35,6 +35,9 @@ type Engine struct {
 	Now   func() time.Time
 
 	realDirs map[string]string // EvalSymlinks results by directory, for one command's run
+
+	home    *Engine // the home view, opened on first use (home.go)
+	display string  // in the home view: the kept "~/..." path shown for HomeName
 }
 
 // realDir resolves a directory's symlinks, remembering the answer: a command
@@ -57,7 +60,12 @@ func (e *Engine) realDir(dir string) (string, error) {
 }
 
 // Forget drops remembered directory resolutions.
-func (e *Engine) Forget() { e.realDirs = nil }
+func (e *Engine) Forget() {
+	e.realDirs = nil
+	if e.home != nil {
+		e.home.realDirs = nil
+	}
+}
 
 // Open finds the repository containing dir and loads its configuration.
 // It returns an error wrapping state.ErrNotRepo outside a git work tree.
@@ -285,6 +293,9 @@ func (e *Engine) recorded() (string, map[string]string, error) {
 
 // AllPaths lists every kept path on disk or in the recorded snapshot.
 func (e *Engine) AllPaths() ([]config.Kept, error) {
+	if e.display != "" {
+		return e.homeAllPaths(), nil // the home view keeps one file (home.go)
+	}
 	onDisk, err := e.cfg.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
@@ -344,7 +355,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 		if err != nil {
 			return out, err
 		}
-		if o.Entry != nil { // the head moved: later paths compare against it
+		if o.Entry != nil && !OutsideTree(k.Path) { // the head moved: later paths compare against it
 			head = o.Entry.Commit
 			if o.Entry.Action == state.ActionDelete {
 				delete(files, k.Path)
@@ -360,7 +371,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files map[string]string) (Outcome, error) {
 	o := Outcome{Path: k.Path}
 	if OutsideTree(k.Path) {
-		return o, nil // never on the state ref, which sync publishes (trust.go)
+		return e.recordHome(k, src) // never on the state ref, which sync publishes: on the home ref (home.go)
 	}
 	f, p := e.Read(k)
 	if p != nil {

@@ -61,13 +61,20 @@ func (e *Engine) Commit(p Point) (string, error) {
 
 // Show returns a kept file's bytes as recorded at a point.
 func (e *Engine) Show(path string, p Point) ([]byte, error) {
+	if hk, ok := e.homeKept(config.Kept{Path: path}); ok {
+		h, err := e.homeView()
+		if err != nil {
+			return nil, err
+		}
+		return h.Show(hk.Path, p)
+	}
 	c, err := e.Commit(p)
 	if err != nil {
 		return nil, err
 	}
 	data, err := e.store.ReadFile(c, path)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, fmt.Errorf("%s: not recorded at %s: %w", path, p, state.ErrNotFound)
+		return nil, fmt.Errorf("%s: not recorded at %s: %w", e.shown(path), p, state.ErrNotFound)
 	}
 	return data, err
 }
@@ -81,6 +88,9 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 // version (p zero), a file whose deletion was recorded is brought back as it
 // was before that deletion, and its Outcome's Revived says which version.
 func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
+	if home, tree := e.splitHome(paths); len(home) > 0 {
+		return e.restoreHome(home, tree, p) // from the home ref (home.go)
+	}
 	jobs, err := e.planPaths(paths, p)
 	if err != nil {
 		return nil, err
@@ -124,7 +134,7 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 	}
 	data, err := e.store.ReadFile(c, k.Path)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, fmt.Errorf("%s: not recorded at %s: %w", k.Path, p, state.ErrNotFound)
+		return nil, fmt.Errorf("%s: not recorded at %s: %w", e.shown(k.Path), p, state.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -196,6 +206,10 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		f, p := e.Read(k)
 		switch {
 		case OutsideTree(k.Path):
+			var err error
+			if o, err = e.recordHome(k, src); err != nil { // its own commit on the home ref (home.go)
+				return nil, err
+			}
 		case p != nil:
 			o.Problems = state.Problems{*p}
 		case !f.Exists && files[k.Path] == "":
@@ -302,47 +316,62 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	}
 	out := make([]FileStatus, 0, len(paths))
 	for _, k := range paths {
-		s := FileStatus{Path: k.Path, Class: k.Class, Schema: k.Schema, Valid: true}
-		if t, ok := last[k.Path]; ok {
-			s.LastRecorded = &t
-		}
-		f, p := e.Read(k)
-		blob, had := files[k.Path]
-		switch {
-		case p != nil:
-			s.State, s.Valid, s.Problems = "unreadable", false, state.Problems{*p}
-		case !f.Exists:
-			s.State = "deleted"
-		default:
-			same := had && gitstore.BlobHash(f.Content) == blob
-			var prev []byte
-			switch {
-			case same:
-				prev = f.Content // the recorded version is these bytes
-			case had:
-				prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
+		s, show := e.fileStatus(k, head, files, last)
+		if OutsideTree(k.Path) { // compared with the home ref (home.go)
+			hs, ok, err := e.homeStatus(k)
+			if err != nil {
+				return nil, err
 			}
-			s.Problems = e.Check(f, prev)
-			s.Valid = !s.Problems.Invalid()
-			switch {
-			case !s.Valid:
-				s.State = "invalid"
-			case OutsideTree(k.Path):
-				s.State = "not recorded" // outside the work tree: never on the state ref
-			case !had:
-				s.State = "new"
-			case same:
-				s.State = "recorded"
-			default:
-				s.State = "modified"
+			if ok {
+				s, show = hs, true
 			}
 		}
-		if s.State == "deleted" && !had {
-			continue
+		if show {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	return out, nil
+}
+
+// fileStatus is k's status against the recorded snapshot files of head,
+// and whether status lists it (a deleted file never recorded is not).
+func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string, last map[string]time.Time) (FileStatus, bool) {
+	s := FileStatus{Path: k.Path, Class: k.Class, Schema: k.Schema, Valid: true}
+	if t, ok := last[k.Path]; ok {
+		s.LastRecorded = &t
+	}
+	f, p := e.Read(k)
+	blob, had := files[k.Path]
+	switch {
+	case p != nil:
+		s.State, s.Valid, s.Problems = "unreadable", false, state.Problems{*p}
+	case !f.Exists:
+		s.State = "deleted"
+	default:
+		same := had && gitstore.BlobHash(f.Content) == blob
+		var prev []byte
+		switch {
+		case same:
+			prev = f.Content // the recorded version is these bytes
+		case had:
+			prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
+		}
+		s.Problems = e.Check(f, prev)
+		s.Valid = !s.Problems.Invalid()
+		switch {
+		case !s.Valid:
+			s.State = "invalid"
+		case OutsideTree(k.Path):
+			s.State = "not recorded" // outside the work tree and not the auto-memory file: never recorded
+		case !had:
+			s.State = "new"
+		case same:
+			s.State = "recorded"
+		default:
+			s.State = "modified"
+		}
+	}
+	return s, s.State != "deleted" || had
 }
 
 // lastTimes finds the time each path was last recorded, from the trailers,

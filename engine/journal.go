@@ -36,6 +36,9 @@ type journal struct {
 }
 
 func (e *Engine) journalPath() string {
+	if e.display != "" {
+		return filepath.Join(e.store.GitDir(), "strata", "sync-journal-home") // the home view's (home.go)
+	}
 	return filepath.Join(e.store.GitDir(), "strata", "sync-journal")
 }
 

@@ -51,9 +51,11 @@ type RemoteError struct {
 	Msg    string // git's first error line
 }
 
-// sharedStateRef is the ref machines share through a remote: the main work
-// tree's state ref, whatever the local work tree records on.
-const sharedStateRef = "refs/strata/state"
+// sharedRef is the ref machines share through a remote: the main work
+// tree's state ref (refs/strata/state), whatever the local work tree
+// records on; for a home Store (OpenHome) refs/strata/home/state, which
+// only `sync --home` names.
+func (s *Store) sharedRef() string { return "refs/strata/" + s.prefix + "state" }
 
 func (e *RemoteError) Error() string { return e.Op + " " + e.Remote + ": " + e.Msg }
 
@@ -87,7 +89,7 @@ func (s *Store) ResolveRemote(ctx context.Context, name, cwd string) (Remote, er
 	if configured {
 		key = name
 	}
-	r.Ref = TrackingPrefix + EscapeRemote(key) + "/state"
+	r.Ref = TrackingPrefix + EscapeRemote(key) + "/" + s.prefix + "state"
 	return r, nil
 }
 
@@ -143,7 +145,7 @@ func UnescapeRemote(s string) string {
 func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	before, _ := s.readRef(r.Ref)
 	_, err := s.git(ctx, r.Env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-		"--", r.Arg, "+"+sharedStateRef+":"+r.Ref)
+		"--", r.Arg, "+"+s.sharedRef()+":"+r.Ref)
 	if err != nil {
 		msg := gitMessage(err)
 		if strings.Contains(msg, "couldn't find remote ref") {
@@ -172,7 +174,7 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 // pre-push hook is not run: strata pushes only its own ref.
 func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) error {
 	out, err := s.git(ctx, r.Env, "push", "--porcelain", "--quiet", "--no-verify",
-		"--force-with-lease="+sharedStateRef+":"+expected, "--", r.Arg, commit+":"+sharedStateRef)
+		"--force-with-lease="+s.sharedRef()+":"+expected, "--", r.Arg, commit+":"+s.sharedRef())
 	if err != nil {
 		msg := gitMessage(err)
 		// A lease that no longer holds, or the remote's ref lock held by a

@@ -38,6 +38,7 @@ type Store struct {
 	gitDir    string // this work tree's git dir
 	commonDir string // the common git dir (== gitDir outside linked worktrees)
 	worktree  string // linked worktree name, "" in the main work tree
+	prefix    string // "" for the work tree's refs, "home/" for the home refs (OpenHome)
 
 	// mu serialises use of repo (go-git's storage is not safe for concurrent
 	// use) and of the in-memory caches below.
@@ -219,6 +220,7 @@ func (s *Store) StateRef() string { return s.ref("state") }
 func (s *Store) RejectedRef() string { return s.ref("rejected") }
 
 func (s *Store) ref(leaf string) string {
+	leaf = s.prefix + leaf
 	if s.worktree == "" {
 		return "refs/strata/" + leaf
 	}

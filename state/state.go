@@ -88,6 +88,7 @@ type Entry struct {
 	Source Source    `json:"source"`
 	Class  Class     `json:"class"`
 	Schema string    `json:"schema,omitempty"`
+	Home   bool      `json:"home,omitempty"` // recorded on the local home ref (the auto-memory file), not the state ref
 }
 
 // Sentinel errors shared by every package. Lower layers translate their

@@ -51,6 +51,10 @@ type Report struct {
 	Pushed     bool               `json:"pushed"`
 	Retried    bool               `json:"retried"`
 	DryRun     bool               `json:"dry_run,omitempty"`
+	// Home is the sync of the home ref (sync --home), with Shown mapping its
+	// tree name to the auto-memory file's "~/..." path.
+	Home  *Report           `json:"home,omitempty"`
+	Shown map[string]string `json:"shown,omitempty"`
 }
 
 // ErrNoOrigin is a sync without REMOTE in a repository that has no remote

@@ -39,7 +39,9 @@ func runInit(e *env) error {
 	recorded, invalid := 0, 0
 	var hints []string
 	for _, o := range res.Outcomes {
-		if o.Entry != nil {
+		if o.Entry != nil && o.Entry.Home {
+			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", o.Path, eng.HomeRef(), state.ShortID(o.Entry.Commit))
+		} else if o.Entry != nil {
 			recorded++
 		}
 		if o.Invalid() {

@@ -86,11 +86,15 @@ func runLog(e *env, o logOptions) error {
 	}
 	shown := map[string]bool{}
 	for i, en := range entries {
+		home := ""
+		if en.Home {
+			home = " [home]" // on the local home ref, not the state ref
+		}
 		if en.Action == state.ActionMerge {
-			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), termSafe(string(en.Source)))
+			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), termSafe(string(en.Source)), home)
 		} else {
-			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
-				termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)))
+			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
+				termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)), home)
 		}
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {

@@ -117,7 +117,7 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 		if !asJSON && len(o.Problems) > 0 {
 			fmt.Fprintln(e.Err, o.Problems.Error())
 			if o.Rejected != nil {
-				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", o.Path, eng.RejectedRef(), state.ShortID(o.Rejected.Commit))
+				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", o.Path, eng.RejectedRefOf(o.Rejected), state.ShortID(o.Rejected.Commit))
 			}
 		}
 		list = append(list, j)

@@ -101,7 +101,7 @@ func runRestore(e *env, o restoreOptions) error {
 		if out.Saved != nil && out.Written {
 			where := ""
 			if out.SavedRejected {
-				where = " on " + eng.RejectedRef() + ", invalid"
+				where = " on " + eng.RejectedRefOf(out.Saved) + ", invalid"
 			}
 			fmt.Fprintf(e.Out, "saved the unrecorded %s first (%s%s)\n", out.Path, state.ShortID(out.Saved.Commit), where)
 		}

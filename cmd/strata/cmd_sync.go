@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -16,6 +17,7 @@ type syncOptions struct {
 	Remote string
 	DryRun bool
 	JSON   bool
+	Home   bool
 }
 
 func newSyncCommand(e *env) *cli.Command {
@@ -38,11 +40,15 @@ version that fails its schema keeps the local version. Changed kept files
 are written atomically, then the result is pushed with --force-with-lease;
 when the remote moved meanwhile, the fetch and merge run once more.
 --dry-run fetches and prints the plan, and changes nothing else.
+The auto-memory file's history (refs/strata/home/state) is local: only
+--home, or sync_home: true in .strata.yaml, syncs it too, with the remote's
+refs/strata/home/state, after the state ref.
 Exits 1 when a local file or a merged version was invalid (reported), 3 when
 the remote cannot be reached (nothing is changed locally).`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "fetch and show what would change; record, merge, write and push nothing", Destination: &o.DryRun},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "home", Usage: "also sync the auto-memory file's local history (refs/strata/home/state)", Destination: &o.Home},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -66,16 +72,22 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	if err != nil {
 		return err
 	}
-	failed := len(rep.Problems) > 0
-	for _, d := range rep.Decisions {
-		failed = failed || d.KeptLocal != ""
+	failed := syncFailed(rep)
+	if o.Home || eng.Config().SyncHome {
+		if err := syncHome(ctx, e, o, eng, rep); err != nil {
+			return err
+		}
+		failed = failed || syncFailed(rep.Home)
 	}
 	if o.JSON {
 		if err := writeJSON(e.Out, rep); err != nil {
 			return err
 		}
 	} else {
-		printSync(e, rep)
+		printSync(e, rep, nil)
+		if rep.Home != nil {
+			printSync(e, rep.Home, func(p string) string { return rep.Home.Shown[p] })
+		}
 	}
 	if failed {
 		return errReported
@@ -83,7 +95,43 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	return nil
 }
 
-func printSync(e *env, r *syncer.Report) {
+// syncHome syncs the home ref (the auto-memory file's history) with the
+// remote's refs/strata/home/state, as asked by --home or sync_home.
+func syncHome(ctx context.Context, e *env, o syncOptions, eng *engine.Engine, rep *syncer.Report) error {
+	home, err := eng.HomeView()
+	if err != nil {
+		return err
+	}
+	hrep, err := syncer.Sync(ctx, home, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun})
+	if err != nil {
+		return fmt.Errorf("sync home: %w", err)
+	}
+	hrep.Shown = map[string]string{engine.HomeName: home.Shown(engine.HomeName)}
+	rep.Home = hrep
+	return nil
+}
+
+func syncFailed(rep *syncer.Report) bool {
+	failed := len(rep.Problems) > 0
+	for _, d := range rep.Decisions {
+		failed = failed || d.KeptLocal != ""
+	}
+	return failed
+}
+
+// printSync prints a sync's report; shown, for the home ref, maps its tree
+// names to the paths the user knows.
+func printSync(e *env, r *syncer.Report, shown func(string) string) {
+	name := func(p string) string {
+		if shown != nil && shown(p) != "" {
+			return shown(p)
+		}
+		return p
+	}
+	label := "sync with "
+	if shown != nil {
+		label = "sync home (" + r.Tracking + ") with "
+	}
 	what := string(r.Result)
 	switch {
 	case r.RemoteHead == "" && r.Head == "":
@@ -102,41 +150,41 @@ func printSync(e *env, r *syncer.Report) {
 	case r.Pushed:
 		what += ", pushed"
 	}
-	fmt.Fprintf(e.Out, "sync with %s: %s\n", r.Remote, what)
+	fmt.Fprintf(e.Out, "%s%s: %s\n", label, r.Remote, what)
 	for _, p := range r.Recorded {
-		fmt.Fprintf(e.Out, "recorded %s\n", p)
+		fmt.Fprintf(e.Out, "recorded %s\n", name(p))
 	}
 	verb := "wrote"
 	if r.DryRun {
 		verb = "would write"
 	}
 	for _, p := range r.Written {
-		fmt.Fprintf(e.Out, "%s %s\n", verb, p)
+		fmt.Fprintf(e.Out, "%s %s\n", verb, name(p))
 	}
 	for _, p := range r.Skipped {
-		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", p)
+		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", name(p))
 	}
 	for _, d := range r.Decisions {
 		switch {
 		case d.KeptLocal != "":
-			fmt.Fprintf(e.Out, "kept local %s: %s\n", d.Path, d.KeptLocal)
+			fmt.Fprintf(e.Out, "kept local %s: %s\n", name(d.Path), d.KeptLocal)
 		case d.KeptBoth != "":
-			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", d.Path, d.KeptBoth)
+			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", name(d.Path), d.KeptBoth)
 		case d.MergedBoth:
-			fmt.Fprintf(e.Out, "merged %s: both sides' edits kept\n", d.Path)
+			fmt.Fprintf(e.Out, "merged %s: both sides' edits kept\n", name(d.Path))
 		case d.Why != "":
 			side := "local"
 			if d.Result == d.Theirs {
 				side = "remote"
 			}
-			fmt.Fprintf(e.Out, "decided %s: %s version taken: %s\n", d.Path, side, d.Why)
+			fmt.Fprintf(e.Out, "decided %s: %s version taken: %s\n", name(d.Path), side, d.Why)
 		default:
 			side := "local"
 			if d.Result == d.Theirs {
 				side = "remote"
 			}
 			fmt.Fprintf(e.Out, "decided %s: %s version recorded later (%s) wins over %s (%s); restore with strata restore %s --rev %s\n",
-				d.Path, side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339), d.Path, d.Loser)
+				name(d.Path), side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339), name(d.Path), d.Loser)
 		}
 	}
 	printLost(e, r.Lost)
