@@ -172,6 +172,7 @@ func newApp(e *env) *cli.App {
 			newDecideCommand(e),
 			newMemoryCommand(e),
 			newResumeCommand(e),
+			newAtCommand(e),
 			newResolveCommand(e),
 			newSchemaCommand(e),
 			newHooksCommand(e),
