@@ -31,7 +31,7 @@ type Context struct {
 	*Report
 	L1        []L1File      `json:"l1_files"`
 	Memory    *MemoryWindow `json:"memory,omitempty"`
-	Entities  []GraphEntity      `json:"entities"`
+	Entities  []GraphEntity `json:"entities"`
 	Relations int           `json:"relations"`
 }
 

@@ -173,6 +173,7 @@ func newApp(e *env) *cli.App {
 			newMemoryCommand(e),
 			newResumeCommand(e),
 			newAtCommand(e),
+			newBlameCommand(e),
 			newResolveCommand(e),
 			newSchemaCommand(e),
 			newHooksCommand(e),
