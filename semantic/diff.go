@@ -66,10 +66,18 @@ func Diff(path string, kind Kind, a, b []byte) ([]Change, error) {
 		}
 	}
 	out := []Change{}
+	// A file that did not exist is an empty document of the other side's
+	// kind: an object's keys are each added (or removed).
+	_, xObj := x.(map[string]any)
+	_, yObj := y.(map[string]any)
 	switch {
 	case a == nil && b == nil:
+	case a == nil && yObj:
+		diffTree("", map[string]any{}, y, &out)
 	case a == nil:
 		out = append(out, Change{Op: "+", Key: "/", New: Compact(y)})
+	case b == nil && xObj:
+		diffTree("", x, map[string]any{}, &out)
 	case b == nil:
 		out = append(out, Change{Op: "-", Key: "/", Old: Compact(x)})
 	default:
