@@ -244,3 +244,16 @@ func clipText(s string, n int) string {
 	}
 	return s
 }
+
+// Peek is Resume without its writes: the report of the disk as it is now,
+// a workflow past its TTL reported as it stands, nothing expired or
+// recorded. The read-only MCP server answers with it.
+func (a *Agent) Peek() *Report {
+	return a.report(disk{a}, a.Eng.Now())
+}
+
+// Pending lists the unresolved pending decisions of every Phase Outcome on
+// disk or recorded, as `strata decisions` reads them.
+func (a *Agent) Pending() []Decision {
+	return decisionsOf(disk{a}.folders())
+}

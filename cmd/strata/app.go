@@ -174,6 +174,7 @@ func newApp(e *env) *cli.App {
 			newResumeCommand(e),
 			newAtCommand(e),
 			newBlameCommand(e),
+			newMCPCommand(e),
 			newResolveCommand(e),
 			newSchemaCommand(e),
 			newHooksCommand(e),
