@@ -71,7 +71,12 @@ func Blame(path string, kind Kind, versions []Version, prefix string) ([]BlameLi
 	now := map[string]cur{}
 	seen := map[string]map[string]Origin{} // key → value → first origin
 	var final map[string]string
+	var prev []byte
 	for i, v := range versions {
+		if i > 0 && v.Content != nil && prev != nil && string(v.Content) == string(prev) {
+			continue // the same bytes: the same keys and origins
+		}
+		prev = v.Content
 		keys, err := keysOf(v)
 		if err != nil {
 			if i == len(versions)-1 {

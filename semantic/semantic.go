@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/strata-dev/strata/markdown"
@@ -81,7 +82,7 @@ func Leaves(v any) map[string]string {
 				out[ptr] = "[]"
 			}
 			for i, c := range x {
-				walk(fmt.Sprintf("%s/%d", ptr, i), c)
+				walk(ptr+"/"+strconv.Itoa(i), c)
 			}
 		default:
 			out[ptr] = Compact(x)
@@ -93,6 +94,18 @@ func Leaves(v any) map[string]string {
 
 // Compact is a value in compact JSON, keys sorted.
 func Compact(v any) string {
+	switch x := v.(type) { // the common scalars without an encoder
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	case json.Number:
+		return string(x)
+	case string:
+		if plain(x) {
+			return `"` + x + `"`
+		}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -100,6 +113,17 @@ func Compact(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// plain reports whether s needs no escaping in JSON (and none of the HTML
+// characters encoding/json would escape by default).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // graphItem is one line of a graph file read as a keyed item.
