@@ -34,15 +34,11 @@ func (e *Engine) Blame(k config.Kept, pointer string) ([]semantic.BlameLine, err
 			return nil, &PathError{Path: k.Path, Reason: err.Error()}
 		}
 	}
-	vs, err := e.Versions(k.Path)
+	h, err := e.history(k.Path)
 	if err != nil {
 		return nil, err
 	}
-	in := make([]semantic.Version, len(vs))
-	for i, v := range vs {
-		in[i] = semantic.Version{Entry: v.Entry, Content: v.Content}
-	}
-	return semantic.Blame(k.Path, kind, in, pointer)
+	return semantic.Blame(k.Path, kind, h, pointer)
 }
 
 // KeyDiff compares k as recorded at from with its version at to (the file

@@ -8,17 +8,17 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// Version is one recorded version of a kept file: the entry that recorded
-// it and its bytes (none for a deletion).
-type Version struct {
-	state.Entry
-	Content []byte
+// lazyHistory is a path's recorded versions whose bytes are read when asked
+// for (a blame reads only as far back as it needs).
+type lazyHistory struct {
+	e    *Engine
+	path string
+	ents []state.Entry // oldest first
 }
 
-// Versions lists every recorded version of path along the state ref's
-// first-parent chain, oldest first. A path never recorded gives an error
-// wrapping state.ErrNotFound.
-func (e *Engine) Versions(path string) ([]Version, error) {
+// history lists path's versions, oldest first, reading no content yet. A
+// path never recorded gives an error wrapping state.ErrNotFound.
+func (e *Engine) history(path string) (*lazyHistory, error) {
 	ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: path})
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, err
@@ -27,15 +27,20 @@ func (e *Engine) Versions(path string) ([]Version, error) {
 		return nil, fmt.Errorf("%s: never recorded: %w", path, state.ErrNotFound)
 	}
 	slices.Reverse(ents)
-	out := make([]Version, 0, len(ents))
-	for _, en := range ents {
-		v := Version{Entry: en}
-		if en.Action != state.ActionDelete {
-			if v.Content, err = e.store.ReadFile(en.Commit, path); err != nil {
-				return nil, fmt.Errorf("%s at %s: %w", path, state.ShortID(en.Commit), err)
-			}
-		}
-		out = append(out, v)
+	return &lazyHistory{e: e, path: path, ents: ents}, nil
+}
+
+func (h *lazyHistory) Len() int                { return len(h.ents) }
+func (h *lazyHistory) Entry(i int) state.Entry { return h.ents[i] }
+
+func (h *lazyHistory) Content(i int) ([]byte, error) {
+	en := h.ents[i]
+	if en.Action == state.ActionDelete {
+		return nil, nil
 	}
-	return out, nil
+	data, err := h.e.store.ReadFile(en.Commit, h.path)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", h.path, state.ShortID(en.Commit), err)
+	}
+	return data, nil
 }

@@ -36,89 +36,133 @@ func originOf(e state.Entry) Origin {
 	return Origin{Commit: e.Commit, Time: e.Time, Source: e.Source}
 }
 
+// History is a file's recorded versions, oldest first, whose bytes are
+// read on demand: a blame reads only as far back as its answer needs.
+type History interface {
+	Len() int
+	Entry(i int) state.Entry
+	Content(i int) ([]byte, error) // nil for a deletion
+}
+
+// Versions is a History held in memory.
+type Versions []Version
+
+func (vs Versions) Len() int                      { return len(vs) }
+func (vs Versions) Entry(i int) state.Entry       { return vs[i].Entry }
+func (vs Versions) Content(i int) ([]byte, error) { return vs[i].Content, nil }
+
 // Blame gives each key or line of the last version the commit that gave it
 // its value. A value a restore brought back blames the commit that first
 // wrote it, marked restored. prefix, for a tree, keeps only the keys at or
 // under that JSON Pointer; a pointer naming nothing is an error.
-func Blame(path string, kind Kind, versions []Version, prefix string) ([]BlameLine, error) {
-	if len(versions) == 0 {
+//
+// Keys are blamed walking back from the last version: a key's origin is the
+// oldest version of the unbroken run of versions holding its current value,
+// so the walk stops once every key's run has ended (a restored key's walk
+// goes on to the first version that ever held the value). MEMORY.md lines
+// are blamed walking forward, as git blame does.
+func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error) {
+	n := h.Len()
+	if n == 0 {
 		return nil, fmt.Errorf("%s: no versions", path)
 	}
-	last := versions[len(versions)-1]
-	if last.Content == nil {
-		return nil, fmt.Errorf("%s: deleted in %s: %w", path, state.ShortID(last.Entry.Commit), state.ErrNotFound)
+	lastContent, err := h.Content(n - 1)
+	if err != nil {
+		return nil, err
 	}
-	if kind == KindMemory {
-		return blameLines(versions), nil
-	}
-	keysOf := func(v Version) (map[string]string, error) {
-		if v.Content == nil {
-			return map[string]string{}, nil
-		}
-		if kind == KindGraph {
-			return GraphItems(v.Content), nil
-		}
-		doc, err := Decode(path, v.Content)
-		if err != nil {
-			return nil, err
-		}
-		return Leaves(doc), nil
-	}
-	type cur struct {
-		value string
-		o     Origin
-	}
-	now := map[string]cur{}
-	seen := map[string]map[string]Origin{} // key → value → first origin
-	var final map[string]string
-	var prev []byte
-	for i, v := range versions {
-		if i > 0 && v.Content != nil && prev != nil && string(v.Content) == string(prev) {
-			continue // the same bytes: the same keys and origins
-		}
-		prev = v.Content
-		keys, err := keysOf(v)
-		if err != nil {
-			if i == len(versions)-1 {
-				return nil, err
-			}
-			keys = map[string]string{} // an unreadable past version: its keys are unknown
-		}
-		next := map[string]cur{}
-		for k, val := range keys {
-			if c, ok := now[k]; ok && c.value == val {
-				next[k] = c
-				continue
-			}
-			o := originOf(v.Entry)
-			if first, ok := seen[k][val]; ok && v.Entry.Source == state.SourceRestore {
-				o = first
-				o.Restored, o.RestoredBy = true, v.Entry.Commit
-			}
-			if seen[k] == nil {
-				seen[k] = map[string]Origin{}
-			}
-			if _, ok := seen[k][val]; !ok {
-				seen[k][val] = originOf(v.Entry)
-			}
-			next[k] = cur{val, o}
-		}
-		now, final = next, keys
+	if lastContent == nil {
+		return nil, fmt.Errorf("%s: deleted in %s: %w", path, state.ShortID(h.Entry(n-1).Commit), state.ErrNotFound)
 	}
 	if kind == KindTree && prefix != "" {
 		if err := CheckPointer(prefix); err != nil {
 			return nil, err
 		}
 	}
-	var out []BlameLine
-	for _, k := range sortedKeys(final) {
-		if prefix != "" && k != prefix && !strings.HasPrefix(k, prefix+"/") {
-			continue
+	if kind == KindMemory {
+		vs := make([]Version, n)
+		for i := range vs {
+			c, err := h.Content(i)
+			if err != nil {
+				return nil, err
+			}
+			vs[i] = Version{Entry: h.Entry(i), Content: c}
 		}
-		out = append(out, BlameLine{Key: k, Value: now[k].value, Origin: now[k].o})
+		return blameLines(vs), nil
 	}
-	if prefix != "" && len(out) == 0 {
+	keysOf := func(content []byte, hint int) (map[string]string, error) {
+		if content == nil {
+			return map[string]string{}, nil
+		}
+		if kind == KindGraph {
+			return GraphItems(content), nil
+		}
+		doc, err := Decode(path, content)
+		if err != nil {
+			return nil, err
+		}
+		return leaves(doc, hint), nil
+	}
+	final, err := keysOf(lastContent, 0)
+	if err != nil {
+		return nil, err
+	}
+	wanted := map[string]bool{}
+	for k := range final {
+		if prefix == "" || k == prefix || strings.HasPrefix(k, prefix+"/") {
+			wanted[k] = true
+		}
+	}
+	if prefix != "" && len(wanted) == 0 {
 		return nil, fmt.Errorf("%s: %s: no such key in the last recorded version: %w", path, prefix, state.ErrNotFound)
+	}
+	run := make(map[string]int, len(wanted))   // key → oldest version of its run so far
+	open := make(map[string]bool, len(wanted)) // keys whose run goes on
+	restored := map[string]int{}               // key → the restore that began its run
+	first := map[string]int{}                  // restored key → oldest version holding its value
+	for k := range wanted {
+		run[k], open[k] = n-1, true
+	}
+	prev, prevKeys := lastContent, final
+	for i := n - 2; i >= 0 && (len(open) > 0 || len(restored) > 0); i-- {
+		content, err := h.Content(i)
+		if err != nil {
+			content = nil // an unreadable past version: its keys are unknown
+		}
+		keys := prevKeys // the same bytes: the same keys
+		if content == nil || prev == nil || string(content) != string(prev) {
+			if keys, err = keysOf(content, len(final)); err != nil {
+				keys = map[string]string{}
+			}
+		}
+		holds := func(k string) bool {
+			v, ok := keys[k]
+			return ok && v == final[k]
+		}
+		for k := range open {
+			if holds(k) {
+				run[k] = i
+				continue
+			}
+			delete(open, k)
+			if h.Entry(run[k]).Source == state.SourceRestore {
+				restored[k] = run[k]
+			}
+		}
+		for k := range restored {
+			if holds(k) {
+				first[k] = i
+			}
+		}
+		prev, prevKeys = content, keys
+	}
+	var out []BlameLine
+	for _, k := range sortedKeys(wanted) {
+		o := originOf(h.Entry(run[k]))
+		if f, ok := first[k]; ok {
+			o = originOf(h.Entry(f))
+			o.Restored, o.RestoredBy = true, h.Entry(restored[k]).Commit
+		}
+		out = append(out, BlameLine{Key: k, Value: final[k], Origin: o})
 	}
 	return out, nil
 }

@@ -65,8 +65,12 @@ func Escape(tok string) string {
 
 // Leaves flattens a document into its leaves: the pointer of every scalar,
 // empty object and empty array, with its value in compact JSON.
-func Leaves(v any) map[string]string {
-	out := map[string]string{}
+func Leaves(v any) map[string]string { return leaves(v, 0) }
+
+// leaves is Leaves with a guess of the number of leaves (the previous
+// version's, in a blame), so the map does not grow step by step.
+func leaves(v any, hint int) map[string]string {
+	out := make(map[string]string, hint)
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {
 		switch x := v.(type) {
