@@ -29,10 +29,13 @@ type Context struct {
 	At     *time.Time `json:"at,omitempty"` // the moment asked for; absent for a revision
 	Commit string     `json:"commit"`
 	*Report
-	L1        []L1File      `json:"l1_files"`
-	Memory    *MemoryWindow `json:"memory,omitempty"`
-	Entities  []GraphEntity `json:"entities"`
-	Relations int           `json:"relations"`
+	L1       []L1File      `json:"l1_files"`
+	Memory   *MemoryWindow `json:"memory,omitempty"`
+	Entities []GraphEntity `json:"entities"`
+	// PastTTL is the deadline the workflow state had passed at T: a resume
+	// then would have expired it (absent for a revision).
+	PastTTL   *time.Time `json:"past_ttl,omitempty"`
+	Relations int        `json:"relations"`
 }
 
 // L1File is one L1 file as recorded.
@@ -91,6 +94,11 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 	if !s.Time.IsZero() {
 		t := s.Time
 		c.At = &t
+		if d, ok := a.deadlineAt(s); ok && !t.Before(d) && c.Active {
+			c.PastTTL = &d
+			c.Next = append([]string{fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
+				c.Type, d.Format(time.RFC3339))}, c.Next...)
+		}
 	}
 	cfg := a.Eng.Config()
 	for _, p := range s.Paths() {
@@ -256,4 +264,42 @@ func (a *Agent) Peek() *Report {
 // disk or recorded, as `strata decisions` reads them.
 func (a *Agent) Pending() []Decision {
 	return decisionsOf(disk{a}.folders())
+}
+
+// deadlineAt is the TTL deadline of the workflow state recorded in s, by
+// the rules Expire applies: lastUpdated (or the last restore recorded by
+// then, when later) plus the document's ttl, the configured ttl or 24h; ok
+// is false when it has none (ttl: off, a state of the user's own shape, no
+// lastUpdated).
+func (a *Agent) deadlineAt(s *engine.Snapshot) (time.Time, bool) {
+	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
+	if !ok || k.Class != state.ClassWorkflowState || k.Schema != string(state.ClassWorkflowState) || k.TTL == "off" {
+		return time.Time{}, false
+	}
+	data, ok := s.Read(k.Path)
+	if !ok || !a.conforms(k, data) {
+		return time.Time{}, false
+	}
+	doc := decodeObject(data)
+	last, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	ttl := DefaultTTL
+	if k.TTL != "" {
+		if ttl, err = ParseTTL(k.TTL); err != nil {
+			return time.Time{}, false
+		}
+	}
+	if v := str(doc, "ttl"); v != "" {
+		if ttl, err = ParseTTL(v); err != nil {
+			return time.Time{}, false
+		}
+	}
+	base := last
+	if ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Until: s.Time, Limit: 1}); err == nil && len(ents) > 0 &&
+		ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
+		base = ents[0].Time
+	}
+	return base.Add(ttl), true
 }
