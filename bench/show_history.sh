@@ -37,3 +37,7 @@ want=$(git show "$(git log -1 --format=%H --before="$T" refs/strata/state -- "$p
 got=$("$strata" show "$path" --at "$T")
 [ "$got" = "$want" ] || { echo "strata and git disagree: $got vs $want"; exit 1; }
 echo "show --at on $n commits (whole process): strata $s ms, git log -1 --before + git show $g ms, ratio $(awk -v a="$g" -v b="$s" 'BEGIN{printf "%.1f", a/(b>0?b:1)}')× (same bytes)"
+# strata at T: the agent's whole context at the same moment (every kept
+# file of the snapshot, the layers, the report); target: within 2× of show --at.
+a=$(for i in 1 2 3 4 5; do ms "$strata" at "$T"; done | median)
+echo "at T on $n commits (whole process): strata at $a ms, strata show --at $s ms, ratio $(awk -v a="$a" -v b="$s" 'BEGIN{printf "%.1f", a/(b>0?b:1)}')×"
