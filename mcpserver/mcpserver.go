@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,12 +97,8 @@ func toolError(err error) error {
 	if errors.As(err, &ps) {
 		return errors.New(ps.Error())
 	}
-	if errors.Is(err, state.ErrNotFound) {
-		msg := err.Error()
-		if n := len(msg) - len(": "+state.ErrNotFound.Error()); n > 0 && msg[n:] == ": "+state.ErrNotFound.Error() {
-			msg = msg[:n]
-		}
-		return errors.New(msg)
+	if errors.Is(err, state.ErrNotFound) { // as the CLI: the sentinel is not repeated
+		return errors.New(strings.TrimSuffix(err.Error(), ": "+state.ErrNotFound.Error()))
 	}
 	return err
 }
