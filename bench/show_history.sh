@@ -39,3 +39,9 @@ echo "show --at on $n commits, whole process, after git gc + commit-graph (same 
   "strata=$strata show $path --at $T" \
   "rev-list=git rev-list -1 --before=$T refs/strata/state && git show {}:$path" \
   "log-path=git log -1 --format=%H --before=$T refs/strata/state -- $path && git show {}:$path")
+# strata at T: the agent's whole context at the same moment (every kept file
+# of the snapshot, the layers, the report); target: within 2x of show --at.
+echo "at T vs show --at on $n commits, whole process:"
+(cd "$here" && go run ./bench/vs -runs "${RUNS:-11}" -dir "$dir" -ratio at=show:2 \
+  "at=$strata at $T" \
+  "show=$strata show $path --at $T")

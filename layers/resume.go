@@ -84,14 +84,29 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Expired: x, Decisions: []Decision{}, Sessions: []Session{}, Paths: map[string]any{}}
+	r := a.report(disk{a}, a.Eng.Now())
+	r.Expired = x
+	r.Next = next(r)
+	return r, nil
+}
+
+// view is what the read protocol reads from: the disk (resume) or one
+// commit of history (at).
+type view interface {
+	read(rel string) ([]byte, bool)
+	phaseFiles() []phase.TierFile
+	folders() []phase.Folder
+}
+
+// report reads the layers from v; now is the moment ages are measured from.
+func (a *Agent) report(v view, now time.Time) *Report {
+	r := &Report{Decisions: []Decision{}, Sessions: []Session{}, Paths: map[string]any{}}
 	cfg := a.Eng.Config()
-	now := a.Eng.Now()
 
 	// L1
 	for _, c := range synced {
 		for _, p := range l1Paths(cfg, c) {
-			data, ok := a.read(p)
+			data, ok := v.read(p)
 			if !ok {
 				continue
 			}
@@ -119,20 +134,20 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 		}
 	}
 	for _, p := range foreignL1(cfg) {
-		if _, ok := a.read(p); ok {
+		if _, ok := v.read(p); ok {
 			r.Layers.L1 = true
 			r.Foreign = append(r.Foreign, p)
 		}
 	}
 	// L3
 	r.Paths["l3"] = cfg.Graph
-	if data, ok := a.read(cfg.Graph); ok {
+	if data, ok := v.read(cfg.Graph); ok {
 		r.Layers.L3 = true
 		r.L3 = graphObservations(data, "workflow-state")
 	}
 	// L2
 	r.Paths["l2"] = cfg.Memory
-	if data, ok := a.read(cfg.Memory); ok {
+	if data, ok := v.read(cfg.Memory); ok {
 		r.Layers.L2 = true
 		if d, err := markdown.Parse(data); err == nil {
 			if s := d.Find(WorkflowSection, 0); s != nil {
@@ -148,10 +163,10 @@ func (a *Agent) Resume(src state.Source) (*Report, error) {
 		}
 	}
 	r.Tier = r.Layers.Tier()
-	r.Sessions = a.sessions()
-	r.Decisions = a.decisions()
+	r.Sessions = sessionsOf(v.phaseFiles())
+	r.Decisions = decisionsOf(v.folders())
 	r.Next = next(r)
-	return r, nil
+	return r
 }
 
 // read reads a kept file through the engine (no symlinks, size-limited).
@@ -200,15 +215,38 @@ func graphObservations(data []byte, name string) []string {
 	return nil
 }
 
-// sessions reports the last contiguous completed tier of each phase-output
-// session (package phase decides, as `strata phase recover` does). Problems
-// with the files are gaps there, not errors of resume.
-func (a *Agent) sessions() []Session {
-	files, _, err := a.Eng.PhaseFiles()
-	out := []Session{}
+// disk is the view of the work tree, read through the engine.
+type disk struct{ a *Agent }
+
+func (d disk) read(rel string) ([]byte, bool) { return d.a.read(rel) }
+
+// phaseFiles are the phase-output files on disk; problems with them are
+// gaps there, not errors of resume.
+func (d disk) phaseFiles() []phase.TierFile {
+	files, _, _ := d.a.Eng.PhaseFiles()
+	return files
+}
+
+// folders are the feature folders of Phase Outcomes, as `strata decisions`
+// reads them.
+func (d disk) folders() []phase.Folder {
+	var out []phase.Folder
+	dirs, err := d.a.Eng.FolderDirs()
 	if err != nil {
 		return out
 	}
+	for _, dir := range dirs {
+		if f, _, err := d.a.Eng.Folder(dir); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// sessionsOf reports the last contiguous completed tier of each phase-output
+// session (package phase decides, as `strata phase recover` does).
+func sessionsOf(files []phase.TierFile) []Session {
+	out := []Session{}
 	for _, ps := range phase.Sessions(files) {
 		rec := phase.Recover(ps.Name, ps.Tiers, 0)
 		s := Session{Name: ps.Name, LastCompleted: rec.LastCompleted, NextPhase: rec.NextPhase, NextLabel: rec.NextLabel, Gaps: []int{}}
@@ -221,19 +259,11 @@ func (a *Agent) sessions() []Session {
 	return out
 }
 
-// decisions lists the unresolved pending decisions of every Phase Outcome,
+// decisionsOf lists the unresolved pending decisions of every Phase Outcome,
 // as `strata decisions` does (a decision without "blocking" blocks).
-func (a *Agent) decisions() []Decision {
+func decisionsOf(folders []phase.Folder) []Decision {
 	out := []Decision{}
-	dirs, err := a.Eng.FolderDirs()
-	if err != nil {
-		return out
-	}
-	for _, dir := range dirs {
-		f, _, err := a.Eng.Folder(dir)
-		if err != nil {
-			continue
-		}
+	for _, f := range folders {
 		for _, d := range f.Pending() {
 			out = append(out, Decision{Feature: d.Feature, ID: d.ID, Question: d.Question, Options: d.Options,
 				Recommended: d.Recommended, Blocking: d.Blocking, Outcome: d.Outcome})

@@ -59,6 +59,12 @@ section "pre-commit hook, in-process check of 20 staged files"
 run go test -run '^$' -bench 'BenchmarkPreCommit20' -benchtime 50x ./hooks/ | grep -E 'Benchmark'
 
 
+section "blame of a 50-key file over 10 000 versions (target: under 200 ms)"
+run go test -run '^$' -bench 'BenchmarkBlame50Keys10kVersions' -benchtime 3x -timeout 20m ./engine/ | grep -E '^Benchmark'
+
+section "MCP server: strata_show once started (target: under 10 ms)"
+run go test -run '^$' -bench 'BenchmarkShow' -benchtime 200x ./mcpserver/ | grep -E '^Benchmark'
+
 section "strata watch: latency, burst, idle memory"
 run go run ./bench/watch -strata "$strata"
 exit $status

@@ -13,17 +13,22 @@ import (
 type claudeOptions struct {
 	DryRun bool
 	Remove bool
+	MCP    bool
 }
 
 func newClaudeCommand(e *env) *cli.Command {
 	sub := func(name, usage string, remove bool) *cli.Command {
 		o := claudeOptions{Remove: remove}
+		flags := []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting settings.json instead of writing it", Destination: &o.DryRun},
+		}
+		if !remove {
+			flags = append(flags, &cli.BoolFlag{Name: "mcp", Usage: "also register strata's read-only MCP server in .mcp.json", Destination: &o.MCP})
+		}
 		return &cli.Command{
 			Name:  name,
 			Usage: usage,
-			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting settings.json instead of writing it", Destination: &o.DryRun},
-			},
+			Flags: flags,
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 0 {
 					return usagef("claude %s takes no arguments", name)
@@ -40,7 +45,11 @@ SessionStart runs "` + hooks.ResumeCommand + `" (its output joins the session's
 context) and PostToolUse, for ` + hooks.ValidateMatcher + `, runs
 "` + hooks.ValidateCommand + `" (exit 2 shows the agent the errors in the state file
 it just wrote). uninstall removes exactly those entries. Both are idempotent;
-the written file is recorded with source record.`,
+the written file is recorded with source record.
+
+install --mcp also registers "strata mcp" as the project's MCP server
+"strata" in .mcp.json, as 'claude mcp add --scope project' writes it,
+keeping every other key.`,
 		Subcommands: []*cli.Command{
 			sub("install", "merge strata's SessionStart and PostToolUse hooks into .claude/settings.json", false),
 			sub("uninstall", "remove strata's hooks from .claude/settings.json", true),
@@ -52,6 +61,11 @@ func runClaude(e *env, o claudeOptions) error {
 	eng, err := open(e)
 	if err != nil {
 		return err
+	}
+	if o.MCP {
+		if err := installMCP(e, eng, o.DryRun); err != nil {
+			return err
+		}
 	}
 	k, kept := eng.Config().Classify(hooks.SettingsPath)
 	if !kept { // the user's rules ignore it: still edit it, but record nothing

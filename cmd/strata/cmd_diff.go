@@ -14,6 +14,7 @@ type diffOptions struct {
 	From string
 	To   string
 	JSON bool
+	Keys bool
 }
 
 func newDiffCommand(e *env) *cli.Command {
@@ -24,11 +25,18 @@ func newDiffCommand(e *env) *cli.Command {
 		ArgsUsage: "PATH",
 		Description: `Prints a unified diff of PATH. --from and --to each take a time (RFC 3339
 or '2h ago') or a commit-ish. Without --from: the last recorded version.
-Without --to: the file in the work tree.`,
+Without --to: the file in the work tree.
+
+--keys compares structures instead of lines: for JSON and YAML each
+changed JSON Pointer (/phase: "plan" → "implement", + /phases/2,
+- /enforcement), ignoring key order and whitespace; for the memory graph
+each entity or relation added, removed or with observations changed; for
+MEMORY.md each section added, removed or with lines changed.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "old side: time `T` or commit-ish R", Destination: &o.From},
 			&cli.StringFlag{Name: "to", Usage: "new side: time `T` or commit-ish R (default: the work tree)", Destination: &o.To},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document: path, from, to, changed, diff", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document: path, from, to, changed, diff (with --keys: path, changes)", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "keys", Usage: "key-level changes: JSON Pointers for JSON/YAML, entities for the graph, sections for MEMORY.md", Destination: &o.Keys},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -61,6 +69,13 @@ func runDiff(e *env, o diffOptions) error {
 	if o.To != "" {
 		p := pointOf(e, o.To)
 		to = &p
+	}
+	if o.Keys {
+		changes, err := eng.KeyDiff(k, pointOf(e, o.From), to)
+		if err != nil {
+			return err
+		}
+		return printKeyChanges(e, k.Path, changes, o.JSON)
 	}
 	d, err := eng.Diff(k, pointOf(e, o.From), to)
 	if err != nil {

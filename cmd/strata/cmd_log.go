@@ -18,6 +18,8 @@ type logOptions struct {
 	N        int
 	JSON     bool
 	Rejected bool
+	Patch    bool
+	Keys     bool
 }
 
 func newLogCommand(e *env) *cli.Command {
@@ -32,6 +34,8 @@ func newLogCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "at most `N` entries", Destination: &o.N},
 			&cli.BoolFlag{Name: "rejected", Usage: "list refs/strata/rejected instead", Destination: &o.Rejected},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {commit, time, path, action, source, class}", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "show each change's diff against the version before it", Destination: &o.Patch},
+			&cli.BoolFlag{Name: "keys", Usage: "with -p: key-level changes instead of lines (as diff --keys)", Destination: &o.Keys},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -95,6 +99,9 @@ func runLog(e *env, o logOptions) error {
 		} else {
 			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
 				termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)), home)
+			if o.Patch || o.Keys {
+				printPatch(e, eng, en, o.Keys)
+			}
 		}
 		last := i+1 == len(entries) || entries[i+1].Commit != en.Commit
 		if en.Source == state.SourceSync && last && !shown[en.Commit] {

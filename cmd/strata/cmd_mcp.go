@@ -1,0 +1,32 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/mcpserver"
+)
+
+func newMCPCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the history to an agent: a read-only MCP server over stdio",
+		Description: `Speaks the Model Context Protocol (JSON-RPC, one message per line) on
+stdin and stdout; its own logs go to stderr. Tools, each read-only:
+strata_log, strata_show, strata_diff, strata_blame, strata_at,
+strata_resume (nothing is expired), strata_decisions, strata_validate
+(nothing is recorded). A tool that fails (a path outside the kept files, a
+time that does not parse) answers with an MCP tool error and the server
+goes on. Register it for Claude Code with: strata claude install --mcp`,
+		Action: func(c *cli.Context) error {
+			eng, err := open(e) // fail at once outside a repository
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(e.Err, nil))
+			log.Info("serving MCP on stdio", "root", eng.Root())
+			return mcpserver.Serve(c.Context, e.In, e.Out, mcpserver.Options{Dir: eng.Root(), Now: e.Now, Version: version(), Log: log})
+		},
+	}
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/strata-dev/strata/semantic"
+)
+
+// printKeyChanges prints key-level changes, one per line (a graph entity's
+// or a section's lines indented under it), or as {path, changes}.
+func printKeyChanges(e *env, path string, changes []semantic.Change, asJSON bool) error {
+	if changes == nil {
+		changes = []semantic.Change{}
+	}
+	if asJSON {
+		return writeJSON(e.Out, map[string]any{"path": path, "changes": changes})
+	}
+	for _, c := range changes {
+		for _, l := range strings.Split(c.String(), "\n") {
+			fmt.Fprintln(e.Out, termSafe(l))
+		}
+	}
+	return nil
+}

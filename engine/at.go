@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"path"
+	"sort"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/phase"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
+)
+
+// Snapshot is the kept state as one commit of history recorded it: what
+// `strata at` reads instead of the disk. It never reads the work tree.
+type Snapshot struct {
+	Commit string    // the commit read
+	Time   time.Time // the moment asked for; zero for a revision
+	e      *Engine
+	files  map[string]string // path → blob id
+}
+
+// SnapshotAt reads the whole kept state at a point. A point before anything
+// was recorded is an error wrapping state.ErrNotFound.
+func (e *Engine) SnapshotAt(p Point) (*Snapshot, error) {
+	c, err := e.Commit(p)
+	if err != nil {
+		return nil, err
+	}
+	files, err := e.store.Files(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{Commit: c, Time: p.At, e: e, files: files}, nil
+}
+
+// Paths lists the kept paths the snapshot holds, sorted.
+func (s *Snapshot) Paths() []string {
+	out := make([]string, 0, len(s.files))
+	for p := range s.files {
+		if _, ok := s.e.cfg.Classify(p); ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Read returns a kept path's recorded bytes; ok is false when the snapshot
+// does not hold it or it is not a kept path under the current configuration.
+func (s *Snapshot) Read(p string) ([]byte, bool) {
+	if _, had := s.files[p]; !had {
+		return nil, false
+	}
+	if _, ok := s.e.cfg.Classify(p); !ok {
+		return nil, false
+	}
+	data, err := s.e.store.ReadFile(s.Commit, p)
+	if err != nil {
+		return nil, false
+	}
+	return data, true
+}
+
+// PhaseFiles reads every recorded phase-output file as a tier of its
+// session, as Engine.PhaseFiles reads them from disk.
+func (s *Snapshot) PhaseFiles() []phase.TierFile {
+	var out []phase.TierFile
+	for _, p := range s.Paths() {
+		k, _ := s.e.cfg.Classify(p)
+		if k.Class != state.ClassPhaseOutput {
+			continue
+		}
+		data, ok := s.Read(p)
+		if !ok {
+			continue
+		}
+		ps := s.e.v.Validate(k.Path, data, k.Schema)
+		doc, _ := validate.DecodeJSON(k.Path, data)
+		if k.Schema == string(state.ClassPhaseOutput) {
+			out = append(out, phase.NewTierFile(p, doc, !ps.Invalid()))
+		} else {
+			out = append(out, phase.NewForeignTierFile(p, doc, !ps.Invalid()))
+		}
+	}
+	return out
+}
+
+// Folders reads every recorded feature folder of Phase Outcomes and
+// resolutions, as Engine.Folder reads one; files failing their schema are
+// left out.
+func (s *Snapshot) Folders() []phase.Folder {
+	byDir := map[string][]config.Kept{}
+	var dirs []string
+	for _, p := range s.Paths() {
+		k, _ := s.e.cfg.Classify(p)
+		if !isHandoff(k.Class) {
+			continue
+		}
+		d := path.Dir(p)
+		if _, seen := byDir[d]; !seen {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], k)
+	}
+	out := make([]phase.Folder, 0, len(dirs))
+	for _, dir := range dirs {
+		f := phase.Folder{Dir: dir, Feature: path.Base(dir)}
+		for _, k := range byDir[dir] {
+			if n := phase.Number(k.Path); n >= 0 {
+				f.Numbers = append(f.Numbers, n)
+			}
+			data, ok := s.Read(k.Path)
+			if !ok || s.e.v.Validate(k.Path, data, k.Schema).Invalid() {
+				continue
+			}
+			doc, ps := validate.DecodeYAML(k.Path, data)
+			if ps.Invalid() {
+				continue
+			}
+			if k.Class == state.ClassPhaseOutcome {
+				f.Outcomes = append(f.Outcomes, phase.ParseOutcome(k.Path, doc))
+			} else {
+				r := phase.ParseResolution(k.Path, doc)
+				r.Recorded = true
+				f.Resolutions = append(f.Resolutions, r)
+			}
+		}
+		f.Sort()
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,305 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/phase"
+	"github.com/strata-dev/strata/state"
+)
+
+// What Claude Code loads of MEMORY.md: the first 200 lines or 25 KB,
+// whichever comes first.
+const (
+	WindowLines = 200
+	WindowBytes = 25 * 1024
+)
+
+// Context is the agent's whole context as one moment of history recorded
+// it (`strata at`): the resume report read from that commit instead of the
+// disk, plus the L1 files, the part of MEMORY.md Claude Code would have
+// loaded and the L3 entities.
+type Context struct {
+	At     *time.Time `json:"at,omitempty"` // the moment asked for; absent for a revision
+	Commit string     `json:"commit"`
+	*Report
+	L1       []L1File      `json:"l1_files"`
+	Memory   *MemoryWindow `json:"memory,omitempty"`
+	Entities []GraphEntity `json:"entities"`
+	// PastTTL is the deadline the workflow state had passed at T: a resume
+	// then would have expired it (absent for a revision).
+	PastTTL   *time.Time `json:"past_ttl,omitempty"`
+	Relations int        `json:"relations"`
+}
+
+// L1File is one L1 file as recorded.
+type L1File struct {
+	Path    string          `json:"path"`
+	Class   state.Class     `json:"class"`
+	Content json.RawMessage `json:"content,omitempty"` // absent when it is not JSON
+}
+
+// MemoryWindow is MEMORY.md against what Claude Code loads of it.
+type MemoryWindow struct {
+	Path        string     `json:"path"`
+	Lines       int        `json:"lines"`
+	Bytes       int        `json:"bytes"`
+	LoadedLines int        `json:"loaded_lines"`
+	LoadedBytes int        `json:"loaded_bytes"`
+	Loaded      string     `json:"loaded"` // the loaded text
+	Cut         []CutEntry `json:"cut"`    // entries past the window
+}
+
+// CutEntry is a heading or list item of MEMORY.md that Claude Code does not
+// load (Partial: it starts inside the window and ends past it).
+type CutEntry struct {
+	Line    int    `json:"line"`
+	Section string `json:"section"`
+	Text    string `json:"text"`
+	Partial bool   `json:"partial,omitempty"`
+}
+
+// GraphEntity is one L3 entity.
+type GraphEntity struct {
+	Name         string   `json:"name"`
+	EntityType   string   `json:"entityType"`
+	Observations []string `json:"observations"`
+}
+
+// snap is the view of one commit.
+type snap struct{ s *engine.Snapshot }
+
+func (v snap) read(rel string) ([]byte, bool) { return v.s.Read(rel) }
+func (v snap) phaseFiles() []phase.TierFile   { return v.s.PhaseFiles() }
+func (v snap) folders() []phase.Folder        { return v.s.Folders() }
+
+// At reads the context as of a point of history. It writes nothing and
+// expires nothing: a workflow past its TTL then is reported as it was.
+func (a *Agent) At(p engine.Point) (*Context, error) {
+	s, err := a.Eng.SnapshotAt(p)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Time
+	if now.IsZero() {
+		now = a.Eng.Now()
+	}
+	c := &Context{Commit: s.Commit, Report: a.report(snap{s}, now), L1: []L1File{}, Entities: []GraphEntity{}}
+	if !s.Time.IsZero() {
+		t := s.Time
+		c.At = &t
+		if d, ok := a.deadlineAt(s); ok && !t.Before(d) && c.Active {
+			c.PastTTL = &d
+			c.Next = append([]string{fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
+				c.Type, d.Format(time.RFC3339))}, c.Next...)
+		}
+	}
+	cfg := a.Eng.Config()
+	for _, p := range s.Paths() {
+		k, _ := cfg.Classify(p)
+		if !isSynced(k.Class) && k.Class != state.ClassClaudeJSON {
+			continue
+		}
+		data, _ := s.Read(p)
+		f := L1File{Path: p, Class: k.Class}
+		if json.Valid(data) {
+			f.Content = compactJSON(data)
+		}
+		c.L1 = append(c.L1, f)
+	}
+	if data, ok := s.Read(cfg.Memory); ok {
+		c.Memory = Window(cfg.Memory, data)
+	}
+	if data, ok := s.Read(cfg.Graph); ok {
+		c.Entities, c.Relations = Entities(data)
+	}
+	return c, nil
+}
+
+func compactJSON(data []byte) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, data) != nil {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// Window cuts MEMORY.md where Claude Code stops loading it and names the
+// headings and list items past that point.
+func Window(path string, data []byte) *MemoryWindow {
+	w := &MemoryWindow{Path: path, Bytes: len(data), Cut: []CutEntry{}}
+	end, lines := 0, 0
+	for end < len(data) && lines < WindowLines {
+		i := bytes.IndexByte(data[end:], '\n')
+		next := len(data)
+		if i >= 0 {
+			next = end + i + 1
+		}
+		if next > WindowBytes {
+			end = WindowBytes
+			lines++ // a partly loaded line
+			break
+		}
+		end = next
+		lines++
+	}
+	w.Lines = bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		w.Lines++
+	}
+	w.LoadedLines, w.LoadedBytes, w.Loaded = lines, end, strings.ToValidUTF8(string(data[:end]), "")
+	if end >= len(data) {
+		return w
+	}
+	d, err := markdown.Parse(data)
+	if err != nil {
+		return w
+	}
+	for _, sec := range d.Sections() {
+		if sec.Start >= end {
+			w.Cut = append(w.Cut, CutEntry{Line: sec.StartLine, Section: sec.Heading, Text: strings.Repeat("#", sec.Level) + " " + sec.Heading})
+		}
+		for _, it := range sec.Items {
+			if it.End > end {
+				w.Cut = append(w.Cut, CutEntry{Line: it.Line, Section: sec.Heading, Text: it.Text, Partial: it.Start < end})
+			}
+		}
+	}
+	return w
+}
+
+// Entities reads the entities of an MCP memory graph file and counts its
+// relations; lines it cannot read are skipped.
+func Entities(data []byte) ([]GraphEntity, int) {
+	out := []GraphEntity{}
+	rels := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var e struct {
+			Type string `json:"type"`
+			GraphEntity
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		switch e.Type {
+		case "entity":
+			if e.Observations == nil {
+				e.Observations = []string{}
+			}
+			out = append(out, e.GraphEntity)
+		case "relation":
+			rels++
+		}
+	}
+	return out, rels
+}
+
+// Text renders the context for a person or an agent.
+func (c *Context) Text() string {
+	var b strings.Builder
+	if c.At != nil {
+		fmt.Fprintf(&b, "as of %s (commit %s)\n", c.At.Format(time.RFC3339), state.ShortID(c.Commit))
+	} else {
+		fmt.Fprintf(&b, "as of commit %s\n", state.ShortID(c.Commit))
+	}
+	b.WriteString(c.Report.Text())
+	b.WriteString("L1 files:\n")
+	if len(c.L1) == 0 {
+		b.WriteString("  none\n")
+	}
+	for _, f := range c.L1 {
+		if f.Content != nil {
+			fmt.Fprintf(&b, "  %s: %s\n", f.Path, clipText(string(f.Content), 200))
+		} else {
+			fmt.Fprintf(&b, "  %s (not JSON)\n", f.Path)
+		}
+	}
+	if m := c.Memory; m != nil {
+		fmt.Fprintf(&b, "L2 %s: %d lines, %d bytes; Claude Code loads %d lines, %d bytes\n", m.Path, m.Lines, m.Bytes, m.LoadedLines, m.LoadedBytes)
+		if len(m.Cut) > 0 {
+			fmt.Fprintf(&b, "  not loaded (%d entries):\n", len(m.Cut))
+			for _, e := range m.Cut {
+				part := ""
+				if e.Partial {
+					part = " (partly)"
+				}
+				fmt.Fprintf(&b, "    line %d [%s]%s: %s\n", e.Line, e.Section, part, clipText(e.Text, 120))
+			}
+		}
+	} else {
+		b.WriteString("L2: none\n")
+	}
+	fmt.Fprintf(&b, "L3 entities: %d, relations: %d\n", len(c.Entities), c.Relations)
+	for _, e := range c.Entities {
+		fmt.Fprintf(&b, "  %s (%s): %d observations\n", e.Name, e.EntityType, len(e.Observations))
+	}
+	return b.String()
+}
+
+// clipText keeps the first n runes of one line of s.
+func clipText(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// Peek is Resume without its writes: the report of the disk as it is now,
+// a workflow past its TTL reported as it stands, nothing expired or
+// recorded. The read-only MCP server answers with it.
+func (a *Agent) Peek() *Report {
+	return a.report(disk{a}, a.Eng.Now())
+}
+
+// Pending lists the unresolved pending decisions of every Phase Outcome on
+// disk or recorded, as `strata decisions` reads them.
+func (a *Agent) Pending() []Decision {
+	return decisionsOf(disk{a}.folders())
+}
+
+// deadlineAt is the TTL deadline of the workflow state recorded in s, by
+// the rules Expire applies: lastUpdated (or the last restore recorded by
+// then, when later) plus the document's ttl, the configured ttl or 24h; ok
+// is false when it has none (ttl: off, a state of the user's own shape, no
+// lastUpdated).
+func (a *Agent) deadlineAt(s *engine.Snapshot) (time.Time, bool) {
+	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
+	if !ok || k.Class != state.ClassWorkflowState || k.Schema != string(state.ClassWorkflowState) || k.TTL == "off" {
+		return time.Time{}, false
+	}
+	data, ok := s.Read(k.Path)
+	if !ok || !a.conforms(k, data) {
+		return time.Time{}, false
+	}
+	doc := decodeObject(data)
+	last, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	ttl := DefaultTTL
+	if k.TTL != "" {
+		if ttl, err = ParseTTL(k.TTL); err != nil {
+			return time.Time{}, false
+		}
+	}
+	if v := str(doc, "ttl"); v != "" {
+		if ttl, err = ParseTTL(v); err != nil {
+			return time.Time{}, false
+		}
+	}
+	base := last
+	if ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Until: s.Time, Limit: 1}); err == nil && len(ents) > 0 &&
+		ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
+		base = ents[0].Time
+	}
+	return base.Add(ttl), true
+}

@@ -1,0 +1,241 @@
+// Package semantic reads kept files as structures rather than lines, for
+// `strata blame` and `strata diff --keys`: JSON and YAML as trees of JSON
+// Pointers (object key order and whitespace do not matter), the MCP memory
+// graph as entities and their observations, MEMORY.md as sections and their
+// lines. It is pure: versions in, answers out.
+package semantic
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
+)
+
+// Kind is how a file is read.
+type Kind int
+
+const (
+	KindTree   Kind = iota // JSON or YAML
+	KindGraph              // MCP memory JSONL
+	KindMemory             // MEMORY.md
+)
+
+// KindOf says how a kept file of class c at path is read; ok is false when
+// it has no structure strata reads (a file of the user's own format).
+func KindOf(path string, c state.Class) (Kind, bool) {
+	switch {
+	case c == state.ClassGraph:
+		return KindGraph, true
+	case c == state.ClassMemory:
+		return KindMemory, true
+	case validate.FormatOf(path) == validate.FormatJSON, validate.FormatOf(path) == validate.FormatYAML:
+		return KindTree, true
+	}
+	return 0, false
+}
+
+// Decode reads a JSON or YAML document; a document that does not parse is
+// its problems.
+func Decode(path string, data []byte) (any, error) {
+	var v any
+	var ps state.Problems
+	if validate.FormatOf(path) == validate.FormatYAML {
+		v, ps = validate.DecodeYAML(path, data)
+	} else {
+		v, ps = validate.DecodeJSON(path, data)
+	}
+	if ps.Invalid() {
+		return nil, ps
+	}
+	return v, nil
+}
+
+// Escape is one JSON Pointer reference token (RFC 6901).
+func Escape(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+}
+
+// Leaves flattens a document into its leaves: the pointer of every scalar,
+// empty object and empty array, with its value in compact JSON.
+func Leaves(v any) map[string]string { return leaves(v, 0) }
+
+// leaves is Leaves with a guess of the number of leaves (the previous
+// version's, in a blame), so the map does not grow step by step.
+func leaves(v any, hint int) map[string]string {
+	out := make(map[string]string, hint)
+	var walk func(ptr string, v any)
+	walk = func(ptr string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if len(x) == 0 {
+				out[ptr] = "{}"
+			}
+			for k, c := range x {
+				walk(ptr+"/"+Escape(k), c)
+			}
+		case []any:
+			if len(x) == 0 {
+				out[ptr] = "[]"
+			}
+			for i, c := range x {
+				walk(ptr+"/"+strconv.Itoa(i), c)
+			}
+		default:
+			out[ptr] = Compact(x)
+		}
+	}
+	walk("", v)
+	return out
+}
+
+// Compact is a value in compact JSON, keys sorted.
+func Compact(v any) string {
+	switch x := v.(type) { // the common scalars without an encoder
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	case json.Number:
+		return string(x)
+	case string:
+		if plain(x) {
+			return `"` + x + `"`
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// plain reports whether s needs no escaping in JSON (and none of the HTML
+// characters encoding/json would escape by default).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// graphItem is one line of a graph file read as a keyed item.
+type graphLine struct {
+	Type         string   `json:"type"`
+	Name         string   `json:"name"`
+	EntityType   string   `json:"entityType"`
+	Observations []string `json:"observations"`
+	From         string   `json:"from"`
+	To           string   `json:"to"`
+	RelationType string   `json:"relationType"`
+}
+
+// graphEntity is an entity with its observations, or a relation (no
+// observations).
+type graphEntity struct {
+	Key          string // "entity NAME" or "relation FROM -TYPE-> TO"
+	Observations []string
+}
+
+// readGraph reads the entities and relations of a graph file, in file
+// order; lines it cannot read are skipped.
+func readGraph(data []byte) []graphEntity {
+	var out []graphEntity
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var l graphLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		switch l.Type {
+		case "entity":
+			out = append(out, graphEntity{Key: "entity " + l.Name, Observations: l.Observations})
+		case "relation":
+			out = append(out, graphEntity{Key: fmt.Sprintf("relation %s -%s-> %s", l.From, l.RelationType, l.To)})
+		}
+	}
+	return out
+}
+
+// GraphItems are a graph file's blame keys: each observation of each
+// entity, and each relation.
+func GraphItems(data []byte) map[string]string {
+	out := map[string]string{}
+	for _, e := range readGraph(data) {
+		if strings.HasPrefix(e.Key, "relation ") {
+			out[e.Key] = ""
+		}
+		for _, o := range e.Observations {
+			out[e.Key+": "+Compact(o)] = ""
+		}
+	}
+	return out
+}
+
+// section is one MEMORY.md section: its heading path and its lines.
+type section struct {
+	Key   string
+	Lines []string
+}
+
+// readSections splits MEMORY.md into its sections, in file order; the text
+// before the first heading is the section "(top)".
+func readSections(data []byte) []section {
+	d, err := markdown.Parse(data)
+	if err != nil {
+		return nil
+	}
+	var out []section
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	first := len(lines) + 1
+	for _, s := range d.Sections() {
+		first = min(first, s.StartLine)
+	}
+	if first > 1 {
+		out = append(out, section{Key: "(top)", Lines: nonBlank(lines[:min(first-1, len(lines))])})
+	}
+	secs := d.Sections()
+	for i, s := range secs {
+		end := len(lines)
+		if i+1 < len(secs) {
+			end = secs[i+1].StartLine - 1
+		}
+		body := []string{}
+		if s.StartLine < end {
+			body = nonBlank(lines[s.StartLine:min(end, len(lines))])
+		}
+		out = append(out, section{Key: strings.Repeat("#", s.Level) + " " + strings.Join(s.Path, " > "), Lines: body})
+	}
+	return out
+}
+
+func nonBlank(ls []string) []string {
+	out := []string{}
+	for _, l := range ls {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
