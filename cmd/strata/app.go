@@ -181,6 +181,7 @@ func newApp(e *env) *cli.App {
 			newClaudeCommand(e),
 			newSyncCommand(e),
 			newDoctorCommand(e),
+			newTimelineCommand(e),
 			newVersionCommand(e),
 			newHelpCommand(),
 		},

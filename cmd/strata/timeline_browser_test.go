@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/timeline"
+)
+
+// chromiumBin finds Debian's chromium (installed by scripts/ensure-chromium.sh,
+// which .ci/run calls before make test) or skips the test saying so.
+func chromiumBin(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium not found: run scripts/ensure-chromium.sh (apt-get install -y chromium) to run the browser tests")
+	return ""
+}
+
+// headless runs chromium on a file:// URL with the given extra flags and
+// returns its stdout; the page gets 2 s of virtual time for its scripts.
+func headless(t *testing.T, bin, url string, extra ...string) []byte {
+	t.Helper()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir(),
+		"--virtual-time-budget=2000"}
+	args = append(append(args, extra...), url)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "chromium %v:\n%s", extra, stderr.String())
+	return stdout.Bytes()
+}
+
+// TestTimelineInBrowser records a small history with real git and strata
+// (versions of a workflow-state file with two phases, a rejected version, a
+// Phase Outcome with a decision and its resolution, a restore) on pinned
+// clocks, writes the page with `strata timeline`, loads it in headless
+// Chromium and checks the DOM after its scripts ran, then keeps a
+// screenshot under the test's temp dir.
+func TestTimelineInBrowser(t *testing.T) {
+	bin := chromiumBin(t)
+	strata, err := exec.LookPath("strata")
+	require.NoError(t, err, "testscript.Main puts the test binary on PATH as strata")
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	home := filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, ".claude"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "PhaseOutcomes", "auth"), 0o755))
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	// run runs a command at the instant now; "!" before it allows a failure.
+	run := func(now string, name string, args ...string) string {
+		t.Helper()
+		at := strings.TrimPrefix(now, "!")
+		cmd := exec.Command(name, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "MEMORY_FILE_PATH=", "STRATA_TEST_NOW="+at,
+			"STRATA_TEST_EPOCH=", "GIT_AUTHOR_NAME=Ada Lovelace", "GIT_AUTHOR_EMAIL=ada@example.com",
+			"GIT_COMMITTER_NAME=Ada Lovelace", "GIT_COMMITTER_EMAIL=ada@example.com", "GIT_COMMITTER_DATE="+at, "GIT_AUTHOR_DATE="+at)
+		out, err := cmd.CombinedOutput()
+		if !strings.HasPrefix(now, "!") {
+			require.NoError(t, err, "%s %v:\n%s", name, args, out)
+		}
+		return string(out)
+	}
+	write := func(rel, content string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(filepath.Join(repo, rel), []byte(content), 0o644))
+	}
+	const ws = ".claude/workflow-state.json"
+	run("2026-11-22T09:00:00Z", "git", "init", "-q")
+	run("2026-11-22T09:00:00Z", "git", "config", "user.name", "Ada Lovelace")
+	run("2026-11-22T09:00:00Z", "git", "commit", "-q", "--allow-empty", "-m", "base")
+	write(ws, `{"type": "DEBUG", "phase": "reproduce", "lastUpdated": "2026-11-22T09:00:00Z"}`+"\n")
+	run("2026-11-22T09:00:00Z", strata, "record")
+	write(ws, `{"type": "DEBUG", "phase": "fix", "lastUpdated": "2026-11-22T10:00:00Z"}`+"\n")
+	run("2026-11-22T10:00:00Z", strata, "record")
+	write(ws, `{"type": "NOPE", "phase": "fix", "lastUpdated": "2026-11-22T10:30:00Z"}`+"\n")
+	out := run("!2026-11-22T10:30:00Z", strata, "record")
+	require.Contains(t, out, "rejected")
+	write("PhaseOutcomes/auth/001-plan.yaml", `phase: plan
+feature: auth
+produced: []
+findings: []
+pending_decisions:
+  - id: D-001
+    type: design
+    question: rotate refresh tokens?
+    options: [rotate, keep]
+    recommended: rotate
+  - id: D-002
+    type: naming
+    question: rename the package?
+    options: [yes, no]
+    recommended: no
+    blocking: false
+`)
+	run("2026-11-22T11:00:00Z", strata, "record", "PhaseOutcomes/auth/001-plan.yaml")
+	run("2026-11-22T12:00:00Z", strata, "decide", "D-001", "rotate", "--feature", "auth")
+	run("2026-11-22T13:00:00Z", strata, "restore", ws, "--at", "2026-11-22T09:30:00Z")
+
+	page := filepath.Join(dir, "timeline.html")
+	out = run("2026-11-22T14:00:00Z", strata, "timeline", "-o", page)
+	require.Contains(t, out, "wrote "+page)
+
+	dom := string(headless(t, bin, "file://"+page+"#ev-1", "--dump-dom"))
+	require.Contains(t, dom, `data-ready="true"`, "the page's script ran")
+	for _, lane := range []string{"workflow phases", "decisions", "L1 files", "L2 MEMORY.md", "L3 graph"} {
+		require.Contains(t, dom, `data-lane="`+lane+`"`)
+	}
+	// 4 kept versions of L1 files (2 of the workflow state, the restore, the
+	// outcome, the resolution = 5), 1 rejected, 2 decisions.
+	events := regexp.MustCompile(`<button[^>]*data-event="`).FindAllString(dom, -1)
+	require.Len(t, events, 8, "one focusable button per event")
+	require.Contains(t, dom, `data-events="8"`)
+	require.Regexp(t, `class="m ev rejected"[^>]*aria-label="rejected update \.claude/workflow-state\.json at 2026-11-22T10:30:00Z \(record\)"`, dom)
+	require.Regexp(t, `class="m ev decision-resolved"[^>]*aria-label="decision D-001 resolved: rotate \(rotate refresh tokens\?\)"`, dom)
+	require.Regexp(t, `class="m ev decision-pending"[^>]*aria-label="decision D-002 pending \(rename the package\?\)"`, dom)
+	require.Regexp(t, `class="m ev restore"[^>]*aria-label="update \.claude/workflow-state\.json at 2026-11-22T13:00:00Z \(restore\)"`, dom)
+	require.Regexp(t, `class="m span"[^>]*>reproduce</button>`, dom)
+	require.Regexp(t, `class="m span"[^>]*>fix</button>`, dom)
+	// #ev-1 opened the second event's diff: the phase moving to "fix".
+	require.Regexp(t, `<h2 id="detail-title">update \.claude/workflow-state\.json at 2026-11-22T10:00:00Z \(record\)</h2>`, dom)
+	require.Contains(t, dom, `+{"type": "DEBUG", "phase": "fix"`)
+
+	shot := filepath.Join(t.TempDir(), "timeline.png")
+	headless(t, bin, "file://"+page, "--screenshot="+shot, "--window-size=1280,800")
+	png, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	require.Greater(t, len(png), 1000)
+	require.Equal(t, "\x89PNG", string(png[:4]))
+	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
+}
+
+// TestTimelineDenseInBrowser renders a generated history of 10 000 events
+// and checks that the page stays small and that Chromium shows dense lanes
+// as count markers that add up to every event.
+func TestTimelineDenseInBrowser(t *testing.T) {
+	bin := chromiumBin(t)
+	tl := generated(10000)
+	var buf bytes.Buffer
+	require.NoError(t, timeline.Render(&buf, tl))
+	t.Logf("page for %d events: %d bytes", len(tl.Events), buf.Len())
+	require.Less(t, buf.Len(), 8<<20)
+	page := filepath.Join(t.TempDir(), "dense.html")
+	require.NoError(t, os.WriteFile(page, buf.Bytes(), 0o644))
+	dom := string(headless(t, bin, "file://"+page, "--dump-dom"))
+	require.Contains(t, dom, `data-ready="true"`)
+	buttons := regexp.MustCompile(`<button[^>]*class="m `).FindAllString(dom, -1)
+	require.Less(t, len(buttons), 600, "dense lanes are aggregated")
+	total := 0
+	for _, m := range regexp.MustCompile(`data-bucket="\d+">(\d+)</button>`).FindAllStringSubmatch(dom, -1) {
+		var n int
+		fmt.Sscan(m[1], &n)
+		total += n
+	}
+	total += len(regexp.MustCompile(`data-event="`).FindAllString(dom, -1))
+	require.Equal(t, 10000, total, "every event is counted once")
+	require.Contains(t, dom, `data-dense="true"`)
+}
+
+// generated is a history of n events spread over the lanes, a week long.
+func generated(n int) *timeline.Timeline {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	t := &timeline.Timeline{Lanes: []string{timeline.LanePhases, timeline.LaneDecisions, timeline.LaneL1, timeline.LaneL2, timeline.LaneL3, "session s1"}}
+	lanes := []string{timeline.LaneL1, timeline.LaneL1, timeline.LaneL2, timeline.LaneL3, "session s1"}
+	for i := 0; i < n-3; i++ {
+		kind := timeline.KindUpdate
+		if i%97 == 0 {
+			kind = timeline.KindRejected
+		}
+		p := fmt.Sprintf("file-%d.json", i%7)
+		t.Events = append(t.Events, timeline.Event{Lane: lanes[i%len(lanes)], Time: start.Add(time.Duration(i) * time.Minute), Kind: kind, Path: p,
+			Label:  fmt.Sprintf("update %s #%d", p, i),
+			Detail: fmt.Sprintf("--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-{\"n\": %d}\n+{\"n\": %d}\n", p, p, i, i+1)})
+	}
+	for i := 0; i < 3; i++ {
+		t.Events = append(t.Events, timeline.Event{Lane: timeline.LaneDecisions, Time: start.Add(time.Duration(i) * time.Hour), Kind: timeline.KindPending,
+			Label: fmt.Sprintf("decision D-%03d pending", i)})
+	}
+	t.Spans = []timeline.Span{{Label: "plan", Start: start, End: start.Add(48 * time.Hour)}, {Label: "build", Start: start.Add(48 * time.Hour), End: start.Add(time.Duration(n) * time.Minute)}}
+	t.From, t.To = start, start.Add(time.Duration(n)*time.Minute)
+	return t
+}

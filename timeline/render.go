@@ -1,0 +1,166 @@
+package timeline
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"time"
+)
+
+// Dense is the number of events above which a lane is drawn as Buckets
+// count markers instead of one marker per event.
+const (
+	Dense   = 200
+	Buckets = 50
+)
+
+// MaxInBucket is the most events a bucket lists when opened.
+const MaxInBucket = 500
+
+//go:embed page.html.tmpl
+var pageSource string
+
+var page = template.Must(template.New("page").Parse(pageSource))
+
+type viewMarker struct {
+	ID       string
+	Left     string // CSS percentage
+	Width    string // spans and buckets
+	Kind     string
+	Label    string
+	Text     string // visible text: a bucket's count, a span's phase
+	Tab      int    // 0 for the first marker of a lane (roving tabindex), else -1
+	Bucket   bool
+	Span     bool
+	EventIdx int
+}
+
+type viewLane struct {
+	ID      string
+	Name    string
+	Count   int
+	Dense   bool
+	Markers []viewMarker
+}
+
+type viewEvent struct {
+	Label  string `json:"l"`
+	Detail string `json:"d"`
+	Kind   string `json:"k"`
+}
+
+type viewData struct {
+	Events  []viewEvent `json:"events"`
+	Buckets [][]int     `json:"buckets"` // bucket number -> event numbers
+}
+
+type view struct {
+	Title      string
+	From, To   string
+	Since      string
+	EventCount int
+	Lanes      []viewLane
+	Ticks      []viewMarker
+	Kinds      []string
+	Data       viewData
+}
+
+// Render writes t as one self-contained HTML page: inline CSS and script,
+// every diff embedded, nothing fetched when it is viewed.
+func Render(w io.Writer, t *Timeline) error {
+	v := view{Title: "strata timeline", From: stamp(t.From), To: stamp(t.To), EventCount: len(t.Events),
+		Kinds: []string{KindAdd, KindUpdate, KindDelete, KindRejected, KindExpire, KindSync, KindRestore, KindResolve, KindPending, KindResolved}}
+	if !t.Since.IsZero() {
+		v.Since = stamp(t.Since)
+	}
+	if len(t.Events) == 0 {
+		v.From, v.To = "", ""
+	}
+	span := t.To.Sub(t.From)
+	pos := func(at time.Time) float64 {
+		if span <= 0 {
+			return 50
+		}
+		return float64(at.Sub(t.From)) / float64(span) * 100
+	}
+	pct := func(f float64) string { return fmt.Sprintf("%.3f%%", f) }
+	for i := 0; i <= 4 && span > 0; i++ {
+		at := t.From.Add(time.Duration(int64(span) / 4 * int64(i)))
+		v.Ticks = append(v.Ticks, viewMarker{Left: pct(float64(i) * 25), Text: stamp(at)})
+	}
+	byLane := map[string][]int{}
+	for i, e := range t.Events {
+		v.Data.Events = append(v.Data.Events, viewEvent{Label: e.Label, Detail: e.Detail, Kind: e.Kind})
+		byLane[e.Lane] = append(byLane[e.Lane], i)
+	}
+	for n, name := range t.Lanes {
+		l := viewLane{ID: fmt.Sprintf("lane-%d", n), Name: name}
+		if name == LanePhases {
+			for _, s := range t.Spans {
+				left, right := pos(s.Start), pos(s.End)
+				l.Markers = append(l.Markers, viewMarker{Span: true, Kind: "span", Left: pct(left), Width: pct(max(right-left, 0.5)), Text: s.Label,
+					Label: fmt.Sprintf("phase %s from %s to %s", s.Label, stamp(s.Start), stamp(s.End)), EventIdx: -1})
+			}
+			l.Count = len(t.Spans)
+		}
+		evs := byLane[name]
+		l.Count += len(evs)
+		if len(evs) > Dense {
+			l.Dense = true
+			width := 100.0 / Buckets
+			var cur []int
+			flush := func(b int) {
+				if len(cur) == 0 {
+					return
+				}
+				first, last := t.Events[cur[0]].Time, t.Events[cur[len(cur)-1]].Time
+				kind := "bucket"
+				for _, i := range cur {
+					if t.Events[i].Kind == KindRejected {
+						kind = "bucket bucket-rejected"
+					}
+				}
+				l.Markers = append(l.Markers, viewMarker{Bucket: true, ID: fmt.Sprintf("b-%d", len(v.Data.Buckets)), Kind: kind,
+					Left: pct(float64(b) * width), Width: pct(width), Text: fmt.Sprint(len(cur)),
+					Label:    fmt.Sprintf("%d events in %s from %s to %s", len(cur), name, stamp(first), stamp(last)),
+					EventIdx: len(v.Data.Buckets)})
+				shown := cur
+				if len(shown) > MaxInBucket {
+					shown = shown[:MaxInBucket]
+				}
+				v.Data.Buckets = append(v.Data.Buckets, append([]int(nil), shown...))
+				cur = nil
+			}
+			prev := -1
+			for _, i := range evs {
+				b := min(int(pos(t.Events[i].Time)/width), Buckets-1)
+				if b != prev {
+					flush(prev)
+					prev = b
+				}
+				cur = append(cur, i)
+			}
+			flush(prev)
+		} else {
+			for _, i := range evs {
+				e := t.Events[i]
+				l.Markers = append(l.Markers, viewMarker{ID: fmt.Sprintf("ev-%d", i), Kind: e.Kind, Left: pct(pos(e.Time)), Label: e.Label, EventIdx: i})
+			}
+		}
+		for j := range l.Markers {
+			l.Markers[j].Tab = -1
+		}
+		if len(l.Markers) > 0 {
+			l.Markers[0].Tab = 0
+		}
+		v.Lanes = append(v.Lanes, l)
+	}
+	if v.Data.Events == nil {
+		v.Data.Events = []viewEvent{}
+	}
+	if v.Data.Buckets == nil {
+		v.Data.Buckets = [][]int{}
+	}
+	return page.Execute(w, v)
+}
