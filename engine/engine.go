@@ -393,6 +393,10 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 		}
 	}
 	ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: e.Now()}
+	provenanceDone := func() {}
+	if f.Exists {
+		ch.Session, ch.ToolUse, provenanceDone = e.provenance(k, gitstore.BlobHash(f.Content))
+	}
 	o.Problems = e.Check(f, prev)
 	if o.Problems.Invalid() {
 		if e.alreadyRejected(ch) {
@@ -409,6 +413,7 @@ func (e *Engine) recordOne(k config.Kept, src state.Source, head string, files m
 	if err != nil {
 		return o, fmt.Errorf("record %s: %w", k.Path, err)
 	}
+	provenanceDone()
 	if len(entries) > 0 {
 		o.Entry = &entries[0]
 		o.blob = gitstore.BlobHash(f.Content)

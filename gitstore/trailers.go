@@ -17,6 +17,9 @@ const (
 	trailerClass  = "Strata-Class"
 	trailerSource = "Strata-Source"
 	trailerSchema = "Strata-Schema"
+	// Provenance, when a Claude Code PostToolUse hook saw the version.
+	trailerSession = "Strata-Session"
+	trailerToolUse = "Strata-Tool-Use"
 	// trailerTime ends the trailers of every commit strata writes: the
 	// writer's time, to the nanosecond (a commit time has whole seconds).
 	trailerTime = "Strata-Time"
@@ -89,6 +92,12 @@ func writeTrailers(b *strings.Builder, ps []pending) {
 		b.WriteString(trailerClass + ": " + oneLine(string(p.ch.Class)) + "\n")
 		b.WriteString(trailerSource + ": " + oneLine(string(p.ch.Source)) + "\n")
 		b.WriteString(trailerSchema + ": " + oneLine(p.ch.Schema) + "\n")
+		if p.ch.Session != "" {
+			b.WriteString(trailerSession + ": " + oneLine(p.ch.Session) + "\n")
+		}
+		if p.ch.ToolUse != "" {
+			b.WriteString(trailerToolUse + ": " + oneLine(p.ch.ToolUse) + "\n")
+		}
 	}
 }
 
@@ -124,7 +133,27 @@ func parseTrailers(msg string) []state.Entry {
 			e.Source = state.Source(unquotePath(val))
 		case trailerSchema:
 			e.Schema = unquotePath(val)
+		case trailerSession:
+			e.Session = hookID(val)
+		case trailerToolUse:
+			e.ToolUse = hookID(val)
 		}
 	}
 	return out
+}
+
+// hookID keeps a Claude Code session or tool-use id only when it looks like
+// one (letters, digits, ._:@-, at most 128): a trailer may come from another
+// machine's commit and is printed to terminals.
+func hookID(v string) string {
+	if v == "" || len(v) > 128 {
+		return ""
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:@-", c) >= 0) {
+			return ""
+		}
+	}
+	return v
 }

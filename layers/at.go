@@ -43,6 +43,10 @@ type L1File struct {
 	Path    string          `json:"path"`
 	Class   state.Class     `json:"class"`
 	Content json.RawMessage `json:"content,omitempty"` // absent when it is not JSON
+	// Session and ToolUse: the Claude Code session and tool call that wrote
+	// this version, when its hook saw it (provenance; only for a time T).
+	Session string `json:"session,omitempty"`
+	ToolUse string `json:"tool_use,omitempty"`
 }
 
 // MemoryWindow is MEMORY.md against what Claude Code loads of it.
@@ -110,6 +114,11 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 		f := L1File{Path: p, Class: k.Class}
 		if json.Valid(data) {
 			f.Content = compactJSON(data)
+		}
+		if !s.Time.IsZero() {
+			if ents, err := a.Eng.Log(state.LogQuery{Path: p, Until: s.Time, Limit: 1}); err == nil && len(ents) > 0 {
+				f.Session, f.ToolUse = ents[0].Session, ents[0].ToolUse
+			}
 		}
 		c.L1 = append(c.L1, f)
 	}
@@ -221,6 +230,9 @@ func (c *Context) Text() string {
 		} else {
 			fmt.Fprintf(&b, "  %s (not JSON)\n", f.Path)
 		}
+		if f.Session != "" || f.ToolUse != "" {
+			fmt.Fprintf(&b, "    written by Claude Code session %s, tool use %s\n", orDash(f.Session), orDash(f.ToolUse))
+		}
 	}
 	if m := c.Memory; m != nil {
 		fmt.Fprintf(&b, "L2 %s: %d lines, %d bytes; Claude Code loads %d lines, %d bytes\n", m.Path, m.Lines, m.Bytes, m.LoadedLines, m.LoadedBytes)
@@ -302,4 +314,11 @@ func (a *Agent) deadlineAt(s *engine.Snapshot) (time.Time, bool) {
 		base = ents[0].Time
 	}
 	return base.Add(ttl), true
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

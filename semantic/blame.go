@@ -21,6 +21,8 @@ type Origin struct {
 	Source     state.Source `json:"source"`
 	Restored   bool         `json:"restored,omitempty"`    // brought back by a restore...
 	RestoredBy string       `json:"restored_by,omitempty"` // ...in this commit
+	Session    string       `json:"session,omitempty"`     // the Claude Code session that wrote it, when known
+	ToolUse    string       `json:"tool_use,omitempty"`    // and its tool call
 }
 
 // BlameLine is one key (a JSON Pointer, a graph observation or relation) or
@@ -33,7 +35,7 @@ type BlameLine struct {
 }
 
 func originOf(e state.Entry) Origin {
-	return Origin{Commit: e.Commit, Time: e.Time, Source: e.Source}
+	return Origin{Commit: e.Commit, Time: e.Time, Source: e.Source, Session: e.Session, ToolUse: e.ToolUse}
 }
 
 // History is a file's recorded versions, oldest first, whose bytes are

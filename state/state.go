@@ -69,6 +69,9 @@ type Change struct {
 	Schema  string // schema name used to validate it: a built-in name, "json", or a repo-relative schema file
 	Source  Source
 	Time    time.Time // when the change was seen; becomes the committer time
+	// Session and ToolUse name the Claude Code session and tool call that
+	// wrote this version, when its PostToolUse hook saw it (provenance).
+	Session, ToolUse string
 }
 
 // ShortID abbreviates a commit id to the 10 characters strata prints.
@@ -89,6 +92,10 @@ type Entry struct {
 	Class  Class     `json:"class"`
 	Schema string    `json:"schema,omitempty"`
 	Home   bool      `json:"home,omitempty"` // recorded on the local home ref (the auto-memory file), not the state ref
+	// Session and ToolUse: the Claude Code session and tool call that wrote
+	// the version (Strata-Session, Strata-Tool-Use trailers), when known.
+	Session string `json:"session,omitempty"`
+	ToolUse string `json:"tool_use,omitempty"`
 }
 
 // Sentinel errors shared by every package. Lower layers translate their

@@ -72,6 +72,7 @@ func blameText(l semantic.BlameLine) string {
 	if l.Restored {
 		head += fmt.Sprintf(" (restored by %s)", state.ShortID(l.RestoredBy))
 	}
+	head += provenanceText(state.Entry{Session: l.Session, ToolUse: l.ToolUse})
 	if l.Key != "" && l.Value == "" { // a graph item: the key says it all
 		return head + " " + termSafe(l.Key)
 	}

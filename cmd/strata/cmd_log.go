@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -94,6 +95,7 @@ func runLog(e *env, o logOptions) error {
 		if en.Home {
 			home = " [home]" // on the local home ref, not the state ref
 		}
+		home += provenanceText(en)
 		if en.Action == state.ActionMerge {
 			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), termSafe(string(en.Source)), home)
 		} else {
@@ -138,4 +140,20 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
 			termSafe(d.Path), termSafe(state.ShortID(d.Winner)), termSafe(state.ShortID(d.Loser)), termSafe(d.Path), termSafe(d.Loser))
 	}
+}
+
+// provenanceText is " session S, tool use T" for a version whose Claude Code
+// session and tool call are known (Strata-Session, Strata-Tool-Use).
+func provenanceText(en state.Entry) string {
+	var parts []string
+	if en.Session != "" {
+		parts = append(parts, "session "+termSafe(en.Session))
+	}
+	if en.ToolUse != "" {
+		parts = append(parts, "tool use "+termSafe(en.ToolUse))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, ", ")
 }

@@ -17,6 +17,8 @@ import (
 // "cwd"}. Write, Edit and MultiEdit all name the file in
 // tool_input.file_path.
 type hookInput struct {
+	SessionID     string `json:"session_id"`
+	ToolUseID     string `json:"tool_use_id"`
 	HookEventName string `json:"hook_event_name"`
 	ToolName      string `json:"tool_name"`
 	ToolInput     struct {
@@ -89,6 +91,11 @@ func runValidateHook(e *env) error {
 	if !ps.Invalid() {
 		for _, p := range ps { // warnings: shown, never blocking
 			fmt.Fprintln(e.Err, p.Error())
+		}
+		// Provenance for the commit that records this version; strata's
+		// own trouble here never blocks the agent.
+		if err := eng.NoteProvenance(k, f.Content, in.SessionID, in.ToolUseID); err != nil {
+			return hookWarn(e, "provenance not noted: %v", err)
 		}
 		return nil
 	}
