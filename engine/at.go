@@ -49,6 +49,9 @@ func (s *Snapshot) Paths() []string {
 // Read returns a kept path's recorded bytes; ok is false when the snapshot
 // does not hold it or it is not a kept path under the current configuration.
 func (s *Snapshot) Read(p string) ([]byte, bool) {
+	if OutsideTree(p) {
+		return s.readHome(p)
+	}
 	if _, had := s.files[p]; !had {
 		return nil, false
 	}
@@ -130,4 +133,29 @@ func (s *Snapshot) Folders() []phase.Folder {
 		out = append(out, f)
 	}
 	return out
+}
+
+// readHome reads Claude Code's auto-memory file as its home ref recorded it
+// at the snapshot's time (home.go). A snapshot of a revision has no moment
+// on the home ref, so it does not hold the file.
+func (s *Snapshot) readHome(p string) ([]byte, bool) {
+	if s.Time.IsZero() {
+		return nil, false
+	}
+	if _, ok := s.e.homeKept(config.Kept{Path: p}); !ok {
+		return nil, false
+	}
+	h, err := s.e.homeView()
+	if err != nil {
+		return nil, false
+	}
+	c, err := h.Commit(Point{At: s.Time})
+	if err != nil {
+		return nil, false
+	}
+	data, err := h.store.ReadFile(c, HomeName)
+	if err != nil {
+		return nil, false
+	}
+	return data, true
 }
