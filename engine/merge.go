@@ -25,19 +25,6 @@ func (e *Engine) CheckSchema(f File) state.Problems {
 // when the path is not kept.
 func (e *Engine) MergeKept(path string) (config.Kept, bool) { return e.cfg.Classify(path) }
 
-// MergeBlob reads a recorded version by blob id, refusing one larger than
-// max_size (it may come from another machine with a larger limit).
-func (e *Engine) MergeBlob(id string) ([]byte, error) {
-	data, size, err := e.store.ReadBlob(id, e.cfg.MaxSize)
-	if err != nil {
-		return nil, err
-	}
-	if data == nil && size > e.cfg.MaxSize {
-		return nil, &TooLargeError{Blob: id, Size: size, Limit: e.cfg.MaxSize}
-	}
-	return data, nil
-}
-
 // TooLargeError is a recorded version over max_size, refused by the size in
 // its object header before it is read.
 type TooLargeError struct {

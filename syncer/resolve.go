@@ -44,7 +44,7 @@ paths:
 			if v.id == "" {
 				continue
 			}
-			data, err := eng.MergeBlob(v.id)
+			data, err := eng.Blob(v.id)
 			if tooLarge(p, err) {
 				continue paths // that version stays out; everything else merges
 			}
