@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,14 +14,14 @@ import (
 // RepackObjects and Prune are never used on a user's repository.
 var GCInterval = 1000
 
-// countRecord counts one recorded commit in <commondir>/strata/gc-count, one
+// countRecords counts n recorded commits in <commondir>/strata/gc-count, one
 // byte per commit appended with O_APPEND (atomic between processes), and
 // starts `git gc --auto` when the count reaches GCInterval. The process that
 // manages to rename the full counter away is the one that starts gc. The
 // file stays open between Records; when another process renamed it away the
 // next Record opens the new one. Every failure is ignored: this is
 // housekeeping, not recording. Callers hold s.mu.
-func (s *Store) countRecord() {
+func (s *Store) countRecords(n int) {
 	counter := filepath.Join(s.commonDir, "strata", "gc-count")
 	if s.counter != nil {
 		if fi, err := os.Stat(counter); err != nil || !sameFile(s.counter, fi) {
@@ -41,7 +42,7 @@ func (s *Store) countRecord() {
 		}
 		s.counter = f
 	}
-	_, err := s.counter.Write([]byte{'.'})
+	_, err := s.counter.Write(bytes.Repeat([]byte{'.'}, n))
 	fi, serr := s.counter.Stat()
 	if err != nil || serr != nil || fi.Size() < int64(GCInterval) {
 		return
