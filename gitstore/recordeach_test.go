@@ -105,3 +105,54 @@ func looseCount(tb testing.TB, common string) int {
 	}
 	return n
 }
+
+// Every PackInterval commits a background geometric repack rolls the loose
+// objects and the small packs of recent records into one pack; with
+// gc.auto = 0 the repository is left alone.
+func TestRepackTrigger(t *testing.T) {
+	oldP, oldG := PackInterval, GCInterval
+	PackInterval, GCInterval = 10, 1000
+	defer func() { PackInterval, GCInterval = oldP, oldG }()
+	for _, off := range []bool{false, true} {
+		r := newTestRepo(t, "plain")
+		if off {
+			runGit(t, r.main, "config", "gc.auto", "0")
+		}
+		s, err := Open(r.open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := repackStarted.Load()
+		for i := 0; i < 5; i++ { // 5 loose changes, then a packed batch of 6: the count passes 10
+			mustRecord(t, s, change("d/f.json", itoa(int64(i)), t0))
+		}
+		var chs []state.Change
+		for i := 0; i < 6; i++ {
+			chs = append(chs, change("d/g"+itoa(int64(i))+".json", "x", t0))
+		}
+		if _, err := s.RecordEach(chs); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1)
+		if off {
+			want = 0
+		}
+		if n := repackStarted.Load() - before; n != want {
+			t.Fatalf("gc.auto off %v: repack started %d times, want %d", off, n, want)
+		}
+		if off {
+			continue
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for looseCount(t, r.common) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n := looseCount(t, r.common); n > 0 {
+			t.Fatalf("%d loose objects left after the repack", n)
+		}
+		fsck(t, r.main)
+		if data, err := s.ReadFile(s.StateRef(), "d/g5.json"); err != nil || string(data) != "x" {
+			t.Fatalf("after repack: %q %v", data, err)
+		}
+	}
+}
