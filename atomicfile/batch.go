@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -40,14 +41,11 @@ const syncGroup = 64
 // Add writes data, with mode, to a temp file beside name (whose directory
 // must exist), to be renamed over name by Commit.
 func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(name), Prefix+filepath.Base(name)+"-"+strconv.Itoa(os.Getpid())+"-*")
+	f, err := createTemp(name, mode)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
@@ -59,6 +57,33 @@ func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
 		return b.syncOpen()
 	}
 	return nil
+}
+
+var tempSeq atomic.Uint64
+
+// createTemp creates the temp file for name with mode. The file is created
+// with mode itself; only when the umask took bits away is it changed
+// afterwards (a chmod per file is a second metadata write).
+func createTemp(name string, mode fs.FileMode) (*os.File, error) {
+	dir, base := filepath.Dir(name), Prefix+filepath.Base(name)+"-"+strconv.Itoa(os.Getpid())+"-"
+	for try := 0; ; try++ {
+		tmp := filepath.Join(dir, base+strconv.FormatUint(tempSeq.Add(1), 10))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue // left by an earlier process of the same id
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st, err := f.Stat(); err != nil || st.Mode().Perm() != mode.Perm() {
+			if err := f.Chmod(mode); err != nil {
+				f.Close()
+				os.Remove(tmp)
+				return nil, err
+			}
+		}
+		return f, nil
+	}
 }
 
 // Len is the number of files added.
