@@ -70,7 +70,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			o := &out[at[i]]
 			o.Entry = &ents[i]
 			if !batch[i].Deleted {
-				o.blob = files[o.Path]
+				o.blob = gitstore.BlobHash(batch[i].Content)
 			}
 		}
 	}
