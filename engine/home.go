@@ -114,15 +114,11 @@ func (e *Engine) recordHome(k config.Kept, src state.Source) (Outcome, error) {
 	if err != nil {
 		return Outcome{Path: k.Path}, err
 	}
-	head, files, err := h.recorded()
-	if err != nil {
+	outs, err := h.Record([]config.Kept{hk}, src) // completes a home sync cut short first
+	if len(outs) == 0 {
 		return Outcome{Path: k.Path}, err
 	}
-	if _, err := h.RecoverWrites(); err != nil { // a home sync cut short
-		return Outcome{Path: k.Path}, err
-	}
-	o, err := h.recordOne(hk, src, head, files)
-	return fromHome(o, k.Path), err
+	return fromHome(outs[0], k.Path), err
 }
 
 // homeLog lists the home ref's entries (the rejected one's when rejected)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitstore"
 )
 
@@ -106,6 +107,15 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 	_, files, err := e.recorded()
 	if err != nil {
 		return nil, err
+	}
+	// A sync killed between writing its temp files and renaming them left
+	// them beside the files it owed (Checkouts): remove them.
+	dirs := map[string]bool{}
+	for _, w := range j.Writes {
+		if k, ok := e.cfg.Classify(w.Path); ok && !dirs[filepath.Dir(e.cfg.Abs(k.Path))] {
+			dirs[filepath.Dir(e.cfg.Abs(k.Path))] = true
+			atomicfile.Leftovers(filepath.Dir(e.cfg.Abs(k.Path)))
+		}
 	}
 	var wrote []string
 	for _, w := range j.Writes {

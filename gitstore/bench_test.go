@@ -289,3 +289,36 @@ func BenchmarkAtHistory100k(b *testing.B) {
 	b.Run("warm", func(b *testing.B) { run(b, false) })
 	b.Run("open-each", func(b *testing.B) { run(b, true) })
 }
+
+// BenchmarkRecordBatch times RecordEach of a batch of k changes written as
+// loose objects and as one pack, to place PackMin: a pack costs two fsyncs,
+// loose objects a file each.
+//
+//	TMPDIR=$PWD/.bench go test -run XXX -bench RecordBatch ./gitstore/
+func BenchmarkRecordBatch(b *testing.B) {
+	old, oldGC := PackMin, GCInterval
+	GCInterval = 1 << 30
+	defer func() { PackMin, GCInterval = old, oldGC }()
+	for _, k := range []int{1, 2, 4, 8, 16, 50} {
+		for _, mode := range []string{"loose", "pack"} {
+			b.Run(fmt.Sprintf("%d/%s", k, mode), func(b *testing.B) {
+				PackMin = 1 << 30
+				if mode == "pack" {
+					PackMin = 1
+				}
+				_, s := benchRepo(b)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					chs := make([]state.Change, k)
+					for j := range chs {
+						chs[j] = change(fmt.Sprintf(".claude/f%02d.json", j), fmt.Sprintf(`{"n":%d}`, i), t0.Add(time.Duration(i)*time.Second))
+					}
+					if _, err := s.RecordEach(chs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(k), "µs/change")
+			})
+		}
+	}
+}

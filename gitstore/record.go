@@ -78,34 +78,15 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 	var when time.Time
 	head, err := s.updateRef(ref, func(parent plumbing.Hash) (plumbing.Hash, error) {
 		var root plumbing.Hash
+		var err error
 		if !parent.IsZero() {
-			var err error
 			if root, err = s.commitTree(parent); err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("record: head: %w", err)
 			}
 		}
-		recorded = recorded[:0]
-		for _, p := range order {
-			ch := byPath[p]
-			old, err := s.lookup(root, p)
-			exists := err == nil && !old.IsDir()
-			if err != nil && !errors.Is(err, state.ErrNotFound) {
-				return plumbing.ZeroHash, fmt.Errorf("record %s: %w", p, err)
-			}
-			pd := pending{ch: ch, blob: blobs[p]}
-			switch {
-			case ch.Deleted && !exists:
-				continue
-			case ch.Deleted:
-				pd.action = state.ActionDelete
-			case exists && old.Hash == pd.blob:
-				continue
-			case exists:
-				pd.action = state.ActionUpdate
-			default:
-				pd.action = state.ActionAdd
-			}
-			recorded = append(recorded, pd)
+		recorded, err = s.classify(recorded[:0], root, order, byPath, blobs)
+		if err != nil {
+			return plumbing.ZeroHash, err
 		}
 		if len(recorded) == 0 {
 			return plumbing.ZeroHash, state.ErrUnchanged
@@ -130,7 +111,7 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.countRecord()
+	s.countRecords(1)
 	return entries(head, when, recorded), nil
 }
 
@@ -198,6 +179,35 @@ func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) 
 		return state.Entry{}, err
 	}
 	return entries(head, when, []pending{pd})[0], nil
+}
+
+// classify appends to recorded the changes of order (by path in byPath,
+// content hashes in blobs) that change the snapshot of tree root, each with
+// its action. Callers hold s.mu.
+func (s *Store) classify(recorded []pending, root plumbing.Hash, order []string, byPath map[string]state.Change, blobs map[string]plumbing.Hash) ([]pending, error) {
+	for _, p := range order {
+		ch := byPath[p]
+		old, err := s.lookup(root, p)
+		exists := err == nil && !old.IsDir()
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return nil, fmt.Errorf("record %s: %w", p, err)
+		}
+		pd := pending{ch: ch, blob: blobs[p]}
+		switch {
+		case ch.Deleted && !exists:
+			continue
+		case ch.Deleted:
+			pd.action = state.ActionDelete
+		case exists && old.Hash == pd.blob:
+			continue
+		case exists:
+			pd.action = state.ActionUpdate
+		default:
+			pd.action = state.ActionAdd
+		}
+		recorded = append(recorded, pd)
+	}
+	return recorded, nil
 }
 
 // latestExact returns the latest change time (now when none is set); the

@@ -34,6 +34,12 @@ if [ -d /dev/shm ]; then
   TMPDIR=/dev/shm run go test -run '^$' -bench 'BenchmarkRecord' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
 fi
 
+section "strata record of 200 changed files in one call vs the git plumbing loop per change (whole process, alternating rounds)"
+run go run ./bench/record -strata "$strata" -dir "$TMPDIR"
+
+section ".git after 10 000 recorded changes (background gc and repack as they run) vs the same after git gc"
+run go test -run '^$' -bench 'BenchmarkGitSize10k' -benchtime 1x -timeout 30m ./gitstore/ | grep -E 'size_bench_test.go'
+
 section "show --at on a 100 000-commit history vs git log -1 --before + git show"
 run go test -run '^$' -bench 'BenchmarkAtHistory100k' -benchtime 200x -timeout 20m ./gitstore/ | grep -E 'bench_test.go|ratio'
 run bench/show_history.sh "$strata"

@@ -338,22 +338,17 @@ func keptAt(m *engine.Merge, path, blob string) bool {
 // writeTree writes the merged version of each kept file whose version
 // changed, atomically, unless the file on disk is no longer the local
 // version the merge started from (it was edited meanwhile: that edit is
-// newer, and the watcher or the next sync records it). Each write is fsynced,
-// so they run a few at a time.
+// newer, and the watcher or the next sync records it). The writes are made
+// durable together (engine.Checkouts): one fsync pass, then the renames.
 func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
-	var jobs []engine.MergePath
+	w := eng.Checkouts()
+	defer w.Abort()
 	for _, p := range m.Paths {
-		if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
-			jobs = append(jobs, p)
+		k, kept := eng.Config().Classify(p.Path)
+		if !kept || !p.Changed() {
+			continue
 		}
-	}
-	// One file after another: the Engine is not safe for concurrent use,
-	// and writing in parallel showed no gain beyond the noise of fsync.
-	for i, p := range jobs {
-		if i == len(jobs)/2 && i > 0 {
-			crashPoint("half-written")
-		}
-		written, err := writeOne(eng, p)
+		written, err := w.Add(k, p.Ours, p.Result)
 		var unwritable *state.Problem
 		switch {
 		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is
@@ -366,16 +361,17 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 			rep.Skipped = append(rep.Skipped, p.Path)
 		}
 	}
+	late, err := w.Commit(func() { crashPoint("half-written") })
+	if err != nil {
+		return err
+	}
+	for _, p := range late {
+		rep.Written = slices.DeleteFunc(rep.Written, func(q string) bool { return q == p })
+		rep.Skipped = append(rep.Skipped, p)
+	}
 	sort.Strings(rep.Written)
 	sort.Strings(rep.Skipped)
 	return nil
-}
-
-// writeOne writes one merged version; false when the file on disk is not
-// the local version any more.
-func writeOne(eng *engine.Engine, p engine.MergePath) (bool, error) {
-	k, _ := eng.Config().Classify(p.Path)
-	return eng.Checkout(k, p.Ours, p.Result)
 }
 
 // Tracking is one remote's tracking ref as `strata status` shows it.

@@ -57,6 +57,7 @@ type DB struct {
 	seen  map[string]bool
 	bases map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
 	bytes int
+	batch *batch // objects written since Begin (packwrite.go)
 }
 
 type baseKey struct {
@@ -168,6 +169,12 @@ func isTooLarge(err error) bool {
 }
 
 func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectType, data []byte, err error) {
+	if o, ok := db.batch.get(h); ok {
+		if limit >= 0 && int64(len(o.data)) > limit {
+			return 0, nil, &TooLargeError{Hash: h, Size: int64(len(o.data)), Limit: limit}
+		}
+		return o.t, o.data, nil
+	}
 	err = db.find(h, depth, func(p *pack, off int64) (err error) {
 		if p == nil {
 			t, data, err = db.readLoose(h, limit)
@@ -184,6 +191,9 @@ func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectTy
 }
 
 func (db *DB) stat(h plumbing.Hash, depth int) (t plumbing.ObjectType, size int64, err error) {
+	if o, ok := db.batch.get(h); ok {
+		return o.t, int64(len(o.data)), nil
+	}
 	err = db.find(h, depth, func(p *pack, off int64) (err error) {
 		if p == nil {
 			t, size, err = db.statLoose(h)

@@ -58,7 +58,14 @@ func deflateObject(buf *bytes.Buffer, t plumbing.ObjectType, data []byte) error 
 // loose file is not written again. A reader never sees a partial object
 // (see CreateFile); with fsync the object reaches the disk before Write
 // returns. Write is idempotent.
+//
+// Between Begin and Flush the object is kept in the batch instead; data
+// must then not be modified until Flush.
 func (db *DB) Write(t plumbing.ObjectType, data []byte, h plumbing.Hash, fsync bool) error {
+	if db.batch != nil {
+		db.batch.add(t, data, h)
+		return nil
+	}
 	hex := h.String()
 	final := filepath.Join(db.dir, hex[:2], hex[2:])
 	if _, err := os.Lstat(final); err == nil {

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// Record validates the current content of each kept path and records every
+// valid change as its own commit on the state ref (with source src). An
+// invalid version is recorded on the rejected ref and reported in its
+// Outcome; the recorded head keeps the last valid version. Recording content
+// equal to the head records nothing. It is idempotent.
+//
+// The valid changes are written together (gitstore.RecordEach): one commit
+// per change, their objects in one pack for a large batch, and the ref moved
+// once, after the objects are on disk. Rejections are quarantined after
+// that, each on the rejected ref with the new state head's snapshot. When
+// recording fails nothing of the batch is on the state ref.
+func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	if _, err := e.RecoverWrites(); err != nil {
+		return nil, err
+	}
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Outcome, 0, len(paths))
+	var (
+		batch   []state.Change
+		at      []int                 // batch[i] is out[at[i]]
+		planned = map[string][]byte{} // content this batch gives a path (nil: deleted)
+		rejects []int
+		rejCh   = map[int]state.Change{}
+	)
+	done := map[int]func(){} // batch index → drop its provenance note once recorded
+	for _, k := range paths {
+		if OutsideTree(k.Path) {
+			// never on the state ref, which sync publishes: on the home ref (home.go)
+			o, err := e.recordHome(k, src)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, o)
+			continue
+		}
+		o, ch, err := e.prepare(k, src, head, files, planned)
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case ch == nil:
+		case o.Problems.Invalid():
+			rejects = append(rejects, len(out))
+			rejCh[len(out)] = *ch
+		default:
+			if !ch.Deleted {
+				var fin func()
+				ch.Session, ch.ToolUse, fin = e.provenance(k, gitstore.BlobHash(ch.Content))
+				done[len(batch)] = fin
+			}
+			batch = append(batch, *ch)
+			at = append(at, len(out))
+			planned[k.Path] = ch.Content
+			if ch.Deleted {
+				delete(files, k.Path)
+			} else {
+				files[k.Path] = gitstore.BlobHash(ch.Content)
+			}
+		}
+		out = append(out, o)
+	}
+	if len(batch) > 0 {
+		ents, err := e.store.RecordEach(batch)
+		if err != nil && !errors.Is(err, state.ErrUnchanged) {
+			return out, fmt.Errorf("record: %w", err)
+		}
+		for i := range ents {
+			if ents[i].Commit == "" {
+				continue
+			}
+			if fin := done[i]; fin != nil {
+				fin()
+			}
+			o := &out[at[i]]
+			o.Entry = &ents[i]
+			if !batch[i].Deleted {
+				o.blob = gitstore.BlobHash(batch[i].Content)
+			}
+		}
+	}
+	for _, i := range rejects {
+		ch := rejCh[i]
+		if e.alreadyRejected(ch) {
+			continue
+		}
+		if out[i].Rejected, err = e.quarantine(ch, out[i].Problems); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// prepare reads and checks one kept path against the snapshot (head, files)
+// as this batch leaves it (planned). It returns the change to record or to
+// quarantine (by its Outcome's problems), or nil when there is none.
+func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, planned map[string][]byte) (Outcome, *state.Change, error) {
+	o := Outcome{Path: k.Path}
+	if OutsideTree(k.Path) {
+		return o, nil, nil // recorded on the home ref by Record (home.go)
+	}
+	f, p := e.Read(k)
+	if p != nil {
+		o.Problems = state.Problems{*p}
+		return o, nil, nil // not readable as a regular file: reported, never stored
+	}
+	blob, had := files[k.Path]
+	if !f.Exists && !had {
+		return o, nil, nil
+	}
+	if f.Exists && had && gitstore.BlobHash(f.Content) == blob {
+		return o, nil, nil // unchanged: no loops on our own writes
+	}
+	var prev []byte
+	if data, ok := planned[k.Path]; ok {
+		prev = data
+	} else if had {
+		var err error
+		if prev, err = e.store.ReadFile(head, k.Path); err != nil {
+			return o, nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
+		}
+	}
+	ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: e.Now()}
+	o.Problems = e.Check(f, prev)
+	return o, &ch, nil
+}

@@ -1,0 +1,260 @@
+package odb
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// A batch collects the objects written between Begin and Flush so that they
+// reach the disk together: as one pack and its index, the way
+// `git fast-import` writes, instead of one loose file (and inode, and
+// directory entry) per object.
+type batch struct {
+	objs   []batchObj
+	byHash map[plumbing.Hash]int
+}
+
+type batchObj struct {
+	h    plumbing.Hash
+	t    plumbing.ObjectType
+	data []byte
+}
+
+// Begin starts a batch: until Flush or Abort, Write keeps objects in memory,
+// where Read and Stat find them. Begin on a DB already in a batch keeps the
+// batch.
+func (db *DB) Begin() {
+	if db.batch == nil {
+		db.batch = &batch{byHash: map[plumbing.Hash]int{}}
+	}
+}
+
+// Abort drops the batch's objects unwritten.
+func (db *DB) Abort() { db.batch = nil }
+
+// Flush ends the batch and writes its objects: loose when there are fewer
+// than packMin (each a small file; no fsync unless fsync is set, as git
+// leaves loose objects to the OS), otherwise as one pack with its index
+// (both fsynced, as git's core.fsync default does for packs; with fsync the
+// pack directory is synced too). When Flush returns nil every object is
+// readable by git and by this DB.
+func (db *DB) Flush(packMin int, fsync bool) error {
+	b := db.batch
+	db.batch = nil
+	if b == nil || len(b.objs) == 0 {
+		return nil
+	}
+	if len(b.objs) < packMin {
+		for _, o := range b.objs {
+			if err := db.Write(o.t, o.data, o.h, fsync); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	name, err := WritePack(filepath.Join(db.dir, "pack"), b.objs2(), fsync)
+	if err != nil {
+		return err
+	}
+	// The reader sees the new pack at once, newest first.
+	if p, err := openPack(name); err == nil && !db.seen[name] {
+		db.seen[name] = true
+		db.packs = append([]*pack{p}, db.packs...)
+	}
+	return nil
+}
+
+func (b *batch) objs2() []PackObject {
+	out := make([]PackObject, len(b.objs))
+	for i, o := range b.objs {
+		out[i] = PackObject{Hash: o.h, Type: o.t, Data: o.data}
+	}
+	return out
+}
+
+// add keeps an object in the batch; an object already there is not kept
+// twice.
+func (b *batch) add(t plumbing.ObjectType, data []byte, h plumbing.Hash) {
+	if _, ok := b.byHash[h]; ok {
+		return
+	}
+	b.byHash[h] = len(b.objs)
+	b.objs = append(b.objs, batchObj{h: h, t: t, data: data})
+}
+
+func (b *batch) get(h plumbing.Hash) (batchObj, bool) {
+	if b == nil {
+		return batchObj{}, false
+	}
+	i, ok := b.byHash[h]
+	if !ok {
+		return batchObj{}, false
+	}
+	return b.objs[i], true
+}
+
+// PackObject is one object for WritePack; Hash is its git object id.
+type PackObject struct {
+	Hash plumbing.Hash
+	Type plumbing.ObjectType
+	Data []byte
+}
+
+// WritePack writes objs as a version-2 pack (every object whole, no deltas;
+// git gc makes the deltas when it repacks) and its version-2 index into dir,
+// and returns the index's path. As git fast-import does: the pack and the
+// index are written under temporary names in dir and fsynced, then the pack
+// is renamed to pack-<checksum>.pack and the index to pack-<checksum>.idx
+// last, so that a reader that finds the index finds the whole pack. With
+// dirSync the directory is synced after the renames.
+func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
+	if len(objs) == 0 {
+		return "", errors.New("write pack: no objects")
+	}
+	if uint64(len(objs)) > 1<<32-1 {
+		return "", errors.New("write pack: too many objects")
+	}
+	var buf bytes.Buffer
+	buf.Grow(packHeader + 64*len(objs))
+	buf.WriteString("PACK")
+	binary.Write(&buf, binary.BigEndian, uint32(2))
+	binary.Write(&buf, binary.BigEndian, uint32(len(objs)))
+	type idxEnt struct {
+		h   plumbing.Hash
+		crc uint32
+		off uint64
+	}
+	ents := make([]idxEnt, len(objs))
+	z := zBest.Get().(*zlib.Writer)
+	defer zBest.Put(z)
+	var hdr [16]byte
+	for i, o := range objs {
+		start := buf.Len()
+		hdr0 := packEntryHeader(hdr[:0], o.Type, int64(len(o.Data)))
+		buf.Write(hdr0)
+		z.Reset(&buf)
+		if _, err := z.Write(o.Data); err != nil {
+			return "", fmt.Errorf("write pack: %w", err)
+		}
+		if err := z.Close(); err != nil {
+			return "", fmt.Errorf("write pack: %w", err)
+		}
+		ents[i] = idxEnt{h: o.Hash, crc: crc32.ChecksumIEEE(buf.Bytes()[start:]), off: uint64(start)}
+	}
+	sum := sha1.Sum(buf.Bytes())
+	buf.Write(sum[:])
+
+	sort.Slice(ents, func(i, j int) bool { return bytes.Compare(ents[i].h[:], ents[j].h[:]) < 0 })
+	var ix bytes.Buffer
+	ix.Grow(idxHeader + len(ents)*(hashLen+8) + 2*hashLen)
+	ix.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	var fan [256]uint32
+	for _, e := range ents {
+		fan[e.h[0]]++
+	}
+	for i, n := uint32(0), 0; n < 256; n++ {
+		i += fan[n]
+		binary.Write(&ix, binary.BigEndian, i)
+	}
+	for i, e := range ents {
+		if i > 0 && e.h == ents[i-1].h {
+			return "", fmt.Errorf("write pack: object %s twice", e.h)
+		}
+		ix.Write(e.h[:])
+	}
+	for _, e := range ents {
+		binary.Write(&ix, binary.BigEndian, e.crc)
+	}
+	var large []uint64
+	for _, e := range ents {
+		if e.off < 1<<31 {
+			binary.Write(&ix, binary.BigEndian, uint32(e.off))
+			continue
+		}
+		binary.Write(&ix, binary.BigEndian, uint32(1<<31|len(large)))
+		large = append(large, e.off)
+	}
+	for _, off := range large {
+		binary.Write(&ix, binary.BigEndian, off)
+	}
+	ix.Write(sum[:])
+	isum := sha1.Sum(ix.Bytes())
+	ix.Write(isum[:])
+
+	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
+	tag := strconv.Itoa(os.Getpid()) + "_" + strconv.FormatUint(tmpSeq.Add(1), 10)
+	tmpPack := filepath.Join(dir, "tmp_pack_strata_"+tag)
+	tmpIdx := filepath.Join(dir, "tmp_idx_strata_"+tag)
+	if err := writeSynced(tmpPack, buf.Bytes()); err != nil {
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	if err := writeSynced(tmpIdx, ix.Bytes()); err != nil {
+		os.Remove(tmpPack)
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	// An existing pack of the same name holds the same objects: keep it.
+	if err := os.Rename(tmpPack, base+".pack"); err != nil {
+		os.Remove(tmpPack)
+		os.Remove(tmpIdx)
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
+		os.Remove(tmpIdx)
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	if dirSync {
+		if d, err := os.Open(dir); err == nil {
+			err = d.Sync()
+			d.Close()
+			if err != nil {
+				return "", fmt.Errorf("write pack: %w", err)
+			}
+		}
+	}
+	return base + ".idx", nil
+}
+
+// packEntryHeader appends a pack entry's header: the type and the size in a
+// little-endian base-128 varint, 4 bits in the first byte.
+func packEntryHeader(b []byte, t plumbing.ObjectType, size int64) []byte {
+	c := byte(t)<<4 | byte(size&0x0f)
+	size >>= 4
+	for size > 0 {
+		b = append(b, c|0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	return append(b, c)
+}
+
+// writeSynced creates path (read-only, as git's packs are) holding data and
+// fsyncs it; missing parents are created.
+func writeSynced(path string, data []byte) error {
+	f, err := CreateExcl(path, 0o444)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
