@@ -7,7 +7,8 @@ GO      ?= go
 BIN     := bin/strata
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.buildVersion=$(VERSION)
-# urfave_cli_no_docs drops the CLI library's man-page generator (blackfriday) from the binary.
+# urfave_cli_no_docs drops the CLI library's man-page generator (blackfriday) from the binary;
+# CGO_ENABLED=0 makes it static: no dynamic loader at each start (~0.6 ms of every hook call).
 TAGS    := urfave_cli_no_docs
 DIR     ?=
 FUZZTIME ?= 20s
@@ -17,10 +18,10 @@ FUZZTIME ?= 20s
 all: build
 
 build:
-	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/strata
+	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/strata
 
 install:
-	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/strata
+	CGO_ENABLED=0 $(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/strata
 
 run: build
 	@bash scripts/run.sh "$(CURDIR)/$(BIN)" "$(DIR)"

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
@@ -421,10 +422,10 @@ func (c *Config) userRule(rel string) (Rule, bool) {
 // that are private (see Private), so init and status can say so.
 func (c *Config) Withheld() []string { return c.private }
 
-var ttlRE = regexp.MustCompile(`^([0-9]+)([smhd])$`)
+var ttlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([smhd])$`) })
 
 func checkTTL(s string) error {
-	if s == "off" || ttlRE.MatchString(s) {
+	if s == "off" || ttlRE().MatchString(s) {
 		return nil
 	}
 	return fmt.Errorf("%q: want off or a number and one of s, m, h, d (e.g. 48h)", s)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
@@ -34,7 +35,7 @@ type provenanceNote struct {
 // hookID is what a session or tool-use id from hook stdin may look like;
 // anything else is not kept (it is hostile input and ends up in commit
 // messages and terminals).
-var hookID = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
+var hookID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`) })
 
 func (e *Engine) provenanceFile(path string) string {
 	sum := sha1.Sum([]byte(path))
@@ -45,10 +46,10 @@ func (e *Engine) provenanceFile(path string) string {
 // the commit that records it. Ids that do not look like ids are dropped;
 // with neither left nothing is noted.
 func (e *Engine) NoteProvenance(k config.Kept, content []byte, session, toolUse string) error {
-	if !hookID.MatchString(session) {
+	if !hookID().MatchString(session) {
 		session = ""
 	}
-	if !hookID.MatchString(toolUse) {
+	if !hookID().MatchString(toolUse) {
 		toolUse = ""
 	}
 	if session == "" && toolUse == "" {
@@ -80,10 +81,10 @@ func (e *Engine) provenance(k config.Kept, blob string) (session, toolUse string
 		_ = os.Remove(name)
 		return "", "", done
 	}
-	if !hookID.MatchString(n.Session) {
+	if !hookID().MatchString(n.Session) {
 		n.Session = ""
 	}
-	if !hookID.MatchString(n.ToolUse) {
+	if !hookID().MatchString(n.ToolUse) {
 		n.ToolUse = ""
 	}
 	return n.Session, n.ToolUse, func() { _ = os.Remove(name) }

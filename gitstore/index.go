@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,10 +33,10 @@ const (
 	idxRecSize = 40 // time (int64), path bloom (uint64), hash (20 bytes), CRC-32C of the first 36 bytes
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // recCRC is the checksum of a record's first 36 bytes.
-func recCRC(r []byte) uint32 { return crc32.Checksum(r[:36], castagnoli) }
+func recCRC(r []byte) uint32 { return crc32.Checksum(r[:36], castagnoli()) }
 
 // idxRec is one commit of the chain.
 type idxRec struct {

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -222,11 +223,13 @@ func (n *node) schema() *Schema {
 }
 
 // dateTimeRE is RFC 3339's date-time, as JSON Schema's format asserts it.
-var dateTimeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$`)
+var dateTimeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$`)
+})
 
 // IsDateTime reports whether s is an RFC 3339 date-time.
 func IsDateTime(s string) bool {
-	if !dateTimeRE.MatchString(s) {
+	if !dateTimeRE().MatchString(s) {
 		return false
 	}
 	t := strings.ToUpper(s)

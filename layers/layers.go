@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -41,10 +42,12 @@ const DegradedWarning = "L3 unavailable — degraded mode (L1 only)"
 const WorkflowStatePath = ".claude/workflow-state.json"
 
 // protocolLine matches the lines the protocol writes, for the cap of 20.
-var protocolLine = regexp.MustCompile(`^(Active \S+ workflow: |Completed \S+ for |Expired workflow: )`)
+var protocolLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(Active \S+ workflow: |Completed \S+ for |Expired workflow: )`)
+})
 
 // IsProtocolLine reports whether an item of the workflow section was written by the protocol.
-func IsProtocolLine(text string) bool { return protocolLine.MatchString(text) }
+func IsProtocolLine(text string) bool { return protocolLine().MatchString(text) }
 
 // synced are the L1 classes mirrored into L3.
 var synced = []state.Class{state.ClassWorkflowState, state.ClassInitiative, state.ClassInterviewState, state.ClassDelegationLog}
@@ -378,11 +381,11 @@ func (a *Agent) conforms(k config.Kept, data []byte) bool {
 	return !a.Eng.Check(engine.File{Kept: k, Content: data, Exists: true}, nil).Invalid()
 }
 
-var ttlRE = regexp.MustCompile(`^([0-9]+)([smhd])$`)
+var ttlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([smhd])$`) })
 
 // ParseTTL reads a ttl like "24h", "90m" or "7d".
 func ParseTTL(s string) (time.Duration, error) {
-	m := ttlRE.FindStringSubmatch(s)
+	m := ttlRE().FindStringSubmatch(s)
 	if m == nil {
 		return 0, fmt.Errorf("ttl %q: want a number and one of s, m, h, d", s)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/strata-dev/strata/state"
@@ -70,11 +71,11 @@ type Resolution struct {
 	Recorded bool `json:"-"`
 }
 
-var numberRE = regexp.MustCompile(`^([0-9]+)-`)
+var numberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)-`) })
 
 // Number returns the NNN prefix of a handoff file name, -1 when it has none.
 func Number(name string) int {
-	m := numberRE.FindStringSubmatch(path.Base(name))
+	m := numberRE().FindStringSubmatch(path.Base(name))
 	if m == nil {
 		return -1
 	}
@@ -85,12 +86,12 @@ func Number(name string) int {
 	return n
 }
 
-var resolutionNameRE = regexp.MustCompile(`^[0-9]+-resolution-(.+)\.yaml$`)
+var resolutionNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+-resolution-(.+)\.yaml$`) })
 
 // ResolvedID returns the decision id named by a resolution file name
 // ("004-resolution-D-001.yaml" → "D-001"), "" when the name has none.
 func ResolvedID(name string) string {
-	m := resolutionNameRE.FindStringSubmatch(path.Base(name))
+	m := resolutionNameRE().FindStringSubmatch(path.Base(name))
 	if m == nil {
 		return ""
 	}

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // Tier statuses of a phase output (the schema's status enum).
@@ -42,12 +43,12 @@ type TierFile struct {
 	Snapshot any    `json:"-"` // memory_snapshot; nil when absent or invalid
 }
 
-var tierNameRE = regexp.MustCompile(`^phase-([0-9]+)-(.*)\.json$`)
+var tierNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^phase-([0-9]+)-(.*)\.json$`) })
 
 // ParseTierName reads the phase number and label from a file name like
 // "phase-03-search.json". ok is false when the name has no phase number.
 func ParseTierName(name string) (phase int, label string, ok bool) {
-	m := tierNameRE.FindStringSubmatch(path.Base(name))
+	m := tierNameRE().FindStringSubmatch(path.Base(name))
 	if m == nil {
 		return 0, "", false
 	}

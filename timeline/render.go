@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -21,7 +22,7 @@ const MaxInBucket = 500
 //go:embed page.html.tmpl
 var pageSource string
 
-var page = template.Must(template.New("page").Parse(pageSource))
+var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageSource)) })
 
 type viewMarker struct {
 	ID       string
@@ -162,5 +163,5 @@ func Render(w io.Writer, t *Timeline) error {
 	if v.Data.Buckets == nil {
 		v.Data.Buckets = [][]int{}
 	}
-	return page.Execute(w, v)
+	return page().Execute(w, v)
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -87,14 +88,14 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 	}, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // yamlError turns the YAML library's "yaml: line 3: ..." into a problem.
 func yamlError(path string, err error) state.Problems {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "\n", " ")
 	p := state.Problem{Path: path}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		p.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
@@ -240,7 +241,7 @@ func (c *yamlConverter) key(k *yaml.Node) (string, *yamlErr) {
 }
 
 func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
-	if n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yamlDecimalRE.MatchString(n.Value) {
+	if n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yamlDecimalRE().MatchString(n.Value) {
 		return c.decimal(n)
 	}
 	switch n.ShortTag() {
@@ -279,8 +280,10 @@ func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
 // yamlDecimalRE is YAML's plain decimal number (core schema); jsonNumberRE
 // the subset JSON writes the same way.
 var (
-	yamlDecimalRE = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-	jsonNumberRE  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+	yamlDecimalRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	})
+	jsonNumberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`) })
 )
 
 // decimal converts a plain decimal number exactly as the JSON decoder does:
@@ -297,7 +300,7 @@ func (c *yamlConverter) decimal(n *yaml.Node) (any, *yamlErr) {
 		return nil, c.fail(n, "number out of range: more than "+strconv.Itoa(maxNumberLen)+
 			" characters or an exponent beyond ±"+strconv.Itoa(maxExponent))
 	}
-	if jsonNumberRE.MatchString(v) {
+	if jsonNumberRE().MatchString(v) {
 		return json.Number(v), nil
 	}
 	// YAML-only spellings (+1, .5, 1., 007): the value, written as JSON.
