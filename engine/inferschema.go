@@ -2,11 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/infer"
 	"github.com/strata-dev/strata/validate"
 )
@@ -61,15 +58,6 @@ func (e *Engine) InferSchema(globs []string) (*Inferred, error) {
 		}
 	}
 	return out, nil
-}
-
-// WriteSchemaFile writes a schema file the user asked for (not a kept file)
-// atomically, creating its directory.
-func WriteSchemaFile(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(name, data, 0o644)
 }
 
 func versionName(x Example) string {

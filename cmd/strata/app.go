@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
@@ -83,7 +82,7 @@ func exitCode(err error, w io.Writer) int {
 	var ps state.Problems
 	var ue *usageError
 	var pe *engine.PathError
-	var ce *config.Error
+	var ce *engine.ConfigError
 	switch {
 	case errors.Is(err, errReported):
 		return exitInvalid
@@ -399,8 +398,8 @@ func parsePoint(e *env, at, rev string) (engine.Point, error) {
 
 // resolvePaths turns arguments into kept paths; every refusal is reported
 // before anything runs.
-func resolvePaths(eng *engine.Engine, e *env, args []string) ([]config.Kept, error) {
-	out := make([]config.Kept, 0, len(args))
+func resolvePaths(eng *engine.Engine, e *env, args []string) ([]engine.Kept, error) {
+	out := make([]engine.Kept, 0, len(args))
 	for _, a := range args {
 		k, err := eng.Resolve(e.Dir, a)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/hooks"
 )
@@ -46,7 +45,7 @@ func installMCP(e *env, eng *engine.Engine, dryRun bool) error {
 	if st != nil {
 		mode = st.Mode().Perm()
 	}
-	if err := atomicfile.Write(name, out, mode); err != nil {
+	if err := engine.WriteUserFile(name, out, mode); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.Out, "updated %s: MCP server %q runs \"strata mcp\"\n", hooks.MCPPath, hooks.MCPServer)

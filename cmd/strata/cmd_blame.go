@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/semantic"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -55,7 +55,7 @@ func runBlame(e *env, o blameOptions) error {
 	}
 	if o.JSON {
 		if lines == nil {
-			lines = []semantic.BlameLine{}
+			lines = []engine.BlameLine{}
 		}
 		return writeJSON(e.Out, lines)
 	}
@@ -67,7 +67,7 @@ func runBlame(e *env, o blameOptions) error {
 
 // blameText is one line of `strata blame`: commit, time, source, then the
 // key and value (or the line number and text).
-func blameText(l semantic.BlameLine) string {
+func blameText(l engine.BlameLine) string {
 	head := fmt.Sprintf("%s %s %-7s", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), termSafe(string(l.Source)))
 	if l.Restored {
 		head += fmt.Sprintf(" (restored by %s)", state.ShortID(l.RestoredBy))

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/hooks"
 	"github.com/strata-dev/strata/state"
 )
@@ -69,7 +69,7 @@ func runClaude(e *env, o claudeOptions) error {
 	}
 	k, kept := eng.Config().Classify(hooks.SettingsPath)
 	if !kept { // the user's rules ignore it: still edit it, but record nothing
-		k = config.Kept{Path: hooks.SettingsPath, Class: state.ClassClaudeJSON, Schema: "json"}
+		k = engine.Kept{Path: hooks.SettingsPath, Class: state.ClassClaudeJSON, Schema: "json"}
 	}
 	f, p := eng.Read(k)
 	if p != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/phase"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -41,11 +41,11 @@ invalid (it may hide one), so it can gate a pipeline.`,
 }
 
 type decisionsJSON struct {
-	Pending         []phase.Decision `json:"pending"`
-	Blocking        int              `json:"blocking"`
-	InScopeBlocking int              `json:"in_scope_blocking_findings"`
-	Resolved        int              `json:"resolved"`
-	Problems        state.Problems   `json:"problems"`
+	Pending         []engine.PendingDecision `json:"pending"`
+	Blocking        int                      `json:"blocking"`
+	InScopeBlocking int                      `json:"in_scope_blocking_findings"`
+	Resolved        int                      `json:"resolved"`
+	Problems        state.Problems           `json:"problems"`
 }
 
 func runDecisions(e *env, o decisionsOptions) error {
@@ -63,7 +63,7 @@ func runDecisions(e *env, o decisionsOptions) error {
 	} else if dirs, err = eng.FolderDirs(); err != nil {
 		return err
 	}
-	out := decisionsJSON{Pending: []phase.Decision{}, Problems: state.Problems{}}
+	out := decisionsJSON{Pending: []engine.PendingDecision{}, Problems: state.Problems{}}
 	for _, d := range dirs {
 		f, ps, err := eng.Folder(d)
 		if err != nil {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/doctor"
+	"github.com/strata-dev/strata/engine"
 )
 
 type doctorOptions struct{ JSON bool }
@@ -32,7 +32,7 @@ func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	opts := doctor.Options{Version: version(), Now: e.Now}
 	fs := doctor.Setup(c.Context, opts)
 	eng, err := open(e)
-	var ce *config.Error
+	var ce *engine.ConfigError
 	switch {
 	case errors.As(err, &ce):
 		fs = append(fs, doctor.Config(ce))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -34,7 +33,7 @@ func runInit(e *env) error {
 		return err
 	}
 	if res.ConfigWritten {
-		fmt.Fprintf(e.Out, "wrote %s\n", config.FileName)
+		fmt.Fprintf(e.Out, "wrote %s\n", engine.ConfigFile)
 	}
 	recorded, invalid := 0, 0
 	var hints []string
@@ -67,7 +66,7 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Err, "%d files fail their schema (kept on %s). If they follow a shape of your own,\n"+
 			"point `schema:` in %s at your own JSON Schema file, or keep them as well-formed only:\n"+
 			"files:\n%s\n",
-			invalid, eng.RejectedRef(), config.FileName, strings.Join(hints, "\n"))
+			invalid, eng.RejectedRef(), engine.ConfigFile, strings.Join(hints, "\n"))
 	}
 	return nil
 }
@@ -89,6 +88,6 @@ func formatOf(p string) string {
 // private, and how to keep one anyway.
 func printWithheld(e *env, eng *engine.Engine) {
 	for _, p := range eng.Withheld() {
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, p.Path, config.FileName)
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, p.Path, engine.ConfigFile)
 	}
 }

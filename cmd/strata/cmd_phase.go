@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/phase"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -73,7 +73,7 @@ the session does not exist.`,
 
 // sessions reads the phase-output sessions, keeping only the named one
 // when name is not empty, and returns the problems of the files kept.
-func sessions(e *env, name string) ([]phase.Session, state.Problems, error) {
+func sessions(e *env, name string) ([]engine.Session, state.Problems, error) {
 	eng, err := open(e)
 	if err != nil {
 		return nil, nil, err
@@ -82,7 +82,7 @@ func sessions(e *env, name string) ([]phase.Session, state.Problems, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	all := phase.Sessions(files)
+	all := engine.Sessions(files)
 	if name == "" {
 		return all, problems, nil
 	}
@@ -95,7 +95,7 @@ func sessions(e *env, name string) ([]phase.Session, state.Problems, error) {
 					mine = append(mine, p)
 				}
 			}
-			return []phase.Session{s}, mine, nil
+			return []engine.Session{s}, mine, nil
 		}
 	}
 	names := make([]string, len(all))
@@ -117,7 +117,7 @@ func runPhaseRecover(e *env, o phaseOptions) error {
 	if len(problems) > 0 {
 		fmt.Fprintln(e.Err, problems.Error())
 	}
-	r := phase.Recover(ss[0].Name, ss[0].Tiers, o.From)
+	r := engine.Recover(ss[0].Name, ss[0].Tiers, o.From)
 	if o.JSON {
 		return writeJSON(e.Out, r)
 	}
@@ -154,7 +154,7 @@ func runPhaseRecover(e *env, o phaseOptions) error {
 }
 
 type sessionJSON struct {
-	phase.Session
+	engine.Session
 	LastCompleted int `json:"last_completed"`
 }
 
@@ -168,7 +168,7 @@ func runPhaseList(e *env, o phaseOptions) error {
 	}
 	list := make([]sessionJSON, 0, len(ss))
 	for _, s := range ss {
-		list = append(list, sessionJSON{Session: s, LastCompleted: phase.Recover(s.Name, s.Tiers, 0).LastCompleted})
+		list = append(list, sessionJSON{Session: s, LastCompleted: engine.Recover(s.Name, s.Tiers, 0).LastCompleted})
 	}
 	if o.JSON {
 		return writeJSON(e.Out, list)

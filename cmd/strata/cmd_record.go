@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
@@ -48,7 +47,7 @@ func runRecord(e *env, o recordOptions) error {
 	if err != nil {
 		return err
 	}
-	var kept []config.Kept
+	var kept []engine.Kept
 	var refused state.Problems
 	if len(o.Paths) == 0 {
 		kept, err = eng.AllPaths()
@@ -130,7 +129,7 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 
 // missing reports named paths that neither exist nor were ever recorded:
 // there is nothing to record, and saying nothing would hide a typo.
-func missing(eng *engine.Engine, kept []config.Kept) (state.Problems, error) {
+func missing(eng *engine.Engine, kept []engine.Kept) (state.Problems, error) {
 	var ps state.Problems
 	for _, k := range kept {
 		if f, p := eng.Read(k); p != nil || f.Exists {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -65,7 +64,7 @@ func runRestore(e *env, o restoreOptions) error {
 	if err != nil {
 		return err
 	}
-	var kept []config.Kept
+	var kept []engine.Kept
 	if !o.All {
 		if kept, err = resolvePaths(eng, e, o.Paths); err != nil {
 			return err

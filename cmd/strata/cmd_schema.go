@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/schemas"
+	"github.com/strata-dev/strata/engine"
 )
 
 func newSchemaCommand(e *env) *cli.Command {
@@ -23,13 +23,13 @@ func newSchemaCommand(e *env) *cli.Command {
 				Action: func(c *cli.Context) error {
 					if c.Bool("json") {
 						list := []map[string]string{}
-						for _, n := range schemas.Names() {
-							list = append(list, map[string]string{"name": n, "id": schemas.ID(n)})
+						for _, n := range engine.SchemaNames() {
+							list = append(list, map[string]string{"name": n, "id": engine.SchemaID(n)})
 						}
 						return writeJSON(e.Out, list)
 					}
-					for _, n := range schemas.Names() {
-						fmt.Fprintf(e.Out, "%-20s %s\n", n, schemas.ID(n))
+					for _, n := range engine.SchemaNames() {
+						fmt.Fprintf(e.Out, "%-20s %s\n", n, engine.SchemaID(n))
 					}
 					return nil
 				},
@@ -42,7 +42,7 @@ func newSchemaCommand(e *env) *cli.Command {
 					if c.NArg() != 1 {
 						return usagef("schema show takes exactly one NAME (see strata schema list)")
 					}
-					data, ok := schemas.Get(c.Args().First())
+					data, ok := engine.Schema(c.Args().First())
 					if !ok {
 						return usagef("no schema named %q (see strata schema list)", c.Args().First())
 					}
@@ -65,10 +65,10 @@ func newSchemaCommand(e *env) *cli.Command {
 					if err := os.MkdirAll(dir, 0o755); err != nil {
 						return fmt.Errorf("export: %w", err)
 					}
-					if err := schemas.Export(dir); err != nil {
+					if err := engine.ExportSchemas(dir); err != nil {
 						return fmt.Errorf("export: %w", err)
 					}
-					fmt.Fprintf(e.Out, "wrote %d schemas to %s\n", len(schemas.Names()), c.Args().First())
+					fmt.Fprintf(e.Out, "wrote %d schemas to %s\n", len(engine.SchemaNames()), c.Args().First())
 					return nil
 				},
 			},

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 )
 
@@ -95,7 +94,7 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 		fmt.Fprintf(e.Err, "inferred from %s\n", counts)
 		return err
 	}
-	if err := engine.WriteSchemaFile(out, inf.Schema); err != nil {
+	if err := engine.WriteUserFile(out, inf.Schema, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", o.Output, err)
 	}
 	fmt.Fprintf(e.Out, "wrote %s (from %s)\n", o.Output, counts)
@@ -103,14 +102,14 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 		return nil
 	}
 	for _, g := range globs {
-		added, err := config.AddRule(root, g, rel)
+		added, err := engine.AddRule(root, g, rel)
 		if err != nil {
 			return err
 		}
 		if added {
-			fmt.Fprintf(e.Out, "added to %s: {glob: %s, schema: %s}\n", config.FileName, g, rel)
+			fmt.Fprintf(e.Out, "added to %s: {glob: %s, schema: %s}\n", engine.ConfigFile, g, rel)
 		} else {
-			fmt.Fprintf(e.Out, "%s already has {glob: %s, schema: %s}\n", config.FileName, g, rel)
+			fmt.Fprintf(e.Out, "%s already has {glob: %s, schema: %s}\n", engine.ConfigFile, g, rel)
 		}
 	}
 	var paths []string

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/timeline"
 )
@@ -84,7 +84,7 @@ func runTimeline(ctx context.Context, e *env, o timelineOptions) error {
 		_, err = e.Out.Write(buf.Bytes())
 		return err
 	}
-	if err := atomicfile.Write(o.Out, buf.Bytes(), 0o644); err != nil {
+	if err := engine.WriteUserFile(o.Out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", o.Out, err)
 	}
 	fmt.Fprintf(e.Out, "wrote %s: %d events in %d lanes\n", o.Out, len(t.Events), len(t.Lanes))

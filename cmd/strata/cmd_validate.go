@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -63,7 +63,7 @@ func runValidate(e *env, o validateOptions) error {
 	if err != nil {
 		return err
 	}
-	var kept []config.Kept
+	var kept []engine.Kept
 	var badNames state.Problems
 	if len(o.Paths) == 0 {
 		if kept, err = eng.AllPaths(); err != nil {

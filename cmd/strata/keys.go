@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/strata-dev/strata/semantic"
+	"github.com/strata-dev/strata/engine"
 )
 
 // printKeyChanges prints key-level changes, one per line (a graph entity's
 // or a section's lines indented under it), or as {path, changes}.
-func printKeyChanges(e *env, path string, changes []semantic.Change, asJSON bool) error {
+func printKeyChanges(e *env, path string, changes []engine.KeyChange, asJSON bool) error {
 	if changes == nil {
-		changes = []semantic.Change{}
+		changes = []engine.KeyChange{}
 	}
 	if asJSON {
 		return writeJSON(e.Out, map[string]any{"path": path, "changes": changes})

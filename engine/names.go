@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/phase"
+	"github.com/strata-dev/strata/schemas"
+)
+
+// The names the command line needs from the packages behind the engine, so
+// that cmd depends on the engine's surface rather than on each of them.
+
+type (
+	// Kept is a path strata keeps, with its class and schema.
+	Kept = config.Kept
+	// ConfigError is a mistake in .strata.yaml, with its file:line.
+	ConfigError = config.Error
+	// PendingDecision is a pending decision of a Phase Outcome.
+	PendingDecision = phase.Decision
+	// Session is a phase-output session and its tiers.
+	Session = phase.Session
+	// Recovery is where a phase-output session stands.
+	Recovery = phase.Recovery
+	// TierFile is one phase-output file as a tier of its session.
+	TierFile = phase.TierFile
+)
+
+// ConfigFile is the name of strata's configuration file at the root.
+const ConfigFile = config.FileName
+
+// AddRule adds {glob, schema} as the first rule of root's .strata.yaml,
+// keeping its comments; false when it is there already.
+func AddRule(root, glob, schema string) (bool, error) { return config.AddRule(root, glob, schema) }
+
+// Sessions groups phase-output files into sessions.
+func Sessions(files []TierFile) []Session { return phase.Sessions(files) }
+
+// Recover is where session stands: its last contiguous completed tier from
+// tier from on, its gaps and the next tier.
+func Recover(session string, files []TierFile, from int) Recovery {
+	return phase.Recover(session, files, from)
+}
+
+// SchemaNames lists the built-in schemas.
+func SchemaNames() []string { return schemas.Names() }
+
+// SchemaID is a built-in schema's $id.
+func SchemaID(name string) string { return schemas.ID(name) }
+
+// Schema returns a built-in schema's bytes.
+func Schema(name string) ([]byte, bool) { return schemas.Get(name) }
+
+// ExportSchemas writes every built-in schema into dir.
+func ExportSchemas(dir string) error { return schemas.Export(dir) }

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/semantic"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/textdiff"
+)
+
+type (
+	// BlameLine is one key, line or observation with the commit that gave it
+	// its value.
+	BlameLine = semantic.BlameLine
+	// KeyChange is one key-level change (`/phase: "plan" → "implement"`).
+	KeyChange = semantic.Change
+)
+
+// Patch is how a log entry changed its path against the version before it
+// (the commit's first parent): a unified diff, or with keys the key-level
+// changes, one per line. An error says in one line what could not be read
+// or compared.
+func (e *Engine) Patch(en state.Entry, keys bool) (string, error) {
+	var old, cur []byte
+	if parent, err := e.Commit(Point{Rev: en.Commit + "^"}); err == nil {
+		old, err = e.FileAt(parent, en.Path)
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return "", err
+		}
+	}
+	if en.Action != state.ActionDelete {
+		var err error
+		if cur, err = e.FileAt(en.Commit, en.Path); err != nil {
+			return "", err
+		}
+	}
+	if !keys {
+		a, b := "a/"+en.Path, "b/"+en.Path
+		if old == nil {
+			a = "/dev/null"
+		}
+		if cur == nil {
+			b = "/dev/null"
+		}
+		return textdiff.Unified(a, b, old, cur, 3), nil
+	}
+	kind, ok := semantic.KindOf(en.Path, en.Class)
+	if !ok {
+		return "", errors.New("no keys: not JSON, YAML, MEMORY.md or the memory graph")
+	}
+	changes, err := semantic.Diff(en.Path, kind, old, cur)
+	if err != nil {
+		return "", fmt.Errorf("%s", strings.SplitN(err.Error(), "\n", 2)[0])
+	}
+	var b strings.Builder
+	for _, c := range changes {
+		b.WriteString(c.String() + "\n")
+	}
+	return b.String(), nil
+}
+
+// WriteUserFile writes a file the user asked for that strata does not keep
+// (a schema, a page, .mcp.json) atomically with mode, creating its
+// directory.
+func WriteUserFile(name string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(name, data, mode)
+}
