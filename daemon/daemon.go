@@ -240,6 +240,10 @@ func (r *recorder) reportBadNames() {
 
 // expire runs the TTL check of the workflow state.
 func (r *recorder) expire() {
+	// Record the workflow state the way a batch does first (logged, with the
+	// write protocol): Expire records it too, to date its TTL, and a change
+	// it recorded silently would never get its MEMORY.md line.
+	r.handle(watcher.Batch{Paths: []string{layers.WorkflowStatePath}})
 	r.mu.Lock()
 	x, err := r.agent.Expire(state.SourceWatch)
 	r.mu.Unlock()

@@ -152,19 +152,17 @@ func decodeObject(data []byte) map[string]any {
 
 // previous is the version of path recorded before commit ({} when none).
 func (a *Agent) previous(commit, path string) (map[string]any, error) {
-	ents, err := a.Eng.Log(state.LogQuery{Path: path, Limit: 50})
+	// The version before this commit is the one its first parent holds: no
+	// log walk (which, sharing an index with a writer, could miss a commit
+	// recorded the same moment).
+	parent, err := a.Eng.Commit(engine.Point{Rev: commit + "^"})
 	if err != nil {
-		return nil, err
+		return map[string]any{}, nil // the first commit: nothing before it
 	}
-	for i, e := range ents {
-		if e.Commit == commit && i+1 < len(ents) {
-			if ents[i+1].Action == state.ActionDelete {
-				return map[string]any{}, nil
-			}
-			return a.docAt(ents[i+1].Commit, path)
-		}
+	if _, err := a.Eng.FileAt(parent, path); errors.Is(err, state.ErrNotFound) {
+		return map[string]any{}, nil // absent (or deleted) before it
 	}
-	return map[string]any{}, nil
+	return a.docAt(parent, path)
 }
 
 // verbs name what a workflow does in a phase.
