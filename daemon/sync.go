@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/engine"
@@ -80,10 +81,31 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				log.Warn("sync: local version lost", "path", l.Path, "rev", l.Rev, "winner", l.Winner,
 					"restore", "strata restore "+l.Path+" --rev "+l.Rev)
 			}
+			if seng.Config().SyncHome {
+				// sync_home: true — the auto-memory file's local history too,
+				// as `strata sync` does with it.
+				if err := syncHome(ctx, seng, o.SyncRemote, env, r.mu, log); err != nil {
+					log.Warn("sync home", "remote", o.SyncRemote, "err", err)
+				}
+			}
 			r.status.update(func(p *Published) {
 				p.SyncStatus = SyncStatus{SyncRemote: o.SyncRemote, LastSync: state.Now().UTC()}
 			})
 		}
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// syncHome syncs the home ref (the auto-memory file's history) with remote.
+func syncHome(ctx context.Context, eng *engine.Engine, remote string, env []string, lock sync.Locker, log *slog.Logger) error {
+	home, err := eng.HomeView()
+	if err != nil {
+		return err
+	}
+	rep, err := syncer.Sync(ctx, home, syncer.Options{Remote: remote, Cwd: eng.Root(), Env: env, Lock: lock})
+	if err != nil {
+		return err
+	}
+	log.Info("synced home", "remote", remote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed, "lost", len(rep.Lost))
+	return nil
 }
