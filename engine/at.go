@@ -159,3 +159,14 @@ func (s *Snapshot) readHome(p string) ([]byte, bool) {
 	}
 	return data, true
 }
+
+// LastChanges returns, for each of paths, the entry of the commit that
+// recorded the snapshot's version of it, looking at most 500 commits back
+// (a path unchanged for longer has no entry: callers treat it as unknown).
+func (s *Snapshot) LastChanges(paths []string) map[string]state.Entry {
+	out, err := s.e.store.LastChanges(s.Commit, paths, 500)
+	if err != nil {
+		return map[string]state.Entry{}
+	}
+	return out
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // PathsSince returns the paths that the trailers of every commit reachable
@@ -42,4 +44,43 @@ func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]b
 		}
 	}
 	return paths, nil
+}
+
+// LastChanges walks the first-parent chain back from commit, at most max
+// commits, and returns for each of paths the entry of the commit that last
+// recorded it (as `strata log PATH -n 1` would at that commit). Paths not
+// met within max commits are left out: the walk is bounded, so a caller
+// showing optional detail (provenance in `strata at`) stays fast on any
+// history.
+func (s *Store) LastChanges(commit string, paths []string, max int) (map[string]state.Entry, error) {
+	h, err := s.resolve(commit)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	out := map[string]state.Entry{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := 0; n < max && !h.IsZero() && len(out) < len(want); n++ {
+		ci, err := s.readCommit(h)
+		if err != nil {
+			return out, err
+		}
+		for _, e := range parseTrailers(ci.message) {
+			if want[e.Path] {
+				if _, seen := out[e.Path]; !seen {
+					e.Commit, e.Time = ci.hash.String(), commitTime(ci)
+					out[e.Path] = e
+				}
+			}
+		}
+		if len(ci.parents) == 0 {
+			break
+		}
+		h = ci.parents[0]
+	}
+	return out, nil
 }

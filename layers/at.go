@@ -44,7 +44,7 @@ type L1File struct {
 	Class   state.Class     `json:"class"`
 	Content json.RawMessage `json:"content,omitempty"` // absent when it is not JSON
 	// Session and ToolUse: the Claude Code session and tool call that wrote
-	// this version, when its hook saw it (provenance; only for a time T).
+	// this version, when its hook saw it (provenance).
 	Session string `json:"session,omitempty"`
 	ToolUse string `json:"tool_use,omitempty"`
 }
@@ -115,12 +115,19 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 		if json.Valid(data) {
 			f.Content = compactJSON(data)
 		}
-		if !s.Time.IsZero() {
-			if ents, err := a.Eng.Log(state.LogQuery{Path: p, Until: s.Time, Limit: 1}); err == nil && len(ents) > 0 {
-				f.Session, f.ToolUse = ents[0].Session, ents[0].ToolUse
-			}
-		}
 		c.L1 = append(c.L1, f)
+	}
+	// Provenance of each L1 version: a bounded walk back from the snapshot's
+	// commit, one pass for all files.
+	l1 := make([]string, len(c.L1))
+	for i, f := range c.L1 {
+		l1[i] = f.Path
+	}
+	last := s.LastChanges(l1)
+	for i := range c.L1 {
+		if en, ok := last[c.L1[i].Path]; ok {
+			c.L1[i].Session, c.L1[i].ToolUse = en.Session, en.ToolUse
+		}
 	}
 	if data, ok := s.Read(cfg.Memory); ok {
 		c.Memory = Window(cfg.Memory, data)
