@@ -57,26 +57,9 @@ func (e *Engine) BeginWrites(entries []JournalEntry) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
-	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := atomicfile.Write(name, data, 0o644); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("sync journal: %w", err)
-	}
-	syncDir(filepath.Dir(name))
 	return nil
 }
 
@@ -148,11 +131,4 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 		wrote = append(wrote, w.Path)
 	}
 	return wrote, e.EndWrites()
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
