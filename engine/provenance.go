@@ -7,12 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sync"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 )
 
 // Provenance: Claude Code's PostToolUse hook (strata validate --hook) names
@@ -32,11 +31,6 @@ type provenanceNote struct {
 	ToolUse string `json:"tool_use,omitempty"`
 }
 
-// hookID is what a session or tool-use id from hook stdin may look like;
-// anything else is not kept (it is hostile input and ends up in commit
-// messages and terminals).
-var hookID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`) })
-
 func (e *Engine) provenanceFile(path string) string {
 	sum := sha1.Sum([]byte(path))
 	return filepath.Join(e.store.GitDir(), "strata", "provenance", hex.EncodeToString(sum[:])+".json")
@@ -46,12 +40,7 @@ func (e *Engine) provenanceFile(path string) string {
 // the commit that records it. Ids that do not look like ids are dropped;
 // with neither left nothing is noted.
 func (e *Engine) NoteProvenance(k config.Kept, content []byte, session, toolUse string) error {
-	if !hookID().MatchString(session) {
-		session = ""
-	}
-	if !hookID().MatchString(toolUse) {
-		toolUse = ""
-	}
+	session, toolUse = state.HookID(session), state.HookID(toolUse)
 	if session == "" && toolUse == "" {
 		return nil
 	}
@@ -81,11 +70,6 @@ func (e *Engine) provenance(k config.Kept, blob string) (session, toolUse string
 		_ = os.Remove(name)
 		return "", "", done
 	}
-	if !hookID().MatchString(n.Session) {
-		n.Session = ""
-	}
-	if !hookID().MatchString(n.ToolUse) {
-		n.ToolUse = ""
-	}
+	n.Session, n.ToolUse = state.HookID(n.Session), state.HookID(n.ToolUse)
 	return n.Session, n.ToolUse, func() { _ = os.Remove(name) }
 }

@@ -134,26 +134,10 @@ func parseTrailers(msg string) []state.Entry {
 		case trailerSchema:
 			e.Schema = unquotePath(val)
 		case trailerSession:
-			e.Session = hookID(val)
+			e.Session = state.HookID(val)
 		case trailerToolUse:
-			e.ToolUse = hookID(val)
+			e.ToolUse = state.HookID(val)
 		}
 	}
 	return out
-}
-
-// hookID keeps a Claude Code session or tool-use id only when it looks like
-// one (letters, digits, ._:@-, at most 128): a trailer may come from another
-// machine's commit and is printed to terminals.
-func hookID(v string) string {
-	if v == "" || len(v) > 128 {
-		return ""
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:@-", c) >= 0) {
-			return ""
-		}
-	}
-	return v
 }
