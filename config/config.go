@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
@@ -429,6 +430,21 @@ func checkTTL(s string) error {
 		return nil
 	}
 	return fmt.Errorf("%q: want off or a number and one of s, m, h, d (e.g. 48h)", s)
+}
+
+// ParseTTL reads a ttl like "24h", "90m" or "7d" (the form checkTTL accepts
+// besides "off").
+func ParseTTL(s string) (time.Duration, error) {
+	m := ttlRE().FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("ttl %q: want a number and one of s, m, h, d", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > 1<<31 {
+		return 0, fmt.Errorf("ttl %q: too large", s)
+	}
+	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
+	return time.Duration(n) * unit, nil
 }
 
 func ttlValue(v any) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -206,4 +207,17 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 	c := load(t, "version: 1\nmemory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n")
 	assert.Equal(t, "notes/MEMORY.md", c.Memory)
 	assert.Equal(t, "notes/graph.jsonl", c.Graph)
+}
+
+func TestParseTTL(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30s": 30 * time.Second, "90m": 90 * time.Minute, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour} {
+		if got, err := ParseTTL(in); err != nil || got != want {
+			t.Errorf("ParseTTL(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "1w", "h", "-1h", "1.5h", "99999999999999d"} {
+		if _, err := ParseTTL(bad); err == nil {
+			t.Errorf("ParseTTL(%q) accepted", bad)
+		}
+	}
 }

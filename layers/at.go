@@ -291,29 +291,17 @@ func (a *Agent) Pending() []Decision {
 // is false when it has none (ttl: off, a state of the user's own shape, no
 // lastUpdated).
 func (a *Agent) deadlineAt(s *engine.Snapshot) (time.Time, bool) {
-	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
-	if !ok || k.Class != state.ClassWorkflowState || k.Schema != string(state.ClassWorkflowState) || k.TTL == "off" {
+	k, ok := a.workflowTTL()
+	if !ok {
 		return time.Time{}, false
 	}
 	data, ok := s.Read(k.Path)
-	if !ok || !a.conforms(k, data) {
+	if !ok {
 		return time.Time{}, false
 	}
-	doc := decodeObject(data)
-	last, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated"))
-	if err != nil {
+	_, last, ttl, ok := a.ttlOf(k, data)
+	if !ok {
 		return time.Time{}, false
-	}
-	ttl := DefaultTTL
-	if k.TTL != "" {
-		if ttl, err = ParseTTL(k.TTL); err != nil {
-			return time.Time{}, false
-		}
-	}
-	if v := str(doc, "ttl"); v != "" {
-		if ttl, err = ParseTTL(v); err != nil {
-			return time.Time{}, false
-		}
 	}
 	base := last
 	if ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Until: s.Time, Limit: 1}); err == nil && len(ents) > 0 &&

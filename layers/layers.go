@@ -14,7 +14,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -379,20 +378,42 @@ func (a *Agent) conforms(k config.Kept, data []byte) bool {
 	return !a.Eng.Check(engine.File{Kept: k, Content: data, Exists: true}, nil).Invalid()
 }
 
-var ttlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([smhd])$`) })
+// workflowTTL returns the workflow-state file when strata's TTL applies to
+// it: only strata's own workflow state expires, and not with ttl: off.
+func (a *Agent) workflowTTL() (config.Kept, bool) {
+	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
+	if !ok || k.Class != state.ClassWorkflowState || k.Schema != string(state.ClassWorkflowState) || k.TTL == "off" {
+		return k, false
+	}
+	return k, true
+}
 
-// ParseTTL reads a ttl like "24h", "90m" or "7d".
-func ParseTTL(s string) (time.Duration, error) {
-	m := ttlRE().FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("ttl %q: want a number and one of s, m, h, d", s)
+// ttlOf reads a workflow state's lastUpdated and its TTL: the document's
+// ttl, else the rule's (or the global) one, else DefaultTTL. ok is false for
+// a state that does not follow strata's schema, is empty, has no
+// lastUpdated or has a ttl that does not parse.
+func (a *Agent) ttlOf(k config.Kept, data []byte) (doc map[string]any, last time.Time, ttl time.Duration, ok bool) {
+	if !a.conforms(k, data) {
+		return nil, time.Time{}, 0, false
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || n > 1<<31 {
-		return 0, fmt.Errorf("ttl %q: too large", s)
+	doc = decodeObject(data)
+	if len(doc) == 0 {
+		return nil, time.Time{}, 0, false
 	}
-	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
-	return time.Duration(n) * unit, nil
+	last, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated"))
+	if err != nil {
+		return nil, time.Time{}, 0, false
+	}
+	ttl = DefaultTTL
+	for _, s := range []string{k.TTL, str(doc, "ttl")} { // the document's wins
+		if s == "" {
+			continue
+		}
+		if ttl, err = config.ParseTTL(s); err != nil {
+			return nil, time.Time{}, 0, false
+		}
+	}
+	return doc, last, ttl, true
 }
 
 // Expiry is a workflow state reset because its TTL passed.
@@ -414,32 +435,17 @@ type Expiry struct {
 // fresh TTL from the time it was restored. An invalid, empty or missing
 // state is left alone. It returns nil when nothing expired.
 func (a *Agent) Expire(src state.Source) (*Expiry, error) {
-	k, ok := a.Eng.Config().Classify(WorkflowStatePath)
-	if !ok || k.Class != state.ClassWorkflowState || k.Schema != string(state.ClassWorkflowState) || k.TTL == "off" {
-		return nil, nil // only strata's own workflow state expires, and not with ttl: off
+	k, ok := a.workflowTTL()
+	if !ok {
+		return nil, nil
 	}
 	f, p := a.Eng.Read(k)
-	if p != nil || !f.Exists || !a.conforms(k, f.Content) {
+	if p != nil || !f.Exists {
 		return nil, nil
 	}
-	doc := decodeObject(f.Content)
-	if len(doc) == 0 {
+	doc, last, ttl, ok := a.ttlOf(k, f.Content)
+	if !ok {
 		return nil, nil
-	}
-	last, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated"))
-	if err != nil {
-		return nil, nil
-	}
-	ttl := DefaultTTL
-	if k.TTL != "" {
-		if ttl, err = ParseTTL(k.TTL); err != nil {
-			return nil, nil
-		}
-	}
-	if s := str(doc, "ttl"); s != "" {
-		if ttl, err = ParseTTL(s); err != nil {
-			return nil, nil
-		}
 	}
 	outs, err := a.Eng.Record([]config.Kept{k}, src)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
@@ -45,19 +44,6 @@ func TestTransition(t *testing.T) {
 			if !IsProtocolLine(l) {
 				t.Errorf("%s: %q is not matched by the cap", tc.name, l)
 			}
-		}
-	}
-}
-
-func TestParseTTL(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30s": 30 * time.Second, "90m": 90 * time.Minute, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour} {
-		if got, err := ParseTTL(in); err != nil || got != want {
-			t.Errorf("ParseTTL(%q) = %v, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "1w", "h", "-1h", "1.5h", "99999999999999d"} {
-		if _, err := ParseTTL(bad); err == nil {
-			t.Errorf("ParseTTL(%q) accepted", bad)
 		}
 	}
 }
