@@ -85,7 +85,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				// sync_home: true — the auto-memory file's local history too,
 				// as `strata sync` does with it.
 				if err := syncHome(ctx, seng, o.SyncRemote, env, r.mu, log); err != nil {
-					log.Warn("sync home", "remote", o.SyncRemote, "err", err)
+					log.Warn("sync", "remote", o.SyncRemote, "err", err)
 				}
 			}
 			r.status.update(func(p *Published) {
@@ -98,11 +98,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 
 // syncHome syncs the home ref (the auto-memory file's history) with remote.
 func syncHome(ctx context.Context, eng *engine.Engine, remote string, env []string, lock sync.Locker, log *slog.Logger) error {
-	home, err := eng.HomeView()
-	if err != nil {
-		return err
-	}
-	rep, err := syncer.Sync(ctx, home, syncer.Options{Remote: remote, Cwd: eng.Root(), Env: env, Lock: lock})
+	rep, err := syncer.SyncHome(ctx, eng, syncer.Options{Remote: remote, Cwd: eng.Root(), Env: env, Lock: lock})
 	if err != nil {
 		return err
 	}

@@ -408,3 +408,20 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 	}
 	return out, nil
 }
+
+// SyncHome syncs the home ref (the local history of Claude Code's
+// auto-memory file) with the same remote, after the state ref: what
+// `strata sync --home`, `sync_home: true` and `watch --sync` with it run. The
+// report's Shown maps the home tree's name to the path the user knows.
+func SyncHome(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
+	home, err := eng.HomeView()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := Sync(ctx, home, o)
+	if err != nil {
+		return nil, fmt.Errorf("sync home: %w", err)
+	}
+	rep.Shown = map[string]string{engine.HomeName: home.Shown(engine.HomeName)}
+	return rep, nil
+}

@@ -98,15 +98,10 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 // syncHome syncs the home ref (the auto-memory file's history) with the
 // remote's refs/strata/home/state, as asked by --home or sync_home.
 func syncHome(ctx context.Context, e *env, o syncOptions, eng *engine.Engine, rep *syncer.Report) error {
-	home, err := eng.HomeView()
+	hrep, err := syncer.SyncHome(ctx, eng, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun})
 	if err != nil {
 		return err
 	}
-	hrep, err := syncer.Sync(ctx, home, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun})
-	if err != nil {
-		return fmt.Errorf("sync home: %w", err)
-	}
-	hrep.Shown = map[string]string{engine.HomeName: home.Shown(engine.HomeName)}
 	rep.Home = hrep
 	return nil
 }
