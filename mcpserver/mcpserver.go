@@ -123,6 +123,16 @@ func kept(eng *engine.Engine, p string) (config.Kept, error) {
 	return eng.Resolve(eng.Root(), p)
 }
 
+// openKept opens the repository and resolves path to one of its kept files.
+func (h *handlers) openKept(path string) (*engine.Engine, config.Kept, error) {
+	eng, err := h.open()
+	if err != nil {
+		return nil, config.Kept{}, err
+	}
+	k, err := kept(eng, path)
+	return eng, k, err
+}
+
 // point reads a time or a revision.
 func (h *handlers) point(at, rev string) (engine.Point, error) {
 	switch {
@@ -212,11 +222,7 @@ func (h *handlers) show(_ context.Context, in showIn) (any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	eng, err := h.open()
-	if err != nil {
-		return nil, "", err
-	}
-	k, err := kept(eng, in.Path)
+	eng, k, err := h.openKept(in.Path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -239,11 +245,7 @@ type diffIn struct {
 }
 
 func (h *handlers) diff(_ context.Context, in diffIn) (any, string, error) {
-	eng, err := h.open()
-	if err != nil {
-		return nil, "", err
-	}
-	k, err := kept(eng, in.Path)
+	eng, k, err := h.openKept(in.Path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -279,11 +281,7 @@ type blameIn struct {
 }
 
 func (h *handlers) blame(_ context.Context, in blameIn) (any, string, error) {
-	eng, err := h.open()
-	if err != nil {
-		return nil, "", err
-	}
-	k, err := kept(eng, in.Path)
+	eng, k, err := h.openKept(in.Path)
 	if err != nil {
 		return nil, "", err
 	}
