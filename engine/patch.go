@@ -57,11 +57,7 @@ func (e *Engine) Patch(en state.Entry, keys bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s", strings.SplitN(err.Error(), "\n", 2)[0])
 	}
-	var b strings.Builder
-	for _, c := range changes {
-		b.WriteString(c.String() + "\n")
-	}
-	return b.String(), nil
+	return semantic.Text(changes), nil
 }
 
 // WriteUserFile writes a file the user asked for that strata does not keep

@@ -262,11 +262,7 @@ func (h *handlers) diff(_ context.Context, in diffIn) (any, string, error) {
 		if ch == nil {
 			ch = []semantic.Change{}
 		}
-		text := ""
-		for _, c := range ch {
-			text += c.String() + "\n"
-		}
-		return map[string]any{"path": k.Path, "changes": ch}, text, nil
+		return map[string]any{"path": k.Path, "changes": ch}, semantic.Text(ch), nil
 	}
 	d, err := eng.Diff(k, h.pointOf(in.From), to)
 	if err != nil {

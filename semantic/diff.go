@@ -43,6 +43,16 @@ func (c Change) String() string {
 	return c.Op + " " + c.Key
 }
 
+// Text is changes as `strata diff --keys` prints them, one change (and its
+// indented lines) after another, each ending in a newline.
+func Text(changes []Change) string {
+	var b strings.Builder
+	for _, c := range changes {
+		b.WriteString(c.String() + "\n")
+	}
+	return b.String()
+}
+
 // Diff compares two versions of a file (nil: the file did not exist).
 // Trees are compared by value: object key order and whitespace do not
 // matter; arrays are compared index by index.
