@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -236,16 +235,6 @@ func (s *Store) TrackingRefs() (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// SortedRefs returns the keys of TrackingRefs' map in order.
-func SortedRefs(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // setRef moves ref to h under git's lock, whatever it held before.

@@ -50,17 +50,12 @@ type Schema struct {
 // Inferrer accumulates documents. The zero value is ready to use.
 type Inferrer struct {
 	root node
-	docs int
 }
 
 // Add takes one more document into account.
 func (in *Inferrer) Add(doc any) {
 	in.root.add(doc)
-	in.docs++
 }
-
-// Docs is how many documents were added.
-func (in *Inferrer) Docs() int { return in.docs }
 
 // Schema returns the schema accepting every document added, with $schema
 // and the given $comment at its root. With no documents it accepts anything.
