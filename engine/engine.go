@@ -266,7 +266,6 @@ type Outcome struct {
 	// back a file whose deletion was recorded: the version it wrote is the
 	// one before that deletion.
 	Revived *Revived
-	blob    string // the recorded content's blob id
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.

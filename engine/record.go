@@ -85,11 +85,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			if fin := done[i]; fin != nil {
 				fin()
 			}
-			o := &out[at[i]]
-			o.Entry = &ents[i]
-			if !batch[i].Deleted {
-				o.blob = gitstore.BlobHash(batch[i].Content)
-			}
+			out[at[i]].Entry = &ents[i]
 		}
 	}
 	for _, i := range rejects {
