@@ -57,19 +57,18 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			rejects = append(rejects, len(out))
 			rejCh[len(out)] = *ch
 		default:
-			if !ch.Deleted {
+			if ch.Deleted {
+				delete(files, k.Path)
+			} else {
+				id := gitstore.BlobHash(ch.Content)
+				files[k.Path] = id
 				var fin func()
-				ch.Session, ch.ToolUse, fin = e.provenance(k, gitstore.BlobHash(ch.Content))
+				ch.Session, ch.ToolUse, fin = e.provenance(k, id)
 				done[len(batch)] = fin
 			}
 			batch = append(batch, *ch)
 			at = append(at, len(out))
 			planned[k.Path] = ch.Content
-			if ch.Deleted {
-				delete(files, k.Path)
-			} else {
-				files[k.Path] = gitstore.BlobHash(ch.Content)
-			}
 		}
 		out = append(out, o)
 	}
@@ -102,12 +101,11 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 
 // prepare reads and checks one kept path against the snapshot (head, files)
 // as this batch leaves it (planned). It returns the change to record or to
-// quarantine (by its Outcome's problems), or nil when there is none.
+// quarantine (by its Outcome's problems), or nil when there is none. A
+// path outside the work tree never reaches it: Record sends it to the home
+// ref.
 func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, planned map[string][]byte) (Outcome, *state.Change, error) {
 	o := Outcome{Path: k.Path}
-	if OutsideTree(k.Path) {
-		return o, nil, nil // recorded on the home ref by Record (home.go)
-	}
 	f, p := e.Read(k)
 	if p != nil {
 		o.Problems = state.Problems{*p}
