@@ -90,23 +90,9 @@ if ! "$STRATA" schema export "$tmp/schemas" >/dev/null 2>&1 || [[ ! -f $tmp/sche
 fi
 schema=$tmp/schemas/workflow-state.schema.json
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# median_ms CMD...: runs CMD RUNS times (its output discarded, failure
-# fatal) and prints the median wall time in milliseconds.
-median_ms() {
-	local times=() start
-	for ((r = 0; r < RUNS; r++)); do
-		start=$(now_ms)
-		if ! "$@" >/dev/null 2>"$tmp/err"; then
-			echo "ajv_compare: $1 failed:" >&2
-			head -20 "$tmp/err" >&2
-			exit 1
-		fi
-		times+=($(($(now_ms) - start)))
-	done
-	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
-}
+bench_name=ajv_compare
+# shellcheck source=bench/median.sh
+. "$here/median.sh"
 
 run_strata() { (cd "$repo" && "$STRATA" validate state/*.json); }
 # ajv-cli resolves -c modules from the working directory.

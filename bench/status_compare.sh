@@ -18,6 +18,7 @@ case $STRATA in
 esac
 [[ -x $STRATA ]] || { echo "status_compare: $STRATA is not an executable" >&2; exit 2; }
 
+here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 repo=$tmp/repo
@@ -41,20 +42,9 @@ for ((i = 0; i < N; i += 10)); do
 	"$STRATA" record "$f" >/dev/null
 done
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-median_ms() {
-	local times=() start
-	for ((r = 0; r < RUNS; r++)); do
-		start=$(now_ms)
-		if ! "$@" >/dev/null 2>"$tmp/err"; then
-			echo "status_compare: $* failed:" >&2
-			head -20 "$tmp/err" >&2
-			exit 1
-		fi
-		times+=($(($(now_ms) - start)))
-	done
-	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
-}
+bench_name=status_compare
+# shellcheck source=bench/median.sh
+. "$here/median.sh"
 
 status_ms=$(median_ms "$STRATA" status)
 validate_ms=$(median_ms "$STRATA" validate state/*.json)
