@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/strata-dev/strata/atomicfile"
-	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 )
 
 // The sync journal makes a sync's write phase recoverable. A sync moves the
@@ -106,27 +106,16 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
 			continue // not kept here, or the ref does not hold the merged version
 		}
-		f, prob := e.Read(k)
-		onDisk := ""
-		if f.Exists {
-			onDisk = gitstore.BlobHash(f.Content)
-		}
-		if prob != nil || onDisk != w.Ours {
-			continue // edited since: that edit is newer and will be recorded
-		}
-		if w.Result == "" {
-			err = e.removeFile(k)
-		} else {
-			var blob []byte
-			if blob, _, err = e.store.ReadBlob(w.Result, e.cfg.MaxSize); err == nil && blob == nil {
-				err = fmt.Errorf("blob %s is larger than max_size", w.Result)
-			}
-			if err == nil {
-				err = e.writeFile(k, blob)
-			}
+		written, err := e.Checkout(k, w.Ours, w.Result)
+		var unreadable *state.Problem
+		if errors.As(err, &unreadable) {
+			continue // not a readable regular file any more: left alone
 		}
 		if err != nil {
 			return wrote, fmt.Errorf("sync journal: %s: %w", w.Path, err)
+		}
+		if !written {
+			continue // edited since: that edit is newer and will be recorded
 		}
 		wrote = append(wrote, w.Path)
 	}
