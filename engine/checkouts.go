@@ -7,7 +7,6 @@ import (
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
-	"github.com/strata-dev/strata/gitstore"
 )
 
 // Checkouts is Checkout for many files at once, made durable in one pass
@@ -38,16 +37,8 @@ func (e *Engine) Checkouts() *Checkouts { return &Checkouts{e: e} }
 // version reaches k's path at Commit.
 func (c *Checkouts) Add(k config.Kept, expect, blob string) (bool, error) {
 	e := c.e
-	f, prob := e.Read(k)
-	onDisk := ""
-	if f.Exists {
-		onDisk = gitstore.BlobHash(f.Content)
-	}
-	if prob != nil {
-		return false, prob // said as it is, never as "edited meanwhile"
-	}
-	if onDisk != expect {
-		return false, nil
+	if same, err := e.onDiskIs(k, expect); !same || err != nil {
+		return false, err
 	}
 	if blob == "" {
 		return true, e.removeFile(k)

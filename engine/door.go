@@ -133,23 +133,29 @@ func (e *Engine) recordedVersion(path string) ([]byte, error) {
 	return data, nil
 }
 
-// Checkout makes k's file on disk the recorded blob ("" removes the file),
-// unless the file is no longer the version expect ("" meaning absent): then
-// it writes nothing and returns false. Sync uses it after a merge has been
-// recorded and checked, so the version is not checked again.
-func (e *Engine) Checkout(k config.Kept, expect, blob string) (bool, error) {
+// onDiskIs reports whether k's file on disk is still the version expect (a
+// blob id; "" meaning absent). A file that cannot be read as a regular file
+// (a name too long for the file system, a symbolic link or a pipe in the
+// way) is its *state.Problem, said as it is, never as "edited meanwhile".
+func (e *Engine) onDiskIs(k config.Kept, expect string) (bool, error) {
 	f, prob := e.Read(k)
+	if prob != nil {
+		return false, prob
+	}
 	onDisk := ""
 	if f.Exists {
 		onDisk = gitstore.BlobHash(f.Content)
 	}
-	if prob != nil {
-		// A name too long for the file system, a symbolic link or a pipe in
-		// the way: said as it is, never as "edited meanwhile".
-		return false, prob
-	}
-	if onDisk != expect {
-		return false, nil
+	return onDisk == expect, nil
+}
+
+// checkout makes k's file on disk the recorded blob ("" removes the file),
+// unless the file is no longer the version expect: then it writes nothing
+// and returns false. Completing a sync journal uses it; a sync itself writes
+// through Checkouts, in one durability pass.
+func (e *Engine) checkout(k config.Kept, expect, blob string) (bool, error) {
+	if same, err := e.onDiskIs(k, expect); !same || err != nil {
+		return false, err
 	}
 	if blob == "" {
 		return true, e.removeFile(k)

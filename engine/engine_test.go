@@ -250,7 +250,7 @@ func TestCheckoutSkipsAFileEditedMeanwhile(t *testing.T) {
 	v1 := files[k.Path]
 
 	edit(t, e, k.Path, `{"v": 2}`) // not the version the caller expects
-	ok, err := e.Checkout(k, v1, "")
+	ok, err := e.checkout(k, v1, "")
 	if err != nil || ok {
 		t.Fatalf("Checkout over an edit = %v, %v; want skipped", ok, err)
 	}
@@ -258,7 +258,7 @@ func TestCheckoutSkipsAFileEditedMeanwhile(t *testing.T) {
 		t.Errorf("the edit was overwritten: %q", got)
 	}
 	edit(t, e, k.Path, `{"v": 1}`)
-	if ok, err := e.Checkout(k, v1, ""); err != nil || !ok {
+	if ok, err := e.checkout(k, v1, ""); err != nil || !ok {
 		t.Fatalf("Checkout = %v, %v; want removed", ok, err)
 	}
 	if _, err := os.Stat(e.Config().Abs(k.Path)); !errors.Is(err, os.ErrNotExist) {

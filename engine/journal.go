@@ -106,7 +106,7 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
 			continue // not kept here, or the ref does not hold the merged version
 		}
-		written, err := e.Checkout(k, w.Ours, w.Result)
+		written, err := e.checkout(k, w.Ours, w.Result)
 		var unreadable *state.Problem
 		if errors.As(err, &unreadable) {
 			continue // not a readable regular file any more: left alone
