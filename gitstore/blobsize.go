@@ -85,7 +85,7 @@ func (s *Store) blobSize(h plumbing.Hash) (int64, error) {
 	t, size, err := s.objects.Stat(h)
 	if err != nil {
 		err = s.retryMissing(func() error {
-			o, err := s.repo.EncodedObject(plumbing.AnyObject, h)
+			o, err := s.gogit().EncodedObject(plumbing.AnyObject, h)
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ func (s *Store) readBlobLimit(h plumbing.Hash, limit int64) ([]byte, error) {
 		return data, err
 	}
 	err = s.retryMissing(func() error {
-		o, err := s.repo.EncodedObject(plumbing.BlobObject, h)
+		o, err := s.gogit().EncodedObject(plumbing.BlobObject, h)
 		if err != nil {
 			return err
 		}

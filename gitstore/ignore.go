@@ -21,20 +21,20 @@ import (
 // when a path is ignored by pattern, so asking about a few kept files costs
 // a few small reads.
 type Ignores struct {
-	root    string
-	gitDir  string
-	mu      sync.Mutex
-	base    []gitignore.Pattern  // excludesFile, info/exclude
-	dirs    map[string]*dirRules // by repo-relative dir ("" = root)
-	tracked map[string]bool      // the index's paths, read on first need
+	root      string
+	gitDir    string
+	commonDir string
+	mu        sync.Mutex
+	base      []gitignore.Pattern  // excludesFile, info/exclude, read with the root's rules
+	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
+	tracked   map[string]bool      // the index's paths, read on first need
 }
 
-// Ignores returns the ignore rules of this work tree.
+// Ignores returns the ignore rules of this work tree. Nothing is read until
+// the first question: a command that asks none (`strata show --at`) reads no
+// git configuration.
 func (s *Store) Ignores() *Ignores {
-	ig := &Ignores{root: s.root, gitDir: s.gitDir, dirs: map[string]*dirRules{}}
-	ig.base = append(ig.base, readIgnoreFile(excludesFile(s.commonDir), nil)...)
-	ig.base = append(ig.base, readIgnoreFile(filepath.Join(s.commonDir, "info", "exclude"), nil)...)
-	return ig
+	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, dirs: map[string]*dirRules{}}
 }
 
 // Ignored reports whether git ignores the repo-relative, slash-separated path.
@@ -68,6 +68,8 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 	}
 	var d *dirRules
 	if len(segs) == 0 {
+		ig.base = append(ig.base, readIgnoreFile(excludesFile(ig.commonDir), nil)...)
+		ig.base = append(ig.base, readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"), nil)...)
 		d = &dirRules{ps: ig.base}
 	} else {
 		parent := ig.dir(segs[:len(segs)-1])

@@ -28,21 +28,32 @@ import (
 // match; deleting it loses nothing. The format is in docs/format.md.
 const (
 	idxMagic   = "STRATAIX"
-	idxVersion = 2  // 2: CRC-32C (Castagnoli, in hardware on amd64 and arm64); a version-1 file is rebuilt
+	idxVersion = 3  // 3: a record carries its chain's last time inversion; 2: CRC-32C; older files are rebuilt
 	idxHeader  = 16 // magic, version (uint32), record size (uint32)
-	idxRecSize = 40 // time (int64), path bloom (uint64), hash (20 bytes), CRC-32C of the first 36 bytes
+	idxRecSize = 44 // time (int64), path bloom (uint64), hash (20 bytes), last inversion (uint32), CRC-32C of the first 40 bytes
+	idxCRCAt   = 40 // offset of the CRC in a record
 )
 
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-// recCRC is the checksum of a record's first 36 bytes.
-func recCRC(r []byte) uint32 { return crc32.Checksum(r[:36], castagnoli()) }
+// recCRC is the checksum of a record's first idxCRCAt bytes.
+func recCRC(r []byte) uint32 { return crc32.Checksum(r[:idxCRCAt], castagnoli()) }
+
+// recOK reports whether record r's checksum matches.
+func recOK(r []byte) bool { return recCRC(r) == binary.BigEndian.Uint32(r[idxCRCAt:]) }
 
 // idxRec is one commit of the chain.
 type idxRec struct {
 	time  int64 // committer time, Unix seconds
 	bloom uint64
 	hash  plumbing.Hash
+	// inv is 1 + the position of the newest record, up to this one, whose
+	// time is before some earlier record's (a clock set back, a merge of
+	// older commits), 0 when there is none. It only depends on the records
+	// before it, so appends never rewrite it, and it tells a reader of the
+	// file that every record after that position is in time order and not
+	// before anything older: At can binary-search them (atFromFile).
+	inv uint32
 }
 
 // refIndex is the chain of one ref, oldest first.
@@ -70,11 +81,14 @@ func (ix *refIndex) derive() {
 			ix.sufMin[i] = ix.sufMin[i+1]
 		}
 	}
+	var inv uint32
 	for i := 0; i < n; i++ {
 		ix.preMax[i] = ix.recs[i].time
 		if i > 0 && ix.preMax[i-1] > ix.preMax[i] {
 			ix.preMax[i] = ix.preMax[i-1]
+			inv = uint32(i) + 1
 		}
+		ix.recs[i].inv = inv
 	}
 }
 
@@ -104,16 +118,23 @@ func loadIndex(path string) *refIndex {
 	if len(body)%idxRecSize != 0 {
 		ix.diskSize = -1 // rewrite, never append after a torn record
 	}
+	stored := make([]uint32, n)
 	for i := range ix.recs {
 		r := body[i*idxRecSize : (i+1)*idxRecSize]
-		if recCRC(r) != binary.BigEndian.Uint32(r[36:]) {
+		if !recOK(r) {
 			return &refIndex{diskSize: -1} // damaged: rebuild from the commits
 		}
 		ix.recs[i].time = int64(binary.BigEndian.Uint64(r))
 		ix.recs[i].bloom = binary.BigEndian.Uint64(r[8:])
 		copy(ix.recs[i].hash[:], r[16:36])
+		stored[i] = binary.BigEndian.Uint32(r[36:])
 	}
 	ix.derive()
+	for i, r := range ix.recs {
+		if r.inv != stored[i] {
+			return &refIndex{diskSize: -1} // written wrong: rebuild
+		}
+	}
 	return ix
 }
 
@@ -124,7 +145,8 @@ func encodeRecs(recs []idxRec) []byte {
 		binary.BigEndian.PutUint64(o, uint64(r.time))
 		binary.BigEndian.PutUint64(o[8:], r.bloom)
 		copy(o[16:36], r.hash[:])
-		binary.BigEndian.PutUint32(o[36:], recCRC(o))
+		binary.BigEndian.PutUint32(o[36:], r.inv)
+		binary.BigEndian.PutUint32(o[idxCRCAt:], recCRC(o))
 	}
 	return b
 }

@@ -27,7 +27,7 @@ func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 		data []byte
 	)
 	err := s.retryMissing(func() error {
-		o, err := s.repo.EncodedObject(plumbing.AnyObject, h)
+		o, err := s.gogit().EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
 			return err
 		}

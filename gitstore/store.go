@@ -83,9 +83,6 @@ func Open(dir string) (*Store, error) {
 		s.worktree = filepath.Base(gitDir)
 	}
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
-	if err := s.reopen(); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -176,13 +173,23 @@ func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
 
 // reopen (re)opens go-git's object storage (the reader of what odb cannot
 // read: alternates, an idx v1). It opens the storage packages only, not
-// go-git's repository package, which would link its transports. It is called at Open and again when
-// an object is missing from go-git's cached view of the object store, which
-// happens after an outside `git gc` packed and removed loose objects.
+// go-git's repository package, which would link its transports. It is called
+// on the first object odb cannot read, and again when an object is missing
+// from go-git's cached view of the object store, which happens after an
+// outside `git gc` packed and removed loose objects.
 func (s *Store) reopen() error {
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(s.gitDir), osfs.New(s.commonDir))
 	s.repo = filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
 	return nil
+}
+
+// gogit returns go-git's object storage, opening it on first use: most
+// commands never need it. Callers hold s.mu.
+func (s *Store) gogit() *filesystem.Storage {
+	if s.repo == nil {
+		s.reopen()
+	}
+	return s.repo
 }
 
 // Close releases the files the Store keeps open (pack files, the gc
