@@ -26,6 +26,8 @@ type env struct {
 	Dir string // the directory strata runs in (-C)
 	Now func() time.Time
 
+	catchSignals func() // installs the SIGINT/SIGTERM handler (signals.go); nil: none
+
 	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }
 
@@ -191,6 +193,7 @@ func newApp(e *env) *cli.App {
 	}
 	for _, c := range app.Commands {
 		finishCommand(c)
+		catchSignalsBefore(e, c)
 	}
 	return app
 }

@@ -41,6 +41,7 @@ const maxHookInput = 256 << 20
 // JSON, an unreadable configuration) never blocks the agent: one warning line
 // on stderr and exit 0. Nothing is recorded; the watcher does that.
 func runValidateHook(e *env) error {
+	e.catch() // it may write a provenance note (signals.go)
 	data, err := readHookInput(e.In, maxHookInput, hookStdinIdle)
 	if err != nil {
 		return hookWarn(e, "cannot read stdin: %v; nothing checked", err)
