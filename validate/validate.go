@@ -83,21 +83,11 @@ func New(opts Options) (*Validator, error) {
 		v.maxSize = DefaultMaxSize
 	}
 	c := newCompiler()
-	c.UseLoader(denyLoader{})
+	c.UseLoader(builtinLoader{}) // each built-in schema parsed when first needed
 	// The embedded schemas are checked against their metaschema by
 	// TestBuiltinSchemasMatchMetaschema; at run time that check would
 	// compile the drafts' metaschemas, ~3 ms of every hook.
 	c.TrustSchemas()
-	for _, name := range schemas.Names() {
-		b, _ := schemas.Get(name)
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("built-in schema %s: %w", name, err)
-		}
-		if err := c.AddResource(schemas.ID(name), doc); err != nil {
-			return nil, fmt.Errorf("built-in schema %s: %w", name, err)
-		}
-	}
 	v.compiler = c
 	return v, nil
 }
