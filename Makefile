@@ -17,11 +17,13 @@ FUZZTIME ?= 20s
 
 all: build
 
+# strata-serve holds the MCP and timeline servers (strata mcp and strata timeline --serve become it),
+# so strata itself links neither the MCP SDK nor net/http; it goes next to strata.
 build:
-	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/strata
+	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/ ./cmd/strata ./cmd/strata-serve
 
 install:
-	CGO_ENABLED=0 $(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/strata
+	CGO_ENABLED=0 $(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/strata ./cmd/strata-serve
 
 run: build
 	@bash scripts/run.sh "$(CURDIR)/$(BIN)" "$(DIR)"

@@ -26,7 +26,8 @@ type env struct {
 	Dir string // the directory strata runs in (-C)
 	Now func() time.Time
 
-	catchSignals func() // installs the SIGINT/SIGTERM handler (signals.go); nil: none
+	catchSignals func()                                 // installs the SIGINT/SIGTERM handler (signals.go); nil: none
+	exec         func(path string, argv []string) error // becomes another program (companion.go); nil: cannot
 
 	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/strata-dev/strata/interrupt"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -20,8 +21,8 @@ func main() { os.Exit(Main()) }
 func Main() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	catch, stop := signalCatcher(cancel)
+	catch, stop := interrupt.Catcher(cancel)
 	defer stop()
 	dir, _ := os.Getwd()
-	return run(ctx, os.Args, &env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Dir: dir, Now: state.Now, catchSignals: catch})
+	return run(ctx, os.Args, &env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Dir: dir, Now: state.Now, catchSignals: catch, exec: execProcess})
 }

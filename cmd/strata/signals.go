@@ -1,20 +1,12 @@
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"sync"
-	"syscall"
-
-	"github.com/urfave/cli/v2"
-)
+import "github.com/urfave/cli/v2"
 
 // readOnlyCommands only read: killed by the first SIGINT or SIGTERM they
 // leave nothing behind (no lock file, no temporary file, no half-moved ref),
 // so they keep the operating system's default and start without os/signal's
 // goroutine and thread (~0.5 ms of every call). Every other command catches
-// the signals (catchSignals). validate is here for its plain form; its
+// the signals (interrupt.Catcher). validate is here for its plain form; its
 // --hook form writes a provenance note (a temporary file renamed into
 // place), so runValidateHook catches them itself.
 var readOnlyCommands = map[string]bool{
@@ -27,33 +19,6 @@ var readOnlyCommands = map[string]bool{
 	"at":       true,
 	"blame":    true,
 	"validate": true,
-}
-
-// signalCatcher returns the func that makes the first SIGINT or SIGTERM
-// cancel the command's context (it stops cleanly: a watcher flushes its
-// pending changes, a record finishes the commit it is writing) and a second
-// one end the process at once, with exit 130 or 143, whatever it is blocked
-// on. Calling it more than once installs the handler once; stop undoes it.
-func signalCatcher(cancel context.CancelFunc) (catch, stop func()) {
-	var once sync.Once
-	sigs := make(chan os.Signal, 2)
-	catch = func() {
-		once.Do(func() {
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			go func() {
-				<-sigs
-				cancel()
-				sig := <-sigs
-				code := 130
-				if sig == syscall.SIGTERM {
-					code = 143
-				}
-				os.Exit(code)
-			}()
-		})
-	}
-	stop = func() { signal.Stop(sigs) }
-	return catch, stop
 }
 
 // catchSignalsBefore makes every command not in readOnlyCommands catch the
