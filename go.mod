@@ -43,5 +43,3 @@ require (
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
 
 replace github.com/yuin/goldmark => ./third_party/goldmark
-
-replace github.com/google/jsonschema-go => ./third_party/jsonschema-go
