@@ -43,3 +43,5 @@ require (
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
 
 replace github.com/yuin/goldmark => ./third_party/goldmark
+
+replace github.com/go-git/gcfg => ./third_party/gcfg
