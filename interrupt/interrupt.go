@@ -37,3 +37,14 @@ func Catcher(cancel context.CancelFunc) (catch, stop func()) {
 	stop = func() { signal.Stop(sigs) }
 	return catch, stop
 }
+
+// Ignoring runs f with SIGINT and SIGTERM ignored, then gives them back
+// their default. It is for a process that keeps the default (it never
+// called catch) and writes for a moment: a signal in that moment is dropped
+// and the process ends right after, as a caught first signal would let it,
+// without os/signal's goroutine and thread.
+func Ignoring(f func() error) error {
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	defer signal.Reset(os.Interrupt, syscall.SIGTERM)
+	return f()
+}

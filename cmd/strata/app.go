@@ -28,6 +28,7 @@ type env struct {
 
 	catchSignals func()                                 // installs the SIGINT/SIGTERM handler (signals.go); nil: none
 	exec         func(path string, argv []string) error // becomes another program (companion.go); nil: cannot
+	caught       bool                                   // catchSignals was called
 
 	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }

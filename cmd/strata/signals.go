@@ -7,8 +7,9 @@ import "github.com/urfave/cli/v2"
 // so they keep the operating system's default and start without os/signal's
 // goroutine and thread (~0.5 ms of every call). Every other command catches
 // the signals (interrupt.Catcher). validate is here for its plain form; its
-// --hook form writes a provenance note (a temporary file renamed into
-// place), so runValidateHook catches them itself.
+// --hook form catches them only when it has to wait for stdin, and writes
+// its provenance note (a temporary file renamed into place) with them
+// ignored for that moment otherwise (hookstdin.go).
 var readOnlyCommands = map[string]bool{
 	"version":  true,
 	"help":     true,
@@ -42,5 +43,6 @@ func catchSignalsBefore(e *env, c *cli.Command) {
 func (e *env) catch() {
 	if e.catchSignals != nil {
 		e.catchSignals()
+		e.caught = true
 	}
 }
