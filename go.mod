@@ -41,3 +41,7 @@ require (
 // first use instead of in a package init, which cost every strata process
 // ~5 ms at start-up (third_party/jsonschema/STRATA.md).
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+replace github.com/yuin/goldmark => ./third_party/goldmark
+
+replace github.com/go-git/gcfg => ./third_party/gcfg

@@ -52,7 +52,10 @@ func (e *Engine) NoteProvenance(k config.Kept, content []byte, session, toolUse 
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(name, data, 0o644)
+	// Not synced: a crash loses at most this note (provenance drops a note
+	// it cannot read), never a version, and an fsync would cost each hook
+	// call more than all its other work.
+	return atomicfile.WriteUnsynced(name, data, 0o644)
 }
 
 // provenance returns the ids noted for k's content blob, and a func that

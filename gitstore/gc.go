@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -86,6 +87,16 @@ func sameFile(f *os.File, fi os.FileInfo) bool {
 // read them.
 var gcStarted, repackStarted atomic.Int64
 
+// running tracks the background runs this process started.
+var running sync.WaitGroup
+
+// WaitHousekeeping waits for the background gc and repack runs this process
+// started. Nothing needs it for correctness (readers retry when a repack
+// moves objects under them); a test that runs `git fsck` afterwards does,
+// since fsck reports a loose object that a repack deleted while it listed
+// them as missing.
+func WaitHousekeeping() { running.Wait() }
+
 // startRepack runs `git repack -d -l --geometric=2 -q` on the repository,
 // detached, unless a gc is running (gc.pid) or the user turned automatic gc
 // off (gc.auto = 0). Without a git binary on PATH it does nothing.
@@ -107,7 +118,8 @@ func startRepack(commonDir string) {
 		return
 	}
 	repackStarted.Add(1)
-	go cmd.Wait()
+	running.Add(1)
+	go func() { cmd.Wait(); running.Done() }()
 }
 
 // startGC runs `git gc --auto` on the repository, detached, without
@@ -124,5 +136,6 @@ func startGC(commonDir string) {
 		return
 	}
 	gcStarted.Add(1)
-	go cmd.Wait() // reap it; nobody waits for the result
+	running.Add(1)
+	go func() { cmd.Wait(); running.Done() }() // reap it; only tests wait for it
 }

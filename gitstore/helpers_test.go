@@ -230,6 +230,7 @@ func sorted(m map[string]string) []string {
 
 func fsck(tb testing.TB, dir string) {
 	tb.Helper()
+	WaitHousekeeping()
 	if out, err := gitOut(dir, nil, "fsck", "--strict", "--no-progress", "--no-dangling"); err != nil {
 		tb.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}

@@ -18,6 +18,8 @@ export TMPDIR=${TMPDIR:-$here/.bench}
 section "start-up: strata version and validate --hook on one kept file vs git status --porcelain (whole process, interleaved)"
 # Targets from the issue, as ratios to git in the same run (git took 3.3 ms when
 # they were set): version ≤ 4 ms (1.2× git), validate --hook ≤ 6 ms (1.8× git).
+# $strata should be a copied binary, as make build leaves in bin/: started from the
+# pages the linker wrote, the same bytes took ~20% longer (see the Makefile).
 hookdir=$(mktemp -d "$TMPDIR/strata-hook-XXXXXX")
 ( cd "$hookdir" && git init -q && git -c user.email=b@example.com -c user.name=b commit -q --allow-empty -m init &&
   mkdir -p .claude && cp "$here/testdata/example/.claude/workflow-state.json" .claude/ && "$strata" init >/dev/null &&

@@ -13,7 +13,8 @@ import (
 // Now; code that only measures a duration may use time.Now/time.Since.
 //
 // A test binary (and only a test binary: it calls UseTestClock from its
-// TestMain) can move the clock through the environment:
+// TestMain, or, for strata-serve, from a file built only with the
+// strata_testclock tag) can move the clock through the environment:
 //
 //	STRATA_TEST_NOW=2026-11-22T09:30:00Z   the clock reads this instant at
 //	                                       STRATA_TEST_EPOCH (Unix ns; default:

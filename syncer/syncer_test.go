@@ -186,6 +186,7 @@ func (m *machine) checkIndex() {
 
 func fsck(tb testing.TB, dir string) {
 	tb.Helper()
+	gitstore.WaitHousekeeping() // a background repack deleting loose objects fails fsck's listing
 	cmd := exec.Command("git", "fsck", "--strict", "--no-progress")
 	cmd.Dir = dir
 	cmd.Env = gitEnv(dir)

@@ -57,7 +57,7 @@ type Validator struct {
 	// mu guards compiler and cache: jsonschema.Compiler is not safe for
 	// concurrent use, and compiled schemas are shared by all callers.
 	mu       sync.Mutex
-	compiler *jsonschema.Compiler // holds the built-in schemas, nil until builtins loads them
+	compiler *jsonschema.Compiler // holds the built-in schemas
 	cache    map[string]*compiled // by schema name as given to Validate
 }
 
@@ -68,9 +68,8 @@ type compiled struct {
 	broken string
 }
 
-// New returns a Validator. The built-in schemas are loaded on first use: a
-// command that only reads history (`strata show --at`) never pays for them.
-// The error is kept for callers; New does not fail.
+// New returns a Validator. It fails only if a built-in schema does not load,
+// which is a bug in the binary.
 func New(opts Options) (*Validator, error) {
 	v := &Validator{
 		root:    opts.Root,
@@ -83,34 +82,14 @@ func New(opts Options) (*Validator, error) {
 	if v.maxSize <= 0 {
 		v.maxSize = DefaultMaxSize
 	}
-	return v, nil
-}
-
-// builtins returns the compiler holding the built-in schemas, loading them
-// the first time. A schema that does not load is a bug in the binary (they
-// are tested). Callers hold v.mu.
-func (v *Validator) builtins() *jsonschema.Compiler {
-	if v.compiler != nil {
-		return v.compiler
-	}
 	c := newCompiler()
-	c.UseLoader(denyLoader{})
+	c.UseLoader(builtinLoader{}) // each built-in schema parsed when first needed
 	// The embedded schemas are checked against their metaschema by
 	// TestBuiltinSchemasMatchMetaschema; at run time that check would
 	// compile the drafts' metaschemas, ~3 ms of every hook.
 	c.TrustSchemas()
-	for _, name := range schemas.Names() {
-		b, _ := schemas.Get(name)
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err == nil {
-			err = c.AddResource(schemas.ID(name), doc)
-		}
-		if err != nil {
-			panic(fmt.Sprintf("built-in schema %s: %v", name, err))
-		}
-	}
 	v.compiler = c
-	return c
+	return v, nil
 }
 
 // newCompiler returns a compiler for draft 2020-12 that asserts "format",
@@ -221,7 +200,7 @@ func (v *Validator) builtin(name string) *compiled {
 	if c, ok := v.cache[name]; ok {
 		return c
 	}
-	sch, err := v.builtins().Compile(schemas.ID(name))
+	sch, err := v.compiler.Compile(schemas.ID(name))
 	if err != nil {
 		// The embedded schemas are tested; this is a bug in the binary.
 		panic(fmt.Sprintf("compile built-in schema %s: %v", name, err))

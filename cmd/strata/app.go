@@ -26,6 +26,10 @@ type env struct {
 	Dir string // the directory strata runs in (-C)
 	Now func() time.Time
 
+	catchSignals func()                                 // installs the SIGINT/SIGTERM handler (signals.go); nil: none
+	exec         func(path string, argv []string) error // becomes another program (companion.go); nil: cannot
+	caught       bool                                   // catchSignals was called
+
 	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }
 
@@ -191,6 +195,7 @@ func newApp(e *env) *cli.App {
 	}
 	for _, c := range app.Commands {
 		finishCommand(c)
+		catchSignalsBefore(e, c)
 	}
 	return app
 }

@@ -1,12 +1,6 @@
 package main
 
-import (
-	"log/slog"
-
-	"github.com/urfave/cli/v2"
-
-	"github.com/strata-dev/strata/mcpserver"
-)
+import "github.com/urfave/cli/v2"
 
 func newMCPCommand(e *env) *cli.Command {
 	return &cli.Command{
@@ -18,15 +12,14 @@ strata_log, strata_show, strata_diff, strata_blame, strata_at,
 strata_resume (nothing is expired), strata_decisions, strata_validate
 (nothing is recorded). A tool that fails (a path outside the kept files, a
 time that does not parse) answers with an MCP tool error and the server
-goes on. Register it for Claude Code with: strata claude install --mcp`,
+goes on. Register it for Claude Code with: strata claude install --mcp
+The server is the program strata-serve, installed with strata.`,
 		Action: func(c *cli.Context) error {
 			eng, err := open(e) // fail at once outside a repository
 			if err != nil {
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(e.Err, nil))
-			log.Info("serving MCP on stdio", "root", eng.Root())
-			return mcpserver.Serve(c.Context, e.In, e.Out, mcpserver.Options{Dir: eng.Root(), Now: e.Now, Version: version(), Log: log})
+			return serveWith(e, "mcp", "-dir", eng.Root(), "-version", version())
 		},
 	}
 }

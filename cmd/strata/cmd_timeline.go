@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -33,7 +29,7 @@ phase-output session: workflow phases as spans, decisions (pending or
 resolved with the choice), rejected versions in red, TTL expiries, sync
 merges naming the losing side, restores. Enter or a click on an event shows
 its diff. Without -o the page goes to stdout. --serve ADDR serves it on a
-loopback address instead (built afresh on each reload) until interrupted.`,
+loopback address instead (built afresh on each reload) until interrupted;\nstrata-serve, installed with strata, serves it.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the page to `FILE`", Destination: &o.Out},
@@ -43,12 +39,12 @@ loopback address instead (built afresh on each reload) until interrupted.`,
 			if c.NArg() > 0 {
 				return usagef("timeline takes no arguments")
 			}
-			return runTimeline(c.Context, e, o)
+			return runTimeline(e, o)
 		},
 	}
 }
 
-func runTimeline(ctx context.Context, e *env, o timelineOptions) error {
+func runTimeline(e *env, o timelineOptions) error {
 	var since time.Time
 	if o.Since != "" {
 		var err error
@@ -68,11 +64,14 @@ func runTimeline(ctx context.Context, e *env, o timelineOptions) error {
 	if err != nil {
 		return err
 	}
-	build := func() (*timeline.Timeline, error) { return timeline.Build(eng, since) }
 	if o.Serve != "" {
-		return serveTimeline(ctx, e, o.Serve, build)
+		args := []string{"-dir", eng.Root(), "-addr", o.Serve}
+		if !since.IsZero() {
+			args = append(args, "-since", since.Format(time.RFC3339Nano))
+		}
+		return serveWith(e, "timeline", args...)
 	}
-	t, err := build()
+	t, err := timeline.Build(eng, since)
 	if err != nil {
 		return err
 	}
@@ -89,29 +88,4 @@ func runTimeline(ctx context.Context, e *env, o timelineOptions) error {
 	}
 	fmt.Fprintf(e.Out, "wrote %s: %d events in %d lanes\n", o.Out, len(t.Events), len(t.Lanes))
 	return nil
-}
-
-// serveTimeline serves the page until ctx ends (an interrupt).
-func serveTimeline(ctx context.Context, e *env, addr string, build func() (*timeline.Timeline, error)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: timeline.Handler(build), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.Out, "serving the timeline on http://%s/ (interrupt to stop)\n", ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-		return nil
-	case err := <-done:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
 }

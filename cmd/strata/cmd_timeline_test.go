@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,9 +33,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestTimelineServe serves the page on 127.0.0.1:0, fetches it and stops
-// on the context's end.
+// TestTimelineServe: strata timeline --serve becomes strata-serve, which
+// serves the page of the real history on 127.0.0.1:0 and stops cleanly on
+// an interrupt.
 func TestTimelineServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process tests skipped in -short mode")
+	}
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "base"}} {
 		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
@@ -43,12 +47,16 @@ func TestTimelineServe(t *testing.T) {
 	}
 	require.NoError(t, os.MkdirAll(dir+"/.claude", 0o755))
 	require.NoError(t, os.WriteFile(dir+"/.claude/workflow-state.json", []byte(`{"type": "DEBUG", "phase": "fix", "lastUpdated": "2026-11-22T10:00:00Z"}`), 0o644))
-	var out lockedBuffer
-	e := &env{In: strings.NewReader(""), Out: &out, Err: io.Discard, Dir: dir, Now: time.Now}
+	e := &env{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Dir: dir, Now: time.Now}
 	require.NoError(t, runRecord(e, recordOptions{}))
-	ctx, cancel := context.WithCancel(context.Background())
+
+	cmd := exec.Command("strata", "-C", dir, "timeline", "--serve", "127.0.0.1:0")
+	var out, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
-	go func() { done <- runTimeline(ctx, e, timelineOptions{Serve: "127.0.0.1:0"}) }()
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
 	re := regexp.MustCompile(`serving the timeline on (http://127\.0\.0\.1:[0-9]+/)`)
 	var url string
 	require.Eventually(t, func() bool {
@@ -57,7 +65,7 @@ func TestTimelineServe(t *testing.T) {
 			url = m[1]
 		}
 		return m != nil
-	}, 10*time.Second, 20*time.Millisecond)
+	}, 10*time.Second, 20*time.Millisecond, "stderr: %s", &stderr)
 	resp, err := http.Get(url)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
@@ -65,15 +73,29 @@ func TestTimelineServe(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(body), `data-lane="L1 files"`)
 	require.Contains(t, string(body), `aria-label="add .claude/workflow-state.json`)
-	resp, err = http.Get(url + "other")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	cancel()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	select {
 	case err := <-done:
-		require.NoError(t, err)
+		require.NoError(t, err, "stderr: %s", stderr.String())
 	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop when its context ended")
+		t.Fatal("serve did not stop on SIGINT")
 	}
+}
+
+// Without strata-serve, strata mcp says what is missing and how to install
+// it, in one line, exit 3.
+func TestServeWithoutCompanion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process tests skipped in -short mode")
+	}
+	r := newProcRepo(t)
+	self, err := exec.LookPath("strata")
+	require.NoError(t, err)
+	cmd := exec.Command(self, "-C", r.dir, "mcp")
+	cmd.Env = append(r.env, "PATH=/nonexistent")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 3, ee.ExitCode())
+	require.Regexp(t, `^strata: strata-serve is missing: .*make install.*go install ./cmd/strata ./cmd/strata-serve\)\n$`, string(out))
 }

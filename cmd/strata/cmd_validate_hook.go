@@ -41,7 +41,7 @@ const maxHookInput = 256 << 20
 // JSON, an unreadable configuration) never blocks the agent: one warning line
 // on stderr and exit 0. Nothing is recorded; the watcher does that.
 func runValidateHook(e *env) error {
-	data, err := readHookInput(e.In, maxHookInput, hookStdinIdle)
+	data, err := readHookStdin(e)
 	if err != nil {
 		return hookWarn(e, "cannot read stdin: %v; nothing checked", err)
 	}
@@ -94,7 +94,7 @@ func runValidateHook(e *env) error {
 		}
 		// Provenance for the commit that records this version; strata's
 		// own trouble here never blocks the agent.
-		if err := eng.NoteProvenance(k, f.Content, in.SessionID, in.ToolUseID); err != nil {
+		if err := writeHookNote(e, func() error { return eng.NoteProvenance(k, f.Content, in.SessionID, in.ToolUseID) }); err != nil {
 			return hookWarn(e, "provenance not noted: %v", err)
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,9 +32,34 @@ func TestMain(m *testing.M) {
 			select {}
 		}
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(withCompanion{m}, map[string]func(){
 		"strata": func() { os.Exit(Main()) },
 	})
+}
+
+// withCompanion runs the tests with strata-serve (the servers that strata
+// mcp and strata timeline --serve become) built for tests, with strata's
+// test clock, and first on PATH, where strata finds it.
+type withCompanion struct{ m *testing.M }
+
+func (w withCompanion) Run() int {
+	dir, err := os.MkdirTemp("", "strata-serve-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(gobin, "build", "-tags", "strata_testclock", "-o", filepath.Join(dir, "strata-serve"), "github.com/strata-dev/strata/cmd/strata-serve")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build strata-serve: %v\n%s", err, out)
+		return 1
+	}
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return w.m.Run()
 }
 
 // TestScripts runs the CLI scenarios in testdata/script with real git.

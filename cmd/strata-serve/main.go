@@ -1,0 +1,90 @@
+// Command strata-serve holds strata's two servers, the MCP server
+// (`strata mcp`) and the timeline's web server (`strata timeline --serve`),
+// so that strata itself, which every hook call starts, links neither the MCP
+// SDK nor net/http (as git leaves HTTP to git-remote-https). strata checks
+// its arguments, opens the repository, then replaces itself with this
+// program (found next to strata, else on PATH):
+//
+//	strata-serve mcp -dir ROOT -version V
+//	strata-serve timeline -dir ROOT -addr ADDR [-since RFC3339]
+//
+// This calling convention is between the two binaries only; users call
+// strata. Exit codes are strata's: 0, 2 for a usage error, 3 otherwise.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/interrupt"
+	"github.com/strata-dev/strata/mcpserver"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/timeline"
+	"github.com/strata-dev/strata/timeline/web"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, in io.Reader, out, errw io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	catch, stop := interrupt.Catcher(cancel)
+	defer stop()
+	catch()
+	if len(args) == 0 {
+		fmt.Fprintln(errw, "strata-serve: run by strata (strata mcp, strata timeline --serve), not by hand")
+		return 2
+	}
+	fs := flag.NewFlagSet("strata-serve "+args[0], flag.ContinueOnError)
+	fs.SetOutput(errw)
+	dir := fs.String("dir", "", "the repository's root")
+	ver := fs.String("version", "dev", "strata's version")
+	addr := fs.String("addr", "", "loopback address to serve the timeline on")
+	since := fs.String("since", "", "only changes at or after this instant (RFC 3339)")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *dir == "" {
+		fmt.Fprintf(errw, "strata-serve: bad arguments %q (it is run by strata)\n", args)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "mcp":
+		log := slog.New(slog.NewTextHandler(errw, nil))
+		log.Info("serving MCP on stdio", "root", *dir)
+		err = mcpserver.Serve(ctx, in, out, mcpserver.Options{Dir: *dir, Now: state.Now, Version: *ver, Log: log})
+	case "timeline":
+		err = serveTimeline(ctx, *dir, *addr, *since, out)
+	default:
+		fmt.Fprintf(errw, "strata-serve: unknown server %q (it is run by strata)\n", args[0])
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "strata: %s\n", err)
+		return 3
+	}
+	return 0
+}
+
+func serveTimeline(ctx context.Context, dir, addr, since string, out io.Writer) error {
+	if err := timeline.Loopback(addr); err != nil { // strata checked it; never serve elsewhere
+		return fmt.Errorf("--serve: %w", err)
+	}
+	var from time.Time
+	if since != "" {
+		var err error
+		if from, err = time.Parse(time.RFC3339Nano, since); err != nil {
+			return fmt.Errorf("--since: %w", err)
+		}
+	}
+	eng, err := engine.Open(dir)
+	if err != nil {
+		return err
+	}
+	eng.Now = state.Now
+	return web.Serve(ctx, addr, func() (*timeline.Timeline, error) { return timeline.Build(eng, from) }, out)
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// validate --hook keeps the default signal handling when its stdin is all
+// there (a file, or a pipe already written and closed, as Claude Code does),
+// and catches the signals when it has to wait for the rest.
+func TestHookStdinCatchesOnlyWhenWaiting(t *testing.T) {
+	payload := `{"session_id": "s", "tool_input": {"file_path": "a.json"}}`
+	newEnv := func(in *os.File, caught *bool) *env {
+		return &env{In: in, catchSignals: func() { *caught = true }}
+	}
+
+	file := filepath.Join(t.TempDir(), "hook.json")
+	require.NoError(t, os.WriteFile(file, []byte(payload), 0o644))
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	caught := false
+	data, err := readHookStdin(newEnv(f, &caught))
+	require.NoError(t, err)
+	require.Equal(t, payload, string(data))
+	require.False(t, caught, "a file: nothing to wait for")
+
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	pw.WriteString(payload)
+	pw.Close()
+	caught = false
+	data, err = readHookStdin(newEnv(pr, &caught))
+	pr.Close()
+	require.NoError(t, err)
+	require.Equal(t, payload, string(data))
+	require.False(t, caught, "a closed pipe: nothing to wait for")
+
+	pr, pw, err = os.Pipe()
+	require.NoError(t, err)
+	pw.WriteString(payload[:10])
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		pw.WriteString(payload[10:])
+		pw.Close()
+	}()
+	caught = false
+	data, err = readHookStdin(newEnv(pr, &caught))
+	pr.Close()
+	require.NoError(t, err)
+	require.Equal(t, payload, string(data), "what was there first, then the rest")
+	require.True(t, caught, "an open pipe: the hook waits, so it catches the signals")
+}
+
+// Without the handler, the provenance note is written with SIGINT ignored:
+// an interrupt in that moment is dropped and the write completes.
+func TestHookNoteIgnoresInterrupt(t *testing.T) {
+	e := &env{In: strings.NewReader(""), catchSignals: func() { t.Fatal("caught") }}
+	done := false
+	require.NoError(t, writeHookNote(e, func() error {
+		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+		time.Sleep(50 * time.Millisecond) // the signal arrives while ignored
+		done = true
+		return nil
+	}))
+	require.True(t, done)
+}

@@ -1,0 +1,9 @@
+package fuzz
+
+import (
+	"testing"
+)
+
+func FuzzOss(f *testing.F) {
+	fuzz(f)
+}

@@ -1,0 +1,45 @@
+package timeline
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Loopback checks that addr (host:port) names a loopback address only:
+// the page shows every recorded version of the kept files, so it is never
+// offered to other machines. "localhost" counts; an empty host (every
+// interface) does not. It parses addr itself, with net/netip, rather than
+// with package net: strata (every hook call) starts faster without net,
+// which only strata-serve, which listens, links.
+func Loopback(addr string) error {
+	host, ok := splitHostPort(addr)
+	if !ok {
+		return fmt.Errorf("%q is not HOST:PORT", addr)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() || ip.Zone() != "" {
+		return fmt.Errorf("%q is not a loopback address (use 127.0.0.1:PORT, [::1]:PORT or localhost:PORT)", addr)
+	}
+	return nil
+}
+
+// splitHostPort is the host of HOST:PORT or [HOST]:PORT, as
+// net.SplitHostPort splits it: a host with a colon must be in brackets.
+func splitHostPort(addr string) (string, bool) {
+	if rest, ok := strings.CutPrefix(addr, "["); ok {
+		host, port, ok := strings.Cut(rest, "]")
+		if !ok || !strings.HasPrefix(port, ":") || strings.ContainsAny(port[1:], ":[]") {
+			return "", false
+		}
+		return host, true
+	}
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 || strings.ContainsAny(addr[:i], ":[]") || strings.ContainsAny(addr[i+1:], "[]") {
+		return "", false
+	}
+	return addr[:i], true
+}
