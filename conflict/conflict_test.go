@@ -60,3 +60,19 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+func TestNextFree(t *testing.T) {
+	taken := map[string]bool{"P/auth/003-plan.yaml": true, "P/0009-x.yaml": true}
+	for _, c := range []struct{ in, want string }{
+		{"P/auth/002-plan.yaml", "P/auth/004-plan.yaml"}, // 003 is taken
+		{"P/auth/plan.yaml", "P/auth/002-plan.yaml"},
+		{"P/0008-x.yaml", "P/0010-x.yaml"}, // width kept, 0009 taken
+		{"P/12-a-b.yaml", "P/13-a-b.yaml"},
+		{"P/123.yaml", "P/002-123.yaml"}, // a number without "-" is a name
+		{"P/-1.yaml", "P/002--1.yaml"},
+	} {
+		if got := NextFree(c.in, func(p string) bool { return taken[p] }); got != c.want {
+			t.Errorf("NextFree(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

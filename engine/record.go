@@ -36,7 +36,8 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 		rejects []int
 		rejCh   = map[int]state.Change{}
 	)
-	done := map[int]func(){} // batch index → drop its provenance note once recorded
+	prov := &provenanceUse{e: e} // the hook's notes, read once
+	defer prov.finish()
 	for _, k := range paths {
 		if OutsideTree(k.Path) {
 			// never on the state ref, which sync publishes: on the home ref (home.go)
@@ -62,9 +63,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			} else {
 				id := gitstore.BlobHash(ch.Content)
 				files[k.Path] = id
-				var fin func()
-				ch.Session, ch.ToolUse, fin = e.provenance(k, id)
-				done[len(batch)] = fin
+				ch.Session, ch.ToolUse = prov.ids(k.Path, id)
 			}
 			batch = append(batch, *ch)
 			at = append(at, len(out))
@@ -81,9 +80,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			if ents[i].Commit == "" {
 				continue
 			}
-			if fin := done[i]; fin != nil {
-				fin()
-			}
+			prov.recorded(batch[i].Path)
 			out[at[i]].Entry = &ents[i]
 		}
 	}
