@@ -195,17 +195,16 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	case st.Size() > e.cfg.MaxSize:
 		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.cfg.MaxSize)}
 	}
-	fh, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, os.ErrNotExist) {
+	fh, _, err := state.OpenRegular(name, false)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return f, nil
-	}
-	if err != nil {
+	case errors.Is(err, state.ErrNotRegular): // swapped for a pipe or a link since the Lstat
+		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+	case err != nil:
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
 	}
 	defer fh.Close()
-	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() { // swapped for a pipe since the Lstat
-		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
-	}
 	data, err := io.ReadAll(io.LimitReader(fh, e.cfg.MaxSize+1))
 	if err != nil {
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}

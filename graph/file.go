@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/state"
 )
 
 // ErrUnavailable is wrapped by every error of Upsert and Remove: the graph
@@ -165,9 +165,12 @@ func readFile(path string) (data []byte, exists bool, mode fs.FileMode, err erro
 	case !st.Mode().IsRegular():
 		return nil, false, 0, errors.New("not a regular file")
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, _, err := state.OpenRegular(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, 0o644, nil
+	}
+	if errors.Is(err, state.ErrNotRegular) { // swapped since the Lstat
+		return nil, false, 0, errors.New("not a regular file")
 	}
 	if err != nil {
 		return nil, false, 0, unwrapPath(err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"syscall"
 )
 
 // ErrNotRegular is a file that is not a regular file (a named pipe, a
@@ -21,25 +19,11 @@ var ErrNotRegular = errors.New("not a regular file")
 // hang the reader for ever. A missing file gives an error wrapping
 // fs.ErrNotExist.
 func ReadRegular(name string, limit int64, followLinks bool) ([]byte, error) {
-	flags := os.O_RDONLY | syscall.O_NONBLOCK
-	if !followLinks {
-		flags |= syscall.O_NOFOLLOW
-	}
-	f, err := os.OpenFile(name, flags, 0)
+	f, fi, err := OpenRegular(name, followLinks)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
-		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(fi.Mode()))
-	}
 	if limit > 0 && fi.Size() > limit {
 		return nil, fmt.Errorf("file is %d bytes, larger than %d", fi.Size(), limit)
 	}

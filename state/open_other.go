@@ -1,0 +1,34 @@
+//go:build !unix
+
+package state
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// OpenRegular opens name for reading and refuses anything but a regular
+// file with an error wrapping ErrNotRegular (see the unix version).
+func OpenRegular(name string, followLinks bool) (*os.File, fs.FileInfo, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if !followLinks {
+		if st, err := os.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
+		}
+	}
+	f, err := os.OpenFile(name, flags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(fi.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}

@@ -1,0 +1,80 @@
+//go:build unix
+
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// OpenRegular opens name for reading without ever blocking on what it
+// opens: O_NONBLOCK (and O_NOFOLLOW unless followLinks), then fstat, and
+// anything but a regular file is closed and refused with an error wrapping
+// ErrNotRegular (a symbolic link where links are not followed says so). A
+// missing file gives an error wrapping fs.ErrNotExist.
+//
+// It is the one place of that rule: config, schemas, kept files and the
+// graph file are all opened through it. The descriptor is made blocking
+// again before it becomes an *os.File, so os treats it as the ordinary
+// file it is.
+func OpenRegular(name string, followLinks bool) (*os.File, fs.FileInfo, error) {
+	flags := syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if !followLinks {
+		flags |= syscall.O_NOFOLLOW
+	}
+	var (
+		fd  int
+		err error
+	)
+	for {
+		fd, err = syscall.Open(name, flags, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) && !followLinks {
+			return nil, nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
+		}
+		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return nil, nil, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfStat(uint32(st.Mode)))
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, nil, &fs.PathError{Op: "fcntl", Path: name, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+func kindOfStat(mode uint32) string {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFIFO:
+		return "a named pipe"
+	case syscall.S_IFSOCK:
+		return "a socket"
+	case syscall.S_IFCHR, syscall.S_IFBLK:
+		return "a device"
+	case syscall.S_IFDIR:
+		return "a directory"
+	case syscall.S_IFLNK:
+		return "a symbolic link"
+	}
+	return fmt.Sprintf("mode %o", mode)
+}
