@@ -29,10 +29,12 @@ import (
 // it) and once after them (the renames reach it): two flushes whatever the
 // number of files, instead of one fsync per file and directory. The cost:
 // syncfs writes out every dirty page of that file system, not only the
-// batch's, so a sync while another program has much unwritten data on the
-// same disk waits for that data too. Write errors are still reported
-// (syncfs returns those of the file system since the batch's first file
-// was opened).
+// batch's, so it also waits for other programs' unwritten data on the same
+// disk. A batch therefore uses it only while the system holds little
+// unwritten data (FewDirty, read from /proc/meminfo when the batch reaches
+// WholeFrom files); otherwise it keeps the per-file fsyncs. Write errors
+// are still reported (syncfs returns those of the file system since the
+// batch's first file was opened).
 //
 // Temp files are named Prefix, the target's base name, "-", the writing
 // process's id and "-" a random suffix, so that Leftovers can tell those of
@@ -79,6 +81,9 @@ func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
 	}
 	b.pend = append(b.pend, batchFile{tmp: f.Name(), name: name})
 	if !b.whole && !b.noWhole && len(b.pend) >= WholeFrom && syncFSOK() {
+		b.noWhole = !fewDirty()
+	}
+	if !b.whole && !b.noWhole && len(b.pend) >= WholeFrom {
 		// From now on syncfs makes the files durable: the ones kept open
 		// for their fsync no longer need it.
 		b.whole = true

@@ -88,3 +88,28 @@ func handle(f *os.File) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }
+
+// FewDirty is how much unwritten data (Dirty in /proc/meminfo, all file
+// systems) the system may hold for a batch to use syncfs: syncfs writes out
+// all of it, so past this a batch keeps its per-file fsyncs rather than
+// wait for other programs' writes.
+var FewDirty int64 = 32 << 20
+
+// fewDirty reports whether the system's unwritten data is under FewDirty.
+func fewDirty() bool {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Dirty:"); ok {
+			f := strings.Fields(rest)
+			if len(f) != 2 || f[1] != "kB" {
+				return false
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			return err == nil && kb*1024 < FewDirty
+		}
+	}
+	return false
+}

@@ -27,6 +27,9 @@ func TestBatchWholeFileSystem(t *testing.T) {
 	if !syncFSOK() {
 		t.Skip("kernel before 5.8: no syncfs error reporting")
 	}
+	was := FewDirty
+	FewDirty = 1 << 62 // whatever other programs are writing
+	defer func() { FewDirty = was }()
 	fds := func() int { ents, _ := os.ReadDir("/proc/self/fd"); return len(ents) }
 	for _, n := range []int{WholeFrom - 1, WholeFrom, 3 * WholeFrom} {
 		dir := t.TempDir()
@@ -75,5 +78,42 @@ func TestBatchWholeAbort(t *testing.T) {
 	}
 	if after := fds(); after != before {
 		t.Errorf("%d descriptors open after Abort, %d before", after, before)
+	}
+}
+
+// With more unwritten data on the system than FewDirty, a large batch keeps
+// its per-file fsyncs rather than wait for other programs' writes.
+func TestBatchManyDirtyKeepsFsync(t *testing.T) {
+	was := FewDirty
+	FewDirty = -1
+	defer func() { FewDirty = was }()
+	dir := t.TempDir()
+	var b Batch
+	for i := 0; i < 2*WholeFrom; i++ {
+		if err := b.Add(filepath.Join(dir, "f"+strconv.Itoa(i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.whole {
+		t.Error("syncfs chosen with much unwritten data")
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2*WholeFrom {
+		t.Errorf("%d entries", len(ents))
+	}
+}
+
+func TestFewDirtyReadsMeminfo(t *testing.T) {
+	was := FewDirty
+	defer func() { FewDirty = was }()
+	FewDirty = 1 << 62
+	if !fewDirty() {
+		t.Error("fewDirty false under an unbounded limit: /proc/meminfo not read")
+	}
+	FewDirty = -1
+	if fewDirty() {
+		t.Error("fewDirty true under a negative limit")
 	}
 }

@@ -15,3 +15,5 @@ func device(os.FileInfo) (uint64, bool) { return 0, false }
 func syncFS(*os.File) error { return errors.ErrUnsupported }
 
 func handle(*os.File) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+func fewDirty() bool { return false }
