@@ -93,7 +93,7 @@ func handle(f *os.File) (*os.File, error) {
 // systems) the system may hold for a batch to use syncfs: syncfs writes out
 // all of it, so past this a batch keeps its per-file fsyncs rather than
 // wait for other programs' writes.
-var FewDirty int64 = 32 << 20
+var FewDirty int64 = 4 << 20
 
 // fewDirty reports whether the system's unwritten data is under FewDirty.
 func fewDirty() bool {
