@@ -17,3 +17,6 @@ func syncFS(*os.File) error { return errors.ErrUnsupported }
 func handle(*os.File) (*os.File, error) { return nil, errors.ErrUnsupported }
 
 func fewDirty() bool { return false }
+
+// FewDirty is unused where there is no syncfs(2).
+var FewDirty int64 = 4 << 20
