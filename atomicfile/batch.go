@@ -30,11 +30,12 @@ import (
 // number of files, instead of one fsync per file and directory. The cost:
 // syncfs writes out every dirty page of that file system, not only the
 // batch's, so it also waits for other programs' unwritten data on the same
-// disk. A batch therefore uses it only while the system holds little
-// unwritten data (FewDirty, read from /proc/meminfo when the batch reaches
-// WholeFrom files); otherwise it keeps the per-file fsyncs. Write errors
-// are still reported (syncfs returns those of the file system since the
-// batch's first file was opened).
+// disk. A batch therefore uses it only while the system holds less
+// unwritten data than FewDirty (read from /proc/meminfo when the batch
+// reaches WholeFrom files), which is 0 by default: syncfs is off unless
+// FewDirty is set, since it did not pay on the machine it was measured on
+// (see FewDirty). Write errors are still reported (syncfs returns those of
+// the file system since the batch's first file was opened).
 //
 // Temp files are named Prefix, the target's base name, "-", the writing
 // process's id and "-" a random suffix, so that Leftovers can tell those of

@@ -108,6 +108,10 @@ func TestBatchManyDirtyKeepsFsync(t *testing.T) {
 func TestFewDirtyReadsMeminfo(t *testing.T) {
 	was := FewDirty
 	defer func() { FewDirty = was }()
+	FewDirty = 0
+	if fewDirty() {
+		t.Error("fewDirty true by default (syncfs is off)")
+	}
 	FewDirty = 1 << 62
 	if !fewDirty() {
 		t.Error("fewDirty false under an unbounded limit: /proc/meminfo not read")

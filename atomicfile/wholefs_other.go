@@ -19,4 +19,4 @@ func handle(*os.File) (*os.File, error) { return nil, errors.ErrUnsupported }
 func fewDirty() bool { return false }
 
 // FewDirty is unused where there is no syncfs(2).
-var FewDirty int64 = 4 << 20
+var FewDirty int64
