@@ -3,19 +3,44 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
 const benchPaths = 1000
 
+// benchDir holds the fixtures of every benchmark iteration; TestMain
+// removes it at the end, never between iterations.
+var benchDir string
+
+// fixtureDir returns a new directory under benchDir.
+func fixtureDir(b *testing.B) string {
+	b.Helper()
+	if benchDir == "" {
+		d, err := os.MkdirTemp("", "strata-syncbench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = d
+	}
+	d, err := os.MkdirTemp(benchDir, "w")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
 // setupBench returns two synced clones and their remote, with 1 000 changed
 // kept files recorded on a and not yet synced.
 func setupBench(b *testing.B) *world {
-	w := newWorld(b, "a", "b")
+	w := newWorldIn(b, fixtureDir(b), "a", "b")
 	a := w.ms[0]
 	a.write(wsPath, ws("plan"))
 	a.record()
@@ -23,9 +48,9 @@ func setupBench(b *testing.B) *world {
 	w.ms[1].sync()
 	changes := make([]state.Change, benchPaths)
 	for i := range changes {
-		p := fmt.Sprintf(".claude/f%04d.json", i)
+		p := benchPath(i)
 		k, _ := a.eng.Config().Classify(p)
-		data := fmt.Appendf(nil, `{"n": %d, "at": %q}`+"\n", i, time.Now().Format(time.RFC3339Nano))
+		data := benchData(i)
 		writeFile(b, a.eng.Config().Abs(p), data)
 		changes[i] = state.Change{Path: p, Content: data, Class: k.Class, Schema: k.Schema, Source: state.SourceRecord, Time: a.now}
 	}
@@ -39,42 +64,137 @@ func setupBench(b *testing.B) *world {
 	return w
 }
 
+func benchPath(i int) string { return fmt.Sprintf(".claude/f%04d.json", i) }
+
+func benchData(i int) []byte {
+	return fmt.Appendf(nil, `{"n": %d, "at": %q}`+"\n", i, time.Now().Format(time.RFC3339Nano))
+}
+
 // BenchmarkSyncVsGitCLI moves 1 000 changed paths from one clone to another
 // through a local bare remote: strata sync on the sender (record check,
 // fetch, push) and on the receiver (fetch, fast-forward, validate and write
-// 1 000 files atomically), against the git CLI moving the same ref: git push
-// from the sender and git fetch into the receiver. It reports both and
-// their ratio (strata/git).
+// 1 000 files atomically and durably), against the git CLI moving the same
+// ref: git push from the sender and git fetch into the receiver. Beside
+// them it times the disk's floor: a plain loop creating and writing the
+// same 1 000 files (no fsync) in a fresh directory on the same disk, which
+// bounds what any writer of those files can reach; and strata again made
+// durable by syncfs instead of one fsync per file (strata-syncfs, off by
+// default: see atomicfile.FewDirty), which shows what syncfs would gain or
+// cost in this run. The four are measured
+// in turn, in a rotating order, each on fixtures set up beforehand and
+// with nothing left dirty on the disk by the set-up or the step before;
+// no fixture is deleted before the benchmark ends, and the first iteration
+// waits until file creation is at its ordinary pace (see calm). It reports
+// each one's milliseconds per op and the ratio strata/git.
 func BenchmarkSyncVsGitCLI(b *testing.B) {
-	var strataTotal, gitTotal time.Duration
+	var strataTotal, syncfsTotal, gitTotal, floorTotal time.Duration
+	b.StopTimer()
+	calm(b)
 	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		w := setupBench(b)
-		a, r := w.ms[0], w.ms[1]
-		b.StartTimer()
-		start := time.Now()
-		if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err != nil {
-			b.Fatal(err)
+		w, wf, g, floor := setupBench(b), setupBench(b), setupBench(b), fixtureDir(b)
+		steps := []func(){
+			func() { strataTotal += timeStrataSync(b, w) },
+			func() {
+				// the same with syncfs (atomicfile.Batch) whatever else is unwritten
+				was := atomicfile.FewDirty
+				atomicfile.FewDirty = 1 << 62
+				syncfsTotal += timeStrataSync(b, wf)
+				atomicfile.FewDirty = was
+			},
+			func() { gitTotal += timeGitSync(b, g) },
+			func() { floorTotal += timeFloor(b, floor) },
 		}
-		rep, err := Sync(context.Background(), r.eng, Options{Cwd: r.dir})
-		if err != nil {
-			b.Fatal(err)
+		for j := range steps {
+			settle() // what the step before left dirty is not this step's to write
+			steps[(i+j)%len(steps)]()
 		}
-		strataTotal += time.Since(start)
-		b.StopTimer()
-		if len(rep.Written) != benchPaths {
-			b.Fatalf("wrote %d files, want %d", len(rep.Written), benchPaths)
-		}
-
-		g := setupBench(b)
-		ga, gr := g.ms[0], g.ms[1]
-		start = time.Now()
-		git(b, ga.dir, "push", "--quiet", "--no-verify", g.remote, "refs/strata/state:refs/strata/state")
-		git(b, gr.dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", g.remote, "+refs/strata/state:refs/strata-remotes/origin/state")
-		gitTotal += time.Since(start)
-		b.StartTimer()
 	}
-	b.ReportMetric(float64(strataTotal.Milliseconds())/float64(b.N), "strata-ms/op")
-	b.ReportMetric(float64(gitTotal.Milliseconds())/float64(b.N), "git-ms/op")
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
+	b.ReportMetric(ms(strataTotal), "strata-ms/op")
+	b.ReportMetric(ms(syncfsTotal), "strata-syncfs-ms/op")
+	b.ReportMetric(ms(gitTotal), "git-ms/op")
+	b.ReportMetric(ms(floorTotal), "floor-ms/op")
 	b.ReportMetric(float64(strataTotal)/float64(gitTotal), "strata/git")
+}
+
+// calm waits, once per process, until creating files in the benchmark's
+// directory runs at the disk's ordinary pace. Right after many files were
+// deleted on the same part of the disk (by an earlier benchmark, a test's
+// clean-up), ext4 without a journal skips the inodes freed in the last
+// dirty_expire_centisecs (30 s) when it allocates new ones, scanning past
+// each of them on every create: creating 1 000 files then takes 10 to 30
+// times longer, whoever creates them. The probe creates 200 files (and
+// deletes none); while it is slower than 150 µs a file, calm waits, up to
+// 40 s in all, and says so.
+func calm(b *testing.B) {
+	if calmed {
+		return
+	}
+	calmed = true
+	const files = 200
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		dir := fixtureDir(b)
+		start := time.Now()
+		for i := 0; i < files; i++ {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), []byte("x\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		per := time.Since(start) / files
+		if per < 150*time.Microsecond || time.Now().After(deadline) {
+			b.Logf("creating a file: %v", per)
+			return
+		}
+		b.Logf("creating a file takes %v (files deleted recently nearby?): waiting", per)
+		time.Sleep(5 * time.Second)
+	}
+}
+
+var calmed bool
+
+func timeStrataSync(b *testing.B, w *world) time.Duration {
+	a, r := w.ms[0], w.ms[1]
+	b.StartTimer()
+	start := time.Now()
+	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err != nil {
+		b.Fatal(err)
+	}
+	rep, err := Sync(context.Background(), r.eng, Options{Cwd: r.dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(start)
+	b.StopTimer()
+	if len(rep.Written) != benchPaths {
+		b.Fatalf("wrote %d files, want %d", len(rep.Written), benchPaths)
+	}
+	return d
+}
+
+func timeGitSync(b *testing.B, g *world) time.Duration {
+	ga, gr := g.ms[0], g.ms[1]
+	start := time.Now()
+	git(b, ga.dir, "push", "--quiet", "--no-verify", g.remote, "refs/strata/state:refs/strata/state")
+	git(b, gr.dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", g.remote, "+refs/strata/state:refs/strata-remotes/origin/state")
+	return time.Since(start)
+}
+
+// timeFloor creates and writes the benchmark's 1 000 files in dir, as a
+// plain loop does: open, write, close.
+func timeFloor(b *testing.B, dir string) time.Duration {
+	data := make([][]byte, benchPaths)
+	for i := range data {
+		data[i] = benchData(i)
+	}
+	start := time.Now()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i, d := range data {
+		if err := os.WriteFile(filepath.Join(dir, benchPath(i)), d, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
 }

@@ -62,10 +62,15 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func newWorld(tb testing.TB, names ...string) *world {
 	tb.Helper()
+	return newWorldIn(tb, tb.TempDir(), names...)
+}
+
+// newWorldIn is newWorld in directory base, which the caller removes.
+func newWorldIn(tb testing.TB, base string, names ...string) *world {
+	tb.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		tb.Skip("git is not on PATH")
 	}
-	base := tb.TempDir()
 	w := &world{tb: tb, remote: filepath.Join(base, "remote.git")}
 	git(tb, base, "init", "-q", "--bare", w.remote)
 	for _, n := range names {
