@@ -15,47 +15,19 @@ import (
 
 // Batch replaces many files with one durability pass instead of one per
 // file: Add writes each new content to a temp file beside its target (not
-// yet made durable), Commit makes the temp files durable, renames each over
-// its target in the order added and then makes the renames durable.
+// yet fsynced), Commit fsyncs the temp files several at a time, renames each
+// over its target in the order added and then fsyncs each directory once.
 // A crash leaves every target old or new, never a mix: a file's data is on
-// disk before its rename.
-//
-// How the files are made durable depends on the batch's size. A small
-// batch (fewer than WholeFrom files), or one on a system without syncfs(2)
-// (anything but Linux 5.8 or later), fsyncs its temp files several at a
-// time, then fsyncs each directory once after the renames. A larger batch
-// on Linux instead calls syncfs(2) once on each file system it wrote to
-// before the renames (the data reaches the disk before any name points at
-// it) and once after them (the renames reach it): two flushes whatever the
-// number of files, instead of one fsync per file and directory. The cost:
-// syncfs writes out every dirty page of that file system, not only the
-// batch's, so it also waits for other programs' unwritten data on the same
-// disk. A batch therefore uses it only while the system holds less
-// unwritten data than FewDirty (read from /proc/meminfo when the batch
-// reaches WholeFrom files), which is 0 by default: syncfs is off unless
-// FewDirty is set, since it did not pay on the machine it was measured on
-// (see FewDirty). Write errors are still reported (syncfs returns those of
-// the file system since the batch's first file was opened).
-//
-// Temp files are named Prefix, the target's base name, "-", the writing
-// process's id and "-" a random suffix, so that Leftovers can tell those of
-// a process that died. A Batch is not safe for concurrent use.
+// disk before its rename. Temp files are named Prefix, the target's base
+// name, "-", the writing process's id and "-" a random suffix, so that
+// Leftovers can tell those of a process that died. A Batch is not safe for
+// concurrent use.
 type Batch struct {
 	pend []batchFile
 	open []*os.File // written, not yet fsynced
 	dirs map[string]bool
 	skip map[string]bool // targets not to replace after all
-
-	whole   bool                // made durable by syncfs of each file system
-	noWhole bool                // a file system that syncfs cannot serve was written
-	fss     map[uint64]*os.File // per file system written: a descriptor for syncfs
 }
-
-// WholeFrom is the number of files from which a Batch makes its files
-// durable by syncing whole file systems rather than file by file (where
-// the system allows it). Below it, a few fsyncs run in parallel cost less
-// than flushing the file system twice.
-var WholeFrom = 64
 
 type batchFile struct {
 	tmp, name string
@@ -69,11 +41,10 @@ const syncGroup = 64
 // Add writes data, with mode, to a temp file beside name (whose directory
 // must exist), to be renamed over name by Commit.
 func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
-	f, st, err := createTemp(name, mode)
+	f, err := createTemp(name, mode)
 	if err != nil {
 		return err
 	}
-	b.watch(f, st)
 	_, err = f.Write(data)
 	if err != nil {
 		f.Close()
@@ -81,28 +52,6 @@ func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
 		return err
 	}
 	b.pend = append(b.pend, batchFile{tmp: f.Name(), name: name})
-	if !b.whole && !b.noWhole && len(b.pend) >= WholeFrom && syncFSOK() {
-		b.noWhole = !fewDirty()
-	}
-	if !b.whole && !b.noWhole && len(b.pend) >= WholeFrom {
-		// From now on syncfs makes the files durable: the ones kept open
-		// for their fsync no longer need it.
-		b.whole = true
-		var errs []error
-		for _, o := range b.open {
-			errs = append(errs, o.Close())
-		}
-		b.open = b.open[:0]
-		if err := errors.Join(errs...); err != nil {
-			return errors.Join(err, f.Close())
-		}
-	}
-	if b.whole {
-		if b.noWhole { // cannot happen on Linux, where every file has a device
-			err = f.Sync()
-		}
-		return errors.Join(err, f.Close())
-	}
 	b.open = append(b.open, f)
 	if len(b.open) >= syncGroup {
 		return b.syncOpen()
@@ -110,55 +59,12 @@ func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
 	return nil
 }
 
-// watch notes the file system f (with status st) is on, keeping a
-// descriptor for syncfs the first time, opened before any of the batch's
-// data went there.
-func (b *Batch) watch(f *os.File, st fs.FileInfo) {
-	if b.noWhole || !syncFSOK() {
-		return
-	}
-	dev, ok := device(st)
-	if !ok {
-		b.noWhole = true
-		return
-	}
-	if _, seen := b.fss[dev]; seen {
-		return
-	}
-	h, err := handle(f)
-	if err != nil {
-		b.noWhole = true
-		return
-	}
-	if b.fss == nil {
-		b.fss = map[uint64]*os.File{}
-	}
-	b.fss[dev] = h
-}
-
-// syncAll calls syncfs on each file system the batch wrote to.
-func (b *Batch) syncAll() error {
-	var errs []error
-	for _, h := range b.fss {
-		errs = append(errs, syncFS(h))
-	}
-	return errors.Join(errs...)
-}
-
-func (b *Batch) closeHandles() {
-	for _, h := range b.fss {
-		h.Close()
-	}
-	b.fss = nil
-}
-
 var tempSeq atomic.Uint64
 
 // createTemp creates the temp file for name with mode. The file is created
 // with mode itself; only when the umask took bits away is it changed
-// afterwards (a chmod per file is a second metadata write). It returns the
-// file's status as created.
-func createTemp(name string, mode fs.FileMode) (*os.File, fs.FileInfo, error) {
+// afterwards (a chmod per file is a second metadata write).
+func createTemp(name string, mode fs.FileMode) (*os.File, error) {
 	dir, base := filepath.Dir(name), Prefix+filepath.Base(name)+"-"+strconv.Itoa(os.Getpid())+"-"
 	for try := 0; ; try++ {
 		tmp := filepath.Join(dir, base+strconv.FormatUint(tempSeq.Add(1), 10))
@@ -167,17 +73,16 @@ func createTemp(name string, mode fs.FileMode) (*os.File, fs.FileInfo, error) {
 			continue // left by an earlier process of the same id
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		st, err := f.Stat()
-		if err != nil || st.Mode().Perm() != mode.Perm() {
+		if st, err := f.Stat(); err != nil || st.Mode().Perm() != mode.Perm() {
 			if err := f.Chmod(mode); err != nil {
 				f.Close()
 				os.Remove(tmp)
-				return nil, nil, err
+				return nil, err
 			}
 		}
-		return f, st, nil
+		return f, nil
 	}
 }
 
@@ -221,15 +126,10 @@ func (b *Batch) Skip(name string) {
 
 // Commit makes every added file durable and renames it over its target, in
 // the order added; between the renames of the first and second half it
-// calls mid, when not nil (crash tests stop there). It then makes the
-// renames durable (see Batch). On error the temp files not renamed are
-// removed.
+// calls mid, when not nil (crash tests stop there). It then fsyncs each
+// directory once. On error the temp files not renamed are removed.
 func (b *Batch) Commit(mid func()) error {
-	durable := b.syncOpen
-	if b.whole {
-		durable = b.syncAll
-	}
-	if err := durable(); err != nil {
+	if err := b.syncOpen(); err != nil {
 		b.Abort()
 		return err
 	}
@@ -252,10 +152,6 @@ func (b *Batch) Commit(mid func()) error {
 		b.dirs[filepath.Dir(p.name)] = true
 	}
 	b.pend = nil
-	defer b.closeHandles()
-	if b.whole {
-		return b.syncAll()
-	}
 	for d := range b.dirs {
 		SyncDir(d)
 	}
@@ -273,7 +169,6 @@ func (b *Batch) Abort() {
 		os.Remove(p.tmp)
 	}
 	b.pend = nil
-	b.closeHandles()
 }
 
 // Leftovers removes the temp files that Batches of processes no longer

@@ -9,19 +9,7 @@ import (
 	"testing"
 )
 
-// Both ways of making a batch durable (per-file fsync; syncfs from
-// WholeFrom files on Linux) put every file in place in order, skip the
-// skipped and leave no temp file.
 func TestBatchCommitsInOrderAndSkips(t *testing.T) {
-	was := FewDirty
-	defer func() { FewDirty = was }()
-	for _, few := range []int64{-1, 1 << 62} {
-		FewDirty = few
-		testBatchCommitsInOrderAndSkips(t)
-	}
-}
-
-func testBatchCommitsInOrderAndSkips(t *testing.T) {
 	dir := t.TempDir()
 	var b Batch
 	for i := 0; i < 150; i++ { // more than one sync group

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
@@ -77,30 +76,20 @@ func benchData(i int) []byte {
 // ref: git push from the sender and git fetch into the receiver. Beside
 // them it times the disk's floor: a plain loop creating and writing the
 // same 1 000 files (no fsync) in a fresh directory on the same disk, which
-// bounds what any writer of those files can reach; and strata again made
-// durable by syncfs instead of one fsync per file (strata-syncfs, off by
-// default: see atomicfile.FewDirty), which shows what syncfs would gain or
-// cost in this run. The four are measured
+// bounds what any writer of those files can reach. The three are measured
 // in turn, in a rotating order, each on fixtures set up beforehand and
 // with nothing left dirty on the disk by the set-up or the step before;
 // no fixture is deleted before the benchmark ends, and the first iteration
 // waits until file creation is at its ordinary pace (see calm). It reports
 // each one's milliseconds per op and the ratio strata/git.
 func BenchmarkSyncVsGitCLI(b *testing.B) {
-	var strataTotal, syncfsTotal, gitTotal, floorTotal time.Duration
+	var strataTotal, gitTotal, floorTotal time.Duration
 	b.StopTimer()
 	calm(b)
 	for i := 0; i < b.N; i++ {
-		w, wf, g, floor := setupBench(b), setupBench(b), setupBench(b), fixtureDir(b)
+		w, g, floor := setupBench(b), setupBench(b), fixtureDir(b)
 		steps := []func(){
 			func() { strataTotal += timeStrataSync(b, w) },
-			func() {
-				// the same with syncfs (atomicfile.Batch) whatever else is unwritten
-				was := atomicfile.FewDirty
-				atomicfile.FewDirty = 1 << 62
-				syncfsTotal += timeStrataSync(b, wf)
-				atomicfile.FewDirty = was
-			},
 			func() { gitTotal += timeGitSync(b, g) },
 			func() { floorTotal += timeFloor(b, floor) },
 		}
@@ -111,7 +100,6 @@ func BenchmarkSyncVsGitCLI(b *testing.B) {
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
 	b.ReportMetric(ms(strataTotal), "strata-ms/op")
-	b.ReportMetric(ms(syncfsTotal), "strata-syncfs-ms/op")
 	b.ReportMetric(ms(gitTotal), "git-ms/op")
 	b.ReportMetric(ms(floorTotal), "floor-ms/op")
 	b.ReportMetric(float64(strataTotal)/float64(gitTotal), "strata/git")
