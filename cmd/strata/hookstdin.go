@@ -29,9 +29,11 @@ func readHookStdin(e *env) ([]byte, error) {
 	return readHookInput(e.In, maxHookInput, hookStdinIdle)
 }
 
-// writeHookNote runs the hook's one write (the provenance note): as is when
-// the signals are caught, else with them ignored for that moment, so an
-// interrupt never leaves its temporary file behind.
+// writeHookNote runs the hook's one write (the provenance note, one line
+// appended to a log, now and then a compaction of that log through a
+// temporary file): as is when the signals are caught, else with them
+// ignored for that moment, so an interrupt never leaves a temporary file
+// behind.
 func writeHookNote(e *env, write func() error) error {
 	if e.caught || e.catchSignals == nil {
 		return write()

@@ -3,13 +3,14 @@ package main
 import "github.com/urfave/cli/v2"
 
 // readOnlyCommands only read: killed by the first SIGINT or SIGTERM they
-// leave nothing behind (no lock file, no temporary file, no half-moved ref),
-// so they keep the operating system's default and start without os/signal's
-// goroutine and thread (~0.5 ms of every call). Every other command catches
-// the signals (interrupt.Catcher). validate is here for its plain form; its
-// --hook form catches them only when it has to wait for stdin, and writes
-// its provenance note (a temporary file renamed into place) with them
-// ignored for that moment otherwise (hookstdin.go).
+// leave nothing behind that matters (no ref lock, no half-moved ref, no
+// kept file; at most the time index's cache lock or temporary file, which
+// the next run ignores: gitstore.persistIndex), so they keep the operating
+// system's default and start without os/signal's goroutine and thread
+// (~0.5 ms of every call). Every other command catches the signals
+// (interrupt.Catcher). validate is here for its plain form; its --hook form
+// catches them only when it has to wait for stdin, and otherwise appends
+// its provenance note with them ignored for that moment (hookstdin.go).
 var readOnlyCommands = map[string]bool{
 	"version":  true,
 	"help":     true,
