@@ -47,6 +47,10 @@ const LooseLimit = 6700
 type Options struct {
 	Version string           // strata's version
 	Now     func() time.Time // strata's clock
+	// Companion is where strata-serve (the MCP and timeline servers) was
+	// found, or CompanionErr why it was not.
+	Companion    string
+	CompanionErr error
 }
 
 // NeedsUser reports whether any finding is a failure.
@@ -68,7 +72,22 @@ func Setup(ctx context.Context, o Options) []Finding {
 		return append(fs, Finding{Check: "git", Level: LevelFail, Message: "git not found: " + err.Error(),
 			Fix: "install git and put it on PATH"})
 	}
-	return append(fs, Finding{Check: "git", Level: LevelOK, Message: strings.TrimSpace(out)})
+	fs = append(fs, Finding{Check: "git", Level: LevelOK, Message: strings.TrimSpace(out)})
+	return append(fs, companionFinding(o))
+}
+
+// companionFinding says whether strata mcp and strata timeline --serve can
+// start: they become strata-serve.
+func companionFinding(o Options) Finding {
+	if o.CompanionErr != nil || o.Companion == "" {
+		msg := "strata-serve not found; strata mcp and strata timeline --serve cannot start"
+		if o.CompanionErr != nil {
+			msg = o.CompanionErr.Error()
+		}
+		return Finding{Check: "servers", Level: LevelWarn, Message: msg,
+			Fix: "make install (or go install ./cmd/strata ./cmd/strata-serve)"}
+	}
+	return Finding{Check: "servers", Level: LevelOK, Message: "strata-serve at " + o.Companion + " (strata mcp, strata timeline --serve)"}
 }
 
 // Config is the finding for a .strata.yaml that Open refused.

@@ -30,10 +30,10 @@ rm -rf "$hookdir"
 
 section "record one change: strata (go-git plumbing) vs the git CLI loop (hash-object, mktree, commit-tree, update-ref)"
 echo "on $(df -T "$TMPDIR" | awk 'NR==2{print $2}') ($TMPDIR):"
-run go test -run '^$' -bench 'BenchmarkRecord' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
+run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
 if [ -d /dev/shm ]; then
   echo "on tmpfs (the CPU-bound figure, no disk latency):"
-  TMPDIR=/dev/shm run go test -run '^$' -bench 'BenchmarkRecord' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
+  TMPDIR=/dev/shm run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
 fi
 
 section "strata record of 200 changed files in one call vs the git plumbing loop per change (whole process, alternating rounds)"

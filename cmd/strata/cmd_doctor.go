@@ -30,6 +30,7 @@ ok, info, warn, fail. Exit 1 when a finding is fail (the user must act).`,
 
 func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	opts := doctor.Options{Version: version(), Now: e.Now}
+	opts.Companion, opts.CompanionErr = findCompanion()
 	fs := doctor.Setup(c.Context, opts)
 	eng, err := open(e)
 	var ce *engine.ConfigError
