@@ -19,13 +19,13 @@ var ErrNotRegular = errors.New("not a regular file")
 // hang the reader for ever. A missing file gives an error wrapping
 // fs.ErrNotExist.
 func ReadRegular(name string, limit int64, followLinks bool) ([]byte, error) {
-	f, fi, err := OpenRegular(name, followLinks)
+	f, size, err := OpenRegular(name, followLinks)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if limit > 0 && fi.Size() > limit {
-		return nil, fmt.Errorf("file is %d bytes, larger than %d", fi.Size(), limit)
+	if limit > 0 && size > limit {
+		return nil, fmt.Errorf("file is %d bytes, larger than %d", size, limit)
 	}
 	var r io.Reader = f
 	if limit > 0 {

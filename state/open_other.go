@@ -11,16 +11,16 @@ import (
 
 // OpenRegular opens name for reading and refuses anything but a regular
 // file with an error wrapping ErrNotRegular (see the unix version).
-func OpenRegular(name string, followLinks bool) (*os.File, fs.FileInfo, error) {
+func OpenRegular(name string, followLinks bool) (*os.File, int64, error) {
 	flags := os.O_RDONLY | syscall.O_NONBLOCK
 	if !followLinks {
 		if st, err := os.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return nil, nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
+			return nil, 0, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
 		}
 	}
 	f, err := os.OpenFile(name, flags, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -28,7 +28,7 @@ func OpenRegular(name string, followLinks bool) (*os.File, fs.FileInfo, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, 0, err
 	}
-	return f, fi, nil
+	return f, fi.Size(), nil
 }

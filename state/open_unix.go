@@ -10,8 +10,8 @@ import (
 	"syscall"
 )
 
-// OpenRegular opens name for reading without ever blocking on what it
-// opens: O_NONBLOCK (and O_NOFOLLOW unless followLinks), then fstat, and
+// OpenRegular opens name for reading, and returns its size, without ever
+// blocking on what it opens: O_NONBLOCK (and O_NOFOLLOW unless followLinks), then fstat, and
 // anything but a regular file is closed and refused with an error wrapping
 // ErrNotRegular (a symbolic link where links are not followed says so). A
 // missing file gives an error wrapping fs.ErrNotExist.
@@ -20,7 +20,7 @@ import (
 // graph file are all opened through it. The descriptor is made blocking
 // again before it becomes an *os.File, so os treats it as the ordinary
 // file it is.
-func OpenRegular(name string, followLinks bool) (*os.File, fs.FileInfo, error) {
+func OpenRegular(name string, followLinks bool) (*os.File, int64, error) {
 	flags := syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 	if !followLinks {
 		flags |= syscall.O_NOFOLLOW
@@ -37,30 +37,26 @@ func OpenRegular(name string, followLinks bool) (*os.File, fs.FileInfo, error) {
 	}
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) && !followLinks {
-			return nil, nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
+			return nil, 0, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
 		}
-		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
-		return nil, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+		return nil, 0, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return nil, nil, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfStat(uint32(st.Mode)))
+		return nil, 0, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfStat(uint32(st.Mode)))
 	}
-	if err := syscall.SetNonblock(fd, false); err != nil {
+	// F_SETFL sets only the status flags (O_NONBLOCK, O_APPEND, ...): 0
+	// clears O_NONBLOCK and nothing else was set.
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFL, 0); errno != 0 {
 		syscall.Close(fd)
-		return nil, nil, &fs.PathError{Op: "fcntl", Path: name, Err: err}
+		return nil, 0, &fs.PathError{Op: "fcntl", Path: name, Err: errno}
 	}
-	f := os.NewFile(uintptr(fd), name)
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
+	return os.NewFile(uintptr(fd), name), st.Size, nil
 }
 
 func kindOfStat(mode uint32) string {
