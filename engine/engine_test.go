@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -29,6 +30,7 @@ func newRepo(t testing.TB) *Engine {
 	t.Setenv("XDG_CONFIG_HOME", home)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	dir := t.TempDir()
+	t.Cleanup(gitstore.WaitHousekeeping) // a background repack still writing in dir fails its removal
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}

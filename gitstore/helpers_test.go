@@ -106,6 +106,7 @@ var repoKinds = []string{"plain", "empty", "worktree", "subdir"}
 func newTestRepo(tb testing.TB, kind string) *testRepo {
 	tb.Helper()
 	base := realPath(tb, tb.TempDir())
+	tb.Cleanup(WaitHousekeeping) // a background repack still writing in base fails its removal
 	main := filepath.Join(base, "repo")
 	if err := os.MkdirAll(main, 0o755); err != nil {
 		tb.Fatal(err)

@@ -62,7 +62,9 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func newWorld(tb testing.TB, names ...string) *world {
 	tb.Helper()
-	return newWorldIn(tb, tb.TempDir(), names...)
+	base := tb.TempDir()
+	tb.Cleanup(gitstore.WaitHousekeeping) // a background repack still writing in base fails its removal
+	return newWorldIn(tb, base, names...)
 }
 
 // newWorldIn is newWorld in directory base, which the caller removes.
