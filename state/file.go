@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 )
 
 // ErrNotRegular is a file that is not a regular file (a named pipe, a
@@ -39,18 +38,4 @@ func ReadRegular(name string, limit int64, followLinks bool) ([]byte, error) {
 		return nil, fmt.Errorf("file grew past %d bytes while read", limit)
 	}
 	return data, nil
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "mode " + m.String()
 }

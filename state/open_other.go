@@ -32,3 +32,17 @@ func OpenRegular(name string, followLinks bool) (*os.File, int64, error) {
 	}
 	return f, fi.Size(), nil
 }
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
+}
