@@ -86,7 +86,10 @@ func (s *Store) atFromFile(ref string, ts int64) (string, bool) {
 					hi = mid
 				}
 			}
-			return s.atCommit(f, lo, ts)
+			if _, ok := read(lo); !ok {
+				return "", false
+			}
+			return s.atCommit(rec, ts)
 		}
 	}
 	// Every record from `from` on is after ts: scan what comes before it.
@@ -103,7 +106,7 @@ func (s *Store) atFromFile(ref string, ts int64) (string, bool) {
 				return "", false
 			}
 			if int64(binary.BigEndian.Uint64(r)) <= ts {
-				return s.atCommit(f, start+i, ts)
+				return s.atCommit(r, ts)
 			}
 		}
 		end = start
@@ -111,13 +114,9 @@ func (s *Store) atFromFile(ref string, ts int64) (string, bool) {
 	return "", false
 }
 
-// atCommit returns the commit of record i of f when that commit has the
-// record's time (and the record its CRC).
-func (s *Store) atCommit(f *os.File, i, ts int64) (string, bool) {
-	r := make([]byte, idxRecSize)
-	if _, err := f.ReadAt(r, idxHeader+i*idxRecSize); err != nil && err != io.EOF || !recOK(r) {
-		return "", false
-	}
+// atCommit returns the commit of record r (its CRC checked) when that
+// commit has the record's time, which is not after ts.
+func (s *Store) atCommit(r []byte, ts int64) (string, bool) {
 	t := int64(binary.BigEndian.Uint64(r))
 	if t > ts {
 		return "", false

@@ -68,8 +68,9 @@ type compiled struct {
 	broken string
 }
 
-// New returns a Validator. It fails only if a built-in schema does not load,
-// which is a bug in the binary.
+// New returns a Validator. The built-in schemas are parsed when first needed
+// (builtinLoader); a built-in schema that does not load is a bug in the
+// binary, reported when it is compiled. New itself does not fail.
 func New(opts Options) (*Validator, error) {
 	v := &Validator{
 		root:    opts.Root,
