@@ -101,24 +101,37 @@ var (
 	codeSpan   = regexp.MustCompile("`+[^`]*`+")
 )
 
+// outsideFences returns doc's lines by index, nil for a line inside a code
+// fence or a fence line itself.
+func outsideFences(doc string) []*string {
+	lines := strings.Split(doc, "\n")
+	out := make([]*string, len(lines))
+	fence := ""
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+			fence = trimmed[:3]
+		default:
+			out[i] = &lines[i]
+		}
+	}
+	return out
+}
+
 // markdownLinks lists the targets of inline links, images and reference
 // definitions, outside code fences and code spans.
 func markdownLinks(doc string) []mdLink {
 	var out []mdLink
-	fence := ""
-	for i, line := range strings.Split(doc, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
+	for i, line := range outsideFences(doc) {
+		if line == nil {
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		line = codeSpan.ReplaceAllString(line, "")
+		line := codeSpan.ReplaceAllString(*line, "")
 		for _, re := range []*regexp.Regexp{inlineLink, refDef} {
 			for _, m := range re.FindAllStringSubmatch(line, -1) {
 				out = append(out, mdLink{target: strings.Trim(m[1], "<>"), line: i + 1})
@@ -173,22 +186,11 @@ func checkLink(root, doc, target string) string {
 // GitHub-style anchor is anchor.
 func hasAnchor(doc, anchor string) bool {
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(doc, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
+	for _, l := range outsideFences(doc) {
+		if l == nil || !strings.HasPrefix(*l, "#") {
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		if !strings.HasPrefix(line, "#") {
-			continue
-		}
+		line := *l
 		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
 		a := headingAnchor(text)
 		if n := seen[a]; n > 0 {
