@@ -54,14 +54,24 @@ func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	size, err := s.blobSize(h)
+	// odb reads the headers first and refuses an object over the limit
+	// before inflating it, so one read serves (a Stat first would walk a
+	// delta chain's headers twice).
+	t, data, err := s.objects.ReadLimit(h, limit)
+	if err == nil && t != plumbing.BlobObject {
+		return nil, fmt.Errorf("blob %s: not a blob: %w", id, state.ErrNotFound)
+	}
+	if err == nil {
+		return data, nil
+	}
+	size, err := s.blobSize(h) // the type and size, through go-git for what odb cannot read
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", id, err)
 	}
 	if size > limit {
 		return nil, &TooLargeError{Blob: id, Size: size, Limit: limit}
 	}
-	data, err := s.readBlobLimit(h, limit)
+	data, err = s.readBlobLimit(h, limit)
 	var tl *odb.TooLargeError
 	if errors.As(err, &tl) {
 		return nil, &TooLargeError{Blob: id, Size: tl.Size, Limit: limit}
