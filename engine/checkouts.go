@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 )
 
 // Checkouts is Checkout for many files at once, made durable in one pass
@@ -21,6 +26,7 @@ type Checkouts struct {
 	e     *Engine
 	batch atomicfile.Batch
 	added []checkoutFile
+	dirs  map[string]bool // directories known to exist
 }
 
 type checkoutFile struct {
@@ -34,31 +40,51 @@ func (e *Engine) Checkouts() *Checkouts { return &Checkouts{e: e} }
 
 // Add is Checkout of k to blob ("" removes the file) unless the file is no
 // longer the version expect: it returns false, writing nothing. A written
-// version reaches k's path at Commit.
-func (c *Checkouts) Add(k config.Kept, expect, blob string) (bool, error) {
+// version reaches k's path at Commit. data, when not nil, is blob's content
+// as the caller already read it (a sync's check reads every version it
+// takes); it is used only when it hashes to blob, else the blob is read.
+func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, error) {
 	e := c.e
-	if same, err := e.onDiskIs(k, expect); !same || err != nil {
-		return false, err
+	if err := e.inside(k); err != nil {
+		return false, &state.Problem{Path: k.Path, Message: strings.TrimPrefix(err.Error(), k.Path+": ")}
+	}
+	name := e.cfg.Abs(k.Path)
+	st, err := os.Lstat(name)
+	absent := errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	switch {
+	case absent && expect != "":
+		return false, nil // removed meanwhile: not the version the merge started from
+	case absent:
+		st = nil
+	default:
+		// present (or not even stat-able): the full check of what is there
+		if same, err := e.onDiskIs(k, expect); !same || err != nil {
+			return false, err
+		}
+		if st, err = os.Lstat(name); err != nil {
+			return false, fmt.Errorf("write %s: %w", k.Path, err)
+		}
 	}
 	if blob == "" {
 		return true, e.removeFile(k)
 	}
-	data, err := e.Blob(blob)
-	if err != nil {
-		return false, err
+	if data == nil || gitstore.BlobHash(data) != blob {
+		if data, err = e.Blob(blob); err != nil {
+			return false, err
+		}
 	}
-	if err := e.inside(k); err != nil {
-		return false, err
-	}
-	name := e.cfg.Abs(k.Path)
-	st, err := os.Lstat(name)
 	switch {
-	case err == nil && !st.Mode().IsRegular():
+	case st != nil && !st.Mode().IsRegular():
 		return false, &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
-	case err != nil:
-		st = nil
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return false, fmt.Errorf("write %s: %w", k.Path, err)
+	case st == nil:
+		if dir := filepath.Dir(name); !c.dirs[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return false, fmt.Errorf("write %s: %w", k.Path, err)
+			}
+			if c.dirs == nil {
+				c.dirs = map[string]bool{}
+			}
+			c.dirs[dir] = true
 		}
 	}
 	mode := os.FileMode(0o644)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/config"
 )
 
 // Checkouts writes every version at Commit, keeps each file's mode, leaves
@@ -38,7 +40,7 @@ func TestCheckoutsBatch(t *testing.T) {
 	c := e.Checkouts()
 	defer c.Abort()
 	for i, p := range paths {
-		ok, err := c.Add(kept(t, e, p), old[p], v2[p])
+		ok, err := c.Add(kept(t, e, p), old[p], v2[p], nil)
 		if err != nil || ok != (i != 1) {
 			t.Fatalf("Add %s = %v, %v", p, ok, err)
 		}
@@ -69,5 +71,53 @@ func TestCheckoutsBatch(t *testing.T) {
 				t.Errorf("left behind %s/%s", dir, d.Name())
 			}
 		}
+	}
+}
+
+// Add writes content a caller already read only when it is the blob's own:
+// content that does not hash to the blob is set aside and the blob is read.
+// The directories, removed since the record, are made again.
+func TestCheckoutsAddContent(t *testing.T) {
+	e := newRepo(t)
+	yaml := "files:\n  - glob: \".claude/sub/*.json\"\n    schema: json\n"
+	if err := os.WriteFile(filepath.Join(e.Config().Root, config.FileName), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(e.Config().Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{".claude/a.json", ".claude/sub/b.json", ".claude/sub/c.json"}
+	for _, p := range paths {
+		edit(t, e, p, `{"v": "`+p+`"}`)
+	}
+	record(t, e, paths...)
+	files, _ := e.store.Files(mustHead(t, e))
+	if err := os.RemoveAll(filepath.Join(e.Config().Root, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	c := e.Checkouts()
+	defer c.Abort()
+	wrong := []byte(`{"v": "not this blob"}`)
+	right := []byte(`{"v": ".claude/sub/b.json"}`)
+	for _, a := range []struct {
+		path string
+		data []byte
+	}{{paths[0], wrong}, {paths[1], right}} {
+		if ok, err := c.Add(kept(t, e, a.path), "", files[a.path], a.data); !ok || err != nil {
+			t.Fatalf("Add %s = %v, %v", a.path, ok, err)
+		}
+	}
+	if ok, err := c.Add(kept(t, e, paths[2]), "", files[paths[2]], nil); !ok || err != nil {
+		t.Fatalf("Add %s = %v, %v", paths[2], ok, err)
+	}
+	if _, err := c.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(t, e, paths[0]); got != `{"v": ".claude/a.json"}` {
+		t.Errorf("%s = %q: content not matching its blob was written", paths[0], got)
+	}
+	if got := onDisk(t, e, paths[2]); got != `{"v": ".claude/sub/c.json"}` {
+		t.Errorf("%s = %q", paths[2], got)
 	}
 }

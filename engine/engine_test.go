@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -310,4 +311,37 @@ func mustHead(t *testing.T, e *Engine) string {
 		t.Fatalf("head %q, %v", h, err)
 	}
 	return h
+}
+
+// Unrecorded lists exactly the kept files Record would act on: edited,
+// created, deleted and unreadable ones, not those on disk as recorded.
+func TestUnrecorded(t *testing.T) {
+	e := newRepo(t)
+	same, edited, gone := ".claude/same.json", ".claude/edited.json", ".claude/gone.json"
+	created, link := ".claude/new.json", ".claude/link.json"
+	for _, p := range []string{same, edited, gone} {
+		edit(t, e, p, `{"v": 1}`)
+	}
+	record(t, e, same, edited, gone)
+	edit(t, e, edited, `{"v": 2}`)
+	edit(t, e, created, `{"v": 1}`)
+	if err := os.Remove(e.Config().Abs(gone)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("same.json", e.Config().Abs(link)); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := e.Unrecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range ks {
+		got = append(got, k.Path)
+	}
+	want := []string{edited, gone, link, created}
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Unrecorded = %v, want %v", got, want)
+	}
 }

@@ -128,3 +128,33 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 	o.Problems = e.Check(f, prev)
 	return o, &ch, nil
 }
+
+// Unrecorded lists the kept paths whose file is not the version the state
+// ref's head records: edited, created, deleted, or not readable as a regular
+// file (Record reports those). It records nothing, so a sync runs it while
+// it fetches and then records only these; what changes after it ran is
+// found by the writer's own check of each file (Checkouts) and recorded
+// later, as an edit made after any record is. Paths outside the work tree
+// (and the home view's one file) are always listed: Record decides.
+func (e *Engine) Unrecorded() ([]config.Kept, error) {
+	paths, err := e.AllPaths()
+	if err != nil || e.display != "" {
+		return paths, err
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	out := paths[:0]
+	for _, k := range paths {
+		if !OutsideTree(k.Path) {
+			f, p := e.Read(k)
+			blob, had := files[k.Path]
+			if p == nil && (!f.Exists && !had || f.Exists && had && gitstore.BlobHash(f.Content) == blob) {
+				continue // as prepare finds it: nothing to record
+			}
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}

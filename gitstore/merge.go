@@ -55,6 +55,10 @@ type MergePath struct {
 	// Merged, set by a check, is content built from both versions; Result
 	// is its blob id, and the merge writes the blob.
 	Merged []byte `json:"-"`
+	// Content, set by a check, is Result's content as the check read it,
+	// so that the writer of the work tree need not read it again (nil: not
+	// kept).
+	Content []byte `json:"-"`
 	// MergedBoth says Result holds both sides' edits (Merged, or one side's
 	// version that already held the other's).
 	MergedBoth bool `json:"merged,omitempty"`

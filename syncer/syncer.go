@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -61,6 +62,10 @@ type Report struct {
 // named origin.
 var ErrNoOrigin = errors.New("no remote named origin; name one: strata sync REMOTE")
 
+// afterScan, set by tests, runs once the scan for unrecorded edits is done
+// and the fetch may still run, so an edit can land just after the scan.
+var afterScan func()
+
 // beforePush, set by tests, runs between the merge and the push, so a race
 // with another sync can be staged deterministically.
 var beforePush func(attempt int)
@@ -90,17 +95,22 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
 		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	for attempt := 0; ; attempt++ {
+		var unrecorded <-chan scan
+		if attempt == 0 && !o.DryRun {
+			unrecorded = scanUnrecorded(eng, o.Lock) // while git fetches
+		}
 		fetched, err := eng.Fetch(ctx, remote)
+		if unrecorded != nil {
+			sc := <-unrecorded // the engine is the caller's again only after this
+			if err == nil {
+				err = recordLocal(eng, o.Lock, sc, rep)
+			}
+		}
 		if err != nil {
 			return rep, err
 		}
 		if attempt == 0 {
 			rep.RemoteHead = fetched
-			if !o.DryRun {
-				if err := recordLocal(eng, o.Lock, rep); err != nil {
-					return rep, err
-				}
-			}
 			if rep.LocalHead, err = eng.Head(); err != nil {
 				return rep, err
 			}
@@ -133,16 +143,41 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 }
 
-// recordLocal records every kept file's unrecorded edit, so the merge never
-// overwrites one. Invalid files are quarantined as always and reported.
-func recordLocal(eng *engine.Engine, lock sync.Locker, rep *Report) error {
+// scan is what scanUnrecorded found.
+type scan struct {
+	paths []config.Kept
+	err   error
+}
+
+// scanUnrecorded lists, in the background, the kept files whose version on
+// disk is not recorded (engine.Unrecorded), holding lock as any use of the
+// engine beside a recorder in the same process does. It reads and records
+// nothing else, so it runs while git fetches (a separate process, a
+// separate ref): a sync waits for one or the other, not both in turn.
+func scanUnrecorded(eng *engine.Engine, lock sync.Locker) <-chan scan {
+	out := make(chan scan, 1)
+	go func() {
+		lock.Lock()
+		paths, err := eng.Unrecorded()
+		lock.Unlock()
+		if afterScan != nil {
+			afterScan()
+		}
+		out <- scan{paths, err}
+	}()
+	return out
+}
+
+// recordLocal records the unrecorded edits scanUnrecorded found,
+// so the merge never overwrites one. Invalid files are quarantined as
+// always and reported. Nothing is recorded before the fetch succeeded.
+func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) error {
+	if sc.err != nil || len(sc.paths) == 0 {
+		return sc.err
+	}
 	lock.Lock()
 	defer lock.Unlock()
-	paths, err := eng.AllPaths()
-	if err != nil {
-		return err
-	}
-	outs, err := eng.Record(paths, state.SourceRecord)
+	outs, err := eng.Record(sc.paths, state.SourceRecord)
 	for _, o := range outs {
 		if o.Entry != nil {
 			rep.Recorded = append(rep.Recorded, o.Path)
@@ -270,6 +305,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 	if err := resolve(eng, m); err != nil {
 		return err
 	}
+	keep := int64(keptContent) // what may stay in memory for writeTree
 	for i := range m.Paths {
 		p := &m.Paths[i]
 		k, ok := eng.Config().Classify(p.Path)
@@ -292,6 +328,9 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				return fmt.Errorf("merge %s: %w", p.Path, err)
 			}
 			f.Content, f.Exists = data, true
+			if keep -= int64(len(data)); keep >= 0 {
+				p.Content = data
+			}
 		}
 		var prev []byte
 		// a version kept beside the other, not over it
@@ -318,12 +357,16 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				}
 			}
 			p.KeptLocal = "merged version invalid: " + strings.Join(why, "; ")
-			p.Result = p.Ours
+			p.Result, p.Content = p.Ours, nil
 		}
 	}
 	keepBothOrNeither(m)
 	return nil
 }
+
+// keptContent bounds the versions checkMerge keeps in memory for writeTree
+// (the rest are read again there).
+const keptContent = 64 << 20
 
 // keptAt reports whether the merge leaves version blob at path.
 func keptAt(m *engine.Merge, path, blob string) bool {
@@ -348,7 +391,11 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 		if !kept || !p.Changed() {
 			continue
 		}
-		written, err := w.Add(k, p.Ours, p.Result)
+		data := p.Content
+		if data == nil {
+			data = p.Merged
+		}
+		written, err := w.Add(k, p.Ours, p.Result, data)
 		var unwritable *state.Problem
 		switch {
 		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is

@@ -543,3 +543,47 @@ func writeFile(tb testing.TB, name string, data []byte) {
 		tb.Fatal(err)
 	}
 }
+
+// An edit saved after sync looked for unrecorded edits (while git fetches)
+// is never overwritten by the remote's version: the write of that file is
+// skipped, the edit stays on disk, and the next record and sync take it
+// over the remote's, with the remote's kept in history.
+func TestEditDuringFetchIsNeverOverwritten(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync()
+	b.sync()
+	b.now = a.now.Add(time.Minute)
+	b.write(wsPath, ws("implement"))
+	b.record()
+	b.sync()
+
+	a.now = b.now.Add(time.Minute)
+	afterScan = func() { a.write(wsPath, ws("review")) }
+	t.Cleanup(func() { afterScan = nil })
+	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	afterScan = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0] != wsPath || len(rep.Written) != 0 {
+		t.Fatalf("written %v, skipped %v; want %s skipped", rep.Written, rep.Skipped, wsPath)
+	}
+	if got := a.read(wsPath); got != ws("review") {
+		t.Fatalf("the edit made during the fetch was overwritten: %q", got)
+	}
+	a.record()
+	a.sync()
+	b.sync()
+	for _, m := range w.ms {
+		if got := m.read(wsPath); got != ws("review") {
+			t.Errorf("%s: %s = %q, want the later edit", m.name, wsPath, got)
+		}
+	}
+	if log := git(t, a.dir, "log", "--format=%H", "refs/strata/state"); !strings.Contains(git(t, a.dir, "log", "-p", "refs/strata/state"), `"implement"`) {
+		t.Errorf("b's version is not in the history (%d commits)", len(strings.Fields(log)))
+	}
+	w.fsckAll()
+}
