@@ -363,7 +363,7 @@ func (c *Config) classify(rel string) (Kept, string) {
 		return Kept{}, whyNot
 	}
 	for i, r := range c.Rules {
-		if ok, _ := path.Match(r.Glob, rel); !ok {
+		if !globMatch(r.Glob, rel) {
 			continue
 		}
 		if r.Ignore {
@@ -412,7 +412,7 @@ func (c *Config) privacy(rel string, named bool) string {
 // userRule is the first of the user's own rules matching rel.
 func (c *Config) userRule(rel string) (Rule, bool) {
 	for _, r := range c.Rules[:c.user] {
-		if ok, _ := path.Match(r.Glob, rel); ok {
+		if globMatch(r.Glob, rel) {
 			return r, true
 		}
 	}
@@ -461,11 +461,28 @@ func ttlValue(v any) (string, error) {
 
 func defaultFor(rel string) Rule {
 	for _, r := range DefaultRules {
-		if ok, _ := path.Match(r.Glob, rel); ok {
+		if globMatch(r.Glob, rel) {
 			return r
 		}
 	}
 	return Rule{}
+}
+
+// globMatch is path.Match(glob, rel) (a malformed glob matches nothing) that
+// settles most paths without it: a glob without wildcards matches only
+// itself, and any other only paths that start with its text before the
+// first wildcard. Every path strata lists is classified several times per
+// command; most rules are literal names or do not share the path's prefix.
+func globMatch(glob, rel string) bool {
+	i := strings.IndexAny(glob, `*?[\`)
+	if i < 0 {
+		return glob == rel
+	}
+	if !strings.HasPrefix(rel, glob[:i]) {
+		return false
+	}
+	ok, _ := path.Match(glob, rel)
+	return ok
 }
 
 func hasControl(s string) bool {

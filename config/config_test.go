@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"testing"
 	"time"
@@ -220,4 +221,22 @@ func TestParseTTL(t *testing.T) {
 			t.Errorf("ParseTTL(%q) accepted", bad)
 		}
 	}
+}
+
+// globMatch answers as path.Match does (a malformed glob matching nothing)
+// for every glob and path, wildcards, escapes and malformed globs included.
+func FuzzGlobMatch(f *testing.F) {
+	for _, g := range []string{".claude/*.json", ".claude/workflow-state.json", "PhaseOutputs/*/phase-*.json",
+		"a/[bc]/d", `a\*b`, "a/[", "*", "", "a?c", `\`, "[]a]", "x/**"} {
+		for _, p := range []string{".claude/a.json", ".claude/workflow-state.json", "PhaseOutputs/t1/phase-2.json",
+			"a/b/d", "a*b", "a/[", "abc", "", "x/y", "]"} {
+			f.Add(g, p)
+		}
+	}
+	f.Fuzz(func(t *testing.T, glob, rel string) {
+		want, _ := path.Match(glob, rel)
+		if got := globMatch(glob, rel); got != want {
+			t.Fatalf("globMatch(%q, %q) = %v, path.Match says %v", glob, rel, got, want)
+		}
+	})
 }

@@ -90,14 +90,12 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 			continue
 		}
 		why := ""
-		switch {
-		case strings.HasPrefix(p, "~") || gitstore.ValidPath(p) != nil:
+		if strings.HasPrefix(p, "~") || gitstore.ValidPath(p) != nil {
 			why = "outside the work tree"
-		case e.cfg.Private(p) != "":
-			why = "private: " + e.cfg.Private(p)
-		default:
-			if _, ok := e.cfg.Classify(p); !ok {
-				why = "no rule keeps it"
+		} else if _, ok := e.cfg.Classify(p); !ok { // a kept path is never private
+			why = "no rule keeps it"
+			if private := e.cfg.Private(p); private != "" {
+				why = "private: " + private
 			}
 		}
 		if why != "" {
