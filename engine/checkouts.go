@@ -38,6 +38,11 @@ type checkoutFile struct {
 // Checkouts starts a batch of checkouts.
 func (e *Engine) Checkouts() *Checkouts { return &Checkouts{e: e} }
 
+// Expect announces, before the first Add, how many files the batch will
+// write, so a large one is made durable in one pass over the file system
+// (atomicfile.Batch.Expect).
+func (c *Checkouts) Expect(n int) { c.batch.Expect(n) }
+
 // Add is Checkout of k to blob ("" removes the file) unless the file is no
 // longer the version expect: it returns false, writing nothing. A written
 // version reaches k's path at Commit. data, when not nil, is blob's content

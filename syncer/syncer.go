@@ -386,6 +386,13 @@ func keptAt(m *engine.Merge, path, blob string) bool {
 func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 	w := eng.Checkouts()
 	defer w.Abort()
+	n := 0
+	for _, p := range m.Paths {
+		if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() && p.Result != "" {
+			n++
+		}
+	}
+	w.Expect(n)
 	for _, p := range m.Paths {
 		k, kept := eng.Config().Classify(p.Path)
 		if !kept || !p.Changed() {

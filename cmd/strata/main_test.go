@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -31,6 +32,14 @@ func TestMain(m *testing.M) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
+	}
+	// STRATA_TEST_FLUSH=whole makes a large sync durable by syncfs (Linux),
+	// =files by per-file fsyncs, whatever the machine's unwritten data.
+	switch os.Getenv("STRATA_TEST_FLUSH") {
+	case "whole":
+		atomicfile.CheapFlush = func(int) bool { return runtime.GOOS == "linux" }
+	case "files":
+		atomicfile.CheapFlush = func(int) bool { return false }
 	}
 	testscript.Main(withCompanion{m}, map[string]func(){
 		"strata": func() { os.Exit(Main()) },
