@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -25,13 +26,19 @@ var noTmpfile atomic.Bool
 // UseTmpfile turns the O_TMPFILE path on or off (off: the portable path is
 // used, as where the kernel refuses O_TMPFILE) and returns the previous
 // setting. It is for tests of the portable path.
-func UseTmpfile(on bool) (was bool) { return !noTmpfile.Swap(!on) }
+func UseTmpfile(on bool) (was bool) {
+	checkProc()
+	return !noTmpfile.Swap(!on)
+}
 
-func init() {
+// checkProc turns the O_TMPFILE path off when /proc, which link needs, is
+// missing. It runs at the first object written, not at start-up: a
+// command that writes nothing (most hook calls) does not pay for it.
+var checkProc = sync.OnceFunc(func() {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		noTmpfile.Store(true)
 	}
-}
+})
 
 // unsupported reports errors that mean O_TMPFILE is not available here.
 func unsupported(err error) bool {
@@ -77,6 +84,7 @@ func link(f *os.File, path string) error {
 }
 
 func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (bool, error) {
+	checkProc()
 	if noTmpfile.Load() {
 		return false, nil
 	}
@@ -105,6 +113,7 @@ func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (
 }
 
 func createExclTmpfile(path string, perm os.FileMode) (*os.File, bool, error) {
+	checkProc()
 	if noTmpfile.Load() {
 		return nil, false, nil
 	}
