@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/strata-dev/strata/config"
 )
 
 // Checkouts writes every version at Commit, keeps each file's mode, leaves
@@ -80,13 +78,7 @@ func TestCheckoutsBatch(t *testing.T) {
 func TestCheckoutsAddContent(t *testing.T) {
 	e := newRepo(t)
 	yaml := "files:\n  - glob: \".claude/sub/*.json\"\n    schema: json\n"
-	if err := os.WriteFile(filepath.Join(e.Config().Root, config.FileName), []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := Open(e.Config().Root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e = withConfig(t, e, yaml)
 	paths := []string{".claude/a.json", ".claude/sub/b.json", ".claude/sub/c.json"}
 	for _, p := range paths {
 		edit(t, e, p, `{"v": "`+p+`"}`)

@@ -47,6 +47,20 @@ func newRepo(t testing.TB) *Engine {
 	return e
 }
 
+// withConfig writes yaml as e's .strata.yaml and returns the repository
+// opened again with it.
+func withConfig(tb testing.TB, e *Engine, yaml string) *Engine {
+	tb.Helper()
+	if err := os.WriteFile(filepath.Join(e.Config().Root, config.FileName), []byte(yaml), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	e, err := Open(e.Config().Root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
 func kept(t *testing.T, e *Engine, path string) config.Kept {
 	t.Helper()
 	k, ok := e.Config().Classify(path)

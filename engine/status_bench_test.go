@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,13 +15,7 @@ import (
 func statusRepo(tb testing.TB, n int) *Engine {
 	e := newRepo(tb)
 	yaml := "files:\n  - glob: \"state/*.json\"\n    class: workflow-state\n    schema: workflow-state\n"
-	if err := os.WriteFile(filepath.Join(e.Config().Root, config.FileName), []byte(yaml), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	e, err := Open(e.Config().Root)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	e = withConfig(tb, e, yaml)
 	ws := func(i, v int) string {
 		return fmt.Sprintf(`{"type": "APEX", "phase": "plan", "lastUpdated": "2026-11-22T09:%02d:00Z", "ttl": "36500d", "context": "task %d, version %d"}`+"\n", i%60, i, v)
 	}

@@ -130,12 +130,7 @@ func TestCompletedInitiativeNotRegressedBySync(t *testing.T) {
 }
 
 func TestPhaseOutcomeSameNameKeepsBoth(t *testing.T) {
-	w := newWorld(t, "a", "b")
-	a, b := w.ms[0], w.ms[1]
-	a.write(wsPath, ws("plan"))
-	a.record()
-	a.sync()
-	b.sync()
+	w, a, b := syncedPair(t)
 	b.now = a.now
 	outcome := func(who string) string {
 		return "# written on " + who + "\nphase: plan\nfeature: auth\nproduced: []\nfindings: []\npending_decisions: []\n"
@@ -161,12 +156,7 @@ func TestPhaseOutcomeSameNameKeepsBoth(t *testing.T) {
 }
 
 func TestLosingSideIsToldAndStatusNamesIt(t *testing.T) {
-	w := newWorld(t, "a", "b")
-	a, b := w.ms[0], w.ms[1]
-	a.write(wsPath, ws("plan"))
-	a.record()
-	a.sync()
-	b.sync()
+	_, a, b := syncedPair(t)
 	a.write(wsPath, ws("design"))
 	a.record()
 	b.now = a.now.Add(time.Minute)

@@ -93,6 +93,19 @@ func newWorldIn(tb testing.TB, base string, names ...string) *world {
 	return w
 }
 
+// syncedPair is a world of two clones, a and b, that both hold a's
+// recorded workflow state in phase "plan", synced through the remote.
+func syncedPair(t *testing.T) (w *world, a, b *machine) {
+	t.Helper()
+	w = newWorld(t, "a", "b")
+	a, b = w.ms[0], w.ms[1]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync()
+	b.sync()
+	return w, a, b
+}
+
 func (m *machine) write(path, content string) {
 	m.tb.Helper()
 	if _, ok := m.eng.Config().Classify(path); !ok {
@@ -392,12 +405,7 @@ func TestInvalidMergedVersionKeepsLocal(t *testing.T) {
 }
 
 func TestSyncRacingAnotherSyncRetriesOnce(t *testing.T) {
-	w := newWorld(t, "a", "b")
-	a, b := w.ms[0], w.ms[1]
-	a.write(wsPath, ws("plan"))
-	a.record()
-	a.sync()
-	b.sync()
+	w, a, b := syncedPair(t)
 	a.write(wsPath, ws("implement"))
 	a.record()
 	b.write(initPath, initiative("created"))
@@ -424,12 +432,7 @@ func TestSyncRacingAnotherSyncRetriesOnce(t *testing.T) {
 }
 
 func TestConcurrentSyncsLoseNothing(t *testing.T) {
-	w := newWorld(t, "a", "b")
-	a, b := w.ms[0], w.ms[1]
-	a.write(wsPath, ws("plan"))
-	a.record()
-	a.sync()
-	b.sync()
+	w, a, b := syncedPair(t)
 	for i := 0; i < 5; i++ {
 		a.write(wsPath, ws(fmt.Sprintf("a%d", i)))
 		a.record()
@@ -491,12 +494,7 @@ func TestUnreachableRemoteChangesNothing(t *testing.T) {
 }
 
 func TestStatusAheadBehind(t *testing.T) {
-	w := newWorld(t, "a", "b")
-	a, b := w.ms[0], w.ms[1]
-	a.write(wsPath, ws("plan"))
-	a.record()
-	a.sync()
-	b.sync()
+	_, a, b := syncedPair(t)
 	b.write(wsPath, ws("implement"))
 	b.record()
 	b.sync()
@@ -549,12 +547,7 @@ func writeFile(tb testing.TB, name string, data []byte) {
 // skipped, the edit stays on disk, and the next record and sync take it
 // over the remote's, with the remote's kept in history.
 func TestEditDuringFetchIsNeverOverwritten(t *testing.T) {
-	w := newWorld(t, "a", "b")
-	a, b := w.ms[0], w.ms[1]
-	a.write(wsPath, ws("plan"))
-	a.record()
-	a.sync()
-	b.sync()
+	w, a, b := syncedPair(t)
 	b.now = a.now.Add(time.Minute)
 	b.write(wsPath, ws("implement"))
 	b.record()
