@@ -17,32 +17,56 @@ import (
 // that happened after that open (earlier kernels return 0 whatever
 // happened, so they never get here: see flushCheap).
 type fsFlush struct {
-	dirs map[string]bool // directories already seen
-	fds  map[uint64]int  // an open directory per file system (st_dev)
+	dirs map[string]bool // directories seen: whether their file system is flushed whole
+	fds  map[uint64]int  // an open directory per file system flushed whole (st_dev)
+	no   map[uint64]bool // file systems that keep per-file fsyncs
 }
 
-// watch opens a directory of dir's file system if none is open yet.
-func (f *fsFlush) watch(dir string) error {
-	if f.dirs[dir] {
-		return nil
+// watch reports whether dir's file system is made durable by syncfs (see
+// flushable) and then opens a directory of it, if none is open yet.
+func (f *fsFlush) watch(dir string) (bool, error) {
+	if ok, seen := f.dirs[dir]; seen {
+		return ok, nil
 	}
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
-		return &os.PathError{Op: "stat", Path: dir, Err: err}
+		return false, &os.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	if f.dirs == nil {
-		f.dirs, f.fds = map[string]bool{}, map[uint64]int{}
+		f.dirs, f.fds, f.no = map[string]bool{}, map[uint64]int{}, map[uint64]bool{}
 	}
-	f.dirs[dir] = true
-	if _, ok := f.fds[st.Dev]; ok {
-		return nil
+	_, open := f.fds[st.Dev]
+	switch {
+	case open:
+	case f.no[st.Dev] || !flushable(dir):
+		f.no[st.Dev] = true
+	default:
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false, &os.PathError{Op: "open", Path: dir, Err: err}
+		}
+		f.fds[st.Dev] = fd
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
+	f.dirs[dir] = !f.no[st.Dev]
+	return f.dirs[dir], nil
+}
+
+// flushable reports whether dir is on a local disk file system whose
+// syncfs writes and flushes all of it, as fsync does one file: ext2/3/4,
+// XFS, Btrfs, F2FS, and tmpfs (where both cost nothing). Network and FUSE
+// file systems (NFS, sshfs, virtiofs on older kernels) need not pass a
+// syncfs on to where the data lives, while they do pass each fsync: they
+// keep per-file fsyncs, as does anything not named here.
+func flushable(dir string) bool {
+	var sf unix.Statfs_t
+	if unix.Statfs(dir, &sf) != nil {
+		return false
 	}
-	f.fds[st.Dev] = fd
-	return nil
+	switch uint32(sf.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.TMPFS_MAGIC:
+		return true
+	}
+	return false
 }
 
 // flush syncs every file system watched, then closes what watch opened.

@@ -6,8 +6,8 @@ package atomicfile
 // its files one by one.
 type fsFlush struct{}
 
-func (f *fsFlush) watch(string) error { return nil }
-func (f *fsFlush) flush() error       { return nil }
-func (f *fsFlush) close()             {}
+func (f *fsFlush) watch(string) (bool, error) { return false, nil }
+func (f *fsFlush) flush() error               { return nil }
+func (f *fsFlush) close()                     {}
 
 func flushCheap(int) bool { return false }
