@@ -224,6 +224,13 @@ func errText(err error) string {
 	return err.Error()
 }
 
+// UsesHistory reports whether Check looks at the last recorded version of
+// a file of k's class: the append-only classes and the initiative's status
+// machine. A caller may skip reading that version for any other class.
+func UsesHistory(k config.Kept) bool {
+	return k.Class.Immutable() || k.Class == state.ClassInitiative
+}
+
 // Check validates a file's content with its schema and, against prev (the
 // last recorded version, nil when none), the rules that need history: the
 // initiative status machine and the append-only rule of Phase Outcomes.

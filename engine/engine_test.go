@@ -359,3 +359,54 @@ func TestUnrecorded(t *testing.T) {
 		t.Errorf("Unrecorded = %v, want %v", got, want)
 	}
 }
+
+// Check looks at the last recorded version only for the classes UsesHistory
+// names: for every other class, any previous version (even one the history
+// rules would refuse to follow) gives the same problems as none, so the
+// hook may skip reading it. Each class is checked with a valid file of its
+// own (testdata/example) against the other examples and an archived
+// initiative as previous versions.
+func TestUsesHistoryIsWhereCheckLooks(t *testing.T) {
+	e := newRepo(t)
+	examples := map[string]string{ // path in testdata/example -> path it is kept at
+		".claude/workflow-state.json":                               ".claude/workflow-state.json",
+		".claude/initiative.json":                                   ".claude/initiative.json",
+		".claude/interview-state.json":                              ".claude/interview-state.json",
+		".claude/delegation-log.json":                               ".claude/delegation-log.json",
+		".claude/memory.jsonl":                                      ".claude/memory.jsonl",
+		".claude/memory/MEMORY.md":                                  ".claude/memory/MEMORY.md",
+		"PhaseOutcomes/auth-refactor/001-plan.yaml":                 "PhaseOutcomes/auth-refactor/001-plan.yaml",
+		"PhaseOutputs/2026-11-22_auth-refactor/phase-01-query.json": "PhaseOutputs/2026-11-22_auth-refactor/phase-01-query.json",
+		".claude/settings.json":                                     ".claude/settings.json",
+	}
+	prevs := [][]byte{[]byte(`{"name": "x", "status": "archived", "lastUpdated": "2026-11-22T10:00:00Z"}` + "\n")}
+	contents := map[string][]byte{}
+	for src, dst := range examples {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "example", src))
+		if err != nil {
+			data = []byte("{}\n") // a .claude/*.json of no schema
+		}
+		contents[dst] = data
+		prevs = append(prevs, data)
+	}
+	differs := map[state.Class]bool{}
+	for path, data := range contents {
+		k := kept(t, e, path)
+		f := File{Kept: k, Content: data, Exists: true}
+		none := e.Check(f, nil)
+		if none.Invalid() {
+			t.Fatalf("%s: the example is invalid: %v", path, none)
+		}
+		for _, prev := range prevs {
+			if e.Check(f, prev).Error() != none.Error() {
+				differs[k.Class] = true
+			}
+		}
+		if differs[k.Class] && !UsesHistory(k) {
+			t.Errorf("%s (%s): Check depends on the previous version, UsesHistory says it does not", path, k.Class)
+		}
+	}
+	if !differs[state.ClassInitiative] || !differs[state.ClassPhaseOutcome] {
+		t.Errorf("the history rules were not exercised: %v", differs)
+	}
+}

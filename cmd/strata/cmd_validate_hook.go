@@ -83,9 +83,11 @@ func runValidateHook(e *env) error {
 	if !f.Exists {
 		return nil
 	}
-	prev, err := recordedVersion(eng, k.Path)
-	if err != nil {
-		return hookWarn(e, "%v; checked without history", err)
+	var prev []byte
+	if engine.UsesHistory(k) { // else the history is not opened at all
+		if prev, err = recordedVersion(eng, k.Path); err != nil {
+			return hookWarn(e, "%v; checked without history", err)
+		}
 	}
 	ps := eng.Check(f, prev)
 	if !ps.Invalid() {
