@@ -142,11 +142,7 @@ func (e *Engine) onDiskIs(k config.Kept, expect string) (bool, error) {
 	if prob != nil {
 		return false, prob
 	}
-	onDisk := ""
-	if f.Exists {
-		onDisk = gitstore.BlobHash(f.Content)
-	}
-	return onDisk == expect, nil
+	return f.ID() == expect, nil
 }
 
 // checkout makes k's file on disk the recorded blob ("" removes the file),

@@ -96,6 +96,16 @@ type File struct {
 	Exists  bool
 }
 
+// ID is the blob id of the file's content, "" when the file does not
+// exist: equal to the recorded snapshot's entry for its path (a missing
+// entry reads "") exactly when the file is as recorded.
+func (f File) ID() string {
+	if !f.Exists {
+		return ""
+	}
+	return gitstore.BlobHash(f.Content)
+}
+
 // ErrNotKept is returned for a path no rule keeps.
 var ErrNotKept = errors.New("not a kept file")
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/config"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -212,8 +211,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 			}
 		case p != nil:
 			o.Problems = state.Problems{*p}
-		case !f.Exists && files[k.Path] == "":
-		case f.Exists && files[k.Path] == gitstore.BlobHash(f.Content):
+		case f.ID() == files[k.Path]: // as recorded, or still absent
 		default:
 			ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: now}
 			if f.Exists && src != state.SourceRestore {
@@ -348,7 +346,7 @@ func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string,
 	case !f.Exists:
 		s.State = "deleted"
 	default:
-		same := had && gitstore.BlobHash(f.Content) == blob
+		same := f.ID() == blob // the file exists: "" (never recorded) is not its id
 		var prev []byte
 		switch {
 		case same:

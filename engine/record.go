@@ -108,13 +108,10 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 		o.Problems = state.Problems{*p}
 		return o, nil, nil // not readable as a regular file: reported, never stored
 	}
-	blob, had := files[k.Path]
-	if !f.Exists && !had {
-		return o, nil, nil
+	if f.ID() == files[k.Path] {
+		return o, nil, nil // unchanged (or still absent): no loops on our own writes
 	}
-	if f.Exists && had && gitstore.BlobHash(f.Content) == blob {
-		return o, nil, nil // unchanged: no loops on our own writes
-	}
+	_, had := files[k.Path]
 	var prev []byte
 	if data, ok := planned[k.Path]; ok {
 		prev = data
@@ -148,9 +145,7 @@ func (e *Engine) Unrecorded() ([]config.Kept, error) {
 	out := paths[:0]
 	for _, k := range paths {
 		if !OutsideTree(k.Path) {
-			f, p := e.Read(k)
-			blob, had := files[k.Path]
-			if p == nil && (!f.Exists && !had || f.Exists && had && gitstore.BlobHash(f.Content) == blob) {
+			if f, p := e.Read(k); p == nil && f.ID() == files[k.Path] {
 				continue // as prepare finds it: nothing to record
 			}
 		}

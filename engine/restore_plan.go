@@ -180,10 +180,8 @@ func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []con
 		f, prob := e.Read(k)
 		switch {
 		case prob != nil, OutsideTree(k.Path):
-		case f.Exists && files[k.Path] != gitstore.BlobHash(f.Content):
-			plan.Save = append(plan.Save, PlannedSave{Path: k.Path})
-		case !f.Exists && files[k.Path] != "":
-			plan.Save = append(plan.Save, PlannedSave{Path: k.Path, Deleted: true})
+		case f.ID() != files[k.Path]: // an edit or a deletion not recorded
+			plan.Save = append(plan.Save, PlannedSave{Path: k.Path, Deleted: !f.Exists})
 		}
 	}
 	for i, k := range write {
