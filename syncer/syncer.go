@@ -319,6 +319,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 		f := engine.File{Kept: k}
 		if p.Merged != nil {
 			f.Content, f.Exists = p.Merged, true
+			p.Content = p.Merged // already in memory: no bound to count it against
 		} else if p.Result != "" {
 			data, err := eng.Blob(p.Result)
 			if tooLarge(p, err) {
@@ -384,25 +385,26 @@ func keptAt(m *engine.Merge, path, blob string) bool {
 // newer, and the watcher or the next sync records it). The writes are made
 // durable together (engine.Checkouts): one fsync pass, then the renames.
 func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
-	w := eng.Checkouts()
-	defer w.Abort()
-	n := 0
+	type change struct {
+		k config.Kept
+		p engine.MergePath
+	}
+	var changes []change
+	files := 0 // versions to write, deletions aside
 	for _, p := range m.Paths {
-		if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() && p.Result != "" {
-			n++
+		if k, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
+			changes = append(changes, change{k, p})
+			if p.Result != "" {
+				files++
+			}
 		}
 	}
-	w.Expect(n)
-	for _, p := range m.Paths {
-		k, kept := eng.Config().Classify(p.Path)
-		if !kept || !p.Changed() {
-			continue
-		}
-		data := p.Content
-		if data == nil {
-			data = p.Merged
-		}
-		written, err := w.Add(k, p.Ours, p.Result, data)
+	w := eng.Checkouts()
+	defer w.Abort()
+	w.Expect(files)
+	for _, c := range changes {
+		k, p := c.k, c.p
+		written, err := w.Add(k, p.Ours, p.Result, p.Content)
 		var unwritable *state.Problem
 		switch {
 		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is
