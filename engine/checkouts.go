@@ -66,9 +66,11 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 		if same, err := e.onDiskIs(k, expect); !same || err != nil {
 			return false, err
 		}
-		if st, err = os.Lstat(name); err != nil {
+		if err != nil { // the Lstat above, though the file read
 			return false, fmt.Errorf("write %s: %w", k.Path, err)
 		}
+		// st, taken before the content was read, is what Commit compares
+		// with: a change in between counts as an edit made meanwhile.
 	}
 	if blob == "" {
 		return true, e.removeFile(k)
