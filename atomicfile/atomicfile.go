@@ -32,6 +32,11 @@ func IsTemp(name string) bool {
 // and returns the temp file's path. The caller renames it into place or
 // removes it; on error nothing is left behind.
 func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
+	return writeTemp(name, data, mode, true)
+}
+
+// writeTemp is WriteTemp, with the fsync only when sync is true.
+func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(name), Prefix+filepath.Base(name)+"-*")
 	if err != nil {
 		return "", err
@@ -40,7 +45,7 @@ func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
 	if err == nil {
 		err = f.Chmod(mode)
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

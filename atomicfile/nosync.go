@@ -3,7 +3,6 @@ package atomicfile
 import (
 	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // WriteUnsynced replaces name with data as Write does (a temp file beside
@@ -13,22 +12,12 @@ import (
 // must treat an empty or unreadable file as absent. An fsync on an ordinary
 // disk costs milliseconds, more than everything else a hook call does.
 func WriteUnsynced(name string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(name), Prefix+filepath.Base(name)+"-*")
+	tmp, err := writeTemp(name, data, mode, false)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), name)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return nil
