@@ -7,31 +7,14 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/internal/syncbuf"
 )
-
-// lockedBuffer is a writer the serving goroutine and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTimelineServe: strata timeline --serve becomes strata-serve, which
 // serves the page of the real history on 127.0.0.1:0 and stops cleanly on
@@ -51,7 +34,7 @@ func TestTimelineServe(t *testing.T) {
 	require.NoError(t, runRecord(e, recordOptions{}))
 
 	cmd := exec.Command("strata", "-C", dir, "timeline", "--serve", "127.0.0.1:0")
-	var out, stderr lockedBuffer
+	var out, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)

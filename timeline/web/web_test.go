@@ -12,25 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/strata-dev/strata/internal/syncbuf"
 	"github.com/strata-dev/strata/timeline"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Serve says where it serves, builds the page afresh for each request at
 // "/", answers 404 elsewhere and 405 to a POST, and stops when its context
@@ -45,7 +29,7 @@ func TestServe(t *testing.T) {
 		mu.Unlock()
 		return &timeline.Timeline{}, nil
 	}
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, "127.0.0.1:0", build, &out) }()
