@@ -16,6 +16,18 @@ import (
 	"github.com/strata-dev/strata/internal/syncbuf"
 )
 
+// emptyRepo is a new git repository with one empty commit and no
+// .strata.yaml (strata's defaults).
+func emptyRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "base"}} {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	return dir
+}
+
 // TestTimelineServe: strata timeline --serve becomes strata-serve, which
 // serves the page of the real history on 127.0.0.1:0 and stops cleanly on
 // an interrupt.
@@ -23,11 +35,7 @@ func TestTimelineServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process tests skipped in -short mode")
 	}
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "base"}} {
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
+	dir := emptyRepo(t)
 	require.NoError(t, os.MkdirAll(dir+"/.claude", 0o755))
 	require.NoError(t, os.WriteFile(dir+"/.claude/workflow-state.json", []byte(`{"type": "DEBUG", "phase": "fix", "lastUpdated": "2026-11-22T10:00:00Z"}`), 0o644))
 	e := &env{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Dir: dir, Now: time.Now}

@@ -20,15 +20,8 @@ func TestHookCallSameWithoutCLI(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
 	}
-	dir := t.TempDir()
 	t.Setenv("HOME", t.TempDir())
-	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-	}
+	dir := emptyRepo(t)
 	write := func(rel, content string) string {
 		name := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
