@@ -94,9 +94,12 @@ func (e *Engine) ReadBlob(id string) (data []byte, size int64, err error) {
 // checked against k.Schema and written, never recorded.
 func (e *Engine) Put(k config.Kept, data []byte, src state.Source) (Outcome, error) {
 	o := Outcome{Path: k.Path}
-	prev, err := e.recordedVersion(k.Path)
-	if err != nil {
-		return o, err
+	var prev []byte
+	if UsesHistory(k) {
+		var err error
+		if prev, err = e.recordedVersion(k.Path); err != nil {
+			return o, err
+		}
 	}
 	o.Problems = e.Check(File{Kept: k, Content: data, Exists: true}, prev)
 	if o.Problems.Invalid() {

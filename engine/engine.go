@@ -236,7 +236,9 @@ func errText(err error) string {
 
 // UsesHistory reports whether Check looks at the last recorded version of
 // a file of k's class: the append-only classes and the initiative's status
-// machine. A caller may skip reading that version for any other class.
+// machine. Every caller of Check reads that version only when it does:
+// for the other classes (the workflow state the watcher records at every
+// change, most of what validate and status check) it is never read.
 func UsesHistory(k config.Kept) bool {
 	return k.Class.Immutable() || k.Class == state.ClassInitiative
 }
@@ -460,7 +462,7 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 			continue
 		}
 		var prev []byte
-		if _, had := files[k.Path]; had {
+		if _, had := files[k.Path]; had && UsesHistory(k) {
 			if prev, err = e.store.ReadFile(head, k.Path); err != nil {
 				return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
 			}

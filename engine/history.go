@@ -351,7 +351,7 @@ func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string,
 		switch {
 		case same:
 			prev = f.Content // the recorded version is these bytes
-		case had:
+		case had && UsesHistory(k):
 			prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
 		}
 		s.Problems = e.Check(f, prev)

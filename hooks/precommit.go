@@ -102,7 +102,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 		return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, eng.Config().MaxSize)}}, nil
 	}
 	var prev []byte
-	if inHead && !k.Class.Immutable() {
+	if inHead && !k.Class.Immutable() && engine.UsesHistory(k) { // append-only is said below
 		if prev, _, err = eng.ReadBlob(headBlob); err != nil {
 			return nil, fmt.Errorf("read %s at HEAD: %w", k.Path, err)
 		}
