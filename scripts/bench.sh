@@ -66,7 +66,7 @@ fi
 
 section "strata status of 1 000 kept files vs strata validate of the same files (whole process)"
 run bench/status_compare.sh "$strata"
-run go test -run '^$' -bench 'BenchmarkStatus1000' -benchtime 5x ./engine/ | grep -E 'status_bench_test.go'
+run go test -run '^$' -bench 'BenchmarkStatus1000' -benchtime 20x ./engine/ | grep -E 'status_bench_test.go'
 
 if [ -x scripts/bench_hook.sh ]; then
   section "pre-commit hook with 20 staged state files"
