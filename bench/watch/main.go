@@ -40,8 +40,8 @@ func main() {
 }
 
 type repo struct {
-	dir string
-	env []string
+	dir, home string
+	env       []string
 }
 
 func newRepo() *repo {
@@ -49,7 +49,7 @@ func newRepo() *repo {
 	check(err)
 	home, err := os.MkdirTemp("", "strata-bench-home-")
 	check(err)
-	r := &repo{dir: dir, env: append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "MEMORY_FILE_PATH=",
+	r := &repo{dir: dir, home: home, env: append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "MEMORY_FILE_PATH=",
 		"GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")}
 	r.run("git", "init", "-q")
 	r.run("git", "commit", "-q", "--allow-empty", "-m", "base")
@@ -58,7 +58,7 @@ func newRepo() *repo {
 	return r
 }
 
-func (r *repo) cleanup() { os.RemoveAll(r.dir) }
+func (r *repo) cleanup() { os.RemoveAll(r.dir); os.RemoveAll(r.home) }
 
 func (r *repo) run(name string, args ...string) string {
 	cmd := exec.Command(name, args...)
