@@ -1,40 +1,21 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/internal/syncbuf"
 	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
-
-// syncBuffer is an io.Writer safe to read while the daemon writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func newRepo(t *testing.T) *engine.Engine {
 	t.Helper()
@@ -82,7 +63,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // start runs the daemon until the test ends and waits for its catch-up.
-func start(t *testing.T, eng *engine.Engine, problems *syncBuffer) {
+func start(t *testing.T, eng *engine.Engine, problems *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
@@ -109,7 +90,7 @@ func start(t *testing.T, eng *engine.Engine, problems *syncBuffer) {
 func TestRunRecordsCatchUpAndEdits(t *testing.T) {
 	eng := newRepo(t)
 	write(t, eng, ".claude/a.json", `{"v": 1}`)
-	var problems syncBuffer
+	var problems syncbuf.Buffer
 	start(t, eng, &problems)
 
 	logOf := func(path string) []state.Entry {
