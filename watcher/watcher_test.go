@@ -1,7 +1,6 @@
 package watcher
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/strata-dev/strata/internal/syncbuf"
 )
 
 // fakeSource lets a test deliver events and errors the kernel will not
@@ -59,24 +60,6 @@ func (s *fakeSource) Remove(string) error           { return nil }
 func (s *fakeSource) Events() <-chan fsnotify.Event { return s.events }
 func (s *fakeSource) Errors() <-chan error          { return s.errs }
 func (s *fakeSource) Close() error                  { return nil }
-
-// syncLog is a slog destination safe to read while the watcher writes.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // startFake runs a Watcher on a fake source over a fresh tree and waits for
 // its initial rescan batch.
@@ -245,7 +228,7 @@ func TestOverflowAsksForRescan(t *testing.T) {
 }
 
 func TestErrorsAreSurvived(t *testing.T) {
-	var log syncLog
+	var log syncbuf.Buffer
 	w, src, c := startFake(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	_, n := c.since(0)
 	sendErr(t, w, src, errors.New("boom"))
@@ -261,7 +244,7 @@ func TestErrorsAreSurvived(t *testing.T) {
 }
 
 func TestFailedWatch(t *testing.T) {
-	var log syncLog
+	var log syncbuf.Buffer
 	root := t.TempDir()
 	denied, gone := filepath.Join(root, "PhaseOutputs", "denied"), filepath.Join(root, "PhaseOutputs", "gone")
 	for _, d := range []string{denied, gone} {
