@@ -38,6 +38,7 @@ func (e *Engine) Blame(k config.Kept, pointer string) ([]semantic.BlameLine, err
 	if err != nil {
 		return nil, err
 	}
+	defer h.close()
 	return semantic.Blame(k.Path, kind, h, pointer)
 }
 

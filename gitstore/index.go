@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"iter"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -374,53 +375,75 @@ type LogQuery = state.LogQuery
 // recorded path per commit, as read from the commits' trailers. A missing ref
 // gives an empty list.
 func (s *Store) Log(ref string, q LogQuery) ([]state.Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ix, err := s.index(ref)
-	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
-	}
-	var bloom uint64
-	if q.Path != "" {
-		bloom = bloomBits(q.Path)
-	}
 	var out []state.Entry
-	for i := len(ix.recs) - 1; i >= 0; i-- {
-		r := ix.recs[i]
-		if !q.Since.IsZero() && time.Unix(ix.preMax[i], 0).Before(q.Since) {
-			break // every older commit is before Since too
-		}
-		ct := time.Unix(r.time, 0)
-		if (!q.Since.IsZero() && ct.Before(q.Since)) || (!q.Until.IsZero() && ct.After(q.Until)) {
-			continue
-		}
-		if r.bloom&bloom != bloom {
-			continue
-		}
-		ci, err := s.readCommit(r.hash)
+	for e, err := range s.LogSeq(ref, q) {
 		if err != nil {
-			return nil, fmt.Errorf("log: %w", err)
+			return nil, err
 		}
-		when := commitTime(ci)
-		ents := parseTrailers(ci.message)
-		if len(ents) == 0 && len(ci.parents) > 1 && q.Path == "" {
-			// a merge that changed no path still happened: its decisions
-			// (Decisions) say what it kept
-			ents = []state.Entry{{Action: ActionMerge, Source: state.SourceSync}}
-		}
-		for _, e := range ents {
-			if q.Path != "" && e.Path != q.Path {
-				continue
-			}
-			e.Commit = r.hash.String()
-			e.Time = when
-			out = append(out, e)
-			if q.Limit > 0 && len(out) >= q.Limit {
-				return out, nil
-			}
+		out = append(out, e)
+		if q.Limit > 0 && len(out) >= q.Limit {
+			break
 		}
 	}
 	return out, nil
+}
+
+// LogSeq yields what Log lists (q.Limit aside), one entry at a time, reading
+// each commit only when the walk reaches it: a caller that stops early reads
+// no older commit. The walk follows the chain as it was when it began. The
+// store is locked only while a commit is read, never while the loop body
+// runs, so the body may use the store. An error ends the sequence.
+func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
+	return func(yield func(state.Entry, error) bool) {
+		s.mu.Lock()
+		ix, err := s.index(ref) // an index is never changed once made: a snapshot
+		s.mu.Unlock()
+		if err != nil {
+			yield(state.Entry{}, fmt.Errorf("log: %w", err))
+			return
+		}
+		var bloom uint64
+		if q.Path != "" {
+			bloom = bloomBits(q.Path)
+		}
+		for i := len(ix.recs) - 1; i >= 0; i-- {
+			r := ix.recs[i]
+			if !q.Since.IsZero() && time.Unix(ix.preMax[i], 0).Before(q.Since) {
+				return // every older commit is before Since too
+			}
+			ct := time.Unix(r.time, 0)
+			if (!q.Since.IsZero() && ct.Before(q.Since)) || (!q.Until.IsZero() && ct.After(q.Until)) {
+				continue
+			}
+			if r.bloom&bloom != bloom {
+				continue
+			}
+			s.mu.Lock()
+			ci, err := s.readCommit(r.hash)
+			s.mu.Unlock()
+			if err != nil {
+				yield(state.Entry{}, fmt.Errorf("log: %w", err))
+				return
+			}
+			when := commitTime(ci)
+			ents := parseTrailers(ci.message)
+			if len(ents) == 0 && len(ci.parents) > 1 && q.Path == "" {
+				// a merge that changed no path still happened: its decisions
+				// (Decisions) say what it kept
+				ents = []state.Entry{{Action: ActionMerge, Source: state.SourceSync}}
+			}
+			for _, e := range ents {
+				if q.Path != "" && e.Path != q.Path {
+					continue
+				}
+				e.Commit = r.hash.String()
+				e.Time = when
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // commitTime returns the committer time in the committer's zone.

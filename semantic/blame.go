@@ -2,6 +2,7 @@ package semantic
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,20 +39,29 @@ func originOf(e state.Entry) Origin {
 	return Origin{Commit: e.Commit, Time: e.Time, Source: e.Source, Session: e.Session, ToolUse: e.ToolUse}
 }
 
-// History is a file's recorded versions, oldest first, whose bytes are
-// read on demand: a blame reads only as far back as its answer needs.
+// History is a file's recorded versions, counted back from the last one
+// (0 is the last), whose entries and bytes are read on demand: a blame reads
+// only as far back as its answer needs.
 type History interface {
-	Len() int
-	Entry(i int) state.Entry
-	Content(i int) ([]byte, error) // nil for a deletion
+	// Entry is the i-th version back from the last; ok is false past the
+	// first version ever recorded.
+	Entry(i int) (e state.Entry, ok bool, err error)
+	// Content is that version's bytes (nil for a deletion), for an i Entry
+	// has given.
+	Content(i int) ([]byte, error)
 }
 
-// Versions is a History held in memory.
+// Versions is a History held in memory, oldest first.
 type Versions []Version
 
-func (vs Versions) Len() int                      { return len(vs) }
-func (vs Versions) Entry(i int) state.Entry       { return vs[i].Entry }
-func (vs Versions) Content(i int) ([]byte, error) { return vs[i].Content, nil }
+func (vs Versions) Entry(i int) (state.Entry, bool, error) {
+	if i >= len(vs) {
+		return state.Entry{}, false, nil
+	}
+	return vs[len(vs)-1-i].Entry, true, nil
+}
+
+func (vs Versions) Content(i int) ([]byte, error) { return vs[len(vs)-1-i].Content, nil }
 
 // Blame gives each key or line of the last version the commit that gave it
 // its value. A value a restore brought back blames the commit that first
@@ -64,31 +74,44 @@ func (vs Versions) Content(i int) ([]byte, error) { return vs[i].Content, nil }
 // goes on to the first version that ever held the value). MEMORY.md lines
 // are blamed walking forward, as git blame does.
 func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error) {
-	n := h.Len()
-	if n == 0 {
+	last, ok, err := h.Entry(0)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, fmt.Errorf("%s: no versions", path)
 	}
-	lastContent, err := h.Content(n - 1)
+	lastContent, err := h.Content(0)
 	if err != nil {
 		return nil, err
 	}
 	if lastContent == nil {
-		return nil, fmt.Errorf("%s: deleted in %s: %w", path, state.ShortID(h.Entry(n-1).Commit), state.ErrNotFound)
+		return nil, fmt.Errorf("%s: deleted in %s: %w", path, state.ShortID(last.Commit), state.ErrNotFound)
 	}
 	if kind == KindTree && prefix != "" {
 		if err := CheckPointer(prefix); err != nil {
 			return nil, err
 		}
 	}
+	// entry is the i-th version back, which the walk has already reached
+	entry := func(i int) state.Entry { e, _, _ := h.Entry(i); return e }
 	if kind == KindMemory {
-		vs := make([]Version, n)
-		for i := range vs {
+		var vs []Version // oldest first
+		for i := 0; ; i++ {
+			e, ok, err := h.Entry(i)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
 			c, err := h.Content(i)
 			if err != nil {
 				return nil, err
 			}
-			vs[i] = Version{Entry: h.Entry(i), Content: c}
+			vs = append(vs, Version{Entry: e, Content: c})
 		}
+		slices.Reverse(vs)
 		return blameLines(vs), nil
 	}
 	keysOf := func(content []byte, hint int) (map[string]string, error) {
@@ -117,15 +140,21 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 	if prefix != "" && len(wanted) == 0 {
 		return nil, fmt.Errorf("%s: %s: no such key in the last recorded version: %w", path, prefix, state.ErrNotFound)
 	}
+	// versions are counted back from the last (0)
 	run := make(map[string]int, len(wanted))   // key → oldest version of its run so far
 	open := make(map[string]bool, len(wanted)) // keys whose run goes on
 	restored := map[string]int{}               // key → the restore that began its run
 	first := map[string]int{}                  // restored key → oldest version holding its value
 	for k := range wanted {
-		run[k], open[k] = n-1, true
+		run[k], open[k] = 0, true
 	}
 	prev, prevKeys := lastContent, final
-	for i := n - 2; i >= 0 && (len(open) > 0 || len(restored) > 0); i-- {
+	for i := 1; len(open) > 0 || len(restored) > 0; i++ {
+		if _, ok, err := h.Entry(i); err != nil {
+			return nil, err
+		} else if !ok {
+			break
+		}
 		content, err := h.Content(i)
 		if err != nil {
 			content = nil // an unreadable past version: its keys are unknown
@@ -146,7 +175,7 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 				continue
 			}
 			delete(open, k)
-			if h.Entry(run[k]).Source == state.SourceRestore {
+			if entry(run[k]).Source == state.SourceRestore {
 				restored[k] = run[k]
 			}
 		}
@@ -159,10 +188,10 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 	}
 	var out []BlameLine
 	for _, k := range sortedKeys(wanted) {
-		o := originOf(h.Entry(run[k]))
+		o := originOf(entry(run[k]))
 		if f, ok := first[k]; ok {
-			o = originOf(h.Entry(f))
-			o.Restored, o.RestoredBy = true, h.Entry(restored[k]).Commit
+			o = originOf(entry(f))
+			o.Restored, o.RestoredBy = true, entry(restored[k]).Commit
 		}
 		out = append(out, BlameLine{Key: k, Value: final[k], Origin: o})
 	}

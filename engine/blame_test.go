@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// TestBlameReadsBackOnlyAsFarAsItNeeds: a blame whose every key changed in
+// the last version reads the version before it and nothing older. The first
+// version's commit is removed from the object store after the history was
+// indexed: listing the whole history fails on it, the blame does not.
+func TestBlameReadsBackOnlyAsFarAsItNeeds(t *testing.T) {
+	e := newRepo(t)
+	const path = ".claude/notes.json"
+	for _, v := range []string{`{"a": 0, "b": 0}`, `{"a": 1, "b": 1}`, `{"a": 2, "b": 2}`} {
+		edit(t, e, path, v+"\n")
+		record(t, e, path)
+	}
+	k := kept(t, e, path)
+	if _, err := e.Blame(k, ""); err != nil { // indexes the history, as any earlier command would
+		t.Fatal(err)
+	}
+	ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: path})
+	if err != nil || len(ents) != 3 {
+		t.Fatalf("log: %v, %d entries", err, len(ents))
+	}
+	first, last := ents[2].Commit, ents[0].Commit
+	obj := filepath.Join(e.Config().Root, ".git", "objects", first[:2], first[2:])
+	if err := os.Remove(obj); err != nil {
+		t.Fatalf("the first version's commit is not a loose object: %v", err)
+	}
+
+	e, err = Open(e.Config().Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: path}); err == nil {
+		t.Fatal("the whole history still lists without the first commit: the test proves nothing")
+	}
+	lines, err := e.Blame(k, "")
+	if err != nil {
+		t.Fatalf("blame read back further than it needed: %v", err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("blame: %+v", lines)
+	}
+	for _, l := range lines {
+		if l.Commit != last {
+			t.Errorf("%s = %s blamed on %s, want the last version's commit %s", l.Key, l.Value, state.ShortID(l.Commit), state.ShortID(last))
+		}
+	}
+}
