@@ -114,22 +114,15 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		slices.Reverse(vs)
 		return blameLines(vs), nil
 	}
-	keysOf := func(content []byte, hint int) (map[string]string, error) {
-		if content == nil {
-			return map[string]string{}, nil
-		}
-		if kind == KindGraph {
-			return GraphItems(content), nil
-		}
-		doc, err := Decode(path, content)
+	var final map[string]string // each key of the last version, with its value
+	if kind == KindGraph {
+		final = GraphItems(lastContent)
+	} else {
+		doc, err := Decode(path, lastContent)
 		if err != nil {
 			return nil, err
 		}
-		return leaves(doc, hint), nil
-	}
-	final, err := keysOf(lastContent, 0)
-	if err != nil {
-		return nil, err
+		final = Leaves(doc)
 	}
 	wanted := map[string]bool{}
 	for k := range final {
@@ -148,7 +141,24 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 	for k := range wanted {
 		run[k], open[k] = 0, true
 	}
-	prev, prevKeys := lastContent, final
+	// valueIn looks a key up in one past version: a tree is decoded, not
+	// flattened, since only the keys whose runs go on are looked up
+	none := func(string) (string, bool) { return "", false }
+	valueIn := func(content []byte) func(string) (string, bool) {
+		if content == nil {
+			return none
+		}
+		if kind == KindGraph {
+			items := GraphItems(content)
+			return func(k string) (string, bool) { v, ok := items[k]; return v, ok }
+		}
+		doc, err := Decode(path, content)
+		if err != nil {
+			return none
+		}
+		return func(k string) (string, bool) { return leafAt(doc, k) }
+	}
+	prev, prevValue := lastContent, valueIn(lastContent)
 	for i := 1; len(open) > 0 || len(restored) > 0; i++ {
 		if _, ok, err := h.Entry(i); err != nil {
 			return nil, err
@@ -159,14 +169,12 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		if err != nil {
 			content = nil // an unreadable past version: its keys are unknown
 		}
-		keys := prevKeys // the same bytes: the same keys
+		value := prevValue // the same bytes: the same values
 		if content == nil || prev == nil || string(content) != string(prev) {
-			if keys, err = keysOf(content, len(final)); err != nil {
-				keys = map[string]string{}
-			}
+			value = valueIn(content)
 		}
 		holds := func(k string) bool {
-			v, ok := keys[k]
+			v, ok := value(k)
 			return ok && v == final[k]
 		}
 		for k := range open {
@@ -184,7 +192,7 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 				first[k] = i
 			}
 		}
-		prev, prevKeys = content, keys
+		prev, prevValue = content, value
 	}
 	var out []BlameLine
 	for _, k := range sortedKeys(wanted) {

@@ -63,14 +63,63 @@ func Escape(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
 
+// unescape turns a JSON Pointer reference token back into its key.
+func unescape(tok string) string {
+	if !strings.Contains(tok, "~") {
+		return tok
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+}
+
+// leafAt is what Leaves(v) holds at ptr, looked up without flattening all of
+// v: ok is false where v has no leaf at ptr (nothing there, or a container
+// that is not empty).
+func leafAt(v any, ptr string) (string, bool) {
+	for ptr != "" {
+		if ptr[0] != '/' {
+			return "", false
+		}
+		tok := ptr[1:]
+		ptr = ""
+		if i := strings.IndexByte(tok, '/'); i >= 0 {
+			tok, ptr = tok[:i], tok[i:]
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			c, ok := x[unescape(tok)]
+			if !ok {
+				return "", false
+			}
+			v = c
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) || strconv.Itoa(i) != tok {
+				return "", false
+			}
+			v = x[i]
+		default:
+			return "", false
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return "{}", true
+		}
+		return "", false
+	case []any:
+		if len(x) == 0 {
+			return "[]", true
+		}
+		return "", false
+	}
+	return Compact(v), true
+}
+
 // Leaves flattens a document into its leaves: the pointer of every scalar,
 // empty object and empty array, with its value in compact JSON.
-func Leaves(v any) map[string]string { return leaves(v, 0) }
-
-// leaves is Leaves with a guess of the number of leaves (the previous
-// version's, in a blame), so the map does not grow step by step.
-func leaves(v any, hint int) map[string]string {
-	out := make(map[string]string, hint)
+func Leaves(v any) map[string]string {
+	out := map[string]string{}
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {
 		switch x := v.(type) {

@@ -1,8 +1,10 @@
 package semantic
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +148,51 @@ func TestBlameMatchesForward(t *testing.T) {
 		require.Len(t, got, len(want))
 		for _, l := range got {
 			require.Equal(t, want[l.Key], l.Origin, "trial %d key %s", trial, l.Key)
+		}
+	}
+}
+
+// TestLeafAtIsLeaves: on random nested documents (keys holding "/", "~" and
+// digits, arrays, empty containers), leafAt finds at each pointer exactly
+// what Leaves gives it, and nothing at a pointer Leaves does not list (a
+// container's own pointer, a key or index that is not there, "01").
+func TestLeafAtIsLeaves(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	keys := []string{"a", "b/c", "~0", "~1x", "0", "1", "", "k~"}
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch n := r.IntN(7); {
+		case depth > 3 || n < 3:
+			return []any{nil, true, json.Number("1"), json.Number("-2.5e3"), "s", "x\"y", ""}[r.IntN(7)]
+		case n < 5:
+			m := map[string]any{}
+			for i := r.IntN(4); i > 0; i-- {
+				m[keys[r.IntN(len(keys))]] = gen(depth + 1)
+			}
+			return m
+		default:
+			a := []any{}
+			for i := r.IntN(4); i > 0; i-- {
+				a = append(a, gen(depth+1))
+			}
+			return a
+		}
+	}
+	for trial := 0; trial < 2000; trial++ {
+		doc := gen(0)
+		want := Leaves(doc)
+		probes := []string{"", "/", "/01", "/a/0", "/x"}
+		for p := range want {
+			probes = append(probes, p, p+"/0", p+"/a")
+			if i := strings.LastIndexByte(p, '/'); i >= 0 {
+				probes = append(probes, p[:i]) // the container holding it
+			}
+		}
+		for _, p := range probes {
+			got, ok := leafAt(doc, p)
+			w, wok := want[p]
+			require.Equal(t, wok, ok, "trial %d pointer %q in %#v", trial, p, doc)
+			require.Equal(t, w, got, "trial %d pointer %q", trial, p)
 		}
 	}
 }
