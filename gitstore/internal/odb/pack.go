@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -28,6 +29,7 @@ type pack struct {
 	nlarge   int64  // entries of the large-offset table
 	hits     int    // look-ups so far
 	names    []byte // the whole sorted name table, loaded after many look-ups
+	offsets  []byte // the whole 4-byte offset table, loaded with names
 }
 
 // namesAfter is how many look-ups a pack serves from its index file before
@@ -136,8 +138,11 @@ func (p *pack) offset(h plumbing.Hash) (int64, bool, error) {
 	p.hits++
 	if p.names == nil && p.hits > namesAfter {
 		all := make([]byte, int(p.n)*hashLen)
+		offs := make([]byte, int(p.n)*4)
 		if _, err := p.idx.ReadAt(all, idxHeader); err == nil {
-			p.names = all
+			if _, err := p.idx.ReadAt(offs, p.offTable()); err == nil {
+				p.names, p.offsets = all, offs
+			}
 		}
 	}
 	var names []byte
@@ -161,9 +166,11 @@ func (p *pack) offset(h plumbing.Hash) (int64, bool, error) {
 // offset, or with its top bit set the position of an 8-byte one in the
 // large-offset table.
 func (p *pack) offsetAt(pos int64) (int64, error) {
-	offTable := int64(idxHeader) + int64(p.n)*(hashLen+4) // after names and CRCs
+	offTable := p.offTable()
 	var b [8]byte
-	if _, err := p.idx.ReadAt(b[:4], offTable+pos*4); err != nil {
+	if p.offsets != nil {
+		copy(b[:4], p.offsets[pos*4:])
+	} else if _, err := p.idx.ReadAt(b[:4], offTable+pos*4); err != nil {
 		return 0, err
 	}
 	off := int64(binary.BigEndian.Uint32(b[:4]))
@@ -187,6 +194,10 @@ func (p *pack) offsetAt(pos int64) (int64, error) {
 	return off, nil
 }
 
+// offTable is where the index's 4-byte offset table starts: after the
+// fan-out, the names and the CRCs.
+func (p *pack) offTable() int64 { return int64(idxHeader) + int64(p.n)*(hashLen+4) }
+
 // entry is the header of one pack entry.
 type entry struct {
 	typ     plumbing.ObjectType
@@ -196,10 +207,26 @@ type entry struct {
 	r       *bufio.Reader // positioned at the entry's zlib data
 }
 
+// entryReaders are the buffered readers of entries done with (release).
+var entryReaders sync.Pool
+
+// release gives e's reader back for another entry; e.r is not to be used
+// after it.
+func (e *entry) release() {
+	entryReaders.Put(e.r)
+	e.r = nil
+}
+
 // entryAt reads the header of the entry at off.
 func (p *pack) entryAt(off int64) (entry, error) {
 	avail := p.dataSize - hashLen - off
-	br := bufio.NewReaderSize(io.NewSectionReader(p.data, off, avail), 4096)
+	sr := io.NewSectionReader(p.data, off, avail)
+	br, _ := entryReaders.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(sr, 4096)
+	} else {
+		br.Reset(sr)
+	}
 	c, err := br.ReadByte()
 	if err != nil {
 		return entry{}, err
@@ -272,9 +299,11 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 			return 0, nil, &TooLargeError{Size: e.size, Limit: limit}
 		}
 		data, err := inflate(e.r, e.size)
+		e.release()
 		return e.typ, data, err
 	}
 	delta, err := inflate(e.r, e.size)
+	e.release()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -333,6 +362,7 @@ func (db *DB) statPacked(p *pack, off int64, depth int) (plumbing.ObjectType, in
 	var head [20]byte // two sizes of at most 10 bytes each
 	n, err := io.ReadFull(z, head[:min(int64(len(head)), e.size)])
 	zReaders.Put(z)
+	e.release()
 	if err != nil {
 		return 0, 0, err
 	}
