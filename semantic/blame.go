@@ -158,7 +158,8 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		}
 		return func(k string) (string, bool) { return leafAt(doc, k) }
 	}
-	prev, prevValue := lastContent, valueIn(lastContent)
+	// the last version's values are final's: it is not decoded again
+	prev, prevValue := lastContent, func(k string) (string, bool) { v, ok := final[k]; return v, ok }
 	for i := 1; len(open) > 0 || len(restored) > 0; i++ {
 		if _, ok, err := h.Entry(i); err != nil {
 			return nil, err
