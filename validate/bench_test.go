@@ -1,8 +1,10 @@
 package validate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +39,37 @@ func BenchmarkNewAndCompile(b *testing.B) {
 	for b.Loop() {
 		v := newValidator(b, Options{})
 		v.Validate(".claude/workflow-state.json", []byte("{}"), "workflow-state")
+	}
+}
+
+// BenchmarkDecodeJSON measures DecodeJSON alone: what every validation, and
+// a blame for each version it reads back, pays before any schema is applied.
+func BenchmarkDecodeJSON(b *testing.B) {
+	valid, err := os.ReadFile(filepath.Join("testdata", "valid", "workflow-state.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder // the shape of engine's blame benchmark: 50 keys in one object
+	sb.WriteString(`{"since": 0, "keys": {`)
+	for i := range 50 {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "\"key%02d\": %d", i, 9950+i)
+	}
+	sb.WriteString("}}\n")
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"workflow-state", valid}, {"50keys", []byte(sb.String())}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ps := DecodeJSON("f.json", c.data); ps != nil {
+					b.Fatal(ps)
+				}
+			}
+		})
 	}
 }

@@ -26,13 +26,26 @@ type pos struct{ line, col int }
 // once and allocate no pointers.
 type jsonParser struct {
 	data  []byte
+	text  string // data as a string, made once: keys, strings without escapes and numbers are slices of it
 	i     int
 	index map[string]pos // nil unless positions are wanted
 	path  []string       // pointer tokens of the value being parsed, when recording
 
+	// members holds the members of the objects being parsed, innermost
+	// last: an object's map is made once its size is known (a map grown one
+	// key at a time rehashed 50 keys three times).
+	members []member
+
 	// Incremental line/column tracking: positions are asked for in increasing
 	// offset order, so each request only scans the bytes since the last one.
 	lastOff, lastLine, lastCol int
+}
+
+// member is one key of an object being parsed, with its value.
+type member struct {
+	key string
+	v   any
+	off int // the key's offset
 }
 
 // syntaxError is a JSON syntax error at a byte offset.
@@ -75,6 +88,9 @@ func (p *jsonParser) posAt(off int) pos {
 
 // parse decodes the whole input: one value, surrounded by whitespace only.
 func (p *jsonParser) parse() (any, *syntaxError) {
+	p.text = string(p.data)
+	// at most one member per ':' outside strings, and rarely many inside
+	p.members = make([]member, 0, min(bytes.Count(p.data, []byte{':'}), 4096))
 	p.skipSpace()
 	if p.i == len(p.data) {
 		return nil, &syntaxError{off: p.i, msg: "file is empty"}
@@ -176,11 +192,18 @@ func (p *jsonParser) literal(word string) *syntaxError {
 
 func (p *jsonParser) object(depth int) (any, *syntaxError) {
 	p.i++ // '{'
-	obj := make(map[string]any)
 	p.skipSpace()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
-		return obj, nil
+		return map[string]any{}, nil
+	}
+	base := len(p.members)
+	// When recording, a duplicate key is reported where it is read, before
+	// its value (that is the error a user sees); otherwise it is found when
+	// the map is made: either way the document fails.
+	var seen map[string]bool
+	if p.index != nil {
+		seen = map[string]bool{}
 	}
 	for {
 		if p.i >= len(p.data) {
@@ -193,13 +216,15 @@ func (p *jsonParser) object(depth int) (any, *syntaxError) {
 			return nil, p.errUnexpected("looking for an object key")
 		}
 		keyOff := p.i
-		k, err := p.str()
+		key, err := p.strText()
 		if err != nil {
 			return nil, err
 		}
-		key := k.(string)
-		if _, dup := obj[key]; dup {
-			return nil, &syntaxError{keyOff, "duplicate key " + strconv.Quote(key), key}
+		if seen != nil {
+			if seen[key] {
+				return nil, dupKey(keyOff, key)
+			}
+			seen[key] = true
 		}
 		p.skipSpace()
 		if p.i >= len(p.data) {
@@ -220,7 +245,7 @@ func (p *jsonParser) object(depth int) (any, *syntaxError) {
 		if p.index != nil {
 			p.path = p.path[:len(p.path)-1]
 		}
-		obj[key] = v
+		p.members = append(p.members, member{key, v, keyOff})
 		p.skipSpace()
 		if p.i >= len(p.data) {
 			return nil, p.eof()
@@ -231,11 +256,36 @@ func (p *jsonParser) object(depth int) (any, *syntaxError) {
 			p.skipSpace()
 		case '}':
 			p.i++
-			return obj, nil
+			return p.endObject(base)
 		default:
 			return nil, p.errUnexpected("after object value, want ',' or '}'")
 		}
 	}
+}
+
+// endObject makes the map of the members from base on and pops them.
+func (p *jsonParser) endObject(base int) (any, *syntaxError) {
+	ms := p.members[base:]
+	obj := make(map[string]any, len(ms))
+	for _, m := range ms {
+		obj[m.key] = m.v
+	}
+	if len(obj) != len(ms) { // the first key seen twice
+		first := make(map[string]bool, len(ms))
+		for _, m := range ms {
+			if first[m.key] {
+				return nil, dupKey(m.off, m.key)
+			}
+			first[m.key] = true
+		}
+	}
+	clear(ms) // the values are the map's now
+	p.members = p.members[:base]
+	return obj, nil
+}
+
+func dupKey(off int, key string) *syntaxError {
+	return &syntaxError{off, "duplicate key " + strconv.Quote(key), key}
 }
 
 func (p *jsonParser) array(depth int) (any, *syntaxError) {
@@ -281,12 +331,21 @@ func (p *jsonParser) array(depth int) (any, *syntaxError) {
 // str parses a string. The input is known to be valid UTF-8 (checked before
 // parsing), so only escapes and control characters need attention.
 func (p *jsonParser) str() (any, *syntaxError) {
+	s, err := p.strText()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// strText parses a string into its text (an object key is not boxed).
+func (p *jsonParser) strText() (string, *syntaxError) {
 	p.i++ // opening quote
 	start := p.i
 	for p.i < len(p.data) {
 		c := p.data[p.i]
 		if c == '"' {
-			s := string(p.data[start:p.i])
+			s := p.text[start:p.i]
 			p.i++
 			return s, nil
 		}
@@ -294,11 +353,11 @@ func (p *jsonParser) str() (any, *syntaxError) {
 			return p.strEscaped(start)
 		}
 		if c < 0x20 {
-			return nil, &syntaxError{off: p.i, msg: "invalid JSON: control character " + controlName(c) + " in string"}
+			return "", &syntaxError{off: p.i, msg: "invalid JSON: control character " + controlName(c) + " in string"}
 		}
 		p.i++
 	}
-	return nil, p.eof()
+	return "", p.eof()
 }
 
 func controlName(c byte) string {
@@ -306,7 +365,7 @@ func controlName(c byte) string {
 }
 
 // strEscaped continues a string from its first backslash.
-func (p *jsonParser) strEscaped(start int) (any, *syntaxError) {
+func (p *jsonParser) strEscaped(start int) (string, *syntaxError) {
 	b := make([]byte, 0, p.i-start+16)
 	b = append(b, p.data[start:p.i]...)
 	for p.i < len(p.data) {
@@ -316,14 +375,14 @@ func (p *jsonParser) strEscaped(start int) (any, *syntaxError) {
 			p.i++
 			return string(b), nil
 		case c < 0x20:
-			return nil, &syntaxError{off: p.i, msg: "invalid JSON: control character " + controlName(c) + " in string"}
+			return "", &syntaxError{off: p.i, msg: "invalid JSON: control character " + controlName(c) + " in string"}
 		case c != '\\':
 			b = append(b, c)
 			p.i++
 			continue
 		}
 		if p.i+1 >= len(p.data) {
-			return nil, p.eof()
+			return "", p.eof()
 		}
 		esc := p.data[p.i+1]
 		switch esc {
@@ -342,7 +401,7 @@ func (p *jsonParser) strEscaped(start int) (any, *syntaxError) {
 		case 'u':
 			r, ok := p.hex4(p.i + 2)
 			if !ok {
-				return nil, p.badEscape()
+				return "", p.badEscape()
 			}
 			p.i += 6
 			if utf16.IsSurrogate(r) {
@@ -360,11 +419,11 @@ func (p *jsonParser) strEscaped(start int) (any, *syntaxError) {
 			b = utf8.AppendRune(b, r)
 			continue
 		default:
-			return nil, p.badEscape()
+			return "", p.badEscape()
 		}
 		p.i += 2
 	}
-	return nil, p.eof()
+	return "", p.eof()
 }
 
 func (p *jsonParser) badEscape() *syntaxError {
@@ -443,7 +502,7 @@ func (p *jsonParser) number() (any, *syntaxError) {
 		return nil, &syntaxError{off: start, msg: "number out of range: more than " + strconv.Itoa(maxNumberLen) +
 			" characters or an exponent beyond ±" + strconv.Itoa(maxExponent)}
 	}
-	return json.Number(d[start:p.i]), nil
+	return json.Number(p.text[start:p.i]), nil
 }
 
 // Limits on numbers: the schema validator computes with exact rationals, so
