@@ -85,8 +85,13 @@ func FuzzPackIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		db := Open(t.TempDir())
-		db.packs = []*pack{p}
+		// the same pack read in place, as a mapped one is
+		inMem, err := newPack(bytes.NewReader(idx), int64(len(idx)), mem(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, dbMem := Open(t.TempDir()), Open(t.TempDir())
+		db.packs, dbMem.packs = []*pack{p}, []*pack{inMem}
 		for i := uint32(0); i < p.n; i++ {
 			var h plumbing.Hash
 			copy(h[:], idx[idxHeader+int(i)*hashLen:])
@@ -99,6 +104,13 @@ func FuzzPackIndex(f *testing.F) {
 				if _, _, err := db.ReadLimit(h, int64(len(data))-1); !isTooLarge(err) && len(data) > 0 {
 					t.Fatalf("%s: a limit under its size: %v", h, err)
 				}
+			}
+			mt, mdata, mrerr := dbMem.Read(h)
+			mst, msize, mserr := dbMem.Stat(h)
+			if (rerr == nil) != (mrerr == nil) || mt != typ || !bytes.Equal(mdata, data) ||
+				(serr == nil) != (mserr == nil) || mst != st || msize != size {
+				t.Fatalf("%s: read from a file %v %d %v, stat %v %d %v; in place %v %d %v, stat %v %d %v",
+					h, typ, len(data), rerr, st, size, serr, mt, len(mdata), mrerr, mst, msize, mserr)
 			}
 		}
 	})

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"sync"
 
@@ -179,6 +180,7 @@ func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectTy
 		if p == nil {
 			t, data, err = db.readLoose(h, limit)
 		} else {
+			defer guard(&err)()
 			t, data, err = db.readPacked(p, off, limit, depth)
 		}
 		var tl *TooLargeError
@@ -198,6 +200,7 @@ func (db *DB) stat(h plumbing.Hash, depth int) (t plumbing.ObjectType, size int6
 		if p == nil {
 			t, size, err = db.statLoose(h)
 		} else {
+			defer guard(&err)()
 			t, size, err = db.statPacked(p, off, depth)
 		}
 		return err
@@ -231,6 +234,22 @@ func fits(size, avail int64) bool {
 		return true
 	}
 	return size <= avail*maxRatio+64
+}
+
+// guard turns a memory fault while reading a mapped pack (its file cut
+// short under the mapping by another program) into an error in *err, where
+// the Go runtime would end the process: defer guard(&err)().
+func guard(err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			*err = fmt.Errorf("pack data unreadable (file changed under its mapping): %v", r)
+		}
+	}
 }
 
 var zReaders sync.Pool

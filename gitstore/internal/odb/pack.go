@@ -22,7 +22,8 @@ import (
 type pack struct {
 	name     string
 	idx      io.ReaderAt
-	data     io.ReaderAt
+	data     io.ReaderAt // a mem when the pack file is mapped
+	unmap    func()      // releases a mapped pack's memory
 	dataSize int64
 	fanout   [256]uint32
 	n        uint32 // objects in the pack
@@ -62,7 +63,31 @@ func openPack(idxName string) (*pack, error) {
 		return nil, fmt.Errorf("%s: %w", idxName, err)
 	}
 	p.name = idxName
+	// A mapped pack is read in place: no system call and no copy into a
+	// buffer per object (a third of a commit's read in a walk of 10 000).
+	// Where mapping fails, the file is read as it is.
+	if m, unmap, ok := mapFile(data, p.dataSize); ok {
+		data.Close()
+		p.data, p.unmap = m, unmap
+	}
 	return p, nil
+}
+
+// mem is pack data held in memory, read in place by entryAt.
+type mem []byte
+
+func (m mem) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	if off >= int64(len(m)) {
+		return 0, io.EOF
+	}
+	n := copy(b, m[off:])
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 func newPackFiles(idx, data *os.File) (*pack, error) {
@@ -116,12 +141,17 @@ func newPack(idx io.ReaderAt, idxSize int64, data io.ReaderAt, dataSize int64) (
 	return p, nil
 }
 
-// close closes the pack's files (a pack read from memory has none).
+// close closes the pack's files (a pack read from memory has none) and
+// unmaps a mapped one: no entry of it may be being read.
 func (p *pack) close() {
 	for _, r := range []io.ReaderAt{p.idx, p.data} {
 		if c, ok := r.(io.Closer); ok {
 			c.Close()
 		}
+	}
+	if p.unmap != nil {
+		p.unmap()
+		p.unmap, p.data = nil, nil
 	}
 }
 
@@ -204,29 +234,68 @@ type entry struct {
 	size    int64         // of the object, or of the delta for a delta
 	baseOff int64         // an offset delta's base
 	base    plumbing.Hash // a ref delta's base
-	r       *bufio.Reader // positioned at the entry's zlib data
+	r       byteReader    // positioned at the entry's zlib data
 }
 
-// entryReaders are the buffered readers of entries done with (release).
-var entryReaders sync.Pool
+// byteReader is what zlib reads without a buffer of its own.
+type byteReader interface {
+	io.Reader
+	io.ByteReader
+}
+
+// entryReaders are the buffered readers of entries done with (release), and
+// memReaders the readers of entries of a pack in memory.
+var entryReaders, memReaders sync.Pool
 
 // release gives e's reader back for another entry; e.r is not to be used
 // after it.
 func (e *entry) release() {
-	entryReaders.Put(e.r)
+	switch r := e.r.(type) {
+	case *bufio.Reader:
+		entryReaders.Put(r)
+	case *bytes.Reader:
+		r.Reset(nil) // no reference into the pack's memory is kept
+		memReaders.Put(r)
+	}
 	e.r = nil
+}
+
+// reader returns a reader of the pack's data from off to the end of its
+// entries.
+func (p *pack) reader(off, avail int64) byteReader {
+	if m, ok := p.data.(mem); ok {
+		r, _ := memReaders.Get().(*bytes.Reader)
+		if r == nil {
+			r = new(bytes.Reader)
+		}
+		r.Reset(m[off : off+avail])
+		return r
+	}
+	sr := io.NewSectionReader(p.data, off, avail)
+	br, _ := entryReaders.Get().(*bufio.Reader)
+	if br == nil {
+		return bufio.NewReaderSize(sr, 4096)
+	}
+	br.Reset(sr)
+	return br
 }
 
 // entryAt reads the header of the entry at off.
 func (p *pack) entryAt(off int64) (entry, error) {
 	avail := p.dataSize - hashLen - off
-	sr := io.NewSectionReader(p.data, off, avail)
-	br, _ := entryReaders.Get().(*bufio.Reader)
-	if br == nil {
-		br = bufio.NewReaderSize(sr, 4096)
-	} else {
-		br.Reset(sr)
+	if off < 0 || avail <= 0 {
+		return entry{}, errors.New("pack offset out of range")
 	}
+	br := p.reader(off, avail)
+	e, err := p.header(br, off, avail)
+	if err != nil {
+		(&entry{r: br}).release()
+	}
+	return e, err
+}
+
+// header reads the header of the entry at off from br.
+func (p *pack) header(br byteReader, off, avail int64) (entry, error) {
 	c, err := br.ReadByte()
 	if err != nil {
 		return entry{}, err

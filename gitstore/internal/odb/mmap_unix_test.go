@@ -1,0 +1,48 @@
+//go:build unix
+
+package odb
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// TestMappedPackCutShort reads a mapped pack whose file another program
+// truncates: the read fails with an error, the process goes on.
+func TestMappedPackCutShort(t *testing.T) {
+	idx, pack, objs := samplePack(1 << 40)
+	dir := writePackDir(t, idx, pack)
+	db := Open(dir)
+	defer db.Close()
+	first := plumbing.ComputeHash(objs[0].typ, objs[0].data)
+	if _, _, err := db.Read(first); err != nil {
+		t.Fatal(err)
+	}
+	if len(db.packs) != 1 {
+		t.Fatalf("%d packs open", len(db.packs))
+	}
+	if _, ok := db.packs[0].data.(mem); !ok {
+		t.Fatalf("the pack is read through %T, not mapped", db.packs[0].data)
+	}
+	clear(db.bases)
+	if err := os.Truncate(filepath.Join(dir, "pack", "pack-test.pack"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		h := plumbing.ComputeHash(o.typ, o.data)
+		_, _, err := db.Read(h)
+		if err == nil {
+			t.Fatalf("%s read from a pack cut to 0 bytes", h)
+		}
+		if !strings.Contains(err.Error(), "unreadable") {
+			t.Errorf("%s: %v, not the fault's error", h, err)
+		}
+		if _, _, err := db.Stat(h); err == nil {
+			t.Fatalf("%s stat'ed from a pack cut to 0 bytes", h)
+		}
+	}
+}
