@@ -241,7 +241,7 @@ func (c *yamlConverter) key(k *yaml.Node) (string, *yamlErr) {
 }
 
 func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
-	if n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yamlDecimalRE().MatchString(n.Value) {
+	if n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && isYAMLDecimal(n.Value) {
 		return c.decimal(n)
 	}
 	switch n.ShortTag() {
@@ -277,14 +277,76 @@ func (c *yamlConverter) scalar(n *yaml.Node) (any, *yamlErr) {
 	return n.Value, nil
 }
 
-// yamlDecimalRE is YAML's plain decimal number (core schema); jsonNumberRE
-// the subset JSON writes the same way.
-var (
-	yamlDecimalRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-	})
-	jsonNumberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`) })
-)
+// isYAMLDecimal reports whether s is YAML's plain decimal number (core
+// schema): [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?. Matched by
+// hand: compiling the regular expression cost every process that read a YAML
+// number (.strata.yaml's version, at each hook call) more than the match.
+func isYAMLDecimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	n := digitsAt(s, i)
+	i += n
+	if i < len(s) && s[i] == '.' {
+		i++
+		m := digitsAt(s, i)
+		if n == 0 && m == 0 {
+			return false
+		}
+		i += m
+	} else if n == 0 {
+		return false
+	}
+	return exponentAt(s, i)
+}
+
+// isJSONNumber reports whether s is a number as JSON writes it:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	n := digitsAt(s, i)
+	if n == 0 || (n > 1 && s[i] == '0') {
+		return false
+	}
+	i += n
+	if i < len(s) && s[i] == '.' {
+		m := digitsAt(s, i+1)
+		if m == 0 {
+			return false
+		}
+		i += 1 + m
+	}
+	return exponentAt(s, i)
+}
+
+// digitsAt counts the ASCII digits of s from i on.
+func digitsAt(s string, i int) int {
+	n := 0
+	for i+n < len(s) && s[i+n] >= '0' && s[i+n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// exponentAt reports whether s from i on is empty or [eE][-+]?[0-9]+.
+func exponentAt(s string, i int) bool {
+	if i == len(s) {
+		return true
+	}
+	if s[i] != 'e' && s[i] != 'E' {
+		return false
+	}
+	i++
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	n := digitsAt(s, i)
+	return n > 0 && i+n == len(s)
+}
 
 // decimal converts a plain decimal number exactly as the JSON decoder does:
 // kept as written when JSON writes it the same way, under the same limits
@@ -300,7 +362,7 @@ func (c *yamlConverter) decimal(n *yaml.Node) (any, *yamlErr) {
 		return nil, c.fail(n, "number out of range: more than "+strconv.Itoa(maxNumberLen)+
 			" characters or an exponent beyond ±"+strconv.Itoa(maxExponent))
 	}
-	if jsonNumberRE().MatchString(v) {
+	if isJSONNumber(v) {
 		return json.Number(v), nil
 	}
 	// YAML-only spellings (+1, .5, 1., 007): the value, written as JSON.
