@@ -2,11 +2,13 @@ package semantic
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
 )
 
 // Version is one recorded version of a file, oldest first in a history.
@@ -142,8 +144,11 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		run[k], open[k] = 0, true
 	}
 	// valueIn looks a key up in one past version: a tree is decoded, not
-	// flattened, since only the keys whose runs go on are looked up
+	// flattened, since only the keys whose runs go on are looked up, and a
+	// JSON one is built only along those keys (want, made again when they
+	// change)
 	none := func(string) (string, bool) { return "", false }
+	var want *validate.Want
 	valueIn := func(content []byte) func(string) (string, bool) {
 		if content == nil {
 			return none
@@ -152,7 +157,10 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 			items := GraphItems(content)
 			return func(k string) (string, bool) { v, ok := items[k]; return v, ok }
 		}
-		doc, err := Decode(path, content)
+		if want == nil {
+			want = wantOf(maps.Keys(open), maps.Keys(restored))
+		}
+		doc, err := decodeFor(path, content, want)
 		if err != nil {
 			return none
 		}
@@ -184,6 +192,7 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 				continue
 			}
 			delete(open, k)
+			want = nil
 			if entry(run[k]).Source == state.SourceRestore {
 				restored[k] = run[k]
 			}

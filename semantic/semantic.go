@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +70,64 @@ func unescape(tok string) string {
 		return tok
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+}
+
+// decodeFor is Decode building, for JSON, only what want names (the whole
+// document for YAML): leafAt gives the same answer on it as on Decode's for
+// each pointer want was made of (wantOf), and it fails where Decode fails.
+func decodeFor(path string, data []byte, want *validate.Want) (any, error) {
+	if validate.FormatOf(path) == validate.FormatYAML {
+		return Decode(path, data)
+	}
+	v, ps := validate.DecodeJSONFor(path, data, want)
+	if ps.Invalid() {
+		return nil, ps
+	}
+	return v, nil
+}
+
+// wantOf is what leafAt reads of a document for the pointers the sets
+// yield: the members and elements along each, and the whole value each ends
+// at.
+func wantOf(sets ...iter.Seq[string]) *validate.Want {
+	root := &validate.Want{}
+	for _, set := range sets {
+		for ptr := range set {
+			w := root
+			for ptr != "" && !w.All {
+				if ptr[0] != '/' {
+					break // leafAt finds nothing there
+				}
+				tok := ptr[1:]
+				ptr = ""
+				if i := strings.IndexByte(tok, '/'); i >= 0 {
+					tok, ptr = tok[:i], tok[i:]
+				}
+				key := unescape(tok)
+				c := w.Keys[key]
+				if c == nil {
+					c = &validate.Want{}
+					if w.Keys == nil {
+						w.Keys = map[string]*validate.Want{}
+					}
+					w.Keys[key] = c
+				}
+				// leafAt indexes an array by the token as written, in its
+				// canonical decimal form only
+				if i, err := strconv.Atoi(tok); err == nil && i >= 0 && strconv.Itoa(i) == tok {
+					if w.Elems == nil {
+						w.Elems = map[int]*validate.Want{}
+					}
+					w.Elems[i] = c
+				}
+				w = c
+			}
+			if ptr == "" {
+				w.All = true
+			}
+		}
+	}
+	return root
 }
 
 // leafAt is what Leaves(v) holds at ptr, looked up without flattening all of

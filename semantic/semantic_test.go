@@ -1,8 +1,10 @@
 package semantic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -158,6 +160,77 @@ func TestBlameMatchesForward(t *testing.T) {
 // container's own pointer, a key or index that is not there, "01").
 func TestLeafAtIsLeaves(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	gen := randomDoc(r)
+	for trial := 0; trial < 2000; trial++ {
+		doc := gen(0)
+		want := Leaves(doc)
+		for _, p := range probesOf(want) {
+			got, ok := leafAt(doc, p)
+			w, wok := want[p]
+			require.Equal(t, wok, ok, "trial %d pointer %q in %#v", trial, p, doc)
+			require.Equal(t, w, got, "trial %d pointer %q", trial, p)
+		}
+	}
+}
+
+// probesOf is the pointers of leaves, and the pointers next to them that
+// are not leaves: a container's own, a key or index that is not there, "01".
+func probesOf(leaves map[string]string) []string {
+	probes := []string{"", "/", "/01", "/a/0", "/x"}
+	for p := range leaves {
+		probes = append(probes, p, p+"/0", p+"/a")
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			probes = append(probes, p[:i]) // the container holding it
+		}
+	}
+	return probes
+}
+
+// TestDecodeForIsDecode checks the partial decode a blame reads old
+// versions with: for random documents and random sets of pointers, leafAt
+// gives the same answer on what decodeFor builds as on Decode's whole
+// document, and, for the same documents with a byte changed, decodeFor
+// fails exactly when Decode does.
+func TestDecodeForIsDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	gen := randomDoc(r)
+	noise := []byte(`{}[],:"\0-1e.tfnu ` + "\x00\xff")
+	for trial := 0; trial < 3000; trial++ {
+		text, err := json.MarshalIndent(gen(0), "", " ")
+		require.NoError(t, err)
+		if trial%3 == 1 { // a duplicate key, or a byte out of place
+			text = append([]byte{}, text...)
+			text[r.IntN(len(text))] = noise[r.IntN(len(noise))]
+		} else if trial%3 == 2 && bytes.Count(text, []byte(`"a"`)) > 0 {
+			text = bytes.Replace(text, []byte(`"b/c"`), []byte(`"a"`), 1)
+		}
+		full, ferr := Decode("f.json", text)
+		probes := []string{"", "/a", "/0/a"}
+		if ferr == nil {
+			probes = probesOf(Leaves(full))
+		}
+		for n := 0; n < 4; n++ {
+			set := map[string]bool{}
+			for i := r.IntN(4); i >= 0; i-- {
+				set[probes[r.IntN(len(probes))]] = true
+			}
+			part, perr := decodeFor("f.json", text, wantOf(maps.Keys(set)))
+			require.Equal(t, ferr == nil, perr == nil, "trial %d %q: Decode %v, decodeFor %v", trial, text, ferr, perr)
+			if ferr != nil {
+				continue
+			}
+			for p := range set {
+				got, ok := leafAt(part, p)
+				w, wok := leafAt(full, p)
+				require.Equal(t, wok, ok, "trial %d pointer %q in %s", trial, p, text)
+				require.Equal(t, w, got, "trial %d pointer %q in %s", trial, p, text)
+			}
+		}
+	}
+}
+
+// randomDoc makes random nested documents with awkward keys.
+func randomDoc(r *rand.Rand) func(depth int) any {
 	keys := []string{"a", "b/c", "~0", "~1x", "0", "1", "", "k~"}
 	var gen func(depth int) any
 	gen = func(depth int) any {
@@ -178,21 +251,5 @@ func TestLeafAtIsLeaves(t *testing.T) {
 			return a
 		}
 	}
-	for trial := 0; trial < 2000; trial++ {
-		doc := gen(0)
-		want := Leaves(doc)
-		probes := []string{"", "/", "/01", "/a/0", "/x"}
-		for p := range want {
-			probes = append(probes, p, p+"/0", p+"/a")
-			if i := strings.LastIndexByte(p, '/'); i >= 0 {
-				probes = append(probes, p[:i]) // the container holding it
-			}
-		}
-		for _, p := range probes {
-			got, ok := leafAt(doc, p)
-			w, wok := want[p]
-			require.Equal(t, wok, ok, "trial %d pointer %q in %#v", trial, p, doc)
-			require.Equal(t, w, got, "trial %d pointer %q", trial, p)
-		}
-	}
+	return gen
 }

@@ -73,3 +73,26 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeJSONFor is DecodeJSON building one member of the 50-key
+// document, as a blame reading back old versions for one key does.
+func BenchmarkDecodeJSONFor(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"since": 0, "keys": {`)
+	for i := range 50 {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "\"key%02d\": %d", i, 9950+i)
+	}
+	sb.WriteString("}}\n")
+	data := []byte(sb.String())
+	want := &Want{Keys: map[string]*Want{"since": {All: true}}}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ps := DecodeJSONFor("f.json", data, want); ps != nil {
+			b.Fatal(ps)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
+	"hash/maphash"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -35,6 +37,8 @@ type jsonParser struct {
 	// last: an object's map is made once its size is known (a map grown one
 	// key at a time rehashed 50 keys three times).
 	members []member
+	want    *Want   // what to build: nil builds all (DecodeJSONFor)
+	dupTab  []int32 // open-addressing table of a skipped object's keys (dups)
 
 	// Incremental line/column tracking: positions are asked for in increasing
 	// offset order, so each request only scans the bytes since the last one.
@@ -43,9 +47,36 @@ type jsonParser struct {
 
 // member is one key of an object being parsed, with its value.
 type member struct {
-	key string
-	v   any
-	off int // the key's offset
+	key  string
+	v    any
+	off  int  // the key's offset
+	keep bool // built: not skipped (DecodeJSONFor)
+}
+
+// Want names what DecodeJSONFor builds of a document: under an object the
+// members Keys names, under an array the elements Elems names, each as its
+// own Want; All builds the whole value there. Everything else is checked as
+// DecodeJSON checks it (syntax, duplicate keys, depth) but not built.
+type Want struct {
+	All   bool
+	Keys  map[string]*Want
+	Elems map[int]*Want
+}
+
+// skipAll checks a value without building it. Inside the parser a nil
+// *Want builds the whole value.
+var skipAll = &Want{}
+
+// child is what is wanted of the member or element at key or index; w is
+// neither nil nor skipAll.
+func (w *Want) child(c *Want) *Want {
+	switch {
+	case c == nil:
+		return skipAll
+	case c.All:
+		return nil
+	}
+	return c
 }
 
 // syntaxError is a JSON syntax error at a byte offset.
@@ -63,6 +94,31 @@ func newJSONParser(data []byte, record bool) *jsonParser {
 		p.index = make(map[string]pos)
 	}
 	return p
+}
+
+// parsers are decoding parsers done with, kept with their member stack and
+// duplicate table: a blame decodes 10 000 versions one after another.
+var parsers sync.Pool
+
+// getParser is newJSONParser(data, false), reusing a parser put back.
+func getParser(data []byte) *jsonParser {
+	p, _ := parsers.Get().(*jsonParser)
+	if p == nil {
+		return newJSONParser(data, false)
+	}
+	p.data, p.lastLine, p.lastCol = data, 1, 1
+	return p
+}
+
+// putParser gives p back; p is not to be used after it. A parser grown
+// for a large document is dropped rather than kept.
+func putParser(p *jsonParser) {
+	if p.index != nil || cap(p.members) > 4096 || cap(p.dupTab) > 1<<14 {
+		return
+	}
+	clear(p.members[:cap(p.members)])
+	*p = jsonParser{members: p.members[:0], dupTab: p.dupTab}
+	parsers.Put(p)
 }
 
 // posAt converts a byte offset to a line and column. Offsets must not
@@ -89,13 +145,15 @@ func (p *jsonParser) posAt(off int) pos {
 // parse decodes the whole input: one value, surrounded by whitespace only.
 func (p *jsonParser) parse() (any, *syntaxError) {
 	p.text = string(p.data)
-	// at most one member per ':' outside strings, and rarely many inside
-	p.members = make([]member, 0, min(bytes.Count(p.data, []byte{':'}), 4096))
+	if p.members == nil {
+		// at most one member per ':' outside strings, and rarely many inside
+		p.members = make([]member, 0, min(bytes.Count(p.data, []byte{':'}), 4096))
+	}
 	p.skipSpace()
 	if p.i == len(p.data) {
 		return nil, &syntaxError{off: p.i, msg: "file is empty"}
 	}
-	v, err := p.value(0)
+	v, err := p.value(0, p.want)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +202,9 @@ func (p *jsonParser) record() {
 	p.index[pointer(p.path)] = p.posAt(p.i)
 }
 
-// value parses the value starting at p.i (whitespace already skipped).
-func (p *jsonParser) value(depth int) (any, *syntaxError) {
+// value parses the value starting at p.i (whitespace already skipped),
+// building what w wants of it (nil: all of it).
+func (p *jsonParser) value(depth int, w *Want) (any, *syntaxError) {
 	if p.i >= len(p.data) {
 		return nil, p.eof()
 	}
@@ -155,15 +214,23 @@ func (p *jsonParser) value(depth int) (any, *syntaxError) {
 		if depth >= MaxDepth {
 			return nil, &syntaxError{off: p.i, msg: "nesting deeper than " + strconv.Itoa(MaxDepth) + " levels"}
 		}
-		return p.object(depth + 1)
+		return p.object(depth+1, w)
 	case c == '[':
 		if depth >= MaxDepth {
 			return nil, &syntaxError{off: p.i, msg: "nesting deeper than " + strconv.Itoa(MaxDepth) + " levels"}
 		}
-		return p.array(depth + 1)
+		return p.array(depth+1, w)
 	case c == '"':
+		if w == skipAll {
+			_, err := p.strText()
+			return nil, err
+		}
 		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):
+		if w == skipAll {
+			_, err := p.numberText()
+			return nil, err
+		}
 		return p.number()
 	case c == 't':
 		return true, p.literal("true")
@@ -190,11 +257,14 @@ func (p *jsonParser) literal(word string) *syntaxError {
 	return nil
 }
 
-func (p *jsonParser) object(depth int) (any, *syntaxError) {
+func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 	p.i++ // '{'
 	p.skipSpace()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
+		if w == skipAll {
+			return nil, nil
+		}
 		return map[string]any{}, nil
 	}
 	base := len(p.members)
@@ -238,14 +308,18 @@ func (p *jsonParser) object(depth int) (any, *syntaxError) {
 		if p.index != nil {
 			p.path = append(p.path, key)
 		}
-		v, err := p.value(depth)
+		c := w
+		if w != nil && w != skipAll {
+			c = w.child(w.Keys[key])
+		}
+		v, err := p.value(depth, c)
 		if err != nil {
 			return nil, err
 		}
 		if p.index != nil {
 			p.path = p.path[:len(p.path)-1]
 		}
-		p.members = append(p.members, member{key, v, keyOff})
+		p.members = append(p.members, member{key, v, keyOff, c != skipAll})
 		p.skipSpace()
 		if p.i >= len(p.data) {
 			return nil, p.eof()
@@ -256,6 +330,9 @@ func (p *jsonParser) object(depth int) (any, *syntaxError) {
 			p.skipSpace()
 		case '}':
 			p.i++
+			if w != nil {
+				return p.endPartial(base, w)
+			}
 			return p.endObject(base)
 		default:
 			return nil, p.errUnexpected("after object value, want ',' or '}'")
@@ -284,16 +361,94 @@ func (p *jsonParser) endObject(base int) (any, *syntaxError) {
 	return obj, nil
 }
 
+// endPartial ends an object of which w wants some members or none: its
+// keys are checked for duplicates without a map of them all, and only the
+// wanted members are built.
+func (p *jsonParser) endPartial(base int, w *Want) (any, *syntaxError) {
+	ms := p.members[base:]
+	if err := p.checkDups(ms); err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if w != skipAll {
+		n := 0
+		for _, m := range ms {
+			if m.keep {
+				n++
+			}
+		}
+		obj = make(map[string]any, n)
+		for _, m := range ms {
+			if m.keep {
+				obj[m.key] = m.v
+			}
+		}
+	}
+	clear(ms)
+	p.members = p.members[:base]
+	if obj == nil {
+		return nil, nil
+	}
+	return obj, nil
+}
+
+// checkDups finds the first key of ms seen before it: by comparing each
+// with those before for a few, else through an open-addressing table kept
+// for the next object.
+func (p *jsonParser) checkDups(ms []member) *syntaxError {
+	if len(ms) <= 8 {
+		for i := 1; i < len(ms); i++ {
+			for j := 0; j < i; j++ {
+				if ms[j].key == ms[i].key {
+					return dupKey(ms[i].off, ms[i].key)
+				}
+			}
+		}
+		return nil
+	}
+	size := 16
+	for size < 2*len(ms) {
+		size *= 2
+	}
+	if cap(p.dupTab) < size {
+		p.dupTab = make([]int32, size)
+	}
+	tab := p.dupTab[:size]
+	for i := range tab {
+		tab[i] = -1
+	}
+	for i, m := range ms {
+		j := int(maphash.String(dupSeed, m.key)) & (size - 1)
+		for tab[j] >= 0 {
+			if ms[tab[j]].key == m.key {
+				return dupKey(m.off, m.key)
+			}
+			j = (j + 1) & (size - 1)
+		}
+		tab[j] = int32(i)
+	}
+	return nil
+}
+
+var dupSeed = maphash.MakeSeed()
+
 func dupKey(off int, key string) *syntaxError {
 	return &syntaxError{off, "duplicate key " + strconv.Quote(key), key}
 }
 
-func (p *jsonParser) array(depth int) (any, *syntaxError) {
+func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
 	p.i++ // '['
-	arr := []any{}
+	var arr []any
+	if w != skipAll {
+		arr = []any{}
+	}
+	n := 0 // elements so far
 	p.skipSpace()
 	if p.i < len(p.data) && p.data[p.i] == ']' {
 		p.i++
+		if w == skipAll {
+			return nil, nil
+		}
 		return arr, nil
 	}
 	for {
@@ -301,16 +456,23 @@ func (p *jsonParser) array(depth int) (any, *syntaxError) {
 			return nil, &syntaxError{off: p.i, msg: "invalid JSON: trailing comma before ']'"}
 		}
 		if p.index != nil {
-			p.path = append(p.path, strconv.Itoa(len(arr)))
+			p.path = append(p.path, strconv.Itoa(n))
 		}
-		v, err := p.value(depth)
+		c := w
+		if w != nil && w != skipAll {
+			c = w.child(w.Elems[n])
+		}
+		v, err := p.value(depth, c)
 		if err != nil {
 			return nil, err
 		}
 		if p.index != nil {
 			p.path = p.path[:len(p.path)-1]
 		}
-		arr = append(arr, v)
+		if w != skipAll {
+			arr = append(arr, v) // an element not wanted is nil: the length stays
+		}
+		n++
 		p.skipSpace()
 		if p.i >= len(p.data) {
 			return nil, p.eof()
@@ -321,6 +483,9 @@ func (p *jsonParser) array(depth int) (any, *syntaxError) {
 			p.skipSpace()
 		case ']':
 			p.i++
+			if w == skipAll {
+				return nil, nil
+			}
 			return arr, nil
 		default:
 			return nil, p.errUnexpected("after array element, want ',' or ']'")
@@ -462,6 +627,16 @@ func (p *jsonParser) hex4(at int) (rune, bool) {
 // number parses -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? into a
 // json.Number, which keeps the exact text for the schema validator.
 func (p *jsonParser) number() (any, *syntaxError) {
+	t, err := p.numberText()
+	if err != nil {
+		return nil, err
+	}
+	return json.Number(t), nil
+}
+
+// numberText parses a number into its text (a number checked and not built
+// is not boxed).
+func (p *jsonParser) numberText() (string, *syntaxError) {
 	start := p.i
 	d := p.data
 	if d[p.i] == '-' {
@@ -479,12 +654,12 @@ func (p *jsonParser) number() (any, *syntaxError) {
 	case p.i < len(d) && d[p.i] == '0':
 		p.i++
 	case digits() == 0:
-		return nil, p.errUnexpected("in number, want a digit")
+		return "", p.errUnexpected("in number, want a digit")
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
 		if digits() == 0 {
-			return nil, p.errUnexpected("in number, want a digit after '.'")
+			return "", p.errUnexpected("in number, want a digit after '.'")
 		}
 	}
 	expStart := 0
@@ -495,14 +670,14 @@ func (p *jsonParser) number() (any, *syntaxError) {
 			p.i++
 		}
 		if digits() == 0 {
-			return nil, p.errUnexpected("in number, want a digit in the exponent")
+			return "", p.errUnexpected("in number, want a digit in the exponent")
 		}
 	}
 	if p.i-start > maxNumberLen || expStart > 0 && !smallExponent(d[expStart:p.i]) {
-		return nil, &syntaxError{off: start, msg: "number out of range: more than " + strconv.Itoa(maxNumberLen) +
+		return "", &syntaxError{off: start, msg: "number out of range: more than " + strconv.Itoa(maxNumberLen) +
 			" characters or an exponent beyond ±" + strconv.Itoa(maxExponent)}
 	}
-	return json.Number(p.text[start:p.i]), nil
+	return p.text[start:p.i], nil
 }
 
 // Limits on numbers: the schema validator computes with exact rationals, so

@@ -288,15 +288,36 @@ func DecodeJSON(path string, data []byte) (any, state.Problems) {
 	return v, ps
 }
 
+// DecodeJSONFor is DecodeJSON building only what want names of the
+// document (see Want; nil builds all of it): it fails exactly where
+// DecodeJSON fails, and what it builds is what DecodeJSON builds there. A blame reading back 10 000
+// versions of a file for a few keys builds those keys only.
+func DecodeJSONFor(path string, data []byte, want *Want) (any, state.Problems) {
+	if len(data) > DefaultMaxSize {
+		return nil, tooLarge(path, len(data), DefaultMaxSize)
+	}
+	if want == nil || want.All {
+		want = nil
+	}
+	v, _, ps := decodeJSONFor(path, data, want)
+	return v, ps
+}
+
 // decodeJSON decodes data and returns a locator that, on first use, scans
 // the text again to index the positions of its values.
 func decodeJSON(path string, data []byte) (any, locator, state.Problems) {
+	return decodeJSONFor(path, data, nil)
+}
+
+func decodeJSONFor(path string, data []byte, want *Want) (any, locator, state.Problems) {
 	data, ps := checkBytes(path, data)
 	if ps != nil {
 		return nil, nil, ps
 	}
-	p := newJSONParser(data, false)
+	p := getParser(data)
+	p.want = want
 	v, err := p.parse()
+	putParser(p)
 	if err != nil {
 		if isBlank(data) {
 			return nil, nil, state.Problems{{Path: path, Message: "file is empty"}}
