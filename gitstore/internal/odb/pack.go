@@ -365,6 +365,7 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 	}
 	if !e.isDelta() {
 		if limit >= 0 && e.size > limit {
+			e.release()
 			return 0, nil, &TooLargeError{Size: e.size, Limit: limit}
 		}
 		data, err := inflate(e.r, e.size)
@@ -422,10 +423,12 @@ func (db *DB) statPacked(p *pack, off int64, depth int) (plumbing.ObjectType, in
 		return 0, 0, err
 	}
 	if !e.isDelta() {
+		e.release()
 		return e.typ, e.size, nil
 	}
 	z, err := inflater(e.r)
 	if err != nil {
+		e.release()
 		return 0, 0, err
 	}
 	var head [20]byte // two sizes of at most 10 bytes each
@@ -455,6 +458,7 @@ func (db *DB) chainType(p *pack, e entry, depth int) (plumbing.ObjectType, error
 		if e, err = p.entryAt(e.baseOff); err != nil {
 			return 0, err
 		}
+		e.release() // only its header is read
 		if !e.isDelta() {
 			return e.typ, nil
 		}
