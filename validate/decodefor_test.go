@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -102,4 +103,30 @@ func FuzzDecodeJSONFor(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkDecodeFor)
+}
+
+// TestPooledParserAfterFailure decodes, one after another with the same
+// pooled parsers, documents that fail with objects left open and documents
+// that decode: nothing of a failed one reaches the next.
+func TestPooledParserAfterFailure(t *testing.T) {
+	bad := []byte(`{"a": {"b": 1, "c": [{"d": "x", "e": {"f": 2, "g": ` + strings.Repeat(`"h", `, 20))
+	var big strings.Builder
+	big.WriteString("{")
+	for i := range 5000 { // grows the member stack past what the pool keeps
+		fmt.Fprintf(&big, `"k%d": %d, `, i, i)
+	}
+	big.WriteString(`"end": true, "end": false}`)
+	for i := 0; i < 50; i++ {
+		for _, broken := range [][]byte{bad, []byte(big.String())} {
+			if _, ps := DecodeJSON("f.json", broken); !ps.Invalid() {
+				t.Fatalf("%.40q… decoded", broken)
+			}
+			if _, ps := DecodeJSONFor("f.json", broken, wants[1]); !ps.Invalid() {
+				t.Fatalf("%.40q… decoded in part", broken)
+			}
+		}
+		v, ps := DecodeJSON("f.json", []byte(`{"x": {"y": [1, {"z": null}]}}`))
+		require.Empty(t, ps)
+		require.Equal(t, map[string]any{"x": map[string]any{"y": []any{json.Number("1"), map[string]any{"z": nil}}}}, v)
+	}
 }

@@ -116,7 +116,9 @@ func putParser(p *jsonParser) {
 	if p.index != nil || cap(p.members) > 4096 || cap(p.dupTab) > 1<<14 {
 		return
 	}
-	clear(p.members[:cap(p.members)])
+	// an object's members are cleared when it ends: only those of objects a
+	// failed parse left open are still there
+	clear(p.members)
 	*p = jsonParser{members: p.members[:0], dupTab: p.dupTab}
 	parsers.Put(p)
 }
