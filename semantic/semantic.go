@@ -95,14 +95,11 @@ func wantOf(sets ...iter.Seq[string]) *validate.Want {
 		for ptr := range set {
 			w := root
 			for ptr != "" && !w.All {
-				if ptr[0] != '/' {
+				tok, rest, ok := nextToken(ptr)
+				if !ok {
 					break // leafAt finds nothing there
 				}
-				tok := ptr[1:]
-				ptr = ""
-				if i := strings.IndexByte(tok, '/'); i >= 0 {
-					tok, ptr = tok[:i], tok[i:]
-				}
+				ptr = rest
 				key := unescape(tok)
 				c := w.Keys[key]
 				if c == nil {
@@ -112,9 +109,7 @@ func wantOf(sets ...iter.Seq[string]) *validate.Want {
 					}
 					w.Keys[key] = c
 				}
-				// leafAt indexes an array by the token as written, in its
-				// canonical decimal form only
-				if i, err := strconv.Atoi(tok); err == nil && i >= 0 && strconv.Itoa(i) == tok {
+				if i, ok := arrayIndex(tok); ok {
 					if w.Elems == nil {
 						w.Elems = map[int]*validate.Want{}
 					}
@@ -130,19 +125,36 @@ func wantOf(sets ...iter.Seq[string]) *validate.Want {
 	return root
 }
 
+// nextToken splits a non-empty JSON Pointer into its first reference token
+// (still escaped) and the rest; ok is false when ptr does not start with /.
+func nextToken(ptr string) (tok, rest string, ok bool) {
+	if ptr[0] != '/' {
+		return "", "", false
+	}
+	tok = ptr[1:]
+	if i := strings.IndexByte(tok, '/'); i >= 0 {
+		return tok[:i], tok[i:], true
+	}
+	return tok, "", true
+}
+
+// arrayIndex is the array index a reference token names: its canonical
+// decimal form only ("01" and "+1" name none), as Leaves writes indexes.
+func arrayIndex(tok string) (int, bool) {
+	i, err := strconv.Atoi(tok)
+	return i, err == nil && i >= 0 && strconv.Itoa(i) == tok
+}
+
 // leafAt is what Leaves(v) holds at ptr, looked up without flattening all of
 // v: ok is false where v has no leaf at ptr (nothing there, or a container
 // that is not empty).
 func leafAt(v any, ptr string) (string, bool) {
 	for ptr != "" {
-		if ptr[0] != '/' {
+		tok, rest, ok := nextToken(ptr)
+		if !ok {
 			return "", false
 		}
-		tok := ptr[1:]
-		ptr = ""
-		if i := strings.IndexByte(tok, '/'); i >= 0 {
-			tok, ptr = tok[:i], tok[i:]
-		}
+		ptr = rest
 		switch x := v.(type) {
 		case map[string]any:
 			c, ok := x[unescape(tok)]
@@ -151,8 +163,8 @@ func leafAt(v any, ptr string) (string, bool) {
 			}
 			v = c
 		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) || strconv.Itoa(i) != tok {
+			i, ok := arrayIndex(tok)
+			if !ok || i >= len(x) {
 				return "", false
 			}
 			v = x[i]
