@@ -67,9 +67,10 @@ type Want struct {
 // *Want builds the whole value.
 var skipAll = &Want{}
 
-// child is what is wanted of the member or element at key or index; w is
-// neither nil nor skipAll.
-func (w *Want) child(c *Want) *Want {
+// inner is how the parser builds a member or element of a partly wanted
+// value, given what the Want names for it (c, nil when it names nothing):
+// skipAll, nil (all of it) or c itself.
+func inner(c *Want) *Want {
 	switch {
 	case c == nil:
 		return skipAll
@@ -312,7 +313,7 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 		}
 		c := w
 		if w != nil && w != skipAll {
-			c = w.child(w.Keys[key])
+			c = inner(w.Keys[key])
 		}
 		v, err := p.value(depth, c)
 		if err != nil {
@@ -462,7 +463,7 @@ func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
 		}
 		c := w
 		if w != nil && w != skipAll {
-			c = w.child(w.Elems[n])
+			c = inner(w.Elems[n])
 		}
 		v, err := p.value(depth, c)
 		if err != nil {

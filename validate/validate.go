@@ -281,11 +281,7 @@ func (loc locator) at(path, ptr, msg string) state.Problem {
 // non-UTF-8 bytes, duplicate keys, nesting deeper than MaxDepth and input
 // larger than DefaultMaxSize are returned as one positioned problem.
 func DecodeJSON(path string, data []byte) (any, state.Problems) {
-	if len(data) > DefaultMaxSize {
-		return nil, tooLarge(path, len(data), DefaultMaxSize)
-	}
-	v, _, ps := decodeJSON(path, data)
-	return v, ps
+	return DecodeJSONFor(path, data, nil)
 }
 
 // DecodeJSONFor is DecodeJSON building only what want names of the
