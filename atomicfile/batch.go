@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,15 +25,22 @@ import (
 // local disk file systems only, see flushable): 1 000 new files on an
 // ordinary disk cost ~80 ms instead of ~190. Temp files are named Prefix,
 // the target's base name, "-", the writing process's id and "-" a random
-// suffix, so that Leftovers can tell those of a process that died. A Batch
-// is not safe for concurrent use.
+// suffix, so that Leftovers can tell those of a process that died.
+//
+// A file that does not exist yet is added with AddNew: Commit creates it
+// only if nothing has appeared at its name meanwhile, and never replaces
+// what has. On Linux its temp file has no name at all (O_TMPFILE, linked
+// into place by Commit): one directory entry written instead of two, and
+// nothing to leave behind in a crash. A Batch is not safe for concurrent
+// use.
 type Batch struct {
-	pend  []batchFile
-	open  []*os.File // written, not yet fsynced
-	dirs  map[string]bool
-	skip  map[string]bool // targets not to replace after all
-	whole bool            // durable by syncfs: Add closes each file unsynced
-	fs    fsFlush
+	pend    []batchFile
+	open    []batchFile // written, not yet fsynced
+	unnamed int         // unnamed temp files held open
+	dirs    map[string]bool
+	skip    map[string]bool // targets not to replace after all
+	whole   bool            // durable by syncfs: Add closes each file unsynced
+	fs      fsFlush
 }
 
 // flushMin is the smallest batch made durable by syncfs rather than
@@ -55,8 +63,14 @@ func (b *Batch) Expect(n int) {
 }
 
 type batchFile struct {
-	tmp, name string
+	name  string
+	tmp   string   // the named temp file; "" for an unnamed one
+	f     *os.File // the unnamed temp file, open until Commit links it
+	isNew bool     // added by AddNew: name is created, never replaced
 }
+
+// errNoUnnamed: no unnamed temp file here (see openUnnamed).
+var errNoUnnamed = errors.New("no unnamed temp files here")
 
 // syncGroup is how many written temp files are kept open before they are
 // fsynced together (in parallel: the file system's journal commits them as
@@ -66,6 +80,21 @@ const syncGroup = 64
 // Add writes data, with mode, to a temp file beside name (whose directory
 // must exist), to be renamed over name by Commit.
 func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
+	return b.add(name, data, mode, false)
+}
+
+// AddNew is Add for a name that does not exist: Commit creates the file
+// there, unless something has appeared at name meanwhile, which it leaves
+// as it is and returns among the names it did not write. On Linux the
+// kernel checks and creates in one step (link(2), or rename(2) with
+// RENAME_NOREPLACE); elsewhere, and on a Linux file system without that
+// flag, a name that appears after the caller's own check is replaced, as
+// Add replaces.
+func (b *Batch) AddNew(name string, data []byte, mode fs.FileMode) error {
+	return b.add(name, data, mode, true)
+}
+
+func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) error {
 	whole := false
 	if b.whole {
 		// its file system's error state is sampled before the write
@@ -74,32 +103,65 @@ func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
 			return err
 		}
 	}
-	f, err := createTemp(name, mode)
-	if err != nil {
+	p := batchFile{name: name, isNew: isNew}
+	var f *os.File
+	var err error
+	if isNew && b.unnamed < unnamedMax() && !noLinks.Load() {
+		if f, err = openUnnamed(filepath.Dir(name), mode); err == nil {
+			err = setMode(f, mode)
+			if err != nil {
+				f.Close()
+				return err
+			}
+			p.f = f
+			b.unnamed++
+		}
+	}
+	if p.f == nil { // not new, or no unnamed file here: a named one
+		if f, err = createTemp(name, mode); err != nil {
+			return err
+		}
+		p.tmp = f.Name()
+	}
+	if _, err = f.Write(data); err != nil {
+		p.f = f
+		b.discard(p)
 		return err
 	}
-	_, err = f.Write(data)
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
+	b.pend = append(b.pend, p)
+	switch {
+	case whole && p.f != nil:
+		return nil // made durable by Commit's syncfs, linked by Commit
+	case whole:
+		return f.Close() // made durable by Commit's syncfs
 	}
-	b.pend = append(b.pend, batchFile{tmp: f.Name(), name: name})
-	if whole { // made durable by Commit's syncfs
-		return f.Close()
+	if p.f == nil {
+		p.f = f // to close once fsynced
 	}
-	b.open = append(b.open, f)
+	b.open = append(b.open, p)
 	if len(b.open) >= syncGroup {
 		return b.syncOpen()
 	}
 	return nil
 }
 
+// discard closes p's temp file if it is open and removes it if it has a
+// name: p is not written.
+func (b *Batch) discard(p batchFile) {
+	if p.f != nil {
+		p.f.Close()
+		if p.tmp == "" {
+			b.unnamed--
+		}
+	}
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+	}
+}
+
 var tempSeq atomic.Uint64
 
-// createTemp creates the temp file for name with mode. The file is created
-// with mode itself; only when the umask took bits away is it changed
-// afterwards (a chmod per file is a second metadata write).
+// createTemp creates the temp file for name with mode.
 func createTemp(name string, mode fs.FileMode) (*os.File, error) {
 	dir, base := filepath.Dir(name), Prefix+filepath.Base(name)+"-"+strconv.Itoa(os.Getpid())+"-"
 	for try := 0; ; try++ {
@@ -111,21 +173,30 @@ func createTemp(name string, mode fs.FileMode) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if st, err := f.Stat(); err != nil || st.Mode().Perm() != mode.Perm() {
-			if err := f.Chmod(mode); err != nil {
-				f.Close()
-				os.Remove(tmp)
-				return nil, err
-			}
+		if err := setMode(f, mode); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return nil, err
 		}
 		return f, nil
 	}
 }
 
+// setMode gives f, just created with mode, mode itself: only when the
+// umask took bits away is it changed (a chmod per file is a second
+// metadata write).
+func setMode(f *os.File, mode fs.FileMode) error {
+	if st, err := f.Stat(); err == nil && st.Mode().Perm() == mode.Perm() {
+		return nil
+	}
+	return f.Chmod(mode)
+}
+
 // Len is the number of files added.
 func (b *Batch) Len() int { return len(b.pend) }
 
-// syncOpen fsyncs and closes the open temp files, several at a time.
+// syncOpen fsyncs the open temp files, several at a time, and closes the
+// named ones (an unnamed one stays open until Commit links it).
 func (b *Batch) syncOpen() error {
 	errs := make([]error, len(b.open))
 	var wg sync.WaitGroup
@@ -135,8 +206,12 @@ func (b *Batch) syncOpen() error {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				errs[i] = b.open[i].Sync()
-				if cerr := b.open[i].Close(); errs[i] == nil {
+				p := b.open[i]
+				errs[i] = p.f.Sync()
+				if p.tmp == "" {
+					continue
+				}
+				if cerr := p.f.Close(); errs[i] == nil {
 					errs[i] = cerr
 				}
 			}
@@ -147,6 +222,7 @@ func (b *Batch) syncOpen() error {
 	}
 	close(work)
 	wg.Wait()
+	clear(b.open)
 	b.open = b.open[:0]
 	return errors.Join(errs...)
 }
@@ -160,19 +236,22 @@ func (b *Batch) Skip(name string) {
 	b.skip[name] = true
 }
 
-// Commit makes every added file durable and renames it over its target, in
-// the order added; between the renames of the first and second half it
-// calls mid, when not nil (crash tests stop there). It then fsyncs each
-// directory once. On error the temp files not renamed are removed.
-func (b *Batch) Commit(mid func()) error {
+// Commit makes every added file durable and puts it in place in the order
+// added: renamed over its target, or, added by AddNew, created at its name
+// unless something has appeared there. Between the first and second half
+// it calls mid, when not nil (crash tests stop there). It then fsyncs each
+// directory once and returns the names of the files added by AddNew that it
+// did not create because something was there by then. On error the temp
+// files not yet in place are removed.
+func (b *Batch) Commit(mid func()) (appeared []string, err error) {
 	if err := b.syncOpen(); err != nil {
 		b.Abort()
-		return err
+		return nil, err
 	}
 	if b.whole {
 		if err := b.fs.flush(); err != nil {
 			b.Abort()
-			return err
+			return nil, err
 		}
 	}
 	if b.dirs == nil {
@@ -183,13 +262,26 @@ func (b *Batch) Commit(mid func()) error {
 			mid()
 		}
 		if b.skip[p.name] {
-			os.Remove(p.tmp)
+			b.discard(p)
 			continue
 		}
-		if err := os.Rename(p.tmp, p.name); err != nil {
-			b.pend = b.pend[i:]
+		err := place(p)
+		if p.isNew && errors.Is(err, fs.ErrExist) {
+			appeared = append(appeared, p.name)
+			b.discard(p)
+			continue
+		}
+		if p.f != nil {
+			p.f.Close()
+			b.unnamed--
+		}
+		if err != nil {
+			if p.tmp != "" {
+				os.Remove(p.tmp)
+			}
+			b.pend = b.pend[i+1:]
 			b.Abort()
-			return err
+			return appeared, err
 		}
 		b.dirs[filepath.Dir(p.name)] = true
 	}
@@ -197,19 +289,69 @@ func (b *Batch) Commit(mid func()) error {
 	for d := range b.dirs {
 		SyncDir(d)
 	}
+	return appeared, nil
+}
+
+// place puts p's durable temp file at p.name.
+func place(p batchFile) error {
+	switch {
+	case p.f != nil:
+		err := link(p.f, p.name)
+		if err == nil || errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		// The file system made the file but will not name it (a sandbox
+		// refusing links through /proc, say): its content goes the named
+		// way, and later batches make named temp files from the start.
+		noLinks.Store(true)
+		return placeCopy(p.f, p.name)
+	case p.isNew:
+		return renameNew(p.tmp, p.name)
+	default:
+		return os.Rename(p.tmp, p.name)
+	}
+}
+
+// link is linkUnnamed; tests replace it to refuse.
+var link = linkUnnamed
+
+// noLinks is set once an unnamed file could not be linked.
+var noLinks atomic.Bool
+
+// placeCopy creates name, unless it exists, with the content and mode of
+// the unnamed file f: written to a named temp file, fsynced, renamed.
+func placeCopy(f *os.File, name string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, st.Size()))
+	if err != nil {
+		return err
+	}
+	tmp, err := WriteTemp(name, data, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if err := renameNew(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
 	return nil
 }
 
-// Abort removes the temp files not yet renamed. It is safe to call after
+// Abort removes the temp files not yet in place. It is safe to call after
 // Commit (it then does nothing).
 func (b *Batch) Abort() {
 	b.fs.close()
-	for _, f := range b.open {
-		f.Close()
+	for _, p := range b.open {
+		if p.tmp != "" {
+			p.f.Close() // named and open: not in pend with its file
+		}
 	}
 	b.open = nil
 	for _, p := range b.pend {
-		os.Remove(p.tmp)
+		b.discard(p)
 	}
 	b.pend = nil
 }

@@ -123,7 +123,7 @@ func TestBatchWholeFileSystem(t *testing.T) {
 		t.Fatalf("%d files kept open to be fsynced one by one", len(b.open))
 	}
 	b.Skip(filepath.Join(dirs[1], "f9"))
-	if err := b.Commit(nil); err != nil {
+	if _, err := b.Commit(nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 100; i++ {

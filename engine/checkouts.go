@@ -98,7 +98,11 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 	if st != nil {
 		mode = st.Mode().Perm()
 	}
-	if err := c.batch.Add(name, data, mode); err != nil {
+	add := c.batch.Add
+	if st == nil {
+		add = c.batch.AddNew // created only if nothing appears there meanwhile
+	}
+	if err := add(name, data, mode); err != nil {
 		return false, fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	c.added = append(c.added, checkoutFile{path: k.Path, name: name, st: st})
@@ -106,8 +110,10 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 }
 
 // Commit puts every added version in place, durably. A file changed on disk
-// since its Add (size, time or inode differ) is not replaced: its path is
-// returned among late, as Checkout would have returned false for it. mid,
+// since its Add (size, time or inode differ) is not replaced, nor is a file
+// that appeared where Add found none, up to the moment the new one would
+// take its place: its path is returned among late, as Checkout would have
+// returned false for it. mid,
 // when not nil, is called halfway through the renames (crash tests).
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	// Drop the writes whose file changed since Add: that edit is newer.
@@ -120,7 +126,15 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 			c.batch.Skip(a.name)
 		}
 	}
-	if err := c.batch.Commit(mid); err != nil {
+	appeared, err := c.batch.Commit(mid)
+	for _, name := range appeared {
+		for _, a := range c.added {
+			if a.name == name {
+				late = append(late, a.path)
+			}
+		}
+	}
+	if err != nil {
 		return late, fmt.Errorf("write: %w", err)
 	}
 	return late, nil

@@ -75,6 +75,8 @@ fi
 
 section "sync of 1 000 changed paths between two clones vs git push + git fetch of the same ref (target strata/git ≤ 1.5); floor-ms = a plain loop creating the same 1 000 files on this disk"
 run go test -run '^$' -bench 'BenchmarkSyncVsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark|creating a file'
+echo "the sync's writes of files it creates: unnamed temp files linked into place (AddNew) vs named ones renamed (Add), 1 000 files, same run"
+run go test -run '^$' -bench 'BenchmarkBatchNewFiles' -benchtime 10x ./atomicfile/ | grep -E '^Benchmark'
 
 section "pre-commit hook, in-process check of 20 staged files"
 run go test -run '^$' -bench 'BenchmarkPreCommit20' -benchtime 50x ./hooks/ | grep -E 'Benchmark'

@@ -580,3 +580,49 @@ func TestEditDuringFetchIsNeverOverwritten(t *testing.T) {
 	}
 	w.fsckAll()
 }
+
+// A file that appears, while the sync writes, at a path where the merge
+// found none is never replaced by the remote's version: the kernel refuses
+// the sync's file there (the check and the creation are one step), the
+// file is reported as not written, and the next record and sync take it.
+func TestFileCreatedDuringWriteIsNeverReplaced(t *testing.T) {
+	w, a, b := syncedPair(t)
+	b.now = a.now.Add(time.Minute)
+	for i := 0; i < 4; i++ {
+		b.write(benchPath(i), fmt.Sprintf(`{"from": "b", "n": %d}`+"\n", i))
+	}
+	b.record()
+	b.sync()
+
+	a.now = b.now.Add(time.Minute)
+	agents := `{"from": "a's agent"}` + "\n"
+	CrashPoint = func(step string) {
+		if step == "half-written" { // two of the four are in place, the sync's f0003 not yet
+			a.write(benchPath(3), agents)
+		}
+	}
+	t.Cleanup(func() { CrashPoint = nil })
+	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	CrashPoint = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0] != benchPath(3) || len(rep.Written) != 3 {
+		t.Fatalf("written %v, skipped %v; want %s skipped", rep.Written, rep.Skipped, benchPath(3))
+	}
+	if got := a.read(benchPath(3)); got != agents {
+		t.Fatalf("the file the agent created during the sync was replaced: %q", got)
+	}
+	a.record()
+	a.sync()
+	b.sync()
+	for _, m := range w.ms {
+		if got := m.read(benchPath(3)); got != agents {
+			t.Errorf("%s: %s = %q, want the agent's", m.name, benchPath(3), got)
+		}
+		if got := m.read(benchPath(0)); got != `{"from": "b", "n": 0}`+"\n" {
+			t.Errorf("%s: %s = %q", m.name, benchPath(0), got)
+		}
+	}
+	w.fsckAll()
+}

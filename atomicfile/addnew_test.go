@@ -1,0 +1,182 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+)
+
+// namedOnly makes AddNew use named temp files for the rest of the test, as
+// where unnamed ones cannot be made.
+func namedOnly(t *testing.T) {
+	noLinks.Store(true)
+	t.Cleanup(func() { noLinks.Store(false) })
+}
+
+// AddNew creates every file at Commit, in both durability ways, with the
+// mode asked for, and nothing is seen in the directory before Commit on
+// Linux (the temp files have no name) nor left after it anywhere.
+func TestBatchAddNew(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		whole, named bool
+	}{{"fsync", false, false}, {"syncfs", true, false}, {"named", false, true}, {"named-syncfs", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.named {
+				namedOnly(t)
+			}
+			dir := t.TempDir()
+			b := Batch{whole: c.whole}
+			for i := 0; i < 150; i++ { // more than one sync group
+				if err := b.AddNew(filepath.Join(dir, "f"+strconv.Itoa(i)), []byte("new"+strconv.Itoa(i)), 0o640); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ents, _ := os.ReadDir(dir)
+			if unnamed := runtime.GOOS == "linux" && !c.named; unnamed && len(ents) != 0 {
+				t.Fatalf("%d entries before Commit, want none (unnamed temp files)", len(ents))
+			} else if !unnamed && len(ents) != 150 {
+				t.Fatalf("%d entries before Commit, want 150 temp files", len(ents))
+			}
+			appeared, err := b.Commit(nil)
+			if err != nil || len(appeared) != 0 {
+				t.Fatalf("Commit = %v, %v", appeared, err)
+			}
+			for i := 0; i < 150; i++ {
+				name := filepath.Join(dir, "f"+strconv.Itoa(i))
+				if data, _ := os.ReadFile(name); string(data) != "new"+strconv.Itoa(i) {
+					t.Fatalf("f%d = %q", i, data)
+				}
+				if st, _ := os.Stat(name); st.Mode().Perm() != 0o640 {
+					t.Fatalf("f%d mode %v", i, st.Mode().Perm())
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 150 {
+				t.Fatalf("%d entries after Commit, want 150 (no temp left)", len(ents))
+			}
+			if b.unnamed != 0 {
+				t.Fatalf("%d unnamed files still open", b.unnamed)
+			}
+		})
+	}
+}
+
+// A file that appears where AddNew found none, before Commit, is never
+// replaced, and Commit names it; the other files are written and the skipped
+// ones left as they are.
+func TestBatchAddNewNeverReplaces(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run("named="+strconv.FormatBool(named), func(t *testing.T) {
+			if named {
+				namedOnly(t)
+			}
+			dir := t.TempDir()
+			var b Batch
+			names := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c"), filepath.Join(dir, "d")}
+			for _, n := range names {
+				if err := b.AddNew(n, []byte("sync's"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, n := range names[1:3] { // an agent writes two of them meanwhile
+				if err := os.WriteFile(n, []byte("agent's"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.Skip(names[3])
+			appeared, err := b.Commit(nil)
+			if err != nil || !slices.Equal(appeared, names[1:3]) {
+				t.Fatalf("Commit = %v, %v; want %v", appeared, err, names[1:3])
+			}
+			want := []string{"sync's", "agent's", "agent's", ""}
+			for i, n := range names {
+				data, _ := os.ReadFile(n)
+				if string(data) != want[i] {
+					t.Errorf("%s = %q, want %q", filepath.Base(n), data, want[i])
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+				t.Fatalf("%d entries, want 3 (no temp left)", len(ents))
+			}
+		})
+	}
+}
+
+// Where the file system makes unnamed files but refuses to link them, their
+// content is put in place through a named temp file, and later batches make
+// named temp files from the start.
+func TestBatchUnnamedLinkRefused(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("unnamed temp files are Linux's")
+	}
+	defer func(l func(*os.File, string) error) { link = l }(link)
+	refused := 0
+	link = func(*os.File, string) error { refused++; return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	t.Cleanup(func() { noLinks.Store(false) })
+	dir := t.TempDir()
+	var b Batch
+	for i := 0; i < 3; i++ {
+		if err := b.AddNew(filepath.Join(dir, "f"+strconv.Itoa(i)), []byte("new"+strconv.Itoa(i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f2"), []byte("agent's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appeared, err := b.Commit(nil)
+	if err != nil || len(appeared) != 1 || filepath.Base(appeared[0]) != "f2" {
+		t.Fatalf("Commit = %v, %v; want f2 appeared", appeared, err)
+	}
+	if refused == 0 || !noLinks.Load() {
+		t.Fatalf("link refused %d times, noLinks %v", refused, noLinks.Load())
+	}
+	for i, w := range []string{"new0", "new1", "agent's"} {
+		name := filepath.Join(dir, "f"+strconv.Itoa(i))
+		data, _ := os.ReadFile(name)
+		st, _ := os.Stat(name)
+		if string(data) != w || (i < 2 && st.Mode().Perm() != 0o600) {
+			t.Errorf("f%d = %q, mode %v", i, data, st.Mode().Perm())
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+		t.Fatalf("%d entries, want 3 (no temp left)", len(ents))
+	}
+	var next Batch
+	if err := next.AddNew(filepath.Join(dir, "g"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if next.unnamed != 0 {
+		t.Errorf("a later batch made an unnamed file after a refused link")
+	}
+	next.Abort()
+}
+
+// Abort closes the unnamed files and removes the named ones: nothing is
+// left, nothing stays open.
+func TestBatchAbortAddNew(t *testing.T) {
+	dir := t.TempDir()
+	var b Batch
+	for i := 0; i < 70; i++ {
+		if err := b.AddNew(filepath.Join(dir, "n"+strconv.Itoa(i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Add(filepath.Join(dir, "o"+strconv.Itoa(i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Abort()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left %d entries", len(ents))
+	}
+	if b.unnamed != 0 {
+		t.Fatalf("%d unnamed files still open", b.unnamed)
+	}
+	if _, err := b.Commit(nil); err != nil && !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Commit after Abort: %v", err)
+	}
+}

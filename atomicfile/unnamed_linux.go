@@ -1,0 +1,78 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// openUnnamed opens a new file without a name in dir (O_TMPFILE): it
+// appears nowhere until linkUnnamed gives it one, and a crash before that
+// leaves nothing behind (the kernel frees it). It fails where the file
+// system cannot make one, where /proc is not mounted (linkUnnamed needs
+// it), or when the batch already holds as many open as it may.
+func openUnnamed(dir string, mode fs.FileMode) (*os.File, error) {
+	if !unnamedWorks() {
+		return nil, errNoUnnamed
+	}
+	fd, err := unix.Open(dir, unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(mode.Perm()))
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return os.NewFile(uintptr(fd), dir), nil
+}
+
+// linkUnnamed gives f, opened by openUnnamed, the name name. Like link(2),
+// it never replaces: an error wrapping fs.ErrExist when name exists.
+func linkUnnamed(f *os.File, name string) error {
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := conn.Control(func(fd uintptr) {
+		lerr = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(fd)), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+	}); err != nil {
+		return err
+	}
+	if lerr != nil {
+		return &os.LinkError{Op: "link", Old: f.Name(), New: name, Err: lerr}
+	}
+	return nil
+}
+
+// renameNew renames tmp to name unless name exists (RENAME_NOREPLACE): an
+// error wrapping fs.ErrExist then, and tmp is left. A file system without
+// that flag gets a plain rename, after the caller's own check.
+func renameNew(tmp, name string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, name, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+		return os.Rename(tmp, name)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: name, Err: err}
+	}
+	return nil
+}
+
+// unnamedMax bounds the unnamed files a batch holds open until Commit: a
+// quarter of the process's open-file limit, at most 8 192. Past it, a
+// batch's new files are named temp files, as every file once was.
+var unnamedMax = sync.OnceValue(func() int {
+	var l unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil {
+		return 0
+	}
+	return int(min(l.Cur/4, 8192))
+})
+
+// unnamedWorks reports whether /proc/self/fd, through which linkUnnamed
+// names a file, is there.
+var unnamedWorks = sync.OnceValue(func() bool {
+	st, err := os.Stat("/proc/self/fd")
+	return err == nil && st.IsDir()
+})

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+)
+
+// Files without a name exist on Linux only: elsewhere a batch's new files
+// are named temp files.
+func openUnnamed(string, fs.FileMode) (*os.File, error) { return nil, errNoUnnamed }
+
+func linkUnnamed(*os.File, string) error { return errNoUnnamed }
+
+// renameNew is a plain rename here, after the caller's own check that name
+// does not exist.
+func renameNew(tmp, name string) error { return os.Rename(tmp, name) }
+
+func unnamedMax() int { return 0 }
