@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -178,5 +179,31 @@ func TestBatchAbortAddNew(t *testing.T) {
 	}
 	if _, err := b.Commit(nil); err != nil && !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("Commit after Abort: %v", err)
+	}
+}
+
+// checkedRename, the way where no rename refuses to replace, does not
+// rename onto a name that exists and leaves the temp file to its caller.
+func TestCheckedRename(t *testing.T) {
+	dir := t.TempDir()
+	tmp, name := filepath.Join(dir, "tmp"), filepath.Join(dir, "name")
+	if err := os.WriteFile(tmp, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte("there"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkedRename(tmp, name); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("onto an existing name: %v, want ErrExist", err)
+	}
+	if data, _ := os.ReadFile(name); string(data) != "there" {
+		t.Fatalf("replaced: %q", data)
+	}
+	os.Remove(name)
+	if err := checkedRename(tmp, name); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(name); string(data) != "new" {
+		t.Fatalf("not renamed: %q", data)
 	}
 }

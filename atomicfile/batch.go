@@ -41,6 +41,10 @@ type Batch struct {
 	skip    map[string]bool // targets not to replace after all
 	whole   bool            // durable by syncfs: Add closes each file unsynced
 	fs      fsFlush
+
+	// Unchanged, when set, is asked by Commit right before a file added by
+	// Add replaces name: false leaves name as it is (edited meanwhile).
+	Unchanged func(name string) bool
 }
 
 // flushMin is the smallest batch made durable by syncfs rather than
@@ -238,12 +242,14 @@ func (b *Batch) Skip(name string) {
 
 // Commit makes every added file durable and puts it in place in the order
 // added: renamed over its target, or, added by AddNew, created at its name
-// unless something has appeared there. Between the first and second half
-// it calls mid, when not nil (crash tests stop there). It then fsyncs each
-// directory once and returns the names of the files added by AddNew that it
-// did not create because something was there by then. On error the temp
-// files not yet in place are removed.
-func (b *Batch) Commit(mid func()) (appeared []string, err error) {
+// unless something has appeared there. Right before a file added by Add
+// replaces its target, Commit asks b.Unchanged, when set, whether the
+// target is still what the caller expects; if not, the target is left as
+// it is. Between the first and second half it calls mid, when not nil
+// (crash tests stop there). It then fsyncs each directory once and returns
+// the names of the files it did not put in place for those two reasons. On
+// error the temp files not yet in place are removed.
+func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 	if err := b.syncOpen(); err != nil {
 		b.Abort()
 		return nil, err
@@ -265,9 +271,14 @@ func (b *Batch) Commit(mid func()) (appeared []string, err error) {
 			b.discard(p)
 			continue
 		}
+		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name) {
+			notWritten = append(notWritten, p.name)
+			b.discard(p)
+			continue
+		}
 		err := place(p)
 		if p.isNew && errors.Is(err, fs.ErrExist) {
-			appeared = append(appeared, p.name)
+			notWritten = append(notWritten, p.name)
 			b.discard(p)
 			continue
 		}
@@ -281,7 +292,7 @@ func (b *Batch) Commit(mid func()) (appeared []string, err error) {
 			}
 			b.pend = b.pend[i+1:]
 			b.Abort()
-			return appeared, err
+			return notWritten, err
 		}
 		b.dirs[filepath.Dir(p.name)] = true
 	}
@@ -289,7 +300,7 @@ func (b *Batch) Commit(mid func()) (appeared []string, err error) {
 	for d := range b.dirs {
 		SyncDir(d)
 	}
-	return appeared, nil
+	return notWritten, nil
 }
 
 // place puts p's durable temp file at p.name.
@@ -310,6 +321,19 @@ func place(p batchFile) error {
 	default:
 		return os.Rename(p.tmp, p.name)
 	}
+}
+
+// checkedRename renames tmp to name if nothing is at name right before: an
+// error wrapping fs.ErrExist when something is. Something appearing between
+// the check and the rename is replaced; renameNew avoids that where it can.
+func checkedRename(tmp, name string) error {
+	if _, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			err = fs.ErrExist
+		}
+		return &os.LinkError{Op: "rename", Old: tmp, New: name, Err: err}
+	}
+	return os.Rename(tmp, name)
 }
 
 // link is linkUnnamed; tests replace it to refuse.

@@ -47,11 +47,11 @@ func linkUnnamed(f *os.File, name string) error {
 
 // renameNew renames tmp to name unless name exists (RENAME_NOREPLACE): an
 // error wrapping fs.ErrExist then, and tmp is left. A file system without
-// that flag gets a plain rename, after the caller's own check.
+// that flag gets a check right before a plain rename (checkedRename).
 func renameNew(tmp, name string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, name, unix.RENAME_NOREPLACE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
-		return os.Rename(tmp, name)
+		return checkedRename(tmp, name)
 	}
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: tmp, New: name, Err: err}

@@ -13,8 +13,7 @@ func openUnnamed(string, fs.FileMode) (*os.File, error) { return nil, errNoUnnam
 
 func linkUnnamed(*os.File, string) error { return errNoUnnamed }
 
-// renameNew is a plain rename here, after the caller's own check that name
-// does not exist.
-func renameNew(tmp, name string) error { return os.Rename(tmp, name) }
+// renameNew is checkedRename here: no rename that refuses to replace.
+func renameNew(tmp, name string) error { return checkedRename(tmp, name) }
 
 func unnamedMax() int { return 0 }

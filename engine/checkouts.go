@@ -110,29 +110,26 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 }
 
 // Commit puts every added version in place, durably. A file changed on disk
-// since its Add (size, time or inode differ) is not replaced, nor is a file
-// that appeared where Add found none, up to the moment the new one would
-// take its place: its path is returned among late, as Checkout would have
-// returned false for it. mid,
-// when not nil, is called halfway through the renames (crash tests).
+// since its Add (size, time or inode differ), checked right before its new
+// version would replace it, is not replaced, nor is a file that appeared
+// where Add found none, up to the moment the new one would take its place:
+// its path is returned among late, as Checkout would have returned false
+// for it.
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
-	// Drop the writes whose file changed since Add: that edit is newer.
+	seen := make(map[string]os.FileInfo, len(c.added))
+	paths := make(map[string]string, len(c.added))
 	for _, a := range c.added {
-		now, err := os.Lstat(a.name)
-		same := (a.st == nil && err != nil) || (a.st != nil && err == nil && os.SameFile(a.st, now) &&
-			a.st.Size() == now.Size() && a.st.ModTime().Equal(now.ModTime()))
-		if !same {
-			late = append(late, a.path)
-			c.batch.Skip(a.name)
-		}
+		seen[a.name], paths[a.name] = a.st, a.path
 	}
-	appeared, err := c.batch.Commit(mid)
-	for _, name := range appeared {
-		for _, a := range c.added {
-			if a.name == name {
-				late = append(late, a.path)
-			}
-		}
+	c.batch.Unchanged = func(name string) bool {
+		then := seen[name]
+		now, err := os.Lstat(name)
+		return then != nil && err == nil && os.SameFile(then, now) &&
+			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
+	}
+	notWritten, err := c.batch.Commit(mid)
+	for _, name := range notWritten {
+		late = append(late, paths[name])
 	}
 	if err != nil {
 		return late, fmt.Errorf("write: %w", err)

@@ -626,3 +626,52 @@ func TestFileCreatedDuringWriteIsNeverReplaced(t *testing.T) {
 	}
 	w.fsckAll()
 }
+
+// A kept file edited while the sync writes, after the sync checked it and
+// before its new version would replace it, is not replaced: each file is
+// checked right before its rename, not all of them before the first.
+func TestEditDuringWriteIsNeverReplaced(t *testing.T) {
+	w, a, b := syncedPair(t)
+	for i := 0; i < 4; i++ {
+		a.write(benchPath(i), fmt.Sprintf(`{"from": "a", "n": %d}`+"\n", i))
+	}
+	a.record()
+	a.sync()
+	b.sync()
+	b.now = a.now.Add(time.Minute)
+	for i := 0; i < 4; i++ {
+		b.write(benchPath(i), fmt.Sprintf(`{"from": "b", "n": %d}`+"\n", i))
+	}
+	b.record()
+	b.sync()
+
+	a.now = b.now.Add(time.Minute)
+	agents := `{"from": "a's agent"}` + "\n"
+	CrashPoint = func(step string) {
+		if step == "half-written" { // two of the four replaced, f0003 not yet
+			time.Sleep(10 * time.Millisecond) // a time stamp of its own
+			a.write(benchPath(3), agents)
+		}
+	}
+	t.Cleanup(func() { CrashPoint = nil })
+	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	CrashPoint = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0] != benchPath(3) || len(rep.Written) != 3 {
+		t.Fatalf("written %v, skipped %v; want %s skipped", rep.Written, rep.Skipped, benchPath(3))
+	}
+	if got := a.read(benchPath(3)); got != agents {
+		t.Fatalf("the edit made during the sync's writes was replaced: %q", got)
+	}
+	a.record()
+	a.sync()
+	b.sync()
+	for _, m := range w.ms {
+		if got := m.read(benchPath(3)); got != agents {
+			t.Errorf("%s: %s = %q, want the agent's", m.name, benchPath(3), got)
+		}
+	}
+	w.fsckAll()
+}
