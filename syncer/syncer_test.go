@@ -588,43 +588,15 @@ func TestEditDuringFetchIsNeverOverwritten(t *testing.T) {
 func TestFileCreatedDuringWriteIsNeverReplaced(t *testing.T) {
 	w, a, b := syncedPair(t)
 	b.now = a.now.Add(time.Minute)
-	for i := 0; i < 4; i++ {
-		b.write(benchPath(i), fmt.Sprintf(`{"from": "b", "n": %d}`+"\n", i))
-	}
+	writeFour(b)
 	b.record()
 	b.sync()
-
-	a.now = b.now.Add(time.Minute)
-	agents := `{"from": "a's agent"}` + "\n"
-	CrashPoint = func(step string) {
-		if step == "half-written" { // two of the four are in place, the sync's f0003 not yet
-			a.write(benchPath(3), agents)
-		}
-	}
-	t.Cleanup(func() { CrashPoint = nil })
-	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
-	CrashPoint = nil
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Skipped) != 1 || rep.Skipped[0] != benchPath(3) || len(rep.Written) != 3 {
-		t.Fatalf("written %v, skipped %v; want %s skipped", rep.Written, rep.Skipped, benchPath(3))
-	}
-	if got := a.read(benchPath(3)); got != agents {
-		t.Fatalf("the file the agent created during the sync was replaced: %q", got)
-	}
-	a.record()
-	a.sync()
-	b.sync()
+	syncWhileAgentWrites(t, w, a)
 	for _, m := range w.ms {
-		if got := m.read(benchPath(3)); got != agents {
-			t.Errorf("%s: %s = %q, want the agent's", m.name, benchPath(3), got)
-		}
 		if got := m.read(benchPath(0)); got != `{"from": "b", "n": 0}`+"\n" {
 			t.Errorf("%s: %s = %q", m.name, benchPath(0), got)
 		}
 	}
-	w.fsckAll()
 }
 
 // A kept file edited while the sync writes, after the sync checked it and
@@ -632,24 +604,35 @@ func TestFileCreatedDuringWriteIsNeverReplaced(t *testing.T) {
 // checked right before its rename, not all of them before the first.
 func TestEditDuringWriteIsNeverReplaced(t *testing.T) {
 	w, a, b := syncedPair(t)
-	for i := 0; i < 4; i++ {
-		a.write(benchPath(i), fmt.Sprintf(`{"from": "a", "n": %d}`+"\n", i))
-	}
+	writeFour(a)
 	a.record()
 	a.sync()
 	b.sync()
 	b.now = a.now.Add(time.Minute)
-	for i := 0; i < 4; i++ {
-		b.write(benchPath(i), fmt.Sprintf(`{"from": "b", "n": %d}`+"\n", i))
-	}
+	writeFour(b)
 	b.record()
 	b.sync()
+	syncWhileAgentWrites(t, w, a)
+}
 
-	a.now = b.now.Add(time.Minute)
+// writeFour writes four kept files with m's name in them.
+func writeFour(m *machine) {
+	for i := 0; i < 4; i++ {
+		m.write(benchPath(i), fmt.Sprintf(`{"from": %q, "n": %d}`+"\n", m.name, i))
+	}
+}
+
+// syncWhileAgentWrites syncs a, which takes four files from the remote,
+// while a's agent writes the fourth halfway through the sync's writes (two
+// of the four in place): the agent's file is not replaced and is reported
+// as not written, and after the next record and sync both machines hold it.
+func syncWhileAgentWrites(t *testing.T, w *world, a *machine) {
+	t.Helper()
+	a.now = a.now.Add(time.Hour)
 	agents := `{"from": "a's agent"}` + "\n"
 	CrashPoint = func(step string) {
-		if step == "half-written" { // two of the four replaced, f0003 not yet
-			time.Sleep(10 * time.Millisecond) // a time stamp of its own
+		if step == "half-written" {
+			time.Sleep(10 * time.Millisecond) // a modification time of its own
 			a.write(benchPath(3), agents)
 		}
 	}
@@ -663,12 +646,12 @@ func TestEditDuringWriteIsNeverReplaced(t *testing.T) {
 		t.Fatalf("written %v, skipped %v; want %s skipped", rep.Written, rep.Skipped, benchPath(3))
 	}
 	if got := a.read(benchPath(3)); got != agents {
-		t.Fatalf("the edit made during the sync's writes was replaced: %q", got)
+		t.Fatalf("the agent's file written during the sync's writes was replaced: %q", got)
 	}
 	a.record()
 	a.sync()
-	b.sync()
 	for _, m := range w.ms {
+		m.sync()
 		if got := m.read(benchPath(3)); got != agents {
 			t.Errorf("%s: %s = %q, want the agent's", m.name, benchPath(3), got)
 		}
