@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -205,5 +206,94 @@ func TestCheckedRename(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(name); string(data) != "new" {
 		t.Fatalf("not renamed: %q", data)
+	}
+}
+
+// Random batches of replaced and new files, some skipped, some new names
+// taken meanwhile, some replaced targets found edited at Commit, in both
+// durability ways and both kinds of temp file: every target ends as the
+// batch says, Commit names exactly the files it did not write, and no temp
+// file is left or held open.
+func TestBatchRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 23))
+	for round := 0; round < 40; round++ {
+		named := rng.IntN(3) == 0
+		if named {
+			noLinks.Store(true)
+		}
+		dir := t.TempDir()
+		b := Batch{whole: rng.IntN(2) == 0}
+		want := map[string]string{}
+		var wantNot []string
+		edited := map[string]bool{}
+		b.Unchanged = func(name string) bool { return !edited[name] }
+		n := 1 + rng.IntN(150)
+		type step struct {
+			name        string
+			isNew, skip bool
+			taken, edit bool
+		}
+		steps := make([]step, n)
+		for i := range steps {
+			s := step{name: filepath.Join(dir, "f"+strconv.Itoa(i)), isNew: rng.IntN(2) == 0}
+			s.skip = rng.IntN(8) == 0
+			s.taken = s.isNew && !s.skip && rng.IntN(6) == 0
+			s.edit = !s.isNew && !s.skip && rng.IntN(6) == 0
+			steps[i] = s
+			if !s.isNew {
+				if err := os.WriteFile(s.name, []byte("old"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			content := "new" + strconv.Itoa(i)
+			add := b.Add
+			if s.isNew {
+				add = b.AddNew
+			}
+			if err := add(s.name, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case s.skip && s.isNew:
+				want[s.name] = ""
+			case s.skip:
+				want[s.name] = "old"
+			case s.taken:
+				want[s.name], wantNot = "theirs", append(wantNot, s.name)
+			case s.edit:
+				want[s.name], wantNot = "old", append(wantNot, s.name)
+			default:
+				want[s.name] = content
+			}
+		}
+		for _, s := range steps {
+			switch {
+			case s.skip:
+				b.Skip(s.name)
+			case s.taken:
+				if err := os.WriteFile(s.name, []byte("theirs"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case s.edit:
+				edited[s.name] = true
+			}
+		}
+		notWritten, err := b.Commit(nil)
+		if err != nil || !slices.Equal(notWritten, wantNot) {
+			t.Fatalf("round %d: Commit = %v, %v; want %v", round, notWritten, err, wantNot)
+		}
+		for name, w := range want {
+			data, err := os.ReadFile(name)
+			if w == "" && !errors.Is(err, fs.ErrNotExist) || w != "" && string(data) != w {
+				t.Fatalf("round %d: %s = %q, %v; want %q", round, filepath.Base(name), data, err, w)
+			}
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > n {
+			t.Fatalf("round %d: %d entries for %d files: temp files left", round, len(ents), n)
+		}
+		if b.unnamed != 0 {
+			t.Fatalf("round %d: %d unnamed files still open", round, b.unnamed)
+		}
+		noLinks.Store(false)
 	}
 }
