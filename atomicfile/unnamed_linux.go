@@ -13,8 +13,8 @@ import (
 // openUnnamed opens a new file without a name in dir (O_TMPFILE): it
 // appears nowhere until linkUnnamed gives it one, and a crash before that
 // leaves nothing behind (the kernel frees it). It fails where the file
-// system cannot make one, where /proc is not mounted (linkUnnamed needs
-// it), or when the batch already holds as many open as it may.
+// system cannot make one, and where /proc is not mounted (linkUnnamed
+// needs it); the batch then makes a named temp file.
 func openUnnamed(dir string, mode fs.FileMode) (*os.File, error) {
 	if !unnamedWorks() {
 		return nil, errNoUnnamed

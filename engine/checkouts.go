@@ -114,7 +114,8 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 // version would replace it, is not replaced, nor is a file that appeared
 // where Add found none, up to the moment the new one would take its place:
 // its path is returned among late, as Checkout would have returned false
-// for it.
+// for it. mid, when not nil, is called halfway through putting the files in
+// place (crash tests).
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	seen := make(map[string]os.FileInfo, len(c.added))
 	paths := make(map[string]string, len(c.added))
