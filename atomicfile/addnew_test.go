@@ -297,3 +297,25 @@ func TestBatchRandom(t *testing.T) {
 		noLinks.Store(false)
 	}
 }
+
+// WriteNew creates a file where none is, and leaves one that is there as it
+// is, with no temp file left either way.
+func TestWriteNew(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a")
+	if err := WriteNew(name, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(name); string(data) != "new" {
+		t.Fatalf("not created: %q", data)
+	}
+	if err := WriteNew(name, []byte("again"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("over an existing file: %v, want ErrExist", err)
+	}
+	if data, _ := os.ReadFile(name); string(data) != "new" {
+		t.Fatalf("replaced: %q", data)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("%d entries, want 1 (no temp left)", len(ents))
+	}
+}

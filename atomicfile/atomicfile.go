@@ -74,6 +74,23 @@ func Write(name string, data []byte, mode fs.FileMode) error {
 	return nil
 }
 
+// WriteNew creates name with data atomically as Write does, unless name
+// exists: then it writes nothing and returns an error wrapping fs.ErrExist.
+// On Linux the check and the creation are one step (RENAME_NOREPLACE), so a
+// file that appears at name meanwhile is never replaced.
+func WriteNew(name string, data []byte, mode fs.FileMode) error {
+	tmp, err := WriteTemp(name, data, mode)
+	if err != nil {
+		return err
+	}
+	if err := renameNew(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	SyncDir(filepath.Dir(name))
+	return nil
+}
+
 // SyncDir fsyncs a directory, so a rename in it survives a crash. It is
 // best effort: some file systems cannot sync a directory.
 func SyncDir(dir string) {

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
@@ -162,6 +164,13 @@ func (e *Engine) checkout(k config.Kept, expect, blob string) (bool, error) {
 	data, err := e.Blob(blob)
 	if err != nil {
 		return false, err
+	}
+	if expect == "" { // absent when checked: a file that appears meanwhile is newer
+		err := e.createFile(k, data)
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return err == nil, err
 	}
 	return true, e.writeFile(k, data)
 }

@@ -389,6 +389,17 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 // writeFile replaces a kept file atomically (package atomicfile). The file
 // keeps its mode; a symbolic link is never written through.
 func (e *Engine) writeFile(k config.Kept, data []byte) error {
+	return e.write(k, data, atomicfile.Write)
+}
+
+// createFile is writeFile for a kept file that must not exist: when one
+// exists, or appears before the write, nothing is written and the error
+// wraps fs.ErrExist.
+func (e *Engine) createFile(k config.Kept, data []byte) error {
+	return e.write(k, data, atomicfile.WriteNew)
+}
+
+func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.FileMode) error) error {
 	if err := e.inside(k); err != nil {
 		return err
 	}
@@ -404,7 +415,7 @@ func (e *Engine) writeFile(k config.Kept, data []byte) error {
 	if st, err := os.Stat(name); err == nil {
 		mode = st.Mode().Perm()
 	}
-	if err := atomicfile.Write(name, data, mode); err != nil {
+	if err := put(name, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,6 +281,40 @@ func TestCheckoutSkipsAFileEditedMeanwhile(t *testing.T) {
 	}
 	if _, err := os.Stat(e.Config().Abs(k.Path)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("not removed: %v", err)
+	}
+}
+
+// checkout of a file the caller found absent (completing a crashed sync's
+// creation) creates it, and the creating write under it never replaces a
+// file that is there by the time it runs: it writes nothing.
+func TestCheckoutCreatesOnlyWhereNothingIs(t *testing.T) {
+	e := newRepo(t)
+	k := kept(t, e, ".claude/a.json")
+	edit(t, e, k.Path, `{"v": 1}`)
+	record(t, e, k.Path)
+	files, _ := e.store.Files(mustHead(t, e))
+	v1 := files[k.Path]
+	if err := os.Remove(e.Config().Abs(k.Path)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.checkout(k, "", v1); err != nil || !ok {
+		t.Fatalf("checkout of an absent file = %v, %v; want written", ok, err)
+	}
+	if got := onDisk(t, e, k.Path); got != `{"v": 1}` {
+		t.Fatalf("not created: %q", got)
+	}
+	edit(t, e, k.Path, `{"v": "an agent's"}`) // there now, whatever the check saw before
+	if err := e.createFile(k, []byte(`{"v": 1}`)); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("createFile over a file = %v, want ErrExist", err)
+	}
+	if got := onDisk(t, e, k.Path); got != `{"v": "an agent's"}` {
+		t.Errorf("replaced: %q", got)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(e.Config().Abs(k.Path)))
+	for _, d := range ents {
+		if strings.HasPrefix(d.Name(), ".strata-tmp-") {
+			t.Errorf("left behind %s", d.Name())
+		}
 	}
 }
 
