@@ -399,6 +399,8 @@ func (e *Engine) createFile(k config.Kept, data []byte) error {
 	return e.write(k, data, atomicfile.WriteNew)
 }
 
+// write is writeFile and createFile: the checks, the directory and the
+// mode, with put making the atomic write.
 func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.FileMode) error) error {
 	if err := e.inside(k); err != nil {
 		return err
