@@ -350,14 +350,8 @@ func (p *jsonParser) endObject(base int) (any, *syntaxError) {
 	for _, m := range ms {
 		obj[m.key] = m.v
 	}
-	if len(obj) != len(ms) { // the first key seen twice
-		first := make(map[string]bool, len(ms))
-		for _, m := range ms {
-			if first[m.key] {
-				return nil, dupKey(m.off, m.key)
-			}
-			first[m.key] = true
-		}
+	if len(obj) != len(ms) { // a key seen twice: name the first one
+		return nil, p.checkDups(ms)
 	}
 	clear(ms) // the values are the map's now
 	p.members = p.members[:base]
