@@ -353,15 +353,7 @@ func placeCopy(f *os.File, name string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := WriteTemp(name, data, st.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if err := renameNew(tmp, name); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return WriteNew(name, data, st.Mode().Perm())
 }
 
 // Abort removes the temp files not yet in place. It is safe to call after
