@@ -117,20 +117,19 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 // for it. mid, when not nil, is called halfway through putting the files in
 // place (crash tests).
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
-	seen := make(map[string]os.FileInfo, len(c.added))
-	paths := make(map[string]string, len(c.added))
+	added := make(map[string]checkoutFile, len(c.added))
 	for _, a := range c.added {
-		seen[a.name], paths[a.name] = a.st, a.path
+		added[a.name] = a
 	}
 	c.batch.Unchanged = func(name string) bool {
-		then := seen[name]
+		then := added[name].st
 		now, err := os.Lstat(name)
 		return then != nil && err == nil && os.SameFile(then, now) &&
 			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
 	}
 	notWritten, err := c.batch.Commit(mid)
 	for _, name := range notWritten {
-		late = append(late, paths[name])
+		late = append(late, added[name].path)
 	}
 	if err != nil {
 		return late, fmt.Errorf("write: %w", err)
