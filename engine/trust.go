@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,17 +67,17 @@ func (e *Engine) Withheld() []Private {
 // file outside the work tree, a path with "~" or "..") is a problem, unless
 // the remote's tree already holds it: pushing it would publish something
 // this machine does not mean to share.
+//
+// The commits the remote lacks are found in-process (PathsSinceQuick).
+// That walk, like git's, goes by commit date, so where clocks were skewed
+// it may count a commit the remote already has: only when it finds a
+// problem is git rev-list asked too (PathsSince), and a problem stands
+// only where both count its commit (each counts every commit the remote
+// lacks) or the head's tree holds its path.
 func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state.Problems, error) {
-	local, err := e.store.PathsSince(ctx, head, fetched)
-	if err != nil {
-		return nil, err
-	}
 	files, err := e.store.Files(head)
 	if err != nil {
 		return nil, err
-	}
-	for p := range files {
-		local[p] = true
 	}
 	remote := map[string]string{}
 	if fetched != "" {
@@ -84,6 +85,30 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 			return nil, err
 		}
 	}
+	local, err := e.store.PathsSinceQuick(head, fetched)
+	if err != nil {
+		return nil, err
+	}
+	for p := range files {
+		local[p] = true
+	}
+	ps := e.unpublishable(local, remote)
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	exact, err := e.store.PathsSince(ctx, head, fetched)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(ps, func(p state.Problem) bool {
+		_, inTree := files[p.Path]
+		return !exact[p.Path] && !inTree
+	}), nil
+}
+
+// unpublishable returns a problem for each local path the remote does not
+// hold and the current rules would not keep.
+func (e *Engine) unpublishable(local map[string]bool, remote map[string]string) state.Problems {
 	var ps state.Problems
 	for _, p := range sortedKeys(local) {
 		if _, held := remote[p]; held {
@@ -102,7 +127,7 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why + "); sync refuses to publish it, nothing was pushed"})
 		}
 	}
-	return ps, nil
+	return ps
 }
 
 func sortedKeys(m map[string]bool) []string {

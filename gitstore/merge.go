@@ -823,6 +823,14 @@ func (s *Store) Compare(a, b string) (ahead, behind int, err error) {
 
 // count counts the commits reachable from h. Callers hold s.mu.
 func (s *Store) count(h plumbing.Hash) (int, error) {
+	n := 0
+	err := s.eachReachable(h, func(commitInfo) { n++ })
+	return n, err
+}
+
+// eachReachable calls visit with every commit reachable from h, once each,
+// in no particular order. Callers hold s.mu.
+func (s *Store) eachReachable(h plumbing.Hash, visit func(commitInfo)) error {
 	seen := map[plumbing.Hash]bool{h: true}
 	stack := []plumbing.Hash{h}
 	for len(stack) > 0 {
@@ -830,8 +838,9 @@ func (s *Store) count(h plumbing.Hash) (int, error) {
 		stack = stack[:len(stack)-1]
 		ci, err := s.readCommit(c)
 		if err != nil {
-			return 0, err
+			return err
 		}
+		visit(ci)
 		for _, p := range ci.parents {
 			if !seen[p] {
 				seen[p] = true
@@ -839,7 +848,7 @@ func (s *Store) count(h plumbing.Hash) (int, error) {
 			}
 		}
 	}
-	return len(seen), nil
+	return nil
 }
 
 func unionPaths(ms ...map[string]plumbing.Hash) []string {

@@ -46,6 +46,42 @@ func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]b
 	return paths, nil
 }
 
+// PathsSinceQuick is PathsSince read in-process, with no git process: the
+// commits of head the merge-base walk finds base does not reach. It holds
+// every path PathsSince returns, and no other unless commit dates go
+// against the history (clocks skewed between machines): the walk then may
+// count a commit base reaches as head's alone. A caller that finds nothing
+// wrong in it has found nothing wrong in PathsSince; one that does asks
+// PathsSince.
+func (s *Store) PathsSinceQuick(head, base string) (map[string]bool, error) {
+	h, err := s.resolve(head)
+	if err != nil {
+		return nil, err
+	}
+	var b plumbing.Hash
+	if base != "" {
+		if b, err = s.resolve(base); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	paths := map[string]bool{}
+	add := func(ci commitInfo) {
+		for _, e := range parseTrailers(ci.message) {
+			paths[e.Path] = true
+		}
+	}
+	if b.IsZero() {
+		return paths, s.eachReachable(h, add)
+	}
+	anc, err := s.walk(h, b)
+	for _, ci := range anc.oursOnly {
+		add(ci)
+	}
+	return paths, err
+}
+
 // LastChanges walks the first-parent chain back from commit, at most max
 // commits, and returns for each of paths the entry of the commit that last
 // recorded it (as `strata log PATH -n 1` would at that commit). Paths not
