@@ -69,13 +69,15 @@ func (s *Store) ResolveRemote(ctx context.Context, name, cwd string) (Remote, er
 		return Remote{}, fmt.Errorf("remote %q: a remote's name cannot start with '-'", name)
 	}
 	r := Remote{Name: name, Arg: name}
-	out, err := s.git(ctx, nil, "remote")
-	if err != nil {
-		return Remote{}, fmt.Errorf("remote: %w", err)
-	}
-	configured := false
-	for _, n := range strings.Split(out, "\n") {
-		configured = configured || strings.TrimSpace(n) == name
+	configured := s.remoteInConfig(name)
+	if !configured { // elsewhere: the user's or system's config, an included file, .git/remotes
+		out, err := s.git(ctx, nil, "remote")
+		if err != nil {
+			return Remote{}, fmt.Errorf("remote: %w", err)
+		}
+		for _, n := range strings.Split(out, "\n") {
+			configured = configured || strings.TrimSpace(n) == name
+		}
 	}
 	if !configured && !strings.Contains(name, "://") && !isSCPLike(name) {
 		p := name
@@ -90,6 +92,43 @@ func (s *Store) ResolveRemote(ctx context.Context, name, cwd string) (Remote, er
 	}
 	r.Ref = TrackingPrefix + EscapeRemote(key) + "/" + s.prefix + "state"
 	return r, nil
+}
+
+// remoteInConfig reports whether the repository's own config file sets a
+// key of remote name in a [remote "name"] section, so that `git remote`
+// lists it and git fetch takes name as that remote: the common case,
+// answered without starting git. Anything else (no such section there, a
+// file that cannot be read) answers false and the caller asks git.
+func (s *Store) remoteInConfig(name string) bool {
+	data, err := os.ReadFile(filepath.Join(s.commonDir, "config"))
+	if err != nil || len(data) > 1<<20 {
+		return false
+	}
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+		case line[0] == '[':
+			in = remoteHeader(line, name)
+		case in && (line[0] >= 'a' && line[0] <= 'z' || line[0] >= 'A' && line[0] <= 'Z'):
+			return true // a key of the section (git's keys start with a letter)
+		}
+	}
+	return false
+}
+
+// remoteHeader reports whether line is exactly a section header
+// [remote "name"], section name in any case, nothing after it; any other
+// spelling (escapes in the quotes, the old [remote.name] form, a key on the
+// same line) is left to git.
+func remoteHeader(line, name string) bool {
+	inner, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
+	i := strings.IndexAny(inner, " \t")
+	if !ok || i < 0 || !strings.EqualFold(inner[:i], "remote") || strings.ContainsAny(name, `"\`) {
+		return false
+	}
+	return strings.TrimLeft(inner[i:], " \t") == `"`+name+`"`
 }
 
 // isSCPLike reports whether s is git's scp-like ssh syntax, host:path.
