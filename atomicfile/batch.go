@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -41,6 +42,8 @@ type Batch struct {
 	skip    map[string]bool // targets not to replace after all
 	whole   bool            // durable by syncfs: Add closes each file unsynced
 	fs      fsFlush
+	work    chan *pendingWrite // to the writers, in a batch made durable by syncfs
+	writing sync.WaitGroup     // the writers
 
 	// Unchanged, when set, is asked by Commit right before a file added by
 	// Add replaces name: false leaves name as it is (edited meanwhile).
@@ -68,10 +71,30 @@ func (b *Batch) Expect(n int) {
 
 type batchFile struct {
 	name  string
-	tmp   string   // the named temp file; "" for an unnamed one
-	f     *os.File // the unnamed temp file, open until Commit links it
-	isNew bool     // added by AddNew: name is created, never replaced
+	tmp   string        // the named temp file; "" for an unnamed one
+	f     *os.File      // the unnamed temp file, open until Commit links it
+	isNew bool          // added by AddNew: name is created, never replaced
+	w     *pendingWrite // its temp file, while a writer makes it
 }
+
+// pendingWrite is a temp file a writer goroutine creates and fills, in a
+// batch made durable by syncfs, while the caller goes on adding: the
+// caller's own work for each file (checking what is on disk, finding the
+// content) and the kernel's for the one before (allocating and writing an
+// inode) then overlap. Commit waits for the writers before it flushes.
+type pendingWrite struct {
+	name    string
+	data    []byte
+	mode    fs.FileMode
+	unnamed bool // try an unnamed temp file first
+
+	f   *os.File // the unnamed temp file made, open
+	tmp string   // or the named one, closed
+	err error
+}
+
+// writers is how many goroutines write a batch's temp files.
+const writers = 2
 
 // errNoUnnamed: no unnamed temp file here (see openUnnamed).
 var errNoUnnamed = errors.New("no unnamed temp files here")
@@ -99,54 +122,129 @@ func (b *Batch) AddNew(name string, data []byte, mode fs.FileMode) error {
 }
 
 func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) error {
-	whole := false
 	if b.whole {
 		// its file system's error state is sampled before the write
-		var err error
-		if whole, err = b.fs.watch(filepath.Dir(name)); err != nil {
+		whole, err := b.fs.watch(filepath.Dir(name))
+		if err != nil {
 			return err
+		}
+		if whole { // made durable by Commit's syncfs: a writer writes it
+			w := &pendingWrite{name: name, data: data, mode: mode, unnamed: b.unnamedAllowed(isNew)}
+			if w.unnamed {
+				b.unnamed++ // at most; Commit counts again what the writers made
+			}
+			b.pend = append(b.pend, batchFile{name: name, isNew: isNew, w: w})
+			b.startWriters()
+			b.work <- w
+			return nil
 		}
 	}
 	p := batchFile{name: name, isNew: isNew}
-	var f *os.File
-	var err error
-	if isNew && b.unnamed < unnamedMax() && !noLinks.Load() {
-		if f, err = openUnnamed(filepath.Dir(name), mode); err == nil {
-			err = setMode(f, mode)
-			if err != nil {
-				f.Close()
-				return err
-			}
-			p.f = f
-			b.unnamed++
-		}
-	}
-	if p.f == nil { // not new, or no unnamed file here: a named one
-		if f, err = createTemp(name, mode); err != nil {
-			return err
-		}
-		p.tmp = f.Name()
-	}
-	if _, err = f.Write(data); err != nil {
-		p.f = f
-		b.discard(p)
+	f, tmp, err := createWrite(name, data, mode, b.unnamedAllowed(isNew), false)
+	if err != nil {
 		return err
 	}
+	p.tmp = tmp
+	if tmp == "" {
+		p.f = f // kept open until Commit links it
+		b.unnamed++
+	}
 	b.pend = append(b.pend, p)
-	switch {
-	case whole && p.f != nil:
-		return nil // made durable by Commit's syncfs, linked by Commit
-	case whole:
-		return f.Close() // made durable by Commit's syncfs
-	}
-	if p.f == nil {
-		p.f = f // to close once fsynced
-	}
+	p.f = f // to close once fsynced
 	b.open = append(b.open, p)
 	if len(b.open) >= syncGroup {
 		return b.syncOpen()
 	}
 	return nil
+}
+
+// unnamedAllowed reports whether a file added now may be an unnamed temp
+// file: it is new, the batch holds fewer open than unnamedMax, and no link
+// was refused in this process.
+func (b *Batch) unnamedAllowed(isNew bool) bool {
+	return isNew && b.unnamed < unnamedMax() && !noLinks.Load()
+}
+
+// createWrite makes name's temp file, with mode, and writes data to it: an
+// unnamed one when unnamed is true and the file system can make one, else
+// a named one (tmp). An unnamed file is returned open; a named one open
+// too, unless closeNamed. On error nothing is left.
+func createWrite(name string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (f *os.File, tmp string, err error) {
+	if unnamed {
+		if f, err = openUnnamed(filepath.Dir(name), mode); err == nil {
+			if err = setMode(f, mode); err != nil {
+				f.Close()
+				return nil, "", err
+			}
+		}
+	}
+	if f == nil { // not new, or no unnamed file here: a named one
+		if f, err = createTemp(name, mode); err != nil {
+			return nil, "", err
+		}
+		tmp = f.Name()
+	}
+	if _, err = f.Write(data); err != nil || tmp != "" && closeNamed {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		f = nil
+	}
+	if err != nil && tmp != "" {
+		os.Remove(tmp)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return f, tmp, nil
+}
+
+// fillTemp is createWrite; tests replace it to fail.
+var fillTemp = createWrite
+
+// startWriters starts the batch's writers, once.
+func (b *Batch) startWriters() {
+	if b.work != nil {
+		return
+	}
+	b.work = make(chan *pendingWrite, 2*syncGroup)
+	for range writers {
+		b.writing.Add(1)
+		go func() {
+			defer b.writing.Done()
+			for w := range b.work {
+				w.f, w.tmp, w.err = fillTemp(w.name, w.data, w.mode, w.unnamed, true)
+				w.data = nil
+			}
+		}()
+	}
+}
+
+// waitWriters waits for the writers to finish and takes what they made
+// into the batch: each file's temp file, or the first error, naming its
+// file (the others' temp files stay, for Abort to remove).
+func (b *Batch) waitWriters() error {
+	if b.work == nil {
+		return nil
+	}
+	close(b.work)
+	b.writing.Wait()
+	b.work = nil
+	var first error
+	b.unnamed = 0
+	for i := range b.pend {
+		p := &b.pend[i]
+		if w := p.w; w != nil {
+			p.f, p.tmp, p.w = w.f, w.tmp, nil
+			if w.err != nil && first == nil {
+				first = fmt.Errorf("write %s: %w", p.name, w.err)
+			}
+		}
+		if p.f != nil && p.tmp == "" {
+			b.unnamed++
+		}
+	}
+	return first
 }
 
 // discard closes p's temp file if it is open and removes it if it has a
@@ -250,6 +348,10 @@ func (b *Batch) Skip(name string) {
 // the names of the files it did not put in place for those two reasons. On
 // error the temp files not yet in place are removed.
 func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
+	if err := b.waitWriters(); err != nil {
+		b.Abort()
+		return nil, err
+	}
 	if err := b.syncOpen(); err != nil {
 		b.Abort()
 		return nil, err
@@ -359,6 +461,7 @@ func placeCopy(f *os.File, name string) error {
 // Abort removes the temp files not yet in place. It is safe to call after
 // Commit (it then does nothing).
 func (b *Batch) Abort() {
+	b.waitWriters()
 	b.fs.close()
 	for _, p := range b.open {
 		if p.tmp != "" {
