@@ -66,16 +66,20 @@ var ErrNoOrigin = errors.New("no remote named origin; name one: strata sync REMO
 // and the fetch may still run, so an edit can land just after the scan.
 var afterScan func()
 
-// beforePush, set by tests, runs between the merge and the push, so a race
-// with another sync can be staged deterministically.
+// beforePush, set by tests, runs between the merge and the push (attempt
+// -1: right before pushFirst's push), so a race with another sync can be
+// staged deterministically.
 var beforePush func(attempt int)
 
 // Sync runs one sync of eng's work tree with a remote. Nothing is changed
-// locally before the remote has been fetched, so an unreachable remote
-// returns a *engine.RemoteError and leaves everything as it was. When the
-// remote moved between the fetch and the push, the fetch and merge run once
-// more; a second race returns an error wrapping engine.ErrRemoteMoved (the
-// local merge is kept, the next sync pushes it).
+// locally before the remote has been reached, so an unreachable remote
+// returns a *engine.RemoteError and leaves everything as it was. A state
+// ref that only adds to what the remote held at the last sync is pushed
+// first, with no fetch (pushFirst); otherwise, or when the remote has moved
+// since, the remote is fetched, merged and pushed. When the remote moved
+// between that fetch and the push, the fetch and merge run once more; a
+// second race returns an error wrapping engine.ErrRemoteMoved (the local
+// merge is kept, the next sync pushes it).
 func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	defaulted := o.Remote == ""
 	if defaulted {
@@ -94,9 +98,21 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	remote.Env = o.Env
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
 		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+	var scanned *scan // made while pushFirst pushed
+	if !o.DryRun {
+		done, sc, err := pushFirst(ctx, eng, o, remote, rep)
+		if done || err != nil {
+			return rep, err
+		}
+		scanned = sc
+	}
 	for attempt := 0; ; attempt++ {
 		var unrecorded <-chan scan
-		if attempt == 0 && !o.DryRun {
+		switch {
+		case attempt > 0 || o.DryRun:
+		case scanned != nil:
+			unrecorded = ready(*scanned)
+		default:
 			unrecorded = scanUnrecorded(eng, o.Lock) // while git fetches
 		}
 		fetched, err := eng.Fetch(ctx, remote)
@@ -109,7 +125,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		if attempt == 0 {
+		if attempt == 0 && !rep.Pushed { // (pushFirst's push names the heads before it)
 			rep.RemoteHead = fetched
 			if rep.LocalHead, err = eng.Head(); err != nil {
 				return rep, err
@@ -141,6 +157,62 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		}
 		rep.Retried = true
 	}
+}
+
+// pushFirst pushes the local state ref to the remote without fetching
+// first, when it only adds to what the remote held at the last sync (the
+// tracking ref is one of its ancestors) and publishes nothing private: the
+// push's lease on the tracking ref's commit then holds exactly when the
+// remote has not moved since, and such a sync, the usual one of a machine
+// that only publishes, runs one git process instead of two. The scan for
+// unrecorded edits runs while git pushes. It returns done when the push
+// succeeded and no edit waits to be recorded. Otherwise the caller goes on
+// with the fetching sync, given the scan when one was made: when the
+// remote moved (the push changed nothing there), when edits were found
+// (recorded and pushed by that sync), and when this way was not taken (a
+// problem found here is found and reported there again). Nothing local
+// changes unless the push succeeded, and then only the tracking ref.
+func pushFirst(ctx context.Context, eng *engine.Engine, o Options, remote engine.Remote, rep *Report) (done bool, sc *scan, err error) {
+	tracking, err := eng.RefHead(remote.Ref)
+	if err != nil || tracking == "" {
+		return false, nil, nil // never fetched from this remote
+	}
+	local, err := eng.Head()
+	if err != nil || local == "" || local == tracking {
+		return false, nil, nil
+	}
+	m, err := eng.PlanMerge(local, tracking)
+	if err != nil || m.Kind != engine.MergeUpToDate {
+		return false, nil, nil // the remote's last head is not one of ours: merge first
+	}
+	if ps, err := eng.Unpublishable(ctx, local, tracking); err != nil || len(ps) > 0 {
+		return false, nil, nil
+	}
+	unrecorded := scanUnrecorded(eng, o.Lock) // while git pushes
+	if beforePush != nil {
+		beforePush(-1)
+	}
+	err = eng.Push(ctx, remote, local, tracking)
+	found := <-unrecorded
+	switch {
+	case errors.Is(err, engine.ErrRemoteMoved):
+		return false, &found, nil
+	case err != nil:
+		return false, nil, err
+	}
+	rep.LocalHead, rep.RemoteHead, rep.Pushed = local, tracking, true
+	report(rep, m)
+	if found.err == nil && len(found.paths) == 0 {
+		return true, nil, nil
+	}
+	return false, &found, nil
+}
+
+// ready returns a channel that holds sc.
+func ready(sc scan) <-chan scan {
+	out := make(chan scan, 1)
+	out <- sc
+	return out
 }
 
 // scan is what scanUnrecorded found.

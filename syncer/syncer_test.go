@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -406,8 +408,7 @@ func TestInvalidMergedVersionKeepsLocal(t *testing.T) {
 
 func TestSyncRacingAnotherSyncRetriesOnce(t *testing.T) {
 	w, a, b := syncedPair(t)
-	a.write(wsPath, ws("implement"))
-	a.record()
+	a.write(wsPath, ws("implement")) // recorded by a's sync, which therefore fetches first
 	b.write(initPath, initiative("created"))
 	b.record()
 	// b pushes between a's fetch and a's push.
@@ -463,6 +464,118 @@ func TestConcurrentSyncsLoseNothing(t *testing.T) {
 		}
 	}
 	w.fsckAll()
+}
+
+// A machine whose state ref only adds to what the remote held at its last
+// sync pushes without fetching: its sync succeeds with a remote it cannot
+// fetch from at all (upload-pack replaced by false), and says what the
+// fetching sync would say.
+func TestPushFirstDoesNotFetch(t *testing.T) {
+	w, a, b := syncedPair(t)
+	before, _ := a.eng.Head()
+	a.write(wsPath, ws("implement"))
+	a.record()
+	local, _ := a.eng.Head()
+	git(t, a.dir, "config", "remote.origin.uploadpack", "false")
+	rep := a.sync()
+	if !rep.Pushed || rep.Result != engine.MergeUpToDate || rep.Head != local || rep.LocalHead != local || rep.RemoteHead != before {
+		t.Fatalf("report %+v; want pushed, up-to-date at %s, remote before %s", rep, local, before)
+	}
+	if got := git(t, w.remote, "rev-parse", "refs/strata/state"); got != local {
+		t.Fatalf("remote at %s, want %s", got, local)
+	}
+	if tr, _ := a.eng.RefHead(rep.Tracking); tr != local {
+		t.Fatalf("tracking ref at %s, want %s", tr, local)
+	}
+	b.sync()
+	if got := b.read(wsPath); got != ws("implement") {
+		t.Fatalf("b: %q", got)
+	}
+	// With nothing new, a's sync fetches, and fails to.
+	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err == nil {
+		t.Fatal("a sync with nothing to push did not fetch")
+	}
+	w.fsckAll()
+}
+
+// When the remote moved since the last sync, the push without fetching
+// changes nothing there and the sync fetches, merges and pushes: nothing is
+// lost on either side.
+func TestPushFirstRemoteMovedFetches(t *testing.T) {
+	w, a, b := syncedPair(t)
+	a.write(wsPath, ws("implement"))
+	a.record()
+	b.write(initPath, initiative("created"))
+	b.record()
+	b.sync() // the remote moves after a's last sync
+	var attempts []int
+	beforePush = func(attempt int) { attempts = append(attempts, attempt) }
+	defer func() { beforePush = nil }()
+	rep := a.sync()
+	beforePush = nil
+	if !slices.Equal(attempts, []int{-1, 0}) || !rep.Pushed || rep.Retried || rep.Result != gitstore.MergeMerged {
+		t.Fatalf("pushes %v, report %+v; want the push without fetch refused, then a merge pushed", attempts, rep)
+	}
+	b.sync()
+	for _, m := range w.ms {
+		if m.read(wsPath) != ws("implement") || m.read(initPath) != initiative("created") {
+			t.Errorf("%s lost an edit: %q %q", m.name, m.read(wsPath), m.read(initPath))
+		}
+	}
+	w.fsckAll()
+}
+
+// An edit found on disk while the push without fetching runs is recorded
+// after it and pushed in the same sync.
+func TestPushFirstRecordsEditFoundWhilePushing(t *testing.T) {
+	w, a, b := syncedPair(t)
+	a.write(wsPath, ws("implement"))
+	a.record()
+	a.write(initPath, initiative("created")) // not recorded yet
+	rep := a.sync()
+	if !rep.Pushed || !slices.Equal(rep.Recorded, []string{initPath}) {
+		t.Fatalf("report %+v; want %s recorded and pushed", rep, initPath)
+	}
+	head, _ := a.eng.Head()
+	if got := git(t, w.remote, "rev-parse", "refs/strata/state"); got != head {
+		t.Fatalf("remote at %s, want a's head %s", got, head)
+	}
+	b.sync()
+	if b.read(wsPath) != ws("implement") || b.read(initPath) != initiative("created") {
+		t.Fatalf("b: %q %q", b.read(wsPath), b.read(initPath))
+	}
+	w.fsckAll()
+}
+
+// A remote that cannot be reached changes nothing locally, with a state
+// ref ahead of it (the push without fetching fails) as without.
+func TestPushFirstUnreachableChangesNothing(t *testing.T) {
+	w, a, _ := syncedPair(t)
+	a.write(wsPath, ws("implement"))
+	a.record()
+	a.write(initPath, initiative("created")) // an unrecorded edit
+	before, _ := a.eng.Head()
+	tracking, _ := a.eng.TrackingRefs()
+	if err := os.Rename(w.remote, w.remote+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	var re *gitstore.RemoteError
+	if !errors.As(err, &re) || re.Op != "push" {
+		t.Fatalf("err = %v, want the push's RemoteError", err)
+	}
+	if after, _ := a.eng.Head(); after != before {
+		t.Errorf("state ref moved from %s to %s", before, after)
+	}
+	if after, _ := a.eng.TrackingRefs(); !maps.Equal(after, tracking) {
+		t.Errorf("tracking refs %v, were %v", after, tracking)
+	}
+	st, _ := a.eng.Status()
+	for _, f := range st {
+		if f.Path == initPath && f.State != "new" && f.State != "modified" {
+			t.Errorf("%s is %s, want still unrecorded", f.Path, f.State)
+		}
+	}
 }
 
 func TestUnreachableRemoteChangesNothing(t *testing.T) {
