@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -205,22 +204,16 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	case st.Size() > e.cfg.MaxSize:
 		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.cfg.MaxSize)}
 	}
-	fh, _, err := state.OpenRegular(name, false)
+	data, err := state.ReadRegular(name, e.cfg.MaxSize, false)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return f, nil
 	case errors.Is(err, state.ErrNotRegular): // swapped for a pipe or a link since the Lstat
 		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+	case errors.Is(err, state.ErrTooLarge): // within max_size at the Lstat
+		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file grew past max_size %d while read; not stored", e.cfg.MaxSize)}
 	case err != nil:
 		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, e.cfg.MaxSize+1))
-	if err != nil {
-		return f, &state.Problem{Path: k.Path, Message: "cannot read: " + errText(err)}
-	}
-	if int64(len(data)) > e.cfg.MaxSize {
-		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file grew past max_size %d while read; not stored", e.cfg.MaxSize)}
 	}
 	f.Content, f.Exists = data, true
 	return f, nil

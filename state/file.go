@@ -10,32 +10,46 @@ import (
 // device, a directory, or a symbolic link where links are not followed).
 var ErrNotRegular = errors.New("not a regular file")
 
+// ErrTooLarge is a file larger than the limit ReadRegular was given, when
+// opened or grown while read.
+var ErrTooLarge = errors.New("file too large")
+
 // ReadRegular reads a regular file of at most limit bytes (no limit when
 // limit <= 0) without ever blocking on what it opens: the file is opened
 // with O_NONBLOCK (and O_NOFOLLOW unless followLinks), then fstat'ed, and
 // anything but a regular file is refused with an error wrapping
 // ErrNotRegular. A named pipe with nobody writing to it would otherwise
 // hang the reader for ever. A missing file gives an error wrapping
-// fs.ErrNotExist.
+// fs.ErrNotExist, one over limit an error wrapping ErrTooLarge.
 func ReadRegular(name string, limit int64, followLinks bool) ([]byte, error) {
-	f, size, err := OpenRegular(name, followLinks)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if limit > 0 && size > limit {
-		return nil, fmt.Errorf("file is %d bytes, larger than %d", size, limit)
-	}
-	var r io.Reader = f
+	return readRegular(name, limit, followLinks)
+}
+
+// sizeError is a file over a read's limit.
+type sizeError struct{ msg string }
+
+func (e *sizeError) Error() string        { return e.msg }
+func (e *sizeError) Is(target error) bool { return target == ErrTooLarge }
+
+func largerThan(size, limit int64) error {
+	return &sizeError{fmt.Sprintf("file is %d bytes, larger than %d", size, limit)}
+}
+
+func grewPast(limit int64) error {
+	return &sizeError{fmt.Sprintf("file grew past %d bytes while read", limit)}
+}
+
+// readAll reads r to its end, at most limit bytes (limit <= 0: no limit).
+func readAll(r io.Reader, limit int64) ([]byte, error) {
 	if limit > 0 {
-		r = io.LimitReader(f, limit+1)
+		r = io.LimitReader(r, limit+1)
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
 	if limit > 0 && int64(len(data)) > limit {
-		return nil, fmt.Errorf("file grew past %d bytes while read", limit)
+		return nil, grewPast(limit)
 	}
 	return data, nil
 }

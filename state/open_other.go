@@ -46,3 +46,16 @@ func kindOf(m fs.FileMode) string {
 	}
 	return "mode " + m.String()
 }
+
+// readRegular is ReadRegular through an *os.File.
+func readRegular(name string, limit int64, followLinks bool) ([]byte, error) {
+	f, size, err := OpenRegular(name, followLinks)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if limit > 0 && size > limit {
+		return nil, largerThan(size, limit)
+	}
+	return readAll(f, limit)
+}
