@@ -218,6 +218,20 @@ func fsck(tb testing.TB, dir string) {
 	}
 }
 
+// holdEverywhere asserts that every machine holds want (path → content),
+// then that every repository passes git fsck.
+func (w *world) holdEverywhere(want map[string]string) {
+	w.tb.Helper()
+	for _, m := range w.ms {
+		for p, c := range want {
+			if got := m.read(p); got != c {
+				w.tb.Errorf("%s lost an edit: %s = %q, want %q", m.name, p, got, c)
+			}
+		}
+	}
+	w.fsckAll()
+}
+
 func (w *world) fsckAll() {
 	for _, m := range w.ms {
 		fsck(w.tb, m.dir)
@@ -424,12 +438,7 @@ func TestSyncRacingAnotherSyncRetriesOnce(t *testing.T) {
 		t.Fatalf("retried=%v pushed=%v, want a retry that pushed", rep.Retried, rep.Pushed)
 	}
 	b.sync()
-	for _, m := range w.ms {
-		if m.read(wsPath) != ws("implement") || m.read(initPath) != initiative("created") {
-			t.Errorf("%s lost an edit: %q %q", m.name, m.read(wsPath), m.read(initPath))
-		}
-	}
-	w.fsckAll()
+	w.holdEverywhere(map[string]string{wsPath: ws("implement"), initPath: initiative("created")})
 }
 
 func TestConcurrentSyncsLoseNothing(t *testing.T) {
@@ -517,12 +526,7 @@ func TestPushFirstRemoteMovedFetches(t *testing.T) {
 		t.Fatalf("pushes %v, report %+v; want the push without fetch refused, then a merge pushed", attempts, rep)
 	}
 	b.sync()
-	for _, m := range w.ms {
-		if m.read(wsPath) != ws("implement") || m.read(initPath) != initiative("created") {
-			t.Errorf("%s lost an edit: %q %q", m.name, m.read(wsPath), m.read(initPath))
-		}
-	}
-	w.fsckAll()
+	w.holdEverywhere(map[string]string{wsPath: ws("implement"), initPath: initiative("created")})
 }
 
 // An edit found on disk while the push without fetching runs is recorded
