@@ -24,7 +24,9 @@ import (
 // a time, or, for a batch announced (Expect) as large when the machine has
 // little other unwritten data, by one syncfs(2) per file system (Linux;
 // local disk file systems only, see flushable): 1 000 new files on an
-// ordinary disk cost ~80 ms instead of ~190. Temp files are named Prefix,
+// ordinary disk cost ~80 ms instead of ~190; in such a batch two writer
+// goroutines make and fill the temp files while the caller goes on adding
+// (see pendingWrite), and Commit waits for them. Temp files are named Prefix,
 // the target's base name, "-", the writing process's id and "-" a random
 // suffix, so that Leftovers can tell those of a process that died.
 //
