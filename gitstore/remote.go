@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // The network side of sync runs the git binary (git fetch, git push) rather
@@ -100,8 +102,8 @@ func (s *Store) ResolveRemote(ctx context.Context, name, cwd string) (Remote, er
 // answered without starting git. Anything else (no such section there, a
 // file that cannot be read) answers false and the caller asks git.
 func (s *Store) remoteInConfig(name string) bool {
-	data, err := os.ReadFile(filepath.Join(s.commonDir, "config"))
-	if err != nil || len(data) > 1<<20 {
+	data, err := state.ReadRegular(filepath.Join(s.commonDir, "config"), 1<<20, true) // never blocks on a pipe
+	if err != nil {
 		return false
 	}
 	in := false
