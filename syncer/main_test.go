@@ -8,10 +8,12 @@ import (
 // TestMain removes the benchmarks' fixtures only once every benchmark has
 // run: deleting thousands of files just before a measured iteration would
 // slow that iteration's file creations (ext4 skips the inodes freed in the
-// last ~30 s when it allocates new ones).
+// last ~30 s when it allocates new ones). With STRATA_BENCH_KEEP set (make
+// bench sets it) they are left for the caller to remove, so that the next
+// benchmark does not start right after their deletion either.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchDir != "" {
+	if benchDir != "" && os.Getenv("STRATA_BENCH_KEEP") == "" {
 		os.RemoveAll(benchDir)
 	}
 	os.Exit(code)
