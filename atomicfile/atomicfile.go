@@ -62,16 +62,7 @@ func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, e
 // fsync of the directory. The directory must exist. name, if it exists, is
 // replaced whatever it is (callers refuse symbolic links first).
 func Write(name string, data []byte, mode fs.FileMode) error {
-	tmp, err := WriteTemp(name, data, mode)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	SyncDir(filepath.Dir(name))
-	return nil
+	return writeVia(name, data, mode, os.Rename)
 }
 
 // WriteNew creates name with data atomically as Write does, unless name
@@ -79,11 +70,18 @@ func Write(name string, data []byte, mode fs.FileMode) error {
 // On Linux the check and the creation are one step (RENAME_NOREPLACE), so a
 // file that appears at name meanwhile is never replaced.
 func WriteNew(name string, data []byte, mode fs.FileMode) error {
+	return writeVia(name, data, mode, renameNew)
+}
+
+// writeVia is Write and WriteNew: WriteTemp, rename (which puts the temp
+// file at name, or fails and leaves it to be removed), fsync of the
+// directory.
+func writeVia(name string, data []byte, mode fs.FileMode, rename func(tmp, name string) error) error {
 	tmp, err := WriteTemp(name, data, mode)
 	if err != nil {
 		return err
 	}
-	if err := renameNew(tmp, name); err != nil {
+	if err := rename(tmp, name); err != nil {
 		os.Remove(tmp)
 		return err
 	}
