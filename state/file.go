@@ -3,7 +3,6 @@ package state
 import (
 	"errors"
 	"fmt"
-	"io"
 )
 
 // ErrNotRegular is a file that is not a regular file (a named pipe, a
@@ -37,19 +36,4 @@ func largerThan(size, limit int64) error {
 
 func grewPast(limit int64) error {
 	return &sizeError{fmt.Sprintf("file grew past %d bytes while read", limit)}
-}
-
-// readAll reads r to its end, at most limit bytes (limit <= 0: no limit).
-func readAll(r io.Reader, limit int64) ([]byte, error) {
-	if limit > 0 {
-		r = io.LimitReader(r, limit+1)
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	if limit > 0 && int64(len(data)) > limit {
-		return nil, grewPast(limit)
-	}
-	return data, nil
 }

@@ -4,6 +4,7 @@ package state
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -58,4 +59,19 @@ func readRegular(name string, limit int64, followLinks bool) ([]byte, error) {
 		return nil, largerThan(size, limit)
 	}
 	return readAll(f, limit)
+}
+
+// readAll reads r to its end, at most limit bytes (limit <= 0: no limit).
+func readAll(r io.Reader, limit int64) ([]byte, error) {
+	if limit > 0 {
+		r = io.LimitReader(r, limit+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && int64(len(data)) > limit {
+		return nil, grewPast(limit)
+	}
+	return data, nil
 }
