@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/internal/benchdisk"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -94,7 +94,7 @@ func BenchmarkSyncVsGitCLI(b *testing.B) {
 			func() { floorTotal += timeFloor(b, floor) },
 		}
 		for j := range steps {
-			settle() // what the step before left dirty is not this step's to write
+			benchdisk.Settle() // what the step before left dirty is not this step's to write
 			steps[(i+j)%len(steps)]()
 		}
 	}
@@ -106,39 +106,14 @@ func BenchmarkSyncVsGitCLI(b *testing.B) {
 }
 
 // calm waits, once per process, until creating files in the benchmark's
-// directory runs at the disk's ordinary pace. Right after many files were
-// deleted on the same part of the disk (by an earlier benchmark, a test's
-// clean-up), ext4 without a journal skips the inodes freed in the last
-// dirty_expire_centisecs (30 s) when it allocates new ones, scanning past
-// each of them on every create: creating 1 000 files then takes 10 to 30
-// times longer, whoever creates them. The probe flushes the disk, as each
-// measured step does, then creates 200 files (and deletes none); while it is
-// slower than 60 µs a file (twice this disk's ordinary 25-40 µs), calm
-// waits, up to 2 minutes in all (the slow pace lasts minutes), and says so.
+// directory runs at the disk's ordinary pace (benchdisk.Calm).
 func calm(b *testing.B) {
 	if calmed {
 		return
 	}
 	calmed = true
-	const files = 200
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		dir := fixtureDir(b)
-		settle() // as before each measured step: the probe times creating, not writing back
-		start := time.Now()
-		for i := 0; i < files; i++ {
-			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), []byte("x\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
-		per := time.Since(start) / files
-		if per < 60*time.Microsecond || time.Now().After(deadline) {
-			b.Logf("creating a file: %v", per)
-			return
-		}
-		b.Logf("creating a file takes %v (files deleted recently nearby?): waiting", per)
-		time.Sleep(5 * time.Second)
-	}
+	fixtureDir(b) // makes benchDir
+	benchdisk.Calm(b, benchDir)
 }
 
 var calmed bool

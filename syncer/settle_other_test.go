@@ -1,5 +1,0 @@
-//go:build !unix
-
-package syncer
-
-func settle() {}
