@@ -29,16 +29,22 @@ hookdir=$(mktemp -d "$TMPDIR/strata-hook-XXXXXX")
 ( cd "$hookdir" && git init -q && git -c user.email=b@example.com -c user.name=b commit -q --allow-empty -m init &&
   mkdir -p .claude && cp "$here/testdata/example/.claude/workflow-state.json" .claude/ && "$strata" init >/dev/null &&
   printf '{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Write","cwd":"%s","tool_input":{"file_path":"%s/.claude/workflow-state.json"}}' "$hookdir" "$hookdir" >hook.json )
+# gofloor is a Go program that does nothing, built as strata is: what any Go
+# program pays to start (the runtime's CPU probing, cgroup limit, heap and
+# threads), shown beside git and strata with no target of its own.
 mkdir -p "$hookdir/bin"
-cp "$strata" "$hookdir/bin/strata" && cp "$(command -v git)" "$hookdir/bin/git"
-s=$hookdir/bin/strata g=$hookdir/bin/git
-echo "fresh copies of both binaries:"
-run go run ./bench/vs -runs 61 -dir "$hookdir" -ratio version=git:1.2 -ratio hook=git:1.8 \
-  "version=$s version" "hook=$s validate --hook <$hookdir/hook.json" "git=$g status --porcelain"
-sync "$s" "$g" && for b in "$s" "$g"; do dd if="$b" iflag=nocache count=0 status=none; done
-echo "both dropped from the page cache, read back from disk:"
-run go run ./bench/vs -runs 61 -dir "$hookdir" -ratio version=git:1.2 -ratio hook=git:1.8 \
-  "version=$s version" "hook=$s validate --hook <$hookdir/hook.json" "git=$g status --porcelain"
+CGO_ENABLED=0 go build -o "$hookdir/gofloor.link" ./bench/gofloor
+cp "$strata" "$hookdir/bin/strata" && cp "$(command -v git)" "$hookdir/bin/git" && cp "$hookdir/gofloor.link" "$hookdir/bin/gofloor"
+s=$hookdir/bin/strata g=$hookdir/bin/git f=$hookdir/bin/gofloor
+startup() {
+  run go run ./bench/vs -runs 61 -dir "$hookdir" -ratio version=git:1.2 -ratio hook=git:1.8 -show gofloor=git -show version=gofloor \
+    "version=$s version" "hook=$s validate --hook <$hookdir/hook.json" "git=$g status --porcelain" "gofloor=$f"
+}
+echo "fresh copies of the binaries:"
+startup
+sync "$s" "$g" "$f" && for b in "$s" "$g" "$f"; do dd if="$b" iflag=nocache count=0 status=none; done
+echo "all dropped from the page cache, read back from disk:"
+startup
 rm -rf "$hookdir"
 
 # The sync runs before the sections that create and delete thousands of files:
@@ -55,10 +61,10 @@ TMPDIR=$kept STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSyncVsGi
 
 section "record one change: strata (go-git plumbing) vs the git CLI loop (hash-object, mktree, commit-tree, update-ref)"
 echo "on $(df -T "$TMPDIR" | awk 'NR==2{print $2}') ($TMPDIR):"
-run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
+run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*(ratio|disk floor)'
 if [ -d /dev/shm ]; then
   echo "on tmpfs (the CPU-bound figure, no disk latency):"
-  TMPDIR=/dev/shm run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*ratio'
+  TMPDIR=/dev/shm run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*(ratio|disk floor)'
 fi
 
 section "strata record of 200 changed files in one call vs the git plumbing loop per change (whole process, alternating rounds)"

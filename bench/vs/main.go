@@ -10,7 +10,8 @@
 // without a shell; a word "{}" is replaced by the previous step's output
 // (trimmed), a word "{}:REST" by that output followed by ":REST", and a last
 // word "<FILE" feeds FILE to the step's standard input. -max NAME=MS states
-// a side's target: the result line says met or missed.
+// a side's target: the result line says met or missed. -show NAME=PEER
+// prints the ratio of two sides that has no target (a floor's, say).
 package main
 
 import (
@@ -37,6 +38,8 @@ func main() {
 	dir := flag.String("dir", ".", "working directory of every command")
 	var maxes []string
 	flag.Func("max", "NAME=MS target of a side (repeatable)", func(s string) error { maxes = append(maxes, s); return nil })
+	var shows []string
+	flag.Func("show", "NAME=PEER: print NAME's median ÷ PEER's, no target (repeatable)", func(s string) error { shows = append(shows, s); return nil })
 	var ratios []string
 	flag.Func("ratio", "NAME=PEER:R target: NAME's median ≤ R × PEER's (R > 1), or PEER's ≥ 1/R × NAME's (R < 1) (repeatable)", func(s string) error { ratios = append(ratios, s); return nil })
 	flag.Parse()
@@ -76,6 +79,13 @@ func main() {
 	first := sides[0].name
 	for _, s := range sides[1:] {
 		fmt.Printf("  ratio %s / %s = %.2f×\n", s.name, first, med[s.name]/med[first])
+	}
+	for _, m := range shows {
+		name, peer, _ := strings.Cut(m, "=")
+		if med[name] == 0 || med[peer] == 0 {
+			fail("-show %q", m)
+		}
+		fmt.Printf("  ratio %s / %s = %.2f× (no target)\n", name, peer, med[name]/med[peer])
 	}
 	for _, m := range ratios {
 		name, rest, _ := strings.Cut(m, "=")
