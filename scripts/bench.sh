@@ -56,8 +56,8 @@ rm -rf "$hookdir"
 # creates, comes after the record sections for the same reason.
 kept=$(mktemp -d "$TMPDIR/strata-bench-kept-XXXXXX")
 trap 'rm -rf "$kept"' EXIT
-section "sync of 1 000 changed paths between two clones vs git push + git fetch of the same ref (target strata/git ≤ 1.5); floor-ms = a plain loop creating the same 1 000 files on this disk"
-TMPDIR=$kept STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSyncVsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark|creating a file'
+section "sync of 1 000 changed paths between two clones vs git push + git fetch of the same ref (target strata/git ≤ 1.5): new files (SyncVsGitCLI), then new versions of files the receiver holds (SyncReplace); floor-ms = a plain loop creating, or rewriting in place, the same 1 000 files on this disk"
+TMPDIR=$kept STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSync(Replace)?VsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark|creating a file'
 
 section "record one change: strata (go-git plumbing) vs the git CLI loop (hash-object, mktree, commit-tree, update-ref)"
 echo "on $(df -T "$TMPDIR" | awk 'NR==2{print $2}') ($TMPDIR):"
