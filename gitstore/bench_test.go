@@ -10,9 +10,10 @@ package gitstore
 // The repositories live under TMPDIR. Record is bound by the file system:
 // four new loose objects and the ref's lock file are four-to-five inode
 // allocations plus a rename over the ref, which on a busy ext4 cost
-// 0.1–1 ms each, so compare on the disk the users' repositories live on
-// (TMPDIR=$PWD/.bench) and on tmpfs (TMPDIR=/dev/shm) for the CPU-bound
-// figure.
+// 0.1–1 ms each, and on a disk mounted with discard that rename waits for
+// the discard of the old ref file's block; so compare on the disk the
+// users' repositories live on (TMPDIR=$PWD/.bench) and on tmpfs
+// (TMPDIR=/dev/shm) for the CPU-bound figure.
 
 import (
 	"bufio"
