@@ -92,9 +92,6 @@ func BenchmarkRecord(b *testing.B) {
 // BenchmarkRecord run found on its disk before it started.
 var recordPerFile time.Duration
 
-// calmDir holds the files of calmDisk's probes, removed by TestMain.
-var calmDir string
-
 // calmDisk waits before a measured run (b.N > 1) until creating files
 // under TMPDIR runs at the disk's ordinary pace, as the sync benchmark does:
 // a benchmark's clean-up deletes thousands of loose objects, and the runs
@@ -104,14 +101,7 @@ func calmDisk(b *testing.B) time.Duration {
 	if b.N <= 1 {
 		return 0
 	}
-	if calmDir == "" {
-		d, err := os.MkdirTemp("", "strata-calm-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		calmDir = d
-	}
-	return benchdisk.Calm(b, calmDir)
+	return benchdisk.Calm(b)
 }
 
 // BenchmarkRecordGitCLI is the peer: what gitwatch- and dura-style tools run
@@ -240,9 +230,7 @@ func TestMain(m *testing.M) {
 	if bigDir != "" {
 		os.RemoveAll(bigDir)
 	}
-	if calmDir != "" {
-		os.RemoveAll(calmDir)
-	}
+	benchdisk.RemoveProbes()
 	os.Exit(code)
 }
 

@@ -132,8 +132,7 @@ func calm(b *testing.B) {
 		return
 	}
 	calmed = true
-	fixtureDir(b) // makes benchDir
-	benchdisk.Calm(b, benchDir)
+	benchdisk.Calm(b)
 }
 
 var calmed bool

@@ -3,9 +3,11 @@ package syncer
 import (
 	"os"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/benchdisk"
 )
 
-// TestMain removes the benchmarks' fixtures only once every benchmark has
+// TestMain removes the benchmarks' fixtures and the disk probes' files only once every benchmark has
 // run: deleting thousands of files just before a measured iteration would
 // slow that iteration's file creations (ext4 skips the inodes freed in the
 // last ~30 s when it allocates new ones). With STRATA_BENCH_KEEP set (make
@@ -13,8 +15,11 @@ import (
 // benchmark does not start right after their deletion either.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchDir != "" && os.Getenv("STRATA_BENCH_KEEP") == "" {
-		os.RemoveAll(benchDir)
+	if os.Getenv("STRATA_BENCH_KEEP") == "" {
+		if benchDir != "" {
+			os.RemoveAll(benchDir)
+		}
+		benchdisk.RemoveProbes()
 	}
 	os.Exit(code)
 }

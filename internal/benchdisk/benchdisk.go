@@ -17,7 +17,20 @@ import (
 // nothing was deleted on it lately.
 const Ordinary = 60 * time.Microsecond
 
-// Calm waits until creating files under parent runs at the disk's ordinary
+// probes holds the files of every probe this process made, under TMPDIR;
+// RemoveProbes removes it.
+var probes string
+
+// RemoveProbes removes the probes' files; a TestMain calls it when every
+// benchmark has run (never between them: deleting is what slows the disk).
+func RemoveProbes() {
+	if probes != "" {
+		os.RemoveAll(probes)
+		probes = ""
+	}
+}
+
+// Calm waits until creating files under TMPDIR runs at the disk's ordinary
 // pace, and returns that pace (the time to create and write one small
 // file). Right after many files were deleted on the same part of the disk
 // (by an earlier benchmark, a test's clean-up), ext4 without a journal skips
@@ -25,16 +38,23 @@ const Ordinary = 60 * time.Microsecond
 // allocates new ones, scanning past each of them on every create: creating
 // 1 000 files then takes 10 to 30 times longer, whoever creates them. The
 // probe flushes the disk (Settle), as each measured step does, then creates
-// 200 files in a new directory under parent and deletes none (the caller
-// removes parent when every benchmark has run); while that is slower than
+// 200 files in a new directory and deletes none (see RemoveProbes); while
+// that is slower than
 // Ordinary a file, Calm waits, up to 2 minutes in all (the slow pace lasts
 // minutes), and logs each try.
-func Calm(tb testing.TB, parent string) time.Duration {
+func Calm(tb testing.TB) time.Duration {
 	tb.Helper()
+	if probes == "" {
+		d, err := os.MkdirTemp("", "strata-calm-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		probes = d
+	}
 	const files = 200
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		dir, err := os.MkdirTemp(parent, "calm")
+		dir, err := os.MkdirTemp(probes, "calm")
 		if err != nil {
 			tb.Fatal(err)
 		}
