@@ -218,9 +218,10 @@ func TestCheckedRename(t *testing.T) {
 
 // Random batches of replaced and new files, some skipped, some new names
 // taken meanwhile, some replaced targets found edited at Commit, in both
-// durability ways and both kinds of temp file: every target ends as the
-// batch says, Commit names exactly the files it did not write, and no temp
-// file is left or held open.
+// durability ways and both kinds of temp file, with or without the replaced
+// files kept (Keep): every target ends as the batch says, and stays so
+// after a Sweep, Commit names exactly the files it did not write, and no
+// temp file is left or held open.
 func TestBatchRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 23))
 	for round := 0; round < 40; round++ {
@@ -230,6 +231,10 @@ func TestBatchRandom(t *testing.T) {
 		}
 		dir := t.TempDir()
 		b := Batch{whole: rng.IntN(2) == 0}
+		if rng.IntN(2) == 0 { // replaced files kept for a sweep, in a directory beside
+			b.Keep = t.TempDir()
+		}
+		wantKept := 0
 		want := map[string]string{}
 		var wantNot []string
 		edited := map[string]bool{}
@@ -247,6 +252,9 @@ func TestBatchRandom(t *testing.T) {
 			s.taken = s.isNew && !s.skip && rng.IntN(6) == 0
 			s.edit = !s.isNew && !s.skip && rng.IntN(6) == 0
 			steps[i] = s
+			if !s.isNew && !s.skip && b.Keep != "" {
+				wantKept++ // an edited one too: linked before the check
+			}
 			if !s.isNew {
 				if err := os.WriteFile(s.name, []byte("old"), 0o644); err != nil {
 					t.Fatal(err)
@@ -289,10 +297,20 @@ func TestBatchRandom(t *testing.T) {
 		if err != nil || !slices.Equal(notWritten, wantNot) {
 			t.Fatalf("round %d: Commit = %v, %v; want %v", round, notWritten, err, wantNot)
 		}
-		for name, w := range want {
-			data, err := os.ReadFile(name)
-			if w == "" && !errors.Is(err, fs.ErrNotExist) || w != "" && string(data) != w {
-				t.Fatalf("round %d: %s = %q, %v; want %q", round, filepath.Base(name), data, err, w)
+		if b.Kept != wantKept {
+			t.Fatalf("round %d: kept %d, want %d", round, b.Kept, wantKept)
+		}
+		for sweep := range 2 {
+			if sweep == 1 { // what a sweep takes leaves every file as it was
+				if n, err := Sweep(b.Keep); err != nil || n != wantKept {
+					t.Fatalf("round %d: Sweep = %d, %v; want %d", round, n, err, wantKept)
+				}
+			}
+			for name, w := range want {
+				data, err := os.ReadFile(name)
+				if w == "" && !errors.Is(err, fs.ErrNotExist) || w != "" && string(data) != w {
+					t.Fatalf("round %d: %s = %q, %v; want %q", round, filepath.Base(name), data, err, w)
+				}
 			}
 		}
 		if ents, _ := os.ReadDir(dir); len(ents) > n {

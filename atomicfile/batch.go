@@ -48,8 +48,20 @@ type Batch struct {
 	writing sync.WaitGroup     // the writers
 
 	// Unchanged, when set, is asked by Commit right before a file added by
-	// Add replaces name: false leaves name as it is (edited meanwhile).
+	// Add replaces name: false leaves name as it is (edited meanwhile). With
+	// Keep set, name's file has been linked into Keep by then: its link
+	// count and change time (ctime) have moved, nothing else.
 	Unchanged func(name string) bool
+
+	// Keep, when set, is a directory on the targets' file system where
+	// Commit links each file it replaces right before the rename, so that
+	// freeing the old file is left to Sweep (see keep.go). Kept counts the
+	// files linked there.
+	Keep    string
+	Kept    int
+	keepID  string // this batch's prefix of link names
+	keepSeq int
+	keepOff bool // a link failed for a reason that stays: rename as before
 }
 
 // flushMin is the smallest batch made durable by syncfs rather than
@@ -374,6 +386,11 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 		if b.skip[p.name] {
 			b.discard(p)
 			continue
+		}
+		if !p.isNew {
+			// linked before Unchanged is asked, so that nothing comes
+			// between the check and the rename
+			b.keepLink(p.name)
 		}
 		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name) {
 			notWritten = append(notWritten, p.name)
