@@ -118,14 +118,19 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 // place (crash tests).
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	added := make(map[string]checkoutFile, len(c.added))
+	replaced := false
 	for _, a := range c.added {
 		added[a.name] = a
+		replaced = replaced || a.st != nil
 	}
 	c.batch.Unchanged = func(name string) bool {
 		then := added[name].st
 		now, err := os.Lstat(name)
 		return then != nil && err == nil && os.SameFile(then, now) &&
 			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
+	}
+	if replaced {
+		c.batch.Keep = c.e.freedDir(true)
 	}
 	notWritten, err := c.batch.Commit(mid)
 	for _, name := range notWritten {
@@ -136,6 +141,40 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	}
 	return late, nil
 }
+
+// freedDir is where a batch of checkouts links the files it replaces, so
+// that freeing them is left to SweepFreed, off the sync's path
+// (atomicfile.Batch.Keep): <common dir>/strata/freed. With create, it is
+// created when missing; "" when it cannot be.
+func (e *Engine) freedDir(create bool) string {
+	dir := filepath.Join(e.store.CommonDir(), "strata", "freed")
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return ""
+		}
+	}
+	return dir
+}
+
+// HasFreed reports whether the freed directory holds anything to sweep.
+func (e *Engine) HasFreed() bool {
+	dir := e.freedDir(false)
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return false // nothing of ours (and no pipe opened)
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) > 0
+}
+
+// SweepFreed removes the replaced files that batches of checkouts left in
+// the freed directory and returns how many. Any process may sweep at any
+// time: nothing there is needed (see atomicfile.Batch.Keep).
+func (e *Engine) SweepFreed() (int, error) { return atomicfile.Sweep(e.freedDir(false)) }
 
 // Abort removes the temp files of versions not yet in place.
 func (c *Checkouts) Abort() { c.batch.Abort() }

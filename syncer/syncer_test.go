@@ -732,6 +732,57 @@ func TestEditDuringWriteIsNeverReplaced(t *testing.T) {
 	syncWhileAgentWrites(t, w, a)
 }
 
+// A sync that replaces files leaves each old version linked in
+// .git/strata/freed instead of freeing it on its own path; the sweep that
+// `strata sync` then starts removes them and nothing else.
+func TestSyncLeavesReplacedFilesToSweep(t *testing.T) {
+	_, a, b := syncedPair(t)
+	writeFour(a)
+	a.record()
+	a.sync()
+	b.sync() // four new files: nothing replaced, nothing kept
+	freed := filepath.Join(b.dir, ".git", "strata", "freed")
+	if ents, _ := os.ReadDir(freed); len(ents) != 0 {
+		t.Fatalf("%d kept after a sync of new files", len(ents))
+	}
+	a.now = b.now.Add(time.Minute)
+	old := b.read(benchPath(1))
+	a.write(benchPath(1), `{"from": "a", "again": true}`+"\n")
+	a.write(wsPath, ws("implement"))
+	a.record()
+	a.sync()
+	rep := b.sync()
+	if !slices.Equal(rep.Written, []string{benchPath(1), wsPath}) {
+		t.Fatalf("written %v", rep.Written)
+	}
+	ents, err := os.ReadDir(freed)
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("kept %d, %v; want the 2 replaced files", len(ents), err)
+	}
+	var kept []string
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(freed, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, string(data))
+	}
+	slices.Sort(kept)
+	if want := []string{old, ws("plan")}; !slices.Equal(kept, want) {
+		t.Fatalf("kept %q, want %q", kept, want)
+	}
+	if n, err := b.eng.SweepFreed(); n != 2 || err != nil {
+		t.Fatalf("SweepFreed = %d, %v", n, err)
+	}
+	if b.eng.HasFreed() {
+		t.Fatal("HasFreed after the sweep")
+	}
+	if got := b.read(benchPath(1)); got != `{"from": "a", "again": true}`+"\n" {
+		t.Fatalf("after the sweep %s = %q", benchPath(1), got)
+	}
+	b.check()
+}
+
 // writeFour writes four kept files with m's name in them.
 func writeFour(m *machine) {
 	for i := 0; i < 4; i++ {

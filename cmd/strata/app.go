@@ -199,6 +199,7 @@ func newApp(e *env) *cli.App {
 			newDoctorCommand(e),
 			newTimelineCommand(e),
 			newVersionCommand(e),
+			newSweepCommand(e),
 			newHelpCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {

@@ -79,6 +79,7 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 		}
 		failed = failed || syncFailed(rep.Home)
 	}
+	sweepLater(e, eng)
 	if o.JSON {
 		if err := writeJSON(e.Out, rep); err != nil {
 			return err

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -16,4 +17,10 @@ func execProcess(path string, argv []string) error {
 		return fmt.Errorf("run %s: %w", path, err)
 	}
 	return nil
+}
+
+// detach puts a background child (the sweeper, cmd_sweep.go) in its own
+// process group, so that a terminal's Ctrl-C aimed at strata spares it.
+func detach(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
