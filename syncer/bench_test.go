@@ -100,7 +100,7 @@ func BenchmarkSyncVsGitCLI(b *testing.B) { benchSync(b, false) }
 func BenchmarkSyncReplaceVsGitCLI(b *testing.B) { benchSync(b, true) }
 
 func benchSync(b *testing.B, replace bool) {
-	var strataTotal, gitTotal, floorTotal time.Duration
+	var strataTotal, gitTotal, floorTotal, sweepTotal time.Duration
 	b.StopTimer()
 	calm(b)
 	for i := 0; i < b.N; i++ {
@@ -109,7 +109,10 @@ func benchSync(b *testing.B, replace bool) {
 			timeFloor(b, floor) // the files the floor then rewrites in place
 		}
 		steps := []func(){
-			func() { strataTotal += timeStrataSync(b, w) },
+			func() {
+				d, sweep := timeStrataSync(b, w)
+				strataTotal, sweepTotal = strataTotal+d, sweepTotal+sweep
+			},
 			func() { gitTotal += timeGitSync(b, g) },
 			func() { floorTotal += timeFloor(b, floor) },
 		}
@@ -122,6 +125,7 @@ func benchSync(b *testing.B, replace bool) {
 	b.ReportMetric(ms(strataTotal), "strata-ms/op")
 	b.ReportMetric(ms(gitTotal), "git-ms/op")
 	b.ReportMetric(ms(floorTotal), "floor-ms/op")
+	b.ReportMetric(ms(sweepTotal), "sweep-ms/op")
 	b.ReportMetric(float64(strataTotal)/float64(gitTotal), "strata/git")
 }
 
@@ -137,7 +141,10 @@ func calm(b *testing.B) {
 
 var calmed bool
 
-func timeStrataSync(b *testing.B, w *world) time.Duration {
+// timeStrataSync times the two syncs, and apart from them the sweep that
+// `strata sync` would start in the background (the replaced files the
+// receiver left in its freed directory, removed).
+func timeStrataSync(b *testing.B, w *world) (sync, sweep time.Duration) {
 	a, r := w.ms[0], w.ms[1]
 	b.StartTimer()
 	start := time.Now()
@@ -153,7 +160,11 @@ func timeStrataSync(b *testing.B, w *world) time.Duration {
 	if len(rep.Written) != benchPaths {
 		b.Fatalf("wrote %d files, want %d", len(rep.Written), benchPaths)
 	}
-	return d
+	start = time.Now()
+	if _, err := r.eng.SweepFreed(); err != nil {
+		b.Fatal(err)
+	}
+	return d, time.Since(start)
 }
 
 func timeGitSync(b *testing.B, g *world) time.Duration {
