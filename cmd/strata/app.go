@@ -153,6 +153,9 @@ func newApp(e *env) *cli.App {
 		ErrWriter:       e.Err,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if strata was started in `DIR`"},
+			// urfave/cli adds --help only to an app without a command
+			// named help; strata has its own (newHelpCommand)
+			cli.HelpFlag,
 		},
 		Before: func(c *cli.Context) error {
 			if d := c.String("C"); d != "" {
