@@ -3,7 +3,11 @@
 package gitstore
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 )
 
@@ -11,4 +15,22 @@ import (
 // Ctrl-C aimed at strata does not stop a gc halfway.
 func detach(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// tryLock opens path, creating it, and takes an exclusive flock(2) on it
+// without waiting: nil when another descriptor holds it (another process,
+// or a child that inherited it) or the file cannot be opened.
+func tryLock(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	}
+	if err != nil {
+		return nil
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }

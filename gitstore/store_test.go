@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -502,6 +503,7 @@ func TestGCTrigger(t *testing.T) {
 	before := gcStarted.Load()
 	for i := 0; i < 7; i++ {
 		mustRecord(t, s, change("f.json", itoa(int64(i)), t0))
+		WaitHousekeeping() // each gc done before the next record: see TestHousekeepingOneAtATime
 	}
 	if n := gcStarted.Load() - before; n != 2 {
 		t.Fatalf("gc started %d times for 7 records at interval 3, want 2", n)
@@ -510,6 +512,84 @@ func TestGCTrigger(t *testing.T) {
 	if len(b) != 1 {
 		t.Fatalf("counter holds %d, want 1", len(b))
 	}
+}
+
+// While a background repack or gc that strata started runs (it holds
+// housekeepingLock, here held by a descriptor of the test's own, as
+// another process's child would), no other is started: a repack's turn is
+// skipped, a gc's is kept (the count stays past the interval) and taken by
+// the first record after the lock goes.
+func TestHousekeepingOneAtATime(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock(2): background runs are not kept apart there")
+	}
+	oldP, oldG := PackInterval, GCInterval
+	PackInterval, GCInterval = 2, 5
+	defer func() { PackInterval, GCInterval = oldP, oldG }()
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := tryLock(housekeepingLock(r.common))
+	if held == nil {
+		t.Fatal("cannot take the lock")
+	}
+	if tryLock(housekeepingLock(r.common)) != nil {
+		t.Fatal("the lock was taken twice")
+	}
+	packs, gcs := repackStarted.Load(), gcStarted.Load()
+	for i := 0; i < 6; i++ { // past two repack turns and the gc's
+		mustRecord(t, s, change("f.json", itoa(int64(i)), t0))
+	}
+	if n, m := repackStarted.Load()-packs, gcStarted.Load()-gcs; n != 0 || m != 0 {
+		t.Fatalf("with the lock held: %d repacks and %d gc started", n, m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.common, "strata", "gc-count")); len(b) != 6 {
+		t.Fatalf("counter holds %d, want 6 (the gc's turn kept)", len(b))
+	}
+	held.Close()
+	mustRecord(t, s, change("f.json", "after", t0))
+	if m := gcStarted.Load() - gcs; m != 1 {
+		t.Fatalf("after the lock went: gc started %d times, want 1", m)
+	}
+	// the gc now holds the lock through its inherited descriptor, until it
+	// exits
+	WaitHousekeeping()
+	if l := tryLock(housekeepingLock(r.common)); l == nil {
+		t.Fatal("the lock is still held after the gc exited")
+	} else {
+		l.Close()
+	}
+}
+
+// A turn that comes due while a run holds the lock is taken when that run
+// exits, not dropped: records past three repack intervals in quick
+// succession (faster than git starts) end with three repacks run, one after
+// the other, and nothing loose.
+func TestHousekeepingOwedTurnTaken(t *testing.T) {
+	oldP, oldG := PackInterval, GCInterval
+	PackInterval, GCInterval = 4, 1000
+	defer func() { PackInterval, GCInterval = oldP, oldG }()
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs := repackStarted.Load()
+	for i := 0; i < 12; i++ {
+		mustRecord(t, s, change("f.json", itoa(int64(i)), t0))
+	}
+	WaitHousekeeping()
+	if n := repackStarted.Load() - packs; n < 2 || n > 3 {
+		// 3 when each turn came with the lock free, 2 when the second
+		// and third came due while the first ran (one owed turn)
+		t.Fatalf("%d repacks for 3 intervals", n)
+	}
+	if n := looseCount(t, r.common); n > 0 {
+		t.Fatalf("%d loose objects left: the last turn was dropped", n)
+	}
+	fsck(t, r.main)
 }
 
 func TestTrailersRoundTrip(t *testing.T) {
