@@ -154,7 +154,7 @@ func startRepack(commonDir string) {
 	paid(commonDir, repackTurn)
 	cmd := exec.Command(bin, "--git-dir="+commonDir, "repack", "-d", "-l", "--geometric=2", "-q")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
-	cmd.ExtraFiles = []*os.File{lock}
+	inherit(cmd, lock)
 	detach(cmd)
 	if cmd.Start() != nil {
 		return
@@ -174,7 +174,7 @@ func startGC(commonDir string, lock *os.File) {
 	}
 	cmd := exec.Command(bin, "--git-dir="+commonDir, "gc", "--auto", "--quiet")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
-	cmd.ExtraFiles = []*os.File{lock}
+	inherit(cmd, lock)
 	detach(cmd)
 	if cmd.Start() != nil {
 		return

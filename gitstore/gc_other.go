@@ -18,3 +18,7 @@ func tryLock(path string) *os.File {
 	}
 	return f
 }
+
+// inherit: a child cannot be handed more descriptors here (os/exec's
+// ExtraFiles is not supported on Windows).
+func inherit(*exec.Cmd, *os.File) {}

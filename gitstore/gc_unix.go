@@ -34,3 +34,7 @@ func tryLock(path string) *os.File {
 	}
 	return f
 }
+
+// inherit makes lock the child's descriptor 3: the child holds the lock
+// until it and every process it started with the descriptor have exited.
+func inherit(cmd *exec.Cmd, lock *os.File) { cmd.ExtraFiles = []*os.File{lock} }
