@@ -96,7 +96,15 @@ func takeGCTurn(commonDir string) {
 	}
 	os.Remove(taken)
 	paid(commonDir, gcTurn)
-	startGC(commonDir, lock)
+	// This turn takes the place of the interval's repack, and `gc --auto`
+	// does nothing below its thresholds (6 700 loose objects, 50 packs):
+	// the repack follows it, owed before the gc starts so that its reaper
+	// cannot miss it (a gc that does run holds gc.pid, and the repack then
+	// leaves the work to it).
+	owe(commonDir, repackTurn)
+	if !startGC(commonDir, lock) {
+		paid(commonDir, repackTurn)
+	}
 }
 
 // housekeepingLock is the file whose lock a background repack or gc that
@@ -165,23 +173,25 @@ func startRepack(commonDir string) {
 }
 
 // startGC runs `git gc --auto` on the repository, detached, without
-// waiting, handing it lock (housekeepingLock, held) to hold while it runs.
-// Without a git binary on PATH it does nothing.
-func startGC(commonDir string, lock *os.File) {
+// waiting, handing it lock (housekeepingLock, held) to hold while it runs,
+// and reports whether it started. Without a git binary on PATH it does
+// nothing.
+func startGC(commonDir string, lock *os.File) bool {
 	bin, err := exec.LookPath("git")
 	if err != nil {
-		return
+		return false
 	}
 	cmd := exec.Command(bin, "--git-dir="+commonDir, "gc", "--auto", "--quiet")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	inherit(cmd, lock)
 	detach(cmd)
 	if cmd.Start() != nil {
-		return
+		return false
 	}
 	gcStarted.Add(1)
 	running.Add(1)
 	go reap(cmd, commonDir)
+	return true
 }
 
 // A turn is background housekeeping that came due while another run held

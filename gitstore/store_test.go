@@ -500,13 +500,18 @@ func TestGCTrigger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := gcStarted.Load()
+	before, packs := gcStarted.Load(), repackStarted.Load()
 	for i := 0; i < 7; i++ {
 		mustRecord(t, s, change("f.json", itoa(int64(i)), t0))
 		WaitHousekeeping() // each gc done before the next record: see TestHousekeepingOneAtATime
 	}
 	if n := gcStarted.Load() - before; n != 2 {
 		t.Fatalf("gc started %d times for 7 records at interval 3, want 2", n)
+	}
+	// gc --auto does nothing below its thresholds: the interval's repack
+	// follows each gc
+	if n := repackStarted.Load() - packs; n != 2 {
+		t.Fatalf("repack started %d times after 2 gc runs, want 2", n)
 	}
 	b, _ := os.ReadFile(filepath.Join(r.common, "strata", "gc-count"))
 	if len(b) != 1 {
