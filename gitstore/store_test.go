@@ -519,6 +519,21 @@ func TestGCTrigger(t *testing.T) {
 	}
 }
 
+// housekeepingRepo opens a new repository with a repack turn every pack and
+// a gc turn every gc records, for the length of the test.
+func housekeepingRepo(t *testing.T, pack, gc int) (*testRepo, *Store) {
+	t.Helper()
+	oldP, oldG := PackInterval, GCInterval
+	PackInterval, GCInterval = pack, gc
+	t.Cleanup(func() { PackInterval, GCInterval = oldP, oldG })
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, s
+}
+
 // While a background repack or gc that strata started runs (it holds
 // housekeepingLock, here held by a descriptor of the test's own, as
 // another process's child would), no other is started: a repack's turn is
@@ -528,14 +543,7 @@ func TestHousekeepingOneAtATime(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no flock(2): background runs are not kept apart there")
 	}
-	oldP, oldG := PackInterval, GCInterval
-	PackInterval, GCInterval = 2, 5
-	defer func() { PackInterval, GCInterval = oldP, oldG }()
-	r := newTestRepo(t, "plain")
-	s, err := Open(r.open)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, s := housekeepingRepo(t, 2, 5)
 	held := tryLock(housekeepingLock(r.common))
 	if held == nil {
 		t.Fatal("cannot take the lock")
@@ -573,14 +581,7 @@ func TestHousekeepingOneAtATime(t *testing.T) {
 // succession (faster than git starts) end with three repacks run, one after
 // the other, and nothing loose.
 func TestHousekeepingOwedTurnTaken(t *testing.T) {
-	oldP, oldG := PackInterval, GCInterval
-	PackInterval, GCInterval = 4, 1000
-	defer func() { PackInterval, GCInterval = oldP, oldG }()
-	r := newTestRepo(t, "plain")
-	s, err := Open(r.open)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, s := housekeepingRepo(t, 4, 1000)
 	packs := repackStarted.Load()
 	for i := 0; i < 12; i++ {
 		mustRecord(t, s, change("f.json", itoa(int64(i)), t0))
