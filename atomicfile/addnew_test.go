@@ -297,8 +297,8 @@ func TestBatchRandom(t *testing.T) {
 		if err != nil || !slices.Equal(notWritten, wantNot) {
 			t.Fatalf("round %d: Commit = %v, %v; want %v", round, notWritten, err, wantNot)
 		}
-		if b.Kept != wantKept {
-			t.Fatalf("round %d: kept %d, want %d", round, b.Kept, wantKept)
+		if b.kept != wantKept {
+			t.Fatalf("round %d: kept %d, want %d", round, b.kept, wantKept)
 		}
 		for sweep := range 2 {
 			if sweep == 1 { // what a sweep takes leaves every file as it was

@@ -55,10 +55,9 @@ type Batch struct {
 
 	// Keep, when set, is a directory on the targets' file system where
 	// Commit links each file it replaces right before the rename, so that
-	// freeing the old file is left to Sweep (see keep.go). Kept counts the
-	// files linked there.
+	// freeing the old file is left to Sweep (see keep.go).
 	Keep    string
-	Kept    int
+	kept    int    // files linked into Keep
 	keepID  string // this batch's prefix of link names
 	keepSeq int
 	keepOff bool // a link failed for a reason that stays: rename as before

@@ -26,16 +26,16 @@ import (
 // hard links, Keep missing or not a directory), the batch stops trying and
 // renames as before.
 
-// keepLink links name's current file into b.Keep and reports whether it
-// did. The first failure turns keeping off for the rest of the batch.
-func (b *Batch) keepLink(name string) bool {
+// keepLink links name's current file into b.Keep. The first failure that
+// would repeat turns keeping off for the rest of the batch.
+func (b *Batch) keepLink(name string) {
 	if b.Keep == "" || b.keepOff {
-		return false
+		return
 	}
 	if b.keepID == "" {
 		if !keepDirOK(b.Keep) {
 			b.keepOff = true
-			return false
+			return
 		}
 		var r [6]byte
 		rand.Read(r[:])
@@ -45,15 +45,13 @@ func (b *Batch) keepLink(name string) bool {
 	err := os.Link(name, filepath.Join(b.Keep, b.keepID+strconv.Itoa(b.keepSeq)))
 	switch {
 	case err == nil:
-		b.Kept++
-		return true
+		b.kept++
 	case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrNotExist) && keepDirOK(b.Keep):
-		return false // this file gone meanwhile (or a name taken): the next may link
+		// this file gone meanwhile (or a name taken): the next may link
 	default:
 		// EXDEV, EPERM (no hard links here), Keep removed, EMLINK,
 		// ENOSPC...: rename as before
 		b.keepOff = true
-		return false
 	}
 }
 
@@ -62,6 +60,21 @@ func (b *Batch) keepLink(name string) bool {
 func keepDirOK(dir string) bool {
 	st, err := os.Lstat(dir)
 	return err == nil && st.IsDir()
+}
+
+// HasKept reports whether dir, a Batch's Keep, holds anything for Sweep.
+// dir is read only when it is a real directory (no pipe is ever opened).
+func HasKept(dir string) bool {
+	if !keepDirOK(dir) {
+		return false
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) > 0
 }
 
 // Sweep removes what a Batch kept in dir (see Batch.Keep): every entry

@@ -83,8 +83,8 @@ func TestBatchKeepsReplacedFiles(t *testing.T) {
 				want = append(want, "old"+strconv.Itoa(i))
 			}
 			slices.Sort(want)
-			if got := contents(t, keep); !slices.Equal(got, want) || b.Kept != 100 {
-				t.Fatalf("kept %d: %q", b.Kept, got)
+			if got := contents(t, keep); !slices.Equal(got, want) || b.kept != 100 {
+				t.Fatalf("kept %d: %q", b.kept, got)
 			}
 			n, err := Sweep(keep)
 			if err != nil || n != 100 {
@@ -167,8 +167,8 @@ func TestBatchKeepUnusable(t *testing.T) {
 			if got := contents(t, dir); !slices.Equal(got, []string{"new", "new", "new", "new", "new"}) {
 				t.Fatalf("dir holds %q", got)
 			}
-			if b.Kept != 0 {
-				t.Fatalf("kept %d", b.Kept)
+			if b.kept != 0 {
+				t.Fatalf("kept %d", b.kept)
 			}
 			if ents, _ := os.ReadDir(keep); len(ents) != 0 {
 				t.Fatalf("%d entries in keep", len(ents))
@@ -178,11 +178,11 @@ func TestBatchKeepUnusable(t *testing.T) {
 }
 
 // Sweep removes files, not directories, and takes a missing directory or a
-// symbolic link as nothing to sweep.
+// symbolic link as nothing to sweep; HasKept agrees.
 func TestSweep(t *testing.T) {
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "keep")
-	if n, err := Sweep(keep); n != 0 || err != nil {
+	if n, err := Sweep(keep); n != 0 || err != nil || HasKept(keep) {
 		t.Fatal(n, err)
 	}
 	os.Mkdir(keep, 0o700)
@@ -191,6 +191,9 @@ func TestSweep(t *testing.T) {
 	os.WriteFile(filepath.Join(keep, "a"), []byte("a"), 0o644)
 	os.WriteFile(filepath.Join(dir, "outside"), []byte("o"), 0o644)
 	os.Symlink(filepath.Join(dir, "outside"), filepath.Join(keep, "l"))
+	if !HasKept(keep) {
+		t.Fatal("HasKept false with entries")
+	}
 	if n, err := Sweep(keep); n != 2 || err != nil {
 		t.Fatal(n, err)
 	}
@@ -203,6 +206,9 @@ func TestSweep(t *testing.T) {
 	link := filepath.Join(dir, "keeplink")
 	os.Symlink(keep, link)
 	os.WriteFile(filepath.Join(keep, "b"), []byte("b"), 0o644)
+	if HasKept(link) || HasKept(filepath.Join(dir, "outside")) {
+		t.Fatal("HasKept through a symbolic link, or of a file")
+	}
 	if n, err := Sweep(link); n != 0 || err != nil {
 		t.Fatal(n, err)
 	}

@@ -76,9 +76,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				continue
 			}
 			failures, wait = 0, interval
-			if seng.HasFreed() {
-				seng.SweepFreed() // this goroutine is off the recorder's path already
-			}
+			seng.SweepFreed() // this goroutine is off the recorder's path already
 			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed, "lost", len(rep.Lost))
 			for _, l := range rep.Lost {
 				log.Warn("sync: local version lost", "path", l.Path, "rev", l.Rev, "winner", l.Winner,

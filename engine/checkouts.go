@@ -157,19 +157,7 @@ func (e *Engine) freedDir(create bool) string {
 }
 
 // HasFreed reports whether the freed directory holds anything to sweep.
-func (e *Engine) HasFreed() bool {
-	dir := e.freedDir(false)
-	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
-		return false // nothing of ours (and no pipe opened)
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(1)
-	return len(names) > 0
-}
+func (e *Engine) HasFreed() bool { return atomicfile.HasKept(e.freedDir(false)) }
 
 // SweepFreed removes the replaced files that batches of checkouts left in
 // the freed directory and returns how many. Any process may sweep at any
