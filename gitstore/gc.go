@@ -150,15 +150,17 @@ func startRepack(commonDir string) {
 	if err != nil {
 		return
 	}
-	if out, err := exec.Command(bin, "--git-dir="+commonDir, "config", "--get", "gc.auto").Output(); err == nil && strings.TrimSpace(string(out)) == "0" {
-		return
-	}
 	lock := tryLock(housekeepingLock(commonDir))
 	if lock == nil {
 		owe(commonDir, repackTurn)
 		return
 	}
 	defer lock.Close() // the child's copy holds the lock
+	// asked only once the lock is ours: a turn skipped while a run holds
+	// it starts no git process
+	if out, err := exec.Command(bin, "--git-dir="+commonDir, "config", "--get", "gc.auto").Output(); err == nil && strings.TrimSpace(string(out)) == "0" {
+		return
+	}
 	paid(commonDir, repackTurn)
 	cmd := exec.Command(bin, "--git-dir="+commonDir, "repack", "-d", "-l", "--geometric=2", "-q")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
