@@ -121,3 +121,81 @@ func copyArg(mask byte, width int, ops []byte) (int, []byte, error) {
 	}
 	return v, ops, nil
 }
+
+// maxInsert is the most bytes one insert instruction carries.
+const maxInsert = 0x7f
+
+// EncodeDelta returns a git delta that makes target from base: a copy of
+// their common prefix, the bytes between inserted, a copy of their common
+// suffix. That is the whole difference between two versions of a tree that
+// differ in one entry (the case of a batch of records, each changing one
+// file), found in one pass and no index of base; for anything else it is
+// still a correct delta, only not a small one. It returns nil when base is
+// too large for a copy's 32-bit offset.
+func EncodeDelta(base, target []byte) []byte {
+	if int64(len(base)) >= 1<<32 {
+		return nil
+	}
+	p := 0
+	for p < len(base) && p < len(target) && base[p] == target[p] {
+		p++
+	}
+	s := 0
+	for s < len(base)-p && s < len(target)-p && base[len(base)-1-s] == target[len(target)-1-s] {
+		s++
+	}
+	mid := target[p : len(target)-s]
+	out := make([]byte, 0, 20+len(mid)+len(mid)/maxInsert+2*(p+s)/maxCopy*8)
+	out = appendDeltaVarint(out, uint64(len(base)))
+	out = appendDeltaVarint(out, uint64(len(target)))
+	out = appendCopy(out, 0, p)
+	for len(mid) > 0 {
+		n := min(len(mid), maxInsert)
+		out = append(out, byte(n))
+		out = append(out, mid[:n]...)
+		mid = mid[n:]
+	}
+	return appendCopy(out, len(base)-s, s)
+}
+
+// appendDeltaVarint appends one size of a delta header (deltaVarint).
+func appendDeltaVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// appendCopy appends the copy instructions for base[off:off+n], at most
+// maxCopy bytes each (the most a version-2 pack's readers take; git writes
+// no longer copies): an instruction names only the non-zero bytes of its
+// offset and size, and a size of maxCopy is written as none.
+func appendCopy(b []byte, off, n int) []byte {
+	for n > 0 {
+		k := min(n, maxCopy)
+		op := byte(0x80)
+		var args [7]byte
+		na := 0
+		for i := 0; i < 4; i++ {
+			if c := byte(off >> (8 * i)); c != 0 {
+				op |= 1 << i
+				args[na] = c
+				na++
+			}
+		}
+		if k != maxCopy {
+			for i := 0; i < 3; i++ {
+				if c := byte(k >> (8 * i)); c != 0 {
+					op |= 1 << (4 + i)
+					args[na] = c
+					na++
+				}
+			}
+		}
+		b = append(append(b, op), args[:na]...)
+		off += k
+		n -= k
+	}
+	return b
+}

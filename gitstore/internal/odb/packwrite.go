@@ -112,8 +112,9 @@ type PackObject struct {
 	Data []byte
 }
 
-// WritePack writes objs as a version-2 pack (every object whole, no deltas;
-// git gc makes the deltas when it repacks) and its version-2 index into dir,
+// WritePack writes objs, oldest first, as a version-2 pack (trees as deltas
+// against newer versions of themselves, everything else whole; git gc
+// makes the other deltas when it repacks) and its version-2 index into dir,
 // and returns the index's path. As git fast-import does: the pack and the
 // index are written under temporary names in dir and fsynced, then the pack
 // is renamed to pack-<checksum>.pack and the index to pack-<checksum>.idx
@@ -139,13 +140,33 @@ func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 	ents := make([]idxEnt, len(objs))
 	z := zBest.Get().(*zlib.Writer)
 	defer zBest.Put(z)
+	// Objects go in newest first (objs come in the order they were made):
+	// a tree is then written as a delta against the newer version of its
+	// directory already in the pack, when there is one and the delta is
+	// small (deltaBase). A batch of records makes one version of every
+	// directory above each changed file: whole, a batch of 1 000 changes
+	// to a directory of 1 000 files is 1 000 trees of ~45 KB to compress,
+	// as deltas 1 000 instructions of ~30 bytes. The newest version stays
+	// whole and chains stop at maxPackDepth, as in git's own packs.
+	offs := make([]int64, len(objs))
+	depth := make([]int, len(objs))
+	recent := map[string][]int{} // candidates for deltaBase, newest first
 	var hdr [16]byte
-	for i, o := range objs {
+	for i := len(objs) - 1; i >= 0; i-- {
+		o := objs[i]
 		start := buf.Len()
-		hdr0 := packEntryHeader(hdr[:0], o.Type, int64(len(o.Data)))
-		buf.Write(hdr0)
+		offs[i] = int64(start)
+		data := o.Data
+		if b, delta := deltaBase(i, objs, recent, depth); delta != nil {
+			depth[i] = depth[b] + 1
+			buf.Write(packEntryHeader(hdr[:0], plumbing.OFSDeltaObject, int64(len(delta))))
+			buf.Write(appendOfsDelta(hdr[:0], uint64(offs[i]-offs[b])))
+			data = delta
+		} else {
+			buf.Write(packEntryHeader(hdr[:0], o.Type, int64(len(o.Data))))
+		}
 		z.Reset(&buf)
-		if _, err := z.Write(o.Data); err != nil {
+		if _, err := z.Write(data); err != nil {
 			return "", fmt.Errorf("write pack: %w", err)
 		}
 		if err := z.Close(); err != nil {
@@ -224,6 +245,94 @@ func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 		}
 	}
 	return base + ".idx", nil
+}
+
+// maxPackDepth is the longest delta chain WritePack makes: git's default
+// (pack.depth) for its own packs.
+const maxPackDepth = 50
+
+// deltaBase returns, for tree objs[i], a newer tree already written that is
+// probably a version of the same directory, and the delta that makes
+// objs[i] from it. The candidates are the last few trees whose first entry
+// has the same name and those whose last entry does (a file added at one
+// end of a directory keeps the other end); the smallest delta wins. It
+// records objs[i] as a candidate for older trees, and returns a nil delta
+// for anything but a tree, at the end of a chain of maxPackDepth, or when
+// no delta is under half of the tree.
+func deltaBase(i int, objs []PackObject, recent map[string][]int, depth []int) (int, []byte) {
+	o := objs[i]
+	if o.Type != plumbing.TreeObject {
+		return 0, nil
+	}
+	first, last, ok := treeEnds(o.Data)
+	if !ok {
+		return 0, nil
+	}
+	keys := [2]string{"<" + first, ">" + last}
+	best, bestDelta := 0, []byte(nil)
+	for _, k := range keys {
+		for _, b := range recent[k] {
+			if depth[b] >= maxPackDepth || (bestDelta != nil && b == best) {
+				continue
+			}
+			d := EncodeDelta(objs[b].Data, o.Data)
+			if d != nil && len(d) < len(o.Data)/2 && (bestDelta == nil || len(d) < len(bestDelta)) {
+				best, bestDelta = b, d
+			}
+		}
+	}
+	for _, k := range keys {
+		c := recent[k]
+		if len(c) == deltaCandidates {
+			c = c[:deltaCandidates-1]
+		}
+		recent[k] = append([]int{i}, c...)
+	}
+	return best, bestDelta
+}
+
+// deltaCandidates is how many trees deltaBase tries per end name: enough
+// for a few directories whose first (or last) entries share a name.
+const deltaCandidates = 4
+
+// treeEnds returns the names of a tree's first and last entries; ok is
+// false for an empty or malformed tree.
+func treeEnds(data []byte) (first, last string, ok bool) {
+	var f, l []byte
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return "", "", false
+		}
+		nul := bytes.IndexByte(data[sp:], 0)
+		if nul < 0 || len(data) < sp+nul+1+hashLen {
+			return "", "", false
+		}
+		if f == nil {
+			f = data[sp+1 : sp+nul]
+		}
+		l = data[sp+1 : sp+nul]
+		data = data[sp+nul+1+hashLen:]
+	}
+	if f == nil {
+		return "", "", false
+	}
+	return string(f), string(l), true
+}
+
+// appendOfsDelta appends an offset delta's distance back to its base, as
+// git writes it: big-endian base-128 with one added to each byte but the
+// last (the pack reader's header undoes it).
+func appendOfsDelta(b []byte, rel uint64) []byte {
+	var tmp [10]byte
+	i := len(tmp) - 1
+	tmp[i] = byte(rel & 0x7f)
+	for rel >>= 7; rel != 0; rel >>= 7 {
+		rel--
+		i--
+		tmp[i] = 0x80 | byte(rel&0x7f)
+	}
+	return append(b, tmp[i:]...)
 }
 
 // packEntryHeader appends a pack entry's header: the type and the size in a

@@ -2,6 +2,7 @@ package odb
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,4 +101,106 @@ func plumbingHashOf(m map[plumbing.Hash]gitObject) plumbing.Hash {
 		return h
 	}
 	return plumbing.ZeroHash
+}
+
+// A batch's trees go into its pack as deltas against the newer version of
+// the same directory: 200 records, each changing one file of one of three
+// directories in turn (one of 2 000 files, each version larger than one
+// delta copy carries) and so their parent, or adding one at the end of the
+// large one (for ten records), or removing its first (for five). The pack is a small fraction of the
+// trees' size, no chain is longer than git's, and git and a fresh DB read
+// every object as written.
+func TestBatchPacksTreesAsDeltas(t *testing.T) {
+	mine := t.TempDir()
+	git(t, mine, nil, "init", "-q", "--bare", ".")
+	db := Open(filepath.Join(mine, "objects"))
+	defer db.Close()
+	want := map[plumbing.Hash]gitObject{}
+	put := func(typ plumbing.ObjectType, data []byte) plumbing.Hash {
+		h := plumbing.ComputeHash(typ, data)
+		if err := db.Write(typ, data, h, false); err != nil {
+			t.Fatal(err)
+		}
+		want[h] = gitObject{typ, data}
+		return h
+	}
+	db.Begin()
+	dir := func(prefix string, n int) []Entry {
+		e := make([]Entry, n)
+		for i := range e {
+			name := fmt.Sprintf("%s-%04d.json", prefix, i)
+			e[i] = Entry{Name: name, Mode: 0o100644, Hash: put(blobType, []byte(name+"\n"))}
+		}
+		return e
+	}
+	dirs := [][]Entry{dir("ws", 2000), dir("a", 30), dir("b", 30)}
+	names := []string{"state", "a", "b"}
+	readme := put(blobType, []byte("readme\n"))
+	treeBytes, trees := 0, map[plumbing.Hash]bool{}
+	var parent plumbing.Hash
+	for v := 0; v < 200; v++ {
+		d := v % 3 // the three directories change in turn
+		switch i := v * 37 % len(dirs[d]); {
+		case d == 0 && v >= 60 && v < 90: // a file added at the end: the last name changes
+			dirs[0] = append(dirs[0], Entry{Name: fmt.Sprintf("zz-%d.json", v), Mode: 0o100644, Hash: readme})
+		case d == 0 && v >= 120 && v < 135: // the first file removed: the first name changes
+			dirs[0] = dirs[0][1:]
+		default:
+			dirs[d][i].Hash = put(blobType, fmt.Appendf(nil, "%s version %d\n", dirs[d][i].Name, v))
+		}
+		rootEntries := []Entry{{Name: "README", Mode: 0o100644, Hash: readme}}
+		for k, e := range dirs {
+			data := EncodeTree(e)
+			h := put(plumbing.TreeObject, data)
+			if !trees[h] {
+				trees[h] = true
+				treeBytes += len(data)
+			}
+			rootEntries = append(rootEntries, Entry{Name: names[k], Mode: 0o040000, Hash: h})
+		}
+		root := EncodeTree(rootEntries)
+		treeBytes += len(root)
+		msg := fmt.Sprintf("tree %s\n", put(plumbing.TreeObject, root))
+		if !parent.IsZero() {
+			msg += fmt.Sprintf("parent %s\n", parent)
+		}
+		msg += fmt.Sprintf("author a <a@example.com> %d +0130\ncommitter a <a@example.com> %d +0130\n\nv%d\n", 1700000000+v, 1700000000+v, v)
+		parent = put(plumbing.CommitObject, []byte(msg))
+	}
+	if err := db.Flush(2, false); err != nil {
+		t.Fatal(err)
+	}
+	idx := packs(t, mine)
+	if len(idx) != 1 {
+		t.Fatalf("%d packs", len(idx))
+	}
+	pack := strings.TrimSuffix(idx[0], ".idx") + ".pack"
+	if fi, err := os.Stat(pack); err != nil || fi.Size() > int64(treeBytes)/10 {
+		t.Fatalf("pack of %v bytes for %d bytes of trees (%v)", fi.Size(), treeBytes, err)
+	}
+	if n := deltas(t, mine); n != 402-10 { // every tree but the newest of each chain of 1 + maxPackDepth
+		t.Fatalf("%d deltas", n)
+	}
+	longest := 0
+	for _, l := range strings.Split(string(git(t, mine, nil, "verify-pack", "-v", pack)), "\n") {
+		var n, objs int
+		if _, err := fmt.Sscanf(l, "chain length = %d: %d", &n, &objs); err == nil {
+			longest = max(longest, n)
+		}
+	}
+	if longest == 0 || longest > maxPackDepth {
+		t.Fatalf("longest delta chain %d", longest)
+	}
+	git(t, mine, nil, "update-ref", "refs/heads/main", parent.String())
+	git(t, mine, nil, "fsck", "--strict", "--no-dangling")
+	got := catAll(t, mine)
+	if len(got) != len(want) {
+		t.Fatalf("git reads %d objects, %d written", len(got), len(want))
+	}
+	for h, o := range want {
+		if g := got[h]; g.typ != o.typ || !bytes.Equal(g.data, o.data) {
+			t.Fatalf("git reads %s as %v (%d bytes)", h, g.typ, len(g.data))
+		}
+	}
+	compare(t, "trees as deltas", mine, want)
 }

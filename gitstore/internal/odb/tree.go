@@ -40,27 +40,38 @@ func Less(a, b Entry) bool {
 // gitlink is written as a regular file.
 func EncodeTree(entries []Entry) []byte {
 	sort.Slice(entries, func(i, j int) bool { return Less(entries[i], entries[j]) })
-	var b bytes.Buffer
-	b.Grow(len(entries) * 64)
+	// Sized exactly: a batch of records keeps every version of a tree it
+	// makes until it is written, and each byte allocated is a fresh page
+	// somewhere (2 000 trees of 1 000 entries in a batch of 1 000 changes).
+	n := 0
 	for _, e := range entries {
-		mode := "100644"
-		switch e.Mode {
-		case filemode.Dir:
-			mode = "40000" // git's canonical spelling; "040000" fails fsck --strict
-		case filemode.Executable:
-			mode = "100755"
-		case filemode.Symlink:
-			mode = "120000"
-		case filemode.Submodule:
-			mode = "160000"
-		}
-		b.WriteString(mode)
-		b.WriteByte(' ')
-		b.WriteString(e.Name)
-		b.WriteByte(0)
-		b.Write(e.Hash[:])
+		n += len(treeMode(e.Mode)) + 1 + len(e.Name) + 1 + len(e.Hash)
 	}
-	return b.Bytes()
+	b := make([]byte, 0, n)
+	for _, e := range entries {
+		b = append(b, treeMode(e.Mode)...)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	return b
+}
+
+// treeMode is how a tree spells mode: a mode other than a directory, an
+// executable, a symbolic link or a gitlink is a regular file.
+func treeMode(m filemode.FileMode) string {
+	switch m {
+	case filemode.Dir:
+		return "40000" // git's canonical spelling; "040000" fails fsck --strict
+	case filemode.Executable:
+		return "100755"
+	case filemode.Symlink:
+		return "120000"
+	case filemode.Submodule:
+		return "160000"
+	}
+	return "100644"
 }
 
 var (
