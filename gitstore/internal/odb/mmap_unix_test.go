@@ -46,3 +46,35 @@ func TestMappedPackCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestMappedIndexCutShort looks objects up in a pack whose mapped index
+// another program truncates: look-ups, stats and prefix searches fail with
+// an error, the process goes on.
+func TestMappedIndexCutShort(t *testing.T) {
+	idx, pack, objs := samplePack(1 << 40)
+	dir := writePackDir(t, idx, pack)
+	db := Open(dir)
+	defer db.Close()
+	first := plumbing.ComputeHash(objs[0].typ, objs[0].data)
+	if _, _, err := db.Read(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := db.packs[0].idx.(mem); !ok {
+		t.Fatalf("the index is read through %T, not mapped", db.packs[0].idx)
+	}
+	if err := os.Truncate(filepath.Join(dir, "pack", "pack-test.idx"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		h := plumbing.ComputeHash(o.typ, o.data)
+		if _, _, err := db.Read(h); err == nil {
+			t.Fatalf("%s read through an index cut to 0 bytes", h)
+		}
+		if _, _, err := db.Stat(h); err == nil {
+			t.Fatalf("%s stat'ed through an index cut to 0 bytes", h)
+		}
+		if got, err := db.Prefix(h.String()[:8]); err != nil || len(got) != 0 {
+			t.Fatalf("prefix of %s through an index cut to 0 bytes: %v %v", h, got, err)
+		}
+	}
+}

@@ -137,7 +137,7 @@ func (db *DB) find(h plumbing.Hash, depth int, f func(p *pack, off int64) error)
 	var last error
 	for try := 0; try < 2; try++ {
 		for _, p := range db.packs {
-			off, ok, err := p.offset(h)
+			off, ok, err := p.lookup(h)
 			if err != nil || !ok {
 				continue
 			}

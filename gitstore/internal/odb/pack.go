@@ -24,13 +24,15 @@ type pack struct {
 	idx      io.ReaderAt
 	data     io.ReaderAt // a mem when the pack file is mapped
 	unmap    func()      // releases a mapped pack's memory
+	unmapIdx func()      // releases a mapped index's memory
 	dataSize int64
+	idxSize  int64
 	fanout   [256]uint32
 	n        uint32 // objects in the pack
 	nlarge   int64  // entries of the large-offset table
 	hits     int    // look-ups so far
-	names    []byte // the whole sorted name table, loaded after many look-ups
-	offsets  []byte // the whole 4-byte offset table, loaded with names
+	names    []byte // the whole sorted name table: mapped, or loaded after many look-ups
+	offsets  []byte // the whole 4-byte offset table, mapped or loaded with names
 }
 
 // namesAfter is how many look-ups a pack serves from its index file before
@@ -65,10 +67,20 @@ func openPack(idxName string) (*pack, error) {
 	p.name = idxName
 	// A mapped pack is read in place: no system call and no copy into a
 	// buffer per object (a third of a commit's read in a walk of 10 000).
-	// Where mapping fails, the file is read as it is.
+	// So is a mapped index: a look-up binary-searches its name table where
+	// it lies, touching a few pages, instead of reading its fan-out bucket
+	// into new memory (30 KB in a pack of 400 000 objects; on a machine
+	// where a page fault is dear, a few hundred microseconds of every
+	// one-shot command). Where mapping fails, the files are read as they are.
 	if m, unmap, ok := mapFile(data, p.dataSize); ok {
 		data.Close()
 		p.data, p.unmap = m, unmap
+	}
+	if m, unmap, ok := mapFile(idx, p.idxSize); ok {
+		idx.Close()
+		p.idx, p.unmapIdx = m, unmap
+		p.names = m[idxHeader : idxHeader+int64(p.n)*hashLen]
+		p.offsets = m[p.offTable() : p.offTable()+int64(p.n)*4]
 	}
 	return p, nil
 }
@@ -111,7 +123,7 @@ func newPack(idx io.ReaderAt, idxSize int64, data io.ReaderAt, dataSize int64) (
 	if _, err := idx.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 		return nil, errIndex
 	}
-	p := &pack{idx: idx, data: data, dataSize: dataSize}
+	p := &pack{idx: idx, idxSize: idxSize, data: data, dataSize: dataSize}
 	prev := uint32(0)
 	for i := range p.fanout {
 		p.fanout[i] = binary.BigEndian.Uint32(hdr[8+4*i:])
@@ -153,6 +165,25 @@ func (p *pack) close() {
 		p.unmap()
 		p.unmap, p.data = nil, nil
 	}
+	if p.unmapIdx != nil {
+		p.unmapIdx()
+		p.unmapIdx, p.idx, p.names, p.offsets = nil, nil, nil, nil
+	}
+}
+
+// lookup is offset for a pack whose index may be mapped: a fault from the
+// file cut short under the mapping is an error (guard).
+func (p *pack) lookup(h plumbing.Hash) (off int64, ok bool, err error) {
+	defer guard(&err)()
+	return p.offset(h)
+}
+
+// readIdx reads len(b) bytes of the index at off, a fault from a mapped
+// index cut short being an error (guard).
+func (p *pack) readIdx(b []byte, off int64) (err error) {
+	defer guard(&err)()
+	_, err = p.idx.ReadAt(b, off)
+	return err
 }
 
 // offset finds h in the pack's index.

@@ -56,7 +56,7 @@ func (db *DB) Prefix(prefix string) ([]plumbing.Hash, error) {
 			continue
 		}
 		bucket := make([]byte, int(last-first)*hashLen)
-		if _, err := p.idx.ReadAt(bucket, idxHeader+int64(first)*hashLen); err != nil {
+		if err := p.readIdx(bucket, idxHeader+int64(first)*hashLen); err != nil {
 			continue
 		}
 		n := int(last - first)
