@@ -360,19 +360,17 @@ func (e *Engine) quarantine(ch state.Change, ps state.Problems) (*state.Entry, e
 	return &ent, nil
 }
 
-// alreadyRejected reports whether the rejected ref's head already holds this
-// exact version, so re-running record on an unchanged invalid file does not
-// pile up identical quarantine commits.
+// alreadyRejected reports whether the newest version of ch's path on the
+// rejected ref is this exact version, so re-running record on unchanged
+// invalid files does not pile up identical quarantine commits. It asks the
+// path's own history, not the ref's head: with several invalid files the
+// head holds only the last of them, and each run quarantined all again.
 func (e *Engine) alreadyRejected(ch state.Change) bool {
-	h, err := e.store.Head(e.store.RejectedRef())
-	if err != nil {
+	ents, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Path: ch.Path, Limit: 1})
+	if err != nil || len(ents) == 0 {
 		return false
 	}
-	ents, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Limit: 1})
-	if err != nil || len(ents) == 0 || ents[0].Path != ch.Path {
-		return false
-	}
-	data, err := e.store.ReadFile(h, ch.Path)
+	data, err := e.store.ReadFile(ents[0].Commit, ch.Path)
 	if ch.Deleted {
 		return errors.Is(err, state.ErrNotFound)
 	}

@@ -182,6 +182,31 @@ func TestRecordQuarantinesOnceAndIsIdempotent(t *testing.T) {
 	}
 }
 
+// Recording the same invalid versions of several files again quarantines
+// none of them again: each is compared with the newest quarantined version
+// of its own path, not with the rejected ref's head (the last of them).
+func TestRecordQuarantinesSeveralOnce(t *testing.T) {
+	e := newRepo(t)
+	paths := []string{".claude/a.json", ".claude/b.json", ".claude/c.json"}
+	for _, p := range paths {
+		edit(t, e, p, "{")
+	}
+	for run := 0; run < 2; run++ {
+		for i, o := range record(t, e, paths...) {
+			if !o.Invalid() || (o.Rejected != nil) != (run == 0) {
+				t.Fatalf("run %d, %s: %+v (quarantined %v)", run, paths[i], o, o.Rejected != nil)
+			}
+		}
+	}
+	if ents, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{}); err != nil || len(ents) != len(paths) {
+		t.Fatalf("%d versions on the rejected ref (%v), want %d", len(ents), err, len(paths))
+	}
+	edit(t, e, paths[0], "{{") // a new invalid version is quarantined
+	if outs := record(t, e, paths...); outs[0].Rejected == nil || outs[1].Rejected != nil || outs[2].Rejected != nil {
+		t.Fatalf("after editing %s: %+v", paths[0], outs)
+	}
+}
+
 func TestRestoreWritesAndRecords(t *testing.T) {
 	e := newRepo(t)
 	edit(t, e, ".claude/a.json", `{"v": 1}`)
