@@ -346,18 +346,36 @@ func (e *Engine) allPaths(onDisk []string, files map[string]string) []config.Kep
 	return out
 }
 
-// quarantine keeps an invalid version on the rejected ref, with its problem
-// lines in the commit message.
-func (e *Engine) quarantine(ch state.Change, ps state.Problems) (*state.Entry, error) {
-	lines := make([]string, len(ps))
-	for i, p := range ps {
-		lines[i] = p.Error()
+// invalidVersion is one version for quarantine: the change and what is
+// wrong with it.
+type invalidVersion struct {
+	ch state.Change
+	ps state.Problems
+}
+
+// quarantine keeps invalid versions on the rejected ref, each with its
+// problem lines in its commit message, all written together
+// (gitstore.RejectEach). It returns their entries, none on error.
+func (e *Engine) quarantine(vs []invalidVersion) ([]state.Entry, error) {
+	if len(vs) == 0 {
+		return nil, nil
 	}
-	ent, err := e.store.Reject(ch, lines)
+	rs := make([]gitstore.Rejection, len(vs))
+	for i, v := range vs {
+		lines := make([]string, len(v.ps))
+		for j, p := range v.ps {
+			lines[j] = p.Error()
+		}
+		rs[i] = gitstore.Rejection{Change: v.ch, Problems: lines}
+	}
+	ents, err := e.store.RejectEach(rs)
 	if err != nil {
-		return nil, fmt.Errorf("quarantine %s: %w", ch.Path, err)
+		if len(vs) == 1 {
+			return nil, fmt.Errorf("quarantine %s: %w", vs[0].ch.Path, err)
+		}
+		return nil, fmt.Errorf("quarantine %d invalid versions: %w", len(vs), err)
 	}
-	return &ent, nil
+	return ents, nil
 }
 
 // alreadyRejected reports whether the newest version of ch's path on the

@@ -190,7 +190,8 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 }
 
 // recordTogether records the current content of paths as ONE commit (a
-// restore or an init is one event). Invalid files are quarantined one by one.
+// restore or an init is one event). Invalid files are quarantined together,
+// before it.
 func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcome, error) {
 	_, files, err := e.recorded()
 	if err != nil {
@@ -199,6 +200,10 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 	now := e.Now()
 	var changes []state.Change
 	var out []Outcome
+	var (
+		quar []int // out[quar[k]] is vs[k]
+		vs   []invalidVersion
+	)
 	idx := map[string]int{}
 	for _, k := range paths {
 		o := Outcome{Path: k.Path}
@@ -218,16 +223,22 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 				o.Problems = e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format)
 			}
 			if o.Problems.Invalid() {
-				var err error
-				if o.Rejected, err = e.quarantine(ch, o.Problems); err != nil {
-					return nil, err
-				}
+				quar = append(quar, len(out))
+				vs = append(vs, invalidVersion{ch, o.Problems})
 				break
 			}
 			idx[k.Path] = len(out)
 			changes = append(changes, ch)
 		}
 		out = append(out, o)
+	}
+	// Quarantined together, on the state head as it was before this event.
+	rejected, err := e.quarantine(vs)
+	if err != nil {
+		return nil, err
+	}
+	for k := range rejected {
+		out[quar[k]].Rejected = &rejected[k]
 	}
 	if len(changes) == 0 {
 		return out, nil

@@ -18,7 +18,8 @@ import (
 // The valid changes are written together (gitstore.RecordEach): one commit
 // per change, their objects in one pack for a large batch, and the ref moved
 // once, after the objects are on disk. Rejections are quarantined after
-// that, each on the rejected ref with the new state head's snapshot. When
+// that, each on the rejected ref with the new state head's snapshot, all
+// in one batch too (gitstore.RejectEach). When
 // recording fails nothing of the batch is on the state ref.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
 	if _, err := e.RecoverWrites(); err != nil {
@@ -84,16 +85,21 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			out[at[i]].Entry = &ents[i]
 		}
 	}
+	var (
+		quar []int // out[quar[k]] is vs[k]
+		vs   []invalidVersion
+	)
 	for _, i := range rejects {
-		ch := rejCh[i]
-		if e.alreadyRejected(ch) {
-			continue
-		}
-		if out[i].Rejected, err = e.quarantine(ch, out[i].Problems); err != nil {
-			return out, err
+		if !e.alreadyRejected(rejCh[i]) {
+			quar = append(quar, i)
+			vs = append(vs, invalidVersion{rejCh[i], out[i].Problems})
 		}
 	}
-	return out, nil
+	rejected, err := e.quarantine(vs)
+	for k := range rejected {
+		out[quar[k]].Rejected = &rejected[k]
+	}
+	return out, err
 }
 
 // prepare reads and checks one kept path against the snapshot (head, files)

@@ -19,8 +19,9 @@ var GCInterval = 1000
 // PackInterval is how many recorded commits pass between two background
 // `git repack -d -l --geometric=2` runs, between the gc runs. A change the
 // watcher records alone leaves four or five loose objects (a file-system
-// block each, about 17 KB), and a batch a small pack whose objects are whole:
-// git's own gc --auto waits for ~6 700 loose objects or 50 packs, so .git
+// block each, about 17 KB), and a batch a small pack (its trees as deltas,
+// the rest whole): git's own gc --auto waits for ~6 700 loose objects or
+// 50 packs, so .git
 // grew to 2.3× what git gc reaches between two runs (BenchmarkGitSize10k).
 // The geometric repack is git's incremental one: it rolls the loose objects
 // and the small packs into one pack, with deltas, and merges packs only

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -404,6 +405,62 @@ func TestReject(t *testing.T) {
 		if _, err := s.ReadFile(d.Commit, "keep.json"); !errors.Is(err, state.ErrNotFound) {
 			t.Fatalf("rejected deletion still has the file: %v", err)
 		}
+	})
+}
+
+// RejectEach quarantines many versions in one go: one commit each, in
+// order, each on the state head's tree with only its own change, their
+// objects in one pack (no loose object), the ref moved once.
+func TestRejectEach(t *testing.T) {
+	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
+		var valid []state.Change
+		for i := 0; i < 50; i++ {
+			valid = append(valid, change(fmt.Sprintf("d/f%02d.json", i), "ok", t0))
+		}
+		mustRecord(t, s, valid...)
+		head, _ := s.Head(s.StateRef())
+		loose := looseCount(t, r.common)
+		var rs []Rejection
+		for i := 0; i < 40; i++ {
+			p := fmt.Sprintf("d/f%02d.json", i)
+			if i%10 == 9 {
+				p = fmt.Sprintf("d/new%02d.json", i)
+			}
+			rs = append(rs, Rejection{Change: change(p, fmt.Sprintf("bad %d", i), t0.Add(time.Minute)), Problems: []string{p + ": bad"}})
+		}
+		ents, err := s.RejectEach(rs)
+		if err != nil || len(ents) != len(rs) {
+			t.Fatalf("RejectEach: %d entries, %v", len(ents), err)
+		}
+		if n := looseCount(t, r.common); n != loose {
+			t.Fatalf("%d loose objects written", n-loose)
+		}
+		if h, _ := s.Head(s.StateRef()); h != head {
+			t.Fatal("the state head moved")
+		}
+		log, err := s.Log(s.RejectedRef(), LogQuery{})
+		if err != nil || len(log) != len(rs) {
+			t.Fatalf("rejected log of %d, %v", len(log), err)
+		}
+		for i, e := range ents {
+			if log[len(rs)-1-i].Commit != e.Commit || e.Path != rs[i].Change.Path {
+				t.Fatalf("rejection %d: entry %+v, log %+v", i, e, log[len(rs)-1-i])
+			}
+			for j, other := range rs {
+				data, err := s.ReadFile(e.Commit, other.Change.Path)
+				want, wantErr := "ok", error(nil)
+				switch {
+				case j == i:
+					want = string(other.Change.Content)
+				case j%10 == 9:
+					want, wantErr = "", state.ErrNotFound // another rejection's new file
+				}
+				if string(data) != want || !errors.Is(err, wantErr) {
+					t.Fatalf("rejection %d holds %s = %q (%v)", i, other.Change.Path, data, err)
+				}
+			}
+		}
+		fsck(t, r.wt)
 	})
 }
 
