@@ -14,17 +14,7 @@ import (
 // TestMappedPackCutShort reads a mapped pack whose file another program
 // truncates: the read fails with an error, the process goes on.
 func TestMappedPackCutShort(t *testing.T) {
-	idx, pack, objs := samplePack(1 << 40)
-	dir := writePackDir(t, idx, pack)
-	db := Open(dir)
-	defer db.Close()
-	first := plumbing.ComputeHash(objs[0].typ, objs[0].data)
-	if _, _, err := db.Read(first); err != nil {
-		t.Fatal(err)
-	}
-	if len(db.packs) != 1 {
-		t.Fatalf("%d packs open", len(db.packs))
-	}
+	db, dir, objs := openedSample(t)
 	if _, ok := db.packs[0].data.(mem); !ok {
 		t.Fatalf("the pack is read through %T, not mapped", db.packs[0].data)
 	}
@@ -51,14 +41,7 @@ func TestMappedPackCutShort(t *testing.T) {
 // another program truncates: look-ups, stats and prefix searches fail with
 // an error, the process goes on.
 func TestMappedIndexCutShort(t *testing.T) {
-	idx, pack, objs := samplePack(1 << 40)
-	dir := writePackDir(t, idx, pack)
-	db := Open(dir)
-	defer db.Close()
-	first := plumbing.ComputeHash(objs[0].typ, objs[0].data)
-	if _, _, err := db.Read(first); err != nil {
-		t.Fatal(err)
-	}
+	db, dir, objs := openedSample(t)
 	if _, ok := db.packs[0].idx.(mem); !ok {
 		t.Fatalf("the index is read through %T, not mapped", db.packs[0].idx)
 	}
@@ -77,4 +60,21 @@ func TestMappedIndexCutShort(t *testing.T) {
 			t.Fatalf("prefix of %s through an index cut to 0 bytes: %v %v", h, got, err)
 		}
 	}
+}
+
+// openedSample writes samplePack into a directory and opens it with a DB
+// that has read one object (so the pack is open), closed at the test's end.
+func openedSample(t *testing.T) (*DB, string, []testObj) {
+	t.Helper()
+	idx, pack, objs := samplePack(1 << 40)
+	dir := writePackDir(t, idx, pack)
+	db := Open(dir)
+	t.Cleanup(db.Close)
+	if _, _, err := db.Read(plumbing.ComputeHash(objs[0].typ, objs[0].data)); err != nil {
+		t.Fatal(err)
+	}
+	if len(db.packs) != 1 {
+		t.Fatalf("%d packs open", len(db.packs))
+	}
+	return db, dir, objs
 }
