@@ -31,8 +31,8 @@ type pack struct {
 	n        uint32 // objects in the pack
 	nlarge   int64  // entries of the large-offset table
 	hits     int    // look-ups so far
-	names    []byte // the whole sorted name table: mapped, or loaded after many look-ups
-	offsets  []byte // the whole 4-byte offset table, mapped or loaded with names
+	names    []byte // the whole sorted name table, loaded after many look-ups
+	offsets  []byte // the whole 4-byte offset table, loaded with names
 }
 
 // namesAfter is how many look-ups a pack serves from its index file before
@@ -67,11 +67,12 @@ func openPack(idxName string) (*pack, error) {
 	p.name = idxName
 	// A mapped pack is read in place: no system call and no copy into a
 	// buffer per object (a third of a commit's read in a walk of 10 000).
-	// So is a mapped index: a look-up binary-searches its name table where
-	// it lies, touching a few pages, instead of reading its fan-out bucket
-	// into new memory (30 KB in a pack of 400 000 objects; on a machine
-	// where a page fault is dear, a few hundred microseconds of every
-	// one-shot command). Where mapping fails, the files are read as they are.
+	// So is a mapped index until its name table is loaded (namesAfter): a
+	// look-up binary-searches its fan-out bucket where it lies, touching a
+	// few pages, instead of reading it into new memory (30 KB in a pack of
+	// 400 000 objects; on a machine where a page fault is dear, a few
+	// hundred microseconds of every one-shot command). Where mapping fails,
+	// the files are read as they are.
 	if m, unmap, ok := mapFile(data, p.dataSize); ok {
 		data.Close()
 		p.data, p.unmap = m, unmap
@@ -79,8 +80,6 @@ func openPack(idxName string) (*pack, error) {
 	if m, unmap, ok := mapFile(idx, p.idxSize); ok {
 		idx.Close()
 		p.idx, p.unmapIdx = m, unmap
-		p.names = m[idxHeader : idxHeader+int64(p.n)*hashLen]
-		p.offsets = m[p.offTable() : p.offTable()+int64(p.n)*4]
 	}
 	return p, nil
 }
@@ -167,7 +166,7 @@ func (p *pack) close() {
 	}
 	if p.unmapIdx != nil {
 		p.unmapIdx()
-		p.unmapIdx, p.idx, p.names, p.offsets = nil, nil, nil, nil
+		p.unmapIdx, p.idx = nil, nil
 	}
 }
 
@@ -209,6 +208,8 @@ func (p *pack) offset(h plumbing.Hash) (int64, bool, error) {
 	var names []byte
 	if p.names != nil {
 		names = p.names[int(lo)*hashLen : int(hi)*hashLen]
+	} else if m, ok := p.idx.(mem); ok {
+		names = m[idxHeader+int64(lo)*hashLen : idxHeader+int64(hi)*hashLen]
 	} else {
 		names = make([]byte, int(hi-lo)*hashLen)
 		if _, err := p.idx.ReadAt(names, idxHeader+int64(lo)*hashLen); err != nil {
