@@ -18,9 +18,9 @@ import (
 // The valid changes are written together (gitstore.RecordEach): one commit
 // per change, their objects in one pack for a large batch, and the ref moved
 // once, after the objects are on disk. Rejections are quarantined after
-// that, each on the rejected ref with the new state head's snapshot, all
-// in one batch too (gitstore.RejectEach). When
-// recording fails nothing of the batch is on the state ref.
+// that, each on the rejected ref with the new state head's snapshot, also
+// written together (gitstore.RejectEach). When recording fails nothing of
+// the batch is on the state ref.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
 	if _, err := e.RecoverWrites(); err != nil {
 		return nil, err

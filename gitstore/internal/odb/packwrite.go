@@ -112,14 +112,14 @@ type PackObject struct {
 	Data []byte
 }
 
-// WritePack writes objs, oldest first, as a version-2 pack (trees as deltas
-// against newer versions of themselves, everything else whole; git gc
-// makes the other deltas when it repacks) and its version-2 index into dir,
-// and returns the index's path. As git fast-import does: the pack and the
-// index are written under temporary names in dir and fsynced, then the pack
-// is renamed to pack-<checksum>.pack and the index to pack-<checksum>.idx
-// last, so that a reader that finds the index finds the whole pack. With
-// dirSync the directory is synced after the renames.
+// WritePack writes objs (in the order they were made) as a version-2 pack
+// (trees as deltas against newer versions of themselves, everything else
+// whole; git gc makes the other deltas when it repacks) and its version-2
+// index into dir, and returns the index's path. As git fast-import does: the
+// pack and the index are written under temporary names in dir and fsynced,
+// then the pack is renamed to pack-<checksum>.pack and the index to
+// pack-<checksum>.idx last, so that a reader that finds the index finds the
+// whole pack. With dirSync the directory is synced after the renames.
 func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 	if len(objs) == 0 {
 		return "", errors.New("write pack: no objects")
