@@ -6,7 +6,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -388,11 +387,11 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 	if err != nil || len(ents) == 0 {
 		return false
 	}
-	data, err := e.store.ReadFile(ents[0].Commit, ch.Path)
+	id, err := e.store.BlobID(ents[0].Commit, ch.Path)
 	if ch.Deleted {
 		return errors.Is(err, state.ErrNotFound)
 	}
-	return err == nil && bytes.Equal(data, ch.Content)
+	return err == nil && id == gitstore.BlobHash(ch.Content)
 }
 
 // writeFile replaces a kept file atomically (package atomicfile). The file

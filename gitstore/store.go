@@ -317,6 +317,51 @@ func (s *Store) ReadFile(commit, path string) ([]byte, error) {
 	return data, nil
 }
 
+// BlobID returns the blob hash path had in commit, as ReadFile finds it but
+// reading neither the blob nor more of each tree than the entry it needs, and
+// caching none of them: a look at one path in each of many snapshots (the
+// newest rejected version of each of 1 000 invalid files) decoded and kept
+// 1 000 trees of 1 000 entries. It returns an error wrapping
+// state.ErrNotFound when the commit or the path does not exist, or when
+// path is a directory.
+func (s *Store) BlobID(commit, path string) (string, error) {
+	c, err := s.resolve(commit)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tree, err := s.commitTree(c)
+	if err != nil {
+		return "", fmt.Errorf("blob of %s: %w", path, err)
+	}
+	cur := treeEntry{Mode: filemode.Dir, Hash: tree}
+	for _, name := range strings.Split(path, "/") {
+		if !cur.IsDir() {
+			return "", fmt.Errorf("blob of %s: %w", path, state.ErrNotFound)
+		}
+		t, raw, err := s.readObject(cur.Hash)
+		if err != nil {
+			return "", fmt.Errorf("blob of %s: %w", path, err)
+		}
+		if t != plumbing.TreeObject {
+			return "", fmt.Errorf("blob of %s: %s is a %s, not a tree", path, cur.Hash, t)
+		}
+		e, ok, err := odb.FindRaw(raw, name)
+		if err != nil {
+			return "", fmt.Errorf("blob of %s: tree %s: %w", path, cur.Hash, err)
+		}
+		if !ok {
+			return "", fmt.Errorf("blob of %s: %w", path, state.ErrNotFound)
+		}
+		cur = e
+	}
+	if cur.IsDir() {
+		return "", fmt.Errorf("blob of %s: is a directory: %w", path, state.ErrNotFound)
+	}
+	return cur.Hash.String(), nil
+}
+
 // Files returns every file of commit's snapshot (recursively) as path -> blob
 // hash. It returns an error wrapping state.ErrNotFound when commit does not
 // exist.

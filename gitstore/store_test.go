@@ -360,6 +360,28 @@ func TestResolve(t *testing.T) {
 	})
 }
 
+// BlobID names the blob ReadFile reads, and reports a missing path, a
+// path through a file and a directory as not found.
+func TestBlobID(t *testing.T) {
+	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
+		c := mustRecord(t, s, change("d/e/f.json", "1", t0), change("top.json", "2", t0))[1].Commit
+		for _, p := range []string{"d/e/f.json", "top.json"} {
+			data, err := s.ReadFile(c, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id, err := s.BlobID(c, p); err != nil || id != BlobHash(data) {
+				t.Fatalf("BlobID(%s) = %s, %v; ReadFile's blob is %s", p, id, err, BlobHash(data))
+			}
+		}
+		for _, p := range []string{"d/e/g.json", "top.json/x", "d/e", "nope/f.json"} {
+			if id, err := s.BlobID(c, p); !errors.Is(err, state.ErrNotFound) {
+				t.Fatalf("BlobID(%s) = %s, %v; want not found", p, id, err)
+			}
+		}
+	})
+}
+
 func TestReject(t *testing.T) {
 	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
 		const p = ".claude/workflow-state.json"

@@ -47,6 +47,16 @@ func FuzzDecodeTree(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// FindRaw finds what decoding finds: the first entry of each name.
+		for _, e := range entries {
+			got, ok, err := FindRaw(raw, e.Name)
+			if i, _ := Find(entries, e.Name); err != nil || !ok || got != entries[i] {
+				t.Fatalf("FindRaw(%q) = %+v, %v, %v; decoded %+v", e.Name, got, ok, err, entries[i])
+			}
+		}
+		if _, ok, err := FindRaw(raw, "\x00not a name"); ok || err != nil {
+			t.Fatalf("FindRaw of a name no entry has: %v, %v", ok, err)
+		}
 		// Encoding is canonical: encoding what the encoding decodes to
 		// gives the same bytes.
 		enc := EncodeTree(entries)

@@ -300,19 +300,14 @@ const deltaCandidates = 4
 func treeEnds(data []byte) (first, last string, ok bool) {
 	var f, l []byte
 	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
-			return "", "", false
-		}
-		nul := bytes.IndexByte(data[sp:], 0)
-		if nul < 0 || len(data) < sp+nul+1+hashLen {
+		_, name, _, rest, err := nextEntry(data)
+		if err != nil {
 			return "", "", false
 		}
 		if f == nil {
-			f = data[sp+1 : sp+nul]
+			f = name
 		}
-		l = data[sp+1 : sp+nul]
-		data = data[sp+nul+1+hashLen:]
+		l, data = name, rest
 	}
 	if f == nil {
 		return "", "", false

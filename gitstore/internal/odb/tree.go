@@ -84,25 +84,54 @@ var (
 func DecodeTree(raw []byte) ([]Entry, error) {
 	var out []Entry
 	for len(raw) > 0 {
-		sp := bytes.IndexByte(raw, ' ')
-		if sp < 0 {
-			return nil, errCorruptTree
+		m, name, hash, rest, err := nextEntry(raw)
+		if err != nil {
+			return nil, err
 		}
-		m, ok := parseMode(raw[:sp])
-		if !ok {
-			return nil, errTreeMode
-		}
-		raw = raw[sp+1:]
-		nul := bytes.IndexByte(raw, 0)
-		if nul < 0 || len(raw) < nul+1+20 {
-			return nil, errCorruptTree
-		}
-		e := Entry{Name: string(raw[:nul]), Mode: m}
-		copy(e.Hash[:], raw[nul+1:nul+21])
-		raw = raw[nul+21:]
+		e := Entry{Name: string(name), Mode: m}
+		copy(e.Hash[:], hash)
 		out = append(out, e)
+		raw = rest
 	}
 	return out, nil
+}
+
+// nextEntry splits the first entry off a raw tree: its mode, name and hash,
+// and the rest of the tree, with DecodeTree's framing checks.
+func nextEntry(raw []byte) (m filemode.FileMode, name, hash, rest []byte, err error) {
+	sp := bytes.IndexByte(raw, ' ')
+	if sp < 0 {
+		return 0, nil, nil, nil, errCorruptTree
+	}
+	m, ok := parseMode(raw[:sp])
+	if !ok {
+		return 0, nil, nil, nil, errTreeMode
+	}
+	raw = raw[sp+1:]
+	nul := bytes.IndexByte(raw, 0)
+	if nul < 0 || len(raw) < nul+1+20 {
+		return 0, nil, nil, nil, errCorruptTree
+	}
+	return m, raw[:nul], raw[nul+1 : nul+21], raw[nul+21:], nil
+}
+
+// FindRaw finds the entry called name in a raw tree without decoding the
+// others: for a look at one path in many different snapshots, where decoding
+// (and caching) every entry of each would cost more than the look.
+func FindRaw(raw []byte, name string) (Entry, bool, error) {
+	for len(raw) > 0 {
+		m, n, hash, rest, err := nextEntry(raw)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if string(n) == name {
+			e := Entry{Name: name, Mode: m}
+			copy(e.Hash[:], hash)
+			return e, true, nil
+		}
+		raw = rest
+	}
+	return Entry{}, false, nil
 }
 
 // parseMode parses an octal mode of at most 7 digits, as git writes them.
