@@ -345,24 +345,25 @@ func (e *Engine) allPaths(onDisk []string, files map[string]string) []config.Kep
 	return out
 }
 
-// invalidVersion is one version for quarantine: the change and what is
-// wrong with it.
+// invalidVersion is one version for quarantine: the change, and where its
+// Outcome (with its problems) is in the caller's list.
 type invalidVersion struct {
+	at int
 	ch state.Change
-	ps state.Problems
 }
 
-// quarantine keeps invalid versions on the rejected ref, each with its
-// problem lines in its commit message, all written together
-// (gitstore.RejectEach). It returns their entries, none on error.
-func (e *Engine) quarantine(vs []invalidVersion) ([]state.Entry, error) {
+// quarantine keeps invalid versions on the rejected ref, each with the
+// problem lines of its Outcome out[v.at] in its commit message, all written
+// together (gitstore.RejectEach), and sets each Outcome's Rejected.
+func (e *Engine) quarantine(out []Outcome, vs []invalidVersion) error {
 	if len(vs) == 0 {
-		return nil, nil
+		return nil
 	}
 	rs := make([]gitstore.Rejection, len(vs))
 	for i, v := range vs {
-		lines := make([]string, len(v.ps))
-		for j, p := range v.ps {
+		ps := out[v.at].Problems
+		lines := make([]string, len(ps))
+		for j, p := range ps {
 			lines[j] = p.Error()
 		}
 		rs[i] = gitstore.Rejection{Change: v.ch, Problems: lines}
@@ -370,11 +371,14 @@ func (e *Engine) quarantine(vs []invalidVersion) ([]state.Entry, error) {
 	ents, err := e.store.RejectEach(rs)
 	if err != nil {
 		if len(vs) == 1 {
-			return nil, fmt.Errorf("quarantine %s: %w", vs[0].ch.Path, err)
+			return fmt.Errorf("quarantine %s: %w", vs[0].ch.Path, err)
 		}
-		return nil, fmt.Errorf("quarantine %d invalid versions: %w", len(vs), err)
+		return fmt.Errorf("quarantine %d invalid versions: %w", len(vs), err)
 	}
-	return ents, nil
+	for i, v := range vs {
+		out[v.at].Rejected = &ents[i]
+	}
+	return nil
 }
 
 // alreadyRejected reports whether the newest version of ch's path on the

@@ -200,10 +200,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 	now := e.Now()
 	var changes []state.Change
 	var out []Outcome
-	var (
-		quar []int // out[quar[k]] is vs[k]
-		vs   []invalidVersion
-	)
+	var invalid []invalidVersion
 	idx := map[string]int{}
 	for _, k := range paths {
 		o := Outcome{Path: k.Path}
@@ -223,8 +220,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 				o.Problems = e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format)
 			}
 			if o.Problems.Invalid() {
-				quar = append(quar, len(out))
-				vs = append(vs, invalidVersion{ch, o.Problems})
+				invalid = append(invalid, invalidVersion{len(out), ch})
 				break
 			}
 			idx[k.Path] = len(out)
@@ -233,12 +229,8 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		out = append(out, o)
 	}
 	// Quarantined together, on the state head as it was before this event.
-	rejected, err := e.quarantine(vs)
-	if err != nil {
+	if err := e.quarantine(out, invalid); err != nil {
 		return nil, err
-	}
-	for k := range rejected {
-		out[quar[k]].Rejected = &rejected[k]
 	}
 	if len(changes) == 0 {
 		return out, nil

@@ -34,8 +34,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 		batch   []state.Change
 		at      []int                 // batch[i] is out[at[i]]
 		planned = map[string][]byte{} // content this batch gives a path (nil: deleted)
-		rejects []int
-		rejCh   = map[int]state.Change{}
+		invalid []invalidVersion
 	)
 	prov := &provenanceUse{e: e} // the hook's notes, read once
 	defer prov.finish()
@@ -56,8 +55,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 		switch {
 		case ch == nil:
 		case o.Problems.Invalid():
-			rejects = append(rejects, len(out))
-			rejCh[len(out)] = *ch
+			invalid = append(invalid, invalidVersion{len(out), *ch})
 		default:
 			if ch.Deleted {
 				delete(files, k.Path)
@@ -85,21 +83,13 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			out[at[i]].Entry = &ents[i]
 		}
 	}
-	var (
-		quar []int // out[quar[k]] is vs[k]
-		vs   []invalidVersion
-	)
-	for _, i := range rejects {
-		if !e.alreadyRejected(rejCh[i]) {
-			quar = append(quar, i)
-			vs = append(vs, invalidVersion{rejCh[i], out[i].Problems})
+	var fresh []invalidVersion
+	for _, v := range invalid {
+		if !e.alreadyRejected(v.ch) {
+			fresh = append(fresh, v)
 		}
 	}
-	rejected, err := e.quarantine(vs)
-	for k := range rejected {
-		out[quar[k]].Rejected = &rejected[k]
-	}
-	return out, err
+	return out, e.quarantine(out, fresh)
 }
 
 // prepare reads and checks one kept path against the snapshot (head, files)
