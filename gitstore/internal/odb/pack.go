@@ -177,12 +177,47 @@ func (p *pack) lookup(h plumbing.Hash) (off int64, ok bool, err error) {
 	return p.offset(h)
 }
 
-// readIdx reads len(b) bytes of the index at off, a fault from a mapped
-// index cut short being an error (guard).
-func (p *pack) readIdx(b []byte, off int64) (err error) {
+// bucket returns the sorted names of the index's entries lo to hi: from
+// the loaded name table, in place in a mapped index, or read from the file.
+// Reading a mapped index can fault (guard).
+func (p *pack) bucket(lo, hi uint32) ([]byte, error) {
+	if p.names != nil {
+		return p.names[int(lo)*hashLen : int(hi)*hashLen], nil
+	}
+	if m, ok := p.idx.(mem); ok {
+		return m[idxHeader+int64(lo)*hashLen : idxHeader+int64(hi)*hashLen], nil
+	}
+	names := make([]byte, int(hi-lo)*hashLen)
+	if _, err := p.idx.ReadAt(names, idxHeader+int64(lo)*hashLen); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// between returns the names of the pack's objects from lo to hi
+// (inclusive); a fault from a mapped index cut short is an error (guard).
+func (p *pack) between(lo, hi plumbing.Hash) (out []plumbing.Hash, err error) {
 	defer guard(&err)()
-	_, err = p.idx.ReadAt(b, off)
-	return err
+	first := uint32(0)
+	if lo[0] > 0 {
+		first = p.fanout[lo[0]-1]
+	}
+	last := p.fanout[lo[0]]
+	if last <= first {
+		return nil, nil
+	}
+	names, err := p.bucket(first, last)
+	if err != nil {
+		return nil, err
+	}
+	n := int(last - first)
+	k := sort.Search(n, func(i int) bool { return bytes.Compare(names[i*hashLen:(i+1)*hashLen], lo[:]) >= 0 })
+	for ; k < n && bytes.Compare(names[k*hashLen:(k+1)*hashLen], hi[:]) <= 0; k++ {
+		var h plumbing.Hash
+		copy(h[:], names[k*hashLen:])
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // offset finds h in the pack's index.
@@ -205,16 +240,9 @@ func (p *pack) offset(h plumbing.Hash) (int64, bool, error) {
 			}
 		}
 	}
-	var names []byte
-	if p.names != nil {
-		names = p.names[int(lo)*hashLen : int(hi)*hashLen]
-	} else if m, ok := p.idx.(mem); ok {
-		names = m[idxHeader+int64(lo)*hashLen : idxHeader+int64(hi)*hashLen]
-	} else {
-		names = make([]byte, int(hi-lo)*hashLen)
-		if _, err := p.idx.ReadAt(names, idxHeader+int64(lo)*hashLen); err != nil {
-			return 0, false, err
-		}
+	names, err := p.bucket(lo, hi)
+	if err != nil {
+		return 0, false, err
 	}
 	k := sort.Search(int(hi-lo), func(i int) bool { return bytes.Compare(names[i*hashLen:i*hashLen+hashLen], h[:]) >= 0 })
 	if k == int(hi-lo) || !bytes.Equal(names[k*hashLen:k*hashLen+hashLen], h[:]) {

@@ -107,3 +107,21 @@ func TestHostileHeaders(t *testing.T) {
 		t.Fatal("a loose object claiming 10^17 bytes was given a size")
 	}
 }
+
+// Prefix finds every packed object by the first hex digits of its name,
+// and nothing for a prefix no object has.
+func TestPrefixPacked(t *testing.T) {
+	idx, pack, objs := samplePack(1 << 40)
+	db := Open(writePackDir(t, idx, pack))
+	defer db.Close()
+	for _, o := range objs {
+		h := plumbing.ComputeHash(o.typ, o.data)
+		got, err := db.Prefix(h.String()[:6])
+		if err != nil || len(got) != 1 || got[0] != h {
+			t.Fatalf("Prefix(%s) = %v, %v", h.String()[:6], got, err)
+		}
+	}
+	if got, err := db.Prefix("0000000000"); err != nil || len(got) != 0 {
+		t.Fatalf("Prefix of no object = %v, %v", got, err)
+	}
+}

@@ -1,11 +1,9 @@
 package odb
 
 import (
-	"bytes"
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -47,23 +45,11 @@ func (db *DB) Prefix(prefix string) ([]plumbing.Hash, error) {
 	hex.Decode(lob[:], lo)
 	hex.Decode(hib[:], hi)
 	for _, p := range db.packs {
-		first := uint32(0)
-		if lob[0] > 0 {
-			first = p.fanout[lob[0]-1]
-		}
-		last := p.fanout[lob[0]]
-		if last <= first {
+		hs, err := p.between(lob, hib)
+		if err != nil {
 			continue
 		}
-		bucket := make([]byte, int(last-first)*hashLen)
-		if err := p.readIdx(bucket, idxHeader+int64(first)*hashLen); err != nil {
-			continue
-		}
-		n := int(last - first)
-		k := sort.Search(n, func(i int) bool { return bytes.Compare(bucket[i*hashLen:(i+1)*hashLen], lob[:]) >= 0 })
-		for ; k < n && bytes.Compare(bucket[k*hashLen:(k+1)*hashLen], hib[:]) <= 0; k++ {
-			var h plumbing.Hash
-			copy(h[:], bucket[k*hashLen:])
+		for _, h := range hs {
 			add(h)
 		}
 	}
