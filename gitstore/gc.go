@@ -21,8 +21,8 @@ var GCInterval = 1000
 // watcher records alone leaves four or five loose objects (a file-system
 // block each, about 17 KB), and a batch a small pack (its trees as deltas,
 // the rest whole): git's own gc --auto waits for ~6 700 loose objects or
-// 50 packs, so .git
-// grew to 2.3× what git gc reaches between two runs (BenchmarkGitSize10k).
+// 50 packs, so .git grew to 2.3× what git gc reaches between two runs
+// (BenchmarkGitSize10k).
 // The geometric repack is git's incremental one: it rolls the loose objects
 // and the small packs into one pack, with deltas, and merges packs only
 // while their sizes do not grow geometrically, so its cost follows what was
@@ -163,16 +163,7 @@ func startRepack(commonDir string) {
 		return
 	}
 	paid(commonDir, repackTurn)
-	cmd := exec.Command(bin, "--git-dir="+commonDir, "repack", "-d", "-l", "--geometric=2", "-q")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
-	inherit(cmd, lock)
-	detach(cmd)
-	if cmd.Start() != nil {
-		return
-	}
-	repackStarted.Add(1)
-	running.Add(1)
-	go reap(cmd, commonDir)
+	startHeld(bin, commonDir, lock, &repackStarted, "repack", "-d", "-l", "--geometric=2", "-q")
 }
 
 // startGC runs `git gc --auto` on the repository, detached, without
@@ -184,14 +175,21 @@ func startGC(commonDir string, lock *os.File) bool {
 	if err != nil {
 		return false
 	}
-	cmd := exec.Command(bin, "--git-dir="+commonDir, "gc", "--auto", "--quiet")
+	return startHeld(bin, commonDir, lock, &gcStarted, "gc", "--auto", "--quiet")
+}
+
+// startHeld starts `git args...` (bin) on the repository, detached, handing
+// it lock to hold while it runs, counts it in started and leaves it to
+// reap; it reports whether it started.
+func startHeld(bin, commonDir string, lock *os.File, started *atomic.Int64, args ...string) bool {
+	cmd := exec.Command(bin, append([]string{"--git-dir=" + commonDir}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	inherit(cmd, lock)
 	detach(cmd)
 	if cmd.Start() != nil {
 		return false
 	}
-	gcStarted.Add(1)
+	started.Add(1)
 	running.Add(1)
 	go reap(cmd, commonDir)
 	return true
