@@ -43,9 +43,9 @@ func buildPack(objs []testObj, largeFrom int64) (idx, pack []byte) {
 		if o.delta != nil {
 			typ, body = plumbing.OFSDeltaObject, o.delta
 		}
-		p.Write(entryHeader(typ, int64(len(body))))
+		p.Write(packEntryHeader(nil, typ, int64(len(body))))
 		if o.delta != nil {
-			p.Write(ofsEncode(off - recs[o.base].off))
+			p.Write(appendOfsDelta(nil, uint64(off-recs[o.base].off)))
 		}
 		z := zlib.NewWriter(&p)
 		z.Write(body)
@@ -86,32 +86,11 @@ func buildPack(objs []testObj, largeFrom int64) (idx, pack []byte) {
 	return x.Bytes(), p.Bytes()
 }
 
-func entryHeader(t plumbing.ObjectType, size int64) []byte {
-	c := byte(t)<<4 | byte(size&15)
-	size >>= 4
-	var out []byte
-	for size > 0 {
-		out = append(out, c|0x80)
-		c = byte(size & 0x7f)
-		size >>= 7
-	}
-	return append(out, c)
-}
-
-func ofsEncode(rel int64) []byte {
-	out := []byte{byte(rel & 0x7f)}
-	for rel >>= 7; rel > 0; rel >>= 7 {
-		rel--
-		out = append([]byte{0x80 | byte(rel&0x7f)}, out...)
-	}
-	return out
-}
-
 // makeDelta returns a delta from base to target: one copy of their common
 // prefix, then the rest inserted.
 func makeDelta(base, target []byte) []byte {
-	d := deltaSize(nil, int64(len(base)))
-	d = deltaSize(d, int64(len(target)))
+	d := appendDeltaVarint(nil, uint64(len(base)))
+	d = appendDeltaVarint(d, uint64(len(target)))
 	n := 0
 	for n < len(base) && n < len(target) && n < 0xffff && base[n] == target[n] {
 		n++
@@ -126,14 +105,6 @@ func makeDelta(base, target []byte) []byte {
 		rest = rest[k:]
 	}
 	return d
-}
-
-func deltaSize(d []byte, n int64) []byte {
-	for n >= 0x80 {
-		d = append(d, byte(n)|0x80)
-		n >>= 7
-	}
-	return append(d, byte(n))
 }
 
 // samplePack is a pack with every kind of entry: the four object types, an

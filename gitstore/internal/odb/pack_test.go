@@ -70,8 +70,8 @@ func TestHostileHeaders(t *testing.T) {
 	defer db.Close()
 	// The first entry claims 2^55 bytes.
 	bad := append([]byte{}, pack[:12]...)
-	bad = append(bad, entryHeader(plumbing.BlobObject, 1<<55)...)
-	bad = append(bad, pack[12+len(entryHeader(plumbing.BlobObject, 1170)):]...)
+	bad = append(bad, packEntryHeader(nil, plumbing.BlobObject, 1<<55)...)
+	bad = append(bad, pack[12+len(packEntryHeader(nil, plumbing.BlobObject, 1170)):]...)
 	p, err := newPack(bytes.NewReader(idx), int64(len(idx)), bytes.NewReader(bad), int64(len(bad)))
 	if err != nil {
 		t.Fatal(err)
