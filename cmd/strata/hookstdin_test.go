@@ -58,6 +58,28 @@ func TestHookStdinCatchesOnlyWhenWaiting(t *testing.T) {
 	require.True(t, caught, "an open pipe: the hook waits, so it catches the signals")
 }
 
+// A Write's hook input carries the whole file written: drainReady reads
+// input far larger than its first buffer whole, and refuses input over the
+// limit.
+func TestHookStdinLargeInput(t *testing.T) {
+	payload := `{"session_id": "s", "tool_input": {"file_path": "a.json", "content": "` +
+		strings.Repeat("0123456789abcdef", 20000) + `"}}`
+	file := filepath.Join(t.TempDir(), "hook.json")
+	require.NoError(t, os.WriteFile(file, []byte(payload), 0o644))
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	caught := false
+	data, err := readHookStdin(&env{In: f, catchSignals: func() { caught = true }})
+	require.NoError(t, err)
+	require.Equal(t, payload, string(data))
+	require.False(t, caught)
+
+	f.Seek(0, 0)
+	_, _, err = drainReady(f, 100_000)
+	require.ErrorContains(t, err, "more than 100000 bytes")
+}
+
 // Without the handler, the provenance note is written with SIGINT ignored:
 // an interrupt in that moment is dropped and the write completes.
 func TestHookNoteIgnoresInterrupt(t *testing.T) {

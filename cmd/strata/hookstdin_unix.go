@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +20,10 @@ func drainReady(f *os.File, limit int64) (data []byte, complete bool, err error)
 		return nil, false, nil
 	}
 	cerr := rc.Control(func(fd uintptr) {
-		buf := make([]byte, 64<<10)
+		// Read straight into data, growing it as needed: a fixed 64 KB buffer
+		// here lived on the stack (the compiler's limit for a constant-size
+		// make) and cost every hook call a stack copy and 16 fresh pages.
+		data = make([]byte, 0, 4<<10)
 		for {
 			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 			n, perr := unix.Poll(fds, 0)
@@ -29,7 +33,10 @@ func drainReady(f *os.File, limit int64) (data []byte, complete bool, err error)
 			if perr != nil || n == 0 {
 				return // would wait: the caller reads the rest
 			}
-			m, rerr := unix.Read(int(fd), buf)
+			if len(data) == cap(data) {
+				data = slices.Grow(data, len(data))
+			}
+			m, rerr := unix.Read(int(fd), data[len(data):cap(data)])
 			if errors.Is(rerr, unix.EINTR) {
 				continue
 			}
@@ -40,7 +47,7 @@ func drainReady(f *os.File, limit int64) (data []byte, complete bool, err error)
 				complete = true
 				return
 			}
-			data = append(data, buf[:m]...)
+			data = data[:len(data)+m]
 			if int64(len(data)) > limit {
 				err = fmt.Errorf("more than %d bytes", limit)
 				return
