@@ -52,7 +52,7 @@ func (s *Store) atFromFile(ref string, ts int64) (string, bool) {
 	n := (fi.Size() - idxHeader) / idxRecSize
 	rec := make([]byte, idxRecSize)
 	read := func(i int64) (int64, bool) { // record i's time
-		if _, err := f.ReadAt(rec, idxHeader+i*idxRecSize); err != nil && err != io.EOF || !recOK(rec) {
+		if _, err := f.ReadAt(rec, idxHeader+i*idxRecSize); err != nil && err != io.EOF || !recOKOne(rec) {
 			return 0, false
 		}
 		return int64(binary.BigEndian.Uint64(rec)), true
@@ -102,7 +102,7 @@ func (s *Store) atFromFile(ref string, ts int64) (string, bool) {
 		}
 		for i := end - start - 1; i >= 0; i-- {
 			r := b[i*idxRecSize : (i+1)*idxRecSize]
-			if !recOK(r) {
+			if !recOKOne(r) {
 				return "", false
 			}
 			if int64(binary.BigEndian.Uint64(r)) <= ts {
