@@ -111,6 +111,9 @@ func (sp SchemaPath) collect(v any, ptr jsonPointer) map[jsonPointer]any {
 	}
 	p, sp := sp[0], sp[1:]
 	m := p.collect(v, ptr)
+	if len(sp) == 0 || len(m) == 0 {
+		return m // strata: no copy of the last position's map, no map for nothing
+	}
 	mm := map[jsonPointer]any{}
 	for ptr, v := range m {
 		m = sp.collect(v, ptr)
