@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -46,8 +47,23 @@ func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 	return t, data, nil
 }
 
-// maxCached bounds the decoded-tree and commit caches.
+// maxCached bounds the decoded-tree and commit caches by count.
 const maxCached = 1 << 16
+
+// maxTreeBytes bounds the decoded-tree cache by what its entries hold: by
+// count alone it could keep 65 536 trees of 1 000 entries (gigabytes), and a
+// watcher keeps its Store for days. A variable so that tests can lower it.
+var maxTreeBytes = 16 << 20
+
+// treeCost is what a decoded tree holds in memory, roughly: its entries and
+// their names, and the cache's slot.
+func treeCost(entries []treeEntry) int {
+	n := 64
+	for _, e := range entries {
+		n += int(unsafe.Sizeof(e)) + len(e.Name)
+	}
+	return n
+}
 
 // tree returns the decoded entries of tree h; the slice must not be modified.
 // Callers hold s.mu.
@@ -74,10 +90,16 @@ func (s *Store) tree(h plumbing.Hash) ([]treeEntry, error) {
 }
 
 func (s *Store) cacheTree(h plumbing.Hash, entries []treeEntry) {
-	if len(s.trees) >= maxCached {
+	if _, ok := s.trees[h]; ok {
+		return
+	}
+	cost := treeCost(entries)
+	if len(s.trees) >= maxCached || s.treeBytes+cost > maxTreeBytes {
 		clear(s.trees)
+		s.treeBytes = 0
 	}
 	s.trees[h] = entries
+	s.treeBytes += cost
 }
 
 // commitTree returns the root tree of commit c. Callers hold s.mu.

@@ -42,13 +42,14 @@ type Store struct {
 
 	// mu serialises use of repo (go-git's storage is not safe for concurrent
 	// use) and of the in-memory caches below.
-	mu      sync.Mutex
-	repo    *filesystem.Storage
-	objects *odb.DB                         // strata's own reads and writes of objects (internal/odb)
-	trees   map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
-	commits map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
-	indexes map[string]*refIndex            // per-ref time index (index.go)
-	counter *os.File                        // open gc-count file (gc.go)
+	mu        sync.Mutex
+	repo      *filesystem.Storage
+	objects   *odb.DB                         // strata's own reads and writes of objects (internal/odb)
+	trees     map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
+	treeBytes int                             // treeCost of what trees holds
+	commits   map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
+	indexes   map[string]*refIndex            // per-ref time index (index.go)
+	counter   *os.File                        // open gc-count file (gc.go)
 }
 
 // Open finds the repository containing dir, walking up through its parents,

@@ -773,3 +773,36 @@ func TestHeadOddRefs(t *testing.T) {
 		t.Errorf("Head(symbolic) = %s, %v; want %s", got, err, want)
 	}
 }
+
+// The decoded-tree cache is bounded by the bytes its trees hold, not only
+// by their count: a walk over many versions of a large directory keeps at
+// most maxTreeBytes of them, and every version still reads back right.
+func TestTreeCacheBoundedByBytes(t *testing.T) {
+	old := maxTreeBytes
+	t.Cleanup(func() { maxTreeBytes = old }) // after forEachRepo's parallel subtests
+	maxTreeBytes = 64 << 10
+	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
+		var chs []state.Change
+		for i := range 400 {
+			chs = append(chs, change(fmt.Sprintf("d/file-%03d.json", i), "0", t0))
+		}
+		mustRecord(t, s, chs...)
+		var commits []string
+		for v := 1; v <= 30; v++ {
+			commits = append(commits, mustRecord(t, s, change("d/file-000.json", itoa(int64(v)), t0.Add(time.Duration(v)*time.Minute)))[0].Commit)
+		}
+		for i, c := range commits {
+			data, err := s.ReadFile(c, "d/file-000.json")
+			if err != nil || string(data) != itoa(int64(i+1)) {
+				t.Fatalf("version %d: %q, %v", i+1, data, err)
+			}
+			held := 0
+			for _, e := range s.trees {
+				held += treeCost(e)
+			}
+			if held != s.treeBytes || held > maxTreeBytes {
+				t.Fatalf("after version %d the cache holds %d bytes (counted %d), bound %d", i+1, held, s.treeBytes, maxTreeBytes)
+			}
+		}
+	})
+}
