@@ -170,11 +170,13 @@ func isTooLarge(err error) bool {
 }
 
 func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectType, data []byte, err error) {
-	if o, ok := db.batch.get(h); ok {
-		if limit >= 0 && int64(len(o.data)) > limit {
-			return 0, nil, &TooLargeError{Hash: h, Size: int64(len(o.data)), Limit: limit}
+	if i, ok := db.batch.index(h); ok {
+		o := db.batch.objs[i]
+		if limit >= 0 && int64(o.size) > limit {
+			return 0, nil, &TooLargeError{Hash: h, Size: int64(o.size), Limit: limit}
 		}
-		return o.t, o.data, nil
+		data, err := db.batch.content(i)
+		return o.t, data, err
 	}
 	err = db.find(h, depth, func(p *pack, off int64) (err error) {
 		if p == nil {
@@ -193,8 +195,9 @@ func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectTy
 }
 
 func (db *DB) stat(h plumbing.Hash, depth int) (t plumbing.ObjectType, size int64, err error) {
-	if o, ok := db.batch.get(h); ok {
-		return o.t, int64(len(o.data)), nil
+	if i, ok := db.batch.index(h); ok {
+		o := db.batch.objs[i]
+		return o.t, int64(o.size), nil
 	}
 	err = db.find(h, depth, func(p *pack, off int64) (err error) {
 		if p == nil {

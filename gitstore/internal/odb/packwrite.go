@@ -21,15 +21,28 @@ import (
 // reach the disk together: as one pack and its index, the way
 // `git fast-import` writes, instead of one loose file (and inode, and
 // directory entry) per object.
+//
+// A batch of records makes one version of every directory above each
+// changed file. When a tree comes in, the batch stores an older version of
+// the same directory as a delta against it (deltify): it holds one whole
+// copy of each directory (one per chain of maxPackDepth), not one per
+// version, and the pack gets those deltas as they are. Whole, a batch of
+// 1 000 changes to a directory of 1 000 files was 1 000 trees of ~45 KB in
+// memory and to compress; as deltas, 1 000 instructions of ~30 bytes.
 type batch struct {
 	objs   []batchObj
 	byHash map[plumbing.Hash]int
+	recent map[string][]int // whole trees that may become deltas, newest first, by end name (deltify)
 }
 
 type batchObj struct {
-	h    plumbing.Hash
-	t    plumbing.ObjectType
-	data []byte
+	h     plumbing.Hash
+	t     plumbing.ObjectType
+	data  []byte // the content; nil when kept as a delta
+	size  int    // the content's length
+	delta []byte // with data nil: makes the content from objs[base]'s
+	base  int    // a newer object of the batch
+	chain int    // a whole tree: the longest chain of deltas that ends at it
 }
 
 // Begin starts a batch: until Flush or Abort, Write keeps objects in memory,
@@ -37,7 +50,7 @@ type batchObj struct {
 // batch.
 func (db *DB) Begin() {
 	if db.batch == nil {
-		db.batch = &batch{byHash: map[plumbing.Hash]int{}}
+		db.batch = &batch{byHash: map[plumbing.Hash]int{}, recent: map[string][]int{}}
 	}
 }
 
@@ -57,14 +70,18 @@ func (db *DB) Flush(packMin int, fsync bool) error {
 		return nil
 	}
 	if len(b.objs) < packMin {
-		for _, o := range b.objs {
-			if err := db.Write(o.t, o.data, o.h, fsync); err != nil {
+		for i, o := range b.objs {
+			data, err := b.content(i)
+			if err != nil {
+				return err
+			}
+			if err := db.Write(o.t, data, o.h, fsync); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	name, err := WritePack(filepath.Join(db.dir, "pack"), b.objs2(), fsync)
+	name, err := WritePack(filepath.Join(db.dir, "pack"), b.packObjects(), fsync)
 	if err != nil {
 		return err
 	}
@@ -76,10 +93,10 @@ func (db *DB) Flush(packMin int, fsync bool) error {
 	return nil
 }
 
-func (b *batch) objs2() []PackObject {
+func (b *batch) packObjects() []PackObject {
 	out := make([]PackObject, len(b.objs))
 	for i, o := range b.objs {
-		out[i] = PackObject{Hash: o.h, Type: o.t, Data: o.data}
+		out[i] = PackObject{Hash: o.h, Type: o.t, Data: o.data, Delta: o.delta, Base: o.base}
 	}
 	return out
 }
@@ -91,35 +108,106 @@ func (b *batch) add(t plumbing.ObjectType, data []byte, h plumbing.Hash) {
 		return
 	}
 	b.byHash[h] = len(b.objs)
-	b.objs = append(b.objs, batchObj{h: h, t: t, data: data})
+	b.objs = append(b.objs, batchObj{h: h, t: t, data: data, size: len(data)})
+	if t == plumbing.TreeObject {
+		b.deltify(len(b.objs) - 1)
+	}
 }
 
-func (b *batch) get(h plumbing.Hash) (batchObj, bool) {
+// deltify stores a whole older tree that is probably a version of the same
+// directory as tree i as a delta against it. The candidates are the last few
+// whole trees whose first entry has the same name and those whose last entry
+// does (a file added at one end of a directory keeps the other end); the
+// smallest delta under half of the older tree wins. A tree whose chain is
+// maxPackDepth long stays whole, as git's own packs bound their chains.
+func (b *batch) deltify(i int) {
+	n := &b.objs[i]
+	first, last, ok := treeEnds(n.data)
+	if !ok {
+		return
+	}
+	keys := [2]string{"<" + first, ">" + last}
+	best, bestDelta := -1, []byte(nil)
+	for _, k := range keys {
+		for _, c := range b.recent[k] {
+			o := b.objs[c]
+			if o.data == nil || o.chain >= maxPackDepth || c == best {
+				continue
+			}
+			d := EncodeDelta(n.data, o.data)
+			if d != nil && len(d) < len(o.data)/2 && (bestDelta == nil || len(d) < len(bestDelta)) {
+				best, bestDelta = c, d
+			}
+		}
+	}
+	if bestDelta != nil {
+		o := &b.objs[best]
+		n.chain = o.chain + 1
+		o.data, o.delta, o.base = nil, bestDelta, i
+	}
+	for _, k := range keys {
+		c := make([]int, 1, deltaCandidates)
+		c[0] = i
+		for _, j := range b.recent[k] {
+			if len(c) < deltaCandidates && b.objs[j].data != nil {
+				c = append(c, j)
+			}
+		}
+		b.recent[k] = c
+	}
+}
+
+// deltaCandidates is how many trees deltify tries per end name: enough for
+// a few directories whose first (or last) entries share a name.
+const deltaCandidates = 4
+
+// index returns the position of object h in the batch.
+func (b *batch) index(h plumbing.Hash) (int, bool) {
 	if b == nil {
-		return batchObj{}, false
+		return 0, false
 	}
 	i, ok := b.byHash[h]
-	if !ok {
-		return batchObj{}, false
+	return i, ok
+}
+
+// content returns object i's content, applying the deltas from the whole
+// tree its chain ends at (at most maxPackDepth of them).
+func (b *batch) content(i int) ([]byte, error) {
+	o := b.objs[i]
+	if o.data != nil || o.delta == nil {
+		return o.data, nil
 	}
-	return b.objs[i], true
+	base, err := b.content(o.base)
+	if err != nil {
+		return nil, err
+	}
+	data, err := ApplyDelta(base, o.delta)
+	if err != nil || len(data) != o.size {
+		return nil, fmt.Errorf("batch object %s: delta does not apply (%v)", o.h, err)
+	}
+	return data, nil
 }
 
-// PackObject is one object for WritePack; Hash is its git object id.
+// PackObject is one object for WritePack; Hash is its git object id. Data
+// is the content, or nil when Delta makes the content from that of
+// objs[Base], a newer object (one later in objs).
 type PackObject struct {
-	Hash plumbing.Hash
-	Type plumbing.ObjectType
-	Data []byte
+	Hash  plumbing.Hash
+	Type  plumbing.ObjectType
+	Data  []byte
+	Delta []byte
+	Base  int
 }
 
-// WritePack writes objs (in the order they were made) as a version-2 pack
-// (trees as deltas against newer versions of themselves, everything else
-// whole; git gc makes the other deltas when it repacks) and its version-2
-// index into dir, and returns the index's path. As git fast-import does: the
-// pack and the index are written under temporary names in dir and fsynced,
-// then the pack is renamed to pack-<checksum>.pack and the index to
-// pack-<checksum>.idx last, so that a reader that finds the index finds the
-// whole pack. With dirSync the directory is synced after the renames.
+// WritePack writes objs (in the order they were made; the deltas among
+// them, trees as deltas against newer versions of themselves, as they are:
+// git gc makes the other deltas when it repacks) as a version-2 pack and
+// its version-2 index into dir, and returns the index's path. As git
+// fast-import does: the pack and the index are written under temporary
+// names in dir and fsynced, then the pack is renamed to
+// pack-<checksum>.pack and the index to pack-<checksum>.idx last, so that a
+// reader that finds the index finds the whole pack. With dirSync the
+// directory is synced after the renames.
 func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 	if len(objs) == 0 {
 		return "", errors.New("write pack: no objects")
@@ -140,28 +228,23 @@ func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 	ents := make([]idxEnt, len(objs))
 	z := zBest.Get().(*zlib.Writer)
 	defer zBest.Put(z)
-	// Objects go in newest first (objs come in the order they were made):
-	// a tree is then written as a delta against the newer version of its
-	// directory already in the pack, when there is one and the delta is
-	// small (deltaBase). A batch of records makes one version of every
-	// directory above each changed file: whole, a batch of 1 000 changes
-	// to a directory of 1 000 files is 1 000 trees of ~45 KB to compress,
-	// as deltas 1 000 instructions of ~30 bytes. The newest version stays
-	// whole and chains stop at maxPackDepth, as in git's own packs.
+	// Objects go in newest first (objs come in the order they were made),
+	// so that a delta's base, a newer object, is in the pack before it and
+	// the delta names it by its distance back (an offset delta).
 	offs := make([]int64, len(objs))
-	depth := make([]int, len(objs))
-	recent := map[string][]int{} // candidates for deltaBase, newest first
 	var hdr [16]byte
 	for i := len(objs) - 1; i >= 0; i-- {
 		o := objs[i]
 		start := buf.Len()
 		offs[i] = int64(start)
 		data := o.Data
-		if b, delta := deltaBase(i, objs, recent, depth); delta != nil {
-			depth[i] = depth[b] + 1
-			buf.Write(packEntryHeader(hdr[:0], plumbing.OFSDeltaObject, int64(len(delta))))
-			buf.Write(appendOfsDelta(hdr[:0], uint64(offs[i]-offs[b])))
-			data = delta
+		if o.Delta != nil {
+			if o.Base <= i || o.Base >= len(objs) {
+				return "", fmt.Errorf("write pack: object %s: delta base %d is not a newer object", o.Hash, o.Base)
+			}
+			buf.Write(packEntryHeader(hdr[:0], plumbing.OFSDeltaObject, int64(len(o.Delta))))
+			buf.Write(appendOfsDelta(hdr[:0], uint64(offs[i]-offs[o.Base])))
+			data = o.Delta
 		} else {
 			buf.Write(packEntryHeader(hdr[:0], o.Type, int64(len(o.Data))))
 		}
@@ -247,53 +330,9 @@ func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 	return base + ".idx", nil
 }
 
-// maxPackDepth is the longest delta chain WritePack makes: git's default
+// maxPackDepth is the longest delta chain a batch makes: git's default
 // (pack.depth) for its own packs.
 const maxPackDepth = 50
-
-// deltaBase returns, for tree objs[i], a newer tree already written that is
-// probably a version of the same directory, and the delta that makes
-// objs[i] from it. The candidates are the last few trees whose first entry
-// has the same name and those whose last entry does (a file added at one
-// end of a directory keeps the other end); the smallest delta wins. It
-// records objs[i] as a candidate for older trees, and returns a nil delta
-// for anything but a tree, at the end of a chain of maxPackDepth, or when
-// no delta is under half of the tree.
-func deltaBase(i int, objs []PackObject, recent map[string][]int, depth []int) (int, []byte) {
-	o := objs[i]
-	if o.Type != plumbing.TreeObject {
-		return 0, nil
-	}
-	first, last, ok := treeEnds(o.Data)
-	if !ok {
-		return 0, nil
-	}
-	keys := [2]string{"<" + first, ">" + last}
-	best, bestDelta := 0, []byte(nil)
-	for _, k := range keys {
-		for _, b := range recent[k] {
-			if depth[b] >= maxPackDepth || (bestDelta != nil && b == best) {
-				continue
-			}
-			d := EncodeDelta(objs[b].Data, o.Data)
-			if d != nil && len(d) < len(o.Data)/2 && (bestDelta == nil || len(d) < len(bestDelta)) {
-				best, bestDelta = b, d
-			}
-		}
-	}
-	for _, k := range keys {
-		c := recent[k]
-		if len(c) == deltaCandidates {
-			c = c[:deltaCandidates-1]
-		}
-		recent[k] = append([]int{i}, c...)
-	}
-	return best, bestDelta
-}
-
-// deltaCandidates is how many trees deltaBase tries per end name: enough
-// for a few directories whose first (or last) entries share a name.
-const deltaCandidates = 4
 
 // treeEnds returns the names of a tree's first and last entries; ok is
 // false for an empty or malformed tree.

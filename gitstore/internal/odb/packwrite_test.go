@@ -204,3 +204,70 @@ func TestBatchPacksTreesAsDeltas(t *testing.T) {
 	}
 	compare(t, "trees as deltas", mine, want)
 }
+
+// A batch keeps an older version of a directory's tree as a delta against
+// the newer one as soon as the newer one comes in: one whole tree per chain
+// of 1 + maxPackDepth stays in memory. Every version still reads back whole
+// during the batch, and a batch too small for a pack writes each object
+// loose, whole.
+func TestBatchKeepsOlderTreesAsDeltas(t *testing.T) {
+	mine := t.TempDir()
+	git(t, mine, nil, "init", "-q", "--bare", ".")
+	db := Open(filepath.Join(mine, "objects"))
+	defer db.Close()
+	db.Begin()
+	want := map[plumbing.Hash]gitObject{}
+	entries := make([]Entry, 500)
+	for i := range entries {
+		entries[i] = Entry{Name: fmt.Sprintf("f-%03d.json", i), Mode: 0o100644, Hash: plumbing.ComputeHash(blobType, []byte{byte(i)})}
+	}
+	var versions []plumbing.Hash
+	for v := range 120 {
+		entries[v*7%len(entries)].Hash = plumbing.ComputeHash(blobType, fmt.Appendf(nil, "v%d", v))
+		data := EncodeTree(entries)
+		h := plumbing.ComputeHash(plumbing.TreeObject, data)
+		if err := db.Write(plumbing.TreeObject, data, h, false); err != nil {
+			t.Fatal(err)
+		}
+		want[h] = gitObject{plumbing.TreeObject, data}
+		versions = append(versions, h)
+	}
+	whole, longest := 0, 0
+	for i, o := range db.batch.objs {
+		if o.data != nil {
+			whole++
+		}
+		n := 0
+		for j := i; db.batch.objs[j].data == nil; j = db.batch.objs[j].base {
+			n++
+		}
+		longest = max(longest, n)
+	}
+	if whole != 3 || longest != maxPackDepth { // 120 versions: chains of 51, 51 and 18
+		t.Fatalf("%d whole trees, longest chain %d", whole, longest)
+	}
+	for _, h := range versions {
+		typ, data, err := db.Read(h)
+		if err != nil || typ != plumbing.TreeObject || !bytes.Equal(data, want[h].data) {
+			t.Fatalf("read %s in the batch: %v, %d bytes, %v", h, typ, len(data), err)
+		}
+		if _, size, err := db.Stat(h); err != nil || size != int64(len(want[h].data)) {
+			t.Fatalf("stat %s in the batch: %d, %v", h, size, err)
+		}
+	}
+	if err := db.Flush(1000, false); err != nil { // 120 objects: loose
+		t.Fatal(err)
+	}
+	if idx, _ := filepath.Glob(filepath.Join(mine, "objects", "pack", "*.idx")); len(idx) != 0 {
+		t.Fatalf("%d packs for a batch under packMin", len(idx))
+	}
+	got := catAll(t, mine)
+	fresh := Open(filepath.Join(mine, "objects"))
+	defer fresh.Close()
+	for h, o := range want {
+		typ, data, err := fresh.Read(h)
+		if g := got[h]; g.typ != o.typ || !bytes.Equal(g.data, o.data) || err != nil || typ != o.typ || !bytes.Equal(data, o.data) {
+			t.Fatalf("%s written loose: git reads %v (%d bytes), odb %v (%d bytes, %v)", h, g.typ, len(g.data), typ, len(data), err)
+		}
+	}
+}
