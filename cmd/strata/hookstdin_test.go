@@ -20,11 +20,7 @@ func TestHookStdinCatchesOnlyWhenWaiting(t *testing.T) {
 		return &env{In: in, catchSignals: func() { *caught = true }}
 	}
 
-	file := filepath.Join(t.TempDir(), "hook.json")
-	require.NoError(t, os.WriteFile(file, []byte(payload), 0o644))
-	f, err := os.Open(file)
-	require.NoError(t, err)
-	defer f.Close()
+	f := openWith(t, payload)
 	caught := false
 	data, err := readHookStdin(newEnv(f, &caught))
 	require.NoError(t, err)
@@ -64,11 +60,7 @@ func TestHookStdinCatchesOnlyWhenWaiting(t *testing.T) {
 func TestHookStdinLargeInput(t *testing.T) {
 	payload := `{"session_id": "s", "tool_input": {"file_path": "a.json", "content": "` +
 		strings.Repeat("0123456789abcdef", 20000) + `"}}`
-	file := filepath.Join(t.TempDir(), "hook.json")
-	require.NoError(t, os.WriteFile(file, []byte(payload), 0o644))
-	f, err := os.Open(file)
-	require.NoError(t, err)
-	defer f.Close()
+	f := openWith(t, payload)
 	caught := false
 	data, err := readHookStdin(&env{In: f, catchSignals: func() { caught = true }})
 	require.NoError(t, err)
@@ -92,4 +84,16 @@ func TestHookNoteIgnoresInterrupt(t *testing.T) {
 		return nil
 	}))
 	require.True(t, done)
+}
+
+// openWith opens a file holding payload, as a hook's stdin redirected from
+// a file; it is closed when the test ends.
+func openWith(t *testing.T, payload string) *os.File {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "hook.json")
+	require.NoError(t, os.WriteFile(file, []byte(payload), 0o644))
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
 }

@@ -17,10 +17,7 @@ import (
 func TestBatchWritesOnePack(t *testing.T) {
 	repo := genRepo(t)
 	want := catAll(t, repo)
-	mine := t.TempDir()
-	git(t, mine, nil, "init", "-q", "--bare", ".")
-	db := Open(filepath.Join(mine, "objects"))
-	defer db.Close()
+	mine, db := bareDB(t)
 	if _, _, err := db.Read(plumbingHashOf(want)); err == nil {
 		t.Fatal("object found before it was written")
 	}
@@ -71,10 +68,7 @@ func TestBatchWritesOnePack(t *testing.T) {
 
 // A batch smaller than the pack minimum is written as loose objects.
 func TestSmallBatchStaysLoose(t *testing.T) {
-	mine := t.TempDir()
-	git(t, mine, nil, "init", "-q", "--bare", ".")
-	db := Open(filepath.Join(mine, "objects"))
-	defer db.Close()
+	mine, db := bareDB(t)
 	db.Begin()
 	data := []byte("hello\n")
 	h := hashOf(data)
@@ -111,10 +105,7 @@ func plumbingHashOf(m map[plumbing.Hash]gitObject) plumbing.Hash {
 // trees' size, no chain is longer than git's, and git and a fresh DB read
 // every object as written.
 func TestBatchPacksTreesAsDeltas(t *testing.T) {
-	mine := t.TempDir()
-	git(t, mine, nil, "init", "-q", "--bare", ".")
-	db := Open(filepath.Join(mine, "objects"))
-	defer db.Close()
+	mine, db := bareDB(t)
 	want := map[plumbing.Hash]gitObject{}
 	put := func(typ plumbing.ObjectType, data []byte) plumbing.Hash {
 		h := plumbing.ComputeHash(typ, data)
@@ -211,10 +202,7 @@ func TestBatchPacksTreesAsDeltas(t *testing.T) {
 // during the batch, and a batch too small for a pack writes each object
 // loose, whole.
 func TestBatchKeepsOlderTreesAsDeltas(t *testing.T) {
-	mine := t.TempDir()
-	git(t, mine, nil, "init", "-q", "--bare", ".")
-	db := Open(filepath.Join(mine, "objects"))
-	defer db.Close()
+	mine, db := bareDB(t)
 	db.Begin()
 	want := map[plumbing.Hash]gitObject{}
 	entries := make([]Entry, 500)
@@ -270,4 +258,15 @@ func TestBatchKeepsOlderTreesAsDeltas(t *testing.T) {
 			t.Fatalf("%s written loose: git reads %v (%d bytes), odb %v (%d bytes, %v)", h, g.typ, len(g.data), typ, len(data), err)
 		}
 	}
+}
+
+// bareDB makes an empty bare repository and opens its objects directory;
+// the DB is closed when the test ends.
+func bareDB(t *testing.T) (string, *DB) {
+	t.Helper()
+	mine := t.TempDir()
+	git(t, mine, nil, "init", "-q", "--bare", ".")
+	db := Open(filepath.Join(mine, "objects"))
+	t.Cleanup(db.Close)
+	return mine, db
 }
