@@ -3,8 +3,10 @@ package odb
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -256,6 +258,101 @@ func TestBatchKeepsOlderTreesAsDeltas(t *testing.T) {
 		typ, data, err := fresh.Read(h)
 		if g := got[h]; g.typ != o.typ || !bytes.Equal(g.data, o.data) || err != nil || typ != o.typ || !bytes.Equal(data, o.data) {
 			t.Fatalf("%s written loose: git reads %v (%d bytes), odb %v (%d bytes, %v)", h, g.typ, len(g.data), typ, len(data), err)
+		}
+	}
+}
+
+// Random versions of directories that share end names (so deltify weighs
+// trees of other directories too), edited at random places, sometimes
+// back to an earlier version (an object the batch already holds): every
+// version reads back whole during the batch, at random moments, and after
+// Flush from the pack, for this DB, a fresh one and git (fsck --strict).
+func TestBatchRandomTrees(t *testing.T) {
+	mine, db := bareDB(t)
+	rng := rand.New(rand.NewPCG(11, 2026))
+	db.Begin()
+	want := map[plumbing.Hash][]byte{}
+	var written []plumbing.Hash
+	put := func(entries []Entry) {
+		data := EncodeTree(entries)
+		h := plumbing.ComputeHash(plumbing.TreeObject, data)
+		if err := db.Write(plumbing.TreeObject, data, h, false); err != nil {
+			t.Fatal(err)
+		}
+		want[h] = data
+		written = append(written, h)
+	}
+	blob := func(i int) plumbing.Hash { return hashOf(fmt.Appendf(nil, "%d", i)) }
+	type dir struct{ entries, earlier []Entry }
+	dirs := make([]*dir, 6)
+	for d := range dirs {
+		n := 1 + rng.IntN(300)
+		e := []Entry{{Name: "!first", Mode: 0o100644, Hash: blob(d)}} // the same first name in every directory
+		for i := range n {
+			e = append(e, Entry{Name: fmt.Sprintf("d%d-%04d", d, i*2), Mode: 0o100644, Hash: blob(i)})
+		}
+		dirs[d] = &dir{entries: e}
+	}
+	for step := range 1500 {
+		d := dirs[rng.IntN(len(dirs))]
+		e := slices.Clone(d.entries)
+		switch k := rng.IntN(10); {
+		case k < 6: // a file changed
+			e[rng.IntN(len(e))].Hash = blob(step + 1000)
+		case k < 7 && len(e) > 2: // a file removed
+			i := 1 + rng.IntN(len(e)-1)
+			e = slices.Delete(e, i, i+1)
+		case k < 8: // a file added (odd numbers fall between the others)
+			name := fmt.Sprintf("%s-%04d", e[len(e)-1].Name[:2], 2*rng.IntN(400)+1)
+			if i, found := slices.BinarySearchFunc(e[1:], name, func(x Entry, n string) int { return strings.Compare(x.Name, n) }); !found {
+				e = slices.Insert(e, i+1, Entry{Name: name, Mode: 0o100644, Hash: blob(step)})
+			}
+		case k < 9 && d.earlier != nil: // back to an earlier version
+			e = d.earlier
+		default: // a file added at the end: the last name changes
+			e = append(e, Entry{Name: fmt.Sprintf("~last-%d", step), Mode: 0o100644, Hash: blob(step)})
+		}
+		if rng.IntN(5) == 0 {
+			d.earlier = d.entries
+		}
+		d.entries = e
+		put(e)
+		if step%50 == 0 {
+			for range 20 {
+				h := written[rng.IntN(len(written))]
+				if typ, data, err := db.Read(h); err != nil || typ != plumbing.TreeObject || !bytes.Equal(data, want[h]) {
+					t.Fatalf("step %d: read %s in the batch: %v, %d bytes, %v", step, h, typ, len(data), err)
+				}
+			}
+		}
+	}
+	for i := range db.batch.objs {
+		n := 0
+		for j := i; db.batch.objs[j].data == nil; j = db.batch.objs[j].base {
+			n++
+		}
+		if n > maxPackDepth {
+			t.Fatalf("object %d at the end of a chain of %d deltas", i, n)
+		}
+	}
+	if err := db.Flush(2, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := deltas(t, mine); n < len(want)/2 {
+		t.Fatalf("%d deltas of %d trees", n, len(want))
+	}
+	git(t, mine, nil, "fsck", "--strict", "--no-dangling")
+	got := catAll(t, mine)
+	fresh := Open(filepath.Join(mine, "objects"))
+	defer fresh.Close()
+	for h, data := range want {
+		if g := got[h]; g.typ != plumbing.TreeObject || !bytes.Equal(g.data, data) {
+			t.Fatalf("git reads %s as %v (%d bytes)", h, g.typ, len(g.data))
+		}
+		for _, r := range []*DB{db, fresh} {
+			if typ, d, err := r.Read(h); err != nil || typ != plumbing.TreeObject || !bytes.Equal(d, data) {
+				t.Fatalf("read %s from the pack: %v, %d bytes, %v", h, typ, len(d), err)
+			}
 		}
 	}
 }
