@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -245,7 +247,12 @@ func (e *Engine) Check(f File, prev []byte) state.Problems {
 	if !f.Exists {
 		return phase.AppendOnly(f.Class, f.Path, prev, nil, false)
 	}
-	problems := e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format)
+	return e.checkRest(f, prev, e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format))
+}
+
+// checkRest is Check for an existing file after its schema check (the
+// Validator's problems): the rules of its class, against prev.
+func (e *Engine) checkRest(f File, prev []byte, problems state.Problems) state.Problems {
 	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
 		problems = append(problems, e.checkResolution(f)...)
 	}
@@ -478,28 +485,86 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 		return nil, err
 	}
 	out := make([]Result, 0, len(paths))
-	for _, k := range paths {
-		r := Result{Kept: k}
-		f, p := e.Read(k)
-		if p != nil {
-			r.Problems = state.Problems{*p}
-			out = append(out, r)
-			continue
-		}
-		var prev []byte
-		if _, had := files[k.Path]; had && UsesHistory(k) {
-			if prev, err = e.store.ReadFile(head, k.Path); err != nil {
-				return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
-			}
-		}
-		r.Problems = e.Check(f, prev)
-		if !f.Exists && r.Problems == nil {
-			if !explicit {
+	for start := 0; start < len(paths); start += validateWindow {
+		window := paths[start:min(start+validateWindow, len(paths))]
+		fs := make([]File, len(window))
+		prevs := make([][]byte, len(window))
+		unread := make([]*state.Problem, len(window))
+		checks := e.schemaChecks(fs)
+		for i, k := range window {
+			fs[i], unread[i] = e.Read(k)
+			if unread[i] != nil {
 				continue
 			}
-			r.Problems = state.Problems{{Path: k.Path, Message: "no such file"}}
+			if fs[i].Exists {
+				checks.add(i)
+			}
+			if _, had := files[k.Path]; had && UsesHistory(k) {
+				if prevs[i], err = e.store.ReadFile(head, k.Path); err != nil {
+					checks.wait()
+					return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
+				}
+			}
 		}
-		out = append(out, r)
+		schemaProblems := checks.wait()
+		for i, k := range window {
+			r, f := Result{Kept: k}, fs[i]
+			switch {
+			case unread[i] != nil:
+				r.Problems = state.Problems{*unread[i]}
+			case !f.Exists:
+				r.Problems = phase.AppendOnly(f.Class, f.Path, prevs[i], nil, false)
+			default:
+				r.Problems = e.checkRest(f, prevs[i], schemaProblems[i])
+			}
+			if unread[i] == nil && !f.Exists && r.Problems == nil {
+				if !explicit {
+					continue
+				}
+				r.Problems = state.Problems{{Path: k.Path, Message: "no such file"}}
+			}
+			out = append(out, r)
+		}
 	}
 	return out, nil
+}
+
+// validateWindow is how many files Validate reads before it checks them
+// against their schemas together: enough to keep every core busy, few
+// enough that their contents are small beside max_size.
+const validateWindow = 64
+
+// schemaChecks runs the Validator (safe for concurrent use, unlike the
+// Engine) on files of fs as they are added, on as many goroutines as the
+// process may run at once, while the caller reads the next ones: decoding
+// and the schema check are most of a `strata validate` of many files.
+func (e *Engine) schemaChecks(fs []File) *schemaChecks {
+	c := &schemaChecks{out: make([]state.Problems, len(fs)), next: make(chan int, len(fs))}
+	for range min(runtime.GOMAXPROCS(0), len(fs)) {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			for i := range c.next {
+				f := fs[i]
+				c.out[i] = e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format)
+			}
+		}()
+	}
+	return c
+}
+
+type schemaChecks struct {
+	out  []state.Problems
+	next chan int
+	wg   sync.WaitGroup
+}
+
+// add checks fs[i], which must not change afterwards.
+func (c *schemaChecks) add(i int) { c.next <- i }
+
+// wait returns the problems of each file added, by position.
+func (c *schemaChecks) wait() []state.Problems {
+	close(c.next)
+	c.wg.Wait()
+	return c.out
 }

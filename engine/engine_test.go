@@ -3,11 +3,14 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -468,5 +471,76 @@ func TestUsesHistoryIsWhereCheckLooks(t *testing.T) {
 	}
 	if !differs[state.ClassInitiative] || !differs[state.ClassPhaseOutcome] {
 		t.Errorf("the history rules were not exercised: %v", differs)
+	}
+}
+
+// Validate checks the schemas of many files on several goroutines, a
+// window at a time: its results are those of Read and Check file by file,
+// in the order of the paths, across windows, with unreadable, missing
+// and invalid files among them.
+func TestValidateManyFilesInOrder(t *testing.T) {
+	e := newRepo(t)
+	check := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(e.Config().Root, ".claude")
+	check(os.MkdirAll(dir, 0o755))
+	var paths []config.Kept
+	for i := range 3*validateWindow + 7 {
+		p := fmt.Sprintf(".claude/f%03d.json", i)
+		name := filepath.Join(e.Config().Root, p)
+		switch i % 5 {
+		case 0:
+			check(os.WriteFile(name, []byte(`{"n": `+strconv.Itoa(i)+`}`), 0o644))
+		case 1:
+			check(os.WriteFile(name, []byte(`{"n": `+strconv.Itoa(i)+`,}`), 0o644)) // malformed
+		case 2:
+			check(os.Symlink("f000.json", name)) // not followed
+		case 3: // missing, named explicitly
+		case 4:
+			check(os.WriteFile(name, []byte("[1, 2, 3]\n"), 0o644))
+		}
+		paths = append(paths, kept(t, e, p))
+	}
+	ws := kept(t, e, ".claude/workflow-state.json")
+	check(os.WriteFile(filepath.Join(e.Config().Root, ws.Path), []byte(`{"type": "NOPE"}`), 0o644))
+	paths = append(paths[:100], append([]config.Kept{ws}, paths[100:]...)...)
+
+	var want []Result
+	for _, k := range paths {
+		r := Result{Kept: k}
+		f, p := e.Read(k)
+		switch {
+		case p != nil:
+			r.Problems = state.Problems{*p}
+		case !f.Exists:
+			r.Problems = state.Problems{{Path: k.Path, Message: "no such file"}}
+		default:
+			r.Problems = e.Check(f, nil)
+		}
+		want = append(want, r)
+	}
+	got, err := e.Validate(paths, true)
+	check(err)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Validate:\n%v\nfile by file:\n%v", got, want)
+	}
+	invalid := 0
+	for _, r := range got {
+		if r.Problems.Invalid() {
+			invalid++
+		}
+	}
+	wantInvalid := 1 // the workflow state
+	for i := range 3*validateWindow + 7 {
+		if m := i % 5; m >= 1 && m <= 3 { // malformed, symbolic links, missing
+			wantInvalid++
+		}
+	}
+	if invalid != wantInvalid {
+		t.Fatalf("%d invalid, want %d", invalid, wantInvalid)
 	}
 }
