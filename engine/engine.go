@@ -485,17 +485,23 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 		return nil, err
 	}
 	out := make([]Result, 0, len(paths))
-	for start := 0; start < len(paths); start += validateWindow {
+	for start := 0; start < len(paths); {
 		window := paths[start:min(start+validateWindow, len(paths))]
 		fs := make([]File, len(window))
 		prevs := make([][]byte, len(window))
 		unread := make([]*state.Problem, len(window))
 		checks := e.schemaChecks(fs)
+		held := 0
 		for i, k := range window {
+			if held >= validateBytes {
+				window = window[:i]
+				break
+			}
 			fs[i], unread[i] = e.Read(k)
 			if unread[i] != nil {
 				continue
 			}
+			held += len(fs[i].Content)
 			if fs[i].Exists {
 				checks.add(i)
 			}
@@ -504,8 +510,10 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 					checks.wait()
 					return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
 				}
+				held += len(prevs[i])
 			}
 		}
+		start += len(window)
 		schemaProblems := checks.wait()
 		for i, k := range window {
 			r, f := Result{Kept: k}, fs[i]
@@ -529,10 +537,13 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 	return out, nil
 }
 
-// validateWindow is how many files Validate reads before it checks them
-// against their schemas together: enough to keep every core busy, few
-// enough that their contents are small beside max_size.
+// A window of Validate is at most validateWindow files, and ends once the
+// files read hold validateBytes: enough to keep every core busy, while the
+// memory held stays near one command's (a kept file may be max_size, 10 MB
+// by default).
 const validateWindow = 64
+
+var validateBytes = 16 << 20 // a variable so that tests can lower it
 
 // schemaChecks runs the Validator (safe for concurrent use, unlike the
 // Engine) on files of fs as they are added, on as many goroutines as the

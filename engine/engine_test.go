@@ -476,8 +476,8 @@ func TestUsesHistoryIsWhereCheckLooks(t *testing.T) {
 
 // Validate checks the schemas of many files on several goroutines, a
 // window at a time: its results are those of Read and Check file by file,
-// in the order of the paths, across windows, with unreadable, missing
-// and invalid files among them.
+// in the order of the paths, across windows (ended by count, then by
+// bytes), with unreadable, missing and invalid files among them.
 func TestValidateManyFilesInOrder(t *testing.T) {
 	e := newRepo(t)
 	check := func(err error) {
@@ -527,6 +527,12 @@ func TestValidateManyFilesInOrder(t *testing.T) {
 	check(err)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Validate:\n%v\nfile by file:\n%v", got, want)
+	}
+	old := validateBytes
+	t.Cleanup(func() { validateBytes = old })
+	validateBytes = 40 // windows of two or three files: each ends by bytes
+	if got, err := e.Validate(paths, true); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Validate in small windows (%v):\n%v\nfile by file:\n%v", err, got, want)
 	}
 	invalid := 0
 	for _, r := range got {
