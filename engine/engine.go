@@ -244,15 +244,20 @@ func UsesHistory(k config.Kept) bool {
 // other resolutions of its decision (see checkResolution). The rules
 // themselves are package phase's; validate decodes the documents for them.
 func (e *Engine) Check(f File, prev []byte) state.Problems {
+	var problems state.Problems
+	if f.Exists {
+		problems = e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format)
+	}
+	return e.checkRest(f, prev, problems)
+}
+
+// checkRest is Check after the schema check of an existing file (the
+// Validator's problems, nil for a missing file): the rules of its class,
+// against prev.
+func (e *Engine) checkRest(f File, prev []byte, problems state.Problems) state.Problems {
 	if !f.Exists {
 		return phase.AppendOnly(f.Class, f.Path, prev, nil, false)
 	}
-	return e.checkRest(f, prev, e.v.ValidateAs(f.Path, f.Content, f.Schema, f.Format))
-}
-
-// checkRest is Check for an existing file after its schema check (the
-// Validator's problems): the rules of its class, against prev.
-func (e *Engine) checkRest(f File, prev []byte, problems state.Problems) state.Problems {
 	if f.Class == state.ClassDecisionResolution && !problems.Invalid() {
 		problems = append(problems, e.checkResolution(f)...)
 	}
@@ -516,16 +521,14 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 		start += len(window)
 		schemaProblems := checks.wait()
 		for i, k := range window {
-			r, f := Result{Kept: k}, fs[i]
-			switch {
-			case unread[i] != nil:
+			r := Result{Kept: k}
+			if unread[i] != nil {
 				r.Problems = state.Problems{*unread[i]}
-			case !f.Exists:
-				r.Problems = phase.AppendOnly(f.Class, f.Path, prevs[i], nil, false)
-			default:
-				r.Problems = e.checkRest(f, prevs[i], schemaProblems[i])
+				out = append(out, r)
+				continue
 			}
-			if unread[i] == nil && !f.Exists && r.Problems == nil {
+			r.Problems = e.checkRest(fs[i], prevs[i], schemaProblems[i])
+			if !fs[i].Exists && r.Problems == nil {
 				if !explicit {
 					continue
 				}
