@@ -122,24 +122,15 @@ type Rejection struct {
 	Problems []string
 }
 
-// Reject records a rejected version of ch.Path on RejectedRef: its tree is the
-// state head's tree with ch applied, its parent the previous rejected head,
-// and its message "reject <path>", the problem lines and the trailers. Every
-// call writes a commit (rejections are events, not states). It returns an
-// error wrapping state.ErrLocked when the ref stays locked.
-func (s *Store) Reject(ch state.Change, problems []string) (state.Entry, error) {
-	ents, err := s.RejectEach([]Rejection{{Change: ch, Problems: problems}})
-	if err != nil {
-		return state.Entry{}, err
-	}
-	return ents[0], nil
-}
-
-// RejectEach is Reject for several versions: one commit each, in order, each
-// on the state head's tree with its own change applied. As in RecordEach,
-// their objects are written together (one pack for a large batch, its trees
-// as deltas) and the ref moves once; when it fails no commit of the batch is
-// on the ref. A first record of a repository whose 1 000 files follow no
+// RejectEach records rejected versions on RejectedRef, one commit each, in
+// order: a commit's tree is the state head's tree with its own change
+// applied, its parent the previous rejected commit, and its message
+// "reject <path>", the problem lines and the trailers. Every version writes
+// a commit (rejections are events, not states). As in RecordEach, their
+// objects are written together (one pack for a large batch, its trees as
+// deltas) and the ref moves once; when it fails no commit of the batch is
+// on the ref, and the error wraps state.ErrLocked when the ref stays
+// locked. A first record of a repository whose 1 000 files follow no
 // schema made 1 000 rejections of 45 KB trees, loose and compressed whole,
 // one ref update each.
 func (s *Store) RejectEach(rs []Rejection) ([]state.Entry, error) {

@@ -382,12 +382,21 @@ func TestBlobID(t *testing.T) {
 	})
 }
 
+// rejectOne is RejectEach of one version.
+func rejectOne(s *Store, ch state.Change, problems ...string) (state.Entry, error) {
+	ents, err := s.RejectEach([]Rejection{{Change: ch, Problems: problems}})
+	if err != nil {
+		return state.Entry{}, err
+	}
+	return ents[0], nil
+}
+
 func TestReject(t *testing.T) {
 	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
 		const p = ".claude/workflow-state.json"
 		ok := mustRecord(t, s, change(p, `{"type":"APEX"}`, t0), change("keep.json", "k", t0))
 		bad := change(p, `{"type":"NOPE"}`, t0.Add(time.Minute))
-		e, err := s.Reject(bad, []string{p + `:1:9: /type: value must be one of "APEX"`, "second: problem"})
+		e, err := rejectOne(s, bad, p+`:1:9: /type: value must be one of "APEX"`, "second: problem")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +417,7 @@ func TestReject(t *testing.T) {
 		if got := runGit(t, r.wt, "show", s.RejectedRef()+":keep.json"); got != "k" {
 			t.Fatalf("rejected snapshot lost keep.json: %q", got)
 		}
-		e2, err := s.Reject(bad, []string{"again"})
+		e2, err := rejectOne(s, bad, "again")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,7 +429,7 @@ func TestReject(t *testing.T) {
 			t.Fatalf("rejected log %+v, %v", log, err)
 		}
 		// Rejecting a deletion removes the path from the rejected snapshot.
-		d, err := s.Reject(deletion("keep.json", t0.Add(2*time.Minute)), []string{"immutable"})
+		d, err := rejectOne(s, deletion("keep.json", t0.Add(2*time.Minute)), "immutable")
 		if err != nil || d.Action != state.ActionDelete {
 			t.Fatalf("reject delete %+v, %v", d, err)
 		}
