@@ -85,7 +85,7 @@ func takeGCTurn(commonDir string) {
 		owe(commonDir, gcTurn)
 		return
 	}
-	defer lock.Close() // the child's copy holds the lock
+	defer lock.Close() // on the paths that start nothing; startHeld closes it once the child holds its copy
 	counter := filepath.Join(commonDir, "strata", "gc-count")
 	if fi, err := os.Stat(counter); err != nil || fi.Size() < int64(GCInterval) {
 		paid(commonDir, gcTurn) // another process took this turn
@@ -156,7 +156,7 @@ func startRepack(commonDir string) {
 		owe(commonDir, repackTurn)
 		return
 	}
-	defer lock.Close() // the child's copy holds the lock
+	defer lock.Close() // on the paths that start nothing; startHeld closes it once the child holds its copy
 	// asked only once the lock is ours: a turn skipped while a run holds
 	// it starts no git process
 	if out, err := exec.Command(bin, "--git-dir="+commonDir, "config", "--get", "gc.auto").Output(); err == nil && strings.TrimSpace(string(out)) == "0" {
@@ -180,13 +180,18 @@ func startGC(commonDir string, lock *os.File) bool {
 
 // startHeld starts `git args...` (bin) on the repository, detached, handing
 // it lock to hold while it runs, counts it in started and leaves it to
-// reap; it reports whether it started.
+// reap; it reports whether it started. Once the child holds its copy of the
+// lock, this process's copy is closed before reap can run: a child that
+// exits at once must leave the lock free for the turn reap takes, which
+// would otherwise find it still held by the caller and be lost.
 func startHeld(bin, commonDir string, lock *os.File, started *atomic.Int64, args ...string) bool {
 	cmd := exec.Command(bin, append([]string{"--git-dir=" + commonDir}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	inherit(cmd, lock)
 	detach(cmd)
-	if cmd.Start() != nil {
+	err := cmd.Start()
+	lock.Close()
+	if err != nil {
 		return false
 	}
 	started.Add(1)
