@@ -22,9 +22,7 @@ import (
 
 func git(t testing.TB, dir string, stdin []byte, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_CONFIG_GLOBAL=/dev/null")
+	cmd := gitCmd(dir, args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -35,6 +33,14 @@ func git(t testing.TB, dir string, stdin []byte, args ...string) []byte {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
 	return out
+}
+
+// gitCmd is git args in dir, with no user or system configuration.
+func gitCmd(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_CONFIG_GLOBAL=/dev/null")
+	return cmd
 }
 
 // genRepo makes a bare repository whose history has many similar versions

@@ -86,6 +86,23 @@ func buildPack(objs []testObj, largeFrom int64) (idx, pack []byte) {
 	return x.Bytes(), p.Bytes()
 }
 
+// indexV1 rewrites a version-2 index without large offsets as git's
+// version 1: the fan-out table, then each object's offset and name, then
+// the two checksums.
+func indexV1(v2 []byte) []byte {
+	n := int(binary.BigEndian.Uint32(v2[idxHeader-4:]))
+	names := v2[idxHeader:]
+	offs := v2[idxHeader+n*(hashLen+4):]
+	var x bytes.Buffer
+	x.Write(v2[8:idxHeader])
+	for i := 0; i < n; i++ {
+		x.Write(offs[i*4 : i*4+4])
+		x.Write(names[i*hashLen : (i+1)*hashLen])
+	}
+	x.Write(v2[len(v2)-2*hashLen:])
+	return x.Bytes()
+}
+
 // makeDelta returns a delta from base to target: one copy of their common
 // prefix, then the rest inserted.
 func makeDelta(base, target []byte) []byte {

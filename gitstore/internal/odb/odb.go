@@ -1,7 +1,8 @@
 // Package odb is gitstore's own reader and writer of git objects: loose
-// objects, version-2 pack indexes (with their large-offset table) and packs,
-// offset and ref deltas, the tree and commit encodings, and loose objects
-// written with O_TMPFILE where Linux offers it. It is kept apart from
+// objects, version-2 pack indexes (with their large-offset table) and
+// version-1 ones, packs, offset and ref deltas, alternates, the tree and
+// commit encodings, and loose objects written with O_TMPFILE where Linux
+// offers it. It is kept apart from
 // gitstore so that each parser can be fuzzed and checked against git on its
 // own. It uses go-git's plumbing value types (Hash, ObjectType, FileMode)
 // and nothing of go-git's storage.
@@ -30,9 +31,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// ErrNotFound means the object is neither loose nor in a pack this reader
-// can read (an idx v1, alternates, a corrupt pack): the caller may ask
-// another reader, which gives the final answer.
+// ErrNotFound means the object is neither loose nor in a readable pack, of
+// this objects directory or of its alternates.
 var ErrNotFound = errors.New("object not in the object database")
 
 // TooLargeError is ReadLimit's answer for an object over the limit, learnt
@@ -51,14 +51,18 @@ func (e *TooLargeError) Error() string {
 // with --depth=4095 is the deepest git writes).
 const maxDeltaDepth = 10000
 
-// DB reads and writes the objects of one objects directory.
+// DB reads and writes the objects of one objects directory; it also reads
+// those of the directories its info/alternates file names (alternates.go).
 type DB struct {
-	dir   string // <commondir>/objects
-	packs []*pack
-	seen  map[string]bool
-	bases map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
-	bytes int
-	batch *batch // objects written since Begin (packwrite.go)
+	dir      string // <commondir>/objects
+	alts     []*DB  // the alternates' DBs (alternates.go), once altsRead
+	altsRead bool
+	root     *DB // for an alternate's DB, the DB whose alternates it is
+	packs    []*pack
+	seen     map[string]bool
+	bases    map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
+	bytes    int
+	batch    *batch // objects written since Begin (packwrite.go)
 }
 
 type baseKey struct {
@@ -93,7 +97,7 @@ func (db *DB) rescan() {
 		}
 		p, err := openPack(idxName)
 		if err != nil {
-			continue // unreadable or not v2: the caller's fallback gets those
+			continue // unreadable: its objects are not found
 		}
 		db.seen[idxName] = true
 		db.packs = append(db.packs, p)
@@ -191,6 +195,13 @@ func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectTy
 		}
 		return err
 	})
+	if errors.Is(err, ErrNotFound) {
+		for _, a := range db.alternates() {
+			if at, adata, aerr := a.read(h, limit, depth); !errors.Is(aerr, ErrNotFound) {
+				return at, adata, aerr
+			}
+		}
+	}
 	return t, data, err
 }
 
@@ -208,6 +219,13 @@ func (db *DB) stat(h plumbing.Hash, depth int) (t plumbing.ObjectType, size int6
 		}
 		return err
 	})
+	if errors.Is(err, ErrNotFound) {
+		for _, a := range db.alternates() {
+			if at, asize, aerr := a.stat(h, depth); !errors.Is(aerr, ErrNotFound) {
+				return at, asize, aerr
+			}
+		}
+	}
 	return t, size, err
 }
 
@@ -217,6 +235,10 @@ func (db *DB) Close() {
 	for _, p := range db.packs {
 		p.close()
 	}
+	for _, a := range db.alts {
+		a.Close()
+	}
+	db.alts, db.altsRead = nil, false
 	db.packs = nil
 	db.seen = map[string]bool{}
 	clear(db.bases)

@@ -17,7 +17,10 @@ import (
 // A pack is read through its version-2 index: go-git's storage loads every
 // pack index into a map on its first look-up, which costs a one-shot command
 // like `strata show --at` ~100 ms on a 100 000-commit history; this reader
-// binary-searches the index file's fan-out bucket instead.
+// binary-searches the index file's fan-out bucket instead. A version-1 index
+// (git before 1.5.2 wrote them; git still reads them) interleaves each
+// name with its offset: it is read whole when the pack is opened, into the
+// name and offset tables a version-2 index's look-ups load after a while.
 
 type pack struct {
 	name     string
@@ -46,7 +49,10 @@ const (
 	hashLen    = 20
 )
 
-var errIndex = errors.New("not a valid version-2 pack index")
+var errIndex = errors.New("not a valid pack index")
+
+// idxV2Magic starts a version-2 index; an index without it is version 1.
+var idxV2Magic = []byte{0xff, 't', 'O', 'c'}
 
 func openPack(idxName string) (*pack, error) {
 	idx, err := os.Open(idxName)
@@ -119,26 +125,40 @@ func newPackFiles(idx, data *os.File) (*pack, error) {
 // same count. Offsets are checked at each look-up.
 func newPack(idx io.ReaderAt, idxSize int64, data io.ReaderAt, dataSize int64) (*pack, error) {
 	var hdr [idxHeader]byte
-	if _, err := idx.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+	if _, err := idx.ReadAt(hdr[:], 0); err != nil {
 		return nil, errIndex
+	}
+	v1 := !bytes.Equal(hdr[:4], idxV2Magic)
+	if !v1 && !bytes.Equal(hdr[4:8], []byte{0, 0, 0, 2}) {
+		return nil, fmt.Errorf("pack index version %d", binary.BigEndian.Uint32(hdr[4:8]))
+	}
+	fan := hdr[8:]
+	if v1 {
+		fan = hdr[:256*4]
 	}
 	p := &pack{idx: idx, idxSize: idxSize, data: data, dataSize: dataSize}
 	prev := uint32(0)
 	for i := range p.fanout {
-		p.fanout[i] = binary.BigEndian.Uint32(hdr[8+4*i:])
+		p.fanout[i] = binary.BigEndian.Uint32(fan[4*i:])
 		if p.fanout[i] < prev {
 			return nil, errIndex
 		}
 		prev = p.fanout[i]
 	}
 	p.n = p.fanout[255]
-	// names, CRCs, 4-byte offsets, then the large offsets, then the pack's
-	// and the index's checksums.
-	fixed := int64(idxHeader) + int64(p.n)*(hashLen+4+4) + 2*hashLen
-	if idxSize < fixed || (idxSize-fixed)%8 != 0 || (idxSize-fixed)/8 > int64(p.n) {
-		return nil, errIndex
+	if v1 {
+		if err := p.readV1(); err != nil {
+			return nil, err
+		}
+	} else {
+		// names, CRCs, 4-byte offsets, then the large offsets, then the
+		// pack's and the index's checksums.
+		fixed := int64(idxHeader) + int64(p.n)*(hashLen+4+4) + 2*hashLen
+		if idxSize < fixed || (idxSize-fixed)%8 != 0 || (idxSize-fixed)/8 > int64(p.n) {
+			return nil, errIndex
+		}
+		p.nlarge = (idxSize - fixed) / 8
 	}
-	p.nlarge = (idxSize - fixed) / 8
 	var ph [packHeader]byte
 	if _, err := data.ReadAt(ph[:], 0); err != nil || !bytes.Equal(ph[:4], []byte("PACK")) {
 		return nil, errors.New("not a pack")
@@ -150,6 +170,29 @@ func newPack(idx io.ReaderAt, idxSize int64, data io.ReaderAt, dataSize int64) (
 		return nil, errors.New("pack and index disagree on the object count")
 	}
 	return p, nil
+}
+
+// readV1 reads a version-1 index whole: after its fan-out table, one
+// 4-byte offset and one name per object, then the pack's and the index's
+// checksums, and nothing else (offsets past 2 GiB need version 2). Its
+// size is checked against the object count before anything is allocated.
+func (p *pack) readV1() error {
+	const fan, rec = 256 * 4, 4 + hashLen
+	if p.idxSize != fan+int64(p.n)*rec+2*hashLen {
+		return errIndex
+	}
+	recs := make([]byte, int64(p.n)*rec)
+	if _, err := p.idx.ReadAt(recs, fan); err != nil {
+		return errIndex
+	}
+	p.names = make([]byte, int(p.n)*hashLen)
+	p.offsets = make([]byte, int(p.n)*4)
+	for i := 0; i < int(p.n); i++ {
+		r := recs[i*rec:]
+		copy(p.offsets[i*4:i*4+4], r[:4])
+		copy(p.names[i*hashLen:(i+1)*hashLen], r[4:rec])
+	}
+	return nil
 }
 
 // close closes the pack's files (a pack read from memory has none) and
@@ -451,7 +494,7 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 		base     []byte
 	)
 	if e.typ == plumbing.REFDeltaObject {
-		if baseType, base, err = db.read(e.base, -1, depth+1); err != nil {
+		if baseType, base, err = db.top().read(e.base, -1, depth+1); err != nil {
 			return 0, nil, err
 		}
 	} else {
@@ -511,7 +554,7 @@ func (db *DB) statPacked(p *pack, off int64, depth int) (plumbing.ObjectType, in
 func (db *DB) chainType(p *pack, e entry, depth int) (plumbing.ObjectType, error) {
 	for ; depth <= maxDeltaDepth; depth++ {
 		if e.typ == plumbing.REFDeltaObject {
-			t, _, err := db.stat(e.base, depth)
+			t, _, err := db.top().stat(e.base, depth)
 			return t, err
 		}
 		var err error

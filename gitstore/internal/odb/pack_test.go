@@ -87,6 +87,29 @@ func TestHostileHeaders(t *testing.T) {
 	if _, err := newPack(bytes.NewReader(huge), int64(len(huge)), bytes.NewReader(pack), int64(len(pack))); err == nil {
 		t.Fatal("an index claiming 2^32 objects was accepted")
 	}
+	// The same as a version-1 index, and one whose offsets have the top
+	// bit set (version 1 has no large-offset table).
+	v1 := indexV1(idx)
+	hugeV1 := append([]byte{}, v1...)
+	for i := 4 * 200; i < 4*256; i += 4 {
+		copy(hugeV1[i:], []byte{0xff, 0xff, 0xff, 0xff})
+	}
+	if _, err := newPack(bytes.NewReader(hugeV1), int64(len(hugeV1)), bytes.NewReader(pack), int64(len(pack))); err == nil {
+		t.Fatal("a version-1 index claiming 2^32 objects was accepted")
+	}
+	top := append([]byte{}, v1...)
+	for i := 0; i < 6; i++ {
+		top[4*256+i*(4+hashLen)] |= 0x80
+	}
+	p1, err := newPack(bytes.NewReader(top), int64(len(top)), bytes.NewReader(pack), int64(len(pack)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 6; i++ {
+		if _, err := p1.offsetAt(int64(i)); err == nil {
+			t.Fatalf("entry %d: a version-1 offset with its top bit set was accepted", i)
+		}
+	}
 	if _, err := ApplyDelta(nil, []byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}); err == nil {
 		t.Fatal("a delta announcing 2^63 bytes was accepted")
 	}

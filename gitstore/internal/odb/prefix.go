@@ -10,8 +10,7 @@ import (
 
 // Prefix returns the objects whose hex name starts with prefix (at least 4
 // hex digits, lowercase): loose objects and those of every readable pack,
-// each once. Objects this reader cannot see (alternates, an idx v1) are not
-// listed.
+// here and in the alternates, each once.
 func (db *DB) Prefix(prefix string) ([]plumbing.Hash, error) {
 	if len(prefix) < 4 || len(prefix) > 2*hashLen {
 		return nil, nil
@@ -48,6 +47,15 @@ func (db *DB) Prefix(prefix string) ([]plumbing.Hash, error) {
 		hs, err := p.between(lob, hib)
 		if err != nil {
 			continue
+		}
+		for _, h := range hs {
+			add(h)
+		}
+	}
+	for _, a := range db.alternates() {
+		hs, err := a.Prefix(prefix)
+		if err != nil {
+			continue // as an unreadable pack: its objects are not listed
 		}
 		for _, h := range hs {
 			add(h)
