@@ -3,8 +3,6 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -58,26 +56,14 @@ func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
 	// before inflating it, so one read serves (a Stat first would walk a
 	// delta chain's headers twice).
 	t, data, err := s.objects.ReadLimit(h, limit)
-	if err == nil && t != plumbing.BlobObject {
-		return nil, fmt.Errorf("blob %s: not a blob: %w", id, state.ErrNotFound)
-	}
-	if err == nil {
-		return data, nil
-	}
-	size, err := s.blobSize(h) // the type and size, through go-git for what odb cannot read
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", id, err)
-	}
-	if size > limit {
-		return nil, &TooLargeError{Blob: id, Size: size, Limit: limit}
-	}
-	data, err = s.readBlobLimit(h, limit)
 	var tl *odb.TooLargeError
-	if errors.As(err, &tl) {
+	switch {
+	case errors.As(err, &tl):
 		return nil, &TooLargeError{Blob: id, Size: tl.Size, Limit: limit}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", id, err)
+	case err != nil:
+		return nil, fmt.Errorf("blob %s: %w", id, objectErr(err))
+	case t != plumbing.BlobObject:
+		return nil, fmt.Errorf("blob %s: not a blob: %w", id, state.ErrNotFound)
 	}
 	return data, nil
 }
@@ -89,58 +75,14 @@ func blobHash(id string) (plumbing.Hash, error) {
 	return plumbing.NewHash(id), nil
 }
 
-// blobSize returns the size of blob h from its header, through go-git for
-// what odb cannot read. Callers hold s.mu.
+// blobSize returns the size of blob h from its header. Callers hold s.mu.
 func (s *Store) blobSize(h plumbing.Hash) (int64, error) {
 	t, size, err := s.objects.Stat(h)
 	if err != nil {
-		err = s.retryMissing(func() error {
-			o, err := s.gogit().EncodedObject(plumbing.AnyObject, h)
-			if err != nil {
-				return err
-			}
-			t, size = o.Type(), o.Size()
-			return nil
-		})
-		if err != nil {
-			return 0, translate(err)
-		}
+		return 0, objectErr(err)
 	}
 	if t != plumbing.BlobObject {
 		return 0, fmt.Errorf("not a blob: %w", state.ErrNotFound)
 	}
 	return size, nil
-}
-
-// readBlobLimit reads blob h, refusing (with *odb.TooLargeError) one over
-// limit, through go-git for what odb cannot read. Callers hold s.mu.
-func (s *Store) readBlobLimit(h plumbing.Hash, limit int64) ([]byte, error) {
-	_, data, err := s.objects.ReadLimit(h, limit)
-	if err == nil || !errors.Is(err, odb.ErrNotFound) {
-		return data, err
-	}
-	err = s.retryMissing(func() error {
-		o, err := s.gogit().EncodedObject(plumbing.BlobObject, h)
-		if err != nil {
-			return err
-		}
-		if o.Size() > limit {
-			return &odb.TooLargeError{Hash: h, Size: o.Size(), Limit: limit}
-		}
-		r, err := o.Reader()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		data, err = io.ReadAll(io.LimitReader(r, min(limit, math.MaxInt64-1)+1))
-		if err == nil && int64(len(data)) > limit {
-			return &odb.TooLargeError{Hash: h, Size: o.Size(), Limit: limit}
-		}
-		return err
-	})
-	var tl *odb.TooLargeError
-	if errors.As(err, &tl) {
-		return nil, err
-	}
-	return data, translate(err)
 }

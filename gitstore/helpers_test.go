@@ -101,7 +101,7 @@ func initRepo(tb testing.TB, dir string, commit bool) {
 }
 
 // repoKinds are the layouts every suite test runs against.
-var repoKinds = []string{"plain", "empty", "worktree", "subdir"}
+var repoKinds = []string{"plain", "empty", "worktree", "subdir", "shared"}
 
 func newTestRepo(tb testing.TB, kind string) *testRepo {
 	tb.Helper()
@@ -134,6 +134,22 @@ func newTestRepo(tb testing.TB, kind string) *testRepo {
 			tb.Fatal(err)
 		}
 		r.open = sub
+	case "shared":
+		// a clone made with --shared: the user's commits and the blobs of
+		// their files are read through objects/info/alternates (the
+		// repository cloned), packed there, with nothing copied
+		orig := filepath.Join(base, "orig")
+		if err := os.MkdirAll(orig, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		initRepo(tb, orig, true)
+		runGit(tb, orig, "gc", "-q")
+		runGit(tb, base, "clone", "-q", "--shared", orig, main)
+		writeFile(tb, filepath.Join(main, "untracked.txt"), "local edit\n")
+		runGit(tb, main, "branch", "feature", "origin/feature")
+		if b, err := os.ReadFile(filepath.Join(main, ".git", "objects", "info", "alternates")); err != nil || len(b) == 0 {
+			tb.Fatalf("clone --shared wrote no alternates: %v", err)
+		}
 	default:
 		tb.Fatalf("unknown kind %s", kind)
 	}

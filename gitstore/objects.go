@@ -1,8 +1,8 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unsafe"
 
@@ -16,35 +16,28 @@ import (
 // treeEntry is one entry of a decoded tree.
 type treeEntry = odb.Entry
 
-// readObject returns an object's type and content. A missing object reopens
-// the repository once (an outside `git gc` may have packed it) and otherwise
-// returns an error wrapping state.ErrNotFound. Callers hold s.mu.
+// readObject returns an object's type and content, or an error wrapping
+// state.ErrNotFound when the object directory (with its alternates) does not
+// hold it: odb rescans the packs once on a miss, so an object an outside
+// `git gc` packed meanwhile is found. Callers hold s.mu.
 func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	if t, data, err := s.objects.Read(h); err == nil {
-		return t, data, nil
-	}
-	var (
-		t    plumbing.ObjectType
-		data []byte
-	)
-	err := s.retryMissing(func() error {
-		o, err := s.gogit().EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return err
-		}
-		r, err := o.Reader()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		data, err = io.ReadAll(r)
-		t = o.Type()
-		return err
-	})
+	t, data, err := s.objects.Read(h)
 	if err != nil {
-		return 0, nil, fmt.Errorf("object %s: %w", h, translate(err))
+		return 0, nil, fmt.Errorf("object %s: %w", h, objectErr(err))
 	}
 	return t, data, nil
+}
+
+// objectErr gives odb's answer that an object is missing (final: odb reads
+// every object git can) as state.ErrNotFound, keeping what odb said.
+func objectErr(err error) error {
+	switch {
+	case err == odb.ErrNotFound:
+		return state.ErrNotFound
+	case errors.Is(err, odb.ErrNotFound):
+		return fmt.Errorf("%w (%v)", state.ErrNotFound, err)
+	}
+	return err
 }
 
 // maxCached bounds the decoded-tree and commit caches by count.

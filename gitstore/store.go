@@ -19,12 +19,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
@@ -40,10 +36,9 @@ type Store struct {
 	worktree  string // linked worktree name, "" in the main work tree
 	prefix    string // "" for the work tree's refs, "home/" for the home refs (OpenHome)
 
-	// mu serialises use of repo (go-git's storage is not safe for concurrent
-	// use) and of the in-memory caches below.
+	// mu serialises use of objects (odb.DB is not safe for concurrent use)
+	// and of the in-memory caches below.
 	mu        sync.Mutex
-	repo      *filesystem.Storage
 	objects   *odb.DB                         // strata's own reads and writes of objects (internal/odb)
 	trees     map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	treeBytes int                             // treeCost of what trees holds
@@ -172,27 +167,6 @@ func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
 	return gitDir, commonDir, nil
 }
 
-// reopen (re)opens go-git's object storage (the reader of what odb cannot
-// read: alternates, an idx v1). It opens the storage packages only, not
-// go-git's repository package, which would link its transports. It is called
-// on the first object odb cannot read, and again when an object is missing
-// from go-git's cached view of the object store, which happens after an
-// outside `git gc` packed and removed loose objects.
-func (s *Store) reopen() error {
-	fs := dotgit.NewRepositoryFilesystem(osfs.New(s.gitDir), osfs.New(s.commonDir))
-	s.repo = filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
-	return nil
-}
-
-// gogit returns go-git's object storage, opening it on first use: most
-// commands never need it. Callers hold s.mu.
-func (s *Store) gogit() *filesystem.Storage {
-	if s.repo == nil {
-		s.reopen()
-	}
-	return s.repo
-}
-
 // Close releases the files the Store keeps open (pack files, the gc
 // counter). The Store must not be used afterwards. Close is idempotent.
 func (s *Store) Close() error {
@@ -279,11 +253,7 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var h plumbing.Hash
-	err := s.retryMissing(func() (err error) {
-		h, err = s.revParse(rev)
-		return err
-	})
+	h, err := s.revParse(rev)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, translate(err))
 	}
@@ -421,28 +391,6 @@ func translate(err error) error {
 		return err
 	}
 	return errors.New(err.Error())
-}
-
-// retryMissing runs f and, when it reports a missing object, reopens the
-// repository and runs it once more. Callers hold s.mu.
-func (s *Store) retryMissing(f func() error) error {
-	err := f()
-	if err == nil || !objectsMoved(err) {
-		return err
-	}
-	if rerr := s.reopen(); rerr != nil {
-		return rerr
-	}
-	return f()
-}
-
-// objectsMoved reports whether an error may come from objects an outside
-// `git gc` packed or repacked under go-git's feet: a loose object gone, or a
-// pack file listed in go-git's cached pack list that was replaced.
-func objectsMoved(err error) bool {
-	return errors.Is(err, plumbing.ErrObjectNotFound) ||
-		errors.Is(err, dotgit.ErrPackfileNotFound) ||
-		errors.Is(err, fs.ErrNotExist)
 }
 
 // now is the clock used when a change carries no time; tests may replace it.

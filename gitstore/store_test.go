@@ -728,17 +728,17 @@ func TestFsync(t *testing.T) {
 	r.checkInvariants(t, snap)
 }
 
-// TestGoGitReopenAfterGC makes go-git cache its view of the packs, lets an
-// outside git gc pack and remove every loose object, and resolves through
-// go-git again: the stale view is reopened once and the answer is right.
-func TestGoGitReopenAfterGC(t *testing.T) {
+// TestReadsAfterOutsideGC reads through a Store that has its view of the
+// packs, lets an outside git gc pack and remove every loose object, and
+// reads again: the objects are found in the new pack.
+func TestReadsAfterOutsideGC(t *testing.T) {
 	r := newTestRepo(t, "plain")
 	s, err := Open(r.open)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	runGit(t, r.main, "gc", "--quiet") // a first pack, so go-git loads a pack list
+	runGit(t, r.main, "gc", "--quiet") // a first pack, so the Store holds a pack list
 	if _, err := s.Resolve("HEAD~1"); err != nil {
 		t.Fatal(err)
 	}
@@ -747,13 +747,9 @@ func TestGoGitReopenAfterGC(t *testing.T) {
 		commits = append(commits, mustRecord(t, s, change("f.json", itoa(int64(i)), t0.Add(time.Duration(i)*time.Second)))[0].Commit)
 	}
 	runGit(t, r.main, "gc", "--quiet", "--prune=now")
-	before := s.repo
 	got, err := s.Resolve(s.StateRef() + "~2")
 	if err != nil || got != commits[0] {
 		t.Fatalf("Resolve after gc = %s, %v; want %s", got, err, commits[0])
-	}
-	if s.repo == before {
-		t.Log("go-git found the new pack without a reopen")
 	}
 	if b, err := s.ReadFile(s.StateRef()+"~1", "f.json"); err != nil || string(b) != "1" {
 		t.Fatalf("ReadFile after gc = %q, %v", b, err)

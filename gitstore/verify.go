@@ -42,12 +42,8 @@ const maxVerifiedTrees = 1 << 16
 func (s *Store) checkFetched(remote string, head plumbing.Hash) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var root plumbing.Hash
-	err := s.retryMissing(func() error {
-		ci, err := s.readCommit(head)
-		root = ci.tree
-		return err
-	})
+	ci, err := s.readCommit(head)
+	root := ci.tree
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", remote, err)
 	}
