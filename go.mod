@@ -44,3 +44,7 @@ replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
 replace github.com/yuin/goldmark => ./third_party/goldmark
 
 replace github.com/go-git/gcfg => ./third_party/gcfg
+
+// yaml v3.0.6 with one change: its two regular expressions are compiled on
+// first use instead of in the package's init (third_party/yaml/STRATA.md).
+replace go.yaml.in/yaml/v3 => ./third_party/yaml
