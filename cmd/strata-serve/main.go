@@ -1,18 +1,21 @@
 // Command strata-serve holds strata's two servers, the MCP server
 // (`strata mcp`) and the timeline's web server (`strata timeline --serve`),
-// so that strata itself, which every hook call starts, links neither the MCP
-// SDK nor net/http (as git leaves HTTP to git-remote-https). strata checks
-// its arguments, opens the repository, then replaces itself with this
-// program (found next to strata, else on PATH):
+// and the timeline's page (`strata timeline`), so that strata itself, which
+// every hook call starts, links neither the MCP SDK nor net/http (as git
+// leaves HTTP to git-remote-https) nor html/template. strata checks its
+// arguments, opens the repository, then replaces itself with this program
+// (found next to strata, else on PATH):
 //
 //	strata-serve mcp -dir ROOT -version V
 //	strata-serve timeline -dir ROOT -addr ADDR [-since RFC3339]
+//	strata-serve page -dir ROOT [-since RFC3339] [-o FILE]
 //
 // This calling convention is between the two binaries only; users call
 // strata. Exit codes are strata's: 0, 2 for a usage error, 3 otherwise.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -26,6 +29,7 @@ import (
 	"github.com/strata-dev/strata/mcpserver"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/timeline"
+	"github.com/strata-dev/strata/timeline/loopback"
 	"github.com/strata-dev/strata/timeline/web"
 )
 
@@ -47,6 +51,7 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	ver := fs.String("version", "dev", "strata's version")
 	addr := fs.String("addr", "", "loopback address to serve the timeline on")
 	since := fs.String("since", "", "only changes at or after this instant (RFC 3339)")
+	file := fs.String("o", "", "write the page to this file (page)")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *dir == "" {
 		fmt.Fprintf(errw, "strata-serve: bad arguments %q (it is run by strata)\n", args)
 		return 2
@@ -59,6 +64,8 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 		err = mcpserver.Serve(ctx, in, out, mcpserver.Options{Dir: *dir, Now: state.Now, Version: *ver, Log: log})
 	case "timeline":
 		err = serveTimeline(ctx, *dir, *addr, *since, out)
+	case "page":
+		err = writePage(*dir, *since, *file, out)
 	default:
 		fmt.Fprintf(errw, "strata-serve: unknown server %q (it is run by strata)\n", args[0])
 		return 2
@@ -71,20 +78,55 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 }
 
 func serveTimeline(ctx context.Context, dir, addr, since string, out io.Writer) error {
-	if err := timeline.Loopback(addr); err != nil { // strata checked it; never serve elsewhere
+	if err := loopback.Check(addr); err != nil { // strata checked it; never serve elsewhere
 		return fmt.Errorf("--serve: %w", err)
 	}
+	eng, from, err := openTimeline(dir, since)
+	if err != nil {
+		return err
+	}
+	return web.Serve(ctx, addr, func() (*timeline.Timeline, error) { return timeline.Build(eng, from) }, out)
+}
+
+// writePage writes the timeline's page to file, or to out without one.
+func writePage(dir, since, file string, out io.Writer) error {
+	eng, from, err := openTimeline(dir, since)
+	if err != nil {
+		return err
+	}
+	t, err := timeline.Build(eng, from)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := timeline.Render(&buf, t); err != nil {
+		return err
+	}
+	if file == "" {
+		_, err = out.Write(buf.Bytes())
+		return err
+	}
+	if err := engine.WriteUserFile(file, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	fmt.Fprintf(out, "wrote %s: %d events in %d lanes\n", file, len(t.Events), len(t.Lanes))
+	return nil
+}
+
+// openTimeline opens the repository at dir and reads since (RFC 3339, or
+// "" for the whole history).
+func openTimeline(dir, since string) (*engine.Engine, time.Time, error) {
 	var from time.Time
 	if since != "" {
 		var err error
 		if from, err = time.Parse(time.RFC3339Nano, since); err != nil {
-			return fmt.Errorf("--since: %w", err)
+			return nil, from, fmt.Errorf("--since: %w", err)
 		}
 	}
 	eng, err := engine.Open(dir)
 	if err != nil {
-		return err
+		return nil, from, err
 	}
 	eng.Now = state.Now
-	return web.Serve(ctx, addr, func() (*timeline.Timeline, error) { return timeline.Build(eng, from) }, out)
+	return eng, from, nil
 }

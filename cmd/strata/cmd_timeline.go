@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
-	"github.com/strata-dev/strata/timeline"
+	"github.com/strata-dev/strata/timeline/loopback"
 )
 
 type timelineOptions struct {
@@ -29,7 +26,8 @@ phase-output session: workflow phases as spans, decisions (pending or
 resolved with the choice), rejected versions in red, TTL expiries, sync
 merges naming the losing side, restores. Enter or a click on an event shows
 its diff. Without -o the page goes to stdout. --serve ADDR serves it on a
-loopback address instead (built afresh on each reload) until interrupted;\nstrata-serve, installed with strata, serves it.`,
+loopback address instead (built afresh on each reload) until interrupted.
+strata-serve, installed with strata, builds and serves the page.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the page to `FILE`", Destination: &o.Out},
@@ -56,7 +54,7 @@ func runTimeline(e *env, o timelineOptions) error {
 		if o.Out != "" {
 			return usagef("timeline: --serve and -o cannot be used together")
 		}
-		if err := timeline.Loopback(o.Serve); err != nil {
+		if err := loopback.Check(o.Serve); err != nil {
 			return usagef("--serve: %v", err)
 		}
 	}
@@ -64,28 +62,17 @@ func runTimeline(e *env, o timelineOptions) error {
 	if err != nil {
 		return err
 	}
+	// strata-serve builds and writes the page (or serves it): strata, which
+	// every hook call starts, does not link html/template.
+	args := []string{"-dir", eng.Root()}
+	if !since.IsZero() {
+		args = append(args, "-since", since.Format(time.RFC3339Nano))
+	}
 	if o.Serve != "" {
-		args := []string{"-dir", eng.Root(), "-addr", o.Serve}
-		if !since.IsZero() {
-			args = append(args, "-since", since.Format(time.RFC3339Nano))
-		}
-		return serveWith(e, "timeline", args...)
+		return serveWith(e, "timeline", append(args, "-addr", o.Serve)...)
 	}
-	t, err := timeline.Build(eng, since)
-	if err != nil {
-		return err
+	if o.Out != "" {
+		args = append(args, "-o", o.Out)
 	}
-	var buf bytes.Buffer
-	if err := timeline.Render(&buf, t); err != nil {
-		return err
-	}
-	if o.Out == "" {
-		_, err = e.Out.Write(buf.Bytes())
-		return err
-	}
-	if err := engine.WriteUserFile(o.Out, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", o.Out, err)
-	}
-	fmt.Fprintf(e.Out, "wrote %s: %d events in %d lanes\n", o.Out, len(t.Events), len(t.Lanes))
-	return nil
+	return serveWith(e, "page", args...)
 }

@@ -73,8 +73,8 @@ func TestTimelineServe(t *testing.T) {
 	}
 }
 
-// Without strata-serve, strata mcp says what is missing and how to install
-// it, in one line, exit 3.
+// Without strata-serve, strata mcp and strata timeline say what is missing
+// and how to install it, in one line, exit 3.
 func TestServeWithoutCompanion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process tests skipped in -short mode")
@@ -82,11 +82,13 @@ func TestServeWithoutCompanion(t *testing.T) {
 	r := newProcRepo(t)
 	self, err := exec.LookPath("strata")
 	require.NoError(t, err)
-	cmd := exec.Command(self, "-C", r.dir, "mcp")
-	cmd.Env = append(r.env, "PATH=/nonexistent")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	require.Equal(t, 3, ee.ExitCode())
-	require.Regexp(t, `^strata: strata-serve is missing: .*make install.*go install ./cmd/strata ./cmd/strata-serve\)\n$`, string(out))
+	for _, args := range [][]string{{"mcp"}, {"timeline"}, {"timeline", "-o", "page.html"}} {
+		cmd := exec.Command(self, append([]string{"-C", r.dir}, args...)...)
+		cmd.Env = append(r.env, "PATH=/nonexistent")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", args)
+		require.Equal(t, 3, ee.ExitCode(), "%s", args)
+		require.Regexp(t, `^strata: strata-serve is missing: .*make install.*go install ./cmd/strata ./cmd/strata-serve\)\n$`, string(out), "%s", args)
+	}
 }

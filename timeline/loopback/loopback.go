@@ -1,4 +1,8 @@
-package timeline
+// Package loopback checks that an address to serve the timeline on is a
+// loopback one. It is apart from package timeline so that strata, which
+// checks the address before strata-serve serves the page, links neither
+// the timeline nor html/template.
+package loopback
 
 import (
 	"fmt"
@@ -6,13 +10,13 @@ import (
 	"strings"
 )
 
-// Loopback checks that addr (host:port) names a loopback address only:
+// Check checks that addr (host:port) names a loopback address only:
 // the page shows every recorded version of the kept files, so it is never
 // offered to other machines. "localhost" counts; an empty host (every
 // interface) does not. It parses addr itself, with net/netip, rather than
 // with package net: strata (every hook call) starts faster without net,
 // which only strata-serve, which listens, links.
-func Loopback(addr string) error {
+func Check(addr string) error {
 	host, ok := splitHostPort(addr)
 	if !ok {
 		return fmt.Errorf("%q is not HOST:PORT", addr)
