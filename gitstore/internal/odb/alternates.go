@@ -8,8 +8,7 @@ import (
 	"strconv"
 )
 
-// A repository made with `git clone --shared` or `--reference`, or a linked
-// worktree's repository borrowing from another, names in
+// A repository made with `git clone --shared` or `--reference` names in
 // objects/info/alternates the other objects directories it reads objects
 // from. A DB reads them as git does (`link_alt_odb_entries`): one path a
 // line; a line starting with '#' and an empty line are skipped; a line

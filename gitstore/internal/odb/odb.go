@@ -2,10 +2,10 @@
 // objects, version-2 pack indexes (with their large-offset table) and
 // version-1 ones, packs, offset and ref deltas, alternates, the tree and
 // commit encodings, and loose objects written with O_TMPFILE where Linux
-// offers it. It is kept apart from
-// gitstore so that each parser can be fuzzed and checked against git on its
-// own. It uses go-git's plumbing value types (Hash, ObjectType, FileMode)
-// and nothing of go-git's storage.
+// offers it. It is kept apart from gitstore so that each parser can be
+// fuzzed and checked against git on its own. It uses go-git's plumbing
+// value types (Hash, ObjectType, FileMode) and nothing of go-git's storage:
+// it is strata's only reader of objects.
 //
 // Every size read from a header (a loose object's, a pack entry's, a
 // delta's, an index's object count) is checked against the bytes that can
