@@ -185,6 +185,7 @@ var commandTable = []struct {
 
 // commandName is the command a command line names after strata's own flags
 // (the word permute treats as the command), or "" when there is none.
+// (`strata -h show` is show's help page, as `strata show -h` is.)
 func commandName(args []string) string {
 	for i := 1; i < len(args); i++ {
 		switch a := args[i]; {

@@ -22,9 +22,10 @@ func TestCommandTableNames(t *testing.T) {
 	}
 }
 
-// A command line run on the CLI built with only the command it names
-// prints and exits as it does on the CLI with every command: help pages,
-// flag mistakes, a subcommand's help, global flags before the command.
+// A command line run on the CLI that run builds for it (only the command
+// it names, when it names one) prints and exits as it does on the CLI with
+// every command: help pages, flag mistakes, a subcommand's help, global
+// flags and strata's help flag before the command.
 func TestOneCommandAppSame(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range commandTable {
@@ -33,12 +34,17 @@ func TestOneCommandAppSame(t *testing.T) {
 			{c.name, "-h"},
 			{c.name, "--no-such-flag"},
 			{"-C", dir, c.name, "--help"},
+			{"-C=" + dir, c.name, "--help"},
 			{"-C", "/no/such/dir", c.name},
 			{c.name, "no-such-subcommand", "--help"},
+			{"-h", c.name},
+			{"--help", c.name},
+			{"-C", dir, "--help", c.name},
 		} {
 			argv := append([]string{"strata"}, args...)
-			if got := commandName(argv); got != c.name {
-				t.Fatalf("commandName(%q) = %q", argv, got)
+			name := commandName(argv)
+			if name != c.name {
+				t.Fatalf("commandName(%q) = %q, want %q", argv, name, c.name)
 			}
 			var want [3]string
 			for k, one := range []bool{false, true} {
@@ -46,23 +52,46 @@ func TestOneCommandAppSame(t *testing.T) {
 				e := &env{In: strings.NewReader(""), Out: &out, Err: &errb, Dir: dir, Now: func() time.Time { return time.Unix(1700000000, 0) }, catchSignals: func() {}}
 				app := newApp(e)
 				if one {
-					app = newAppOf(e, c.name)
-					if c.name != "help" && len(app.Commands) != 1 {
-						t.Fatalf("%s: the app for one command has %d", c.name, len(app.Commands))
+					app = newAppOf(e, name)
+					if name != "help" && len(app.Commands) != 1 {
+						t.Fatalf("%s: the app for one command has %d", name, len(app.Commands))
 					}
 				}
 				code := runApp(context.Background(), app, argv, e)
 				got := [3]string{out.String(), errb.String(), strconv.Itoa(code)}
 				if k == 0 {
 					want = got
-					if args[1] == "--help" && !strings.Contains(got[0], "USAGE:") {
+					line := strings.Join(args, " ")
+					if strings.Contains(line, "--help") && !strings.Contains(line, "no-such") && !strings.Contains(got[0], "USAGE:") {
 						t.Fatalf("strata %s: no help page: %q", strings.Join(args, " "), got[0])
 					}
 				} else if got != want {
-					t.Errorf("strata %s:\n  every command: exit %s, stdout %q, stderr %q\n  one command:   exit %s, stdout %q, stderr %q",
+					t.Errorf("strata %s:\n  every command: exit %s, stdout %q, stderr %q\n  as run builds it: exit %s, stdout %q, stderr %q",
 						strings.Join(args, " "), want[2], want[0], want[1], got[2], got[0], got[1])
 				}
 			}
+		}
+	}
+}
+
+// commandName finds the command after strata's own flags.
+func TestCommandName(t *testing.T) {
+	for args, want := range map[string]string{
+		"show x --at T":     "show",
+		"-C d show x":       "show",
+		"-C=d show":         "show",
+		"--C d show":        "show",
+		"-h show":           "show",
+		"--help show":       "show",
+		"-C d --help show":  "show",
+		"-- show":           "",
+		"":                  "",
+		"-C":                "",
+		"nosuch --help":     "nosuch",
+		"version --no-flag": "version",
+	} {
+		if got := commandName(append([]string{"strata"}, strings.Fields(args)...)); got != want {
+			t.Errorf("commandName(strata %s) = %q, want %q", args, got, want)
 		}
 	}
 }
