@@ -373,16 +373,14 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 	return walk("", h)
 }
 
-// translate maps go-git's "missing" errors to state.ErrNotFound and leaves
-// other errors as they are (as text: no go-git value escapes this package
-// for callers to compare against).
+// translate keeps the state package's sentinels and path errors in a failed
+// revision's error and gives any other error as text: no value of a library
+// this package uses escapes it for callers to compare against. (Missing
+// objects already wrap state.ErrNotFound: objectErr.)
 func translate(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, plumbing.ErrReferenceNotFound),
-		errors.Is(err, plumbing.ErrObjectNotFound):
-		return state.ErrNotFound
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, state.ErrLocked):
 		return err
 	}

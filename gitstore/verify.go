@@ -43,11 +43,10 @@ func (s *Store) checkFetched(remote string, head plumbing.Hash) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ci, err := s.readCommit(head)
-	root := ci.tree
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", remote, err)
 	}
-	if p, why := s.checkTree(root, ""); why != "" {
+	if p, why := s.checkTree(ci.tree, ""); why != "" {
 		return &UnsafeTreeError{Remote: remote, Commit: head.String(), Path: p, Reason: why}
 	}
 	return nil
