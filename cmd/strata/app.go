@@ -366,6 +366,8 @@ func showCommandHelp(c *cli.Context, cmd *cli.Command) error {
 // permute moves flags that follow positional arguments in front of them, so
 // `strata show PATH --at "2h ago"` works as in git (urfave/cli v2 stops
 // parsing flags at the first positional). Arguments after "--" stay as they are.
+// A help flag anywhere after the command asks for the command's help page:
+// the arguments are then dropped.
 func permute(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -398,6 +400,7 @@ func permute(app *cli.App, args []string) []string {
 		return append(out, args[i:]...)
 	}
 	var flags, pos []string
+	help := false
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -406,6 +409,7 @@ func permute(app *cli.App, args []string) []string {
 		}
 		if strings.HasPrefix(a, "-") && a != "-" {
 			flags = append(flags, a)
+			help = help || a == "-h" || a == "--help" || a == "-help"
 			if takesValue(cmd.Flags, a) && i+1 < len(args) {
 				flags = append(flags, args[i+1])
 				i++
@@ -415,6 +419,13 @@ func permute(app *cli.App, args []string) []string {
 		pos = append(pos, a)
 	}
 	out = append(out, flags...)
+	if help {
+		// the command's help page, whatever else the line names, as
+		// `git log P --help` is git log's (urfave/cli would look the first
+		// argument up as a subcommand: `strata show P --help` said
+		// "unknown command P")
+		pos = nil
+	}
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)
