@@ -19,8 +19,8 @@ import (
 // than go-git's transports: git honours the user's ssh config, credential
 // helpers, insteadOf rewrites and every URL form (path, file://, ssh, https)
 // exactly as their other git commands do. Objects and merge commits are still
-// written with go-git plumbing, and strata's own refs still move under git's
-// lock protocol.
+// written by strata itself (internal/odb), and strata's own refs still move
+// under git's lock protocol.
 
 // TrackingPrefix is where strata keeps what it last saw of each remote's
 // state ref: refs/strata-remotes/<escaped remote>/state. It lies outside

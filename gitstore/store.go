@@ -1,12 +1,14 @@
 // Package gitstore keeps the history of strata's kept files in git, on the
-// refs refs/strata/state and refs/strata/rejected (docs/contract.md §4), without touching
-// HEAD, the index, the work tree, the user's branches or their config. It is
-// the only package that imports go-git: objects are hashed and written with
-// go-git plumbing, refs are moved by compare-and-swap under git's own lock-file
-// protocol, and go-git's errors are translated into the state package's
-// sentinels (ErrNotFound, ErrLocked, ErrUnchanged, ErrNotRepo) here, so nothing
-// above this package sees a go-git type. The on-disk layout is described in
-// docs/format.md.
+// refs refs/strata/state and refs/strata/rejected (docs/contract.md §4),
+// without touching HEAD, the index, the work tree, the user's branches or
+// their config. Objects are read and written by its internal package odb, as
+// git lays them out (loose, packed, borrowed through alternates); refs are
+// moved by compare-and-swap under git's own lock-file protocol. It and odb are
+// the only packages that import go-git, for its plumbing types and its
+// config, index and gitignore formats; errors are translated into the state
+// package's sentinels (ErrNotFound, ErrLocked, ErrUnchanged, ErrNotRepo)
+// here, so nothing above this package sees a go-git type. The on-disk layout
+// is described in docs/format.md.
 package gitstore
 
 import (

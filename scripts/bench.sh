@@ -67,7 +67,7 @@ if [ "$(df -T /dev/shm 2>/dev/null | awk 'NR==2{print $2}')" = tmpfs ]; then
   rm -rf "$shm"
 fi
 
-section "record one change: strata (go-git plumbing) vs the git CLI loop (hash-object, mktree, commit-tree, update-ref)"
+section "record one change: strata (in-process Record) vs the git CLI loop (hash-object, mktree, commit-tree, update-ref)"
 echo "on $(df -T "$TMPDIR" | awk 'NR==2{print $2}') ($TMPDIR):"
 run go test -run '^$' -bench 'BenchmarkRecord(GitCLI)?$' -benchtime 2000x ./gitstore/ | grep -E 'bench_test.go.*(ratio|disk floor)'
 if [ -d /dev/shm ]; then
