@@ -115,4 +115,9 @@ run go test -run '^$' -bench 'BenchmarkShow' -benchtime 200x ./mcpserver/ | grep
 
 section "strata watch: latency, burst, idle memory"
 run go run ./bench/watch -strata "$strata"
+
+# Last: it takes minutes, and its gc's deletions would slow the disk for the
+# sections after it.
+section ".git after 100 000 recorded changes vs the same after git gc (the original contract's target ≤ 1.5×; ~4 minutes)"
+run go test -run '^$' -bench 'BenchmarkGitSize100k' -benchtime 1x -timeout 60m ./gitstore/ | grep -E 'size_bench_test.go'
 exit $status
