@@ -2,12 +2,18 @@ package gitstore
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // GCInterval is how many recorded commits pass between two background
@@ -144,7 +150,7 @@ func WaitHousekeeping() { running.Wait() }
 // still runs (housekeepingLock) or the user turned automatic gc off
 // (gc.auto = 0). Without a git binary on PATH it does nothing.
 func startRepack(commonDir string) {
-	if _, err := os.Stat(filepath.Join(commonDir, "gc.pid")); err == nil {
+	if gcRunning(commonDir) {
 		return
 	}
 	bin, err := exec.LookPath("git")
@@ -164,6 +170,35 @@ func startRepack(commonDir string) {
 	}
 	paid(commonDir, repackTurn)
 	startHeld(bin, commonDir, lock, &repackStarted, "repack", "-d", "-l", "--geometric=2", "-q")
+}
+
+// gcRunning reports whether gc.pid says that a git gc runs, as git itself
+// decides before it starts one (lock_repo_for_gc in git's builtin/gc.c): the
+// file is a regular one at most 12 hours old naming a process id and a
+// host, and that host is another machine or that process is alive on this
+// one. A gc.pid left behind by a gc that was killed used to stop every
+// repack until git's own thresholds (6 700 loose objects) started a gc.
+func gcRunning(commonDir string) bool {
+	data, err := state.ReadRegular(filepath.Join(commonDir, "gc.pid"), 1024, false)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, state.ErrNotRegular) && !errors.Is(err, state.ErrTooLarge)
+	}
+	st, err := os.Lstat(filepath.Join(commonDir, "gc.pid"))
+	if err != nil || time.Since(st.ModTime()) > 12*time.Hour {
+		return false
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return false
+	}
+	pid, err := strconv.Atoi(fields[0])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if host, err := os.Hostname(); err != nil || host != fields[1] {
+		return true // another machine's gc (a repository on a shared disk): git cannot tell either
+	}
+	return processAlive(pid)
 }
 
 // startGC runs `git gc --auto` on the repository, detached, without

@@ -1,0 +1,115 @@
+package gitstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gc.pid stops strata's repacks only while it names a gc that runs, as git
+// itself reads it: a live process of this host, or any process of another
+// host, in a file at most 12 hours old. A gc.pid left by a killed gc (a dead
+// process, or a file older than that) no longer stops them.
+func TestGCPidAsGitReadsIt(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no process check here: any fresh gc.pid of this host counts as running")
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := dead.Process.Pid
+	if syscall.Kill(deadPid, 0) == nil {
+		t.Skip("the exited process's id was taken again")
+	}
+	live := strconv.Itoa(os.Getpid())
+	for _, c := range []struct {
+		name, content string
+		age           time.Duration
+		fifo          bool
+		want          bool
+	}{
+		{name: "none", want: false},
+		{name: "live process, this host", content: live + " " + host, want: true},
+		{name: "live process, git's trailing newline", content: live + " " + host + "\n", want: true},
+		{name: "dead process, this host", content: strconv.Itoa(deadPid) + " " + host, want: false},
+		{name: "live process, 13 hours old", content: live + " " + host, age: 13 * time.Hour, want: false},
+		{name: "another host", content: "4242 not-" + host, want: true},
+		{name: "another host, 13 hours old", content: "4242 not-" + host, age: 13 * time.Hour, want: false},
+		{name: "garbage", content: "not a pid", want: false},
+		{name: "pid 0", content: "0 " + host, want: false},
+		{name: "a named pipe", fifo: true, want: false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			common := t.TempDir()
+			name := filepath.Join(common, "gc.pid")
+			switch {
+			case c.fifo:
+				if err := syscall.Mkfifo(name, 0o644); err != nil {
+					t.Skip(err)
+				}
+			case c.content != "":
+				if err := os.WriteFile(name, []byte(c.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if c.age > 0 {
+					then := time.Now().Add(-c.age)
+					if err := os.Chtimes(name, then, then); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			done := make(chan bool, 1)
+			go func() { done <- gcRunning(common) }()
+			select {
+			case got := <-done:
+				if got != c.want {
+					t.Errorf("gcRunning = %v, want %v", got, c.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("gcRunning blocked")
+			}
+		})
+	}
+}
+
+// A gc.pid left by a killed gc no longer stops the repack PackInterval
+// records start.
+func TestRepackDespiteStaleGCPid(t *testing.T) {
+	oldP, oldG := PackInterval, GCInterval
+	PackInterval, GCInterval = 10, 1000
+	defer func() { PackInterval, GCInterval = oldP, oldG }()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRepo(t, "plain")
+	if err := os.WriteFile(filepath.Join(r.common, "gc.pid"), []byte(strconv.Itoa(dead.Process.Pid)+" "+host), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := repackStarted.Load()
+	for i := 0; i < 10; i++ {
+		mustRecord(t, s, change("d/f.json", itoa(int64(i)), t0))
+	}
+	WaitHousekeeping()
+	if n := repackStarted.Load() - before; n != 1 {
+		t.Fatalf("repack started %d times with a stale gc.pid, want 1", n)
+	}
+}
