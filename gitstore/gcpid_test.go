@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // gc.pid stops strata's repacks only while it names a gc that runs, as git
@@ -112,4 +114,38 @@ func TestRepackDespiteStaleGCPid(t *testing.T) {
 	if n := repackStarted.Load() - before; n != 1 {
 		t.Fatalf("repack started %d times with a stale gc.pid, want 1", n)
 	}
+}
+
+// A gc that does run (git's thresholds met: gc.autoPackLimit = 1 here, two
+// packs written) is the very process strata waits for, so the repack owed
+// after it starts when it ends and rolls up what was recorded meanwhile.
+// Left to git's default (gc.autoDetach), the gc forked itself away at once
+// and that repack found its gc.pid and was skipped.
+func TestRepackFollowsRunningGC(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock(2): background runs are not kept apart there")
+	}
+	r, s := housekeepingRepo(t, 1000, 8)
+	runGit(t, r.main, "config", "gc.autoPackLimit", "1")
+	packs, gcs := repackStarted.Load(), gcStarted.Load()
+	for b := 0; b < 2; b++ { // two batches of four: two packs, and the count reaches 8
+		var chs []state.Change
+		for i := 0; i < 4; i++ {
+			chs = append(chs, change("d/f"+itoa(int64(i))+".json", itoa(int64(b)), t0))
+		}
+		if _, err := s.RecordEach(chs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	WaitHousekeeping()
+	if n := gcStarted.Load() - gcs; n != 1 {
+		t.Fatalf("gc started %d times, want 1", n)
+	}
+	if n := repackStarted.Load() - packs; n != 1 {
+		t.Fatalf("repack started %d times after a gc that ran, want 1 (skipped: the gc was still running)", n)
+	}
+	if _, err := os.Stat(filepath.Join(r.common, "gc.pid")); !os.IsNotExist(err) {
+		t.Fatalf("gc.pid after the housekeeping ended: %v", err)
+	}
+	fsck(t, r.main)
 }
