@@ -1,10 +1,11 @@
+//go:build unix
+
 package gitstore
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -13,26 +14,31 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
+// deadProcess returns this host's name and the id of a process that has
+// exited (the test is skipped if another process has taken the id again).
+func deadProcess(t *testing.T) (host string, pid int) {
+	t.Helper()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid = cmd.Process.Pid
+	if syscall.Kill(pid, 0) == nil {
+		t.Skip("the exited process's id was taken again")
+	}
+	return host, pid
+}
+
 // gc.pid stops strata's repacks only while it names a gc that runs, as git
 // itself reads it: a live process of this host, or any process of another
 // host, in a file at most 12 hours old. A gc.pid left by a killed gc (a dead
 // process, or a file older than that) no longer stops them.
 func TestGCPidAsGitReadsIt(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no process check here: any fresh gc.pid of this host counts as running")
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		t.Skip(err)
-	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	deadPid := dead.Process.Pid
-	if syscall.Kill(deadPid, 0) == nil {
-		t.Skip("the exited process's id was taken again")
-	}
+	host, deadPid := deadProcess(t)
 	live := strconv.Itoa(os.Getpid())
 	for _, c := range []struct {
 		name, content string
@@ -90,16 +96,9 @@ func TestRepackDespiteStaleGCPid(t *testing.T) {
 	oldP, oldG := PackInterval, GCInterval
 	PackInterval, GCInterval = 10, 1000
 	defer func() { PackInterval, GCInterval = oldP, oldG }()
-	host, err := os.Hostname()
-	if err != nil {
-		t.Skip(err)
-	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
+	host, deadPid := deadProcess(t)
 	r := newTestRepo(t, "plain")
-	if err := os.WriteFile(filepath.Join(r.common, "gc.pid"), []byte(strconv.Itoa(dead.Process.Pid)+" "+host), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r.common, "gc.pid"), []byte(strconv.Itoa(deadPid)+" "+host), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(r.open)
@@ -122,9 +121,6 @@ func TestRepackDespiteStaleGCPid(t *testing.T) {
 // Left to git's default (gc.autoDetach), the gc forked itself away at once
 // and that repack found its gc.pid and was skipped.
 func TestRepackFollowsRunningGC(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no flock(2): background runs are not kept apart there")
-	}
 	r, s := housekeepingRepo(t, 1000, 8)
 	runGit(t, r.main, "config", "gc.autoPackLimit", "1")
 	packs, gcs := repackStarted.Load(), gcStarted.Load()
