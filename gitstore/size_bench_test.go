@@ -25,8 +25,8 @@ func BenchmarkGitSize10k(b *testing.B) { benchGitSize(b, 10_000, 1.3) }
 
 // BenchmarkGitSize100k is BenchmarkGitSize10k at 100 000 changes, the
 // point of the original contract's storage target (at most 1.5× what git
-// gc reaches). It takes minutes, so `make bench` runs it only with
-// STRATA_BENCH_LONG=1:
+// gc reaches). It takes minutes, so `make bench` runs it last (its gc's
+// deletions would slow the disk for the sections after it):
 //
 //	TMPDIR=$PWD/.bench go test -run XXX -bench GitSize100k -benchtime 1x -timeout 60m ./gitstore/
 func BenchmarkGitSize100k(b *testing.B) { benchGitSize(b, 100_000, 1.5) }
