@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # make fuzz: run every Fuzz target of the module for $1 (default 20s) each.
 # Seeds come from each package's testdata and, where present, ../shared/corpus.
+#
+# A failure of the fuzz function always says why, indented under its
+# "--- FAIL" line (the message, the input written to testdata/fuzz/...).
+# Go's fuzz engine also fails slow targets (one input taking ~1 s, as
+# FuzzSyncHostileTree's real git repositories do) with a bare "--- FAIL" and
+# nothing under it (golang/go#56238); such a run is tried once more, and
+# said so, so that only an engine failure seen twice fails.
 set -euo pipefail
 fuzztime=${1:-20s}
 cd "$(dirname "$0")/.."
@@ -9,7 +16,18 @@ for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
     echo "== $pkg $target ($fuzztime)"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" || fail=1
+    out=$(mktemp)
+    if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$out"; then
+      rm -f "$out"
+      continue
+    fi
+    if ! grep -q '^    ' "$out"; then # a real failure says why, indented, under its --- FAIL
+      echo "(the fuzz engine failed with no failing input: trying $target once more)"
+      go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" || fail=1
+    else
+      fail=1
+    fi
+    rm -f "$out"
   done
 done
 exit $fail
