@@ -2,10 +2,11 @@ package odb
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // A repository made with `git clone --shared` or `--reference` names in
@@ -50,18 +51,11 @@ func (db *DB) link(objdir string, depth int, seen map[string]bool) {
 	if depth > maxAltDepth {
 		return
 	}
-	name := filepath.Join(objdir, "info", "alternates")
-	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
-		return // none (and never a FIFO to block on)
-	}
-	f, err := os.Open(name)
+	// none, not a regular file (never a FIFO to block on, even one put
+	// there after a check), or larger than any alternates file git writes
+	data, err := state.ReadRegular(filepath.Join(objdir, "info", "alternates"), maxAltFile, true)
 	if err != nil {
 		return
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxAltFile+1))
-	f.Close()
-	if err != nil || len(data) > maxAltFile {
-		return // not an alternates file git would write
 	}
 	for _, line := range bytes.Split(data, []byte{'\n'}) {
 		path := altPath(string(line), objdir)
