@@ -87,6 +87,19 @@ func (e *Engine) ReadBlob(id string) (data []byte, size int64, err error) {
 	return e.store.ReadBlob(id, e.cfg.MaxSize)
 }
 
+// WriteOwn runs write, a writer whose file protocol is its own (the L3
+// graph, edited under the memory server's lock), on k's absolute path, once
+// that path has passed the check every write through the engine passes:
+// a directory of it that resolves out of the work tree or into a .git
+// directory is refused with a *PathError, and write is not run. write
+// itself must not follow a symlink at the file's own name.
+func (e *Engine) WriteOwn(k config.Kept, write func(name string) (bool, error)) (bool, error) {
+	if err := e.inside(k); err != nil {
+		return false, err
+	}
+	return write(e.cfg.Abs(k.Path))
+}
+
 // Put writes a new version of a kept file and records it with src: the
 // version is checked first as recording checks it (its schema, and the
 // history rules against the recorded version), then written atomically,

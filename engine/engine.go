@@ -157,7 +157,9 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 
 // inside reports whether the directory holding a kept file resolves, through
 // any symlinks, to a place inside the work tree (or the home directory for
-// "~/" paths), so strata never reads or writes outside them.
+// "~/" paths) and outside every git directory, so strata never reads or
+// writes outside them, nor inside .git: a committed symlink `g -> .git`
+// stays inside the work tree, yet what a rule `g/*` would keep is git's own.
 func (e *Engine) inside(k config.Kept) error {
 	base := e.cfg.Root
 	if strings.HasPrefix(k.Path, "~/") {
@@ -174,6 +176,9 @@ func (e *Engine) inside(k config.Kept) error {
 			if real != rb && !strings.HasPrefix(real, rb+string(filepath.Separator)) {
 				return &PathError{Path: k.Path, Reason: "its directory is a symbolic link out of the repository; not followed", IO: true}
 			}
+			if e.inGitDir(real, rb, base == e.cfg.Root) {
+				return &PathError{Path: k.Path, Reason: "its directory is a symbolic link into a .git directory; not followed", IO: true}
+			}
 			return nil
 		}
 		if !errors.Is(err, os.ErrNotExist) || dir == base || len(dir) <= len(base) {
@@ -181,6 +186,35 @@ func (e *Engine) inside(k config.Kept) error {
 		}
 		dir = filepath.Dir(dir) // not created yet: check the nearest existing parent
 	}
+}
+
+// inGitDir reports whether the real directory dir is this repository's git
+// directory or common directory, or lies under one, or, in the work tree
+// (below its real root rb), under any directory a tree entry could not name
+// (state.CheckName: .git in any spelling git refuses, a nested repository's
+// included).
+func (e *Engine) inGitDir(dir, rb string, inTree bool) bool {
+	sep := string(filepath.Separator)
+	for _, g := range []string{e.store.GitDir(), e.store.CommonDir()} {
+		if g == "" {
+			continue
+		}
+		if real, err := e.realDir(g); err == nil {
+			g = real
+		}
+		if dir == g || strings.HasPrefix(dir, g+sep) {
+			return true
+		}
+	}
+	if !inTree || dir == rb {
+		return false
+	}
+	for _, el := range strings.Split(strings.TrimPrefix(dir, rb+sep), sep) {
+		if state.CheckName(el) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Read reads a kept file from disk without following symlinks. A file that

@@ -319,11 +319,12 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 			}
 		}
 	}
-	name := a.Eng.Config().Abs(k.Path)
-	var changed bool
-	if _, err = os.Stat(name); err == nil {
-		changed, err = a.Graph.Upsert(name, ents)
-	}
+	changed, err := a.Eng.WriteOwn(k, func(name string) (bool, error) {
+		if _, err := os.Lstat(name); err != nil {
+			return false, err // only a graph file that exists is kept up to date
+		}
+		return a.Graph.Upsert(name, ents)
+	})
 	if err != nil {
 		if !a.degraded {
 			a.Warn(DegradedWarning)

@@ -70,7 +70,6 @@ type resolver struct {
 	eng       *engine.Engine
 	head      string
 	graphK    config.Kept
-	graphAbs  string
 	g         *graph.Graph // nil when the file does not exist or cannot be read
 	graphRec  bool         // the file on disk is the recorded version
 	graphLog  []state.Entry
@@ -101,7 +100,6 @@ func (r *resolver) loadGraph() error {
 	if k, ok := r.eng.Config().Classify(r.eng.Config().Graph); ok {
 		r.graphK = k
 	}
-	r.graphAbs = r.eng.Config().Abs(r.graphK.Path)
 	f, p := r.eng.Read(r.graphK)
 	if p != nil {
 		r.degraded(p)
@@ -235,9 +233,9 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 		case conflict.L3:
 			var err error
 			if a.Kind == conflict.ActionClear {
-				err = r.writeL3(func() (bool, error) { return graph.Remove(r.graphAbs, graph.EntityName(class)) })
+				err = r.writeL3(func(name string) (bool, error) { return graph.Remove(name, graph.EntityName(class)) })
 			} else {
-				err = r.writeL3(func() (bool, error) { return graph.Upsert(r.graphAbs, []graph.Entity{want}) })
+				err = r.writeL3(func(name string) (bool, error) { return graph.Upsert(name, []graph.Entity{want}) })
 			}
 			if err != nil {
 				res.Result = "failed"
@@ -270,14 +268,22 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]an
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.
 	if e, ok := graph.FromState(class, next); ok {
-		_ = r.writeL3(func() (bool, error) { return graph.Upsert(r.graphAbs, []graph.Entity{e}) })
+		_ = r.writeL3(func(name string) (bool, error) { return graph.Upsert(name, []graph.Entity{e}) })
 	}
 	return nil, nil
 }
 
-// writeL3 runs one graph edit and records the file with source resolve.
-func (r *resolver) writeL3(edit func() (bool, error)) error {
-	changed, err := edit()
+// writeL3 runs one graph edit on the graph file's path, through the
+// engine's check of where it may write (engine.WriteOwn), and records the
+// file with source resolve. A graph file strata may not write (its
+// directory a symbolic link out of the work tree or into .git) counts as
+// an unavailable L3: nothing is written.
+func (r *resolver) writeL3(edit func(name string) (bool, error)) error {
+	changed, err := r.eng.WriteOwn(r.graphK, edit)
+	var refused *engine.PathError
+	if errors.As(err, &refused) {
+		err = fmt.Errorf("%w: %w", graph.ErrUnavailable, err)
+	}
 	if errors.Is(err, graph.ErrUnavailable) {
 		r.degraded(err)
 		r.l3Failure = err

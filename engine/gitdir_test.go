@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// A directory of a kept path that resolves into a .git directory (this
+// repository's own through a committed symlink `g -> .git`, a directory of
+// it, or a nested repository's) is refused as one that leaves the work
+// tree is: nothing there is read, recorded, restored, checked out or handed
+// to a writer of its own (WriteOwn). Each of these wrote into .git before.
+func TestNothingThroughALinkIntoGit(t *testing.T) {
+	for _, tc := range []struct{ name, target string }{
+		{"own git dir", ".git"},
+		{"its hooks", ".git/hooks"},
+		{"a nested repository's", "sub/.git"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n")
+			now := t0
+			e.Now = func() time.Time { now = now.Add(time.Minute); return now }
+			root := e.Config().Root
+			if strings.HasPrefix(tc.target, "sub/") {
+				if out, err := exec.Command("git", "init", "-q", filepath.Join(root, "sub")).CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v: %s", err, out)
+				}
+			}
+			// g/probe is recorded while g is a directory of the work tree
+			// (as a remote's tree or an older clone has it) ...
+			edit(t, e, "g/probe", "recorded\n")
+			k := kept(t, e, "g/probe")
+			record(t, e, k.Path)
+			head := mustHead(t, e)
+			// ... then g becomes a link to a directory of git's own.
+			if err := os.RemoveAll(filepath.Join(root, "g")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tc.target, filepath.Join(root, "g")); err != nil {
+				t.Fatal(err)
+			}
+			probe := filepath.Join(root, tc.target, "probe")
+			if err := os.WriteFile(probe, []byte("git's own\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e.Forget()
+			refused := func(what string, err error) {
+				t.Helper()
+				var pe *PathError
+				if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "into a .git directory") {
+					t.Errorf("%s: %v, want a refusal naming the link into .git", what, err)
+				}
+			}
+
+			if _, p := e.Read(k); p == nil || !strings.Contains(p.Message, "into a .git directory") {
+				t.Errorf("Read: %v, want refused", p)
+			}
+			outs, err := e.Record([]config.Kept{k}, state.SourceRecord)
+			if err != nil || len(outs) != 1 || outs[0].Entry != nil || len(outs[0].Problems) == 0 {
+				t.Errorf("Record: %+v, %v; want nothing recorded, a problem", outs, err)
+			}
+			if h := mustHead(t, e); h != head {
+				t.Errorf("the state ref moved: %s", h)
+			}
+			_, err = e.Restore([]config.Kept{k}, Point{Rev: head})
+			refused("Restore", err)
+			_, err = e.Put(k, []byte("put\n"), state.SourceRecord)
+			refused("Put", err)
+			ran := false
+			_, err = e.WriteOwn(k, func(string) (bool, error) { ran = true; return true, nil })
+			refused("WriteOwn", err)
+			if ran {
+				t.Error("WriteOwn ran its writer")
+			}
+			w := e.Checkouts()
+			defer w.Abort()
+			_, err = w.Add(k, gitstore.BlobHash([]byte("git's own\n")), gitstore.BlobHash([]byte("sync\n")), []byte("sync\n"))
+			var prob *state.Problem
+			if !errors.As(err, &prob) || !strings.Contains(prob.Message, "into a .git directory") {
+				t.Errorf("Checkouts.Add: %v, want refused", err)
+			}
+			fresh := kept(t, e, "g/new")
+			if _, err := w.Add(fresh, "", gitstore.BlobHash([]byte("new\n")), []byte("new\n")); !errors.As(err, &prob) {
+				t.Errorf("Checkouts.Add of a new file: %v, want refused", err)
+			}
+			if _, err := w.Commit(nil); err != nil {
+				t.Fatal(err)
+			}
+
+			if data, _ := os.ReadFile(probe); string(data) != "git's own\n" {
+				t.Errorf("%s changed: %q", probe, data)
+			}
+			if _, err := os.Lstat(filepath.Join(root, tc.target, "new")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a file was created in %s: %v", tc.target, err)
+			}
+		})
+	}
+}
