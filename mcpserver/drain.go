@@ -21,13 +21,15 @@ const drainWait = 30 * time.Second
 // one bad line costs one error answer, not the session. And it lets the
 // server answer every request it read before the end of its input ends the
 // session: `strata mcp < requests.jsonl` answers them all (the SDK ends a
-// session at EOF and drops calls still running). It counts the calls passed
-// on and the responses written, and reports EOF only once they match.
+// session at EOF and drops calls still running). It keeps the ids of the
+// calls passed on and not yet answered, and reports EOF only once none is
+// left. A call whose id is one of those is answered here with Invalid
+// Request and not passed on: the SDK would not answer it.
 type drain struct {
-	mu      sync.Mutex // guards pending and partial; cond waits on it
-	cond    *sync.Cond
-	pending int
-	partial []byte
+	mu          sync.Mutex // guards outstanding and partial; cond waits on it
+	cond        *sync.Cond
+	outstanding map[jsonrpc.ID]bool
+	partial     []byte
 
 	// wmu makes each line written to out whole: the SDK writes one
 	// message, newline included, per Write, and pump writes its answers
@@ -42,7 +44,7 @@ type drain struct {
 
 // newDrain reads lines from in, passing on lines of at most maxLine bytes.
 func newDrain(in io.Reader, out io.Writer, maxLine int) *drain {
-	d := &drain{out: out, maxLine: maxLine}
+	d := &drain{out: out, outstanding: map[jsonrpc.ID]bool{}, maxLine: maxLine}
 	d.cond = sync.NewCond(&d.mu)
 	d.pr, d.pw = io.Pipe()
 	go d.pump(in)
@@ -87,8 +89,15 @@ func (d *drain) pass(line []byte) error {
 	v := vet(line)
 	if v.call {
 		d.mu.Lock()
-		d.pending++
+		busy := d.outstanding[v.id]
+		if !busy {
+			d.outstanding[v.id] = true
+		}
 		d.mu.Unlock()
+		if busy {
+			v.reply = errorReply(v.rawID, jsonrpc.CodeInvalidRequest, "Invalid Request",
+				"id: already in use by a request not yet answered")
+		}
 	}
 	switch {
 	case v.skip:
@@ -114,13 +123,13 @@ func (d *drain) answer(reply []byte) error {
 func (d *drain) waitAnswered() {
 	deadline := time.AfterFunc(drainWait, func() {
 		d.mu.Lock()
-		d.pending = 0
+		clear(d.outstanding)
 		d.mu.Unlock()
 		d.cond.Broadcast()
 	})
 	defer deadline.Stop()
 	d.mu.Lock()
-	for d.pending > 0 {
+	for len(d.outstanding) > 0 {
 		d.cond.Wait()
 	}
 	d.mu.Unlock()
@@ -142,8 +151,8 @@ func (d *drain) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		if _, ok := answered(d.partial[:i]); ok && d.pending > 0 {
-			d.pending--
+		if id, ok := answered(d.partial[:i]); ok {
+			delete(d.outstanding, id)
 		}
 		d.partial = d.partial[i+1:]
 	}

@@ -122,6 +122,71 @@ func requireLines(t *testing.T, out string, n int) {
 	}
 }
 
+// A second call with the id of a call not yet answered is answered with
+// Invalid Request and not passed on, and the end of input then waits only
+// for the first call's answer. (The SDK does not answer such a call, and
+// the end of input waited drainWait for it.) The test plays the SDK: it
+// reads what the drain passes on and answers when it likes.
+func TestDrainDuplicateID(t *testing.T) {
+	in, feed := io.Pipe()
+	var out notifyBuffer
+	out.wrote = make(chan struct{}, 10)
+	d := newDrain(in, &out, 1<<20)
+	sdk := bufio.NewReader(d)
+
+	call := `{"jsonrpc":"2.0","id":6,"method":"ping"}` + "\n"
+	go feed.Write([]byte(call + call))
+	got, err := sdk.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, call, got)
+	select {
+	case <-out.wrote:
+	case <-time.After(drainWait / 2):
+		t.Fatal("the second call with id 6 was not answered")
+	}
+	require.Equal(t, `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid Request","data":"id: already in use by a request not yet answered"}}`+"\n", out.String())
+
+	require.NoError(t, feed.Close())
+	_, err = d.Write([]byte(`{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"))
+	require.NoError(t, err)
+	eof := make(chan error, 1)
+	go func() {
+		_, err := sdk.ReadString('\n')
+		eof <- err
+	}()
+	select {
+	case err := <-eof:
+		require.ErrorIs(t, err, io.EOF)
+	case <-time.After(drainWait / 2):
+		t.Fatal("the end of input still waits after every call was answered")
+	}
+}
+
+// An id answered may be used again; a string id is not the number id.
+func TestDrainIDReuse(t *testing.T) {
+	in, feed := io.Pipe()
+	var out notifyBuffer
+	d := newDrain(in, &out, 1<<20)
+	sdk := bufio.NewReader(d)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":6,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"6","method":"ping"}`,
+	} {
+		go feed.Write([]byte(line + "\n"))
+		got, err := sdk.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, line+"\n", got)
+	}
+	_, err := d.Write([]byte(`{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"))
+	require.NoError(t, err)
+	line := `{"jsonrpc":"2.0","id":6.0,"method":"ping"}` // the SDK's 6
+	go feed.Write([]byte(line + "\n"))
+	got, err := sdk.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, line+"\n", got)
+	require.Equal(t, `{"jsonrpc":"2.0","id":6,"result":{}}`+"\n", out.String(), "no error answers")
+}
+
 // A line longer than the bound is answered, not kept whole in memory nor
 // passed on, and the next line is served.
 func TestDrainLongLine(t *testing.T) {
