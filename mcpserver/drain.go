@@ -4,57 +4,78 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // drainWait bounds how long the end of input waits for answers.
 const drainWait = 30 * time.Second
 
-// drain lets the server answer every request it read before the end of its
-// input ends the session: `strata mcp < requests.jsonl` answers them all
-// (the SDK ends a session at EOF and drops calls still running). It counts
-// requests read (messages with a method and an id) and responses written
-// (messages with an id and no method), and reports EOF only once they match.
+// drain stands between stdin and the SDK's transport. It passes on only
+// the lines the SDK can take and answers the others itself (see vet), so
+// one bad line costs one error answer, not the session. And it lets the
+// server answer every request it read before the end of its input ends the
+// session: `strata mcp < requests.jsonl` answers them all (the SDK ends a
+// session at EOF and drops calls still running). It keeps the ids of the
+// calls passed on and not yet answered, and reports EOF only once none is
+// left. A call whose id is one of those is answered here with Invalid
+// Request and not passed on: the SDK would not answer it.
 type drain struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	pending int
+	mu          sync.Mutex // guards outstanding and partial; cond waits on it
+	cond        *sync.Cond
+	outstanding map[jsonrpc.ID]bool
+	partial     []byte
+
+	// wmu makes each line written to out whole: the SDK writes one
+	// message, newline included, per Write, and pump writes its answers
+	// between them, never inside one.
+	wmu sync.Mutex
+	out io.Writer
+
 	pr      *io.PipeReader
 	pw      *io.PipeWriter
-	out     io.Writer
-	partial []byte
+	maxLine int
 }
 
-func newDrain(in io.Reader, out io.Writer) *drain {
-	d := &drain{out: out}
+// newDrain reads lines from in, passing on lines of at most maxLine bytes.
+func newDrain(in io.Reader, out io.Writer, maxLine int) *drain {
+	d := &drain{out: out, outstanding: map[jsonrpc.ID]bool{}, maxLine: maxLine}
 	d.cond = sync.NewCond(&d.mu)
 	d.pr, d.pw = io.Pipe()
 	go d.pump(in)
 	return d
 }
 
-type probe struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
 func (d *drain) pump(in io.Reader) {
 	br := bufio.NewReaderSize(in, 64<<10)
+	var line []byte
+	long := false // the line has passed maxLine: the rest of it is skipped
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			var p probe
-			if json.Unmarshal(line, &p) == nil && p.Method != "" && len(p.ID) > 0 && string(p.ID) != "null" {
-				d.mu.Lock()
-				d.pending++
-				d.mu.Unlock()
-			}
-			if _, werr := d.pw.Write(line); werr != nil {
-				return
-			}
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			line = append(line, chunk...)
+			long = len(bytes.TrimRight(line, "\r\n")) > d.maxLine
 		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		var werr error
+		switch {
+		case long:
+			werr = d.answer(errorReply(nil, jsonrpc.CodeInvalidRequest, "Invalid Request",
+				"line longer than "+strconv.Itoa(d.maxLine)+" bytes"))
+		case len(line) > 0:
+			werr = d.pass(line)
+		}
+		if werr != nil {
+			return
+		}
+		line, long = line[:0], false
 		if err != nil {
 			d.waitAnswered()
 			d.pw.CloseWithError(err)
@@ -63,18 +84,52 @@ func (d *drain) pump(in io.Reader) {
 	}
 }
 
-// waitAnswered waits until every request read has been answered, or
+// pass vets one line, then passes it on or answers it.
+func (d *drain) pass(line []byte) error {
+	v := vet(line)
+	if v.call {
+		d.mu.Lock()
+		busy := d.outstanding[v.id]
+		if !busy {
+			d.outstanding[v.id] = true
+		}
+		d.mu.Unlock()
+		if busy {
+			v.reply = errorReply(v.rawID, jsonrpc.CodeInvalidRequest, "Invalid Request",
+				"id: already in use by a request not yet answered")
+		}
+	}
+	switch {
+	case v.skip:
+		return nil
+	case v.reply != nil:
+		return d.answer(v.reply)
+	}
+	// The SDK takes nothing but a newline after a message.
+	_, err := d.pw.Write(append(bytes.TrimRight(line, " \t\r\n"), '\n'))
+	return err
+}
+
+// answer writes one of pump's own answers.
+func (d *drain) answer(reply []byte) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	_, err := d.out.Write(reply)
+	return err
+}
+
+// waitAnswered waits until every call passed on has been answered, or
 // drainWait has passed.
 func (d *drain) waitAnswered() {
 	deadline := time.AfterFunc(drainWait, func() {
 		d.mu.Lock()
-		d.pending = 0
+		clear(d.outstanding)
 		d.mu.Unlock()
 		d.cond.Broadcast()
 	})
 	defer deadline.Stop()
 	d.mu.Lock()
-	for d.pending > 0 {
+	for len(d.outstanding) > 0 {
 		d.cond.Wait()
 	}
 	d.mu.Unlock()
@@ -84,9 +139,11 @@ func (d *drain) Read(p []byte) (int, error) { return d.pr.Read(p) }
 
 func (d *drain) Close() error { return d.pr.Close() }
 
-// Write passes the server's messages through, counting responses.
+// Write passes the server's messages through, noting the calls answered.
 func (d *drain) Write(p []byte) (int, error) {
+	d.wmu.Lock()
 	n, err := d.out.Write(p)
+	d.wmu.Unlock()
 	d.mu.Lock()
 	d.partial = append(d.partial, p[:n]...)
 	for {
@@ -94,13 +151,50 @@ func (d *drain) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		var m probe
-		if json.Unmarshal(d.partial[:i], &m) == nil && m.Method == "" && len(m.ID) > 0 && d.pending > 0 {
-			d.pending--
+		if id, ok := answered(d.partial[:i]); ok {
+			delete(d.outstanding, id)
 		}
 		d.partial = d.partial[i+1:]
 	}
 	d.mu.Unlock()
 	d.cond.Broadcast()
 	return n, err
+}
+
+// answered reads the id of a response the SDK wrote. The SDK writes
+// "jsonrpc", "id", then "method" (a request or notification of its own) or
+// "result" or "error": the tokens up to there tell, however large or deep
+// the result.
+func answered(msg []byte) (jsonrpc.ID, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return jsonrpc.ID{}, false
+	}
+	var id jsonrpc.ID
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		switch key {
+		case "method":
+			return jsonrpc.ID{}, false
+		case "result", "error":
+			return id, id.IsValid()
+		case "id":
+			var v any
+			if dec.Decode(&v) != nil {
+				return jsonrpc.ID{}, false
+			}
+			if id, err = jsonrpc.MakeID(v); err != nil {
+				return jsonrpc.ID{}, false
+			}
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return jsonrpc.ID{}, false
+			}
+		}
+	}
+	return jsonrpc.ID{}, false
 }

@@ -35,10 +35,14 @@ type Options struct {
 }
 
 // Serve answers MCP requests read as JSON lines from in, writing only MCP
-// messages to out, until in ends or ctx is cancelled.
+// messages to out, until in ends or ctx is cancelled. A line that is not a
+// JSON-RPC message the server can take is answered with a JSON-RPC error
+// (Parse error, Invalid Request) and the server goes on serving.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
-	d := newDrain(in, out)
-	t := &mcp.IOTransport{Reader: d, Writer: nopCloser{d}}
+	d := newDrain(in, out, mcp.DefaultMaxLineLength)
+	// The drain bounds lines itself and answers a longer one; the SDK's
+	// own bound would end the session.
+	t := &mcp.IOTransport{Reader: d, Writer: nopCloser{d}, MaxLineLength: -1}
 	err := New(o).Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil

@@ -12,7 +12,8 @@ strata_log, strata_show, strata_diff, strata_blame, strata_at,
 strata_resume (nothing is expired), strata_decisions, strata_validate
 (nothing is recorded). A tool that fails (a path outside the kept files, a
 time that does not parse) answers with an MCP tool error and the server
-goes on. Register it for Claude Code with: strata claude install --mcp
+goes on; so does a line that is not a JSON-RPC message it can take, which
+gets a JSON-RPC error (Parse error, Invalid Request). Register it for Claude Code with: strata claude install --mcp
 The server is the program strata-serve, installed with strata.`,
 		Action: func(c *cli.Context) error {
 			eng, err := open(e) // fail at once outside a repository
