@@ -288,6 +288,10 @@ type Outcome struct {
 	// back a file whose deletion was recorded: the version it wrote is the
 	// one before that deletion.
 	Revived *Revived
+
+	// unread is why Record could not read the file as a regular file within
+	// max_size (its Problems say so too): that version is in no ref.
+	unread *state.Problem
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.

@@ -31,10 +31,12 @@ version; atomically, and records the restored version with source restore.
 A file whose deletion was recorded comes back, by default, as its last
 recorded version before the deletion. --all --at T puts the whole kept state
 back as of T (files that did not exist then are removed). An unrecorded
-version on disk is recorded first, so nothing is lost. --dry-run lists what
-would be saved, written and removed, and changes nothing. Paths outside the
-kept files, "..", absolute paths and symlinks are refused and nothing is
-written.`,
+version on disk is recorded first, so nothing is lost; a file it would
+replace or remove but cannot read to record (larger than max_size,
+unreadable) stops the restore before anything is written (exit 3).
+--dry-run lists what would be saved, written and removed, and changes
+nothing. Paths outside the kept files, "..", absolute paths and symlinks
+are refused and nothing is written.`,
 		Flags: append(pointFlags(&o.At, &o.Rev),
 			&cli.BoolFlag{Name: "all", Usage: "restore every kept file", Destination: &o.All},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
