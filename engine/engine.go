@@ -288,9 +288,17 @@ type Outcome struct {
 	// back a file whose deletion was recorded: the version it wrote is the
 	// one before that deletion.
 	Revived *Revived
+	// Late is set when a restore left the file alone because it changed on
+	// disk after the restore saved it (its Problems say so): that newer
+	// version is recorded next, as any edit.
+	Late bool
 
-	// unread is why Record could not read the file as a regular file within
-	// max_size (its Problems say so too): that version is in no ref.
+	// read and seen: Record read the file, and found the version seen (a
+	// blob id, "" when absent). unread is why it could not read it as a
+	// regular file within max_size (its Problems say so too): that version
+	// is in no ref.
+	read   bool
+	seen   string
 	unread *state.Problem
 }
 

@@ -104,6 +104,7 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 		o.Problems, o.unread = state.Problems{*p}, p
 		return o, nil, nil // not readable as a regular file: reported, never stored
 	}
+	o.read, o.seen = true, f.ID()
 	if f.ID() == files[k.Path] {
 		return o, nil, nil // unchanged (or still absent): no loops on our own writes
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
 )
 
 // TestRestoreRefusesWhatItCannotSave: a file on disk that a restore would
@@ -77,5 +78,85 @@ func TestRestoreRefusesWhatItCannotSave(t *testing.T) {
 				record(t, e, target, ".claude/b.json")
 			}
 		})
+	}
+}
+
+// TestRestoreLeavesAFileEditedMeanwhile: a file edited after the restore
+// saved it — before its new version is written to a temp file ("saved"),
+// or after, right before the rename ("added") — is not overwritten, nor a
+// file to remove removed: the edit stays on disk, is returned Late, and is
+// not recorded as the restore. The other files are restored.
+func TestRestoreLeavesAFileEditedMeanwhile(t *testing.T) {
+	for _, step := range []string{"saved", "added"} {
+		for _, all := range []bool{false, true} {
+			name := step + "/Restore"
+			if all {
+				name = step + "/RestoreAll"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newRepo(t)
+				edit(t, e, ".claude/a.json", `{"v": 1}`)
+				edit(t, e, ".claude/b.json", `{"v": 1}`)
+				record(t, e, ".claude/a.json", ".claude/b.json")
+				first := mustHead(t, e)
+				edit(t, e, ".claude/a.json", `{"v": 2}`)
+				edit(t, e, ".claude/b.json", `{"v": 2}`)
+				edit(t, e, ".claude/c.json", `{"v": 2}`) // absent at first: RestoreAll removes it
+				record(t, e, ".claude/a.json", ".claude/b.json", ".claude/c.json")
+				edit(t, e, ".claude/b.json", `{"v": "unrecorded"}`) // saved, then restored
+
+				const meanwhile = `{"v": "edited during the restore"}`
+				RestoreStep = func(s string) {
+					if s == step {
+						edit(t, e, ".claude/a.json", meanwhile)
+						edit(t, e, ".claude/c.json", meanwhile)
+					}
+				}
+				t.Cleanup(func() { RestoreStep = nil })
+				var outs []Outcome
+				var err error
+				if all {
+					outs, err = e.RestoreAll(Point{Rev: first})
+				} else {
+					outs, err = e.Restore([]config.Kept{kept(t, e, ".claude/a.json"), kept(t, e, ".claude/b.json")}, Point{Rev: first})
+				}
+				RestoreStep = nil
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := onDisk(t, e, ".claude/a.json"); got != meanwhile {
+					t.Errorf("a.json, edited during the restore, is %q", got)
+				}
+				if got := onDisk(t, e, ".claude/c.json"); got != meanwhile {
+					t.Errorf("c.json, edited during the restore, is %q", got)
+				}
+				if got := onDisk(t, e, ".claude/b.json"); got != `{"v": 1}` {
+					t.Errorf("b.json not restored: %q", got)
+				}
+				wantLate := map[string]bool{".claude/a.json": true, ".claude/c.json": all}
+				for _, o := range outs {
+					if o.Late != wantLate[o.Path] {
+						t.Errorf("%s: Late = %v, want %v (%+v)", o.Path, o.Late, wantLate[o.Path], o)
+					}
+					if o.Late && (o.Written || o.Entry != nil || !strings.Contains(o.Problems.Error(), "edited on disk during the restore")) {
+						t.Errorf("%s: late outcome %+v", o.Path, o)
+					}
+					if o.Path == ".claude/b.json" && (!o.Written || o.Saved == nil || o.Entry == nil) {
+						t.Errorf("b.json: outcome %+v, want saved, written and recorded", o)
+					}
+				}
+				// the restore did not record the edit; the next record does
+				files, err := e.store.Files(mustHead(t, e))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if files[".claude/a.json"] != gitstore.BlobHash([]byte(`{"v": 2}`)) {
+					t.Errorf("the restore recorded a.json's edit made meanwhile")
+				}
+				if outs := record(t, e, ".claude/a.json"); outs[0].Entry == nil {
+					t.Errorf("the edit made during the restore was not recorded next: %+v", outs[0])
+				}
+			})
+		}
 	}
 }
