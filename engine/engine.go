@@ -443,7 +443,7 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 	}
 	name := e.cfg.Abs(k.Path)
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
-		return &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+		return &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
 	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -457,6 +457,24 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 		return fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	return nil
+}
+
+// notRegular is why nothing is written over what is at a kept path: not a
+// regular file, and what it is.
+func notRegular(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "not a regular file (a symbolic link is never written through)"
+	case m&os.ModeNamedPipe != 0:
+		return "not a regular file (a named pipe)"
+	case m&os.ModeSocket != 0:
+		return "not a regular file (a socket)"
+	case m&os.ModeDevice != 0:
+		return "not a regular file (a device)"
+	case m.IsDir():
+		return "not a regular file (a directory)"
+	}
+	return "not a regular file"
 }
 
 // removeFile deletes a kept file (restoring a moment when it did not exist).

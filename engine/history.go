@@ -90,6 +90,7 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 // version (p zero), a file whose deletion was recorded is brought back as it
 // was before that deletion, and its Outcome's Revived says which version.
 func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
+	paths = distinct(paths) // a path named twice (a a ./a) is restored once
 	if home, tree := e.splitHome(paths); len(home) > 0 {
 		return e.restoreHome(home, tree, p) // from the home ref (home.go)
 	}
@@ -205,6 +206,19 @@ func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[strin
 	return written, outs, nil
 }
 
+// distinct is paths without repeats, in their order.
+func distinct(paths []config.Kept) []config.Kept {
+	seen := map[string]bool{}
+	out := make([]config.Kept, 0, len(paths))
+	for _, k := range paths {
+		if !seen[k.Path] {
+			seen[k.Path] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // notLate is paths without those of the late outcomes.
 func notLate(paths []config.Kept, late []Outcome) []config.Kept {
 	if len(late) == 0 {
@@ -233,7 +247,7 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 		return nil, err
 	}
 	if st, err := os.Lstat(e.cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
-		return nil, &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+		return nil, &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
 	}
 	data, err := e.store.ReadFile(c, k.Path)
 	if errors.Is(err, state.ErrNotFound) {

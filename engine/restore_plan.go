@@ -151,6 +151,7 @@ type PlannedWrite struct {
 // PlanRestore says what Restore(paths, p) would save, write and remove, with
 // the same checks and the same refusals; it changes nothing.
 func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) {
+	paths = distinct(paths)
 	jobs, err := e.planPaths(paths, p)
 	if err != nil {
 		return RestorePlan{}, err
