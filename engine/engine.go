@@ -322,6 +322,18 @@ type Outcome struct {
 	// back a file whose deletion was recorded: the version it wrote is the
 	// one before that deletion.
 	Revived *Revived
+	// Late is set when a restore left the file alone because it changed on
+	// disk after the restore saved it (its Problems say so): that newer
+	// version is recorded next, as any edit.
+	Late bool
+
+	// read and seen: Record read the file, and found the version seen (a
+	// blob id, "" when absent). unread is why it could not read it as a
+	// regular file within max_size (its Problems say so too): that version
+	// is in no ref.
+	read   bool
+	seen   string
+	unread *state.Problem
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.
@@ -465,7 +477,7 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 	}
 	name := e.cfg.Abs(k.Path)
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
-		return &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+		return &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
 	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -479,6 +491,24 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 		return fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	return nil
+}
+
+// notRegular is why nothing is written over what is at a kept path: not a
+// regular file, and what it is.
+func notRegular(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "not a regular file (a symbolic link is never written through)"
+	case m&os.ModeNamedPipe != 0:
+		return "not a regular file (a named pipe)"
+	case m&os.ModeSocket != 0:
+		return "not a regular file (a socket)"
+	case m&os.ModeDevice != 0:
+		return "not a regular file (a device)"
+	case m.IsDir():
+		return "not a regular file (a directory)"
+	}
+	return "not a regular file"
 }
 
 // removeFile deletes a kept file (restoring a moment when it did not exist).

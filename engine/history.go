@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -81,12 +81,16 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 // Restore writes the given kept files as they were at a point, atomically,
 // and records the restored versions with source restore in one commit. Every
 // path is checked before anything is written: a path that did not exist at
-// that point, or whose version there fails its schema, writes nothing.
+// that point, whose version there fails its schema, or whose file on disk
+// cannot be saved first (savable), writes nothing. What is on disk is saved
+// first (saveOnDisk); a file that changes after that is left alone and
+// returned as a Late outcome, not recorded by the restore (putBack).
 // Restoring a Phase Outcome is how an append-only violation is undone, so the
 // history rules are not applied; the schema is. From the last recorded
 // version (p zero), a file whose deletion was recorded is brought back as it
 // was before that deletion, and its Outcome's Revived says which version.
 func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
+	paths = distinct(paths) // a path named twice (a a ./a) is restored once
 	if home, tree := e.splitHome(paths); len(home) > 0 {
 		return e.restoreHome(home, tree, p) // from the home ref (home.go)
 	}
@@ -94,29 +98,143 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	saved, err := e.saveOnDisk(paths)
+	saved, seen, err := e.saveOnDisk(paths)
 	if err != nil {
 		return nil, err
 	}
-	written := map[string]bool{}
+	written, late, err := e.putBack(jobs, nil, seen)
+	if err != nil {
+		return nil, err
+	}
 	revived := map[string]*Revived{}
 	for _, j := range jobs {
 		revived[j.k.Path] = j.revived
-		if f, _ := e.Read(j.k); f.Exists && bytes.Equal(f.Content, j.data) {
-			continue // already as restored: nothing to write
-		}
-		if err := e.writeFile(j.k, j.data); err != nil {
-			return nil, err
-		}
-		written[j.k.Path] = true
 	}
-	outs, err := e.recordTogether(paths, state.SourceRestore)
+	outs, err := e.recordTogether(notLate(paths, late), state.SourceRestore)
+	outs = append(outs, late...)
 	markWritten(outs, written)
 	markSaved(outs, saved)
 	for i := range outs {
 		outs[i].Revived = revived[outs[i].Path]
 	}
 	return outs, err
+}
+
+// RestoreStep, set by tests only, is called at the named steps of a
+// restore's write: "saved" once what was on disk is saved, before anything
+// is written; "added" once the new versions wait in their temp files,
+// before any is renamed into place.
+var RestoreStep func(step string)
+
+// putBack writes the restore's jobs and removes the files of remove, each
+// only while the file on disk is still the version seen when it was saved
+// (saveOnDisk): through Checkouts, which compares it right before each
+// rename. A file already as restored is not written. It returns the paths
+// it changed on disk, and an Outcome (Late) for each file it left alone
+// because it changed meanwhile: that edit is newer, and recorded next.
+func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[string]string) (map[string]bool, []Outcome, error) {
+	step := func(s string) {
+		if RestoreStep != nil {
+			RestoreStep(s)
+		}
+	}
+	step("saved")
+	written := map[string]bool{}
+	var late []string
+	co := e.Checkouts()
+	co.Expect(len(jobs))
+	for _, j := range jobs {
+		was, ok := seen[j.k.Path]
+		if !ok {
+			co.Abort()
+			return nil, nil, fmt.Errorf("restore %s: not read before it was written", e.shown(j.k.Path))
+		}
+		blob := gitstore.BlobHash(j.data)
+		if was == blob {
+			continue // already as restored: nothing to write
+		}
+		added, err := co.Add(j.k, was, blob, j.data)
+		var unread *state.Problem
+		if errors.As(err, &unread) {
+			err = e.notSaved(*unread) // unreadable since it was saved: nothing written
+		}
+		if err != nil {
+			co.Abort()
+			return nil, nil, err
+		}
+		if !added {
+			late = append(late, j.k.Path)
+			continue
+		}
+		written[j.k.Path] = true
+	}
+	step("added")
+	notWritten, err := co.Commit(nil)
+	if len(written) > 0 {
+		e.SweepFreed() // the replaced files Commit linked aside: a restore frees them itself
+	}
+	for _, p := range notWritten {
+		written[p] = false
+		late = append(late, p)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, k := range remove {
+		was := seen[k.Path]
+		if was == "" {
+			continue // absent already
+		}
+		removed, err := e.checkout(k, was, "")
+		var unread *state.Problem
+		if errors.As(err, &unread) {
+			removed, err = false, nil // no longer the version saved: left alone
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if !removed {
+			late = append(late, k.Path)
+			continue
+		}
+		written[k.Path] = true
+	}
+	outs := make([]Outcome, len(late))
+	for i, p := range late {
+		outs[i] = Outcome{Path: p, Late: true, Problems: state.Problems{{Path: p, Message: "edited on disk during the restore (recorded next)"}}}
+	}
+	return written, outs, nil
+}
+
+// distinct is paths without repeats, in their order.
+func distinct(paths []config.Kept) []config.Kept {
+	seen := map[string]bool{}
+	out := make([]config.Kept, 0, len(paths))
+	for _, k := range paths {
+		if !seen[k.Path] {
+			seen[k.Path] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// notLate is paths without those of the late outcomes.
+func notLate(paths []config.Kept, late []Outcome) []config.Kept {
+	if len(late) == 0 {
+		return paths
+	}
+	skip := map[string]bool{}
+	for _, o := range late {
+		skip[o.Path] = true
+	}
+	var out []config.Kept
+	for _, k := range paths {
+		if !skip[k.Path] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // restorable reads k's version in commit c (the point p) and checks that it
@@ -129,7 +247,7 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 		return nil, err
 	}
 	if st, err := os.Lstat(e.cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
-		return nil, &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+		return nil, &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
 	}
 	data, err := e.store.ReadFile(c, k.Path)
 	if errors.Is(err, state.ErrNotFound) {
@@ -154,36 +272,28 @@ func markWritten(outs []Outcome, written map[string]bool) {
 // RestoreAll puts every kept file back as it was at a point: files recorded
 // then are written, kept files that did not exist then are removed. Every
 // version is checked as Restore checks it before anything is written or
-// removed: one that fails changes nothing.
+// removed: one that fails changes nothing. A file that changes on disk
+// after it was saved is left alone, as Restore leaves it.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	write, datas, remove, err := e.planAll(p)
 	if err != nil {
 		return nil, err
 	}
-	saved, err := e.saveOnDisk(append(append([]config.Kept{}, write...), remove...))
+	all := append(append([]config.Kept{}, write...), remove...)
+	saved, seen, err := e.saveOnDisk(all)
 	if err != nil {
 		return nil, err
 	}
-	written := map[string]bool{}
+	jobs := make([]restoreJob, len(write))
 	for i, k := range write {
-		if f, _ := e.Read(k); f.Exists && bytes.Equal(f.Content, datas[i]) {
-			continue
-		}
-		if err := e.writeFile(k, datas[i]); err != nil {
-			return nil, err
-		}
-		written[k.Path] = true
+		jobs[i] = restoreJob{k: k, data: datas[i]}
 	}
-	for _, k := range remove {
-		if f, _ := e.Read(k); !f.Exists {
-			continue
-		}
-		if err := e.removeFile(k); err != nil {
-			return nil, err
-		}
-		written[k.Path] = true
+	written, late, err := e.putBack(jobs, remove, seen)
+	if err != nil {
+		return nil, err
 	}
-	outs, err := e.recordTogether(append(write, remove...), state.SourceRestore)
+	outs, err := e.recordTogether(notLate(all, late), state.SourceRestore)
+	outs = append(outs, late...)
 	markWritten(outs, written)
 	markSaved(outs, saved)
 	return outs, err

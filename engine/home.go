@@ -192,6 +192,9 @@ func (e *Engine) restoreHome(home, tree []config.Kept, p Point) ([]Outcome, erro
 		if _, err := h.restorable(k, c, p); err != nil {
 			return nil, err
 		}
+		if err := h.savable(k); err != nil {
+			return nil, err
+		}
 	}
 	var outs []Outcome
 	if len(tree) > 0 {

@@ -101,9 +101,10 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 	o := Outcome{Path: k.Path}
 	f, p := e.Read(k)
 	if p != nil {
-		o.Problems = state.Problems{*p}
+		o.Problems, o.unread = state.Problems{*p}, p
 		return o, nil, nil // not readable as a regular file: reported, never stored
 	}
+	o.read, o.seen = true, f.ID()
 	if f.ID() == files[k.Path] {
 		return o, nil, nil // unchanged (or still absent): no loops on our own writes
 	}

@@ -27,7 +27,8 @@ type restoreJob struct {
 }
 
 // planPaths reads and checks the version of each path at p (see restorable)
-// before anything is written. With p the last recorded version, a path whose
+// and that the file on disk can be saved first (savable) before anything is
+// written. With p the last recorded version, a path whose
 // deletion was recorded (by the watcher, record, a restore) gets its version
 // before that deletion, as `git restore --source=DELETION^` would.
 func (e *Engine) planPaths(paths []config.Kept, p Point) ([]restoreJob, error) {
@@ -43,6 +44,9 @@ func (e *Engine) planPaths(paths []config.Kept, p Point) ([]restoreJob, error) {
 			if rv, err = e.beforeDeletion(k.Path); err == nil {
 				data, err = e.restorable(k, rv.Commit, Point{Rev: rv.Commit})
 			}
+		}
+		if err == nil {
+			err = e.savable(k)
 		}
 		if err != nil {
 			return nil, err
@@ -75,7 +79,8 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 }
 
 // planAll lists what RestoreAll writes (with the bytes) and removes, every
-// version read and checked before anything changes.
+// version read and checked, and every file on disk it would replace or
+// remove checked savable, before anything changes.
 func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, err error) {
 	c, err := e.Commit(p)
 	if err != nil {
@@ -110,6 +115,14 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
 			return nil, nil, nil, ps // as the single-path restore: nothing written
 		}
+		if err := e.savable(k); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	for _, k := range remove {
+		if err := e.savable(k); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	return write, datas, remove, nil
 }
@@ -138,6 +151,7 @@ type PlannedWrite struct {
 // PlanRestore says what Restore(paths, p) would save, write and remove, with
 // the same checks and the same refusals; it changes nothing.
 func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) {
+	paths = distinct(paths)
 	jobs, err := e.planPaths(paths, p)
 	if err != nil {
 		return RestorePlan{}, err

@@ -15,19 +15,52 @@ import (
 // overwrite or delete, before anything is written: a valid unrecorded
 // version goes to the state ref (source record), an invalid one to the
 // rejected ref, so nothing a restore replaces is lost. It returns the saved
-// versions by path.
-func (e *Engine) saveOnDisk(paths []config.Kept) (map[string]Outcome, error) {
+// versions by path, and the version of every path it read (a blob id, ""
+// when absent), now in a ref or equal to the recorded head: the restore
+// replaces a file only while it is still that version (Checkouts). A file
+// it cannot read as a regular file within max_size (grown or made
+// unreadable since the restore's plan checked it, see savable) cannot be
+// saved: it returns that file's refusal, and the restore writes nothing.
+func (e *Engine) saveOnDisk(paths []config.Kept) (saved map[string]Outcome, seen map[string]string, err error) {
 	outs, err := e.Record(paths, state.SourceRecord)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	saved := map[string]Outcome{}
+	saved, seen = map[string]Outcome{}, map[string]string{}
 	for _, o := range outs {
+		if o.unread != nil {
+			return nil, nil, e.notSaved(*o.unread)
+		}
+		if o.read {
+			seen[o.Path] = o.seen
+		}
 		if o.Entry != nil || o.Rejected != nil {
 			saved[o.Path] = o
 		}
 	}
-	return saved, nil
+	return saved, seen, nil
+}
+
+// savable checks that k's file on disk, which a restore is about to replace
+// or remove, can be saved first (saveOnDisk): it is absent, or readable as
+// a regular file within max_size. Otherwise its bytes would be in no ref
+// once replaced, so the restore is refused before anything is written, with
+// a *PathError (IO: it is about what is on disk) naming the file and why.
+// Whether it differs from the version to write cannot be known without
+// reading it; a version over max_size is never written (restorable), so one
+// that is too large always differs.
+func (e *Engine) savable(k config.Kept) error {
+	if _, prob := e.Read(k); prob != nil {
+		return e.notSaved(*prob)
+	}
+	return nil
+}
+
+// notSaved is the refusal of a restore over a file that could not be read
+// to be saved first.
+func (e *Engine) notSaved(p state.Problem) error {
+	why := strings.TrimSuffix(p.Message, "; not stored")
+	return &PathError{Path: e.shown(p.Path), Reason: why + "; not restored (it could not be saved first)", IO: true}
 }
 
 // markSaved tells each outcome which unrecorded version was saved before

@@ -31,10 +31,14 @@ version; atomically, and records the restored version with source restore.
 A file whose deletion was recorded comes back, by default, as its last
 recorded version before the deletion. --all --at T puts the whole kept state
 back as of T (files that did not exist then are removed). An unrecorded
-version on disk is recorded first, so nothing is lost. --dry-run lists what
-would be saved, written and removed, and changes nothing. Paths outside the
-kept files, "..", absolute paths and symlinks are refused and nothing is
-written.`,
+version on disk is recorded first, so nothing is lost; a file it would
+replace or remove but cannot read to record (larger than max_size,
+unreadable) stops the restore before anything is written (exit 3), and a
+file edited while the restore runs is left as edited and reported "not
+restored PATH: edited on disk during the restore (recorded next)" (exit 1).
+--dry-run lists what would be saved, written and removed, and changes
+nothing. Paths outside the kept files, "..", absolute paths and symlinks
+are refused and nothing is written.`,
 		Flags: append(pointFlags(&o.At, &o.Rev),
 			&cli.BoolFlag{Name: "all", Usage: "restore every kept file", Destination: &o.All},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
@@ -91,12 +95,25 @@ func runRestore(e *env, o restoreOptions) error {
 	if err != nil {
 		return err
 	}
+	late := false
+	for _, out := range outs {
+		late = late || out.Late
+	}
 	if o.JSON {
 		reportOutcomes(e, eng, outs, true)
+		if late {
+			return errReported
+		}
 		return nil
 	}
 	n := 0
 	for _, out := range outs {
+		if out.Late {
+			// changed on disk after the restore saved it: that edit is
+			// newer, left in place, and recorded next as any edit
+			fmt.Fprintf(e.Out, "not restored %s: edited on disk during the restore (recorded next)\n", out.Path)
+			continue
+		}
 		if out.Saved != nil && out.Written {
 			where := ""
 			if out.SavedRejected {
@@ -125,7 +142,10 @@ func runRestore(e *env, o restoreOptions) error {
 			fmt.Fprintf(e.Out, "restored %s from %s\n", out.Path, p)
 		}
 	}
-	if n == 0 {
+	switch {
+	case late:
+		return errReported // not everything asked for was restored
+	case n == 0:
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", p)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -31,6 +32,18 @@ func TestMain(m *testing.M) {
 		if os.Getenv("STRATA_TEST_CRASH") == step {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
+		}
+	}
+	// STRATA_TEST_RESTORE_EDIT="STEP PATH" appends a newline to PATH at
+	// that step of a restore (engine.RestoreStep), as an editor saving the
+	// file at that moment would.
+	engine.RestoreStep = func(step string) {
+		if s, path, ok := strings.Cut(os.Getenv("STRATA_TEST_RESTORE_EDIT"), " "); ok && s == step {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err == nil {
+				f.WriteString("\n")
+				f.Close()
+			}
 		}
 	}
 	// STRATA_TEST_FLUSH=whole makes a large sync durable by syncfs (Linux),

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+)
+
+// TestRestoreRefusesWhatItCannotSave: a file on disk that a restore would
+// replace or remove, but that cannot be read to be saved first (larger than
+// max_size, unreadable), stops Restore and RestoreAll before anything is
+// written, with a *PathError naming it and why; the file keeps its bytes.
+func TestRestoreRefusesWhatItCannotSave(t *testing.T) {
+	for _, tc := range []struct {
+		name, precious, why string
+		spoil               func(t *testing.T, name string)
+	}{
+		{"too large", `{"v": "precious, never recorded, over max_size"}`, "larger than max_size 40; not restored (it could not be saved first)", func(*testing.T, string) {}},
+		{"unreadable", `{"v": "precious"}`, "cannot read: permission denied; not restored (it could not be saved first)", func(t *testing.T, name string) {
+			if os.Geteuid() == 0 {
+				t.Skip("root reads a file of mode 000")
+			}
+			if err := os.Chmod(name, 0); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(name, 0o644) })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			precious := tc.precious
+			e := withConfig(t, newRepo(t), "max_size: 40\n")
+			edit(t, e, ".claude/a.json", `{"v": 1}`)
+			edit(t, e, ".claude/b.json", `{"v": 1}`)
+			record(t, e, ".claude/a.json", ".claude/b.json")
+			first := mustHead(t, e)
+			edit(t, e, ".claude/c.json", `{"v": 1}`) // absent at first: RestoreAll removes it
+			record(t, e, ".claude/c.json")
+
+			for _, target := range []string{".claude/a.json", ".claude/c.json"} {
+				edit(t, e, ".claude/b.json", `{"v": 2}`) // would be saved, then written
+				name := e.Config().Abs(target)
+				edit(t, e, target, precious)
+				tc.spoil(t, name)
+				head := mustHead(t, e)
+				restores := map[string]func() error{
+					"RestoreAll":     func() error { _, err := e.RestoreAll(Point{Rev: first}); return err },
+					"PlanRestoreAll": func() error { _, err := e.PlanRestoreAll(Point{Rev: first}); return err },
+				}
+				if target == ".claude/a.json" {
+					ks := []config.Kept{kept(t, e, ".claude/b.json"), kept(t, e, target)}
+					restores["Restore"] = func() error { _, err := e.Restore(ks, Point{Rev: first}); return err }
+					restores["PlanRestore"] = func() error { _, err := e.PlanRestore(ks, Point{Rev: first}); return err }
+				}
+				for what, restore := range restores {
+					err := restore()
+					var pe *PathError
+					if !errors.As(err, &pe) || !pe.IO || pe.Path != target || !strings.HasSuffix(pe.Reason, tc.why) {
+						t.Fatalf("%s over %s: %v, want the refusal %q", what, target, err, tc.why)
+					}
+					os.Chmod(name, 0o644)
+					if got := onDisk(t, e, target); got != precious {
+						t.Fatalf("%s over %s: the unsaved file became %q", what, target, got)
+					}
+					if got := onDisk(t, e, ".claude/b.json"); got != `{"v": 2}` {
+						t.Fatalf("%s over %s: b.json written (%q) by a refused restore", what, target, got)
+					}
+					if h := mustHead(t, e); h != head {
+						t.Fatalf("%s over %s: a refused restore moved the state ref", what, target)
+					}
+					tc.spoil(t, name)
+				}
+				os.Chmod(name, 0o644)
+				edit(t, e, target, `{"v": 1}`)
+				record(t, e, target, ".claude/b.json")
+			}
+		})
+	}
+}
+
+// TestRestoreLeavesAFileEditedMeanwhile: a file edited after the restore
+// saved it — before its new version is written to a temp file ("saved"),
+// or after, right before the rename ("added") — is not overwritten, nor a
+// file to remove removed: the edit stays on disk, is returned Late, and is
+// not recorded as the restore. The other files are restored.
+func TestRestoreLeavesAFileEditedMeanwhile(t *testing.T) {
+	for _, step := range []string{"saved", "added"} {
+		for _, all := range []bool{false, true} {
+			name := step + "/Restore"
+			if all {
+				name = step + "/RestoreAll"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newRepo(t)
+				edit(t, e, ".claude/a.json", `{"v": 1}`)
+				edit(t, e, ".claude/b.json", `{"v": 1}`)
+				record(t, e, ".claude/a.json", ".claude/b.json")
+				first := mustHead(t, e)
+				edit(t, e, ".claude/a.json", `{"v": 2}`)
+				edit(t, e, ".claude/b.json", `{"v": 2}`)
+				edit(t, e, ".claude/c.json", `{"v": 2}`) // absent at first: RestoreAll removes it
+				record(t, e, ".claude/a.json", ".claude/b.json", ".claude/c.json")
+				edit(t, e, ".claude/b.json", `{"v": "unrecorded"}`) // saved, then restored
+
+				const meanwhile = `{"v": "edited during the restore"}`
+				RestoreStep = func(s string) {
+					if s == step {
+						edit(t, e, ".claude/a.json", meanwhile)
+						edit(t, e, ".claude/c.json", meanwhile)
+					}
+				}
+				t.Cleanup(func() { RestoreStep = nil })
+				var outs []Outcome
+				var err error
+				if all {
+					outs, err = e.RestoreAll(Point{Rev: first})
+				} else {
+					outs, err = e.Restore([]config.Kept{kept(t, e, ".claude/a.json"), kept(t, e, ".claude/b.json")}, Point{Rev: first})
+				}
+				RestoreStep = nil
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := onDisk(t, e, ".claude/a.json"); got != meanwhile {
+					t.Errorf("a.json, edited during the restore, is %q", got)
+				}
+				if got := onDisk(t, e, ".claude/c.json"); got != meanwhile {
+					t.Errorf("c.json, edited during the restore, is %q", got)
+				}
+				if got := onDisk(t, e, ".claude/b.json"); got != `{"v": 1}` {
+					t.Errorf("b.json not restored: %q", got)
+				}
+				wantLate := map[string]bool{".claude/a.json": true, ".claude/c.json": all}
+				for _, o := range outs {
+					if o.Late != wantLate[o.Path] {
+						t.Errorf("%s: Late = %v, want %v (%+v)", o.Path, o.Late, wantLate[o.Path], o)
+					}
+					if o.Late && (o.Written || o.Entry != nil || !strings.Contains(o.Problems.Error(), "edited on disk during the restore")) {
+						t.Errorf("%s: late outcome %+v", o.Path, o)
+					}
+					if o.Path == ".claude/b.json" && (!o.Written || o.Saved == nil || o.Entry == nil) {
+						t.Errorf("b.json: outcome %+v, want saved, written and recorded", o)
+					}
+				}
+				// the restore did not record the edit; the next record does
+				files, err := e.store.Files(mustHead(t, e))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if files[".claude/a.json"] != gitstore.BlobHash([]byte(`{"v": 2}`)) {
+					t.Errorf("the restore recorded a.json's edit made meanwhile")
+				}
+				if outs := record(t, e, ".claude/a.json"); outs[0].Entry == nil {
+					t.Errorf("the edit made during the restore was not recorded next: %+v", outs[0])
+				}
+			})
+		}
+	}
+}
