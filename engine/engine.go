@@ -235,7 +235,7 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	case st.Mode()&os.ModeSymlink != 0:
 		return f, &state.Problem{Path: k.Path, Message: "is a symbolic link; not followed"}
 	case !st.Mode().IsRegular():
-		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+		return f, &state.Problem{Path: k.Path, Message: state.NotRegular(st.Mode())}
 	case st.Size() > e.cfg.MaxSize:
 		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.cfg.MaxSize)}
 	}
@@ -465,7 +465,7 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 	}
 	name := e.cfg.Abs(k.Path)
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
-		return &PathError{Path: k.Path, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
+		return &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -479,6 +479,15 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 		return fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	return nil
+}
+
+// notWritable is why a kept file of mode is never written (nor replaced):
+// it is not a regular file.
+func notWritable(mode os.FileMode) string {
+	if mode&os.ModeSymlink != 0 {
+		return "not a regular file (a symbolic link is never written through)"
+	}
+	return state.NotRegular(mode)
 }
 
 // removeFile deletes a kept file (restoring a moment when it did not exist).
