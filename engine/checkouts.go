@@ -82,7 +82,7 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 	}
 	switch {
 	case st != nil && !st.Mode().IsRegular():
-		return false, &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
+		return false, &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	case st == nil:
 		if dir := filepath.Dir(name); !c.dirs[dir] {
 			if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -235,7 +235,7 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	case st.Mode()&os.ModeSymlink != 0:
 		return f, &state.Problem{Path: k.Path, Message: "is a symbolic link; not followed"}
 	case !st.Mode().IsRegular():
-		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
+		return f, &state.Problem{Path: k.Path, Message: state.NotRegular(st.Mode())}
 	case st.Size() > e.cfg.MaxSize:
 		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.cfg.MaxSize)}
 	}
@@ -477,7 +477,7 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 	}
 	name := e.cfg.Abs(k.Path)
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
-		return &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
+		return &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -493,22 +493,13 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 	return nil
 }
 
-// notRegular is why nothing is written over what is at a kept path: not a
-// regular file, and what it is.
-func notRegular(m os.FileMode) string {
-	switch {
-	case m&os.ModeSymlink != 0:
+// notWritable is why a kept file of mode is never written (nor replaced):
+// it is not a regular file.
+func notWritable(mode os.FileMode) string {
+	if mode&os.ModeSymlink != 0 {
 		return "not a regular file (a symbolic link is never written through)"
-	case m&os.ModeNamedPipe != 0:
-		return "not a regular file (a named pipe)"
-	case m&os.ModeSocket != 0:
-		return "not a regular file (a socket)"
-	case m&os.ModeDevice != 0:
-		return "not a regular file (a device)"
-	case m.IsDir():
-		return "not a regular file (a directory)"
 	}
-	return "not a regular file"
+	return state.NotRegular(mode)
 }
 
 // removeFile deletes a kept file (restoring a moment when it did not exist).

@@ -73,9 +73,20 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 	}
 	data, err := e.store.ReadFile(c, path)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, fmt.Errorf("%s: not recorded at %s: %w", e.shown(path), p, state.ErrNotFound)
+		return nil, notRecordedAt(e.shown(path), p, err)
 	}
 	return data, err
+}
+
+// notRecordedAt is the error of a path with no version at p (err, from
+// the store, wraps state.ErrNotFound): it names a symbolic link or a
+// submodule found there instead of a file.
+func notRecordedAt(path string, p Point, err error) error {
+	var naf *gitstore.NotAFileError
+	if errors.As(err, &naf) {
+		return fmt.Errorf("%s: %s at %s, not a file: %w", path, naf.Kind, p, state.ErrNotFound)
+	}
+	return fmt.Errorf("%s: not recorded at %s: %w", path, p, state.ErrNotFound)
 }
 
 // Restore writes the given kept files as they were at a point, atomically,
@@ -247,11 +258,11 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 		return nil, err
 	}
 	if st, err := os.Lstat(e.cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
-		return nil, &PathError{Path: k.Path, Reason: notRegular(st.Mode()), IO: true}
+		return nil, &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	}
 	data, err := e.store.ReadFile(c, k.Path)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, fmt.Errorf("%s: not recorded at %s: %w", e.shown(k.Path), p, state.ErrNotFound)
+		return nil, notRecordedAt(e.shown(k.Path), p, err)
 	}
 	if err != nil {
 		return nil, err

@@ -280,8 +280,8 @@ func (s *Store) ReadFile(commit, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if e.IsDir() {
-		return nil, fmt.Errorf("read %s: is a directory: %w", path, state.ErrNotFound)
+	if err := notAFile(e); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	_, data, err := s.readObject(e.Hash)
 	if err != nil {
@@ -329,10 +329,35 @@ func (s *Store) BlobID(commit, path string) (string, error) {
 		}
 		cur = e
 	}
-	if cur.IsDir() {
-		return "", fmt.Errorf("blob of %s: is a directory: %w", path, state.ErrNotFound)
+	if err := notAFile(cur); err != nil {
+		return "", fmt.Errorf("blob of %s: %w", path, err)
 	}
 	return cur.Hash.String(), nil
+}
+
+// NotAFileError is a path whose tree entry holds no file's content: a
+// symbolic link or a submodule. strata's own refs never hold either, but a
+// commit of the user's history (show or restore --rev HEAD) may; the link's
+// target or the submodule's commit is never taken for a file's bytes. It
+// wraps state.ErrNotFound: no version of the file is there.
+type NotAFileError struct {
+	Kind string // "a symbolic link", "a submodule"
+}
+
+func (e *NotAFileError) Error() string { return e.Kind + " there, not a file" }
+func (e *NotAFileError) Unwrap() error { return state.ErrNotFound }
+
+// notAFile says why a tree entry holds no file's content, or nil.
+func notAFile(e treeEntry) error {
+	switch {
+	case e.IsDir():
+		return fmt.Errorf("is a directory: %w", state.ErrNotFound)
+	case e.Mode == filemode.Symlink:
+		return &NotAFileError{Kind: "a symbolic link"}
+	case e.Mode == filemode.Submodule:
+		return &NotAFileError{Kind: "a submodule"}
+	}
+	return nil
 }
 
 // Files returns every file of commit's snapshot (recursively) as path -> blob

@@ -182,11 +182,14 @@ func (a *Agent) read(rel string) ([]byte, bool) {
 	return f.Content, true
 }
 
+// future is the Age of a time after now (a clock ahead, a hand-edited date).
+const future = "in the future"
+
 // Age is a short human duration: "45s", "12m", "3h20m", "2d4h".
 func Age(d time.Duration) string {
 	switch {
 	case d < 0:
-		return "in the future"
+		return future
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d/time.Second))
 	case d < time.Hour:
@@ -326,7 +329,11 @@ func (r *Report) Text() string {
 			fmt.Fprintf(&b, "context: %s\n", r.Context)
 		}
 		if r.Age != "" {
-			fmt.Fprintf(&b, "last updated: %s (%s ago)\n", r.LastUpdated.Format(time.RFC3339), r.Age)
+			ago := r.Age + " ago"
+			if r.Age == future {
+				ago = future
+			}
+			fmt.Fprintf(&b, "last updated: %s (%s)\n", r.LastUpdated.Format(time.RFC3339), ago)
 		}
 	case len(r.Foreign) > 0:
 		b.WriteString("workflow: not interpreted\n")

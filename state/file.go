@@ -3,11 +3,31 @@ package state
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // ErrNotRegular is a file that is not a regular file (a named pipe, a
 // device, a directory, or a symbolic link where links are not followed).
 var ErrNotRegular = errors.New("not a regular file")
+
+// NotRegular says what a file of mode is when it is not a regular file, as
+// one problem line says it: "not a regular file (a named pipe)".
+func NotRegular(mode fs.FileMode) string {
+	kind := "not a regular file"
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return kind + " (a symbolic link, never followed)"
+	case mode.IsDir():
+		return kind + " (a directory)"
+	case mode&fs.ModeNamedPipe != 0:
+		return kind + " (a named pipe)"
+	case mode&fs.ModeSocket != 0:
+		return kind + " (a socket)"
+	case mode&fs.ModeDevice != 0:
+		return kind + " (a device)"
+	}
+	return kind
+}
 
 // ErrTooLarge is a file larger than the limit ReadRegular was given, when
 // opened or grown while read.
