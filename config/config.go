@@ -271,7 +271,8 @@ func (c *Config) Rel(cwd, name string) string {
 	return c.relOf(filepath.Clean(name))
 }
 
-// checkRel refuses paths that could reach outside the work tree.
+// checkRel refuses paths that could reach outside the work tree, and names
+// with a control character, which are never kept (docs/contract.md §1).
 func checkRel(rel string) error {
 	switch {
 	case rel == "" || rel == ".":
@@ -280,6 +281,8 @@ func checkRel(rel string) error {
 		return errors.New("absolute path")
 	case strings.ContainsRune(rel, '\\'):
 		return errors.New("backslash in path")
+	case hasControl(rel):
+		return errors.New("control character in path")
 	}
 	for _, seg := range strings.Split(rel, "/") {
 		if seg == ".." || seg == "." || seg == "" {
@@ -336,7 +339,9 @@ func (c *Config) Private(rel string) string {
 }
 
 func (c *Config) classify(rel string) (Kept, string) {
-	if rel == c.Memory || rel == c.Graph {
+	// The layer files' names come from .strata.yaml, which Load checks, or
+	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
+	if (rel == c.Memory || rel == c.Graph) && !hasControl(rel) {
 		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
 		if rel == c.Graph {
 			k.Class, k.Schema = state.ClassGraph, "mcp-memory"

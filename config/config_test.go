@@ -154,6 +154,17 @@ func TestGraphFromEnv(t *testing.T) {
 	assert.True(t, c.WatchDir("kg"))
 }
 
+// A graph file named by $MEMORY_FILE_PATH with a control character is not
+// kept either: the environment is not checked at load.
+func TestGraphFromEnvControl(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(root, "kg", "a\nb.jsonl"))
+	c, err := Load(root)
+	require.NoError(t, err)
+	_, ok := c.Classify(c.Graph)
+	assert.False(t, ok, "a graph name with a newline is never kept")
+}
+
 func TestBadName(t *testing.T) {
 	c := load(t, "")
 	assert.True(t, c.BadName(".claude/a\nb.json"), "kept but for the newline")
@@ -197,6 +208,13 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 		{"version: 1\ngraph: /etc/passwd\n", ".strata.yaml:2:8: /graph: absolute path"},
 		{"version: 1\ngraph: .GIT/hooks/x\n", ".strata.yaml:2:8: /graph: .git path element"},
 		{"version: 1\nmemory: notes/git~1/MEMORY.md\n", ".strata.yaml:2:9: /memory: .git path element"},
+		// A control character would make a tree entry and an output line of
+		// the name (docs/contract.md §1): refused, and the message does not
+		// repeat the name.
+		{"version: 1\nmemory: \"notes/a\\nb.md\"\n", ".strata.yaml:2:9: /memory: control character in path"},
+		{"version: 1\ngraph: \"g\\tr.jsonl\"\n", ".strata.yaml:2:8: /graph: control character in path"},
+		{"version: 1\nmemory: \"M\\x7f.md\"\n", ".strata.yaml:2:9: /memory: control character in path"},
+		{"files:\n  - glob: \".claude/a\\rb.json\"\n", ".strata.yaml:2:11: /files/0/glob: control character in path"},
 	} {
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(tc.yaml), 0o644))
