@@ -163,6 +163,13 @@ func Load(root string) (*Config, error) {
 		if err := checkRel(r.Glob); err != nil {
 			return nil, bad(at+"/glob", err)
 		}
+		// A schema file is read like a kept file: a committed configuration
+		// names one of the work tree, never one outside it or inside .git.
+		if validate.SchemaFile(r.Schema) {
+			if err := checkRel(r.Schema); err != nil {
+				return nil, bad(at+"/schema", err)
+			}
+		}
 		if err := checkFormat(r.Format); err != nil {
 			return nil, bad(at+"/format", err)
 		}

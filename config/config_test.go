@@ -228,6 +228,37 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 	assert.Equal(t, "notes/graph.jsonl", c.Graph)
 }
 
+// A rule's schema file is checked as its glob is: a committed configuration
+// must not make strata read a schema outside the work tree or inside .git.
+// Built-in and format-only schema names are not paths.
+func TestSchemaKeyStaysInWorkTree(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	for _, tc := range []struct{ schema, want string }{
+		{".git/x.json", "path inside .git"},
+		{".GIT/x.json", ".git path element"},
+		{"schemas/git~1/x.json", ".git path element"},
+		{"../outs/s.json", `path has an empty, "." or ".." segment`},
+		{"schemas/../../s.json", `path has an empty, "." or ".." segment`},
+		{"/abs.json", "absolute path"},
+		{`schemas\s.json`, "backslash in path"},
+		{`"a\tb.json"`, "control character in path"},
+	} {
+		yaml := "files:\n  - {glob: .claude/my.json, schema: " + tc.schema + "}\n"
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(yaml), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, yaml)
+		assert.Equal(t, ".strata.yaml:2:37: /files/0/schema: "+tc.want, err.Error(), yaml)
+	}
+	for _, ok := range []string{"schemas/s.json", "json", "markdown", "mcp-memory", "workflow-state", "unknown-name"} {
+		c := load(t, "files:\n  - {glob: .claude/my.json, schema: "+ok+"}\n")
+		k, kept := c.Classify(".claude/my.json")
+		assert.True(t, kept)
+		assert.Equal(t, ok, k.Schema)
+	}
+}
+
 func TestParseTTL(t *testing.T) {
 	for in, want := range map[string]time.Duration{"30s": 30 * time.Second, "90m": 90 * time.Minute, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour} {
 		if got, err := ParseTTL(in); err != nil || got != want {

@@ -157,7 +157,7 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 	switch {
 	case slices.Contains(schemas.Names(), schema):
 		sch = v.builtin(schema)
-	case strings.HasSuffix(schema, ".json"):
+	case SchemaFile(schema):
 		sch = v.custom(schema)
 	default:
 		return state.Problems{{Path: path, Message: "unknown schema " + strconv.Quote(schema)}}
@@ -187,6 +187,17 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 	ps = append(ps, rules(schema, path, doc, loc)...)
 	sortProblems(ps)
 	return ps
+}
+
+// SchemaFile reports whether Validate takes a schema name as the path of the
+// user's own schema file: a name ending in .json that is neither a built-in
+// schema nor a format-only one.
+func SchemaFile(name string) bool {
+	switch name {
+	case SchemaJSON, SchemaYAML, SchemaJSONL, SchemaJSONLMCP, SchemaMCPMemory, SchemaMarkdown:
+		return false
+	}
+	return strings.HasSuffix(name, ".json") && !slices.Contains(schemas.Names(), name)
 }
 
 // isYAML reports whether files of the named built-in schema are YAML.
