@@ -82,7 +82,7 @@ func Open(dir string) (*Engine, error) {
 		return nil, err
 	}
 	cfg.Ignored = st.Ignores().Ignored // git-ignored files are private (trust.go)
-	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize})
+	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize, GitDirs: []string{st.GitDir(), st.CommonDir()}})
 	if err != nil {
 		return nil, err
 	}

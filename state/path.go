@@ -34,6 +34,10 @@ func CheckPath(p string) error {
 	return nil
 }
 
+// ErrDotGit is a path element that some file system takes for ".git"
+// (CheckName); callers match it to say "inside .git" rather than "bad path".
+var ErrDotGit = errors.New(".git path element")
+
 // CheckName checks one element of a path, as a tree entry's name: not
 // empty, ".", "..", a "/" or NUL, nor any name of ".git" (see CheckPath).
 func CheckName(el string) error {
@@ -54,7 +58,7 @@ func CheckName(el string) error {
 			return fmt.Errorf("%q path element (backslash-separated)", part)
 		}
 		if isNTFSDotGit(part) || isHFSDotGit(part) {
-			return errors.New(".git path element")
+			return ErrDotGit
 		}
 	}
 	return nil
