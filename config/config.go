@@ -111,10 +111,13 @@ type file struct {
 
 // Load reads root/.strata.yaml when present and returns the effective
 // configuration. A malformed file is an error naming the file and line.
-func Load(root string) (*Config, error) {
+// gitDirs are the repository's git directories (its own and the common
+// one); a .strata.yaml symlink into one is refused, as is one out of the
+// work tree (readConfig).
+func Load(root string, gitDirs ...string) (*Config, error) {
 	home, _ := os.UserHomeDir()
 	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
-	data, err := state.ReadRegular(filepath.Join(root, FileName), maxConfigSize, true)
+	data, err := readConfig(root, gitDirs)
 	var f file
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

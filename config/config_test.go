@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path"
 	"path/filepath"
@@ -257,6 +258,73 @@ func TestSchemaKeyStaysInWorkTree(t *testing.T) {
 		assert.True(t, kept)
 		assert.Equal(t, ok, k.Schema)
 	}
+}
+
+// A .strata.yaml symlink is followed only to a file of the work tree outside
+// the git directories. Any other is refused with one line that quotes
+// nothing of the target (the YAML error would), and is not a configuration
+// mistake (*Error, exit 2) but a refusal (exit 3).
+func TestConfigSymlink(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	secret := filepath.Join(t.TempDir(), "sec")
+	require.NoError(t, os.WriteFile(secret, []byte("files:\n  - glob: a.json\n    ttl: \"AKIA-SECRET\"\n"), 0o644))
+	outDir := filepath.Dir(secret)
+	for _, tc := range []struct {
+		name   string
+		setup  func(root string) string // returns the link target
+		gitDir string                   // repo-relative, passed to Load
+		want   string
+	}{
+		{"outside", func(string) string { return secret }, "", "out of the work tree"},
+		{"relative outside", func(root string) string {
+			rel, err := filepath.Rel(root, secret)
+			require.NoError(t, err)
+			return rel
+		}, "", "out of the work tree"},
+		{"through a linked dir", func(root string) string {
+			require.NoError(t, os.Symlink(outDir, filepath.Join(root, "conf")))
+			return "conf/sec"
+		}, "", "out of the work tree"},
+		{"proc", func(string) string {
+			if _, err := os.Stat("/proc/self/status"); err != nil {
+				return secret // no /proc here
+			}
+			return "/proc/self/status"
+		}, "", "out of the work tree"},
+		{"into .git", func(root string) string {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n"), 0o644))
+			return ".git/config"
+		}, "", "into the git directory"},
+		{"into a git dir of another name", func(root string) string {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "gd"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "gd", "s.yaml"), []byte("version: 1\n"), 0o644))
+			return "gd/s.yaml"
+		}, "gd", "into the git directory"},
+		{"dangling", func(string) string { return "nothere.yaml" }, "", "that does not resolve"},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.Symlink(tc.setup(root), filepath.Join(root, FileName)))
+		var gitDirs []string
+		if tc.gitDir != "" {
+			gitDirs = append(gitDirs, filepath.Join(root, tc.gitDir))
+		}
+		_, err := Load(root, gitDirs...)
+		require.Error(t, err, tc.name)
+		assert.Equal(t, "read .strata.yaml: a symbolic link "+tc.want+"; not followed", err.Error(), tc.name)
+		var ce *Error
+		assert.False(t, errors.As(err, &ce), tc.name)
+	}
+
+	// A link to a file of the work tree is followed.
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "conf"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "conf", "strata.yaml"), []byte("files:\n  - {glob: notes/*.json, schema: json}\n"), 0o644))
+	require.NoError(t, os.Symlink("conf/strata.yaml", filepath.Join(root, FileName)))
+	c, err := Load(root, filepath.Join(root, ".git"))
+	require.NoError(t, err)
+	_, kept := c.Classify("notes/a.json")
+	assert.True(t, kept, "the linked configuration's rule applies")
 }
 
 func TestParseTTL(t *testing.T) {

@@ -77,7 +77,7 @@ func Open(dir string) (*Engine, error) {
 	if st.Root() == "" {
 		return nil, fmt.Errorf("%s: %w (bare repositories have no kept files)", dir, state.ErrNotRepo)
 	}
-	cfg, err := config.Load(st.Root())
+	cfg, err := config.Load(st.Root(), st.GitDir(), st.CommonDir())
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -117,4 +118,12 @@ func isHFSDotGit(name string) bool {
 		b = append(b, r)
 	}
 	return len(b) == 4 && b[0] == '.' && strings.EqualFold(string(b[1:]), "git")
+}
+
+// Within reports whether the file-system name is dir or inside it. Both
+// are compared as given, cleaned: the caller resolves symbolic links first
+// when the question is where a file really is.
+func Within(dir, name string) bool {
+	rel, err := filepath.Rel(dir, name)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -197,7 +197,7 @@ func (v *Validator) inGitDir(real string) bool {
 		if err != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(d, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if state.Within(d, real) {
 			return true
 		}
 	}
