@@ -5,11 +5,13 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
+	"math/big"
 	"os"
 	"path"
 	"path/filepath"
@@ -136,7 +138,11 @@ func Load(root string, gitDirs ...string) (*Config, error) {
 					fmt.Sprintf("unknown key %q (known here: %s)", name, strings.Join(known, ", ")))}
 			}
 			raw, _ := json.Marshal(v)
-			if err := json.Unmarshal(raw, &f); err != nil {
+			// Numbers stay json.Number, as written: max_size 1.5 is not 1, and
+			// a size past int64 is printed as the user wrote it.
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&f); err != nil {
 				ptr := ""
 				var te *json.UnmarshalTypeError
 				if errors.As(err, &te) && te.Field != "" {
@@ -623,23 +629,27 @@ func (c *Config) Extra() []string {
 // never wrapped to a negative limit.
 func parseSize(v any) (int64, error) {
 	switch x := v.(type) {
-	case float64:
-		if x <= 0 {
-			return 0, errors.New("must be positive")
-		}
-		if x >= math.MaxInt64 {
-			return 0, fmt.Errorf("size %v is too large", x)
-		}
-		return int64(x), nil
 	case json.Number:
-		n, err := x.Int64()
-		if errors.Is(err, strconv.ErrRange) {
+		// Read exactly, never through a float: 1.5 is not 1, 1e3 is 1000,
+		// and a size too large is printed as written. Float64 first bounds
+		// the value (+Inf past float64), so the exact reading stays small.
+		f, _ := x.Float64()
+		switch {
+		case f > 1e19: // past math.MaxInt64 (~9.2e18) whatever the rounding
 			return 0, fmt.Errorf("size %s is too large", x)
-		}
-		if err != nil || n <= 0 {
+		case f <= 0:
 			return 0, errors.New("must be a positive integer or a size like 10MB")
 		}
-		return n, nil
+		r, ok := new(big.Rat).SetString(string(x))
+		switch {
+		case !ok:
+			return 0, errors.New("must be a positive integer or a size like 10MB")
+		case !r.IsInt():
+			return 0, fmt.Errorf("size %s is not a whole number of bytes: want a positive integer or a size like 10MB", x)
+		case !r.Num().IsInt64():
+			return 0, fmt.Errorf("size %s is too large", x)
+		}
+		return r.Num().Int64(), nil
 	case string:
 		s := strings.ToUpper(strings.TrimSpace(x))
 		mult := int64(1)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -195,6 +196,34 @@ func TestMaxSizeOverflow(t *testing.T) {
 	}
 	c := load(t, "max_size: 8GB\n")
 	assert.EqualValues(t, int64(8)<<30, c.MaxSize)
+}
+
+// max_size is read as written: a fraction is refused, never rounded down,
+// and a number too large is printed as the user wrote it, not as a float.
+func TestMaxSizeExact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1.5", ".strata.yaml:2:11: /max_size: size 1.5 is not a whole number of bytes: want a positive integer or a size like 10MB"},
+		{"1048576.5", ".strata.yaml:2:11: /max_size: size 1048576.5 is not a whole number of bytes: want a positive integer or a size like 10MB"},
+		{"9223372036854775808", ".strata.yaml:2:11: /max_size: size 9223372036854775808 is too large"},
+		{"99999999999999999999", ".strata.yaml:2:11: /max_size: size 99999999999999999999 is too large"},
+		{"1e400", ".strata.yaml:2:11: /max_size: size 1e400 is too large"},
+		{"-99999999999999999999", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+		{"0", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+		{"-1.5", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+tc.in+"\n"), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.in)
+		assert.Equal(t, tc.want, err.Error(), tc.in)
+	}
+	for in, want := range map[string]int64{
+		"1048576": 1 << 20, "1e3": 1000, "2.0": 2, "9223372036854775807": math.MaxInt64,
+	} {
+		c := load(t, "max_size: "+in+"\n")
+		assert.Equal(t, want, c.MaxSize, in)
+	}
 }
 
 // memory: and graph: name a file of the work tree and nothing else: a
