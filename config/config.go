@@ -5,11 +5,13 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
+	"math/big"
 	"os"
 	"path"
 	"path/filepath"
@@ -111,10 +113,13 @@ type file struct {
 
 // Load reads root/.strata.yaml when present and returns the effective
 // configuration. A malformed file is an error naming the file and line.
-func Load(root string) (*Config, error) {
+// gitDirs are the repository's git directories (its own and the common
+// one); a .strata.yaml symlink into one is refused, as is one out of the
+// work tree (readConfig).
+func Load(root string, gitDirs ...string) (*Config, error) {
 	home, _ := os.UserHomeDir()
 	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
-	data, err := state.ReadRegular(filepath.Join(root, FileName), maxConfigSize, true)
+	data, err := readConfig(root, gitDirs)
 	var f file
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -133,7 +138,11 @@ func Load(root string) (*Config, error) {
 					fmt.Sprintf("unknown key %q (known here: %s)", name, strings.Join(known, ", ")))}
 			}
 			raw, _ := json.Marshal(v)
-			if err := json.Unmarshal(raw, &f); err != nil {
+			// Numbers stay json.Number, as written: max_size 1.5 is not 1, and
+			// a size past int64 is printed as the user wrote it.
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&f); err != nil {
 				ptr := ""
 				var te *json.UnmarshalTypeError
 				if errors.As(err, &te) && te.Field != "" {
@@ -162,6 +171,13 @@ func Load(root string) (*Config, error) {
 		}
 		if err := checkRel(r.Glob); err != nil {
 			return nil, bad(at+"/glob", err)
+		}
+		// A schema file is read like a kept file: a committed configuration
+		// names one of the work tree, never one outside it or inside .git.
+		if validate.SchemaFile(r.Schema) {
+			if err := checkRel(r.Schema); err != nil {
+				return nil, bad(at+"/schema", err)
+			}
 		}
 		if err := checkFormat(r.Format); err != nil {
 			return nil, bad(at+"/format", err)
@@ -271,7 +287,8 @@ func (c *Config) Rel(cwd, name string) string {
 	return c.relOf(filepath.Clean(name))
 }
 
-// checkRel refuses paths that could reach outside the work tree.
+// checkRel refuses paths that could reach outside the work tree, and names
+// with a control character, which are never kept (docs/contract.md §1).
 func checkRel(rel string) error {
 	switch {
 	case rel == "" || rel == ".":
@@ -280,6 +297,8 @@ func checkRel(rel string) error {
 		return errors.New("absolute path")
 	case strings.ContainsRune(rel, '\\'):
 		return errors.New("backslash in path")
+	case hasControl(rel):
+		return errors.New("control character in path")
 	}
 	for _, seg := range strings.Split(rel, "/") {
 		if seg == ".." || seg == "." || seg == "" {
@@ -336,7 +355,9 @@ func (c *Config) Private(rel string) string {
 }
 
 func (c *Config) classify(rel string) (Kept, string) {
-	if rel == c.Memory || rel == c.Graph {
+	// The layer files' names come from .strata.yaml, which Load checks, or
+	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
+	if (rel == c.Memory || rel == c.Graph) && !hasControl(rel) {
 		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
 		if rel == c.Graph {
 			k.Class, k.Schema = state.ClassGraph, "mcp-memory"
@@ -608,23 +629,27 @@ func (c *Config) Extra() []string {
 // never wrapped to a negative limit.
 func parseSize(v any) (int64, error) {
 	switch x := v.(type) {
-	case float64:
-		if x <= 0 {
-			return 0, errors.New("must be positive")
-		}
-		if x >= math.MaxInt64 {
-			return 0, fmt.Errorf("size %v is too large", x)
-		}
-		return int64(x), nil
 	case json.Number:
-		n, err := x.Int64()
-		if errors.Is(err, strconv.ErrRange) {
+		// Read exactly, never through a float: 1.5 is not 1, 1e3 is 1000,
+		// and a size too large is printed as written. Float64 first bounds
+		// the value (+Inf past float64), so the exact reading stays small.
+		f, _ := x.Float64()
+		switch {
+		case f > 1e19: // past math.MaxInt64 (~9.2e18) whatever the rounding
 			return 0, fmt.Errorf("size %s is too large", x)
-		}
-		if err != nil || n <= 0 {
+		case f <= 0:
 			return 0, errors.New("must be a positive integer or a size like 10MB")
 		}
-		return n, nil
+		r, ok := new(big.Rat).SetString(string(x))
+		switch {
+		case !ok:
+			return 0, errors.New("must be a positive integer or a size like 10MB")
+		case !r.IsInt():
+			return 0, fmt.Errorf("size %s is not a whole number of bytes: want a positive integer or a size like 10MB", x)
+		case !r.Num().IsInt64():
+			return 0, fmt.Errorf("size %s is too large", x)
+		}
+		return r.Num().Int64(), nil
 	case string:
 		s := strings.ToUpper(strings.TrimSpace(x))
 		mult := int64(1)

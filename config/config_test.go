@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -154,6 +156,17 @@ func TestGraphFromEnv(t *testing.T) {
 	assert.True(t, c.WatchDir("kg"))
 }
 
+// A graph file named by $MEMORY_FILE_PATH with a control character is not
+// kept either: the environment is not checked at load.
+func TestGraphFromEnvControl(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(root, "kg", "a\nb.jsonl"))
+	c, err := Load(root)
+	require.NoError(t, err)
+	_, ok := c.Classify(c.Graph)
+	assert.False(t, ok, "a graph name with a newline is never kept")
+}
+
 func TestBadName(t *testing.T) {
 	c := load(t, "")
 	assert.True(t, c.BadName(".claude/a\nb.json"), "kept but for the newline")
@@ -185,6 +198,34 @@ func TestMaxSizeOverflow(t *testing.T) {
 	assert.EqualValues(t, int64(8)<<30, c.MaxSize)
 }
 
+// max_size is read as written: a fraction is refused, never rounded down,
+// and a number too large is printed as the user wrote it, not as a float.
+func TestMaxSizeExact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1.5", ".strata.yaml:2:11: /max_size: size 1.5 is not a whole number of bytes: want a positive integer or a size like 10MB"},
+		{"1048576.5", ".strata.yaml:2:11: /max_size: size 1048576.5 is not a whole number of bytes: want a positive integer or a size like 10MB"},
+		{"9223372036854775808", ".strata.yaml:2:11: /max_size: size 9223372036854775808 is too large"},
+		{"99999999999999999999", ".strata.yaml:2:11: /max_size: size 99999999999999999999 is too large"},
+		{"1e400", ".strata.yaml:2:11: /max_size: size 1e400 is too large"},
+		{"-99999999999999999999", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+		{"0", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+		{"-1.5", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+tc.in+"\n"), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.in)
+		assert.Equal(t, tc.want, err.Error(), tc.in)
+	}
+	for in, want := range map[string]int64{
+		"1048576": 1 << 20, "1e3": 1000, "2.0": 2, "9223372036854775807": math.MaxInt64,
+	} {
+		c := load(t, "max_size: "+in+"\n")
+		assert.Equal(t, want, c.MaxSize, in)
+	}
+}
+
 // memory: and graph: name a file of the work tree and nothing else: a
 // committed configuration must not make strata read a private file (and
 // publish it) or write one outside the work tree or inside .git.
@@ -197,6 +238,13 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 		{"version: 1\ngraph: /etc/passwd\n", ".strata.yaml:2:8: /graph: absolute path"},
 		{"version: 1\ngraph: .GIT/hooks/x\n", ".strata.yaml:2:8: /graph: .git path element"},
 		{"version: 1\nmemory: notes/git~1/MEMORY.md\n", ".strata.yaml:2:9: /memory: .git path element"},
+		// A control character would make a tree entry and an output line of
+		// the name (docs/contract.md §1): refused, and the message does not
+		// repeat the name.
+		{"version: 1\nmemory: \"notes/a\\nb.md\"\n", ".strata.yaml:2:9: /memory: control character in path"},
+		{"version: 1\ngraph: \"g\\tr.jsonl\"\n", ".strata.yaml:2:8: /graph: control character in path"},
+		{"version: 1\nmemory: \"M\\x7f.md\"\n", ".strata.yaml:2:9: /memory: control character in path"},
+		{"files:\n  - glob: \".claude/a\\rb.json\"\n", ".strata.yaml:2:11: /files/0/glob: control character in path"},
 	} {
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(tc.yaml), 0o644))
@@ -208,6 +256,104 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 	c := load(t, "version: 1\nmemory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n")
 	assert.Equal(t, "notes/MEMORY.md", c.Memory)
 	assert.Equal(t, "notes/graph.jsonl", c.Graph)
+}
+
+// A rule's schema file is checked as its glob is: a committed configuration
+// must not make strata read a schema outside the work tree or inside .git.
+// Built-in and format-only schema names are not paths.
+func TestSchemaKeyStaysInWorkTree(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	for _, tc := range []struct{ schema, want string }{
+		{".git/x.json", "path inside .git"},
+		{".GIT/x.json", ".git path element"},
+		{"schemas/git~1/x.json", ".git path element"},
+		{"../outs/s.json", `path has an empty, "." or ".." segment`},
+		{"schemas/../../s.json", `path has an empty, "." or ".." segment`},
+		{"/abs.json", "absolute path"},
+		{`schemas\s.json`, "backslash in path"},
+		{`"a\tb.json"`, "control character in path"},
+	} {
+		yaml := "files:\n  - {glob: .claude/my.json, schema: " + tc.schema + "}\n"
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(yaml), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, yaml)
+		assert.Equal(t, ".strata.yaml:2:37: /files/0/schema: "+tc.want, err.Error(), yaml)
+	}
+	for _, ok := range []string{"schemas/s.json", "json", "markdown", "mcp-memory", "workflow-state", "unknown-name"} {
+		c := load(t, "files:\n  - {glob: .claude/my.json, schema: "+ok+"}\n")
+		k, kept := c.Classify(".claude/my.json")
+		assert.True(t, kept)
+		assert.Equal(t, ok, k.Schema)
+	}
+}
+
+// A .strata.yaml symlink is followed only to a file of the work tree outside
+// the git directories. Any other is refused with one line that quotes
+// nothing of the target (the YAML error would), and is not a configuration
+// mistake (*Error, exit 2) but a refusal (exit 3).
+func TestConfigSymlink(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	secret := filepath.Join(t.TempDir(), "sec")
+	require.NoError(t, os.WriteFile(secret, []byte("files:\n  - glob: a.json\n    ttl: \"AKIA-SECRET\"\n"), 0o644))
+	outDir := filepath.Dir(secret)
+	for _, tc := range []struct {
+		name   string
+		setup  func(root string) string // returns the link target
+		gitDir string                   // repo-relative, passed to Load
+		want   string
+	}{
+		{"outside", func(string) string { return secret }, "", "out of the work tree"},
+		{"relative outside", func(root string) string {
+			rel, err := filepath.Rel(root, secret)
+			require.NoError(t, err)
+			return rel
+		}, "", "out of the work tree"},
+		{"through a linked dir", func(root string) string {
+			require.NoError(t, os.Symlink(outDir, filepath.Join(root, "conf")))
+			return "conf/sec"
+		}, "", "out of the work tree"},
+		{"proc", func(string) string {
+			if _, err := os.Stat("/proc/self/status"); err != nil {
+				return secret // no /proc here
+			}
+			return "/proc/self/status"
+		}, "", "out of the work tree"},
+		{"into .git", func(root string) string {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n"), 0o644))
+			return ".git/config"
+		}, "", "into the git directory"},
+		{"into a git dir of another name", func(root string) string {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "gd"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "gd", "s.yaml"), []byte("version: 1\n"), 0o644))
+			return "gd/s.yaml"
+		}, "gd", "into the git directory"},
+		{"dangling", func(string) string { return "nothere.yaml" }, "", "that does not resolve"},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.Symlink(tc.setup(root), filepath.Join(root, FileName)))
+		var gitDirs []string
+		if tc.gitDir != "" {
+			gitDirs = append(gitDirs, filepath.Join(root, tc.gitDir))
+		}
+		_, err := Load(root, gitDirs...)
+		require.Error(t, err, tc.name)
+		assert.Equal(t, "read .strata.yaml: a symbolic link "+tc.want+"; not followed", err.Error(), tc.name)
+		var ce *Error
+		assert.False(t, errors.As(err, &ce), tc.name)
+	}
+
+	// A link to a file of the work tree is followed.
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "conf"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "conf", "strata.yaml"), []byte("files:\n  - {glob: notes/*.json, schema: json}\n"), 0o644))
+	require.NoError(t, os.Symlink("conf/strata.yaml", filepath.Join(root, FileName)))
+	c, err := Load(root, filepath.Join(root, ".git"))
+	require.NoError(t, err)
+	_, kept := c.Classify("notes/a.json")
+	assert.True(t, kept, "the linked configuration's rule applies")
 }
 
 func TestParseTTL(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -39,6 +41,44 @@ func checkFormat(f string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown format %q, want one of %s", f, strings.Join(validate.Formats, ", "))
+}
+
+// readConfig reads root/.strata.yaml, a regular file. A committed
+// .strata.yaml may be a symbolic link: it is followed only when its real
+// path is a file of the work tree, outside .git and the git directories
+// (docs/contract.md §2). One that leaves them is refused without a word of
+// its target, which may be any file on the machine (/proc/self/environ,
+// a key): the error would quote the lines it could not parse.
+func readConfig(root string, gitDirs []string) ([]byte, error) {
+	name := filepath.Join(root, FileName)
+	fi, err := os.Lstat(name)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return state.ReadRegular(name, maxConfigSize, false)
+	}
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return nil, errors.New("a symbolic link that does not resolve; not followed")
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	if !state.Within(realRoot, real) {
+		return nil, errors.New("a symbolic link out of the work tree; not followed")
+	}
+	rel, _ := filepath.Rel(realRoot, real)
+	inGit := errors.Is(state.CheckPath(filepath.ToSlash(rel)), state.ErrDotGit)
+	for _, d := range gitDirs {
+		if d, err := filepath.EvalSymlinks(d); err == nil && state.Within(d, real) {
+			inGit = true
+		}
+	}
+	if inGit {
+		return nil, errors.New("a symbolic link into the git directory; not followed")
+	}
+	// The real path, every link resolved: a link put in its place since
+	// is not followed.
+	return state.ReadRegular(real, maxConfigSize, false)
 }
 
 // maxConfigSize bounds .strata.yaml, as the YAML decoder does.

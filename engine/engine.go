@@ -77,12 +77,12 @@ func Open(dir string) (*Engine, error) {
 	if st.Root() == "" {
 		return nil, fmt.Errorf("%s: %w (bare repositories have no kept files)", dir, state.ErrNotRepo)
 	}
-	cfg, err := config.Load(st.Root())
+	cfg, err := config.Load(st.Root(), st.GitDir(), st.CommonDir())
 	if err != nil {
 		return nil, err
 	}
 	cfg.Ignored = st.Ignores().Ignored // git-ignored files are private (trust.go)
-	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize})
+	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize, GitDirs: []string{st.GitDir(), st.CommonDir()}})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -34,6 +35,10 @@ func CheckPath(p string) error {
 	return nil
 }
 
+// ErrDotGit is a path element that some file system takes for ".git"
+// (CheckName); callers match it to say "inside .git" rather than "bad path".
+var ErrDotGit = errors.New(".git path element")
+
 // CheckName checks one element of a path, as a tree entry's name: not
 // empty, ".", "..", a "/" or NUL, nor any name of ".git" (see CheckPath).
 func CheckName(el string) error {
@@ -54,7 +59,7 @@ func CheckName(el string) error {
 			return fmt.Errorf("%q path element (backslash-separated)", part)
 		}
 		if isNTFSDotGit(part) || isHFSDotGit(part) {
-			return errors.New(".git path element")
+			return ErrDotGit
 		}
 	}
 	return nil
@@ -113,4 +118,12 @@ func isHFSDotGit(name string) bool {
 		b = append(b, r)
 	}
 	return len(b) == 4 && b[0] == '.' && strings.EqualFold(string(b[1:]), "git")
+}
+
+// Within reports whether the file-system name is dir or inside it. Both
+// are compared as given, cleaned: the caller resolves symbolic links first
+// when the question is where a file really is.
+func Within(dir, name string) bool {
+	rel, err := filepath.Rel(dir, name)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -226,6 +226,52 @@ func TestCustomSchemaSymlinkNotFollowed(t *testing.T) {
 	assert.Equal(t, []string{`a.json: /: schema "link.json" cannot be read: not a regular file`}, lines(got))
 }
 
+// No schema is read from a git directory, by name, by $ref or through a
+// symlinked directory: .git/config and the objects are not schemas, and a
+// committed configuration must not make strata apply (or print parts of)
+// what is there. Each refusal is one problem naming the schema.
+func TestCustomSchemaNotFromGitDir(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, content string) {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	const marker = `{"required": ["FROM_GIT_DIR"]}`
+	write(".git/x.json", marker)
+	write("gd/x.json", marker) // a git dir inside the work tree under another name
+	write("schemas/ref-git.json", `{"$ref": "../.git/x.json"}`)
+	write("schemas/ref-upper.json", `{"$ref": "../.GIT/x.json"}`)
+	write("schemas/ref-ntfs.json", `{"$ref": "../git~1/x.json"}`)
+	write("schemas/ref-config.json", `{"$ref": "../.git/config"}`)
+	write("schemas/ref-link.json", `{"$ref": "link/x.json"}`)
+	write("schemas/ref-gd.json", `{"$ref": "../gd/x.json"}`)
+	require.NoError(t, os.Symlink("../.git", filepath.Join(root, "schemas", "link")))
+	require.NoError(t, os.Symlink("../gd", filepath.Join(root, "schemas", "gdlink")))
+
+	v := newValidator(t, Options{Root: root, GitDirs: []string{filepath.Join(root, "gd")}})
+	const f = "a.json"
+	for schema, want := range map[string]string{
+		".git/x.json":             `schema ".git/x.json" is inside .git; not read`,
+		".Git./x.json":            `schema ".Git./x.json" is inside .git; not read`,
+		"schemas/link/x.json":     `schema "schemas/link/x.json" cannot be read: resolves inside the git directory; not read`,
+		"gd/x.json":               `schema "gd/x.json" cannot be read: resolves inside the git directory; not read`,
+		"schemas/gdlink/x.json":   `schema "schemas/gdlink/x.json" cannot be read: resolves inside the git directory; not read`,
+		"schemas/ref-git.json":    `.git/x.json: inside .git; not read`,
+		"schemas/ref-upper.json":  `.GIT/x.json: inside .git; not read`,
+		"schemas/ref-ntfs.json":   `git~1/x.json: inside .git; not read`,
+		"schemas/ref-config.json": `.git/config: inside .git; not read`,
+		"schemas/ref-link.json":   `schemas/link/x.json: resolves inside the git directory; not read`,
+		"schemas/ref-gd.json":     `gd/x.json: resolves inside the git directory; not read`,
+	} {
+		got := v.Validate(f, []byte(`{}`), schema)
+		require.Len(t, got, 1, schema)
+		assert.Contains(t, got[0].Message, want, schema)
+		assert.NotContains(t, got[0].Message, "FROM_GIT_DIR", schema)
+		assert.NotContains(t, got[0].Message, "\n", schema)
+	}
+}
+
 func TestCheckTransition(t *testing.T) {
 	const ini = ".claude/initiative.json"
 	doc := func(status string) []byte {

@@ -33,9 +33,9 @@ func (v *Validator) compileCustom(name string) *compiled {
 	broken := func(format string, args ...any) *compiled {
 		return &compiled{broken: "schema " + strconv.Quote(name) + " " + fmt.Sprintf(format, args...)}
 	}
-	file, ok := v.resolve(name)
-	if !ok {
-		return broken("is not a repo-relative path inside the repository")
+	file, err := v.resolve(name)
+	if err != nil {
+		return broken("is %v", err)
 	}
 	data, err := v.readSchemaFile(file)
 	if err != nil {
@@ -125,6 +125,9 @@ func (l repoLoader) Load(loc string) (any, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("%s: only schema files inside the repository can be referenced", loc)
 	}
+	if err := checkSchemaPath(filepath.ToSlash(rel)); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
+	}
 	data, err := l.v.readSchemaFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
@@ -140,9 +143,29 @@ func (denyLoader) Load(loc string) (any, error) {
 	return nil, fmt.Errorf("%s: schemas are not loaded from outside the binary", loc)
 }
 
+// errInGit is a schema file named, or referenced, inside .git.
+var errInGit = errors.New("inside .git; not read")
+
+// checkSchemaPath checks a schema file's repo-relative, slash-separated
+// name as a kept path is checked (state.CheckPath): a .git element in any
+// spelling is errInGit, any other fault (absolute, "..") says the name is
+// not in the repository.
+func checkSchemaPath(rel string) error {
+	err := state.CheckPath(rel)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, state.ErrDotGit):
+		return errInGit
+	}
+	return errors.New("not a repo-relative path inside the repository")
+}
+
 // insideRepo checks that file, with every symbolic link of its directories
-// resolved, is still inside the repository: a link such as schemas/x ->
-// /etc must not let a schema (or a $ref) read any file on the machine.
+// resolved, is still inside the repository and not inside a git directory:
+// a link such as schemas/x -> /etc or schemas/x -> ../.git must not let a
+// schema (or a $ref) read any file on the machine or of the repository's
+// git data.
 func (v *Validator) insideRepo(file string) error {
 	root, err := filepath.EvalSymlinks(v.root)
 	if err != nil {
@@ -155,9 +178,28 @@ func (v *Validator) insideRepo(file string) error {
 		}
 		return err
 	}
-	rel, err := filepath.Rel(root, filepath.Join(dir, filepath.Base(file)))
+	real := filepath.Join(dir, filepath.Base(file))
+	rel, err := filepath.Rel(root, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return errors.New("resolves outside the repository through a symbolic link")
 	}
+	if errors.Is(checkSchemaPath(filepath.ToSlash(rel)), errInGit) || v.inGitDir(real) {
+		return errors.New("resolves inside the git directory; not read")
+	}
 	return nil
+}
+
+// inGitDir reports whether real (symlinks resolved) is inside one of the
+// repository's git directories (Options.GitDirs), wherever they are.
+func (v *Validator) inGitDir(real string) bool {
+	for _, d := range v.gitDirs {
+		d, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		if state.Within(d, real) {
+			return true
+		}
+	}
+	return false
 }

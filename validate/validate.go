@@ -45,6 +45,10 @@ const (
 type Options struct {
 	Root    string // repo root; custom schema names are repo-relative paths resolved under it
 	MaxSize int64  // 0 = DefaultMaxSize; larger input gives one problem and is not decoded
+	// GitDirs are the repository's git directories (its own and the common
+	// one): no schema file is read whose real path is inside one, wherever
+	// they are. A .git element of a path is refused without them.
+	GitDirs []string
 }
 
 // Validator validates files. It compiles each schema once, on first use, and
@@ -53,6 +57,7 @@ type Options struct {
 type Validator struct {
 	root    string
 	maxSize int64
+	gitDirs []string
 
 	// mu guards compiler and cache: jsonschema.Compiler is not safe for
 	// concurrent use, and compiled schemas are shared by all callers.
@@ -75,6 +80,7 @@ func New(opts Options) (*Validator, error) {
 	v := &Validator{
 		root:    opts.Root,
 		maxSize: opts.MaxSize,
+		gitDirs: opts.GitDirs,
 		cache:   make(map[string]*compiled),
 	}
 	if v.root == "" {
@@ -157,7 +163,7 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 	switch {
 	case slices.Contains(schemas.Names(), schema):
 		sch = v.builtin(schema)
-	case strings.HasSuffix(schema, ".json"):
+	case SchemaFile(schema):
 		sch = v.custom(schema)
 	default:
 		return state.Problems{{Path: path, Message: "unknown schema " + strconv.Quote(schema)}}
@@ -187,6 +193,17 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 	ps = append(ps, rules(schema, path, doc, loc)...)
 	sortProblems(ps)
 	return ps
+}
+
+// SchemaFile reports whether Validate takes a schema name as the path of the
+// user's own schema file: a name ending in .json that is neither a built-in
+// schema nor a format-only one.
+func SchemaFile(name string) bool {
+	switch name {
+	case SchemaJSON, SchemaYAML, SchemaJSONL, SchemaJSONLMCP, SchemaMCPMemory, SchemaMarkdown:
+		return false
+	}
+	return strings.HasSuffix(name, ".json") && !slices.Contains(schemas.Names(), name)
 }
 
 // isYAML reports whether files of the named built-in schema are YAML.
@@ -431,14 +448,11 @@ func sortProblems(ps state.Problems) {
 }
 
 // Schema names are repo-relative and slash-separated; resolve makes one an
-// OS path under the root, refusing names that leave it.
-func (v *Validator) resolve(name string) (string, bool) {
-	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") {
-		return "", false
+// OS path under the root, refusing names that leave it or enter .git
+// (checkSchemaPath).
+func (v *Validator) resolve(name string) (string, error) {
+	if err := checkSchemaPath(name); err != nil {
+		return "", err
 	}
-	clean := filepath.Clean(filepath.FromSlash(name))
-	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.Join(v.root, clean), true
+	return filepath.Join(v.root, filepath.FromSlash(name)), nil
 }

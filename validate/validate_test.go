@@ -323,3 +323,15 @@ func TestFormatOnly(t *testing.T) {
 			want: []string{`.claude/settings.json: /: unknown schema "toml"`}},
 	})
 }
+
+// SchemaFile is the one answer to "is this schema name a file?", shared by
+// Validate and the configuration's load-time path check.
+func TestSchemaFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"schemas/s.json": true, ".git/x.json": true, "/abs.json": true, "../s.json": true,
+		SchemaJSON: false, SchemaYAML: false, SchemaJSONL: false, SchemaJSONLMCP: false,
+		SchemaMCPMemory: false, SchemaMarkdown: false, "workflow-state": false, "s.yaml": false,
+	} {
+		assert.Equal(t, want, SchemaFile(name), name)
+	}
+}
