@@ -76,3 +76,30 @@ func TestNextFree(t *testing.T) {
 		}
 	}
 }
+
+// NumberKey is the same for every name of one number in one folder, so a
+// taken that answers for it keeps NextFree off a number another name holds.
+func TestNumberKey(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"P/auth/003-test.yaml", "P/auth/003-review.yaml", true},
+		{"P/auth/3-x.yaml", "P/auth/003-y.yaml", true},
+		{"P/auth/003-x.yaml", "P/billing/003-x.yaml", false},
+		{"P/auth/003-x.yaml", "P/auth/004-x.yaml", false},
+	} {
+		if got := NumberKey(c.a) == NumberKey(c.b); got != c.same {
+			t.Errorf("NumberKey(%q) == NumberKey(%q): %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	for _, p := range []string{"P/plan.yaml", "P/123.yaml", "P/-1.yaml"} {
+		if k := NumberKey(p); k != "" {
+			t.Errorf("NumberKey(%q) = %q, want none", p, k)
+		}
+	}
+	taken := map[string]bool{NumberKey("P/auth/002-test.yaml"): true}
+	if got := NextFree("P/auth/001-plan.yaml", func(p string) bool { return taken[p] || taken[NumberKey(p)] }); got != "P/auth/003-plan.yaml" {
+		t.Errorf("NextFree past a taken number = %q, want P/auth/003-plan.yaml", got)
+	}
+}

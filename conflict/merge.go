@@ -201,13 +201,8 @@ func Resolve(in PathInput) (Outcome, error) {
 func NextFree(p string, taken func(string) bool) string {
 	dir, name := path.Split(p)
 	n, width, rest := 1, 3, name
-	// A leading number followed by "-" (no regexp: its compile at package
-	// init cost every strata process ~0.3 ms).
-	digits := len(name) - len(strings.TrimLeft(name, "0123456789"))
-	if digits > 0 && digits < len(name) && name[digits] == '-' {
-		if v, err := strconv.Atoi(name[:digits]); err == nil {
-			n, width, rest = v, digits, name[digits+1:]
-		}
+	if v, digits, ok := leadingNumber(name); ok {
+		n, width, rest = v, digits, name[digits+1:]
 	}
 	for k := n + 1; ; k++ {
 		cand := dir + fmt.Sprintf("%0*d-", width, k) + rest
@@ -215,4 +210,31 @@ func NextFree(p string, taken func(string) bool) string {
 			return cand
 		}
 	}
+}
+
+// leadingNumber reads the number a handoff file's name starts with, before
+// a "-": "002-plan.yaml" → 2, 3 digits (no regexp: its compile at package
+// init cost every strata process ~0.3 ms).
+func leadingNumber(name string) (n, digits int, ok bool) {
+	digits = len(name) - len(strings.TrimLeft(name, "0123456789"))
+	if digits == 0 || digits == len(name) || name[digits] != '-' {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(name[:digits])
+	return n, digits, err == nil
+}
+
+// NumberKey names the number a numbered file takes in its folder
+// ("PhaseOutcomes/auth/003-test.yaml" and ".../003-review.yaml" have the
+// same key, as have "3-x" and "003-x"), "" for a name without one. A
+// folder's handoff files are ordered by that number, so a version moved
+// by keep-both must take a number no file of the folder has (NextFree with
+// a taken that also answers for these keys).
+func NumberKey(p string) string {
+	dir, name := path.Split(p)
+	n, _, ok := leadingNumber(name)
+	if !ok {
+		return ""
+	}
+	return dir + "\x00" + strconv.Itoa(n)
 }

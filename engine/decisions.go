@@ -89,14 +89,38 @@ func (e *Engine) handoffPaths(s snapshot, dir string) []config.Kept {
 }
 
 // Folder reads one feature folder of Phase Outcomes and resolutions (dir is
-// repo-relative). A file that fails its schema is left out of the folder
-// and its problems returned; its number still counts for NextNumber.
+// repo-relative). A file that fails its schema, or a resolution that breaks
+// a cross-file rule as validate checks it (its choice is not an option of
+// the decision, the decision is already resolved by another file: two
+// machines resolved it differently and sync kept both), is left out of
+// the folder and its problems returned; its number still counts for
+// NextNumber.
 func (e *Engine) Folder(dir string) (phase.Folder, state.Problems, error) {
 	s, err := e.snapshot()
 	if err != nil {
 		return phase.Folder{}, nil, err
 	}
-	return e.folder(s, dir)
+	f, problems, err := e.folder(s, dir)
+	if err != nil {
+		return f, problems, err
+	}
+	valid := make([]phase.Resolution, 0, len(f.Resolutions))
+	for _, r := range f.Resolutions {
+		k, _ := e.cfg.Classify(r.Path)
+		h, found, err := e.readHandoff(s, k)
+		if err != nil {
+			return f, problems, err
+		}
+		if found {
+			if ps := e.checkResolution(File{Kept: k, Content: h.Content, Exists: true}); ps.Invalid() {
+				problems = append(problems, ps...)
+				continue
+			}
+		}
+		valid = append(valid, r)
+	}
+	f.Resolutions = valid
+	return f, problems, nil
 }
 
 func (e *Engine) folder(s snapshot, dir string) (phase.Folder, state.Problems, error) {

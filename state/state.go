@@ -4,6 +4,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -137,6 +138,16 @@ func (p Problem) Error() string {
 	}
 	b.WriteString(p.Message)
 	return b.String()
+}
+
+// MarshalJSON writes the problem as the contract gives it, the document
+// root's pointer as "/" (as Error writes it) whichever finder made it.
+func (p Problem) MarshalJSON() ([]byte, error) {
+	type plain Problem // without this method
+	if p.Pointer == "" {
+		p.Pointer = "/"
+	}
+	return json.Marshal(plain(p))
 }
 
 // Problems is the list of findings for one or more files.

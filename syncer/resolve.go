@@ -61,7 +61,7 @@ paths:
 					return err
 				}
 			}
-			in.Taken = func(path string) bool { return taken[path] }
+			in.Taken = func(path string) bool { return taken[path] || taken[conflict.NumberKey(path)] }
 		}
 		in.Rule = func(prev, next []byte) string {
 			ps := eng.Check(engine.File{Kept: k, Content: next, Exists: true}, prev)
@@ -88,7 +88,7 @@ paths:
 				earlier, later = later, earlier
 			}
 			p.Result, p.KeptBoth = earlier, out.Rename
-			taken[out.Rename] = true
+			taken[out.Rename], taken[conflict.NumberKey(out.Rename)] = true, true
 			added = append(added, engine.MergePath{Path: out.Rename, Result: later, MovedFrom: p.Path})
 		}
 	}
@@ -116,7 +116,8 @@ func keepBothOrNeither(m *engine.Merge) {
 	}
 }
 
-// treePaths is every path of both sides of the merge.
+// treePaths is every path of both sides of the merge, and the number key
+// (conflict.NumberKey) of each numbered one.
 func treePaths(eng *engine.Engine, m *engine.Merge) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, c := range []string{m.Ours, m.Theirs} {
@@ -129,6 +130,9 @@ func treePaths(eng *engine.Engine, m *engine.Merge) (map[string]bool, error) {
 		}
 		for p := range files {
 			out[p] = true
+			if key := conflict.NumberKey(p); key != "" {
+				out[key] = true // the number is taken, whatever the name after it
+			}
 		}
 	}
 	return out, nil

@@ -72,12 +72,17 @@ func printDecisions(e *env, ds []layers.Resolution) {
 		for _, lt := range d.Layers {
 			cols = append(cols, layers.LayerCell(lt))
 		}
+		if len(d.Layers) == 0 { // refused before the layers were read
+			cols = append(cols, "-", "-", "-")
+		}
 		var acts []string
 		for _, a := range d.Actions {
 			acts = append(acts, a.String())
 		}
 		action := "none (in sync)"
 		switch {
+		case d.Result == "refused" && len(acts) == 0:
+			action = "refused (below)"
 		case d.Result == "refused":
 			action = "refused: " + strings.Join(acts, ", ")
 		case len(acts) > 0 && d.Result == "dry-run":
@@ -92,6 +97,11 @@ func printDecisions(e *env, ds []layers.Resolution) {
 	}
 	tw.Flush()
 	for _, d := range ds {
+		if d.Result == "refused" && len(d.Actions) == 0 { // its L1 file could not be read: say why
+			for _, p := range d.Problems {
+				fmt.Fprintln(e.Err, p.Error())
+			}
+		}
 		if d.Result == "dry-run" {
 			for _, w := range d.Warnings {
 				fmt.Fprintf(e.Err, "strata: warning: %s\n", w)
