@@ -344,16 +344,36 @@ func crashPoint(step string) {
 func report(rep *Report, m *engine.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
 	rep.Decisions = rep.Decisions[:0]
-	rep.Lost = append(rep.Lost[:0], m.Lost...)
 	for _, p := range m.Paths {
 		if p.ByTime || p.KeptLocal != "" {
 			rep.Decisions = append(rep.Decisions, p)
 		}
-		if lostLocal(p) {
-			rep.Lost = append(rep.Lost, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+	}
+	rep.Lost = append(rep.Lost[:0], losses(m)...)
+}
+
+// losses lists the local versions m does not take: those that lost in
+// merges made elsewhere that m brings in, and those that lose in m itself.
+// A version another machine refused is lost only if m still replaces it (a
+// check here may have kept it).
+func losses(m *engine.Merge) []engine.Lost {
+	replaced := map[string]bool{}
+	for _, p := range m.Paths {
+		replaced[p.Path] = p.Changed()
+	}
+	var out []engine.Lost
+	for _, l := range m.Lost {
+		if l.Refused == "" || replaced[l.Path] {
+			out = append(out, l)
 		}
 	}
-	sort.SliceStable(rep.Lost, func(i, j int) bool { return rep.Lost[i].Path < rep.Lost[j].Path })
+	for _, p := range m.Paths {
+		if lostLocal(p) {
+			out = append(out, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 // lostLocal reports whether a path's local version lost in this merge:
