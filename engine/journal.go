@@ -22,7 +22,11 @@ import (
 // completes a journal left behind: an entry whose merged version is what the
 // state ref now records and whose file on disk is still the expected old
 // version is written; anything else (the ref never moved, the file was
-// edited since) is left alone. The journal is then removed.
+// edited since) is left alone. The journal also holds the local versions
+// the merge did not take and the head it started from: when the ref has
+// moved from that head, completing the journal keeps those losses
+// (KeepLosses), so a sync killed after its merge never drops the notice. The
+// journal is then removed.
 
 // JournalEntry is one write a sync owes the work tree. Ours and Result are
 // blob ids; "" means the file is absent.
@@ -34,6 +38,8 @@ type JournalEntry struct {
 
 type journal struct {
 	Writes []JournalEntry `json:"writes"`
+	From   string         `json:"from,omitempty"` // the state ref's head the merge started from
+	Lost   []Lost         `json:"lost,omitempty"` // the local versions the merge does not take
 }
 
 func (e *Engine) journalPath() string {
@@ -43,13 +49,14 @@ func (e *Engine) journalPath() string {
 	return filepath.Join(e.store.GitDir(), "strata", "sync-journal")
 }
 
-// BeginWrites durably records the writes a sync is about to owe, before the
-// state ref moves. An empty list writes no journal.
-func (e *Engine) BeginWrites(entries []JournalEntry) error {
-	if len(entries) == 0 {
+// BeginWrites durably records, before the state ref moves from head from,
+// the writes a sync is about to owe and the local versions its merge does
+// not take. Nothing owed and nothing lost writes no journal.
+func (e *Engine) BeginWrites(from string, entries []JournalEntry, lost []Lost) error {
+	if len(entries) == 0 && len(lost) == 0 {
 		return nil
 	}
-	data, err := json.Marshal(journal{Writes: entries})
+	data, err := json.Marshal(journal{Writes: entries, From: from, Lost: lost})
 	if err != nil {
 		return err
 	}
@@ -72,24 +79,53 @@ func (e *Engine) EndWrites() error {
 	return err
 }
 
-// RecoverWrites completes the writes of a sync that was interrupted (see
-// above) and returns the paths it wrote. Without a journal it does nothing.
-func (e *Engine) RecoverWrites() ([]string, error) {
+// readJournal reads the journal a sync left: nil when there is none, torn
+// when it was never written whole (so the ref never moved past it).
+func (e *Engine) readJournal() (j *journal, torn bool, err error) {
 	data, err := os.ReadFile(e.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sync journal: %w", err)
+		return nil, false, fmt.Errorf("sync journal: %w", err)
 	}
-	var j journal
-	if err := json.Unmarshal(data, &j); err != nil {
-		// A torn journal was never complete, so the ref never moved past it.
-		return nil, e.EndWrites()
+	j = &journal{}
+	if json.Unmarshal(data, j) != nil {
+		return nil, true, nil
 	}
-	_, files, err := e.recorded()
-	if err != nil {
+	return j, false, nil
+}
+
+// pendingLosses is the losses of a journal left behind by a sync that moved
+// the state ref: none when there is no journal or the ref never moved. It
+// changes nothing.
+func (e *Engine) pendingLosses() ([]Lost, error) {
+	j, _, err := e.readJournal()
+	if j == nil || len(j.Lost) == 0 || err != nil {
 		return nil, err
+	}
+	head, err := e.Head()
+	if err != nil || head == j.From {
+		return nil, err
+	}
+	return j.Lost, nil
+}
+
+// RecoverWrites completes a sync that was interrupted (see above): it
+// writes the files the sync owed, keeps the losses of its merge, and
+// returns the paths it wrote and those losses (none when the ref never
+// moved). Without a journal it does nothing.
+func (e *Engine) RecoverWrites() (wrote []string, lost []Lost, err error) {
+	j, torn, err := e.readJournal()
+	if torn {
+		return nil, nil, e.EndWrites()
+	}
+	if j == nil || err != nil {
+		return nil, nil, err
+	}
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, nil, err
 	}
 	// A sync killed between writing its temp files and renaming them left
 	// them beside the files it owed (Checkouts): remove them.
@@ -100,7 +136,6 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 			atomicfile.Leftovers(filepath.Dir(e.cfg.Abs(k.Path)))
 		}
 	}
-	var wrote []string
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
@@ -112,12 +147,18 @@ func (e *Engine) RecoverWrites() ([]string, error) {
 			continue // not a readable regular file any more: left alone
 		}
 		if err != nil {
-			return wrote, fmt.Errorf("sync journal: %s: %w", w.Path, err)
+			return wrote, nil, fmt.Errorf("sync journal: %s: %w", w.Path, err)
 		}
 		if !written {
 			continue // edited since: that edit is newer and will be recorded
 		}
 		wrote = append(wrote, w.Path)
 	}
-	return wrote, e.EndWrites()
+	if len(j.Lost) > 0 && head != j.From {
+		if err := e.KeepLosses(j.Lost); err != nil {
+			return wrote, nil, fmt.Errorf("sync journal: %w", err)
+		}
+		lost = j.Lost
+	}
+	return wrote, lost, e.EndWrites()
 }

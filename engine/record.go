@@ -22,7 +22,7 @@ import (
 // written together (gitstore.RejectEach). When recording fails nothing of
 // the batch is on the state ref.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
-	if _, err := e.RecoverWrites(); err != nil {
+	if _, _, err := e.RecoverWrites(); err != nil {
 		return nil, err
 	}
 	head, files, err := e.recorded()

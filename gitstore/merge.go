@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -101,6 +103,10 @@ type Lost struct {
 	Rev    string `json:"rev"`              // the commit that holds it: strata restore PATH --rev REV
 	Winner string `json:"winner,omitempty"` // the commit whose version was taken
 	Merge  string `json:"merge,omitempty"`  // the merge commit that decided
+	// Refused, set when the machine that made Merge refused this version
+	// and kept its own ("kept local PATH: why" in its message), is that
+	// machine's reason, as plain text of at most maxReason bytes.
+	Refused string `json:"refused,omitempty"`
 }
 
 // The flags of the merge-base walk.
@@ -411,7 +417,92 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error)
 		}
 		m.Paths = append(m.Paths, mp)
 	}
+	if refused := s.refusedElsewhere(anc, of, m.Paths); len(refused) > 0 {
+		m.Lost = append(m.Lost, refused...)
+		sort.SliceStable(m.Lost, func(i, j int) bool { return m.Lost[i].Path < m.Lost[j].Path })
+	}
 	return m, nil
+}
+
+// refusedElsewhere names the local versions that a merge made elsewhere
+// refused and that this merge replaces. A machine whose rules refuse the
+// version it is offered (its schema, its max_size, a history rule) keeps its
+// own and says so in its merge commit, "kept local PATH: why" (a commit
+// with one parent when it had no history of its own); the version it was
+// offered is its last parent's. When that version is the one this side
+// holds at PATH and this merge replaces it, this side lost it, as surely as
+// to a decision by timestamp: it is named, with that parent as the commit
+// that brings it back. The message may have been written by anyone who can
+// push, so it is only a hint: the path must pass state.CheckPath, this side
+// must hold the offered version there, the merge commit's tree must not, and
+// this merge must change the path; the reason is kept as plain text only.
+// Callers hold s.mu.
+func (s *Store) refusedElsewhere(anc ancestry, ours map[string]plumbing.Hash, paths []MergePath) []Lost {
+	changed := map[string]bool{}
+	for _, p := range paths {
+		if p.Changed() {
+			changed[p.Path] = true
+		}
+	}
+	byPath := map[string]Lost{}
+	for _, ci := range anc.theirsOnly {
+		if len(ci.parents) == 0 || !strings.Contains(ci.message, "\n"+keptPrefix) {
+			continue
+		}
+		offered := ci.parents[len(ci.parents)-1]
+		for _, d := range decisionsOf(ci.message) {
+			mine, held := ours[d.Path]
+			if d.Kept == "" || !held || !changed[d.Path] || state.CheckPath(d.Path) != nil {
+				continue
+			}
+			if !s.holds(offered, d.Path, mine) || s.holds(ci.hash, d.Path, mine) {
+				continue
+			}
+			l := Lost{Path: d.Path, Rev: offered.String(), Winner: ci.hash.String(), Merge: ci.hash.String(),
+				Refused: plainText(d.Kept, maxReason)}
+			if old, dup := byPath[l.Path]; !dup || l.Merge < old.Merge { // one notice a path, the same on every run
+				byPath[l.Path] = l
+			}
+		}
+	}
+	out := make([]Lost, 0, len(byPath))
+	for _, l := range byPath {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// holds reports whether commit's tree has blob at path; a commit or tree
+// that cannot be read holds nothing. Callers hold s.mu.
+func (s *Store) holds(commit plumbing.Hash, path string, blob plumbing.Hash) bool {
+	ci, err := s.readCommit(commit)
+	if err != nil {
+		return false
+	}
+	e, err := s.lookup(ci.tree, path)
+	return err == nil && !e.IsDir() && e.Hash == blob
+}
+
+// maxReason bounds the reason a merge made elsewhere gives for a refusal.
+const maxReason = 300
+
+// plainText keeps text from another machine's commit printable: a rune
+// that is not (a control or format character, an invalid byte) becomes
+// '?', and the text is cut at max bytes.
+func plainText(s string, max int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			r = '?'
+		}
+		if b.Len()+utf8.RuneLen(r) > max {
+			b.WriteString("...")
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Decide takes theirs (true) or ours (false) for a path both sides changed,

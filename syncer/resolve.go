@@ -1,13 +1,8 @@
 package syncer
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -149,107 +144,13 @@ func reasons(ps state.Problems, path string) string {
 	return strings.Join(why, "; ")
 }
 
-// The losses of past syncs are kept until the path is recorded again, so
-// `strata status` names them: one JSON file beside the store's index.
-type lossFile struct {
-	Lost []keptLoss `json:"lost"`
-}
-
-type keptLoss struct {
-	engine.Lost
-	Blob string `json:"blob"` // the path's version at the head the sync left; "" when absent
-}
-
-func lossPath(eng *engine.Engine) string {
-	return eng.SyncStateFile("sync-lost.json")
-}
-
-// keepLosses adds this sync's losses to the kept ones and drops those whose
-// path was recorded again since.
-func keepLosses(eng *engine.Engine, rep *Report) error {
-	old, err := readLosses(eng)
-	if err != nil {
-		return err
-	}
-	if len(old) == 0 && len(rep.Lost) == 0 {
-		return nil
-	}
-	files, err := headFiles(eng)
-	if err != nil {
-		return err
-	}
-	var keep []keptLoss
-	for _, l := range old {
-		if files[l.Path] == l.Blob {
-			keep = append(keep, l)
-		}
-	}
-	for _, l := range rep.Lost {
-		if !slices.ContainsFunc(keep, func(k keptLoss) bool { return k.Path == l.Path && k.Rev == l.Rev }) {
-			keep = append(keep, keptLoss{Lost: l, Blob: files[l.Path]})
-		}
-	}
-	data, err := json.MarshalIndent(lossFile{Lost: keep}, "", "  ")
-	if err != nil {
-		return err
-	}
-	file := lossPath(eng)
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
-}
-
-func readLosses(eng *engine.Engine) ([]keptLoss, error) {
-	data, err := os.ReadFile(lossPath(eng))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var f lossFile
-	if json.Unmarshal(bytes.TrimSpace(data), &f) != nil {
-		return nil, nil // a damaged cache only forgets old losses
-	}
-	return f.Lost, nil
-}
-
-func headFiles(eng *engine.Engine) (map[string]string, error) {
-	head, err := eng.Head()
-	if err != nil || head == "" {
-		return map[string]string{}, err
-	}
-	return eng.MergeFiles(head)
-}
-
 // Loss is a local version a sync did not take.
 type Loss = engine.Lost
 
 // Losses lists the local versions that past syncs did not take and whose
 // path has not been recorded since, for `strata status`; each comes back
-// with `strata restore PATH --rev REV`.
-func Losses(eng *engine.Engine) ([]engine.Lost, error) {
-	kept, err := readLosses(eng)
-	if err != nil || len(kept) == 0 {
-		return []engine.Lost{}, err
-	}
-	files, err := headFiles(eng)
-	if err != nil {
-		return nil, err
-	}
-	out := []engine.Lost{}
-	for _, l := range kept {
-		if files[l.Path] == l.Blob {
-			out = append(out, l.Lost)
-		}
-	}
-	return out, nil
-}
+// with `strata restore PATH --rev REV` (engine.Engine.Losses).
+func Losses(eng *engine.Engine) ([]engine.Lost, error) { return eng.Losses() }
 
 // tooLarge keeps the local version of a path when a version the merge would
 // need is over max_size (judged by its object header, never read whole): the

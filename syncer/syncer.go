@@ -56,6 +56,10 @@ type Report struct {
 	// tree name to the auto-memory file's "~/..." path.
 	Home  *Report           `json:"home,omitempty"`
 	Shown map[string]string `json:"shown,omitempty"`
+
+	// recovered is the losses of an earlier sync, killed after its merge,
+	// whose journal this sync completed: named with this sync's.
+	recovered []engine.Lost
 }
 
 // ErrNoOrigin is a sync without REMOTE in a repository that has no remote
@@ -98,8 +102,20 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	remote.Env = o.Env
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
 		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+	defer func() {
+		if len(rep.recovered) > 0 {
+			rep.Lost = append(rep.Lost, rep.recovered...)
+			sort.SliceStable(rep.Lost, func(i, j int) bool { return rep.Lost[i].Path < rep.Lost[j].Path })
+		}
+	}()
 	var scanned *scan // made while pushFirst pushed
 	if !o.DryRun {
+		// A sync killed after its merge is completed first, as by record,
+		// so that the files it owed are not taken for local edits and the
+		// versions it did not take are named here.
+		if err := recoverWrites(eng, o.Lock, rep); err != nil {
+			return rep, err
+		}
 		done, sc, err := pushFirst(ctx, eng, o, remote, rep)
 		if done || err != nil {
 			return rep, err
@@ -208,6 +224,16 @@ func pushFirst(ctx context.Context, eng *engine.Engine, o Options, remote engine
 	return false, &found, nil
 }
 
+// recoverWrites completes the journal of a sync killed after its merge
+// (engine.Engine.RecoverWrites) and keeps its losses for the report.
+func recoverWrites(eng *engine.Engine, lock sync.Locker, rep *Report) error {
+	lock.Lock()
+	defer lock.Unlock()
+	_, lost, err := eng.RecoverWrites()
+	rep.recovered = append(rep.recovered, lost...)
+	return err
+}
+
 // ready returns a channel that holds sc.
 func ready(sc scan) <-chan scan {
 	out := make(chan scan, 1)
@@ -292,12 +318,16 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	}
 	o.Lock.Lock()
 	defer o.Lock.Unlock()
-	if _, err := eng.RecoverWrites(); err != nil {
+	_, lost, err := eng.RecoverWrites()
+	rep.recovered = append(rep.recovered, lost...)
+	if err != nil {
 		return "", err
 	}
 	// The writes the merge owes the work tree go to the journal before the
 	// ref moves, so a crash in between is completed by the next command
-	// instead of recorded as local edits that revert the remote's work.
+	// instead of recorded as local edits that revert the remote's work; so
+	// do the local versions it does not take, so that a crash before they
+	// are kept still leaves them named.
 	journaled := func(m *engine.Merge) error {
 		if err := check(m); err != nil {
 			return err
@@ -308,7 +338,7 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: p.Ours, Result: p.Result})
 			}
 		}
-		return eng.BeginWrites(owed)
+		return eng.BeginWrites(m.Ours, owed, losses(m))
 	}
 	title := "sync with " + remote.Name
 	m, err := eng.MergeState(fetched, title, journaled)
@@ -321,10 +351,12 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	if err := writeTree(eng, m, rep); err != nil {
 		return "", err
 	}
-	if err := eng.EndWrites(); err != nil {
+	crashPoint("written")
+	// The losses are kept before the journal that also holds them goes.
+	if err := eng.KeepLosses(rep.Lost); err != nil {
 		return "", err
 	}
-	if err := keepLosses(eng, rep); err != nil {
+	if err := eng.EndWrites(); err != nil {
 		return "", err
 	}
 	return m.Head, nil
@@ -332,7 +364,8 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 
 // CrashPoint, set by tests only, is called at the named steps of a sync so
 // a test can kill the process there ("ref-moved": the state ref holds the
-// merge, no file written yet; "half-written": half of the files written).
+// merge, no file written yet; "half-written": half of the files written;
+// "written": every file written, the losses not yet kept).
 var CrashPoint func(step string)
 
 func crashPoint(step string) {
@@ -344,16 +377,36 @@ func crashPoint(step string) {
 func report(rep *Report, m *engine.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
 	rep.Decisions = rep.Decisions[:0]
-	rep.Lost = append(rep.Lost[:0], m.Lost...)
 	for _, p := range m.Paths {
 		if p.ByTime || p.KeptLocal != "" {
 			rep.Decisions = append(rep.Decisions, p)
 		}
-		if lostLocal(p) {
-			rep.Lost = append(rep.Lost, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+	}
+	rep.Lost = append(rep.Lost[:0], losses(m)...)
+}
+
+// losses lists the local versions m does not take: those that lost in
+// merges made elsewhere that m brings in, and those that lose in m itself.
+// A version another machine refused is lost only if m still replaces it (a
+// check here may have kept it).
+func losses(m *engine.Merge) []engine.Lost {
+	replaced := map[string]bool{}
+	for _, p := range m.Paths {
+		replaced[p.Path] = p.Changed()
+	}
+	var out []engine.Lost
+	for _, l := range m.Lost {
+		if l.Refused == "" || replaced[l.Path] {
+			out = append(out, l)
 		}
 	}
-	sort.SliceStable(rep.Lost, func(i, j int) bool { return rep.Lost[i].Path < rep.Lost[j].Path })
+	for _, p := range m.Paths {
+		if lostLocal(p) {
+			out = append(out, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 // lostLocal reports whether a path's local version lost in this merge:

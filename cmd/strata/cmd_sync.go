@@ -193,7 +193,11 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 // command that brings it back.
 func printLost(e *env, lost []syncer.Loss) {
 	for _, l := range lost {
-		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s; bring it back with strata restore %s --rev %s\n",
-			l.Path, state.ShortID(l.Rev), state.ShortID(l.Winner), l.Path, l.Rev)
+		refused := ""
+		if l.Refused != "" {
+			refused = fmt.Sprintf(", which refused it: %q", l.Refused)
+		}
+		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s%s; bring it back with strata restore %s --rev %s\n",
+			l.Path, state.ShortID(l.Rev), state.ShortID(l.Winner), refused, l.Path, l.Rev)
 	}
 }

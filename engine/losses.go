@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/strata-dev/strata/atomicfile"
+)
+
+// The local versions past syncs did not take are kept until their path is
+// recorded again, so `strata status` names them: one JSON file beside the
+// store's other caches. A sync keeps its losses before it removes its
+// journal, and the journal holds them too (journal.go), so a sync killed at
+// any point still leaves them named: by the next command that completes the
+// journal, and meanwhile by Losses, which reads a pending journal's.
+type lossFile struct {
+	Lost []keptLoss `json:"lost"`
+}
+
+type keptLoss struct {
+	Lost
+	Blob string `json:"blob"` // the path's version at the head the sync left; "" when absent
+}
+
+func (e *Engine) lossPath() string { return e.SyncStateFile("sync-lost.json") }
+
+// KeepLosses adds lost to the kept losses, once each (by path and commit),
+// and drops those whose path was recorded again since.
+func (e *Engine) KeepLosses(lost []Lost) error {
+	old, err := e.readLosses()
+	if err != nil {
+		return err
+	}
+	if len(old) == 0 && len(lost) == 0 {
+		return nil
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return err
+	}
+	var keep []keptLoss
+	for _, l := range old {
+		if files[l.Path] == l.Blob {
+			keep = append(keep, l)
+		}
+	}
+	for _, l := range lost {
+		if !slices.ContainsFunc(keep, func(k keptLoss) bool { return k.Path == l.Path && k.Rev == l.Rev }) {
+			keep = append(keep, keptLoss{Lost: l, Blob: files[l.Path]})
+		}
+	}
+	data, err := json.MarshalIndent(lossFile{Lost: keep}, "", "  ")
+	if err != nil {
+		return err
+	}
+	file := e.lossPath()
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(file, append(data, '\n'), 0o644)
+}
+
+func (e *Engine) readLosses() ([]keptLoss, error) {
+	data, err := os.ReadFile(e.lossPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f lossFile
+	if json.Unmarshal(bytes.TrimSpace(data), &f) != nil {
+		return nil, nil // a damaged cache only forgets old losses
+	}
+	return f.Lost, nil
+}
+
+// Losses lists the local versions that past syncs did not take and whose
+// path has not been recorded since, for `strata status`; each comes back
+// with `strata restore PATH --rev REV`. The losses of a sync killed after
+// it moved the state ref, whose journal no command has completed yet, are
+// among them.
+func (e *Engine) Losses() ([]Lost, error) {
+	kept, err := e.readLosses()
+	if err != nil {
+		return []Lost{}, err
+	}
+	pending, err := e.pendingLosses()
+	if err != nil || len(kept) == 0 && len(pending) == 0 {
+		return []Lost{}, err
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	out := []Lost{}
+	for _, l := range kept {
+		if files[l.Path] == l.Blob {
+			out = append(out, l.Lost)
+		}
+	}
+	for _, l := range pending {
+		if !slices.ContainsFunc(out, func(k Lost) bool { return k.Path == l.Path && k.Rev == l.Rev }) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
