@@ -352,6 +352,11 @@ func report(rep *Report, m *engine.Merge) {
 		if lostLocal(p) {
 			rep.Lost = append(rep.Lost, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
 		}
+		if p.MergedBoth && p.DroppedOurs && p.OursAt.Commit != "" {
+			// the merge kept most of the local version but not all: it
+			// stays named, with its restore, until the path is recorded again
+			rep.Lost = append(rep.Lost, engine.Lost{Path: p.Path, Rev: p.OursAt.Commit, Winner: m.Head})
+		}
 	}
 	sort.SliceStable(rep.Lost, func(i, j int) bool { return rep.Lost[i].Path < rep.Lost[j].Path })
 }
