@@ -113,6 +113,11 @@ type Outcome struct {
 	// refused both versions (then Refused is set and the local one stays).
 	Why     string
 	Refused bool
+	// Dropped names, for a merge (TakeMerged, or a side that already held
+	// the other's edits), each edit of either side it could not keep, with
+	// the commit that holds it; DroppedOurs says whether one was ours.
+	Dropped     []string
+	DroppedOurs bool
 }
 
 // Resolve decides a path both sides changed. The outcome is the same on
@@ -143,7 +148,20 @@ func Resolve(in PathInput) (Outcome, error) {
 				return out, fmt.Errorf("merge %s: %w", in.Path, err)
 			}
 		} else {
-			data = MergeGraph(in.Base.Data, earlier.Data, last.Data)
+			var lost []GraphLoss
+			data, lost = MergeGraph(in.Base.Data, earlier.Data, last.Data)
+			for _, l := range lost {
+				from := last
+				if l.Earlier {
+					from = earlier
+				}
+				what := l.What
+				if from.Stamp.Commit != "" { // the commit that holds the dropped edit
+					what += " (" + state.ShortID(from.Stamp.Commit) + ")"
+				}
+				out.Dropped = append(out.Dropped, what)
+				out.DroppedOurs = out.DroppedOurs || l.Earlier == later
+			}
 		}
 		switch {
 		case bytes.Equal(data, in.Ours.Data):

@@ -83,7 +83,11 @@ func TestMergeGraph(t *testing.T) {
 {"type":"entity","name":"L","entityType":"t","observations":[]}
 {"type":"relation","from":"A","to":"Gone","relationType":"r"}
 `
-	got := string(MergeGraph([]byte(base), []byte(earlier), []byte(later)))
+	merged, lost := MergeGraph([]byte(base), []byte(earlier), []byte(later))
+	got := string(merged)
+	if len(lost) != 0 {
+		t.Errorf("lost %v", lost)
+	}
 	want := `{"type":"entity","name":"A","entityType":"t","observations":["a1","l1","e1"]}
 {"type":"entity","name":"L","entityType":"t","observations":[]}
 {"type":"entity","name":"E","entityType":"t","observations":["x"]}

@@ -2,6 +2,7 @@ package conflict
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -215,18 +216,37 @@ func splice(out []byte, p int, lines []string) []byte {
 	return append(res, out[p:]...)
 }
 
+// GraphLoss is an edit of one side that a graph merge could not keep:
+// Earlier says whose (the version recorded earlier, else the later one),
+// What names it.
+type GraphLoss struct {
+	Earlier bool
+	What    string
+}
+
 // MergeGraph merges two versions of an MCP memory graph file that grew apart
 // from base, by entity and relation: the result is the version recorded
 // later, with what the earlier one did since base applied to it. An entity
-// the earlier side added is added; observations it added are appended to
-// the entity; an entity, observation or relation it deleted is deleted (and
-// one the later side deleted stays deleted). Lines that are not entities or
-// relations, and every line no change touches, keep their bytes.
-func MergeGraph(base, earlier, later []byte) []byte {
+// the earlier side added goes in as its line; observations it added are
+// appended to the entity; an entity, observation or relation it deleted is
+// deleted (and one the later side deleted stays deleted). An entity line
+// only the earlier side changed is taken whole; one both changed keeps the
+// later line's bytes with the earlier side's changes to other members
+// (entityType, createdAt, a fork's own fields) applied where the later side
+// left the member as it was. Lines that are not entities or relations, and
+// every line no change touches, keep their bytes.
+//
+// What the merge cannot keep it names in lost: a member both sides changed
+// to different values (the later value stays); the edits of an entity the
+// other side deleted (the deletion wins); and a relation one side added to
+// an entity the other deleted (dropped, as the server's delete_entities
+// drops an entity's relations).
+func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 	b, e, l := graph.Parse(base), graph.Parse(earlier), graph.Parse(later)
-	bE, eE, lE := entities(b), entities(e), entities(l)
-	out := later
-	var set []graph.Entity
+	bE, lE := entities(b), entities(l)
+	bL, eL, lL := graph.EntityLines(base), graph.EntityLines(earlier), graph.EntityLines(later)
+	out = later
+	deleted := map[string]bool{} // entities of base one side deleted
 	seen := map[string]bool{}
 	for _, en := range e.Entities {
 		if seen[en.Name] {
@@ -237,9 +257,22 @@ func MergeGraph(base, earlier, later []byte) []byte {
 		le, inLater := lE[en.Name]
 		switch {
 		case !inLater && inBase:
-			continue // the later side deleted it
+			deleted[en.Name] = true
+			if !graph.SameLine(eL[en.Name], bL[en.Name]) {
+				lost = append(lost, GraphLoss{true, fmt.Sprintf("entity %q deleted on the other side: its edits dropped", en.Name)})
+			}
+			continue
 		case !inLater:
-			set = append(set, en) // new on the earlier side
+			out = graph.InsertEntityLine(out, eL[en.Name]) // new on the earlier side
+			continue
+		}
+		switch {
+		case graph.SameLine(eL[en.Name], lL[en.Name]):
+			continue
+		case inBase && graph.SameLine(eL[en.Name], bL[en.Name]):
+			continue // the earlier side left it
+		case inBase && graph.SameLine(lL[en.Name], bL[en.Name]):
+			out = graph.ReplaceEntityLine(out, en.Name, eL[en.Name]) // only the earlier side changed it
 			continue
 		}
 		obs := slices.Clone(le.Observations)
@@ -253,43 +286,89 @@ func MergeGraph(base, earlier, later []byte) []byte {
 				return slices.Contains(be.Observations, o) && !slices.Contains(en.Observations, o)
 			})
 		}
-		if !slices.Equal(obs, le.Observations) {
-			le.Observations = obs
-			set = append(set, le)
+		line, ml := graph.MergeEntityLine(bL[en.Name], eL[en.Name], lL[en.Name], inBase, obs)
+		out = graph.ReplaceEntityLine(out, en.Name, line)
+		for _, m := range ml {
+			what := fmt.Sprintf("entity %q: %s %s lost to %s", en.Name, m.Key, clip(m.Earlier), clip(m.Kept))
+			if m.Kept == "" {
+				what = fmt.Sprintf("entity %q: %s %s lost to its removal", en.Name, m.Key, clip(m.Earlier))
+			}
+			lost = append(lost, GraphLoss{true, what})
 		}
 	}
 	var drop []string
 	for _, be := range b.Entities {
-		if _, ok := eE[be.Name]; !ok {
-			if _, ok := lE[be.Name]; ok {
-				drop = append(drop, be.Name)
+		if _, ok := eL[be.Name]; ok {
+			continue
+		}
+		if _, ok := lL[be.Name]; !ok {
+			continue
+		}
+		if !slices.Contains(drop, be.Name) {
+			drop = append(drop, be.Name)
+			deleted[be.Name] = true
+			if !graph.SameLine(lL[be.Name], bL[be.Name]) {
+				lost = append(lost, GraphLoss{false, fmt.Sprintf("entity %q deleted on the other side: its edits dropped", be.Name)})
 			}
 		}
-	}
-	if len(set) > 0 {
-		out = graph.SetEntities(out, set)
 	}
 	if len(drop) > 0 {
 		out = graph.DropEntities(out, drop)
 	}
-	var addR, dropR []graph.Relation
-	for _, r := range e.Relations {
-		if !slices.Contains(b.Relations, r) && !slices.Contains(l.Relations, r) && !slices.Contains(addR, r) {
-			addR = append(addR, r)
+	dangling := func(r graph.Relation) string {
+		for _, n := range []string{r.From, r.To} {
+			if deleted[n] {
+				return n
+			}
 		}
+		return ""
+	}
+	relText := func(r graph.Relation, gone string) string {
+		return fmt.Sprintf("relation %q -> %q (%s) dropped: %q deleted on the other side", r.From, r.To, r.RelationType, gone)
+	}
+	eR := graph.RelationLines(earlier)
+	var addR [][]byte
+	var added, dropR []graph.Relation
+	for _, r := range e.Relations {
+		if slices.Contains(b.Relations, r) || slices.Contains(l.Relations, r) || slices.Contains(added, r) {
+			continue
+		}
+		added = append(added, r)
+		if gone := dangling(r); gone != "" {
+			lost = append(lost, GraphLoss{true, relText(r, gone)})
+			continue
+		}
+		addR = append(addR, eR[r])
 	}
 	for _, r := range b.Relations {
 		if !slices.Contains(e.Relations, r) && slices.Contains(l.Relations, r) {
 			dropR = append(dropR, r)
 		}
 	}
+	for _, r := range l.Relations {
+		if slices.Contains(b.Relations, r) || slices.Contains(e.Relations, r) || slices.Contains(dropR, r) {
+			continue
+		}
+		if gone := dangling(r); gone != "" && slices.Contains(drop, gone) {
+			dropR = append(dropR, r)
+			lost = append(lost, GraphLoss{false, relText(r, gone)})
+		}
+	}
 	if len(dropR) > 0 {
 		out = graph.DropRelations(out, dropR)
 	}
 	if len(addR) > 0 {
-		out = graph.AddRelations(out, addR)
+		out = graph.AddLines(out, addR)
 	}
-	return out
+	return out, lost
+}
+
+// clip shortens a JSON value for a report line.
+func clip(v string) string {
+	if len(v) > 60 {
+		return strings.ToValidUTF8(v[:57], "") + "..."
+	}
+	return v
 }
 
 // entities maps each name to its first entity, as the server's tools find it.

@@ -28,6 +28,10 @@ type (
 // BlobHash is the git blob id of data.
 func BlobHash(data []byte) string { return gitstore.BlobHash(data) }
 
+// MergedExcept opens the report of a merge that could not keep every edit
+// (see MergePath.Dropped).
+const MergedExcept = gitstore.MergedExcept
+
 // MergeUpToDate is the merge of a history with one it already holds.
 const MergeUpToDate = gitstore.MergeUpToDate
 

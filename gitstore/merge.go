@@ -64,6 +64,12 @@ type MergePath struct {
 	// MergedBoth says Result holds both sides' edits (Merged, or one side's
 	// version that already held the other's).
 	MergedBoth bool `json:"merged,omitempty"`
+	// Dropped, with MergedBoth, names each edit of either side the merge
+	// could not keep (a graph entity one side deleted and the other edited,
+	// a member both changed), with the commit that holds it.
+	Dropped []string `json:"dropped,omitempty"`
+	// DroppedOurs says whether one of Dropped was this side's edit.
+	DroppedOurs bool `json:"-"`
 	// KeptBoth, set by a check on a path both sides added (or by the plan,
 	// from such a decision of a merge made elsewhere), is the path the
 	// version recorded later moved to; the earlier one stays here.
@@ -772,12 +778,16 @@ const (
 	keptBothPrefix = "kept both "
 )
 
+// MergedExcept opens the report of a merge that could not keep every edit.
+const MergedExcept = "both sides' edits kept except: "
+
 // decisionLine is the message line of a path decided by timestamp, or kept
 // local by a check:
 //
 //	decided PATH: WINNER (TIME) over LOSER (TIME)
 //	kept local PATH: REASON
 //	merged PATH: both sides' edits kept
+//	merged PATH: both sides' edits kept except: WHAT (COMMIT); WHAT (COMMIT)
 //	kept both PATH: later version moved to NEWPATH
 func decisionLine(p MergePath) string {
 	switch {
@@ -785,6 +795,8 @@ func decisionLine(p MergePath) string {
 		return keptPrefix + quotePath(p.Path) + ": " + oneLine(p.KeptLocal)
 	case p.KeptBoth != "" && p.ByTime:
 		return keptBothPrefix + quotePath(p.Path) + ": later version moved to " + quotePath(p.KeptBoth)
+	case p.MergedBoth && len(p.Dropped) > 0:
+		return mergedPrefix + quotePath(p.Path) + ": " + MergedExcept + oneLine(strings.Join(p.Dropped, "; "))
 	case p.MergedBoth:
 		return mergedPrefix + quotePath(p.Path) + ": both sides' edits kept"
 	case p.ByTime:
@@ -802,6 +814,7 @@ type Decision struct {
 	Loser    string `json:"loser,omitempty"` // `strata restore PATH --rev LOSER` brings it back
 	Kept     string `json:"kept_local,omitempty"`
 	Merged   bool   `json:"merged,omitempty"`
+	Dropped  string `json:"dropped,omitempty"` // Merged: the edits it could not keep, "; "-separated
 	KeptBoth string `json:"kept_both,omitempty"`
 	// MovedFrom is set on the path a KeptBoth version moved to.
 	MovedFrom string `json:"moved_from,omitempty"` // where the later version went
@@ -848,8 +861,12 @@ func decisionsOf(msg string) []Decision {
 				out = append(out, Decision{Path: path, Kept: why})
 			}
 		case strings.HasPrefix(line, mergedPrefix):
-			if path, _, ok := cutPath(strings.TrimPrefix(line, mergedPrefix)); ok {
-				out = append(out, Decision{Path: path, Merged: true})
+			if path, rest, ok := cutPath(strings.TrimPrefix(line, mergedPrefix)); ok {
+				dropped, _ := strings.CutPrefix(rest, MergedExcept)
+				if dropped == rest {
+					dropped = ""
+				}
+				out = append(out, Decision{Path: path, Merged: true, Dropped: dropped})
 			}
 		case strings.HasPrefix(line, keptBothPrefix):
 			path, rest, ok := cutPath(strings.TrimPrefix(line, keptBothPrefix))

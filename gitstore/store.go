@@ -370,12 +370,19 @@ func (s *Store) Files(commit string) (map[string]string, error) {
 // walkFiles calls visit with the slash path and blob of every file of tree h,
 // descending only into the directories descend admits (nil: all; "" is the
 // root). Gitlinks are skipped: they name a commit of another repository, not
-// a blob. Callers hold s.mu.
+// a blob. A tree nested deeper, or a path longer, than state.CheckPath
+// allows is an error: no kept path lies there, and a walk without a bound
+// would cost time and memory with the square of the depth (checkFetched
+// refuses such a remote head; this holds for a ref that has one anyway).
+// Callers hold s.mu.
 func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit func(path string, blob plumbing.Hash)) error {
-	var walk func(dir string, h plumbing.Hash) error
-	walk = func(dir string, h plumbing.Hash) error {
+	var walk func(dir string, depth int, h plumbing.Hash) error
+	walk = func(dir string, depth int, h plumbing.Hash) error {
 		if descend != nil && !descend(dir) {
 			return nil
+		}
+		if depth >= state.MaxPathDepth {
+			return fmt.Errorf("%s: trees nested more than %d deep", quotePath(dir), state.MaxPathDepth-1)
 		}
 		entries, err := s.tree(h)
 		if err != nil {
@@ -386,9 +393,12 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 			prefix += "/"
 		}
 		for _, e := range entries {
+			if len(prefix)+len(e.Name) > state.MaxPathLen {
+				return fmt.Errorf("%s...: path longer than %d bytes", quotePath((prefix + e.Name)[:200]), state.MaxPathLen)
+			}
 			switch {
 			case e.IsDir():
-				if err := walk(prefix+e.Name, e.Hash); err != nil {
+				if err := walk(prefix+e.Name, depth+1, e.Hash); err != nil {
 					return err
 				}
 			case e.Mode != filemode.Submodule:
@@ -397,7 +407,7 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 		}
 		return nil
 	}
-	return walk("", h)
+	return walk("", 0, h)
 }
 
 // translate keeps the state package's sentinels and path errors in a failed

@@ -13,8 +13,10 @@ import (
 // UnsafeTreeError is a fetched state ref whose tree holds an entry strata
 // refuses: a name state.CheckName refuses (empty, ".", "..", a name of
 // ".git" on any file system, a slash), a mode other than a regular blob
-// (100644, 100755) or a tree (40000, as git spells it), a duplicate name or
-// entries out of git's order. Nothing of such a head is merged or written.
+// (100644, 100755) or a tree (40000, as git spells it), a duplicate name,
+// entries out of git's order, or a path deeper or longer than
+// state.CheckPath allows (state.MaxPathDepth, state.MaxPathLen). Nothing of
+// such a head is merged or written.
 type UnsafeTreeError struct {
 	Remote string
 	Commit string // the fetched head
@@ -28,12 +30,30 @@ func (e *UnsafeTreeError) Error() string {
 }
 
 // verifiedTrees holds tree objects already found safe, with their whole
-// subtree. A tree's id names its content, so one verdict holds in every
-// repository; the set is dropped when it grows large.
+// subtree, and the size of the paths below them: a tree's id names its
+// content, so one verdict holds in every repository, but the bounds on a
+// path (state.MaxPathDepth, state.MaxPathLen) depend on where the tree sits.
+// The set is dropped when it grows large.
 var verifiedTrees = struct {
 	sync.Mutex
-	m map[plumbing.Hash]struct{}
-}{m: map[plumbing.Hash]struct{}{}}
+	m map[plumbing.Hash]treeSize
+}{m: map[plumbing.Hash]treeSize{}}
+
+// treeSize is the size of the longest paths under a tree, relative to it.
+type treeSize struct {
+	elems int // elements of the path with the most ("f" is 1, "d/f" is 2)
+	bytes int // bytes of the longest path
+}
+
+// fits reports whether the paths under a tree of this size stay within the
+// bounds when the tree sits at dir, of depth elements.
+func (z treeSize) fits(dir string, depth int) bool {
+	n := z.bytes
+	if dir != "" {
+		n += len(dir) + 1
+	}
+	return depth+z.elems <= state.MaxPathDepth && n <= state.MaxPathLen
+}
 
 const maxVerifiedTrees = 1 << 16
 
@@ -46,20 +66,25 @@ func (s *Store) checkFetched(remote string, head plumbing.Hash) error {
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", remote, err)
 	}
-	if p, why := s.checkTree(ci.tree, ""); why != "" {
+	if p, why, _ := s.checkTree(ci.tree, "", 0); why != "" {
 		return &UnsafeTreeError{Remote: remote, Commit: head.String(), Path: p, Reason: why}
 	}
 	return nil
 }
 
-// checkTree checks one tree object and, recursively, its subtrees; it
-// returns the path at fault and why, or "" when all is well. Callers hold s.mu.
-func (s *Store) checkTree(h plumbing.Hash, dir string) (string, string) {
+// checkTree checks one tree object at dir (depth elements deep; "" and 0
+// for the root) and, recursively, its subtrees; it returns the path at
+// fault and why, or "" and the size of the paths under the tree. A path
+// deeper or longer than state.CheckPath allows is refused where it crosses
+// the bound, before any deeper tree is read, so the recursion and the paths
+// it builds stay within the bounds whatever the remote sent. Callers hold
+// s.mu.
+func (s *Store) checkTree(h plumbing.Hash, dir string, depth int) (string, string, treeSize) {
 	verifiedTrees.Lock()
-	_, done := verifiedTrees.m[h]
+	z, done := verifiedTrees.m[h]
 	verifiedTrees.Unlock()
-	if done {
-		return "", ""
+	if done && z.fits(dir, depth) {
+		return "", "", z
 	}
 	name := dir
 	if name == "" {
@@ -68,10 +93,11 @@ func (s *Store) checkTree(h plumbing.Hash, dir string) (string, string) {
 	t, raw, err := s.readObject(h)
 	switch {
 	case err != nil:
-		return name, "unreadable tree: " + err.Error()
+		return name, "unreadable tree: " + err.Error(), z
 	case t != plumbing.TreeObject:
-		return name, "a " + t.String() + " where a tree is expected"
+		return name, "a " + t.String() + " where a tree is expected", z
 	}
+	z = treeSize{}
 	var prev []byte
 	names := map[string]bool{} // a file and a tree of the same name sort apart
 	var subtrees []plumbing.Hash
@@ -80,7 +106,7 @@ func (s *Store) checkTree(h plumbing.Hash, dir string) (string, string) {
 		sp := bytes.IndexByte(raw, ' ')
 		nul := bytes.IndexByte(raw, 0)
 		if sp < 0 || nul < sp || len(raw) < nul+21 {
-			return name, "corrupt tree"
+			return name, "corrupt tree", z
 		}
 		mode, entry := string(raw[:sp]), raw[sp+1:nul]
 		var id plumbing.Hash
@@ -90,11 +116,14 @@ func (s *Store) checkTree(h plumbing.Hash, dir string) (string, string) {
 		if dir != "" {
 			p = dir + "/" + p
 		}
+		if len(p) > state.MaxPathLen {
+			return p[:200] + "...", fmt.Sprintf("path of %d bytes, over %d", len(p), state.MaxPathLen), z
+		}
 		if err := state.CheckName(string(entry)); err != nil {
-			return p, err.Error()
+			return p, err.Error(), z
 		}
 		if id.IsZero() {
-			return p, "null object id"
+			return p, "null object id", z
 		}
 		// git's order: a tree sorts as if its name ended in "/"; strictly
 		// increasing also rules out duplicate names of the same kind.
@@ -102,32 +131,42 @@ func (s *Store) checkTree(h plumbing.Hash, dir string) (string, string) {
 		switch mode {
 		case "100644", "100755":
 		case "40000":
+			if depth+1 >= state.MaxPathDepth {
+				return p, fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1), z
+			}
 			key = append(key, '/')
 			subtrees, subnames = append(subtrees, id), append(subnames, p)
 		case "120000":
-			return p, "a symbolic link, not a regular file"
+			return p, "a symbolic link, not a regular file", z
 		case "160000":
-			return p, "a gitlink (submodule), not a regular file"
+			return p, "a gitlink (submodule), not a regular file", z
 		default:
-			return p, "mode " + mode + ", want 100644, 100755 or 40000"
+			return p, "mode " + mode + ", want 100644, 100755 or 40000", z
 		}
 		if names[string(entry)] || prev != nil && bytes.Compare(prev, key) >= 0 {
-			return p, "duplicate or unsorted tree entry"
+			return p, "duplicate or unsorted tree entry", z
 		}
 		prev, names[string(entry)] = key, true
+		z.elems, z.bytes = max(z.elems, 1), max(z.bytes, len(entry))
 	}
 	for i, sub := range subtrees {
-		if p, why := s.checkTree(sub, subnames[i]); why != "" {
-			return p, why
+		p, why, sz := s.checkTree(sub, subnames[i], depth+1)
+		if why != "" {
+			return p, why, z
 		}
+		n := len(subnames[i]) - len(dir) // the entry's name, and the "/" after dir
+		if dir == "" {
+			n++
+		}
+		z.elems, z.bytes = max(z.elems, 1+sz.elems), max(z.bytes, n+sz.bytes)
 	}
 	verifiedTrees.Lock()
 	if len(verifiedTrees.m) >= maxVerifiedTrees {
-		verifiedTrees.m = map[plumbing.Hash]struct{}{}
+		verifiedTrees.m = map[plumbing.Hash]treeSize{}
 	}
-	verifiedTrees.m[h] = struct{}{}
+	verifiedTrees.m[h] = z
 	verifiedTrees.Unlock()
-	return "", ""
+	return "", "", z
 }
 
 // untrack puts a tracking ref back to what it held before a refused fetch

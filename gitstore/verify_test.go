@@ -1,7 +1,9 @@
 package gitstore
 
 import (
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,10 +37,40 @@ func BenchmarkCheckFetched(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		verifiedTrees.Lock()
-		verifiedTrees.m = map[plumbing.Hash]struct{}{}
+		verifiedTrees.m = map[plumbing.Hash]treeSize{}
 		verifiedTrees.Unlock()
 		if err := s.checkFetched("origin", plumbing.NewHash(head)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A tree nested past the bound that reached a ref anyway (an older strata
+// took it from a remote) makes Files fail at the bound, quickly, instead of
+// walking it to the bottom with a path per level.
+func TestFilesStopsAtDepthBound(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, _ := gitOut(r.main, []byte("x"), "hash-object", "-w", "--stdin")
+	mk := func(mode, name, id string) string {
+		raw, _ := hex.DecodeString(id)
+		out, err := gitOut(r.main, append([]byte(mode+" "+name+"\x00"), raw...), "hash-object", "-t", "tree", "-w", "--stdin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	h = mk("100644", "f", h)
+	for range state.MaxPathDepth {
+		h = mk("40000", "d", h)
+	}
+	c := runGit(t, r.main, "commit-tree", h, "-m", "deep")
+	_, err = s.Files(c)
+	if err == nil || !strings.Contains(err.Error(), "trees nested more than 63 deep") {
+		t.Fatalf("Files = %v, want the depth refused", err)
 	}
 }

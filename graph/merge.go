@@ -1,6 +1,11 @@
 package graph
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+)
 
 // Lines-level edits for the merge of two versions of a graph file (package
 // conflict): every line they do not touch keeps its bytes.
@@ -60,4 +65,293 @@ func renderRelation(r Relation) []byte {
 	b = append(b, `,"relationType":`...)
 	b = appendJSString(b, r.RelationType)
 	return append(b, '}')
+}
+
+// EntityLines maps each entity name to its first line (without "\n"), the
+// one the server's tools act on, for the lines that are well-formed
+// entities.
+func EntityLines(data []byte) map[string][]byte {
+	out := map[string][]byte{}
+	for _, l := range splitLines(data) {
+		if p := parseLine(l.text); p.entity != nil {
+			if _, ok := out[p.name]; !ok {
+				out[p.name] = l.text
+			}
+		}
+	}
+	return out
+}
+
+// RelationLines maps each relation to its first line (without "\n").
+func RelationLines(data []byte) map[Relation][]byte {
+	out := map[Relation][]byte{}
+	for _, l := range splitLines(data) {
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		if p := parseLine(l.text); p.relation != nil {
+			if _, ok := out[*p.relation]; !ok {
+				out[*p.relation] = l.text
+			}
+		}
+	}
+	return out
+}
+
+// ReplaceEntityLine replaces the first entity line of name with text,
+// keeping every other line (later lines of the name too).
+func ReplaceEntityLine(data []byte, name string, text []byte) []byte {
+	ls := splitLines(data)
+	for i, l := range ls {
+		if p := parseLine(l.text); p.kind == "entity" && p.named && p.name == name {
+			if bytes.Equal(l.text, text) {
+				return data
+			}
+			ls[i].text = text
+			return joinLines(ls)
+		}
+	}
+	return data
+}
+
+// InsertEntityLine adds an entity line where upsertLines adds a new entity:
+// after the last entity line, else before the first relation, else at the
+// end.
+func InsertEntityLine(data, text []byte) []byte {
+	ls := splitLines(data)
+	lastEntity, firstRelation := -1, -1
+	for i, l := range ls {
+		switch parseLine(l.text).kind {
+		case "entity":
+			lastEntity = i
+		case "relation":
+			if firstRelation < 0 {
+				firstRelation = i
+			}
+		}
+	}
+	at := len(ls)
+	switch {
+	case lastEntity >= 0:
+		at = lastEntity + 1
+	case firstRelation >= 0:
+		at = firstRelation
+	}
+	return joinLines(insertLine(ls, at, text))
+}
+
+// AddLines appends lines after the last line.
+func AddLines(data []byte, texts [][]byte) []byte {
+	ls := splitLines(data)
+	for _, t := range texts {
+		ls = insertLine(ls, len(ls), t)
+	}
+	return joinLines(ls)
+}
+
+// SameLine reports whether two JSON object lines hold the same members with
+// the same values, whatever their order and spacing.
+func SameLine(a, b []byte) bool {
+	ma, oka := memberValues(a)
+	mb, okb := memberValues(b)
+	if !oka || !okb {
+		return bytes.Equal(a, b)
+	}
+	if len(ma) != len(mb) {
+		return false
+	}
+	for k, v := range ma {
+		if w, ok := mb[k]; !ok || !sameValue(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// MemberLoss is a member of an entity line both sides changed to different
+// values: the later side's value was kept.
+type MemberLoss struct {
+	Key           string
+	Earlier, Kept string // the values, as JSON; Earlier is "" when the later side removed it
+}
+
+// MergeEntityLine merges the members of one entity's line that both sides
+// changed since base (hasBase false: both added it): it starts from later's
+// line, byte for byte, and applies each member the earlier side changed and
+// the later did not (a new member goes before the closing brace); a member
+// both changed differently keeps the later value and is named in lost. The
+// observations member becomes obs (written as the server writes it) when
+// that differs from later's; "type" and "name" are never touched.
+func MergeEntityLine(base, earlier, later []byte, hasBase bool, obs []string) (out []byte, lost []MemberLoss) {
+	bm, _ := memberValues(base)
+	if !hasBase {
+		bm = nil
+	}
+	em, eok := memberValues(earlier)
+	lms, lok := members(later)
+	if !eok || !lok {
+		return later, nil
+	}
+	lm := map[string]json.RawMessage{}
+	for _, m := range lms {
+		lm[m.key] = later[m.vstart:m.vend]
+	}
+	type edit struct {
+		start, end int
+		text       []byte
+		seq        int
+	}
+	var edits []edit
+	set := func(key string, v []byte) { // replace the value of the last occurrence
+		for i := len(lms) - 1; i >= 0; i-- {
+			if lms[i].key == key {
+				edits = append(edits, edit{start: lms[i].vstart, end: lms[i].vend, text: v})
+				return
+			}
+		}
+		closing := bytes.LastIndexByte(later, '}')
+		add := appendJSString([]byte{','}, key)
+		add = append(append(add, ':'), v...)
+		edits = append(edits, edit{start: closing, end: closing, text: add})
+	}
+	remove := func(key string) { // every occurrence
+		for i, m := range lms {
+			if m.key != key {
+				continue
+			}
+			if i > 0 {
+				edits = append(edits, edit{start: m.start, end: m.vend})
+			} else if len(lms) > 1 {
+				next := lms[1].start
+				edits = append(edits, edit{start: m.start, end: next + bytes.IndexByte(later[next:], ',') + 1})
+			}
+		}
+	}
+	skip := func(k string) bool { return k == "type" || k == "name" || k == "observations" }
+	for _, m := range orderedKeys(earlier) {
+		if skip(m) {
+			continue
+		}
+		ev := em[m]
+		lv, inLater := lm[m]
+		bv, inBase := bm[m]
+		switch {
+		case inLater && sameValue(ev, lv):
+		case inBase && sameValue(bv, ev): // the earlier side left it
+		case inBase && inLater && sameValue(bv, lv), !inBase && !inLater: // the later side left it
+			set(m, ev)
+		case !inLater:
+			lost = append(lost, MemberLoss{Key: m, Earlier: string(ev)})
+		default:
+			lost = append(lost, MemberLoss{Key: m, Earlier: string(ev), Kept: string(lv)})
+		}
+	}
+	for _, m := range lms {
+		if _, inEarlier := em[m.key]; !inEarlier && !skip(m.key) {
+			if bv, inBase := bm[m.key]; inBase && sameValue(bv, lm[m.key]) {
+				remove(m.key) // the earlier side removed it
+			}
+		}
+	}
+	if lent := parseLine(later).entity; lent != nil && !slices.Equal(lent.Observations, obs) {
+		b := []byte{'['}
+		for i, o := range obs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSString(b, o)
+		}
+		set("observations", append(b, ']'))
+	}
+	if len(edits) == 0 {
+		return later, lost
+	}
+	// from the end, so offsets stay good; of two additions before the
+	// closing brace the one made later goes in first, to end up after
+	for i := range edits {
+		edits[i].seq = i
+	}
+	sort.Slice(edits, func(i, j int) bool {
+		if edits[i].start != edits[j].start {
+			return edits[i].start > edits[j].start
+		}
+		return edits[i].seq > edits[j].seq
+	})
+	out = append([]byte{}, later...)
+	for _, e := range edits {
+		out = append(out[:e.start], append(append([]byte{}, e.text...), out[e.end:]...)...)
+	}
+	return out, lost
+}
+
+// member is one member of a JSON object line: start is where it begins
+// (after the "{" or the previous value, so a "," before it is inside),
+// [vstart, vend) its value.
+type member struct {
+	key                 string
+	start, vstart, vend int
+}
+
+// members lists a JSON object's members in order, duplicates included.
+func members(text []byte) ([]member, bool) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var out []member
+	for dec.More() {
+		start := int(dec.InputOffset())
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, ok := t.(string)
+		if !ok {
+			return nil, false
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, false
+		}
+		end := int(dec.InputOffset())
+		out = append(out, member{key: key, start: start, vstart: end - len(raw), vend: end})
+	}
+	return out, true
+}
+
+// memberValues maps each key of a JSON object line to its value (the last
+// occurrence, as JSON.parse keeps).
+func memberValues(text []byte) (map[string]json.RawMessage, bool) {
+	ms, ok := members(text)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		out[m.key] = text[m.vstart:m.vend]
+	}
+	return out, true
+}
+
+// orderedKeys lists a JSON object line's keys in order, each once.
+func orderedKeys(text []byte) []string {
+	ms, _ := members(text)
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if !seen[m.key] {
+			seen[m.key] = true
+			out = append(out, m.key)
+		}
+	}
+	return out
+}
+
+// sameValue compares two JSON values without regard to spacing.
+func sameValue(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }

@@ -8,6 +8,20 @@ import (
 	"unicode/utf8"
 )
 
+// The bounds of a path strata keeps. Every kept path is shallow (the
+// built-in ones have at most three elements; a rule's glob has as many as it
+// spells out), while a remote's tree may nest to any depth: a chain of
+// 30 000 one-entry trees packs into 2 MB, and each path built along it costs
+// memory and time with the square of its depth. git itself stops at
+// core.maxTreeDepth (4096 since 2.44), a bound against stack overflow, not
+// against work. 64 levels leave a user's rules 20 times the depth of the
+// built-in paths; 4096 bytes is Linux's PATH_MAX, past which a path could
+// not be opened in one piece anyway.
+const (
+	MaxPathDepth = 64   // elements of a path (the root's trees nest at most 63 deep)
+	MaxPathLen   = 4096 // bytes of a path
+)
+
 // CheckPath is the one check of a path strata records, reads from a
 // remote's tree, or takes from the configuration: slash-separated and
 // relative, with no empty, "." or ".." element, no NUL byte, and no element
@@ -17,11 +31,16 @@ import (
 // dots or spaces, an alternate data stream ".git:...", the short name
 // "git~1", and backslash as a separator) and the HFS+ forms (".git" with
 // ignorable code points such as U+200C inside). A path that passes can be
-// written in a git tree that `git fsck --strict` accepts.
+// written in a git tree that `git fsck --strict` accepts. It also bounds
+// the path's size: at most MaxPathDepth elements and MaxPathLen bytes.
 func CheckPath(p string) error {
 	switch {
 	case p == "":
 		return errors.New("empty path")
+	case len(p) > MaxPathLen:
+		return fmt.Errorf("path of %d bytes, over %d", len(p), MaxPathLen)
+	case strings.Count(p, "/") >= MaxPathDepth:
+		return fmt.Errorf("path of %d elements, over %d", strings.Count(p, "/")+1, MaxPathDepth)
 	case strings.IndexByte(p, 0) >= 0:
 		return errors.New("NUL in path")
 	case p[0] == '/':

@@ -2,10 +2,16 @@ package syncer
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -149,4 +155,95 @@ func TestSyncNameTooLong(t *testing.T) {
 	if got := a.read(".claude/settings.json"); got != `{"n": 2}`+"\n" {
 		t.Errorf("settings.json = %q", got)
 	}
+}
+
+// writeLooseTree writes a tree object of one entry straight into the bare
+// repository at dir, as a remote could hold it, without a git process per
+// object (a deep chain needs thousands).
+func writeLooseTree(tb testing.TB, dir, mode, name, id string) string {
+	tb.Helper()
+	raw, err := hex.DecodeString(id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body := append([]byte(mode+" "+name+"\x00"), raw...)
+	obj := append([]byte(fmt.Sprintf("tree %d\x00", len(body))), body...)
+	sum := sha1.Sum(obj)
+	h := hex.EncodeToString(sum[:])
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(obj)
+	zw.Close()
+	p := filepath.Join(dir, "objects", h[:2], h[2:])
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, z.Bytes(), 0o444); err != nil && !errors.Is(err, fs.ErrPermission) {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// A remote head whose trees nest deeper, or whose paths run longer, than a
+// kept path may (state.MaxPathDepth, state.MaxPathLen) is refused like any
+// other unsafe tree, and the check reads no deeper than the bound: a chain
+// of 2 000 trees is refused at its 64th. A subtree already found safe where
+// it sat shallow is refused when it comes back nested past the bound.
+func TestSyncRefusesDeepRemoteTree(t *testing.T) {
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(".claude/settings.json", `{"n": 1}`+"\n")
+	a.record()
+	a.sync()
+	pushed := git(t, a.dir, "rev-parse", "refs/strata/state")
+	clean := git(t, w.remote, "rev-parse", pushed+"^{tree}")
+	chain := func(levels int, name string) string { // levels trees, a file at the bottom
+		h := writeLooseTree(t, w.remote, "100644", "f", blobIn(t, w.remote, "x"))
+		for i := 1; i < levels; i++ {
+			h = writeLooseTree(t, w.remote, "40000", name, h)
+		}
+		return h
+	}
+	// head puts tree sub at "deep" beside the clean tree's entries.
+	head := func(sub string) string {
+		entries := []rawEntry{{"40000", ".claude", git(t, w.remote, "rev-parse", clean+":.claude")}, {"40000", "deep", sub}}
+		commit := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, entries...), "-p", pushed, "-m", "deep")
+		git(t, w.remote, "update-ref", "refs/strata/state", commit)
+		return commit
+	}
+	refused := func(what, want string) {
+		t.Helper()
+		tracking := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/")
+		local := git(t, a.dir, "rev-parse", "refs/strata/state")
+		_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: sync = %v, want one line of an UnsafeTreeError with %q", what, err, want)
+		}
+		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+			t.Errorf("%s: the local state ref moved", what)
+		}
+		if got := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/"); got != tracking {
+			t.Errorf("%s: tracking ref %q, want %q", what, got, tracking)
+		}
+	}
+
+	// "deep/" + 62 more trees + "f": 64 elements, the most a path may have.
+	ok := chain(63, "d")
+	head(ok)
+	a.sync()
+	if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != git(t, w.remote, "rev-parse", "refs/strata/state") {
+		t.Fatal("a head at the bound was not taken")
+	}
+	pushed = git(t, a.dir, "rev-parse", "refs/strata/state")
+	clean = git(t, w.remote, "rev-parse", pushed+"^{tree}")
+
+	head(chain(64, "d"))
+	refused("one tree past the bound", "trees nested more than 63 deep")
+	head(writeLooseTree(t, w.remote, "40000", "x", ok)) // the tree taken above, one level lower
+	refused("a known tree, one level lower", "trees nested more than 63 deep")
+	head(chain(2000, "d"))
+	refused("2 000 trees", "trees nested more than 63 deep")
+	head(chain(17, strings.Repeat("n", 255)))
+	refused("a path of 16 names of 255 bytes", "bytes, over 4096")
 }

@@ -284,3 +284,50 @@ func TestResolutionSameNameKeepsBoth(t *testing.T) {
 	}
 	w.fsckAll()
 }
+
+// A graph merge that cannot keep an edit says so: b's observation on an
+// entity a deleted is dropped (the deletion wins), and b's sync reports
+// "both sides' edits kept except: ..." naming it and b's commit, in its
+// report and the merge commit, instead of "both sides' edits kept"; the
+// edit being b's own, b's report and status name its local version as
+// lost, with the restore. Members other than the server's three survive.
+func TestGraphMergeNamesWhatItDrops(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	a.write(graphPath, `{"type":"entity","name":"keep","entityType":"t","observations":["k"],"createdAt":"2026-01-14T22:28:02Z","version":1}`+"\n"+
+		`{"type":"entity","name":"gone","entityType":"t","observations":["g"]}`+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	a.write(graphPath, `{"type":"entity","name":"keep","entityType":"t","observations":["k","a's"],"createdAt":"2026-01-14T22:28:02Z","version":2}`+"\n")
+	a.record()
+	b.now = a.now.Add(time.Second)
+	b.write(graphPath, `{"type":"entity","name":"keep","entityType":"t","observations":["k"],"createdAt":"2026-01-14T22:28:02Z","version":1}`+"\n"+
+		`{"type":"entity","name":"gone","entityType":"t","observations":["g","b's edit"]}`+"\n")
+	b.record()
+	bEdit := git(t, b.dir, "rev-parse", "refs/strata/state")
+	a.sync()
+	rb := b.sync()
+	a.sync()
+	if len(rb.Decisions) != 1 || !rb.Decisions[0].MergedBoth || len(rb.Decisions[0].Dropped) != 1 ||
+		rb.Decisions[0].Dropped[0] != `entity "gone" deleted on the other side: its edits dropped (`+bEdit[:10]+`)` {
+		t.Errorf("b's decisions = %+v, want one merge naming the dropped edit", rb.Decisions)
+	}
+	msg := git(t, b.dir, "log", "-1", "--format=%B", "refs/strata/state")
+	if !strings.Contains(msg, `merged .claude/memory.jsonl: both sides' edits kept except: entity "gone" deleted`) {
+		t.Errorf("merge commit message:\n%s", msg)
+	}
+	if len(rb.Lost) != 1 || rb.Lost[0].Rev != bEdit {
+		t.Errorf("b's lost = %+v, want its version %s", rb.Lost, bEdit)
+	}
+	if lost, err := Losses(b.eng); err != nil || len(lost) != 1 {
+		t.Errorf("status's losses = %+v, %v", lost, err)
+	}
+	want := `{"type":"entity","name":"keep","entityType":"t","observations":["k","a's"],"createdAt":"2026-01-14T22:28:02Z","version":2}` + "\n"
+	for _, m := range []*machine{a, b} {
+		if got := m.read(graphPath); got != want {
+			t.Errorf("%s: graph =\n%s", m.name, got)
+		}
+	}
+	w.fsckAll()
+}

@@ -66,7 +66,7 @@ paths:
 		if err != nil {
 			return err
 		}
-		p.Why = out.Why
+		p.Why, p.Dropped, p.DroppedOurs = out.Why, out.Dropped, out.DroppedOurs
 		if out.Refused {
 			p.KeptLocal, p.Why = "merged version invalid: "+out.Why, ""
 		}

@@ -130,6 +130,9 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 		case d.Kept != "":
 			fmt.Fprintf(e.Out, "           kept local %s: %s\n", termSafe(d.Path), termSafe(d.Kept))
 			continue
+		case d.Merged && d.Dropped != "":
+			fmt.Fprintf(e.Out, "           merged %s: %s%s\n", termSafe(d.Path), engine.MergedExcept, termSafe(d.Dropped))
+			continue
 		case d.Merged:
 			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", d.Path)
 			continue

@@ -166,6 +166,8 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 			fmt.Fprintf(e.Out, "kept local %s: %s\n", name(d.Path), d.KeptLocal)
 		case d.KeptBoth != "":
 			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", name(d.Path), d.KeptBoth)
+		case d.MergedBoth && len(d.Dropped) > 0:
+			fmt.Fprintf(e.Out, "merged %s: %s%s\n", name(d.Path), engine.MergedExcept, termSafe(strings.Join(d.Dropped, "; ")))
 		case d.MergedBoth:
 			fmt.Fprintf(e.Out, "merged %s: both sides' edits kept\n", name(d.Path))
 		case d.Why != "":
