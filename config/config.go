@@ -417,6 +417,13 @@ func (c *Config) classify(rel string) (Kept, string) {
 	return Kept{}, whyNot
 }
 
+// Named reports whether a user rule names rel exactly (the whole path, no
+// wildcard): such a file is kept even when it is private.
+func (c *Config) Named(rel string) bool {
+	r, ok := c.userRule(rel)
+	return ok && !r.Ignore && r.Glob == rel
+}
+
 // privacy is why a matched path is withheld, "" when it is kept.
 func (c *Config) privacy(rel string, named bool) string {
 	switch {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -94,19 +95,31 @@ func (e *Engine) Withheld() []Private {
 	return out
 }
 
-// Unpublishable checks what a push of head would publish: every path of its
-// tree and every path recorded by the commits the remote (at fetched) does
-// not have yet. A path the current rules would not keep (a private file, a
-// file outside the work tree, a path with "~" or "..") is a problem, unless
-// the remote's tree already holds it: pushing it would publish something
-// this machine does not mean to share.
+// Unpublishable checks what a push of head would publish beyond what the
+// remote (at fetched) holds: each path of head's tree at a version other
+// than the remote's, and each path recorded by the commits the remote lacks.
+// Such a path the current rules would not keep (a private file, a file
+// outside the work tree, a path with "~" or "..") is a problem, unless every
+// version of it the push would publish is the one the remote's tree already
+// holds: a path made private after it was published may go out again only as
+// that exact version (a recorded deletion publishes nothing), so neither a
+// new secret in it nor a path name a hostile pusher planted on the remote
+// disables the check.
+//
+// Whether git ignores a path is asked of git itself here (one `git
+// check-ignore` over the paths the rules would keep, Store.CheckIgnore), so
+// a source of git's rules that the in-process matcher reads differently
+// (gitstore.Ignores) cannot let an ignored file out: one git ignores is
+// published only when a user rule names it exactly. The home view, whose
+// tree names are not work-tree paths, is not asked about.
 //
 // The commits the remote lacks are found in-process (PathsSinceQuick).
 // That walk, like git's, goes by commit date, so where clocks were skewed
 // it may count a commit the remote already has: only when it finds a
-// problem is git rev-list asked too (PathsSince), and a problem stands
-// only where both count its commit (each counts every commit the remote
-// lacks) or the head's tree holds its path.
+// problem is git rev-list asked too (VersionsSince), and a problem stands
+// only where the head's tree holds its path at a version other than the
+// remote's, or a commit rev-list counts (it counts every commit the remote
+// lacks) records such a version.
 func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state.Problems, error) {
 	files, err := e.store.Files(head)
 	if err != nil {
@@ -122,45 +135,70 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 	if err != nil {
 		return nil, err
 	}
-	for p := range files {
-		local[p] = true
+	for p, blob := range files {
+		if remote[p] != blob {
+			local[p] = true
+		}
 	}
-	ps := e.unpublishable(local, remote)
-	if len(ps) == 0 {
-		return nil, nil
-	}
-	exact, err := e.store.PathsSince(ctx, head, fetched)
-	if err != nil {
+	why, err := e.unpublishable(ctx, local)
+	if err != nil || len(why) == 0 {
 		return nil, err
 	}
-	return slices.DeleteFunc(ps, func(p state.Problem) bool {
-		_, inTree := files[p.Path]
-		return !exact[p.Path] && !inTree
-	}), nil
-}
-
-// unpublishable returns a problem for each local path the remote does not
-// hold and the current rules would not keep.
-func (e *Engine) unpublishable(local map[string]bool, remote map[string]string) state.Problems {
-	var ps state.Problems
-	for _, p := range sortedKeys(local) {
-		if _, held := remote[p]; held {
-			continue
-		}
-		why := ""
-		if strings.HasPrefix(p, "~") || gitstore.ValidPath(p) != nil {
-			why = "outside the work tree"
-		} else if _, ok := e.cfg.Classify(p); !ok { // a kept path is never private
-			why = "no rule keeps it"
-			if private := e.cfg.Private(p); private != "" {
-				why = "private: " + private
-			}
-		}
-		if why != "" {
-			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why + "); sync refuses to publish it, nothing was pushed"})
+	newInTree := func(p string) bool { blob, in := files[p]; return in && blob != remote[p] }
+	var recheck []string
+	for p := range why {
+		if !newInTree(p) {
+			recheck = append(recheck, p)
 		}
 	}
-	return ps
+	var versions map[string]map[string]bool
+	if len(recheck) > 0 {
+		if versions, err = e.store.VersionsSince(ctx, head, fetched, recheck); err != nil {
+			return nil, err
+		}
+	}
+	var ps state.Problems
+	for _, p := range slices.Sorted(maps.Keys(why)) {
+		stands := newInTree(p)
+		for v := range versions[p] {
+			stands = stands || v != remote[p]
+		}
+		if stands {
+			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed"})
+		}
+	}
+	return ps, nil
+}
+
+// unpublishable returns, by path, why each of paths is one the current
+// rules would not keep: outside the work tree, kept by no rule, private by
+// the in-process rules, or ignored by git as git itself answers (unless a
+// user rule names it exactly).
+func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[string]string, error) {
+	why := map[string]string{}
+	var ask []string
+	for _, p := range sortedKeys(paths) {
+		if strings.HasPrefix(p, "~") || gitstore.ValidPath(p) != nil {
+			why[p] = "outside the work tree"
+		} else if _, ok := e.cfg.Classify(p); !ok { // a kept path is never private
+			why[p] = "no rule keeps it"
+			if private := e.cfg.Private(p); private != "" {
+				why[p] = "private: " + private
+			}
+		} else if e.display == "" && !e.cfg.Named(p) {
+			ask = append(ask, p)
+		}
+	}
+	if len(ask) > 0 {
+		ignored, err := e.store.CheckIgnore(ctx, ask)
+		if err != nil {
+			return nil, err
+		}
+		for p := range ignored {
+			why[p] = "private: ignored by git"
+		}
+	}
+	return why, nil
 }
 
 func sortedKeys(m map[string]bool) []string {

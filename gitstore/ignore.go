@@ -7,16 +7,16 @@ import (
 	"strings"
 	"sync"
 
-	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // Ignores answers git's question "is this path ignored?" for the work tree,
-// with git's own rules: core.excludesFile (from the repository's config, the
-// global config, or $XDG_CONFIG_HOME/git/ignore by default), .git/info/exclude,
+// with git's own rules: core.excludesFile (as readIgnoreSettings finds it,
+// else $XDG_CONFIG_HOME/git/ignore), .git/info/exclude,
 // and every .gitignore from the root down to the file's directory, the deeper
 // winning; a file under an ignored directory is ignored whatever a later
-// pattern says; and a file git tracks is never ignored. .gitignore files are
+// pattern says; a file git tracks is never ignored; with core.ignorecase
+// case does not count. .gitignore files are
 // read lazily, once per directory a question reaches, and the index only
 // when a path is ignored by pattern, so asking about a few kept files costs
 // a few small reads.
@@ -28,6 +28,9 @@ type Ignores struct {
 	base      []gitignore.Pattern  // excludesFile, info/exclude, read with the root's rules
 	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
 	tracked   map[string]bool      // the index's paths, read on first need
+	// fold is core.ignorecase: patterns, paths and the index's paths are
+	// compared lowercased, as git compares them case-insensitively.
+	fold bool
 }
 
 // Ignores returns the ignore rules of this work tree. Nothing is read until
@@ -46,7 +49,7 @@ func (ig *Ignores) Ignored(rel string) bool {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	d := ig.dir(segs[:len(segs)-1])
-	if !d.ignored && !d.m.Match(segs, false) {
+	if !d.ignored && !d.m.Match(ig.folded(segs), false) {
 		return false
 	}
 	return !ig.isTracked(rel)
@@ -68,15 +71,17 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 	}
 	var d *dirRules
 	if len(segs) == 0 {
-		ig.base = append(ig.base, readIgnoreFile(excludesFile(ig.commonDir), nil)...)
-		ig.base = append(ig.base, readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"), nil)...)
+		set := readIgnoreSettings(ig.gitDir, ig.commonDir)
+		ig.fold = set.ignoreCase
+		ig.base = append(ig.base, ig.readIgnoreFile(excludesFile(set.excludesFile, ig.root), nil)...)
+		ig.base = append(ig.base, ig.readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"), nil)...)
 		d = &dirRules{ps: ig.base}
 	} else {
 		parent := ig.dir(segs[:len(segs)-1])
-		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.m.Match(segs, true)}
+		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.m.Match(ig.folded(segs), true)}
 	}
 	name := filepath.Join(append([]string{ig.root}, append(append([]string{}, segs...), ".gitignore")...)...)
-	if own := readIgnoreFile(name, append([]string{}, segs...)); len(own) > 0 {
+	if own := ig.readIgnoreFile(name, ig.folded(segs)); len(own) > 0 {
 		d.ps = append(append([]gitignore.Pattern{}, d.ps...), own...)
 	}
 	d.m = gitignore.NewMatcher(d.ps)
@@ -90,15 +95,36 @@ func (ig *Ignores) isTracked(rel string) bool {
 		s := &Store{gitDir: ig.gitDir}
 		if files, err := s.Staged(""); err == nil {
 			for p := range files {
+				if ig.fold {
+					p = strings.ToLower(p)
+				}
 				ig.tracked[p] = true
 			}
 		}
 	}
+	if ig.fold {
+		rel = strings.ToLower(rel)
+	}
 	return ig.tracked[rel]
 }
 
-// readIgnoreFile parses one ignore file; a missing or unreadable one is empty.
-func readIgnoreFile(name string, domain []string) []gitignore.Pattern {
+// folded returns segs as the patterns are matched against them: a
+// lowercased copy under core.ignorecase, else a copy.
+func (ig *Ignores) folded(segs []string) []string {
+	out := make([]string, len(segs))
+	for i, s := range segs {
+		if ig.fold {
+			s = strings.ToLower(s)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// readIgnoreFile parses one ignore file; a missing or unreadable one is
+// empty. Under core.ignorecase its patterns are lowercased (domain already
+// is, see folded).
+func (ig *Ignores) readIgnoreFile(name string, domain []string) []gitignore.Pattern {
 	if name == "" {
 		return nil
 	}
@@ -114,49 +140,31 @@ func readIgnoreFile(name string, domain []string) []gitignore.Pattern {
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}
+		if ig.fold {
+			line = strings.ToLower(line)
+		}
 		ps = append(ps, gitignore.ParsePattern(line, domain))
 	}
 	return ps
 }
 
-// excludesFile finds core.excludesFile as git does: the repository's config
-// over the global ones, else $XDG_CONFIG_HOME/git/ignore (~/.config/git/ignore).
-func excludesFile(commonDir string) string {
-	home, _ := os.UserHomeDir()
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
-	var configs []string
-	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		configs = append(configs, "/etc/gitconfig")
-	}
-	if xdg != "" {
-		configs = append(configs, filepath.Join(xdg, "git", "config"))
-	}
-	if home != "" {
-		configs = append(configs, filepath.Join(home, ".gitconfig"))
-	}
-	configs = append(configs, filepath.Join(commonDir, "config"))
-	found := ""
-	for _, c := range configs { // later files win, as in git
-		data, err := os.ReadFile(c)
-		if err != nil {
-			continue
+// excludesFile is the ignore file core.excludesFile (found, as read by
+// readIgnoreSettings) names, relative to the work tree as git reads it; when
+// unset, $XDG_CONFIG_HOME/git/ignore (~/.config/git/ignore).
+func excludesFile(found, root string) string {
+	if found == "" {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" {
+			home, err := os.UserHomeDir()
+			if err != nil || home == "" {
+				return ""
+			}
+			xdg = filepath.Join(home, ".config")
 		}
-		raw := gitconfig.New()
-		if gitconfig.NewDecoder(strings.NewReader(string(data))).Decode(raw) != nil {
-			continue
-		}
-		if v := raw.Section("core").Options.Get("excludesfile"); v != "" {
-			found = v
-		}
-	}
-	if found == "" && xdg != "" {
 		return filepath.Join(xdg, "git", "ignore")
 	}
-	if rest, ok := strings.CutPrefix(found, "~/"); ok && home != "" {
-		found = filepath.Join(home, rest)
+	if !filepath.IsAbs(found) {
+		found = filepath.Join(root, found)
 	}
 	return found
 }

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,5 +85,122 @@ func BenchmarkIgnored1000(b *testing.B) {
 		for _, p := range paths {
 			ig.Ignored(p)
 		}
+	}
+}
+
+// TestIgnoresAgreeWithGitConfig asks git check-ignore, Ignores and
+// CheckIgnore the same questions under each way git's configuration can
+// change the answer: core.ignorecase, core.excludesFile set through
+// [include] (before and after the file's own setting), [includeIf] with a
+// gitdir:, gitdir/i: or onbranch: condition (met and not met),
+// $GIT_CONFIG_GLOBAL and $GIT_CONFIG_COUNT.
+func TestIgnoresAgreeWithGitConfig(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	paths := []string{".claude/secrets.json", ".claude/Secrets.json", ".claude/token.json", ".claude/other.json",
+		"Dir/a.json", "dir/b.json", "x.tok", "x.env", "x.key"}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, home, dir string)
+	}{
+		{"ignorecase", func(t *testing.T, home, dir string) {
+			runGit(t, dir, "config", "core.ignorecase", "true")
+			writeFile(t, filepath.Join(dir, ".gitignore"), ".claude/SECRETS.json\nDIR/\n*.TOK\n")
+		}},
+		{"ignorecase-global", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[core]\n\tignoreCase\n")
+			writeFile(t, filepath.Join(dir, ".gitignore"), ".claude/SECRETS.json\n")
+		}},
+		{"include", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "inc.cfg"), "[core]\n\texcludesFile = "+filepath.Join(home, "excl")+"\n")
+			runGit(t, dir, "config", "include.path", "../../home/inc.cfg") // relative to .git/config
+		}},
+		{"include-before-own", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "excl2"), "*.env\n")
+			writeFile(t, filepath.Join(home, "inc.cfg"), "[core]\n\texcludesFile = "+filepath.Join(home, "excl")+"\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[include]\n\tpath = inc.cfg\n[core]\n\texcludesFile = \"~/excl2\" ; a comment\n")
+		}},
+		{"includeif-gitdir", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "excl2"), "*.key\n")
+			writeFile(t, filepath.Join(home, "work.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, "other.cfg"), "[core]\n\tignorecase = true\n\texcludesFile = ~/excl2\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[includeIf \"gitdir:"+filepath.Dir(dir)+"/\"]\n\tpath = work.cfg\n"+
+				"[includeIf \"gitdir:/no/such/place/\"]\n\tpath = other.cfg\n")
+		}},
+		{"includeif-gitdir-i-relative", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "*.env\n")
+			writeFile(t, filepath.Join(home, "work.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[includeIf \"gitdir/i:"+strings.ToUpper(filepath.Base(dir))+"/\"]\n\tpath = work.cfg\n")
+		}},
+		{"includeif-onbranch", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "excl2"), "*.key\n")
+			writeFile(t, filepath.Join(home, "main.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, "dev.cfg"), "[core]\n\texcludesFile = ~/excl2\n")
+			runGit(t, dir, "config", "includeIf.onbranch:ma*.path", filepath.Join(home, "main.cfg"))
+			runGit(t, dir, "config", "includeIf.onbranch:dev/.path", filepath.Join(home, "dev.cfg"))
+		}},
+		{"git-config-global", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "global.cfg"), "[core]\n\texcludesFile = "+filepath.Join(home, "excl")+"\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[core]\n\tignorecase = true\n") // not read: GIT_CONFIG_GLOBAL replaces it
+			writeFile(t, filepath.Join(dir, ".gitignore"), ".claude/SECRETS.json\n")
+			t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "global.cfg"))
+		}},
+		{"git-config-count", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "*.key\n")
+			t.Setenv("GIT_CONFIG_COUNT", "1")
+			t.Setenv("GIT_CONFIG_KEY_0", "core.excludesFile")
+			t.Setenv("GIT_CONFIG_VALUE_0", filepath.Join(home, "excl"))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := realPath(t, t.TempDir())
+			home, dir := filepath.Join(base, "home"), filepath.Join(base, "repo")
+			for _, d := range []string{home, dir} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("HOME", home)
+			t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			runGit(t, dir, "init", "-q", "-b", "main", ".")
+			c.setup(t, home, dir)
+			cmd := exec.Command("git", "check-ignore", "--stdin")
+			cmd.Dir = dir
+			cmd.Stdin = strings.NewReader(strings.Join(paths, "\n") + "\n")
+			out, _ := cmd.Output() // exit 1 when nothing is ignored
+			want := map[string]bool{}
+			for _, l := range strings.Fields(string(out)) {
+				want[l] = true
+			}
+			if len(want) == 0 {
+				t.Fatal("git check-ignore ignored nothing: the fixture is broken")
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ig := s.Ignores()
+			asked, err := s.CheckIgnore(context.Background(), paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range paths {
+				if got := ig.Ignored(p); got != want[p] {
+					t.Errorf("%s: Ignored %v, git check-ignore %v", p, got, want[p])
+				}
+				if asked[p] != want[p] {
+					t.Errorf("%s: CheckIgnore %v, git check-ignore %v", p, asked[p], want[p])
+				}
+			}
+		})
 	}
 }

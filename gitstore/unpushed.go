@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -119,4 +120,58 @@ func (s *Store) LastChanges(commit string, paths []string, max int) (map[string]
 		h = ci.parents[0]
 	}
 	return out, nil
+}
+
+// VersionsSince returns, for each of paths, the blob ids that the commits
+// reachable from head but not from base ("" base: every commit of head)
+// hold at that path where their trailers name it: the versions of it a push
+// of head publishes beyond what the remote at base holds. A commit that
+// records the path's deletion adds none. Like PathsSince it asks git
+// rev-list for the commits, so clock skew cannot hide one.
+func (s *Store) VersionsSince(ctx context.Context, head, base string, paths []string) (map[string]map[string]bool, error) {
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	args := []string{"rev-list", head}
+	if base != "" {
+		args = append(args, "^"+base)
+	}
+	args = append(args, "--")
+	out, err := s.git(ctx, nil, args...)
+	if err != nil {
+		return nil, fmt.Errorf("rev-list: %w", err)
+	}
+	versions := map[string]map[string]bool{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, line := range strings.Split(out, "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		if len(line) != 40 {
+			return nil, fmt.Errorf("rev-list: unexpected line %q", line)
+		}
+		ci, err := s.readCommit(plumbing.NewHash(line))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range parseTrailers(ci.message) {
+			if !want[e.Path] {
+				continue
+			}
+			te, err := s.lookup(ci.tree, e.Path)
+			if errors.Is(err, state.ErrNotFound) || err == nil && te.IsDir() {
+				continue // deleted here: nothing of it is published
+			}
+			if err != nil {
+				return nil, err
+			}
+			if versions[e.Path] == nil {
+				versions[e.Path] = map[string]bool{}
+			}
+			versions[e.Path][te.Hash.String()] = true
+		}
+	}
+	return versions, nil
 }

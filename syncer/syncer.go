@@ -399,15 +399,19 @@ func losses(m *engine.Merge) []engine.Lost {
 		if l.Refused == "" || replaced[l.Path] {
 			out = append(out, l)
 		}
-		if p.MergedBoth && p.DroppedOurs && p.OursAt.Commit != "" {
-			// the merge kept most of the local version but not all: it
-			// stays named, with its restore, until the path is recorded again
-			rep.Lost = append(rep.Lost, engine.Lost{Path: p.Path, Rev: p.OursAt.Commit, Winner: m.Head})
-		}
 	}
 	for _, p := range m.Paths {
 		if lostLocal(p) {
 			out = append(out, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+		}
+		if p.MergedBoth && p.DroppedOurs && p.OursAt.Commit != "" {
+			// the merge kept most of the local version but not all: it
+			// stays named, with its restore, until the path is recorded again
+			winner := m.Head
+			if winner == "" { // named for the journal, before the merge commit is written
+				winner = m.Theirs
+			}
+			out = append(out, engine.Lost{Path: p.Path, Rev: p.OursAt.Commit, Winner: winner})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })

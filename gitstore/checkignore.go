@@ -1,0 +1,97 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// CheckIgnore asks git itself which of the repo-relative paths it ignores:
+// one `git check-ignore --stdin -z` in the work tree, so every source of
+// git's rules counts exactly as git counts it (core.ignorecase,
+// core.excludesFile set through [include]/[includeIf] or $GIT_CONFIG_GLOBAL,
+// `-c` and GIT_CONFIG_* settings), and a file git tracks is never ignored.
+// Ignores answers the same question in-process for the commands that must
+// start fast; sync asks git before it publishes anything (engine.Unpublishable).
+//
+// A path git refuses to consider (one whose folder on disk is a symbolic
+// link: "beyond a symbolic link") is not given to git and is answered by
+// Ignores instead. A store with no work tree ignores nothing. It returns an
+// error only when git cannot be run or fails.
+func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if s.root == "" || len(paths) == 0 {
+		return out, nil
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, errors.New("sync needs the git binary on PATH")
+	}
+	var in bytes.Buffer
+	var ig *Ignores
+	linked := map[string]bool{} // by folder: whether it, or one above it, is a symlink
+	for _, p := range paths {
+		if p == "" || strings.ContainsRune(p, 0) {
+			continue
+		}
+		if s.beyondSymlink(p, linked) {
+			if ig == nil {
+				ig = s.Ignores()
+			}
+			if ig.Ignored(p) {
+				out[p] = true
+			}
+			continue
+		}
+		in.WriteString(p)
+		in.WriteByte(0)
+	}
+	if in.Len() == 0 {
+		return out, nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "check-ignore", "--stdin", "-z")
+	cmd.Dir = s.root
+	cmd.Stdin = &in
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		err = nil // git's answer: none of them is ignored
+	}
+	if err != nil {
+		return nil, &gitError{args: []string{"check-ignore"}, stderr: stderr.String(), err: err}
+	}
+	for _, p := range strings.Split(stdout.String(), "\x00") {
+		if p != "" {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
+// beyondSymlink reports whether a folder of the repo-relative path p is a
+// symbolic link in the work tree, caching each folder's answer in linked.
+func (s *Store) beyondSymlink(p string, linked map[string]bool) bool {
+	dir := ""
+	for _, seg := range strings.Split(p, "/")[:strings.Count(p, "/")] {
+		if dir == "" {
+			dir = seg
+		} else {
+			dir += "/" + seg
+		}
+		l, ok := linked[dir]
+		if !ok {
+			fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(dir)))
+			l = err == nil && fi.Mode()&os.ModeSymlink != 0
+			linked[dir] = l
+		}
+		if l {
+			return true
+		}
+	}
+	return false
+}

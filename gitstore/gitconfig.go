@@ -1,0 +1,355 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ignoreSettings are the two settings of git's configuration that decide
+// what it ignores beyond the ignore files themselves.
+type ignoreSettings struct {
+	excludesFile string // core.excludesFile, "" when unset
+	ignoreCase   bool   // core.ignorecase
+}
+
+// readIgnoreSettings reads core.excludesFile and core.ignorecase as git
+// does, later wins: the system file ($GIT_CONFIG_SYSTEM, else
+// /etc/gitconfig; none with $GIT_CONFIG_NOSYSTEM), the global ones
+// ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config and ~/.gitconfig),
+// the repository's config, then $GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n pairs.
+// [include] path and [includeIf] with a gitdir:, gitdir/i: or onbranch:
+// condition are read where they stand (at most 10 deep, as git). Not read:
+// hasconfig: conditions (never met here), config.worktree, and `git -c`
+// settings ($GIT_CONFIG_PARAMETERS); sync asks git itself before it
+// publishes anything (Store.CheckIgnore), so what this misreads is at worst
+// recorded locally, never pushed.
+func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
+	home, _ := os.UserHomeDir()
+	r := &configReader{gitDir: gitDir, home: home}
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		sys := "/etc/gitconfig"
+		if v, ok := os.LookupEnv("GIT_CONFIG_SYSTEM"); ok {
+			sys = v
+		}
+		r.file(sys, 0)
+	}
+	if v, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		r.file(v, 0)
+	} else {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" && home != "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		if xdg != "" {
+			r.file(filepath.Join(xdg, "git", "config"), 0)
+		}
+		if home != "" {
+			r.file(filepath.Join(home, ".gitconfig"), 0)
+		}
+	}
+	r.file(filepath.Join(commonDir, "config"), 0)
+	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
+		for i := 0; i < n; i++ {
+			key := strings.ToLower(os.Getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i)))
+			if sec, name, ok := strings.Cut(key, "."); ok {
+				r.setting(sec, "", name, os.Getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), true, "", 0)
+			}
+		}
+	}
+	return r.set
+}
+
+// configReader follows git's configuration files and their includes.
+type configReader struct {
+	gitDir string
+	home   string
+	set    ignoreSettings
+}
+
+// file reads one configuration file; a missing or unreadable one is empty.
+func (r *configReader) file(name string, depth int) {
+	if name == "" || depth > 10 {
+		return
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return
+	}
+	parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
+		r.setting(sec, sub, key, val, hasVal, name, depth)
+	})
+}
+
+// setting takes one variable of the file from (section and key lowercase).
+func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from string, depth int) {
+	switch {
+	case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
+		r.set.excludesFile = r.expand(val)
+	case sec == "core" && sub == "" && key == "ignorecase":
+		r.set.ignoreCase = gitBool(val, hasVal)
+	case key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)):
+		p := r.expand(val)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(from), p)
+		}
+		r.file(p, depth+1)
+	}
+}
+
+// expand replaces a leading "~/" with the home directory, as git does for
+// pathname values.
+func (r *configReader) expand(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && r.home != "" {
+		return filepath.Join(r.home, rest)
+	}
+	return p
+}
+
+// met reports whether an includeIf condition holds for this repository.
+func (r *configReader) met(cond, from string) bool {
+	kind, pat, ok := strings.Cut(cond, ":")
+	if !ok || pat == "" {
+		return false
+	}
+	switch kind {
+	case "gitdir", "gitdir/i":
+		pat = r.expand(pat)
+		if rest, ok := strings.CutPrefix(pat, "./"); ok {
+			pat = filepath.Dir(from) + "/" + rest
+		}
+		if !strings.HasPrefix(pat, "/") {
+			pat = "**/" + pat
+		}
+		if strings.HasSuffix(pat, "/") {
+			pat += "**"
+		}
+		re := wildRegexp(pat, kind == "gitdir/i")
+		dirs := []string{filepath.ToSlash(r.gitDir)}
+		if real, err := filepath.EvalSymlinks(r.gitDir); err == nil {
+			dirs = append(dirs, filepath.ToSlash(real))
+		}
+		for _, d := range dirs {
+			if re != nil && re.MatchString(strings.TrimSuffix(d, "/")) {
+				return true
+			}
+		}
+	case "onbranch":
+		head, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+		branch, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
+		if err != nil || !ok {
+			return false
+		}
+		if strings.HasSuffix(pat, "/") {
+			pat += "**"
+		}
+		re := wildRegexp(pat, false)
+		return re != nil && re.MatchString(branch)
+	}
+	return false
+}
+
+// gitBool reads a boolean value as git does; a key with no value is true.
+func gitBool(v string, hasVal bool) bool {
+	if !hasVal {
+		return true
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on":
+		return true
+	case "false", "no", "off", "":
+		return false
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n != 0
+}
+
+// wildRegexp compiles a wildmatch pattern with git's WM_PATHNAME rules ("*"
+// and "?" stop at "/", "**/" and "/**" span folders) into a regexp; nil when
+// it does not compile.
+func wildRegexp(pat string, fold bool) *regexp.Regexp {
+	var b strings.Builder
+	if fold {
+		b.WriteString("(?i)")
+	}
+	b.WriteString("^")
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case c == '*' && i+1 < len(pat) && pat[i+1] == '*':
+			j := i
+			for j < len(pat) && pat[j] == '*' {
+				j++
+			}
+			if (i == 0 || pat[i-1] == '/') && j < len(pat) && pat[j] == '/' {
+				b.WriteString("(?:.*/)?")
+				i = j
+			} else {
+				b.WriteString(".*")
+				i = j - 1
+			}
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			k := i + 1
+			if k < len(pat) && (pat[k] == '!' || pat[k] == '^') {
+				k++
+			}
+			if k < len(pat) && pat[k] == ']' {
+				k++
+			}
+			end := strings.IndexByte(pat[k:], ']')
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := pat[i+1 : k+end]
+			b.WriteString("[")
+			if class[0] == '!' || class[0] == '^' {
+				b.WriteString("^")
+				class = class[1:]
+			}
+			for j := 0; j < len(class); j++ {
+				if strings.IndexByte(`\[]^`, class[j]) >= 0 {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(class[j])
+			}
+			b.WriteString("]")
+			i = k + end
+		case c == '\\' && i+1 < len(pat):
+			b.WriteString(regexp.QuoteMeta(pat[i+1 : i+2]))
+			i++
+		default:
+			b.WriteString(regexp.QuoteMeta(pat[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+// parseConfig calls visit for each variable of a git configuration file, in
+// order: section and key lowercased, the subsection as written ("" for none;
+// the old [section.sub] form lowercased), the value with quotes and escapes
+// resolved, and whether there was a value ("key" alone means true). Lines
+// it cannot read are skipped.
+func parseConfig(data string, visit func(sec, sub, key, val string, hasVal bool)) {
+	sec, sub := "", ""
+	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimLeft(lines[i], " \t")
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if q := strings.IndexByte(line, '"'); q >= 0 && q < end {
+				end = q + 1 + closingQuote(line[q+1:])
+				end += strings.IndexByte(line[end:], ']')
+			}
+			if end <= 0 {
+				sec = ""
+				continue
+			}
+			head := strings.TrimSpace(line[1:end])
+			sec, sub = head, ""
+			if name, rest, ok := strings.Cut(head, " "); ok {
+				sec, sub = name, unquote(strings.TrimSpace(rest))
+			} else if name, rest, ok := strings.Cut(head, "."); ok {
+				sec, sub = name, strings.ToLower(rest)
+			}
+			sec = strings.ToLower(sec)
+			line = strings.TrimLeft(line[end+1:], " \t")
+			if line == "" || line[0] == '#' || line[0] == ';' {
+				continue
+			}
+		}
+		if sec == "" {
+			continue
+		}
+		key, val, hasVal := line, "", false
+		if k, v, ok := strings.Cut(line, "="); ok {
+			key, val, hasVal = k, v, true
+			for strings.HasSuffix(strings.TrimRight(val, " \t"), `\`) && !strings.HasSuffix(strings.TrimRight(val, " \t"), `\\`) && i+1 < len(lines) {
+				val = strings.TrimSuffix(strings.TrimRight(val, " \t"), `\`) + lines[i+1]
+				i++
+			}
+		}
+		key = strings.ToLower(strings.TrimSpace(strings.Fields(key + " ")[0]))
+		visit(sec, sub, key, configValue(val), hasVal)
+	}
+}
+
+// closingQuote is the index of the quote closing s (which follows an
+// opening one), past escapes; len(s) when none does.
+func closingQuote(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(s)
+}
+
+// unquote resolves a subsection's quotes and backslashes.
+func unquote(s string) string {
+	s = strings.TrimPrefix(s, `"`)
+	s = s[:closingQuote(s)]
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// configValue resolves a value's quotes, escapes and comments; spaces
+// outside quotes are trimmed at both ends.
+func configValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	pending := "" // spaces kept only when something follows
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+			continue
+		case !quoted && (c == '#' || c == ';'):
+			return b.String()
+		case !quoted && (c == ' ' || c == '\t'):
+			if b.Len() > 0 {
+				pending += string(c)
+			}
+			continue
+		case c == '\\' && i+1 < len(v):
+			i++
+			switch v[i] {
+			case 'n':
+				c = '\n'
+			case 't':
+				c = '\t'
+			case 'b':
+				c = '\b'
+			default:
+				c = v[i]
+			}
+		}
+		b.WriteString(pending)
+		pending = ""
+		b.WriteByte(c)
+	}
+	return b.String()
+}
