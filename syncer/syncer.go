@@ -62,6 +62,17 @@ type Report struct {
 	recovered []engine.Lost
 }
 
+// problem adds problems to the report, each once: a kept file that is a
+// symbolic link is refused by the scan for unrecorded edits and again when
+// the merge would write it, in the same words.
+func (rep *Report) problem(ps ...state.Problem) {
+	for _, p := range ps {
+		if !slices.Contains(rep.Problems, p) {
+			rep.Problems = append(rep.Problems, p)
+		}
+	}
+}
+
 // ErrNoOrigin is a sync without REMOTE in a repository that has no remote
 // named origin.
 var ErrNoOrigin = errors.New("no remote named origin; name one: strata sync REMOTE")
@@ -281,7 +292,7 @@ func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) err
 			rep.Recorded = append(rep.Recorded, o.Path)
 		}
 		if o.Invalid() {
-			rep.Problems = append(rep.Problems, o.Problems...)
+			rep.problem(o.Problems...)
 		}
 	}
 	return err
@@ -542,7 +553,7 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 		var unwritable *state.Problem
 		switch {
 		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is
-			rep.Problems = append(rep.Problems, *unwritable)
+			rep.problem(*unwritable)
 		case err != nil:
 			return err
 		case written:
