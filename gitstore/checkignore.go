@@ -46,6 +46,9 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 			}
 			continue
 		}
+		if p[0] == ':' { // a name, not pathspec magic (":(exclude)x" made git fail the whole check)
+			in.WriteString("./")
+		}
 		in.WriteString(p)
 		in.WriteByte(0)
 	}
@@ -66,6 +69,9 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 		return nil, &gitError{args: []string{"check-ignore"}, stderr: stderr.String(), err: err}
 	}
 	for _, p := range strings.Split(stdout.String(), "\x00") {
+		if rest, ok := strings.CutPrefix(p, "./:"); ok {
+			p = ":" + rest
+		}
 		if p != "" {
 			out[p] = true
 		}

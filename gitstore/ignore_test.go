@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,5 +203,30 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A path is a name to CheckIgnore, never a pathspec: one that starts with
+// ':' (git's pathspec magic: ":(exclude)x" made git fail the whole check,
+// ":(top)secret" was judged as "secret") is asked as what it is.
+func TestCheckIgnoreTakesNamesNotPathspecs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	runGit(t, dir, "init", "-q", ".")
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("secret*\n:(top)ignored\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.CheckIgnore(context.Background(), []string{":(exclude)x", ":(top)secret1", ":(top)ignored", "secret2", "kept"})
+	if err != nil {
+		t.Fatalf("CheckIgnore: %v", err)
+	}
+	want := map[string]bool{":(top)ignored": true, "secret2": true}
+	if !maps.Equal(got, want) {
+		t.Errorf("CheckIgnore = %v, want %v", got, want)
 	}
 }
