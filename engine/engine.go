@@ -524,9 +524,15 @@ func (e *Engine) BadNames() (state.Problems, error) {
 	}
 	var ps state.Problems
 	for _, rel := range bad {
-		ps = append(ps, state.Problem{Path: strconv.Quote(rel), Message: "file name contains a control character; not kept (rename it)"})
+		ps = append(ps, BadName(rel))
 	}
 	return ps, nil
+}
+
+// BadName is the problem of a file that would be kept but for a control
+// character in its name (config.BadName), its name quoted.
+func BadName(rel string) state.Problem {
+	return state.Problem{Path: strconv.Quote(rel), Message: "file name contains a control character; not kept (rename it)"}
 }
 
 // Result is the validation of one kept file.

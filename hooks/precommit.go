@@ -45,10 +45,19 @@ func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 	}
 
 	changed := map[string]config.Kept{}
+	var badNames []string
 	for p, sf := range staged {
 		if k, ok := eng.Config().Classify(p); ok && head[p] != sf.Blob {
 			changed[p] = k
+		} else if !ok && head[p] != sf.Blob && eng.Config().BadName(p) {
+			badNames = append(badNames, p) // refused as validate refuses it
 		}
+	}
+	sort.Strings(badNames)
+	for _, p := range badNames {
+		rep.Checked++
+		rep.Invalid++
+		rep.Problems = append(rep.Problems, engine.BadName(p))
 	}
 	for p := range head {
 		if _, ok := staged[p]; !ok {
