@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -530,9 +529,10 @@ func (e *Engine) BadNames() (state.Problems, error) {
 }
 
 // BadName is the problem of a file that would be kept but for a control
-// character in its name (config.BadName), its name quoted.
+// character in its name (config.BadName); its line quotes the name
+// (Problem.Error), its JSON holds the name itself.
 func BadName(rel string) state.Problem {
-	return state.Problem{Path: strconv.Quote(rel), Message: "file name contains a control character; not kept (rename it)"}
+	return state.Problem{Path: rel, Message: "file name contains a control character; not kept (rename it)"}
 }
 
 // Result is the validation of one kept file.
