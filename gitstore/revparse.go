@@ -26,7 +26,7 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 		base, rest = rev[:i], rev[i:]
 	}
 	if base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@" {
-		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax %q: %w", rev, state.ErrNotFound)
+		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N): %w", state.ErrNotFound)
 	}
 	if base == "@" {
 		base = "HEAD"
@@ -44,7 +44,7 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 		if op == '^' && strings.HasPrefix(rest, "{") {
 			end := strings.IndexByte(rest, '}')
 			if end < 0 || (rest[1:end] != "" && rest[1:end] != "commit") {
-				return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax %q: %w", rev, state.ErrNotFound)
+				return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N): %w", state.ErrNotFound)
 			}
 			rest = rest[end+1:]
 			continue
@@ -56,7 +56,7 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 		}
 		if j > 0 {
 			if n, err = strconv.Atoi(rest[:j]); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", rev, state.ErrNotFound)
+				return plumbing.ZeroHash, fmt.Errorf("unknown revision: %w", state.ErrNotFound)
 			}
 			rest = rest[j:]
 		}
@@ -70,7 +70,7 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 				return plumbing.ZeroHash, err
 			}
 			if rank >= len(ci.parents) {
-				return plumbing.ZeroHash, fmt.Errorf("revision %q: no such parent: %w", rev, state.ErrNotFound)
+				return plumbing.ZeroHash, fmt.Errorf("no such parent: %w", state.ErrNotFound)
 			}
 			h = ci.parents[rank]
 		}
@@ -112,7 +112,7 @@ func (s *Store) revBase(base string) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, fmt.Errorf("short hash %s is ambiguous: %w", base, state.ErrNotFound)
 		}
 	}
-	return plumbing.ZeroHash, fmt.Errorf("revision %s: %w", base, state.ErrNotFound)
+	return plumbing.ZeroHash, fmt.Errorf("unknown revision (not a commit id, a branch, a tag or HEAD): %w", state.ErrNotFound)
 }
 
 // peel follows annotated tags to the object they name.

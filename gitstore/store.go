@@ -239,6 +239,9 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 		s.mu.Lock()
 		_, err := s.commitTree(h)
 		s.mu.Unlock()
+		if errors.Is(err, state.ErrNotFound) {
+			return plumbing.ZeroHash, fmt.Errorf("no such commit: %w", state.ErrNotFound)
+		}
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
 		}
@@ -248,6 +251,9 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 		// Read plain refs ourselves: go-git's ref reader does not honour
 		// git's lock files and may see a ref mid-rewrite.
 		h, err := s.readRef(rev)
+		if errors.Is(err, state.ErrNotFound) {
+			return plumbing.ZeroHash, fmt.Errorf("no such ref: %w", state.ErrNotFound)
+		}
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
 		}
@@ -257,7 +263,7 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 	defer s.mu.Unlock()
 	h, err := s.revParse(rev)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, translate(err))
+		return plumbing.ZeroHash, translate(err) // the caller names rev
 	}
 	return h, nil
 }

@@ -40,6 +40,11 @@ writes nothing and expires nothing.`,
 				return usagef("at needs a time T or --rev R")
 			}
 			o.When = c.Args().First()
+			if c.NArg() == 1 {
+				if err := nonEmptyTime("at", o.When); err != nil {
+					return err
+				}
+			}
 			return runAt(e, o)
 		},
 	}

@@ -43,6 +43,9 @@ func newLogCommand(e *env) *cli.Command {
 				return usagef("log takes at most one PATH")
 			}
 			o.Path = c.Args().First()
+			if c.IsSet("n") && o.N == 0 {
+				return nil // git log -n 0: no entries (0 is not "no limit")
+			}
 			return runLog(e, o)
 		},
 	}

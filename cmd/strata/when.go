@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/state"
@@ -14,4 +15,13 @@ func parseWhen(e *env, s string) (time.Time, error) {
 		return time.Time{}, usagef("time %q: %v", s, err)
 	}
 	return t, nil
+}
+
+// nonEmptyTime refuses a time given as nothing ("--at ''"), which every
+// caller would otherwise read as no time at all: the latest version.
+func nonEmptyTime(what, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return usagef("%s: an empty time; give one as RFC 3339, a date, or '2h ago'", what)
+	}
+	return nil
 }
