@@ -17,7 +17,7 @@ func parseWhen(e *env, s string) (time.Time, error) {
 	return t, nil
 }
 
-// nonEmptyTime refuses a time given as nothing ("--at ''"), which every
+// nonEmptyTime refuses a time given as nothing (--at ""), which every
 // caller would otherwise read as no time at all: the latest version.
 func nonEmptyTime(what, s string) error {
 	if strings.TrimSpace(s) == "" {
