@@ -26,6 +26,9 @@ func (e *Engine) Blame(k config.Kept, pointer string) ([]semantic.BlameLine, err
 	if err != nil {
 		return nil, err
 	}
+	if pointer == "/" {
+		pointer = "" // the document root, as strata writes it everywhere (contract §11)
+	}
 	if pointer != "" {
 		if kind != semantic.KindTree {
 			return nil, &PathError{Path: k.Path, Reason: "a JSON Pointer applies to JSON and YAML files only"}
