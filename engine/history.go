@@ -150,6 +150,11 @@ func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[strin
 		}
 	}
 	step("saved")
+	ks := make([]config.Kept, 0, len(jobs)+len(remove))
+	for _, j := range jobs {
+		ks = append(ks, j.k)
+	}
+	e.removeLeftovers(append(ks, remove...)) // of a restore or sync killed before its renames
 	written := map[string]bool{}
 	var late []string
 	co := e.Checkouts()

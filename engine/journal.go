@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -129,13 +130,13 @@ func (e *Engine) RecoverWrites() (wrote []string, lost []Lost, err error) {
 	}
 	// A sync killed between writing its temp files and renaming them left
 	// them beside the files it owed (Checkouts): remove them.
-	dirs := map[string]bool{}
+	var owed []config.Kept
 	for _, w := range j.Writes {
-		if k, ok := e.cfg.Classify(w.Path); ok && !dirs[filepath.Dir(e.cfg.Abs(k.Path))] {
-			dirs[filepath.Dir(e.cfg.Abs(k.Path))] = true
-			atomicfile.Leftovers(filepath.Dir(e.cfg.Abs(k.Path)))
+		if k, ok := e.cfg.Classify(w.Path); ok {
+			owed = append(owed, k)
 		}
 	}
+	e.removeLeftovers(owed)
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
@@ -161,4 +162,21 @@ func (e *Engine) RecoverWrites() (wrote []string, lost []Lost, err error) {
 		lost = j.Lost
 	}
 	return wrote, lost, e.EndWrites()
+}
+
+// removeLeftovers removes, from the directory of each kept file given, the
+// temp files a batch of checkouts (a sync's or a restore's) left there when
+// its process was killed before renaming them (atomicfile.Leftovers): only
+// strata's own temp files, of processes no longer running, and only in a
+// directory strata may write in (inside).
+func (e *Engine) removeLeftovers(ks []config.Kept) {
+	dirs := map[string]bool{}
+	for _, k := range ks {
+		dir := filepath.Dir(e.cfg.Abs(k.Path))
+		if dirs[dir] || e.inside(k) != nil {
+			continue
+		}
+		dirs[dir] = true
+		atomicfile.Leftovers(dir)
+	}
 }
