@@ -183,6 +183,11 @@ func (e *Engine) inside(k config.Kept) error {
 		if !errors.Is(err, os.ErrNotExist) || dir == base || len(dir) <= len(base) {
 			return nil
 		}
+		if _, lerr := os.Lstat(dir); lerr == nil {
+			// there, yet it does not resolve: a symbolic link to nothing. Its
+			// files are neither absent (a deletion to record) nor writable.
+			return &PathError{Path: k.Path, Reason: "its directory is a symbolic link that leads nowhere; not followed", IO: true}
+		}
 		dir = filepath.Dir(dir) // not created yet: check the nearest existing parent
 	}
 }

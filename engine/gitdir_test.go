@@ -105,3 +105,35 @@ func TestNothingThroughALinkIntoGit(t *testing.T) {
 		})
 	}
 }
+
+// A kept file's directory that is a symbolic link to nothing is refused,
+// not taken for a directory whose files were deleted: recording it recorded
+// their deletion, and restore then failed creating the directory.
+func TestDanglingLinkDirIsNotADeletion(t *testing.T) {
+	e := newRepo(t)
+	k := kept(t, e, ".claude/a.json")
+	edit(t, e, k.Path, `{"v": 1}`)
+	record(t, e, k.Path)
+	head := mustHead(t, e)
+	dir := filepath.Join(e.Config().Root, ".claude")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "gone", "away"), dir); err != nil {
+		t.Fatal(err)
+	}
+	e.Forget()
+	if _, p := e.Read(k); p == nil || !strings.Contains(p.Message, "leads nowhere") {
+		t.Errorf("Read: %v, want refused", p)
+	}
+	outs, err := e.Record([]config.Kept{k}, state.SourceRecord)
+	if err != nil || len(outs) != 1 || outs[0].Entry != nil {
+		t.Errorf("Record: %+v, %v; want nothing recorded", outs, err)
+	}
+	if h := mustHead(t, e); h != head {
+		t.Errorf("a deletion was recorded: %s", h)
+	}
+	if _, err := e.Restore([]config.Kept{k}, Point{Rev: head}); err == nil || !strings.Contains(err.Error(), "leads nowhere") {
+		t.Errorf("Restore: %v, want refused", err)
+	}
+}
