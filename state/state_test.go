@@ -42,13 +42,15 @@ func TestParseTime(t *testing.T) {
 		"2026-11-20":           time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC), // a date keeps the time of day, as git does
 		"2026-11-20 10:30":     time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC),
 		"2026-11-20T10:30:05":  time.Date(2026, 11, 20, 10, 30, 5, 0, time.UTC),
+		"@1795652428":          time.Unix(1795652428, 0), // git's seconds since the epoch
+		"@0":                   time.Unix(0, 0),
 	}
 	for in, want := range cases {
 		got, err := ParseTime(in, now)
 		require.NoError(t, err, in)
 		assert.True(t, want.Equal(got), "%s: got %s want %s", in, got, want)
 	}
-	for _, bad := range []string{"", "tomorrow", "2 fortnights ago", "-1h ago", "h ago", "2026-13-22", "9999999999h ago", "ago"} {
+	for _, bad := range []string{"", "tomorrow", "2 fortnights ago", "-1h ago", "h ago", "2026-13-22", "9999999999h ago", "ago", "@", "@-5", "@1.5", "@12x", "@99999999999999999999"} {
 		_, err := ParseTime(bad, now)
 		assert.Error(t, err, bad)
 	}

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// maxUnix is the last second "@N" takes (the year 9999's end): beyond it
+// time.Time's arithmetic is not exact.
+const maxUnix = 253402300799
+
 // ParseTime reads a point in time as the CLI accepts it, the forms people
 // give git's --since/--until:
 //
@@ -21,6 +25,8 @@ import (
 //     or yesterday before noon) and "midnight" (00:00 today).
 //
 // Local times are in now's location.
+//
+// "@1795652428" is that many seconds since the Unix epoch, as git reads it.
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -31,6 +37,11 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 			t = t.Add(time.Nanosecond)
 		}
 		return t, nil
+	}
+	if digits, ok := strings.CutPrefix(s, "@"); ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+		if sec, err := strconv.ParseInt(digits, 10, 64); err == nil && sec <= maxUnix {
+			return time.Unix(sec, 0).In(now.Location()), nil // git's @<seconds since the epoch>
+		}
 	}
 	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02T15:04"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
