@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A kept file that is a symbolic link here is met twice by a sync, by the
@@ -41,4 +42,35 @@ func TestSyncNamesALinkOnce(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%s named %d times in %v, want once", p, n, rep.Problems)
 	}
+}
+
+// A sync that retries (the remote moved between its fetch and its push)
+// still names the local versions its first merge did not take: that merge
+// is in the state ref the second one builds on, so the loss is as real.
+func TestSyncRetryKeepsFirstMergesLosses(t *testing.T) {
+	w, a, b := syncedPair(t)
+	a.write(wsPath, ws("a-plan"))
+	a.record()
+	b.now = a.now.Add(time.Minute) // b's edit is later and wins
+	b.write(wsPath, ws("b-plan"))
+	b.record()
+	b.sync()
+	beforePush = func(attempt int) {
+		if attempt == 0 {
+			beforePush = nil
+			b.write(initPath, initiative("created"))
+			b.record()
+			b.sync() // the remote moves: a's push fails and a merges again
+		}
+	}
+	defer func() { beforePush = nil }()
+	rep := a.sync()
+	if !rep.Retried || !rep.Pushed {
+		t.Fatalf("retried=%v pushed=%v, want a retry that pushed", rep.Retried, rep.Pushed)
+	}
+	if len(rep.Lost) != 1 || rep.Lost[0].Path != wsPath {
+		t.Errorf("lost = %+v, want a's %s named", rep.Lost, wsPath)
+	}
+	b.sync()
+	w.holdEverywhere(map[string]string{wsPath: ws("b-plan"), initPath: initiative("created")})
 }

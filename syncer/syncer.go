@@ -393,7 +393,16 @@ func report(rep *Report, m *engine.Merge) {
 			rep.Decisions = append(rep.Decisions, p)
 		}
 	}
-	rep.Lost = append(rep.Lost[:0], losses(m)...)
+	// A retry's merge builds on the first one's (the state ref holds it):
+	// what that one did not take stays lost, and named.
+	now := losses(m)
+	for _, l := range rep.Lost {
+		if !slices.ContainsFunc(now, func(n engine.Lost) bool { return n.Path == l.Path && n.Rev == l.Rev }) {
+			now = append(now, l)
+		}
+	}
+	sort.SliceStable(now, func(i, j int) bool { return now[i].Path < now[j].Path })
+	rep.Lost = now
 }
 
 // losses lists the local versions m does not take: those that lost in
