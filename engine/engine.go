@@ -108,6 +108,11 @@ func (f File) ID() string {
 // ErrNotKept is returned for a path no rule keeps.
 var ErrNotKept = errors.New("not a kept file")
 
+// ErrBadName is returned for a path a rule would keep but for a control
+// character in its name (config.BadName): an invalid file, as validate
+// reports it, rather than a path strata has nothing to do with.
+var ErrBadName = errors.New("file name contains a control character")
+
 // PathError is a refused path: outside the kept classes, escaping the
 // repository, or not a regular file.
 type PathError struct {
@@ -117,7 +122,7 @@ type PathError struct {
 	IO     bool  // refused because of what is on disk (a symlink out, not a regular file), not how it was named
 }
 
-func (e *PathError) Error() string { return e.Path + ": " + e.Reason }
+func (e *PathError) Error() string { return state.QuotedIfControl(e.Path) + ": " + e.Reason }
 func (e *PathError) Unwrap() error { return e.Err }
 
 // Resolve turns a user-given name, relative to cwd as in git, into a kept
@@ -148,6 +153,9 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 		}
 	}
 	k, ok := e.cfg.Classify(rel)
+	if !ok && e.cfg.BadName(rel) {
+		return config.Kept{}, &PathError{Path: rel, Reason: BadName(rel).Message, Err: ErrBadName}
+	}
 	if !ok {
 		return config.Kept{}, &PathError{Path: rel, Reason: "not a kept file (see strata status and .strata.yaml)", Err: ErrNotKept}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -76,6 +77,11 @@ func runValidate(e *env, o validateOptions) error {
 		refused := 0
 		for _, a := range o.Paths {
 			k, err := eng.Resolve(e.Dir, a)
+			var pe *engine.PathError
+			if errors.Is(err, engine.ErrBadName) && errors.As(err, &pe) {
+				badNames = append(badNames, engine.BadName(pe.Path)) // invalid, as in a whole check: never skipped
+				continue
+			}
 			if err != nil {
 				if o.SkipUnkept {
 					fmt.Fprintf(e.Err, "strata: %s; skipped\n", err)
