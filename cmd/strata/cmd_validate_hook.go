@@ -39,7 +39,9 @@ const maxHookInput = 256 << 20
 // feeds back to the agent. Valid, not kept, deleted, or outside a
 // repository: exit 0, silently. strata's own trouble (stdin that is not hook
 // JSON, an unreadable configuration) never blocks the agent: one warning line
-// on stderr and exit 0. Nothing is recorded; the watcher does that.
+// on stderr and exit 0. Nothing is recorded; the watcher does that. It
+// judges what a tool wrote: any other hook_event_name than PostToolUse
+// (PreToolUse: not written yet) exits 0 with nothing checked.
 func runValidateHook(e *env) error {
 	data, err := readHookStdin(e)
 	if err != nil {
@@ -48,6 +50,12 @@ func runValidateHook(e *env) error {
 	var in hookInput
 	if err := json.Unmarshal(data, &in); err != nil {
 		return hookWarn(e, "stdin is not Claude Code hook JSON (%v); nothing checked", err)
+	}
+	if in.HookEventName != "" && in.HookEventName != "PostToolUse" {
+		// PreToolUse (or any other event): the file on disk is the one the
+		// tool has not written yet; judging it would block the write that
+		// fixes it.
+		return nil
 	}
 	name := in.ToolInput.FilePath
 	if name == "" {
