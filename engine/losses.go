@@ -26,7 +26,17 @@ type keptLoss struct {
 	Blob string `json:"blob"` // the path's version at the head the sync left; "" when absent
 }
 
-func (e *Engine) lossPath() string { return e.SyncStateFile("sync-lost.json") }
+// lossPath is where the losses of this view's syncs are kept, as its sync
+// journal is (journalPath): per work tree (a linked one syncs its own
+// state ref) and apart for the home view, since each view reads an entry
+// whose path its own ref does not hold as recorded again, and dropped it.
+func (e *Engine) lossPath() string {
+	name := "sync-lost.json"
+	if e.display != "" {
+		name = "sync-lost-home.json" // the home view's (home.go)
+	}
+	return filepath.Join(e.store.GitDir(), "strata", name)
+}
 
 // KeepLosses adds lost to the kept losses, once each (by path and commit),
 // and drops those whose path was recorded again since.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
@@ -39,8 +38,3 @@ func (e *TooLargeError) Error() string {
 // MergeFiles lists the files of a recorded snapshot: path -> blob id.
 func (e *Engine) MergeFiles(commit string) (map[string]string, error) { return e.store.Files(commit) }
 
-// SyncStateFile is the path of a file strata keeps about syncs beside its
-// other caches, in the repository's common git directory.
-func (e *Engine) SyncStateFile(name string) string {
-	return filepath.Join(e.store.CommonDir(), "strata", name)
-}
