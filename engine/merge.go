@@ -37,4 +37,3 @@ func (e *TooLargeError) Error() string {
 
 // MergeFiles lists the files of a recorded snapshot: path -> blob id.
 func (e *Engine) MergeFiles(commit string) (map[string]string, error) { return e.store.Files(commit) }
-
