@@ -17,6 +17,20 @@ import (
 // costs one `git rev-list` plus one commit read per new commit, not a walk of
 // the whole history.
 func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]bool, error) {
+	paths := map[string]bool{}
+	err := s.eachSince(ctx, head, base, func(ci commitInfo) error {
+		for _, e := range parseTrailers(ci.message) {
+			paths[e.Path] = true
+		}
+		return nil
+	})
+	return paths, err
+}
+
+// eachSince runs fn on each commit reachable from head but not from base
+// ("" base: every commit of head), as `git rev-list` lists them (so clock
+// skew cannot hide one), holding s.mu.
+func (s *Store) eachSince(ctx context.Context, head, base string, fn func(commitInfo) error) error {
 	args := []string{"rev-list", head}
 	if base != "" {
 		args = append(args, "^"+base)
@@ -24,9 +38,8 @@ func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]b
 	args = append(args, "--")
 	out, err := s.git(ctx, nil, args...)
 	if err != nil {
-		return nil, fmt.Errorf("rev-list: %w", err)
+		return fmt.Errorf("rev-list: %w", err)
 	}
-	paths := map[string]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, line := range strings.Split(out, "\n") {
@@ -34,17 +47,17 @@ func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]b
 			continue
 		}
 		if len(line) != 40 {
-			return nil, fmt.Errorf("rev-list: unexpected line %q", line)
+			return fmt.Errorf("rev-list: unexpected line %q", line)
 		}
 		ci, err := s.readCommit(plumbing.NewHash(line))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, e := range parseTrailers(ci.message) {
-			paths[e.Path] = true
+		if err := fn(ci); err != nil {
+			return err
 		}
 	}
-	return paths, nil
+	return nil
 }
 
 // PathsSinceQuick is PathsSince read in-process, with no git process: the
@@ -133,29 +146,8 @@ func (s *Store) VersionsSince(ctx context.Context, head, base string, paths []st
 	for _, p := range paths {
 		want[p] = true
 	}
-	args := []string{"rev-list", head}
-	if base != "" {
-		args = append(args, "^"+base)
-	}
-	args = append(args, "--")
-	out, err := s.git(ctx, nil, args...)
-	if err != nil {
-		return nil, fmt.Errorf("rev-list: %w", err)
-	}
 	versions := map[string]map[string]bool{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, line := range strings.Split(out, "\n") {
-		if line = strings.TrimSpace(line); line == "" {
-			continue
-		}
-		if len(line) != 40 {
-			return nil, fmt.Errorf("rev-list: unexpected line %q", line)
-		}
-		ci, err := s.readCommit(plumbing.NewHash(line))
-		if err != nil {
-			return nil, err
-		}
+	err := s.eachSince(ctx, head, base, func(ci commitInfo) error {
 		for _, e := range parseTrailers(ci.message) {
 			if !want[e.Path] {
 				continue
@@ -165,13 +157,17 @@ func (s *Store) VersionsSince(ctx context.Context, head, base string, paths []st
 				continue // deleted here: nothing of it is published
 			}
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if versions[e.Path] == nil {
 				versions[e.Path] = map[string]bool{}
 			}
 			versions[e.Path][te.Hash.String()] = true
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return versions, nil
 }
