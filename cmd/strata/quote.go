@@ -2,6 +2,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -20,4 +21,23 @@ func termSafe(s string) string {
 		}
 	}
 	return s
+}
+
+// shellWord returns s as one word a POSIX shell reads back as s: as it is
+// when it holds only letters, digits and "._/-~+@%:,=", else single-quoted
+// (a quote inside as '\''), so a command strata prints for the user to
+// copy (strata restore PATH --rev REV) runs nothing else whatever a
+// remote named the path.
+func shellWord(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-~+@%:,=", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return termSafe("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
 }
