@@ -25,7 +25,8 @@ func termSafe(s string) string {
 
 // shellWord returns s as one word a POSIX shell reads back as s: as it is
 // when it holds only letters, digits and "._/-~+@%:,=", else single-quoted
-// (a quote inside as '\''), so a command strata prints for the user to
+// (a quote inside as the four characters quote, backslash, quote, quote),
+// so a command strata prints for the user to
 // copy (strata restore PATH --rev REV) runs nothing else whatever a
 // remote named the path.
 func shellWord(s string) string {
