@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -32,25 +33,39 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 	}
 	var in bytes.Buffer
 	var ig *Ignores
-	linked := map[string]bool{} // by folder: whether it, or one above it, is a symlink
+	linked := map[string]bool{}    // by folder: whether it, or one above it, is a symlink
+	asked := map[string][]string{} // the name git is asked about -> the paths it answers for
+	ask := func(name, p string) {
+		if _, dup := asked[name]; !dup {
+			if name[0] == ':' { // a name, not pathspec magic (":(exclude)x" made git fail the whole check)
+				in.WriteString("./")
+			}
+			in.WriteString(name)
+			in.WriteByte(0)
+		}
+		asked[name] = append(asked[name], p)
+	}
 	for _, p := range paths {
 		if p == "" || strings.ContainsRune(p, 0) {
 			continue
 		}
-		if s.beyondSymlink(p, linked) {
-			if ig == nil {
-				ig = s.Ignores()
-			}
-			if ig.Ignored(p) {
-				out[p] = true
-			}
+		if !s.beyondSymlink(p, linked) {
+			ask(p, p)
 			continue
 		}
-		if p[0] == ':' { // a name, not pathspec magic (":(exclude)x" made git fail the whole check)
-			in.WriteString("./")
+		// git will not judge a path beyond a symbolic link: strata's own
+		// rules judge it, and git judges the file where it really is, when
+		// that is in the work tree (".claude -> private" with private/
+		// ignored: the file is private, whichever name it is reached by).
+		if ig == nil {
+			ig = s.Ignores()
 		}
-		in.WriteString(p)
-		in.WriteByte(0)
+		if ig.Ignored(p) {
+			out[p] = true
+		}
+		if real, ok := s.realRel(p); ok {
+			ask(real, p)
+		}
 	}
 	if in.Len() == 0 {
 		return out, nil
@@ -68,15 +83,34 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 	if err != nil {
 		return nil, &gitError{args: []string{"check-ignore"}, stderr: stderr.String(), err: err}
 	}
-	for _, p := range strings.Split(stdout.String(), "\x00") {
-		if rest, ok := strings.CutPrefix(p, "./:"); ok {
-			p = ":" + rest
+	for _, name := range strings.Split(stdout.String(), "\x00") {
+		if rest, ok := strings.CutPrefix(name, "./:"); ok {
+			name = ":" + rest
 		}
-		if p != "" {
+		for _, p := range asked[name] {
 			out[p] = true
 		}
 	}
 	return out, nil
+}
+
+// realRel is the repo-relative path where p really is, its folders'
+// symbolic links resolved, when that is inside the work tree and no
+// folder of it is a symbolic link any more.
+func (s *Store) realRel(p string) (string, bool) {
+	dir, err := filepath.EvalSymlinks(filepath.Join(s.root, filepath.FromSlash(path.Dir(p))))
+	if err != nil {
+		return "", false
+	}
+	root, err := filepath.EvalSymlinks(s.root)
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, filepath.Join(dir, path.Base(p)))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // beyondSymlink reports whether a folder of the repo-relative path p is a

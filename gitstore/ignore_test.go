@@ -230,3 +230,39 @@ func TestCheckIgnoreTakesNamesNotPathspecs(t *testing.T) {
 		t.Errorf("CheckIgnore = %v, want %v", got, want)
 	}
 }
+
+// A path whose folder is a symbolic link (git will not judge it) is judged
+// where the file really is, when that is in the work tree: with
+// ".claude -> private" and private/ ignored, .claude/secret.json is
+// private, whichever name reaches it; sync published it before.
+func TestCheckIgnoreJudgesALinkedFolderWhereItIs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	runGit(t, dir, "init", "-q", ".")
+	for name, data := range map[string]string{".gitignore": "private/\n", "private/secret.json": "{}", "open/ok.json": "{}"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{".claude": "private", "shown": "open"} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.CheckIgnore(context.Background(), []string{".claude/secret.json", "shown/ok.json", "private/secret.json"})
+	if err != nil {
+		t.Fatalf("CheckIgnore: %v", err)
+	}
+	want := map[string]bool{".claude/secret.json": true, "private/secret.json": true}
+	if !maps.Equal(got, want) {
+		t.Errorf("CheckIgnore = %v, want %v", got, want)
+	}
+}
