@@ -32,7 +32,7 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 	}
 	out := []Resolution{}
 	for _, it := range resolveItems {
-		k1, ok := r.kept(it.class, it.path)
+		k1, ok := r.kept(it.class)
 		if !ok {
 			continue
 		}
@@ -49,10 +49,9 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 var resolveItems = []struct {
 	name  string
 	class state.Class
-	path  string // default L1 path
 }{
-	{"workflow-state", state.ClassWorkflowState, ".claude/workflow-state.json"},
-	{"initiative", state.ClassInitiative, ".claude/initiative.json"},
+	{"workflow-state", state.ClassWorkflowState},
+	{"initiative", state.ClassInitiative},
 }
 
 // Resolution is the decision for one item (workflow state, initiative) and
@@ -77,18 +76,13 @@ type resolver struct {
 	l3Failure error
 }
 
-// kept finds the L1 path of a class: the default path, else the first kept
-// path of that class.
-func (r *resolver) kept(class state.Class, def string) (config.Kept, bool) {
-	if k, ok := r.eng.Config().Classify(def); ok && k.Class == class {
-		return k, true
-	}
-	all, err := r.eng.AllPaths()
-	if err != nil {
-		return config.Kept{}, false
-	}
-	for _, k := range all {
-		if k.Class == class {
+// kept finds the L1 file of a class: the first of l1Paths, the default
+// paths kept under strata's own schema for the class. A file kept under a
+// schema of the user's own (or plain json) is in its own shape: as for the
+// write protocol, it is never read into L3 nor rewritten from it.
+func (r *resolver) kept(class state.Class) (config.Kept, bool) {
+	for _, p := range l1Paths(r.eng.Config(), class) {
+		if k, ok := r.eng.Config().Classify(p); ok {
 			return k, true
 		}
 	}
