@@ -11,6 +11,7 @@ import (
 	"github.com/strata-dev/strata/conflict"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/graph"
+	"github.com/strata-dev/strata/jsonedit"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -218,7 +219,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	for _, a := range res.Actions {
 		switch a.Layer {
 		case conflict.L1:
-			if ps, err := r.rewriteL1(class, k1, doc, prev, ent); err != nil {
+			if ps, err := r.rewriteL1(class, k1, f1.Content, doc, ent); err != nil {
 				return res, err
 			} else if ps != nil {
 				res.Result, res.Problems = "refused", ps
@@ -239,19 +240,24 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	return res, nil
 }
 
-// rewriteL1 writes the L3 entity's state into the L1 document, validated
-// against its schema and the last recorded version; invalid content is
+// rewriteL1 writes the L3 entity's state into the L1 file in place: only
+// the members the entity sets to another value change (graph.Changes), and
+// every other byte of the file stays (jsonedit). The result is validated
+// against the schema and the last recorded version; invalid content is
 // refused (returned as problems) and nothing is written.
-func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]any, prev []byte, ent graph.Entity) (state.Problems, error) {
-	next := graph.Apply(class, doc, ent)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(next); err != nil {
+func (r *resolver) rewriteL1(class state.Class, k config.Kept, cur []byte, doc map[string]any, ent graph.Entity) (state.Problems, error) {
+	var edits []jsonedit.Edit
+	for _, c := range graph.Changes(class, doc, ent) {
+		edits = append(edits, jsonedit.Edit{Key: c.Member, Value: c.Value})
+	}
+	if doc == nil {
+		cur = []byte("{}\n") // a deleted file (or a null) comes back as a new object
+	}
+	next, err := jsonedit.EditMembers(cur, edits)
+	if err != nil {
 		return nil, err
 	}
-	o, err := r.eng.Put(k, b.Bytes(), state.SourceResolve)
+	o, err := r.eng.Put(k, next, state.SourceResolve)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +267,7 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]an
 	r.report([]engine.Outcome{o}, "from L3")
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.
-	if e, ok := graph.FromState(class, next); ok {
+	if e, ok := graph.FromState(class, decodeObject(next)); ok {
 		_ = r.writeL3(func(name string) (bool, error) { return graph.Upsert(name, []graph.Entity{e}) })
 	}
 	return nil, nil
