@@ -46,6 +46,25 @@ var catalogue = map[state.Class]struct {
 	}},
 }
 
+// owns reports whether an observation of the entity named name is one
+// strata writes: "key: …" with a key of the entity's catalogue (for
+// workflow-state: type, phase, phase_index, status, started, context,
+// updated). Every observation of an entity strata does not keep is owned.
+func owns(name, obs string) bool {
+	for _, c := range catalogue {
+		if c.name != name {
+			continue
+		}
+		for _, f := range c.fields {
+			if strings.HasPrefix(obs, f.key+": ") {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // EntityName returns the L3 entity of an L1 class, or "" when it has none.
 func EntityName(class state.Class) string { return catalogue[class].name }
 

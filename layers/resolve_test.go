@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -109,5 +111,45 @@ func TestResolveRewritesOnlyTheEditedMembers(t *testing.T) {
 	want := strings.NewReplacer(`"plan"`, `"implement"`, `10:00:00Z`, `10:00:05Z`).Replace(before)
 	if got := string(r.read(WorkflowStatePath)); got != want {
 		t.Errorf("workflow state after resolve:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestUpsertKeepsTheEntityLine: the write protocol (record --layers)
+// updates the workflow-state entity of a CRLF graph file of a fork server
+// (the corpus's ontology-manager lines, with createdAt and version) in
+// place: its other members, the user's own observation and the CRLF stay;
+// only the phase observation changes.
+func TestUpsertKeepsTheEntityLine(t *testing.T) {
+	corpus := corpusDir()
+	if corpus == "" {
+		t.Skip("no shared/corpus beside the repository: skipped")
+	}
+	real, err := os.ReadFile(filepath.Join(corpus, "mcp-memory", "ontology-manager__memory.jsonl"))
+	if err != nil {
+		t.Skipf("corpus file: %v: skipped", err)
+	}
+	var graph []byte
+	for _, l := range strings.SplitAfterN(string(real), "\n", 3)[:2] {
+		graph = append(graph, strings.TrimSuffix(l, "\n")+"\r\n"...)
+	}
+	const line = `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["type: APEX","phase: %s","my own note"],"createdAt":"2025-01-01T00:00:00Z","version":7}` + "\r\n"
+	before := append(graph, fmt.Sprintf(line, "plan")...)
+	r := newTestRepo(t)
+	r.write(".claude/memory.jsonl", before)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	r.now = r.now.Add(time.Second)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(r.eng, func(m string) { t.Log(m) }).AfterRecord(outs); err != nil {
+		t.Fatal(err)
+	}
+	want := string(graph) + strings.Replace(fmt.Sprintf(line, "implement"), `"my own note"`, `"updated: 2026-11-22T10:00:00Z","my own note"`, 1)
+	if got := string(r.read(".claude/memory.jsonl")); got != want {
+		t.Errorf("graph file after record --layers:\n%q\nwant\n%q", got, want)
 	}
 }
