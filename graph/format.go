@@ -3,15 +3,19 @@
 // upserts strata's own entities while keeping every other line of the file
 // byte for byte, writes new lines exactly as the server's JSON.stringify
 // would, and shares the file with a running server that takes no lock
-// (docs in Upsert). It depends on the standard library only.
+// (docs in Upsert). It depends on the standard library and package
+// jsonedit only.
 package graph
 
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/strata-dev/strata/jsonedit"
 )
 
 // Entity is one node of the graph, as the server keeps it.
@@ -246,23 +250,72 @@ func appendJSString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// sameEntity reports whether an existing line already holds e as the server
-// would read it, so a line written by another formatter (key order, spaces,
-// a fork's extra members) is kept as it is.
-func sameEntity(p parsed, e Entity) bool {
-	if p.entity == nil || p.entity.EntityType != e.EntityType || len(p.entity.Observations) != len(e.Observations) {
-		return false
+// upsertLine edits an existing line of e's name in place (p is the line
+// parsed) and reports whether it changed: entityType becomes e's, and of
+// the observations only those strata owns (see owns) are replaced by e's,
+// in the place of the first of them; the user's own observations and every
+// other member (a fork's createdAt, version, _savedAt, the key order, a
+// final "\r") keep their bytes. A line whose observations are not all
+// strings (a fork's {text, timestamp} objects) gets e's observations whole.
+func upsertLine(text []byte, p parsed, e Entity) ([]byte, bool) {
+	obs := e.Observations
+	if p.entity != nil {
+		obs = mergeObservations(e.Name, p.entity.Observations, e.Observations)
 	}
-	for i, o := range e.Observations {
-		if p.entity.Observations[i] != o {
-			return false
+	out, err := jsonedit.EditMembers(text, []jsonedit.Edit{
+		{Key: "entityType", Value: json.RawMessage(appendJSString(nil, e.EntityType))},
+		{Key: "observations", Value: json.RawMessage(renderStrings(obs))},
+	})
+	if err != nil {
+		return renderEntity(e), true // not reached: parseLine read the line as an object
+	}
+	return out, !bytes.Equal(out, text)
+}
+
+// mergeObservations replaces the observations of old that strata owns (or
+// that ours holds) by ours, where the first of them was (else before the
+// others). When those already equal ours, old is returned as it is.
+func mergeObservations(name string, old, ours []string) []string {
+	mine := func(o string) bool { return owns(name, o) || slices.Contains(ours, o) }
+	var owned []string
+	for _, o := range old {
+		if mine(o) {
+			owned = append(owned, o)
 		}
 	}
-	return true
+	if slices.Equal(owned, ours) {
+		return old
+	}
+	out := make([]string, 0, len(old)+len(ours))
+	placed := false
+	for _, o := range old {
+		if !mine(o) {
+			out = append(out, o)
+		} else if !placed {
+			out = append(out, ours...)
+			placed = true
+		}
+	}
+	if !placed {
+		out = append(slices.Clone(ours), out...)
+	}
+	return out
+}
+
+// renderStrings writes a JSON array of strings as JSON.stringify does.
+func renderStrings(ss []string) []byte {
+	b := []byte{'['}
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSString(b, s)
+	}
+	return append(b, ']')
 }
 
 // upsertLines replaces or adds entities in data. The first line of an
-// entity's name is replaced in place (unless it already holds the entity);
+// entity's name is edited in place (upsertLine);
 // later lines of the same name are dropped, as the server only ever acts on
 // the first. A new entity goes after the last entity line, else before the
 // first relation, else at the end, so the file keeps the server's order.
@@ -281,8 +334,8 @@ func upsertLines(data []byte, ents []Entity) ([]byte, bool) {
 				if p.name == e.Name && p.named {
 					if first < 0 {
 						first = i
-						if !sameEntity(p, e) {
-							ls[i].text = renderEntity(e)
+						if text, ok := upsertLine(l.text, p, e); ok {
+							ls[i].text = text
 							changed = true
 						}
 					} else {
@@ -340,14 +393,23 @@ func removeLines(data []byte, names []string) ([]byte, bool) {
 	return joinLines(ls), true
 }
 
-// insertLine puts text at index at. Appended after a last line that has no
-// final newline, the old last line gets one and the new line goes without,
-// so the file still ends as it did (and deleteLine restores it).
+// insertLine puts text at index at, ending in the line ending of the
+// nearest line before it that has one (else after it): "\r\n" in a CRLF
+// file. Appended after a last line that has no final newline, the old last
+// line gets one and the new line goes without, so the file still ends as it
+// did (and deleteLine restores it).
 func insertLine(ls []line, at int, text []byte) []line {
+	crlf := crlfAt(ls, at)
 	nl := true
 	if at == len(ls) && at > 0 && !ls[at-1].nl {
 		ls[at-1].nl = true
+		if crlf {
+			ls[at-1].text = append(ls[at-1].text[:len(ls[at-1].text):len(ls[at-1].text)], '\r')
+		}
 		nl = false
+	}
+	if crlf && nl && !bytes.HasSuffix(text, []byte("\r")) {
+		text = append(text[:len(text):len(text)], '\r')
 	}
 	ls = append(ls, line{})
 	copy(ls[at+1:], ls[at:])
@@ -355,11 +417,29 @@ func insertLine(ls []line, at int, text []byte) []line {
 	return ls
 }
 
+// crlfAt reports whether the nearest line before index at that ends in a
+// newline (else the nearest after it) ends in "\r\n".
+func crlfAt(ls []line, at int) bool {
+	for i := at - 1; i >= 0; i-- {
+		if ls[i].nl {
+			return bytes.HasSuffix(ls[i].text, []byte("\r"))
+		}
+	}
+	for i := at; i < len(ls); i++ {
+		if ls[i].nl {
+			return bytes.HasSuffix(ls[i].text, []byte("\r"))
+		}
+	}
+	return false
+}
+
 // deleteLine removes line i. When it was the last line and had no final
-// newline, the line before it loses its newline: the inverse of insertLine.
+// newline, the line before it loses its newline (and the "\r" before it):
+// the inverse of insertLine.
 func deleteLine(ls []line, i int) []line {
 	if i == len(ls)-1 && !ls[i].nl && i > 0 {
 		ls[i-1].nl = false
+		ls[i-1].text = bytes.TrimSuffix(ls[i-1].text, []byte("\r"))
 	}
 	return append(ls[:i], ls[i+1:]...)
 }

@@ -46,6 +46,25 @@ var catalogue = map[state.Class]struct {
 	}},
 }
 
+// owns reports whether an observation of the entity named name is one
+// strata writes: "key: …" with a key of the entity's catalogue (for
+// workflow-state: type, phase, phase_index, status, started, context,
+// updated). Every observation of an entity strata does not keep is owned.
+func owns(name, obs string) bool {
+	for _, c := range catalogue {
+		if c.name != name {
+			continue
+		}
+		for _, f := range c.fields {
+			if strings.HasPrefix(obs, f.key+": ") {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
 // EntityName returns the L3 entity of an L1 class, or "" when it has none.
 func EntityName(class state.Class) string { return catalogue[class].name }
 
@@ -126,13 +145,32 @@ func text(v any) (string, bool) {
 // Apply returns a copy of doc with the members the entity's observations
 // map back to (for workflow-state: type, phase, status, started ->
 // startedAt, context, updated -> lastUpdated; for initiative: name, status,
-// milestone, updated -> lastUpdated) set from e. A value whose member held a
-// number, boolean, object or array is decoded as JSON when it parses so.
+// milestone, updated -> lastUpdated) set from e (see Changes).
 func Apply(class state.Class, doc map[string]any, e Entity) map[string]any {
 	out := make(map[string]any, len(doc)+4)
 	for k, v := range doc {
 		out[k] = v
 	}
+	for _, c := range Changes(class, doc, e) {
+		out[c.Member] = c.Value
+	}
+	return out
+}
+
+// MemberChange is one top-level member of an L1 document set from L3.
+type MemberChange struct {
+	Member string
+	Value  any
+}
+
+// Changes lists, in catalogue order, the members of doc that e's
+// observations set to something else: a member whose observation text
+// would stay the same (a number written 1.0 where L3 says 1) is not
+// changed. A value whose member held a number, boolean, object or array is
+// decoded as JSON when it parses so, numbers as json.Number (never
+// float64, so 12345678901234567890 stays exact).
+func Changes(class state.Class, doc map[string]any, e Entity) []MemberChange {
+	var out []MemberChange
 	for _, f := range catalogue[class].fields {
 		if f.member == "" {
 			continue
@@ -141,16 +179,23 @@ func Apply(class state.Class, doc map[string]any, e Entity) map[string]any {
 		if !ok {
 			continue
 		}
+		if cur, ok := text(doc[f.member]); ok && cur == v {
+			if _, present := doc[f.member]; present {
+				continue
+			}
+		}
 		var val any = v
 		if _, isString := doc[f.member].(string); !isString {
 			var decoded any
-			if dec := json.NewDecoder(strings.NewReader(v)); dec.Decode(&decoded) == nil && !dec.More() {
+			dec := json.NewDecoder(strings.NewReader(v))
+			dec.UseNumber()
+			if dec.Decode(&decoded) == nil && !dec.More() {
 				if _, s := decoded.(string); !s && (doc[f.member] != nil || class == state.ClassInterviewState) {
 					val = decoded
 				}
 			}
 		}
-		out[f.member] = val
+		out = append(out, MemberChange{Member: f.member, Value: val})
 	}
 	return out
 }

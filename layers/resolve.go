@@ -11,6 +11,7 @@ import (
 	"github.com/strata-dev/strata/conflict"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/graph"
+	"github.com/strata-dev/strata/jsonedit"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -32,7 +33,7 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 	}
 	out := []Resolution{}
 	for _, it := range resolveItems {
-		k1, ok := r.kept(it.class, it.path)
+		k1, ok := r.kept(it.class)
 		if !ok {
 			continue
 		}
@@ -49,10 +50,9 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 var resolveItems = []struct {
 	name  string
 	class state.Class
-	path  string // default L1 path
 }{
-	{"workflow-state", state.ClassWorkflowState, ".claude/workflow-state.json"},
-	{"initiative", state.ClassInitiative, ".claude/initiative.json"},
+	{"workflow-state", state.ClassWorkflowState},
+	{"initiative", state.ClassInitiative},
 }
 
 // Resolution is the decision for one item (workflow state, initiative) and
@@ -77,18 +77,13 @@ type resolver struct {
 	l3Failure error
 }
 
-// kept finds the L1 path of a class: the default path, else the first kept
-// path of that class.
-func (r *resolver) kept(class state.Class, def string) (config.Kept, bool) {
-	if k, ok := r.eng.Config().Classify(def); ok && k.Class == class {
-		return k, true
-	}
-	all, err := r.eng.AllPaths()
-	if err != nil {
-		return config.Kept{}, false
-	}
-	for _, k := range all {
-		if k.Class == class {
+// kept finds the L1 file of a class: the first of l1Paths, the default
+// paths kept under strata's own schema for the class. A file kept under a
+// schema of the user's own (or plain json) is in its own shape: as for the
+// write protocol, it is never read into L3 nor rewritten from it.
+func (r *resolver) kept(class state.Class) (config.Kept, bool) {
+	for _, p := range l1Paths(r.eng.Config(), class) {
+		if k, ok := r.eng.Config().Classify(p); ok {
 			return k, true
 		}
 	}
@@ -224,7 +219,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	for _, a := range res.Actions {
 		switch a.Layer {
 		case conflict.L1:
-			if ps, err := r.rewriteL1(class, k1, doc, prev, ent); err != nil {
+			if ps, err := r.rewriteL1(class, k1, f1.Content, doc, ent); err != nil {
 				return res, err
 			} else if ps != nil {
 				res.Result, res.Problems = "refused", ps
@@ -245,19 +240,24 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	return res, nil
 }
 
-// rewriteL1 writes the L3 entity's state into the L1 document, validated
-// against its schema and the last recorded version; invalid content is
+// rewriteL1 writes the L3 entity's state into the L1 file in place: only
+// the members the entity sets to another value change (graph.Changes), and
+// every other byte of the file stays (jsonedit). The result is validated
+// against the schema and the last recorded version; invalid content is
 // refused (returned as problems) and nothing is written.
-func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]any, prev []byte, ent graph.Entity) (state.Problems, error) {
-	next := graph.Apply(class, doc, ent)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(next); err != nil {
+func (r *resolver) rewriteL1(class state.Class, k config.Kept, cur []byte, doc map[string]any, ent graph.Entity) (state.Problems, error) {
+	var edits []jsonedit.Edit
+	for _, c := range graph.Changes(class, doc, ent) {
+		edits = append(edits, jsonedit.Edit{Key: c.Member, Value: c.Value})
+	}
+	if doc == nil {
+		cur = []byte("{}\n") // a deleted file (or a null) comes back as a new object
+	}
+	next, err := jsonedit.EditMembers(cur, edits)
+	if err != nil {
 		return nil, err
 	}
-	o, err := r.eng.Put(k, b.Bytes(), state.SourceResolve)
+	o, err := r.eng.Put(k, next, state.SourceResolve)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, doc map[string]an
 	r.report([]engine.Outcome{o}, "from L3")
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.
-	if e, ok := graph.FromState(class, next); ok {
+	if e, ok := graph.FromState(class, decodeObject(next)); ok {
 		_ = r.writeL3(func(name string) (bool, error) { return graph.Upsert(name, []graph.Entity{e}) })
 	}
 	return nil, nil

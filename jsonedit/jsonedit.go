@@ -1,0 +1,256 @@
+// Package jsonedit edits the top-level members of a JSON object in place:
+// the values that change are replaced, new members go before the closing
+// brace in the layout of the member before them, removed members leave with
+// their comma, and every other byte of the document (indentation, line
+// endings, a byte order mark, key order, number and string spellings, the
+// final newline or its absence) stays as it was. strata uses it to rewrite
+// a user's state file from L3 (docs/contract.md §6). It depends on the
+// standard library only.
+package jsonedit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// ErrNotObject is returned for a document that is not one JSON object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// Edit sets one top-level member to Value, or removes it when Delete is set.
+type Edit struct {
+	Key    string
+	Value  any
+	Delete bool
+}
+
+// bom is the UTF-8 byte order mark, kept in front of the document.
+var bom = []byte("\xef\xbb\xbf")
+
+// member is one top-level member: [keyStart, keyEnd) its quoted key,
+// [valStart, valEnd) its value; after is where the member before it ends
+// (its value's end, or just after "{" for the first member).
+type member struct {
+	key                     string
+	after, keyStart, keyEnd int
+	valStart, valEnd        int
+	raw                     []byte
+}
+
+// object is a parsed document: its members in order (duplicates
+// included) and the offsets of its braces.
+type object struct {
+	open, close int // offsets of "{" and "}"
+	members     []member
+}
+
+// EditMembers applies edits in order to the JSON object in data and
+// returns the new document. A member set to a value it already holds (as
+// decoded, so "caf\u00e9" holds "café" and 1.0 holds json.Number("1.0"))
+// keeps its bytes; a set replaces the value of the key's last occurrence
+// (the one decoders keep); a removal drops every occurrence. Values are
+// encoded by encoding/json without HTML escaping. It returns ErrNotObject
+// (wrapped) when data is not one JSON object, and an error for a value
+// that cannot be encoded; data itself is never modified.
+func EditMembers(data []byte, edits []Edit) ([]byte, error) {
+	out := data
+	for _, e := range edits {
+		var err error
+		if out, err = apply(out, e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func apply(data []byte, e Edit) ([]byte, error) {
+	o, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	last := -1
+	for i, m := range o.members {
+		if m.key == e.Key {
+			last = i
+		}
+	}
+	if e.Delete {
+		if last < 0 {
+			return data, nil
+		}
+		for last >= 0 { // one at a time, from the end, each with the layout around it
+			data = remove(data, o, last)
+			if o, err = parse(data); err != nil {
+				return nil, err
+			}
+			last = -1
+			for i, m := range o.members {
+				if m.key == e.Key {
+					last = i
+				}
+			}
+		}
+		return data, nil
+	}
+	val, err := encode(e.Value)
+	if err != nil {
+		return nil, fmt.Errorf("member %q: %w", e.Key, err)
+	}
+	if last >= 0 {
+		m := o.members[last]
+		if holds(m.raw, val) {
+			return data, nil
+		}
+		return splice(data, m.valStart, m.valEnd, val), nil
+	}
+	key, err := encode(e.Key)
+	if err != nil {
+		return nil, err
+	}
+	return insert(data, o, key, val), nil
+}
+
+// parse locates the members of the object in data (after a byte order
+// mark, if any); only white space may follow the closing brace.
+func parse(data []byte) (object, error) {
+	base := 0
+	if bytes.HasPrefix(data, bom) {
+		base = len(bom)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[base:]))
+	dec.UseNumber()
+	var o object
+	t, err := dec.Token()
+	if err != nil || t != json.Delim('{') {
+		return o, fmt.Errorf("%w: %v", ErrNotObject, tokenErr(err, t))
+	}
+	o.open = base + int(dec.InputOffset()) - 1
+	after := o.open + 1
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return o, fmt.Errorf("%w: %v", ErrNotObject, err)
+		}
+		key, _ := t.(string)
+		keyEnd := base + int(dec.InputOffset())
+		// between the member before and the key there is only white space
+		// and a comma: the key starts at the first quote
+		keyStart := after + bytes.IndexByte(data[after:keyEnd], '"')
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return o, fmt.Errorf("%w: %v", ErrNotObject, err)
+		}
+		end := base + int(dec.InputOffset())
+		o.members = append(o.members, member{key: key, after: after, keyStart: keyStart, keyEnd: keyEnd,
+			valStart: end - len(raw), valEnd: end, raw: raw})
+		after = end
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return o, fmt.Errorf("%w: %v", ErrNotObject, tokenErr(err, t))
+	}
+	o.close = base + int(dec.InputOffset()) - 1
+	if len(bytes.TrimLeft(data[o.close+1:], " \t\r\n")) > 0 {
+		return o, fmt.Errorf("%w: data after the closing brace", ErrNotObject)
+	}
+	return o, nil
+}
+
+func tokenErr(err error, t json.Token) any {
+	if err != nil {
+		return err
+	}
+	return fmt.Sprintf("found %v", t)
+}
+
+// encode writes v as compact JSON without HTML escaping.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// holds reports whether the raw value decodes to the same value as val.
+func holds(raw, val []byte) bool {
+	a, errA := decode(raw)
+	b, errB := decode(val)
+	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+}
+
+func decode(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func splice(data []byte, start, end int, text []byte) []byte {
+	out := make([]byte, 0, len(data)-(end-start)+len(text))
+	out = append(out, data[:start]...)
+	out = append(out, text...)
+	return append(out, data[end:]...)
+}
+
+// remove drops member i: with the comma and white space before it when a
+// member precedes it; as the first member, up to the next member's key
+// (whose own leading white space then goes), or, alone, everything between
+// the braces up to its value's end.
+func remove(data []byte, o object, i int) []byte {
+	m := o.members[i]
+	switch {
+	case i > 0:
+		return splice(data, m.after, m.valEnd, nil)
+	case len(o.members) > 1:
+		return splice(data, m.keyStart, o.members[1].keyStart, nil)
+	default:
+		return splice(data, o.open+1, m.valEnd, nil)
+	}
+}
+
+// insert adds a member after the last one, in its layout: the white space
+// before its key (a new line and its indentation, or a space) and the
+// bytes between its key and value. In an empty object the member goes on a
+// line of its own, indented by two spaces, in the document's line ending.
+func insert(data []byte, o object, key, val []byte) []byte {
+	var b []byte
+	if n := len(o.members); n > 0 {
+		m := o.members[n-1]
+		lead := data[m.after:m.keyStart]
+		if i := bytes.IndexByte(lead, ','); i >= 0 {
+			lead = lead[i+1:]
+		}
+		sep := data[m.keyEnd:m.valStart]
+		if n == 1 && !bytes.ContainsAny(lead, "\n") {
+			// one member on the line of "{": a space after the comma when
+			// the member has a space after its colon
+			if lead = nil; bytes.ContainsAny(sep, " ") {
+				lead = []byte(" ")
+			}
+		}
+		b = append(b, ',')
+		b = append(b, lead...)
+		b = append(b, key...)
+		b = append(b, sep...)
+		b = append(b, val...)
+		return splice(data, m.valEnd, m.valEnd, b)
+	}
+	eol := []byte("\n")
+	if bytes.Contains(data, []byte("\r\n")) {
+		eol = []byte("\r\n")
+	}
+	b = append(b, eol...)
+	b = append(b, "  "...)
+	b = append(b, key...)
+	b = append(b, ": "...)
+	b = append(b, val...)
+	if !bytes.ContainsAny(data[o.open+1:o.close], "\n") {
+		b = append(b, eol...)
+	}
+	return splice(data, o.open+1, o.open+1, b)
+}
