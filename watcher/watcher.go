@@ -72,8 +72,12 @@ type Batch struct {
 	// a path that no longer exists was deleted.
 	Paths []string
 	// Rescan says that events may have been missed and every kept path must
-	// be rescanned: at start, after a kernel queue overflow, after a watched
-	// directory was renamed or a watch could not be added, and periodically.
+	// be rescanned: at start, after a kernel queue overflow, after a watch
+	// could not be added, and periodically; and, once the tree around it has
+	// been quiet for Options.Debounce, after a watched directory was renamed
+	// or a symbolic link was created where a watched directory could be
+	// (kept files recorded under that name are no longer where they were,
+	// and only the caller knows them).
 	Rescan bool
 }
 
@@ -115,8 +119,13 @@ type Watcher struct {
 	ready       map[string]bool     // settled paths not yet delivered
 	readyRescan bool
 	readyBatch  *Batch // ready as a Batch, built lazily; nil when stale
-	timer       *time.Timer
-	armedAt     time.Time // zero when timer is stopped
+	// asked is a rescan asked for by events, pending like a path: a
+	// directory renamed away is often replaced a moment later (by a
+	// symbolic link, by the directory renamed back), and a rescan made in
+	// between would find its files absent and report them deleted.
+	asked   *pending
+	timer   *time.Timer
+	armedAt time.Time // zero when timer is stopped
 }
 
 // pending is a path that has seen events and is not yet settled.
@@ -324,7 +333,7 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		return
 	}
 	if w.watched[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-		w.unwatch(name, ev.Has(fsnotify.Rename))
+		w.unwatch(name, ev.Has(fsnotify.Rename), now)
 		return
 	}
 	rel, inRoot := w.rel(name)
@@ -334,10 +343,19 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 	}
 	if ev.Has(fsnotify.Create) {
 		// Lstat, not Stat: a symlink to a directory is never descended.
-		if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+		fi, err := os.Lstat(name)
+		switch {
+		case err != nil:
+		case fi.IsDir():
 			if w.watchDir(rel) {
 				w.addTree(name, rel, true, now)
 			}
+			return
+		case fi.Mode()&fs.ModeSymlink != 0 && w.watchDir(rel) && !w.match(rel):
+			// A link where a watched directory could be (a .claude/ that
+			// dotfiles manage): files recorded under that name now lie behind
+			// a link the caller refuses to follow, and only it knows them.
+			w.askRescan(filepath.Dir(name), now)
 			return
 		}
 	}
@@ -384,12 +402,27 @@ func (w *Watcher) touch(key, dir string, now time.Time) {
 	w.arm(p.due(w.debounce), now)
 }
 
-// postpone restarts the debounce of the pending paths in dir.
+// askRescan asks for a rescan once the tree is quiet: debounce after the
+// latest event in dir (the parent of the directory renamed or replaced) or
+// after the latest request, bounded like a path's.
+func (w *Watcher) askRescan(dir string, now time.Time) {
+	if w.asked == nil {
+		w.asked = &pending{dir: dir, first: now}
+	}
+	w.asked.dir, w.asked.last = dir, now
+	w.arm(w.asked.due(w.debounce), now)
+}
+
+// postpone restarts the debounce of the pending paths in dir, and of a
+// pending rescan asked for by an event there.
 func (w *Watcher) postpone(dir string, now time.Time) {
 	for _, p := range w.pending {
 		if p.dir == dir {
 			p.last = now
 		}
+	}
+	if w.asked != nil && w.asked.dir == dir {
+		w.asked.last = now
 	}
 }
 
@@ -402,8 +435,8 @@ func (w *Watcher) arm(at, now time.Time) {
 	w.timer.Reset(at.Sub(now))
 }
 
-// settle moves the paths due by now to ready and re-arms the timer for the
-// next one.
+// settle moves the paths (and the rescan) due by now to ready and re-arms the
+// timer for the next one.
 func (w *Watcher) settle(now time.Time) {
 	w.armedAt = time.Time{}
 	var next time.Time
@@ -416,6 +449,15 @@ func (w *Watcher) settle(now time.Time) {
 			continue
 		}
 		if next.IsZero() || due.Before(next) {
+			next = due
+		}
+	}
+	if w.asked != nil {
+		if due := w.asked.due(w.debounce); !due.After(now) {
+			w.asked = nil
+			w.readyRescan = true
+			w.readyBatch = nil
+		} else if next.IsZero() || due.Before(next) {
 			next = due
 		}
 	}
@@ -454,7 +496,7 @@ func (w *Watcher) drain(events <-chan fsnotify.Event) {
 	}
 }
 
-// flush makes every pending path ready and delivers what is ready as the final
+// flush makes every pending path (and a pending rescan) ready and delivers what is ready as the final
 // Batch. It never blocks: out has capacity 1 and this goroutine is its only
 // sender, so once any undelivered Batch is taken back and merged, there is
 // room.
@@ -464,6 +506,11 @@ func (w *Watcher) flush() {
 		w.readyBatch = nil
 	}
 	clear(w.pending)
+	if w.asked != nil {
+		w.asked = nil
+		w.readyRescan = true
+		w.readyBatch = nil
+	}
 	if !w.hasReady() {
 		return
 	}
@@ -502,12 +549,12 @@ func merge(a, b Batch) Batch {
 // directory is added again (adding an existing watch is harmless), so a
 // directory created or replaced unseen is watched from now on.
 func (w *Watcher) resync() {
+	now := time.Now()
 	for dir := range w.watched {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			w.unwatch(dir, false)
+			w.unwatch(dir, false, now)
 		}
 	}
-	now := time.Now()
 	w.addTree(w.root, ".", false, now)
 	for _, dir := range w.extraDirs {
 		w.add(dir)
@@ -572,8 +619,9 @@ func (w *Watcher) failed(what, dir string, err error) {
 // it. The kernel drops the watch of a removed directory by itself, but a
 // renamed one keeps its watches under the old names, so they are removed. A
 // removed directory was emptied first, each removal an event of its own; a
-// renamed one took its files along unseen, so renamed asks for a rescan.
-func (w *Watcher) unwatch(dir string, renamed bool) {
+// renamed one took its files along unseen, so renamed asks for a rescan,
+// once the tree is quiet (askRescan): what replaces it is part of the change.
+func (w *Watcher) unwatch(dir string, renamed bool, now time.Time) {
 	prefix := dir + string(filepath.Separator)
 	for d := range w.watched {
 		if d == dir || strings.HasPrefix(d, prefix) {
@@ -582,7 +630,6 @@ func (w *Watcher) unwatch(dir string, renamed bool) {
 		}
 	}
 	if renamed {
-		w.readyRescan = true
-		w.readyBatch = nil
+		w.askRescan(filepath.Dir(dir), now)
 	}
 }
