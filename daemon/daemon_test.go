@@ -242,3 +242,39 @@ func TestReplacedDirIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestChmodRereadsUnreadable: a kept file the watcher could not read is read
+// again when a chmod arrives, not at the next rescan. Root reads a mode 000
+// file, so the test makes the read fail another way: the file is over
+// max_size, then shrunk through a hard link outside every watched directory
+// (no event reaches the watcher), then chmodded.
+func TestChmodRereadsUnreadable(t *testing.T) {
+	eng := newRepo(t)
+	if err := os.WriteFile(eng.Config().Abs(config.FileName), []byte("max_size: 200\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(eng.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, eng, "elsewhere/state.json", `{"pad": "`+strings.Repeat("x", 300)+`"}`)
+	var problems syncbuf.Buffer
+	start(t, eng, &problems)
+
+	const path = ".claude/a.json"
+	if err := os.MkdirAll(eng.Config().Abs(".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(eng.Config().Abs("elsewhere/state.json"), eng.Config().Abs(path)); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	waitFor(t, "the refusal", func() bool { return strings.Contains(problems.String(), path+": /: file is") })
+	write(t, eng, "elsewhere/state.json", `{"v": 1}`) // the same inode: the kept file is now within max_size
+	if err := os.Chmod(eng.Config().Abs(path), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the version to be recorded", func() bool {
+		ents, err := eng.Log(state.LogQuery{Path: path})
+		return err == nil && len(ents) == 1
+	})
+}

@@ -55,6 +55,12 @@ type Options struct {
 	// is a kept file. Only matching paths are emitted. Nil matches every file.
 	// strata's own temp files (atomicfile.Prefix) never match.
 	Match func(rel string) bool
+	// Reread reports whether a metadata-only event (a chmod) on the kept
+	// path key (as in Batch.Paths) makes it pending like a write: true for
+	// a path the caller last failed to read, which a chmod may have made
+	// readable. It is called on Run's goroutine. Nil drops such events: a
+	// mode change is no change of content.
+	Reread func(key string) bool
 	// Extra lists absolute paths of kept files outside Root. Their parent
 	// directories are watched (a parent that does not exist is retried at
 	// each rescan) and they are emitted as the absolute path.
@@ -89,6 +95,7 @@ type Watcher struct {
 	rescan    time.Duration
 	watchDir  func(string) bool
 	match     func(string) bool
+	reread    func(string) bool
 	extra     map[string]bool // absolute paths of Options.Extra
 	extraDirs []string        // their parent directories
 	log       *slog.Logger
@@ -178,6 +185,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		rescan:   opts.Rescan,
 		watchDir: opts.WatchDir,
 		match:    opts.Match,
+		reread:   opts.Reread,
 		extra:    make(map[string]bool),
 		log:      opts.Logger,
 		src:      src,
@@ -324,10 +332,14 @@ func (w *Watcher) shutdown() {
 // file (an editor's temp, swap or backup file) postpone the pending kept files
 // beside it, because an editor is in the middle of saving one of them.
 func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
-	if ev.Op == fsnotify.Chmod || ev.Op == 0 {
-		return // metadata only: the content did not change
+	if ev.Op == 0 {
+		return
 	}
 	name := filepath.Clean(ev.Name)
+	if ev.Op == fsnotify.Chmod {
+		w.handleChmod(name, now)
+		return
+	}
 	if w.extra[name] {
 		w.touch(name, filepath.Dir(name), now)
 		return
@@ -364,6 +376,26 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		return
 	}
 	w.postpone(filepath.Dir(name), now)
+}
+
+// handleChmod applies a metadata-only event. The content did not change, so
+// it is dropped, unless the caller wants the kept file read again (Reread):
+// its last read failed, and a chmod may have made it readable.
+func (w *Watcher) handleChmod(name string, now time.Time) {
+	if w.reread == nil {
+		return
+	}
+	key := name
+	if !w.extra[name] {
+		rel, inRoot := w.rel(name)
+		if !inRoot || !w.match(rel) {
+			return
+		}
+		key = rel
+	}
+	if w.reread(key) {
+		w.touch(key, filepath.Dir(name), now)
+	}
 }
 
 func (w *Watcher) handleError(err error) {

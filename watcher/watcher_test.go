@@ -292,6 +292,37 @@ func TestChmodIgnored(t *testing.T) {
 	})
 }
 
+// TestChmodReread: a chmod makes a kept path pending only when the caller
+// wants it read again (its last read failed); other chmods stay dropped.
+func TestChmodReread(t *testing.T) {
+	var asked []string
+	w, src, c := startFake(t, Options{Reread: func(key string) bool {
+		asked = append(asked, key) // on Run's goroutine
+		return key == "unreadable.json"
+	}})
+	_, n := c.since(0)
+	send(t, w, src, fsnotify.Event{Name: filepath.Join(w.root, "readable.json"), Op: fsnotify.Chmod})
+	onLoop(t, w, func() {
+		if len(w.pending) != 0 {
+			t.Errorf("an ordinary chmod made %v pending", w.pending)
+		}
+	})
+	send(t, w, src, fsnotify.Event{Name: filepath.Join(w.root, "unreadable.json"), Op: fsnotify.Chmod})
+	waitBatch(t, c, n, "the chmodded unreadable file", hasPath("unreadable.json"))
+	if bs, _ := c.since(n); slices.ContainsFunc(bs, hasPathReceived("readable.json")) {
+		t.Error("the ordinary chmod was emitted")
+	}
+	onLoop(t, w, func() {
+		if want := []string{"readable.json", "unreadable.json"}; !slices.Equal(asked, want) {
+			t.Errorf("Reread asked about %q, want %q", asked, want)
+		}
+	})
+}
+
+func hasPathReceived(p string) func(received) bool {
+	return func(b received) bool { return slices.Contains(b.Paths, p) }
+}
+
 func TestBurstEmittedOnce(t *testing.T) {
 	// A long debounce, so that a slow machine does not split the burst.
 	w, src, c := startFake(t, Options{Debounce: 300 * time.Millisecond})
