@@ -121,9 +121,11 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		Debounce: o.Debounce,
 		Rescan:   o.Rescan,
 		WatchDir: cfg.WatchDir,
+		// Kept files, and those kept but for a control character in their
+		// name, reported when their event arrives (reportBadName).
 		Match: func(rel string) bool {
 			_, ok := cfg.Classify(rel)
-			return ok
+			return ok || cfg.BadName(rel)
 		},
 		Reread: func(key string) bool {
 			if filepath.IsAbs(key) {
@@ -280,14 +282,31 @@ func (r *recorder) reportBadNames() {
 	if err != nil || r.problems == nil {
 		return
 	}
+	for _, p := range bad {
+		r.badName(p)
+	}
+}
+
+// reportBadName prints the file rel, which a control character in its name
+// keeps from being recorded, in the line strata validate prints, unless it
+// was reported already or no longer exists.
+func (r *recorder) reportBadName(rel string) {
+	if r.problems == nil || r.badSeen[rel] {
+		return
+	}
+	if _, err := os.Lstat(r.eng.Config().Abs(rel)); err != nil {
+		return
+	}
+	r.badName(engine.BadName(rel))
+}
+
+func (r *recorder) badName(p state.Problem) {
 	if r.badSeen == nil {
 		r.badSeen = map[string]bool{}
 	}
-	for _, p := range bad {
-		if !r.badSeen[p.Path] {
-			r.badSeen[p.Path] = true
-			fmt.Fprintln(r.problems, p.Error())
-		}
+	if !r.badSeen[p.Path] {
+		r.badSeen[p.Path] = true
+		fmt.Fprintln(r.problems, p.Error())
 	}
 }
 
@@ -330,6 +349,8 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			}
 			if k, ok := r.eng.Config().Classify(rel); ok {
 				kept = append(kept, k)
+			} else if r.eng.Config().BadName(rel) {
+				r.reportBadName(rel)
 			}
 		}
 	}

@@ -278,3 +278,27 @@ func TestChmodRereadsUnreadable(t *testing.T) {
 		return err == nil && len(ents) == 1
 	})
 }
+
+// TestBadNameReportedAtOnce: a file kept but for a control character in its
+// name is reported when its event arrives, in strata validate's line, and
+// once, however often it is written.
+func TestBadNameReportedAtOnce(t *testing.T) {
+	eng := newRepo(t)
+	var problems syncbuf.Buffer
+	start(t, eng, &problems)
+	const bad = ".claude/a\nb.json"
+	want := engine.BadName(bad).Error() + "\n"
+	write(t, eng, bad, `{"v": 1}`)
+	waitFor(t, "the bad name to be reported", func() bool { return problems.String() == want })
+	write(t, eng, bad, `{"v": 2}`)
+	// A kept file written after it: once it is recorded, the second write's
+	// event has been handled too.
+	write(t, eng, ".claude/ok.json", `{"v": 1}`)
+	waitFor(t, "the kept file to be recorded", func() bool {
+		ents, err := eng.Log(state.LogQuery{Path: ".claude/ok.json"})
+		return err == nil && len(ents) == 1
+	})
+	if got := problems.String(); got != want {
+		t.Errorf("problems:\n%q\nwant once:\n%q", got, want)
+	}
+}
