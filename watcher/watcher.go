@@ -528,10 +528,10 @@ func (w *Watcher) drain(events <-chan fsnotify.Event) {
 	}
 }
 
-// flush makes every pending path (and a pending rescan) ready and delivers what is ready as the final
-// Batch. It never blocks: out has capacity 1 and this goroutine is its only
-// sender, so once any undelivered Batch is taken back and merged, there is
-// room.
+// flush makes every pending path (and a pending rescan) ready and delivers
+// what is ready as the final Batch. It never blocks: out has capacity 1 and
+// this goroutine is its only sender, so once any undelivered Batch is taken
+// back and merged, there is room.
 func (w *Watcher) flush() {
 	for key := range w.pending {
 		w.ready[key] = true
