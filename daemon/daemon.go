@@ -115,14 +115,23 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg := eng.Config()
+	unread := &unreadPaths{}
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
 		Rescan:   o.Rescan,
 		WatchDir: cfg.WatchDir,
+		// Kept files, and those kept but for a control character in their
+		// name, reported when their event arrives (reportBadName).
 		Match: func(rel string) bool {
 			_, ok := cfg.Classify(rel)
-			return ok
+			return ok || cfg.BadName(rel)
+		},
+		Reread: func(key string) bool {
+			if filepath.IsAbs(key) {
+				key = cfg.Rel(cfg.Root, key)
+			}
+			return unread.reread(key)
 		},
 		Extra:  cfg.Extra(),
 		Logger: log,
@@ -135,7 +144,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	go func() { done <- w.Run(ctx) }()
 	log.Info("watching", "root", cfg.Root, "ref", eng.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}}
+	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}, unread: unread}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	every := o.ExpireEvery
 	if every <= 0 {
@@ -203,6 +212,51 @@ const (
 	retryMax = 10 * time.Second
 )
 
+// unreadPaths are the kept paths whose last read failed (engine.Outcome.Unread):
+// a chmod may make them readable, so the watcher reads them again on one
+// (watcher.Options.Reread). Other chmods, an editor's on every save, are
+// dropped: they change no content.
+type unreadPaths struct {
+	// mu guards the fields below: the watcher's goroutine asks while Run's
+	// records.
+	mu    sync.Mutex
+	paths map[string]bool
+	// busy is set while a record reads files: a chmod seen then may come
+	// after a read that failed and before that failure is noted here, so
+	// it is read again too (once; reading makes no event).
+	busy bool
+}
+
+func (u *unreadPaths) reread(path string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.busy || u.paths[path]
+}
+
+func (u *unreadPaths) setBusy() {
+	u.mu.Lock()
+	u.busy = true
+	u.mu.Unlock()
+}
+
+// done notes which of the paths just read could not be read, and ends busy.
+func (u *unreadPaths) done(outs []engine.Outcome) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, o := range outs {
+		switch {
+		case o.Unread():
+			if u.paths == nil {
+				u.paths = map[string]bool{}
+			}
+			u.paths[o.Path] = true
+		default:
+			delete(u.paths, o.Path)
+		}
+	}
+	u.busy = false
+}
+
 // recorder applies batches; only Run's goroutine uses it.
 type recorder struct {
 	eng      *engine.Engine
@@ -217,6 +271,7 @@ type recorder struct {
 	recorded int
 	rejected int
 	agent    *layers.Agent   // the write protocol after recorded L1 changes
+	unread   *unreadPaths    // read again on a chmod
 	badSeen  map[string]bool // bad file names already reported
 }
 
@@ -227,14 +282,31 @@ func (r *recorder) reportBadNames() {
 	if err != nil || r.problems == nil {
 		return
 	}
+	for _, p := range bad {
+		r.badName(p)
+	}
+}
+
+// reportBadName prints the file rel, which a control character in its name
+// keeps from being recorded, in the line strata validate prints, unless it
+// was reported already or no longer exists.
+func (r *recorder) reportBadName(rel string) {
+	if r.problems == nil || r.badSeen[rel] {
+		return
+	}
+	if _, err := os.Lstat(r.eng.Config().Abs(rel)); err != nil {
+		return
+	}
+	r.badName(engine.BadName(rel))
+}
+
+func (r *recorder) badName(p state.Problem) {
 	if r.badSeen == nil {
 		r.badSeen = map[string]bool{}
 	}
-	for _, p := range bad {
-		if !r.badSeen[p.Path] {
-			r.badSeen[p.Path] = true
-			fmt.Fprintln(r.problems, p.Error())
-		}
+	if !r.badSeen[p.Path] {
+		r.badSeen[p.Path] = true
+		fmt.Fprintln(r.problems, p.Error())
 	}
 }
 
@@ -277,15 +349,19 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			}
 			if k, ok := r.eng.Config().Classify(rel); ok {
 				kept = append(kept, k)
+			} else if r.eng.Config().BadName(rel) {
+				r.reportBadName(rel)
 			}
 		}
 	}
 	if len(kept) == 0 {
 		return true
 	}
+	r.unread.setBusy()
 	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	r.mu.Unlock()
+	r.unread.done(outs)
 	if err != nil {
 		r.log.Error("record", "err", err) // retried by Run; the watcher keeps running
 	}

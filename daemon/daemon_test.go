@@ -65,11 +65,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // start runs the daemon until the test ends and waits for its catch-up.
 func start(t *testing.T, eng *engine.Engine, problems *syncbuf.Buffer) {
 	t.Helper()
+	startWith(t, eng, problems, 20*time.Millisecond)
+}
+
+// startWith is start with the given debounce.
+func startWith(t *testing.T, eng *engine.Engine, problems *syncbuf.Buffer, debounce time.Duration) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour, Problems: problems,
+		done <- Run(ctx, eng, Options{Debounce: debounce, Rescan: time.Hour, Problems: problems,
 			Ready: func() { close(ready) }})
 	}()
 	t.Cleanup(func() {
@@ -172,5 +178,127 @@ func TestPublishedStatusRoundTrips(t *testing.T) {
 	want := Published{Recorded: 3, Rejected: 1, SyncStatus: SyncStatus{SyncRemote: "origin", LastSync: at, LastSyncError: "fetch origin: down", SyncFailures: 2}}
 	if !st.Running || st.Published != want {
 		t.Errorf("Info = %+v, want %+v", st, want)
+	}
+}
+
+const workflowState = `{"type":"APEX","phase":"plan","lastUpdated":"2026-11-26T00:00:00Z"}`
+
+// TestReplacedDirIsRefused: .claude/ renamed away and replaced by a symbolic
+// link (a dotfiles-managed .claude) is refused as strata record refuses it,
+// one problem line, and the deletion of its files is never recorded: the
+// watcher rescans once the swap is over, not between its two steps.
+func TestReplacedDirIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		target func(t *testing.T, eng *engine.Engine) string
+		want   string
+	}{
+		{"out of the repository", func(t *testing.T, eng *engine.Engine) string {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "workflow-state.json"), []byte(workflowState), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, "its directory is a symbolic link out of the repository; not followed"},
+		{"into .git", func(*testing.T, *engine.Engine) string { return ".git" },
+			"its directory is a symbolic link into a .git directory; not followed"},
+		{"to nothing", func(*testing.T, *engine.Engine) string { return "nowhere" },
+			"its directory is a symbolic link that leads nowhere; not followed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := newRepo(t)
+			const path = ".claude/workflow-state.json"
+			write(t, eng, path, workflowState)
+			var problems syncbuf.Buffer
+			// A long debounce: the two steps of the swap, apart as two
+			// commands in a shell are, fall well within it.
+			startWith(t, eng, &problems, time.Second)
+			logOf := func() []state.Entry {
+				ents, err := eng.Log(state.LogQuery{Path: path})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ents
+			}
+			if n := len(logOf()); n != 1 {
+				t.Fatalf("catch-up recorded %d entries, want 1", n)
+			}
+			claude := eng.Config().Abs(".claude")
+			if err := os.Rename(claude, filepath.Join(t.TempDir(), "claude.bak")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // mv, then ln -s
+			if err := os.Symlink(tc.target(t, eng), claude); err != nil {
+				t.Fatal(err)
+			}
+			want := path + ": /: " + tc.want + "\n"
+			waitFor(t, "the refusal", func() bool { return strings.Contains(problems.String(), want) })
+			if got := problems.String(); got != want {
+				t.Errorf("problems:\n%s\nwant the one line:\n%s", got, want)
+			}
+			if ents := logOf(); len(ents) != 1 {
+				t.Errorf("recorded %+v; want the catch-up's version only", ents)
+			}
+		})
+	}
+}
+
+// TestChmodRereadsUnreadable: a kept file the watcher could not read is read
+// again when a chmod arrives, not at the next rescan. Root reads a mode 000
+// file, so the test makes the read fail another way: the file is over
+// max_size, then shrunk through a hard link outside every watched directory
+// (no event reaches the watcher), then chmodded.
+func TestChmodRereadsUnreadable(t *testing.T) {
+	eng := newRepo(t)
+	if err := os.WriteFile(eng.Config().Abs(config.FileName), []byte("max_size: 200\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Open(eng.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, eng, "elsewhere/state.json", `{"pad": "`+strings.Repeat("x", 300)+`"}`)
+	var problems syncbuf.Buffer
+	start(t, eng, &problems)
+
+	const path = ".claude/a.json"
+	if err := os.MkdirAll(eng.Config().Abs(".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(eng.Config().Abs("elsewhere/state.json"), eng.Config().Abs(path)); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	waitFor(t, "the refusal", func() bool { return strings.Contains(problems.String(), path+": /: file is") })
+	write(t, eng, "elsewhere/state.json", `{"v": 1}`) // the same inode: the kept file is now within max_size
+	if err := os.Chmod(eng.Config().Abs(path), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the version to be recorded", func() bool {
+		ents, err := eng.Log(state.LogQuery{Path: path})
+		return err == nil && len(ents) == 1
+	})
+}
+
+// TestBadNameReportedAtOnce: a file kept but for a control character in its
+// name is reported when its event arrives, in strata validate's line, and
+// once, however often it is written.
+func TestBadNameReportedAtOnce(t *testing.T) {
+	eng := newRepo(t)
+	var problems syncbuf.Buffer
+	start(t, eng, &problems)
+	const bad = ".claude/a\nb.json"
+	want := engine.BadName(bad).Error() + "\n"
+	write(t, eng, bad, `{"v": 1}`)
+	waitFor(t, "the bad name to be reported", func() bool { return problems.String() == want })
+	write(t, eng, bad, `{"v": 2}`)
+	// A kept file written after it: once it is recorded, the second write's
+	// event has been handled too.
+	write(t, eng, ".claude/ok.json", `{"v": 1}`)
+	waitFor(t, "the kept file to be recorded", func() bool {
+		ents, err := eng.Log(state.LogQuery{Path: ".claude/ok.json"})
+		return err == nil && len(ents) == 1
+	})
+	if got := problems.String(); got != want {
+		t.Errorf("problems:\n%q\nwant once:\n%q", got, want)
 	}
 }

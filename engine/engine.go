@@ -351,6 +351,11 @@ type Outcome struct {
 // Invalid reports whether the outcome is a rejection or a refusal.
 func (o Outcome) Invalid() bool { return o.Problems.Invalid() }
 
+// Unread reports whether Record could not read the file as a regular file
+// within max_size (unreadable, a symbolic link, too large...; its Problems
+// say why): no version of it was judged.
+func (o Outcome) Unread() bool { return o.unread != nil }
+
 // Head returns the state ref's head commit, or "" when nothing is recorded yet.
 func (e *Engine) Head() (string, error) {
 	h, err := e.store.Head(e.store.StateRef())

@@ -332,7 +332,7 @@ func runScript(t *testing.T, script string) {
 			nargs(0)
 			poll(t, "settle", func() bool {
 				var idle bool
-				onLoop(t, w, func() { idle = len(w.pending) == 0 && !w.hasReady() })
+				onLoop(t, w, func() { idle = len(w.pending) == 0 && w.asked == nil && !w.hasReady() })
 				return idle
 			})
 		default:

@@ -55,6 +55,12 @@ type Options struct {
 	// is a kept file. Only matching paths are emitted. Nil matches every file.
 	// strata's own temp files (atomicfile.Prefix) never match.
 	Match func(rel string) bool
+	// Reread reports whether a metadata-only event (a chmod) on the kept
+	// path key (as in Batch.Paths) makes it pending like a write: true for
+	// a path the caller last failed to read, which a chmod may have made
+	// readable. It is called on Run's goroutine. Nil drops such events: a
+	// mode change is no change of content.
+	Reread func(key string) bool
 	// Extra lists absolute paths of kept files outside Root. Their parent
 	// directories are watched (a parent that does not exist is retried at
 	// each rescan) and they are emitted as the absolute path.
@@ -72,8 +78,12 @@ type Batch struct {
 	// a path that no longer exists was deleted.
 	Paths []string
 	// Rescan says that events may have been missed and every kept path must
-	// be rescanned: at start, after a kernel queue overflow, after a watched
-	// directory was renamed or a watch could not be added, and periodically.
+	// be rescanned: at start, after a kernel queue overflow, after a watch
+	// could not be added, and periodically; and, once the tree around it has
+	// been quiet for Options.Debounce, after a watched directory was renamed
+	// or a symbolic link was created where a watched directory could be
+	// (kept files recorded under that name are no longer where they were,
+	// and only the caller knows them).
 	Rescan bool
 }
 
@@ -85,6 +95,7 @@ type Watcher struct {
 	rescan    time.Duration
 	watchDir  func(string) bool
 	match     func(string) bool
+	reread    func(string) bool
 	extra     map[string]bool // absolute paths of Options.Extra
 	extraDirs []string        // their parent directories
 	log       *slog.Logger
@@ -115,8 +126,13 @@ type Watcher struct {
 	ready       map[string]bool     // settled paths not yet delivered
 	readyRescan bool
 	readyBatch  *Batch // ready as a Batch, built lazily; nil when stale
-	timer       *time.Timer
-	armedAt     time.Time // zero when timer is stopped
+	// asked is a rescan asked for by events, pending like a path: a
+	// directory renamed away is often replaced a moment later (by a
+	// symbolic link, by the directory renamed back), and a rescan made in
+	// between would find its files absent and report them deleted.
+	asked   *pending
+	timer   *time.Timer
+	armedAt time.Time // zero when timer is stopped
 }
 
 // pending is a path that has seen events and is not yet settled.
@@ -169,6 +185,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		rescan:   opts.Rescan,
 		watchDir: opts.WatchDir,
 		match:    opts.Match,
+		reread:   opts.Reread,
 		extra:    make(map[string]bool),
 		log:      opts.Logger,
 		src:      src,
@@ -315,16 +332,20 @@ func (w *Watcher) shutdown() {
 // file (an editor's temp, swap or backup file) postpone the pending kept files
 // beside it, because an editor is in the middle of saving one of them.
 func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
-	if ev.Op == fsnotify.Chmod || ev.Op == 0 {
-		return // metadata only: the content did not change
+	if ev.Op == 0 {
+		return
 	}
 	name := filepath.Clean(ev.Name)
+	if ev.Op == fsnotify.Chmod {
+		w.handleChmod(name, now)
+		return
+	}
 	if w.extra[name] {
 		w.touch(name, filepath.Dir(name), now)
 		return
 	}
 	if w.watched[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-		w.unwatch(name, ev.Has(fsnotify.Rename))
+		w.unwatch(name, ev.Has(fsnotify.Rename), now)
 		return
 	}
 	rel, inRoot := w.rel(name)
@@ -334,10 +355,19 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 	}
 	if ev.Has(fsnotify.Create) {
 		// Lstat, not Stat: a symlink to a directory is never descended.
-		if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+		fi, err := os.Lstat(name)
+		switch {
+		case err != nil:
+		case fi.IsDir():
 			if w.watchDir(rel) {
 				w.addTree(name, rel, true, now)
 			}
+			return
+		case fi.Mode()&fs.ModeSymlink != 0 && w.watchDir(rel) && !w.match(rel):
+			// A link where a watched directory could be (a .claude/ that
+			// dotfiles manage): files recorded under that name now lie behind
+			// a link the caller refuses to follow, and only it knows them.
+			w.askRescan(filepath.Dir(name), now)
 			return
 		}
 	}
@@ -346,6 +376,26 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		return
 	}
 	w.postpone(filepath.Dir(name), now)
+}
+
+// handleChmod applies a metadata-only event. The content did not change, so
+// it is dropped, unless the caller wants the kept file read again (Reread):
+// its last read failed, and a chmod may have made it readable.
+func (w *Watcher) handleChmod(name string, now time.Time) {
+	if w.reread == nil {
+		return
+	}
+	key := name
+	if !w.extra[name] {
+		rel, inRoot := w.rel(name)
+		if !inRoot || !w.match(rel) {
+			return
+		}
+		key = rel
+	}
+	if w.reread(key) {
+		w.touch(key, filepath.Dir(name), now)
+	}
 }
 
 func (w *Watcher) handleError(err error) {
@@ -384,12 +434,27 @@ func (w *Watcher) touch(key, dir string, now time.Time) {
 	w.arm(p.due(w.debounce), now)
 }
 
-// postpone restarts the debounce of the pending paths in dir.
+// askRescan asks for a rescan once the tree is quiet: debounce after the
+// latest event in dir (the parent of the directory renamed or replaced) or
+// after the latest request, bounded like a path's.
+func (w *Watcher) askRescan(dir string, now time.Time) {
+	if w.asked == nil {
+		w.asked = &pending{dir: dir, first: now}
+	}
+	w.asked.dir, w.asked.last = dir, now
+	w.arm(w.asked.due(w.debounce), now)
+}
+
+// postpone restarts the debounce of the pending paths in dir, and of a
+// pending rescan asked for by an event there.
 func (w *Watcher) postpone(dir string, now time.Time) {
 	for _, p := range w.pending {
 		if p.dir == dir {
 			p.last = now
 		}
+	}
+	if w.asked != nil && w.asked.dir == dir {
+		w.asked.last = now
 	}
 }
 
@@ -402,8 +467,8 @@ func (w *Watcher) arm(at, now time.Time) {
 	w.timer.Reset(at.Sub(now))
 }
 
-// settle moves the paths due by now to ready and re-arms the timer for the
-// next one.
+// settle moves the paths (and the rescan) due by now to ready and re-arms the
+// timer for the next one.
 func (w *Watcher) settle(now time.Time) {
 	w.armedAt = time.Time{}
 	var next time.Time
@@ -416,6 +481,15 @@ func (w *Watcher) settle(now time.Time) {
 			continue
 		}
 		if next.IsZero() || due.Before(next) {
+			next = due
+		}
+	}
+	if w.asked != nil {
+		if due := w.asked.due(w.debounce); !due.After(now) {
+			w.asked = nil
+			w.readyRescan = true
+			w.readyBatch = nil
+		} else if next.IsZero() || due.Before(next) {
 			next = due
 		}
 	}
@@ -454,16 +528,21 @@ func (w *Watcher) drain(events <-chan fsnotify.Event) {
 	}
 }
 
-// flush makes every pending path ready and delivers what is ready as the final
-// Batch. It never blocks: out has capacity 1 and this goroutine is its only
-// sender, so once any undelivered Batch is taken back and merged, there is
-// room.
+// flush makes every pending path (and a pending rescan) ready and delivers
+// what is ready as the final Batch. It never blocks: out has capacity 1 and
+// this goroutine is its only sender, so once any undelivered Batch is taken
+// back and merged, there is room.
 func (w *Watcher) flush() {
 	for key := range w.pending {
 		w.ready[key] = true
 		w.readyBatch = nil
 	}
 	clear(w.pending)
+	if w.asked != nil {
+		w.asked = nil
+		w.readyRescan = true
+		w.readyBatch = nil
+	}
 	if !w.hasReady() {
 		return
 	}
@@ -502,12 +581,12 @@ func merge(a, b Batch) Batch {
 // directory is added again (adding an existing watch is harmless), so a
 // directory created or replaced unseen is watched from now on.
 func (w *Watcher) resync() {
+	now := time.Now()
 	for dir := range w.watched {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			w.unwatch(dir, false)
+			w.unwatch(dir, false, now)
 		}
 	}
-	now := time.Now()
 	w.addTree(w.root, ".", false, now)
 	for _, dir := range w.extraDirs {
 		w.add(dir)
@@ -572,8 +651,9 @@ func (w *Watcher) failed(what, dir string, err error) {
 // it. The kernel drops the watch of a removed directory by itself, but a
 // renamed one keeps its watches under the old names, so they are removed. A
 // removed directory was emptied first, each removal an event of its own; a
-// renamed one took its files along unseen, so renamed asks for a rescan.
-func (w *Watcher) unwatch(dir string, renamed bool) {
+// renamed one took its files along unseen, so renamed asks for a rescan,
+// once the tree is quiet (askRescan): what replaces it is part of the change.
+func (w *Watcher) unwatch(dir string, renamed bool, now time.Time) {
 	prefix := dir + string(filepath.Separator)
 	for d := range w.watched {
 		if d == dir || strings.HasPrefix(d, prefix) {
@@ -582,7 +662,6 @@ func (w *Watcher) unwatch(dir string, renamed bool) {
 		}
 	}
 	if renamed {
-		w.readyRescan = true
-		w.readyBatch = nil
+		w.askRescan(filepath.Dir(dir), now)
 	}
 }

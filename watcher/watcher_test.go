@@ -286,10 +286,41 @@ func TestChmodIgnored(t *testing.T) {
 	p := filepath.Join(w.root, "a.json")
 	send(t, w, src, fsnotify.Event{Name: p, Op: fsnotify.Chmod})
 	onLoop(t, w, func() {
-		if len(w.pending) != 0 {
+		if len(w.pending) != 0 || w.asked != nil {
 			t.Errorf("chmod made %v pending", w.pending)
 		}
 	})
+}
+
+// TestChmodReread: a chmod makes a kept path pending only when the caller
+// wants it read again (its last read failed); other chmods stay dropped.
+func TestChmodReread(t *testing.T) {
+	var asked []string
+	w, src, c := startFake(t, Options{Reread: func(key string) bool {
+		asked = append(asked, key) // on Run's goroutine
+		return key == "unreadable.json"
+	}})
+	_, n := c.since(0)
+	send(t, w, src, fsnotify.Event{Name: filepath.Join(w.root, "readable.json"), Op: fsnotify.Chmod})
+	onLoop(t, w, func() {
+		if len(w.pending) != 0 {
+			t.Errorf("an ordinary chmod made %v pending", w.pending)
+		}
+	})
+	send(t, w, src, fsnotify.Event{Name: filepath.Join(w.root, "unreadable.json"), Op: fsnotify.Chmod})
+	waitBatch(t, c, n, "the chmodded unreadable file", hasPath("unreadable.json"))
+	if bs, _ := c.since(n); slices.ContainsFunc(bs, hasPathReceived("readable.json")) {
+		t.Error("the ordinary chmod was emitted")
+	}
+	onLoop(t, w, func() {
+		if want := []string{"readable.json", "unreadable.json"}; !slices.Equal(asked, want) {
+			t.Errorf("Reread asked about %q, want %q", asked, want)
+		}
+	})
+}
+
+func hasPathReceived(p string) func(received) bool {
+	return func(b received) bool { return slices.Contains(b.Paths, p) }
 }
 
 func TestBurstEmittedOnce(t *testing.T) {
@@ -655,4 +686,79 @@ func TestPeriodicRescan(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBatch(t, c, n, "MEMORY.md as an absolute path", hasPath(memory))
+}
+
+// TestReplacedDirRescan drives the owner's methods with a synthetic clock: a
+// watched directory renamed away and replaced by a symbolic link (a .claude/
+// that dotfiles manage) asks for one rescan, made only once the swap is
+// over; a rescan in between would read the kept files as deleted.
+func TestReplacedDirRescan(t *testing.T) {
+	const d = 50 * time.Millisecond
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	newW := func(t *testing.T) *Watcher {
+		w, err := newWithSource(Options{Root: t.TempDir(), Debounce: d, WatchDir: testWatchDir, Match: testMatch}, newFakeSource())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.timer = time.NewTimer(time.Hour)
+		t.Cleanup(func() { w.timer.Stop() })
+		return w
+	}
+	t.Run("renamed then linked", func(t *testing.T) {
+		w := newW(t)
+		claude := filepath.Join(w.root, ".claude")
+		if err := os.Mkdir(claude, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w.watched[claude] = true
+		if err := os.Rename(claude, filepath.Join(w.root, "claude.bak")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(t.TempDir(), claude); err != nil {
+			t.Fatal(err)
+		}
+		w.handle(fsnotify.Event{Name: claude, Op: fsnotify.Rename}, at(0))
+		if w.readyRescan {
+			t.Fatal("the rename asked for a rescan at once, before what replaces the directory arrived")
+		}
+		if w.watched[claude] {
+			t.Fatal("the renamed directory is still watched")
+		}
+		w.handle(fsnotify.Event{Name: claude, Op: fsnotify.Create}, at(40))
+		w.settle(at(60))
+		if w.readyRescan {
+			t.Fatal("rescan ready 20ms after the link appeared")
+		}
+		w.settle(at(90))
+		if !w.readyRescan {
+			t.Fatal("no rescan once the swap was quiet")
+		}
+		if len(w.pending) != 0 || w.asked != nil {
+			t.Fatalf("left pending: %v, rescan %v", w.pending, w.asked)
+		}
+	})
+	t.Run("link where a watched directory could be", func(t *testing.T) {
+		w := newW(t)
+		if err := os.Symlink("nowhere", filepath.Join(w.root, "PhaseOutputs")); err != nil {
+			t.Fatal(err)
+		}
+		w.handle(fsnotify.Event{Name: filepath.Join(w.root, "PhaseOutputs"), Op: fsnotify.Create}, at(0))
+		w.settle(at(50))
+		if !w.readyRescan {
+			t.Fatal("a link where a watched directory could be asked for no rescan")
+		}
+	})
+	t.Run("link at a kept file", func(t *testing.T) {
+		w := newW(t)
+		link := filepath.Join(w.root, "MEMORY.md")
+		if err := os.Symlink("elsewhere", link); err != nil {
+			t.Fatal(err)
+		}
+		w.handle(fsnotify.Event{Name: link, Op: fsnotify.Create}, at(0))
+		w.settle(at(50))
+		if w.readyRescan || !w.ready["MEMORY.md"] {
+			t.Fatalf("rescan %v, ready %v: want the kept path, read (and refused) by the caller", w.readyRescan, w.ready)
+		}
+	})
 }
