@@ -267,3 +267,158 @@ func TestMergeGraphCorpusKeepsLines(t *testing.T) {
 		t.Skip("no corpus file holds an entity")
 	}
 }
+
+// The graph merge keeps what the member-by-entity merge used to drop
+// silently, and names what it cannot keep: a relation's other members merge
+// as an entity's do; a second line of an entity or relation (which the
+// server does not read) and any other line merge as lines; the result ends
+// its lines as the later version does.
+func TestMergeGraphRelationsDuplicatesEndings(t *testing.T) {
+	const (
+		x    = `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
+		xB   = `{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`
+		y    = `{"type":"entity","name":"Y","entityType":"t","observations":[]}`
+		rel  = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old"}`
+		relA = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT"}`
+		relB = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"B-EDIT"}`
+		dup  = `{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`
+		dup2 = `{"type":"entity","name":"X","entityType":"t","observations":["changed second"]}`
+		rdup = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"second"}`
+	)
+	lines := func(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+	crlf := func(ls ...string) string { return strings.Join(ls, "\r\n") + "\r\n" }
+	const relX = `relation "X" -> "X" (r)`
+	for _, c := range []struct {
+		name                 string
+		base, earlier, later string
+		want                 string
+		lost                 []GraphLoss
+	}{{
+		name:    "relation member only the earlier side changed",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(xB, rel),
+		want:    lines(xB, relA),
+	}, {
+		name:    "relation members each side changed",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old","createdAt":"L"}`),
+		want:    lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT","createdAt":"L"}`),
+	}, {
+		name:    "relation member both changed: the later value stays, the earlier is named",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(x, relB),
+		want:    lines(x, relB),
+		lost:    []GraphLoss{{true, relX + `: note "A-EDIT" lost to "B-EDIT"`}},
+	}, {
+		name:    "relation member the earlier side removed and the later changed",
+		base:    lines(x, rel),
+		earlier: lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r"}`),
+		later:   lines(x, relB),
+		want:    lines(x, relB),
+		lost:    []GraphLoss{{true, relX + `: removal of note lost to "B-EDIT"`}},
+	}, {
+		name:    "relation both added with different members",
+		base:    lines(x),
+		earlier: lines(x, relA),
+		later:   lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","createdAt":"L"}`),
+		want:    lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","createdAt":"L","note":"A-EDIT"}`),
+	}, {
+		name:    "relation the earlier side edited and the later deleted",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(xB),
+		want:    lines(xB),
+		lost:    []GraphLoss{{true, relX + ` deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "relation the later side edited and the earlier deleted",
+		base:    lines(x, rel),
+		earlier: lines(xB),
+		later:   lines(x, relB),
+		want:    lines(xB),
+		lost:    []GraphLoss{{false, relX + ` deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "the tester's repro: a relation edit and a second line of an entity",
+		base:    lines(x, rel),
+		earlier: lines(x, relA, dup),
+		later:   lines(xB, rel),
+		want:    lines(xB, relA, dup),
+	}, {
+		name:    "a second line of an entity goes after the first, whatever precedes it",
+		base:    lines(x, y),
+		earlier: lines(x, y, dup),
+		later:   lines(y, xB),
+		want:    lines(y, xB, dup),
+	}, {
+		name:    "a second line of an entity the later side deleted",
+		base:    lines(x, y),
+		earlier: lines(x, y, dup),
+		later:   lines(y),
+		want:    lines(y),
+		lost:    []GraphLoss{{true, `entity "X" deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "a second line of an entity the earlier side deleted, with the later's own second line",
+		base:    lines(x, y),
+		earlier: lines(y),
+		later:   lines(x, y, dup),
+		want:    lines(y),
+		lost:    []GraphLoss{{false, `entity "X" deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "a second line the earlier side changed",
+		base:    lines(x, dup, y),
+		earlier: lines(x, dup2, y),
+		later:   lines(xB, dup, y),
+		want:    lines(xB, dup2, y),
+	}, {
+		name:    "a second line the later side deleted stays deleted",
+		base:    lines(x, dup, y),
+		earlier: lines(x, dup, y, `{"type":"entity","name":"Z","entityType":"t","observations":[]}`),
+		later:   lines(x, y),
+		want:    lines(x, y, `{"type":"entity","name":"Z","entityType":"t","observations":[]}`),
+	}, {
+		name:    "a second line of a relation",
+		base:    lines(x, rel),
+		earlier: lines(x, rel, rdup),
+		later:   lines(xB, rel),
+		want:    lines(xB, rel, rdup),
+	}, {
+		name:    "a line that is neither, and a blank line",
+		base:    lines(x, y),
+		earlier: lines(x, `{"type":"note","text":"kept"}`, "", y),
+		later:   lines(xB, y),
+		want:    lines(xB, `{"type":"note","text":"kept"}`, "", y),
+	}, {
+		name:    "the earlier side converted to CRLF and added a blank line: the later LF stays",
+		base:    lines(x, y),
+		earlier: crlf(`{"type":"entity","name":"X","entityType":"t","observations":["o1","A"]}`, "", y),
+		later:   lines(x, y, rel),
+		want:    lines(`{"type":"entity","name":"X","entityType":"t","observations":["o1","A"]}`, "", y, rel),
+	}, {
+		name:    "the later side converted to CRLF: new lines end so too",
+		base:    lines(x),
+		earlier: lines(x, y) + `{"type":"note"}`,
+		later:   crlf(xB),
+		want:    crlf(xB, y, `{"type":"note"}`),
+	}, {
+		name:    "a later side without a final newline in CRLF",
+		base:    lines(x, rel),
+		earlier: lines(x, rel, `{"type":"note"}`),
+		later:   xB + "\r\n" + rel,
+		want:    crlf(xB, rel) + `{"type":"note"}`,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			got, lost := MergeGraph([]byte(c.base), []byte(c.earlier), []byte(c.later))
+			if string(got) != c.want {
+				t.Errorf("got\n%q\nwant\n%q", got, c.want)
+			}
+			if !slices.Equal(lost, c.lost) {
+				t.Errorf("lost\n%+v\nwant\n%+v", lost, c.lost)
+			}
+			if e := graph.EndingOf(got); e == graph.EndingMixed {
+				t.Errorf("mixed line endings: %q", got)
+			}
+		})
+	}
+}
