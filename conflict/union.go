@@ -486,6 +486,23 @@ func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.Li
 		return c
 	}
 	cB, cE, cL := count(bI), count(eI), count(lI)
+	// deleted first (the texts are not those added): a deletion at the end
+	// hands "no final newline" to the line before, which must not be an
+	// added blank line
+	for t, n := range cB {
+		k := (n - cE[t]) - max(0, n-cL[t]) // deleted on the earlier side, not on the later
+		for ; k > 0; k-- {
+			cur := graph.Lines(out)
+			j := len(cur) - 1
+			for j >= 0 && (cur[j].First || norm(cur[j].Text) != t) {
+				j--
+			}
+			if j < 0 {
+				break
+			}
+			out = graph.DeleteLineAt(out, j)
+		}
+	}
 	// added: how many copies of a line the earlier side added that the later
 	// side did not add as well
 	add := map[string]int{}
@@ -543,20 +560,6 @@ func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.Li
 			}
 		}
 		out = graph.InsertLineAt(out, at, li.Text)
-	}
-	for t, n := range cB {
-		k := (n - cE[t]) - max(0, n-cL[t]) // deleted on the earlier side, not on the later
-		for ; k > 0; k-- {
-			cur := graph.Lines(out)
-			j := len(cur) - 1
-			for j >= 0 && (cur[j].First || norm(cur[j].Text) != t) {
-				j--
-			}
-			if j < 0 {
-				break
-			}
-			out = graph.DeleteLineAt(out, j)
-		}
 	}
 	return out
 }
