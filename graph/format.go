@@ -357,8 +357,10 @@ func insertLine(ls []line, at int, text []byte) []line {
 
 // deleteLine removes line i. When it was the last line and had no final
 // newline, the line before it loses its newline: the inverse of insertLine.
+// An empty line before it keeps its newline, as without it the line would
+// be gone too (insertLine never puts a line after one).
 func deleteLine(ls []line, i int) []line {
-	if i == len(ls)-1 && !ls[i].nl && i > 0 {
+	if i == len(ls)-1 && !ls[i].nl && i > 0 && len(ls[i-1].text) > 0 {
 		ls[i-1].nl = false
 	}
 	return append(ls[:i], ls[i+1:]...)
