@@ -229,28 +229,40 @@ type GraphLoss struct {
 // later, with what the earlier one did since base applied to it. An entity
 // the earlier side added goes in as its line; observations it added are
 // appended to the entity; an entity, observation or relation it deleted is
-// deleted (and one the later side deleted stays deleted). An entity line
-// only the earlier side changed is taken whole; one both changed keeps the
-// later line's bytes with the earlier side's changes to other members
-// (entityType, createdAt, a fork's own fields) applied where the later side
-// left the member as it was. Lines that are not entities or relations, and
-// every line no change touches, keep their bytes.
+// deleted (and one the later side deleted stays deleted). An entity or
+// relation line only the earlier side changed is taken whole; one both
+// changed keeps the later line's bytes with the earlier side's changes to
+// other members (entityType, createdAt, a relation's note, a fork's own
+// fields) applied where the later side left the member as it was. Every
+// other line (a second line of an entity or relation, which the server does
+// not read; a blank line; a line that is neither) is merged as a line: one
+// the earlier side added goes in after the line it followed, one it deleted
+// goes. Every line no change touches keeps its bytes, and the result ends
+// its lines as the later version does (when that uses one ending).
 //
 // What the merge cannot keep it names in lost: a member both sides changed
-// to different values (the later value stays); the edits of an entity the
-// other side deleted (the deletion wins); and a relation one side added to
-// an entity the other deleted (dropped, as the server's delete_entities
-// drops an entity's relations).
+// to different values (the later value stays); the edits of an entity or
+// relation the other side deleted (the deletion wins); and a relation one
+// side added to an entity the other deleted (dropped, as the server's
+// delete_entities drops an entity's relations).
 func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 	b, e, l := graph.Parse(base), graph.Parse(earlier), graph.Parse(later)
 	bE, lE := entities(b), entities(l)
 	bL, eL, lL := graph.EntityLines(base), graph.EntityLines(earlier), graph.EntityLines(later)
+	bI, eI, lI := graph.Lines(base), graph.Lines(earlier), graph.Lines(later)
+	named := map[GraphLoss]bool{}
+	lose := func(earlierSide bool, what string) {
+		if l := (GraphLoss{earlierSide, what}); !named[l] {
+			named[l] = true
+			lost = append(lost, l)
+		}
+	}
 	out = later
 	deleted := map[string]bool{} // entities of base one side deleted
 	seen := map[string]bool{}
 	for _, en := range e.Entities {
 		if seen[en.Name] {
-			continue // a later duplicate of a name: the server reads the first
+			continue // a second line of a name: merged as a line, below
 		}
 		seen[en.Name] = true
 		be, inBase := bE[en.Name]
@@ -258,8 +270,8 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		switch {
 		case !inLater && inBase:
 			deleted[en.Name] = true
-			if !graph.SameLine(eL[en.Name], bL[en.Name]) {
-				lost = append(lost, GraphLoss{true, fmt.Sprintf("entity %q deleted on the other side: its edits dropped", en.Name)})
+			if edited(eI, bI, graph.EntityKey(en.Name)) {
+				lose(true, entityDeleted(en.Name))
 			}
 			continue
 		case !inLater:
@@ -289,11 +301,7 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		line, ml := graph.MergeEntityLine(bL[en.Name], eL[en.Name], lL[en.Name], inBase, obs)
 		out = graph.ReplaceEntityLine(out, en.Name, line)
 		for _, m := range ml {
-			what := fmt.Sprintf("entity %q: %s %s lost to %s", en.Name, m.Key, clip(m.Earlier), clip(m.Kept))
-			if m.Kept == "" {
-				what = fmt.Sprintf("entity %q: %s %s lost to its removal", en.Name, m.Key, clip(m.Earlier))
-			}
-			lost = append(lost, GraphLoss{true, what})
+			lose(true, memberText(fmt.Sprintf("entity %q", en.Name), m))
 		}
 	}
 	var drop []string
@@ -307,8 +315,8 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		if !slices.Contains(drop, be.Name) {
 			drop = append(drop, be.Name)
 			deleted[be.Name] = true
-			if !graph.SameLine(lL[be.Name], bL[be.Name]) {
-				lost = append(lost, GraphLoss{false, fmt.Sprintf("entity %q deleted on the other side: its edits dropped", be.Name)})
+			if edited(lI, bI, graph.EntityKey(be.Name)) {
+				lose(false, entityDeleted(be.Name))
 			}
 		}
 	}
@@ -323,26 +331,55 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		}
 		return ""
 	}
-	relText := func(r graph.Relation, gone string) string {
-		return fmt.Sprintf("relation %q -> %q (%s) dropped: %q deleted on the other side", r.From, r.To, r.RelationType, gone)
+	relName := func(r graph.Relation) string {
+		return fmt.Sprintf("relation %q -> %q (%s)", r.From, r.To, r.RelationType)
 	}
-	eR := graph.RelationLines(earlier)
+	relDeleted := func(r graph.Relation) string {
+		return relName(r) + " deleted on the other side: its edits dropped"
+	}
+	relText := func(r graph.Relation, gone string) string {
+		return fmt.Sprintf("%s dropped: %q deleted on the other side", relName(r), gone)
+	}
+	bR, eR, lR := graph.RelationLines(base), graph.RelationLines(earlier), graph.RelationLines(later)
 	var addR [][]byte
-	var added, dropR []graph.Relation
+	var dropR []graph.Relation
 	for _, r := range e.Relations {
-		if slices.Contains(b.Relations, r) || slices.Contains(l.Relations, r) || slices.Contains(added, r) {
-			continue
+		el := eR[r]
+		if el == nil {
+			continue // a second line of the relation: merged as a line, below
 		}
-		added = append(added, r)
-		if gone := dangling(r); gone != "" {
-			lost = append(lost, GraphLoss{true, relText(r, gone)})
-			continue
+		eR[r] = nil
+		bl, inBase := bR[r]
+		ll, inLater := lR[r]
+		switch {
+		case inBase && !inLater: // the later side deleted it
+			if edited(eI, bI, graph.RelationKey(r)) {
+				lose(true, relDeleted(r))
+			}
+		case !inLater: // new on the earlier side
+			if gone := dangling(r); gone != "" {
+				lose(true, relText(r, gone))
+				continue
+			}
+			addR = append(addR, el)
+		case graph.SameLine(el, ll):
+		case inBase && graph.SameLine(el, bl): // the earlier side left it
+		case inBase && graph.SameLine(ll, bl): // only the earlier side changed it
+			out = graph.ReplaceRelationLine(out, r, el)
+		default:
+			line, ml := graph.MergeRelationLine(bl, el, ll, inBase)
+			out = graph.ReplaceRelationLine(out, r, line)
+			for _, m := range ml {
+				lose(true, memberText(relName(r), m))
+			}
 		}
-		addR = append(addR, eR[r])
 	}
 	for _, r := range b.Relations {
-		if !slices.Contains(e.Relations, r) && slices.Contains(l.Relations, r) {
+		if _, inEarlier := eR[r]; !inEarlier && slices.Contains(l.Relations, r) && !slices.Contains(dropR, r) {
 			dropR = append(dropR, r)
+			if edited(lI, bI, graph.RelationKey(r)) {
+				lose(false, relDeleted(r))
+			}
 		}
 	}
 	for _, r := range l.Relations {
@@ -351,7 +388,7 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		}
 		if gone := dangling(r); gone != "" && slices.Contains(drop, gone) {
 			dropR = append(dropR, r)
-			lost = append(lost, GraphLoss{false, relText(r, gone)})
+			lose(false, relText(r, gone))
 		}
 	}
 	if len(dropR) > 0 {
@@ -360,7 +397,171 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 	if len(addR) > 0 {
 		out = graph.AddLines(out, addR)
 	}
-	return out, lost
+	// the other lines, by their bytes (a "\r" before the "\n" aside)
+	gone := func(li graph.LineInfo) string { // why an earlier line of a key cannot go in
+		switch {
+		case li.Name != "":
+			if _, inBase := bE[li.Name]; inBase && deleted[li.Name] {
+				return entityDeleted(li.Name)
+			}
+		case li.Relation != nil:
+			r := *li.Relation
+			if n := dangling(r); n != "" {
+				return relText(r, n)
+			}
+			if slices.Contains(b.Relations, r) && !slices.Contains(l.Relations, r) {
+				return relDeleted(r)
+			}
+		}
+		return ""
+	}
+	out = mergeOtherLines(bI, eI, lI, out, gone, lose)
+	end := graph.EndingOf(later)
+	if end == graph.EndingNone {
+		end = graph.EndingOf(earlier)
+	}
+	return graph.WithEnding(out, end, bytes.HasSuffix(later, []byte("\r"))), lost
+}
+
+// entityDeleted names the dropped edits of an entity the other side deleted.
+func entityDeleted(name string) string {
+	return fmt.Sprintf("entity %q deleted on the other side: its edits dropped", name)
+}
+
+// memberText names a member of what (an entity or relation) that the merge
+// could not keep.
+func memberText(what string, m graph.MemberLoss) string {
+	switch {
+	case m.Kept == "":
+		return fmt.Sprintf("%s: %s %s lost to its removal", what, m.Key, clip(m.Earlier))
+	case m.Earlier == "":
+		return fmt.Sprintf("%s: removal of %s lost to %s", what, m.Key, clip(m.Kept))
+	}
+	return fmt.Sprintf("%s: %s %s lost to %s", what, m.Key, clip(m.Earlier), clip(m.Kept))
+}
+
+// edited reports whether side changed key's lines since base: its first
+// line holds other members or values than base's, or it has a line of key
+// that base does not.
+func edited(side, base []graph.LineInfo, key string) bool {
+	var sf, bf []byte
+	have := map[string]bool{}
+	for _, li := range base {
+		if li.Key == key {
+			have[string(bytes.TrimRight(li.Text, "\r"))] = true
+			if li.First {
+				bf = li.Text
+			}
+		}
+	}
+	for _, li := range side {
+		if li.Key != key {
+			continue
+		}
+		if li.First {
+			sf = li.Text
+		}
+		if !have[string(bytes.TrimRight(li.Text, "\r"))] {
+			return true
+		}
+	}
+	return !graph.SameLine(sf, bf)
+}
+
+// mergeOtherLines merges, line by line, the lines of the graph file that
+// are not the first of an entity or relation (those MergeGraph merged by
+// their members): a line the earlier side added that out lacks goes in
+// after the line it followed in earlier (a second line of an entity or
+// relation never before its first), else at the end, unless gone says why
+// it cannot (then that is named, through lose); a line the earlier side
+// deleted that out still holds (not as a first line) goes. Lines compare
+// without the "\r"s before their "\n".
+func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.LineInfo) string, lose func(bool, string)) []byte {
+	norm := func(t []byte) string { return string(bytes.TrimRight(t, "\r")) }
+	count := func(ls []graph.LineInfo) map[string]int {
+		c := map[string]int{}
+		for _, li := range ls {
+			c[norm(li.Text)]++
+		}
+		return c
+	}
+	cB, cE, cL := count(bI), count(eI), count(lI)
+	// deleted first (the texts are not those added): a deletion at the end
+	// hands "no final newline" to the line before, which must not be an
+	// added blank line
+	for t, n := range cB {
+		k := (n - cE[t]) - max(0, n-cL[t]) // deleted on the earlier side, not on the later
+		for ; k > 0; k-- {
+			cur := graph.Lines(out)
+			j := len(cur) - 1
+			for j >= 0 && (cur[j].First || norm(cur[j].Text) != t) {
+				j--
+			}
+			if j < 0 {
+				break
+			}
+			out = graph.DeleteLineAt(out, j)
+		}
+	}
+	// added: how many copies of a line the earlier side added that the later
+	// side did not add as well
+	add := map[string]int{}
+	for t, n := range cE {
+		if k := (n - cB[t]) - max(0, cL[t]-cB[t]); k > 0 {
+			add[t] = k
+		}
+	}
+	for i, li := range eI {
+		t := norm(li.Text)
+		if li.First || add[t] == 0 {
+			continue
+		}
+		add[t]--
+		if why := gone(li); why != "" {
+			lose(true, why)
+			continue
+		}
+		cur := graph.Lines(out)
+		at := len(cur)
+		// after the nearest non-blank line before it in earlier (the first
+		// line of an entity or relation found by its key, as the merge may
+		// have changed it), and the lines that followed that one there and
+		// follow it in out too
+		a := i - 1
+		for a >= 0 && len(bytes.TrimSpace(eI[a].Text)) == 0 {
+			a--
+		}
+		if a < 0 {
+			at = 0
+		} else {
+			for j, c := range cur {
+				if norm(c.Text) == norm(eI[a].Text) || eI[a].First && c.First && c.Key == eI[a].Key {
+					at = j + 1
+					for k := a + 1; k < i && at < len(cur) && norm(cur[at].Text) == norm(eI[k].Text); k++ {
+						at++
+					}
+					break
+				}
+			}
+		}
+		if li.Key != "" { // never before the line the server reads
+			first := -1
+			last := -1
+			for j, c := range cur {
+				if c.Key == li.Key {
+					if first < 0 {
+						first = j
+					}
+					last = j
+				}
+			}
+			if first >= 0 && at <= first {
+				at = last + 1
+			}
+		}
+		out = graph.InsertLineAt(out, at, li.Text)
+	}
+	return out
 }
 
 // clip shortens a JSON value for a report line.

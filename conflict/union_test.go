@@ -2,6 +2,7 @@ package conflict
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -122,16 +123,51 @@ func textdiffLines(s string) []string {
 
 // FuzzMergeGraph: the merge never fails; with nothing done on the earlier
 // side it is the later version byte for byte; an entity or observation the
-// earlier side added is in the result unless the later side deleted it.
+// earlier side added is in the result unless the later side deleted it;
+// every line of either side is in the result byte for byte, or its edits
+// are in the result's line of the same entity or relation, or they are
+// named as lost on that side, or the line is base's (that side left it);
+// and the result ends its lines as the later version does when that uses
+// one convention. Seeded with the tester's cases and, when present, the
+// real files of ../shared/corpus/mcp-memory (edited on both sides).
 func FuzzMergeGraph(f *testing.F) {
 	f.Add(`{"type":"entity","name":"A","entityType":"t","observations":["1"]}`+"\n",
 		`{"type":"entity","name":"A","entityType":"t","observations":["1","2"]}`+"\n"+`{"type":"entity","name":"B","entityType":"t","observations":[]}`,
 		`not json`+"\n"+`{"type":"entity","name":"A","entityType":"t","observations":["1","3"]}`+"\n")
+	x := `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
+	rel := `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old"}`
+	f.Add(x+"\n"+rel+"\n",
+		x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT"}`+"\n"+
+			`{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`+"\n",
+		`{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`+"\n"+rel+"\n")
+	f.Add(x+"\n"+rel+"\n", x+"\r\n\r\n"+rel+"\r\n", x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"B"}`+"\n")
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "mcp-memory", "*"))
+	if len(files) == 0 {
+		f.Log("no corpus at ../shared/corpus/mcp-memory: seeded without the real files")
+	}
+	for _, name := range files {
+		base, err := os.ReadFile(name)
+		if err != nil || len(base) > 16<<10 {
+			continue // keep the seeds quick to mutate
+		}
+		ls := strings.SplitAfter(string(base), "\n")
+		earlier := slices.Clone(ls)
+		for i, l := range earlier { // a note on the first relation, a second line of the first entity
+			if strings.Contains(l, `"type":"relation"`) {
+				earlier[i] = strings.Replace(l, "}", `,"note":"earlier"}`, 1)
+				break
+			}
+		}
+		earlier = append(earlier, "\n", strings.TrimRight(ls[0], "\n")+"\n")
+		later := strings.Replace(string(base), `"observations":[`, `"observations":["later",`, 1)
+		f.Add(string(base), strings.Join(earlier, ""), later)
+		f.Add(string(base), strings.ReplaceAll(strings.Join(earlier, ""), "\n", "\r\n"), later)
+	}
 	f.Fuzz(func(t *testing.T, base, earlier, later string) {
 		if got, lost := MergeGraph([]byte(base), []byte(base), []byte(later)); string(got) != later || len(lost) != 0 {
 			t.Fatalf("nothing done earlier, yet %q became %q, lost %v", later, got, lost)
 		}
-		merged, _ := MergeGraph([]byte(base), []byte(earlier), []byte(later))
+		merged, lost := MergeGraph([]byte(base), []byte(earlier), []byte(later))
 		got := graph.Parse(merged)
 		b, e, l := graph.Parse([]byte(base)), graph.Parse([]byte(earlier)), graph.Parse([]byte(later))
 		bE, lE := entities(b), entities(l)
@@ -156,7 +192,123 @@ func FuzzMergeGraph(f *testing.F) {
 				}
 			}
 		}
+		checkLinesKept(t, []byte(base), []byte(earlier), merged, lost, true)
+		checkLinesKept(t, []byte(base), []byte(later), merged, lost, false)
+		if le := graph.EndingOf([]byte(later)); le == graph.EndingLF || le == graph.EndingCRLF {
+			if ge := graph.EndingOf(merged); ge != le && ge != graph.EndingNone {
+				t.Fatalf("later version ends lines as %v, the merge as %v: %q", le, ge, merged)
+			}
+		}
 	})
+}
+
+// checkLinesKept fails unless every line of side (earlierSide says which)
+// is in got byte for byte ("\r"s before its "\n" aside), or is a line of
+// base, or is the first line of an entity or relation whose edits since
+// base are in got's first line of it, or an edit of its entity or relation
+// is named in lost on that side.
+func checkLinesKept(t *testing.T, base, side, got []byte, lost []GraphLoss, earlierSide bool) {
+	t.Helper()
+	norm := func(t []byte) string { return string(bytes.TrimRight(t, "\r")) }
+	set := func(ls []graph.LineInfo) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range ls {
+			m[norm(l.Text)] = true
+		}
+		return m
+	}
+	firsts := func(ls []graph.LineInfo) map[string][]byte {
+		m := map[string][]byte{}
+		for _, l := range ls {
+			if l.First {
+				m[l.Key] = l.Text
+			}
+		}
+		return m
+	}
+	bI, gI := graph.Lines(base), graph.Lines(got)
+	inBase, inGot := set(bI), set(gI)
+	bF, gF := firsts(bI), firsts(gI)
+	for _, li := range graph.Lines(side) {
+		if inGot[norm(li.Text)] || inBase[norm(li.Text)] {
+			continue
+		}
+		if li.Key == "" {
+			t.Fatalf("line %q of the %s side dropped:\n%q", li.Text, sideName(earlierSide), got)
+		}
+		what := fmt.Sprintf("entity %q", li.Name)
+		if li.Relation != nil {
+			what = fmt.Sprintf("relation %q -> %q (%s)", li.Relation.From, li.Relation.To, li.Relation.RelationType)
+		}
+		named := false
+		for _, l := range lost {
+			named = named || l.Earlier == earlierSide && strings.HasPrefix(l.What, what)
+		}
+		if named {
+			continue
+		}
+		if !li.First {
+			t.Fatalf("%s: line %q of the %s side dropped, not named:\n%q\nlost %+v", what, li.Text, sideName(earlierSide), got, lost)
+		}
+		if why := editsIn(bF[li.Key], li.Text, gF[li.Key]); why != "" {
+			t.Fatalf("%s: the %s side's %s, not named:\n%q\nlost %+v", what, sideName(earlierSide), why, got, lost)
+		}
+	}
+}
+
+func sideName(earlier bool) string {
+	if earlier {
+		return "earlier"
+	}
+	return "later"
+}
+
+// editsIn says which edit of base that line made is not in got ("" when
+// each is): a member's value (removal included), an observation added.
+func editsIn(base, line, got []byte) string {
+	if got == nil {
+		return "line dropped"
+	}
+	var bm, lm, gm map[string]json.RawMessage
+	json.Unmarshal(base, &bm)
+	if json.Unmarshal(line, &lm) != nil || json.Unmarshal(got, &gm) != nil {
+		return "line unreadable"
+	}
+	same := func(a, b json.RawMessage) bool {
+		var ca, cb bytes.Buffer
+		if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+			return bytes.Equal(a, b)
+		}
+		return bytes.Equal(ca.Bytes(), cb.Bytes())
+	}
+	for k, v := range lm {
+		if bv, ok := bm[k]; ok && same(bv, v) {
+			continue
+		}
+		if k == "observations" {
+			var bo, lo, gobs []string
+			json.Unmarshal(bm[k], &bo)
+			json.Unmarshal(v, &lo)
+			json.Unmarshal(gm[k], &gobs)
+			for _, o := range lo {
+				if !slices.Contains(bo, o) && !slices.Contains(gobs, o) {
+					return fmt.Sprintf("observation %q dropped", o)
+				}
+			}
+			continue
+		}
+		if gv, ok := gm[k]; !ok || !same(gv, v) {
+			return fmt.Sprintf("%s %s dropped", k, v)
+		}
+	}
+	for k := range bm {
+		if _, ok := lm[k]; !ok && k != "observations" {
+			if _, ok := gm[k]; ok {
+				return fmt.Sprintf("removal of %s dropped", k)
+			}
+		}
+	}
+	return ""
 }
 
 // The graph merge keeps every member of an entity line, not only the three
@@ -265,5 +417,160 @@ func TestMergeGraphCorpusKeepsLines(t *testing.T) {
 	}
 	if tested == 0 {
 		t.Skip("no corpus file holds an entity")
+	}
+}
+
+// The graph merge keeps what the member-by-entity merge used to drop
+// silently, and names what it cannot keep: a relation's other members merge
+// as an entity's do; a second line of an entity or relation (which the
+// server does not read) and any other line merge as lines; the result ends
+// its lines as the later version does.
+func TestMergeGraphRelationsDuplicatesEndings(t *testing.T) {
+	const (
+		x    = `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
+		xB   = `{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`
+		y    = `{"type":"entity","name":"Y","entityType":"t","observations":[]}`
+		rel  = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old"}`
+		relA = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT"}`
+		relB = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"B-EDIT"}`
+		dup  = `{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`
+		dup2 = `{"type":"entity","name":"X","entityType":"t","observations":["changed second"]}`
+		rdup = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"second"}`
+	)
+	lines := func(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+	crlf := func(ls ...string) string { return strings.Join(ls, "\r\n") + "\r\n" }
+	const relX = `relation "X" -> "X" (r)`
+	for _, c := range []struct {
+		name                 string
+		base, earlier, later string
+		want                 string
+		lost                 []GraphLoss
+	}{{
+		name:    "relation member only the earlier side changed",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(xB, rel),
+		want:    lines(xB, relA),
+	}, {
+		name:    "relation members each side changed",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old","createdAt":"L"}`),
+		want:    lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT","createdAt":"L"}`),
+	}, {
+		name:    "relation member both changed: the later value stays, the earlier is named",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(x, relB),
+		want:    lines(x, relB),
+		lost:    []GraphLoss{{true, relX + `: note "A-EDIT" lost to "B-EDIT"`}},
+	}, {
+		name:    "relation member the earlier side removed and the later changed",
+		base:    lines(x, rel),
+		earlier: lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r"}`),
+		later:   lines(x, relB),
+		want:    lines(x, relB),
+		lost:    []GraphLoss{{true, relX + `: removal of note lost to "B-EDIT"`}},
+	}, {
+		name:    "relation both added with different members",
+		base:    lines(x),
+		earlier: lines(x, relA),
+		later:   lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","createdAt":"L"}`),
+		want:    lines(x, `{"type":"relation","from":"X","to":"X","relationType":"r","createdAt":"L","note":"A-EDIT"}`),
+	}, {
+		name:    "relation the earlier side edited and the later deleted",
+		base:    lines(x, rel),
+		earlier: lines(x, relA),
+		later:   lines(xB),
+		want:    lines(xB),
+		lost:    []GraphLoss{{true, relX + ` deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "relation the later side edited and the earlier deleted",
+		base:    lines(x, rel),
+		earlier: lines(xB),
+		later:   lines(x, relB),
+		want:    lines(xB),
+		lost:    []GraphLoss{{false, relX + ` deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "the tester's repro: a relation edit and a second line of an entity",
+		base:    lines(x, rel),
+		earlier: lines(x, relA, dup),
+		later:   lines(xB, rel),
+		want:    lines(xB, relA, dup),
+	}, {
+		name:    "a second line of an entity goes after the first, whatever precedes it",
+		base:    lines(x, y),
+		earlier: lines(x, y, dup),
+		later:   lines(y, xB),
+		want:    lines(y, xB, dup),
+	}, {
+		name:    "a second line of an entity the later side deleted",
+		base:    lines(x, y),
+		earlier: lines(x, y, dup),
+		later:   lines(y),
+		want:    lines(y),
+		lost:    []GraphLoss{{true, `entity "X" deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "a second line of an entity the earlier side deleted, with the later's own second line",
+		base:    lines(x, y),
+		earlier: lines(y),
+		later:   lines(x, y, dup),
+		want:    lines(y),
+		lost:    []GraphLoss{{false, `entity "X" deleted on the other side: its edits dropped`}},
+	}, {
+		name:    "a second line the earlier side changed",
+		base:    lines(x, dup, y),
+		earlier: lines(x, dup2, y),
+		later:   lines(xB, dup, y),
+		want:    lines(xB, dup2, y),
+	}, {
+		name:    "a second line the later side deleted stays deleted",
+		base:    lines(x, dup, y),
+		earlier: lines(x, dup, y, `{"type":"entity","name":"Z","entityType":"t","observations":[]}`),
+		later:   lines(x, y),
+		want:    lines(x, y, `{"type":"entity","name":"Z","entityType":"t","observations":[]}`),
+	}, {
+		name:    "a second line of a relation",
+		base:    lines(x, rel),
+		earlier: lines(x, rel, rdup),
+		later:   lines(xB, rel),
+		want:    lines(xB, rel, rdup),
+	}, {
+		name:    "a line that is neither, and a blank line",
+		base:    lines(x, y),
+		earlier: lines(x, `{"type":"note","text":"kept"}`, "", y),
+		later:   lines(xB, y),
+		want:    lines(xB, `{"type":"note","text":"kept"}`, "", y),
+	}, {
+		name:    "the earlier side converted to CRLF and added a blank line: the later LF stays",
+		base:    lines(x, y),
+		earlier: crlf(`{"type":"entity","name":"X","entityType":"t","observations":["o1","A"]}`, "", y),
+		later:   lines(x, y, rel),
+		want:    lines(`{"type":"entity","name":"X","entityType":"t","observations":["o1","A"]}`, "", y, rel),
+	}, {
+		name:    "the later side converted to CRLF: new lines end so too",
+		base:    lines(x),
+		earlier: lines(x, y) + `{"type":"note"}`,
+		later:   crlf(xB),
+		want:    crlf(xB, y, `{"type":"note"}`),
+	}, {
+		name:    "a later side without a final newline in CRLF",
+		base:    lines(x, rel),
+		earlier: lines(x, rel, `{"type":"note"}`),
+		later:   xB + "\r\n" + rel,
+		want:    crlf(xB, rel) + `{"type":"note"}`,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			got, lost := MergeGraph([]byte(c.base), []byte(c.earlier), []byte(c.later))
+			if string(got) != c.want {
+				t.Errorf("got\n%q\nwant\n%q", got, c.want)
+			}
+			if !slices.Equal(lost, c.lost) {
+				t.Errorf("lost\n%+v\nwant\n%+v", lost, c.lost)
+			}
+			if e := graph.EndingOf(got); e == graph.EndingMixed {
+				t.Errorf("mixed line endings: %q", got)
+			}
+		})
 	}
 }

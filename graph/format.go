@@ -435,11 +435,19 @@ func crlfAt(ls []line, at int) bool {
 
 // deleteLine removes line i. When it was the last line and had no final
 // newline, the line before it loses its newline (and the "\r" before it):
-// the inverse of insertLine.
+// the inverse of insertLine. An empty line before it keeps its newline, as
+// without it the line would be gone too (insertLine never puts a line after
+// one).
 func deleteLine(ls []line, i int) []line {
 	if i == len(ls)-1 && !ls[i].nl && i > 0 {
-		ls[i-1].nl = false
-		ls[i-1].text = bytes.TrimSuffix(ls[i-1].text, []byte("\r"))
+		// the "\r" insertLine gave it is the one the lines before it end in
+		text := ls[i-1].text
+		if crlfAt(ls[:i-1], i-1) {
+			text = bytes.TrimSuffix(text, []byte("\r"))
+		}
+		if len(text) > 0 {
+			ls[i-1].nl, ls[i-1].text = false, text
+		}
 	}
 	return append(ls[:i], ls[i+1:]...)
 }

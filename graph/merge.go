@@ -168,21 +168,38 @@ func SameLine(a, b []byte) bool {
 	return true
 }
 
-// MemberLoss is a member of an entity line both sides changed to different
-// values: the later side's value was kept.
+// MemberLoss is a member of an entity or relation line both sides changed
+// to different values: the later side's value was kept.
 type MemberLoss struct {
 	Key           string
-	Earlier, Kept string // the values, as JSON; Earlier is "" when the later side removed it
+	Earlier, Kept string // the values, as JSON; Earlier is "" when the earlier side removed it, Kept when the later side did
 }
 
 // MergeEntityLine merges the members of one entity's line that both sides
 // changed since base (hasBase false: both added it): it starts from later's
 // line, byte for byte, and applies each member the earlier side changed and
-// the later did not (a new member goes before the closing brace); a member
-// both changed differently keeps the later value and is named in lost. The
-// observations member becomes obs (written as the server writes it) when
-// that differs from later's; "type" and "name" are never touched.
+// the later did not (a new member goes before the closing brace, a removed
+// one goes); a member both changed differently keeps the later value and is
+// named in lost. The observations member becomes obs (written as the server
+// writes it) when that differs from later's; "type" and "name" are never
+// touched.
 func MergeEntityLine(base, earlier, later []byte, hasBase bool, obs []string) (out []byte, lost []MemberLoss) {
+	skip := func(k string) bool { return k == "type" || k == "name" || k == "observations" }
+	return mergeLine(base, earlier, later, hasBase, skip, &obs)
+}
+
+// MergeRelationLine merges the members of one relation's line as
+// MergeEntityLine does an entity's: "type", "from", "to" and "relationType"
+// (what makes it the same relation) are never touched; the others (a
+// "note", "createdAt", a fork's own) are merged member by member.
+func MergeRelationLine(base, earlier, later []byte, hasBase bool) (out []byte, lost []MemberLoss) {
+	skip := func(k string) bool { return k == "type" || k == "from" || k == "to" || k == "relationType" }
+	return mergeLine(base, earlier, later, hasBase, skip, nil)
+}
+
+// mergeLine is MergeEntityLine over the members skip does not name; obs,
+// when set, is the observations member to write.
+func mergeLine(base, earlier, later []byte, hasBase bool, skip func(string) bool, obs *[]string) (out []byte, lost []MemberLoss) {
 	bm, _ := memberValues(base)
 	if !hasBase {
 		bm = nil
@@ -227,7 +244,6 @@ func MergeEntityLine(base, earlier, later []byte, hasBase bool, obs []string) (o
 			}
 		}
 	}
-	skip := func(k string) bool { return k == "type" || k == "name" || k == "observations" }
 	for _, m := range orderedKeys(earlier) {
 		if skip(m) {
 			continue
@@ -246,16 +262,24 @@ func MergeEntityLine(base, earlier, later []byte, hasBase bool, obs []string) (o
 			lost = append(lost, MemberLoss{Key: m, Earlier: string(ev), Kept: string(lv)})
 		}
 	}
+	removed := map[string]bool{}
 	for _, m := range lms {
-		if _, inEarlier := em[m.key]; !inEarlier && !skip(m.key) {
-			if bv, inBase := bm[m.key]; inBase && sameValue(bv, lm[m.key]) {
-				remove(m.key) // the earlier side removed it
-			}
+		if _, inEarlier := em[m.key]; inEarlier || skip(m.key) || removed[m.key] {
+			continue
 		}
+		bv, inBase := bm[m.key]
+		switch {
+		case !inBase: // the later side added it
+		case sameValue(bv, lm[m.key]):
+			remove(m.key) // the earlier side removed it
+		default: // removed on the earlier side, changed on the later
+			lost = append(lost, MemberLoss{Key: m.key, Kept: string(lm[m.key])})
+		}
+		removed[m.key] = true
 	}
-	if lent := parseLine(later).entity; lent != nil && !slices.Equal(lent.Observations, obs) {
+	if lent := parseLine(later).entity; obs != nil && lent != nil && !slices.Equal(lent.Observations, *obs) {
 		b := []byte{'['}
-		for i, o := range obs {
+		for i, o := range *obs {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -354,4 +378,151 @@ func sameValue(a, b []byte) bool {
 		return bytes.Equal(a, b)
 	}
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// LineInfo is one line of a graph file as a merge sees it.
+type LineInfo struct {
+	Text []byte // without its "\n"
+	// Key is what the line is about: "e\x00" and the name for an entity line,
+	// "r\x00" and from, to and relationType for a relation line, "" for any
+	// other line (blank, malformed, another program's record).
+	Key      string
+	Name     string    // an entity line's name
+	Relation *Relation // a relation line's relation
+	First    bool      // the first line of its Key: the one the server's tools act on
+}
+
+// EntityKey and RelationKey are the LineInfo keys of an entity and a relation.
+func EntityKey(name string) string { return "e\x00" + name }
+
+// RelationKey: see EntityKey.
+func RelationKey(r Relation) string {
+	return "r\x00" + r.From + "\x00" + r.To + "\x00" + r.RelationType
+}
+
+// Lines lists data's lines ("\n" ends a line; a "\r" before it stays in Text).
+func Lines(data []byte) []LineInfo {
+	ls := splitLines(data)
+	out := make([]LineInfo, len(ls))
+	seen := map[string]bool{}
+	for i, l := range ls {
+		out[i].Text = l.text
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		switch p := parseLine(l.text); {
+		case p.entity != nil:
+			out[i].Key, out[i].Name = EntityKey(p.name), p.name
+		case p.relation != nil:
+			out[i].Key, out[i].Relation = RelationKey(*p.relation), p.relation
+		default:
+			continue
+		}
+		out[i].First = !seen[out[i].Key]
+		seen[out[i].Key] = true
+	}
+	return out
+}
+
+// ReplaceRelationLine replaces the first line of relation r with text,
+// keeping every other line.
+func ReplaceRelationLine(data []byte, r Relation, text []byte) []byte {
+	ls := splitLines(data)
+	for i, l := range ls {
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		if p := parseLine(l.text); p.relation != nil && *p.relation == r {
+			if bytes.Equal(l.text, text) {
+				return data
+			}
+			ls[i].text = text
+			return joinLines(ls)
+		}
+	}
+	return data
+}
+
+// InsertLineAt puts text before line at (at the end when at is the number
+// of lines), as insertLine does.
+func InsertLineAt(data []byte, at int, text []byte) []byte {
+	ls := splitLines(data)
+	return joinLines(insertLine(ls, min(max(at, 0), len(ls)), text))
+}
+
+// DeleteLineAt removes line i, as deleteLine does.
+func DeleteLineAt(data []byte, i int) []byte {
+	ls := splitLines(data)
+	if i < 0 || i >= len(ls) {
+		return data
+	}
+	return joinLines(deleteLine(ls, i))
+}
+
+// Ending is the line-ending convention of a file.
+type Ending int
+
+// The endings: none (no line ends in "\n"), every line in "\n" alone, every
+// line in "\r\n", or some of each.
+const (
+	EndingNone Ending = iota
+	EndingLF
+	EndingCRLF
+	EndingMixed
+)
+
+// EndingOf tells data's line endings.
+func EndingOf(data []byte) Ending {
+	crlf, lf := false, false
+	for i, c := range data {
+		if c == '\n' {
+			if i > 0 && data[i-1] == '\r' {
+				crlf = true
+			} else {
+				lf = true
+			}
+		}
+	}
+	switch {
+	case crlf && lf:
+		return EndingMixed
+	case crlf:
+		return EndingCRLF
+	case lf:
+		return EndingLF
+	}
+	return EndingNone
+}
+
+// WithEnding ends every line of data as e says (LF: the "\r"s before a
+// "\n" go; CRLF: a "\n" without one gets a "\r"); EndingNone and
+// EndingMixed leave data as it is. A line of a file in that ending already
+// keeps its bytes. A last line without "\n" loses the "\r"s it ends with
+// unless keepCR (the file it came from ended so).
+func WithEnding(data []byte, e Ending, keepCR bool) []byte {
+	if e != EndingLF && e != EndingCRLF {
+		return data
+	}
+	ls := splitLines(data)
+	changed := false
+	for i, l := range ls {
+		t := bytes.TrimRight(l.text, "\r")
+		switch {
+		case !l.nl && keepCR:
+			continue
+		case !l.nl || e == EndingLF:
+		case len(t) < len(l.text):
+			continue // a CRLF line
+		default:
+			t = append(t[:len(t):len(t)], '\r')
+		}
+		if !bytes.Equal(t, l.text) {
+			ls[i].text = t
+			changed = true
+		}
+	}
+	if !changed {
+		return data
+	}
+	return joinLines(ls)
 }

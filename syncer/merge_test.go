@@ -331,3 +331,93 @@ func TestGraphMergeNamesWhatItDrops(t *testing.T) {
 	}
 	w.fsckAll()
 }
+
+// The tester's repro on two machines: a (recording earlier) edits a
+// relation's note and adds a second line for entity X; b (later) adds an
+// observation to X. a's sync merges: both edits stay, nothing is named
+// lost, and b's next sync converges on the same bytes.
+func TestGraphMergeKeepsRelationEditsAndSecondLines(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	const (
+		x   = `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
+		rel = `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old"}`
+	)
+	a.write(graphPath, x+"\n"+rel+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	relA := `{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT"}`
+	second := `{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`
+	a.write(graphPath, x+"\n"+relA+"\n"+second+"\n")
+	a.record()
+	b.now = a.now.Add(time.Second)
+	xB := `{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`
+	b.write(graphPath, xB+"\n"+rel+"\n")
+	b.record()
+	b.sync()
+	ra := a.sync()
+	b.sync()
+	if len(ra.Decisions) != 1 || !ra.Decisions[0].MergedBoth || len(ra.Decisions[0].Dropped) != 0 {
+		t.Errorf("a's decisions = %+v, want one merge keeping both", ra.Decisions)
+	}
+	if len(ra.Lost) != 0 {
+		t.Errorf("a's lost = %+v", ra.Lost)
+	}
+	want := xB + "\n" + relA + "\n" + second + "\n"
+	for _, m := range []*machine{a, b} {
+		if got := m.read(graphPath); got != want {
+			t.Errorf("%s: graph =\n%s\nwant\n%s", m.name, got, want)
+		}
+	}
+	w.fsckAll()
+}
+
+// What a graph merge cannot keep of a relation it names, as for entities:
+// both machines changed X's relation note, b later; a's note is lost to
+// b's, and a's sync says so with a's commit, names a's local version as
+// lost (with its restore), and status keeps naming it. a's CRLF conversion
+// gives way to b's LF: no line ends mixed.
+func TestGraphMergeNamesARelationEditItDrops(t *testing.T) {
+	w := newWorld(t, "a", "b")
+	a, b := w.ms[0], w.ms[1]
+	const x = `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
+	rel := func(note string) string {
+		return `{"type":"relation","from":"X","to":"X","relationType":"r","note":"` + note + `"}`
+	}
+	a.write(graphPath, x+"\n"+rel("old")+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	a.write(graphPath, x+"\r\n\r\n"+rel("A-EDIT")+"\r\n")
+	a.record()
+	aEdit := git(t, a.dir, "rev-parse", "refs/strata/state")
+	b.now = a.now.Add(time.Second)
+	b.write(graphPath, x+"\n"+rel("B-EDIT")+"\n")
+	b.record()
+	b.sync()
+	ra := a.sync()
+	b.sync()
+	wantDrop := `relation "X" -> "X" (r): note "A-EDIT" lost to "B-EDIT" (` + aEdit[:10] + `)`
+	if len(ra.Decisions) != 1 || !ra.Decisions[0].MergedBoth || len(ra.Decisions[0].Dropped) != 1 ||
+		ra.Decisions[0].Dropped[0] != wantDrop {
+		t.Errorf("a's decisions = %+v, want one merge naming %s", ra.Decisions, wantDrop)
+	}
+	msg := git(t, a.dir, "log", "-1", "--format=%B", "refs/strata/state")
+	if !strings.Contains(msg, `merged .claude/memory.jsonl: both sides' edits kept except: `+wantDrop) {
+		t.Errorf("merge commit message:\n%s", msg)
+	}
+	if len(ra.Lost) != 1 || ra.Lost[0].Rev != aEdit {
+		t.Errorf("a's lost = %+v, want its version %s", ra.Lost, aEdit)
+	}
+	if lost, err := Losses(a.eng); err != nil || len(lost) != 1 {
+		t.Errorf("status's losses = %+v, %v", lost, err)
+	}
+	want := x + "\n\n" + rel("B-EDIT") + "\n"
+	for _, m := range []*machine{a, b} {
+		if got := m.read(graphPath); got != want {
+			t.Errorf("%s: graph =\n%q\nwant\n%q", m.name, got, want)
+		}
+	}
+	w.fsckAll()
+}
