@@ -123,10 +123,9 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 		added[a.name] = a
 		replaced = replaced || a.st != nil
 	}
-	c.batch.Unchanged = func(name string) bool {
+	c.batch.Unchanged = func(name string, now os.FileInfo) bool {
 		then := added[name].st
-		now, err := os.Lstat(name)
-		return then != nil && err == nil && os.SameFile(then, now) &&
+		return then != nil && now != nil && atomicfile.SameFile(then, now) &&
 			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
 	}
 	if replaced {
