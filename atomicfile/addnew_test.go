@@ -123,9 +123,9 @@ func TestBatchUnnamedLinkRefused(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("unnamed temp files are Linux's")
 	}
-	defer func(l func(*os.File, string) error) { link = l }(link)
+	defer func(l func(*dir, *os.File, string) error) { link = l }(link)
 	refused := 0
-	link = func(*os.File, string) error { refused++; return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	link = func(*dir, *os.File, string) error { refused++; return &os.LinkError{Op: "link", Err: syscall.EPERM} }
 	t.Cleanup(func() { noLinks.Store(false) })
 	dir := t.TempDir()
 	var b Batch
@@ -238,7 +238,7 @@ func TestBatchRandom(t *testing.T) {
 		want := map[string]string{}
 		var wantNot []string
 		edited := map[string]bool{}
-		b.Unchanged = func(name string) bool { return !edited[name] }
+		b.Unchanged = func(name string, _ fs.FileInfo) bool { return !edited[name] }
 		n := 1 + rng.IntN(150)
 		type step struct {
 			name        string
@@ -349,12 +349,12 @@ func TestWriteNew(t *testing.T) {
 // or fill fails Commit, naming that file; nothing is put in place and no
 // temp file is left or held open.
 func TestBatchWriterFails(t *testing.T) {
-	defer func(w func(string, []byte, fs.FileMode, bool, bool) (*os.File, string, error)) { fillTemp = w }(fillTemp)
-	fillTemp = func(name string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (*os.File, string, error) {
-		if filepath.Base(name) == "f7" {
+	defer func(w func(*dir, string, []byte, fs.FileMode, bool, bool) (*os.File, string, error)) { fillTemp = w }(fillTemp)
+	fillTemp = func(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (*os.File, string, error) {
+		if base == "f7" {
 			return nil, "", syscall.ENOSPC
 		}
-		return createWrite(name, data, mode, unnamed, closeNamed)
+		return createWrite(d, base, data, mode, unnamed, closeNamed)
 	}
 	for _, named := range []bool{false, true} {
 		if named {

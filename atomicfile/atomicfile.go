@@ -3,7 +3,10 @@
 // the target, written, fsynced, renamed over the target, and the directory
 // fsynced. Every temp file strata writes in a work tree is named with Prefix,
 // which the watcher ignores, so strata's own writes in flight are never
-// recorded or reported.
+// recorded or reported. A Batch on Linux opens each directory it writes in
+// once, has the caller judge where it really is (Batch.DirOK), and takes
+// every step there relative to that open directory: a folder swapped for a
+// symbolic link between the check and the write is never written through.
 package atomicfile
 
 import (

@@ -36,27 +36,47 @@ import (
 // into place by Commit): one directory entry written instead of two, and
 // nothing to leave behind in a crash. A Batch is not safe for concurrent
 // use.
+//
+// On Linux each directory a batch writes in is opened once, at the first
+// Add there, and every step on its files (making the temp file, the check
+// of what is at the target, linking or renaming into place, the fsync) is
+// taken relative to that open directory: the directory written in is the
+// one DirOK approved, whatever its path names by then. Commit checks each
+// directory again before it puts the first file there, and leaves the
+// directory's files unwritten, among the names it returns, when DirOK
+// refuses it now or its path no longer names it (a folder swapped for a
+// symbolic link since Add). Elsewhere the steps go by path, as the checks
+// do.
 type Batch struct {
 	pend    []batchFile
 	open    []batchFile // written, not yet fsynced
 	unnamed int         // unnamed temp files held open
-	dirs    map[string]bool
+	dirs    map[string]*dir
 	skip    map[string]bool // targets not to replace after all
 	whole   bool            // durable by syncfs: Add closes each file unsynced
 	fs      fsFlush
 	work    chan *pendingWrite // to the writers, in a batch made durable by syncfs
 	writing sync.WaitGroup     // the writers
 
+	// DirOK, when set, judges each directory the batch writes in by where
+	// it really is (real, all symbolic links resolved; dir is the name's
+	// directory as added): at the first Add there, whose error it then
+	// is, and again at Commit (see above).
+	DirOK func(dir, real string) error
+
 	// Unchanged, when set, is asked by Commit right before a file added by
-	// Add replaces name: false leaves name as it is (edited meanwhile). With
-	// Keep set, name's file has been linked into Keep by then: its link
-	// count and change time (ctime) have moved, nothing else.
-	Unchanged func(name string) bool
+	// Add replaces name: false leaves name as it is (edited meanwhile). now
+	// is what is at name then (os.Lstat's answer, taken in the directory
+	// checked; nil when nothing is; compare with SameFile). With Keep set,
+	// name's file has been linked into Keep by then: its link count and
+	// change time (ctime) have moved, nothing else.
+	Unchanged func(name string, now fs.FileInfo) bool
 
 	// Keep, when set, is a directory on the targets' file system where
 	// Commit links each file it replaces right before the rename, so that
 	// freeing the old file is left to Sweep (see keep.go).
 	Keep    string
+	keepDir *dir   // Keep, open
 	kept    int    // files linked into Keep
 	keepID  string // this batch's prefix of link names
 	keepSeq int
@@ -84,7 +104,9 @@ func (b *Batch) Expect(n int) {
 
 type batchFile struct {
 	name  string
-	tmp   string        // the named temp file; "" for an unnamed one
+	d     *dir          // name's directory
+	base  string        // name's base name
+	tmp   string        // the named temp file's base name; "" for an unnamed one
 	f     *os.File      // the unnamed temp file, open until Commit links it
 	isNew bool          // added by AddNew: name is created, never replaced
 	w     *pendingWrite // its temp file, while a writer makes it
@@ -97,6 +119,8 @@ type batchFile struct {
 // inode) then overlap. Commit waits for the writers before it flushes.
 type pendingWrite struct {
 	name    string
+	d       *dir
+	base    string
 	data    []byte
 	mode    fs.FileMode
 	unnamed bool // try an unnamed temp file first
@@ -135,6 +159,11 @@ func (b *Batch) AddNew(name string, data []byte, mode fs.FileMode) error {
 }
 
 func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) error {
+	d, err := b.dir(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	base := filepath.Base(name)
 	if b.whole {
 		// its file system's error state is sampled before the write
 		whole, err := b.fs.watch(filepath.Dir(name))
@@ -142,18 +171,18 @@ func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) erro
 			return err
 		}
 		if whole { // made durable by Commit's syncfs: a writer writes it
-			w := &pendingWrite{name: name, data: data, mode: mode, unnamed: b.unnamedAllowed(isNew)}
+			w := &pendingWrite{name: name, d: d, base: base, data: data, mode: mode, unnamed: b.unnamedAllowed(isNew)}
 			if w.unnamed {
 				b.unnamed++ // at most; Commit counts again what the writers made
 			}
-			b.pend = append(b.pend, batchFile{name: name, isNew: isNew, w: w})
+			b.pend = append(b.pend, batchFile{name: name, d: d, base: base, isNew: isNew, w: w})
 			b.startWriters()
 			b.work <- w
 			return nil
 		}
 	}
-	p := batchFile{name: name, isNew: isNew}
-	f, tmp, err := createWrite(name, data, mode, b.unnamedAllowed(isNew), false)
+	p := batchFile{name: name, d: d, base: base, isNew: isNew}
+	f, tmp, err := createWrite(d, base, data, mode, b.unnamedAllowed(isNew), false)
 	if err != nil {
 		return err
 	}
@@ -171,6 +200,39 @@ func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) erro
 	return nil
 }
 
+// dir returns the directory path, opened (and judged by DirOK) at its
+// first file.
+func (b *Batch) dir(path string) (*dir, error) {
+	if d := b.dirs[path]; d != nil {
+		return d, nil
+	}
+	d, err := openDir(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.judge(b.DirOK); err != nil {
+		d.close()
+		return nil, err
+	}
+	if b.dirs == nil {
+		b.dirs = map[string]*dir{}
+	}
+	b.dirs[path] = d
+	return d, nil
+}
+
+// closeDirs closes the directories the batch opened.
+func (b *Batch) closeDirs() {
+	for _, d := range b.dirs {
+		d.close()
+	}
+	b.dirs = nil
+	if b.keepDir != nil {
+		b.keepDir.close()
+		b.keepDir = nil
+	}
+}
+
 // unnamedAllowed reports whether a file added now may be an unnamed temp
 // file: it is new, the batch holds fewer open than unnamedMax, and no link
 // was refused in this process.
@@ -178,13 +240,13 @@ func (b *Batch) unnamedAllowed(isNew bool) bool {
 	return isNew && b.unnamed < unnamedMax() && !noLinks.Load()
 }
 
-// createWrite makes name's temp file, with mode, and writes data to it: an
-// unnamed one when unnamed is true and the file system can make one, else
-// a named one (tmp). An unnamed file is returned open; a named one open
-// too, unless closeNamed. On error nothing is left.
-func createWrite(name string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (f *os.File, tmp string, err error) {
+// createWrite makes the temp file of base in d, with mode, and writes data
+// to it: an unnamed one when unnamed is true and the file system can make
+// one, else a named one (tmp, its base name). An unnamed file is returned
+// open; a named one open too, unless closeNamed. On error nothing is left.
+func createWrite(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (f *os.File, tmp string, err error) {
 	if unnamed {
-		if f, err = openUnnamed(filepath.Dir(name), mode); err == nil {
+		if f, err = d.openUnnamed(mode); err == nil {
 			if err = setMode(f, mode); err != nil {
 				f.Close()
 				return nil, "", err
@@ -192,10 +254,9 @@ func createWrite(name string, data []byte, mode fs.FileMode, unnamed, closeNamed
 		}
 	}
 	if f == nil { // not new, or no unnamed file here: a named one
-		if f, err = createTemp(name, mode); err != nil {
+		if f, tmp, err = d.createTemp(base, mode); err != nil {
 			return nil, "", err
 		}
-		tmp = f.Name()
 	}
 	if _, err = f.Write(data); err != nil || tmp != "" && closeNamed {
 		if cerr := f.Close(); err == nil {
@@ -204,7 +265,7 @@ func createWrite(name string, data []byte, mode fs.FileMode, unnamed, closeNamed
 		f = nil
 	}
 	if err != nil && tmp != "" {
-		os.Remove(tmp)
+		d.remove(tmp)
 	}
 	if err != nil {
 		return nil, "", err
@@ -226,7 +287,7 @@ func (b *Batch) startWriters() {
 		go func() {
 			defer b.writing.Done()
 			for w := range b.work {
-				w.f, w.tmp, w.err = fillTemp(w.name, w.data, w.mode, w.unnamed, true)
+				w.f, w.tmp, w.err = fillTemp(w.d, w.base, w.data, w.mode, w.unnamed, true)
 				w.data = nil
 			}
 		}()
@@ -270,30 +331,31 @@ func (b *Batch) discard(p batchFile) {
 		}
 	}
 	if p.tmp != "" {
-		os.Remove(p.tmp)
+		p.d.remove(p.tmp)
 	}
 }
 
 var tempSeq atomic.Uint64
 
-// createTemp creates the temp file for name with mode.
-func createTemp(name string, mode fs.FileMode) (*os.File, error) {
-	dir, base := filepath.Dir(name), Prefix+filepath.Base(name)+"-"+strconv.Itoa(os.Getpid())+"-"
+// createTemp creates the temp file for base in d with mode and returns it
+// open, with its base name.
+func (d *dir) createTemp(base string, mode fs.FileMode) (*os.File, string, error) {
+	prefix := Prefix + base + "-" + strconv.Itoa(os.Getpid()) + "-"
 	for try := 0; ; try++ {
-		tmp := filepath.Join(dir, base+strconv.FormatUint(tempSeq.Add(1), 10))
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		tmp := prefix + strconv.FormatUint(tempSeq.Add(1), 10)
+		f, err := d.create(tmp, mode)
 		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue // left by an earlier process of the same id
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if err := setMode(f, mode); err != nil {
 			f.Close()
-			os.Remove(tmp)
-			return nil, err
+			d.remove(tmp)
+			return nil, "", err
 		}
-		return f, nil
+		return f, tmp, nil
 	}
 }
 
@@ -358,8 +420,9 @@ func (b *Batch) Skip(name string) {
 // target is still what the caller expects; if not, the target is left as
 // it is. Between the first and second half it calls mid, when not nil
 // (crash tests stop there). It then fsyncs each directory once and returns
-// the names of the files it did not put in place for those two reasons. On
-// error the temp files not yet in place are removed.
+// the names of the files it did not put in place for those two reasons, and
+// those of a directory refused by its check at Commit (see Batch). On error
+// the temp files not yet in place are removed.
 func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 	if err := b.waitWriters(); err != nil {
 		b.Abort()
@@ -375,9 +438,6 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			return nil, err
 		}
 	}
-	if b.dirs == nil {
-		b.dirs = map[string]bool{}
-	}
 	for i, p := range b.pend {
 		if i == len(b.pend)/2 && i > 0 && mid != nil {
 			mid()
@@ -386,12 +446,21 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			b.discard(p)
 			continue
 		}
+		if !p.d.checked {
+			p.d.checked = true
+			p.d.bad = p.d.recheck(b.DirOK)
+		}
+		if p.d.bad != nil {
+			notWritten = append(notWritten, p.name)
+			b.discard(p)
+			continue
+		}
 		if !p.isNew {
 			// linked before Unchanged is asked, so that nothing comes
 			// between the check and the rename
-			b.keepLink(p.name)
+			b.keepLink(p)
 		}
-		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name) {
+		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name, p.d.stat(p.base)) {
 			notWritten = append(notWritten, p.name)
 			b.discard(p)
 			continue
@@ -408,18 +477,21 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 		}
 		if err != nil {
 			if p.tmp != "" {
-				os.Remove(p.tmp)
+				p.d.remove(p.tmp)
 			}
 			b.pend = b.pend[i+1:]
 			b.Abort()
 			return notWritten, err
 		}
-		b.dirs[filepath.Dir(p.name)] = true
+		p.d.used = true
 	}
 	b.pend = nil
-	for d := range b.dirs {
-		SyncDir(d)
+	for _, d := range b.dirs {
+		if d.used {
+			d.sync()
+		}
 	}
+	b.closeDirs()
 	return notWritten, nil
 }
 
@@ -427,7 +499,7 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 func place(p batchFile) error {
 	switch {
 	case p.f != nil:
-		err := link(p.f, p.name)
+		err := link(p.d, p.f, p.base)
 		if err == nil || errors.Is(err, fs.ErrExist) {
 			return err
 		}
@@ -435,12 +507,21 @@ func place(p batchFile) error {
 		// refusing links through /proc, say): its content goes the named
 		// way, and later batches make named temp files from the start.
 		noLinks.Store(true)
-		return placeCopy(p.f, p.name)
+		return p.d.placeCopy(p.f, p.base)
 	case p.isNew:
-		return renameNew(p.tmp, p.name)
+		return p.d.renameNew(p.tmp, p.base)
 	default:
-		return os.Rename(p.tmp, p.name)
+		return p.d.rename(p.tmp, p.base)
 	}
+}
+
+// stat is lstat's answer, nil when it has none.
+func (d *dir) stat(base string) fs.FileInfo {
+	st, err := d.lstat(base)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // checkedRename renames tmp to name if nothing is at name right before: an
@@ -457,14 +538,14 @@ func checkedRename(tmp, name string) error {
 }
 
 // link is linkUnnamed; tests replace it to refuse.
-var link = linkUnnamed
+var link = (*dir).linkUnnamed
 
 // noLinks is set once an unnamed file could not be linked.
 var noLinks atomic.Bool
 
-// placeCopy creates name, unless it exists, with the content and mode of
-// the unnamed file f: written to a named temp file, fsynced, renamed.
-func placeCopy(f *os.File, name string) error {
+// placeCopy creates base in d, unless it exists, with the content and mode
+// of the unnamed file f: written to a named temp file, fsynced, renamed.
+func (d *dir) placeCopy(f *os.File, base string) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -473,7 +554,24 @@ func placeCopy(f *os.File, name string) error {
 	if err != nil {
 		return err
 	}
-	return WriteNew(name, data, st.Mode().Perm())
+	t, tmp, err := d.createTemp(base, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = t.Write(data)
+	if err == nil {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.renameNew(tmp, base)
+	}
+	if err != nil {
+		d.remove(tmp)
+	}
+	return err
 }
 
 // Abort removes the temp files not yet in place. It is safe to call after
@@ -491,6 +589,7 @@ func (b *Batch) Abort() {
 		b.discard(p)
 	}
 	b.pend = nil
+	b.closeDirs()
 }
 
 // Leftovers removes the temp files that Batches of processes no longer

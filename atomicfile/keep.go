@@ -26,23 +26,25 @@ import (
 // hard links, Keep missing or not a directory), the batch stops trying and
 // renames as before.
 
-// keepLink links name's current file into b.Keep. The first failure that
-// would repeat turns keeping off for the rest of the batch.
-func (b *Batch) keepLink(name string) {
+// keepLink links p's target's current file into b.Keep. The first failure
+// that would repeat turns keeping off for the rest of the batch.
+func (b *Batch) keepLink(p batchFile) {
 	if b.Keep == "" || b.keepOff {
 		return
 	}
 	if b.keepID == "" {
-		if !keepDirOK(b.Keep) {
+		kd, err := openKeepDir(b.Keep)
+		if err != nil {
 			b.keepOff = true
 			return
 		}
+		b.keepDir = kd
 		var r [6]byte
 		rand.Read(r[:])
 		b.keepID = strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(r[:]) + "-"
 	}
 	b.keepSeq++
-	err := os.Link(name, filepath.Join(b.Keep, b.keepID+strconv.Itoa(b.keepSeq)))
+	err := p.d.linkInto(p.base, b.keepDir, b.keepID+strconv.Itoa(b.keepSeq))
 	switch {
 	case err == nil:
 		b.kept++

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,7 @@ func TestBatchKeepSweepSparesUnreplaced(t *testing.T) {
 		}
 	}
 	edited := filepath.Join(dir, "f1")
-	b.Unchanged = func(name string) bool { return name != edited }
+	b.Unchanged = func(name string, _ fs.FileInfo) bool { return name != edited }
 	notWritten, err := b.Commit(nil)
 	if err != nil || !slices.Equal(notWritten, []string{edited}) {
 		t.Fatal(notWritten, err)

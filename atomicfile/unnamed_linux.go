@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,24 +12,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openUnnamed opens a new file without a name in dir (O_TMPFILE): it
+// openUnnamed opens a new file without a name in d (O_TMPFILE): it
 // appears nowhere until linkUnnamed gives it one, and a crash before that
 // leaves nothing behind (the kernel frees it). It fails where the file
 // system cannot make one, and where /proc is not mounted (linkUnnamed
 // needs it); the batch then makes a named temp file.
-func openUnnamed(dir string, mode fs.FileMode) (*os.File, error) {
+func (d *dir) openUnnamed(mode fs.FileMode) (*os.File, error) {
 	if !unnamedWorks() {
 		return nil, errNoUnnamed
 	}
-	fd, err := unix.Open(dir, unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(mode.Perm()))
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(mode.Perm()))
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+		return nil, &os.PathError{Op: "open", Path: d.path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), dir), nil
+	return os.NewFile(uintptr(fd), d.path), nil
 }
 
-// linkUnnamed gives f, opened by openUnnamed, the name name. Like link(2),
-// it never replaces: an error wrapping fs.ErrExist when name exists. It
+// linkUnnamed gives f, opened by openUnnamed, the name base in d. Like
+// link(2), it never replaces: an error wrapping fs.ErrExist when base
+// exists. It
 // links the open file itself (linkat with AT_EMPTY_PATH: recent kernels let
 // the process that opened it do so, as this machine's 6.18 does for an
 // unprivileged user, older ones only a process with CAP_DAC_READ_SEARCH;
@@ -37,7 +39,7 @@ func openUnnamed(dir string, mode fs.FileMode) (*os.File, error) {
 // where that is refused, through its /proc/self/fd link, the way every
 // kernel since O_TMPFILE allows; once that way worked where the first was
 // refused, the process takes it from the start.
-func linkUnnamed(f *os.File, name string) error {
+func (d *dir) linkUnnamed(f *os.File, base string) error {
 	conn, err := f.SyscallConn()
 	if err != nil {
 		return err
@@ -45,12 +47,12 @@ func linkUnnamed(f *os.File, name string) error {
 	var lerr error
 	if err := conn.Control(func(fd uintptr) {
 		if !viaProc.Load() {
-			lerr = linkEmpty(int(fd), name)
+			lerr = linkEmpty(int(fd), d.fd, base)
 			if !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.EPERM) {
 				return // linked, or refused for a reason the other way shares (EEXIST...)
 			}
 		}
-		perr := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(fd)), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		perr := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(fd)), d.fd, base, unix.AT_SYMLINK_FOLLOW)
 		if perr == nil && lerr != nil {
 			viaProc.Store(true) // the empty path was refused, not the name
 		}
@@ -59,15 +61,15 @@ func linkUnnamed(f *os.File, name string) error {
 		return err
 	}
 	if lerr != nil {
-		return &os.LinkError{Op: "link", Old: f.Name(), New: name, Err: lerr}
+		return &os.LinkError{Op: "link", Old: f.Name(), New: filepath.Join(d.path, base), Err: lerr}
 	}
 	return nil
 }
 
-// linkEmpty links the open file fd at name (AT_EMPTY_PATH); tests replace
-// it to refuse as an older kernel does.
-var linkEmpty = func(fd int, name string) error {
-	return unix.Linkat(fd, "", unix.AT_FDCWD, name, unix.AT_EMPTY_PATH)
+// linkEmpty links the open file fd as base in the directory dfd
+// (AT_EMPTY_PATH); tests replace it to refuse as an older kernel does.
+var linkEmpty = func(fd, dfd int, base string) error {
+	return unix.Linkat(fd, "", dfd, base, unix.AT_EMPTY_PATH)
 }
 
 // viaProc is set once linkEmpty was refused and the /proc way worked.

@@ -56,10 +56,10 @@ func TestLinkUnnamedEmptyPathRefused(t *testing.T) {
 	if !unnamedWorks() {
 		t.Skip("no /proc/self/fd here")
 	}
-	defer func(l func(int, string) error) { linkEmpty = l }(linkEmpty)
+	defer func(l func(int, int, string) error) { linkEmpty = l }(linkEmpty)
 	t.Cleanup(func() { viaProc.Store(false) })
 	refused := 0
-	linkEmpty = func(int, string) error { refused++; return unix.ENOENT }
+	linkEmpty = func(int, int, string) error { refused++; return unix.ENOENT }
 	dir := t.TempDir()
 	if notWritten := commitNew(t, dir, 3); len(notWritten) != 0 {
 		t.Fatalf("not written: %v", notWritten)
@@ -78,17 +78,21 @@ func TestLinkUnnamedNeverReplaces(t *testing.T) {
 	t.Cleanup(func() { viaProc.Store(false) })
 	for _, proc := range []bool{false, true} {
 		viaProc.Store(proc)
-		dir := t.TempDir()
-		f, err := openUnnamed(dir, 0o644)
+		d, err := openDir(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := filepath.Join(dir, "taken")
+		f, err := d.openUnnamed(0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(d.path, "taken")
 		if err := os.WriteFile(name, []byte("agent's"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err = linkUnnamed(f, name)
+		err = d.linkUnnamed(f, "taken")
 		f.Close()
+		d.close()
 		if !errors.Is(err, fs.ErrExist) {
 			t.Fatalf("via /proc %v: link over an existing name = %v, want ErrExist", proc, err)
 		}

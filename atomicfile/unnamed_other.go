@@ -9,9 +9,9 @@ import (
 
 // Files without a name exist on Linux only: elsewhere a batch's new files
 // are named temp files.
-func openUnnamed(string, fs.FileMode) (*os.File, error) { return nil, errNoUnnamed }
+func (d *dir) openUnnamed(fs.FileMode) (*os.File, error) { return nil, errNoUnnamed }
 
-func linkUnnamed(*os.File, string) error { return errNoUnnamed }
+func (d *dir) linkUnnamed(*os.File, string) error { return errNoUnnamed }
 
 // renameNew is checkedRename here: no rename that refuses to replace.
 func renameNew(tmp, name string) error { return checkedRename(tmp, name) }

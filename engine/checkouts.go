@@ -19,14 +19,19 @@ import (
 // version to a temp file beside it; Commit fsyncs the temp files together,
 // renames them into place and fsyncs each directory once. A sync writing
 // 1 000 files pays for the disk once instead of 1 000 times. Removals are
-// done at Add, as Checkout does them. The caller keeps the sync journal
+// done at Add, as Checkout does them. The directory Add checks (inside) is
+// the one written in: the batch judges each directory it opens by where it
+// really is (insideReal), at Add and again at Commit, and writes through
+// the open directory, so a folder swapped meanwhile for a symbolic link
+// into .git or out of the work tree is never written through. The caller keeps the sync journal
 // until Commit returns, so a crash in between is completed by
 // RecoverWrites.
 type Checkouts struct {
 	e     *Engine
 	batch atomicfile.Batch
 	added []checkoutFile
-	dirs  map[string]bool // directories known to exist
+	dirs  map[string]bool        // directories known to exist
+	kept  map[string]config.Kept // a kept file of each directory written in, for its check
 }
 
 type checkoutFile struct {
@@ -36,7 +41,17 @@ type checkoutFile struct {
 }
 
 // Checkouts starts a batch of checkouts.
-func (e *Engine) Checkouts() *Checkouts { return &Checkouts{e: e} }
+func (e *Engine) Checkouts() *Checkouts {
+	c := &Checkouts{e: e, kept: map[string]config.Kept{}}
+	c.batch.DirOK = func(dir, real string) error {
+		k, ok := c.kept[dir]
+		if !ok {
+			return fmt.Errorf("%s: not a directory of a kept file", dir)
+		}
+		return e.insideReal(k, real)
+	}
+	return c
+}
 
 // Expect announces, before the first Add, how many files the batch will
 // write, so a large one is made durable in one pass over the file system
@@ -102,7 +117,14 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 	if st == nil {
 		add = c.batch.AddNew // created only if nothing appears there meanwhile
 	}
+	if _, ok := c.kept[filepath.Dir(name)]; !ok {
+		c.kept[filepath.Dir(name)] = k
+	}
 	if err := add(name, data, mode); err != nil {
+		var pe *PathError
+		if errors.As(err, &pe) { // its directory, refused as inside refuses it
+			return false, &state.Problem{Path: pe.Path, Message: strings.TrimPrefix(pe.Error(), pe.Path+": ")}
+		}
 		return false, fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	c.added = append(c.added, checkoutFile{path: k.Path, name: name, st: st})
@@ -112,9 +134,10 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 // Commit puts every added version in place, durably. A file changed on disk
 // since its Add (size, time or inode differ), checked right before its new
 // version would replace it, is not replaced, nor is a file that appeared
-// where Add found none, up to the moment the new one would take its place:
-// its path is returned among late, as Checkout would have returned false
-// for it. mid, when not nil, is called halfway through putting the files in
+// where Add found none, up to the moment the new one would take its place,
+// nor a file whose directory was swapped or moved since Add (see
+// Checkouts): its path is returned among late, as Checkout would have
+// returned false for it. mid, when not nil, is called halfway through putting the files in
 // place (crash tests).
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	added := make(map[string]checkoutFile, len(c.added))
@@ -123,10 +146,9 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 		added[a.name] = a
 		replaced = replaced || a.st != nil
 	}
-	c.batch.Unchanged = func(name string) bool {
+	c.batch.Unchanged = func(name string, now os.FileInfo) bool {
 		then := added[name].st
-		now, err := os.Lstat(name)
-		return then != nil && err == nil && os.SameFile(then, now) &&
+		return then != nil && now != nil && atomicfile.SameFile(then, now) &&
 			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
 	}
 	if replaced {

@@ -168,25 +168,12 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 // writes outside them, nor inside .git: a committed symlink `g -> .git`
 // stays inside the work tree, yet what a rule `g/*` would keep is git's own.
 func (e *Engine) inside(k config.Kept) error {
-	base := e.cfg.Root
-	if strings.HasPrefix(k.Path, "~/") {
-		base = e.cfg.Home
-	}
+	base := e.keptBase(k)
 	dir := filepath.Dir(e.cfg.Abs(k.Path))
 	for {
 		real, err := e.realDir(dir)
 		if err == nil {
-			rb, _ := e.realDir(base)
-			if rb == "" {
-				rb = base
-			}
-			if real != rb && !strings.HasPrefix(real, rb+string(filepath.Separator)) {
-				return &PathError{Path: k.Path, Reason: "its directory is a symbolic link out of the repository; not followed", IO: true}
-			}
-			if e.inGitDir(real, rb, base == e.cfg.Root) {
-				return &PathError{Path: k.Path, Reason: "its directory is a symbolic link into a .git directory; not followed", IO: true}
-			}
-			return nil
+			return e.insideReal(k, real)
 		}
 		if !errors.Is(err, os.ErrNotExist) || dir == base || len(dir) <= len(base) {
 			return nil
@@ -198,6 +185,32 @@ func (e *Engine) inside(k config.Kept) error {
 		}
 		dir = filepath.Dir(dir) // not created yet: check the nearest existing parent
 	}
+}
+
+// insideReal is inside's judgement of real, where the directory holding
+// the kept file k really is (all symbolic links resolved).
+func (e *Engine) insideReal(k config.Kept, real string) error {
+	base := e.keptBase(k)
+	rb, _ := e.realDir(base)
+	if rb == "" {
+		rb = base
+	}
+	if real != rb && !strings.HasPrefix(real, rb+string(filepath.Separator)) {
+		return &PathError{Path: k.Path, Reason: "its directory is a symbolic link out of the repository; not followed", IO: true}
+	}
+	if e.inGitDir(real, rb, base == e.cfg.Root) {
+		return &PathError{Path: k.Path, Reason: "its directory is a symbolic link into a .git directory; not followed", IO: true}
+	}
+	return nil
+}
+
+// keptBase is the directory k's path is under: the work tree, or the home
+// directory for "~/" paths.
+func (e *Engine) keptBase(k config.Kept) string {
+	if strings.HasPrefix(k.Path, "~/") {
+		return e.cfg.Home
+	}
+	return e.cfg.Root
 }
 
 // inGitDir reports whether the real directory dir is this repository's git

@@ -137,3 +137,65 @@ func TestDanglingLinkDirIsNotADeletion(t *testing.T) {
 		t.Errorf("Restore: %v, want refused", err)
 	}
 }
+
+// A kept file's directory swapped for a symbolic link into .git while a
+// batch of checkouts is under way (between Add and Commit, or between the
+// check Add makes and its write, here stood for by the check remembered
+// from before the swap) is never written through: no file appears in .git
+// nor in the directory moved away; a file added before the swap is
+// returned late, one added after it refused as a directory into .git is.
+func TestCheckoutsDirSwappedForLinkIntoGit(t *testing.T) {
+	for _, when := range []string{"before Commit", "within Add"} {
+		t.Run(when, func(t *testing.T) {
+			e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n")
+			root := e.Config().Root
+			if err := os.Mkdir(filepath.Join(root, "g"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			k := kept(t, e, "g/pwned")
+			swap := func() {
+				g := filepath.Join(root, "g")
+				if err := os.Rename(g, filepath.Join(root, "gl")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(".git", g); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data := []byte("written by strata\n")
+			c := e.Checkouts()
+			defer c.Abort()
+			if when == "within Add" {
+				if err := e.inside(k); err != nil { // checked, and remembered
+					t.Fatal(err)
+				}
+				swap()
+				_, err := c.Add(k, "", gitstore.BlobHash(data), data)
+				var prob *state.Problem
+				if !errors.As(err, &prob) || !strings.Contains(prob.Message, "into a .git directory") {
+					t.Errorf("Add = %v, want refused as a link into .git", err)
+				}
+			} else {
+				if ok, err := c.Add(k, "", gitstore.BlobHash(data), data); !ok || err != nil {
+					t.Fatalf("Add = %v, %v", ok, err)
+				}
+				swap()
+			}
+			late, err := c.Commit(nil)
+			if want := map[bool]int{true: 1, false: 0}[when == "before Commit"]; err != nil || len(late) != want {
+				t.Errorf("Commit = %v, %v; want %d late", late, err, want)
+			}
+			for _, dir := range []string{".git", "gl"} {
+				if _, err := os.Lstat(filepath.Join(root, dir, "pwned")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a file was created in %s: %v", dir, err)
+				}
+				ents, _ := os.ReadDir(filepath.Join(root, dir))
+				for _, d := range ents {
+					if strings.HasPrefix(d.Name(), ".strata-tmp-") {
+						t.Errorf("left behind %s/%s", dir, d.Name())
+					}
+				}
+			}
+		})
+	}
+}

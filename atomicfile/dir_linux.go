@@ -1,0 +1,219 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// dir is a directory a Batch writes in, open once for all its files (O_PATH
+// is not enough: it is fsynced). Every step on its files is relative to the
+// open directory, so it happens where the check (Batch.DirOK) found the
+// directory to be, whatever its path names by then.
+type dir struct {
+	path string // as the caller named it
+	fd   int
+	dirState
+}
+
+// noOpenat2 is set once openat2(2) was refused (before Linux 5.6, or a
+// sandbox not knowing it): plain open(2) from then on.
+var noOpenat2 atomic.Bool
+
+// openDir opens the directory path, following symbolic links but no
+// /proc magic link (the real path is judged afterwards).
+func openDir(path string) (*dir, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	fd, err := -1, error(unix.ENOSYS)
+	if !noOpenat2.Load() {
+		fd, err = unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+			noOpenat2.Store(true)
+		}
+	}
+	if noOpenat2.Load() {
+		fd, err = unix.Open(path, flags, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &dir{path: path, fd: fd}, nil
+}
+
+// openKeepDir opens path as a directory only if it is one itself, not a
+// symbolic link to one.
+func openKeepDir(path string) (*dir, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &dir{path: path, fd: fd}, nil
+}
+
+// realPath is where d really is now: its path from /proc/self/fd; without
+// /proc, its path resolved now, if that is d.
+func (d *dir) realPath() (string, error) {
+	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(d.fd)); err == nil {
+		return real, nil
+	}
+	real, err := filepath.EvalSymlinks(d.path)
+	if err != nil {
+		return "", err
+	}
+	if !d.isAt(real) {
+		return "", &os.PathError{Op: "open", Path: d.path, Err: errDirMoved}
+	}
+	return real, nil
+}
+
+// isAt reports whether path names d itself now.
+func (d *dir) isAt(path string) bool {
+	var at, st unix.Stat_t
+	return unix.Stat(path, &at) == nil && unix.Fstat(d.fd, &st) == nil && at.Dev == st.Dev && at.Ino == st.Ino
+}
+
+func (d *dir) create(tmp string, mode fs.FileMode) (*os.File, error) {
+	for {
+		fd, err := unix.Openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: filepath.Join(d.path, tmp), Err: err}
+		}
+		return os.NewFile(uintptr(fd), filepath.Join(d.path, tmp)), nil
+	}
+}
+
+func (d *dir) rename(tmp, base string) error {
+	if err := unix.Renameat(d.fd, tmp, d.fd, base); err != nil {
+		return &os.LinkError{Op: "rename", Old: filepath.Join(d.path, tmp), New: filepath.Join(d.path, base), Err: err}
+	}
+	return nil
+}
+
+// renameNew renames tmp to base unless base exists (RENAME_NOREPLACE): an
+// error wrapping fs.ErrExist then, and tmp is left. A file system without
+// that flag gets a check right before a plain rename.
+func (d *dir) renameNew(tmp, base string) error {
+	err := unix.Renameat2(d.fd, tmp, d.fd, base, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+		var st unix.Stat_t
+		if err = unix.Fstatat(d.fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+			err = unix.EEXIST
+		} else if err == unix.ENOENT {
+			err = unix.Renameat(d.fd, tmp, d.fd, base)
+		}
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: filepath.Join(d.path, tmp), New: filepath.Join(d.path, base), Err: err}
+	}
+	return nil
+}
+
+// lstat is os.Lstat of base in d.
+func (d *dir) lstat(base string) (fs.FileInfo, error) {
+	s := &statInfo{name: base}
+	if err := unix.Fstatat(d.fd, base, &s.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &os.PathError{Op: "lstat", Path: filepath.Join(d.path, base), Err: err}
+	}
+	return s, nil
+}
+
+func (d *dir) remove(name string) error {
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+// linkInto links base in d as name in to.
+func (d *dir) linkInto(base string, to *dir, name string) error {
+	if err := unix.Linkat(d.fd, base, to.fd, name, 0); err != nil {
+		return &os.LinkError{Op: "link", Old: filepath.Join(d.path, base), New: filepath.Join(to.path, name), Err: err}
+	}
+	return nil
+}
+
+// sync fsyncs d, best effort as SyncDir.
+func (d *dir) sync() { _ = unix.Fsync(d.fd) }
+
+func (d *dir) close() {
+	if d.fd >= 0 {
+		unix.Close(d.fd)
+		d.fd = -1
+	}
+}
+
+// statInfo is fs.FileInfo from fstatat(2); its Sys is a *unix.Stat_t
+// (SameFile compares it with os.Lstat's).
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.st.Size }
+func (s *statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s *statInfo) Sys() any           { return &s.st }
+
+// Mode is as os.Lstat gives it.
+func (s *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.st.Mode & 0o777)
+	switch s.st.Mode & unix.S_IFMT {
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if s.st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if s.st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if s.st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
+// SameFile is os.SameFile, also for the file information a Batch gives
+// Unchanged.
+func SameFile(a, b fs.FileInfo) bool {
+	x, okA := fileID(a)
+	y, okB := fileID(b)
+	if okA && okB {
+		return x == y
+	}
+	return os.SameFile(a, b)
+}
+
+func fileID(fi fs.FileInfo) ([2]uint64, bool) {
+	if fi == nil {
+		return [2]uint64{}, false
+	}
+	switch s := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		return [2]uint64{uint64(s.Dev), s.Ino}, true
+	case *unix.Stat_t:
+		return [2]uint64{s.Dev, s.Ino}, true
+	}
+	return [2]uint64{}, false
+}

@@ -1,0 +1,66 @@
+//go:build !linux
+
+package atomicfile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// dir is a directory a Batch writes in. Here its files are reached by
+// their paths, each time: the check (Batch.DirOK) is of the path resolved
+// at Add and again at Commit, not of the directory each step reaches.
+type dir struct {
+	path string
+	dirState
+}
+
+func openDir(path string) (*dir, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errNotDir}
+	}
+	return &dir{path: path}, nil
+}
+
+func openKeepDir(path string) (*dir, error) {
+	if !keepDirOK(path) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errNotDir}
+	}
+	return &dir{path: path}, nil
+}
+
+func (d *dir) realPath() (string, error) { return filepath.EvalSymlinks(d.path) }
+
+func (d *dir) isAt(string) bool { return true }
+
+func (d *dir) create(tmp string, mode fs.FileMode) (*os.File, error) {
+	return os.OpenFile(filepath.Join(d.path, tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+}
+
+func (d *dir) rename(tmp, base string) error {
+	return os.Rename(filepath.Join(d.path, tmp), filepath.Join(d.path, base))
+}
+
+func (d *dir) renameNew(tmp, base string) error {
+	return renameNew(filepath.Join(d.path, tmp), filepath.Join(d.path, base))
+}
+
+func (d *dir) lstat(base string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.path, base)) }
+
+func (d *dir) remove(name string) error { return os.Remove(filepath.Join(d.path, name)) }
+
+func (d *dir) linkInto(base string, to *dir, name string) error {
+	return os.Link(filepath.Join(d.path, base), filepath.Join(to.path, name))
+}
+
+func (d *dir) sync() { SyncDir(d.path) }
+
+func (d *dir) close() {}
+
+// SameFile is os.SameFile.
+func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
