@@ -8,6 +8,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -489,19 +490,23 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 // writeFile replaces a kept file atomically (package atomicfile). The file
 // keeps its mode; a symbolic link is never written through.
 func (e *Engine) writeFile(k config.Kept, data []byte) error {
-	return e.write(k, data, atomicfile.Write)
+	return e.write(k, data, false)
 }
 
 // createFile is writeFile for a kept file that must not exist: when one
 // exists, or appears before the write, nothing is written and the error
 // wraps fs.ErrExist.
 func (e *Engine) createFile(k config.Kept, data []byte) error {
-	return e.write(k, data, atomicfile.WriteNew)
+	return e.write(k, data, true)
 }
 
-// write is writeFile and createFile: the checks, the directory and the
-// mode, with put making the atomic write.
-func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.FileMode) error) error {
+// write is writeFile and createFile (isNew): the checks, the directory and
+// the mode, and the atomic write, made as a batch of one checkout
+// (atomicfile.Batch with DirOK): the directory is opened once, judged where
+// it really is, and written through that handle, so a folder swapped for a
+// link into .git or out of the work tree after the check is never written
+// through.
+func (e *Engine) write(k config.Kept, data []byte, isNew bool) error {
 	if err := e.inside(k); err != nil {
 		return err
 	}
@@ -517,8 +522,28 @@ func (e *Engine) write(k config.Kept, data []byte, put func(string, []byte, os.F
 	if st, err := os.Stat(name); err == nil {
 		mode = st.Mode().Perm()
 	}
-	if err := put(name, data, mode); err != nil {
+	var b atomicfile.Batch
+	b.DirOK = func(_, real string) error { return e.insideReal(k, real) }
+	defer b.Abort()
+	add := b.Add
+	if isNew {
+		add = b.AddNew // created only if nothing appears there meanwhile
+	}
+	if err := add(name, data, mode); err != nil {
+		var refused *PathError
+		if errors.As(err, &refused) {
+			return refused
+		}
 		return fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	late, err := b.Commit(nil)
+	switch {
+	case err != nil:
+		return fmt.Errorf("write %s: %w", k.Path, err)
+	case len(late) > 0 && isNew:
+		return fmt.Errorf("write %s: %w", k.Path, fs.ErrExist) // it appeared meanwhile
+	case len(late) > 0:
+		return &PathError{Path: k.Path, Reason: "its directory changed while it was written; not written", IO: true}
 	}
 	return nil
 }

@@ -199,3 +199,31 @@ func TestCheckoutsDirSwappedForLinkIntoGit(t *testing.T) {
 		})
 	}
 }
+
+// A single write (Put; the layers' writes and journal recovery write the
+// same way) is judged where its directory really is when it writes, not
+// only when inside() looked: with the directory's resolution cached from
+// before g was swapped for a link into .git, it still writes nothing there.
+func TestPutThroughASwappedDirWritesNothing(t *testing.T) {
+	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n")
+	root := e.Config().Root
+	edit(t, e, "g/probe", "recorded\n")
+	k := kept(t, e, "g/probe")
+	if _, p := e.Read(k); p != nil { // inside() caches g's resolution
+		t.Fatal(p)
+	}
+	if err := os.Rename(filepath.Join(root, "g"), filepath.Join(root, "g.real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".git", filepath.Join(root, "g")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Put(k, []byte("put\n"), state.SourceRecord)
+	var pe *PathError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "into a .git directory") {
+		t.Errorf("Put: %v, want refused as a link into .git", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git", "probe")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Put wrote into .git: %v", err)
+	}
+}
