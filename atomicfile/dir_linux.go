@@ -217,3 +217,73 @@ func fileID(fi fs.FileInfo) ([2]uint64, bool) {
 	}
 	return [2]uint64{}, false
 }
+
+// MkdirAll makes path's missing directories, as os.MkdirAll does, but
+// through a checked handle: the nearest directory of path that exists is
+// opened (following symbolic links, as a Batch opens one), ok judges where
+// it really is, and each missing directory is then made relative to its
+// open parent (mkdirat) and opened without following a link, so a folder
+// swapped for a link (into .git, out of the work tree) after ok's check is
+// never created through. ok's error is returned as it is.
+func MkdirAll(path string, perm fs.FileMode, ok func(real string) error) error {
+	path = filepath.Clean(path)
+	var missing []string
+	p := path
+	for {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				return &os.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return err
+		}
+		missing = append(missing, filepath.Base(p))
+		p = parent
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	d, err := openDir(p)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if ok != nil {
+		real, err := d.realPath()
+		if err != nil {
+			return err
+		}
+		if err := ok(real); err != nil {
+			return err
+		}
+	}
+	fd := d.fd
+	defer func() {
+		if fd != d.fd {
+			unix.Close(fd)
+		}
+	}()
+	for i := len(missing) - 1; i >= 0; i-- {
+		name := missing[i]
+		if err := unix.Mkdirat(fd, name, uint32(perm.Perm())); err != nil && err != unix.EEXIST {
+			return &os.PathError{Op: "mkdir", Path: filepath.Join(p, name), Err: err}
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: filepath.Join(p, name), Err: err}
+		}
+		if fd != d.fd {
+			unix.Close(fd)
+		}
+		fd = next
+		p = filepath.Join(p, name)
+	}
+	return nil
+}

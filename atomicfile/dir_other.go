@@ -64,3 +64,31 @@ func (d *dir) close() {}
 
 // SameFile is os.SameFile.
 func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
+
+// MkdirAll makes path's missing directories (os.MkdirAll), once ok has
+// judged where the nearest one that exists really is. Here the directories
+// are made by path: a folder swapped for a link after the check is
+// followed (Linux makes them through a checked handle).
+func MkdirAll(path string, perm fs.FileMode, ok func(real string) error) error {
+	p := filepath.Clean(path)
+	for {
+		if _, err := os.Stat(p); err == nil {
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	if ok != nil && p != filepath.Clean(path) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return err
+		}
+		if err := ok(real); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(path, perm)
+}

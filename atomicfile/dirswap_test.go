@@ -122,3 +122,27 @@ func TestBatchDirRefusedAtAdd(t *testing.T) {
 	}
 	checkUntouched(t, "through the link", git)
 }
+
+// MkdirAll makes every missing directory, and none when ok refuses where
+// the nearest existing one really is.
+func TestMkdirAllJudgesTheParent(t *testing.T) {
+	base := t.TempDir()
+	if err := MkdirAll(filepath.Join(base, "a", "b", "c"), 0o755, func(string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(base, "a", "b", "c")); err != nil || !st.IsDir() {
+		t.Fatalf("not made: %v", err)
+	}
+	refused := errors.New("refused")
+	var judged string
+	err := MkdirAll(filepath.Join(base, "a", "x", "y"), 0o755, func(real string) error { judged = real; return refused })
+	if !errors.Is(err, refused) {
+		t.Errorf("MkdirAll = %v, want ok's error", err)
+	}
+	if want, _ := filepath.EvalSymlinks(filepath.Join(base, "a")); judged != want {
+		t.Errorf("judged %q, want the nearest existing directory %q", judged, want)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "a", "x")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("made a directory after ok refused: %v", err)
+	}
+}

@@ -100,8 +100,8 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 		return false, &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	case st == nil:
 		if dir := filepath.Dir(name); !c.dirs[dir] {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return false, fmt.Errorf("write %s: %w", k.Path, err)
+			if err := c.e.mkdirs(k, dir); err != nil {
+				return false, err
 			}
 			if c.dirs == nil {
 				c.dirs = map[string]bool{}

@@ -514,9 +514,8 @@ func (e *Engine) write(k config.Kept, data []byte, isNew bool) error {
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
 		return &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	}
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", k.Path, err)
+	if err := e.mkdirs(k, filepath.Dir(name)); err != nil {
+		return err
 	}
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(name); err == nil {
@@ -546,6 +545,19 @@ func (e *Engine) write(k config.Kept, data []byte, isNew bool) error {
 		return &PathError{Path: k.Path, Reason: "its directory changed while it was written; not written", IO: true}
 	}
 	return nil
+}
+
+// mkdirs makes the missing directories of dir, where kept file k goes,
+// each through a handle on its parent judged where it really is
+// (atomicfile.MkdirAll with insideReal): a folder swapped for a link into
+// .git after inside() looked gets no directory made inside .git.
+func (e *Engine) mkdirs(k config.Kept, dir string) error {
+	err := atomicfile.MkdirAll(dir, 0o755, func(real string) error { return e.insideReal(k, real) })
+	var refused *PathError
+	if err != nil && !errors.As(err, &refused) {
+		err = fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	return err
 }
 
 // notWritable is why a kept file of mode is never written (nor replaced):

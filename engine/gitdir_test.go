@@ -227,3 +227,35 @@ func TestPutThroughASwappedDirWritesNothing(t *testing.T) {
 		t.Errorf("Put wrote into .git: %v", err)
 	}
 }
+
+// The directories a write makes for a new file are made through a handle
+// judged where it really is: with g's resolution cached from before g was
+// swapped for a link into .git, a write of g/sub/new makes no .git/sub.
+func TestNoDirectoryMadeThroughASwappedDir(t *testing.T) {
+	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n  - {glob: \"g/*/*\", schema: markdown}\n")
+	root := e.Config().Root
+	edit(t, e, "g/probe", "recorded\n")
+	if _, p := e.Read(kept(t, e, "g/probe")); p != nil { // inside() caches g's resolution
+		t.Fatal(p)
+	}
+	if err := os.Rename(filepath.Join(root, "g"), filepath.Join(root, "g.real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".git", filepath.Join(root, "g")); err != nil {
+		t.Fatal(err)
+	}
+	k := kept(t, e, "g/sub/new")
+	_, err := e.Put(k, []byte("new\n"), state.SourceRecord)
+	var pe *PathError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "into a .git directory") {
+		t.Errorf("Put: %v, want refused as a link into .git", err)
+	}
+	w := e.Checkouts()
+	defer w.Abort()
+	if _, err := w.Add(k, "", gitstore.BlobHash([]byte("new\n")), []byte("new\n")); err == nil {
+		t.Error("Checkouts.Add: no error, want refused")
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git", "sub")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a directory was made in .git: %v", err)
+	}
+}
