@@ -410,11 +410,12 @@ func Lines(data []byte) []LineInfo {
 		if len(bytes.TrimSpace(l.text)) == 0 {
 			continue
 		}
-		switch p := parseLine(l.text); {
+		switch p := parseShared(l.text); { // read only: the relation is copied
 		case p.entity != nil:
 			out[i].Key, out[i].Name = EntityKey(p.name), p.name
 		case p.relation != nil:
-			out[i].Key, out[i].Relation = RelationKey(*p.relation), p.relation
+			r := *p.relation
+			out[i].Key, out[i].Relation = RelationKey(r), &r
 		default:
 			continue
 		}
