@@ -552,12 +552,35 @@ func (e *Engine) write(k config.Kept, data []byte, isNew bool) error {
 // (atomicfile.MkdirAll with insideReal): a folder swapped for a link into
 // .git after inside() looked gets no directory made inside .git.
 func (e *Engine) mkdirs(k config.Kept, dir string) error {
-	err := atomicfile.MkdirAll(dir, 0o755, func(real string) error { return e.insideReal(k, real) })
+	rb := realPrefix(e.keptBase(k))
+	err := atomicfile.MkdirAll(dir, 0o755, func(real string) error {
+		if strings.HasPrefix(rb, real+string(filepath.Separator)) {
+			return nil // above the base (the home view's folder not made yet): the base is made below it
+		}
+		return e.insideReal(k, real)
+	})
 	var refused *PathError
 	if err != nil && !errors.As(err, &refused) {
 		err = fmt.Errorf("write %s: %w", k.Path, err)
 	}
 	return err
+}
+
+// realPrefix is p with the symbolic links of its longest existing prefix
+// resolved, the rest as it is.
+func realPrefix(p string) string {
+	q, rest := p, ""
+	for {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+		q = parent
+	}
 }
 
 // notWritable is why a kept file of mode is never written (nor replaced):
