@@ -47,3 +47,19 @@ func splitHostPort(addr string) (string, bool) {
 	}
 	return addr[:i], true
 }
+
+// IsHost reports whether an HTTP request's Host header (with or without a
+// port) names a loopback address. The page served on loopback answers only
+// requests that name it so: a web site whose name its DNS made resolve to
+// 127.0.0.1 (DNS rebinding) sends its own name, and gets nothing.
+func IsHost(host string) bool {
+	h, ok := splitHostPort(host)
+	if !ok {
+		h = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback() && ip.Zone() == ""
+}

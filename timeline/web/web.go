@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/timeline"
+	"github.com/strata-dev/strata/timeline/loopback"
 )
 
 // Serve serves the page on addr (already checked by timeline.Loopback)
@@ -43,9 +44,14 @@ func Serve(ctx context.Context, addr string, build func() (*timeline.Timeline, e
 }
 
 // Handler serves the page at "/", built afresh for each request, so a
-// reload shows what was recorded since.
+// reload shows what was recorded since, to requests whose Host names a
+// loopback address only (loopback.IsHost).
 func Handler(build func() (*timeline.Timeline, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopback.IsHost(r.Host) { // DNS rebinding: another site's name for 127.0.0.1
+			http.Error(w, "this page answers only to a loopback name (127.0.0.1, [::1], localhost)", http.StatusMisdirectedRequest)
+			return
+		}
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -68,5 +69,36 @@ func TestServe(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not stop when its context ended")
+	}
+}
+
+// The page answers only requests whose Host names a loopback address: a
+// site whose DNS name was made to resolve to 127.0.0.1 (DNS rebinding)
+// sends its own name and reads nothing of the recorded history.
+func TestHandlerRefusesOtherHosts(t *testing.T) {
+	h := Handler(func() (*timeline.Timeline, error) { return &timeline.Timeline{}, nil })
+	for host, want := range map[string]int{
+		"127.0.0.1:18931":        http.StatusOK,
+		"127.0.0.1":              http.StatusOK,
+		"localhost:18931":        http.StatusOK,
+		"LOCALHOST":              http.StatusOK,
+		"[::1]:18931":            http.StatusOK,
+		"[::1]":                  http.StatusOK,
+		"evil.example.com:18931": http.StatusMisdirectedRequest,
+		"evil.example.com":       http.StatusMisdirectedRequest,
+		"127.0.0.1.nip.io":       http.StatusMisdirectedRequest,
+		"10.0.0.1:18931":         http.StatusMisdirectedRequest,
+		"":                       http.StatusMisdirectedRequest,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://x/", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
+		}
+		if want != http.StatusOK && strings.Contains(strings.ToLower(rec.Body.String()), "<!doctype html>") {
+			t.Errorf("Host %q: the page was served", host)
+		}
 	}
 }
