@@ -7,7 +7,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,7 +181,12 @@ func preCommit(eng *engine.Engine) Finding {
 		return Finding{Check: check, Level: LevelWarn, Message: err.Error()}
 	}
 	name := filepath.Join(dir, hooks.HookName)
-	data, err := os.ReadFile(name)
+	// A hook may be a link (a hook manager's); never a pipe or a device to
+	// block on or read without end: doctor only reads, and at most maxRead.
+	data, err := state.ReadRegular(name, maxRead, true)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Finding{Check: check, Level: LevelWarn, Message: name + ": " + readErr(err) + "; not read"}
+	}
 	if err != nil {
 		return Finding{Check: check, Level: LevelWarn, Message: "not installed; invalid state files can be committed",
 			Fix: "strata hooks install"}
@@ -223,7 +230,13 @@ func hookBinary(script []byte) string {
 }
 
 func claude(eng *engine.Engine) []Finding {
-	data, err := os.ReadFile(filepath.Join(eng.Root(), filepath.FromSlash(hooks.SettingsPath)))
+	// read as claude install reads it: a link is not followed, a pipe never
+	// blocks, and at most maxRead bytes
+	data, err := state.ReadRegular(filepath.Join(eng.Root(), filepath.FromSlash(hooks.SettingsPath)), maxRead, false)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return []Finding{{Check: "claude", Level: LevelWarn, Message: hooks.SettingsPath + ": " + readErr(err) + "; not read",
+			Fix: "make it a regular file, then strata claude install"}}
+	}
 	if err != nil || !bytes.Contains(data, []byte(hooks.ResumeCommand)) || !bytes.Contains(data, []byte(hooks.ValidateCommand)) {
 		return []Finding{{Check: "claude", Level: LevelInfo, Message: "Claude Code hooks not installed in " + hooks.SettingsPath,
 			Fix: "strata claude install"}}
@@ -371,4 +384,22 @@ func ago(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// maxRead bounds what doctor reads of a hook or a settings file.
+const maxRead = 16 << 20
+
+// readErr says why a file doctor looks at was not read, in one line.
+func readErr(err error) string {
+	switch {
+	case errors.Is(err, state.ErrNotRegular):
+		return "not a regular file (a symbolic link, a named pipe or a device)"
+	case errors.Is(err, state.ErrTooLarge):
+		return fmt.Sprintf("larger than %d bytes", maxRead)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
