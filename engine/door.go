@@ -87,6 +87,13 @@ func (e *Engine) ReadBlob(id string) (data []byte, size int64, err error) {
 	return e.store.ReadBlob(id, e.cfg.MaxSize)
 }
 
+// CheckWritable is the check every write through the engine passes, for a
+// repo-relative path that is not (yet) kept, such as the schema file
+// `schema infer --apply` writes and then names in a rule: a *PathError when
+// its directory resolves out of the work tree, into a .git directory, or
+// nowhere.
+func (e *Engine) CheckWritable(rel string) error { return e.inside(config.Kept{Path: rel}) }
+
 // WriteOwn runs write, a writer whose file protocol is its own (the L3
 // graph, edited under the memory server's lock), on k's absolute path, once
 // that path has passed the check every write through the engine passes:

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/strata-dev/strata/atomicfile"
 )
 
 //go:embed *.schema.json
@@ -66,15 +68,17 @@ func ID(name string) string {
 }
 
 // Export writes every built-in schema to dir as <name>.schema.json, creating
-// dir if needed and overwriting existing files of those names. It is
-// idempotent.
+// dir if needed and replacing existing files (or links) of those names,
+// each atomically. It is idempotent.
 func Export(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("export schemas: %w", err)
 	}
 	for _, n := range names {
 		b, _ := Get(n)
-		if err := os.WriteFile(filepath.Join(dir, n+suffix), b, 0o644); err != nil {
+		// atomically: a symbolic link of that name (a clone may commit
+		// one) is replaced, never written through
+		if err := atomicfile.Write(filepath.Join(dir, n+suffix), b, 0o644); err != nil {
 			return fmt.Errorf("export schemas: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 type schemaInferOptions struct {
@@ -72,6 +73,14 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 		}
 		if o.Apply && (rel == "" || !strings.HasSuffix(rel, ".json")) {
 			return usagef("schema infer --apply: -o %s must be a .json file inside the work tree", o.Output)
+		}
+		if o.Apply { // the rule will name it: checked as .strata.yaml checks it, before it is written
+			if err := state.CheckPath(rel); err != nil {
+				return usagef("schema infer --apply: -o %s: %v", o.Output, err)
+			}
+			if err := eng.CheckWritable(rel); err != nil {
+				return err
+			}
 		}
 	}
 	globs := make([]string, len(o.Globs))
