@@ -273,7 +273,7 @@ func newAppOf(e *env, name string) *cli.App {
 		subcommand: cli.SubcommandHelpTemplate + exitCodesHelp + "\n",
 	}
 	for _, c := range app.Commands {
-		help.finishCommand(c)
+		help.finishCommand(c, c.Name)
 		catchSignalsBefore(e, c)
 	}
 	return app
@@ -283,17 +283,18 @@ func newAppOf(e *env, name string) *cli.App {
 type helpTemplates struct{ command, subcommand string }
 
 // finishCommand gives every command the same usage-error mapping and the
-// exit codes in its help.
-func (h helpTemplates) finishCommand(c *cli.Command) {
+// exit codes in its help; full is its name as typed after strata
+// ("phase recover").
+func (h helpTemplates) finishCommand(c *cli.Command, full string) {
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return usagef("%s: %s (see strata %s --help)", c.Name, flagError(err), c.Name)
+		return usagef("%s: %s (see strata %s --help)", c.Name, flagError(err), full)
 	}
 	// A command that names no arguments takes none: `strata status foo` is a
 	// mistake, not a status.
 	if action := c.Action; action != nil && c.ArgsUsage == "" && len(c.Subcommands) == 0 {
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.NArg() > 0 {
-				return usagef("%s takes no arguments, got %q (see strata %s --help)", c.Name, ctx.Args().First(), c.Name)
+				return usagef("%s takes no arguments, got %q (see strata %s --help)", c.Name, ctx.Args().First(), full)
 			}
 			return action(ctx)
 		}
@@ -306,7 +307,7 @@ func (h helpTemplates) finishCommand(c *cli.Command) {
 		}
 	}
 	for _, s := range c.Subcommands {
-		h.finishCommand(s)
+		h.finishCommand(s, full+" "+s.Name)
 	}
 }
 
