@@ -43,10 +43,13 @@ func runInit(e *env) error {
 		} else if o.Entry != nil {
 			recorded++
 		}
-		if o.Invalid() {
+		switch {
+		case o.Invalid() && o.Rejected != nil: // read, and its content failed: a schema of the user's may fit
 			invalid++
 			fmt.Fprintln(e.Err, o.Problems.Error())
 			hints = append(hints, fmt.Sprintf("  - {glob: %s, schema: %s}", o.Path, formatOf(o.Path)))
+		case o.Invalid(): // not read at all (a link, a pipe, too large): nothing kept, no schema helps
+			fmt.Fprintln(e.Err, o.Problems.Error())
 		}
 	}
 	printWithheld(e, eng)
