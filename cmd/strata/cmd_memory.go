@@ -127,6 +127,9 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 	if layers.CleanHeading(o.Section) == "" {
 		return usagef("memory add: --section is empty")
 	}
+	if strings.ContainsAny(o.Section, "\r\n") {
+		return usagef("memory add: --section is one heading, on one line")
+	}
 	a, f, err := memoryFile(e)
 	if err != nil {
 		return err
