@@ -58,6 +58,10 @@ func (c claudeEntry) raw() json.RawMessage {
 // "hooks" is not an object of arrays, is reported as state.Problems naming
 // the JSON Pointer.
 func InstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
+	return keepBOM(data, func(data []byte) ([]byte, bool, error) { return installClaude(path, data) })
+}
+
+func installClaude(path string, data []byte) (out []byte, changed bool, err error) {
 	root, hooks, err := decodeSettings(path, data)
 	if err != nil {
 		return nil, false, err
@@ -92,6 +96,28 @@ func InstallClaude(path string, data []byte) (out []byte, changed bool, err erro
 // that this leaves empty is removed too. It returns changed false when no
 // such entry exists.
 func UninstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
+	return keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data) })
+}
+
+// keepBOM runs edit on data without a leading UTF-8 byte-order mark (JSON
+// has none; an editor may write one, and validate accepts it) and gives
+// the mark back to what it writes; unchanged data comes back as it was.
+func keepBOM(data []byte, edit func([]byte) ([]byte, bool, error)) ([]byte, bool, error) {
+	bom := []byte("\xef\xbb\xbf")
+	rest, had := bytes.CutPrefix(data, bom)
+	out, changed, err := edit(rest)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case !changed:
+		return data, false, nil
+	case had:
+		return append(bom, out...), true, nil
+	}
+	return out, true, nil
+}
+
+func uninstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}

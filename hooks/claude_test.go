@@ -155,3 +155,21 @@ func FuzzInstallClaude(f *testing.F) {
 		}
 	})
 }
+
+// A settings file that starts with a UTF-8 byte-order mark (an editor's;
+// validate accepts it) is installed into and uninstalled from, the mark
+// kept; before, install refused it as "expected an object".
+func TestClaudeSettingsWithBOM(t *testing.T) {
+	in := []byte("\xef\xbb\xbf{\"model\": \"x\"}\n")
+	out, changed, err := InstallClaude(".claude/settings.json", in)
+	if err != nil || !changed || !bytes.HasPrefix(out, []byte("\xef\xbb\xbf{")) || !json.Valid(bytes.TrimPrefix(out, []byte("\xef\xbb\xbf"))) {
+		t.Fatalf("install: %q, %v, %v", out, changed, err)
+	}
+	back, changed, err := UninstallClaude(".claude/settings.json", out)
+	if err != nil || !changed || !bytes.HasPrefix(back, []byte("\xef\xbb\xbf{")) || !bytes.Contains(back, []byte(`"model": "x"`)) {
+		t.Fatalf("uninstall: %q, %v, %v", back, changed, err)
+	}
+	if again, changed, err := InstallClaude(".claude/settings.json", out); err != nil || changed || !bytes.Equal(again, out) {
+		t.Errorf("install again: %q, %v, %v; want no change", again, changed, err)
+	}
+}
