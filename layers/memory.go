@@ -34,6 +34,9 @@ func (a *Agent) MemoryFile() (engine.File, error) {
 	if !ok {
 		return engine.File{}, fmt.Errorf("%s: the memory file is not a kept path", a.Eng.Config().Memory)
 	}
+	if err := a.Eng.CheckWritable(k.Path); err != nil {
+		return engine.File{Kept: k}, err // a link out of the work tree or into .git: exit 3, as every such refusal
+	}
 	f, p := a.Eng.Read(k)
 	if p != nil {
 		return f, state.Problems{*p}
