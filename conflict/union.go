@@ -559,6 +559,11 @@ func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.Li
 				at = last + 1
 			}
 		}
+		if at == len(cur) && at > 0 && len(bytes.TrimSpace(li.Text)) == 0 && len(out) > 0 && out[len(out)-1] != '\n' {
+			// a blank line cannot be the last of a file without a final
+			// newline (it would be no line at all): it goes before that one
+			at--
+		}
 		out = graph.InsertLineAt(out, at, li.Text)
 	}
 	return out
