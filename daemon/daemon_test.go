@@ -181,7 +181,10 @@ func TestPublishedStatusRoundTrips(t *testing.T) {
 	}
 }
 
-const workflowState = `{"type":"APEX","phase":"plan","lastUpdated":"2026-11-26T00:00:00Z"}`
+// workflowState is the cleared state: valid, and with no TTL for the
+// watcher's expiry to act on whatever day the test runs (an active state
+// dated the day it was written was expired, and recorded, from a day later).
+const workflowState = `{}`
 
 // TestReplacedDirIsRefused: .claude/ renamed away and replaced by a symbolic
 // link (a dotfiles-managed .claude) is refused as strata record refuses it,
