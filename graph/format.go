@@ -415,20 +415,27 @@ func upsertLines(data []byte, ents []Entity) ([]byte, bool) {
 			}
 			continue
 		}
-		at := len(ls)
-		switch {
-		case lastEntity >= 0:
-			at = lastEntity + 1
-		case firstRelation >= 0:
-			at = firstRelation
-		}
-		ls = insertLine(ls, at, renderEntity(e))
+		ls = insertLine(ls, newEntityAt(len(ls), lastEntity, firstRelation), renderEntity(e))
 		changed = true
 	}
 	if !changed {
 		return data, false
 	}
 	return joinLines(ls), true
+}
+
+// newEntityAt is where a new entity line goes among n lines, given the
+// index of the last entity line and of the first relation line (-1 for
+// none): after the last entity, else before the first relation, else at
+// the end, so the file keeps the memory server's order.
+func newEntityAt(n, lastEntity, firstRelation int) int {
+	switch {
+	case lastEntity >= 0:
+		return lastEntity + 1
+	case firstRelation >= 0:
+		return firstRelation
+	}
+	return n
 }
 
 // removeLines drops every entity line with one of the names. It undoes

@@ -130,14 +130,7 @@ func InsertEntityLine(data, text []byte) []byte {
 			}
 		}
 	}
-	at := len(ls)
-	switch {
-	case lastEntity >= 0:
-		at = lastEntity + 1
-	case firstRelation >= 0:
-		at = firstRelation
-	}
-	return joinLines(insertLine(ls, at, text))
+	return joinLines(insertLine(ls, newEntityAt(len(ls), lastEntity, firstRelation), text))
 }
 
 // AddLines appends lines after the last line.
