@@ -34,6 +34,7 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 	var in bytes.Buffer
 	var ig *Ignores
 	linked := map[string]bool{}    // by folder: whether it, or one above it, is a symlink
+	var realRoot string            // the work tree's real path, once a path needs it
 	asked := map[string][]string{} // the name git is asked about -> the paths it answers for
 	ask := func(name, p string) {
 		if _, dup := asked[name]; !dup {
@@ -63,7 +64,10 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 		if ig.Ignored(p) {
 			out[p] = true
 		}
-		if real, ok := s.realRel(p); ok {
+		if realRoot == "" {
+			realRoot, _ = filepath.EvalSymlinks(s.root) // once, for every such path
+		}
+		if real, ok := s.realRel(realRoot, p); ok {
 			ask(real, p)
 		}
 	}
@@ -95,14 +99,13 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 }
 
 // realRel is the repo-relative path where p really is, its folders'
-// symbolic links resolved, when that is inside the work tree and no
-// folder of it is a symbolic link any more.
-func (s *Store) realRel(p string) (string, bool) {
-	dir, err := filepath.EvalSymlinks(filepath.Join(s.root, filepath.FromSlash(path.Dir(p))))
-	if err != nil {
+// symbolic links resolved, when that is inside the work tree whose real
+// path is root.
+func (s *Store) realRel(root, p string) (string, bool) {
+	if root == "" {
 		return "", false
 	}
-	root, err := filepath.EvalSymlinks(s.root)
+	dir, err := filepath.EvalSymlinks(filepath.Join(s.root, filepath.FromSlash(path.Dir(p))))
 	if err != nil {
 		return "", false
 	}
