@@ -246,10 +246,14 @@ type GraphLoss struct {
 // side added to an entity the other deleted (dropped, as the server's
 // delete_entities drops an entity's relations).
 func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
-	b, e, l := graph.Parse(base), graph.Parse(earlier), graph.Parse(later)
+	// each file parsed once; the later one's lines become the result
+	bD, eD, doc := graph.NewDoc(base), graph.NewDoc(earlier), graph.NewDoc(later)
+	b, e, l := bD.Graph(), eD.Graph(), doc.Graph()
 	bE, lE := entities(b), entities(l)
-	bL, eL, lL := graph.EntityLines(base), graph.EntityLines(earlier), graph.EntityLines(later)
-	bI, eI, lI := graph.Lines(base), graph.Lines(earlier), graph.Lines(later)
+	bL, eL, lL := bD.EntityLines(), eD.EntityLines(), doc.EntityLines()
+	bR, eR, lR := bD.RelationLines(), eD.RelationLines(), doc.RelationLines()
+	bI, eI, lI := bD.Lines(), eD.Lines(), doc.Lines()
+	bK, eK, lK := byKey(bI), byKey(eI), byKey(lI)
 	named := map[GraphLoss]bool{}
 	lose := func(earlierSide bool, what string) {
 		if l := (GraphLoss{earlierSide, what}); !named[l] {
@@ -257,7 +261,7 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 			lost = append(lost, l)
 		}
 	}
-	out = later
+	var added [][]byte           // entity lines new on the earlier side, in its order
 	deleted := map[string]bool{} // entities of base one side deleted
 	seen := map[string]bool{}
 	for _, en := range e.Entities {
@@ -270,12 +274,15 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		switch {
 		case !inLater && inBase:
 			deleted[en.Name] = true
-			if edited(eI, bI, graph.EntityKey(en.Name)) {
+			if edited(eK, bK, graph.EntityKey(en.Name)) {
 				lose(true, entityDeleted(en.Name))
 			}
 			continue
 		case !inLater:
-			out = graph.InsertEntityLine(out, eL[en.Name]) // new on the earlier side
+			// new on the earlier side; added after the loop, where each
+			// would go one by one (after the last entity line): no line the
+			// loop replaces is one of them
+			added = append(added, eL[en.Name])
 			continue
 		}
 		switch {
@@ -284,26 +291,16 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		case inBase && graph.SameLine(eL[en.Name], bL[en.Name]):
 			continue // the earlier side left it
 		case inBase && graph.SameLine(lL[en.Name], bL[en.Name]):
-			out = graph.ReplaceEntityLine(out, en.Name, eL[en.Name]) // only the earlier side changed it
+			doc.SetEntityLine(en.Name, eL[en.Name]) // only the earlier side changed it
 			continue
 		}
-		obs := slices.Clone(le.Observations)
-		for _, o := range en.Observations {
-			if !slices.Contains(obs, o) && (!inBase || !slices.Contains(be.Observations, o)) {
-				obs = append(obs, o)
-			}
-		}
-		if inBase {
-			obs = slices.DeleteFunc(obs, func(o string) bool {
-				return slices.Contains(be.Observations, o) && !slices.Contains(en.Observations, o)
-			})
-		}
-		line, ml := graph.MergeEntityLine(bL[en.Name], eL[en.Name], lL[en.Name], inBase, obs)
-		out = graph.ReplaceEntityLine(out, en.Name, line)
+		line, ml := graph.MergeEntityLine(bL[en.Name], eL[en.Name], lL[en.Name], inBase, mergeObservations(be.Observations, en.Observations, le.Observations, inBase))
+		doc.SetEntityLine(en.Name, line)
 		for _, m := range ml {
 			lose(true, memberText(fmt.Sprintf("entity %q", en.Name), m))
 		}
 	}
+	doc.AddEntityLines(added)
 	var drop []string
 	for _, be := range b.Entities {
 		if _, ok := eL[be.Name]; ok {
@@ -312,16 +309,20 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		if _, ok := lL[be.Name]; !ok {
 			continue
 		}
-		if !slices.Contains(drop, be.Name) {
+		if !deleted[be.Name] {
 			drop = append(drop, be.Name)
 			deleted[be.Name] = true
-			if edited(lI, bI, graph.EntityKey(be.Name)) {
+			if edited(lK, bK, graph.EntityKey(be.Name)) {
 				lose(false, entityDeleted(be.Name))
 			}
 		}
 	}
 	if len(drop) > 0 {
-		out = graph.DropEntities(out, drop)
+		doc.DropEntities(drop)
+	}
+	dropped := map[string]bool{}
+	for _, n := range drop {
+		dropped[n] = true
 	}
 	dangling := func(r graph.Relation) string {
 		for _, n := range []string{r.From, r.To} {
@@ -340,9 +341,9 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 	relText := func(r graph.Relation, gone string) string {
 		return fmt.Sprintf("%s dropped: %q deleted on the other side", relName(r), gone)
 	}
-	bR, eR, lR := graph.RelationLines(base), graph.RelationLines(earlier), graph.RelationLines(later)
 	var addR [][]byte
 	var dropR []graph.Relation
+	droppedR := map[graph.Relation]bool{}
 	for _, r := range e.Relations {
 		el := eR[r]
 		if el == nil {
@@ -353,7 +354,7 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		ll, inLater := lR[r]
 		switch {
 		case inBase && !inLater: // the later side deleted it
-			if edited(eI, bI, graph.RelationKey(r)) {
+			if edited(eK, bK, graph.RelationKey(r)) {
 				lose(true, relDeleted(r))
 			}
 		case !inLater: // new on the earlier side
@@ -365,38 +366,38 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		case graph.SameLine(el, ll):
 		case inBase && graph.SameLine(el, bl): // the earlier side left it
 		case inBase && graph.SameLine(ll, bl): // only the earlier side changed it
-			out = graph.ReplaceRelationLine(out, r, el)
+			doc.SetRelationLine(r, el)
 		default:
 			line, ml := graph.MergeRelationLine(bl, el, ll, inBase)
-			out = graph.ReplaceRelationLine(out, r, line)
+			doc.SetRelationLine(r, line)
 			for _, m := range ml {
 				lose(true, memberText(relName(r), m))
 			}
 		}
 	}
 	for _, r := range b.Relations {
-		if _, inEarlier := eR[r]; !inEarlier && slices.Contains(l.Relations, r) && !slices.Contains(dropR, r) {
+		if _, inEarlier := eR[r]; !inEarlier && hasRel(lR, r) && !droppedR[r] {
 			dropR = append(dropR, r)
-			if edited(lI, bI, graph.RelationKey(r)) {
+			droppedR[r] = true
+			if edited(lK, bK, graph.RelationKey(r)) {
 				lose(false, relDeleted(r))
 			}
 		}
 	}
 	for _, r := range l.Relations {
-		if slices.Contains(b.Relations, r) || slices.Contains(e.Relations, r) || slices.Contains(dropR, r) {
+		if hasRel(bR, r) || hasRel(eR, r) || droppedR[r] {
 			continue
 		}
-		if gone := dangling(r); gone != "" && slices.Contains(drop, gone) {
+		if gone := dangling(r); gone != "" && dropped[gone] {
 			dropR = append(dropR, r)
+			droppedR[r] = true
 			lose(false, relText(r, gone))
 		}
 	}
 	if len(dropR) > 0 {
-		out = graph.DropRelations(out, dropR)
+		doc.DropRelations(dropR)
 	}
-	if len(addR) > 0 {
-		out = graph.AddLines(out, addR)
-	}
+	doc.AppendLines(addR)
 	// the other lines, by their bytes (a "\r" before the "\n" aside)
 	gone := func(li graph.LineInfo) string { // why an earlier line of a key cannot go in
 		switch {
@@ -409,18 +410,52 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 			if n := dangling(r); n != "" {
 				return relText(r, n)
 			}
-			if slices.Contains(b.Relations, r) && !slices.Contains(l.Relations, r) {
+			if hasRel(bR, r) && !hasRel(lR, r) {
 				return relDeleted(r)
 			}
 		}
 		return ""
 	}
-	out = mergeOtherLines(bI, eI, lI, out, gone, lose)
+	mergeOtherLines(bI, eI, lI, doc, gone, lose)
+	out = doc.Bytes()
 	end := graph.EndingOf(later)
 	if end == graph.EndingNone {
 		end = graph.EndingOf(earlier)
 	}
 	return graph.WithEnding(out, end, bytes.HasSuffix(later, []byte("\r"))), lost
+}
+
+// hasRel reports whether a side's relation lines (RelationLines) hold r.
+func hasRel(m map[graph.Relation][]byte, r graph.Relation) bool {
+	_, ok := m[r]
+	return ok
+}
+
+// mergeObservations is the observations of an entity both sides changed:
+// the later side's, then each the earlier side added (not in base), less
+// each of base the earlier side deleted. Sets, not searches: an entity can
+// hold many thousands.
+func mergeObservations(base, earlier, later []string, inBase bool) []string {
+	set := func(ss []string) map[string]bool {
+		m := make(map[string]bool, len(ss))
+		for _, s := range ss {
+			m[s] = true
+		}
+		return m
+	}
+	inB, inE := set(base), set(earlier)
+	obs := slices.Clone(later)
+	have := set(obs)
+	for _, o := range earlier {
+		if !have[o] && (!inBase || !inB[o]) {
+			obs = append(obs, o)
+			have[o] = true
+		}
+	}
+	if inBase {
+		obs = slices.DeleteFunc(obs, func(o string) bool { return inB[o] && !inE[o] })
+	}
+	return obs
 }
 
 // entityDeleted names the dropped edits of an entity the other side deleted.
@@ -440,44 +475,61 @@ func memberText(what string, m graph.MemberLoss) string {
 	return fmt.Sprintf("%s: %s %s lost to %s", what, m.Key, clip(m.Earlier), clip(m.Kept))
 }
 
-// edited reports whether side changed key's lines since base: its first
-// line holds other members or values than base's, or it has a line of key
-// that base does not.
-func edited(side, base []graph.LineInfo, key string) bool {
-	var sf, bf []byte
-	have := map[string]bool{}
-	for _, li := range base {
-		if li.Key == key {
-			have[string(bytes.TrimRight(li.Text, "\r"))] = true
-			if li.First {
-				bf = li.Text
-			}
+// byKey groups a file's lines by their Key, in order.
+func byKey(ls []graph.LineInfo) map[string][]graph.LineInfo {
+	m := map[string][]graph.LineInfo{}
+	for _, li := range ls {
+		if li.Key != "" {
+			m[li.Key] = append(m[li.Key], li)
 		}
 	}
-	for _, li := range side {
-		if li.Key != key {
-			continue
+	return m
+}
+
+// edited reports whether side changed key's lines since base (both
+// grouped by byKey): its first line holds other members or values than
+// base's, or it has a line of key that base does not.
+func edited(side, base map[string][]graph.LineInfo, key string) bool {
+	var sf, bf []byte
+	have := map[string]bool{}
+	for _, li := range base[key] {
+		have[string(trimCR(li.Text))] = true
+		if li.First {
+			bf = li.Text
 		}
+	}
+	for _, li := range side[key] {
 		if li.First {
 			sf = li.Text
 		}
-		if !have[string(bytes.TrimRight(li.Text, "\r"))] {
+		if !have[string(trimCR(li.Text))] {
 			return true
 		}
 	}
 	return !graph.SameLine(sf, bf)
 }
 
+// trimCR is a line without the "\r"s before its "\n": lines compare so.
+func trimCR(t []byte) []byte { return bytes.TrimRight(t, "\r") }
+
+// placeBudget bounds the work of placing the lines mergeOtherLines adds:
+// each is placed by a search of the file (and goes in by moving the lines
+// after it), so placing k lines in n costs k*n. Past this many line visits
+// the rest of the added lines go at the end, where nothing need be
+// searched: every line is still kept, and a hostile side's many thousands
+// of lines cannot make a sync take hours.
+var placeBudget = 1 << 24
+
 // mergeOtherLines merges, line by line, the lines of the graph file that
 // are not the first of an entity or relation (those MergeGraph merged by
-// their members): a line the earlier side added that out lacks goes in
+// their members): a line the earlier side added that doc lacks goes in
 // after the line it followed in earlier (a second line of an entity or
 // relation never before its first), else at the end, unless gone says why
 // it cannot (then that is named, through lose); a line the earlier side
-// deleted that out still holds (not as a first line) goes. Lines compare
+// deleted that doc still holds (not as a first line) goes. Lines compare
 // without the "\r"s before their "\n".
-func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.LineInfo) string, lose func(bool, string)) []byte {
-	norm := func(t []byte) string { return string(bytes.TrimRight(t, "\r")) }
+func mergeOtherLines(bI, eI, lI []graph.LineInfo, doc *graph.Doc, gone func(graph.LineInfo) string, lose func(bool, string)) {
+	norm := func(t []byte) string { return string(trimCR(t)) }
 	count := func(ls []graph.LineInfo) map[string]int {
 		c := map[string]int{}
 		for _, li := range ls {
@@ -486,22 +538,27 @@ func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.Li
 		return c
 	}
 	cB, cE, cL := count(bI), count(eI), count(lI)
-	// deleted first (the texts are not those added): a deletion at the end
-	// hands "no final newline" to the line before, which must not be an
-	// added blank line
+	// deleted first (the texts are not those added): of each text, the
+	// last copies that are not a first line, removed together from the
+	// last line up (a deletion at the end hands "no final newline" to the
+	// line before, which must not be an added blank line)
+	cur := doc.Lines()
+	at := map[string][]int{} // the lines of each text that are not a first line
+	for j, c := range cur {
+		if !c.First {
+			at[norm(c.Text)] = append(at[norm(c.Text)], j)
+		}
+	}
+	var del []int
 	for t, n := range cB {
 		k := (n - cE[t]) - max(0, n-cL[t]) // deleted on the earlier side, not on the later
-		for ; k > 0; k-- {
-			cur := graph.Lines(out)
-			j := len(cur) - 1
-			for j >= 0 && (cur[j].First || norm(cur[j].Text) != t) {
-				j--
-			}
-			if j < 0 {
-				break
-			}
-			out = graph.DeleteLineAt(out, j)
+		if js := at[t]; k > 0 {
+			del = append(del, js[max(0, len(js)-k):]...)
 		}
+	}
+	if len(del) > 0 {
+		doc.DeleteLines(del)
+		cur = doc.Lines()
 	}
 	// added: how many copies of a line the earlier side added that the later
 	// side did not add as well
@@ -511,6 +568,21 @@ func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.Li
 			add[t] = k
 		}
 	}
+	if len(add) == 0 {
+		return
+	}
+	anchor := make([]int, len(eI)) // the nearest non-blank line before each, -1 for none
+	a := -1
+	for i, li := range eI {
+		anchor[i] = a
+		if len(bytes.TrimSpace(li.Text)) > 0 {
+			a = i
+		}
+	}
+	chain := doc.Chain()
+	defer chain.Close()
+	n := len(cur)
+	visits := 0
 	for i, li := range eI {
 		t := norm(li.Text)
 		if li.First || add[t] == 0 {
@@ -521,52 +593,61 @@ func mergeOtherLines(bI, eI, lI []graph.LineInfo, out []byte, gone func(graph.Li
 			lose(true, why)
 			continue
 		}
-		cur := graph.Lines(out)
-		at := len(cur)
-		// after the nearest non-blank line before it in earlier (the first
-		// line of an entity or relation found by its key, as the merge may
-		// have changed it), and the lines that followed that one there and
-		// follow it in out too
-		a := i - 1
-		for a >= 0 && len(bytes.TrimSpace(eI[a].Text)) == 0 {
-			a--
+		var at *graph.Node // the line it goes before; nil: at the end
+		if visits < placeBudget {
+			visits += n + i - anchor[i]
+			at = place(chain, n, eI, i, anchor[i])
 		}
-		if a < 0 {
-			at = 0
-		} else {
-			for j, c := range cur {
-				if norm(c.Text) == norm(eI[a].Text) || eI[a].First && c.First && c.Key == eI[a].Key {
-					at = j + 1
-					for k := a + 1; k < i && at < len(cur) && norm(cur[at].Text) == norm(eI[k].Text); k++ {
-						at++
-					}
-					break
-				}
-			}
-		}
-		if li.Key != "" { // never before the line the server reads
-			first := -1
-			last := -1
-			for j, c := range cur {
-				if c.Key == li.Key {
-					if first < 0 {
-						first = j
-					}
-					last = j
-				}
-			}
-			if first >= 0 && at <= first {
-				at = last + 1
-			}
-		}
-		if at == len(cur) && at > 0 && len(bytes.TrimSpace(li.Text)) == 0 && len(out) > 0 && out[len(out)-1] != '\n' {
+		if at == nil && n > 0 && len(bytes.TrimSpace(li.Text)) == 0 && chain.Unterminated() {
 			// a blank line cannot be the last of a file without a final
 			// newline (it would be no line at all): it goes before that one
-			at--
+			at = chain.Last()
 		}
-		out = graph.InsertLineAt(out, at, li.Text)
+		chain.InsertBefore(at, li.Text)
+		n++
 	}
-	return out
+}
+
+// place finds the line before which earlier's line i goes among chain's n
+// lines (nil: at the end): after the line at anchor (the nearest non-blank
+// line before it in earlier; the first line of an entity or relation is
+// found by its key, as the merge may have changed it) and the lines that
+// followed that one in earlier and follow it in chain too; first of all
+// without an anchor; at the end when chain lacks it. A line of a key never
+// goes before the key's first line (the one the server reads): then it goes
+// after the key's last.
+func place(chain *graph.Chain, n int, eI []graph.LineInfo, i, anchor int) *graph.Node {
+	pos, at := n, (*graph.Node)(nil) // where it goes, and the line there
+	if anchor < 0 {
+		pos, at = 0, chain.Front()
+	}
+	key := eI[i].Key
+	first := -1              // the index of the key's first line
+	var afterKey *graph.Node // the line after the key's last
+	found := anchor < 0
+	j := 0
+	for c := chain.Front(); c != nil; c, j = c.Next(), j+1 {
+		if key != "" && c.Info.Key == key {
+			if first < 0 {
+				first = j
+			}
+			afterKey = c.Next()
+		}
+		if found {
+			continue
+		}
+		if an := eI[anchor]; bytes.Equal(trimCR(c.Info.Text), trimCR(an.Text)) || an.First && c.Info.First && c.Info.Key == an.Key {
+			found = true
+			pos, at = j+1, c.Next()
+			for k := anchor + 1; k < i && at != nil && bytes.Equal(trimCR(at.Info.Text), trimCR(eI[k].Text)); k++ {
+				pos, at = pos+1, at.Next()
+			}
+		}
+	}
+	if first >= 0 && pos <= first {
+		return afterKey
+	}
+	return at
 }
 
 // clip shortens a JSON value for a report line.

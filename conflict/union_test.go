@@ -131,38 +131,7 @@ func textdiffLines(s string) []string {
 // one convention. Seeded with the tester's cases and, when present, the
 // real files of ../shared/corpus/mcp-memory (edited on both sides).
 func FuzzMergeGraph(f *testing.F) {
-	f.Add(`{"type":"entity","name":"A","entityType":"t","observations":["1"]}`+"\n",
-		`{"type":"entity","name":"A","entityType":"t","observations":["1","2"]}`+"\n"+`{"type":"entity","name":"B","entityType":"t","observations":[]}`,
-		`not json`+"\n"+`{"type":"entity","name":"A","entityType":"t","observations":["1","3"]}`+"\n")
-	x := `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
-	rel := `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old"}`
-	f.Add(x+"\n"+rel+"\n",
-		x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT"}`+"\n"+
-			`{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`+"\n",
-		`{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`+"\n"+rel+"\n")
-	f.Add(x+"\n"+rel+"\n", x+"\r\n\r\n"+rel+"\r\n", x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"B"}`+"\n")
-	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "mcp-memory", "*"))
-	if len(files) == 0 {
-		f.Log("no corpus at ../shared/corpus/mcp-memory: seeded without the real files")
-	}
-	for _, name := range files {
-		base, err := os.ReadFile(name)
-		if err != nil || len(base) > 16<<10 {
-			continue // keep the seeds quick to mutate
-		}
-		ls := strings.SplitAfter(string(base), "\n")
-		earlier := slices.Clone(ls)
-		for i, l := range earlier { // a note on the first relation, a second line of the first entity
-			if strings.Contains(l, `"type":"relation"`) {
-				earlier[i] = strings.Replace(l, "}", `,"note":"earlier"}`, 1)
-				break
-			}
-		}
-		earlier = append(earlier, "\n", strings.TrimRight(ls[0], "\n")+"\n")
-		later := strings.Replace(string(base), `"observations":[`, `"observations":["later",`, 1)
-		f.Add(string(base), strings.Join(earlier, ""), later)
-		f.Add(string(base), strings.ReplaceAll(strings.Join(earlier, ""), "\n", "\r\n"), later)
-	}
+	seedGraphMerge(f)
 	f.Fuzz(func(t *testing.T, base, earlier, later string) {
 		if got, lost := MergeGraph([]byte(base), []byte(base), []byte(later)); string(got) != later || len(lost) != 0 {
 			t.Fatalf("nothing done earlier, yet %q became %q, lost %v", later, got, lost)
@@ -572,5 +541,43 @@ func TestMergeGraphRelationsDuplicatesEndings(t *testing.T) {
 				t.Errorf("mixed line endings: %q", got)
 			}
 		})
+	}
+}
+
+// seedGraphMerge seeds a graph merge fuzz test with the tester's cases and,
+// when present, the real files of ../shared/corpus/mcp-memory (edited on
+// both sides).
+func seedGraphMerge(f *testing.F) {
+	f.Add(`{"type":"entity","name":"A","entityType":"t","observations":["1"]}`+"\n",
+		`{"type":"entity","name":"A","entityType":"t","observations":["1","2"]}`+"\n"+`{"type":"entity","name":"B","entityType":"t","observations":[]}`,
+		`not json`+"\n"+`{"type":"entity","name":"A","entityType":"t","observations":["1","3"]}`+"\n")
+	x := `{"type":"entity","name":"X","entityType":"t","observations":["o1"]}`
+	rel := `{"type":"relation","from":"X","to":"X","relationType":"r","note":"old"}`
+	f.Add(x+"\n"+rel+"\n",
+		x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"A-EDIT"}`+"\n"+
+			`{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`+"\n",
+		`{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`+"\n"+rel+"\n")
+	f.Add(x+"\n"+rel+"\n", x+"\r\n\r\n"+rel+"\r\n", x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"B"}`+"\n")
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "mcp-memory", "*"))
+	if len(files) == 0 {
+		f.Log("no corpus at ../shared/corpus/mcp-memory: seeded without the real files")
+	}
+	for _, name := range files {
+		base, err := os.ReadFile(name)
+		if err != nil || len(base) > 16<<10 {
+			continue // keep the seeds quick to mutate
+		}
+		ls := strings.SplitAfter(string(base), "\n")
+		earlier := slices.Clone(ls)
+		for i, l := range earlier { // a note on the first relation, a second line of the first entity
+			if strings.Contains(l, `"type":"relation"`) {
+				earlier[i] = strings.Replace(l, "}", `,"note":"earlier"}`, 1)
+				break
+			}
+		}
+		earlier = append(earlier, "\n", strings.TrimRight(ls[0], "\n")+"\n")
+		later := strings.Replace(string(base), `"observations":[`, `"observations":["later",`, 1)
+		f.Add(string(base), strings.Join(earlier, ""), later)
+		f.Add(string(base), strings.ReplaceAll(strings.Join(earlier, ""), "\n", "\r\n"), later)
 	}
 }

@@ -75,24 +75,7 @@ func (g *Graph) Entity(name string) (Entity, bool) {
 // Parse reads graph file content. It never fails: lines that are not a
 // well-formed entity or relation (other programs' records, fork formats with
 // non-string observations, malformed JSON) are counted in Skipped.
-func Parse(data []byte) *Graph {
-	g := &Graph{}
-	for _, l := range splitLines(data) {
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		p := parseLine(l.text)
-		switch {
-		case p.entity != nil:
-			g.Entities = append(g.Entities, *p.entity)
-		case p.relation != nil:
-			g.Relations = append(g.Relations, *p.relation)
-		default:
-			g.Skipped++
-		}
-	}
-	return g
-}
+func Parse(data []byte) *Graph { return NewDoc(data).Graph() }
 
 // line is one line of the file: its bytes without the "\n" that ends it, and
 // whether that "\n" is there (only the last line may lack it).
@@ -143,10 +126,9 @@ type parsed struct {
 	relation *Relation
 }
 
-// parseLine is parseText, remembered by the line's bytes (parseCache): a
-// merge of two sides' graphs reads the lines of the file it builds again
-// after each line it changes, and decoding JSON dominated it (a merge of
-// 4 000 lines took tens of seconds). Each caller gets its own copy.
+// parseLine is parseText, remembered by the line's bytes (parseCache):
+// upsertLines reads every line once for each entity it writes, and the
+// lines a Doc edits are parsed again. Each caller gets its own copy.
 func parseLine(text []byte) parsed { return parseShared(text).clone() }
 
 // parseShared is parseLine without the copy: the Entity and Relation it

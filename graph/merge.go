@@ -10,137 +10,10 @@ import (
 // Lines-level edits for the merge of two versions of a graph file (package
 // conflict): every line they do not touch keeps its bytes.
 
-// SetEntities replaces or adds entities as the server would keep them (see
-// upsertLines) and returns the new content.
-func SetEntities(data []byte, ents []Entity) []byte {
-	out, _ := upsertLines(data, ents)
-	return out
-}
-
-// DropEntities removes every entity line with one of the names.
-func DropEntities(data []byte, names []string) []byte {
-	out, _ := removeLines(data, names)
-	return out
-}
-
-// AddRelations appends relation lines, written as the server's saveGraph
-// writes them, after the last line.
-func AddRelations(data []byte, rels []Relation) []byte {
-	ls := splitLines(data)
-	for _, r := range rels {
-		ls = insertLine(ls, len(ls), renderRelation(r))
-	}
-	return joinLines(ls)
-}
-
-// DropRelations removes every relation line equal to one of rels.
-func DropRelations(data []byte, rels []Relation) []byte {
-	drop := map[Relation]bool{}
-	for _, r := range rels {
-		drop[r] = true
-	}
-	ls := splitLines(data)
-	changed := false
-	for i := len(ls) - 1; i >= 0; i-- {
-		if len(bytes.TrimSpace(ls[i].text)) == 0 {
-			continue
-		}
-		if p := parseLine(ls[i].text); p.relation != nil && drop[*p.relation] {
-			ls = deleteLine(ls, i)
-			changed = true
-		}
-	}
-	if !changed {
-		return data
-	}
-	return joinLines(ls)
-}
-
-// renderRelation writes r as JSON.stringify({type, from, to, relationType}).
-func renderRelation(r Relation) []byte {
-	b := []byte(`{"type":"relation","from":`)
-	b = appendJSString(b, r.From)
-	b = append(b, `,"to":`...)
-	b = appendJSString(b, r.To)
-	b = append(b, `,"relationType":`...)
-	b = appendJSString(b, r.RelationType)
-	return append(b, '}')
-}
-
 // EntityLines maps each entity name to its first line (without "\n"), the
 // one the server's tools act on, for the lines that are well-formed
 // entities.
-func EntityLines(data []byte) map[string][]byte {
-	out := map[string][]byte{}
-	for _, l := range splitLines(data) {
-		if p := parseLine(l.text); p.entity != nil {
-			if _, ok := out[p.name]; !ok {
-				out[p.name] = l.text
-			}
-		}
-	}
-	return out
-}
-
-// RelationLines maps each relation to its first line (without "\n").
-func RelationLines(data []byte) map[Relation][]byte {
-	out := map[Relation][]byte{}
-	for _, l := range splitLines(data) {
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		if p := parseLine(l.text); p.relation != nil {
-			if _, ok := out[*p.relation]; !ok {
-				out[*p.relation] = l.text
-			}
-		}
-	}
-	return out
-}
-
-// ReplaceEntityLine replaces the first entity line of name with text,
-// keeping every other line (later lines of the name too).
-func ReplaceEntityLine(data []byte, name string, text []byte) []byte {
-	ls := splitLines(data)
-	for i, l := range ls {
-		if p := parseLine(l.text); p.kind == "entity" && p.named && p.name == name {
-			if bytes.Equal(l.text, text) {
-				return data
-			}
-			ls[i].text = text
-			return joinLines(ls)
-		}
-	}
-	return data
-}
-
-// InsertEntityLine adds an entity line where upsertLines adds a new entity:
-// after the last entity line, else before the first relation, else at the
-// end.
-func InsertEntityLine(data, text []byte) []byte {
-	ls := splitLines(data)
-	lastEntity, firstRelation := -1, -1
-	for i, l := range ls {
-		switch parseLine(l.text).kind {
-		case "entity":
-			lastEntity = i
-		case "relation":
-			if firstRelation < 0 {
-				firstRelation = i
-			}
-		}
-	}
-	return joinLines(insertLine(ls, newEntityAt(len(ls), lastEntity, firstRelation), text))
-}
-
-// AddLines appends lines after the last line.
-func AddLines(data []byte, texts [][]byte) []byte {
-	ls := splitLines(data)
-	for _, t := range texts {
-		ls = insertLine(ls, len(ls), t)
-	}
-	return joinLines(ls)
-}
+func EntityLines(data []byte) map[string][]byte { return NewDoc(data).EntityLines() }
 
 // SameLine reports whether two JSON object lines hold the same members with
 // the same values, whatever their order and spacing.
@@ -212,29 +85,24 @@ func mergeLine(base, earlier, later []byte, hasBase bool, skip func(string) bool
 		seq        int
 	}
 	var edits []edit
+	lastOf := map[string]int{} // each key's last occurrence
+	for i, m := range lms {
+		lastOf[m.key] = i
+	}
 	set := func(key string, v []byte) { // replace the value of the last occurrence
-		for i := len(lms) - 1; i >= 0; i-- {
-			if lms[i].key == key {
-				edits = append(edits, edit{start: lms[i].vstart, end: lms[i].vend, text: v})
-				return
-			}
+		if i, ok := lastOf[key]; ok {
+			edits = append(edits, edit{start: lms[i].vstart, end: lms[i].vend, text: v})
+			return
 		}
 		closing := bytes.LastIndexByte(later, '}')
 		add := appendJSString([]byte{','}, key)
 		add = append(append(add, ':'), v...)
 		edits = append(edits, edit{start: closing, end: closing, text: add})
 	}
-	remove := func(key string) { // every occurrence
+	gone := make([]bool, len(lms)) // the occurrences to remove
+	remove := func(key string) {   // every occurrence
 		for i, m := range lms {
-			if m.key != key {
-				continue
-			}
-			if i > 0 {
-				edits = append(edits, edit{start: m.start, end: m.vend})
-			} else if len(lms) > 1 {
-				next := lms[1].start
-				edits = append(edits, edit{start: m.start, end: next + bytes.IndexByte(later[next:], ',') + 1})
-			}
+			gone[i] = gone[i] || m.key == key
 		}
 	}
 	for _, m := range orderedKeys(earlier) {
@@ -280,25 +148,55 @@ func mergeLine(base, earlier, later []byte, hasBase bool, skip func(string) bool
 		}
 		set("observations", append(b, ']'))
 	}
+	noneStays := false
+	// a removed member goes with the "," before it; the first member with
+	// the removed ones after it and the "," before the next that stays
+	for i := 0; i < len(lms); i++ {
+		if !gone[i] {
+			continue
+		}
+		if i > 0 {
+			edits = append(edits, edit{start: lms[i].start, end: lms[i].vend})
+			continue
+		}
+		j := 1
+		for j < len(lms) && gone[j] {
+			j++
+		}
+		switch {
+		case j < len(lms):
+			next := lms[j].start
+			edits = append(edits, edit{start: lms[0].start, end: next + bytes.IndexByte(later[next:], ',') + 1})
+		case len(lms) > 1: // none stays: a member added goes without its ","
+			edits = append(edits, edit{start: lms[0].start, end: lms[len(lms)-1].vend})
+			noneStays = true
+		}
+		i = j - 1
+	}
 	if len(edits) == 0 {
 		return later, lost
 	}
-	// from the end, so offsets stay good; of two additions before the
-	// closing brace the one made later goes in first, to end up after
+	// in one pass (the edits do not overlap); of two additions before the
+	// closing brace the one made first goes first
 	for i := range edits {
 		edits[i].seq = i
 	}
 	sort.Slice(edits, func(i, j int) bool {
 		if edits[i].start != edits[j].start {
-			return edits[i].start > edits[j].start
+			return edits[i].start < edits[j].start
 		}
-		return edits[i].seq > edits[j].seq
+		return edits[i].seq < edits[j].seq
 	})
-	out = append([]byte{}, later...)
+	out = make([]byte, 0, len(later))
+	at := 0
 	for _, e := range edits {
-		out = append(out[:e.start], append(append([]byte{}, e.text...), out[e.end:]...)...)
+		if noneStays && e.start == e.end && len(e.text) > 0 && e.text[0] == ',' {
+			e.text, noneStays = e.text[1:], false // the first member now
+		}
+		out = append(append(out, later[at:e.start]...), e.text...)
+		at = e.end
 	}
-	return out, lost
+	return append(out, later[at:]...), lost
 }
 
 // member is one member of a JSON object line: start is where it begins
@@ -394,64 +292,7 @@ func RelationKey(r Relation) string {
 }
 
 // Lines lists data's lines ("\n" ends a line; a "\r" before it stays in Text).
-func Lines(data []byte) []LineInfo {
-	ls := splitLines(data)
-	out := make([]LineInfo, len(ls))
-	seen := map[string]bool{}
-	for i, l := range ls {
-		out[i].Text = l.text
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		switch p := parseShared(l.text); { // read only: the relation is copied
-		case p.entity != nil:
-			out[i].Key, out[i].Name = EntityKey(p.name), p.name
-		case p.relation != nil:
-			r := *p.relation
-			out[i].Key, out[i].Relation = RelationKey(r), &r
-		default:
-			continue
-		}
-		out[i].First = !seen[out[i].Key]
-		seen[out[i].Key] = true
-	}
-	return out
-}
-
-// ReplaceRelationLine replaces the first line of relation r with text,
-// keeping every other line.
-func ReplaceRelationLine(data []byte, r Relation, text []byte) []byte {
-	ls := splitLines(data)
-	for i, l := range ls {
-		if len(bytes.TrimSpace(l.text)) == 0 {
-			continue
-		}
-		if p := parseLine(l.text); p.relation != nil && *p.relation == r {
-			if bytes.Equal(l.text, text) {
-				return data
-			}
-			ls[i].text = text
-			return joinLines(ls)
-		}
-	}
-	return data
-}
-
-// InsertLineAt puts text before line at (at the end when at is the number
-// of lines), as insertLine does.
-func InsertLineAt(data []byte, at int, text []byte) []byte {
-	ls := splitLines(data)
-	return joinLines(insertLine(ls, min(max(at, 0), len(ls)), text))
-}
-
-// DeleteLineAt removes line i, as deleteLine does.
-func DeleteLineAt(data []byte, i int) []byte {
-	ls := splitLines(data)
-	if i < 0 || i >= len(ls) {
-		return data
-	}
-	return joinLines(deleteLine(ls, i))
-}
+func Lines(data []byte) []LineInfo { return NewDoc(data).Lines() }
 
 // Ending is the line-ending convention of a file.
 type Ending int

@@ -78,7 +78,4 @@ func TestLines(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if string(InsertLineAt([]byte("a\nb"), 2, []byte("c"))) != "a\nb\nc" || string(DeleteLineAt([]byte("a\nb"), 1)) != "a" {
-		t.Error("InsertLineAt / DeleteLineAt")
-	}
 }
