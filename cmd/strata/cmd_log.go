@@ -137,10 +137,10 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 			fmt.Fprintf(e.Out, "           merged %s: %s%s\n", state.TermSafe(d.Path), engine.MergedExcept, state.TermSafe(d.Dropped))
 			continue
 		case d.Merged:
-			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", d.Path)
+			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", state.TermSafe(d.Path))
 			continue
 		case d.KeptBoth != "":
-			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", d.Path, d.KeptBoth)
+			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", state.TermSafe(d.Path), state.TermSafe(d.KeptBoth))
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",

@@ -120,9 +120,9 @@ func syncFailed(rep *syncer.Report) bool {
 func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	name := func(p string) string {
 		if shown != nil && shown(p) != "" {
-			return shown(p)
+			p = shown(p)
 		}
-		return p
+		return state.TermSafe(p) // a remote names its paths
 	}
 	label := "sync with "
 	if shown != nil {
@@ -165,7 +165,7 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		case d.KeptLocal != "":
 			fmt.Fprintf(e.Out, "kept local %s: %s\n", name(d.Path), d.KeptLocal)
 		case d.KeptBoth != "":
-			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", name(d.Path), d.KeptBoth)
+			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", name(d.Path), name(d.KeptBoth))
 		case d.MergedBoth && len(d.Dropped) > 0:
 			fmt.Fprintf(e.Out, "merged %s: %s%s\n", name(d.Path), engine.MergedExcept, state.TermSafe(strings.Join(d.Dropped, "; ")))
 		case d.MergedBoth:
