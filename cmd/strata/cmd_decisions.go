@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -92,9 +93,16 @@ func runDecisions(e *env, o decisionsOptions) error {
 			if d.Blocking {
 				blocks = "blocking"
 			}
-			fmt.Fprintf(e.Out, "%s %s [%s] %s: %s\n", d.Feature, d.ID, blocks, d.Outcome, d.Question)
-			fmt.Fprintf(e.Out, "  options: %s; recommended: %s\n", strings.Join(d.Options, ", "), d.Recommended)
-			fmt.Fprintf(e.Out, "  decide: strata decide %s %s --feature %s\n", d.ID, d.Recommended, d.Feature)
+			// A Phase Outcome may come from another machine: its text is
+			// quoted when a terminal would act on it, and the command is
+			// one shell word per value.
+			options := make([]string, len(d.Options))
+			for i, o := range d.Options {
+				options[i] = state.TermSafe(o)
+			}
+			fmt.Fprintf(e.Out, "%s %s [%s] %s: %s\n", state.TermSafe(d.Feature), state.TermSafe(d.ID), blocks, state.TermSafe(d.Outcome), state.TermSafe(d.Question))
+			fmt.Fprintf(e.Out, "  options: %s; recommended: %s\n", strings.Join(options, ", "), state.TermSafe(d.Recommended))
+			fmt.Fprintf(e.Out, "  decide: %s\n", layers.DecideCommand(d.ID, d.Recommended, d.Feature))
 		}
 		fmt.Fprintf(e.Out, "%d pending (%d blocking), %d resolved, %d in-scope-blocking findings\n",
 			len(out.Pending), out.Blocking, out.Resolved, out.InScopeBlocking)

@@ -39,7 +39,7 @@ func runInit(e *env) error {
 	var hints []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil && o.Entry.Home {
-			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", o.Path, eng.HomeRef(), state.ShortID(o.Entry.Commit))
+			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.TermSafe(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
 		} else if o.Entry != nil {
 			recorded++
 		}
@@ -51,6 +51,15 @@ func runInit(e *env) error {
 		case o.Invalid(): // not read at all (a link, a pipe, too large): nothing kept, no schema helps
 			fmt.Fprintln(e.Err, o.Problems.Error())
 		}
+	}
+	// Files kept but for a control character in their name: strata
+	// validate fails on them, so init says so too (and still exits 0).
+	bad, err := eng.BadNames()
+	if err != nil {
+		return err
+	}
+	for _, p := range bad {
+		fmt.Fprintln(e.Err, p.Error())
 	}
 	printWithheld(e, eng)
 	head, err := eng.Head()
@@ -91,6 +100,6 @@ func formatOf(p string) string {
 // private, and how to keep one anyway.
 func printWithheld(e *env, eng *engine.Engine) {
 	for _, p := range eng.Withheld() {
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, p.Path, engine.ConfigFile)
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, state.TermSafe(p.Path), engine.ConfigFile)
 	}
 }

@@ -100,10 +100,10 @@ func runLog(e *env, o logOptions) error {
 		}
 		home += provenanceText(en)
 		if en.Action == state.ActionMerge {
-			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), termSafe(string(en.Source)), home)
+			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), state.TermSafe(string(en.Source)), home)
 		} else {
 			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
-				termSafe(string(en.Action)), termSafe(en.Path), termSafe(string(en.Source)), home)
+				state.TermSafe(string(en.Action)), state.TermSafe(en.Path), state.TermSafe(string(en.Source)), home)
 			if o.Patch || o.Keys {
 				printPatch(e, eng, en, o.Keys)
 			}
@@ -131,20 +131,20 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 		}
 		switch {
 		case d.Kept != "":
-			fmt.Fprintf(e.Out, "           kept local %s: %s\n", termSafe(d.Path), termSafe(d.Kept))
+			fmt.Fprintf(e.Out, "           kept local %s: %s\n", state.TermSafe(d.Path), state.TermSafe(d.Kept))
 			continue
 		case d.Merged && d.Dropped != "":
-			fmt.Fprintf(e.Out, "           merged %s: %s%s\n", termSafe(d.Path), engine.MergedExcept, termSafe(d.Dropped))
+			fmt.Fprintf(e.Out, "           merged %s: %s%s\n", state.TermSafe(d.Path), engine.MergedExcept, state.TermSafe(d.Dropped))
 			continue
 		case d.Merged:
-			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", d.Path)
+			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", state.TermSafe(d.Path))
 			continue
 		case d.KeptBoth != "":
-			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", d.Path, d.KeptBoth)
+			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", state.TermSafe(d.Path), state.TermSafe(d.KeptBoth))
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
-			termSafe(d.Path), termSafe(state.ShortID(d.Winner)), termSafe(state.ShortID(d.Loser)), termSafe(d.Path), termSafe(d.Loser))
+			state.TermSafe(d.Path), state.TermSafe(state.ShortID(d.Winner)), state.TermSafe(state.ShortID(d.Loser)), state.TermSafe(d.Path), state.TermSafe(d.Loser))
 	}
 }
 
@@ -153,10 +153,10 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 func provenanceText(en state.Entry) string {
 	var parts []string
 	if en.Session != "" {
-		parts = append(parts, "session "+termSafe(en.Session))
+		parts = append(parts, "session "+state.TermSafe(en.Session))
 	}
 	if en.ToolUse != "" {
-		parts = append(parts, "tool use "+termSafe(en.ToolUse))
+		parts = append(parts, "tool use "+state.TermSafe(en.ToolUse))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -112,9 +112,11 @@ func runMemoryShow(e *env, o memoryOptions) error {
 	}
 	fmt.Fprintf(e.Out, "%s: %d lines, %d bytes\n", f.Path, out.Lines, out.Bytes)
 	for _, s := range out.Sections {
-		fmt.Fprintf(e.Out, "%s%s %s  (lines %d-%d)\n", strings.Repeat("  ", len(s.Path)-1), strings.Repeat("#", s.Level), strings.Join(s.Path, " > "), s.StartLine, s.EndLine)
+		// Headings and items may come from another machine (sync): quoted
+		// when a terminal would act on them.
+		fmt.Fprintf(e.Out, "%s%s %s  (lines %d-%d)\n", strings.Repeat("  ", len(s.Path)-1), strings.Repeat("#", s.Level), state.TermSafe(strings.Join(s.Path, " > ")), s.StartLine, s.EndLine)
 		for _, it := range s.Items {
-			fmt.Fprintf(e.Out, "%s  - %s\n", strings.Repeat("  ", len(s.Path)-1), strings.ReplaceAll(it.Text, "\n", " "))
+			fmt.Fprintf(e.Out, "%s  - %s\n", strings.Repeat("  ", len(s.Path)-1), state.TermSafe(strings.ReplaceAll(it.Text, "\n", " ")))
 		}
 	}
 	return nil

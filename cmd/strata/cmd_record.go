@@ -101,7 +101,7 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 		case o.Entry != nil:
 			j.Result = "recorded"
 			if !asJSON {
-				fmt.Fprintf(e.Out, "%s %s (%s)\n", o.Entry.Action, o.Path, state.ShortID(o.Entry.Commit))
+				fmt.Fprintf(e.Out, "%s %s (%s)\n", o.Entry.Action, state.TermSafe(o.Path), state.ShortID(o.Entry.Commit))
 			}
 		case o.Rejected != nil:
 			j.Result = "rejected"
@@ -116,7 +116,7 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 		if !asJSON && len(o.Problems) > 0 {
 			fmt.Fprintln(e.Err, o.Problems.Error())
 			if o.Rejected != nil {
-				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", o.Path, eng.RejectedRefOf(o.Rejected), state.ShortID(o.Rejected.Commit))
+				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", state.TermSafe(o.Path), eng.RejectedRefOf(o.Rejected), state.ShortID(o.Rejected.Commit))
 			}
 		}
 		list = append(list, j)

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/layers"
+	"github.com/strata-dev/strata/state"
 )
 
 type resolveOptions struct {
@@ -93,6 +94,9 @@ func printDecisions(e *env, ds []layers.Resolution) {
 			action = "none (absent)"
 		}
 		cols = append(cols, action)
+		for i, c := range cols { // the layers' values may come from a remote
+			cols[i] = state.TermSafe(c)
+		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	tw.Flush()

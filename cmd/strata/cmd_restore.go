@@ -111,7 +111,7 @@ func runRestore(e *env, o restoreOptions) error {
 		if out.Late {
 			// changed on disk after the restore saved it: that edit is
 			// newer, left in place, and recorded next as any edit
-			fmt.Fprintf(e.Out, "not restored %s: edited on disk during the restore (recorded next)\n", out.Path)
+			fmt.Fprintf(e.Out, "not restored %s: edited on disk during the restore (recorded next)\n", state.TermSafe(out.Path))
 			continue
 		}
 		if out.Saved != nil && out.Written {
@@ -119,27 +119,27 @@ func runRestore(e *env, o restoreOptions) error {
 			if out.SavedRejected {
 				where = " on " + eng.RejectedRefOf(out.Saved) + ", invalid"
 			}
-			fmt.Fprintf(e.Out, "saved the unrecorded %s first (%s%s)\n", out.Path, state.ShortID(out.Saved.Commit), where)
+			fmt.Fprintf(e.Out, "saved the unrecorded %s first (%s%s)\n", state.TermSafe(out.Path), state.ShortID(out.Saved.Commit), where)
 		}
 		switch {
 		case out.Entry != nil && out.Entry.Action == state.ActionDelete:
 			n++
-			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))
+			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", state.TermSafe(out.Path), p, state.ShortID(out.Entry.Commit))
 		case out.Revived != nil && out.Written:
 			n++
 			id := ""
 			if out.Entry != nil {
 				id = " (" + state.ShortID(out.Entry.Commit) + ")"
 			}
-			fmt.Fprintf(e.Out, "restored %s from %s%s\n", out.Path, revivedFrom(out.Revived), id)
+			fmt.Fprintf(e.Out, "restored %s from %s%s\n", state.TermSafe(out.Path), revivedFrom(out.Revived), id)
 		case out.Entry != nil:
 			n++
-			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", out.Path, p, state.ShortID(out.Entry.Commit))
+			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", state.TermSafe(out.Path), p, state.ShortID(out.Entry.Commit))
 		case out.Written:
 			// Written back, but equal to the recorded head (it had been
 			// overwritten by an unrecorded or rejected version): no new commit.
 			n++
-			fmt.Fprintf(e.Out, "restored %s from %s\n", out.Path, p)
+			fmt.Fprintf(e.Out, "restored %s from %s\n", state.TermSafe(out.Path), p)
 		}
 	}
 	switch {
@@ -165,20 +165,20 @@ func printRestorePlan(e *env, plan engine.RestorePlan, asJSON bool) error {
 	}
 	for _, s := range plan.Save {
 		if s.Deleted {
-			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", s.Path)
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", state.TermSafe(s.Path))
 		} else {
-			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", s.Path)
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", state.TermSafe(s.Path))
 		}
 	}
 	for _, w := range plan.Write {
 		if w.Revived != nil {
-			fmt.Fprintf(e.Out, "would write %s from %s\n", w.Path, revivedFrom(w.Revived))
+			fmt.Fprintf(e.Out, "would write %s from %s\n", state.TermSafe(w.Path), revivedFrom(w.Revived))
 		} else {
-			fmt.Fprintf(e.Out, "would write %s from %s\n", w.Path, plan.Point)
+			fmt.Fprintf(e.Out, "would write %s from %s\n", state.TermSafe(w.Path), plan.Point)
 		}
 	}
 	for _, r := range plan.Remove {
-		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", r, plan.Point)
+		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", state.TermSafe(r), plan.Point)
 	}
 	if len(plan.Write)+len(plan.Remove) == 0 {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -71,10 +72,21 @@ func runResume(e *env, o resumeOptions) error {
 		return writeJSON(e.Out, r)
 	}
 	if x := r.Expired; x != nil {
-		fmt.Fprintf(e.Out, "expired: %s\n", x.Line)
+		fmt.Fprintf(e.Out, "expired: %s\n", state.TermSafe(x.Line))
 	}
-	fmt.Fprint(e.Out, r.Text())
+	printText(e, r.Text())
 	return nil
+}
+
+// printText prints a report made from state files, which may come from
+// another machine, one line at a time, each quoted after its indent when a
+// terminal would act on it (state.TermSafe). JSON and hook output need no
+// such care.
+func printText(e *env, text string) {
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		rest := strings.TrimLeft(l, " ")
+		fmt.Fprintf(e.Out, "%s%s\n", l[:len(l)-len(rest)], state.TermSafe(rest))
+	}
 }
 
 func resume(e *env) (*layers.Report, error) {

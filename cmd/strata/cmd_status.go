@@ -54,6 +54,15 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	// A file kept but for a control character in its name is invalid, as
+	// strata validate says: one row, its problem line quoting the name.
+	bad, err := eng.BadNames()
+	if err != nil {
+		return err
+	}
+	for _, p := range bad {
+		files = append(files, engine.FileStatus{Path: p.Path, State: "invalid", Problems: state.Problems{p}})
+	}
 	head, err := eng.Head()
 	if err != nil {
 		return err
@@ -117,7 +126,13 @@ func runStatus(e *env, o statusOptions) error {
 		if f.LastRecorded != nil {
 			last = f.LastRecorded.Local().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Path, f.Class, f.State, last)
+		class := string(f.Class)
+		if class == "" {
+			class = "-"
+		}
+		// Quoted as log quotes it: no escape reaches the terminal, and no
+		// 0xFF byte (tabwriter's escape) the table.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", state.TermSafe(f.Path), class, f.State, last)
 	}
 	tw.Flush()
 	printProblemSample(e, files)

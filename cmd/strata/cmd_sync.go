@@ -120,9 +120,9 @@ func syncFailed(rep *syncer.Report) bool {
 func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	name := func(p string) string {
 		if shown != nil && shown(p) != "" {
-			return shown(p)
+			p = shown(p)
 		}
-		return p
+		return state.TermSafe(p) // a remote names its paths
 	}
 	label := "sync with "
 	if shown != nil {
@@ -165,9 +165,9 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		case d.KeptLocal != "":
 			fmt.Fprintf(e.Out, "kept local %s: %s\n", name(d.Path), d.KeptLocal)
 		case d.KeptBoth != "":
-			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", name(d.Path), d.KeptBoth)
+			fmt.Fprintf(e.Out, "kept both %s: both sides added it; the version recorded later is now %s\n", name(d.Path), name(d.KeptBoth))
 		case d.MergedBoth && len(d.Dropped) > 0:
-			fmt.Fprintf(e.Out, "merged %s: %s%s\n", name(d.Path), engine.MergedExcept, termSafe(strings.Join(d.Dropped, "; ")))
+			fmt.Fprintf(e.Out, "merged %s: %s%s\n", name(d.Path), engine.MergedExcept, state.TermSafe(strings.Join(d.Dropped, "; ")))
 		case d.MergedBoth:
 			fmt.Fprintf(e.Out, "merged %s: both sides' edits kept\n", name(d.Path))
 		case d.Why != "":
@@ -200,7 +200,7 @@ func printLost(e *env, lost []syncer.Loss) {
 			refused = fmt.Sprintf(", which refused it: %q", l.Refused)
 		}
 		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s%s; bring it back with strata restore %s --rev %s\n",
-			termSafe(l.Path), termSafe(state.ShortID(l.Rev)), termSafe(state.ShortID(l.Winner)), refused,
-			shellWord(l.Path), shellWord(l.Rev))
+			state.TermSafe(l.Path), state.TermSafe(state.ShortID(l.Rev)), state.TermSafe(state.ShortID(l.Winner)), refused,
+			state.ShellWord(l.Path), state.ShellWord(l.Rev))
 	}
 }

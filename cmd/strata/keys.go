@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 // printKeyChanges prints key-level changes, one per line (a graph entity's
@@ -18,7 +19,7 @@ func printKeyChanges(e *env, path string, changes []engine.KeyChange, asJSON boo
 	}
 	for _, c := range changes {
 		for _, l := range strings.Split(c.String(), "\n") {
-			fmt.Fprintln(e.Out, termSafe(l))
+			fmt.Fprintln(e.Out, state.TermSafe(l))
 		}
 	}
 	return nil

@@ -14,12 +14,12 @@ import (
 func printPatch(e *env, eng *engine.Engine, en state.Entry, keys bool) {
 	text, err := eng.Patch(en, keys)
 	if err != nil {
-		fmt.Fprintf(e.Out, "    (%s)\n", termSafe(err.Error()))
+		fmt.Fprintf(e.Out, "    (%s)\n", state.TermSafe(err.Error()))
 		return
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if l != "" {
-			fmt.Fprintf(e.Out, "    %s\n", termSafe(l))
+			fmt.Fprintf(e.Out, "    %s\n", state.TermSafe(l))
 		}
 	}
 }

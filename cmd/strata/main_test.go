@@ -208,8 +208,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		ts.Check(err)
 		time.Sleep(d)
 	},
-	// mkfile KIND SIZE FILE: write a generated bad-input file. In FILE, the
-	// two characters \n stand for a newline (a name no script can spell).
+	// mkfile KIND SIZE FILE: write a generated bad-input file. FILE is read
+	// with Go's escapes (\n, \x9b, \u009b: names no script can spell).
 	// KIND: big (SIZE bytes of JSON string), deep (SIZE nested arrays),
 	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte).
 	"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -236,7 +236,9 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		default:
 			ts.Fatalf("unknown kind %s", args[0])
 		}
-		name := ts.MkAbs(strings.ReplaceAll(args[2], `\n`, "\n"))
+		name, err := strconv.Unquote(`"` + args[2] + `"`)
+		ts.Check(err)
+		name = ts.MkAbs(name)
 		ts.Check(os.MkdirAll(filepath.Dir(name), 0o755))
 		ts.Check(os.WriteFile(name, data, 0o644))
 	},

@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"strconv"
@@ -7,11 +7,14 @@ import (
 	"unicode/utf8"
 )
 
-// termSafe returns s as is when it holds only printable text, and quoted
-// in Go's (and git's) C style otherwise, so that text recorded elsewhere — a
-// path or trailer that came from a remote — can never send an escape
-// sequence to the user's terminal.
-func termSafe(s string) string {
+// TermSafe returns s as is when it holds only printable text, and quoted
+// in Go's (and git's) C style otherwise: a control character (C0, DEL or
+// C1), invalid UTF-8, U+FFFD or a format character (bidi controls, zero
+// widths). Text recorded elsewhere — a path, a trailer or a state file that
+// came from a remote — can then never send an escape sequence to the
+// user's terminal nor break a line. It is the one rule of quoting for text
+// output.
+func TermSafe(s string) string {
 	if !utf8.ValidString(s) {
 		return strconv.Quote(s)
 	}
@@ -23,13 +26,13 @@ func termSafe(s string) string {
 	return s
 }
 
-// shellWord returns s as one word a POSIX shell reads back as s: as it is
+// ShellWord returns s as one word a POSIX shell reads back as s: as it is
 // when it holds only letters, digits and "._/-~+@%:,=", else single-quoted
 // (a quote inside as the four characters quote, backslash, quote, quote),
 // so a command strata prints for the user to
 // copy (strata restore PATH --rev REV) runs nothing else whatever a
 // remote named the path.
-func shellWord(s string) string {
+func ShellWord(s string) string {
 	safe := s != ""
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-~+@%:,=", r)) {
@@ -40,5 +43,5 @@ func shellWord(s string) string {
 	if safe {
 		return s
 	}
-	return termSafe("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
+	return TermSafe("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
 }
