@@ -18,8 +18,10 @@ type Diff struct {
 
 // Diff compares k as recorded at from with its version at to, or with the
 // file on disk when to is nil. A side where the file did not exist is
-// /dev/null. A point where nothing was recorded is an error wrapping
-// state.ErrNotFound; an unreadable file on disk is its problem.
+// /dev/null; when both sides are, there is nothing to compare, and it is an
+// error wrapping state.ErrNotFound (neither), as show of either side is. A
+// point where nothing was recorded is an error wrapping state.ErrNotFound;
+// an unreadable file on disk is its problem.
 func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 	if hk, ok := e.homeKept(k); ok {
 		h, err := e.homeView()
@@ -61,8 +63,20 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 	} else if b, lb, err = side(*to); err != nil {
 		return Diff{}, err
 	}
-	if lb != "/dev/null" && la != "/dev/null" {
+	switch {
+	case la == "/dev/null" && lb == "/dev/null":
+		return Diff{}, neither(e.shown(k.Path), from, to)
+	case lb != "/dev/null" && la != "/dev/null":
 		lb = "b" + lb[1:]
 	}
 	return Diff{From: la, To: lb, Text: textdiff.Unified(la, lb, a, b, 3)}, nil
+}
+
+// neither is the error of a diff whose two sides both lack the path (never
+// recorded and absent, say): nothing to compare, exit 1 as show's.
+func neither(path string, from Point, to *Point) error {
+	if to == nil {
+		return fmt.Errorf("%s: not recorded at %s, and not in the work tree: %w", path, from, state.ErrNotFound)
+	}
+	return fmt.Errorf("%s: not recorded at %s, nor at %s: %w", path, from, *to, state.ErrNotFound)
 }

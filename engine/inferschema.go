@@ -14,7 +14,7 @@ type Inferred struct {
 	Files    int      // distinct paths read
 	Versions int      // versions the schema was inferred from
 	Skipped  []string // "PATH (version X): why" for versions that do not parse
-	Paths    []string // the paths read
+	Paths    []string // every path matched, also one whose versions were all skipped
 }
 
 // InferSchema drafts a 2020-12 JSON Schema accepting every readable version
@@ -31,6 +31,9 @@ func (e *Engine) InferSchema(globs []string) (*Inferred, error) {
 	out := &Inferred{}
 	files := map[string]bool{}
 	for _, x := range exs {
+		if len(out.Paths) == 0 || out.Paths[len(out.Paths)-1] != x.Path { // exs are by path
+			out.Paths = append(out.Paths, x.Path)
+		}
 		docs, ps := validate.DecodeDocs(x.Path, x.Content, x.Format)
 		if ps.Invalid() {
 			out.Skipped = append(out.Skipped, versionName(x)+": "+strings.TrimPrefix(ps[0].Error(), x.Path+":"))
@@ -40,10 +43,7 @@ func (e *Engine) InferSchema(globs []string) (*Inferred, error) {
 			in.Add(d)
 		}
 		used = append(used, x)
-		if !files[x.Path] {
-			files[x.Path] = true
-			out.Paths = append(out.Paths, x.Path)
-		}
+		files[x.Path] = true
 	}
 	out.Files, out.Versions = len(files), len(used)
 	if len(used) == 0 {

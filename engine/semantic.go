@@ -46,12 +46,14 @@ func (e *Engine) Blame(k config.Kept, pointer string) ([]semantic.BlameLine, err
 }
 
 // KeyDiff compares k as recorded at from with its version at to (the file
-// on disk when to is nil), key by key.
+// on disk when to is nil), key by key. A path neither side holds is an
+// error wrapping state.ErrNotFound, as in Diff.
 func (e *Engine) KeyDiff(k config.Kept, from Point, to *Point) ([]semantic.Change, error) {
 	kind, err := kindOf(k)
 	if err != nil {
 		return nil, err
 	}
+	found := 0 // sides holding the file
 	side := func(p Point) ([]byte, error) {
 		c, err := e.Commit(p)
 		if err != nil {
@@ -60,6 +62,9 @@ func (e *Engine) KeyDiff(k config.Kept, from Point, to *Point) ([]semantic.Chang
 		data, err := e.store.ReadFile(c, k.Path)
 		if err != nil && !errors.Is(err, state.ErrNotFound) {
 			return nil, err
+		}
+		if err == nil {
+			found++
 		}
 		return data, nil
 	}
@@ -75,9 +80,13 @@ func (e *Engine) KeyDiff(k config.Kept, from Point, to *Point) ([]semantic.Chang
 		}
 		if f.Exists {
 			b = f.Content
+			found++
 		}
 	} else if b, err = side(*to); err != nil {
 		return nil, err
+	}
+	if found == 0 {
+		return nil, neither(k.Path, from, to)
 	}
 	return semantic.Diff(k.Path, kind, a, b)
 }

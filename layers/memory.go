@@ -2,7 +2,6 @@ package layers
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
@@ -20,19 +19,16 @@ type (
 	MemoryWarning = markdown.Warning
 )
 
-// ErrUnsafe is wrapped by AddLearning's error when the edit would not read
-// back as a list item; the file is left unchanged.
-var ErrUnsafe = markdown.ErrUnsafe
-
 // CleanHeading is a section name as the L2 file's headings are compared.
 func CleanHeading(s string) string { return markdown.CleanHeading(s) }
 
-// MemoryFile reads the L2 file. It is an error when the configured memory
-// path is not kept; a problem reading it comes back as state.Problems.
+// MemoryFile reads the L2 file. A configured memory path no rule keeps (an
+// ignore: true rule, a private file) is a *engine.PathError wrapping
+// engine.ErrNotKept; a problem reading it comes back as state.Problems.
 func (a *Agent) MemoryFile() (engine.File, error) {
 	k, ok := a.memoryKept()
 	if !ok {
-		return engine.File{}, fmt.Errorf("%s: the memory file is not a kept path", a.Eng.Config().Memory)
+		return engine.File{}, &engine.PathError{Path: a.Eng.Config().Memory, Reason: "the memory file is not a kept path (see strata status and .strata.yaml)", Err: engine.ErrNotKept}
 	}
 	if err := a.Eng.CheckWritable(k.Path); err != nil {
 		return engine.File{Kept: k}, err // a link out of the work tree or into .git: exit 3, as every such refusal
@@ -65,7 +61,9 @@ func MemoryOutline(content []byte) (Outline, error) {
 // the file are recorded first, so the addition is its own change; the new
 // version is checked, written atomically and recorded with source record.
 // added is false when an item with the same text is already there; an
-// invalid new version writes nothing and is returned as its problems.
+// invalid new version, or a file whose content would not read the item back
+// (it ends inside an open code fence, say), writes nothing and is returned
+// as its problems.
 func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o engine.Outcome, err error) {
 	if f.Exists {
 		if _, err := a.Eng.Record([]config.Kept{f.Kept}, state.SourceRecord); err != nil {
@@ -73,8 +71,12 @@ func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o 
 		}
 	}
 	data, changed, err := markdown.AddItem(f.Content, section, 0, text)
-	if errors.Is(err, markdown.ErrUnsafe) {
-		return false, o, fmt.Errorf("%s: %w", f.Path, err)
+	var ue *markdown.UnsafeError
+	switch {
+	case errors.As(err, &ue): // the file's content is in the way, at that line
+		return false, o, state.Problems{{Path: f.Path, Line: ue.Line, Message: ue.Reason + "; file left unchanged"}}
+	case errors.Is(err, markdown.ErrUnsafe):
+		return false, o, state.Problems{{Path: f.Path, Message: err.Error()}}
 	}
 	if err != nil {
 		return false, o, err

@@ -58,7 +58,7 @@ func itemLine(text string) string {
 // an item with the same text (white space aside) is not added twice. Line
 // breaks in text become spaces. When the result would not read back as that
 // item in that section (the file ends inside an open code fence, say) it
-// returns ErrUnsafe and src unchanged.
+// returns ErrUnsafe, or an *UnsafeError naming the cause, and src unchanged.
 func AddItem(src []byte, heading string, level int, text string) ([]byte, bool, error) {
 	text = itemLine(text)
 	if text == "" {
@@ -103,6 +103,9 @@ func AddItem(src []byte, heading string, level int, text string) ([]byte, bool, 
 	}
 	out := insertLines(src, p, lines, d.eol)
 	if !has(out, heading, level, text) {
+		if d.openFence > 0 {
+			return src, false, &UnsafeError{Line: d.openFence, Reason: "code fence opened here is never closed, so a new item would read as code"}
+		}
 		return src, false, ErrUnsafe
 	}
 	return out, true, nil

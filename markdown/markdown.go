@@ -27,6 +27,19 @@ import (
 // is changed.
 var ErrUnsafe = errors.New("edit would not read back as a list item; file left unchanged")
 
+// UnsafeError is ErrUnsafe with its cause, when the parse names one: the
+// line a reader fixes.
+type UnsafeError struct {
+	Line   int    // 1-based
+	Reason string // what is wrong at Line
+}
+
+func (e *UnsafeError) Error() string {
+	return fmt.Sprintf("line %d: %s; file left unchanged", e.Line, e.Reason)
+}
+
+func (e *UnsafeError) Unwrap() error { return ErrUnsafe }
+
 // Doc is a parsed memory file. Offsets are into the bytes given to Parse.
 type Doc struct {
 	src      []byte
@@ -35,6 +48,9 @@ type Doc struct {
 	blocks   []block
 	sections []Section
 	warnings []Warning
+	// openFence is the line of a top-level code fence never closed, which
+	// runs to the end of the file; 0 when none.
+	openFence int
 }
 
 type blockKind int
@@ -120,7 +136,8 @@ func Parse(src []byte) (d *Doc, err error) {
 			}
 		case *ast.FencedCodeBlock:
 			if !fenceClosed(n, body) {
-				d.warnings = append(d.warnings, Warning{Line: d.Line(d.body + n.Pos()), Message: "code fence is never closed: the rest of the file is code"})
+				d.openFence = d.Line(d.body + n.Pos())
+				d.warnings = append(d.warnings, Warning{Line: d.openFence, Message: "code fence is never closed: the rest of the file is code"})
 			}
 		}
 		d.blocks = append(d.blocks, b)

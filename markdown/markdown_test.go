@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,8 +85,12 @@ func TestAddItem(t *testing.T) {
 func TestAddItemUnsafe(t *testing.T) {
 	src := []byte("## L\n- a\n\n```\nopen fence\n")
 	out, changed, err := AddItem(src, "W", 0, "c")
-	if err != ErrUnsafe || changed || !bytes.Equal(out, src) {
+	var ue *UnsafeError
+	if !errors.As(err, &ue) || !errors.Is(err, ErrUnsafe) || changed || !bytes.Equal(out, src) {
 		t.Fatalf("got %q %v %v, want ErrUnsafe and no change", out, changed, err)
+	}
+	if ue.Line != 4 || !strings.Contains(ue.Reason, "never closed") { // the cause, where to fix it
+		t.Fatalf("cause %+v, want the fence of line 4", ue)
 	}
 	d, _ := Parse(src)
 	if w := d.Warnings(); len(w) != 1 || w[0].Line != 4 || !strings.Contains(w[0].Message, "never closed") {

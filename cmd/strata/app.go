@@ -286,7 +286,13 @@ type helpTemplates struct{ command, subcommand string }
 // exit codes in its help; full is its name as typed after strata
 // ("phase recover").
 func (h helpTemplates) finishCommand(c *cli.Command, full string) {
-	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+	own := c.OnUsageError // a command's own words for some usage errors (nil: none)
+	c.OnUsageError = func(ctx *cli.Context, err error, sub bool) error {
+		if own != nil {
+			if err := own(ctx, err, sub); err != nil {
+				return err
+			}
+		}
 		return usagef("%s: %s (see strata %s --help)", c.Name, flagError(err), full)
 	}
 	// A command that names no arguments takes none: `strata status foo` is a

@@ -56,7 +56,7 @@ func runAt(e *env, o atOptions) error {
 	}
 	var p engine.Point
 	if o.When != "" {
-		t, err := parseWhen(e, o.When)
+		t, err := parseWhen(e, "at", o.When)
 		if err != nil {
 			return err
 		}

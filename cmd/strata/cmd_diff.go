@@ -25,7 +25,8 @@ func newDiffCommand(e *env) *cli.Command {
 		ArgsUsage: "PATH",
 		Description: `Prints a unified diff of PATH. --from and --to each take a time (RFC 3339
 or '2h ago') or a commit-ish. Without --from: the last recorded version.
-Without --to: the file in the work tree.
+Without --to: the file in the work tree. A side without the file is
+/dev/null; a path neither side holds is exit 1, as show of it.
 
 --keys compares structures instead of lines: for JSON and YAML each
 changed JSON Pointer (/phase: "plan" → "implement", + /phases/2,

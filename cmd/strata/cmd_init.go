@@ -35,8 +35,8 @@ func runInit(e *env) error {
 	if res.ConfigWritten {
 		fmt.Fprintf(e.Out, "wrote %s\n", engine.ConfigFile)
 	}
-	recorded, invalid := 0, 0
-	var hints []string
+	recorded := 0
+	var hints, broken []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil && o.Entry.Home {
 			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.TermSafe(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
@@ -45,9 +45,12 @@ func runInit(e *env) error {
 		}
 		switch {
 		case o.Invalid() && o.Rejected != nil: // read, and its content failed: a schema of the user's may fit
-			invalid++
 			fmt.Fprintln(e.Err, o.Problems.Error())
-			hints = append(hints, fmt.Sprintf("  - {glob: %s, schema: %s}", o.Path, formatOf(o.Path)))
+			if p := notWellFormed(eng, o); p != nil { // no schema accepts it, the format-only one neither
+				broken = append(broken, "  "+p.Error())
+			} else {
+				hints = append(hints, fmt.Sprintf("  - {glob: %s, schema: %s}", o.Path, formatOf(o.Path)))
+			}
 		case o.Invalid(): // not read at all (a link, a pipe, too large): nothing kept, no schema helps
 			fmt.Fprintln(e.Err, o.Problems.Error())
 		}
@@ -74,11 +77,34 @@ func runInit(e *env) error {
 	default:
 		fmt.Fprintf(e.Out, "no valid kept files yet; strata records them as they appear\n")
 	}
-	if invalid > 0 {
+	if len(hints) > 0 {
 		fmt.Fprintf(e.Err, "%d files fail their schema (kept on %s). If they follow a shape of your own,\n"+
 			"point `schema:` in %s at your own JSON Schema file, or keep them as well-formed only:\n"+
 			"files:\n%s\n",
-			invalid, eng.RejectedRef(), engine.ConfigFile, strings.Join(hints, "\n"))
+			len(hints), eng.RejectedRef(), engine.ConfigFile, strings.Join(hints, "\n"))
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(e.Err, "%d %s not well-formed (kept on %s): no `schema:` accepts %s, so fix %s\n"+
+			"by hand, then run strata record:\n%s\n",
+			len(broken), engine.Plural(len(broken), "file is", "files are"), eng.RejectedRef(),
+			engine.Plural(len(broken), "it", "them"), engine.Plural(len(broken), "it", "them"), strings.Join(broken, "\n"))
+	}
+	return nil
+}
+
+// notWellFormed is the first problem of o's rejected version under the
+// format-only schema init would advise (formatOf), nil when that schema
+// accepts it. Such a file (a duplicate key, a broken line) is not kept by
+// any rule until it is fixed.
+func notWellFormed(eng *engine.Engine, o engine.Outcome) *state.Problem {
+	data, err := eng.FileAt(o.Rejected.Commit, o.Path)
+	if err != nil {
+		return nil // the advice stays the usual one
+	}
+	for _, p := range eng.ValidateContent(o.Path, data, formatOf(o.Path)) {
+		if !p.Warning {
+			return &p
+		}
 	}
 	return nil
 }

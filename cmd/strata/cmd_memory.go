@@ -43,10 +43,12 @@ repository (~/.claude/projects/<key>/memory/MEMORY.md), or "memory:" in
 				Description: `Adds "- TEXT" as the last item under the heading (--section, default
 Learnings), creating "## Learnings" at the end of the file when missing. An
 item with the same text is not added twice. The file is written atomically
-and recorded on refs/strata/state.`,
+and recorded on refs/strata/state. A TEXT that starts with - goes after --:
+strata memory add -- '- use uv'.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "section", Value: "Learnings", Usage: "heading to add under", Destination: &o.Section},
 				},
+				OnUsageError: func(c *cli.Context, err error, _ bool) error { return textTakenForFlag(c, err) },
 				Action: func(c *cli.Context) error {
 					if c.NArg() == 0 {
 						return usagef("memory add needs TEXT")
@@ -65,6 +67,25 @@ unclosed code fence, a repeated heading) exit 0.`,
 			},
 		},
 	}
+}
+
+// textTakenForFlag words memory add's unknown flag: a learning often starts
+// with "-" ("- use uv", "--dry-run is useful"), which the flag parser takes
+// for a flag. It names the argument as typed and says to put -- before it;
+// nil when the error is another one (finishCommand words those).
+func textTakenForFlag(c *cli.Context, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	lineage := c.Lineage() // the memory command's context holds "add" and the arguments as typed
+	if !ok || len(lineage) < 2 {
+		return nil
+	}
+	name = strings.TrimLeft(name, "-")
+	for _, a := range lineage[1].Args().Slice() {
+		if typed, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && typed == name {
+			return usagef("memory add: unknown flag %s; put -- before a TEXT that starts with -: strata memory add -- %s", shellWord(a), shellWord(a))
+		}
+	}
+	return nil
 }
 
 // memoryFile opens the repository and reads its L2 file.

@@ -38,7 +38,8 @@ against every version before it is written.
 
 Without -o the schema goes to stdout. --apply (with -o FILE.json inside the
 work tree) adds {glob, schema: FILE} as the first rule of .strata.yaml for
-each glob, keeping the file's comments, and validates the matching files.`,
+each glob, keeping the file's comments, and validates the matching files,
+those skipped because they do not parse included (exit 1 if one fails).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Usage: "write the schema to `FILE`", Destination: &o.Output},
 			&cli.BoolFlag{Name: "apply", Usage: "add the rule to .strata.yaml and validate the files (needs -o)", Destination: &o.Apply},

@@ -7,12 +7,13 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// parseWhen reads a time argument as git reads one; one that does not parse
-// is a usage error.
-func parseWhen(e *env, s string) (time.Time, error) {
+// parseWhen reads the time argument of what (a command) as git reads one;
+// one that does not parse is a usage error, naming it once as show's --at
+// does: "at: invalid time "bogus": want …".
+func parseWhen(e *env, what, s string) (time.Time, error) {
 	t, err := state.ParseTime(s, e.Now())
 	if err != nil {
-		return time.Time{}, usagef("time %q: %v", s, err)
+		return time.Time{}, usagef("%s: %v", what, err)
 	}
 	return t, nil
 }
