@@ -82,7 +82,7 @@ func textTakenForFlag(c *cli.Context, err error) error {
 	name = strings.TrimLeft(name, "-")
 	for _, a := range lineage[1].Args().Slice() {
 		if typed, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && typed == name {
-			return usagef("memory add: unknown flag %s; put -- before a TEXT that starts with -: strata memory add -- %s", shellWord(a), shellWord(a))
+			return usagef("memory add: unknown flag %s; put -- before a TEXT that starts with -: strata memory add -- %s", state.ShellWord(a), state.ShellWord(a))
 		}
 	}
 	return nil
