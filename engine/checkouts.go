@@ -147,9 +147,7 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 		replaced = replaced || a.st != nil
 	}
 	c.batch.Unchanged = func(name string, now os.FileInfo) bool {
-		then := added[name].st
-		return then != nil && now != nil && atomicfile.SameFile(then, now) &&
-			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
+		return unchangedSince(added[name].st, now)
 	}
 	if replaced {
 		c.batch.Keep = c.e.freedDir(true)
