@@ -490,7 +490,8 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 // write (write: Put, a journal's completion), each followed by a space and
 // the file's path: "check" before the file on disk is compared with the
 // version the caller expects, "added" once the new version waits in its
-// temp file, right before it is renamed into place.
+// temp file and the writes lock is held (lockWrites), right before the
+// last check and the rename.
 var WriteStep func(step string)
 
 // write replaces k's file by data, atomically, only while it is still the
@@ -499,7 +500,9 @@ var WriteStep func(step string)
 // with expect by content, its stat, taken before that read, is compared
 // again right before the rename (a change in between counts as an edit),
 // and a file expected absent is created only if nothing has appeared at its
-// name up to that moment. When the file is not, or no longer, expect, it
+// name up to that moment; the last check and the rename are made holding
+// the lock every strata writer takes for them (lockWrites). When the file
+// is not, or no longer, expect, it
 // writes nothing and returns false. The file keeps its mode; a symbolic
 // link (or any file not regular) is never written through: a *PathError.
 // The directory is opened once, judged where it really is (DirOK), and
@@ -560,10 +563,15 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 		}
 		return false, fmt.Errorf("write %s: %w", k.Path, err)
 	}
+	unlock, err := e.lockWrites()
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", k.Path, err)
+	}
 	if WriteStep != nil {
 		WriteStep("added " + k.Path)
 	}
 	late, err := b.Commit(nil)
+	unlock()
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("write %s: %w", k.Path, err)
