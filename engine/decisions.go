@@ -349,7 +349,7 @@ func (e *Engine) decide(d Decision) (Decided, error) {
 		return res, fmt.Errorf("%s: the resolution does not encode as YAML faithfully (a bug)", rel)
 	}
 	if _, err := os.Lstat(e.cfg.Abs(rel)); !errors.Is(err, os.ErrNotExist) {
-		return res, fmt.Errorf("%s already exists; run strata decide again", rel)
+		return res, &ChangedError{Path: rel} // created since the folder was read: read it again
 	}
 	o, err := e.Put(k, "", content, state.SourceRecord)
 	if o.Written {

@@ -160,7 +160,10 @@ func Retry(edit func() error) error {
 // recorded version), then written atomically, but only while the file on
 // disk is still base (compared as a sync's checkouts compare it, right
 // before the rename; a file based on "" is created only if none has
-// appeared), then recorded. An invalid version writes nothing; its problems
+// appeared), then recorded: the version written, even when another writer
+// (one that does not check, such as an agent's editor) has replaced the
+// file since, whose version is then recorded next, as any edit. An invalid
+// version writes nothing; its problems
 // come back in the Outcome (with Written false). A file no longer base
 // writes nothing either: the error is a *ChangedError wrapping ErrChanged,
 // and the caller reads again and re-applies its edit (Retry) or gives up,
@@ -191,7 +194,8 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 	if _, kept := e.cfg.Classify(k.Path); !kept {
 		return o, nil
 	}
-	outs, err := e.Record([]config.Kept{k}, src)
+	// the version written, even if another writer has replaced it since
+	outs, err := e.record([]config.Kept{k}, src, map[string][]byte{k.Path: data})
 	if len(outs) > 0 {
 		o = outs[0]
 		o.Written = true

@@ -491,7 +491,7 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 // the file's path: "check" before the file on disk is compared with the
 // version the caller expects, "added" once the new version waits in its
 // temp file and the writes lock is held (lockWrites), right before the
-// last check and the rename.
+// last check and the rename, "written" once it is in place.
 var WriteStep func(step string)
 
 // write replaces k's file by data, atomically, only while it is still the
@@ -579,6 +579,9 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 		return false, nil // appeared, or edited, meanwhile
 	case len(late) > 0:
 		return false, &PathError{Path: k.Path, Reason: "its directory changed while it was written; not written", IO: true}
+	}
+	if WriteStep != nil {
+		WriteStep("written " + k.Path)
 	}
 	return true, nil
 }

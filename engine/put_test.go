@@ -111,6 +111,32 @@ func TestPutWritesOnlyOverTheVersionRead(t *testing.T) {
 	}
 }
 
+// Put records the version it wrote, not what is on disk by the time it
+// records: an agent's editor that replaces the file right after Put's
+// rename (without checking, as editors do) does not take the place of the
+// written version in history; its own is recorded next.
+func TestPutRecordsTheVersionItWrote(t *testing.T) {
+	e := newRepo(t)
+	const path = ".claude/a.json"
+	k := kept(t, e, path)
+	ours, theirs := `{"v": "ours"}`+"\n", `{"v": "theirs"}`+"\n"
+	onStep(t, "written "+path, func() { saveAs(t, e, path, theirs) })
+	o, err := e.Put(k, "", []byte(ours), state.SourceRecord)
+	if err != nil || !o.Written || o.Entry == nil {
+		t.Fatalf("Put = %+v, %v; want written and recorded", o, err)
+	}
+	if rec, err := e.FileAt(o.Entry.Commit, path); err != nil || string(rec) != ours {
+		t.Errorf("recorded %q, %v; want the version Put wrote", rec, err)
+	}
+	outs := record(t, e, path)
+	if outs[0].Entry == nil {
+		t.Fatal("the other writer's version is not recorded next")
+	}
+	if rec, _ := e.FileAt(outs[0].Entry.Commit, path); string(rec) != theirs {
+		t.Errorf("recorded next %q", rec)
+	}
+}
+
 func readOrAbsent(name string) (string, bool) {
 	data, err := os.ReadFile(name)
 	return string(data), err == nil
