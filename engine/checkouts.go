@@ -137,8 +137,10 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 // where Add found none, up to the moment the new one would take its place,
 // nor a file whose directory was swapped or moved since Add (see
 // Checkouts): its path is returned among late, as Checkout would have
-// returned false for it. mid, when not nil, is called halfway through putting the files in
-// place (crash tests).
+// returned false for it. The checks and renames are made holding the lock
+// every strata writer takes for them (lockWrites), so a Put in another
+// process never slips between a check and its rename. mid, when not nil, is
+// called halfway through putting the files in place (crash tests).
 func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	added := make(map[string]checkoutFile, len(c.added))
 	replaced := false
@@ -147,14 +149,18 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 		replaced = replaced || a.st != nil
 	}
 	c.batch.Unchanged = func(name string, now os.FileInfo) bool {
-		then := added[name].st
-		return then != nil && now != nil && atomicfile.SameFile(then, now) &&
-			then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
+		return unchangedSince(added[name].st, now)
 	}
 	if replaced {
 		c.batch.Keep = c.e.freedDir(true)
 	}
+	unlock, err := c.e.lockWrites()
+	if err != nil {
+		c.batch.Abort()
+		return nil, fmt.Errorf("write: %w", err)
+	}
 	notWritten, err := c.batch.Commit(mid)
+	unlock()
 	for _, name := range notWritten {
 		late = append(late, added[name].path)
 	}

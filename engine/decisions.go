@@ -279,8 +279,24 @@ type Decided struct {
 // state.ErrNotFound (listing what exists); a choice outside the decision's
 // options, an already resolved decision, or a resolution failing its schema
 // is returned as state.Problems. When several Phase Outcomes of the folder
-// hold a pending decision with this id, the latest one is resolved.
+// hold a pending decision with this id, the latest one is resolved. The
+// resolution file is created only where none has appeared since the folder
+// was read (Put based on no file): when one has (another decide, an agent),
+// the folder is read again and it all starts over, so the decision gets the
+// next free number, or, now resolved, is refused naming that resolution
+// (Retry; a *ChangedError after EditTries).
 func (e *Engine) Decide(d Decision) (Decided, error) {
+	var res Decided
+	err := Retry(func() error {
+		var err error
+		res, err = e.decide(d)
+		return err
+	})
+	return res, err
+}
+
+// decide is one attempt of Decide.
+func (e *Engine) decide(d Decision) (Decided, error) {
 	var res Decided
 	dir, err := e.FeatureDir(d.Feature)
 	if err != nil {
@@ -333,9 +349,9 @@ func (e *Engine) Decide(d Decision) (Decided, error) {
 		return res, fmt.Errorf("%s: the resolution does not encode as YAML faithfully (a bug)", rel)
 	}
 	if _, err := os.Lstat(e.cfg.Abs(rel)); !errors.Is(err, os.ErrNotExist) {
-		return res, fmt.Errorf("%s already exists; run strata decide again", rel)
+		return res, &ChangedError{Path: rel} // created since the folder was read: read it again
 	}
-	o, err := e.Put(k, content, state.SourceRecord)
+	o, err := e.Put(k, "", content, state.SourceRecord)
 	if o.Written {
 		res.Path = rel
 	}

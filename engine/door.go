@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
@@ -107,14 +106,71 @@ func (e *Engine) WriteOwn(k config.Kept, write func(name string) (bool, error)) 
 	return write(e.cfg.Abs(k.Path))
 }
 
-// Put writes a new version of a kept file and records it with src: the
-// version is checked first as recording checks it (its schema, and the
-// history rules against the recorded version), then written atomically,
-// then recorded. An invalid version writes nothing; its problems come back
-// in the Outcome (with Written false). A path no rule keeps (k made by the
-// caller, such as .claude/settings.json when the user's rules ignore it) is
-// checked against k.Schema and written, never recorded.
-func (e *Engine) Put(k config.Kept, data []byte, src state.Source) (Outcome, error) {
+// ErrChanged is wrapped by the error of a write that found the file on
+// disk no longer the version its caller read and based the new version on
+// (another process, an agent or an editor, wrote it meanwhile): nothing was
+// written. The caller reads the file again and re-applies its edit (Retry),
+// or leaves the file alone.
+var ErrChanged = errors.New("changed on disk since it was read; not written")
+
+// ChangedError is a write refused because the file changed on disk since
+// its caller read it (Put), or, with Tries, the last of that many attempts
+// to read, edit and write it (Retry). It wraps ErrChanged.
+type ChangedError struct {
+	Path  string
+	Tries int // 0 for a single write
+}
+
+func (e *ChangedError) Error() string {
+	p := state.TermSafe(e.Path)
+	if e.Tries > 0 {
+		return fmt.Sprintf("%s: changed on disk each of the %d times it was read and edited; nothing written, run it again", p, e.Tries)
+	}
+	return p + ": " + ErrChanged.Error()
+}
+
+func (e *ChangedError) Unwrap() error { return ErrChanged }
+
+// EditTries is how many times Retry reads, edits and writes a file that
+// keeps changing on disk meanwhile before it gives up.
+const EditTries = 5
+
+// Retry runs edit, which reads a file, makes its new version from what it
+// read and writes it with Put, again while Put finds the file changed since
+// the read (a *ChangedError), at most EditTries times in all; then it
+// returns a *ChangedError with Tries, naming the last file. edit's other
+// errors, and nil, are returned as they are.
+func Retry(edit func() error) error {
+	for i := 1; ; i++ {
+		err := edit()
+		var changed *ChangedError
+		if !errors.As(err, &changed) {
+			return err
+		}
+		if i == EditTries {
+			return &ChangedError{Path: changed.Path, Tries: i}
+		}
+	}
+}
+
+// Put writes a new version of a kept file, based on the version base (the
+// blob id of the content the caller read and edited, File.ID; "" when it
+// read no file), and records it with src: the version is checked first as
+// recording checks it (its schema, and the history rules against the
+// recorded version), then written atomically, but only while the file on
+// disk is still base (compared as a sync's checkouts compare it, right
+// before the rename; a file based on "" is created only if none has
+// appeared), then recorded: the version written, even when another writer
+// (one that does not check, such as an agent's editor) has replaced the
+// file since, whose version is then recorded next, as any edit. An invalid
+// version writes nothing; its problems
+// come back in the Outcome (with Written false). A file no longer base
+// writes nothing either: the error is a *ChangedError wrapping ErrChanged,
+// and the caller reads again and re-applies its edit (Retry) or gives up,
+// so an edit made meanwhile is never lost. A path no rule keeps (k made by
+// the caller, such as .claude/settings.json when the user's rules ignore
+// it) is checked against k.Schema and written, never recorded.
+func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) (Outcome, error) {
 	o := Outcome{Path: k.Path}
 	var prev []byte
 	if UsesHistory(k) {
@@ -127,14 +183,19 @@ func (e *Engine) Put(k config.Kept, data []byte, src state.Source) (Outcome, err
 	if o.Problems.Invalid() {
 		return o, nil
 	}
-	if err := e.writeFile(k, data); err != nil {
+	written, err := e.write(k, data, base)
+	if err != nil {
 		return o, err
+	}
+	if !written {
+		return o, &ChangedError{Path: k.Path}
 	}
 	o.Written = true
 	if _, kept := e.cfg.Classify(k.Path); !kept {
 		return o, nil
 	}
-	outs, err := e.Record([]config.Kept{k}, src)
+	// the version written, even if another writer has replaced it since
+	outs, err := e.record([]config.Kept{k}, src, map[string][]byte{k.Path: data})
 	if len(outs) > 0 {
 		o = outs[0]
 		o.Written = true
@@ -172,8 +233,9 @@ func (e *Engine) onDiskIs(k config.Kept, expect string) (bool, error) {
 
 // checkout makes k's file on disk the recorded blob ("" removes the file),
 // unless the file is no longer the version expect: then it writes nothing
-// and returns false. Completing a sync journal uses it; a sync itself writes
-// through Checkouts, in one durability pass.
+// and returns false. A file that cannot be read as a regular file is its
+// *state.Problem (see onDiskIs). Completing a sync journal uses it; a sync
+// itself writes through Checkouts, in one durability pass.
 func (e *Engine) checkout(k config.Kept, expect, blob string) (bool, error) {
 	if same, err := e.onDiskIs(k, expect); !same || err != nil {
 		return false, err
@@ -185,14 +247,7 @@ func (e *Engine) checkout(k config.Kept, expect, blob string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if expect == "" { // absent when checked: a file that appears meanwhile is newer
-		err := e.createFile(k, data)
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		return err == nil, err
-	}
-	return true, e.writeFile(k, data)
+	return e.write(k, data, expect)
 }
 
 // Blob reads a recorded version, refusing one larger than max_size (it may

@@ -8,7 +8,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -487,64 +486,112 @@ func (e *Engine) alreadyRejected(ch state.Change) bool {
 	return err == nil && id == gitstore.BlobHash(ch.Content)
 }
 
-// writeFile replaces a kept file atomically (package atomicfile). The file
-// keeps its mode; a symbolic link is never written through.
-func (e *Engine) writeFile(k config.Kept, data []byte) error {
-	return e.write(k, data, false)
-}
+// WriteStep, set by tests only, is called at the named steps of a single
+// write (write: Put, a journal's completion), each followed by a space and
+// the file's path: "check" before the file on disk is compared with the
+// version the caller expects, "added" once the new version waits in its
+// temp file and the writes lock is held (lockWrites), right before the
+// last check and the rename, "written" once it is in place.
+var WriteStep func(step string)
 
-// createFile is writeFile for a kept file that must not exist: when one
-// exists, or appears before the write, nothing is written and the error
-// wraps fs.ErrExist.
-func (e *Engine) createFile(k config.Kept, data []byte) error {
-	return e.write(k, data, true)
-}
-
-// write is writeFile and createFile (isNew): the checks, the directory and
-// the mode, and the atomic write, made as a batch of one checkout
-// (atomicfile.Batch with DirOK): the directory is opened once, judged where
-// it really is, and written through that handle, so a folder swapped for a
-// link into .git or out of the work tree after the check is never written
-// through.
-func (e *Engine) write(k config.Kept, data []byte, isNew bool) error {
+// write replaces k's file by data, atomically, only while it is still the
+// version expect (a blob id; "" meaning absent), as a batch of one checkout
+// (Checkouts.Add and Commit make the same checks): the file is compared
+// with expect by content, its stat, taken before that read, is compared
+// again right before the rename (a change in between counts as an edit),
+// and a file expected absent is created only if nothing has appeared at its
+// name up to that moment; the last check and the rename are made holding
+// the lock every strata writer takes for them (lockWrites). When the file
+// is not, or no longer, expect, it
+// writes nothing and returns false. The file keeps its mode; a symbolic
+// link (or any file not regular) is never written through: a *PathError.
+// The directory is opened once, judged where it really is (DirOK), and
+// written through that handle, so a folder swapped for a link into .git or
+// out of the work tree after the check is never written through.
+func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) {
 	if err := e.inside(k); err != nil {
-		return err
+		return false, err
+	}
+	if WriteStep != nil {
+		WriteStep("check " + k.Path)
 	}
 	name := e.cfg.Abs(k.Path)
-	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
-		return &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
+	st, err := os.Lstat(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		if expect != "" {
+			return false, nil // removed meanwhile
+		}
+		st = nil
+	case err == nil && !st.Mode().IsRegular():
+		return false, &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
+	default:
+		// st, taken before the content is read, is what the rename is
+		// checked against: a change in between counts as an edit.
+		if same, err := e.onDiskIs(k, expect); !same || err != nil {
+			return false, err
+		}
+		if err != nil { // the Lstat, though the file read
+			return false, fmt.Errorf("write %s: %w", k.Path, err)
+		}
 	}
-	if err := e.mkdirs(k, filepath.Dir(name)); err != nil {
-		return err
+	if st == nil {
+		if err := e.mkdirs(k, filepath.Dir(name)); err != nil {
+			return false, err
+		}
 	}
 	mode := os.FileMode(0o644)
-	if st, err := os.Stat(name); err == nil {
+	if st != nil {
 		mode = st.Mode().Perm()
 	}
 	var b atomicfile.Batch
 	b.DirOK = func(_, real string) error { return e.insideReal(k, real) }
+	edited := false
+	b.Unchanged = func(_ string, now os.FileInfo) bool {
+		edited = !unchangedSince(st, now)
+		return !edited
+	}
 	defer b.Abort()
 	add := b.Add
-	if isNew {
+	if st == nil {
 		add = b.AddNew // created only if nothing appears there meanwhile
 	}
 	if err := add(name, data, mode); err != nil {
 		var refused *PathError
 		if errors.As(err, &refused) {
-			return refused
+			return false, refused
 		}
-		return fmt.Errorf("write %s: %w", k.Path, err)
+		return false, fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	unlock, err := e.lockWrites()
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if WriteStep != nil {
+		WriteStep("added " + k.Path)
 	}
 	late, err := b.Commit(nil)
+	unlock()
 	switch {
 	case err != nil:
-		return fmt.Errorf("write %s: %w", k.Path, err)
-	case len(late) > 0 && isNew:
-		return fmt.Errorf("write %s: %w", k.Path, fs.ErrExist) // it appeared meanwhile
+		return false, fmt.Errorf("write %s: %w", k.Path, err)
+	case len(late) > 0 && (st == nil || edited):
+		return false, nil // appeared, or edited, meanwhile
 	case len(late) > 0:
-		return &PathError{Path: k.Path, Reason: "its directory changed while it was written; not written", IO: true}
+		return false, &PathError{Path: k.Path, Reason: "its directory changed while it was written; not written", IO: true}
 	}
-	return nil
+	if WriteStep != nil {
+		WriteStep("written " + k.Path)
+	}
+	return true, nil
+}
+
+// unchangedSince reports whether now, what is at a file's name right before
+// a new version replaces it, is still the file then was when its content
+// was checked: the same file (inode), size and modification time.
+func unchangedSince(then, now os.FileInfo) bool {
+	return then != nil && now != nil && atomicfile.SameFile(then, now) &&
+		then.Size() == now.Size() && then.ModTime().Equal(now.ModTime())
 }
 
 // mkdirs makes the missing directories of dir, where kept file k goes,

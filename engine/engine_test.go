@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +111,7 @@ func TestPutChecksWritesAndRecords(t *testing.T) {
 	e := newRepo(t)
 	k := kept(t, e, ".claude/notes.json")
 
-	o, err := e.Put(k, []byte(`{"a": 1}`+"\n"), state.SourceResolve)
+	o, err := e.Put(k, "", []byte(`{"a": 1}`+"\n"), state.SourceResolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +128,7 @@ func TestPutChecksWritesAndRecords(t *testing.T) {
 	head, _ := e.Head()
 
 	// An invalid version is refused before anything is written or recorded.
-	o, err = e.Put(k, []byte(`{"a": `), state.SourceResolve)
+	o, err = e.Put(k, gitstore.BlobHash([]byte(`{"a": 1}`+"\n")), []byte(`{"a": `), state.SourceResolve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +149,7 @@ func TestPutChecksWritesAndRecords(t *testing.T) {
 func TestPutUnkeptPathWritesWithoutRecording(t *testing.T) {
 	e := newRepo(t)
 	k := config.Kept{Path: "notes/settings.json", Class: state.ClassClaudeJSON, Schema: "json"}
-	o, err := e.Put(k, []byte("{}\n"), state.SourceRecord)
+	o, err := e.Put(k, "", []byte("{}\n"), state.SourceRecord)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,8 +331,8 @@ func TestCheckoutCreatesOnlyWhereNothingIs(t *testing.T) {
 		t.Fatalf("not created: %q", got)
 	}
 	edit(t, e, k.Path, `{"v": "an agent's"}`) // there now, whatever the check saw before
-	if err := e.createFile(k, []byte(`{"v": 1}`)); !errors.Is(err, fs.ErrExist) {
-		t.Fatalf("createFile over a file = %v, want ErrExist", err)
+	if ok, err := e.write(k, []byte(`{"v": 1}`), ""); ok || err != nil {
+		t.Fatalf("a creating write over a file = %v, %v; want nothing written", ok, err)
 	}
 	if got := onDisk(t, e, k.Path); got != `{"v": "an agent's"}` {
 		t.Errorf("replaced: %q", got)
@@ -353,7 +352,7 @@ func TestWriteFileKeepsModeAndLeavesNoTemp(t *testing.T) {
 	if err := os.Chmod(e.Config().Abs(k.Path), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.writeFile(k, []byte(`{"v": 1}`)); err != nil {
+	if ok, err := e.write(k, []byte(`{"v": 1}`), gitstore.BlobHash([]byte("{}"))); !ok || err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(e.Config().Abs(k.Path))
@@ -373,7 +372,7 @@ func TestWriteFileKeepsModeAndLeavesNoTemp(t *testing.T) {
 	if err := os.Symlink(target, e.Config().Abs(k.Path)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.writeFile(k, []byte(`{"v": 2}`)); err == nil {
+	if _, err := e.write(k, []byte(`{"v": 2}`), gitstore.BlobHash([]byte("{}"))); err == nil {
 		t.Error("wrote through a symbolic link")
 	}
 	if data, _ := os.ReadFile(target); !bytes.Equal(data, []byte("{}")) {

@@ -73,7 +73,7 @@ func TestNothingThroughALinkIntoGit(t *testing.T) {
 			}
 			_, err = e.Restore([]config.Kept{k}, Point{Rev: head})
 			refused("Restore", err)
-			_, err = e.Put(k, []byte("put\n"), state.SourceRecord)
+			_, err = e.Put(k, "", []byte("put\n"), state.SourceRecord)
 			refused("Put", err)
 			ran := false
 			_, err = e.WriteOwn(k, func(string) (bool, error) { ran = true; return true, nil })
@@ -218,7 +218,7 @@ func TestPutThroughASwappedDirWritesNothing(t *testing.T) {
 	if err := os.Symlink(".git", filepath.Join(root, "g")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.Put(k, []byte("put\n"), state.SourceRecord)
+	_, err := e.Put(k, "", []byte("put\n"), state.SourceRecord)
 	var pe *PathError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "into a .git directory") {
 		t.Errorf("Put: %v, want refused as a link into .git", err)
@@ -245,7 +245,7 @@ func TestNoDirectoryMadeThroughASwappedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := kept(t, e, "g/sub/new")
-	_, err := e.Put(k, []byte("new\n"), state.SourceRecord)
+	_, err := e.Put(k, "", []byte("new\n"), state.SourceRecord)
 	var pe *PathError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "into a .git directory") {
 		t.Errorf("Put: %v, want refused as a link into .git", err)

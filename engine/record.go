@@ -22,6 +22,14 @@ import (
 // written together (gitstore.RejectEach). When recording fails nothing of
 // the batch is on the state ref.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	return e.record(paths, src, nil)
+}
+
+// record is Record, taking the content of a path in wrote, when there,
+// from it rather than from disk: Put records the version it wrote, even
+// when another writer has replaced the file since (that version is then
+// recorded next, as any edit).
+func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
 	if _, _, err := e.RecoverWrites(); err != nil {
 		return nil, err
 	}
@@ -48,7 +56,7 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 			out = append(out, o)
 			continue
 		}
-		o, ch, err := e.prepare(k, src, head, files, planned)
+		o, ch, err := e.prepare(k, src, head, files, planned, wrote)
 		if err != nil {
 			return out, err
 		}
@@ -95,11 +103,17 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 // prepare reads and checks one kept path against the snapshot (head, files)
 // as this batch leaves it (planned). It returns the change to record or to
 // quarantine (by its Outcome's problems), or nil when there is none. A
-// path outside the work tree never reaches it: Record sends it to the home
-// ref.
-func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, planned map[string][]byte) (Outcome, *state.Change, error) {
+// path in wrote is not read: its content is wrote's (see record). A path
+// outside the work tree never reaches it: Record sends it to the home ref.
+func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, planned, wrote map[string][]byte) (Outcome, *state.Change, error) {
 	o := Outcome{Path: k.Path}
-	f, p := e.Read(k)
+	var f File
+	var p *state.Problem
+	if data, ok := wrote[k.Path]; ok {
+		f = File{Kept: k, Content: data, Exists: true}
+	} else {
+		f, p = e.Read(k)
+	}
 	if p != nil {
 		o.Problems, o.unread = state.Problems{*p}, p
 		return o, nil, nil // not readable as a regular file: reported, never stored

@@ -230,12 +230,33 @@ func (a *Agent) memoryKept() (config.Kept, bool) {
 // moves to the end), keeps the section's last MaxWorkflowLines protocol
 // lines, writes the file atomically and records it with src. Unrecorded
 // edits of the file are recorded first, with source record, so they are
-// not attributed to the agent.
+// not attributed to the agent. The new version replaces the file only while
+// it is still the version read (engine.Put): when it changed meanwhile, it
+// is read again and the lines applied to that; after engine.EditTries such
+// tries it is left alone with a warning that quotes the lines.
 func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome, error) {
 	k, ok := a.memoryKept()
 	if !ok || k.Schema != "markdown" {
 		return nil, nil // ignored, or under a schema of the user's own: never written
 	}
+	var outs []engine.Outcome
+	err := engine.Retry(func() error {
+		o, err := a.writeMemoryOnce(k, lines, src)
+		outs = append(outs, o...)
+		return err
+	})
+	var changed *engine.ChangedError
+	if errors.As(err, &changed) {
+		a.Warn(fmt.Sprintf("L2 %s not written: it changed on disk each of the %d times it was read; it would have said: %s",
+			k.Path, changed.Tries, strings.Join(lines, " | ")))
+		return outs, nil
+	}
+	return outs, err
+}
+
+// writeMemoryOnce is one try of writeMemory: a *engine.ChangedError when
+// the file changed between its read and the write.
+func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source) ([]engine.Outcome, error) {
 	var outs []engine.Outcome
 	f, p := a.Eng.Read(k)
 	if p != nil {
@@ -276,8 +297,10 @@ func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome,
 	if f.Exists && string(data) == string(f.Content) {
 		return outs, nil
 	}
-	o, err := a.Eng.Put(k, data, src)
+	o, err := a.Eng.Put(k, f.ID(), data, src)
 	switch {
+	case errors.Is(err, engine.ErrChanged):
+		return outs, err // read again (writeMemory)
 	case err != nil && !o.Written:
 		a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
 		return outs, nil
@@ -429,12 +452,14 @@ type Expiry struct {
 }
 
 // Expire resets the workflow state to {} when lastUpdated + ttl (default
-// 24h) has passed: the current version is recorded first (with src), the L2
-// line `Expired workflow: {type} at {phase} for {context}` is written, and
-// the reset is recorded with source expire, so `strata restore
-// .claude/workflow-state.json --at T` undoes it. A restored version gets a
-// fresh TTL from the time it was restored. An invalid, empty or missing
-// state is left alone. It returns nil when nothing expired.
+// 24h) has passed: the current version is recorded first (with src), the
+// reset is written and recorded with source expire, so `strata restore
+// .claude/workflow-state.json --at T` undoes it, and then the L2 line
+// `Expired workflow: {type} at {phase} for {context}` is written. A restored
+// version gets a fresh TTL from the time it was restored. An invalid, empty
+// or missing state is left alone, and so is one written since it was read
+// (engine.Put refuses the reset: it is not stale). It returns nil when
+// nothing expired.
 func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 	k, ok := a.workflowTTL()
 	if !ok {
@@ -469,10 +494,10 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 		return nil, nil
 	}
 	x.Line = fmt.Sprintf("Expired workflow: %s at %s for %s", x.Type, x.Phase, x.Context)
-	if _, err := a.writeMemory([]string{x.Line}, state.SourceExpire); err != nil {
-		return nil, err
+	o, err := a.Eng.Put(k, f.ID(), []byte("{}\n"), state.SourceExpire)
+	if errors.Is(err, engine.ErrChanged) {
+		return nil, nil // written since it was read: not stale, nothing expired
 	}
-	o, err := a.Eng.Put(k, []byte("{}\n"), state.SourceExpire)
 	if err != nil {
 		return nil, err
 	}
@@ -480,6 +505,9 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 		return nil, o.Problems
 	}
 	x.Entry = o.Entry
+	if _, err := a.writeMemory([]string{x.Line}, state.SourceExpire); err != nil {
+		return x, err
+	}
 	if _, err := a.SyncGraph(); err != nil {
 		return x, err
 	}

@@ -63,8 +63,30 @@ func MemoryOutline(content []byte) (Outline, error) {
 // added is false when an item with the same text is already there; an
 // invalid new version, or a file whose content would not read the item back
 // (it ends inside an open code fence, say), writes nothing and is returned
-// as its problems.
+// as its problems. The new version replaces the file only while it is
+// still f (engine.Put): when the file changed meanwhile (another memory
+// add, an agent's edit), it is read again and the item added to that, so
+// neither edit is lost; after engine.EditTries such tries the error is an
+// *engine.ChangedError and nothing is added.
 func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o engine.Outcome, err error) {
+	first := true
+	err = engine.Retry(func() error {
+		if !first {
+			var err error
+			if f, err = a.MemoryFile(); err != nil {
+				return err
+			}
+		}
+		first = false
+		var err error
+		added, o, err = a.addLearning(f, section, text)
+		return err
+	})
+	return added, o, err
+}
+
+// addLearning is one try of AddLearning, on f as read.
+func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o engine.Outcome, err error) {
 	if f.Exists {
 		if _, err := a.Eng.Record([]config.Kept{f.Kept}, state.SourceRecord); err != nil {
 			return false, o, err
@@ -84,7 +106,7 @@ func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o 
 	if !changed {
 		return false, o, nil
 	}
-	o, err = a.Eng.Put(f.Kept, data, state.SourceRecord)
+	o, err = a.Eng.Put(f.Kept, f.ID(), data, state.SourceRecord)
 	if err != nil {
 		return false, o, err
 	}

@@ -20,7 +20,10 @@ import (
 // are reported as stale, and the stale one is rewritten (unless dryRun) and
 // recorded with source resolve. A rewrite of L1 is validated first and
 // refused (Result "refused") when invalid. note receives the warnings and the
-// rewrites, one message each. The error wraps graph.ErrUnavailable when L3
+// rewrites, one message each. An L1 file written by someone else between
+// its read and its rewrite is not overwritten: its item is decided again
+// from what is there now, at most engine.EditTries times (then the error is
+// an *engine.ChangedError). The error wraps graph.ErrUnavailable when L3
 // could not be written; the resolutions are returned with it.
 func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, error) {
 	r := &resolver{note: note, eng: a.Eng}
@@ -37,7 +40,17 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 		if !ok {
 			continue
 		}
-		res, err := r.resolveItem(it.name, it.class, k1, dryRun)
+		var res Resolution
+		err := engine.Retry(func() error {
+			var err error
+			if res, err = r.resolveItem(it.name, it.class, k1, dryRun); errors.Is(err, engine.ErrChanged) {
+				r.head, err = r.eng.Head() // L1 written since it was read: decide again from what is there now
+				if err == nil {
+					err = &engine.ChangedError{Path: k1.Path}
+				}
+			}
+			return err
+		})
 		if err != nil {
 			return out, err
 		}
@@ -219,7 +232,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	for _, a := range res.Actions {
 		switch a.Layer {
 		case conflict.L1:
-			if ps, err := r.rewriteL1(class, k1, f1.Content, doc, ent); err != nil {
+			if ps, err := r.rewriteL1(class, k1, f1.ID(), f1.Content, doc, ent); err != nil {
 				return res, err
 			} else if ps != nil {
 				res.Result, res.Problems = "refused", ps
@@ -244,8 +257,10 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 // the members the entity sets to another value change (graph.Changes), and
 // every other byte of the file stays (jsonedit). The result is validated
 // against the schema and the last recorded version; invalid content is
-// refused (returned as problems) and nothing is written.
-func (r *resolver) rewriteL1(class state.Class, k config.Kept, cur []byte, doc map[string]any, ent graph.Entity) (state.Problems, error) {
+// refused (returned as problems) and nothing is written. It is written only
+// while the file is still base, the version cur was read as (File.ID): else
+// the error is a *engine.ChangedError, and nothing is written.
+func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur []byte, doc map[string]any, ent graph.Entity) (state.Problems, error) {
 	var edits []jsonedit.Edit
 	for _, c := range graph.Changes(class, doc, ent) {
 		edits = append(edits, jsonedit.Edit{Key: c.Member, Value: c.Value})
@@ -257,7 +272,7 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, cur []byte, doc m
 	if err != nil {
 		return nil, err
 	}
-	o, err := r.eng.Put(k, next, state.SourceResolve)
+	o, err := r.eng.Put(k, base, next, state.SourceResolve)
 	if err != nil {
 		return nil, err
 	}

@@ -71,48 +71,17 @@ func runClaude(e *env, o claudeOptions) error {
 	if !kept { // the user's rules ignore it: still edit it, but record nothing
 		k = engine.Kept{Path: hooks.SettingsPath, Class: state.ClassClaudeJSON, Schema: "json"}
 	}
-	f, p := eng.Read(k)
-	if p != nil {
-		return state.Problems{*p}
-	}
-	if f.Exists {
-		if ps := eng.ValidateContent(k.Path, f.Content, "json"); ps.Invalid() {
-			return ps // left untouched
-		}
-	}
-	merge := hooks.InstallClaude
-	if o.Remove {
-		merge = hooks.UninstallClaude
-	}
-	out, changed, err := merge(k.Path, f.Content)
-	if err != nil {
+	// done: the write happened (else reported already, or nothing to do);
+	// Retry starts again from the read when the file changed meanwhile.
+	var oc engine.Outcome
+	done := false
+	err = engine.Retry(func() error {
+		var err error
+		oc, done, err = claudeSettings(e, eng, k, o)
 		return err
-	}
-	if o.DryRun {
-		if _, err := e.Out.Write(out); err != nil {
-			return err
-		}
-		if !changed {
-			fmt.Fprintf(e.Err, "%s: nothing to change\n", k.Path)
-		} else {
-			fmt.Fprintf(e.Err, "%s: would be updated (dry run)\n", k.Path)
-		}
-		return nil
-	}
-	if !changed {
-		if o.Remove {
-			fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
-		} else {
-			fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
-		}
-		return nil
-	}
-	oc, err := eng.Put(k, out, state.SourceRecord)
-	if err != nil {
+	})
+	if err != nil || !done {
 		return err
-	}
-	if !oc.Written {
-		return oc.Problems // left untouched
 	}
 	if o.Remove {
 		fmt.Fprintf(e.Out, "removed strata's hooks from %s\n", k.Path)
@@ -126,4 +95,55 @@ func runClaude(e *env, o claudeOptions) error {
 		return oc.Problems
 	}
 	return nil
+}
+
+// claudeSettings reads the settings file k, merges strata's hooks into it
+// (or out of it) and writes it, only while it is still the version read
+// (engine.Put). done is false when nothing was written: a dry run or
+// nothing to change, both reported here.
+func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) (oc engine.Outcome, done bool, err error) {
+	f, p := eng.Read(k)
+	if p != nil {
+		return oc, false, state.Problems{*p}
+	}
+	if f.Exists {
+		if ps := eng.ValidateContent(k.Path, f.Content, "json"); ps.Invalid() {
+			return oc, false, ps // left untouched
+		}
+	}
+	merge := hooks.InstallClaude
+	if o.Remove {
+		merge = hooks.UninstallClaude
+	}
+	out, changed, err := merge(k.Path, f.Content)
+	if err != nil {
+		return oc, false, err
+	}
+	if o.DryRun {
+		if _, err := e.Out.Write(out); err != nil {
+			return oc, false, err
+		}
+		if !changed {
+			fmt.Fprintf(e.Err, "%s: nothing to change\n", k.Path)
+		} else {
+			fmt.Fprintf(e.Err, "%s: would be updated (dry run)\n", k.Path)
+		}
+		return oc, false, nil
+	}
+	if !changed {
+		if o.Remove {
+			fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
+		} else {
+			fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
+		}
+		return oc, false, nil
+	}
+	oc, err = eng.Put(k, f.ID(), out, state.SourceRecord)
+	if err != nil {
+		return oc, false, err
+	}
+	if !oc.Written {
+		return oc, false, oc.Problems // left untouched
+	}
+	return oc, true, nil
 }

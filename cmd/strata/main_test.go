@@ -46,6 +46,30 @@ func TestMain(m *testing.M) {
 			}
 		}
 	}
+	// STRATA_TEST_WRITE_EDIT="STEP PATH FILE [N]" appends FILE's content to
+	// PATH (creating it), by a temp file renamed over it, at that step of a
+	// single write of PATH (engine.WriteStep: "check", "added"), the first N
+	// times (default 1; "all": every time), as an agent saving the file
+	// right after strata read it would.
+	if f := strings.Fields(os.Getenv("STRATA_TEST_WRITE_EDIT")); len(f) >= 3 {
+		left := 1
+		if len(f) > 3 {
+			if left, _ = strconv.Atoi(f[3]); f[3] == "all" {
+				left = -1
+			}
+		}
+		engine.WriteStep = func(step string) {
+			if step != f[0]+" "+f[1] || left == 0 {
+				return
+			}
+			left--
+			old, _ := os.ReadFile(f[1])
+			add, _ := os.ReadFile(f[2])
+			if err := os.WriteFile(f[1]+".agent-tmp", append(old, add...), 0o644); err == nil {
+				os.Rename(f[1]+".agent-tmp", f[1])
+			}
+		}
+	}
 	// STRATA_TEST_FLUSH=whole makes a large sync durable by syncfs (Linux),
 	// =files by per-file fsyncs, whatever the machine's unwritten data.
 	switch os.Getenv("STRATA_TEST_FLUSH") {

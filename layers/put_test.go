@@ -1,0 +1,176 @@
+package layers
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+const memoryPath = ".claude/memory/MEMORY.md"
+
+// meanwhile sets engine.WriteStep, for the test, to run do at the step named
+// (such as "check .claude/memory/MEMORY.md"), the first times times (-1:
+// every time), as another writer saving the file right after strata read
+// it would.
+func meanwhile(t *testing.T, step string, times int, do func()) {
+	t.Helper()
+	engine.WriteStep = func(s string) {
+		if s == step && times != 0 {
+			times--
+			do()
+		}
+	}
+	t.Cleanup(func() { engine.WriteStep = nil })
+}
+
+// appendLine appends line to rel as an agent saving the file atomically does.
+func (r *testRepo) appendLine(rel, line string) {
+	r.t.Helper()
+	name := filepath.Join(r.dir, rel)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	tmp := name + ".agent-tmp"
+	if err := os.WriteFile(tmp, append(data, line+"\n"...), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// memory add while an agent appends to MEMORY.md between the add's read and
+// its write: the add reads the file again and adds its item to the agent's
+// version; both lines are on disk and recorded.
+func TestAddLearningKeepsAnEditMadeMeanwhile(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n\n## Learnings\n\n- first\n"))
+	r.open()
+	r.recordAll()
+	a := New(r.eng, func(m string) { t.Log(m) })
+	f, err := a.MemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meanwhile(t, "check "+memoryPath, 1, func() { r.appendLine(memoryPath, "- agent note") })
+	added, o, err := a.AddLearning(f, "Learnings", "user line")
+	if err != nil || !added || o.Entry == nil {
+		t.Fatalf("AddLearning = %v, %+v, %v; want added and recorded", added, o, err)
+	}
+	want := "# Memory\n\n## Learnings\n\n- first\n- agent note\n- user line\n"
+	if got := string(r.read(memoryPath)); got != want {
+		t.Errorf("MEMORY.md:\n%q\nwant\n%q", got, want)
+	}
+	if rec, err := r.eng.FileAt(o.Entry.Commit, memoryPath); err != nil || string(rec) != want {
+		t.Errorf("recorded %q, %v", rec, err)
+	}
+}
+
+// A file that changes at every try: after engine.EditTries reads, memory
+// add gives up with an *engine.ChangedError; every line the other writer
+// wrote is still on disk, and the item was not added.
+func TestAddLearningGivesUpAndLosesNothing(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n\n## Learnings\n\n- first\n"))
+	r.open()
+	r.recordAll()
+	a := New(r.eng, func(m string) { t.Log(m) })
+	f, err := a.MemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	meanwhile(t, "check "+memoryPath, -1, func() { n++; r.appendLine(memoryPath, "- agent note "+string(rune('0'+n))) })
+	added, _, err := a.AddLearning(f, "Learnings", "user line")
+	var changed *engine.ChangedError
+	if added || !errors.As(err, &changed) || changed.Tries != engine.EditTries || changed.Path != memoryPath {
+		t.Fatalf("AddLearning = %v, %v; want a ChangedError after %d tries", added, err, engine.EditTries)
+	}
+	got := string(r.read(memoryPath))
+	for i := 1; i <= n; i++ {
+		if !strings.Contains(got, "- agent note "+string(rune('0'+i))+"\n") {
+			t.Errorf("agent note %d lost: %q", i, got)
+		}
+	}
+	if n != engine.EditTries || strings.Contains(got, "user line") {
+		t.Errorf("after %d tries: %q", n, got)
+	}
+}
+
+// The write protocol's L2 line, with MEMORY.md edited between the
+// protocol's read and its write: the line goes into the edited version.
+func TestProtocolLineKeepsAnEditMadeMeanwhile(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n"))
+	r.write(".claude/memory.jsonl", nil)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
+	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meanwhile(t, "check "+memoryPath, 1, func() { r.appendLine(memoryPath, "agent's paragraph") })
+	if _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).AfterRecord(outs); err != nil {
+		t.Fatal(err)
+	}
+	got := string(r.read(memoryPath))
+	if !strings.Contains(got, "agent's paragraph\n") || !strings.Contains(got, "- Active APEX workflow: plan completed, implementing") {
+		t.Errorf("MEMORY.md: %q; want the agent's edit and the protocol line", got)
+	}
+}
+
+// A workflow state written between the TTL's read and its reset is not
+// stale: it is neither reset nor reported expired, and no L2 line says so.
+func TestExpireLeavesAStateWrittenMeanwhile(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n"))
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-20T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	fresh := `{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:00Z"}` + "\n"
+	meanwhile(t, "check "+WorkflowStatePath, 1, func() { r.write(WorkflowStatePath, []byte(fresh)) })
+	r.now = r.now.Add(time.Minute)
+	x, err := New(r.eng, func(m string) { t.Log(m) }).Expire(state.SourceRecord)
+	if err != nil || x != nil {
+		t.Fatalf("Expire = %+v, %v; want nothing expired", x, err)
+	}
+	if got := string(r.read(WorkflowStatePath)); got != fresh {
+		t.Errorf("workflow state %q, want the new one", got)
+	}
+	if got := string(r.read(memoryPath)); strings.Contains(got, "Expired") {
+		t.Errorf("MEMORY.md says it expired: %q", got)
+	}
+}
+
+// resolve's L1 rewrite, with L1 written between resolve's read and its
+// write: the write is not overwritten; resolve decides again from what is
+// there now (here L1, newer than L3 now, wins and L3 follows it).
+func TestResolveKeepsAnL1EditMadeMeanwhile(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	r.now = r.now.Add(5 * time.Second)
+	r.write(".claude/memory.jsonl", []byte(`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["type: APEX","phase: implement","updated: 2026-11-22T10:00:05Z"]}`+"\n"))
+	r.recordAll()
+	r.now = r.now.Add(5 * time.Second)
+	edited := `{"type":"APEX","phase":"review","lastUpdated":"2026-11-22T10:00:10Z"}` + "\n"
+	meanwhile(t, "check "+WorkflowStatePath, 1, func() { r.write(WorkflowStatePath, []byte(edited)) })
+	res, notes := r.resolve()
+	if got := string(r.read(WorkflowStatePath)); got != edited {
+		t.Fatalf("workflow state %q, want the edit made meanwhile %q (resolutions %+v, notes %q)", got, edited, res, notes)
+	}
+	if g := string(r.read(".claude/memory.jsonl")); !strings.Contains(g, `"phase: review"`) {
+		t.Errorf("L3 does not follow the newer L1: %q", g)
+	}
+}
