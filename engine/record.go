@@ -22,6 +22,11 @@ import (
 // written together (gitstore.RejectEach). When recording fails nothing of
 // the batch is on the state ref.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	release, err := e.holdWrites(false) // no sync in its write phase meanwhile
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if _, _, err := e.RecoverWrites(); err != nil {
 		return nil, err
 	}
