@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -28,6 +30,42 @@ import (
 // moved from that head, completing the journal keeps those losses
 // (KeepLosses), so a sync killed after its merge never drops the notice. The
 // journal is then removed.
+
+// A sync's write phase and every Record are ordered by a lock beside the
+// journal (writesLock): the sync holds it exclusively from completing a
+// journal left behind, through writing its own, moving the ref and writing
+// the files it owes, to removing the journal; a Record holds it shared for
+// its whole run. Without it a record in another process (a hook, the
+// watcher, a second terminal) found the live sync's journal before the ref
+// moved, took it for a dead one whose ref never moved and removed it; a
+// kill of the sync after its ref move then left the old files to be
+// recorded over the merge, the other machine's work reverted with no word.
+// It also completed the owed writes of a live sync, which then reported
+// them as edited by the user. A journal found while holding the lock was
+// left by a sync that is no longer running: the kernel releases the lock of
+// a process that dies.
+
+// WritesWait is how long a record waits for a sync's write phase (or a sync
+// for the records under way) before it gives up; tests shorten it.
+var WritesWait = time.Minute
+
+func (e *Engine) writesLock() string { return e.journalPath() + ".lock" }
+
+// HoldWrites takes the write-phase lock exclusively, for a sync's write
+// phase (see above); release lets it go.
+func (e *Engine) HoldWrites() (release func(), err error) { return e.holdWrites(true) }
+
+func (e *Engine) holdWrites(exclusive bool) (func(), error) {
+	release, err := pidlock.Hold(e.writesLock(), exclusive, WritesWait)
+	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
+		what := "a sync is writing the kept files"
+		if exclusive {
+			what = "a record is under way"
+		}
+		return nil, fmt.Errorf("%s (%s held for %s); try again: %w", what, held.Path, WritesWait, state.ErrLocked)
+	}
+	return release, err
+}
 
 // JournalEntry is one write a sync owes the work tree. Ours and Result are
 // blob ids; "" means the file is absent.
@@ -115,7 +153,9 @@ func (e *Engine) pendingLosses() ([]Lost, error) {
 // RecoverWrites completes a sync that was interrupted (see above): it
 // writes the files the sync owed, keeps the losses of its merge, and
 // returns the paths it wrote and those losses (none when the ref never
-// moved). Without a journal it does nothing.
+// moved). Without a journal it does nothing. Its caller holds the
+// write-phase lock (Record shared, a sync exclusively), so a journal it
+// finds is a dead sync's.
 func (e *Engine) RecoverWrites() (wrote []string, lost []Lost, err error) {
 	j, torn, err := e.readJournal()
 	if torn {

@@ -30,6 +30,11 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 // when another writer has replaced the file since (that version is then
 // recorded next, as any edit).
 func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
+	release, err := e.holdWrites(false) // no sync in its write phase meanwhile
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if _, _, err := e.RecoverWrites(); err != nil {
 		return nil, err
 	}

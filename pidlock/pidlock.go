@@ -200,3 +200,45 @@ func readInfo(path string) (Info, error) {
 	}
 	return Info{}, fmt.Errorf("lock %s: %w", path, err)
 }
+
+// Hold takes an flock on path (created with its directories if needed):
+// shared, or exclusive when exclusive is set, waiting up to wait for a
+// holder of the other kind to let go. release lets it go. Past wait the
+// error is a *HeldError wrapping state.ErrLocked. The kernel releases the
+// lock when its holder dies, so a killed holder never blocks anyone.
+func Hold(path string, exclusive bool, wait time.Duration) (release func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(pause)
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, &HeldError{Path: path}
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// HeldError is Hold's error when the lock stayed held past the wait.
+type HeldError struct{ Path string }
+
+func (e *HeldError) Error() string { return e.Path + ": held by another process" }
+
+func (e *HeldError) Unwrap() error { return state.ErrLocked }

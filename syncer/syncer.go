@@ -240,6 +240,11 @@ func pushFirst(ctx context.Context, eng *engine.Engine, o Options, remote engine
 func recoverWrites(eng *engine.Engine, lock sync.Locker, rep *Report) error {
 	lock.Lock()
 	defer lock.Unlock()
+	release, err := eng.HoldWrites()
+	if err != nil {
+		return err
+	}
+	defer release()
 	_, lost, err := eng.RecoverWrites()
 	rep.recovered = append(rep.recovered, lost...)
 	return err
@@ -329,6 +334,14 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	}
 	o.Lock.Lock()
 	defer o.Lock.Unlock()
+	// no record in another process from here until the owed writes are
+	// done (engine.HoldWrites): it would take this sync's journal for a
+	// dead one's
+	release, err := eng.HoldWrites()
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	_, lost, err := eng.RecoverWrites()
 	rep.recovered = append(rep.recovered, lost...)
 	if err != nil {
@@ -349,7 +362,11 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: p.Ours, Result: p.Result})
 			}
 		}
-		return eng.BeginWrites(m.Ours, owed, losses(m))
+		if err := eng.BeginWrites(m.Ours, owed, losses(m)); err != nil {
+			return err
+		}
+		crashPoint("journaled")
+		return nil
 	}
 	title := "sync with " + remote.Name
 	m, err := eng.MergeState(fetched, title, journaled)
@@ -374,7 +391,8 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 }
 
 // CrashPoint, set by tests only, is called at the named steps of a sync so
-// a test can kill the process there ("ref-moved": the state ref holds the
+// a test can kill or pause the process there ("journaled": the journal
+// written, the state ref not yet moved; "ref-moved": the state ref holds the
 // merge, no file written yet; "half-written": half of the files written;
 // "written": every file written, the losses not yet kept).
 var CrashPoint func(step string)

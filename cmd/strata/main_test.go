@@ -28,11 +28,25 @@ func TestMain(m *testing.M) {
 	state.UseTestClock() // STRATA_TEST_NOW moves strata's clock in this binary only
 	// STRATA_TEST_CRASH=STEP kills the process at that step of a sync, as a
 	// power cut or kill -9 would.
+	// STRATA_TEST_PAUSE="STEP FILE" holds the sync at that step until FILE
+	// exists (at most a minute), as a slow disk or a stopped process would.
 	syncer.CrashPoint = func(step string) {
+		if s, file, ok := strings.Cut(os.Getenv("STRATA_TEST_PAUSE"), " "); ok && s == step {
+			for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(file); err == nil {
+					break
+				}
+			}
+		}
 		if os.Getenv("STRATA_TEST_CRASH") == step {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
+	}
+	// STRATA_TEST_WRITES_WAIT shortens how long a record waits for a sync's
+	// write phase (engine.WritesWait).
+	if d, err := time.ParseDuration(os.Getenv("STRATA_TEST_WRITES_WAIT")); err == nil {
+		engine.WritesWait = d
 	}
 	// STRATA_TEST_RESTORE_EDIT="STEP PATH" appends a newline to PATH at
 	// that step of a restore (engine.RestoreStep), as an editor saving the
