@@ -24,6 +24,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
 )
@@ -96,6 +97,7 @@ type Config struct {
 
 	user    int      // how many of Rules are the user's own
 	private []string // the last ScanAll's withheld files: they match a rule but are private
+	temps   []string // the last ScanAll's folders holding strata's temp files (atomicfile.Prefix)
 }
 
 // file is the on-disk shape of .strata.yaml.
@@ -452,6 +454,11 @@ func (c *Config) userRule(rel string) (Rule, bool) {
 // that are private (see Private), so init and status can say so.
 func (c *Config) Withheld() []string { return c.private }
 
+// TempDirs lists the folders (repo-relative, "." for the root) in which the
+// last Scan saw strata's temp files: a kept file's next version being
+// written, or the leftover of a process killed while writing it.
+func (c *Config) TempDirs() []string { return c.temps }
+
 var ttlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([smhd])$`) })
 
 func checkTTL(s string) error {
@@ -579,7 +586,7 @@ func (c *Config) BadName(rel string) bool {
 
 // ScanAll is Scan that also lists the files BadName refuses.
 func (c *Config) ScanAll() (kept, badNames []string, err error) {
-	var out, private []string
+	var out, private, temps []string
 	err = filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(c.Root, p)
 		rel = filepath.ToSlash(rel)
@@ -592,6 +599,12 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 		if d.IsDir() {
 			if rel != "." && !c.WatchDir(rel) {
 				return fs.SkipDir
+			}
+			return nil
+		}
+		if atomicfile.IsTemp(rel) {
+			if dir := path.Dir(rel); len(temps) == 0 || temps[len(temps)-1] != dir {
+				temps = append(temps, dir)
 			}
 			return nil
 		}
@@ -617,7 +630,7 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	sort.Strings(out)
 	sort.Strings(badNames)
 	sort.Strings(private)
-	c.private = private
+	c.private, c.temps = private, temps
 	return out, badNames, nil
 }
 

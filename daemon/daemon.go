@@ -340,6 +340,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			return false
 		}
 		kept = all
+		r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
 	} else {
 		for _, p := range b.Paths {

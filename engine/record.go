@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
@@ -142,6 +143,31 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 	return o, &ch, nil
 }
 
+// RemoveTempLeftovers removes, from the folders of kept files where the
+// scan saw strata's temp files, those of processes no longer running (a
+// restore, a sync or a Put killed between writing a new version and
+// renaming it; see removeLeftovers). Each is a whole copy of a kept file,
+// hidden behind a dot: left, it would go into the user's next `git add -A`
+// under a name no ignore rule of the file covers.
+func (e *Engine) RemoveTempLeftovers(paths []config.Kept) {
+	dirs := e.cfg.TempDirs()
+	if len(dirs) == 0 {
+		return
+	}
+	in := map[string]bool{}
+	for _, d := range dirs {
+		in[d] = true
+	}
+	var ks []config.Kept
+	for _, k := range paths {
+		if d := path.Dir(k.Path); in[d] {
+			ks = append(ks, k)
+			delete(in, d)
+		}
+	}
+	e.removeLeftovers(ks)
+}
+
 // Unrecorded lists the kept paths whose file is not the version the state
 // ref's head records: edited, created, deleted, or not readable as a regular
 // file (Record reports those). It records nothing, so a sync runs it while
@@ -154,6 +180,7 @@ func (e *Engine) Unrecorded() ([]config.Kept, error) {
 	if err != nil || e.display != "" {
 		return paths, err
 	}
+	e.RemoveTempLeftovers(paths)
 	_, files, err := e.recorded()
 	if err != nil {
 		return nil, err
