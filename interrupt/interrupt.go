@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -23,19 +24,36 @@ func Catcher(cancel context.CancelFunc) (catch, stop func()) {
 		once.Do(func() {
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			go func() {
-				<-sigs
+				first := <-sigs
+				caught.Store(&first)
 				cancel()
-				sig := <-sigs
-				code := 130
-				if sig == syscall.SIGTERM {
-					code = 143
-				}
-				os.Exit(code)
+				os.Exit(ExitCode(<-sigs))
 			}()
 		})
 	}
 	stop = func() { signal.Stop(sigs) }
 	return catch, stop
+}
+
+// caught is the first signal a Catcher caught.
+var caught atomic.Pointer[os.Signal]
+
+// Caught returns the first signal a Catcher caught (SIGINT or SIGTERM), nil
+// when none was; ExitCode gives its exit code.
+func Caught() os.Signal {
+	if s := caught.Load(); s != nil {
+		return *s
+	}
+	return nil
+}
+
+// ExitCode is the exit code of a process that sig ended: 130 for SIGINT,
+// 143 for SIGTERM, as a shell reports them.
+func ExitCode(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return 143
+	}
+	return 130
 }
 
 // Ignoring runs f with SIGINT and SIGTERM ignored, then gives them back

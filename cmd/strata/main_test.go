@@ -28,16 +28,21 @@ func TestMain(m *testing.M) {
 	state.UseTestClock() // STRATA_TEST_NOW moves strata's clock in this binary only
 	// STRATA_TEST_CRASH=STEP kills the process at that step of a sync, as a
 	// power cut or kill -9 would.
-	// STRATA_TEST_PAUSE="STEP FILE" holds the sync at that step until FILE
-	// exists (at most a minute), as a slow disk or a stopped process would.
-	syncer.CrashPoint = func(step string) {
+	// STRATA_TEST_PAUSE="STEP FILE" holds a sync or a restore at that step
+	// until FILE exists (at most a minute), as a slow disk or a stopped
+	// process would; FILE.waiting says it got there.
+	pause := func(step string) {
 		if s, file, ok := strings.Cut(os.Getenv("STRATA_TEST_PAUSE"), " "); ok && s == step {
+			os.WriteFile(file+".waiting", nil, 0o644)
 			for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(file); err == nil {
 					break
 				}
 			}
 		}
+	}
+	syncer.CrashPoint = func(step string) {
+		pause(step)
 		if os.Getenv("STRATA_TEST_CRASH") == step {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
@@ -52,6 +57,7 @@ func TestMain(m *testing.M) {
 	// that step of a restore (engine.RestoreStep), as an editor saving the
 	// file at that moment would.
 	engine.RestoreStep = func(step string) {
+		pause(step)
 		if s, path, ok := strings.Cut(os.Getenv("STRATA_TEST_RESTORE_EDIT"), " "); ok && s == step {
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			if err == nil {

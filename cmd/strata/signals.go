@@ -1,6 +1,13 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/strata-dev/strata/interrupt"
+	"github.com/urfave/cli/v2"
+)
 
 // readOnlyCommands only read: killed by the first SIGINT or SIGTERM they
 // leave nothing behind that matters (no ref lock, no half-moved ref, no
@@ -46,4 +53,23 @@ func (e *env) catch() {
 		e.catchSignals()
 		e.caught = true
 	}
+}
+
+// servers stop on the first SIGINT or SIGTERM as their work is done: a
+// watcher after flushing its pending changes, a server after its last
+// answer. They exit 0.
+var servers = map[string]bool{"watch": true, "mcp": true, "timeline": true}
+
+// interrupted is the exit code of a command that ended with code after a
+// first SIGINT or SIGTERM (sig; nil when none came): a one-shot command
+// stops at the end of the step under way (a record's or a restore's batch
+// is one step: all of it or nothing), and then says so and exits 130 or
+// 143, as a command a shell interrupted, so a script does not take it for
+// a run that went as asked. A command that failed keeps its code.
+func interrupted(code int, cmd string, sig os.Signal, w io.Writer) int {
+	if sig == nil || code != exitOK || servers[cmd] || readOnlyCommands[cmd] {
+		return code
+	}
+	fmt.Fprintf(w, "strata: %s interrupted (%s); the step under way was finished first\n", cmd, sig)
+	return interrupt.ExitCode(sig)
 }
