@@ -294,6 +294,16 @@ func history(ctx context.Context, eng *engine.Engine) []Finding {
 	case head == "":
 		fs = append(fs, Finding{Check: "history", Level: LevelInfo, Message: eng.StateRef() + ": nothing recorded yet", Fix: "strata init"})
 	default:
+		if gone, good := eng.HeadGone(); gone {
+			f := Finding{Check: "history", Level: LevelFail,
+				Message: fmt.Sprintf("%s points at %.10s, which this repository no longer holds (a git gc --prune=now beside a record removes such objects)", eng.StateRef(), head),
+				Fix:     "restore the ref from a clone or a remote (git fetch, then git update-ref), or from a backup"}
+			if good != "" {
+				f.Fix = fmt.Sprintf("git update-ref %s %s %s puts it back at the last commit of its reflog that exists (the versions recorded after it are gone; strata record records what is on disk now)", eng.StateRef(), good, head)
+			}
+			fs = append(fs, f)
+			break
+		}
 		fs = append(fs, Finding{Check: "history", Level: LevelOK, Message: fmt.Sprintf("%s at %.10s", eng.StateRef(), head)})
 	}
 	refs := []string{}

@@ -378,6 +378,19 @@ func (e *Engine) Head() (string, error) {
 	return h, err
 }
 
+// HeadGone reports whether the state ref points at a commit this
+// repository does not hold (its objects removed: a `git gc --prune=now`
+// run beside a record), and then the newest commit of the ref's reflog
+// that it does hold ("" when none).
+func (e *Engine) HeadGone() (gone bool, lastGood string) {
+	head, err := e.Head()
+	if err != nil || head == "" || e.store.HasCommit(head) {
+		return false, ""
+	}
+	lastGood, _ = e.store.LastInLog(e.store.StateRef())
+	return true, lastGood
+}
+
 // recorded returns the snapshot of the state ref's head (path -> blob id).
 func (e *Engine) recorded() (string, map[string]string, error) {
 	head, err := e.Head()

@@ -256,9 +256,74 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 				return plumbing.ZeroHash, err
 			}
 		}
+		s.logRef(ref, base, next)
 		if err := lock.commit(ref, next); err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return next, nil
 	}
+}
+
+// logFile is ref's reflog, where git keeps it (logs/ beside refs/).
+func (s *Store) logFile(ref string) string {
+	rel, _ := filepath.Rel(s.commonDir, s.refFile(ref))
+	base := s.commonDir
+	if strings.HasPrefix(rel, "..") {
+		rel, _ = filepath.Rel(s.gitDir, s.refFile(ref))
+		base = s.gitDir
+	}
+	return filepath.Join(base, "logs", rel)
+}
+
+// logRef appends ref's move from old to new to its reflog, as git does
+// under core.logAllRefUpdates=always, while the ref's lock is held (so the
+// entries are in the order of the moves). A `git gc --prune=now` run beside
+// a record (git calls the option unsafe beside a writer) can delete a
+// commit the record is about to point the ref at; the reflog then names
+// the last commit that still exists (`git reflog show ref`, and `strata
+// doctor`, which says how to put the ref back). Best effort: a reflog
+// that cannot be written fails no record.
+func (s *Store) logRef(ref string, old, new plumbing.Hash) {
+	name := s.logFile(ref)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(filepath.Dir(name), 0o755) == nil {
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	}
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %s %s %d +0000\tstrata\n", old, new, identity, time.Now().Unix())
+	f.Close()
+}
+
+// LastInLog returns the newest commit of ref's reflog whose object this
+// repository holds, newer first (ok false when none does, or there is no
+// reflog).
+func (s *Store) LastInLog(ref string) (commit string, ok bool) {
+	data, err := os.ReadFile(s.logFile(ref))
+	if err != nil {
+		return "", false
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		f := strings.Fields(lines[i])
+		if len(f) < 2 || !plumbing.IsHash(f[1]) || f[1] == plumbing.ZeroHash.String() {
+			continue
+		}
+		if s.HasCommit(f[1]) {
+			return f[1], true
+		}
+	}
+	return "", false
+}
+
+// HasCommit reports whether the repository holds commit id (and can read it).
+func (s *Store) HasCommit(id string) bool {
+	if !plumbing.IsHash(id) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.commitTree(plumbing.NewHash(id))
+	return err == nil
 }
