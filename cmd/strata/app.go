@@ -407,7 +407,7 @@ func permute(app *cli.App, args []string) []string {
 		return append(out, args[i:]...)
 	}
 	var flags, pos []string
-	help := false
+	help, dangling := false, false
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -417,20 +417,27 @@ func permute(app *cli.App, args []string) []string {
 		if strings.HasPrefix(a, "-") && a != "-" {
 			flags = append(flags, a)
 			help = help || a == "-h" || a == "--help" || a == "-help"
-			if takesValue(cmd.Flags, a) && i+1 < len(args) {
-				flags = append(flags, args[i+1])
-				i++
+			if takesValue(cmd.Flags, a) {
+				if i+1 < len(args) {
+					flags = append(flags, args[i+1])
+					i++
+				} else {
+					dangling = true
+				}
 			}
 			continue
 		}
 		pos = append(pos, a)
 	}
 	out = append(out, flags...)
-	if help {
+	if help || dangling {
 		// the command's help page, whatever else the line names, as
 		// `git log P --help` is git log's (urfave/cli would look the first
 		// argument up as a subcommand: `strata show P --help` said
-		// "unknown command P")
+		// "unknown command P"); and a flag that ends the line without its
+		// value stays last, so the CLI says it needs one (with "--" and the
+		// arguments after it, "--" became its value: `memory add x
+		// --section` added x under a new "## --")
 		pos = nil
 	}
 	if len(pos) > 0 {
