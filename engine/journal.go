@@ -67,6 +67,27 @@ func (e *Engine) holdWrites(exclusive bool) (func(), error) {
 	return release, err
 }
 
+// SyncWait is how long a sync waits for another sync of the same work tree
+// (and view) to finish before it gives up; tests shorten it.
+var SyncWait = 2 * time.Minute
+
+// HoldSync takes the lock one sync of this work tree (or of the home view)
+// holds from start to end, so a second sync waits for the first instead of
+// racing its fetch (git's own "cannot lock ref" error, exit 3) and its
+// merge; release lets it go. Past SyncWait the error says another sync is
+// running.
+func (e *Engine) HoldSync() (release func(), err error) {
+	name := "sync.lock"
+	if e.display != "" {
+		name = "sync-home.lock" // the home view's (home.go)
+	}
+	release, err = pidlock.Hold(filepath.Join(e.store.GitDir(), "strata", name), true, SyncWait)
+	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
+		return nil, fmt.Errorf("another sync of this work tree is running (%s held for %s); try again: %w", held.Path, SyncWait, state.ErrLocked)
+	}
+	return release, err
+}
+
 // JournalEntry is one write a sync owes the work tree. Ours and Result are
 // blob ids; "" means the file is absent.
 type JournalEntry struct {

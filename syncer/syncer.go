@@ -111,6 +111,11 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		return nil, ErrNoOrigin // origin is not configured (it resolved to a path)
 	}
 	remote.Env = o.Env
+	release, err := eng.HoldSync() // one sync of a work tree at a time
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
 		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	defer func() {

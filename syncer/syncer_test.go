@@ -826,3 +826,27 @@ func syncWhileAgentWrites(t *testing.T, w *world, a *machine) {
 	}
 	w.fsckAll()
 }
+
+// A second sync of one work tree waits for the first (here it gives up
+// after SyncWait, saying another sync runs, and changes nothing) instead
+// of racing its fetch and merge: two at once failed with git's own
+// "cannot lock ref" error, exit 3.
+func TestSecondSyncWaitsForTheFirst(t *testing.T) {
+	_, a, _ := syncedPair(t)
+	defer func(d time.Duration) { engine.SyncWait = d }(engine.SyncWait)
+	engine.SyncWait = 50 * time.Millisecond
+	release, err := a.eng.HoldSync() // the first sync, still running
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.write(wsPath, ws("implement"))
+	_, err = Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "another sync of this work tree is running") {
+		t.Fatalf("second sync: %v", err)
+	}
+	release()
+	a.sync()
+	if got := a.read(wsPath); got != ws("implement") {
+		t.Fatalf("after the first sync ended: %q", got)
+	}
+}
