@@ -27,13 +27,14 @@ func TermSafe(s string) string {
 }
 
 // ShellWord returns s as one word a POSIX shell reads back as s: as it is
-// when it holds only letters, digits and "._/-~+@%:,=", else single-quoted
+// when it holds only letters, digits and "._/-~+@%:,=" and does not start
+// with "~" (tilde expansion), else single-quoted
 // (a quote inside as the four characters quote, backslash, quote, quote),
 // so a command strata prints for the user to
 // copy (strata restore PATH --rev REV) runs nothing else whatever a
 // remote named the path.
 func ShellWord(s string) string {
-	safe := s != ""
+	safe := s != "" && s[0] != '~' // a leading ~ is the shell's: ~user expands to a home
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-~+@%:,=", r)) {
 			safe = false

