@@ -100,7 +100,7 @@ func sessions(e *env, name string) ([]engine.Session, state.Problems, error) {
 	}
 	names := make([]string, len(all))
 	for i, s := range all {
-		names[i] = s.Name
+		names[i] = state.TermSafe(s.Name)
 	}
 	known := "none"
 	if len(names) > 0 {
@@ -121,26 +121,26 @@ func runPhaseRecover(e *env, o phaseOptions) error {
 	if o.JSON {
 		return writeJSON(e.Out, r)
 	}
-	fmt.Fprintf(e.Out, "session %s (%s)\n", r.Session, ss[0].Dir)
+	fmt.Fprintf(e.Out, "session %s (%s)\n", state.TermSafe(r.Session), state.TermSafe(ss[0].Dir))
 	if r.LastCompleted == 0 {
 		fmt.Fprintln(e.Out, "last completed: none")
 	} else {
-		fmt.Fprintf(e.Out, "last completed: tier %d (%s)\n", r.LastCompleted, r.LastLabel)
+		fmt.Fprintf(e.Out, "last completed: tier %d (%s)\n", r.LastCompleted, state.TermSafe(r.LastLabel))
 	}
 	for _, g := range r.Gaps {
-		fmt.Fprintf(e.Out, "gap: tier %d (%s) %s\n", g.Phase, g.Label, g.Reason)
+		fmt.Fprintf(e.Out, "gap: tier %d (%s) %s\n", g.Phase, state.TermSafe(g.Label), state.TermSafe(g.Reason))
 	}
 	switch {
 	case r.NextPhase == 0:
 		fmt.Fprintln(e.Out, "next: none, every tier is completed")
 	default:
-		fmt.Fprintf(e.Out, "next: tier %d (%s)\n", r.NextPhase, r.NextLabel)
+		fmt.Fprintf(e.Out, "next: tier %d (%s)\n", r.NextPhase, state.TermSafe(r.NextLabel))
 	}
 	if r.SnapshotFrom == "" {
 		fmt.Fprintln(e.Out, "memory snapshot: none, start fresh")
 	} else {
 		snap, _ := json.Marshal(r.MemorySnapshot)
-		fmt.Fprintf(e.Out, "memory snapshot: %s from %s\n", snap, r.SnapshotFrom)
+		fmt.Fprintf(e.Out, "memory snapshot: %s from %s\n", snap, state.TermSafe(r.SnapshotFrom))
 	}
 	if r.NextPhase != 0 {
 		restore := ""
@@ -148,7 +148,7 @@ func runPhaseRecover(e *env, o phaseOptions) error {
 			restore = fmt.Sprintf(" with the memory snapshot of tier %d", r.LastCompleted)
 		}
 		fmt.Fprintf(e.Out, "run next: tier %d %s%s, writing %s/phase-%02d-%s.json\n",
-			r.NextPhase, r.NextLabel, restore, ss[0].Dir, r.NextPhase, r.NextLabel)
+			r.NextPhase, state.TermSafe(r.NextLabel), restore, state.TermSafe(ss[0].Dir), r.NextPhase, state.TermSafe(r.NextLabel))
 	}
 	return nil
 }
@@ -174,9 +174,9 @@ func runPhaseList(e *env, o phaseOptions) error {
 		return writeJSON(e.Out, list)
 	}
 	for _, s := range list {
-		fmt.Fprintf(e.Out, "%s  last completed tier %d of 8 (%s)\n", s.Name, s.LastCompleted, s.Dir)
+		fmt.Fprintf(e.Out, "%s  last completed tier %d of 8 (%s)\n", state.TermSafe(s.Name), s.LastCompleted, state.TermSafe(s.Dir))
 		for _, t := range s.Tiers {
-			fmt.Fprintf(e.Out, "  %02d %-10s %s\n", t.Phase, t.Label, t.Status)
+			fmt.Fprintf(e.Out, "  %02d %-10s %s\n", t.Phase, state.TermSafe(t.Label), state.TermSafe(string(t.Status)))
 		}
 	}
 	return nil

@@ -255,7 +255,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	// mkfile KIND SIZE FILE: write a generated bad-input file. FILE is read
 	// with Go's escapes (\n, \x9b, \u009b: names no script can spell).
 	// KIND: big (SIZE bytes of JSON string), deep (SIZE nested arrays),
-	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte).
+	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte),
+	// phase (a completed tier 1 of a phase-output session).
 	"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: mkfile KIND SIZE FILE")
@@ -275,6 +276,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			}
 		case "ok":
 			data = []byte(`{"type": "APEX", "phase": "plan", "lastUpdated": "2026-11-22T10:00:00Z"}` + "\n")
+		case "phase": // a completed tier 1 of a phase-output session
+			data = []byte(`{"$schema": "phase-output-v2.0.0", "phase": 1, "tier_name": "Query", "tier_label": "query", "workers_executed": [], "started_at": "2026-11-22T09:00:00Z", "completed_at": "2026-11-22T09:01:00Z", "duration_seconds": 60, "memory_snapshot": {}, "quality_metrics": {"completeness": 1, "accuracy": 1, "tier_score": 1}, "status": "completed", "errors": []}` + "\n")
 		case "latin1":
 			data = []byte("{\"type\": \"APEX\", \"phase\": \"caf\xe9\", \"lastUpdated\": \"2026-11-22T10:00:00Z\"}\n")
 		default:
