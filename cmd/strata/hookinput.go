@@ -13,10 +13,15 @@ import (
 // hang the agent.
 const hookStdinIdle = 2 * time.Second
 
+// hookStdinTotal bounds the whole read: a writer that sends a byte now and
+// then, never two seconds apart, kept the idle wait from ever ending.
+const hookStdinTotal = 10 * time.Second
+
 // readHookInput reads r to its end, at most limit bytes, giving up when no
-// byte arrives for idle. The reading goroutine of an abandoned read stays
+// byte arrives for idle, or when the whole read has taken total. The
+// reading goroutine of an abandoned read stays
 // blocked until the process exits, which a hook does right after.
-func readHookInput(r io.Reader, limit int64, idle time.Duration) ([]byte, error) {
+func readHookInput(r io.Reader, limit int64, idle, total time.Duration) ([]byte, error) {
 	type chunk struct {
 		b   []byte
 		err error
@@ -36,6 +41,8 @@ func readHookInput(r io.Reader, limit int64, idle time.Duration) ([]byte, error)
 	var data []byte
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
+	deadline := time.NewTimer(total)
+	defer deadline.Stop()
 	for {
 		select {
 		case c := <-ch:
@@ -55,6 +62,8 @@ func readHookInput(r io.Reader, limit int64, idle time.Duration) ([]byte, error)
 			timer.Reset(idle)
 		case <-timer.C:
 			return nil, fmt.Errorf("stdin still open after %s without input", idle)
+		case <-deadline.C:
+			return nil, fmt.Errorf("stdin still open after %s", total)
 		}
 	}
 }

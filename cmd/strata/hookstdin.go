@@ -23,10 +23,10 @@ func readHookStdin(e *env) ([]byte, error) {
 			return data, nil
 		}
 		e.catch()
-		return readHookInput(io.MultiReader(bytes.NewReader(data), f), maxHookInput, hookStdinIdle)
+		return readHookInput(io.MultiReader(bytes.NewReader(data), f), maxHookInput, hookStdinIdle, hookStdinTotal)
 	}
 	e.catch()
-	return readHookInput(e.In, maxHookInput, hookStdinIdle)
+	return readHookInput(e.In, maxHookInput, hookStdinIdle, hookStdinTotal)
 }
 
 // writeHookNote runs the hook's one write (the provenance note, one line

@@ -97,3 +97,32 @@ func openWith(t *testing.T, payload string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// drip is a stdin that never ends and never pauses long: a byte per read,
+// a millisecond apart.
+type drip struct{}
+
+func (drip) Read(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	p[0] = ' '
+	return 1, nil
+}
+
+// A stdin that drips a byte now and then, never idle long enough for the
+// idle wait, is given up once the whole read has taken its total (it kept
+// a hook waiting as long as the drip lasted).
+func TestHookStdinDripGivesUp(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		_, err := readHookInput(drip{}, maxHookInput, time.Second, 100*time.Millisecond)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "stdin still open after 100ms") {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(30 * time.Second): // a guard against a hang, not a measurement
+		t.Fatal("still reading a dripping stdin after 30 s")
+	}
+}
