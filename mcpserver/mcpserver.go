@@ -69,24 +69,44 @@ func New(o Options) *mcp.Server {
 			"These tools read that history; none of them writes.",
 	})
 	h := &handlers{o: o}
-	add(s, "strata_log", "List recorded changes of the kept state files, newest first (optionally of one path, in a time range).", h.log)
-	add(s, "strata_show", "The bytes of a kept file exactly as recorded: the last version, the one at a time, or in a revision.", h.show)
-	add(s, "strata_diff", "How a kept file changed between two moments (a time or a revision each; to defaults to the file on disk): a unified diff, or key-level changes with keys=true.", h.diff)
-	add(s, "strata_blame", "For each key of a JSON/YAML file (or under a JSON Pointer), each MEMORY.md line or each graph observation: the commit, time and source that gave it its value; restored values name their first writer.", h.blame)
-	add(s, "strata_at", "The agent's whole context as recorded at a past moment: workflow, tier, decisions, sessions, L1 files, the part of MEMORY.md Claude Code loads and what it cuts, the L3 entities.", h.at)
-	add(s, "strata_resume", "Where the work stands now: active workflow, phase, tier, blocking decisions, last completed tier of each phase-output session, what to do next. Read-only: nothing is expired.", h.resume)
-	add(s, "strata_decisions", "Pending decisions of the Phase Outcomes, with their options and recommendation (optionally of one feature).", h.decisions)
-	add(s, "strata_validate", "Check kept files (all, or the given paths) against their schemas and rules; records nothing.", h.validate)
+	slots := make(chan struct{}, toolSlots)
+	add(s, slots, "strata_log", "List recorded changes of the kept state files, newest first (optionally of one path, in a time range).", h.log)
+	add(s, slots, "strata_show", "The bytes of a kept file exactly as recorded: the last version, the one at a time, or in a revision.", h.show)
+	add(s, slots, "strata_diff", "How a kept file changed between two moments (a time or a revision each; to defaults to the file on disk): a unified diff, or key-level changes with keys=true.", h.diff)
+	add(s, slots, "strata_blame", "For each key of a JSON/YAML file (or under a JSON Pointer), each MEMORY.md line or each graph observation: the commit, time and source that gave it its value; restored values name their first writer.", h.blame)
+	add(s, slots, "strata_at", "The agent's whole context as recorded at a past moment: workflow, tier, decisions, sessions, L1 files, the part of MEMORY.md Claude Code loads and what it cuts, the L3 entities.", h.at)
+	add(s, slots, "strata_resume", "Where the work stands now: active workflow, phase, tier, blocking decisions, last completed tier of each phase-output session, what to do next. Read-only: nothing is expired.", h.resume)
+	add(s, slots, "strata_decisions", "Pending decisions of the Phase Outcomes, with their options and recommendation (optionally of one feature).", h.decisions)
+	add(s, slots, "strata_validate", "Check kept files (all, or the given paths) against their schemas and rules; records nothing.", h.validate)
 	return s
 }
 
+// toolSlots is how many tool calls a server runs at once; the others wait
+// for a slot (or for their request to be cancelled). The SDK runs each
+// request in its own goroutine, and one call can hold a few hundred times
+// the size of a big file (a diff of two 10 MB versions): four at once ran
+// the server out of memory.
+const toolSlots = 2
+
+// toolEntered, set by tests only, is called when a tool call has its slot.
+var toolEntered func(name string)
+
 // add registers a read-only tool whose handler returns its structured
-// result and its text.
-func add[In any](s *mcp.Server, name, desc string, h func(ctx context.Context, in In) (any, string, error)) {
+// result and its text, run in one of slots.
+func add[In any](s *mcp.Server, slots chan struct{}, name, desc string, h func(ctx context.Context, in In) (any, string, error)) {
 	tool := &mcp.Tool{Name: name, Description: desc, Annotations: &mcp.ToolAnnotations{
 		ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false), Title: name,
 	}}
 	mcp.AddTool(s, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		if toolEntered != nil {
+			toolEntered(name)
+		}
 		data, text, err := h(ctx, in)
 		if err != nil {
 			return nil, nil, toolError(err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,5 +138,45 @@ func BenchmarkShow(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// At most toolSlots tool calls run at once; the others wait for a slot
+// (one call may hold hundreds of times a big file's size: four diffs at
+// once ran the server out of memory). Five calls are started while the
+// first ones are held inside; only two get in until they are let go.
+func TestToolCallsTakeSlots(t *testing.T) {
+	cs := connect(t, repo(t))
+	entered := make(chan string, 10)
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	toolEntered = func(name string) {
+		entered <- name
+		<-release
+	}
+	defer func() { let(); toolEntered = nil }() // the held calls go on, also after a failure
+
+	done := make(chan error, 5)
+	for range 5 {
+		go func() {
+			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_resume", Arguments: map[string]any{}})
+			done <- err
+		}()
+	}
+	for range toolSlots {
+		<-entered
+	}
+	select {
+	case name := <-entered:
+		t.Fatalf("a third call (%s) ran while two held their slots", name)
+	case <-time.After(300 * time.Millisecond): // none comes: the check is that it does not, not how fast
+	}
+	let()
+	for range 5 - toolSlots {
+		<-entered
+	}
+	for range 5 {
+		require.NoError(t, <-done)
 	}
 }
