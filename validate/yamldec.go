@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/big"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,7 +74,7 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 		return nil, nil, yamlError(path, err)
 	}
 	c := &yamlConverter{
-		index:  make(map[string]pos),
+		index:  newPosIndex(true),
 		budget: 2*len(data) + 10000,
 	}
 	v, err := c.convert(&doc, 0)
@@ -83,7 +82,7 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 		return nil, nil, state.Problems{{Path: path, Line: err.at.line, Col: err.at.col, Pointer: err.ptr, Message: err.msg}}
 	}
 	return v, func(ptr string) (pos, bool) {
-		at, ok := c.index[ptr]
+		at, ok, _ := c.index.find(ptr)
 		return at, ok
 	}, nil
 }
@@ -104,10 +103,10 @@ func yamlError(path string, err error) state.Problems {
 }
 
 // yamlConverter turns a yaml.Node tree into JSON values and indexes the
-// position of each value by JSON Pointer.
+// position of each value.
 type yamlConverter struct {
-	index  map[string]pos
-	tokens []string // pointer tokens of the value being converted
+	index *posIndex
+	cur   int32 // index's node of the value being converted
 	// budget is how many more values may be produced. Without aliases a
 	// document has fewer values than twice its bytes; aliases can multiply
 	// them exponentially ("billion laughs"), so the budget stops that.
@@ -121,7 +120,7 @@ type yamlErr struct {
 }
 
 func (c *yamlConverter) fail(n *yaml.Node, msg string) *yamlErr {
-	return &yamlErr{at: pos{n.Line, n.Column}, ptr: pointer(c.tokens), msg: msg}
+	return &yamlErr{at: pos{n.Line, n.Column}, ptr: c.index.pointer(c.cur), msg: msg}
 }
 
 // convert is recursive; depth (the number of enclosing mappings and
@@ -136,9 +135,7 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 	}
 	// The first position recorded for a pointer wins: an alias is reported
 	// where it is used, not where its anchor is.
-	if ptr := pointer(c.tokens); !c.has(ptr) {
-		c.index[ptr] = pos{n.Line, n.Column}
-	}
+	c.index.record(c.cur, pos{n.Line, n.Column})
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -153,9 +150,9 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 	case yaml.SequenceNode:
 		arr := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			c.tokens = append(c.tokens, strconv.Itoa(i))
+			c.cur = c.index.elem(c.cur, i)
 			v, err := c.convert(item, depth+1)
-			c.tokens = c.tokens[:len(c.tokens)-1]
+			c.cur = c.index.parent(c.cur)
 			if err != nil {
 				return nil, err
 			}
@@ -168,11 +165,6 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 		return c.scalar(n)
 	}
 	return nil, c.fail(n, "invalid YAML: unknown node kind")
-}
-
-func (c *yamlConverter) has(ptr string) bool {
-	_, ok := c.index[ptr]
-	return ok
 }
 
 func (c *yamlConverter) mapping(n *yaml.Node, depth int) (any, *yamlErr) {
@@ -191,13 +183,13 @@ func (c *yamlConverter) mapping(n *yaml.Node, depth int) (any, *yamlErr) {
 		}
 		if line, dup := firstLine[key]; dup {
 			e := c.fail(k, fmt.Sprintf("duplicate key %q (first at line %d)", key, line))
-			e.ptr = pointer(slices.Concat(c.tokens, []string{key}))
+			e.ptr = c.index.pointer(c.cur) + "/" + pointerToken(key)
 			return nil, e
 		}
 		firstLine[key] = k.Line
-		c.tokens = append(c.tokens, key)
+		c.cur = c.index.member(c.cur, key)
 		v, err := c.convert(val, depth+1)
-		c.tokens = c.tokens[:len(c.tokens)-1]
+		c.cur = c.index.parent(c.cur)
 		if err != nil {
 			return nil, err
 		}
