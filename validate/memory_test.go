@@ -1,26 +1,28 @@
 package validate
 
 import (
+	"encoding/json"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/strata-dev/strata/state"
 )
 
-// TestPositionIndexMemoryIsLinear feeds the shapes of a long key repeated at
-// every level of a deep document (in YAML one anchored key reused as the key
-// through an alias) at two sizes: the bytes allocated to validate them grow
-// with the input, not with depth² × key length as when positions were kept
-// under whole JSON Pointers (10 KB of YAML took 2.7 GB).
+// TestPositionIndexMemoryIsLinear feeds the shape of a long key repeated at
+// every level of a deep document at two sizes: the bytes allocated to
+// validate it grow with the input, not with depth² × key length as when
+// positions were kept under whole JSON Pointers (10 KB of YAML reusing one
+// key through an alias took 2.7 GB; that is an alias bomb now, see
+// TestAliasedScalarsCostTheirLength).
 func TestPositionIndexMemoryIsLinear(t *testing.T) {
-	// n levels of a 10n-byte key: ~17n bytes, four times larger for 4n
-	yamlAliasKey := func(n int) []byte {
-		return []byte("a: &k \"" + strings.Repeat("x", 10*n) + "\"\nb: " +
-			strings.Repeat("{*k : ", n) + "1" + strings.Repeat("}", n) + "\n")
+	// n levels of a 1 000-byte key
+	yamlDeep := func(n int) []byte {
+		return []byte("a: " + strings.Repeat("{"+strings.Repeat("x", 1000)+": ", n) + "1" + strings.Repeat("}", n) + "\n")
 	}
 	// n levels of a 1 000-byte key, ending well-formed or not
 	jsonDeep := func(end string) func(int) []byte {
@@ -34,7 +36,7 @@ func TestPositionIndexMemoryIsLinear(t *testing.T) {
 		doc                func(n int) []byte
 		problem            string
 	}{
-		{"yaml alias key", defaultPaths["phase-outcome"], "phase-outcome", yamlAliasKey, `missing required property "feature"`},
+		{"yaml", defaultPaths["phase-outcome"], "phase-outcome", yamlDeep, `missing required property "feature"`},
 		{"json schema problem", ws, "workflow-state", jsonDeep("}"), `missing required property "type"`},
 		{"json syntax error", ws, "json", jsonDeep("]"), `invalid JSON: unexpected character ']' after object value, want ',' or '}'`},
 	}
@@ -60,4 +62,31 @@ func TestPositionIndexMemoryIsLinear(t *testing.T) {
 				"%d bytes of input allocated %d, %d bytes allocated %d", len(small), a, len(large), b)
 		})
 	}
+}
+
+// TestAliasedScalarsCostTheirLength: a key or string repeated by aliases
+// past the size of the file is an alias bomb, even when few values are
+// made: each use is hashed and written into every problem about it.
+func TestAliasedScalarsCostTheirLength(t *testing.T) {
+	long := `"` + strings.Repeat("x", 100_000) + `"`
+	for _, c := range []struct{ name, doc string }{
+		// attack 15's 10 KB file: 3.6 MB of keys
+		{"key at each level", "a: &k \"" + strings.Repeat("x", 4000) + "\"\nb: " +
+			strings.Repeat("{*k : ", 900) + "1" + strings.Repeat("}", 900)},
+		{"key of many mappings", "a: &k " + long + "\nb: [" + strings.Repeat("{*k : 1}, ", 1000) + "]"},
+		{"value", "a: &k " + long + "\nb: [" + strings.Repeat("*k, ", 1000) + "]"},
+		{"key inside an aliased mapping", "a: &m {" + strings.Repeat("x", 1000) + ": 1}\nb: [" +
+			strings.Repeat("*m, ", 100) + "]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, ps := DecodeYAML("x.yaml", []byte(c.doc))
+			require.Len(t, ps, 1)
+			assert.Equal(t, "YAML aliases expand to too many values (alias bomb)", ps[0].Message)
+			assert.Greater(t, ps[0].Line, 0)
+		})
+	}
+
+	v, ps := DecodeYAML("x.yaml", []byte("a: &k key\nb: {*k : 1}\nc: [*k, *k]\n"))
+	require.Empty(t, ps)
+	assert.Equal(t, map[string]any{"a": "key", "b": map[string]any{"key": json.Number("1")}, "c": []any{"key", "key"}}, v)
 }

@@ -109,9 +109,22 @@ type yamlConverter struct {
 	cur   int32 // index's node of the value being converted
 	// budget is how many more values may be produced. Without aliases a
 	// document has fewer values than twice its bytes; aliases can multiply
-	// them exponentially ("billion laughs"), so the budget stops that.
-	budget int
+	// them exponentially ("billion laughs"), so the budget stops that. A
+	// scalar or key produced through an alias also costs its length: it is
+	// shared, not copied, in the document, but hashed at each use and
+	// written into each problem about it (a 100 KB key aliased as the key
+	// of 1 000 objects that a schema closes made 200 MB of problems).
+	budget  int
+	aliased int // how many aliases the value being converted is under
 }
+
+// spend takes n from the budget; false when it is exhausted.
+func (c *yamlConverter) spend(n int) bool {
+	c.budget -= n
+	return c.budget >= 0
+}
+
+const aliasBomb = "YAML aliases expand to too many values (alias bomb)"
 
 type yamlErr struct {
 	at  pos
@@ -130,8 +143,8 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 	if depth > MaxDepth || depth == MaxDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
 		return nil, c.fail(n, "nesting deeper than "+strconv.Itoa(MaxDepth)+" levels")
 	}
-	if c.budget--; c.budget < 0 {
-		return nil, c.fail(n, "YAML aliases expand to too many values (alias bomb)")
+	if !c.spend(1) {
+		return nil, c.fail(n, aliasBomb)
 	}
 	// The first position recorded for a pointer wins: an alias is reported
 	// where it is used, not where its anchor is.
@@ -146,7 +159,10 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 		if n.Alias == nil {
 			return nil, c.fail(n, "invalid YAML: unknown alias "+strconv.Quote(n.Value))
 		}
-		return c.convert(n.Alias, depth+1)
+		c.aliased++
+		v, err := c.convert(n.Alias, depth+1)
+		c.aliased--
+		return v, err
 	case yaml.SequenceNode:
 		arr := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
@@ -162,6 +178,9 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 	case yaml.MappingNode:
 		return c.mapping(n, depth)
 	case yaml.ScalarNode:
+		if c.aliased > 0 && !c.spend(len(n.Value)) {
+			return nil, c.fail(n, aliasBomb)
+		}
 		return c.scalar(n)
 	}
 	return nil, c.fail(n, "invalid YAML: unknown node kind")
@@ -180,6 +199,9 @@ func (c *yamlConverter) mapping(n *yaml.Node, depth int) (any, *yamlErr) {
 		key, err := c.key(k)
 		if err != nil {
 			return nil, err
+		}
+		if (c.aliased > 0 || k.Kind == yaml.AliasNode) && !c.spend(len(key)) {
+			return nil, c.fail(k, aliasBomb)
 		}
 		if line, dup := firstLine[key]; dup {
 			e := c.fail(k, fmt.Sprintf("duplicate key %q (first at line %d)", key, line))
