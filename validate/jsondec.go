@@ -23,15 +23,15 @@ type pos struct{ line, col int }
 // jsonParser decodes one JSON text into map[string]any, []any, string,
 // json.Number, bool and nil. It is a recursive-descent parser whose depth is
 // capped by MaxDepth. When index is non-nil it also records the position of
-// every value under its JSON Pointer; validation only asks for that on a
-// second pass over documents that have problems, so valid files are scanned
-// once and allocate no pointers.
+// every value; validation only asks for that on a second pass over
+// documents that have problems, so valid files are scanned once and
+// allocate no index.
 type jsonParser struct {
 	data  []byte
 	text  string // data as a string, made once: keys, strings without escapes and numbers are slices of it
 	i     int
-	index map[string]pos // nil unless positions are wanted
-	path  []string       // pointer tokens of the value being parsed, when recording
+	index *posIndex // nil unless positions are wanted
+	cur   int32     // index's node of the value being parsed, when recording
 
 	// members holds the members of the objects being parsed, innermost
 	// last: an object's map is made once its size is known (a map grown one
@@ -92,7 +92,7 @@ func (e *syntaxError) Error() string { return e.msg }
 func newJSONParser(data []byte, record bool) *jsonParser {
 	p := &jsonParser{data: data, lastLine: 1, lastCol: 1}
 	if record {
-		p.index = make(map[string]pos)
+		p.index = newPosIndex(false)
 	}
 	return p
 }
@@ -202,7 +202,7 @@ func (p *jsonParser) record() {
 	if p.index == nil {
 		return
 	}
-	p.index[pointer(p.path)] = p.posAt(p.i)
+	p.index.record(p.cur, p.posAt(p.i))
 }
 
 // value parses the value starting at p.i (whitespace already skipped),
@@ -309,7 +309,7 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 		p.i++
 		p.skipSpace()
 		if p.index != nil {
-			p.path = append(p.path, key)
+			p.cur = p.index.member(p.cur, key)
 		}
 		c := w
 		if w != nil && w != skipAll {
@@ -320,7 +320,7 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 			return nil, err
 		}
 		if p.index != nil {
-			p.path = p.path[:len(p.path)-1]
+			p.cur = p.index.parent(p.cur)
 		}
 		p.members = append(p.members, member{key, v, keyOff, c != skipAll})
 		p.skipSpace()
@@ -453,7 +453,7 @@ func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
 			return nil, &syntaxError{off: p.i, msg: "invalid JSON: trailing comma before ']'"}
 		}
 		if p.index != nil {
-			p.path = append(p.path, strconv.Itoa(n))
+			p.cur = p.index.elem(p.cur, n)
 		}
 		c := w
 		if w != nil && w != skipAll {
@@ -464,7 +464,7 @@ func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
 			return nil, err
 		}
 		if p.index != nil {
-			p.path = p.path[:len(p.path)-1]
+			p.cur = p.index.parent(p.cur)
 		}
 		if w != skipAll {
 			arr = append(arr, v) // an element not wanted is nil: the length stays
@@ -707,12 +707,23 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		if strings.ContainsAny(t, "~/") {
-			t = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
-		}
-		b.WriteString(oneLine(t))
+		b.WriteString(pointerToken(t))
 	}
 	return b.String()
+}
+
+// pointerToken is one token as pointer writes it: RFC 6901's escapes, then
+// oneLine's.
+func pointerToken(t string) string {
+	if strings.ContainsAny(t, "~/") {
+		t = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+	}
+	return oneLine(t)
+}
+
+// needsEscape reports whether pointerToken(t) differs from t.
+func needsEscape(t string) bool {
+	return strings.ContainsAny(t, "~/") || strings.ContainsFunc(t, breaksLine)
 }
 
 // oneLine escapes the characters that would break a problem's one-line

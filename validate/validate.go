@@ -271,7 +271,8 @@ func isBlank(data []byte) bool {
 	return len(bytes.TrimSpace(data)) == 0
 }
 
-// locator returns the position of the value at a JSON Pointer, if known.
+// locator returns the position of the value at a JSON Pointer or, when it
+// has none, of its nearest ancestor that has one; false when none has.
 type locator func(ptr string) (pos, bool)
 
 // at returns a problem at ptr, positioned at the value there or, failing
@@ -281,16 +282,10 @@ func (loc locator) at(path, ptr, msg string) state.Problem {
 	if loc == nil {
 		return p
 	}
-	for q := ptr; ; {
-		if at, ok := loc(q); ok {
-			p.Line, p.Col = at.line, at.col
-			return p
-		}
-		if q == "" {
-			return p
-		}
-		q = q[:strings.LastIndexByte(q, '/')]
+	if at, ok := loc(ptr); ok {
+		p.Line, p.Col = at.line, at.col
 	}
+	return p
 }
 
 // DecodeJSON decodes one JSON document into map[string]any, []any, string,
@@ -337,14 +332,14 @@ func decodeJSONFor(path string, data []byte, want *Want) (any, locator, state.Pr
 		}
 		return nil, nil, state.Problems{syntaxProblem(path, data)}
 	}
-	var index map[string]pos
+	var index *posIndex
 	loc := func(ptr string) (pos, bool) {
 		if index == nil {
 			rp := newJSONParser(data, true)
 			rp.parse()
 			index = rp.index
 		}
-		at, ok := index[ptr]
+		at, ok, _ := index.find(ptr)
 		return at, ok
 	}
 	return v, loc, nil
@@ -360,14 +355,14 @@ func syntaxProblem(path string, data []byte) state.Problem {
 		return state.Problem{Path: path, Message: "invalid JSON"}
 	}
 	msg := err.msg
+	ptr := p.index.pointer(p.cur)
 	if err.dup != "" {
-		first := pointer(append(p.path, err.dup))
-		if at, ok := p.index[first]; ok {
+		if at, _, exact := p.index.find(ptr + "/" + pointerToken(err.dup)); exact {
 			msg += " (first at line " + strconv.Itoa(at.line) + ")"
 		}
 	}
 	at := p.posAt(err.off)
-	return state.Problem{Path: path, Line: at.line, Col: at.col, Pointer: pointer(p.path), Message: msg}
+	return state.Problem{Path: path, Line: at.line, Col: at.col, Pointer: ptr, Message: msg}
 }
 
 // validateJSONL checks every non-empty line of an MCP memory graph file.

@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/big"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,7 +74,7 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 		return nil, nil, yamlError(path, err)
 	}
 	c := &yamlConverter{
-		index:  make(map[string]pos),
+		index:  newPosIndex(true),
 		budget: 2*len(data) + 10000,
 	}
 	v, err := c.convert(&doc, 0)
@@ -83,7 +82,7 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 		return nil, nil, state.Problems{{Path: path, Line: err.at.line, Col: err.at.col, Pointer: err.ptr, Message: err.msg}}
 	}
 	return v, func(ptr string) (pos, bool) {
-		at, ok := c.index[ptr]
+		at, ok, _ := c.index.find(ptr)
 		return at, ok
 	}, nil
 }
@@ -104,15 +103,28 @@ func yamlError(path string, err error) state.Problems {
 }
 
 // yamlConverter turns a yaml.Node tree into JSON values and indexes the
-// position of each value by JSON Pointer.
+// position of each value.
 type yamlConverter struct {
-	index  map[string]pos
-	tokens []string // pointer tokens of the value being converted
+	index *posIndex
+	cur   int32 // index's node of the value being converted
 	// budget is how many more values may be produced. Without aliases a
 	// document has fewer values than twice its bytes; aliases can multiply
-	// them exponentially ("billion laughs"), so the budget stops that.
-	budget int
+	// them exponentially ("billion laughs"), so the budget stops that. A
+	// scalar or key produced through an alias also costs its length: it is
+	// shared, not copied, in the document, but hashed at each use and
+	// written into each problem about it (a 100 KB key aliased as the key
+	// of 1 000 objects that a schema closes made 200 MB of problems).
+	budget  int
+	aliased int // how many aliases the value being converted is under
 }
+
+// spend takes n from the budget; false when it is exhausted.
+func (c *yamlConverter) spend(n int) bool {
+	c.budget -= n
+	return c.budget >= 0
+}
+
+const aliasBomb = "YAML aliases expand to too many values (alias bomb)"
 
 type yamlErr struct {
 	at  pos
@@ -121,7 +133,7 @@ type yamlErr struct {
 }
 
 func (c *yamlConverter) fail(n *yaml.Node, msg string) *yamlErr {
-	return &yamlErr{at: pos{n.Line, n.Column}, ptr: pointer(c.tokens), msg: msg}
+	return &yamlErr{at: pos{n.Line, n.Column}, ptr: c.index.pointer(c.cur), msg: msg}
 }
 
 // convert is recursive; depth (the number of enclosing mappings and
@@ -131,14 +143,12 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 	if depth > MaxDepth || depth == MaxDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
 		return nil, c.fail(n, "nesting deeper than "+strconv.Itoa(MaxDepth)+" levels")
 	}
-	if c.budget--; c.budget < 0 {
-		return nil, c.fail(n, "YAML aliases expand to too many values (alias bomb)")
+	if !c.spend(1) {
+		return nil, c.fail(n, aliasBomb)
 	}
 	// The first position recorded for a pointer wins: an alias is reported
 	// where it is used, not where its anchor is.
-	if ptr := pointer(c.tokens); !c.has(ptr) {
-		c.index[ptr] = pos{n.Line, n.Column}
-	}
+	c.index.record(c.cur, pos{n.Line, n.Column})
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -149,13 +159,16 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 		if n.Alias == nil {
 			return nil, c.fail(n, "invalid YAML: unknown alias "+strconv.Quote(n.Value))
 		}
-		return c.convert(n.Alias, depth+1)
+		c.aliased++
+		v, err := c.convert(n.Alias, depth+1)
+		c.aliased--
+		return v, err
 	case yaml.SequenceNode:
 		arr := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			c.tokens = append(c.tokens, strconv.Itoa(i))
+			c.cur = c.index.elem(c.cur, i)
 			v, err := c.convert(item, depth+1)
-			c.tokens = c.tokens[:len(c.tokens)-1]
+			c.cur = c.index.parent(c.cur)
 			if err != nil {
 				return nil, err
 			}
@@ -165,14 +178,12 @@ func (c *yamlConverter) convert(n *yaml.Node, depth int) (any, *yamlErr) {
 	case yaml.MappingNode:
 		return c.mapping(n, depth)
 	case yaml.ScalarNode:
+		if c.aliased > 0 && !c.spend(len(n.Value)) {
+			return nil, c.fail(n, aliasBomb)
+		}
 		return c.scalar(n)
 	}
 	return nil, c.fail(n, "invalid YAML: unknown node kind")
-}
-
-func (c *yamlConverter) has(ptr string) bool {
-	_, ok := c.index[ptr]
-	return ok
 }
 
 func (c *yamlConverter) mapping(n *yaml.Node, depth int) (any, *yamlErr) {
@@ -189,15 +200,18 @@ func (c *yamlConverter) mapping(n *yaml.Node, depth int) (any, *yamlErr) {
 		if err != nil {
 			return nil, err
 		}
+		if (c.aliased > 0 || k.Kind == yaml.AliasNode) && !c.spend(len(key)) {
+			return nil, c.fail(k, aliasBomb)
+		}
 		if line, dup := firstLine[key]; dup {
 			e := c.fail(k, fmt.Sprintf("duplicate key %q (first at line %d)", key, line))
-			e.ptr = pointer(slices.Concat(c.tokens, []string{key}))
+			e.ptr = c.index.pointer(c.cur) + "/" + pointerToken(key)
 			return nil, e
 		}
 		firstLine[key] = k.Line
-		c.tokens = append(c.tokens, key)
+		c.cur = c.index.member(c.cur, key)
 		v, err := c.convert(val, depth+1)
-		c.tokens = c.tokens[:len(c.tokens)-1]
+		c.cur = c.index.parent(c.cur)
 		if err != nil {
 			return nil, err
 		}
