@@ -191,12 +191,14 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 	for q.Len() > 0 {
 		nonStale := false
 		for _, it := range *q {
+			s.walkSteps++
 			if flags[it.hash]&flagStale == 0 {
 				nonStale = true
 				break
 			}
 		}
 		it := heap.Pop(q).(walkItem)
+		s.walkSteps++
 		f := flags[it.hash]
 		if !nonStale {
 			// Only stale commits are left: carry the mark through the
@@ -600,6 +602,7 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int) (map[string]plumbing
 		return nil, err
 	}
 	for _, b := range bases[1:] {
+		s.subMerges++
 		sub, err := s.planMerge(bases[0], b, depth+1)
 		if err != nil {
 			return nil, err
