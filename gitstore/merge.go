@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -134,7 +135,7 @@ func (q walkQueue) Less(i, j int) bool {
 	if q[i].time != q[j].time {
 		return q[i].time > q[j].time
 	}
-	return q[i].hash.String() > q[j].hash.String()
+	return bytes.Compare(q[i].hash[:], q[j].hash[:]) > 0 // the order of their hex ids
 }
 func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *walkQueue) Push(x any)   { *q = append(*q, x.(walkItem)) }
@@ -167,8 +168,27 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 	flags := map[plumbing.Hash]uint8{}
 	infos := map[plumbing.Hash]commitInfo{}
 	q := &walkQueue{}
+	// queued counts each commit's entries in q, and nonStale the entries
+	// whose commit is not stale, so that no step looks through the queue:
+	// one commit with k parents queues k entries.
+	queued := map[plumbing.Hash]int{}
+	nonStale := 0
+	mark := func(h plumbing.Hash, f uint8) {
+		old := flags[h]
+		flags[h] = old | f
+		if old&flagStale == 0 && f&flagStale != 0 {
+			nonStale -= queued[h]
+		}
+	}
+	enqueue := func(h plumbing.Hash, time int64) {
+		heap.Push(q, walkItem{hash: h, time: time})
+		queued[h]++
+		if flags[h]&flagStale == 0 {
+			nonStale++
+		}
+	}
 	push := func(h plumbing.Hash, f uint8) error {
-		flags[h] |= f
+		mark(h, f)
 		ci, ok := infos[h]
 		if !ok {
 			var err error
@@ -177,7 +197,7 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 			}
 			infos[h] = ci
 		}
-		heap.Push(q, walkItem{hash: h, time: ci.time})
+		enqueue(h, ci.time)
 		return nil
 	}
 	if err := push(ours, flagOurs); err != nil {
@@ -189,24 +209,21 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 	var candidates []plumbing.Hash
 	isCandidate := map[plumbing.Hash]bool{}
 	for q.Len() > 0 {
-		nonStale := false
-		for _, it := range *q {
-			s.walkSteps++
-			if flags[it.hash]&flagStale == 0 {
-				nonStale = true
-				break
-			}
-		}
+		live := nonStale > 0 // before the pop: the popped entry counts
 		it := heap.Pop(q).(walkItem)
 		s.walkSteps++
+		queued[it.hash]--
 		f := flags[it.hash]
-		if !nonStale {
+		if f&flagStale == 0 {
+			nonStale--
+		}
+		if !live {
 			// Only stale commits are left: carry the mark through the
 			// commits already seen, and read nothing new.
 			for _, p := range infos[it.hash].parents {
 				if pf, seen := flags[p]; seen && pf&flagStale == 0 {
-					flags[p] |= flagStale | f
-					heap.Push(q, walkItem{hash: p, time: infos[p].time})
+					mark(p, flagStale|f)
+					enqueue(p, infos[p].time)
 				}
 			}
 			continue
