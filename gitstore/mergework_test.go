@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,5 +112,61 @@ func TestWalkWideOctopusIsLinear(t *testing.T) {
 	}
 	if n := s.walkSteps - steps; n > 4*k {
 		t.Errorf("PlanMerge's walk took %d steps, want at most %d", n, 4*k)
+	}
+}
+
+// ladder is a history of levels of width commits over a root, each commit
+// of a level a merge of every commit of the level below, and two tips that
+// each merge the top level: every merge of two commits of one level has
+// the whole level below as merge bases (a criss-cross, width wide).
+func ladder(width, levels int) []fastCommit {
+	commits := []fastCommit{{name: "root", at: 0}}
+	prev := []string{"root"}
+	at := int64(0)
+	for l := 0; l < levels; l++ {
+		var cur []string
+		for j := 0; j < width; j++ {
+			at++
+			name := fmt.Sprintf("l%d-%d", l, j)
+			commits = append(commits, fastCommit{name: name, at: at, parents: prev})
+			cur = append(cur, name)
+		}
+		prev = cur
+	}
+	return append(commits, fastCommit{name: "tip1", at: at + 1, parents: prev},
+		fastCommit{name: "tip2", at: at + 2, parents: prev})
+}
+
+// Merging the merge bases of a criss-cross once merged each pair again
+// for every merge above it that found them: (width-1)^8 merges of merge
+// bases for a ladder history a remote can push (52 commits: 13 minutes).
+// Each pair of bases is merged once per merge.
+func TestCrissCrossLadderMergesEachPairOnce(t *testing.T) {
+	const width, levels = 3, 10
+	s, ids := openHistory(t, ladder(width, levels))
+	m, err := s.PlanMerge(ids["tip1"], ids["tip2"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != MergeMerged || len(m.Paths) != 0 {
+		t.Errorf("PlanMerge = %s with %d paths, want merged with none", m.Kind, len(m.Paths))
+	}
+	// One merge per pair of bases the walk meets at each level, down to
+	// the depth the fold stops at (8).
+	if want := (width - 1) * 9; s.subMerges > want {
+		t.Errorf("%d merges of merge bases, want at most %d", s.subMerges, want)
+	}
+}
+
+// A history whose merge bases would take more merges of merge bases than a
+// merge allows is refused, with ErrTangled, rather than merged slowly.
+func TestTangledHistoryIsRefused(t *testing.T) {
+	s, ids := openHistory(t, ladder(maxBaseMerges+2, 1))
+	_, err := s.PlanMerge(ids["tip1"], ids["tip2"])
+	if !errors.Is(err, ErrTangled) {
+		t.Fatalf("PlanMerge = %v, want ErrTangled", err)
+	}
+	if s.subMerges > maxBaseMerges {
+		t.Errorf("%d merges of merge bases before refusing, want at most %d", s.subMerges, maxBaseMerges)
 	}
 }
