@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -134,7 +135,7 @@ func (q walkQueue) Less(i, j int) bool {
 	if q[i].time != q[j].time {
 		return q[i].time > q[j].time
 	}
-	return q[i].hash.String() > q[j].hash.String()
+	return bytes.Compare(q[i].hash[:], q[j].hash[:]) > 0 // the order of their hex ids
 }
 func (q walkQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *walkQueue) Push(x any)   { *q = append(*q, x.(walkItem)) }
@@ -167,8 +168,27 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 	flags := map[plumbing.Hash]uint8{}
 	infos := map[plumbing.Hash]commitInfo{}
 	q := &walkQueue{}
+	// queued counts each commit's entries in q, and nonStale the entries
+	// whose commit is not stale, so that no step looks through the queue:
+	// one commit with k parents queues k entries.
+	queued := map[plumbing.Hash]int{}
+	nonStale := 0
+	mark := func(h plumbing.Hash, f uint8) {
+		old := flags[h]
+		flags[h] = old | f
+		if old&flagStale == 0 && f&flagStale != 0 {
+			nonStale -= queued[h]
+		}
+	}
+	enqueue := func(h plumbing.Hash, time int64) {
+		heap.Push(q, walkItem{hash: h, time: time})
+		queued[h]++
+		if flags[h]&flagStale == 0 {
+			nonStale++
+		}
+	}
 	push := func(h plumbing.Hash, f uint8) error {
-		flags[h] |= f
+		mark(h, f)
 		ci, ok := infos[h]
 		if !ok {
 			var err error
@@ -177,7 +197,7 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 			}
 			infos[h] = ci
 		}
-		heap.Push(q, walkItem{hash: h, time: ci.time})
+		enqueue(h, ci.time)
 		return nil
 	}
 	if err := push(ours, flagOurs); err != nil {
@@ -189,22 +209,21 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 	var candidates []plumbing.Hash
 	isCandidate := map[plumbing.Hash]bool{}
 	for q.Len() > 0 {
-		nonStale := false
-		for _, it := range *q {
-			if flags[it.hash]&flagStale == 0 {
-				nonStale = true
-				break
-			}
-		}
+		live := nonStale > 0 // before the pop: the popped entry counts
 		it := heap.Pop(q).(walkItem)
+		s.walkSteps++
+		queued[it.hash]--
 		f := flags[it.hash]
-		if !nonStale {
+		if f&flagStale == 0 {
+			nonStale--
+		}
+		if !live {
 			// Only stale commits are left: carry the mark through the
 			// commits already seen, and read nothing new.
 			for _, p := range infos[it.hash].parents {
 				if pf, seen := flags[p]; seen && pf&flagStale == 0 {
-					flags[p] |= flagStale | f
-					heap.Push(q, walkItem{hash: p, time: infos[p].time})
+					mark(p, flagStale|f)
+					enqueue(p, infos[p].time)
 				}
 			}
 			continue
@@ -248,46 +267,20 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 }
 
 // independent drops the bases that are ancestors of another base, and sorts
-// the rest by id so every machine folds them in the same order. It is only
-// needed for criss-cross histories, so a plain walk is good enough.
+// the rest by id so every machine folds them in the same order. One walk
+// down from the parents of every base finds them all: a base it meets is an
+// ancestor of another. Callers hold s.mu.
 func (s *Store) independent(bases []plumbing.Hash) ([]plumbing.Hash, error) {
-	var out []plumbing.Hash
-	for i, b := range bases {
-		redundant := false
-		for j, other := range bases {
-			if i == j {
-				continue
-			}
-			ok, err := s.reaches(other, b)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				redundant = true
-				break
-			}
-		}
-		if !redundant {
-			out = append(out, b)
-		}
+	isBase := map[plumbing.Hash]bool{}
+	for _, b := range bases {
+		isBase[b] = true
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out, nil
-}
-
-// reaches reports whether target is an ancestor of from. Callers hold s.mu.
-func (s *Store) reaches(from, target plumbing.Hash) (bool, error) {
-	seen := map[plumbing.Hash]bool{from: true}
-	stack := []plumbing.Hash{from}
-	for len(stack) > 0 {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if c == target {
-			return true, nil
-		}
-		ci, err := s.readCommit(c)
+	seen := map[plumbing.Hash]bool{}
+	var stack []plumbing.Hash
+	for _, b := range bases {
+		ci, err := s.readCommit(b)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		for _, p := range ci.parents {
 			if !seen[p] {
@@ -296,7 +289,28 @@ func (s *Store) reaches(from, target plumbing.Hash) (bool, error) {
 			}
 		}
 	}
-	return false, nil
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		ci, err := s.readCommit(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ci.parents {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	var out []plumbing.Hash
+	for _, b := range bases {
+		if !seen[b] {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
 }
 
 // flatten lists every file of a tree as path -> blob. Callers hold s.mu.
@@ -326,7 +340,9 @@ func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {
 // conflict.Later picks, so both machines reach the same tree. A check
 // (MergeInto) may replace that decision by class (conflict.Resolve). The
 // plan is symmetric: swapping ours and theirs gives the same Result for
-// every path.
+// every path. A history whose merge bases would take more than
+// maxBaseMerges merges of merge bases to fold is refused with an error
+// wrapping ErrTangled.
 func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
 	var o, t plumbing.Hash
 	var err error
@@ -340,10 +356,12 @@ func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.planMerge(o, t, 0)
+	return s.planMerge(o, t, 0, &baseMerges{})
 }
 
-func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error) {
+// planMerge plans the merge of theirs into ours; depth counts the merges of
+// merge bases it is nested in, and bm holds those its merge has run.
+func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges) (*Merge, error) {
 	m := &Merge{Ours: hashString(ours), Theirs: theirs.String(), Head: hashString(ours)}
 	if ours.IsZero() {
 		// Nothing local yet: everything comes from theirs.
@@ -376,7 +394,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int) (*Merge, error)
 		m.Kind = MergeMerged
 	}
 
-	base, err := s.baseFiles(anc.bases, depth)
+	base, err := s.baseFiles(anc.bases, depth, bm)
 	if err != nil {
 		return nil, err
 	}
@@ -584,11 +602,35 @@ func (s *Store) lostThere(rev, path string) bool {
 	return err == nil && notAFile(e) == nil
 }
 
+// maxBaseMerges bounds the merges of merge bases one merge runs. Histories
+// written by strata, one merge commit of two heads at a time, need a few;
+// a history a remote wrote with many merge bases at many levels (a ladder
+// of octopus merges) would need millions.
+const maxBaseMerges = 100
+
+// ErrTangled is returned by a merge whose merge bases would take more than
+// maxBaseMerges merges of merge bases to fold.
+var ErrTangled = errors.New("history too tangled to merge")
+
+// baseMerges holds the merges of merge bases one merge has run, by their
+// two bases and depth, so that a pair of bases that several merges of merge
+// bases above it find is merged once.
+type baseMerges struct {
+	done map[baseMergeKey][]MergePath
+	ran  int
+}
+
+type baseMergeKey struct {
+	a, b  plumbing.Hash
+	depth int
+}
+
 // baseFiles returns the snapshot the merge compares against: the merge
 // base's, none when the histories share nothing, or for several bases (a
 // criss-cross) their own merge, folded in id order, as git's recursive
-// strategy does. Callers hold s.mu.
-func (s *Store) baseFiles(bases []plumbing.Hash, depth int) (map[string]plumbing.Hash, error) {
+// strategy does. It returns an error wrapping ErrTangled when that takes
+// more than maxBaseMerges merges. Callers hold s.mu.
+func (s *Store) baseFiles(bases []plumbing.Hash, depth int, bm *baseMerges) (map[string]plumbing.Hash, error) {
 	switch {
 	case len(bases) == 0:
 		return map[string]plumbing.Hash{}, nil
@@ -600,11 +642,25 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int) (map[string]plumbing
 		return nil, err
 	}
 	for _, b := range bases[1:] {
-		sub, err := s.planMerge(bases[0], b, depth+1)
-		if err != nil {
-			return nil, err
+		key := baseMergeKey{bases[0], b, depth + 1}
+		paths, done := bm.done[key]
+		if !done {
+			if bm.ran >= maxBaseMerges {
+				return nil, fmt.Errorf("merge bases: %w: more than %d merges of merge bases", ErrTangled, maxBaseMerges)
+			}
+			bm.ran++
+			s.subMerges++
+			sub, err := s.planMerge(bases[0], b, depth+1, bm)
+			if err != nil {
+				return nil, err
+			}
+			if bm.done == nil {
+				bm.done = map[baseMergeKey][]MergePath{}
+			}
+			paths = sub.Paths
+			bm.done[key] = paths
 		}
-		for _, p := range sub.Paths {
+		for _, p := range paths {
 			if p.Result == "" {
 				delete(acc, p.Path)
 			} else {
@@ -682,7 +738,8 @@ func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.
 // case where both sides moved, a merge commit is written with the ref's head
 // as first parent and theirs as second, committed at when, with one trailer
 // block (source sync) per path whose version changed and the timestamp
-// decisions in its message. Nothing to take leaves the ref as it is.
+// decisions in its message. Nothing to take leaves the ref as it is. A
+// history PlanMerge refuses (ErrTangled) leaves it as it is too.
 func (s *Store) MergeInto(ref, theirs, title string, when time.Time, check func(*Merge) error) (*Merge, error) {
 	t, err := s.resolve(theirs)
 	if err != nil {
@@ -691,7 +748,7 @@ func (s *Store) MergeInto(ref, theirs, title string, when time.Time, check func(
 	var plan *Merge
 	_, err = s.updateRef(ref, func(parent plumbing.Hash) (plumbing.Hash, error) {
 		s.mu.Lock()
-		p, err := s.planMerge(parent, t, 0)
+		p, err := s.planMerge(parent, t, 0, &baseMerges{})
 		s.mu.Unlock()
 		plan = p
 		if err != nil {

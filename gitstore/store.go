@@ -47,6 +47,11 @@ type Store struct {
 	commits   map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes   map[string]*refIndex            // per-ref time index (index.go)
 	counter   *os.File                        // open gc-count file (gc.go)
+
+	// Work counters, read by the tests that check a merge's work stays
+	// near linear in the history it reads.
+	walkSteps int // queue entries the merge-base walk looked at (walk)
+	subMerges int // merges of merge bases run (baseFiles)
 }
 
 // Open finds the repository containing dir, walking up through its parents,
