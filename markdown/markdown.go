@@ -51,6 +51,9 @@ type Doc struct {
 	// openFence is the line of a top-level code fence never closed, which
 	// runs to the end of the file; 0 when none.
 	openFence int
+	// lineWork is how many bytes finding line numbers has read; tests hold
+	// it linear in the size of the file.
+	lineWork int
 }
 
 type blockKind int
@@ -339,6 +342,7 @@ func CleanHeading(name string) string {
 
 // Line is the 1-based line number of a byte offset.
 func (d *Doc) Line(off int) int {
+	d.lineWork += min(off, len(d.src))
 	return bytes.Count(d.src[:min(off, len(d.src))], []byte("\n")) + 1
 }
 
