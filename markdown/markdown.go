@@ -122,9 +122,13 @@ func Parse(src []byte) (d *Doc, err error) {
 	d.lineWork = len(src)
 	d.body = bodyStart(src)
 	body := src[d.body:]
+	// Block parsers only: strata reads blocks and their raw lines, never an
+	// inline node, and goldmark's inline parsers are quadratic on short
+	// patterns ("[a](" repeated). The paragraph transformer stays: a
+	// paragraph of link reference definitions is not the text of a setext
+	// heading.
 	root := parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 	).Parse(text.NewReader(body))
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
