@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
@@ -51,6 +52,13 @@ type Doc struct {
 	// openFence is the line of a top-level code fence never closed, which
 	// runs to the end of the file; 0 when none.
 	openFence int
+	// newlines holds the offset of every "\n" of src, in order: a line
+	// number is a binary search, not a count from the start of the file
+	// (which made a file of n headings or items cost n²).
+	newlines []int
+	// lineWork is how many bytes finding line numbers has read; tests hold
+	// it linear in the size of the file.
+	lineWork int
 }
 
 type blockKind int
@@ -110,12 +118,17 @@ func Parse(src []byte) (d *Doc, err error) {
 			d, err = nil, fmt.Errorf("markdown parser: %v", r)
 		}
 	}()
-	d = &Doc{src: src, eol: dominantEOL(src)}
+	d = &Doc{src: src, eol: dominantEOL(src), newlines: newlineIndex(src)}
+	d.lineWork = len(src)
 	d.body = bodyStart(src)
 	body := src[d.body:]
+	// Block parsers only: strata reads blocks and their raw lines, never an
+	// inline node, and goldmark's inline parsers are quadratic on short
+	// patterns ("[a](" repeated). The paragraph transformer stays: a
+	// paragraph of link reference definitions is not the text of a setext
+	// heading.
 	root := parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 	).Parse(text.NewReader(body))
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
@@ -339,7 +352,20 @@ func CleanHeading(name string) string {
 
 // Line is the 1-based line number of a byte offset.
 func (d *Doc) Line(off int) int {
-	return bytes.Count(d.src[:min(off, len(d.src))], []byte("\n")) + 1
+	return sort.SearchInts(d.newlines, min(off, len(d.src))) + 1 // the newlines before off, plus one
+}
+
+// newlineIndex is the offsets of the "\n"s of src.
+func newlineIndex(src []byte) []int {
+	nl := make([]int, 0, bytes.Count(src, []byte("\n")))
+	for i := 0; ; {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			return nl
+		}
+		nl = append(nl, i+j)
+		i += j + 1
+	}
 }
 
 func (d *Doc) lineStart(off int) int {

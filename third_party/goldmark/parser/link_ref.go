@@ -38,6 +38,16 @@ func (p *linkReferenceParagraphTransformer) Transform(node *ast.Paragraph, reade
 		break
 	}
 
+	// the definitions run from the first line, one after another: one cut
+	// (strata: the loop below moves the rest of the lines for each, n²)
+	contiguous := len(removes) > 0 && removes[0][0] == 0 && removes[len(removes)-1][1] <= lines.Len()
+	for i := 1; contiguous && i < len(removes); i++ {
+		contiguous = removes[i][0] == removes[i-1][1]
+	}
+	if contiguous {
+		lines.SetSliced(removes[len(removes)-1][1], lines.Len())
+		removes = nil
+	}
 	offset := 0
 	for _, remove := range removes {
 		if lines.Len() == 0 {

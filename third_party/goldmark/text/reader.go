@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/util"
@@ -108,6 +109,10 @@ type reader struct {
 	pos          Segment
 	head         int
 	lineOffset   int
+	// the column of colPos on the line starting at colHead, the last one
+	// LineOffset computed: it goes on from there (strata: a line of n
+	// container markers otherwise costs n²)
+	colHead, colPos, colV int
 }
 
 // NewReader return a new Reader that can read UTF-8 bytes .
@@ -166,14 +171,18 @@ func (r *reader) ReadRune() (rune, int, error) {
 
 func (r *reader) LineOffset() int {
 	if r.lineOffset < 0 {
-		v := 0
-		for i := r.head; i < r.pos.Start; i++ {
+		i, v := r.head, 0
+		if r.colHead == r.head && r.head <= r.colPos && r.colPos <= r.pos.Start {
+			i, v = r.colPos, r.colV
+		}
+		for ; i < r.pos.Start; i++ {
 			if r.source[i] == '\t' {
 				v += util.TabWidth(v)
 			} else {
 				v++
 			}
 		}
+		r.colHead, r.colPos, r.colV = r.head, r.pos.Start, v
 		r.lineOffset = v - r.pos.Padding
 	}
 	return r.lineOffset
@@ -359,13 +368,13 @@ func (r *blockReader) Source() []byte {
 }
 
 func (r *blockReader) Value(seg Segment) []byte {
-	line := r.segmentsLength - 1
+	// the last line starting at or before seg (lines are in source order),
+	// found by bisection (strata: a scan back from the last line made a
+	// paragraph of n link reference definitions cost n²)
+	line := sort.Search(r.segmentsLength, func(i int) bool {
+		return r.segments.At(i).Start > seg.Start
+	}) - 1
 	ret := make([]byte, 0, seg.Stop-seg.Start+1)
-	for ; line >= 0; line-- {
-		if seg.Start >= r.segments.At(line).Start {
-			break
-		}
-	}
 	i := seg.Start
 	for ; line < r.segmentsLength; line++ {
 		s := r.segments.At(line)
