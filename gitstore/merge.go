@@ -277,30 +277,29 @@ func (s *Store) independent(bases []plumbing.Hash) ([]plumbing.Hash, error) {
 	}
 	seen := map[plumbing.Hash]bool{}
 	var stack []plumbing.Hash
-	for _, b := range bases {
-		ci, err := s.readCommit(b)
+	parents := func(c plumbing.Hash) error { // stacks c's parents not seen yet
+		ci, err := s.readCommit(c)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, p := range ci.parents {
 			if !seen[p] {
 				seen[p] = true
 				stack = append(stack, p)
 			}
+		}
+		return nil
+	}
+	for _, b := range bases {
+		if err := parents(b); err != nil {
+			return nil, err
 		}
 	}
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		ci, err := s.readCommit(c)
-		if err != nil {
+		if err := parents(c); err != nil {
 			return nil, err
-		}
-		for _, p := range ci.parents {
-			if !seen[p] {
-				seen[p] = true
-				stack = append(stack, p)
-			}
 		}
 	}
 	var out []plumbing.Hash
