@@ -161,20 +161,26 @@ func TestCorpusRoundTrip(t *testing.T) {
 }
 
 // checkPreserved asserts that out holds every line of orig that is not an
-// entity line of the given names, byte for byte and in order, and that every
-// other line of out is valid JSON.
+// entity line of the given names, byte for byte and in order (the last one,
+// when it had no newline and a line now follows it, may have taken the
+// "\r" of the file's CRLF endings with its newline), and that every other
+// line of out is valid JSON.
 func checkPreserved(t testing.TB, orig, out []byte, names map[string]bool) {
 	t.Helper()
 	var want [][]byte
+	unended := -1 // want's index of orig's last line when it has no newline
 	for _, l := range splitLines(orig) {
 		if p := parseLine(l.text); p.kind == "entity" && p.named && names[p.name] {
 			continue
+		}
+		if !l.nl {
+			unended = len(want)
 		}
 		want = append(want, l.text)
 	}
 	i := 0
 	for _, l := range splitLines(out) {
-		if i < len(want) && bytes.Equal(l.text, want[i]) {
+		if i < len(want) && (bytes.Equal(l.text, want[i]) || i == unended && bytes.Equal(l.text, append(want[i][:len(want[i]):len(want[i])], '\r'))) {
 			i++
 			continue
 		}
