@@ -362,6 +362,9 @@ func (r *recorder) handle(b watcher.Batch) bool {
 	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	r.mu.Unlock()
+	for _, n := range r.eng.TakeNotWritten() { // see printNotWritten in cmd/strata
+		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
+	}
 	r.unread.done(outs)
 	if err != nil {
 		r.log.Error("record", "err", err) // retried by Run; the watcher keeps running

@@ -37,6 +37,9 @@ type Engine struct {
 
 	home    *Engine // the home view, opened on first use (home.go)
 	display string  // in the home view: the kept "~/..." path shown for HomeName
+
+	nwMu       sync.Mutex
+	notWritten []NotWritten // owed writes completed journals left undone (TakeNotWritten)
 }
 
 // realDir resolves a directory's symlinks, remembering the answer: a command

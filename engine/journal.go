@@ -173,11 +173,11 @@ func (e *Engine) pendingLosses() ([]Lost, error) {
 
 // RecoverWrites completes a sync that was interrupted (see above): it
 // writes the files the sync owed, keeps the losses of its merge, and
-// returns the paths it wrote and those losses (none when the ref never
-// moved). Without a journal it does nothing. Its caller holds the
+// returns the owed writes it left undone (also kept for TakeNotWritten)
+// and those losses (none when the ref never moved). Without a journal it does nothing. Its caller holds the
 // write-phase lock (Record shared, a sync exclusively), so a journal it
 // finds is a dead sync's.
-func (e *Engine) RecoverWrites() (wrote []string, lost []Lost, err error) {
+func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err error) {
 	j, torn, err := e.readJournal()
 	if torn {
 		return nil, nil, e.EndWrites()
@@ -206,23 +206,48 @@ func (e *Engine) RecoverWrites() (wrote []string, lost []Lost, err error) {
 		written, err := e.checkout(k, w.Ours, w.Result)
 		var unreadable *state.Problem
 		if errors.As(err, &unreadable) {
-			continue // not a readable regular file any more: left alone
+			// not a readable regular file any more: left alone, named
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head})
+			continue
 		}
 		if err != nil {
-			return wrote, nil, fmt.Errorf("sync journal: %s: %w", w.Path, err)
+			return notWritten, nil, fmt.Errorf("sync journal: %s: %w", w.Path, err)
 		}
 		if !written {
-			continue // edited since: that edit is newer and will be recorded
+			// edited since: that edit is newer and will be recorded, over
+			// the merged version, which the user is told of
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head})
 		}
-		wrote = append(wrote, w.Path)
 	}
 	if len(j.Lost) > 0 && head != j.From {
 		if err := e.KeepLosses(j.Lost); err != nil {
-			return wrote, nil, fmt.Errorf("sync journal: %w", err)
+			return notWritten, nil, fmt.Errorf("sync journal: %w", err)
 		}
 		lost = j.Lost
 	}
-	return wrote, lost, e.EndWrites()
+	e.nwMu.Lock()
+	e.notWritten = append(e.notWritten, notWritten...)
+	e.nwMu.Unlock()
+	return notWritten, lost, e.EndWrites()
+}
+
+// NotWritten is a write an interrupted sync owed that completing its
+// journal left undone: the file was edited (or replaced by something not a
+// regular file) after the sync was interrupted. The edit is newer and is
+// recorded over the merged version, which Rev (the merge) holds.
+type NotWritten struct {
+	Path string
+	Rev  string
+}
+
+// TakeNotWritten returns the writes left undone by the journals this engine
+// completed since the last call (RecoverWrites), for the command to name.
+func (e *Engine) TakeNotWritten() []NotWritten {
+	e.nwMu.Lock()
+	defer e.nwMu.Unlock()
+	out := e.notWritten
+	e.notWritten = nil
+	return out
 }
 
 // removeLeftovers removes, from the directory of each kept file given, the

@@ -250,9 +250,20 @@ func recoverWrites(eng *engine.Engine, lock sync.Locker, rep *Report) error {
 		return err
 	}
 	defer release()
-	_, lost, err := eng.RecoverWrites()
+	nw, lost, err := eng.RecoverWrites()
 	rep.recovered = append(rep.recovered, lost...)
+	rep.notWritten(nw)
 	return err
+}
+
+// notWritten adds the writes a completed journal left undone (the file
+// edited after that sync was interrupted) to the files not written.
+func (r *Report) notWritten(nw []engine.NotWritten) {
+	for _, n := range nw {
+		if !slices.Contains(r.Skipped, n.Path) {
+			r.Skipped = append(r.Skipped, n.Path)
+		}
+	}
 }
 
 // ready returns a channel that holds sc.
@@ -347,8 +358,9 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		return "", err
 	}
 	defer release()
-	_, lost, err := eng.RecoverWrites()
+	nw, lost, err := eng.RecoverWrites()
 	rep.recovered = append(rep.recovered, lost...)
+	rep.notWritten(nw)
 	if err != nil {
 		return "", err
 	}

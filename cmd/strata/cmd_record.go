@@ -68,6 +68,7 @@ func runRecord(e *env, o recordOptions) error {
 		fmt.Fprintln(e.Err, p.Error())
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
+	printNotWritten(e, eng)
 	if err == nil && o.Layers { // the write protocol: L2 lines and L3 entities after L1 changes
 		var more []engine.Outcome
 		more, err = layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterRecord(outs)
@@ -81,6 +82,17 @@ func runRecord(e *env, o recordOptions) error {
 		return errReported
 	}
 	return nil
+}
+
+// printNotWritten names, on stderr, each write an interrupted sync owed
+// that completing its journal left undone because the file was edited
+// after the interruption: the edit is recorded over the merged version
+// (the other machine's work in that file), which stays one command away.
+func printNotWritten(e *env, eng *engine.Engine) {
+	for _, n := range eng.TakeNotWritten() {
+		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
+			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+	}
 }
 
 type outcomeJSON struct {
