@@ -14,7 +14,7 @@ func Lines(data []byte) []string { return split(data) }
 // counts as added).
 func Added(a, b []byte) []Run {
 	var out []Run
-	for _, o := range diff(split(a), split(b)) {
+	for _, o := range script(split(a), split(b)) {
 		if o.kind != '+' {
 			continue
 		}

@@ -17,29 +17,57 @@ import (
 const maxEdit = 2000
 
 // Unified returns a unified diff of a and b with the given number of context
-// lines, or "" when they are equal. Labels name the two sides.
+// lines, or "" when they are equal. Labels name the two sides. The lines
+// both files start with, up to the context of the first change, are not
+// searched and hold no edit op, the lines share one copy of each file, and
+// a whole replacement (past the edit bound) is written as it is found: a
+// diff of two big versions held ~115 times a 10 MB file's size.
 func Unified(labelA, labelB string, a, b []byte, context int) string {
 	if bytes.Equal(a, b) {
 		return ""
 	}
 	x, y := split(a), split(b)
-	ops := diff(x, y)
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", labelA, labelB)
+	// the equal lines the files start with, less the context the hunks
+	// show: the search would only follow them (its first snake), so the
+	// script of the rest is the same (the equal lines they end with are
+	// not left out: the search may match some of them to other lines)
+	p := 0
+	for p < len(x) && p < len(y) && x[p] == y[p] {
+		p++
+	}
+	p = max(p-context, 0)
+	ops, found := diff(x[p:], y[p:])
+	if !found { // too different: everything out, everything in, as one hunk
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", rng(0, len(x)), rng(0, len(y)))
+		for _, l := range x {
+			writeLine(&out, '-', l)
+		}
+		for _, l := range y {
+			writeLine(&out, '+', l)
+		}
+		return out.String()
+	}
 	for _, h := range hunks(ops, context) {
 		ai, bi, al, bl := h.bounds()
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", rng(ai, al), rng(bi, bl))
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", rng(ai+p, al), rng(bi+p, bl))
 		for _, o := range h {
-			line := o.text
-			out.WriteByte(o.kind)
-			out.WriteString(strings.TrimSuffix(line, "\n"))
-			out.WriteByte('\n')
-			if !strings.HasSuffix(line, "\n") {
-				out.WriteString("\\ No newline at end of file\n")
-			}
+			writeLine(&out, o.kind, o.text)
 		}
 	}
 	return out.String()
+}
+
+// writeLine writes one line of a hunk: its kind, the line without its
+// "\n", and git's marker when it had none.
+func writeLine(out *strings.Builder, kind byte, line string) {
+	out.WriteByte(kind)
+	out.WriteString(strings.TrimSuffix(line, "\n"))
+	out.WriteByte('\n')
+	if !strings.HasSuffix(line, "\n") {
+		out.WriteString("\\ No newline at end of file\n")
+	}
 }
 
 func rng(start, n int) string {
@@ -52,17 +80,19 @@ func rng(start, n int) string {
 	return fmt.Sprintf("%d,%d", start+1, n)
 }
 
-// split cuts data into lines that keep their "\n".
+// split cuts data into lines that keep their "\n", all sharing one copy
+// of data.
 func split(data []byte) []string {
-	var lines []string
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
+	text := string(data)
+	lines := make([]string, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(text) > 0 {
+		i := strings.IndexByte(text, '\n')
 		if i < 0 {
-			lines = append(lines, string(data))
+			lines = append(lines, text)
 			break
 		}
-		lines = append(lines, string(data[:i+1]))
-		data = data[i+1:]
+		lines = append(lines, text[:i+1])
+		text = text[i+1:]
 	}
 	return lines
 }
@@ -73,8 +103,26 @@ type op struct {
 	ai, bi int // line index in a and b before this op
 }
 
-// diff is the Myers O(ND) shortest edit script, with the edit distance capped.
-func diff(a, b []string) []op {
+// script is diff with a whole replacement past the edit bound: every line
+// of a out, then every line of b in.
+func script(a, b []string) []op {
+	ops, found := diff(a, b)
+	if found {
+		return ops
+	}
+	ops = make([]op, 0, len(a)+len(b))
+	for i, l := range a {
+		ops = append(ops, op{'-', l, i, 0})
+	}
+	for j, l := range b {
+		ops = append(ops, op{'+', l, len(a), j})
+	}
+	return ops
+}
+
+// diff is the Myers O(ND) shortest edit script, with the edit distance
+// capped; found is false past the cap (ops is then nil).
+func diff(a, b []string) (ops []op, found bool) {
 	n, m := len(a), len(b)
 	limit := min(n+m, maxEdit)
 	// v[k+off] is the furthest x on diagonal k; trace[d] keeps the diagonals
@@ -82,7 +130,6 @@ func diff(a, b []string) []op {
 	off := limit + 1
 	v := make([]int, 2*off+1)
 	var trace [][]int
-	found := false
 	for d := 0; d <= limit && !found; d++ {
 		trace = append(trace, append([]int(nil), v[off-d:off+d+1]...))
 		for k := -d; k <= d; k += 2 {
@@ -103,15 +150,8 @@ func diff(a, b []string) []op {
 			}
 		}
 	}
-	if !found { // too different: everything out, everything in
-		var ops []op
-		for i, l := range a {
-			ops = append(ops, op{'-', l, i, 0})
-		}
-		for j, l := range b {
-			ops = append(ops, op{'+', l, n, j})
-		}
-		return ops
+	if !found {
+		return nil, false
 	}
 	// Backtrack through the saved frontiers: at step d, diagonal k of the
 	// snapshot is at index k+d.
@@ -147,11 +187,11 @@ func diff(a, b []string) []op {
 		}
 		x, y = px, py
 	}
-	ops := make([]op, len(rev))
+	ops = make([]op, len(rev))
 	for i := range rev {
 		ops[i] = rev[len(rev)-1-i]
 	}
-	return ops
+	return ops, true
 }
 
 type hunk []op
