@@ -36,7 +36,11 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 		offs[i+1] = offs[i] + len(l)
 	}
 	out := later
-	for _, r := range runs {
+	parsed := 0 // bytes of out parsed so far (mergeParseBudget)
+	for i, r := range runs {
+		if parsed += len(out); parsed > mergeParseBudget {
+			return appendRuns(out, runs[i:]), nil
+		}
 		add := newLines(r.Lines, out)
 		if add == nil {
 			continue
@@ -59,6 +63,48 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 		out = splice(out, p, add)
 	}
 	return out, nil
+}
+
+// mergeParseBudget bounds the bytes MergeMemory parses: it places each run
+// by parsing the file it builds, so k runs in a file of n bytes cost k*n (a
+// remote's version can bring ~2 000 runs, the edit bound, into a file of
+// megabytes). Past it the remaining runs go at the end of the file, in
+// order: every new line is still kept.
+var mergeParseBudget = 32 << 20
+
+// appendRuns adds the new lines of runs (newLines) at the end of out, in
+// order, as one splice: what splicing each there in turn would make.
+func appendRuns(out []byte, runs []textdiff.Run) []byte {
+	have := map[string]bool{}
+	for _, l := range textdiff.Lines(out) {
+		have[strings.TrimRight(l, "\r\n")] = true
+	}
+	var all []string
+	for _, r := range runs {
+		var keep []string
+		fresh := false
+		for _, l := range r.Lines {
+			t := strings.TrimRight(l, "\r\n")
+			switch {
+			case strings.TrimSpace(t) == "":
+				keep = append(keep, l)
+			case !have[t]:
+				keep = append(keep, l)
+				fresh = true
+			}
+		}
+		if !fresh {
+			continue
+		}
+		for _, l := range keep {
+			have[strings.TrimRight(l, "\r\n")] = true
+		}
+		all = append(all, keep...)
+	}
+	if len(all) == 0 {
+		return out
+	}
+	return splice(out, len(out), all)
 }
 
 // newLines drops from a run the lines out already holds (blank lines aside);

@@ -581,3 +581,25 @@ func seedGraphMerge(f *testing.F) {
 		f.Add(string(base), strings.ReplaceAll(strings.Join(earlier, ""), "\n", "\r\n"), later)
 	}
 }
+
+// Past mergeParseBudget the runs of lines the earlier side added go at
+// the end of the later version, in order, unplaced: placing each parses
+// the file the merge builds, so a remote's ~2 000 runs in a file of
+// megabytes cost hours. Every new line is still there, and the later
+// version's bytes come first, unchanged.
+func TestMergeMemoryPastParseBudget(t *testing.T) {
+	defer func(b int) { mergeParseBudget = b }(mergeParseBudget)
+	base := "# M\n## A\n- a1\n## B\n- b1\n"
+	earlier := "# M\n## A\n- a1\n- a2\n## B\n- b1\n- b2\n"
+	later := "# M\n## A\n- a1\n- l\n## B\n- b1\n"
+	for budget, want := range map[int]string{
+		32 << 20: "# M\n## A\n- a1\n- a2\n- l\n## B\n- b1\n- b2\n",
+		1:        later + "- a2\n- b2\n",
+	} {
+		mergeParseBudget = budget
+		got, err := MergeMemory([]byte(base), []byte(earlier), []byte(later))
+		if err != nil || string(got) != want {
+			t.Errorf("budget %d: got %q, %v; want %q", budget, got, err, want)
+		}
+	}
+}
