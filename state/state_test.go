@@ -1,6 +1,8 @@
 package state
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +61,13 @@ func TestParseTime(t *testing.T) {
 	got, err := ParseTime("noon", morning)
 	require.NoError(t, err)
 	assert.Equal(t, time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), got)
+}
+
+// A time that does not parse is quoted in its error up to 80 bytes: an MCP
+// client's 14 MB time string came back whole in the reply.
+func TestParseTimeErrorIsShort(t *testing.T) {
+	_, err := ParseTime(strings.Repeat("x", 1<<20), time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), `"`+strings.Repeat("x", 80)+`…"`) {
+		t.Fatalf("got %.200v (%d bytes)", err, len(fmt.Sprint(err)))
+	}
 }

@@ -75,8 +75,14 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 			return now.Add(-d), nil
 		}
 	}
+	if len(s) > maxQuotedTime { // one line, not a hostile caller's megabytes back (an MCP argument)
+		s = strings.ToValidUTF8(s[:maxQuotedTime], "") + "…"
+	}
 	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339, a date (2026-11-22), N{s,m,h,d,w} ago, '2 hours ago', yesterday, noon or midnight", s)
 }
+
+// maxQuotedTime is how much of a time that does not parse its error quotes.
+const maxQuotedTime = 80
 
 // units maps the unit words of a relative time to their length.
 var units = map[string]time.Duration{
