@@ -51,6 +51,21 @@ var WritesWait = time.Minute
 
 func (e *Engine) writesLock() string { return e.journalPath() + ".lock" }
 
+// lockWrites takes the exclusive flock(2) on <common dir>/strata/writes.lock,
+// waiting for it, and returns its release. Every strata process holds it
+// while it compares a kept file with the version it expects and renames the
+// new version over it (write, Checkouts.Commit), so that two of them never
+// both find the same old version and each rename theirs over it, the
+// second silently dropping the first's. The kernel drops the lock when its
+// holder dies; the file is never removed (the lock lives on its inode).
+func (e *Engine) lockWrites() (func(), error) {
+	release, err := pidlock.Hold(filepath.Join(e.store.CommonDir(), "strata", "writes.lock"), true, -1)
+	if err != nil {
+		return nil, fmt.Errorf("lock writes: %w", err)
+	}
+	return release, nil
+}
+
 // HoldWrites takes the write-phase lock exclusively, for a sync's write
 // phase (see above); release lets it go.
 func (e *Engine) HoldWrites() (release func(), err error) { return e.holdWrites(true) }
@@ -173,8 +188,7 @@ func (e *Engine) pendingLosses() ([]Lost, error) {
 
 // RecoverWrites completes a sync that was interrupted (see above): it
 // writes the files the sync owed, keeps the losses of its merge, and
-// returns the owed writes it left undone (also kept for TakeNotWritten)
-// and those losses (none when the ref never moved). Without a journal it does nothing. Its caller holds the
+// returns the owed writes it left undone and those losses (none when the ref never moved). Without a journal it does nothing. Its caller holds the
 // write-phase lock (Record shared, a sync exclusively), so a journal it
 // finds is a dead sync's.
 func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err error) {
@@ -225,9 +239,6 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		}
 		lost = j.Lost
 	}
-	e.nwMu.Lock()
-	e.notWritten = append(e.notWritten, notWritten...)
-	e.nwMu.Unlock()
 	return notWritten, lost, e.EndWrites()
 }
 
@@ -240,8 +251,9 @@ type NotWritten struct {
 	Rev  string
 }
 
-// TakeNotWritten returns the writes left undone by the journals this engine
-// completed since the last call (RecoverWrites), for the command to name.
+// TakeNotWritten returns the writes left undone by the journals this
+// engine's records completed since the last call, for the command to name
+// (a sync reports those of the journals it completes itself).
 func (e *Engine) TakeNotWritten() []NotWritten {
 	e.nwMu.Lock()
 	defer e.nwMu.Unlock()

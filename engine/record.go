@@ -36,7 +36,13 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 		return nil, err
 	}
 	defer release()
-	if _, _, err := e.RecoverWrites(); err != nil {
+	nw, _, err := e.RecoverWrites()
+	if len(nw) > 0 {
+		e.nwMu.Lock()
+		e.notWritten = append(e.notWritten, nw...)
+		e.nwMu.Unlock()
+	}
+	if err != nil {
 		return nil, err
 	}
 	head, files, err := e.recorded()

@@ -203,14 +203,15 @@ func readInfo(path string) (Info, error) {
 
 // Hold takes an flock on path (created with its directories if needed):
 // shared, or exclusive when exclusive is set, waiting up to wait for a
-// holder of the other kind to let go. release lets it go. Past wait the
-// error is a *HeldError wrapping state.ErrLocked. The kernel releases the
-// lock when its holder dies, so a killed holder never blocks anyone.
+// holder of the other kind to let go (as long as it takes when wait is
+// negative). release lets it go. Past wait the error is a *HeldError
+// wrapping state.ErrLocked. The kernel releases the lock when its holder
+// dies, so a killed holder never blocks anyone.
 func Hold(path string, exclusive bool, wait time.Duration) (release func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -218,13 +219,18 @@ func Hold(path string, exclusive bool, wait time.Duration) (release func(), err 
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	deadline := time.Now().Add(wait)
-	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
-		err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
-			break
+	if wait < 0 {
+		for err = unix.Flock(int(f.Fd()), how); errors.Is(err, unix.EINTR); err = unix.Flock(int(f.Fd()), how) {
 		}
-		time.Sleep(pause)
+	} else {
+		deadline := time.Now().Add(wait)
+		for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+			err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+			if !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(pause)
+		}
 	}
 	if err != nil {
 		f.Close()

@@ -245,25 +245,30 @@ func pushFirst(ctx context.Context, eng *engine.Engine, o Options, remote engine
 func recoverWrites(eng *engine.Engine, lock sync.Locker, rep *Report) error {
 	lock.Lock()
 	defer lock.Unlock()
-	release, err := eng.HoldWrites()
-	if err != nil {
-		return err
+	release, err := holdAndRecover(eng, rep)
+	if release != nil {
+		release()
 	}
-	defer release()
-	nw, lost, err := eng.RecoverWrites()
-	rep.recovered = append(rep.recovered, lost...)
-	rep.notWritten(nw)
 	return err
 }
 
-// notWritten adds the writes a completed journal left undone (the file
-// edited after that sync was interrupted) to the files not written.
-func (r *Report) notWritten(nw []engine.NotWritten) {
+// holdAndRecover takes the write-phase lock (engine.HoldWrites: no record
+// in another process until release) and completes a journal a killed sync
+// left, keeping its losses for the report and adding the writes it left
+// undone (the file edited after that sync was interrupted) to the files
+// not written. release is nil when the lock was not taken.
+func holdAndRecover(eng *engine.Engine, rep *Report) (release func(), err error) {
+	if release, err = eng.HoldWrites(); err != nil {
+		return nil, err
+	}
+	nw, lost, err := eng.RecoverWrites()
+	rep.recovered = append(rep.recovered, lost...)
 	for _, n := range nw {
-		if !slices.Contains(r.Skipped, n.Path) {
-			r.Skipped = append(r.Skipped, n.Path)
+		if !slices.Contains(rep.Skipped, n.Path) {
+			rep.Skipped = append(rep.Skipped, n.Path)
 		}
 	}
+	return release, err
 }
 
 // ready returns a channel that holds sc.
@@ -353,14 +358,10 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	// no record in another process from here until the owed writes are
 	// done (engine.HoldWrites): it would take this sync's journal for a
 	// dead one's
-	release, err := eng.HoldWrites()
-	if err != nil {
-		return "", err
+	release, err := holdAndRecover(eng, rep)
+	if release != nil {
+		defer release()
 	}
-	defer release()
-	nw, lost, err := eng.RecoverWrites()
-	rep.recovered = append(rep.recovered, lost...)
-	rep.notWritten(nw)
 	if err != nil {
 		return "", err
 	}
