@@ -75,27 +75,10 @@ var mergeParseBudget = 32 << 20
 // appendRuns adds the new lines of runs (newLines) at the end of out, in
 // order, as one splice: what splicing each there in turn would make.
 func appendRuns(out []byte, runs []textdiff.Run) []byte {
-	have := map[string]bool{}
-	for _, l := range textdiff.Lines(out) {
-		have[strings.TrimRight(l, "\r\n")] = true
-	}
+	have := lineSet(out)
 	var all []string
 	for _, r := range runs {
-		var keep []string
-		fresh := false
-		for _, l := range r.Lines {
-			t := strings.TrimRight(l, "\r\n")
-			switch {
-			case strings.TrimSpace(t) == "":
-				keep = append(keep, l)
-			case !have[t]:
-				keep = append(keep, l)
-				fresh = true
-			}
-		}
-		if !fresh {
-			continue
-		}
+		keep := freshLines(r.Lines, have)
 		for _, l := range keep {
 			have[strings.TrimRight(l, "\r\n")] = true
 		}
@@ -109,11 +92,20 @@ func appendRuns(out []byte, runs []textdiff.Run) []byte {
 
 // newLines drops from a run the lines out already holds (blank lines aside);
 // nil when nothing new is left.
-func newLines(run []string, out []byte) []string {
+func newLines(run []string, out []byte) []string { return freshLines(run, lineSet(out)) }
+
+// lineSet holds each line of out, without its line ending.
+func lineSet(out []byte) map[string]bool {
 	have := map[string]bool{}
 	for _, l := range textdiff.Lines(out) {
 		have[strings.TrimRight(l, "\r\n")] = true
 	}
+	return have
+}
+
+// freshLines drops from a run the lines have holds (blank lines aside);
+// nil when nothing new is left.
+func freshLines(run []string, have map[string]bool) []string {
 	var keep []string
 	fresh := false
 	for _, l := range run {
