@@ -164,7 +164,7 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 			stands = stands || v != remote[p]
 		}
 		if stands {
-			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed"})
+			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed (take its unpublished versions out: strata forget " + state.ShellWord(p) + ")"})
 		}
 	}
 	return ps, nil

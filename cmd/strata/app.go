@@ -176,6 +176,7 @@ var commandTable = []struct {
 	{"hooks", newHooksCommand},
 	{"claude", newClaudeCommand},
 	{"sync", newSyncCommand},
+	{"forget", newForgetCommand},
 	{"doctor", newDoctorCommand},
 	{"timeline", newTimelineCommand},
 	{"version", newVersionCommand},

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+type forgetOptions struct {
+	Paths  []string
+	DryRun bool
+	JSON   bool
+}
+
+func newForgetCommand(e *env) *cli.Command {
+	var o forgetOptions
+	return &cli.Command{
+		Name:      "forget",
+		Usage:     "take every version of a path out of the history no remote holds yet",
+		ArgsUsage: "PATH...",
+		Description: `Rewrites the commits of refs/strata/state that no remote has been seen to
+hold (none of the refs/strata-remotes/*/state that sync fetched reaches them)
+so that none brings a version of PATH: in each, PATH holds the version its
+parent holds (for a merge with a remote's commit, the remote's), the PATH
+lines of its message go, and a commit that recorded nothing else is dropped.
+Every other path, message, author and time is kept. Published commits are
+never changed, so this is the way out when sync refuses to publish a path that
+was made private (or is no longer kept) after a version of it was recorded,
+and the way to take back a secret recorded before it was published. PATH may
+be a file no rule keeps any more. The old history stays in the ref's reflog
+(git reflog refs/strata/state) until git prunes it; the line printed says how
+to put it back. Waits for a running sync and for records under way.
+--dry-run prints what would change and writes nothing.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would change; write nothing", Destination: &o.DryRun},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usagef("forget needs at least one PATH")
+			}
+			o.Paths = c.Args().Slice()
+			return runForget(c.Context, e, o)
+		},
+	}
+}
+
+func runForget(ctx context.Context, e *env, o forgetOptions) error {
+	eng, err := open(e)
+	if err != nil {
+		return err
+	}
+	var paths []string
+	var kept []string // named paths the rules still keep
+	for _, a := range o.Paths {
+		if strings.HasPrefix(a, "~") {
+			return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a)
+		}
+		k, err := eng.Resolve(e.Dir, a)
+		var pe *engine.PathError
+		switch {
+		case err == nil:
+			kept = append(kept, k.Path)
+		case errors.As(err, &pe) && (errors.Is(err, engine.ErrNotKept) || errors.Is(err, engine.ErrBadName)):
+			k.Path = pe.Path // recorded once, kept no more: what forget is for
+		default:
+			return err
+		}
+		paths = append(paths, k.Path)
+	}
+	res, nw, err := eng.ForgetUnpublished(ctx, paths, o.DryRun)
+	for _, n := range nw {
+		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
+			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+	}
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = state.TermSafe(p)
+	}
+	names := strings.Join(quoted, ", ")
+	switch {
+	case errors.Is(err, state.ErrUnchanged):
+		if o.JSON {
+			return writeJSON(e.Out, forgetJSON{Forgotten: res, Changed: false})
+		}
+		fmt.Fprintf(e.Out, "nothing to forget: no unpublished commit of %s brings a version of %s (a version a remote holds cannot be taken back)\n", eng.StateRef(), names)
+		return nil
+	case errors.Is(err, gitstore.ErrNothingLeft):
+		fmt.Fprintf(e.Err, "strata: forget %s: every commit of %s recorded only it and no remote holds one; nothing was changed (remove the ref with git update-ref -d %s to start over)\n",
+			names, eng.StateRef(), eng.StateRef())
+		return errReported
+	case err != nil:
+		return err
+	}
+	if o.JSON {
+		return writeJSON(e.Out, forgetJSON{Forgotten: res, Changed: !o.DryRun})
+	}
+	verb := "forgot"
+	if o.DryRun {
+		verb = "would forget"
+	}
+	fmt.Fprintf(e.Out, "%s %s: of the unpublished commits %d rewritten, %d dropped, %d unchanged\n",
+		verb, names, len(res.Rewritten), len(res.Dropped), res.Kept)
+	if o.DryRun {
+		return nil
+	}
+	fmt.Fprintf(e.Out, "%s moved from %s to %s; to put the old history back: git update-ref %s %s %s\n",
+		eng.StateRef(), state.ShortID(res.Old), state.ShortID(res.New), eng.StateRef(), res.Old, res.New)
+	for _, p := range kept {
+		fmt.Fprintf(e.Out, "note: %s is still kept: its file is recorded again at the next record (stop keeping it in .strata.yaml, or edit it first)\n", state.TermSafe(p))
+	}
+	return nil
+}
+
+type forgetJSON struct {
+	engine.Forgotten
+	Changed bool `json:"changed"`
+}

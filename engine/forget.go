@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/strata-dev/strata/gitstore"
+)
+
+// Forgotten is what Forget did; see gitstore.Forgotten.
+type Forgotten = gitstore.Forgotten
+
+// ForgetUnpublished rewrites the state history no remote holds yet so that it brings
+// no version of paths (gitstore.Store.Forget): the way out when sync
+// refuses to publish a path made private, or no longer kept, after a
+// version of it was recorded, and the way to take back a secret recorded
+// before it was published. It waits for a running sync of this work tree
+// and for the records under way, and first completes the writes of a sync
+// that was interrupted (their undone writes are returned), so the journal's
+// merge is never rewritten under it. With dry set nothing is written.
+func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool) (Forgotten, []NotWritten, error) {
+	releaseSync, err := e.HoldSync()
+	if err != nil {
+		return Forgotten{}, nil, err
+	}
+	defer releaseSync()
+	release, err := e.HoldWrites()
+	if err != nil {
+		return Forgotten{}, nil, err
+	}
+	defer release()
+	nw, _, err := e.RecoverWrites()
+	if err != nil {
+		return Forgotten{}, nw, err
+	}
+	res, err := e.store.Forget(ctx, paths, dry)
+	return res, nw, err
+}
