@@ -74,6 +74,9 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
+	if err := checkFormat(commonDir); err != nil {
+		return nil, err
+	}
 	s := &Store{
 		root:      root,
 		gitDir:    gitDir,

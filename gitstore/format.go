@@ -1,0 +1,70 @@
+package gitstore
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// knownExtensions are the repository extensions strata can work under, with
+// the only value it accepts ("" for any): what git 2.39 knows, minus the
+// SHA-256 object format (strata writes SHA-1 objects and 40-digit refs) and
+// plus the reftable ref storage's "files" (strata reads and writes loose
+// refs and packed-refs).
+var knownExtensions = map[string]string{
+	"noop":            "",
+	"noop-v1":         "",
+	"preciousobjects": "", // nothing strata does deletes objects
+	"partialclone":    "",
+	"worktreeconfig":  "",
+	"objectformat":    "sha1",
+	"refstorage":      "files",
+}
+
+// checkFormat refuses a repository strata would damage: one whose
+// core.repositoryformatversion is past 1, or that declares an extension it
+// does not know or an object format or ref storage other than SHA-1 and
+// files. git itself refuses the first two; strata refuses the last two too,
+// before it writes anything, since a SHA-1 object or ref in a SHA-256
+// repository breaks git fsck, git gc and git log --all. Version 0 ignores
+// extensions, as git does.
+func checkFormat(commonDir string) error {
+	f, err := os.Open(filepath.Join(commonDir, "config"))
+	if err != nil {
+		return nil // no config: git's defaults, version 0
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil
+	}
+	version := "0"
+	ext := map[string]string{}
+	parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
+		switch {
+		case sec == "core" && sub == "" && key == "repositoryformatversion":
+			version = strings.TrimSpace(val)
+		case sec == "extensions" && sub == "":
+			ext[key] = strings.ToLower(strings.TrimSpace(val))
+		}
+	})
+	switch version {
+	case "0":
+		return nil
+	case "1":
+	default:
+		return fmt.Errorf("%s: repository format version %s is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, version)
+	}
+	for key, val := range ext {
+		want, known := knownExtensions[key]
+		switch {
+		case !known:
+			return fmt.Errorf("%s: the repository declares extensions.%s, which strata does not know; nothing was written", commonDir, key)
+		case want != "" && val != want:
+			return fmt.Errorf("%s: extensions.%s = %s: strata works only in repositories whose extensions.%s is %s; nothing was written", commonDir, key, val, key, want)
+		}
+	}
+	return nil
+}
