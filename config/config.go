@@ -94,6 +94,11 @@ type Config struct {
 	// Ignored reports whether git ignores a repo-relative path (nil: nothing
 	// is). Such a file is kept only when a user rule names it exactly.
 	Ignored func(rel string) bool
+	// Nested returns the folder (repo-relative) of another repository
+	// nested in the work tree — a submodule, a clone: a folder holding a
+	// .git entry — that holds rel, "" when none does (nil: none). Its files
+	// are never kept, even when a rule names them.
+	Nested func(rel string) string
 
 	user    int      // how many of Rules are the user's own
 	private []string // the last ScanAll's withheld files: they match a rule but are private
@@ -338,6 +343,10 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 	return k, why == ""
 }
 
+// WhyNested starts the reason a file inside another repository nested in
+// the work tree is not kept (Nested); no rule keeps such a file.
+const WhyNested = "inside another git repository, "
+
 // Why a path that matches a rule is not kept.
 const (
 	whyNot       = "no rule"
@@ -351,7 +360,7 @@ const (
 // exactly, without wildcards, keeps it anyway.
 func (c *Config) Private(rel string) string {
 	_, why := c.classify(rel)
-	if why == whyIgnored || why == whyLocalJSON {
+	if why == whyIgnored || why == whyLocalJSON || strings.HasPrefix(why, WhyNested) {
 		return why
 	}
 	return ""
@@ -429,6 +438,11 @@ func (c *Config) Named(rel string) bool {
 
 // privacy is why a matched path is withheld, "" when it is kept.
 func (c *Config) privacy(rel string, named bool) string {
+	if c.Nested != nil {
+		if repo := c.Nested(rel); repo != "" {
+			return WhyNested + repo
+		}
+	}
 	switch {
 	case named:
 		return ""

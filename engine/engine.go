@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -34,6 +35,7 @@ type Engine struct {
 	Now   func() time.Time
 
 	realDirs map[string]string // EvalSymlinks results by directory, for one command's run
+	nested   map[string]bool   // whether a directory holds a .git entry (nestedRepo), for one command's run
 
 	home    *Engine // the home view, opened on first use (home.go)
 	display string  // in the home view: the kept "~/..." path shown for HomeName
@@ -63,9 +65,9 @@ func (e *Engine) realDir(dir string) (string, error) {
 
 // Forget drops remembered directory resolutions.
 func (e *Engine) Forget() {
-	e.realDirs = nil
+	e.realDirs, e.nested = nil, nil
 	if e.home != nil {
-		e.home.realDirs = nil
+		e.home.realDirs, e.home.nested = nil, nil
 	}
 }
 
@@ -88,7 +90,19 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, store: st, v: v, Now: state.Now}, nil
+	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now}
+	cfg.Nested = e.nestedRel // files of a submodule or a nested clone are its own
+	return e, nil
+}
+
+// nestedRel is config.Config.Nested: nestedRepo of a repo-relative path's
+// folder, taken as named (inside judges where symbolic links lead).
+func (e *Engine) nestedRel(rel string) string {
+	dir := path.Dir(rel)
+	if dir == "." || strings.HasPrefix(rel, "~/") {
+		return ""
+	}
+	return e.nestedRepo(filepath.Join(e.cfg.Root, filepath.FromSlash(dir)), e.cfg.Root)
 }
 
 // File is a kept file as read from disk.
@@ -204,7 +218,43 @@ func (e *Engine) insideReal(k config.Kept, real string) error {
 	if e.inGitDir(real, rb, base == e.cfg.Root) {
 		return &PathError{Path: k.Path, Reason: "its directory is a symbolic link into a .git directory; not followed", IO: true}
 	}
+	if base == e.cfg.Root {
+		if repo := e.nestedRepo(real, rb); repo != "" {
+			return &PathError{Path: k.Path, Reason: "it is inside another git repository (" + repo + " has its own .git, a submodule or a clone); its files are that repository's", IO: true}
+		}
+	}
 	return nil
+}
+
+// nestedRepo returns the directory, relative to the work tree's real root
+// rb, of the outermost repository nested in the work tree (a submodule, a
+// clone inside it: a directory holding a .git entry) that holds the real
+// directory dir, or "" when none does. strata keeps none of its files:
+// they are another repository's, which its own git ignores or tracks, and
+// restoring or syncing them would write into it (config.Config.Nested
+// makes them private: nestedRel).
+func (e *Engine) nestedRepo(dir, rb string) string {
+	sep := string(filepath.Separator)
+	if !strings.HasPrefix(dir, rb+sep) {
+		return ""
+	}
+	rel := strings.Split(strings.TrimPrefix(dir, rb+sep), sep)
+	for i := range rel {
+		d := filepath.Join(rb, filepath.Join(rel[:i+1]...))
+		has, ok := e.nested[d]
+		if !ok {
+			_, err := os.Lstat(filepath.Join(d, ".git"))
+			has = err == nil
+			if e.nested == nil {
+				e.nested = map[string]bool{}
+			}
+			e.nested[d] = has
+		}
+		if has {
+			return filepath.ToSlash(filepath.Join(rel[:i+1]...))
+		}
+	}
+	return ""
 }
 
 // keptBase is the directory k's path is under: the work tree, or the home

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -126,6 +127,10 @@ func formatOf(p string) string {
 // private, and how to keep one anyway.
 func printWithheld(e *env, eng *engine.Engine) {
 	for _, p := range eng.Withheld() {
+		if strings.HasPrefix(p.Reason, config.WhyNested) {
+			fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
+			continue
+		}
 		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, state.TermSafe(p.Path), engine.ConfigFile)
 	}
 }
