@@ -410,6 +410,9 @@ func checkMarkdown(path string, data []byte) state.Problems {
 	if ps != nil {
 		return ps
 	}
+	if p, ok := conflictMarkers(path, text); ok {
+		return state.Problems{p}
+	}
 	lines := bytes.Count(text, []byte("\n"))
 	if len(text) > 0 && text[len(text)-1] != '\n' {
 		lines++
@@ -423,6 +426,48 @@ func checkMarkdown(path string, data []byte) state.Problems {
 			Message: fmt.Sprintf("file is %d bytes; Claude Code loads only the first %d (25 KB)", len(data), memoryMaxBytes)})
 	}
 	return ps
+}
+
+// conflictMarkers finds the first region of git conflict markers in a
+// Markdown file — a line "<<<<<<<" (or "<<<<<<< " and a label), later a line
+// "=======", later a line ">>>>>>>" (or with a label), outside fenced code —
+// left by a merge, a rebase or a stash pop that stopped on a conflict. Such
+// a file holds both sides and the markers: recorded, it would reach every
+// machine through sync, and an edit would land inside the region.
+func conflictMarkers(path string, text []byte) (state.Problem, bool) {
+	start, mid := 0, false
+	fence := ""
+	for n, rest := 1, text; len(rest) > 0; n++ {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		rest = after
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		trimmed := bytes.TrimLeft(line, " ")
+		switch {
+		case fence != "":
+			if bytes.HasPrefix(trimmed, []byte(fence)) {
+				fence = ""
+			}
+		case bytes.HasPrefix(trimmed, []byte("```")) || bytes.HasPrefix(trimmed, []byte("~~~")):
+			fence = string(trimmed[:3])
+		case marker(line, '<'):
+			start, mid = n, false
+		case start > 0 && string(line) == "=======":
+			mid = true
+		case start > 0 && mid && marker(line, '>'):
+			return state.Problem{Path: path, Line: start, Col: 1,
+				Message: fmt.Sprintf("git conflict markers (<<<<<<< at line %d, >>>>>>> at line %d) from a merge, rebase or stash that stopped on a conflict: resolve it (keep the lines you want, delete the markers)", start, n)}, true
+		}
+	}
+	return state.Problem{}, false
+}
+
+// marker reports whether line is a conflict marker of seven c: alone, or
+// followed by a space and a label.
+func marker(line []byte, c byte) bool {
+	if len(line) < 7 || bytes.Count(line[:7], []byte{c}) != 7 {
+		return false
+	}
+	return len(line) == 7 || line[7] == ' '
 }
 
 // sortProblems orders problems by position, then pointer and message, so

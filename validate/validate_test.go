@@ -308,6 +308,14 @@ not json
 			}},
 		{name: "markdown not utf8", schema: "markdown", doc: "# ok\nbad \xff byte\n",
 			want: []string{"MEMORY.md:2:5: /: file is not valid UTF-8"}},
+		{name: "markdown conflict", schema: "markdown", doc: "# Memory\r\n\r\n## Learnings\r\n<<<<<<< HEAD\r\n- ours\r\n||||||| base\r\n=======\r\n- theirs\r\n>>>>>>> feature\r\n",
+			want: []string{"MEMORY.md:4:1: /: git conflict markers (<<<<<<< at line 4, >>>>>>> at line 9) from a merge, rebase or stash that stopped on a conflict: resolve it (keep the lines you want, delete the markers)"}},
+		{name: "markdown conflict bare markers", schema: "markdown", doc: "<<<<<<<\n=======\n>>>>>>>\n",
+			want: []string{"MEMORY.md:1:1: /: git conflict markers (<<<<<<< at line 1, >>>>>>> at line 3) from a merge, rebase or stash that stopped on a conflict: resolve it (keep the lines you want, delete the markers)"}},
+		// not a conflict: markers shown in a code fence, a setext heading,
+		// an incomplete set, longer runs
+		{name: "markdown markers in a fence", schema: "markdown", doc: "# How to merge\n```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n```\n"},
+		{name: "markdown setext and halves", schema: "markdown", doc: "Title\n=======\n\n<<<<<<< only the start\n>>>>>>> and an end with no middle\n<<<<<<<< eight\n=======\n>>>>>>>> eight\n"},
 	})
 }
 
