@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
@@ -261,4 +262,33 @@ func (e *Engine) Blob(id string) ([]byte, error) {
 		return nil, &TooLargeError{Blob: id, Size: size, Limit: e.cfg.MaxSize}
 	}
 	return data, nil
+}
+
+// CheckedOut reports whether the version of path that commit rev (a
+// commit of strata's refs) holds is the one the user's checked-out commit
+// (HEAD) holds: a version git itself put in the work tree — a checkout, a
+// reset, a stash, a pull — or the one last committed. The layer protocol
+// and the workflow TTL leave such a version alone: it is a branch's, not an
+// agent's step, and writing over it would dirty a tracked file and block
+// the way back (git checkout refuses to overwrite local changes). Any
+// error (no HEAD yet, path not in it) is false.
+func (e *Engine) CheckedOut(rev, path string) bool {
+	if strings.HasPrefix(path, "~/") {
+		return false
+	}
+	head, err := e.store.BlobID("HEAD", path)
+	if err != nil {
+		return false
+	}
+	blob, err := e.store.BlobID(rev, path)
+	return err == nil && blob == head
+}
+
+// CheckedOutBlob is CheckedOut for a version given by its blob id.
+func (e *Engine) CheckedOutBlob(blob, path string) bool {
+	if blob == "" || strings.HasPrefix(path, "~/") {
+		return false
+	}
+	head, err := e.store.BlobID("HEAD", path)
+	return err == nil && blob == head
 }

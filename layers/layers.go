@@ -101,6 +101,9 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		if k.Class != state.ClassWorkflowState || o.Entry.Action == state.ActionDelete {
 			continue
 		}
+		if a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
+			continue // git put it there (a checkout, stash, reset, pull): no step of the agent's
+		}
 		cur, err := a.docAt(o.Entry.Commit, o.Path)
 		if err != nil {
 			return nil, err
@@ -470,8 +473,8 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 		return nil, nil
 	}
 	doc, last, ttl, ok := a.ttlOf(k, f.Content)
-	if !ok {
-		return nil, nil
+	if !ok || a.Eng.CheckedOutBlob(f.ID(), k.Path) {
+		return nil, nil // (as the checked-out commit holds it: a branch's, not an idle session's)
 	}
 	outs, err := a.Eng.Record([]config.Kept{k}, src)
 	if err != nil {
