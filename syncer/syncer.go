@@ -45,6 +45,7 @@ type Report struct {
 	Head       string             `json:"head,omitempty"`
 	Recorded   []string           `json:"recorded"`  // local edits recorded before merging
 	Written    []string           `json:"written"`   // kept files written or removed in the work tree
+	Deleted    []string           `json:"deleted"`   // those of Written that were removed (the merge deleted them)
 	Skipped    []string           `json:"skipped"`   // kept files not written: edited on disk meanwhile
 	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
@@ -117,7 +118,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	defer release()
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	defer func() {
 		if len(rep.recovered) > 0 {
 			rep.Lost = append(rep.Lost, rep.recovered...)
@@ -349,6 +350,9 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		for _, p := range m.Paths {
 			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
 				rep.Written = append(rep.Written, p.Path)
+				if p.Result == "" {
+					rep.Deleted = append(rep.Deleted, p.Path)
+				}
 			}
 		}
 		return "", nil
@@ -603,6 +607,9 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 			return err
 		case written:
 			rep.Written = append(rep.Written, p.Path)
+			if p.Result == "" {
+				rep.Deleted = append(rep.Deleted, p.Path)
+			}
 		default:
 			rep.Skipped = append(rep.Skipped, p.Path)
 		}
@@ -613,9 +620,11 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 	}
 	for _, p := range late {
 		rep.Written = slices.DeleteFunc(rep.Written, func(q string) bool { return q == p })
+		rep.Deleted = slices.DeleteFunc(rep.Deleted, func(q string) bool { return q == p })
 		rep.Skipped = append(rep.Skipped, p)
 	}
 	sort.Strings(rep.Written)
+	sort.Strings(rep.Deleted)
 	sort.Strings(rep.Skipped)
 	return nil
 }

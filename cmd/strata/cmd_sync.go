@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,11 +151,15 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.Recorded {
 		fmt.Fprintf(e.Out, "recorded %s\n", name(p))
 	}
-	verb := "wrote"
+	verb, del := "wrote", "deleted"
 	if r.DryRun {
-		verb = "would write"
+		verb, del = "would write", "would delete"
 	}
 	for _, p := range r.Written {
+		if slices.Contains(r.Deleted, p) {
+			fmt.Fprintf(e.Out, "%s %s\n", del, name(p))
+			continue
+		}
 		fmt.Fprintf(e.Out, "%s %s\n", verb, name(p))
 	}
 	for _, p := range r.Skipped {
