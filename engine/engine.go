@@ -179,6 +179,25 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 	return k, nil
 }
 
+// ResolveRecorded is Resolve for the commands that only read the history
+// (log, show, diff, blame): a path no rule keeps now — made private, its
+// rule removed, ignored on the branch checked out — whose versions the state
+// ref (or the rejected ref) records is read as recorded, with the class and
+// schema of its newest entry. Writing commands keep Resolve's refusal.
+func (e *Engine) ResolveRecorded(cwd, name string) (config.Kept, error) {
+	k, err := e.Resolve(cwd, name)
+	var pe *PathError
+	if err == nil || !errors.As(err, &pe) || !errors.Is(err, ErrNotKept) && !errors.Is(err, ErrBadName) {
+		return k, err
+	}
+	for _, log := range []func(state.LogQuery) ([]state.Entry, error){e.Log, e.RejectedLog} {
+		if ents, lerr := log(state.LogQuery{Path: pe.Path, Limit: 1}); lerr == nil && len(ents) > 0 {
+			return config.Kept{Path: pe.Path, Class: ents[0].Class, Schema: ents[0].Schema}, nil
+		}
+	}
+	return k, err
+}
+
 // inside reports whether the directory holding a kept file resolves, through
 // any symlinks, to a place inside the work tree (or the home directory for
 // "~/" paths) and outside every git directory, so strata never reads or

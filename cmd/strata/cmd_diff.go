@@ -62,7 +62,7 @@ func runDiff(e *env, o diffOptions) error {
 	if err != nil {
 		return err
 	}
-	k, err := eng.Resolve(e.Dir, o.Path)
+	k, err := eng.ResolveRecorded(e.Dir, o.Path)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func runLog(e *env, o logOptions) error {
 		return err
 	}
 	if o.Path != "" {
-		k, err := eng.Resolve(e.Dir, o.Path)
+		k, err := eng.ResolveRecorded(e.Dir, o.Path)
 		if err != nil {
 			return err
 		}

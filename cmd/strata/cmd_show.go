@@ -45,7 +45,7 @@ func runShow(e *env, o showOptions) error {
 	if err != nil {
 		return err
 	}
-	k, err := eng.Resolve(e.Dir, o.Path)
+	k, err := eng.ResolveRecorded(e.Dir, o.Path)
 	if err != nil {
 		return err
 	}
