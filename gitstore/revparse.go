@@ -2,10 +2,12 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -25,8 +27,11 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 	if i := strings.IndexAny(rev, "~^"); i >= 0 {
 		base, rest = rev[:i], rev[i:]
 	}
+	if strings.Contains(base, "@{") {
+		return s.gitRevParse(rev) // a reflog entry, an upstream
+	}
 	if base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@" {
-		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N): %w", state.ErrNotFound)
+		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N; HEAD@{1}, stash@{0}, main@{upstream}): %w", state.ErrNotFound)
 	}
 	if base == "@" {
 		base = "HEAD"
@@ -130,4 +135,21 @@ func (s *Store) peel(h plumbing.Hash) (plumbing.Hash, error) {
 		h = plumbing.NewHash(string(target))
 	}
 	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
+}
+
+// gitRevParse asks the git binary for the forms strata does not read
+// itself: a reflog entry (HEAD@{1}, stash@{0}, main@{2.days.ago}) or an
+// upstream (main@{u}). git only reads
+// here; --end-of-options keeps a revision that starts with "-" a revision.
+func (s *Store) gitRevParse(rev string) (plumbing.Hash, error) {
+	if strings.ContainsAny(rev, "\x00\n") {
+		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax: %w", state.ErrNotFound)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := s.git(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil || !plumbing.IsHash(strings.TrimSpace(out)) {
+		return plumbing.ZeroHash, fmt.Errorf("no such commit (git rev-parse found none): %w", state.ErrNotFound)
+	}
+	return plumbing.NewHash(strings.TrimSpace(out)), nil
 }

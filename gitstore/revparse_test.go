@@ -22,7 +22,8 @@ func TestResolveLikeGit(t *testing.T) {
 		runGit(t, r.main, "tag", "-a", "-m", "annotated", "ann", head)
 		runGit(t, r.main, "tag", "light", r.ref+"~1")
 		revs := []string{r.ref, r.ref + "~2", r.ref + "^", r.ref + "^1~1", r.ref + "~1^{commit}",
-			head[:7], head[:12] + "~3", head, "ann", "ann~1", "light", "tags/ann^{}", "refs/tags/light^0"}
+			head[:7], head[:12] + "~3", head, "ann", "ann~1", "light", "tags/ann^{}", "refs/tags/light^0",
+			r.ref + "@{1}", r.ref + "@{2}~1"} // the last two through git (reflog entries)
 		if r.commits {
 			revs = append(revs, "HEAD", "@", "HEAD^0")
 		}
@@ -34,7 +35,7 @@ func TestResolveLikeGit(t *testing.T) {
 					t.Errorf("%s: Resolve(%q) = %s, %v; git rev-parse: %s", pass, rev, got, err, want)
 				}
 			}
-			for _, bad := range []string{r.ref + "~9", r.ref + "^2", "nosuchref", "ffffffffff", "HEAD@{1}", "HEAD:f.json"} {
+			for _, bad := range []string{r.ref + "~9", r.ref + "^2", "nosuchref", "ffffffffff", "nosuchref@{1}", r.ref + "@{99}", "HEAD:f.json"} {
 				if _, err := s.Resolve(bad); !errors.Is(err, state.ErrNotFound) {
 					t.Errorf("%s: Resolve(%q) = %v, want ErrNotFound", pass, bad, err)
 				}
