@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // knownExtensions are the repository extensions strata can work under, with
@@ -30,20 +32,26 @@ var knownExtensions = map[string]string{
 // before it writes anything, since a SHA-1 object or ref in a SHA-256
 // repository breaks git fsck, git gc and git log --all. Version 0 ignores
 // extensions, as git does.
-func checkFormat(commonDir string) error {
+//
+// It also reports whether the repository is a partial clone (a remote with
+// promisor = true, or extensions.partialClone naming one): objects it lacks
+// may be fetched on demand (Store.readObject).
+func checkFormat(commonDir string) (partial bool, err error) {
 	f, err := os.Open(filepath.Join(commonDir, "config"))
 	if err != nil {
-		return nil // no config: git's defaults, version 0
+		return false, nil // no config: git's defaults, version 0
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
-		return nil
+		return false, nil
 	}
 	version := "0"
 	ext := map[string]string{}
 	parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
 		switch {
+		case sec == "remote" && key == "promisor" && gitBool(val, hasVal):
+			partial = true
 		case sec == "core" && sub == "" && key == "repositoryformatversion":
 			version = strings.TrimSpace(val)
 		case sec == "extensions" && sub == "":
@@ -52,19 +60,37 @@ func checkFormat(commonDir string) error {
 	})
 	switch version {
 	case "0":
-		return nil
+		return partial, nil
 	case "1":
 	default:
-		return fmt.Errorf("%s: repository format version %s is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, version)
+		return false, fmt.Errorf("%s: repository format version %s is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, version)
 	}
 	for key, val := range ext {
 		want, known := knownExtensions[key]
 		switch {
 		case !known:
-			return fmt.Errorf("%s: the repository declares extensions.%s, which strata does not know; nothing was written", commonDir, key)
+			return false, fmt.Errorf("%s: the repository declares extensions.%s, which strata does not know; nothing was written", commonDir, key)
 		case want != "" && val != want:
-			return fmt.Errorf("%s: extensions.%s = %s: strata works only in repositories whose extensions.%s is %s; nothing was written", commonDir, key, val, key, want)
+			return false, fmt.Errorf("%s: extensions.%s = %s: strata works only in repositories whose extensions.%s is %s; nothing was written", commonDir, key, val, key, want)
 		}
 	}
-	return nil
+	return partial || ext["partialclone"] != "", nil
+}
+
+// readShallow reads a shallow clone's boundary (<commondir>/shallow, one
+// commit id a line): commits whose parents git does not have and reads as
+// having none. strata does the same, so the merge-base walk, the time index
+// and log stop there instead of failing on a missing parent.
+func readShallow(commonDir string) map[plumbing.Hash]bool {
+	data, err := os.ReadFile(filepath.Join(commonDir, "shallow"))
+	if err != nil {
+		return nil
+	}
+	out := map[plumbing.Hash]bool{}
+	for _, line := range strings.Fields(string(data)) {
+		if plumbing.IsHash(line) {
+			out[plumbing.NewHash(line)] = true
+		}
+	}
+	return out
 }

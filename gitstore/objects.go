@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -22,10 +24,24 @@ type treeEntry = odb.Entry
 // `git gc` packed meanwhile is found. Callers hold s.mu.
 func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	t, data, err := s.objects.Read(h)
+	if err != nil && s.partial && errors.Is(err, odb.ErrNotFound) && s.fetchPromised(h) {
+		t, data, err = s.objects.Read(h) // the odb rescans its packs on a miss
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("object %s: %w", h, objectErr(err))
 	}
 	return t, data, nil
+}
+
+// fetchPromised has git fetch an object a partial clone lacks from its
+// promisor remote (git cat-file fetches it on demand, as any git command
+// that reads it would) and reports whether git found it. strata itself
+// never fetches: the remote and its transport are git's.
+func (s *Store) fetchPromised(h plumbing.Hash) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := s.git(ctx, nil, "cat-file", "-t", h.String())
+	return err == nil
 }
 
 // objectErr gives odb's answer that an object is missing (final: odb reads
@@ -121,6 +137,9 @@ func (s *Store) readCommit(c plumbing.Hash) (commitInfo, error) {
 		return commitInfo{}, fmt.Errorf("commit %s: %w", c, err)
 	}
 	ci := commitInfo{hash: c, tree: oc.Tree, parents: oc.Parents, time: oc.Time, tz: oc.TZ, message: oc.Message}
+	if s.shallow[c] {
+		ci.parents = nil // the history beyond a shallow clone's boundary is not here: a root, as git takes it
+	}
 	if len(s.commits) >= maxCached {
 		clear(s.commits)
 	}

@@ -43,6 +43,8 @@ type Store struct {
 	mu        sync.Mutex
 	objects   *odb.DB                         // strata's own reads and writes of objects (internal/odb)
 	trees     map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
+	partial   bool                            // a partial clone: a missing object may be fetched (readObject)
+	shallow   map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots
 	treeBytes int                             // treeCost of what trees holds
 	commits   map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes   map[string]*refIndex            // per-ref time index (index.go)
@@ -74,7 +76,8 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
 	}
-	if err := checkFormat(commonDir); err != nil {
+	partial, err := checkFormat(commonDir)
+	if err != nil {
 		return nil, err
 	}
 	s := &Store{
@@ -84,6 +87,8 @@ func Open(dir string) (*Store, error) {
 		trees:     make(map[plumbing.Hash][]treeEntry),
 		commits:   make(map[plumbing.Hash]plumbing.Hash),
 		indexes:   make(map[string]*refIndex),
+		partial:   partial,
+		shallow:   readShallow(commonDir),
 	}
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
