@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,12 +50,18 @@ type Attributes struct {
 }
 
 // attrLine is one line of an attributes file: a pattern and the states it
-// gives, or (pattern "") a macro's definition.
+// gives, or (pattern "") a macro's definition. A pattern line's states are
+// parsed when its pattern first matches a path asked about (most lines of
+// a long .gitattributes never do): raw holds them until then, and a line
+// whose states git would refuse then matches nothing.
 type attrLine struct {
 	base    string // the folder of the file it is in, repo-relative, "" for the root or a file outside the tree
 	pattern string // leading "/" removed
 	noDir   bool   // no slash in pattern: it matches the base name
 	macro   string // the name this line defines, when it is a macro
+	raw     string // the states as written, until parsed
+	parsed  bool
+	bad     bool // git refuses the line: an invalid attribute name
 	states  []attrState
 }
 
@@ -103,12 +108,24 @@ func (a *Attributes) Filter(rel string) string {
 	files = append(files, a.global)
 	for _, lines := range files {
 		for i := len(lines) - 1; i >= 0; i-- {
-			if l := lines[i]; l.macro == "" && l.matches(rel, name, a.fold) && f.fill(l.states) {
+			l := &lines[i] // parsed in place: the file's lines are cached
+			if l.macro == "" && l.matches(rel, name, a.fold) && l.parse() && f.fill(l.states) {
 				return f.filter
 			}
 		}
 	}
 	return ""
+}
+
+// parse reads the line's states on first need; it reports whether git
+// takes the line.
+func (l *attrLine) parse() bool {
+	if !l.parsed {
+		l.parsed = true
+		l.states, l.bad = parseAttrStates(l.raw)
+		l.raw = ""
+	}
+	return !l.bad
 }
 
 // attrFill collects the filter attribute as git collects attributes (attr.c
@@ -220,36 +237,36 @@ func readAttrFile(name, base string, macroOK, inTree, fold bool) []attrLine {
 		return nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > attrMaxFile {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > attrMaxFile {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, attrMaxFile+1))
+	if err != nil || len(data) > attrMaxFile {
 		return nil
 	}
 	var lines []attrLine
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadString('\n')
-		if len(line) > 0 {
-			if l, ok := parseAttrLine(line, macroOK); ok {
-				l.base = base
-				if fold {
-					l.pattern = strings.ToLower(l.pattern)
-				}
-				lines = append(lines, l)
+	for rest := string(data); rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if l, ok := parseAttrLine(line, macroOK); ok {
+			l.base = base
+			if fold {
+				l.pattern = strings.ToLower(l.pattern)
 			}
-		}
-		if err != nil {
-			if err != io.EOF {
-				return nil
-			}
-			return lines
+			lines = append(lines, l)
 		}
 	}
+	return lines
 }
 
 const attrBlank = " \t\r\n"
 
-// parseAttrLine parses one line as git's attr.c parse_attr_line does; ok is
-// false for a blank line, a comment, and a line git refuses.
+// parseAttrLine parses one line as git's attr.c parse_attr_line does, but
+// for a pattern line's states (attrLine.parse); ok is false for a blank
+// line, a comment, and a line git refuses.
 func parseAttrLine(line string, macroOK bool) (attrLine, bool) {
+	line = strings.TrimSuffix(line, "\r")
 	if len(line) >= attrMaxLine {
 		return attrLine{}, false
 	}
@@ -258,38 +275,21 @@ func parseAttrLine(line string, macroOK bool) (attrLine, bool) {
 		return attrLine{}, false
 	}
 	var l attrLine
-	var pattern, states string
+	var pattern string
 	if p, rest, ok := unquoteC(line); ok {
-		pattern, states = p, rest
+		pattern, l.raw = p, rest
 	} else {
 		n := strings.IndexAny(line, attrBlank)
 		if n < 0 {
 			n = len(line)
 		}
-		pattern, states = line[:n], line[n:]
+		pattern, l.raw = line[:n], line[n:]
 	}
 	if macro, ok := strings.CutPrefix(pattern, "[attr]"); ok && macro != "" {
-		if !macroOK || !attrNameValid(macro) {
+		if !macroOK || !attrNameValid(macro) || !l.parse() {
 			return attrLine{}, false
 		}
 		l.macro = macro
-	}
-	for _, field := range strings.FieldsFunc(states, func(r rune) bool { return strings.ContainsRune(attrBlank, r) }) {
-		st := attrState{kind: '+'}
-		name, value, hasValue := strings.Cut(field, "=")
-		switch {
-		case name != "" && (name[0] == '-' || name[0] == '!'):
-			st.kind, name = name[0], name[1:]
-		case hasValue:
-			st.kind, st.value = '=', value
-		}
-		if !attrNameValid(name) || strings.HasPrefix(name, "builtin_") {
-			return attrLine{}, false
-		}
-		st.name = name
-		l.states = append(l.states, st)
-	}
-	if l.macro != "" {
 		return l, true
 	}
 	if strings.HasPrefix(pattern, "!") { // negative patterns are not allowed
@@ -301,6 +301,28 @@ func parseAttrLine(line string, macroOK bool) (attrLine, bool) {
 	l.noDir = !strings.Contains(pattern, "/")
 	l.pattern = strings.TrimPrefix(pattern, "/")
 	return l, true
+}
+
+// parseAttrStates parses the states of a line ("filter=crypt -text
+// !diff"); bad is true when git refuses the line: an invalid attribute
+// name, or one starting "builtin_".
+func parseAttrStates(raw string) (states []attrState, bad bool) {
+	for _, field := range strings.FieldsFunc(raw, func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' || r == '\n' }) {
+		st := attrState{kind: '+'}
+		name, value, hasValue := strings.Cut(field, "=")
+		switch {
+		case name != "" && (name[0] == '-' || name[0] == '!'):
+			st.kind, name = name[0], name[1:]
+		case hasValue:
+			st.kind, st.value = '=', value
+		}
+		if !attrNameValid(name) || strings.HasPrefix(name, "builtin_") {
+			return nil, true
+		}
+		st.name = name
+		states = append(states, st)
+	}
+	return states, false
 }
 
 // attrNameValid is git's attr_name_valid: letters, digits, "-", ".", "_",

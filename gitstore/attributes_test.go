@@ -2,9 +2,11 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -194,6 +196,36 @@ func TestWildmatch(t *testing.T) {
 	} {
 		if got := wildmatch(c.pattern, c.text, true, c.fold); got != c.want {
 			t.Errorf("wildmatch(%q, %q, fold %v) = %v, want %v", c.pattern, c.text, c.fold, got, c.want)
+		}
+	}
+}
+
+// BenchmarkAttributesFirstQuestion is what a hook call pays for one kept
+// file's filter: a fresh Attributes (git's configuration, the global files,
+// info/attributes, a root .gitattributes of 200 lines, the file's folder's)
+// answering one question.
+//
+//	go test -run XXX -bench AttributesFirst ./gitstore/
+func BenchmarkAttributesFirstQuestion(b *testing.B) {
+	b.Setenv("HOME", b.TempDir())
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := realPath(b, b.TempDir())
+	runGit(b, dir, "init", "-q", ".")
+	var lines []string
+	for i := range 200 {
+		lines = append(lines, fmt.Sprintf("*.x%d filter=lfs diff=lfs merge=lfs -text", i))
+	}
+	writeFile(b, filepath.Join(dir, ".gitattributes"), strings.Join(lines, "\n")+"\n")
+	writeFile(b, filepath.Join(dir, ".claude", ".gitattributes"), "settings.json filter=crypt\n")
+	s, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		if s.Attributes().Filter(".claude/settings.json") != "crypt" {
+			b.Fatal("no filter")
 		}
 	}
 }
