@@ -99,6 +99,11 @@ type Config struct {
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
 	// are never kept, even when a rule names them.
 	Nested func(rel string) string
+	// Filter names the filter driver git passes a repo-relative path through
+	// (its filter attribute; "" or nil: none). git publishes such a file
+	// only in its cleaned (encrypted) form, so, like an ignored one, it is
+	// kept only when a user rule names it exactly.
+	Filter func(rel string) string
 
 	user    int      // how many of Rules are the user's own
 	private []string // the last ScanAll's withheld files: they match a rule but are private
@@ -355,15 +360,24 @@ const (
 )
 
 // Private reports why a path that a rule would keep is withheld as private
-// ("" when it is not): git ignores it, or it is a *.local.json file (Claude
-// Code's settings.local.json holds API keys). A user rule naming the path
-// exactly, without wildcards, keeps it anyway.
+// ("" when it is not): git ignores it, git filters it (a clean/smudge
+// driver such as git-crypt's: git publishes only the cleaned form), or it
+// is a *.local.json file (Claude Code's settings.local.json holds API
+// keys). A user rule naming the path exactly, without wildcards, keeps it
+// anyway.
 func (c *Config) Private(rel string) string {
-	_, why := c.classify(rel)
-	if why == whyIgnored || why == whyLocalJSON || strings.HasPrefix(why, WhyNested) {
+	if _, why := c.classify(rel); why != whyNot {
 		return why
 	}
 	return ""
+}
+
+// WhyFiltered is the reason a path git passes through the filter driver
+// named driver is private, as Private and status give it. The name comes
+// from a .gitattributes a clone may have brought: it is quoted when it is
+// not plain text.
+func WhyFiltered(driver string) string {
+	return "git filters it (filter=" + state.TermSafe(driver) + ")"
 }
 
 func (c *Config) classify(rel string) (Kept, string) {
@@ -450,6 +464,10 @@ func (c *Config) privacy(rel string, named bool) string {
 		return whyLocalJSON
 	case c.Ignored != nil && c.Ignored(rel):
 		return whyIgnored
+	case c.Filter != nil:
+		if driver := c.Filter(rel); driver != "" {
+			return WhyFiltered(driver)
+		}
 	}
 	return ""
 }

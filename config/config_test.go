@@ -91,6 +91,45 @@ files:
 	assert.True(t, c.WatchDir("state"))
 }
 
+// TestFilteredIsPrivate: a file git passes through a filter driver is
+// withheld with the driver named, like an ignored one, unless a user rule
+// names it exactly; a wildcard rule does not.
+func TestFilteredIsPrivate(t *testing.T) {
+	c := load(t, `
+files:
+  - glob: .claude/token.json
+  - glob: state/*.json
+`)
+	c.Filter = func(rel string) string {
+		switch rel {
+		case ".claude/settings.json", ".claude/token.json", "state/a.json":
+			return "crypt"
+		case ".claude/memory/MEMORY.md":
+			return "lfs"
+		case ".claude/odd.json":
+			return "a\x1bb"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		path, why string
+		kept      bool
+	}{
+		{".claude/settings.json", "git filters it (filter=crypt)", false},
+		{".claude/memory/MEMORY.md", "git filters it (filter=lfs)", false},
+		{".claude/token.json", "", true}, // named exactly
+		{"state/a.json", "git filters it (filter=crypt)", false},
+		{"state/b.json", "", true},
+		{".claude/workflow-state.json", "", true},
+		{".claude/odd.json", `git filters it (filter="a\x1bb")`, false},
+		{"src/main.go", "", false}, // no rule: not private, not kept
+	} {
+		_, ok := c.Classify(tc.path)
+		assert.Equal(t, tc.kept, ok, tc.path)
+		assert.Equal(t, tc.why, c.Private(tc.path), tc.path)
+	}
+}
+
 func TestTemplateLoads(t *testing.T) {
 	c := load(t, Template)
 	assert.EqualValues(t, DefaultMaxSize, c.MaxSize)

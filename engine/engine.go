@@ -85,7 +85,8 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Ignored = st.Ignores().Ignored // git-ignored files are private (trust.go)
+	cfg.Ignored = st.Ignores().Ignored  // git-ignored files are private (trust.go)
+	cfg.Filter = st.Attributes().Filter // and so are files git filters
 	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize, GitDirs: []string{st.GitDir(), st.CommonDir()}})
 	if err != nil {
 		return nil, err

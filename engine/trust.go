@@ -81,12 +81,13 @@ func markSaved(outs []Outcome, saved map[string]Outcome) {
 // Private is a file a rule would keep but strata withholds as private.
 type Private struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason"` // "ignored by git", or the *.local.json convention
+	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", or the *.local.json convention
 }
 
 // Withheld lists the private files the last scan found (AllPaths, Status
-// and Init scan): git ignores them, or they are *.local.json files. They are
-// never recorded unless a .strata.yaml rule names them exactly.
+// and Init scan): git ignores or filters them, or they are *.local.json
+// files. They are never recorded unless a .strata.yaml rule names them
+// exactly.
 func (e *Engine) Withheld() []Private {
 	var out []Private
 	for _, p := range e.cfg.Withheld() {
@@ -106,10 +107,12 @@ func (e *Engine) Withheld() []Private {
 // new secret in it nor a path name a hostile pusher planted on the remote
 // disables the check.
 //
-// Whether git ignores a path is asked of git itself here (one `git
-// check-ignore` over the paths the rules would keep, Store.CheckIgnore), so
-// a source of git's rules that the in-process matcher reads differently
-// (gitstore.Ignores) cannot let an ignored file out: one git ignores is
+// Whether git ignores a path, and whether it filters it (a clean/smudge
+// driver: git publishes only the cleaned, encrypted form), is asked of git
+// itself here (one `git check-ignore` and one `git check-attr filter` over
+// the paths the rules would keep, Store.CheckIgnore and Store.CheckFilter),
+// so a source of git's rules that the in-process matchers read differently
+// (gitstore.Ignores, gitstore.Attributes) cannot let such a file out: it is
 // published only when a user rule names it exactly. The home view, whose
 // tree names are not work-tree paths, is not asked about.
 //
@@ -172,8 +175,8 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 
 // unpublishable returns, by path, why each of paths is one the current
 // rules would not keep: outside the work tree, kept by no rule, private by
-// the in-process rules, or ignored by git as git itself answers (unless a
-// user rule names it exactly).
+// the in-process rules, or ignored or filtered by git as git itself answers
+// (unless a user rule names it exactly).
 func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[string]string, error) {
 	why := map[string]string{}
 	var ask []string
@@ -190,6 +193,13 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 		}
 	}
 	if len(ask) > 0 {
+		filtered, err := e.store.CheckFilter(ctx, ask)
+		if err != nil {
+			return nil, err
+		}
+		for p, driver := range filtered {
+			why[p] = "private: " + config.WhyFiltered(driver)
+		}
 		ignored, err := e.store.CheckIgnore(ctx, ask)
 		if err != nil {
 			return nil, err

@@ -8,15 +8,17 @@ import (
 	"strings"
 )
 
-// ignoreSettings are the two settings of git's configuration that decide
-// what it ignores beyond the ignore files themselves.
+// ignoreSettings are the settings of git's configuration that decide what
+// it ignores, and which attributes it gives a path, beyond the ignore and
+// attribute files themselves.
 type ignoreSettings struct {
-	excludesFile string // core.excludesFile, "" when unset
-	ignoreCase   bool   // core.ignorecase
+	excludesFile   string // core.excludesFile, "" when unset
+	attributesFile string // core.attributesFile, "" when unset
+	ignoreCase     bool   // core.ignorecase
 }
 
-// readIgnoreSettings reads core.excludesFile and core.ignorecase as git
-// does, later wins: the system file ($GIT_CONFIG_SYSTEM, else
+// readIgnoreSettings reads core.excludesFile, core.attributesFile and
+// core.ignorecase as git does, later wins: the system file ($GIT_CONFIG_SYSTEM, else
 // /etc/gitconfig; none with $GIT_CONFIG_NOSYSTEM), the global ones
 // ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config and ~/.gitconfig),
 // the repository's config, then $GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n pairs.
@@ -24,8 +26,8 @@ type ignoreSettings struct {
 // condition are read where they stand (at most 10 deep, as git). Not read:
 // hasconfig: conditions (never met here), config.worktree, and `git -c`
 // settings ($GIT_CONFIG_PARAMETERS); sync asks git itself before it
-// publishes anything (Store.CheckIgnore), so what this misreads is at worst
-// recorded locally, never pushed.
+// publishes anything (Store.CheckIgnore, Store.CheckFilter), so what this
+// misreads is at worst recorded locally, never pushed.
 func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
 	home, _ := os.UserHomeDir()
 	r := &configReader{gitDir: gitDir, home: home}
@@ -88,6 +90,8 @@ func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from stri
 	switch {
 	case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
 		r.set.excludesFile = r.expand(val)
+	case sec == "core" && sub == "" && key == "attributesfile" && hasVal:
+		r.set.attributesFile = r.expand(val)
 	case sec == "core" && sub == "" && key == "ignorecase":
 		r.set.ignoreCase = gitBool(val, hasVal)
 	case key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)):

@@ -26,9 +26,11 @@ type Report struct {
 // unrelated commits. Each is checked as recording would check it (schema,
 // and the initiative status machine against HEAD's version), and a Phase
 // Outcome or decision resolution present in HEAD may be neither changed nor
-// deleted; other kept files may be deleted. PreCommit is read-only: it
-// records nothing on strata's refs (the watcher or `strata record` does that
-// for the work tree) and never writes the index.
+// deleted; other kept files may be deleted. The staged blob of a file git
+// filters (kept because a rule names it) is the filter's output, so its
+// content is not judged. PreCommit is read-only: it records nothing on
+// strata's refs (the watcher or `strata record` does that for the work
+// tree) and never writes the index.
 func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 	var rep Report
 	staged, err := eng.Staged(indexFile)
@@ -103,20 +105,26 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 	if !sf.Regular {
 		return state.Problems{{Path: k.Path, Message: "is staged as a symbolic link or a submodule, not a regular file; strata keeps regular files only"}}, nil
 	}
-	data, size, err := eng.ReadBlob(sf.Blob)
-	if err != nil {
-		return nil, fmt.Errorf("read staged %s: %w", k.Path, err)
-	}
-	if data == nil {
-		return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, eng.Config().MaxSize)}}, nil
-	}
-	var prev []byte
-	if inHead && !k.Class.Immutable() && engine.UsesHistory(k) { // append-only is said below
-		if prev, _, err = eng.ReadBlob(headBlob); err != nil {
-			return nil, fmt.Errorf("read %s at HEAD: %w", k.Path, err)
+	var ps state.Problems
+	if cfg := eng.Config(); cfg.Filter == nil || cfg.Filter(k.Path) == "" {
+		data, size, err := eng.ReadBlob(sf.Blob)
+		if err != nil {
+			return nil, fmt.Errorf("read staged %s: %w", k.Path, err)
 		}
+		if data == nil {
+			return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, cfg.MaxSize)}}, nil
+		}
+		var prev []byte
+		if inHead && !k.Class.Immutable() && engine.UsesHistory(k) { // append-only is said below
+			if prev, _, err = eng.ReadBlob(headBlob); err != nil {
+				return nil, fmt.Errorf("read %s at HEAD: %w", k.Path, err)
+			}
+		}
+		ps = eng.Check(engine.File{Kept: k, Content: data, Exists: true}, prev)
 	}
-	ps := eng.Check(engine.File{Kept: k, Content: data, Exists: true}, prev)
+	// else git filters the file (a rule names it exactly): the staged blob
+	// is the filter's output (ciphertext, an LFS pointer), not the file;
+	// validate and record judge the work tree's version.
 	if inHead && k.Class.Immutable() {
 		ps = append(ps, state.Problem{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot change; write a new numbered file instead, or put it back with `git restore --staged --worktree --source=HEAD " + k.Path + "` (or `strata restore " + k.Path + "`)"})
 	}

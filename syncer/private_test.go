@@ -168,6 +168,41 @@ func TestSyncAsksGitWhatItIgnores(t *testing.T) {
 	}
 }
 
+// The same last door for files git filters (a clean/smudge driver, as
+// git-crypt sets up: git publishes only the cleaned form): whatever the
+// in-process reading says, a file git check-attr gives a filter driver is
+// refused at the push, its plaintext never reaches the remote; a rule
+// naming it exactly publishes it.
+func TestSyncAsksGitWhatItFilters(t *testing.T) {
+	isolateGit(t)
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(wsPath, ws("plan"))
+	a.record()
+	a.sync() // the remote has the state ref: the next sync pushes first
+
+	git(t, a.dir, "config", "filter.crypt.clean", "tr a-z n-za-m")
+	git(t, a.dir, "config", "filter.crypt.smudge", "tr a-z n-za-m")
+	writeFile(t, filepath.Join(a.dir, ".claude", ".gitattributes"), []byte("settings.json filter=crypt\n"))
+	a.eng.Config().Filter = func(string) string { return "" } // a reading that disagrees with git
+	a.write(".claude/settings.json", `{"env": {"KEY": "secret-a"}}`)
+	a.write(wsPath, ws("implement"))
+	a.record()
+	a.syncRefused(w.remote, ".claude/settings.json")
+	if strings.Contains(git(t, w.remote, "log", "-p", "refs/strata/state"), "secret-a") {
+		t.Fatal("a secret reached the remote")
+	}
+
+	writeFile(t, filepath.Join(a.dir, ".strata.yaml"), []byte("files:\n  - glob: .claude/settings.json\n"))
+	a.reopen()
+	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err != nil {
+		t.Fatalf("named exactly, still refused: %v", err)
+	}
+	if got := git(t, w.remote, "show", "refs/strata/state:.claude/settings.json"); got != `{"env": {"KEY": "secret-a"}}` {
+		t.Fatalf("remote holds %q", got)
+	}
+}
+
 // A recorded path whose folder has become a symbolic link inside the work
 // tree is one git will not consider ("beyond a symbolic link"): the sync
 // still pushes it, answering for it with the in-process rules.
