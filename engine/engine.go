@@ -19,6 +19,7 @@ import (
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
@@ -90,6 +91,10 @@ func Open(dir string) (*Engine, error) {
 	}
 	return &Engine{cfg: cfg, store: st, v: v, Now: state.Now}, nil
 }
+
+// Shared is the repository's core.sharedRepository, which gives every file
+// and directory strata creates in the git directory its mode (gitperm).
+func (e *Engine) Shared() gitperm.Shared { return e.store.Shared() }
 
 // File is a kept file as read from disk.
 type File struct {
