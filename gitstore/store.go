@@ -59,7 +59,9 @@ type Store struct {
 // Open finds the repository containing dir, walking up through its parents,
 // and opens it. Linked worktrees are supported: refs are read from and written
 // to the common git directory. Open returns an error wrapping
-// state.ErrNotRepo when dir is not inside a git work tree.
+// state.ErrNotRepo when dir is not inside a git work tree, and a
+// *state.OwnershipError (which wraps it too) for a repository git refuses
+// for its owner (checkOwnership).
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -75,6 +77,13 @@ func Open(dir string) (*Store, error) {
 	gitDir, commonDir, err := gitDirs(root, dotgit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	gitfile, ownDir := "", dotgit // what git checks the ownership of
+	if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
+		gitfile, ownDir = dotgit, gitDir
+	}
+	if err := checkOwnership(gitfile, root, ownDir); err != nil {
+		return nil, err
 	}
 	s := &Store{
 		root:      root,
