@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -74,7 +75,12 @@ func provenanceLine(n provenanceNote) ([]byte, error) {
 func (e *Engine) appendProvenance(lines []byte) (int64, error) {
 	lines = append([]byte{'\n'}, lines...)
 	name := e.provenanceLog()
-	f, err := e.store.Shared().OpenFile(name, os.O_WRONLY|os.O_APPEND)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// Only a new log asks for core.sharedRepository: a hook call on
+		// an existing one reads no git configuration.
+		f, err = e.store.Shared().OpenFile(name, os.O_WRONLY|os.O_APPEND)
+	}
 	if err != nil {
 		return 0, err
 	}
