@@ -100,7 +100,7 @@ func (pb *publisher) update(change func(*Published)) {
 // differs from the ref (catch-up), then records each settled change. On
 // return every pending change has been flushed and recorded.
 func Run(ctx context.Context, eng *engine.Engine, o Options) error {
-	lock, err := pidlock.Acquire(LockPath(eng))
+	lock, err := pidlock.Acquire(LockPath(eng), eng.Shared())
 	if err != nil {
 		var le *pidlock.LockedError
 		if errors.As(err, &le) {

@@ -161,7 +161,7 @@ func TestPublishedStatusRoundTrips(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(LockPath(eng)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := pidlock.Acquire(LockPath(eng))
+	lock, err := pidlock.Acquire(LockPath(eng), eng.Shared())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,14 @@ func Config(err error) Finding {
 		Fix: "edit " + config.FileName + " at the line named (docs/contract.md §2)"}
 }
 
+// Ownership is the finding for a repository Open refused because another
+// user owns it (git's "dubious ownership"): nothing else can be checked.
+func Ownership(err *state.OwnershipError) Finding {
+	return Finding{Check: "ownership", Level: LevelFail,
+		Message: fmt.Sprintf("%s is owned by uid %d, strata runs as uid %d: git refuses this repository (dubious ownership), and so does strata", state.TermSafe(err.Path), err.Owner, err.UID),
+		Fix:     err.Fix() + " (if you trust it), or run strata as its owner"}
+}
+
 // Repository runs every check that needs the opened repository.
 func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	var fs []Finding

@@ -177,7 +177,7 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 func (e *Engine) freedDir(create bool) string {
 	dir := filepath.Join(e.store.CommonDir(), "strata", "freed")
 	if create {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := e.store.Shared().MkdirAllMode(dir, 0o700); err != nil {
 			return ""
 		}
 	}

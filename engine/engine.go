@@ -20,6 +20,7 @@ import (
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
@@ -105,6 +106,10 @@ func (e *Engine) nestedRel(rel string) string {
 	}
 	return e.nestedRepo(filepath.Join(e.cfg.Root, filepath.FromSlash(dir)), e.cfg.Root)
 }
+
+// Shared is the repository's core.sharedRepository, which gives every file
+// and directory strata creates in the git directory its mode (gitperm).
+func (e *Engine) Shared() gitperm.Shared { return e.store.Shared() }
 
 // File is a kept file as read from disk.
 type File struct {

@@ -59,7 +59,7 @@ func (e *Engine) writesLock() string { return e.journalPath() + ".lock" }
 // second silently dropping the first's. The kernel drops the lock when its
 // holder dies; the file is never removed (the lock lives on its inode).
 func (e *Engine) lockWrites() (func(), error) {
-	release, err := pidlock.Hold(filepath.Join(e.store.CommonDir(), "strata", "writes.lock"), true, -1)
+	release, err := pidlock.Hold(filepath.Join(e.store.CommonDir(), "strata", "writes.lock"), e.store.Shared(), true, -1)
 	if err != nil {
 		return nil, fmt.Errorf("lock writes: %w", err)
 	}
@@ -71,7 +71,7 @@ func (e *Engine) lockWrites() (func(), error) {
 func (e *Engine) HoldWrites() (release func(), err error) { return e.holdWrites(true) }
 
 func (e *Engine) holdWrites(exclusive bool) (func(), error) {
-	release, err := pidlock.Hold(e.writesLock(), exclusive, WritesWait)
+	release, err := pidlock.Hold(e.writesLock(), e.store.Shared(), exclusive, WritesWait)
 	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
 		what := "a sync is writing the kept files"
 		if exclusive {
@@ -96,7 +96,7 @@ func (e *Engine) HoldSync() (release func(), err error) {
 	if e.display != "" {
 		name = "sync-home.lock" // the home view's (home.go)
 	}
-	release, err = pidlock.Hold(filepath.Join(e.store.GitDir(), "strata", name), true, SyncWait)
+	release, err = pidlock.Hold(filepath.Join(e.store.GitDir(), "strata", name), e.store.Shared(), true, SyncWait)
 	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
 		return nil, fmt.Errorf("another sync of this work tree is running (%s held for %s); try again: %w", held.Path, SyncWait, state.ErrLocked)
 	}
@@ -136,10 +136,11 @@ func (e *Engine) BeginWrites(from string, entries []JournalEntry, lost []Lost) e
 		return err
 	}
 	name := e.journalPath()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	sh := e.store.Shared()
+	if err := sh.MkdirAll(filepath.Dir(name)); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
-	if err := atomicfile.Write(name, data, 0o644); err != nil {
+	if err := atomicfile.Write(name, data, sh.Mode(0o644)); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
 	return nil

@@ -68,10 +68,11 @@ func (e *Engine) KeepLosses(lost []Lost) error {
 		return err
 	}
 	file := e.lossPath()
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	sh := e.store.Shared()
+	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
 		return err
 	}
-	return atomicfile.Write(file, append(data, '\n'), 0o644)
+	return atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644))
 }
 
 func (e *Engine) readLosses() ([]keptLoss, error) {

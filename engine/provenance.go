@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -74,11 +75,11 @@ func provenanceLine(n provenanceNote) ([]byte, error) {
 func (e *Engine) appendProvenance(lines []byte) (int64, error) {
 	lines = append([]byte{'\n'}, lines...)
 	name := e.provenanceLog()
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if os.IsNotExist(err) {
-		if err = os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
-			f, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// Only a new log asks for core.sharedRepository: a hook call on
+		// an existing one reads no git configuration.
+		f, err = e.store.Shared().OpenFile(name, os.O_WRONLY|os.O_APPEND)
 	}
 	if err != nil {
 		return 0, err
@@ -108,7 +109,7 @@ func (e *Engine) compactProvenance(drop map[string]provenanceNote) {
 			lines = append(lines, l...)
 		}
 	}
-	_ = atomicfile.WriteUnsynced(e.provenanceLog(), lines, 0o644)
+	_ = atomicfile.WriteUnsynced(e.provenanceLog(), lines, e.store.Shared().Mode(0o644))
 }
 
 // NoteProvenance remembers that session and toolUse wrote content to k, for

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -52,13 +53,7 @@ func (s *Store) countRecords(n int) {
 		}
 	}
 	if s.counter == nil {
-		f, err := os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if os.IsNotExist(err) {
-			if os.MkdirAll(filepath.Dir(counter), 0o755) != nil {
-				return
-			}
-			f, err = os.OpenFile(counter, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		}
+		f, err := s.Shared().OpenFile(counter, os.O_WRONLY|os.O_APPEND)
 		if err != nil {
 			return
 		}
@@ -71,13 +66,13 @@ func (s *Store) countRecords(n int) {
 	}
 	if size := fi.Size(); size < int64(GCInterval) {
 		if PackInterval > 0 && size/int64(PackInterval) > (size-int64(n))/int64(PackInterval) {
-			startRepack(s.commonDir)
+			startRepack(s.commonDir, s.Shared())
 		}
 		return
 	}
 	s.counter.Close()
 	s.counter = nil
-	takeGCTurn(s.commonDir)
+	takeGCTurn(s.commonDir, s.Shared())
 }
 
 // takeGCTurn starts `git gc --auto` once the count has reached GCInterval:
@@ -85,8 +80,8 @@ func (s *Store) countRecords(n int) {
 // starts it. While a repack or gc strata started still runs
 // (housekeepingLock), the count stays where it is and the turn is owed: the
 // next record, or this process when that run exits, takes it.
-func takeGCTurn(commonDir string) {
-	lock := tryLock(housekeepingLock(commonDir))
+func takeGCTurn(commonDir string, sh gitperm.Shared) {
+	lock := tryLock(housekeepingLock(commonDir), sh)
 	if lock == nil {
 		owe(commonDir, gcTurn)
 		return
@@ -109,7 +104,7 @@ func takeGCTurn(commonDir string) {
 	// cannot miss it (a gc that does run holds gc.pid, and the repack then
 	// leaves the work to it).
 	owe(commonDir, repackTurn)
-	if !startGC(commonDir, lock) {
+	if !startGC(commonDir, lock, sh) {
 		paid(commonDir, repackTurn)
 	}
 }
@@ -149,7 +144,7 @@ func WaitHousekeeping() { running.Wait() }
 // detached, unless a gc is running (gc.pid), a repack or gc strata started
 // still runs (housekeepingLock) or the user turned automatic gc off
 // (gc.auto = 0). Without a git binary on PATH it does nothing.
-func startRepack(commonDir string) {
+func startRepack(commonDir string, sh gitperm.Shared) {
 	if gcRunning(commonDir) {
 		return
 	}
@@ -157,7 +152,7 @@ func startRepack(commonDir string) {
 	if err != nil {
 		return
 	}
-	lock := tryLock(housekeepingLock(commonDir))
+	lock := tryLock(housekeepingLock(commonDir), sh)
 	if lock == nil {
 		owe(commonDir, repackTurn)
 		return
@@ -169,7 +164,7 @@ func startRepack(commonDir string) {
 		return
 	}
 	paid(commonDir, repackTurn)
-	startHeld(bin, commonDir, lock, &repackStarted, "repack", "-d", "-l", "--geometric=2", "-q")
+	startHeld(bin, commonDir, sh, lock, &repackStarted, "repack", "-d", "-l", "--geometric=2", "-q")
 }
 
 // gcRunning reports whether gc.pid says that a git gc runs, as git itself
@@ -212,12 +207,12 @@ func gcRunning(commonDir string) bool {
 // packs and 19 155 loose objects at 100 000 changes in one run of
 // BenchmarkGitSize100k: 2.31×). Without a git binary on PATH it does
 // nothing.
-func startGC(commonDir string, lock *os.File) bool {
+func startGC(commonDir string, lock *os.File, sh gitperm.Shared) bool {
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		return false
 	}
-	return startHeld(bin, commonDir, lock, &gcStarted, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+	return startHeld(bin, commonDir, sh, lock, &gcStarted, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 }
 
 // startHeld starts `git args...` (bin) on the repository, detached, handing
@@ -226,7 +221,7 @@ func startGC(commonDir string, lock *os.File) bool {
 // lock, this process's copy is closed before reap can run: a child that
 // exits at once must leave the lock free for the turn reap takes, which
 // would otherwise find it still held by the caller and be lost.
-func startHeld(bin, commonDir string, lock *os.File, started *atomic.Int64, args ...string) bool {
+func startHeld(bin, commonDir string, sh gitperm.Shared, lock *os.File, started *atomic.Int64, args ...string) bool {
 	cmd := exec.Command(bin, append([]string{"--git-dir=" + commonDir}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	inherit(cmd, lock)
@@ -238,7 +233,7 @@ func startHeld(bin, commonDir string, lock *os.File, started *atomic.Int64, args
 	}
 	started.Add(1)
 	running.Add(1)
-	go reap(cmd, commonDir)
+	go reap(cmd, commonDir, sh)
 	return true
 }
 
@@ -282,7 +277,7 @@ func paid(commonDir string, t turn) {
 // faster than git repacks does not leave its last changes loose until the
 // next record. (A one-shot process that exits first leaves the turn to the
 // next record past an interval.)
-func reap(cmd *exec.Cmd, commonDir string) {
+func reap(cmd *exec.Cmd, commonDir string, sh gitperm.Shared) {
 	defer running.Done()
 	cmd.Wait()
 	owed.Lock()
@@ -291,8 +286,8 @@ func reap(cmd *exec.Cmd, commonDir string) {
 	owed.Unlock()
 	switch t {
 	case repackTurn:
-		startRepack(commonDir)
+		startRepack(commonDir, sh)
 	case gcTurn:
-		takeGCTurn(commonDir)
+		takeGCTurn(commonDir, sh)
 	}
 }

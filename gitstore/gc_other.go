@@ -5,14 +5,16 @@ package gitstore
 import (
 	"os"
 	"os/exec"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 func detach(cmd *exec.Cmd) {}
 
 // tryLock opens path; without flock(2) here, nothing keeps two background
 // repacks apart.
-func tryLock(path string) *os.File {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func tryLock(path string, sh gitperm.Shared) *os.File {
+	f, err := sh.OpenFile(path, os.O_RDWR)
 	if err != nil {
 		return nil
 	}

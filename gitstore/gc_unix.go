@@ -4,11 +4,11 @@ package gitstore
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 // detach puts the child in its own process group so that a terminal's
@@ -19,12 +19,10 @@ func detach(cmd *exec.Cmd) {
 
 // tryLock opens path, creating it, and takes an exclusive flock(2) on it
 // without waiting: nil when another descriptor holds it (another process,
-// or a child that inherited it) or the file cannot be opened.
-func tryLock(path string) *os.File {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
-	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
-	}
+// or a child that inherited it) or the file cannot be opened. A file it
+// creates gets its mode from sh.
+func tryLock(path string, sh gitperm.Shared) *os.File {
+	f, err := sh.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 // ignoreSettings are the settings of git's configuration that decide what
@@ -18,19 +20,84 @@ type ignoreSettings struct {
 }
 
 // readIgnoreSettings reads core.excludesFile, core.attributesFile and
-// core.ignorecase as git does, later wins: the system file ($GIT_CONFIG_SYSTEM, else
-// /etc/gitconfig; none with $GIT_CONFIG_NOSYSTEM), the global ones
-// ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config and ~/.gitconfig),
-// the repository's config, then $GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n pairs.
-// [include] path and [includeIf] with a gitdir:, gitdir/i: or onbranch:
-// condition are read where they stand (at most 10 deep, as git). Not read:
+// core.ignorecase as git does (readConfig, the repository's config
+// included). Not read:
 // hasconfig: conditions (never met here), config.worktree, and `git -c`
 // settings ($GIT_CONFIG_PARAMETERS); sync asks git itself before it
 // publishes anything (Store.CheckIgnore, Store.CheckFilter), so what this
 // misreads is at worst recorded locally, never pushed.
 func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
+	var set ignoreSettings
+	readConfig(gitDir, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+		switch {
+		case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
+			set.excludesFile = r.expand(val)
+		case sec == "core" && sub == "" && key == "attributesfile" && hasVal:
+			set.attributesFile = r.expand(val)
+		case sec == "core" && sub == "" && key == "ignorecase":
+			set.ignoreCase = gitBool(val, hasVal)
+		}
+	})
+	return set
+}
+
+// readShared reads core.sharedRepository as git does (readConfig, the
+// repository's config included): the last value wins. A value git would
+// refuse is taken as unset ("umask"): git itself refuses to run there.
+func readShared(gitDir, commonDir string) gitperm.Shared {
+	val, hasVal, found := "", false, false
+	readConfig(gitDir, commonDir, false, func(sec, sub, key, v string, has bool, _ *configReader) {
+		if sec == "core" && sub == "" && key == "sharedrepository" {
+			val, hasVal, found = v, has, true
+		}
+	})
+	if !found {
+		return gitperm.Umask
+	}
+	sh, err := gitperm.Parse(val, hasVal)
+	if err != nil {
+		return gitperm.Umask
+	}
+	return sh
+}
+
+// readSafeDirectories reads safe.directory as git 2.39 reads it for its
+// ownership check (read_very_early_config): from the system and global
+// files and the environment ($GIT_CONFIG_COUNT, $GIT_CONFIG_PARAMETERS),
+// never from the repository's own config, which whoever owns the
+// repository wrote. An empty value (or the key without a value) empties
+// the list; "~/" is the home directory.
+func readSafeDirectories() []string {
+	var dirs []string
+	readConfig("", "", true, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+		if sec != "safe" || sub != "" || key != "directory" {
+			return
+		}
+		if !hasVal || val == "" {
+			dirs = nil
+			return
+		}
+		if val != "*" {
+			val = r.expand(val)
+		}
+		dirs = append(dirs, val)
+	})
+	return dirs
+}
+
+// readConfig calls take with each variable of git's configuration, in the
+// order git reads them, later winning: the system file ($GIT_CONFIG_SYSTEM,
+// else /etc/gitconfig; none with $GIT_CONFIG_NOSYSTEM), the global ones
+// ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config and ~/.gitconfig),
+// the repository's config (unless early, as git's very early config for
+// its ownership check), then $GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n pairs,
+// and when early also $GIT_CONFIG_PARAMETERS (`git -c`, which git passes
+// on to the hooks it runs). [include] path and [includeIf] with a gitdir:,
+// gitdir/i: or onbranch: condition are read where they stand (at most 10
+// deep, as git); with no git directory (early) no condition holds.
+func readConfig(gitDir, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) {
 	home, _ := os.UserHomeDir()
-	r := &configReader{gitDir: gitDir, home: home}
+	r := &configReader{gitDir: gitDir, home: home, take: take}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		sys := "/etc/gitconfig"
 		if v, ok := os.LookupEnv("GIT_CONFIG_SYSTEM"); ok {
@@ -52,23 +119,26 @@ func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
 			r.file(filepath.Join(home, ".gitconfig"), 0)
 		}
 	}
-	r.file(filepath.Join(commonDir, "config"), 0)
+	if !early {
+		r.file(filepath.Join(commonDir, "config"), 0)
+	}
 	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
 		for i := 0; i < n; i++ {
-			key := strings.ToLower(os.Getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i)))
-			if sec, name, ok := strings.Cut(key, "."); ok {
-				r.setting(sec, "", name, os.Getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), true, "", 0)
-			}
+			r.envSetting(os.Getenv("GIT_CONFIG_KEY_"+strconv.Itoa(i)), os.Getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), true)
 		}
 	}
-	return r.set
+	if early {
+		for _, kv := range parseConfigParameters(os.Getenv("GIT_CONFIG_PARAMETERS")) {
+			r.envSetting(kv.key, kv.val, kv.hasVal)
+		}
+	}
 }
 
 // configReader follows git's configuration files and their includes.
 type configReader struct {
 	gitDir string
 	home   string
-	set    ignoreSettings
+	take   func(sec, sub, key, val string, hasVal bool, r *configReader)
 }
 
 // file reads one configuration file; a missing or unreadable one is empty.
@@ -85,22 +155,31 @@ func (r *configReader) file(name string, depth int) {
 	})
 }
 
+// envSetting takes a variable given in the environment as
+// "section[.subsection].key".
+func (r *configReader) envSetting(name, val string, hasVal bool) {
+	first, rest, ok := strings.Cut(name, ".")
+	if !ok {
+		return
+	}
+	sub, key := "", rest
+	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+		sub, key = rest[:i], rest[i+1:]
+	}
+	r.setting(strings.ToLower(first), sub, strings.ToLower(key), val, hasVal, "", 0)
+}
+
 // setting takes one variable of the file from (section and key lowercase).
 func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from string, depth int) {
-	switch {
-	case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
-		r.set.excludesFile = r.expand(val)
-	case sec == "core" && sub == "" && key == "attributesfile" && hasVal:
-		r.set.attributesFile = r.expand(val)
-	case sec == "core" && sub == "" && key == "ignorecase":
-		r.set.ignoreCase = gitBool(val, hasVal)
-	case key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)):
+	if key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)) {
 		p := r.expand(val)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(from), p)
 		}
 		r.file(p, depth+1)
+		return
 	}
+	r.take(sec, sub, key, val, hasVal, r)
 }
 
 // expand replaces a leading "~/" with the home directory, as git does for
@@ -115,7 +194,7 @@ func (r *configReader) expand(p string) string {
 // met reports whether an includeIf condition holds for this repository.
 func (r *configReader) met(cond, from string) bool {
 	kind, pat, ok := strings.Cut(cond, ":")
-	if !ok || pat == "" {
+	if !ok || pat == "" || r.gitDir == "" {
 		return false
 	}
 	switch kind {
@@ -356,4 +435,71 @@ func configValue(v string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// configParameter is one variable of $GIT_CONFIG_PARAMETERS.
+type configParameter struct {
+	key, val string
+	hasVal   bool
+}
+
+// parseConfigParameters reads $GIT_CONFIG_PARAMETERS, where git puts its
+// `-c` settings for the processes it starts: shell-quoted words separated
+// by spaces, each 'key'='value', 'key'= (no value) or the older
+// 'key=value'. What does not parse ends the list (git refuses to run).
+func parseConfigParameters(env string) []configParameter {
+	var out []configParameter
+	cur := strings.TrimLeft(env, " \t\n")
+	for cur != "" {
+		key, rest, ok := sqWord(cur)
+		if !ok {
+			return out
+		}
+		switch {
+		case rest == "" || strings.ContainsRune(" \t\n", rune(rest[0])):
+			k, v, has := strings.Cut(key, "=")
+			out = append(out, configParameter{k, v, has})
+		case rest[0] == '=':
+			rest = rest[1:]
+			switch {
+			case rest != "" && rest[0] == '\'':
+				var v string
+				if v, rest, ok = sqWord(rest); !ok || rest != "" && !strings.ContainsRune(" \t\n", rune(rest[0])) {
+					return out
+				}
+				out = append(out, configParameter{key, v, true})
+			case rest == "" || strings.ContainsRune(" \t\n", rune(rest[0])):
+				out = append(out, configParameter{key, "", false})
+			default:
+				return out
+			}
+		default:
+			return out
+		}
+		cur = strings.TrimLeft(rest, " \t\n")
+	}
+	return out
+}
+
+// sqWord reads one word quoted as git's sq_quote writes it: between single
+// quotes, a quote or "!" inside written as four characters (quote,
+// backslash, the character, quote).
+func sqWord(s string) (word, rest string, ok bool) {
+	if s == "" || s[0] != '\'' {
+		return "", s, false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		if s[i] != '\'' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+3 < len(s) && s[i+1] == '\\' && (s[i+2] == '\'' || s[i+2] == '!') && s[i+3] == '\'' {
+			b.WriteByte(s[i+2])
+			i += 3
+			continue
+		}
+		return b.String(), s[i+1:], true
+	}
+	return "", s, false
 }

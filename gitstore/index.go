@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -215,7 +216,7 @@ func (s *Store) index(ref string) (*refIndex, error) {
 	}
 	nix := &refIndex{recs: recs}
 	nix.derive()
-	nix.diskSize = persistIndex(file, ix, nix, appendFrom)
+	nix.diskSize = persistIndex(file, ix, nix, appendFrom, s.Shared())
 	s.indexes[ref] = nix
 	return nix, nil
 }
@@ -281,9 +282,10 @@ func (s *Store) catchUp(recs []idxRec, head plumbing.Hash) ([]idxRec, int, error
 // persistIndex writes nix to file, appending when the file still holds
 // exactly old's records, rewriting it otherwise. It is best effort: the
 // index is a cache, so a failure only costs a walk next time. It returns
-// the resulting file size, -1 when unknown.
-func persistIndex(file string, old, nix *refIndex, appendFrom int) int64 {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+// the resulting file size, -1 when unknown. What it creates gets its mode
+// from sh, so that every user of a shared repository can update the cache.
+func persistIndex(file string, old, nix *refIndex, appendFrom int, sh gitperm.Shared) int64 {
+	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
 		return -1
 	}
 	// The lock keeps two processes from appending the same records twice.
@@ -291,7 +293,7 @@ func persistIndex(file string, old, nix *refIndex, appendFrom int) int64 {
 	var lf *os.File
 	for try := 0; ; try++ {
 		var err error
-		lf, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		lf, err = sh.OpenFile(lock, os.O_WRONLY|os.O_EXCL)
 		if err == nil {
 			break
 		}
@@ -324,7 +326,7 @@ func persistIndex(file string, old, nix *refIndex, appendFrom int) int64 {
 	binary.BigEndian.PutUint32(hdr[12:], idxRecSize)
 	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
 	data := append(hdr[:], encodeRecs(nix.recs)...)
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, gitperm.File); err != nil || sh.FixPath(tmp) != nil {
 		os.Remove(tmp)
 		return -1
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
@@ -142,7 +143,7 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 	deadline := time.Now().Add(LockTimeout)
 	wait := 100 * time.Microsecond
 	for {
-		f, err := odb.CreateExcl(path, 0o644)
+		f, err := odb.CreateExcl(path, gitperm.File, s.Shared())
 		if err == nil {
 			return &refLock{path: path, f: f}, nil
 		}
@@ -285,10 +286,7 @@ func (s *Store) logFile(ref string) string {
 // that cannot be written fails no record.
 func (s *Store) logRef(ref string, old, new plumbing.Hash) {
 	name := s.logFile(ref)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(filepath.Dir(name), 0o755) == nil {
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	}
+	f, err := s.Shared().OpenFile(name, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return
 	}

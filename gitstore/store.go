@@ -24,6 +24,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
@@ -49,6 +50,7 @@ type Store struct {
 	commits   map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes   map[string]*refIndex            // per-ref time index (index.go)
 	counter   *os.File                        // open gc-count file (gc.go)
+	shared    func() gitperm.Shared           // core.sharedRepository, read at the first file created
 
 	// Work counters, read by the tests that check a merge's work stays
 	// near linear in the history it reads.
@@ -59,7 +61,9 @@ type Store struct {
 // Open finds the repository containing dir, walking up through its parents,
 // and opens it. Linked worktrees are supported: refs are read from and written
 // to the common git directory. Open returns an error wrapping
-// state.ErrNotRepo when dir is not inside a git work tree.
+// state.ErrNotRepo when dir is not inside a git work tree, and a
+// *state.OwnershipError (which wraps it too) for a repository git refuses
+// for its owner (checkOwnership).
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -75,6 +79,13 @@ func Open(dir string) (*Store, error) {
 	gitDir, commonDir, err := gitDirs(root, dotgit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", root, err)
+	}
+	gitfile, ownDir := "", dotgit // what git checks the ownership of
+	if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
+		gitfile, ownDir = dotgit, gitDir
+	}
+	if err := checkOwnership(gitfile, root, ownDir); err != nil {
+		return nil, err
 	}
 	partial, err := checkFormat(commonDir)
 	if err != nil {
@@ -93,7 +104,9 @@ func Open(dir string) (*Store, error) {
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
 	}
+	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, commonDir) })
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
+	s.objects.Shared = s.shared
 	return s, nil
 }
 
@@ -205,6 +218,12 @@ func (s *Store) GitDir() string { return s.gitDir }
 // CommonDir returns the git directory shared by all work trees; refs and
 // objects live there.
 func (s *Store) CommonDir() string { return s.commonDir }
+
+// Shared returns the repository's core.sharedRepository: every file and
+// directory strata creates in a git directory gets its mode from it
+// (package gitperm), as git's own do. The configuration is read at the
+// first call.
+func (s *Store) Shared() gitperm.Shared { return s.shared() }
 
 // StateRef returns the ref this work tree records valid versions on:
 // refs/strata/state, or refs/strata/worktrees/<name>/state in a linked

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -632,11 +633,11 @@ func TestHousekeepingOneAtATime(t *testing.T) {
 		t.Skip("no flock(2): background runs are not kept apart there")
 	}
 	r, s := housekeepingRepo(t, 2, 5)
-	held := tryLock(housekeepingLock(r.common))
+	held := tryLock(housekeepingLock(r.common), gitperm.Umask)
 	if held == nil {
 		t.Fatal("cannot take the lock")
 	}
-	if tryLock(housekeepingLock(r.common)) != nil {
+	if tryLock(housekeepingLock(r.common), gitperm.Umask) != nil {
 		t.Fatal("the lock was taken twice")
 	}
 	packs, gcs := repackStarted.Load(), gcStarted.Load()
@@ -657,7 +658,7 @@ func TestHousekeepingOneAtATime(t *testing.T) {
 	// the gc now holds the lock through its inherited descriptor, until it
 	// exits
 	WaitHousekeeping()
-	if l := tryLock(housekeepingLock(r.common)); l == nil {
+	if l := tryLock(housekeepingLock(r.common), gitperm.Umask); l == nil {
 		t.Fatal("the lock is still held after the gc exited")
 	} else {
 		l.Close()

@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -64,11 +64,10 @@ type Lock struct {
 // such as git does not inherit the lock and keep it past the watcher's death.
 // The file is never removed or replaced: the lock lives on its inode, and a
 // new inode at the same path would let a second process lock that one.
-func Acquire(path string) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// The file and the directories made for it get their modes from sh, as
+// git's own files in the git directory do.
+func Acquire(path string, sh gitperm.Shared) (*Lock, error) {
+	f, err := sh.OpenFile(path, os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -206,12 +205,10 @@ func readInfo(path string) (Info, error) {
 // holder of the other kind to let go (as long as it takes when wait is
 // negative). release lets it go. Past wait the error is a *HeldError
 // wrapping state.ErrLocked. The kernel releases the lock when its holder
-// dies, so a killed holder never blocks anyone.
-func Hold(path string, exclusive bool, wait time.Duration) (release func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	}
+// dies, so a killed holder never blocks anyone. What it creates gets its
+// mode from sh.
+func Hold(path string, sh gitperm.Shared, exclusive bool, wait time.Duration) (release func(), err error) {
+	f, err := sh.OpenFile(path, os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -21,7 +22,7 @@ const helperEnv = "STRATA_PIDLOCK_HELPER"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(helperEnv); path != "" {
-		l, err := Acquire(path)
+		l, err := Acquire(path, gitperm.Umask)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -39,13 +40,13 @@ func TestMain(m *testing.M) {
 
 func TestAcquireTwiceInOneProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".git", "strata", "watch.lock")
-	l, err := Acquire(path)
+	l, err := Acquire(path, gitperm.Umask)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// flock belongs to the open file description: a second open of the same
 	// file in the same process does not share the lock.
-	_, err = Acquire(path)
+	_, err = Acquire(path, gitperm.Umask)
 	if !errors.Is(err, state.ErrLocked) {
 		t.Fatalf("second Acquire: %v, want ErrLocked", err)
 	}
@@ -74,7 +75,7 @@ func TestAcquireTwiceInOneProcess(t *testing.T) {
 	if err := l.Update(map[string]any{"x": 1}); err == nil {
 		t.Error("Update after Release succeeded")
 	}
-	l2, err := Acquire(path)
+	l2, err := Acquire(path, gitperm.Umask)
 	if err != nil {
 		t.Fatalf("Acquire after Release: %v", err)
 	}
@@ -90,7 +91,7 @@ func TestReadMissing(t *testing.T) {
 
 func TestUpdate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "watch.lock")
-	l, err := Acquire(path)
+	l, err := Acquire(path, gitperm.Umask)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestUpdate(t *testing.T) {
 // for a holder that is not there.
 func TestReadDuringUpdates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "watch.lock")
-	l, err := Acquire(path)
+	l, err := Acquire(path, gitperm.Umask)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestReadDuringUpdates(t *testing.T) {
 		}
 	}()
 	for range 20 {
-		l, err := Acquire(path)
+		l, err := Acquire(path, gitperm.Umask)
 		if err != nil {
 			t.Fatalf("Acquire of a free lock while probed: %v", err)
 		}
@@ -199,7 +200,7 @@ func TestHolderKilled(t *testing.T) {
 	if err != nil || !held || info.PID != child || string(info.Extra) != `{"changes":7}` {
 		t.Fatalf("Read = %+v, %v, %v; want held by pid %d with changes 7", info, held, err, child)
 	}
-	_, err = Acquire(path)
+	_, err = Acquire(path, gitperm.Umask)
 	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("(pid %d, since ", child)) {
 		t.Fatalf("Acquire while the child holds it: %v", err)
 	}
@@ -213,7 +214,7 @@ func TestHolderKilled(t *testing.T) {
 	if _, held, err := Read(path); err != nil || held {
 		t.Fatalf("Read after the holder died: held %v, %v", held, err)
 	}
-	l, err := Acquire(path)
+	l, err := Acquire(path, gitperm.Umask)
 	if err != nil {
 		t.Fatalf("Acquire after the holder died: %v", err)
 	}

@@ -6,6 +6,7 @@ package state
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -170,3 +171,27 @@ func (ps Problems) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// OwnershipError is a repository that git refuses for "dubious ownership":
+// its work tree's top directory, its .git, or the git directory a .git file
+// names is owned by a user other than the one running strata, and no
+// safe.directory setting names it. It matches ErrNotRepo with errors.Is, as
+// git then takes the directory for no repository at all.
+type OwnershipError struct {
+	Dir   string // the repository as git names it: the work tree's top directory
+	Path  string // what another user owns (Dir, its .git, or the git directory)
+	Owner int    // Path's owner
+	UID   int    // who strata runs as (under sudo as root: $SUDO_UID, as git)
+}
+
+func (e *OwnershipError) Error() string {
+	return fmt.Sprintf("%s: dubious ownership (%s is owned by uid %d, strata runs as uid %d): git refuses such a repository and so does strata; to trust it: %s",
+		TermSafe(e.Dir), TermSafe(e.Path), e.Owner, e.UID, e.Fix())
+}
+
+// Fix is git's own advice for the repository.
+func (e *OwnershipError) Fix() string {
+	return "git config --global --add safe.directory " + ShellWord(e.Dir)
+}
+
+func (e *OwnershipError) Unwrap() error { return ErrNotRepo }

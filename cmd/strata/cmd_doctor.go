@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-dev/strata/doctor"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 type doctorOptions struct{ JSON bool }
@@ -34,9 +35,12 @@ func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	fs := doctor.Setup(c.Context, opts)
 	eng, err := open(e)
 	var ce *engine.ConfigError
+	var oe *state.OwnershipError
 	switch {
 	case errors.As(err, &ce):
 		fs = append(fs, doctor.Config(ce))
+	case errors.As(err, &oe):
+		fs = append(fs, doctor.Ownership(oe))
 	case err != nil:
 		return err
 	default:

@@ -20,12 +20,14 @@ import (
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
 
 func TestMain(m *testing.M) {
-	state.UseTestClock() // STRATA_TEST_NOW moves strata's clock in this binary only
+	state.UseTestClock()    // STRATA_TEST_NOW moves strata's clock in this binary only
+	gitstore.UseTestOwner() // GIT_TEST_ASSUME_DIFFERENT_OWNER=1, as for git, in this binary only
 	// STRATA_TEST_CRASH=STEP kills the process at that step of a sync, as a
 	// power cut or kill -9 would.
 	// STRATA_TEST_PAUSE="STEP FILE" holds a sync or a restore at that step

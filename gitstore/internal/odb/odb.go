@@ -29,6 +29,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 // ErrNotFound means the object is neither loose nor in a readable pack, of
@@ -63,6 +65,17 @@ type DB struct {
 	bases    map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
 	bytes    int
 	batch    *batch // objects written since Begin (packwrite.go)
+	// Shared is the repository's core.sharedRepository, asked for when a
+	// file is about to be created (nil: "umask").
+	Shared func() gitperm.Shared
+}
+
+// shared is the setting new files and directories get their modes from.
+func (db *DB) shared() gitperm.Shared {
+	if db.Shared == nil {
+		return gitperm.Umask
+	}
+	return db.Shared()
 }
 
 type baseKey struct {

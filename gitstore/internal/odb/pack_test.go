@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 // TestCraftedPack reads every object of a crafted pack, once with 4-byte
@@ -120,7 +122,7 @@ func TestHostileHeaders(t *testing.T) {
 	z.Close()
 	h := plumbing.NewHash(strings.Repeat("12", 20))
 	dir := db.Dir()
-	if err := CreateFile(filepath.Join(dir, "12", strings.Repeat("12", 19)), buf.Bytes(), 0o444, false); err != nil {
+	if err := CreateFile(filepath.Join(dir, "12", strings.Repeat("12", 19)), buf.Bytes(), 0o444, gitperm.Umask, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := db.Read(h); err == nil {

@@ -15,6 +15,8 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 // A batch collects the objects written between Begin and Flush so that they
@@ -81,7 +83,7 @@ func (db *DB) Flush(packMin int, fsync bool) error {
 		}
 		return nil
 	}
-	name, err := WritePack(filepath.Join(db.dir, "pack"), b.packObjects(), fsync)
+	name, err := WritePack(filepath.Join(db.dir, "pack"), b.packObjects(), db.shared(), fsync)
 	if err != nil {
 		return err
 	}
@@ -206,9 +208,10 @@ type PackObject struct {
 // fast-import does: the pack and the index are written under temporary
 // names in dir and fsynced, then the pack is renamed to
 // pack-<checksum>.pack and the index to pack-<checksum>.idx last, so that a
-// reader that finds the index finds the whole pack. With dirSync the
-// directory is synced after the renames.
-func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
+// reader that finds the index finds the whole pack. Both are read-only, sh
+// applied, as git's packs. With dirSync the directory is synced after the
+// renames.
+func WritePack(dir string, objs []PackObject, sh gitperm.Shared, dirSync bool) (string, error) {
 	if len(objs) == 0 {
 		return "", errors.New("write pack: no objects")
 	}
@@ -301,10 +304,10 @@ func WritePack(dir string, objs []PackObject, dirSync bool) (string, error) {
 	tag := strconv.Itoa(os.Getpid()) + "_" + strconv.FormatUint(tmpSeq.Add(1), 10)
 	tmpPack := filepath.Join(dir, "tmp_pack_strata_"+tag)
 	tmpIdx := filepath.Join(dir, "tmp_idx_strata_"+tag)
-	if err := writeSynced(tmpPack, buf.Bytes()); err != nil {
+	if err := writeSynced(tmpPack, buf.Bytes(), sh); err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	if err := writeSynced(tmpIdx, ix.Bytes()); err != nil {
+	if err := writeSynced(tmpIdx, ix.Bytes(), sh); err != nil {
 		os.Remove(tmpPack)
 		return "", fmt.Errorf("write pack: %w", err)
 	}
@@ -382,10 +385,10 @@ func packEntryHeader(b []byte, t plumbing.ObjectType, size int64) []byte {
 	return append(b, c)
 }
 
-// writeSynced creates path (read-only, as git's packs are) holding data and
-// fsyncs it; missing parents are created.
-func writeSynced(path string, data []byte) error {
-	f, err := CreateExcl(path, 0o444)
+// writeSynced creates path (read-only, as git's packs are, sh applied)
+// holding data and fsyncs it; missing parents are created.
+func writeSynced(path string, data []byte, sh gitperm.Shared) error {
+	f, err := CreateExcl(path, gitperm.Object, sh)
 	if err != nil {
 		return err
 	}

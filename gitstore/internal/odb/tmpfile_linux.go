@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 // On Linux new files are made with O_TMPFILE and then linked into place.
@@ -48,12 +50,17 @@ func unsupported(err error) bool {
 
 // tmpfileIn opens an unnamed file in dir, creating dir (and retrying when
 // git removes an emptied directory in between). ok is false when the caller
-// must use the portable path.
-func tmpfileIn(dir string, perm os.FileMode) (f *os.File, ok bool, err error) {
+// must use the portable path. The file has its shared mode (sh) already.
+func tmpfileIn(dir string, perm os.FileMode, sh gitperm.Shared) (f *os.File, ok bool, err error) {
 	for try := 0; try < 100; try++ {
 		fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(perm))
 		if err == nil {
-			return os.NewFile(uintptr(fd), filepath.Join(dir, "(tmpfile)")), true, nil
+			f := os.NewFile(uintptr(fd), filepath.Join(dir, "(tmpfile)"))
+			if err := sh.FixFile(f); err != nil {
+				f.Close()
+				return nil, true, err
+			}
+			return f, true, nil
 		}
 		if unsupported(err) {
 			noTmpfile.Store(true)
@@ -64,7 +71,7 @@ func tmpfileIn(dir string, perm os.FileMode) (f *os.File, ok bool, err error) {
 			// the portable path (which retries) handle this one file.
 			return nil, false, nil
 		}
-		if merr := os.MkdirAll(dir, 0o755); merr != nil && !errors.Is(merr, os.ErrNotExist) {
+		if merr := sh.MkdirAll(dir); merr != nil && !errors.Is(merr, os.ErrNotExist) {
 			return nil, true, merr
 		}
 	}
@@ -83,13 +90,13 @@ func link(f *os.File, path string) error {
 	return &os.PathError{Op: "link", Path: path, Err: err}
 }
 
-func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (bool, error) {
+func createFileTmpfile(path string, data []byte, perm os.FileMode, sh gitperm.Shared, fsync bool) (bool, error) {
 	checkProc()
 	if noTmpfile.Load() {
 		return false, nil
 	}
 	for try := 0; try < 100; try++ {
-		f, ok, err := tmpfileIn(filepath.Dir(path), perm)
+		f, ok, err := tmpfileIn(filepath.Dir(path), perm, sh)
 		if !ok || err != nil {
 			return ok, err
 		}
@@ -112,13 +119,13 @@ func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (
 	return true, &os.PathError{Op: "link", Path: path, Err: unix.ENOENT}
 }
 
-func createExclTmpfile(path string, perm os.FileMode) (*os.File, bool, error) {
+func createExclTmpfile(path string, perm os.FileMode, sh gitperm.Shared) (*os.File, bool, error) {
 	checkProc()
 	if noTmpfile.Load() {
 		return nil, false, nil
 	}
 	for try := 0; try < 100; try++ {
-		f, ok, err := tmpfileIn(filepath.Dir(path), perm)
+		f, ok, err := tmpfileIn(filepath.Dir(path), perm, sh)
 		if !ok || err != nil {
 			return nil, ok, err
 		}

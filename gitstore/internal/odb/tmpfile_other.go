@@ -2,13 +2,17 @@
 
 package odb
 
-import "os"
+import (
+	"os"
 
-func createFileTmpfile(path string, data []byte, perm os.FileMode, fsync bool) (bool, error) {
+	"github.com/strata-dev/strata/gitperm"
+)
+
+func createFileTmpfile(path string, data []byte, perm os.FileMode, sh gitperm.Shared, fsync bool) (bool, error) {
 	return false, nil
 }
 
-func createExclTmpfile(path string, perm os.FileMode) (*os.File, bool, error) {
+func createExclTmpfile(path string, perm os.FileMode, sh gitperm.Shared) (*os.File, bool, error) {
 	return nil, false, nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/gitperm"
 )
 
 var (
@@ -79,7 +81,7 @@ func (db *DB) Write(t plumbing.ObjectType, data []byte, h plumbing.Hash, fsync b
 	if err := deflateObject(buf, t, data); err != nil {
 		return fmt.Errorf("write object: %w", err)
 	}
-	if err := CreateFile(final, buf.Bytes(), 0o444, fsync); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := CreateFile(final, buf.Bytes(), gitperm.Object, db.shared(), fsync); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("write object: %w", err)
 	}
 	return nil
@@ -87,17 +89,19 @@ func (db *DB) Write(t plumbing.ObjectType, data []byte, h plumbing.Hash, fsync b
 
 // CreateFile creates path holding data, atomically: a reader sees no file
 // or the whole file. os.ErrExist means path already exists (for an object:
-// another writer stored the same object). Missing parents are created. With
+// another writer stored the same object). Missing parents are created. The
+// file, and each directory made for it, gets the mode git would give it
+// (perm less the umask, then sh applied) before it gets its name. With
 // fsync the data reaches the disk before the file gets its name.
-func CreateFile(path string, data []byte, perm os.FileMode, fsync bool) error {
-	if ok, err := createFileTmpfile(path, data, perm, fsync); ok {
+func CreateFile(path string, data []byte, perm os.FileMode, sh gitperm.Shared, fsync bool) error {
+	if ok, err := createFileTmpfile(path, data, perm, sh, fsync); ok {
 		return err
 	}
 	if _, err := os.Lstat(path); err == nil {
 		return os.ErrExist
 	}
 	tmp := filepath.Join(filepath.Dir(path), "tmp_obj_strata_"+strconv.Itoa(os.Getpid())+"_"+strconv.FormatUint(tmpSeq.Add(1), 10))
-	f, err := CreateExcl(tmp, perm)
+	f, err := CreateExcl(tmp, perm, sh)
 	if err != nil {
 		return err
 	}
@@ -129,19 +133,29 @@ func syscallRename(from, to string) error {
 // removes directories it empties (git pack-refs after pruning loose refs, git
 // prune after removing loose objects), so a parent can vanish between the
 // mkdir and the create: that race is retried, as git's own
-// raceproof_create_file does.
-func CreateExcl(path string, perm os.FileMode) (*os.File, error) {
-	if f, ok, err := createExclTmpfile(path, perm); ok {
+// raceproof_create_file does. The file and the directories made for it get
+// the modes git would give them (perm or gitperm.Dir less the umask, then
+// sh applied).
+func CreateExcl(path string, perm os.FileMode, sh gitperm.Shared) (*os.File, error) {
+	if f, ok, err := createExclTmpfile(path, perm, sh); ok {
 		return f, err
 	}
 	var err error
 	for try := 0; try < 100; try++ {
 		var f *os.File
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil || !errors.Is(err, os.ErrNotExist) {
-			return f, err
+		if err == nil {
+			if err := sh.FixFile(f); err != nil {
+				f.Close()
+				os.Remove(path)
+				return nil, err
+			}
+			return f, nil
 		}
-		if merr := os.MkdirAll(filepath.Dir(path), 0o755); merr != nil && !errors.Is(merr, os.ErrNotExist) {
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if merr := sh.MkdirAll(filepath.Dir(path)); merr != nil && !errors.Is(merr, os.ErrNotExist) {
 			return nil, merr
 		}
 	}
