@@ -398,13 +398,5 @@ func attributesFile(found, root string) string {
 	if found != "" {
 		return excludesFile(found, root)
 	}
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" {
-		home, err := os.UserHomeDir()
-		if err != nil || home == "" {
-			return ""
-		}
-		xdg = filepath.Join(home, ".config")
-	}
-	return filepath.Join(xdg, "git", "attributes")
+	return xdgGitFile("attributes")
 }

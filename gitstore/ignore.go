@@ -148,20 +148,26 @@ func (ig *Ignores) readIgnoreFile(name string, domain []string) []gitignore.Patt
 	return ps
 }
 
+// xdgGitFile is git's default for a file of its user configuration:
+// $XDG_CONFIG_HOME/git/NAME, else ~/.config/git/NAME ("" with no home).
+func xdgGitFile(name string) string {
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		xdg = filepath.Join(home, ".config")
+	}
+	return filepath.Join(xdg, "git", name)
+}
+
 // excludesFile is the ignore file core.excludesFile (found, as read by
 // readIgnoreSettings) names, relative to the work tree as git reads it; when
 // unset, $XDG_CONFIG_HOME/git/ignore (~/.config/git/ignore).
 func excludesFile(found, root string) string {
 	if found == "" {
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" {
-			home, err := os.UserHomeDir()
-			if err != nil || home == "" {
-				return ""
-			}
-			xdg = filepath.Join(home, ".config")
-		}
-		return filepath.Join(xdg, "git", "ignore")
+		return xdgGitFile("ignore")
 	}
 	if !filepath.IsAbs(found) {
 		found = filepath.Join(root, found)
