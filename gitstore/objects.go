@@ -37,10 +37,18 @@ func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 // promisor remote (git cat-file fetches it on demand, as any git command
 // that reads it would) and reports whether git found it. strata itself
 // never fetches: the remote and its transport are git's.
+//
+// After one failure (the promisor remote unreachable, the object not
+// there) it asks no more: each try may wait for a network, and a command
+// needing many objects would wait for each in turn.
 func (s *Store) fetchPromised(h plumbing.Hash) bool {
+	if s.promisorDown {
+		return false
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := s.git(ctx, nil, "cat-file", "-t", h.String())
+	s.promisorDown = err != nil
 	return err == nil
 }
 

@@ -41,16 +41,17 @@ type Store struct {
 
 	// mu serialises use of objects (odb.DB is not safe for concurrent use)
 	// and of the in-memory caches below.
-	mu        sync.Mutex
-	objects   *odb.DB                         // strata's own reads and writes of objects (internal/odb)
-	trees     map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
-	partial   bool                            // a partial clone: a missing object may be fetched (readObject)
-	shallow   map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots
-	treeBytes int                             // treeCost of what trees holds
-	commits   map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
-	indexes   map[string]*refIndex            // per-ref time index (index.go)
-	counter   *os.File                        // open gc-count file (gc.go)
-	shared    func() gitperm.Shared           // core.sharedRepository, read at the first file created
+	mu           sync.Mutex
+	objects      *odb.DB                         // strata's own reads and writes of objects (internal/odb)
+	trees        map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
+	partial      bool                            // a partial clone: a missing object may be fetched (readObject)
+	promisorDown bool                            // a fetch of a missing object failed: no more are tried (fetchPromised)
+	shallow      map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots
+	treeBytes    int                             // treeCost of what trees holds
+	commits      map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
+	indexes      map[string]*refIndex            // per-ref time index (index.go)
+	counter      *os.File                        // open gc-count file (gc.go)
+	shared       func() gitperm.Shared           // core.sharedRepository, read at the first file created
 
 	// Work counters, read by the tests that check a merge's work stays
 	// near linear in the history it reads.
