@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,10 @@ type Config struct {
 	Rules   []Rule // the user's rules, then DefaultRules
 	MaxSize int64
 	Memory  string // the L2 file: repo-relative, or "~/..." for Claude Code's auto-memory file
+	// MemoryPinned is set when .strata.yaml names the L2 file (memory:);
+	// otherwise every in-tree candidate (MemoryCandidates) that exists is
+	// kept as a memory file, Memory being the first.
+	MemoryPinned bool
 	Graph   string // the L3 file: repo-relative, or "~/..."
 	TTL     string // the global workflow-state ttl: "off", a duration, or ""
 	// MemoryCreate lets the layer protocol create the L2 file when it does
@@ -223,7 +228,7 @@ func Load(root string, gitDirs ...string) (*Config, error) {
 	}
 	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
 	c.user = len(f.Files)
-	c.Memory = f.Memory
+	c.Memory, c.MemoryPinned = f.Memory, f.Memory != ""
 	if c.Memory == "" {
 		c.Memory = c.findMemory()
 	}
@@ -383,7 +388,7 @@ func WhyFiltered(driver string) string {
 func (c *Config) classify(rel string) (Kept, string) {
 	// The layer files' names come from .strata.yaml, which Load checks, or
 	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
-	if (rel == c.Memory || rel == c.Graph) && !hasControl(rel) {
+	if (rel == c.Memory || rel == c.Graph || c.OtherMemory(rel)) && !hasControl(rel) {
 		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
 		if rel == c.Graph {
 			k.Class, k.Schema = state.ClassGraph, "mcp-memory"
@@ -589,7 +594,20 @@ func (c *Config) WatchDir(rel string) bool {
 			return true
 		}
 	}
+	if !c.MemoryPinned && slices.ContainsFunc(MemoryCandidates, prefixOf) {
+		return true
+	}
 	return prefixOf(c.Memory) || prefixOf(c.Graph)
+}
+
+// OtherMemory reports whether rel is one of the default L2 candidates other
+// than the L2 file itself, kept as a memory file too while .strata.yaml
+// names none: the L2 file is the first candidate that exists, so a `git
+// pull` that brings a teammate's .claude/MEMORY.md moves L2 there, and the
+// file that was L2 stays kept (recorded, synced, readable in the history)
+// instead of turning into a recorded path no rule keeps.
+func (c *Config) OtherMemory(rel string) bool {
+	return !c.MemoryPinned && rel != c.Memory && slices.Contains(MemoryCandidates, rel)
 }
 
 // Scan lists the kept files that exist now: regular files and symlinks (which

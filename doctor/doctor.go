@@ -116,6 +116,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	add(preCommit(eng))
 	add(claude(eng)...)
 	add(layersFinding(eng))
+	if f, ok := memoryFilesFinding(eng); ok {
+		add(f)
+	}
 	add(history(ctx, eng)...)
 	add(worktrees(ctx, eng))
 	add(remotes(eng)...)
@@ -290,6 +293,29 @@ func layersFinding(eng *engine.Engine) Finding {
 		f.Level, f.Fix = LevelInfo, "strata memory add creates the L2 MEMORY.md; the MCP memory server writes the L3 graph"
 	}
 	return f
+}
+
+// memoryFilesFinding warns when more than one of the default L2 files
+// exists and .strata.yaml names none: L2 is the first of the default order,
+// which a `git pull` bringing a teammate's file can move; all are kept.
+func memoryFilesFinding(eng *engine.Engine) (Finding, bool) {
+	cfg := eng.Config()
+	if cfg.MemoryPinned {
+		return Finding{}, false
+	}
+	var others []string
+	for _, p := range config.MemoryCandidates {
+		if st, err := os.Lstat(cfg.Abs(p)); err == nil && st.Mode().IsRegular() && p != cfg.Memory {
+			others = append(others, state.TermSafe(p))
+		}
+	}
+	if len(others) == 0 {
+		return Finding{}, false
+	}
+	return Finding{Check: "memory", Level: LevelWarn,
+		Message: fmt.Sprintf("%d memory files: %s is L2 (the first that exists of %s); %s kept too, as memory files",
+			len(others)+1, state.TermSafe(cfg.Memory), strings.Join(config.MemoryCandidates, ", "), strings.Join(others, ", ")),
+		Fix: "name the L2 file in .strata.yaml (memory: " + state.TermSafe(cfg.Memory) + "), so a pulled file cannot move it"}, true
 }
 
 func history(ctx context.Context, eng *engine.Engine) []Finding {
