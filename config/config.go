@@ -84,12 +84,12 @@ type Config struct {
 	Rules   []Rule // the user's rules, then DefaultRules
 	MaxSize int64
 	Memory  string // the L2 file: repo-relative, or "~/..." for Claude Code's auto-memory file
+	Graph   string // the L3 file: repo-relative, or "~/..."
+	TTL     string // the global workflow-state ttl: "off", a duration, or ""
 	// MemoryPinned is set when .strata.yaml names the L2 file (memory:);
 	// otherwise every in-tree candidate (MemoryCandidates) that exists is
 	// kept as a memory file, Memory being the first.
 	MemoryPinned bool
-	Graph   string // the L3 file: repo-relative, or "~/..."
-	TTL     string // the global workflow-state ttl: "off", a duration, or ""
 	// MemoryCreate lets the layer protocol create the L2 file when it does
 	// not exist (memory_create: true); otherwise only `memory add` does.
 	MemoryCreate bool
