@@ -167,7 +167,11 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 			stands = stands || v != remote[p]
 		}
 		if stands {
-			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed (take its unpublished versions out: strata forget " + state.ShellWord(p) + ")"})
+			way := "take its unpublished versions out: strata forget " + state.ShellWord(p)
+			if why[p] == "no rule keeps it" {
+				way = "keep it again with a rule in " + ConfigFile + ", or " + way
+			}
+			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed (" + way + ")"})
 		}
 	}
 	return ps, nil
