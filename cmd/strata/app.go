@@ -415,6 +415,10 @@ func permute(app *cli.App, args []string) []string {
 			pos = append(pos, args[i+1:]...)
 			break
 		}
+		if n, ok := countFlag(cmd, a); ok { // git's -n3 and -3 for -n 3
+			flags = append(flags, "-n", n)
+			continue
+		}
 		if strings.HasPrefix(a, "-") && a != "-" {
 			flags = append(flags, a)
 			help = help || a == "-h" || a == "--help" || a == "-help"
@@ -446,6 +450,19 @@ func permute(app *cli.App, args []string) []string {
 		out = append(out, pos...)
 	}
 	return out
+}
+
+// countFlag reads git's short forms of a count, -nN and -N (`git log -n3`,
+// `git log -3`), as -n N for a command whose -n takes a number (log).
+func countFlag(cmd *cli.Command, a string) (string, bool) {
+	digits, ok := strings.CutPrefix(a, "-n")
+	if !ok {
+		digits, ok = strings.CutPrefix(a, "-")
+	}
+	if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !takesValue(cmd.Flags, "-n") {
+		return "", false
+	}
+	return digits, true
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
