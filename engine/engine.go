@@ -185,22 +185,6 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 	return k, nil
 }
 
-// committedAsIs reports whether f, a version read from disk, is the one the
-// checked-out commit (HEAD) holds at its path: the branch's own, as git
-// wrote it. The history rules (append-only Phase Outcomes, the initiative's
-// status machine) judge an agent's next step against the last recorded
-// version; they do not judge a branch that predates it: on an older
-// branch, every record would fail and every edit would go to the rejected
-// ref. The schema still applies. A deletion is still judged (a file no
-// commit holds may be one nobody commits).
-func (e *Engine) committedAsIs(f File) bool {
-	if !f.Exists || strings.HasPrefix(f.Path, "~/") {
-		return false
-	}
-	blob, err := e.store.BlobID("HEAD", f.Path)
-	return err == nil && blob == f.ID()
-}
-
 // ResolveRecorded is Resolve for the commands that only read the history
 // (log, show, diff, blame): a path no rule keeps now — made private, its
 // rule removed, ignored on the branch checked out — whose versions the state
@@ -816,7 +800,7 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 			if fs[i].Exists {
 				checks.add(i)
 			}
-			if _, had := files[k.Path]; had && UsesHistory(k) && !e.committedAsIs(fs[i]) {
+			if _, had := files[k.Path]; had && UsesHistory(k) {
 				if prevs[i], err = e.store.ReadFile(head, k.Path); err != nil {
 					checks.wait()
 					return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)

@@ -138,7 +138,7 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 	var prev []byte
 	if data, ok := planned[k.Path]; ok {
 		prev = data
-	} else if had && UsesHistory(k) && !e.committedAsIs(f) {
+	} else if had && UsesHistory(k) {
 		var err error
 		if prev, err = e.store.ReadFile(head, k.Path); err != nil {
 			return o, nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
