@@ -125,7 +125,7 @@ func runHooksPreCommit(e *env) error {
 		fmt.Fprintln(e.Err, p.Error())
 	}
 	if rep.Invalid > 0 {
-		fmt.Fprintf(e.Err, "strata: commit refused: %d of %d staged state files invalid; fix them and stage them again (git commit --no-verify skips this check)\n", rep.Invalid, rep.Checked)
+		fmt.Fprintf(e.Err, "strata: commit refused: %d of %d staged state files invalid; fix them and stage them again\n", rep.Invalid, rep.Checked)
 		return errReported
 	}
 	return nil
