@@ -34,6 +34,7 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		}
 		return d, err
 	}
+	to = e.recordedSide(k, to)
 	side := func(p Point) ([]byte, string, error) {
 		c, err := e.Commit(p)
 		if err != nil {
@@ -79,4 +80,19 @@ func neither(path string, from Point, to *Point) error {
 		return fmt.Errorf("%s: not recorded at %s, and not in the work tree: %w", path, from, state.ErrNotFound)
 	}
 	return fmt.Errorf("%s: not recorded at %s, nor at %s: %w", path, from, *to, state.ErrNotFound)
+}
+
+// recordedSide is the new side of a diff of k: to, or, when to is nil (the
+// file on disk) and no rule keeps k now (made private, or its rule
+// removed), the state ref's head. The reading commands show such a path as
+// recorded (ResolveRecorded) and never read its file: a private file's
+// current content (a key added since) is no one's to print.
+func (e *Engine) recordedSide(k config.Kept, to *Point) *Point {
+	if to != nil {
+		return to
+	}
+	if _, kept := e.cfg.Classify(k.Path); kept {
+		return nil
+	}
+	return &Point{Rev: e.store.StateRef()}
 }

@@ -53,6 +53,7 @@ func (e *Engine) KeyDiff(k config.Kept, from Point, to *Point) ([]semantic.Chang
 	if err != nil {
 		return nil, err
 	}
+	to = e.recordedSide(k, to)
 	found := 0 // sides holding the file
 	side := func(p Point) ([]byte, error) {
 		c, err := e.Commit(p)

@@ -19,6 +19,10 @@ import (
 // holds one of them.
 var ErrNothingLeft = errors.New("forgetting it would leave the state ref no commit")
 
+// ErrUnderFile is returned by Forget for a path below one the state ref
+// records as a file (FILE/x): no version of it can be recorded.
+var ErrUnderFile = errors.New("is recorded as a file, not a folder")
+
 // Forgotten is what Forget did (or, dry, would do).
 type Forgotten struct {
 	Old       string   `json:"old"`       // the state ref's head before
@@ -55,7 +59,7 @@ func (s *Store) Forget(ctx context.Context, paths []string, dry bool) (Forgotten
 	}
 	var res Forgotten
 	build := func(head plumbing.Hash) (plumbing.Hash, error) {
-		res = Forgotten{Old: head.String()}
+		res = Forgotten{Old: head.String(), Rewritten: []string{}, Dropped: []string{}}
 		if head.IsZero() {
 			return plumbing.ZeroHash, state.ErrUnchanged
 		}
@@ -69,6 +73,9 @@ func (s *Store) Forget(ctx context.Context, paths []string, dry bool) (Forgotten
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if err := s.checkUnderFile(head, paths); err != nil {
+			return plumbing.ZeroHash, err
+		}
 		s.objects.Begin() // the new trees and commits, written together (a pack when many) or not at all
 		next, err := s.forget(strings.Fields(out), paths, &res)
 		if err == nil && next == head {
@@ -214,6 +221,25 @@ func (s *Store) forget(unpublished []string, paths []string, res *Forgotten) (pl
 		return plumbing.ZeroHash, ErrNothingLeft
 	}
 	return last, nil
+}
+
+// checkUnderFile refuses a path below one head records as a file.
+// Callers hold s.mu.
+func (s *Store) checkUnderFile(head plumbing.Hash, paths []string) error {
+	tree, err := s.commitTree(head)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		parts := strings.Split(p, "/")
+		for i := 1; i < len(parts); i++ {
+			dir := strings.Join(parts[:i], "/")
+			if te, err := s.lookup(tree, dir); err == nil && !te.IsDir() {
+				return fmt.Errorf("forget %s: %s %w", p, dir, ErrUnderFile)
+			}
+		}
+	}
+	return nil
 }
 
 func isEmptyTree(h plumbing.Hash) bool {

@@ -73,6 +73,9 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 		default:
 			return err
 		}
+		if strings.HasPrefix(k.Path, "~/") { // the auto-memory file named by its absolute path
+			return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a)
+		}
 		paths = append(paths, k.Path)
 	}
 	res, nw, err := eng.ForgetUnpublished(ctx, paths, o.DryRun)
@@ -96,6 +99,8 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 		fmt.Fprintf(e.Err, "strata: forget %s: every commit of %s recorded only it and no remote holds one; nothing was changed (remove the ref with git update-ref -d %s to start over)\n",
 			names, eng.StateRef(), eng.StateRef())
 		return errReported
+	case errors.Is(err, gitstore.ErrUnderFile):
+		return usagef("%v", err)
 	case err != nil:
 		return err
 	}
