@@ -17,7 +17,18 @@ type Forgotten = gitstore.Forgotten
 // and for the records under way, and first completes the writes of a sync
 // that was interrupted (their undone writes are returned), so the journal's
 // merge is never rewritten under it. With dry set nothing is written.
-func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool) (Forgotten, []NotWritten, error) {
+//
+// With remote set, only what that remote is known to hold (its tracking
+// ref) counts as published.
+func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool, remote string) (Forgotten, []NotWritten, error) {
+	var tracking []string
+	if remote != "" {
+		r, err := e.store.ResolveRemote(ctx, remote, e.cfg.Root)
+		if err != nil {
+			return Forgotten{}, nil, err
+		}
+		tracking = []string{r.Ref}
+	}
 	releaseSync, err := e.HoldSync()
 	if err != nil {
 		return Forgotten{}, nil, err
@@ -32,6 +43,6 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 	if err != nil {
 		return Forgotten{}, nw, err
 	}
-	res, err := e.store.Forget(ctx, paths, dry)
+	res, err := e.store.Forget(ctx, paths, dry, tracking...)
 	return res, nw, err
 }

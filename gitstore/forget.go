@@ -47,13 +47,21 @@ type Forgotten struct {
 // the rewrite is made again on the new head. With dry set nothing is
 // written. It returns state.ErrUnchanged when no unpublished commit holds a
 // version of paths other than its parent's.
-func (s *Store) Forget(ctx context.Context, paths []string, dry bool) (Forgotten, error) {
+//
+// With tracking set, only those tracking refs count as published (a
+// remote's: what that remote is known to hold), so commits that reached
+// another remote only (one since removed, a backup) are rewritten too.
+func (s *Store) Forget(ctx context.Context, paths []string, dry bool, tracking ...string) (Forgotten, error) {
 	for _, p := range paths {
 		if err := ValidPath(p); err != nil {
 			return Forgotten{}, fmt.Errorf("forget: %w", err)
 		}
 	}
-	published, err := s.git(ctx, nil, "for-each-ref", "--format=%(objectname)", TrackingPrefix)
+	args := []string{"for-each-ref", "--format=%(objectname)", TrackingPrefix}
+	if len(tracking) > 0 {
+		args = append(args[:2], tracking...)
+	}
+	published, err := s.git(ctx, nil, args...)
 	if err != nil {
 		return Forgotten{}, fmt.Errorf("forget: %w", err)
 	}

@@ -17,6 +17,7 @@ type forgetOptions struct {
 	Paths  []string
 	DryRun bool
 	JSON   bool
+	Remote string
 }
 
 func newForgetCommand(e *env) *cli.Command {
@@ -30,7 +31,9 @@ hold (none of the refs/strata-remotes/*/state that sync fetched reaches them)
 so that none brings a version of PATH: in each, PATH holds the version its
 parent holds (for a merge with a remote's commit, the remote's), the PATH
 lines of its message go, and a commit that recorded nothing else is dropped.
-Every other path, message, author and time is kept. Published commits are
+Every other path, message, author and time is kept. With --remote REMOTE,
+only what REMOTE is known to hold counts as published (a version that only
+another remote, or a removed one, holds is taken out too). Published commits are
 never changed, so this is the way out when sync refuses to publish a path that
 was made private (or is no longer kept) after a version of it was recorded,
 and the way to take back a secret recorded before it was published. PATH may
@@ -41,6 +44,7 @@ to put it back. Waits for a running sync and for records under way.
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would change; write nothing", Destination: &o.DryRun},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
+			&cli.StringFlag{Name: "remote", Usage: "count as published only what `REMOTE` is known to hold (its tracking ref), not what other remotes hold", Destination: &o.Remote},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -78,14 +82,14 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 		}
 		paths = append(paths, k.Path)
 	}
-	res, nw, err := eng.ForgetUnpublished(ctx, paths, o.DryRun)
+	res, nw, err := eng.ForgetUnpublished(ctx, paths, o.DryRun, o.Remote)
 	for _, n := range nw {
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
 			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}
-	quoted := make([]string, len(paths))
+	quoted, words := make([]string, len(paths)), make([]string, len(paths))
 	for i, p := range paths {
-		quoted[i] = state.TermSafe(p)
+		quoted[i], words[i] = state.TermSafe(p), state.ShellWord(p)
 	}
 	names := strings.Join(quoted, ", ")
 	switch {
@@ -94,6 +98,9 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 			return writeJSON(e.Out, forgetJSON{Forgotten: res, Changed: false})
 		}
 		fmt.Fprintf(e.Out, "nothing to forget: no unpublished commit of %s brings a version of %s (a version a remote holds cannot be taken back)\n", eng.StateRef(), names)
+		if o.Remote == "" {
+			fmt.Fprintf(e.Out, "note: a commit any remote's tracking ref reaches counts as published; when sync to one remote refuses a version only another (or a removed) remote holds: strata forget %s --remote REMOTE\n", strings.Join(words, " "))
+		}
 		return nil
 	case errors.Is(err, gitstore.ErrNothingLeft):
 		fmt.Fprintf(e.Err, "strata: forget %s: every commit of %s recorded only it and no remote holds one; nothing was changed (remove the ref with git update-ref -d %s to start over)\n",
