@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/strata-dev/strata/gitstore"
 )
@@ -44,5 +45,33 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		return Forgotten{}, nw, err
 	}
 	res, err := e.store.Forget(ctx, paths, dry, tracking...)
+	if err == nil && !dry {
+		err = e.remapLosses(res.Mapped, paths)
+	}
 	return res, nw, err
+}
+
+// remapLosses brings the kept sync losses (sync-lost.json) in line with a
+// rewrite: an entry of a forgotten path goes (its versions are gone from
+// the history), and the commits an entry names are replaced by those that
+// now stand for them, so `strata restore PATH --rev REV` keeps working after
+// the old commits are pruned.
+func (e *Engine) remapLosses(mapped map[string]string, paths []string) error {
+	old, err := e.readLosses()
+	if err != nil || len(old) == 0 {
+		return err
+	}
+	var keep []keptLoss
+	for _, l := range old {
+		if slices.Contains(paths, l.Path) {
+			continue
+		}
+		for _, id := range []*string{&l.Rev, &l.Winner, &l.Merge} {
+			if n, ok := mapped[*id]; ok && n != "" {
+				*id = n
+			}
+		}
+		keep = append(keep, l)
+	}
+	return e.writeLosses(keep)
 }

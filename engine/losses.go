@@ -63,6 +63,11 @@ func (e *Engine) KeepLosses(lost []Lost) error {
 			keep = append(keep, keptLoss{Lost: l, Blob: files[l.Path]})
 		}
 	}
+	return e.writeLosses(keep)
+}
+
+// writeLosses replaces the kept losses with keep.
+func (e *Engine) writeLosses(keep []keptLoss) error {
 	data, err := json.MarshalIndent(lossFile{Lost: keep}, "", "  ")
 	if err != nil {
 		return err

@@ -30,6 +30,10 @@ type Forgotten struct {
 	Rewritten []string `json:"rewritten"` // the commits rewritten, oldest first (old ids)
 	Dropped   []string `json:"dropped"`   // the commits dropped: they recorded nothing but the forgotten paths
 	Kept      int      `json:"unchanged"` // unpublished commits left as they were
+	// Mapped maps each rewritten or dropped commit (full ids) to the commit
+	// that now stands for it ("" for a dropped root), for the caches that
+	// name commits (the kept sync losses).
+	Mapped map[string]string `json:"-"`
 }
 
 // Forget rewrites the commits of the state ref that no tracking ref
@@ -221,6 +225,15 @@ func (s *Store) forget(unpublished []string, paths []string, res *Forgotten) (pl
 		}
 		mapped[c], trees[nc], last = nc, tree, nc
 		res.Rewritten = append(res.Rewritten, c.String())
+	}
+	res.Mapped = map[string]string{}
+	for c, n := range mapped {
+		if c != n {
+			res.Mapped[c.String()] = ""
+			if !n.IsZero() {
+				res.Mapped[c.String()] = n.String()
+			}
+		}
 	}
 	if len(unpublished) == 0 {
 		return plumbing.NewHash(res.Old), nil
