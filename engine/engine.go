@@ -36,7 +36,11 @@ type Engine struct {
 	Now   func() time.Time
 
 	realDirs map[string]string // EvalSymlinks results by directory, for one command's run
-	nested   map[string]bool   // whether a directory holds a .git entry (nestedRepo), for one command's run
+	// nested is whether a directory holds a .git entry (nestedRepo), for
+	// one command's run; config.Classify asks it, which a watcher calls
+	// from its own goroutine beside the recorder's, hence the lock.
+	nestedMu sync.Mutex
+	nested   map[string]bool
 
 	home    *Engine // the home view, opened on first use (home.go)
 	display string  // in the home view: the kept "~/..." path shown for HomeName
@@ -66,9 +70,15 @@ func (e *Engine) realDir(dir string) (string, error) {
 
 // Forget drops remembered directory resolutions.
 func (e *Engine) Forget() {
-	e.realDirs, e.nested = nil, nil
+	e.realDirs = nil
+	e.nestedMu.Lock()
+	e.nested = nil
+	e.nestedMu.Unlock()
 	if e.home != nil {
-		e.home.realDirs, e.home.nested = nil, nil
+		e.home.realDirs = nil
+		e.home.nestedMu.Lock()
+		e.home.nested = nil
+		e.home.nestedMu.Unlock()
 	}
 }
 
@@ -264,6 +274,8 @@ func (e *Engine) nestedRepo(dir, rb string) string {
 		return ""
 	}
 	rel := strings.Split(strings.TrimPrefix(dir, rb+sep), sep)
+	e.nestedMu.Lock()
+	defer e.nestedMu.Unlock()
 	for i := range rel {
 		d := filepath.Join(rb, filepath.Join(rel[:i+1]...))
 		has, ok := e.nested[d]
