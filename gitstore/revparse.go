@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -27,16 +29,18 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 	if i := strings.IndexAny(rev, "~^"); i >= 0 {
 		base, rest = rev[:i], rev[i:]
 	}
-	if strings.Contains(base, "@{") {
-		return s.gitRevParse(rev) // a reflog entry, an upstream
-	}
-	if base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@" {
+	var h plumbing.Hash
+	var err error
+	switch {
+	case reflogRev().MatchString(base):
+		h, err = s.gitRevParse(base) // a reflog entry, an upstream; ~N and ^N are read here
+	case base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@":
 		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N; HEAD@{1}, stash@{0}, main@{upstream}): %w", state.ErrNotFound)
+	case base == "@":
+		h, err = s.revBase("HEAD")
+	default:
+		h, err = s.revBase(base)
 	}
-	if base == "@" {
-		base = "HEAD"
-	}
-	h, err := s.revBase(base)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -136,6 +140,15 @@ func (s *Store) peel(h plumbing.Hash) (plumbing.Hash, error) {
 	}
 	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
 }
+
+// reflogRev is the one shape of "@{...}" revision given to git: a ref name
+// (or nothing, for the current branch) and one "@{...}" holding no space,
+// colon or brace. Anything after it must be ~N or ^N, which revParse reads
+// itself: git would read "HEAD@{1}:path" or "HEAD@{1} HEAD" as a date it
+// does not know, "now", and answer HEAD's commit without a word.
+var reflogRev = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[^\s:@{}~^]*@\{[^\s:{}]+\}$`)
+})
 
 // gitRevParse asks the git binary for the forms strata does not read
 // itself: a reflog entry (HEAD@{1}, stash@{0}, main@{2.days.ago}) or an
