@@ -50,6 +50,9 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 	for rest != "" {
 		op := rest[0]
 		rest = rest[1:]
+		if op != '~' && op != '^' { // "HEAD~1x", "HEAD^!": not a revision of ours, never a guess
+			return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N): %w", state.ErrNotFound)
+		}
 		if op == '^' && strings.HasPrefix(rest, "{") {
 			end := strings.IndexByte(rest, '}')
 			if end < 0 || (rest[1:end] != "" && rest[1:end] != "commit") {

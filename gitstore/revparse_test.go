@@ -36,7 +36,7 @@ func TestResolveLikeGit(t *testing.T) {
 				}
 			}
 			for _, bad := range []string{r.ref + "~9", r.ref + "^2", "nosuchref", "ffffffffff", "nosuchref@{1}", r.ref + "@{99}", "HEAD:f.json",
-				r.ref + "@{1}:f.json", r.ref + "@{1} " + r.ref, r.ref + "@{1}^!"} { // git would read the junk as "now": the head
+				r.ref + "@{1}:f.json", r.ref + "@{1} " + r.ref, r.ref + "@{1}^!", r.ref + "^!", r.ref + "~1x"} { // git would read the junk as "now": the head
 				if _, err := s.Resolve(bad); !errors.Is(err, state.ErrNotFound) {
 					t.Errorf("%s: Resolve(%q) = %v, want ErrNotFound", pass, bad, err)
 				}
