@@ -8,6 +8,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -261,6 +262,36 @@ func (e *Engine) insideReal(k config.Kept, real string) error {
 	return nil
 }
 
+// holdsRepo reports whether dir holds a repository git would take for one
+// (and then not descend into): a .git folder with HEAD, objects and refs,
+// or a .git file starting "gitdir: ". An empty or broken .git is an
+// ordinary name to git, whose files it stages, and so to strata.
+func holdsRepo(dir string) bool {
+	g := filepath.Join(dir, ".git")
+	st, err := os.Lstat(g)
+	switch {
+	case err != nil:
+		return false
+	case st.IsDir():
+		for _, n := range []string{"HEAD", "objects", "refs"} {
+			if _, err := os.Stat(filepath.Join(g, n)); err != nil {
+				return false
+			}
+		}
+		return true
+	case st.Mode().IsRegular():
+		f, err := os.Open(g)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		head := make([]byte, 8)
+		n, _ := io.ReadFull(f, head)
+		return string(head[:n]) == "gitdir: "
+	}
+	return false
+}
+
 // nestedRepo returns the directory, relative to the work tree's real root
 // rb, of the outermost repository nested in the work tree (a submodule, a
 // clone inside it: a directory holding a .git entry) that holds the real
@@ -280,8 +311,7 @@ func (e *Engine) nestedRepo(dir, rb string) string {
 		d := filepath.Join(rb, filepath.Join(rel[:i+1]...))
 		has, ok := e.nested[d]
 		if !ok {
-			_, err := os.Lstat(filepath.Join(d, ".git"))
-			has = err == nil
+			has = holdsRepo(d)
 			if e.nested == nil {
 				e.nested = map[string]bool{}
 			}
