@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,11 +72,8 @@ type attrState struct {
 	value string
 }
 
-// git's bounds on attribute files (attr.c).
-const (
-	attrMaxLine = 2048
-	attrMaxFile = 100 << 20
-)
+// git's bound on an attribute line (attr.c); a file's is ruleFileMax.
+const attrMaxLine = 2048
 
 // Attributes returns the attribute rules of this work tree. Nothing is read
 // until the first question.
@@ -232,21 +228,8 @@ func readAttrFile(name, base string, macroOK, inTree, fold bool) []attrLine {
 			return nil
 		}
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > attrMaxFile {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, attrMaxFile+1))
-	if err != nil || len(data) > attrMaxFile {
-		return nil
-	}
 	var lines []attrLine
-	for rest := string(data); rest != ""; {
+	for rest := readRuleFile(name); rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
 		if l, ok := parseAttrLine(line, macroOK); ok {

@@ -1,7 +1,7 @@
 package gitstore
 
 import (
-	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,15 +128,12 @@ func (ig *Ignores) readIgnoreFile(name string, domain []string) []gitignore.Patt
 	if name == "" {
 		return nil
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
+	data := readRuleFile(name)
 	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
+	for rest := data; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimSuffix(line, "\r")
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -146,6 +143,32 @@ func (ig *Ignores) readIgnoreFile(name string, domain []string) []gitignore.Patt
 		ps = append(ps, gitignore.ParsePattern(line, domain))
 	}
 	return ps
+}
+
+// ruleFileMax is the largest ignore or attributes file read, as git's
+// (100 MB); a larger one is skipped whole.
+const ruleFileMax = 100 << 20
+
+// readRuleFile reads a .gitignore or .gitattributes (or another file of
+// git's rules) as git does: only a regular file — a FIFO or a device would
+// block or never end — up to ruleFileMax, without the UTF-8 byte order
+// mark an editor may have put first (git skips it, and a pattern starting
+// with it would match nothing). Any failure reads as an empty file.
+func readRuleFile(name string) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > ruleFileMax {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, ruleFileMax+1))
+	if err != nil || len(data) > ruleFileMax {
+		return ""
+	}
+	return strings.TrimPrefix(string(data), "\ufeff")
 }
 
 // xdgGitFile is git's default for a file of its user configuration:
