@@ -29,3 +29,21 @@ func TestRuleFilesReadAsGitReadsThem(t *testing.T) {
 		}
 	}
 }
+
+// A pattern that backtracks without end is cut short by its step budget,
+// and the file then counts as filtered (the private side): counted in
+// steps, not timed.
+func TestWildmatchBudget(t *testing.T) {
+	pattern := strings.Repeat("*a", 12) + "*b"
+	name := strings.Repeat("a", 200) + ".json"
+	budget := wildBudget
+	if dowild(pattern, name, true, false, &budget); budget >= 0 {
+		t.Fatalf("the pattern finished within the budget (%d steps left): pick a harder one", budget)
+	}
+	if !wildmatch(pattern, name, true, false) {
+		t.Fatal("a pattern past its budget must count as matching")
+	}
+	if wildmatch("*a*b", "aaaa.json", true, false) {
+		t.Fatal("an ordinary mismatch must stay one")
+	}
+}

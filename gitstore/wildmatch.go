@@ -19,11 +19,24 @@ const (
 // "a/**/b"); "\" quotes the next byte; fold compares case-insensitively as
 // git does under core.ignorecase (WM_CASEFOLD). It is a port of wildmatch.c,
 // byte for byte, so that strata and git agree on what a pattern names.
+//
+// Unlike git's, it counts its steps: a pattern like "*a*a*a*a*a*a*a*a*b"
+// against a long name backtracks for minutes (git check-attr spins too), and
+// a clone's .gitattributes must not stall every hook call. Past wildBudget
+// steps the pattern is taken as matching, so the line's attributes apply:
+// for the filter attribute, the file is then private, the safe side; sync
+// asks git itself before publishing anything.
 func wildmatch(pattern, text string, pathname, fold bool) bool {
-	return dowild(pattern, text, pathname, fold) == wmMatch
+	budget := wildBudget
+	m := dowild(pattern, text, pathname, fold, &budget)
+	return m == wmMatch || budget < 0
 }
 
-func dowild(p, text string, pathname, fold bool) int {
+// wildBudget is how many steps one match may take: a pattern and a path of
+// ordinary lengths take hundreds.
+var wildBudget = 200_000
+
+func dowild(p, text string, pathname, fold bool, budget *int) int {
 	at := func(s string, i int) byte {
 		if i < len(s) {
 			return s[i]
@@ -38,6 +51,9 @@ func dowild(p, text string, pathname, fold bool) int {
 	}
 	pi, ti := 0, 0
 	for ; pi < len(p); pi, ti = pi+1, ti+1 {
+		if *budget--; *budget < 0 {
+			return wmAbortAll
+		}
 		pch, tch := low(p[pi]), low(at(text, ti))
 		if tch == 0 && pch != '*' {
 			return wmAbortAll
@@ -66,7 +82,7 @@ func dowild(p, text string, pathname, fold bool) int {
 				next := at(p, pi)
 				if pathname && (prev < 0 || p[prev] == '/') && (next == 0 || next == '/' || next == '\\' && at(p, pi+1) == '/') {
 					// "a/**/b" matches "a/b" too: the "**/" may stand for nothing.
-					if next == '/' && dowild(p[pi+1:], text[ti:], pathname, fold) == wmMatch {
+					if next == '/' && dowild(p[pi+1:], text[ti:], pathname, fold, budget) == wmMatch {
 						return wmMatch
 					}
 					matchSlash = true
@@ -97,7 +113,10 @@ func dowild(p, text string, pathname, fold bool) int {
 						return wmNoMatch
 					}
 				}
-				if m := dowild(p[pi:], text[ti:], pathname, fold); m != wmNoMatch {
+				if *budget--; *budget < 0 {
+					return wmAbortAll
+				}
+				if m := dowild(p[pi:], text[ti:], pathname, fold, budget); m != wmNoMatch {
 					if !matchSlash || m != wmAbortToStarstar {
 						return m
 					}
