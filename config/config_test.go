@@ -437,3 +437,24 @@ func FuzzGlobMatch(f *testing.F) {
 		}
 	})
 }
+
+// Every default L2 candidate is kept while memory: is unset (a pulled
+// teammate's file moves L2, the old one stays kept); none but the one named
+// when it is set; and the home view keeps exactly its one file, whatever a
+// remote's home tree holds.
+func TestOtherMemoryFiles(t *testing.T) {
+	c := load(t, "")
+	for _, p := range MemoryCandidates {
+		k, ok := c.Classify(p)
+		require.True(t, ok, p)
+		require.Equal(t, state.ClassMemory, k.Class, p)
+	}
+	pinned := load(t, "version: 1\nmemory: MEMORY.md\n")
+	_, ok := pinned.Classify(".claude/MEMORY.md")
+	require.False(t, ok, "memory: set keeps only its file")
+	home := c.HomeView(t.TempDir(), "memory/MEMORY.md")
+	for _, p := range MemoryCandidates {
+		_, ok := home.Classify(p)
+		require.False(t, ok, "home view keeps %s", p)
+	}
+}
