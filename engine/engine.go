@@ -42,6 +42,12 @@ type Engine struct {
 	// from its own goroutine beside the recorder's, hence the lock.
 	nestedMu sync.Mutex
 	nested   map[string]bool
+	// rules are git's ignore and attribute rules as read (ignored, filtered).
+	rules struct {
+		sync.Mutex
+		ig *gitstore.Ignores
+		at *gitstore.Attributes
+	}
 
 	home    *Engine // the home view, opened on first use (home.go)
 	display string  // in the home view: the kept "~/..." path shown for HomeName
@@ -75,6 +81,9 @@ func (e *Engine) Forget() {
 	e.nestedMu.Lock()
 	e.nested = nil
 	e.nestedMu.Unlock()
+	e.rules.Lock()
+	e.rules.ig, e.rules.at = e.store.Ignores(), e.store.Attributes()
+	e.rules.Unlock()
 	if e.home != nil {
 		e.home.realDirs = nil
 		e.home.nestedMu.Lock()
@@ -97,15 +106,35 @@ func Open(dir string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Ignored = st.Ignores().Ignored  // git-ignored files are private (trust.go)
-	cfg.Filter = st.Attributes().Filter // and so are files git filters
 	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize, GitDirs: []string{st.GitDir(), st.CommonDir()}})
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now}
+	e.rules.ig, e.rules.at = st.Ignores(), st.Attributes()
+	cfg.Ignored = e.ignored  // git-ignored files are private (trust.go)
+	cfg.Filter = e.filtered  // and so are files git filters
 	cfg.Nested = e.nestedRel // files of a submodule or a nested clone are its own
 	return e, nil
+}
+
+// ignored and filtered are config.Config.Ignored and Filter: git's ignore
+// and attribute rules as read since the engine opened or last forgot them
+// (Forget: a watcher reads them again for each batch, so a .gitignore or a
+// .gitattributes that makes a kept file private takes effect at once, not
+// at the watcher's restart).
+func (e *Engine) ignored(rel string) bool {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	return ig.Ignored(rel)
+}
+
+func (e *Engine) filtered(rel string) string {
+	e.rules.Lock()
+	at := e.rules.at
+	e.rules.Unlock()
+	return at.Filter(rel)
 }
 
 // nestedRel is config.Config.Nested: nestedRepo of a repo-relative path's
