@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -58,11 +59,15 @@ func checkFormat(commonDir string) (partial bool, err error) {
 			ext[key] = strings.ToLower(strings.TrimSpace(val))
 		}
 	})
-	switch version {
-	case "0":
+	// git reads the version as an integer (git_config_int: "01" is 1, a
+	// suffix k, m or g multiplies) and refuses a value that is not one.
+	n, ok := gitInt(version)
+	switch {
+	case !ok:
+		return false, fmt.Errorf("%s: core.repositoryformatversion %q is not a number (git refuses it too); nothing was written", commonDir, version)
+	case n <= 0:
 		return partial, nil
-	case "1":
-	default:
+	case n > 1:
 		return false, fmt.Errorf("%s: repository format version %s is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, version)
 	}
 	for key, val := range ext {
@@ -93,4 +98,23 @@ func readShallow(commonDir string) map[plumbing.Hash]bool {
 		}
 	}
 	return out
+}
+
+// gitInt reads an integer as git_config_int does: decimal (leading zeros
+// and a sign allowed), with an optional k, m or g suffix.
+func gitInt(v string) (int64, bool) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(v, "k"), strings.HasSuffix(v, "K"):
+		mult, v = 1<<10, v[:len(v)-1]
+	case strings.HasSuffix(v, "m"), strings.HasSuffix(v, "M"):
+		mult, v = 1<<20, v[:len(v)-1]
+	case strings.HasSuffix(v, "g"), strings.HasSuffix(v, "G"):
+		mult, v = 1<<30, v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n * mult, true
 }

@@ -23,6 +23,9 @@ func TestOpenRefusesFormatsItWouldDamage(t *testing.T) {
 		{"worktree config", nil, [][2]string{{"core.repositoryformatversion", "1"}, {"extensions.worktreeConfig", "true"}}, ""},
 		{"sha1 said", nil, [][2]string{{"core.repositoryformatversion", "1"}, {"extensions.objectFormat", "sha1"}}, ""},
 		{"version 0 ignores extensions", nil, [][2]string{{"extensions.futurething", "yes"}}, ""},
+		{"version 01", nil, [][2]string{{"core.repositoryformatversion", "01"}, {"extensions.worktreeConfig", "true"}}, ""},
+		{"version -1", nil, [][2]string{{"core.repositoryformatversion", "-1"}}, ""},
+		{"version not a number", nil, [][2]string{{"core.repositoryformatversion", "one"}}, "is not a number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := realPath(t, t.TempDir())
