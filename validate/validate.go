@@ -436,19 +436,20 @@ func checkMarkdown(path string, data []byte) state.Problems {
 // machine through sync, and an edit would land inside the region.
 func conflictMarkers(path string, text []byte) (state.Problem, bool) {
 	start, mid := 0, false
-	fence := ""
+	var fenceChar byte // the open code fence's character and length, as CommonMark reads fences
+	fenceLen := 0
 	for n, rest := 1, text; len(rest) > 0; n++ {
 		line, after, _ := bytes.Cut(rest, []byte("\n"))
 		rest = after
 		line = bytes.TrimSuffix(line, []byte("\r"))
-		trimmed := bytes.TrimLeft(line, " ")
+		c, run, info, isFence := fenceLine(line)
 		switch {
-		case fence != "":
-			if bytes.HasPrefix(trimmed, []byte(fence)) {
-				fence = ""
+		case fenceLen > 0:
+			if isFence && c == fenceChar && run >= fenceLen && len(bytes.Trim(info, " \t")) == 0 {
+				fenceLen = 0
 			}
-		case bytes.HasPrefix(trimmed, []byte("```")) || bytes.HasPrefix(trimmed, []byte("~~~")):
-			fence = string(trimmed[:3])
+		case isFence && !(c == '`' && bytes.IndexByte(info, '`') >= 0):
+			fenceChar, fenceLen = c, run
 		case marker(line, '<'):
 			start, mid = n, false
 		case start > 0 && string(line) == "=======":
@@ -459,6 +460,27 @@ func conflictMarkers(path string, text []byte) (state.Problem, bool) {
 		}
 	}
 	return state.Problem{}, false
+}
+
+// fenceLine reads line as a CommonMark code fence: up to three spaces, then
+// a run of three or more backticks or tildes, then the info string.
+func fenceLine(line []byte) (c byte, run int, info []byte, ok bool) {
+	i := 0
+	for i < len(line) && i < 3 && line[i] == ' ' {
+		i++
+	}
+	if i >= len(line) || line[i] != '`' && line[i] != '~' {
+		return 0, 0, nil, false
+	}
+	c = line[i]
+	j := i
+	for j < len(line) && line[j] == c {
+		j++
+	}
+	if j-i < 3 {
+		return 0, 0, nil, false
+	}
+	return c, j - i, line[j:], true
 }
 
 // marker reports whether line is a conflict marker of seven c: alone, or

@@ -315,6 +315,11 @@ not json
 		// not a conflict: markers shown in a code fence, a setext heading,
 		// an incomplete set, longer runs
 		{name: "markdown markers in a fence", schema: "markdown", doc: "# How to merge\n```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n```\n"},
+		// fences as CommonMark reads them: a longer fence quoting a shorter
+		// one; a ```bash line inside a fence does not close it
+		{name: "markdown four-backtick fence", schema: "markdown", doc: "````\n```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n```\n````\n"},
+		{name: "markdown fence not closed by an info line", schema: "markdown", doc: "```\ncode\n```bash\n```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n",
+			want: []string{"MEMORY.md:5:1: /: git conflict markers (<<<<<<< at line 5, >>>>>>> at line 9) from a merge, rebase or stash that stopped on a conflict: resolve it (keep the lines you want, delete the markers)"}},
 		{name: "markdown setext and halves", schema: "markdown", doc: "Title\n=======\n\n<<<<<<< only the start\n>>>>>>> and an end with no middle\n<<<<<<<< eight\n=======\n>>>>>>>> eight\n"},
 	})
 }
