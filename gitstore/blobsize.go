@@ -64,7 +64,7 @@ func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
 	case errors.As(err, &tl):
 		return nil, &TooLargeError{Blob: id, Size: tl.Size, Limit: limit}
 	case err != nil:
-		return nil, fmt.Errorf("blob %s: %w", id, objectErr(err))
+		return nil, fmt.Errorf("blob %s: %w", id, s.objectErr(err))
 	case t != plumbing.BlobObject:
 		return nil, fmt.Errorf("blob %s: not a blob: %w", id, state.ErrNotFound)
 	}
@@ -85,7 +85,7 @@ func (s *Store) blobSize(h plumbing.Hash) (int64, error) {
 		t, size, err = s.objects.Stat(h)
 	}
 	if err != nil {
-		return 0, objectErr(err)
+		return 0, s.objectErr(err)
 	}
 	if t != plumbing.BlobObject {
 		return 0, fmt.Errorf("not a blob: %w", state.ErrNotFound)

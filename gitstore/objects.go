@@ -28,7 +28,7 @@ func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 		t, data, err = s.objects.Read(h) // the odb rescans its packs on a miss
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("object %s: %w", h, objectErr(err))
+		return 0, nil, fmt.Errorf("object %s: %w", h, s.objectErr(err))
 	}
 	return t, data, nil
 }
@@ -50,6 +50,17 @@ func (s *Store) fetchPromised(h plumbing.Hash) bool {
 	_, err := s.git(ctx, nil, "cat-file", "-t", h.String())
 	s.promisorDown = err != nil
 	return err == nil
+}
+
+// objectErr is objectErr for this store: in a partial clone whose promisor
+// remote could not give a missing object (fetchPromised), the object is
+// not "not recorded" — it is recorded and could not be fetched, an I/O
+// failure (exit 3) that names how to see git's own answer.
+func (s *Store) objectErr(err error) error {
+	if s.partial && s.promisorDown && errors.Is(err, odb.ErrNotFound) {
+		return errors.New("not in this partial clone, and git could not fetch it from the promisor remote (git cat-file -t ID shows why)")
+	}
+	return objectErr(err)
 }
 
 // objectErr gives odb's answer that an object is missing (final: odb reads

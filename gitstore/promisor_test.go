@@ -1,11 +1,14 @@
 package gitstore
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // In a partial clone whose promisor remote is gone, the first missing
@@ -54,8 +57,13 @@ func TestPromisorAskedOnceWhenDown(t *testing.T) {
 	}
 	defer s.Close()
 	for _, b := range blobs {
-		if _, err := s.ReadBlobLimit(b, 1<<20); err == nil {
+		_, err := s.ReadBlobLimit(b, 1<<20)
+		if err == nil {
 			t.Fatalf("blob %s read though the promisor remote is gone", b)
+		}
+		// recorded, yet not fetchable: an I/O failure, not "not recorded"
+		if errors.Is(err, state.ErrNotFound) || !strings.Contains(err.Error(), "promisor remote") {
+			t.Fatalf("blob %s: %v, want a failure naming the promisor remote", b, err)
 		}
 	}
 	data, _ := os.ReadFile(logFile)
