@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/strata-dev/strata/gitstore"
 )
@@ -35,6 +36,7 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		return Forgotten{}, nil, err
 	}
 	defer releaseSync()
+	stale := e.refreshTracking(ctx, remote)
 	release, err := e.HoldWrites()
 	if err != nil {
 		return Forgotten{}, nil, err
@@ -45,10 +47,44 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		return Forgotten{}, nw, err
 	}
 	res, err := e.store.Forget(ctx, paths, dry, tracking...)
+	res.Stale = stale
 	if err == nil && !dry {
 		err = e.remapLosses(res.Mapped, paths)
 	}
 	return res, nw, err
+}
+
+// refreshTracking fetches the remotes whose tracking refs decide what is
+// published (remote, or every remote a tracking ref was fetched from), so
+// that a push whose acknowledgement was lost — the remote holds commits
+// the tracking ref does not reach — does not make forget rewrite commits
+// the remote already has (a next sync would bring the originals back). A
+// remote that cannot be fetched is named in the result; its tracking ref
+// counts as last fetched.
+func (e *Engine) refreshTracking(ctx context.Context, remote string) (stale []string) {
+	names := []string{remote}
+	if remote == "" {
+		refs, err := e.store.TrackingRefs()
+		if err != nil {
+			return nil
+		}
+		names = names[:0]
+		for _, n := range refs {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+	}
+	for _, n := range names {
+		r, err := e.store.ResolveRemote(ctx, n, e.cfg.Root)
+		if err == nil {
+			_, err = e.store.Fetch(ctx, r)
+		}
+		if err != nil {
+			why, _, _ := strings.Cut(err.Error(), "\n")
+			stale = append(stale, n+": "+why)
+		}
+	}
+	return stale
 }
 
 // remapLosses brings the kept sync losses (sync-lost.json) in line with a

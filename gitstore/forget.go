@@ -30,6 +30,9 @@ type Forgotten struct {
 	Rewritten []string `json:"rewritten"` // the commits rewritten, oldest first (old ids)
 	Dropped   []string `json:"dropped"`   // the commits dropped: they recorded nothing but the forgotten paths
 	Kept      int      `json:"unchanged"` // unpublished commits left as they were
+	// Stale names the remotes that could not be fetched first ("NAME:
+	// why"): their tracking refs count as last fetched.
+	Stale []string `json:"stale,omitempty"`
 	// Mapped maps each rewritten or dropped commit (full ids) to the commit
 	// that now stands for it ("" for a dropped root), for the caches that
 	// name commits (the kept sync losses).

@@ -87,6 +87,9 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
 			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}
+	for _, st := range res.Stale {
+		fmt.Fprintf(e.Err, "strata: forget: could not fetch %s; what it holds counts as last fetched\n", state.TermSafe(st))
+	}
 	quoted, words := make([]string, len(paths)), make([]string, len(paths))
 	for i, p := range paths {
 		quoted[i], words[i] = state.TermSafe(p), state.ShellWord(p)
