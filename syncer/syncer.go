@@ -61,6 +61,9 @@ type Report struct {
 	// recovered is the losses of an earlier sync, killed after its merge,
 	// whose journal this sync completed: named with this sync's.
 	recovered []engine.Lost
+	// invalid holds the kept files whose unrecorded edit this sync could
+	// not record (invalid on disk): a merge may not change them.
+	invalid map[string]bool
 }
 
 // problem adds problems to the report, each once: a kept file that is a
@@ -320,6 +323,13 @@ func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) err
 		}
 		if o.Invalid() {
 			rep.problem(o.Problems...)
+			if o.Unread() {
+				continue // not a readable file (a symlink, a FIFO): never recorded, never written over
+			}
+			if rep.invalid == nil {
+				rep.invalid = map[string]bool{}
+			}
+			rep.invalid[o.Path] = true
 		}
 	}
 	return err
@@ -337,7 +347,12 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		rep.Result, rep.Head = engine.MergeUpToDate, local
 		return local, nil // a remote without state: push ours
 	}
-	check := func(m *engine.Merge) error { return checkMerge(eng, m) }
+	check := func(m *engine.Merge) error {
+		if ps := blockedByInvalid(m, rep); len(ps) > 0 {
+			return ps
+		}
+		return checkMerge(eng, m)
+	}
 	if o.DryRun {
 		m, err := eng.PlanMerge(local, fetched)
 		if err != nil {
@@ -410,6 +425,31 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		return "", err
 	}
 	return m.Head, nil
+}
+
+// blockedByInvalid refuses a merge that would change a kept file whose edit
+// on disk this sync could not record because it is invalid (a MEMORY.md a
+// git merge left with conflict markers, a graph with a broken line): the
+// merged version could not be written over the edit, and once the file is
+// fixed its next record would replace the merged version — the other
+// machine's lines gone on both machines, and nobody told. Nothing is merged;
+// fixed and synced again, the edit is recorded and merged as any other.
+func blockedByInvalid(m *engine.Merge, rep *Report) state.Problems {
+	var ps state.Problems
+	for _, p := range m.Paths {
+		if !rep.invalid[p.Path] || !p.Changed() {
+			continue
+		}
+		why := ""
+		for _, q := range rep.Problems {
+			if q.Path == p.Path && !q.Warning {
+				why = " (" + q.Error() + ")"
+				break
+			}
+		}
+		ps = append(ps, state.Problem{Path: p.Path, Message: "invalid on disk" + why + ", and the remote changed it: sync would neither merge nor write it; fix it (strata validate " + state.ShellWord(p.Path) + "), then sync again; nothing was merged"})
+	}
+	return ps
 }
 
 // CrashPoint, set by tests only, is called at the named steps of a sync so
