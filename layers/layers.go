@@ -97,12 +97,12 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		if !ok || !isSynced(k.Class) || !slices.Contains(l1Paths(a.Eng.Config(), k.Class), o.Path) {
 			continue
 		}
+		if a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
+			continue // git put it there (a checkout, stash, reset, pull): no step of the agent's, no L2 line, no L3 upsert
+		}
 		l1 = true
 		if k.Class != state.ClassWorkflowState || o.Entry.Action == state.ActionDelete {
 			continue
-		}
-		if a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
-			continue // git put it there (a checkout, stash, reset, pull): no step of the agent's
 		}
 		cur, err := a.docAt(o.Entry.Commit, o.Path)
 		if err != nil {
