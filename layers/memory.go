@@ -88,8 +88,20 @@ func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o 
 // addLearning is one try of AddLearning, on f as read.
 func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o engine.Outcome, err error) {
 	if f.Exists {
-		if _, err := a.Eng.Record([]config.Kept{f.Kept}, state.SourceRecord); err != nil {
+		outs, err := a.Eng.Record([]config.Kept{f.Kept}, state.SourceRecord)
+		if err != nil {
 			return false, o, err
+		}
+		// The file as it is fails its check (git conflict markers, say):
+		// named at its own lines, nothing added to it.
+		if len(outs) > 0 && outs[0].Invalid() {
+			ps := append(state.Problems{}, outs[0].Problems...)
+			for i := range ps {
+				if !ps[i].Warning {
+					ps[i].Message += "; the learning was not added, file left unchanged"
+				}
+			}
+			return false, o, ps
 		}
 	}
 	data, changed, err := markdown.AddItem(f.Content, section, 0, text)
