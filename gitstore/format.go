@@ -38,6 +38,11 @@ var knownExtensions = map[string]string{
 // promisor = true, or extensions.partialClone naming one): objects it lacks
 // may be fetched on demand (Store.readObject).
 func checkFormat(commonDir string) (partial bool, err error) {
+	defer func() {
+		if err != nil {
+			err = &FormatError{Msg: err.Error()}
+		}
+	}()
 	f, err := os.Open(filepath.Join(commonDir, "config"))
 	if err != nil {
 		return false, nil // no config: git's defaults, version 0
@@ -81,6 +86,12 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	}
 	return partial || ext["partialclone"] != "", nil
 }
+
+// FormatError is Open's refusal of a repository whose format strata would
+// damage (checkFormat): exit 3, and a fail finding of doctor.
+type FormatError struct{ Msg string }
+
+func (e *FormatError) Error() string { return e.Msg }
 
 // readShallow reads a shallow clone's boundary (<commondir>/shallow, one
 // commit id a line): commits whose parents git does not have and reads as

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-dev/strata/doctor"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -36,11 +37,15 @@ func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	eng, err := open(e)
 	var ce *engine.ConfigError
 	var oe *state.OwnershipError
+	var fe *gitstore.FormatError
 	switch {
 	case errors.As(err, &ce):
 		fs = append(fs, doctor.Config(ce))
 	case errors.As(err, &oe):
 		fs = append(fs, doctor.Ownership(oe))
+	case errors.As(err, &fe):
+		fs = append(fs, doctor.Finding{Check: "repository", Level: doctor.LevelFail, Message: fe.Error(),
+			Fix: "none here: strata's objects and refs are SHA-1 files; use it in a SHA-1 repository with files refs"})
 	case err != nil:
 		return err
 	default:
