@@ -56,7 +56,7 @@ func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
 	// before inflating it, so one read serves (a Stat first would walk a
 	// delta chain's headers twice).
 	t, data, err := s.objects.ReadLimit(h, limit)
-	if err != nil && s.partial && errors.Is(err, odb.ErrNotFound) && s.fetchPromised(h) {
+	if s.fetched(h, err) {
 		t, data, err = s.objects.ReadLimit(h, limit)
 	}
 	var tl *odb.TooLargeError
@@ -81,7 +81,7 @@ func blobHash(id string) (plumbing.Hash, error) {
 // blobSize returns the size of blob h from its header. Callers hold s.mu.
 func (s *Store) blobSize(h plumbing.Hash) (int64, error) {
 	t, size, err := s.objects.Stat(h)
-	if err != nil && s.partial && errors.Is(err, odb.ErrNotFound) && s.fetchPromised(h) {
+	if s.fetched(h, err) {
 		t, size, err = s.objects.Stat(h)
 	}
 	if err != nil {

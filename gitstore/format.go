@@ -93,6 +93,13 @@ type FormatError struct{ Msg string }
 
 func (e *FormatError) Error() string { return e.Msg }
 
+// shallowList is the shallow clone's boundary, read on the first commit
+// read (a hook call that reads none pays nothing).
+func (s *Store) shallowList() map[plumbing.Hash]bool {
+	s.shallowOnce.Do(func() { s.shallow = readShallow(s.commonDir) })
+	return s.shallow
+}
+
 // readShallow reads a shallow clone's boundary (<commondir>/shallow, one
 // commit id a line): commits whose parents git does not have and reads as
 // having none. strata does the same, so the merge-base walk, the time index

@@ -24,13 +24,20 @@ type treeEntry = odb.Entry
 // `git gc` packed meanwhile is found. Callers hold s.mu.
 func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	t, data, err := s.objects.Read(h)
-	if err != nil && s.partial && errors.Is(err, odb.ErrNotFound) && s.fetchPromised(h) {
+	if s.fetched(h, err) {
 		t, data, err = s.objects.Read(h) // the odb rescans its packs on a miss
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("object %s: %w", h, s.objectErr(err))
 	}
 	return t, data, nil
+}
+
+// fetched reports whether err is an object missing from this partial clone
+// that git has now fetched from the promisor remote (fetchPromised): read
+// it again.
+func (s *Store) fetched(h plumbing.Hash, err error) bool {
+	return err != nil && s.partial && errors.Is(err, odb.ErrNotFound) && s.fetchPromised(h)
 }
 
 // fetchPromised has git fetch an object a partial clone lacks from its
@@ -156,7 +163,7 @@ func (s *Store) readCommit(c plumbing.Hash) (commitInfo, error) {
 		return commitInfo{}, fmt.Errorf("commit %s: %w", c, err)
 	}
 	ci := commitInfo{hash: c, tree: oc.Tree, parents: oc.Parents, time: oc.Time, tz: oc.TZ, message: oc.Message}
-	if s.shallow[c] {
+	if s.shallowList()[c] {
 		ci.parents = nil // the history beyond a shallow clone's boundary is not here: a root, as git takes it
 	}
 	if len(s.commits) >= maxCached {

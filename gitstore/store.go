@@ -46,7 +46,8 @@ type Store struct {
 	trees        map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
 	partial      bool                            // a partial clone: a missing object may be fetched (readObject)
 	promisorDown bool                            // a fetch of a missing object failed: no more are tried (fetchPromised)
-	shallow      map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots
+	shallow      map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots (shallowList)
+	shallowOnce  sync.Once                       // reads shallow (shallowList)
 	treeBytes    int                             // treeCost of what trees holds
 	commits      map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes      map[string]*refIndex            // per-ref time index (index.go)
@@ -100,7 +101,6 @@ func Open(dir string) (*Store, error) {
 		commits:   make(map[plumbing.Hash]plumbing.Hash),
 		indexes:   make(map[string]*refIndex),
 		partial:   partial,
-		shallow:   readShallow(commonDir),
 	}
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
