@@ -273,15 +273,8 @@ func (e *Engine) Blob(id string) ([]byte, error) {
 // the way back (git checkout refuses to overwrite local changes). Any
 // error (no HEAD yet, path not in it) is false.
 func (e *Engine) CheckedOut(rev, path string) bool {
-	if strings.HasPrefix(path, "~/") {
-		return false
-	}
-	head, err := e.store.BlobID("HEAD", path)
-	if err != nil {
-		return false
-	}
 	blob, err := e.store.BlobID(rev, path)
-	return err == nil && blob == head
+	return err == nil && e.CheckedOutBlob(blob, path)
 }
 
 // CheckedOutBlob is CheckedOut for a version given by its blob id.

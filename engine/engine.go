@@ -75,8 +75,16 @@ func (e *Engine) realDir(dir string) (string, error) {
 	return r, nil
 }
 
-// Forget drops remembered directory resolutions.
+// Forget drops remembered directory resolutions and git's rules as read,
+// its own and the home view's.
 func (e *Engine) Forget() {
+	e.forget()
+	if e.home != nil {
+		e.home.forget()
+	}
+}
+
+func (e *Engine) forget() {
 	e.realDirs = nil
 	e.nestedMu.Lock()
 	e.nested = nil
@@ -84,12 +92,6 @@ func (e *Engine) Forget() {
 	e.rules.Lock()
 	e.rules.ig, e.rules.at = e.store.Ignores(), e.store.Attributes()
 	e.rules.Unlock()
-	if e.home != nil {
-		e.home.realDirs = nil
-		e.home.nestedMu.Lock()
-		e.home.nested = nil
-		e.home.nestedMu.Unlock()
-	}
 }
 
 // Open finds the repository containing dir and loads its configuration.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
@@ -23,20 +24,21 @@ type Forgotten = gitstore.Forgotten
 // With remote set, only what that remote is known to hold (its tracking
 // ref) counts as published.
 func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool, remote string) (Forgotten, []NotWritten, error) {
+	var only *Remote
 	var tracking []string
 	if remote != "" {
 		r, err := e.store.ResolveRemote(ctx, remote, e.cfg.Root)
 		if err != nil {
 			return Forgotten{}, nil, err
 		}
-		tracking = []string{r.Ref}
+		only, tracking = &r, []string{r.Ref}
 	}
 	releaseSync, err := e.HoldSync()
 	if err != nil {
 		return Forgotten{}, nil, err
 	}
 	defer releaseSync()
-	stale := e.refreshTracking(ctx, remote)
+	stale := e.refreshTracking(ctx, only)
 	release, err := e.HoldWrites()
 	if err != nil {
 		return Forgotten{}, nil, err
@@ -55,34 +57,34 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 }
 
 // refreshTracking fetches the remotes whose tracking refs decide what is
-// published (remote, or every remote a tracking ref was fetched from), so
+// published (only, or every remote a tracking ref was fetched from), so
 // that a push whose acknowledgement was lost — the remote holds commits
 // the tracking ref does not reach — does not make forget rewrite commits
 // the remote already has (a next sync would bring the originals back). A
 // remote that cannot be fetched is named in the result; its tracking ref
 // counts as last fetched.
-func (e *Engine) refreshTracking(ctx context.Context, remote string) (stale []string) {
-	names := []string{remote}
-	if remote == "" {
-		refs, err := e.store.TrackingRefs()
-		if err != nil {
-			return nil
-		}
-		names = names[:0]
-		for _, n := range refs {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-	}
-	for _, n := range names {
-		r, err := e.store.ResolveRemote(ctx, n, e.cfg.Root)
+func (e *Engine) refreshTracking(ctx context.Context, only *Remote) (stale []string) {
+	fetch := func(name string, r Remote, err error) {
 		if err == nil {
 			_, err = e.store.Fetch(ctx, r)
 		}
 		if err != nil {
 			why, _, _ := strings.Cut(err.Error(), "\n")
-			stale = append(stale, n+": "+why)
+			stale = append(stale, name+": "+why)
 		}
+	}
+	if only != nil {
+		fetch(only.Name, *only, nil)
+		return stale
+	}
+	refs, err := e.store.TrackingRefs()
+	if err != nil {
+		return nil
+	}
+	names := slices.Sorted(maps.Values(refs))
+	for _, n := range names {
+		r, err := e.store.ResolveRemote(ctx, n, e.cfg.Root)
+		fetch(n, r, err)
 	}
 	return stale
 }
