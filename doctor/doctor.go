@@ -20,6 +20,7 @@ import (
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/hooks"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
@@ -96,6 +97,14 @@ func companionFinding(o Options) Finding {
 func Config(err error) Finding {
 	return Finding{Check: "config", Level: LevelFail, Message: err.Error(),
 		Fix: "edit " + config.FileName + " at the line named (docs/contract.md §2)"}
+}
+
+// Format is the finding for a repository Open refused for its format (a
+// SHA-256 or reftable one, an unknown extension): nothing else can be
+// checked.
+func Format(err *gitstore.FormatError) Finding {
+	return Finding{Check: "repository", Level: LevelFail, Message: err.Error(),
+		Fix: "none here: strata's objects and refs are SHA-1 files; use it in a SHA-1 repository with files refs"}
 }
 
 // Ownership is the finding for a repository Open refused because another

@@ -77,6 +77,15 @@ func (rep *Report) problem(ps ...state.Problem) {
 	}
 }
 
+// wrote adds a file the merge wrote (or, dry, would write) to Written, and
+// to Deleted when the merge removed it.
+func (rep *Report) wrote(p engine.MergePath) {
+	rep.Written = append(rep.Written, p.Path)
+	if p.Result == "" {
+		rep.Deleted = append(rep.Deleted, p.Path)
+	}
+}
+
 // ErrNoOrigin is a sync without REMOTE in a repository that has no remote
 // named origin.
 var ErrNoOrigin = errors.New("no remote named origin; name one: strata sync REMOTE")
@@ -364,10 +373,7 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		report(rep, m)
 		for _, p := range m.Paths {
 			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
-				rep.Written = append(rep.Written, p.Path)
-				if p.Result == "" {
-					rep.Deleted = append(rep.Deleted, p.Path)
-				}
+				rep.wrote(p)
 			}
 		}
 		return "", nil
@@ -646,10 +652,7 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 		case err != nil:
 			return err
 		case written:
-			rep.Written = append(rep.Written, p.Path)
-			if p.Result == "" {
-				rep.Deleted = append(rep.Deleted, p.Path)
-			}
+			rep.wrote(p)
 		default:
 			rep.Skipped = append(rep.Skipped, p.Path)
 		}

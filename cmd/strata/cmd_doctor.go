@@ -44,8 +44,7 @@ func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	case errors.As(err, &oe):
 		fs = append(fs, doctor.Ownership(oe))
 	case errors.As(err, &fe):
-		fs = append(fs, doctor.Finding{Check: "repository", Level: doctor.LevelFail, Message: fe.Error(),
-			Fix: "none here: strata's objects and refs are SHA-1 files; use it in a SHA-1 repository with files refs"})
+		fs = append(fs, doctor.Format(fe))
 	case err != nil:
 		return err
 	default:
