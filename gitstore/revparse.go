@@ -35,7 +35,7 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 	case reflogRev().MatchString(base):
 		h, err = s.gitRevParse(base) // a reflog entry, an upstream; ~N and ^N are read here
 	case base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@":
-		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N; HEAD@{1}, stash@{0}, main@{upstream}): %w", state.ErrNotFound)
+		return plumbing.ZeroHash, errRevSyntax
 	case base == "@":
 		h, err = s.revBase("HEAD")
 	default:
@@ -51,12 +51,12 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 		op := rest[0]
 		rest = rest[1:]
 		if op != '~' && op != '^' { // "HEAD~1x", "HEAD^!": not a revision of ours, never a guess
-			return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N): %w", state.ErrNotFound)
+			return plumbing.ZeroHash, errRevSyntax
 		}
 		if op == '^' && strings.HasPrefix(rest, "{") {
 			end := strings.IndexByte(rest, '}')
 			if end < 0 || (rest[1:end] != "" && rest[1:end] != "commit") {
-				return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N): %w", state.ErrNotFound)
+				return plumbing.ZeroHash, errRevSyntax
 			}
 			rest = rest[end+1:]
 			continue
@@ -144,6 +144,10 @@ func (s *Store) peel(h plumbing.Hash) (plumbing.Hash, error) {
 	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
 }
 
+// errRevSyntax refuses a revision of a shape strata neither reads nor
+// gives to git, saying which it takes.
+var errRevSyntax = fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N; HEAD@{1}, stash@{0}, main@{upstream}): %w", state.ErrNotFound)
+
 // reflogRev is the one shape of "@{...}" revision given to git: a ref name
 // (or nothing, for the current branch) and one "@{...}" holding no space,
 // colon or brace. Anything after it must be ~N or ^N, which revParse reads
@@ -159,7 +163,7 @@ var reflogRev = sync.OnceValue(func() *regexp.Regexp {
 // here; --end-of-options keeps a revision that starts with "-" a revision.
 func (s *Store) gitRevParse(rev string) (plumbing.Hash, error) {
 	if strings.ContainsAny(rev, "\x00\n") {
-		return plumbing.ZeroHash, fmt.Errorf("unsupported revision syntax: %w", state.ErrNotFound)
+		return plumbing.ZeroHash, errRevSyntax
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
