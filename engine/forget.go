@@ -23,37 +23,36 @@ type Forgotten = gitstore.Forgotten
 //
 // With remote set, only what that remote is known to hold (its tracking
 // ref) counts as published.
-func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool, remote string) (Forgotten, []NotWritten, error) {
+func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool, remote string) (Forgotten, error) {
 	var only *Remote
 	var tracking []string
 	if remote != "" {
 		r, err := e.store.ResolveRemote(ctx, remote, e.cfg.Root)
 		if err != nil {
-			return Forgotten{}, nil, err
+			return Forgotten{}, err
 		}
 		only, tracking = &r, []string{r.Ref}
 	}
 	releaseSync, err := e.HoldSync()
 	if err != nil {
-		return Forgotten{}, nil, err
+		return Forgotten{}, err
 	}
 	defer releaseSync()
 	stale := e.refreshTracking(ctx, only)
 	release, err := e.HoldWrites()
 	if err != nil {
-		return Forgotten{}, nil, err
+		return Forgotten{}, err
 	}
 	defer release()
-	nw, _, err := e.RecoverWrites()
-	if err != nil {
-		return Forgotten{}, nw, err
+	if err := e.recoverWrites(); err != nil {
+		return Forgotten{}, err
 	}
 	res, err := e.store.Forget(ctx, paths, dry, tracking...)
 	res.Stale = stale
 	if err == nil && !dry {
 		err = e.remapLosses(res.Mapped, paths)
 	}
-	return res, nw, err
+	return res, err
 }
 
 // refreshTracking fetches the remotes whose tracking refs decide what is

@@ -243,6 +243,18 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	return notWritten, lost, e.EndWrites()
 }
 
+// recoverWrites is RecoverWrites for a command that is not a sync: the
+// writes it leaves undone are kept for TakeNotWritten to name.
+func (e *Engine) recoverWrites() error {
+	nw, _, err := e.RecoverWrites()
+	if len(nw) > 0 {
+		e.nwMu.Lock()
+		e.notWritten = append(e.notWritten, nw...)
+		e.nwMu.Unlock()
+	}
+	return err
+}
+
 // NotWritten is a write an interrupted sync owed that completing its
 // journal left undone: the file was edited (or replaced by something not a
 // regular file) after the sync was interrupted. The edit is newer and is

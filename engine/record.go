@@ -36,13 +36,7 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 		return nil, err
 	}
 	defer release()
-	nw, _, err := e.RecoverWrites()
-	if len(nw) > 0 {
-		e.nwMu.Lock()
-		e.notWritten = append(e.notWritten, nw...)
-		e.nwMu.Unlock()
-	}
-	if err != nil {
+	if err := e.recoverWrites(); err != nil {
 		return nil, err
 	}
 	head, files, err := e.recorded()

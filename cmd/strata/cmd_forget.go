@@ -82,11 +82,8 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 		}
 		paths = append(paths, k.Path)
 	}
-	res, nw, err := eng.ForgetUnpublished(ctx, paths, o.DryRun, o.Remote)
-	for _, n := range nw {
-		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
-			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
-	}
+	res, err := eng.ForgetUnpublished(ctx, paths, o.DryRun, o.Remote)
+	printNotWritten(e, eng)
 	for _, st := range res.Stale {
 		fmt.Fprintf(e.Err, "strata: forget: could not fetch %s; what it holds counts as last fetched\n", state.TermSafe(st))
 	}
