@@ -64,8 +64,9 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 	var paths []string
 	var kept []string // named paths the rules still keep
 	for _, a := range o.Paths {
+		home := func() error { return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a) }
 		if strings.HasPrefix(a, "~") {
-			return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a)
+			return home()
 		}
 		k, err := eng.Resolve(e.Dir, a)
 		var pe *engine.PathError
@@ -78,7 +79,7 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 			return err
 		}
 		if strings.HasPrefix(k.Path, "~/") { // the auto-memory file named by its absolute path
-			return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a)
+			return home()
 		}
 		paths = append(paths, k.Path)
 	}
