@@ -39,6 +39,7 @@ type Attributes struct {
 	root      string
 	gitDir    string
 	commonDir string
+	settings  func() ignoreSettings // as Ignores's
 	mu        sync.Mutex
 	loaded    bool
 	fold      bool                   // core.ignorecase
@@ -78,7 +79,7 @@ const attrMaxLine = 2048
 // Attributes returns the attribute rules of this work tree. Nothing is read
 // until the first question.
 func (s *Store) Attributes() *Attributes {
-	return &Attributes{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, dirs: map[string][]attrLine{}}
+	return &Attributes{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, settings: s.ruleSettings, dirs: map[string][]attrLine{}}
 }
 
 // Filter returns the filter driver git runs the repo-relative,
@@ -179,7 +180,7 @@ func (a *Attributes) load() {
 		return
 	}
 	a.loaded = true
-	set := readIgnoreSettings(a.gitDir, a.commonDir)
+	set := a.settings()
 	a.fold = set.ignoreCase
 	sys := readAttrFile("/etc/gitattributes", "", true, false, a.fold)
 	if os.Getenv("GIT_ATTR_NOSYSTEM") != "" {

@@ -26,6 +26,11 @@ type ignoreSettings struct {
 // settings ($GIT_CONFIG_PARAMETERS); sync asks git itself before it
 // publishes anything (Store.CheckIgnore, Store.CheckFilter), so what this
 // misreads is at worst recorded locally, never pushed.
+//
+// A store reads them once (ruleSettings), for its Ignores and Attributes
+// alike and for every fresh pair a watcher asks for: the rule files are
+// read again, git's configuration is not (as .strata.yaml, a watcher reads
+// it at start).
 func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
 	var set ignoreSettings
 	readConfig(gitDir, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
@@ -502,4 +507,10 @@ func sqWord(s string) (word, rest string, ok bool) {
 		return b.String(), s[i+1:], true
 	}
 	return "", s, false
+}
+
+// ruleSettings is readIgnoreSettings for this store, read on first use.
+func (s *Store) ruleSettings() ignoreSettings {
+	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.commonDir) })
+	return s.rules
 }

@@ -24,6 +24,7 @@ type Ignores struct {
 	root      string
 	gitDir    string
 	commonDir string
+	settings  func() ignoreSettings // git's configuration for the rules, read once per store (Store.ruleSettings)
 	mu        sync.Mutex
 	base      []gitignore.Pattern  // excludesFile, info/exclude, read with the root's rules
 	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
@@ -37,7 +38,7 @@ type Ignores struct {
 // the first question: a command that asks none (`strata show --at`) reads no
 // git configuration.
 func (s *Store) Ignores() *Ignores {
-	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, dirs: map[string]*dirRules{}}
+	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, settings: s.ruleSettings, dirs: map[string]*dirRules{}}
 }
 
 // Ignored reports whether git ignores the repo-relative, slash-separated path.
@@ -71,7 +72,7 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 	}
 	var d *dirRules
 	if len(segs) == 0 {
-		set := readIgnoreSettings(ig.gitDir, ig.commonDir)
+		set := ig.settings()
 		ig.fold = set.ignoreCase
 		ig.base = append(ig.base, ig.readIgnoreFile(excludesFile(set.excludesFile, ig.root), nil)...)
 		ig.base = append(ig.base, ig.readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"), nil)...)

@@ -48,6 +48,8 @@ type Store struct {
 	promisorDown bool                            // a fetch of a missing object failed: no more are tried (fetchPromised)
 	shallow      map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots (shallowList)
 	shallowOnce  sync.Once                       // reads shallow (shallowList)
+	rulesOnce    sync.Once                       // reads rules (ruleSettings)
+	rules        ignoreSettings                  // git's settings for the ignore and attribute rules
 	treeBytes    int                             // treeCost of what trees holds
 	commits      map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes      map[string]*refIndex            // per-ref time index (index.go)
