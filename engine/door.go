@@ -277,6 +277,32 @@ func (e *Engine) CheckedOut(rev, path string) bool {
 	return err == nil && e.CheckedOutBlob(blob, path)
 }
 
+// headHolds tells, for a batch of records, which versions the user's
+// checked-out commit holds: HEAD is resolved once, at the first question.
+type headHolds struct {
+	e      *Engine
+	commit string
+	asked  bool
+}
+
+// of returns HEAD's commit id when it holds blob at path, else "".
+func (h *headHolds) of(path, blob string) string {
+	if blob == "" || strings.HasPrefix(path, "~/") {
+		return ""
+	}
+	if !h.asked {
+		h.asked = true
+		h.commit, _ = h.e.store.Resolve("HEAD") // no commit yet: nothing is HEAD's
+	}
+	if h.commit == "" {
+		return ""
+	}
+	if b, err := h.e.store.BlobID(h.commit, path); err != nil || b != blob {
+		return ""
+	}
+	return h.commit
+}
+
 // CheckedOutBlob is CheckedOut for a version given by its blob id.
 func (e *Engine) CheckedOutBlob(blob, path string) bool {
 	if blob == "" || strings.HasPrefix(path, "~/") {

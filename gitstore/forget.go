@@ -289,7 +289,7 @@ func forgetMessage(msg string, gone map[string]bool) (out string, named, others 
 			skipping = gone[unquotePath(val)]
 			named = named || skipping
 			others = others || !skipping
-		case trailerAction, trailerClass, trailerSource, trailerSchema, trailerSession, trailerToolUse:
+		case trailerAction, trailerClass, trailerSource, trailerSchema, trailerSession, trailerToolUse, trailerHead:
 		default:
 			skipping = false
 		}

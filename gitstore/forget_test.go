@@ -183,3 +183,22 @@ func TestForgetLeavesNoEmptyRef(t *testing.T) {
 		t.Fatal("the ref moved")
 	}
 }
+
+// A forgotten path's whole trailer block goes, its Strata-Head line too;
+// the other path's block stays byte for byte.
+func TestForgetMessageDropsWholeBlock(t *testing.T) {
+	msg := "record 2 files\n\nupdate a.json\nupdate b.json\n\n" +
+		"Strata-Path: a.json\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: watch\nStrata-Schema: json\nStrata-Head: " + strings.Repeat("1", 40) + "\n" +
+		"Strata-Path: b.json\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: watch\nStrata-Schema: json\nStrata-Head: " + strings.Repeat("2", 40) + "\n" +
+		"Strata-Time: 2026-01-02T03:04:05.000000000Z\n"
+	out, named, others := forgetMessage(msg, map[string]bool{"a.json": true})
+	if !named || !others {
+		t.Fatalf("named=%v others=%v", named, others)
+	}
+	if strings.Contains(out, "a.json") || strings.Contains(out, strings.Repeat("1", 40)) {
+		t.Fatalf("a.json's block left behind:\n%s", out)
+	}
+	if !strings.Contains(out, "Strata-Path: b.json\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: watch\nStrata-Schema: json\nStrata-Head: "+strings.Repeat("2", 40)+"\nStrata-Time: ") {
+		t.Fatalf("b.json's block changed:\n%s", out)
+	}
+}

@@ -47,6 +47,11 @@ type MergePath struct {
 	ByTime     bool           `json:"by_time,omitempty"`
 	OursAt     conflict.Stamp `json:"-"` // when each side recorded its version (ByTime only)
 	TheirsAt   conflict.Stamp `json:"-"`
+	// TheirsHead is, when the remote side's version was recorded as the
+	// one the recording machine's checked-out commit held (a Strata-Head
+	// trailer: a version git put in that work tree, or the one committed),
+	// that commit.
+	TheirsHead string `json:"-"`
 	Winner     string         `json:"winner,omitempty"` // commit that recorded the winning version
 	WinnerTime time.Time      `json:"winner_time,omitzero"`
 	Loser      string         `json:"loser,omitempty"` // commit that recorded the losing version
@@ -440,6 +445,9 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 		}
 		m.Paths = append(m.Paths, mp)
 	}
+	if err := s.markAtHead(m.Paths, anc.theirsOnly, theirs, &theirsTimes, tf); err != nil {
+		return nil, err
+	}
 	if refused := s.refusedElsewhere(anc, of, m.Paths); len(refused) > 0 {
 		m.Lost = append(m.Lost, refused...)
 		sort.SliceStable(m.Lost, func(i, j int) bool { return m.Lost[i].Path < m.Lost[j].Path })
@@ -676,13 +684,15 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int, bm *baseMerges) (map
 // commits are skipped: they only carry a version recorded elsewhere, at a
 // time that says nothing about the edit.
 type versionTimes struct {
-	tip    commitInfo
-	byPath map[string][]stamped // newest first
+	tip     commitInfo
+	byPath  map[string][]stamped // newest first
+	anyHead bool                 // some version has a Strata-Head trailer
 }
 
 type stamped struct {
 	commitInfo
-	at time.Time // stampTime
+	at     time.Time // stampTime
+	atHead string    // the path's Strata-Head commit, if any
 }
 
 func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes {
@@ -695,7 +705,8 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 		}
 		at := stampTime(ci)
 		for _, e := range parseTrailers(ci.message) {
-			vt.byPath[e.Path] = append(vt.byPath[e.Path], stamped{ci, at})
+			vt.byPath[e.Path] = append(vt.byPath[e.Path], stamped{ci, at, e.AtHead})
+			vt.anyHead = vt.anyHead || e.AtHead != ""
 		}
 	}
 	for _, list := range vt.byPath {
@@ -707,6 +718,51 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 		})
 	}
 	return vt
+}
+
+// markAtHead sets TheirsHead on each path whose remote version the
+// remote's commits recorded with a Strata-Head trailer. The commits' trailers
+// are read once (already, when a path was decided by time); no tree is
+// looked up unless one of them has such a line.
+func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes, tf map[string]plumbing.Hash) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if *vt == nil {
+		*vt = s.versionTimes(side, tip)
+	}
+	if !(*vt).anyHead {
+		return nil
+	}
+	for i := range paths {
+		p := &paths[i]
+		th, ok := tf[p.Path]
+		if !ok || p.Theirs == p.Base {
+			continue
+		}
+		at, err := (*vt).atHead(s, p.Path, th)
+		if err != nil {
+			return err
+		}
+		p.TheirsHead = at
+	}
+	return nil
+}
+
+// atHead returns the Strata-Head commit with which the newest commit of the
+// side that recorded blob at path (not a merge) marked it, if any.
+func (vt *versionTimes) atHead(s *Store, path string, blob plumbing.Hash) (string, error) {
+	for _, ci := range vt.byPath[path] {
+		e, err := s.lookup(ci.tree, path)
+		switch {
+		case errors.Is(err, state.ErrNotFound):
+		case err != nil:
+			return "", err
+		case !e.IsDir() && e.Hash == blob:
+			return ci.atHead, nil
+		}
+	}
+	return "", nil
 }
 
 func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.Hash, time.Time, error) {

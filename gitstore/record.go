@@ -284,6 +284,7 @@ func entries(commit plumbing.Hash, when time.Time, ps []pending) []state.Entry {
 			Source: p.ch.Source,
 			Class:  p.ch.Class,
 			Schema: p.ch.Schema,
+			AtHead: p.ch.AtHead,
 		}
 	}
 	return out

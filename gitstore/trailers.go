@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/strata-dev/strata/state"
 )
 
@@ -20,6 +22,8 @@ const (
 	// Provenance, when a Claude Code PostToolUse hook saw the version.
 	trailerSession = "Strata-Session"
 	trailerToolUse = "Strata-Tool-Use"
+	// The user's checked-out commit, when it holds the recorded version.
+	trailerHead = "Strata-Head"
 	// trailerTime ends the trailers of every commit strata writes: the
 	// writer's time, to the nanosecond (a commit time has whole seconds).
 	trailerTime = "Strata-Time"
@@ -98,6 +102,9 @@ func writeTrailers(b *strings.Builder, ps []pending) {
 		if p.ch.ToolUse != "" {
 			b.WriteString(trailerToolUse + ": " + oneLine(p.ch.ToolUse) + "\n")
 		}
+		if p.ch.AtHead != "" {
+			b.WriteString(trailerHead + ": " + oneLine(p.ch.AtHead) + "\n")
+		}
 	}
 }
 
@@ -137,6 +144,10 @@ func parseTrailers(msg string) []state.Entry {
 			e.Session = state.HookID(val)
 		case trailerToolUse:
 			e.ToolUse = state.HookID(val)
+		case trailerHead:
+			if plumbing.IsHash(val) {
+				e.AtHead = val
+			}
 		}
 	}
 	return out

@@ -74,6 +74,12 @@ type Change struct {
 	// Session and ToolUse name the Claude Code session and tool call that
 	// wrote this version, when its PostToolUse hook saw it (provenance).
 	Session, ToolUse string
+	// AtHead, when set, is the user's checked-out commit (HEAD) at the
+	// time, which holds this very version: one git put in the work tree (a
+	// checkout, a stash, a reset, a pull) or the one last committed
+	// (Strata-Head trailer). A sync never writes such a version of another
+	// machine over a local edit (see syncer).
+	AtHead string
 }
 
 // ShortID abbreviates a commit id to the 10 characters strata prints.
@@ -98,6 +104,9 @@ type Entry struct {
 	// the version (Strata-Session, Strata-Tool-Use trailers), when known.
 	Session string `json:"session,omitempty"`
 	ToolUse string `json:"tool_use,omitempty"`
+	// AtHead: the checked-out commit that held this version when it was
+	// recorded (Strata-Head trailer), when it did.
+	AtHead string `json:"at_head,omitempty"`
 }
 
 // Sentinel errors shared by every package. Lower layers translate their

@@ -165,6 +165,10 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.Skipped {
 		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", name(p))
 	}
+	for _, p := range r.Left {
+		fmt.Fprintf(e.Out, "left %s as it is: the remote's version is one git checked out on the machine that recorded it, yours an edit made here (strata diff %s shows the two; strata restore %s takes the remote's)\n",
+			name(p), state.ShellWord(p), state.ShellWord(p))
+	}
 	for _, d := range r.Decisions {
 		switch {
 		case d.KeptLocal != "":
