@@ -44,18 +44,18 @@ type MergePath struct {
 	// ByTime is set when both sides changed the path since the merge base:
 	// by default the version recorded later wins (conflict.Later), and a
 	// check may merge the two instead (see Merged, KeptBoth).
-	ByTime     bool           `json:"by_time,omitempty"`
-	OursAt     conflict.Stamp `json:"-"` // when each side recorded its version (ByTime only)
-	TheirsAt   conflict.Stamp `json:"-"`
+	ByTime   bool           `json:"by_time,omitempty"`
+	OursAt   conflict.Stamp `json:"-"` // when each side recorded its version (ByTime only)
+	TheirsAt conflict.Stamp `json:"-"`
 	// TheirsHead is, when the remote side's version was recorded as the
 	// one the recording machine's checked-out commit held (a Strata-Head
 	// trailer: a version git put in that work tree, or the one committed),
 	// that commit.
-	TheirsHead string `json:"-"`
-	Winner     string         `json:"winner,omitempty"` // commit that recorded the winning version
-	WinnerTime time.Time      `json:"winner_time,omitzero"`
-	Loser      string         `json:"loser,omitempty"` // commit that recorded the losing version
-	LoserTime  time.Time      `json:"loser_time,omitzero"`
+	TheirsHead string    `json:"-"`
+	Winner     string    `json:"winner,omitempty"` // commit that recorded the winning version
+	WinnerTime time.Time `json:"winner_time,omitzero"`
+	Loser      string    `json:"loser,omitempty"` // commit that recorded the losing version
+	LoserTime  time.Time `json:"loser_time,omitzero"`
 
 	// KeptLocal, set by a merge check, says why the local version was kept
 	// over the merged one (it failed its schema or a transition rule).

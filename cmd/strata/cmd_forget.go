@@ -64,7 +64,9 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 	var paths []string
 	var kept []string // named paths the rules still keep
 	for _, a := range o.Paths {
-		home := func() error { return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a) }
+		home := func() error {
+			return usagef("forget %s: the auto-memory file's history is local and never published; forget works on the work tree's", a)
+		}
 		if strings.HasPrefix(a, "~") {
 			return home()
 		}
