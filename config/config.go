@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,13 +84,15 @@ type Config struct {
 	Home    string // the user's home directory ("" when unknown)
 	Rules   []Rule // the user's rules, then DefaultRules
 	MaxSize int64
-	Memory  string // the L2 file: repo-relative, or "~/..." for Claude Code's auto-memory file
+	Memory  string // the L2 file when loaded: repo-relative, or "~/..." for Claude Code's auto-memory file (L2 says which it is now)
 	Graph   string // the L3 file: repo-relative, or "~/..."
 	TTL     string // the global workflow-state ttl: "off", a duration, or ""
 	// MemoryPinned is set when .strata.yaml names the L2 file (memory:);
 	// otherwise every in-tree candidate (MemoryCandidates) that exists is
 	// kept as a memory file, Memory being the first.
 	MemoryPinned bool
+	// l2 is the L2 file found by the last RefreshL2 (nil: Memory).
+	l2 atomic.Pointer[string]
 	// MemoryCreate lets the layer protocol create the L2 file when it does
 	// not exist (memory_create: true); otherwise only `memory add` does.
 	MemoryCreate bool
@@ -259,6 +262,28 @@ func (c *Config) AutoMemory() string {
 	return "~/.claude/projects/" + AutoMemoryKey(c.Root) + "/memory/MEMORY.md"
 }
 
+// L2 returns the L2 file: the one .strata.yaml names, or, while it names
+// none, the first default candidate that existed when the configuration was
+// loaded or last refreshed (RefreshL2). Safe for concurrent use.
+func (c *Config) L2() string {
+	if p := c.l2.Load(); p != nil {
+		return *p
+	}
+	return c.Memory
+}
+
+// RefreshL2 looks for the L2 file again when .strata.yaml names none, as a
+// new process would: a long-running watcher calls it for each batch, so
+// that deleting the L2 file, or a pull bringing a higher candidate, moves
+// its layer lines where the CLI reads them. Safe for concurrent use.
+func (c *Config) RefreshL2() {
+	if c.MemoryPinned {
+		return
+	}
+	m := c.findMemory()
+	c.l2.Store(&m)
+}
+
 func (c *Config) findMemory() string {
 	cands := append(append([]string{}, MemoryCandidates...), c.AutoMemory())
 	for _, p := range cands {
@@ -388,7 +413,7 @@ func WhyFiltered(driver string) string {
 func (c *Config) classify(rel string) (Kept, string) {
 	// The layer files' names come from .strata.yaml, which Load checks, or
 	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
-	if (rel == c.Memory || rel == c.Graph || c.OtherMemory(rel)) && !hasControl(rel) {
+	if (rel == c.L2() || rel == c.Graph || c.OtherMemory(rel)) && !hasControl(rel) {
 		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
 		if rel == c.Graph {
 			k.Class, k.Schema = state.ClassGraph, "mcp-memory"
@@ -597,7 +622,7 @@ func (c *Config) WatchDir(rel string) bool {
 	if !c.MemoryPinned && slices.ContainsFunc(MemoryCandidates, prefixOf) {
 		return true
 	}
-	return prefixOf(c.Memory) || prefixOf(c.Graph)
+	return prefixOf(c.L2()) || prefixOf(c.Graph)
 }
 
 // OtherMemory reports whether rel is one of the default L2 candidates other
@@ -607,7 +632,7 @@ func (c *Config) WatchDir(rel string) bool {
 // file that was L2 stays kept (recorded, synced, readable in the history)
 // instead of turning into a recorded path no rule keeps.
 func (c *Config) OtherMemory(rel string) bool {
-	return !c.MemoryPinned && rel != c.Memory && slices.Contains(MemoryCandidates, rel)
+	return !c.MemoryPinned && rel != c.L2() && slices.Contains(MemoryCandidates, rel)
 }
 
 // Scan lists the kept files that exist now: regular files and symlinks (which
@@ -670,7 +695,7 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, extra := range []string{c.Memory, c.Graph} {
+	for _, extra := range []string{c.L2(), c.Graph} {
 		if strings.HasPrefix(extra, "~/") {
 			if _, err := os.Lstat(c.Abs(extra)); err == nil {
 				out = append(out, extra)
@@ -687,7 +712,7 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 // Extra lists the kept files outside the work tree (absolute names) for a watcher.
 func (c *Config) Extra() []string {
 	var out []string
-	for _, p := range []string{c.Memory, c.Graph} {
+	for _, p := range []string{c.L2(), c.Graph} {
 		if strings.HasPrefix(p, "~/") && c.Home != "" {
 			out = append(out, c.Abs(p))
 		}

@@ -314,7 +314,7 @@ func memoryFilesFinding(eng *engine.Engine) (Finding, bool) {
 	}
 	var others []string
 	for _, p := range config.MemoryCandidates {
-		if st, err := os.Lstat(cfg.Abs(p)); err == nil && st.Mode().IsRegular() && p != cfg.Memory {
+		if st, err := os.Lstat(cfg.Abs(p)); err == nil && st.Mode().IsRegular() && p != cfg.L2() {
 			others = append(others, state.TermSafe(p))
 		}
 	}
@@ -323,8 +323,8 @@ func memoryFilesFinding(eng *engine.Engine) (Finding, bool) {
 	}
 	return Finding{Check: "memory", Level: LevelWarn,
 		Message: fmt.Sprintf("%d memory files: %s is L2 (the first that exists of %s); %s kept too, as memory files",
-			len(others)+1, state.TermSafe(cfg.Memory), strings.Join(config.MemoryCandidates, ", "), strings.Join(others, ", ")),
-		Fix: "name the L2 file in .strata.yaml (memory: " + state.TermSafe(cfg.Memory) + "), so a pulled file cannot move it"}, true
+			len(others)+1, state.TermSafe(cfg.L2()), strings.Join(config.MemoryCandidates, ", "), strings.Join(others, ", ")),
+		Fix: "name the L2 file in .strata.yaml (memory: " + state.TermSafe(cfg.L2()) + "), so a pulled file cannot move it"}, true
 }
 
 func history(ctx context.Context, eng *engine.Engine) []Finding {

@@ -92,6 +92,7 @@ func (e *Engine) forget() {
 	e.rules.Lock()
 	e.rules.ig, e.rules.at = e.store.Ignores(), e.store.Attributes()
 	e.rules.Unlock()
+	e.cfg.RefreshL2()
 }
 
 // Open finds the repository containing dir and loads its configuration.

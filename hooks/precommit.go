@@ -142,7 +142,7 @@ func mayHoldKept(cfg *config.Config) func(dir string) bool {
 			globs = append(globs, strings.Split(r.Glob, "/"))
 		}
 	}
-	for _, p := range []string{cfg.Memory, cfg.Graph} {
+	for _, p := range []string{cfg.L2(), cfg.Graph} {
 		if p != "" && !strings.HasPrefix(p, "~/") {
 			globs = append(globs, strings.Split(p, "/"))
 		}

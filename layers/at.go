@@ -129,8 +129,8 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 			c.L1[i].Session, c.L1[i].ToolUse = en.Session, en.ToolUse
 		}
 	}
-	if data, ok := s.Read(cfg.Memory); ok {
-		c.Memory = Window(cfg.Memory, data)
+	if data, ok := s.Read(cfg.L2()); ok {
+		c.Memory = Window(cfg.L2(), data)
 	}
 	if data, ok := s.Read(cfg.Graph); ok {
 		c.Entities, c.Relations = Entities(data)

@@ -226,7 +226,7 @@ func Transition(prev, cur map[string]any) []string {
 
 // memoryKept is the L2 file as a kept path.
 func (a *Agent) memoryKept() (config.Kept, bool) {
-	return a.Eng.Config().Classify(a.Eng.Config().Memory)
+	return a.Eng.Config().Classify(a.Eng.Config().L2())
 }
 
 // writeMemory appends lines under ## Workflow state (a line already there

@@ -28,7 +28,7 @@ func CleanHeading(s string) string { return markdown.CleanHeading(s) }
 func (a *Agent) MemoryFile() (engine.File, error) {
 	k, ok := a.memoryKept()
 	if !ok {
-		return engine.File{}, &engine.PathError{Path: a.Eng.Config().Memory, Reason: "the memory file is not a kept path (see strata status and .strata.yaml)", Err: engine.ErrNotKept}
+		return engine.File{}, &engine.PathError{Path: a.Eng.Config().L2(), Reason: "the memory file is not a kept path (see strata status and .strata.yaml)", Err: engine.ErrNotKept}
 	}
 	if err := a.Eng.CheckWritable(k.Path); err != nil {
 		return engine.File{Kept: k}, err // a link out of the work tree or into .git: exit 3, as every such refusal

@@ -210,7 +210,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	}
 
 	l2 := conflict.LayerTime{Layer: conflict.L2}
-	if m, err := eng.Log(state.LogQuery{Path: eng.Config().Memory, Limit: 1}); err == nil && len(m) > 0 && m[0].Action != state.ActionDelete {
+	if m, err := eng.Log(state.LogQuery{Path: eng.Config().L2(), Limit: 1}); err == nil && len(m) > 0 && m[0].Action != state.ActionDelete {
 		l2.Present, l2.Time, l2.Basis = true, m[0].Time, conflict.BasisCommit
 	}
 

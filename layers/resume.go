@@ -146,8 +146,8 @@ func (a *Agent) report(v view, now time.Time) *Report {
 		r.L3 = graphObservations(data, "workflow-state")
 	}
 	// L2
-	r.Paths["l2"] = cfg.Memory
-	if data, ok := v.read(cfg.Memory); ok {
+	r.Paths["l2"] = cfg.L2()
+	if data, ok := v.read(cfg.L2()); ok {
 		r.Layers.L2 = true
 		if d, err := markdown.Parse(data); err == nil {
 			if s := d.Find(WorkflowSection, 0); s != nil {
@@ -421,7 +421,7 @@ func (a *Agent) Present() Layers {
 			l.L1 = true
 		}
 	}
-	_, l.L2 = a.read(a.Eng.Config().Memory)
+	_, l.L2 = a.read(a.Eng.Config().L2())
 	_, l.L3 = a.read(a.Eng.Config().Graph)
 	return l
 }
