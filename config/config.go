@@ -19,10 +19,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"sync/atomic"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 

@@ -442,9 +442,8 @@ func (e *Engine) Status() ([]FileStatus, error) {
 		}
 	}
 	out := make([]FileStatus, 0, len(paths))
-	here := e.leftHere(files)
 	for _, k := range paths {
-		s, show := e.fileStatus(k, files, here, last)
+		s, show := e.fileStatus(k, head, files, last)
 		if OutsideTree(k.Path) { // compared with the home ref (home.go)
 			hs, ok, err := e.homeStatus(k)
 			if err != nil {
@@ -461,10 +460,9 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	return out, nil
 }
 
-// fileStatus is k's status against the recorded snapshot files of the
-// state ref's head, and whether status lists it (a deleted file never
-// recorded is not). A version a sync left in place (here) is recorded.
-func (e *Engine) fileStatus(k config.Kept, files map[string]string, here leftPlaces, last map[string]time.Time) (FileStatus, bool) {
+// fileStatus is k's status against the recorded snapshot files of head,
+// and whether status lists it (a deleted file never recorded is not).
+func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string, last map[string]time.Time) (FileStatus, bool) {
 	s := FileStatus{Path: k.Path, Class: k.Class, Schema: k.Schema, Valid: true}
 	if t, ok := last[k.Path]; ok {
 		s.LastRecorded = &t
@@ -477,8 +475,7 @@ func (e *Engine) fileStatus(k config.Kept, files map[string]string, here leftPla
 	case !f.Exists:
 		s.State = "deleted"
 	default:
-		left := here.is(k.Path, f.ID())
-		same := f.ID() == blob || left // the file exists: "" (never recorded) is not its id
+		same := f.ID() == blob // the file exists: "" (never recorded) is not its id
 		var prev []byte
 		switch {
 		case same:
@@ -493,8 +490,6 @@ func (e *Engine) fileStatus(k config.Kept, files map[string]string, here leftPla
 			s.State = "invalid"
 		case OutsideTree(k.Path):
 			s.State = "not recorded" // outside the work tree and not the auto-memory file: never recorded
-		case left:
-			s.State = "left by sync" // the ref holds another machine's version (git checked it out there)
 		case !had:
 			s.State = "new"
 		case same:

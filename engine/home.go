@@ -229,7 +229,7 @@ func (e *Engine) homeStatus(k config.Kept) (FileStatus, bool, error) {
 			return FileStatus{}, false, err
 		}
 	}
-	s, show := h.fileStatus(hk, files, nil, last)
+	s, show := h.fileStatus(hk, head, files, last)
 	s.Path = k.Path
 	s.Problems = homeProblems(s.Problems, k.Path)
 	return s, show, nil

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path"
 
 	"github.com/strata-dev/strata/config"
@@ -54,7 +53,6 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 	prov := &provenanceUse{e: e} // the hook's notes, read once
 	defer prov.finish()
 	atHead := &headHolds{e: e}
-	here := e.leftHere(files)
 	for _, k := range paths {
 		if OutsideTree(k.Path) {
 			// never on the state ref, which sync publishes: on the home ref (home.go)
@@ -65,7 +63,7 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 			out = append(out, o)
 			continue
 		}
-		o, ch, err := e.prepare(k, src, head, files, here, planned, wrote)
+		o, ch, err := e.prepare(k, src, head, files, planned, wrote)
 		if err != nil {
 			return out, err
 		}
@@ -111,12 +109,11 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 }
 
 // prepare reads and checks one kept path against the snapshot (head, files)
-// as this batch leaves it (planned), a version a sync left in place (here)
-// counting as recorded. It returns the change to record or to
+// as this batch leaves it (planned). It returns the change to record or to
 // quarantine (by its Outcome's problems), or nil when there is none. A
 // path in wrote is not read: its content is wrote's (see record). A path
 // outside the work tree never reaches it: Record sends it to the home ref.
-func (e *Engine) prepare(k config.Kept, src state.Source, head string, files, here map[string]string, planned, wrote map[string][]byte) (Outcome, *state.Change, error) {
+func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, planned, wrote map[string][]byte) (Outcome, *state.Change, error) {
 	o := Outcome{Path: k.Path}
 	var f File
 	var p *state.Problem
@@ -133,21 +130,10 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files, he
 	if f.ID() == files[k.Path] {
 		return o, nil, nil // unchanged (or still absent): no loops on our own writes
 	}
-	left, isLeft := here[k.Path]
-	if isLeft && f.ID() == left {
-		return o, nil, nil // the version a sync left in place: recorded before it
-	}
 	_, had := files[k.Path]
 	var prev []byte
 	if data, ok := planned[k.Path]; ok {
 		prev = data
-	} else if isLeft && left != "" && UsesHistory(k) {
-		// an edit of the version a sync left in place: the rules compare
-		// it with that version, the one it was made from
-		var err error
-		if prev, err = e.store.ReadBlobLimit(left, math.MaxInt64); err != nil {
-			return o, nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
-		}
 	} else if had && UsesHistory(k) {
 		var err error
 		if prev, err = e.store.ReadFile(head, k.Path); err != nil {
@@ -201,11 +187,10 @@ func (e *Engine) Unrecorded() ([]config.Kept, error) {
 	if err != nil {
 		return nil, err
 	}
-	here := e.leftHere(files)
 	out := paths[:0]
 	for _, k := range paths {
 		if !OutsideTree(k.Path) {
-			if f, p := e.Read(k); p == nil && (f.ID() == files[k.Path] || here.is(k.Path, f.ID())) {
+			if f, p := e.Read(k); p == nil && f.ID() == files[k.Path] {
 				continue // as prepare finds it: nothing to record
 			}
 		}

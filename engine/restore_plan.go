@@ -190,11 +190,10 @@ func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []con
 	if err != nil {
 		return plan, err
 	}
-	here := e.leftHere(files)
 	for _, k := range append(append([]config.Kept{}, write...), remove...) {
 		f, prob := e.Read(k)
 		switch {
-		case prob != nil, OutsideTree(k.Path), here.is(k.Path, f.ID()):
+		case prob != nil, OutsideTree(k.Path):
 		case f.ID() != files[k.Path]: // an edit or a deletion not recorded
 			plan.Save = append(plan.Save, PlannedSave{Path: k.Path, Deleted: !f.Exists})
 		}

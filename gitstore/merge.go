@@ -51,11 +51,16 @@ type MergePath struct {
 	// one the recording machine's checked-out commit held (a Strata-Head
 	// trailer: a version git put in that work tree, or the one committed),
 	// that commit.
-	TheirsHead string    `json:"-"`
-	Winner     string    `json:"winner,omitempty"` // commit that recorded the winning version
-	WinnerTime time.Time `json:"winner_time,omitzero"`
-	Loser      string    `json:"loser,omitempty"` // commit that recorded the losing version
-	LoserTime  time.Time `json:"loser_time,omitzero"`
+	TheirsHead string `json:"-"`
+	// ReplacesEdit, set by the sync's check, says the merge takes the
+	// remote's version of a path (TheirsHead set) over a local version
+	// that is no version this machine's checked-out commit holds: a local
+	// edit (or one that came from elsewhere), named as lost.
+	ReplacesEdit bool      `json:"-"`
+	Winner       string    `json:"winner,omitempty"` // commit that recorded the winning version
+	WinnerTime   time.Time `json:"winner_time,omitzero"`
+	Loser        string    `json:"loser,omitempty"` // commit that recorded the losing version
+	LoserTime    time.Time `json:"loser_time,omitzero"`
 
 	// KeptLocal, set by a merge check, says why the local version was kept
 	// over the merged one (it failed its schema or a transition rule).
@@ -119,6 +124,10 @@ type Lost struct {
 	// and kept its own ("kept local PATH: why" in its message), is that
 	// machine's reason, as plain text of at most maxReason bytes.
 	Refused string `json:"refused,omitempty"`
+	// CheckedOut says the version taken is one the other machine's
+	// checked-out commit held when it recorded it (a Strata-Head trailer):
+	// a checkout, stash, reset or pull there, or a commit of the edit.
+	CheckedOut bool `json:"checked_out,omitempty"`
 }
 
 // The flags of the merge-base walk.

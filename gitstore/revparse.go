@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -173,24 +172,4 @@ func (s *Store) gitRevParse(rev string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("no such commit (git rev-parse found none): %w", state.ErrNotFound)
 	}
 	return plumbing.NewHash(strings.TrimSpace(out)), nil
-}
-
-// HeadBehind reports whether the user's checked-out commit (HEAD) is
-// commit or one of its ancestors, as git merge-base --is-ancestor answers:
-// commit is where this work tree's branch is, or ahead of it on the same
-// line. A commit git does not have here (another machine's new commit),
-// and any failure to ask, count as ahead: true.
-func (s *Store) HeadBehind(commit string) bool {
-	if !plumbing.IsHash(commit) {
-		return true
-	}
-	_, err := s.git(context.Background(), nil, "merge-base", "--is-ancestor", "HEAD", commit)
-	var ge *gitError
-	if errors.As(err, &ge) {
-		var ee *exec.ExitError
-		if errors.As(ge.err, &ee) && ee.ExitCode() == 1 {
-			return false
-		}
-	}
-	return true
 }

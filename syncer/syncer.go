@@ -47,7 +47,6 @@ type Report struct {
 	Written    []string           `json:"written"`   // kept files written or removed in the work tree
 	Deleted    []string           `json:"deleted"`   // those of Written that were removed (the merge deleted them)
 	Skipped    []string           `json:"skipped"`   // kept files not written: edited on disk meanwhile
-	Left       []string           `json:"left"`      // kept files left as they are: the remote's version is one git checked out elsewhere, the local one an edit
 	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems     `json:"problems,omitempty"`
@@ -131,7 +130,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	defer release()
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, Left: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	defer func() {
 		if len(rep.recovered) > 0 {
 			rep.Lost = append(rep.Lost, rep.recovered...)
@@ -371,11 +370,11 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		if err := check(m); err != nil {
 			return "", err
 		}
-		owed, leave := plan(eng, m)
 		report(rep, m)
-		rep.leave(leave)
-		for _, w := range owed {
-			rep.wrote(w.p)
+		for _, p := range m.Paths {
+			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
+				rep.wrote(p)
+			}
 		}
 		return "", nil
 	}
@@ -396,23 +395,17 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	// instead of recorded as local edits that revert the remote's work; so
 	// do the local versions it does not take, so that a crash before they
 	// are kept still leaves them named.
-	var owed []write
-	var leave []engine.LeftEntry
 	journaled := func(m *engine.Merge) error {
 		if err := check(m); err != nil {
 			return err
 		}
-		owed, leave = plan(eng, m)
-		entries := make([]engine.JournalEntry, len(owed))
-		for i, w := range owed {
-			entries[i] = engine.JournalEntry{Path: w.p.Path, Ours: w.local, Result: w.p.Result}
+		var owed []engine.JournalEntry
+		for _, p := range m.Paths {
+			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
+				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: p.Ours, Result: p.Result})
+			}
 		}
-		// the files left in place are noted before the ref moves, so that
-		// none is taken for a new edit whatever happens next
-		if err := eng.LeaveInPlace(leave); err != nil {
-			return err
-		}
-		if err := eng.BeginWrites(m.Ours, entries, leftOut(losses(m), leave)); err != nil {
+		if err := eng.BeginWrites(m.Ours, owed, losses(m)); err != nil {
 			return err
 		}
 		crashPoint("journaled")
@@ -426,8 +419,7 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	}
 	crashPoint("ref-moved")
 	report(rep, m)
-	rep.leave(leave)
-	if err := writeTree(eng, owed, rep); err != nil {
+	if err := writeTree(eng, m, rep); err != nil {
 		return "", err
 	}
 	crashPoint("written")
@@ -515,8 +507,17 @@ func losses(m *engine.Merge) []engine.Lost {
 		}
 	}
 	for _, p := range m.Paths {
-		if lostLocal(p) {
-			out = append(out, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner})
+		switch {
+		case lostLocal(p):
+			out = append(out, engine.Lost{Path: p.Path, Rev: p.Loser, Winner: p.Winner, CheckedOut: p.TheirsHead != ""})
+		case p.ReplacesEdit && m.Ours != "":
+			// a branch switch over there is no edit here: the version it
+			// replaces is named, with the local head that holds it
+			winner := m.Head
+			if winner == "" {
+				winner = m.Theirs
+			}
+			out = append(out, engine.Lost{Path: p.Path, Rev: m.Ours, Winner: winner, CheckedOut: true})
 		}
 		if p.MergedBoth && p.DroppedOurs && p.OursAt.Commit != "" {
 			// the merge kept most of the local version but not all: it
@@ -610,7 +611,53 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 		}
 	}
 	keepBothOrNeither(m)
+	for i := range m.Paths {
+		if err := replacesEdit(eng, &m.Paths[i]); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// replacesEdit sets p.ReplacesEdit when the merge takes a version the
+// other machine's checked-out commit held (a checkout, a stash, a pull
+// there: no step of the workflow) over a local version this machine's
+// checked-out commit does not hold, whole or, merged with it, without
+// some of its lines (a line the checkout removed there). The merge goes
+// on as the contract says; the local version is named as lost, with the
+// restore that brings it back, instead of going without a word.
+func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
+	if p.TheirsHead == "" || p.Ours == "" || p.Result == "" || p.Result == p.Ours || eng.CheckedOutBlob(p.Ours, p.Path) {
+		return nil
+	}
+	switch {
+	case p.Merged == nil && p.Result == p.Theirs && !p.MergedBoth:
+		p.ReplacesEdit = true
+	case p.Merged != nil:
+		ours, err := eng.Blob(p.Ours)
+		if tl := (*engine.TooLargeError)(nil); errors.As(err, &tl) {
+			return nil // over max_size here: not judged (the merge already kept it out)
+		}
+		if err != nil {
+			return fmt.Errorf("merge %s: %w", p.Path, err)
+		}
+		p.ReplacesEdit = linesDropped(ours, p.Merged)
+	}
+	return nil
+}
+
+// linesDropped reports whether a line of ours is not in merged.
+func linesDropped(ours, merged []byte) bool {
+	have := map[string]bool{}
+	for _, l := range strings.Split(strings.ReplaceAll(string(merged), "\r\n", "\n"), "\n") {
+		have[l] = true
+	}
+	for _, l := range strings.Split(strings.ReplaceAll(string(ours), "\r\n", "\n"), "\n") {
+		if !have[l] {
+			return true
+		}
+	}
+	return false
 }
 
 // keptContent bounds the versions checkMerge keeps in memory for writeTree
@@ -627,78 +674,32 @@ func keptAt(m *engine.Merge, path, blob string) bool {
 	return false
 }
 
-// write is one kept file a merge changes: p, and the version on disk it
-// replaces (p.Ours, or the version an earlier sync left in place).
-type write struct {
-	k     config.Kept
-	p     engine.MergePath
-	local string
-}
-
-// plan splits the kept files m changes into those it writes and those it
-// leaves as they are (engine.LeavesInPlace).
-func plan(eng *engine.Engine, m *engine.Merge) (owed []write, leave []engine.LeftEntry) {
-	var left map[string]string
-	for _, p := range m.Paths {
-		k, kept := eng.Config().Classify(p.Path)
-		if !kept || !p.Changed() {
-			continue
-		}
-		if left == nil {
-			left = eng.LeftAt(m.Ours)
-		}
-		local := p.Ours
-		if w, ok := left[p.Path]; ok {
-			local = w
-		}
-		if eng.LeavesInPlace(p, local) {
-			leave = append(leave, engine.LeftEntry{Path: p.Path, Work: local, Ref: p.Result})
-			continue
-		}
-		owed = append(owed, write{k, p, local})
+// writeTree writes the merged version of each kept file whose version
+// changed, atomically, unless the file on disk is no longer the local
+// version the merge started from (it was edited meanwhile: that edit is
+// newer, and the watcher or the next sync records it). The writes are made
+// durable together (engine.Checkouts): one fsync pass, then the renames.
+func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
+	type change struct {
+		k config.Kept
+		p engine.MergePath
 	}
-	return owed, leave
-}
-
-// leave reports the files a merge left in place: not written, and neither
-// a decision nor a loss here (the local version stays in the work tree).
-func (rep *Report) leave(leave []engine.LeftEntry) {
-	if len(leave) == 0 {
-		return
-	}
-	for _, l := range leave {
-		rep.Left = append(rep.Left, l.Path)
-	}
-	sort.Strings(rep.Left)
-	rep.Decisions = slices.DeleteFunc(rep.Decisions, func(p engine.MergePath) bool { return slices.Contains(rep.Left, p.Path) })
-	rep.Lost = leftOut(rep.Lost, leave)
-}
-
-// leftOut drops from lost the versions of the files left in place.
-func leftOut(lost []engine.Lost, leave []engine.LeftEntry) []engine.Lost {
-	return slices.DeleteFunc(lost, func(l engine.Lost) bool {
-		return slices.ContainsFunc(leave, func(e engine.LeftEntry) bool { return e.Path == l.Path })
-	})
-}
-
-// writeTree writes the merged version of each kept file in owed,
-// atomically, unless the file on disk is no longer the local version the
-// merge started from (it was edited meanwhile: that edit is newer, and the
-// watcher or the next sync records it). The writes are made durable
-// together (engine.Checkouts): one fsync pass, then the renames.
-func writeTree(eng *engine.Engine, owed []write, rep *Report) error {
+	var changes []change
 	files := 0 // versions to write, deletions aside
-	for _, c := range owed {
-		if c.p.Result != "" {
-			files++
+	for _, p := range m.Paths {
+		if k, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
+			changes = append(changes, change{k, p})
+			if p.Result != "" {
+				files++
+			}
 		}
 	}
 	w := eng.Checkouts()
 	defer w.Abort()
 	w.Expect(files)
-	for _, c := range owed {
+	for _, c := range changes {
 		k, p := c.k, c.p
-		written, err := w.Add(k, c.local, p.Result, p.Content)
+		written, err := w.Add(k, p.Ours, p.Result, p.Content)
 		var unwritable *state.Problem
 		switch {
 		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is

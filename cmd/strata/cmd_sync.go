@@ -165,10 +165,6 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.Skipped {
 		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", name(p))
 	}
-	for _, p := range r.Left {
-		fmt.Fprintf(e.Out, "left %s as it is: the remote's version is one git checked out on the machine that recorded it, yours an edit made here (strata diff %s shows the two; strata restore %s takes the remote's)\n",
-			name(p), state.ShellWord(p), state.ShellWord(p))
-	}
 	for _, d := range r.Decisions {
 		switch {
 		case d.KeptLocal != "":
@@ -207,6 +203,9 @@ func printLost(e *env, lost []syncer.Loss) {
 		refused := ""
 		if l.Refused != "" {
 			refused = fmt.Sprintf(", which refused it: %q", l.Refused)
+		}
+		if l.CheckedOut {
+			refused += ", the version the other machine's checked-out commit held"
 		}
 		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s%s; bring it back with strata restore %s --rev %s\n",
 			state.TermSafe(l.Path), state.TermSafe(state.ShortID(l.Rev)), state.TermSafe(state.ShortID(l.Winner)), refused,
