@@ -79,8 +79,11 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			seng.SweepFreed() // this goroutine is off the recorder's path already
 			log.Info("synced", "remote", o.SyncRemote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed, "lost", len(rep.Lost))
 			for _, l := range rep.Lost {
-				log.Warn("sync: local version lost", "path", l.Path, "rev", l.Rev, "winner", l.Winner,
-					"restore", "strata restore "+l.Path+" --rev "+l.Rev)
+				attrs := []any{"path", l.Path, "rev", l.Rev, "winner", l.Winner}
+				if l.CheckedOut {
+					attrs = append(attrs, "checked_out", true) // the winner is a checkout there, no edit
+				}
+				log.Warn("sync: local version lost", append(attrs, "restore", "strata restore "+l.Path+" --rev "+l.Rev)...)
 			}
 			if seng.Config().SyncHome {
 				// sync_home: true — the auto-memory file's local history too,
