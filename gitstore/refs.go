@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
+	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -150,11 +151,8 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("lock ref: %w", err)
 		}
-		if strings.HasPrefix(ref, "refs/strata/") {
-			if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) > StaleLockAge {
-				_ = os.Remove(path) // abandoned: see StaleLockAge
-				continue
-			}
+		if strings.HasPrefix(ref, "refs/strata/") && s.removeStale(path) {
+			continue
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s: %w", path, state.ErrLocked)
@@ -164,6 +162,46 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 			wait *= 2
 		}
 	}
+}
+
+// staleChecked, set by tests only, runs after removeStale has seen an old
+// lock and before it takes the remover's flock: where another process
+// removes that lock and takes a fresh one.
+var staleChecked func()
+
+// removeStale removes the <ref>.lock at path when it is older than
+// StaleLockAge (abandoned: see StaleLockAge) and reports whether the caller
+// should try to create it again. The age is judged again, and the file
+// removed, under an flock every remover takes
+// (<commondir>/strata/stale-ref-locks.lock): two processes that both saw
+// the same abandoned lock would otherwise remove it one after the other,
+// the second removing the fresh lock the first had just created, and both
+// would move the ref. A creator never needs that flock: a fresh lock is
+// never removed.
+func (s *Store) removeStale(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) // gone meanwhile: try again
+	}
+	if time.Since(st.ModTime()) <= StaleLockAge {
+		return false
+	}
+	if staleChecked != nil {
+		staleChecked()
+	}
+	release, err := pidlock.Hold(filepath.Join(s.commonDir, "strata", "stale-ref-locks.lock"), s.Shared(), true, LockTimeout)
+	if err != nil {
+		return false // the caller waits for the lock as for a live one
+	}
+	defer release()
+	st, err = os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return true
+	case err != nil, time.Since(st.ModTime()) <= StaleLockAge:
+		return false // another process took it: a live lock
+	}
+	return os.Remove(path) == nil
 }
 
 // release drops the lock without changing the ref.

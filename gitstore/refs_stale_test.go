@@ -34,3 +34,33 @@ func TestStaleRefLock(t *testing.T) {
 	require.True(t, errors.Is(err, os.ErrNotExist), "the lock is gone after the rename")
 	fsck(t, r.wt)
 }
+
+// TestStaleRefLockRemovedOnce: two writers saw the same abandoned lock; the
+// first removed it and took a fresh one of its own. The second, judging
+// the age again under the removers' flock, respects that fresh lock
+// instead of removing it (before, both then moved the ref).
+func TestStaleRefLockRemovedOnce(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	require.NoError(t, err)
+	mustRecord(t, s, change(".claude/a.json", "{}", t0))
+	lock := s.refFile(s.StateRef()) + ".lock"
+
+	defer func(timeout time.Duration) { LockTimeout = timeout }(LockTimeout)
+	LockTimeout = 200 * time.Millisecond
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.Chtimes(lock, old, old))
+	defer func() { staleChecked = nil }()
+	staleChecked = func() {
+		staleChecked = nil
+		// the other writer: removes the abandoned lock, takes its own
+		require.NoError(t, os.Remove(lock))
+		require.NoError(t, os.WriteFile(lock, []byte("theirs"), 0o644))
+	}
+	_, err = s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+	require.True(t, errors.Is(err, state.ErrLocked), "the other writer's fresh lock is respected: %v", err)
+	data, err := os.ReadFile(lock)
+	require.NoError(t, err, "the fresh lock is still there")
+	require.Equal(t, "theirs", string(data))
+}
