@@ -41,7 +41,7 @@ work tree) adds {glob, schema: FILE} as the first rule of .strata.yaml for
 each glob, keeping the file's comments, and validates the matching files,
 those skipped because they do not parse included (exit 1 if one fails).`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "o", Usage: "write the schema to `FILE`", Destination: &o.Output},
+			&cli.StringFlag{Name: "o", Usage: "write the schema to `FILE` (missing folders are created)", Destination: &o.Output},
 			&cli.BoolFlag{Name: "apply", Usage: "add the rule to .strata.yaml and validate the files (needs -o)", Destination: &o.Apply},
 		},
 		Action: func(c *cli.Context) error {
