@@ -265,7 +265,7 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 	if st, err := os.Lstat(e.cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
 		return nil, &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	}
-	data, err := e.store.ReadFile(c, k.Path)
+	data, err := e.store.ReadCheckoutForm(c, k.Path) // a commit of the user's: as git checks it out
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, notRecordedAt(e.shown(k.Path), p, err)
 	}
