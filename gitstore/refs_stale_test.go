@@ -11,20 +11,28 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// TestStaleRefLock: a <ref>.lock left by a writer killed between create and
-// rename blocks updates only until it is StaleLockAge old; a fresh lock is
-// respected and ends in ErrLocked.
-func TestStaleRefLock(t *testing.T) {
+// lockedRepo returns a repository with one recorded commit whose state
+// ref's lock file is held (an empty <ref>.lock, fresh), and a LockTimeout
+// short enough for a test, put back at its end.
+func lockedRepo(t *testing.T) (*testRepo, *Store, string) {
 	r := newTestRepo(t, "plain")
 	s, err := Open(r.open)
 	require.NoError(t, err)
 	mustRecord(t, s, change(".claude/a.json", "{}", t0))
 	lock := s.refFile(s.StateRef()) + ".lock"
-
-	defer func(timeout time.Duration) { LockTimeout = timeout }(LockTimeout)
+	timeout := LockTimeout
+	t.Cleanup(func() { LockTimeout = timeout })
 	LockTimeout = 200 * time.Millisecond
 	require.NoError(t, os.WriteFile(lock, nil, 0o644))
-	_, err = s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+	return r, s, lock
+}
+
+// TestStaleRefLock: a <ref>.lock left by a writer killed between create and
+// rename blocks updates only until it is StaleLockAge old; a fresh lock is
+// respected and ends in ErrLocked.
+func TestStaleRefLock(t *testing.T) {
+	r, s, lock := lockedRepo(t)
+	_, err := s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
 	require.True(t, errors.Is(err, state.ErrLocked), "a fresh lock is respected: %v", err)
 
 	old := time.Now().Add(-2 * StaleLockAge)
@@ -40,15 +48,7 @@ func TestStaleRefLock(t *testing.T) {
 // the age again under the removers' flock, respects that fresh lock
 // instead of removing it (before, both then moved the ref).
 func TestStaleRefLockRemovedOnce(t *testing.T) {
-	r := newTestRepo(t, "plain")
-	s, err := Open(r.open)
-	require.NoError(t, err)
-	mustRecord(t, s, change(".claude/a.json", "{}", t0))
-	lock := s.refFile(s.StateRef()) + ".lock"
-
-	defer func(timeout time.Duration) { LockTimeout = timeout }(LockTimeout)
-	LockTimeout = 200 * time.Millisecond
-	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	_, s, lock := lockedRepo(t)
 	old := time.Now().Add(-2 * StaleLockAge)
 	require.NoError(t, os.Chtimes(lock, old, old))
 	defer func() { staleChecked = nil }()
@@ -58,7 +58,7 @@ func TestStaleRefLockRemovedOnce(t *testing.T) {
 		require.NoError(t, os.Remove(lock))
 		require.NoError(t, os.WriteFile(lock, []byte("theirs"), 0o644))
 	}
-	_, err = s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+	_, err := s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
 	require.True(t, errors.Is(err, state.ErrLocked), "the other writer's fresh lock is respected: %v", err)
 	data, err := os.ReadFile(lock)
 	require.NoError(t, err, "the fresh lock is still there")
