@@ -204,6 +204,15 @@ func (s *Store) removeStale(path string) bool {
 	return os.Remove(path) == nil
 }
 
+// errLockLost is a commit whose <ref>.lock is no longer the file this
+// writer created (removed as abandoned while the writer was paused): the
+// ref did not move, and the update starts again.
+var errLockLost = errors.New("ref lock taken over while held")
+
+// beforeRefRename, set by tests only, runs right before a ref lock's
+// ownership is checked and the lock renamed over the ref.
+var beforeRefRename func()
+
 // release drops the lock without changing the ref.
 func (l *refLock) release() {
 	l.f.Close()
@@ -222,6 +231,22 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 			l.release()
 			return fmt.Errorf("write ref: %w", err)
 		}
+	}
+	if beforeRefRename != nil {
+		beforeRefRename()
+	}
+	// Still ours? A holder paused past StaleLockAge (a suspended laptop,
+	// Ctrl-Z) may have had its lock removed as abandoned and another
+	// writer's taken in its place: renaming that one would put the other's
+	// (empty) file over the ref and report a move that did not happen.
+	mine, err := l.f.Stat()
+	if err != nil {
+		l.f.Close()
+		return fmt.Errorf("write ref: %w", err)
+	}
+	if now, err := os.Lstat(l.path); err != nil || !os.SameFile(mine, now) {
+		l.f.Close()
+		return errLockLost
 	}
 	if err := l.f.Close(); err != nil {
 		os.Remove(l.path)
@@ -296,7 +321,12 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 			}
 		}
 		s.logRef(ref, base, next)
-		if err := lock.commit(ref, next); err != nil {
+		if err := lock.commit(ref, next); errors.Is(err, errLockLost) {
+			if base, err = s.readRef(ref); err != nil && !errors.Is(err, state.ErrNotFound) {
+				return plumbing.ZeroHash, err
+			}
+			continue // the ref did not move: built again on what it holds now
+		} else if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return next, nil

@@ -64,3 +64,30 @@ func TestStaleRefLockRemovedOnce(t *testing.T) {
 	require.NoError(t, err, "the fresh lock is still there")
 	require.Equal(t, "theirs", string(data))
 }
+
+// TestRefLockTakenOverWhileHeld: a writer paused past StaleLockAge while
+// holding the lock had it removed as abandoned and another writer's lock
+// took its place. Resumed, it must not rename that other lock over the ref
+// (an empty ref, a move reported that never happened): it sees the lock is
+// not its own and starts again, here waiting for the other writer.
+func TestRefLockTakenOverWhileHeld(t *testing.T) {
+	r, s, lock := lockedRepo(t)
+	require.NoError(t, os.Remove(lock)) // no one holds it: the record below takes it
+	before, err := s.Head(s.StateRef())
+	require.NoError(t, err)
+	defer func() { beforeRefRename = nil }()
+	beforeRefRename = func() {
+		beforeRefRename = nil
+		// meanwhile: this lock judged abandoned and removed, another taken
+		require.NoError(t, os.Remove(lock))
+		require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	}
+	_, err = s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+	require.True(t, errors.Is(err, state.ErrLocked), "waits for the other writer's lock: %v", err)
+	after, err := s.Head(s.StateRef())
+	require.NoError(t, err, "the ref still holds a commit")
+	require.Equal(t, before, after)
+	_, err = os.Stat(lock)
+	require.NoError(t, err, "the other writer's lock is still there")
+	fsck(t, r.wt)
+}
