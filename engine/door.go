@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -285,8 +286,10 @@ type headHolds struct {
 	asked  bool
 }
 
-// of returns HEAD's commit id when it holds blob at path, else "".
-func (h *headHolds) of(path, blob string) string {
+// of returns HEAD's commit id when it holds blob (content) at path, else
+// "": the same blob, or the same but for CRLF line ends (git converts them
+// on checkout under eol=crlf or core.autocrlf).
+func (h *headHolds) of(path, blob string, content []byte) string {
 	if blob == "" || strings.HasPrefix(path, "~/") {
 		return ""
 	}
@@ -297,7 +300,36 @@ func (h *headHolds) of(path, blob string) string {
 	if h.commit == "" {
 		return ""
 	}
-	if b, err := h.e.store.BlobID(h.commit, path); err != nil || b != blob {
+	b, err := h.e.store.BlobID(h.commit, path)
+	if err != nil || b != blob && !h.e.sameButLineEnds(b, content) {
+		return ""
+	}
+	return h.commit
+}
+
+// removed returns HEAD's commit id when git removed path from the work
+// tree with HEAD's last move: HEAD does not hold it, the commit HEAD was at
+// before (HEAD@{1}, from the reflog) does — a checkout of a branch without
+// the file, a reset. "" otherwise (a file never committed, deleted by hand).
+func (h *headHolds) removed(path string) string {
+	if strings.HasPrefix(path, "~/") {
+		return ""
+	}
+	if !h.asked {
+		h.asked = true
+		h.commit, _ = h.e.store.Resolve("HEAD")
+	}
+	if h.commit == "" {
+		return ""
+	}
+	if _, err := h.e.store.BlobID(h.commit, path); err == nil {
+		return ""
+	}
+	prev := h.e.store.PreviousHead(h.commit)
+	if prev == "" {
+		return ""
+	}
+	if _, err := h.e.store.BlobID(prev, path); err != nil {
 		return ""
 	}
 	return h.commit
@@ -309,5 +341,26 @@ func (e *Engine) CheckedOutBlob(blob, path string) bool {
 		return false
 	}
 	head, err := e.store.BlobID("HEAD", path)
-	return err == nil && blob == head
+	if err != nil {
+		return false
+	}
+	if blob == head {
+		return true
+	}
+	data, _, err := e.store.ReadBlob(blob, e.cfg.MaxSize)
+	return err == nil && data != nil && e.sameButLineEnds(head, data)
+}
+
+// sameButLineEnds reports whether content, which has CRLF line ends, is
+// the blob stored (git's clean form, LF) but for them: what git writes on
+// checkout under eol=crlf or core.autocrlf.
+func (e *Engine) sameButLineEnds(stored string, content []byte) bool {
+	if !bytes.Contains(content, []byte("\r\n")) {
+		return false
+	}
+	data, _, err := e.store.ReadBlob(stored, e.cfg.MaxSize)
+	if err != nil || data == nil {
+		return false
+	}
+	return bytes.Equal(bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n")), bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
 }

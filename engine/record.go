@@ -74,11 +74,12 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 		default:
 			if ch.Deleted {
 				delete(files, k.Path)
+				ch.AtHead = atHead.removed(k.Path)
 			} else {
 				id := gitstore.BlobHash(ch.Content)
 				files[k.Path] = id
 				ch.Session, ch.ToolUse = prov.ids(k.Path, id)
-				ch.AtHead = atHead.of(k.Path, id)
+				ch.AtHead = atHead.of(k.Path, id, ch.Content)
 			}
 			batch = append(batch, *ch)
 			at = append(at, len(out))

@@ -101,8 +101,12 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 			seen[path] = true
 		}
 	}
+	// A commit of the user's names the files git tracks, not the kept files
+	// that existed then: none is removed, as `git checkout REV -- .` removes
+	// none.
+	user := !e.store.StrataCommit(c)
 	for _, k := range now {
-		if !seen[k.Path] && !OutsideTree(k.Path) { // a home file is never recorded: never removed
+		if !seen[k.Path] && !OutsideTree(k.Path) && !user { // a home file is never recorded: never removed
 			remove = append(remove, k)
 		}
 	}

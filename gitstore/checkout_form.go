@@ -2,7 +2,13 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -14,8 +20,9 @@ import (
 // the clean form — so it is read through git's own conversion, `git
 // cat-file --filters`: end-of-line conversion (eol=crlf, core.autocrlf),
 // ident, working-tree-encoding, as the current .gitattributes and config
-// ask. (A file behind a filter= driver is never kept.) Without git, or when
-// git fails, the stored bytes are returned: as before, never worse.
+// ask. (A file behind a filter= driver is kept only when a rule names it.)
+// Without git the stored bytes are returned; when git fails, as `git
+// checkout` would, the error says so and nothing is returned.
 func (s *Store) ReadCheckoutForm(commit, path string) ([]byte, error) {
 	data, err := s.ReadFile(commit, path)
 	if err != nil || s.root == "" {
@@ -25,18 +32,41 @@ func (s *Store) ReadCheckoutForm(commit, path string) ([]byte, error) {
 	if err != nil || s.byStrata(c) {
 		return data, nil
 	}
-	cmd := exec.Command("git", "cat-file", "--filters", c.String()+":"+path)
-	cmd.Dir = s.root
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if cmd.Run() != nil {
+	if _, err := exec.LookPath("git"); err != nil {
 		return data, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), FilterTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--filters", c.String()+":"+path)
+	cmd.Dir = s.root
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		// git checkout would fail too (a required smudge filter that
+		// fails, one that hangs): nothing is written
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer after %s", FilterTimeout)
+		}
+		return nil, fmt.Errorf("%s: not restored, as git checkout would fail: %w", path, &gitError{args: []string{"cat-file", "--filters", c.String() + ":" + path}, stderr: stderr.String(), err: err})
 	}
 	return out.Bytes(), nil
 }
 
-// byStrata reports whether commit c is one strata wrote (its author is
-// strata's identity). Any failure to read it is false.
+// FilterTimeout bounds git's conversion of one file for a restore (a
+// smudge filter that never answers).
+var FilterTimeout = time.Minute
+
+// StrataCommit reports whether commit (a hash) is one strata wrote (see
+// byStrata).
+func (s *Store) StrataCommit(commit string) bool {
+	return plumbing.IsHash(commit) && s.byStrata(plumbing.NewHash(commit))
+}
+
+// byStrata reports whether commit c is one strata wrote: its author is
+// strata's identity and its message has strata's trailers (every commit
+// strata ever wrote has a Strata-Path or Strata-Time line; a user's commit
+// under that name alone is still the user's).
+// Any failure to read it is false.
 func (s *Store) byStrata(c plumbing.Hash) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -44,6 +74,33 @@ func (s *Store) byStrata(c plumbing.Hash) bool {
 	if err != nil {
 		return false
 	}
-	head, _, _ := bytes.Cut(raw, []byte("\n\n"))
-	return bytes.Contains(head, []byte("\nauthor "+identity+" "))
+	head, msg, _ := bytes.Cut(raw, []byte("\n\n"))
+	return bytes.Contains(head, []byte("\nauthor "+identity+" ")) && bytes.Contains(msg, []byte("\nStrata-"))
+}
+
+// PreviousHead returns the commit HEAD pointed at before its last move, as
+// the work tree's HEAD reflog says (HEAD@{1}), when that reflog's last
+// entry moved HEAD to its current commit head; "" otherwise (no reflog,
+// core.logAllRefUpdates off, an outside write). Only the end of the file
+// is read.
+func (s *Store) PreviousHead(head string) string {
+	f, err := os.Open(filepath.Join(s.gitDir, "logs", "HEAD"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 4096
+	buf := make([]byte, tail)
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(st.Size()-tail, 0)
+	n, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
+	old, rest, ok := strings.Cut(lines[len(lines)-1], " ")
+	if !ok || !plumbing.IsHash(old) || !strings.HasPrefix(rest, head+" ") || old == plumbing.ZeroHash.String() {
+		return ""
+	}
+	return old
 }

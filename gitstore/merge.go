@@ -745,10 +745,10 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 	}
 	for i := range paths {
 		p := &paths[i]
-		th, ok := tf[p.Path]
-		if !ok || p.Theirs == p.Base {
+		if p.Theirs == p.Base {
 			continue
 		}
+		th := tf[p.Path] // zero: deleted there
 		at, err := (*vt).atHead(s, p.Path, th)
 		if err != nil {
 			return err
@@ -759,12 +759,16 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 }
 
 // atHead returns the Strata-Head commit with which the newest commit of the
-// side that recorded blob at path (not a merge) marked it, if any.
+// side that recorded blob at path (not a merge) marked it, if any; blob
+// zero asks about the deletion of path.
 func (vt *versionTimes) atHead(s *Store, path string, blob plumbing.Hash) (string, error) {
 	for _, ci := range vt.byPath[path] {
 		e, err := s.lookup(ci.tree, path)
 		switch {
 		case errors.Is(err, state.ErrNotFound):
+			if blob.IsZero() {
+				return ci.atHead, nil // the deletion
+			}
 		case err != nil:
 			return "", err
 		case !e.IsDir() && e.Hash == blob:

@@ -622,40 +622,58 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 // replacesEdit sets p.ReplacesEdit when the merge takes a version the
 // other machine's checked-out commit held (a checkout, a stash, a pull
 // there: no step of the workflow) over a local version this machine's
-// checked-out commit does not hold, whole or, merged with it, without
-// some of its lines (a line the checkout removed there). The merge goes
-// on as the contract says; the local version is named as lost, with the
-// restore that brings it back, instead of going without a word.
+// checked-out commit does not hold, and some line of the local version is
+// not in what it takes (whole, or merged with it: a line the checkout
+// removed there). The merge goes on as the contract says; the local
+// version is named as lost, with the restore that brings it back, instead
+// of going without a word.
 func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
-	if p.TheirsHead == "" || p.Ours == "" || p.Result == "" || p.Result == p.Ours || eng.CheckedOutBlob(p.Ours, p.Path) {
+	if p.TheirsHead == "" || p.Ours == "" || p.Result == p.Ours || eng.CheckedOutBlob(p.Ours, p.Path) {
 		return nil
 	}
-	switch {
-	case p.Merged == nil && p.Result == p.Theirs && !p.MergedBoth:
-		p.ReplacesEdit = true
-	case p.Merged != nil:
-		ours, err := eng.Blob(p.Ours)
-		if tl := (*engine.TooLargeError)(nil); errors.As(err, &tl) {
-			return nil // over max_size here: not judged (the merge already kept it out)
-		}
-		if err != nil {
-			return fmt.Errorf("merge %s: %w", p.Path, err)
-		}
-		p.ReplacesEdit = linesDropped(ours, p.Merged)
+	if p.Result == "" {
+		p.ReplacesEdit = true // a checkout there removed the file
+		return nil
 	}
+	if p.Merged == nil && p.Result != p.Theirs {
+		return nil // another version than theirs: decided by the merge rules
+	}
+	var tl *engine.TooLargeError
+	ours, err := eng.Blob(p.Ours)
+	if errors.As(err, &tl) {
+		return nil // over max_size here: the merge kept it out already
+	}
+	if err != nil {
+		return fmt.Errorf("merge %s: %w", p.Path, err)
+	}
+	taken := p.Merged
+	if taken == nil {
+		if taken = p.Content; taken == nil {
+			if taken, err = eng.Blob(p.Result); errors.As(err, &tl) {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("merge %s: %w", p.Path, err)
+			}
+		}
+	}
+	p.ReplacesEdit = linesDropped(ours, taken)
 	return nil
 }
 
-// linesDropped reports whether a line of ours is not in merged.
-func linesDropped(ours, merged []byte) bool {
-	have := map[string]bool{}
-	for _, l := range strings.Split(strings.ReplaceAll(string(merged), "\r\n", "\n"), "\n") {
-		have[l] = true
+// linesDropped reports whether some line of ours is not in taken, counting
+// repeated lines: a line ours holds twice is dropped when taken holds it
+// once. Line ends are compared without their CR.
+func linesDropped(ours, taken []byte) bool {
+	have := map[string]int{}
+	for _, l := range strings.Split(string(taken), "\n") {
+		have[strings.TrimSuffix(l, "\r")]++
 	}
-	for _, l := range strings.Split(strings.ReplaceAll(string(ours), "\r\n", "\n"), "\n") {
-		if !have[l] {
+	for _, l := range strings.Split(string(ours), "\n") {
+		l = strings.TrimSuffix(l, "\r")
+		if have[l] == 0 {
 			return true
 		}
+		have[l]--
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -67,7 +68,7 @@ func runValidate(e *env, o validateOptions) error {
 		// repository's config: in a repository strata cannot read (SHA-256,
 		// reftable) it says so and lets the commit through, as the Claude
 		// Code hook does, rather than refuse every commit
-		fmt.Fprintf(e.Err, "strata: %v; nothing checked\n", err)
+		fmt.Fprintf(e.Err, "strata: %s; nothing checked\n", strings.TrimSuffix(err.Error(), "; nothing was written"))
 		return nil
 	}
 	if err != nil {
