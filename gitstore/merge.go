@@ -731,13 +731,25 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 
 // markAtHead sets TheirsHead on each path whose remote version the
 // remote's commits recorded with a Strata-Head trailer. The commits' trailers
-// are read once (already, when a path was decided by time); no tree is
-// looked up unless one of them has such a line.
+// are parsed once (already, when a path was decided by time), and only when
+// a message has such a line; no tree is looked up otherwise.
 func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes, tf map[string]plumbing.Hash) error {
 	if len(paths) == 0 {
 		return nil
 	}
 	if *vt == nil {
+		// most histories have no such line: a look at each message,
+		// and no trailer parsed
+		marked := false
+		for _, ci := range side {
+			if strings.Contains(ci.message, "\n"+trailerHead+": ") {
+				marked = true
+				break
+			}
+		}
+		if !marked {
+			return nil
+		}
 		*vt = s.versionTimes(side, tip)
 	}
 	if !(*vt).anyHead {
