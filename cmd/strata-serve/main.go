@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/internal/buildinfo"
 	"github.com/strata-dev/strata/interrupt"
 	"github.com/strata-dev/strata/mcpserver"
 	"github.com/strata-dev/strata/state"
@@ -34,6 +35,13 @@ import (
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// buildVersion is stamped by make (-X main.buildVersion), as strata's is.
+var buildVersion string
+
+// revision names the build this binary comes from (a test sets it: a test
+// binary records none).
+var revision = func() string { return buildinfo.ID(buildVersion) }
 
 func run(args []string, in io.Reader, out, errw io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -52,9 +60,15 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	addr := fs.String("addr", "", "loopback address to serve the timeline on")
 	since := fs.String("since", "", "only changes at or after this instant (RFC 3339)")
 	file := fs.String("o", "", "write the page to this file (page)")
+	build := fs.String("build", "", "the revision strata was built from")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *dir == "" {
 		fmt.Fprintf(errw, "strata-serve: bad arguments %q (it is run by strata)\n", args)
 		return 2
+	}
+	if mine := revision(); buildinfo.Mismatch(*build, mine) {
+		self, _ := os.Executable()
+		fmt.Fprintf(errw, "strata: %s was built from %s, strata from %s: install both from one build (make install, or go install ./cmd/strata ./cmd/strata-serve)\n", self, mine, *build)
+		return 3
 	}
 	var err error
 	switch args[0] {

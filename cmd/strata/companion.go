@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/strata-dev/strata/internal/buildinfo"
 )
 
 // companion is the program that holds strata's servers (cmd/strata-serve):
@@ -42,6 +44,11 @@ func serveWith(e *env, server string, args ...string) error {
 	path, err := findCompanion()
 	if err != nil {
 		return err
+	}
+	// the companion refuses to run for a strata built from another source
+	// (one found on PATH, older than this strata)
+	if rev := buildinfo.ID(buildVersion); rev != "" {
+		args = append(args, "-build", rev)
 	}
 	return e.exec(path, append([]string{companion, server}, args...))
 }
