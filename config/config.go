@@ -709,11 +709,19 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	return out, badNames, nil
 }
 
-// Extra lists the kept files outside the work tree (absolute names) for a watcher.
+// Extra lists the kept files outside the work tree (absolute names) for a
+// watcher: the L2 and L3 files when they are there, and, while .strata.yaml
+// names no L2 file, Claude Code's auto-memory file, which becomes L2 once
+// no candidate in the work tree exists (RefreshL2): a watcher started
+// before then sees its edits too.
 func (c *Config) Extra() []string {
 	var out []string
-	for _, p := range []string{c.L2(), c.Graph} {
-		if strings.HasPrefix(p, "~/") && c.Home != "" {
+	ps := []string{c.L2(), c.Graph}
+	if !c.MemoryPinned {
+		ps = append(ps, c.AutoMemory())
+	}
+	for _, p := range ps {
+		if strings.HasPrefix(p, "~/") && c.Home != "" && !slices.Contains(out, c.Abs(p)) {
 			out = append(out, c.Abs(p))
 		}
 	}
