@@ -628,8 +628,11 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 // version is named as lost, with the restore that brings it back, instead
 // of going without a word.
 func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
-	if p.TheirsHead == "" || p.Ours == "" || p.Result == p.Ours || eng.CheckedOutBlob(p.Ours, p.Path) {
+	if p.TheirsHead == "" || p.Ours == "" || p.Result == p.Ours {
 		return nil
+	}
+	if _, kept := eng.Config().Classify(p.Path); !kept || eng.CheckedOutBlob(p.Ours, p.Path) {
+		return nil // never written here, or what git checked out here
 	}
 	if p.Result == "" {
 		p.ReplacesEdit = true // a checkout there removed the file
