@@ -286,18 +286,21 @@ type headHolds struct {
 	asked  bool
 }
 
+// head resolves HEAD at the first question ("": no commit yet, nothing is
+// HEAD's).
+func (h *headHolds) head() string {
+	if !h.asked {
+		h.asked = true
+		h.commit, _ = h.e.store.Resolve("HEAD")
+	}
+	return h.commit
+}
+
 // of returns HEAD's commit id when it holds blob (content) at path, else
 // "": the same blob, or the same but for CRLF line ends (git converts them
 // on checkout under eol=crlf or core.autocrlf).
 func (h *headHolds) of(path, blob string, content []byte) string {
-	if blob == "" || strings.HasPrefix(path, "~/") {
-		return ""
-	}
-	if !h.asked {
-		h.asked = true
-		h.commit, _ = h.e.store.Resolve("HEAD") // no commit yet: nothing is HEAD's
-	}
-	if h.commit == "" {
+	if blob == "" || strings.HasPrefix(path, "~/") || h.head() == "" {
 		return ""
 	}
 	b, err := h.e.store.BlobID(h.commit, path)
@@ -312,14 +315,7 @@ func (h *headHolds) of(path, blob string, content []byte) string {
 // before (HEAD@{1}, from the reflog) does — a checkout of a branch without
 // the file, a reset. "" otherwise (a file never committed, deleted by hand).
 func (h *headHolds) removed(path string) string {
-	if strings.HasPrefix(path, "~/") {
-		return ""
-	}
-	if !h.asked {
-		h.asked = true
-		h.commit, _ = h.e.store.Resolve("HEAD")
-	}
-	if h.commit == "" {
+	if strings.HasPrefix(path, "~/") || h.head() == "" {
 		return ""
 	}
 	if _, err := h.e.store.BlobID(h.commit, path); err == nil {
