@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -146,6 +147,13 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 	for {
 		f, err := odb.CreateExcl(path, gitperm.File, s.Shared())
 		if err == nil {
+			// who holds it, until the hash replaces this line at commit: a
+			// holder that is alive (paused, say) is never taken for gone
+			if _, err := f.WriteString(lockOwner + strconv.Itoa(os.Getpid()) + "\n"); err != nil {
+				f.Close()
+				os.Remove(path)
+				return nil, fmt.Errorf("lock ref: %w", err)
+			}
 			return &refLock{path: path, f: f}, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
@@ -201,7 +209,32 @@ func (s *Store) removeStale(path string) bool {
 	case err != nil, time.Since(st.ModTime()) <= StaleLockAge:
 		return false // another process took it: a live lock
 	}
+	if pid := lockHolder(path); pid > 0 && processAlive(pid) {
+		return false // its holder lives (stopped, suspended): it is no one's to remove
+	}
 	return os.Remove(path) == nil
+}
+
+// lockOwner starts the line a strata writer puts in a <ref>.lock it holds,
+// before its pid; the commit replaces it with the new hash, as git writes it.
+const lockOwner = "strata-lock-holder "
+
+// lockHolder returns the pid a strata writer wrote into the lock file at
+// path, or 0 (a lock of git's, empty until its rename; unreadable).
+func lockHolder(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > 64 {
+		return 0
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(data)), lockOwner)
+	if !ok {
+		return 0
+	}
+	pid, err := strconv.Atoi(rest)
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // errLockLost is a commit whose <ref>.lock is no longer the file this
@@ -215,14 +248,31 @@ var beforeRefRename func()
 
 // release drops the lock without changing the ref.
 func (l *refLock) release() {
+	if l.mine() {
+		os.Remove(l.path) // never another writer's, which took a lock thought abandoned
+	}
 	l.f.Close()
-	os.Remove(l.path)
+}
+
+// mine reports whether the lock file at l.path is still the one l created.
+func (l *refLock) mine() bool {
+	held, err := l.f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(l.path)
+	return err == nil && os.SameFile(held, now)
 }
 
 // commit writes h into the lock file and renames it over the ref, which
 // moves the ref and releases the lock in one step.
 func (l *refLock) commit(ref string, h plumbing.Hash) error {
-	if _, err := l.f.WriteString(h.String() + "\n"); err != nil {
+	line := h.String() + "\n" // over the holder's line
+	if _, err := l.f.WriteAt([]byte(line), 0); err != nil {
+		l.release()
+		return fmt.Errorf("write ref: %w", err)
+	}
+	if err := l.f.Truncate(int64(len(line))); err != nil {
 		l.release()
 		return fmt.Errorf("write ref: %w", err)
 	}
@@ -239,12 +289,7 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 	// Ctrl-Z) may have had its lock removed as abandoned and another
 	// writer's taken in its place: renaming that one would put the other's
 	// (empty) file over the ref and report a move that did not happen.
-	mine, err := l.f.Stat()
-	if err != nil {
-		l.f.Close()
-		return fmt.Errorf("write ref: %w", err)
-	}
-	if now, err := os.Lstat(l.path); err != nil || !os.SameFile(mine, now) {
+	if !l.mine() {
 		l.f.Close()
 		return errLockLost
 	}

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -90,4 +91,37 @@ func TestRefLockTakenOverWhileHeld(t *testing.T) {
 	_, err = os.Stat(lock)
 	require.NoError(t, err, "the other writer's lock is still there")
 	fsck(t, r.wt)
+}
+
+// TestRefLockOfLiveHolderKept: a lock older than StaleLockAge whose holder
+// is alive (a writer stopped with Ctrl-Z, a suspended laptop) is not taken
+// for abandoned: the writer waits, then fails with ErrLocked. A holder
+// that is gone leaves a lock that is removed.
+func TestRefLockOfLiveHolderKept(t *testing.T) {
+	_, s, lock := lockedRepo(t)
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(os.Getpid())+"\n"), 0o644))
+	require.NoError(t, os.Chtimes(lock, old, old))
+	_, err := s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+	require.True(t, errors.Is(err, state.ErrLocked), "a live holder's lock is kept: %v", err)
+
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+"999999999\n"), 0o644))
+	require.NoError(t, os.Chtimes(lock, old, old))
+	mustRecord(t, s, change(".claude/a.json", `{"v":2}`, t0.Add(2*time.Second)))
+}
+
+// TestRefLockReleaseKeepsOthers: a writer letting go of a lock that was
+// taken from it (removed as abandoned, another writer's created in its
+// place) removes nothing: the other writer's lock stays.
+func TestRefLockReleaseKeepsOthers(t *testing.T) {
+	_, s, lock := lockedRepo(t)
+	require.NoError(t, os.Remove(lock))
+	l, err := s.lockRef(s.StateRef())
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, os.WriteFile(lock, []byte("theirs"), 0o644))
+	l.release()
+	data, err := os.ReadFile(lock)
+	require.NoError(t, err, "the other writer's lock is still there")
+	require.Equal(t, "theirs", string(data))
 }
