@@ -311,9 +311,10 @@ func (h *headHolds) of(path, blob string, content []byte) string {
 }
 
 // removed returns HEAD's commit id when git removed path from the work
-// tree with HEAD's last move: HEAD does not hold it, the commit HEAD was at
-// before (HEAD@{1}, from the reflog) does — a checkout of a branch without
-// the file, a reset. "" otherwise (a file never committed, deleted by hand).
+// tree with one of HEAD's last moves: HEAD does not hold it, a commit HEAD
+// pointed at lately does (the HEAD reflog's last entries) — a checkout of a
+// branch without the file, a reset, a git rm committed. "" otherwise (a
+// file never committed, deleted by hand; no reflog).
 func (h *headHolds) removed(path string) string {
 	if strings.HasPrefix(path, "~/") || h.head() == "" {
 		return ""
@@ -321,15 +322,17 @@ func (h *headHolds) removed(path string) string {
 	if _, err := h.e.store.BlobID(h.commit, path); err == nil {
 		return ""
 	}
-	prev := h.e.store.PreviousHead(h.commit)
-	if prev == "" {
-		return ""
+	for _, c := range h.e.store.RecentHeads(recentHeads) {
+		if _, err := h.e.store.BlobID(c, path); err == nil {
+			return h.commit
+		}
 	}
-	if _, err := h.e.store.BlobID(prev, path); err != nil {
-		return ""
-	}
-	return h.commit
+	return ""
 }
+
+// recentHeads is how many of the last HEAD moves removed asks about: a
+// checkout followed by a commit, a rebase's steps, before the next record.
+const recentHeads = 16
 
 // CheckedOutBlob is CheckedOut for a version given by its blob id.
 func (e *Engine) CheckedOutBlob(blob, path string) bool {

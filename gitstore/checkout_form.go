@@ -78,29 +78,41 @@ func (s *Store) byStrata(c plumbing.Hash) bool {
 	return bytes.Contains(head, []byte("\nauthor "+identity+" ")) && bytes.Contains(msg, []byte("\nStrata-"))
 }
 
-// PreviousHead returns the commit HEAD pointed at before its last move, as
-// the work tree's HEAD reflog says (HEAD@{1}), when that reflog's last
-// entry moved HEAD to its current commit head; "" otherwise (no reflog,
-// core.logAllRefUpdates off, an outside write). Only the end of the file
-// is read.
-func (s *Store) PreviousHead(head string) string {
+// RecentHeads returns the commits HEAD pointed at in the last n entries of
+// the work tree's HEAD reflog (each entry's old and new commit, newest
+// first, each once): what git checked out lately. Nothing when there is no
+// reflog (core.logAllRefUpdates=false). Only the end of the file is read.
+func (s *Store) RecentHeads(n int) []string {
 	f, err := os.Open(filepath.Join(s.gitDir, "logs", "HEAD"))
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
-	const tail = 4096
-	buf := make([]byte, tail)
 	st, err := f.Stat()
 	if err != nil {
-		return ""
+		return nil
 	}
+	const tail = 64 << 10
 	off := max(st.Size()-tail, 0)
-	n, _ := f.ReadAt(buf, off)
-	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
-	old, rest, ok := strings.Cut(lines[len(lines)-1], " ")
-	if !ok || !plumbing.IsHash(old) || !strings.HasPrefix(rest, head+" ") || old == plumbing.ZeroHash.String() {
-		return ""
+	buf := make([]byte, st.Size()-off)
+	k, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:k]), "\n"), "\n")
+	if off > 0 && len(lines) > 0 {
+		lines = lines[1:] // the first may be cut
 	}
-	return old
+	var out []string
+	seen := map[string]bool{}
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-n; i-- {
+		f := strings.SplitN(lines[i], " ", 3)
+		if len(f) < 3 {
+			continue
+		}
+		for _, c := range []string{f[1], f[0]} {
+			if plumbing.IsHash(c) && c != plumbing.ZeroHash.String() && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

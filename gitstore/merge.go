@@ -47,10 +47,11 @@ type MergePath struct {
 	ByTime   bool           `json:"by_time,omitempty"`
 	OursAt   conflict.Stamp `json:"-"` // when each side recorded its version (ByTime only)
 	TheirsAt conflict.Stamp `json:"-"`
-	// TheirsHead is, when the remote side's version was recorded as the
-	// one the recording machine's checked-out commit held (a Strata-Head
-	// trailer: a version git put in that work tree, or the one committed),
-	// that commit.
+	// TheirsHead is, when the remote side's changes since the merge base
+	// include a version recorded as the one the recording machine's
+	// checked-out commit held (a Strata-Head trailer: a version git put in
+	// that work tree, or the one committed; a deletion git made), that
+	// commit.
 	TheirsHead string `json:"-"`
 	// ReplacesEdit, set by the sync's check, says the merge takes the
 	// remote's version of a path (TheirsHead set) over a local version
@@ -454,7 +455,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 		}
 		m.Paths = append(m.Paths, mp)
 	}
-	if err := s.markAtHead(m.Paths, anc.theirsOnly, theirs, &theirsTimes, tf); err != nil {
+	if err := s.markAtHead(m.Paths, anc.theirsOnly, theirs, &theirsTimes); err != nil {
 		return nil, err
 	}
 	if refused := s.refusedElsewhere(anc, of, m.Paths); len(refused) > 0 {
@@ -729,11 +730,11 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 	return vt
 }
 
-// markAtHead sets TheirsHead on each path whose remote version the
-// remote's commits recorded with a Strata-Head trailer. The commits' trailers
+// markAtHead sets TheirsHead on each path the remote changed whose
+// remote-only history holds a version recorded with a Strata-Head trailer. The commits' trailers
 // are parsed once (already, when a path was decided by time), and only when
 // a message has such a line; no tree is looked up otherwise.
-func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes, tf map[string]plumbing.Hash) error {
+func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -760,34 +761,24 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 		if p.Theirs == p.Base {
 			continue
 		}
-		th := tf[p.Path] // zero: deleted there
-		at, err := (*vt).atHead(s, p.Path, th)
-		if err != nil {
-			return err
-		}
-		p.TheirsHead = at
+		p.TheirsHead = (*vt).atHead(p.Path)
 	}
 	return nil
 }
 
-// atHead returns the Strata-Head commit with which the newest commit of the
-// side that recorded blob at path (not a merge) marked it, if any; blob
-// zero asks about the deletion of path.
-func (vt *versionTimes) atHead(s *Store, path string, blob plumbing.Hash) (string, error) {
+// atHead returns the Strata-Head commit of the newest version of path
+// the side recorded with one (not in a merge): a version git put in that
+// work tree, or a deletion git made there, since the merge base. It need
+// not be the side's last version: an edit made on top of a stash there is
+// built on what the stash put back, and what it lacks of this side's work
+// it lacks because of the stash.
+func (vt *versionTimes) atHead(path string) string {
 	for _, ci := range vt.byPath[path] {
-		e, err := s.lookup(ci.tree, path)
-		switch {
-		case errors.Is(err, state.ErrNotFound):
-			if blob.IsZero() {
-				return ci.atHead, nil // the deletion
-			}
-		case err != nil:
-			return "", err
-		case !e.IsDir() && e.Hash == blob:
-			return ci.atHead, nil
+		if ci.atHead != "" {
+			return ci.atHead
 		}
 	}
-	return "", nil
+	return ""
 }
 
 func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.Hash, time.Time, error) {

@@ -205,7 +205,7 @@ func printLost(e *env, lost []syncer.Loss) {
 			refused = fmt.Sprintf(", which refused it: %q", l.Refused)
 		}
 		if l.CheckedOut {
-			refused += ", taken from the other machine's checked-out commit"
+			refused += ", after a checkout on the other machine"
 		}
 		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s%s; bring it back with strata restore %s --rev %s\n",
 			state.TermSafe(l.Path), state.TermSafe(state.ShortID(l.Rev)), state.TermSafe(state.ShortID(l.Winner)), refused,

@@ -3,7 +3,10 @@
 // together.
 package buildinfo
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"strings"
+)
 
 // ID names the build: stamped, the version make stamps into both binaries
 // (git describe --always --dirty); else the VCS revision Go recorded (see
@@ -39,7 +42,41 @@ func Revision() string {
 	return rev
 }
 
-// Mismatch reports whether two revisions name different builds: both are
-// known and differ. A dirty build matches only the same dirty revision
-// (two dirty builds of one revision cannot be told apart).
-func Mismatch(a, b string) bool { return a != "" && b != "" && a != b }
+// Mismatch reports whether two build ids name different builds. Ids come
+// in two forms: make's `git describe --always --dirty` (a short commit
+// id, or TAG-N-gID, with -dirty) and Go's recorded revision (the full
+// commit id, with +dirty). Two commit ids match when one begins the other
+// and both or neither are dirty (two dirty builds of one commit cannot be
+// told apart); an id without a commit (an exact tag) matches only itself,
+// and anything matches an unknown ("") build.
+func Mismatch(a, b string) bool {
+	if a == "" || b == "" || a == b {
+		return false
+	}
+	ca, da := commitOf(a)
+	cb, db := commitOf(b)
+	if ca == "" || cb == "" {
+		return ca == "" && cb == "" // two tags that differ; a tag and a commit cannot be compared
+	}
+	if da != db {
+		return true
+	}
+	return !strings.HasPrefix(ca, cb) && !strings.HasPrefix(cb, ca)
+}
+
+// commitOf returns the commit id in a build id ("" when it names none) and
+// whether the build was dirty.
+func commitOf(id string) (commit string, dirty bool) {
+	for _, suf := range []string{"-dirty", "+dirty"} {
+		if s, ok := strings.CutSuffix(id, suf); ok {
+			id, dirty = s, true
+		}
+	}
+	if i := strings.LastIndex(id, "-g"); i >= 0 {
+		id = id[i+2:]
+	}
+	if len(id) < 7 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", dirty
+	}
+	return id, dirty
+}
