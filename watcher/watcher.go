@@ -344,6 +344,10 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		w.touch(name, filepath.Dir(name), now)
 		return
 	}
+	if ev.Has(fsnotify.Create) && w.leadsToExtra(name) {
+		w.watchExtras(now) // a folder on the way to an extra file's appeared
+		return
+	}
 	if w.watched[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 		w.unwatch(name, ev.Has(fsnotify.Rename), now)
 		return
@@ -588,11 +592,50 @@ func (w *Watcher) resync() {
 		}
 	}
 	w.addTree(w.root, ".", false, now)
-	for _, dir := range w.extraDirs {
-		w.add(dir)
-	}
+	w.watchExtras(now)
 	w.readyRescan = true
 	w.readyBatch = nil
+}
+
+// watchExtras watches the directory of each Options.Extra file. One that
+// does not exist yet (Claude Code creates its project's memory folder on
+// its first write) is waited for: its nearest existing ancestor is watched,
+// and handle comes back here when a directory on the way is created. A
+// directory watched only now is scanned for its extra file, which may have
+// been written before the watch.
+func (w *Watcher) watchExtras(now time.Time) {
+	for _, dir := range w.extraDirs {
+		was := w.watched[dir]
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			if w.add(dir) && !was {
+				for p := range w.extra {
+					if filepath.Dir(p) == dir {
+						if _, err := os.Lstat(p); err == nil {
+							w.touch(p, dir, now)
+						}
+					}
+				}
+			}
+			continue
+		}
+		for a := filepath.Dir(dir); a != filepath.Dir(a); a = filepath.Dir(a) {
+			if fi, err := os.Lstat(a); err == nil && fi.IsDir() {
+				w.add(a)
+				break
+			}
+		}
+	}
+}
+
+// leadsToExtra reports whether dir is, or lies on the way to, the
+// directory of an Options.Extra file.
+func (w *Watcher) leadsToExtra(dir string) bool {
+	for _, d := range w.extraDirs {
+		if d == dir || strings.HasPrefix(d, dir+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // addTree watches dir, then reads it and recurses into the subdirectories

@@ -762,3 +762,38 @@ func TestReplacedDirRescan(t *testing.T) {
 		}
 	})
 }
+
+// TestExtraDirCreatedLater: an Extra file whose folders do not exist at
+// start (a Claude Code project's memory folder, made on its first write)
+// is seen as soon as they and it are created, without waiting for a
+// rescan: the nearest existing ancestor is watched meanwhile.
+func TestExtraDirCreatedLater(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	memDir := filepath.Join(home, ".claude", "projects", "-repo", "memory")
+	memory := filepath.Join(memDir, "MEMORY.md")
+	w, err := New(Options{Root: root, Debounce: 20 * time.Millisecond, Rescan: time.Hour, Extra: []string{memory}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(w)
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(context.Background()) }()
+	defer func() {
+		w.Close()
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	poll(t, "the first rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 })
+	_, n := c.since(0)
+	if err := os.MkdirAll(filepath.Join(home, ".claude", "projects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(memDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(memory, []byte("# Memory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBatch(t, c, n, "MEMORY.md in a folder made after the start", hasPath(memory))
+}
