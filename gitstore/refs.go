@@ -243,7 +243,7 @@ func lockHolder(path string) int {
 var errLockLost = errors.New("ref lock taken over while held")
 
 // beforeRefRename, set by tests only, runs right before a ref lock's
-// ownership is checked and the lock renamed over the ref.
+// ownership is checked, the move logged and the lock renamed over the ref.
 var beforeRefRename func()
 
 // release drops the lock without changing the ref.
@@ -281,9 +281,6 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 			l.release()
 			return fmt.Errorf("write ref: %w", err)
 		}
-	}
-	if beforeRefRename != nil {
-		beforeRefRename()
 	}
 	// Still ours? A holder paused past StaleLockAge (a suspended laptop,
 	// Ctrl-Z) may have had its lock removed as abandoned and another
@@ -365,8 +362,17 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 				return plumbing.ZeroHash, err
 			}
 		}
-		s.logRef(ref, base, next)
-		if err := lock.commit(ref, next); errors.Is(err, errLockLost) {
+		if beforeRefRename != nil {
+			beforeRefRename()
+		}
+		err = errLockLost
+		if lock.mine() { // a lost lock logs no move (it makes none)
+			s.logRef(ref, base, next)
+			err = lock.commit(ref, next)
+		} else {
+			lock.f.Close()
+		}
+		if errors.Is(err, errLockLost) {
 			if base, err = s.readRef(ref); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return plumbing.ZeroHash, err
 			}

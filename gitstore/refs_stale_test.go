@@ -76,6 +76,8 @@ func TestRefLockTakenOverWhileHeld(t *testing.T) {
 	require.NoError(t, os.Remove(lock)) // no one holds it: the record below takes it
 	before, err := s.Head(s.StateRef())
 	require.NoError(t, err)
+	reflog, err := os.ReadFile(s.logFile(s.StateRef()))
+	require.NoError(t, err)
 	defer func() { beforeRefRename = nil }()
 	beforeRefRename = func() {
 		beforeRefRename = nil
@@ -90,6 +92,9 @@ func TestRefLockTakenOverWhileHeld(t *testing.T) {
 	require.Equal(t, before, after)
 	_, err = os.Stat(lock)
 	require.NoError(t, err, "the other writer's lock is still there")
+	now, err := os.ReadFile(s.logFile(s.StateRef()))
+	require.NoError(t, err)
+	require.Equal(t, string(reflog), string(now), "no move logged that was not made")
 	fsck(t, r.wt)
 }
 
