@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -222,11 +223,22 @@ const lockOwner = "strata-lock-holder "
 // lockHolder returns the pid a strata writer wrote into the lock file at
 // path, or 0 (a lock of git's, empty until its rename; unreadable).
 func lockHolder(path string) int {
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) > 64 {
+	// a regular file only, never followed, never waited on (a FIFO planted
+	// there would block a read forever)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
 		return 0
 	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(string(data)), lockOwner)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	buf := make([]byte, 65)
+	n, _ := io.ReadFull(f, buf)
+	if n > 64 {
+		return 0
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(string(buf[:n])), lockOwner)
 	if !ok {
 		return 0
 	}

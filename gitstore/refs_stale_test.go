@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,4 +130,16 @@ func TestRefLockReleaseKeepsOthers(t *testing.T) {
 	data, err := os.ReadFile(lock)
 	require.NoError(t, err, "the other writer's lock is still there")
 	require.Equal(t, "theirs", string(data))
+}
+
+// TestRefLockFIFO: a FIFO planted where the lock goes, older than
+// StaleLockAge, is never read (a read would wait forever for a writer):
+// it is taken for an abandoned lock and removed.
+func TestRefLockFIFO(t *testing.T) {
+	_, s, lock := lockedRepo(t)
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, syscall.Mkfifo(lock, 0o644))
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.Chtimes(lock, old, old))
+	mustRecord(t, s, change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
 }
