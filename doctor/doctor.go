@@ -129,6 +129,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 		add(f)
 	}
 	add(history(ctx, eng)...)
+	if f, ok := heldLock(eng); ok {
+		add(f)
+	}
 	add(worktrees(ctx, eng))
 	add(remotes(eng)...)
 	return fs
@@ -378,6 +381,27 @@ func history(ctx context.Context, eng *engine.Engine) []Finding {
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// heldLock is a warning when the state ref's lock has been held past the
+// age at which it would be taken for abandoned: every record waits for it,
+// then fails naming only the lock file.
+func heldLock(eng *engine.Engine) (Finding, bool) {
+	path, age, pid, alive, ok := eng.HeldLock()
+	if !ok {
+		return Finding{}, false
+	}
+	who, fix := "no strata process named in it", "if no git or strata command is running on this repository, remove it: rm "+state.ShellWord(path)
+	switch {
+	case pid > 0 && alive:
+		who = fmt.Sprintf("held by process %d, which is running (stopped?)", pid)
+		fix = fmt.Sprintf("let process %d go on (kill -CONT %d), or end it; records wait for it", pid, pid)
+	case pid > 0:
+		who = fmt.Sprintf("left by process %d, which is gone; the next record removes it", pid)
+		fix = ""
+	}
+	return Finding{Check: "ref lock", Level: LevelWarn,
+		Message: fmt.Sprintf("%s is %s old: %s", state.TermSafe(path), age.Round(time.Second), who), Fix: fix}, true
 }
 
 func worktrees(ctx context.Context, eng *engine.Engine) Finding {

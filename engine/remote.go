@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/strata-dev/strata/gitstore"
 )
@@ -81,4 +82,10 @@ func (e *Engine) RefHead(ref string) (string, error) {
 // Compare counts the commits of a not in b (ahead) and of b not in a (behind).
 func (e *Engine) Compare(a, b string) (ahead, behind int, err error) {
 	return e.store.Compare(a, b)
+}
+
+// HeldLock describes the state ref's lock when it has been held past the
+// age at which strata takes a lock for abandoned (see gitstore.HeldLock).
+func (e *Engine) HeldLock() (path string, age time.Duration, pid int, alive, ok bool) {
+	return e.store.HeldLock(e.store.StateRef())
 }

@@ -145,6 +145,7 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 	path := s.refFile(ref) + ".lock"
 	deadline := time.Now().Add(LockTimeout)
 	wait := 100 * time.Microsecond
+	retries := 0
 	for {
 		f, err := odb.CreateExcl(path, gitperm.File, s.Shared())
 		if err == nil {
@@ -160,7 +161,8 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("lock ref: %w", err)
 		}
-		if strings.HasPrefix(ref, "refs/strata/") && s.removeStale(path) {
+		if strings.HasPrefix(ref, "refs/strata/") && retries < 3 && s.removeStale(path) {
+			retries++ // at once, a few times: then as for any held lock
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -188,7 +190,7 @@ var staleChecked func()
 // would move the ref. A creator never needs that flock: a fresh lock is
 // never removed.
 func (s *Store) removeStale(path string) bool {
-	st, err := os.Stat(path)
+	st, err := os.Lstat(path) // a symbolic link there is judged itself, dangling or not
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist) // gone meanwhile: try again
 	}
@@ -203,15 +205,18 @@ func (s *Store) removeStale(path string) bool {
 		return false // the caller waits for the lock as for a live one
 	}
 	defer release()
-	st, err = os.Stat(path)
+	st, err = os.Lstat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return true
 	case err != nil, time.Since(st.ModTime()) <= StaleLockAge:
 		return false // another process took it: a live lock
 	}
-	if pid := lockHolder(path); pid > 0 && processAlive(pid) {
-		return false // its holder lives (stopped, suspended): it is no one's to remove
+	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && processAlive(pid) {
+		// its holder lives (stopped, suspended): no one's to remove. This
+		// process's own pid is an earlier life's (a container's pid 1
+		// restarted): no lock of this process lives 10 s.
+		return false
 	}
 	return os.Remove(path) == nil
 }
@@ -455,4 +460,17 @@ func (s *Store) HasCommit(id string) bool {
 	defer s.mu.Unlock()
 	_, err := s.commitTree(plumbing.NewHash(id))
 	return err == nil
+}
+
+// HeldLock describes a <ref>.lock older than StaleLockAge: its file, its
+// age, and the strata process that wrote it (0: unknown) and whether that
+// process lives. ok is false when the ref has no such lock.
+func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, alive, ok bool) {
+	path = s.refFile(ref) + ".lock"
+	st, err := os.Lstat(path)
+	if err != nil || time.Since(st.ModTime()) <= StaleLockAge {
+		return path, 0, 0, false, false
+	}
+	pid = lockHolder(path)
+	return path, time.Since(st.ModTime()), pid, pid > 0 && processAlive(pid), true
 }

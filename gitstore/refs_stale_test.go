@@ -3,12 +3,14 @@ package gitstore
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -106,7 +108,8 @@ func TestRefLockTakenOverWhileHeld(t *testing.T) {
 func TestRefLockOfLiveHolderKept(t *testing.T) {
 	_, s, lock := lockedRepo(t)
 	old := time.Now().Add(-2 * StaleLockAge)
-	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(os.Getpid())+"\n"), 0o644))
+	// the test's parent: a process that lives, and not this one
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(os.Getppid())+"\n"), 0o644))
 	require.NoError(t, os.Chtimes(lock, old, old))
 	_, err := s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
 	require.True(t, errors.Is(err, state.ErrLocked), "a live holder's lock is kept: %v", err)
@@ -142,4 +145,28 @@ func TestRefLockFIFO(t *testing.T) {
 	old := time.Now().Add(-2 * StaleLockAge)
 	require.NoError(t, os.Chtimes(lock, old, old))
 	mustRecord(t, s, change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+}
+
+// TestRefLockOddFiles: an old lock that is a dangling symbolic link is
+// removed (it made every writer spin: a stat through it found nothing), and
+// one naming this very process — an earlier life's, a container's pid 1
+// restarted — is abandoned too.
+func TestRefLockOddFiles(t *testing.T) {
+	_, s, lock := lockedRepo(t)
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, os.Symlink(filepath.Join(t.TempDir(), "gone"), lock))
+	require.NoError(t, os.Chtimes(filepath.Dir(lock), old, old))
+	require.NoError(t, unixLutimes(lock, old))
+	mustRecord(t, s, change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(os.Getpid())+"\n"), 0o644))
+	require.NoError(t, os.Chtimes(lock, old, old))
+	mustRecord(t, s, change(".claude/a.json", `{"v":2}`, t0.Add(2*time.Second)))
+}
+
+// unixLutimes sets a symbolic link's own times.
+func unixLutimes(path string, at time.Time) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
