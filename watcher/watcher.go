@@ -350,6 +350,9 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 	}
 	if w.watched[name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 		w.unwatch(name, ev.Has(fsnotify.Rename), now)
+		if w.leadsToExtra(name) {
+			w.watchExtras(now) // wait, from an ancestor, for it to be made again
+		}
 		return
 	}
 	rel, inRoot := w.rel(name)
@@ -606,7 +609,9 @@ func (w *Watcher) resync() {
 func (w *Watcher) watchExtras(now time.Time) {
 	for _, dir := range w.extraDirs {
 		was := w.watched[dir]
-		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+		// followed: a ~/.claude that dotfiles link elsewhere is watched
+		// through the link, as the kept file is found through it
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 			if w.add(dir) && !was {
 				for p := range w.extra {
 					if filepath.Dir(p) == dir {
@@ -619,7 +624,7 @@ func (w *Watcher) watchExtras(now time.Time) {
 			continue
 		}
 		for a := filepath.Dir(dir); a != filepath.Dir(a); a = filepath.Dir(a) {
-			if fi, err := os.Lstat(a); err == nil && fi.IsDir() {
+			if fi, err := os.Stat(a); err == nil && fi.IsDir() {
 				w.add(a)
 				break
 			}

@@ -797,3 +797,61 @@ func TestExtraDirCreatedLater(t *testing.T) {
 	}
 	waitBatch(t, c, n, "MEMORY.md in a folder made after the start", hasPath(memory))
 }
+
+// TestExtraDirRemadeOrLinked: an Extra file's folder removed and made again
+// after the start is waited for from an ancestor again (not only at the
+// next rescan); and a ~/.claude that is a symbolic link (dotfiles) is
+// watched through it, as the file is found through it.
+func TestExtraDirRemadeOrLinked(t *testing.T) {
+	run := func(t *testing.T, home string, setup func(*Watcher)) {
+		memDir := filepath.Join(home, ".claude", "projects", "-repo", "memory")
+		memory := filepath.Join(memDir, "MEMORY.md")
+		w, err := New(Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Rescan: time.Hour, Extra: []string{memory}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := collect(w)
+		errc := make(chan error, 1)
+		go func() { errc <- w.Run(context.Background()) }()
+		defer func() {
+			w.Close()
+			if err := <-errc; err != nil {
+				t.Errorf("run: %v", err)
+			}
+		}()
+		poll(t, "the first rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 })
+		setup(w)
+		_, n := c.since(0)
+		if err := os.MkdirAll(memDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(memory, []byte("# Memory\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitBatch(t, c, n, "MEMORY.md", hasPath(memory))
+	}
+	t.Run("remade", func(t *testing.T) {
+		home := t.TempDir()
+		claude := filepath.Join(home, ".claude")
+		if err := os.MkdirAll(filepath.Join(claude, "projects", "-repo", "memory"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run(t, home, func(w *Watcher) {
+			if err := os.RemoveAll(claude); err != nil {
+				t.Fatal(err)
+			}
+			poll(t, "the home folder watched instead", func() bool {
+				var ok bool
+				onLoop(t, w, func() { ok = w.watched[home] })
+				return ok
+			})
+		})
+	})
+	t.Run("linked", func(t *testing.T) {
+		home, dotfiles := t.TempDir(), t.TempDir()
+		if err := os.Symlink(dotfiles, filepath.Join(home, ".claude")); err != nil {
+			t.Fatal(err)
+		}
+		run(t, home, func(*Watcher) {})
+	})
+}
