@@ -56,6 +56,13 @@ func TestParseTime(t *testing.T) {
 		_, err := ParseTime(bad, now)
 		assert.Error(t, err, bad)
 	}
+	// Past what a Duration holds (~292 years) the time is the earliest one
+	// a Duration reaches, never a wrap into the future.
+	for _, far := range []string{"300 years ago", "20000w ago", "999999999d ago"} {
+		got, err := ParseTime(far, now)
+		require.NoError(t, err, far)
+		assert.True(t, got.Before(now.AddDate(-290, 0, 0)), "%s: got %s", far, got)
+	}
 	// Before noon, "noon" is yesterday's.
 	morning := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	got, err := ParseTime("noon", morning)

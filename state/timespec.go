@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,11 @@ func relative(s string) (time.Duration, bool) {
 	}
 	if !ok {
 		return 0, false
+	}
+	if n > int64(math.MaxInt64/unit) {
+		// past what a Duration holds (~292 years): the longest one, still
+		// before anything recorded, never wrapped into the future
+		return time.Duration(math.MaxInt64), true
 	}
 	return time.Duration(n) * unit, true
 }
