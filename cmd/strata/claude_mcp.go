@@ -11,43 +11,51 @@ import (
 	"github.com/strata-dev/strata/hooks"
 )
 
-// installMCP registers strata's MCP server in the project's .mcp.json
-// (not a kept file: written atomically, not recorded). A .mcp.json that is
-// not a regular file, or not a JSON object, is left untouched.
-func installMCP(e *env, eng *engine.Engine, dryRun bool) error {
+// planMCP reads the project's .mcp.json and returns the write that
+// registers strata's MCP server in it (nil: nothing to write), so that a
+// .mcp.json that cannot take it fails the install before anything is
+// written. A .mcp.json that is not a regular file, or not a JSON object,
+// is left untouched.
+func planMCP(e *env, eng *engine.Engine, dryRun bool) (write func() error, err error) {
 	name := filepath.Join(eng.Root(), hooks.MCPPath)
 	var data []byte
 	st, err := os.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return err
+		return nil, err
 	case !st.Mode().IsRegular():
-		return &engine.PathError{Path: hooks.MCPPath, Reason: "not a regular file (a symbolic link is never written through)"}
+		return nil, &engine.PathError{Path: hooks.MCPPath, Reason: "not a regular file (a symbolic link is never written through)"}
 	default:
 		if data, err = os.ReadFile(name); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	out, changed, err := hooks.InstallMCP(hooks.MCPPath, data)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case dryRun:
-		fmt.Fprintf(e.Err, "%s: would register MCP server %q (dry run)\n", hooks.MCPPath, hooks.MCPServer)
-		return nil
+		return func() error {
+			fmt.Fprintf(e.Err, "%s: would register MCP server %q (dry run)\n", hooks.MCPPath, hooks.MCPServer)
+			return nil
+		}, nil
 	case !changed:
-		fmt.Fprintf(e.Out, "%s already registers strata's MCP server\n", hooks.MCPPath)
-		return nil
+		return func() error {
+			fmt.Fprintf(e.Out, "%s already registers strata's MCP server\n", hooks.MCPPath)
+			return nil
+		}, nil
 	}
 	mode := fs.FileMode(0o644)
 	if st != nil {
 		mode = st.Mode().Perm()
 	}
-	if err := engine.WriteUserFile(name, out, mode); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.Out, "updated %s: MCP server %q runs \"strata mcp\"\n", hooks.MCPPath, hooks.MCPServer)
-	return nil
+	return func() error {
+		if err := engine.WriteUserFile(name, out, mode); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Out, "updated %s: MCP server %q runs \"strata mcp\"\n", hooks.MCPPath, hooks.MCPServer)
+		return nil
+	}, nil
 }

@@ -62,8 +62,11 @@ func runClaude(e *env, o claudeOptions) error {
 	if err != nil {
 		return err
 	}
+	// .mcp.json is read and checked first, written last: a settings file
+	// that refuses the hooks leaves it as it was
+	var writeMCP func() error
 	if o.MCP {
-		if err := installMCP(e, eng, o.DryRun); err != nil {
+		if writeMCP, err = planMCP(e, eng, o.DryRun); err != nil {
 			return err
 		}
 	}
@@ -80,8 +83,16 @@ func runClaude(e *env, o claudeOptions) error {
 		oc, done, err = claudeSettings(e, eng, k, o)
 		return err
 	})
-	if err != nil || !done {
+	if err != nil {
 		return err
+	}
+	if writeMCP != nil {
+		if err := writeMCP(); err != nil {
+			return err
+		}
+	}
+	if !done {
+		return nil
 	}
 	if o.Remove {
 		fmt.Fprintf(e.Out, "removed strata's hooks from %s\n", k.Path)
