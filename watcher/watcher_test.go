@@ -771,19 +771,7 @@ func TestExtraDirCreatedLater(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
 	memDir := filepath.Join(home, ".claude", "projects", "-repo", "memory")
 	memory := filepath.Join(memDir, "MEMORY.md")
-	w, err := New(Options{Root: root, Debounce: 20 * time.Millisecond, Rescan: time.Hour, Extra: []string{memory}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := collect(w)
-	errc := make(chan error, 1)
-	go func() { errc <- w.Run(context.Background()) }()
-	defer func() {
-		w.Close()
-		if err := <-errc; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
+	_, c := startReal(t, Options{Root: root, Debounce: 20 * time.Millisecond, Rescan: time.Hour, Extra: []string{memory}})
 	poll(t, "the first rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 })
 	_, n := c.since(0)
 	if err := os.MkdirAll(filepath.Join(home, ".claude", "projects"), 0o755); err != nil {
@@ -806,19 +794,7 @@ func TestExtraDirRemadeOrLinked(t *testing.T) {
 	run := func(t *testing.T, home string, setup func(*Watcher)) {
 		memDir := filepath.Join(home, ".claude", "projects", "-repo", "memory")
 		memory := filepath.Join(memDir, "MEMORY.md")
-		w, err := New(Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Rescan: time.Hour, Extra: []string{memory}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := collect(w)
-		errc := make(chan error, 1)
-		go func() { errc <- w.Run(context.Background()) }()
-		defer func() {
-			w.Close()
-			if err := <-errc; err != nil {
-				t.Errorf("run: %v", err)
-			}
-		}()
+		w, c := startReal(t, Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Rescan: time.Hour, Extra: []string{memory}})
 		poll(t, "the first rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 })
 		setup(w)
 		_, n := c.since(0)
@@ -854,4 +830,24 @@ func TestExtraDirRemadeOrLinked(t *testing.T) {
 		}
 		run(t, home, func(*Watcher) {})
 	})
+}
+
+// startReal runs a Watcher with opts on the real file system until the
+// test ends, collecting its batches.
+func startReal(t *testing.T, opts Options) (*Watcher, *collector) {
+	t.Helper()
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collect(w)
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(context.Background()) }()
+	t.Cleanup(func() {
+		w.Close()
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return w, c
 }
