@@ -39,17 +39,57 @@ func InstallMCP(path string, data []byte) (out []byte, changed bool, err error) 
 		}
 	}
 	if raw, ok := servers.get(MCPServer); ok {
-		var e struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Command == "strata" && slices.Equal(e.Args, []string{"mcp"}) {
+		if runsStrataMCP(raw) {
 			return data, false, nil
 		}
 		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
 			Message: "a server named strata already runs something else; remove or rename it first"}}
 	}
 	servers.set(MCPServer, json.RawMessage(mcpEntry))
+	root.set("mcpServers", servers.encode())
+	return indent(root.encode())
+}
+
+// runsStrataMCP reports whether a server entry runs `strata mcp`.
+func runsStrataMCP(raw json.RawMessage) bool {
+	var e struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	return json.Unmarshal(raw, &e) == nil && e.Command == "strata" && slices.Equal(e.Args, []string{"mcp"})
+}
+
+// UninstallMCP removes the server "strata" from the content of a .mcp.json
+// when it runs `strata mcp` (InstallMCP's entry), keeping every other key
+// in its order and the exact text of every value; changed is false when
+// there is none. A "strata" entry that runs something else is not
+// removed: it is reported as state.Problems naming its JSON Pointer, as is
+// content that is not a JSON object.
+func UninstallMCP(path string, data []byte) (out []byte, changed bool, err error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return data, false, nil
+	}
+	root, err := decodeObject(data)
+	if err != nil {
+		return nil, false, state.Problems{{Path: path, Message: err.Error()}}
+	}
+	raw, ok := root.get("mcpServers")
+	if !ok {
+		return data, false, nil
+	}
+	servers, err := decodeObject(raw)
+	if err != nil {
+		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}}
+	}
+	entry, ok := servers.get(MCPServer)
+	if !ok {
+		return data, false, nil
+	}
+	if !runsStrataMCP(entry) {
+		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
+			Message: "the server named strata runs something else; not removed"}}
+	}
+	servers.del(MCPServer)
 	root.set("mcpServers", servers.encode())
 	return indent(root.encode())
 }

@@ -12,11 +12,12 @@ import (
 )
 
 // planMCP reads the project's .mcp.json and returns the write that
-// registers strata's MCP server in it (nil: nothing to write), so that a
+// registers strata's MCP server in it, or with remove takes it out (the
+// write reports when there is nothing to change), so that a
 // .mcp.json that cannot take it fails the install before anything is
 // written. A .mcp.json that is not a regular file, or not a JSON object,
 // is left untouched.
-func planMCP(e *env, eng *engine.Engine, dryRun bool) (write func() error, err error) {
+func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() error, err error) {
 	name := filepath.Join(eng.Root(), hooks.MCPPath)
 	var data []byte
 	st, err := os.Lstat(name)
@@ -31,19 +32,23 @@ func planMCP(e *env, eng *engine.Engine, dryRun bool) (write func() error, err e
 			return nil, err
 		}
 	}
-	out, changed, err := hooks.InstallMCP(hooks.MCPPath, data)
+	change, would, done, already := hooks.InstallMCP, "would register", "updated %s: MCP server %q runs \"strata mcp\"\n", "%s already registers strata's MCP server\n"
+	if remove {
+		change, would, done, already = hooks.UninstallMCP, "would remove", "updated %s: MCP server %q removed\n", "%s has no MCP server of strata's\n"
+	}
+	out, changed, err := change(hooks.MCPPath, data)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case dryRun:
 		return func() error {
-			fmt.Fprintf(e.Err, "%s: would register MCP server %q (dry run)\n", hooks.MCPPath, hooks.MCPServer)
+			fmt.Fprintf(e.Err, "%s: %s MCP server %q (dry run)\n", hooks.MCPPath, would, hooks.MCPServer)
 			return nil
 		}, nil
 	case !changed:
 		return func() error {
-			fmt.Fprintf(e.Out, "%s already registers strata's MCP server\n", hooks.MCPPath)
+			fmt.Fprintf(e.Out, already, hooks.MCPPath)
 			return nil
 		}, nil
 	}
@@ -55,7 +60,7 @@ func planMCP(e *env, eng *engine.Engine, dryRun bool) (write func() error, err e
 		if err := engine.WriteUserFile(name, out, mode); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.Out, "updated %s: MCP server %q runs \"strata mcp\"\n", hooks.MCPPath, hooks.MCPServer)
+		fmt.Fprintf(e.Out, done, hooks.MCPPath, hooks.MCPServer)
 		return nil
 	}, nil
 }

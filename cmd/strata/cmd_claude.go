@@ -22,9 +22,11 @@ func newClaudeCommand(e *env) *cli.Command {
 		flags := []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting settings.json instead of writing it", Destination: &o.DryRun},
 		}
-		if !remove {
-			flags = append(flags, &cli.BoolFlag{Name: "mcp", Usage: "also register strata's read-only MCP server in .mcp.json", Destination: &o.MCP})
+		mcpUsage := "also register strata's read-only MCP server in .mcp.json"
+		if remove {
+			mcpUsage = "also remove strata's MCP server from .mcp.json"
 		}
+		flags = append(flags, &cli.BoolFlag{Name: "mcp", Usage: mcpUsage, Destination: &o.MCP})
 		return &cli.Command{
 			Name:  name,
 			Usage: usage,
@@ -49,7 +51,7 @@ the written file is recorded with source record.
 
 install --mcp also registers "strata mcp" as the project's MCP server
 "strata" in .mcp.json, as 'claude mcp add --scope project' writes it,
-keeping every other key.`,
+keeping every other key; uninstall --mcp removes that server again.`,
 		Subcommands: []*cli.Command{
 			sub("install", "merge strata's SessionStart and PostToolUse hooks into .claude/settings.json", false),
 			sub("uninstall", "remove strata's hooks from .claude/settings.json", true),
@@ -66,7 +68,7 @@ func runClaude(e *env, o claudeOptions) error {
 	// that refuses the hooks leaves it as it was
 	var writeMCP func() error
 	if o.MCP {
-		if writeMCP, err = planMCP(e, eng, o.DryRun); err != nil {
+		if writeMCP, err = planMCP(e, eng, o.DryRun, o.Remove); err != nil {
 			return err
 		}
 	}
