@@ -67,7 +67,7 @@ type Lock struct {
 // The file and the directories made for it get their modes from sh, as
 // git's own files in the git directory do.
 func Acquire(path string, sh gitperm.Shared) (*Lock, error) {
-	f, err := sh.OpenFile(path, os.O_RDWR)
+	f, err := sh.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW) // a link planted there is never followed (nor its target made)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -208,7 +208,7 @@ func readInfo(path string) (Info, error) {
 // dies, so a killed holder never blocks anyone. What it creates gets its
 // mode from sh.
 func Hold(path string, sh gitperm.Shared, exclusive bool, wait time.Duration) (release func(), err error) {
-	f, err := sh.OpenFile(path, os.O_RDWR)
+	f, err := sh.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW) // a link planted there is never followed (nor its target made)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

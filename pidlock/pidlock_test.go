@@ -223,3 +223,21 @@ func TestHolderKilled(t *testing.T) {
 		t.Fatalf("Read = %+v, %v; want held by us with no stale status", info, held)
 	}
 }
+
+// A symbolic link planted where a lock file goes is never followed: its
+// target, outside, is not created, and the lock is refused.
+func TestHoldRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "made-by-strata")
+	lock := filepath.Join(dir, "x.lock")
+	if err := os.Symlink(outside, lock); err != nil {
+		t.Fatal(err)
+	}
+	if release, err := Hold(lock, gitperm.Umask, true, 0); err == nil {
+		release()
+		t.Fatal("a lock through a link was taken")
+	}
+	if _, err := os.Lstat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the link's target was made: %v", err)
+	}
+}
