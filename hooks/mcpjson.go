@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/strata-dev/strata/state"
@@ -37,6 +38,9 @@ func InstallMCP(path string, data []byte) (out []byte, changed bool, err error) 
 		if servers, err = decodeObject(raw); err != nil {
 			return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}}
 		}
+	}
+	if err := once(path, servers); err != nil {
+		return nil, false, err
 	}
 	if raw, ok := servers.get(MCPServer); ok {
 		if runsStrataMCP(raw) {
@@ -81,6 +85,9 @@ func UninstallMCP(path string, data []byte) (out []byte, changed bool, err error
 	if err != nil {
 		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}}
 	}
+	if err := once(path, servers); err != nil {
+		return nil, false, err
+	}
 	entry, ok := servers.get(MCPServer)
 	if !ok {
 		return data, false, nil
@@ -92,4 +99,20 @@ func UninstallMCP(path string, data []byte) (out []byte, changed bool, err error
 	servers.del(MCPServer)
 	root.set("mcpServers", servers.encode())
 	return indent(root.encode())
+}
+
+// once refuses a .mcp.json whose mcpServers names strata more than once:
+// Claude Code runs the last, and which one the user meant is theirs to say.
+func once(path string, servers object) error {
+	n := 0
+	for _, m := range servers {
+		if m.key == MCPServer {
+			n++
+		}
+	}
+	if n > 1 {
+		return state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
+			Message: fmt.Sprintf("a server named strata appears %d times; keep one, then run this again", n)}}
+	}
+	return nil
 }

@@ -27,6 +27,8 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 		return nil, err
 	case !st.Mode().IsRegular():
 		return nil, &engine.PathError{Path: hooks.MCPPath, Reason: "not a regular file (a symbolic link is never written through)"}
+	case st.Size() > eng.Config().MaxSize:
+		return nil, &engine.PathError{Path: hooks.MCPPath, Reason: fmt.Sprintf("file is %d bytes, larger than max_size %d; not read", st.Size(), eng.Config().MaxSize)}
 	default:
 		if data, err = os.ReadFile(name); err != nil {
 			return nil, err
