@@ -63,6 +63,13 @@ func TestParseTime(t *testing.T) {
 		require.NoError(t, err, far)
 		assert.True(t, got.Before(now.AddDate(-290, 0, 0)), "%s: got %s", far, got)
 	}
+	// The zero time means "no time given": year 1 in any form is a
+	// nanosecond later, never the latest version.
+	for _, zero := range []string{"0001-01-01T00:00:00Z", "0001-01-01 00:00", "0001-01-01T00:00:00"} {
+		got, err := ParseTime(zero, now)
+		require.NoError(t, err, zero)
+		assert.False(t, got.IsZero(), zero)
+	}
 	// Before noon, "noon" is yesterday's.
 	morning := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	got, err := ParseTime("noon", morning)

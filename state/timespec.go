@@ -29,14 +29,20 @@ const maxUnix = 253402300799
 //
 // "@1795652428" is that many seconds since the Unix epoch, as git reads it.
 func ParseTime(s string, now time.Time) (time.Time, error) {
+	t, err := parseTime(s, now)
+	if err == nil && t.IsZero() {
+		// The zero time means "no time given" to every caller (the latest
+		// version); year 1 is a nanosecond later, which has the same
+		// history: nothing recorded. Any form can name it ("0001-01-01
+		// 00:00" in UTC too).
+		t = t.Add(time.Nanosecond)
+	}
+	return t, err
+}
+
+func parseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		if t.IsZero() {
-			// The zero time means "no time given" to every caller (the
-			// latest version); year 1 is a nanosecond later, which has the
-			// same history: nothing recorded.
-			t = t.Add(time.Nanosecond)
-		}
 		return t, nil
 	}
 	if digits, ok := strings.CutPrefix(s, "@"); ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
