@@ -194,7 +194,7 @@ func (s *Store) removeStale(path string) bool {
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist) // gone meanwhile: try again
 	}
-	if time.Since(st.ModTime()) <= StaleLockAge {
+	if lockAge(st) <= StaleLockAge {
 		return false
 	}
 	if staleChecked != nil {
@@ -209,7 +209,7 @@ func (s *Store) removeStale(path string) bool {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return true
-	case err != nil, time.Since(st.ModTime()) <= StaleLockAge:
+	case err != nil, lockAge(st) <= StaleLockAge:
 		return false // another process took it: a live lock
 	}
 	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && processAlive(pid) {
@@ -219,6 +219,17 @@ func (s *Store) removeStale(path string) bool {
 		return false
 	}
 	return os.Remove(path) == nil
+}
+
+// lockAge is how long ago a lock file was last written, either way: a lock
+// dated in the future (the clock stepped back since) is as old as it is
+// far, not forever young.
+func lockAge(st os.FileInfo) time.Duration {
+	d := time.Since(st.ModTime())
+	if d < 0 {
+		d = -d
+	}
+	return d
 }
 
 // lockOwner starts the line a strata writer puts in a <ref>.lock it holds,
@@ -468,9 +479,9 @@ func (s *Store) HasCommit(id string) bool {
 func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, alive, ok bool) {
 	path = s.refFile(ref) + ".lock"
 	st, err := os.Lstat(path)
-	if err != nil || time.Since(st.ModTime()) <= StaleLockAge {
+	if err != nil || lockAge(st) <= StaleLockAge {
 		return path, 0, 0, false, false
 	}
 	pid = lockHolder(path)
-	return path, time.Since(st.ModTime()), pid, pid > 0 && processAlive(pid), true
+	return path, lockAge(st), pid, pid > 0 && processAlive(pid), true
 }

@@ -170,3 +170,14 @@ func unixLutimes(path string, at time.Time) error {
 	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
 	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
+
+// TestRefLockFromTheFuture: a lock dated well in the future (the clock
+// stepped back since it was written) whose holder is gone is abandoned,
+// not young forever.
+func TestRefLockFromTheFuture(t *testing.T) {
+	_, s, lock := lockedRepo(t)
+	future := time.Now().Add(time.Hour)
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+"999999999\n"), 0o644))
+	require.NoError(t, os.Chtimes(lock, future, future))
+	mustRecord(t, s, change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+}
