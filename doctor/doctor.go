@@ -393,9 +393,9 @@ func heldLock(eng *engine.Engine) (Finding, bool) {
 	}
 	who, fix := "no strata process named in it", "if no git or strata command is running on this repository, remove it: rm "+state.ShellWord(path)
 	switch {
-	case pid > 0 && alive && !runsStrata(pid):
-		who = fmt.Sprintf("names process %d, which runs %s, not strata: an earlier strata's pid, reused", pid, state.TermSafe(processName(pid)))
-		fix = "if no git or strata command is running on this repository, remove it: rm " + state.ShellWord(path)
+	case pid > 0 && alive && !gitstore.MayRunStrata(pid):
+		who = fmt.Sprintf("names process %d, which runs %s, not strata: an earlier strata's pid, reused; the next record removes it", pid, state.TermSafe(gitstore.ProcessName(pid)))
+		fix = ""
 	case pid > 0 && alive:
 		who = fmt.Sprintf("held by process %d, which is running (stopped?)", pid)
 		fix = fmt.Sprintf("let process %d go on (kill -CONT %d), or end it; records wait for it", pid, pid)
@@ -405,22 +405,6 @@ func heldLock(eng *engine.Engine) (Finding, bool) {
 	}
 	return Finding{Check: "ref lock", Level: LevelWarn,
 		Message: fmt.Sprintf("%s is %s old: %s", state.TermSafe(path), age.Round(time.Second), who), Fix: fix}, true
-}
-
-// processName is what /proc says process pid runs ("" when unknown).
-func processName(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
-}
-
-// runsStrata reports whether process pid may be strata: its name says
-// strata (a test binary of strata's packages too), or it cannot be read.
-func runsStrata(pid int) bool {
-	name := processName(pid)
-	return name == "" || strings.Contains(name, "strata") || strings.HasSuffix(name, ".test")
 }
 
 func worktrees(ctx context.Context, eng *engine.Engine) Finding {

@@ -212,10 +212,11 @@ func (s *Store) removeStale(path string) bool {
 	case err != nil, lockAge(st) <= StaleLockAge:
 		return false // another process took it: a live lock
 	}
-	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && processAlive(pid) {
+	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && processAlive(pid) && MayRunStrata(pid) {
 		// its holder lives (stopped, suspended): no one's to remove. This
 		// process's own pid is an earlier life's (a container's pid 1
-		// restarted): no lock of this process lives 10 s.
+		// restarted): no lock of this process lives 10 s; so is a pid that
+		// runs something else than strata now (reused).
 		return false
 	}
 	return os.Remove(path) == nil
@@ -484,4 +485,23 @@ func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, a
 	}
 	pid = lockHolder(path)
 	return path, lockAge(st), pid, pid > 0 && processAlive(pid), true
+}
+
+// ProcessName is what the system says process pid runs (/proc/PID/comm),
+// or "" when it cannot tell.
+func ProcessName(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// MayRunStrata reports whether process pid may be a strata writer: its name
+// says strata (or a test binary of strata's packages), or it cannot be told.
+// A lock naming a pid that runs something else is an earlier strata's, its
+// pid reused since.
+func MayRunStrata(pid int) bool {
+	name := ProcessName(pid)
+	return name == "" || strings.Contains(name, "strata") || strings.HasSuffix(name, ".test")
 }

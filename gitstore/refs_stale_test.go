@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -108,8 +109,13 @@ func TestRefLockTakenOverWhileHeld(t *testing.T) {
 func TestRefLockOfLiveHolderKept(t *testing.T) {
 	_, s, lock := lockedRepo(t)
 	old := time.Now().Add(-2 * StaleLockAge)
-	// the test's parent: a process that lives, and not this one
-	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(os.Getppid())+"\n"), 0o644))
+	// a process that lives, may be strata (this test binary, sleeping),
+	// and is not this one
+	holder := exec.Command(os.Args[0], "-test.run=^TestHelperSleeps$")
+	holder.Env = append(os.Environ(), "STRATA_TEST_SLEEP=1")
+	require.NoError(t, holder.Start())
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(holder.Process.Pid)+"\n"), 0o644))
 	require.NoError(t, os.Chtimes(lock, old, old))
 	_, err := s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
 	require.True(t, errors.Is(err, state.ErrLocked), "a live holder's lock is kept: %v", err)
@@ -180,4 +186,28 @@ func TestRefLockFromTheFuture(t *testing.T) {
 	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+"999999999\n"), 0o644))
 	require.NoError(t, os.Chtimes(lock, future, future))
 	mustRecord(t, s, change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+}
+
+// TestRefLockOfReusedPid: an old lock naming a live process that runs
+// something else than strata (its pid reused since the writer died) is
+// abandoned: here the test's parent when it is not a strata test binary.
+func TestRefLockOfReusedPid(t *testing.T) {
+	parent := os.Getppid()
+	if MayRunStrata(parent) {
+		t.Skipf("the parent process (%q) may be strata: nothing to test here", ProcessName(parent))
+	}
+	_, s, lock := lockedRepo(t)
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+strconv.Itoa(parent)+"\n"), 0o644))
+	require.NoError(t, os.Chtimes(lock, old, old))
+	mustRecord(t, s, change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
+}
+
+// TestHelperSleeps is a live process for the lock tests to name, run by
+// them with STRATA_TEST_SLEEP=1; otherwise it does nothing.
+func TestHelperSleeps(t *testing.T) {
+	if os.Getenv("STRATA_TEST_SLEEP") != "1" {
+		return
+	}
+	time.Sleep(time.Minute)
 }
