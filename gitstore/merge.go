@@ -455,9 +455,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 		}
 		m.Paths = append(m.Paths, mp)
 	}
-	if err := s.markAtHead(m.Paths, anc.theirsOnly, theirs, &theirsTimes); err != nil {
-		return nil, err
-	}
+	s.markAtHead(m.Paths, anc.theirsOnly, theirs, &theirsTimes)
 	if refused := s.refusedElsewhere(anc, of, m.Paths); len(refused) > 0 {
 		m.Lost = append(m.Lost, refused...)
 		sort.SliceStable(m.Lost, func(i, j int) bool { return m.Lost[i].Path < m.Lost[j].Path })
@@ -734,9 +732,9 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 // remote-only history holds a version recorded with a Strata-Head trailer. The commits' trailers
 // are parsed once (already, when a path was decided by time), and only when
 // a message has such a line; no tree is looked up otherwise.
-func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes) error {
+func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes) {
 	if len(paths) == 0 {
-		return nil
+		return
 	}
 	if *vt == nil {
 		// most histories have no such line: a look at each message,
@@ -749,12 +747,12 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 			}
 		}
 		if !marked {
-			return nil
+			return
 		}
 		*vt = s.versionTimes(side, tip)
 	}
 	if !(*vt).anyHead {
-		return nil
+		return
 	}
 	for i := range paths {
 		p := &paths[i]
@@ -763,7 +761,6 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 		}
 		p.TheirsHead = (*vt).atHead(p.Path)
 	}
-	return nil
 }
 
 // atHead returns the Strata-Head commit of the newest version of path
