@@ -296,15 +296,27 @@ func (h *headHolds) head() string {
 	return h.commit
 }
 
-// of returns HEAD's commit id when it holds blob (content) at path, else
-// "": the same blob, or the same but for CRLF line ends (git converts them
-// on checkout under eol=crlf or core.autocrlf).
+// of returns HEAD's commit id when it holds blob (content; nil: read from
+// the store when needed) at path, else "": the same blob, or the same but
+// for CRLF line ends (git converts them on checkout under eol=crlf or
+// core.autocrlf).
 func (h *headHolds) of(path, blob string, content []byte) string {
 	if blob == "" || strings.HasPrefix(path, "~/") || h.head() == "" {
 		return ""
 	}
 	b, err := h.e.store.BlobID(h.commit, path)
-	if err != nil || b != blob && !h.e.sameButLineEnds(b, content) {
+	if err != nil {
+		return ""
+	}
+	if b == blob {
+		return h.commit
+	}
+	if content == nil {
+		if content, _, err = h.e.store.ReadBlob(blob, h.e.cfg.MaxSize); err != nil || content == nil {
+			return ""
+		}
+	}
+	if !h.e.sameButLineEnds(b, content) {
 		return ""
 	}
 	return h.commit
@@ -336,18 +348,7 @@ const recentHeads = 16
 
 // CheckedOutBlob is CheckedOut for a version given by its blob id.
 func (e *Engine) CheckedOutBlob(blob, path string) bool {
-	if blob == "" || strings.HasPrefix(path, "~/") {
-		return false
-	}
-	head, err := e.store.BlobID("HEAD", path)
-	if err != nil {
-		return false
-	}
-	if blob == head {
-		return true
-	}
-	data, _, err := e.store.ReadBlob(blob, e.cfg.MaxSize)
-	return err == nil && data != nil && e.sameButLineEnds(head, data)
+	return (&headHolds{e: e}).of(path, blob, nil) != ""
 }
 
 // sameButLineEnds reports whether content, which has CRLF line ends, is
