@@ -37,19 +37,16 @@ func (s *Store) ReadCheckoutForm(commit, path string) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), FilterTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--filters", c.String()+":"+path)
-	cmd.Dir = s.root
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
+	out, err := s.gitRaw(ctx, nil, "cat-file", "--filters", c.String()+":"+path)
+	if err != nil {
 		// git checkout would fail too (a required smudge filter that
 		// fails, one that hangs): nothing is written
 		if ctx.Err() != nil {
-			err = fmt.Errorf("no answer after %s", FilterTimeout)
+			err = fmt.Errorf("git cat-file: no answer after %s", FilterTimeout)
 		}
-		return nil, fmt.Errorf("%s: not restored, as git checkout would fail: %w", path, &gitError{args: []string{"cat-file", "--filters", c.String() + ":" + path}, stderr: stderr.String(), err: err})
+		return nil, fmt.Errorf("%s: not restored, as git checkout would fail: %w", path, err)
 	}
-	return out.Bytes(), nil
+	return out, nil
 }
 
 // FilterTimeout bounds git's conversion of one file for a restore (a

@@ -345,8 +345,14 @@ func gitMessage(err error) string {
 // git runs the git binary in the work tree and returns its stdout. It
 // returns a *gitError on failure.
 func (s *Store) git(ctx context.Context, env []string, args ...string) (string, error) {
+	out, err := s.gitRaw(ctx, env, args...)
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// gitRaw is git, returning what git printed byte for byte.
+func (s *Store) gitRaw(ctx context.Context, env []string, args ...string) ([]byte, error) {
 	if _, err := exec.LookPath("git"); err != nil {
-		return "", errors.New("sync needs the git binary on PATH")
+		return nil, errors.New("sync needs the git binary on PATH")
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = s.root
@@ -357,7 +363,7 @@ func (s *Store) git(ctx context.Context, env []string, args ...string) (string, 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), &gitError{args: args, stderr: stderr.String(), err: err}
+		return stdout.Bytes(), &gitError{args: args, stderr: stderr.String(), err: err}
 	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	return stdout.Bytes(), nil
 }
