@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-dev/strata/jsonedit"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -62,9 +63,12 @@ func InstallClaude(path string, data []byte) (out []byte, changed bool, err erro
 }
 
 func installClaude(path string, data []byte) (out []byte, changed bool, err error) {
-	root, hooks, err := decodeSettings(path, data)
+	_, hooks, err := decodeSettings(path, data)
 	if err != nil {
 		return nil, false, err
+	}
+	if out = data; len(bytes.TrimSpace(data)) == 0 {
+		out = []byte("{}\n")
 	}
 	for _, c := range claudeEntries {
 		arr, err := eventArray(path, hooks, c.event)
@@ -79,15 +83,16 @@ func installClaude(path string, data []byte) (out []byte, changed bool, err erro
 			}
 		}
 		if !found {
-			hooks.set(c.event, encodeArray(append(arr, c.raw())))
+			if out, err = jsonedit.Append(out, []string{"hooks", c.event}, c.raw()); err != nil {
+				return nil, false, fmt.Errorf("%s: %w", path, err)
+			}
 			changed = true
 		}
 	}
 	if !changed {
 		return data, false, nil
 	}
-	root.set("hooks", hooks.encode())
-	return indent(root.encode())
+	return out, true, nil
 }
 
 // UninstallClaude removes exactly the entries InstallClaude adds: an entry of
@@ -121,40 +126,45 @@ func uninstallClaude(path string, data []byte) (out []byte, changed bool, err er
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}
-	root, hooks, err := decodeSettings(path, data)
+	_, hooks, err := decodeSettings(path, data)
 	if err != nil {
 		return nil, false, err
 	}
+	out = data
 	for _, c := range claudeEntries {
 		arr, err := eventArray(path, hooks, c.event)
 		if err != nil {
 			return nil, false, err
 		}
-		kept := arr[:0:0]
+		ours := 0
 		for _, el := range arr {
-			if !isOurs(el, c) {
-				kept = append(kept, el)
+			if isOurs(el, c) {
+				ours++
 			}
 		}
 		switch {
-		case len(kept) == len(arr):
-		case len(kept) == 0:
-			hooks.del(c.event)
-			changed = true
+		case ours == 0:
+			continue
+		case ours == len(arr):
+			out, err = jsonedit.Delete(out, []string{"hooks", c.event})
 		default:
-			hooks.set(c.event, encodeArray(kept))
-			changed = true
+			out, _, err = jsonedit.Filter(out, []string{"hooks", c.event}, func(raw []byte) bool { return isOurs(raw, c) })
 		}
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", path, err)
+		}
+		changed = true
 	}
 	if !changed {
 		return data, false, nil
 	}
-	if len(hooks) == 0 {
-		root.del("hooks")
-	} else {
-		root.set("hooks", hooks.encode())
+	if _, hooks, err := decodeSettings(path, out); err == nil && len(hooks) == 0 {
+		out, err = jsonedit.Delete(out, []string{"hooks"})
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", path, err)
+		}
 	}
-	return indent(root.encode())
+	return out, true, nil
 }
 
 // entryShape is how strata reads an entry of an event array.
@@ -268,72 +278,15 @@ func decodeObject(data []byte) (object, error) {
 	return o, nil
 }
 
+// get returns key's value: its last occurrence, the one JSON.parse and
+// Go's decoders keep.
 func (o object) get(key string) (json.RawMessage, bool) {
-	for _, m := range o {
-		if m.key == key {
-			return m.val, true
+	for i := len(o) - 1; i >= 0; i-- {
+		if o[i].key == key {
+			return o[i].val, true
 		}
 	}
 	return nil, false
-}
-
-// set replaces key's value in place, or appends the key.
-func (o *object) set(key string, val json.RawMessage) {
-	for i := range *o {
-		if (*o)[i].key == key {
-			(*o)[i].val = val
-			return
-		}
-	}
-	*o = append(*o, member{key: key, val: val})
-}
-
-func (o *object) del(key string) {
-	out := (*o)[:0]
-	for _, m := range *o {
-		if m.key != key {
-			out = append(out, m)
-		}
-	}
-	*o = out
-}
-
-func (o object) encode() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(jsonString(m.key))
-		b.WriteByte(':')
-		b.Write(m.val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func encodeArray(els []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, el := range els {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(el)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-// indent lays out a document with two-space indentation and a final newline.
-func indent(doc []byte) ([]byte, bool, error) {
-	var b bytes.Buffer
-	if err := json.Indent(&b, doc, "", "  "); err != nil {
-		return nil, false, fmt.Errorf("lay out settings: %w", err)
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), true, nil
 }
 
 // jsonString encodes s without HTML escaping.

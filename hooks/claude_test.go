@@ -42,8 +42,14 @@ func TestInstallClaude(t *testing.T) {
 				}
 				return
 			}
-			if !json.Valid(out) || !bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte("{\n  \"")) {
-				t.Fatalf("not two-space indented JSON with a final newline:\n%s", out)
+			if !json.Valid(out) {
+				t.Fatalf("not JSON:\n%s", out)
+			}
+			if tt.in == "" && (!bytes.HasSuffix(out, []byte("}\n")) || !bytes.HasPrefix(out, []byte("{\n  \""))) {
+				t.Fatalf("a new file is not two-space indented JSON with a final newline:\n%s", out)
+			}
+			if tt.in != "" && tt.in != "{}" && bytes.Count(out, []byte("\n")) != strings.Count(tt.in, "\n") {
+				t.Fatalf("a file on one line was spread over lines:\n%s", out)
 			}
 			var c bytes.Buffer
 			if err := json.Compact(&c, out); err != nil {
@@ -90,11 +96,50 @@ func TestUninstallClaude(t *testing.T) {
 	// our entries alone: their arrays and then "hooks" go
 	fresh, _, _ := InstallClaude(SettingsPath, []byte(`{"x":true}`))
 	out, _, err = UninstallClaude(SettingsPath, fresh)
-	if err != nil || string(out) != "{\n  \"x\": true\n}\n" {
+	if err != nil || string(out) != `{"x":true}` {
 		t.Fatalf("got %q, %v", out, err)
 	}
 	if out, changed, err := UninstallClaude(SettingsPath, nil); err != nil || changed || out != nil {
 		t.Fatalf("missing file: %q %v %v", out, changed, err)
+	}
+}
+
+// install and uninstall keep every byte of the user's settings they do not
+// change, and lay out what they add as the file is laid out. Before, both
+// re-wrote the whole file with two-space indentation and LF line ends
+// (attack17-d 9).
+func TestClaudeSettingsKeepLayout(t *testing.T) {
+	claudes := "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(make:*)\"\n    ]\n  },\n  \"hooks\": {\n    \"PostToolUse\": [\n" +
+		"      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"make lint\"\n" +
+		"          }\n        ]\n      }\n    ]\n  }\n}\n"
+	for name, in := range map[string]string{
+		"Claude Code's own layout":       claudes,
+		"CRLF, four spaces, no final EOL": "{\r\n    \"model\": \"opus\",\r\n    \"env\": {\"A\": \"1\"}\r\n}",
+		"one line":                        `{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}`,
+		"tabs and a BOM":                  "\xef\xbb\xbf{\n\t\"hooks\": {\n\t\t\"SessionStart\": []\n\t}\n}\n",
+	} {
+		out, changed, err := InstallClaude(SettingsPath, []byte(in))
+		if err != nil || !changed {
+			t.Fatalf("%s: install %v %v", name, changed, err)
+		}
+		if strings.Contains(in, "\r\n") && bytes.Count(out, []byte("\n")) != bytes.Count(out, []byte("\r\n")) {
+			t.Errorf("%s: a line end is not CRLF:\n%q", name, out)
+		}
+		if in == claudes {
+			var c, b bytes.Buffer
+			json.Compact(&c, out)
+			json.Indent(&b, c.Bytes(), "", "  ")
+			if b.String()+"\n" != string(out) {
+				t.Errorf("%s: the new entries are not laid out as Claude Code lays out the rest:\n%s", name, out)
+			}
+		}
+		back, changed, err := UninstallClaude(SettingsPath, out)
+		if err != nil || !changed {
+			t.Fatalf("%s: uninstall %v %v", name, changed, err)
+		}
+		if string(back) != in && !strings.Contains(in, "SessionStart\": []") {
+			t.Errorf("%s: uninstall did not give back the file byte for byte:\n%q\nwant\n%q", name, back, in)
+		}
 	}
 }
 

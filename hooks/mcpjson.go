@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/strata-dev/strata/jsonedit"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -49,9 +50,13 @@ func InstallMCP(path string, data []byte) (out []byte, changed bool, err error) 
 		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
 			Message: "a server named strata already runs something else; remove or rename it first"}}
 	}
-	servers.set(MCPServer, json.RawMessage(mcpEntry))
-	root.set("mcpServers", servers.encode())
-	return indent(root.encode())
+	if out = data; len(bytes.TrimSpace(data)) == 0 {
+		out = []byte("{}\n")
+	}
+	if out, err = jsonedit.Set(out, []string{"mcpServers", MCPServer}, json.RawMessage(mcpEntry)); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, true, nil
 }
 
 // runsStrataMCP reports whether a server entry runs `strata mcp`.
@@ -96,9 +101,14 @@ func UninstallMCP(path string, data []byte) (out []byte, changed bool, err error
 		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
 			Message: "the server named strata runs something else; not removed"}}
 	}
-	servers.del(MCPServer)
-	root.set("mcpServers", servers.encode())
-	return indent(root.encode())
+	at := []string{"mcpServers", MCPServer}
+	if len(servers) == 1 { // strata's was the only one: mcpServers goes with it, as install made it
+		at = at[:1]
+	}
+	if out, err = jsonedit.Delete(data, at); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, true, nil
 }
 
 // once refuses a .mcp.json whose mcpServers names strata more than once:

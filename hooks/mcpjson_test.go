@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,4 +29,27 @@ func TestInstallMCP(t *testing.T) {
 	require.ErrorContains(t, err, "/mcpServers/strata")
 	_, _, err = InstallMCP(MCPPath, []byte(`[1]`))
 	require.Error(t, err)
+}
+
+// install and uninstall keep the user's own servers as they wrote them
+// (an args array on one line stays on it) and give the file back byte for
+// byte; the mcpServers object strata's entry alone filled goes with it.
+func TestMCPKeepsLayout(t *testing.T) {
+	in := "{\r\n    \"mcpServers\": {\r\n        \"memory\": {\r\n            \"command\": \"npx\",\r\n            \"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"]\r\n        }\r\n    }\r\n}\r\n"
+	out, changed, err := InstallMCP(MCPPath, []byte(in))
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Contains(t, string(out), "\"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"]\r\n        },\r\n        \"strata\": {\r\n            \"type\": \"stdio\",\r\n")
+	require.Equal(t, bytes.Count(out, []byte("\n")), bytes.Count(out, []byte("\r\n")), "every line end CRLF")
+	back, changed, err := UninstallMCP(MCPPath, out)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, in, string(back))
+
+	alone := []byte("{\n  \"x\": 1\n}\n")
+	out, _, err = InstallMCP(MCPPath, alone)
+	require.NoError(t, err)
+	back, _, err = UninstallMCP(MCPPath, out)
+	require.NoError(t, err)
+	require.Equal(t, string(alone), string(back))
 }

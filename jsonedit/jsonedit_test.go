@@ -51,7 +51,7 @@ func TestEditMembers(t *testing.T) {
 		{"remove a middle member with its comma", "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}\n", []Edit{del("b")}, "{\n  \"a\": 1,\n  \"c\": 3\n}\n"},
 		{"remove the last member", "{\r\n  \"a\": 1,\r\n  \"b\": 2\r\n}", []Edit{del("b")}, "{\r\n  \"a\": 1\r\n}"},
 		{"remove the first member", "{\n  \"a\": 1,\n  \"b\": 2\n}", []Edit{del("a")}, "{\n  \"b\": 2\n}"},
-		{"remove the only member", "{\n  \"a\": 1\n}\n", []Edit{del("a")}, "{\n}\n"},
+		{"remove the only member", "{\n  \"a\": 1\n}\n", []Edit{del("a")}, "{}\n"},
 		{"remove an absent member", `{"a": 1}`, []Edit{del("z")}, `{"a": 1}`},
 		{"remove every duplicate", `{"a": 1, "b": 2, "a": 3}`, []Edit{del("a")}, `{"b": 2}`},
 		{"set the last duplicate", `{"a": 1, "a": 3}`, []Edit{set("a", 4)}, `{"a": 1, "a": 4}`},
