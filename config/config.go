@@ -182,6 +182,10 @@ func Load(root string, gitDirs ...string) (*Config, error) {
 	bad := func(ptr string, err error) error {
 		return &Error{validate.ProblemAt(FileName, data, true, ptr, err.Error())}
 	}
+	if f.Version != 0 && f.Version != 1 {
+		// a file written for another format is not read under this one's rules
+		return nil, bad("/version", fmt.Errorf("version %d is not one this strata reads (1); upgrade strata, or write version: 1", f.Version))
+	}
 	for i, r := range f.Files {
 		at := fmt.Sprintf("/files/%d", i)
 		if r.Glob == "" {

@@ -143,12 +143,17 @@ func TestBadConfig(t *testing.T) {
 		"max_size: huge\n",
 		"unknown_key: 1\n",
 		"files: [\n",
+		"version: 2\n", // a future format is not read under this one's rules (attack18-hooks F10)
 	} {
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(bad), 0o644))
 		_, err := Load(root)
 		assert.Error(t, err, bad)
 	}
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("# mine\nversion: 3\n"), 0o644))
+	_, err := Load(root)
+	assert.EqualError(t, err, ".strata.yaml:2:10: /version: version 3 is not one this strata reads (1); upgrade strata, or write version: 1")
 }
 
 func TestWatchDir(t *testing.T) {

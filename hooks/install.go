@@ -124,6 +124,9 @@ func Install(root, exe string) (Installed, error) {
 	if err != nil {
 		return Installed{}, err
 	}
+	if err := notShared(root, dir); err != nil {
+		return Installed{}, err
+	}
 	hook := filepath.Join(dir, HookName)
 	chained := hook + ChainedSuffix
 	res := Installed{Hook: hook}
@@ -140,6 +143,9 @@ func Install(root, exe string) (Installed, error) {
 			return res, nil
 		}
 	case !ours && current != nil:
+		if nameBound(current) {
+			return res, fmt.Errorf("%s: this hook finds what to run by its own file name (husky's does), so moved to %s it would run nothing; leave it, and add this line to the script it runs (for husky, .husky/%s): strata hooks run %s", hook, filepath.Base(chained), HookName, HookName)
+		}
 		if res.Chained != "" {
 			return res, fmt.Errorf("%s: a hook is installed and %s already exists; move one of them away, then run strata hooks install again", hook, filepath.Base(chained))
 		}
@@ -156,6 +162,34 @@ func Install(root, exe string) (Installed, error) {
 	}
 	res.Changed = true
 	return res, nil
+}
+
+// nameBound reports whether a hook script works out what to run from its
+// own file name, as husky's do (`basename "$0"`, or sourcing husky's
+// dispatcher beside it, which does): renamed, such a hook runs nothing and
+// lets every commit through.
+func nameBound(script []byte) bool {
+	return bytes.Contains(script, []byte("husky")) || bytes.Contains(script, []byte(`$(dirname "$0")/h"`)) ||
+		(bytes.Contains(script, []byte("basename")) && bytes.Contains(script, []byte("$0")))
+}
+
+// notShared refuses a hooks directory that core.hooksPath names in the
+// user's global or the system git configuration: every repository runs its
+// hooks, and strata's check there would judge them all (and uninstall in
+// any one would remove it for all), as the pre-commit framework refuses
+// too. A value set for this repository is its own.
+func notShared(root, dir string) error {
+	cmd := exec.Command("git", "config", "--show-scope", "--get", "core.hooksPath")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return nil // not set, or a git without --show-scope (before 2.26)
+	}
+	scope, _, _ := strings.Cut(string(out), "\t")
+	if scope != "global" && scope != "system" {
+		return nil
+	}
+	return fmt.Errorf("%s: core.hooksPath in your %s git configuration names this hooks directory, which every repository shares; strata's hook there would check them all. Give this repository its own (git config core.hooksPath .git/hooks) and run this again, or add this line to that directory's %s yourself: strata hooks run %s", dir, scope, HookName, HookName)
 }
 
 // Removed reports what Uninstall did.
@@ -181,7 +215,7 @@ func Uninstall(root string) (Removed, error) {
 		return res, err
 	}
 	if !ours && current != nil {
-		return res, nil // someone else's hook; strata's is not installed
+		return uninstallLegacy(hook, chained, res)
 	}
 	if ours {
 		if err := os.Remove(hook); err != nil {
@@ -194,6 +228,34 @@ func Uninstall(root string) (Removed, error) {
 			return res, fmt.Errorf("restore the chained hook: %w", err)
 		}
 		res.Restored, res.Changed = true, true
+	}
+	return res, nil
+}
+
+// LegacySuffix names where the pre-commit framework moves a hook it finds
+// when it installs its own, and runs it from its hook.
+const LegacySuffix = ".legacy"
+
+// uninstallLegacy handles a foreign hook at the hook's place: when it is the
+// pre-commit framework's, installed after strata's, strata's hook now runs
+// as pre-commit.legacy. It is removed there, and the hook strata chained
+// takes its place, so the framework runs what it ran before strata came.
+// Any other foreign hook means strata's is not installed.
+func uninstallLegacy(hook, chained string, res Removed) (Removed, error) {
+	legacy := hook + LegacySuffix
+	ours, _, err := readHook(legacy)
+	if err != nil || !ours {
+		return res, err
+	}
+	if err := os.Remove(legacy); err != nil {
+		return res, fmt.Errorf("remove hook: %w", err)
+	}
+	res.Hook, res.Changed = legacy, true
+	if exists(chained) {
+		if err := os.Rename(chained, legacy); err != nil {
+			return res, fmt.Errorf("restore the chained hook: %w", err)
+		}
+		res.Restored = true
 	}
 	return res, nil
 }
