@@ -22,12 +22,17 @@ type (
 )
 
 // Patch is how a log entry changed its path against the version before it
-// (the commit's first parent): a unified diff, or with keys the key-level
+// (the commit before it on the ref's chain, en.Parent, else its first
+// parent): a unified diff, or with keys the key-level
 // changes, one per line. An error says in one line what could not be read
 // or compared.
 func (e *Engine) Patch(en state.Entry, keys bool) (string, error) {
 	var old, cur []byte
-	if parent, err := e.Commit(Point{Rev: en.Commit + "^"}); err == nil {
+	before := en.Parent
+	if before == "" {
+		before = en.Commit + "^"
+	}
+	if parent, err := e.Commit(Point{Rev: before}); err == nil {
 		old, err = e.FileAt(parent, en.Path)
 		if err != nil && !errors.Is(err, state.ErrNotFound) {
 			return "", err

@@ -210,7 +210,7 @@ func (s *Store) index(ref string) (*refIndex, error) {
 			return ix, nil
 		}
 	}
-	recs, appendFrom, err := s.catchUp(ix.recs, head)
+	recs, appendFrom, err := s.catchUp(ref, ix.recs, head)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", ref, err)
 	}
@@ -221,18 +221,30 @@ func (s *Store) index(ref string) (*refIndex, error) {
 	return nix, nil
 }
 
-// catchUp walks the first-parent chain back from head until it meets a
-// commit of recs, and returns the chain up to head and the position from
-// which records are new (-1 when the old records were cut, e.g. after the
-// ref was reset, and the file must be rewritten).
-func (s *Store) catchUp(recs []idxRec, head plumbing.Hash) ([]idxRec, int, error) {
+// catchUp walks ref's chain back from head until it meets a commit of
+// recs, and returns the chain up to head and the position from which
+// records are new (-1 when the old records were cut, e.g. after the ref was
+// reset, and the file must be rewritten).
+//
+// The chain is the commits the ref stood at on this machine: the first
+// parent, except at a merge the ref was fast-forwarded over (another
+// machine's sync merged this one's work as its second parent), where it is
+// the parent the ref came from, as the ref's reflog tells. Without that,
+// `show --at` after a fast-forward would read the other machine's history
+// and miss this machine's own records. A merge's parent is followed only
+// when the reflog moved the ref from it to the merge or to a commit above
+// it, so a commit the ref left for good (a forget's rewrite) is never
+// walked again.
+func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec, int, error) {
 	last := plumbing.ZeroHash
 	if len(recs) > 0 {
 		last = recs[len(recs)-1].hash
 	}
 	var (
-		walked []idxRec // newest first
-		pos    map[plumbing.Hash]int
+		walked   []idxRec // newest first
+		pos      map[plumbing.Hash]int
+		from     map[plumbing.Hash][]plumbing.Hash // the reflog, read at the first merge
+		cameFrom = map[plumbing.Hash]bool{}        // commits the ref moved from to one walked
 	)
 	join := func(keep int, k int) []idxRec {
 		out := make([]idxRec, 0, keep+k)
@@ -275,8 +287,125 @@ func (s *Store) catchUp(recs []idxRec, head plumbing.Hash) ([]idxRec, int, error
 			recs = nil
 			return join(0, len(walked)), -1, nil
 		}
-		c = ci.parents[0]
+		if len(ci.parents) > 1 && from == nil {
+			from = s.cameFrom(ref, last)
+			for _, w := range walked[:len(walked)-1] {
+				for _, o := range from[w.hash] {
+					cameFrom[o] = true
+				}
+			}
+		}
+		for _, o := range from[c] {
+			cameFrom[o] = true
+		}
+		next := ci.parents[0]
+		if !cameFrom[next] {
+			for _, p := range ci.parents[1:] {
+				if cameFrom[p] {
+					next = p
+					break
+				}
+			}
+		}
+		if next != ci.parents[0] {
+			// Log lists what the merge changed from next: so does its bloom
+			ents, err := s.changedFrom(next, c, nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			for _, e := range ents {
+				walked[len(walked)-1].bloom |= bloomBits(e.Path)
+			}
+		}
+		c = next
 	}
+}
+
+// changedFrom lists what commit c changed from commit from, a parent of c
+// other than its first: one entry per path whose blob differs, in path
+// order, with the source, class and schema of c's own entry for the path
+// (its trailers, ents) when it has one, else sync's. Callers hold s.mu.
+func (s *Store) changedFrom(from, c plumbing.Hash, ents []state.Entry) ([]state.Entry, error) {
+	was, err := s.commitFiles(from)
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.commitFiles(c)
+	if err != nil {
+		return nil, err
+	}
+	own := map[string]state.Entry{}
+	for _, e := range ents {
+		own[e.Path] = e
+	}
+	var out []state.Entry
+	for p, b := range now {
+		if old, ok := was[p]; !ok || old != b {
+			out = append(out, fromEntry(own, p, ok, state.ActionUpdate))
+		}
+	}
+	for p := range was {
+		if _, ok := now[p]; !ok {
+			out = append(out, fromEntry(own, p, true, state.ActionDelete))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func fromEntry(own map[string]state.Entry, p string, existed bool, act state.Action) state.Entry {
+	e, ok := own[p]
+	if !ok {
+		e = state.Entry{Path: p, Source: state.SourceSync}
+	}
+	if e.Action = act; !existed {
+		e.Action = state.ActionAdd
+	}
+	return e
+}
+
+// cameFrom reads ref's reflog: for each commit the ref was moved to, the
+// commits it was moved from. When the ref's last indexed commit since is
+// the target of an entry in the last 256 KiB, only those are read (the
+// entries since then); else the whole file. No reflog gives an empty map.
+func (s *Store) cameFrom(ref string, since plumbing.Hash) map[plumbing.Hash][]plumbing.Hash {
+	from := map[plumbing.Hash][]plumbing.Hash{}
+	f, err := os.Open(s.logFile(ref))
+	if err != nil {
+		return from
+	}
+	defer f.Close()
+	const tail = 256 << 10
+	var data []byte
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail && !since.IsZero() {
+		data = make([]byte, tail)
+		if n, _ := f.ReadAt(data, fi.Size()-tail); n == tail {
+			if i := bytes.IndexByte(data, '\n'); i >= 0 && bytes.Contains(data[i:], []byte(" "+since.String()+" ")) {
+				data = data[i+1:]
+			} else {
+				data = nil
+			}
+		} else {
+			data = nil
+		}
+	}
+	if data == nil {
+		if data, err = io.ReadAll(io.LimitReader(f, 1<<30)); err != nil {
+			return from
+		}
+	}
+	for line := range bytes.Lines(data) {
+		old, rest, _ := bytes.Cut(line, []byte(" "))
+		nw, _, _ := bytes.Cut(rest, []byte(" "))
+		if len(old) != 40 || len(nw) != 40 || !plumbing.IsHash(string(old)) || !plumbing.IsHash(string(nw)) {
+			continue
+		}
+		o, n := plumbing.NewHash(string(old)), plumbing.NewHash(string(nw))
+		if o != n && !o.IsZero() {
+			from[n] = append(from[n], o)
+		}
+	}
+	return from
 }
 
 // persistIndex writes nix to file, appending when the file still holds
@@ -460,6 +589,19 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 			}
 			when := commitTime(ci)
 			ents := parseTrailers(ci.message)
+			if i > 0 && len(ci.parents) > 1 && ci.parents[0] != ix.recs[i-1].hash {
+				// the other machine's merge, which this one's ref was
+				// fast-forwarded to: its trailers say what changed from that
+				// machine's side; here it changed what differs from the side
+				// this ref stood at
+				s.mu.Lock()
+				ents, err = s.changedFrom(ix.recs[i-1].hash, r.hash, ents)
+				s.mu.Unlock()
+				if err != nil {
+					yield(state.Entry{}, fmt.Errorf("log: %w", err))
+					return
+				}
+			}
 			if len(ents) == 0 && len(ci.parents) > 1 && q.Path == "" {
 				// a merge that changed no path still happened: its decisions
 				// (Decisions) say what it kept
@@ -471,6 +613,9 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 				}
 				e.Commit = r.hash.String()
 				e.Time = when
+				if i > 0 {
+					e.Parent = ix.recs[i-1].hash.String()
+				}
 				if !yield(e, nil) {
 					return
 				}

@@ -107,6 +107,10 @@ type Entry struct {
 	// AtHead: the checked-out commit that held this version when it was
 	// recorded (Strata-Head trailer), when it did.
 	AtHead string `json:"at_head,omitempty"`
+	// Parent: the commit before Commit on the ref's chain, which the entry's
+	// change is against ("" for the first): the first parent, or for a merge
+	// this machine was fast-forwarded to, the parent the ref stood at.
+	Parent string `json:"-"`
 }
 
 // Sentinel errors shared by every package. Lower layers translate their

@@ -170,20 +170,44 @@ func (m *machine) check() {
 }
 
 // checkIndex asserts that Log and At, served from the per-ref time index,
-// follow the first-parent chain git sees, through merges and fast-forwards.
+// follow the chain of commits this machine's ref stood at, through merges
+// and fast-forwards: git's first-parent chain, except at a merge another
+// machine made that this one was fast-forwarded to, where it goes on with
+// the parent this ref stood at (its reflog) and the first parent did not.
 func (m *machine) checkIndex() {
 	m.tb.Helper()
 	head, _ := m.eng.Head()
 	if head == "" {
 		return
 	}
-	want := map[string]bool{}
-	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--format=%H", "--grep=^Strata-Path: ", "refs/strata/state")) {
-		want[c] = true
+	stood := map[string]bool{}
+	for _, c := range strings.Fields(git(m.tb, m.dir, "reflog", "show", "--format=%H", "refs/strata/state")) {
+		stood[c] = true
 	}
-	// and every merge, even one that changed no path
-	for _, c := range strings.Fields(git(m.tb, m.dir, "log", "--first-parent", "--merges", "--format=%H", "refs/strata/state")) {
-		want[c] = true
+	parents, records := map[string][]string{}, map[string]bool{}
+	for _, c := range strings.Split(git(m.tb, m.dir, "log", "--format=%x01%H %P%x02%B", "refs/strata/state"), "\x01")[1:] {
+		hp, body, _ := strings.Cut(c, "\x02")
+		f := strings.Fields(hp)
+		parents[f[0]] = f[1:]
+		records[f[0]] = strings.Contains("\n"+body, "\nStrata-Path: ")
+	}
+	want := map[string]bool{}
+	for c := head; c != ""; {
+		ps := parents[c]
+		if records[c] || len(ps) > 1 {
+			want[c] = true // a commit that records a path, and every merge, even one that changed no path
+		}
+		next := ""
+		if len(ps) > 0 {
+			next = ps[0]
+		}
+		for _, p := range ps[min(1, len(ps)):] {
+			if !stood[next] && stood[p] {
+				next = p
+				break
+			}
+		}
+		c = next
 	}
 	ents, err := m.eng.Log(state.LogQuery{})
 	if err != nil {
@@ -194,7 +218,7 @@ func (m *machine) checkIndex() {
 		got[e.Commit] = true
 	}
 	if len(got) != len(want) {
-		m.tb.Errorf("%s: Log lists %d commits, git log --first-parent %d", m.name, len(got), len(want))
+		m.tb.Errorf("%s: Log lists %d commits, the chain the ref stood at %d", m.name, len(got), len(want))
 	}
 	for c := range want {
 		if !got[c] {
