@@ -19,7 +19,7 @@ type StagedFile = gitstore.StagedFile
 // OpenIndex opens the repository containing dir as the pre-commit hook
 // judges it: the commit being made, whose files are the stage-0 entries of
 // the index at indexFile ("" for the work tree's own index) and whose
-// parent is HEAD.
+// parents are HEAD and, while a merge is concluded, the MERGE_HEAD commits.
 // Everything a verdict depends on is read from that index, not from the
 // work tree or the state ref: .strata.yaml, the user's schema files (and
 // the files they $ref), and the Phase Outcomes and resolutions a decision
@@ -43,7 +43,8 @@ func (e *Engine) Staged() map[string]StagedFile {
 }
 
 // Parents returns the commits the next commit will have as parents, for an
-// engine opened by OpenIndex: HEAD (none before the first commit).
+// engine opened by OpenIndex: HEAD (none before the first commit), then
+// each commit of MERGE_HEAD while a merge is concluded.
 func (e *Engine) Parents() []string {
 	if e.index == nil {
 		return nil
@@ -87,6 +88,11 @@ func (ix *indexView) read(st *gitstore.Store) error {
 	} else if !errors.Is(err, state.ErrNotFound) {
 		return err
 	}
+	merging, err := st.MergeHeads()
+	if err != nil {
+		return err
+	}
+	ix.parents = append(ix.parents, merging...)
 	return nil
 }
 

@@ -47,8 +47,9 @@ run pre-commit is what the hook calls: it checks the staged blobs of kept files
 				Usage:     "run a hook's check (what the installed hook calls)",
 				ArgsUsage: hooks.HookName,
 				Description: `Checks what the next commit does to kept files: the staged blobs of the
-index git hands the hook (GIT_INDEX_FILE), compared with HEAD. Schema errors,
-initiative transitions from HEAD's status, and changes to or deletions of
+index git hands the hook (GIT_INDEX_FILE), compared with HEAD (and each
+MERGE_HEAD commit while a merge is concluded). Schema errors, initiative
+transitions allowed from no parent's status, and changes to or deletions of
 committed Phase Outcomes and decision resolutions are refused. .strata.yaml,
 schema files and the Phase Outcome a resolution names are read from that
 index too (an untracked .strata.yaml, local configuration, applies). Nothing
