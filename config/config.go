@@ -138,15 +138,24 @@ type file struct {
 // one); a .strata.yaml symlink into one is refused, as is one out of the
 // work tree (readConfig).
 func Load(root string, gitDirs ...string) (*Config, error) {
-	home, _ := os.UserHomeDir()
-	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
 	data, err := readConfig(root, gitDirs)
-	var f file
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		return Parse(root, nil)
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %s", FileName, errText(err))
-	default:
+	}
+	return Parse(root, data)
+}
+
+// Parse is Load with the content of .strata.yaml given, read from where the
+// caller judges (the git index, for the pre-commit hook); nil means there
+// is none and the defaults apply.
+func Parse(root string, data []byte) (*Config, error) {
+	home, _ := os.UserHomeDir()
+	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
+	var f file
+	if data != nil {
 		v, problems := validate.DecodeYAML(FileName, data)
 		for _, p := range problems {
 			if !p.Warning {

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"sort"
@@ -29,21 +30,50 @@ type handoff struct {
 	Recorded bool
 }
 
-// snapshot is the state ref's head and its files, read once per operation.
+// snapshot is the state ref's head and its files, read once per operation;
+// or, in an engine opened by OpenIndex, the commit being made: then the
+// handoffs are the index's, and those its parents hold count as recorded.
 type snapshot struct {
 	head  string
 	files map[string]string
+	ix    *indexView
 }
 
 func (e *Engine) snapshot() (snapshot, error) {
+	if e.index != nil {
+		return snapshot{ix: e.index}, nil
+	}
 	head, files, err := e.recorded()
-	return snapshot{head, files}, err
+	return snapshot{head: head, files: files}, err
+}
+
+// recorded reports whether a handoff is recorded (committed, in the index
+// view): such a one precedes the others (phase.Before).
+func (s snapshot) recorded(rel string) bool {
+	if s.ix != nil {
+		return s.ix.committed(rel)
+	}
+	_, ok := s.files[rel]
+	return ok
 }
 
 // readHandoff returns a handoff file's content, recorded version first; ok
 // is false when it is neither recorded nor a readable regular file on disk.
+// In the index view it is the staged blob, and ok is false when the index
+// holds no regular file within max_size there.
 func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
 	h := handoff{Kept: k}
+	if s.ix != nil {
+		data, err := s.ix.ReadFile(k.Path, e.cfg.MaxSize)
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, state.ErrNotRegular), errors.Is(err, state.ErrTooLarge):
+			return h, false, nil
+		case err != nil:
+			return h, false, err
+		}
+		h.Content, h.Recorded = data, s.ix.committed(k.Path)
+		return h, true, nil
+	}
 	if _, had := s.files[k.Path]; had {
 		data, err := e.store.ReadFile(s.head, k.Path)
 		if err != nil {
@@ -61,7 +91,7 @@ func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
 }
 
 // handoffPaths lists the handoff files of one folder (repo-relative), on
-// disk or recorded, sorted.
+// disk or recorded (in the index view: staged), sorted.
 func (e *Engine) handoffPaths(s snapshot, dir string) []config.Kept {
 	seen := map[string]bool{}
 	var out []config.Kept
@@ -74,7 +104,13 @@ func (e *Engine) handoffPaths(s snapshot, dir string) []config.Kept {
 			out = append(out, k)
 		}
 	}
-	if ents, err := os.ReadDir(e.cfg.Abs(dir)); err == nil {
+	if s.ix != nil { // the index's, not the work tree's
+		for p := range s.ix.entries {
+			if path.Dir(p) == dir {
+				add(p)
+			}
+		}
+	} else if ents, err := os.ReadDir(e.cfg.Abs(dir)); err == nil {
 		for _, d := range ents {
 			add(path.Join(dir, d.Name()))
 		}
@@ -214,7 +250,7 @@ func (e *Engine) checkResolution(f File) state.Problems {
 		return state.Problems{{Path: f.Path, Message: "cannot read the recorded state: " + err.Error()}}
 	}
 	r := phase.ParseResolution(f.Path, doc)
-	_, r.Recorded = s.files[f.Path]
+	r.Recorded = s.recorded(f.Path)
 	target := phase.OutcomePath(f.Path, r.Outcome)
 
 	var outcome *phase.Outcome

@@ -49,6 +49,10 @@ type Engine struct {
 		at *gitstore.Attributes
 	}
 
+	// index is the commit being made, for the pre-commit hook (OpenIndex):
+	// nil for an engine of the work tree.
+	index *indexView
+
 	home    *Engine // the home view, opened on first use (home.go)
 	display string  // in the home view: the kept "~/..." path shown for HomeName
 
@@ -98,6 +102,12 @@ func (e *Engine) forget() {
 // Open finds the repository containing dir and loads its configuration.
 // It returns an error wrapping state.ErrNotRepo outside a git work tree.
 func Open(dir string) (*Engine, error) {
+	return open(dir, nil)
+}
+
+// open is Open, reading the configuration and the user's schema files from
+// the index ix when it is not nil (OpenIndex).
+func open(dir string, ix *indexView) (*Engine, error) {
 	st, err := gitstore.Open(dir)
 	if err != nil {
 		return nil, err
@@ -105,15 +115,28 @@ func Open(dir string) (*Engine, error) {
 	if st.Root() == "" {
 		return nil, fmt.Errorf("%s: %w (bare repositories have no kept files)", dir, state.ErrNotRepo)
 	}
-	cfg, err := config.Load(st.Root(), st.GitDir(), st.CommonDir())
+	opts := validate.Options{Root: st.Root(), GitDirs: []string{st.GitDir(), st.CommonDir()}}
+	var cfg *config.Config
+	if ix != nil {
+		if err := ix.read(st); err != nil {
+			return nil, err
+		}
+		if cfg, err = ix.config(st.Root()); err != nil {
+			return nil, err
+		}
+		opts.Files, opts.WorkTreeToo = ix, ix.local
+	}
+	if cfg == nil {
+		if cfg, err = config.Load(st.Root(), st.GitDir(), st.CommonDir()); err != nil {
+			return nil, err
+		}
+	}
+	opts.MaxSize = cfg.MaxSize
+	v, err := validate.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	v, err := validate.New(validate.Options{Root: st.Root(), MaxSize: cfg.MaxSize, GitDirs: []string{st.GitDir(), st.CommonDir()}})
-	if err != nil {
-		return nil, err
-	}
-	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now}
+	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now, index: ix}
 	e.rules.ig, e.rules.at = st.Ignores(), st.Attributes()
 	cfg.Ignored = e.ignored  // git-ignored files are private (trust.go)
 	cfg.Filter = e.filtered  // and so are files git filters

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -90,6 +91,29 @@ func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[st
 	out := make(map[string]string)
 	if err := s.walkFiles(tree, descend, func(p string, blob plumbing.Hash) { out[p] = blob.String() }); err != nil {
 		return nil, fmt.Errorf("files: %w", err)
+	}
+	return out, nil
+}
+
+// MergeHeads returns the commits of MERGE_HEAD, in its order: the other
+// parents of the commit that concludes a merge in progress (several for an
+// octopus merge). It is empty when no merge is in progress. MERGE_HEAD
+// lives in the work tree's own git directory (a linked worktree's, not the
+// common one).
+func (s *Store) MergeHeads() ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(s.gitDir, "MERGE_HEAD"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read MERGE_HEAD: %w", err)
+	}
+	var out []string
+	for _, line := range strings.Fields(string(data)) {
+		if !plumbing.IsHash(line) {
+			return nil, fmt.Errorf("read MERGE_HEAD: %q is not a commit id", line)
+		}
+		out = append(out, line)
 	}
 	return out, nil
 }

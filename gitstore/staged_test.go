@@ -176,3 +176,36 @@ func gitOutEnv(dir, env string, args ...string) (string, error) {
 	out, err := cmd.Output()
 	return strings.TrimRight(string(out), "\n"), err
 }
+
+// TestMergeHeads checks MergeHeads before a merge and during an octopus
+// merge left uncommitted, in the main work tree and a linked one (whose
+// MERGE_HEAD is in its own git directory).
+func TestMergeHeads(t *testing.T) {
+	for _, kind := range []string{"plain", "worktree"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			r := newTestRepo(t, kind)
+			s, err := Open(r.open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.MergeHeads(); err != nil || got != nil {
+				t.Fatalf("no merge: %v %v", got, err)
+			}
+			var want []string
+			for _, b := range []string{"b1", "b2"} {
+				runGit(t, r.wt, "checkout", "-q", "-b", b, "HEAD")
+				writeFile(t, filepath.Join(r.wt, b+".txt"), b)
+				runGit(t, r.wt, "add", b+".txt")
+				runGit(t, r.wt, "commit", "-q", "--no-verify", "-m", b)
+				want = append(want, strings.TrimSpace(runGit(t, r.wt, "rev-parse", "HEAD")))
+				runGit(t, r.wt, "checkout", "-q", "-")
+			}
+			runGit(t, r.wt, "merge", "-q", "--no-commit", "--no-ff", "b1", "b2")
+			got, err := s.MergeHeads()
+			if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("octopus merge: %v %v, want %v", got, err, want)
+			}
+		})
+	}
+}

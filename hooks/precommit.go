@@ -20,38 +20,56 @@ type Report struct {
 }
 
 // PreCommit checks what the next commit would do to kept files: the staged
-// blobs of the index at indexFile ("" for the work tree's index), not the
-// work tree. Only kept paths whose staged blob differs from HEAD's are
-// checked, so a file committed before strata was installed does not block
-// unrelated commits. Each is checked as recording would check it (schema,
-// and the initiative status machine against HEAD's version), and a Phase
-// Outcome or decision resolution present in HEAD may be neither changed nor
-// deleted; other kept files may be deleted. The staged blob of a file git
-// filters (kept because a rule names it) is the filter's output, so its
-// content is not judged. PreCommit is read-only: it records nothing on
-// strata's refs (the watcher or `strata record` does that for the work
-// tree) and never writes the index.
-func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
+// blobs of the index of eng, an engine opened by engine.OpenIndex (which
+// also reads .strata.yaml, schema files and the handoffs a resolution
+// names from that index), not the work tree. Only kept paths whose staged
+// blob differs from every parent's are checked (the parents are HEAD and,
+// while a merge is concluded, each MERGE_HEAD commit), so a file committed
+// before strata was installed does not block unrelated commits, and a
+// merge taking a branch's version as it is does not judge it again. Each
+// is checked as recording would check it: its schema, and the initiative
+// status machine, which it must pass from at least one parent's version.
+// A Phase Outcome or decision resolution a parent holds may be neither
+// changed (its staged blob must equal a parent's) nor deleted; other kept
+// files may be deleted. The staged blob of a file git filters (kept
+// because a rule names it) is the filter's output, so its content is not
+// judged. PreCommit is read-only: it records nothing on strata's refs (the
+// watcher or `strata record` does that for the work tree) and never writes
+// the index.
+func PreCommit(eng *engine.Engine) (Report, error) {
 	var rep Report
-	staged, err := eng.Staged(indexFile)
-	if err != nil {
-		return rep, err
+	staged := eng.Staged()
+	if staged == nil {
+		return rep, errors.New("pre-commit: no index to check (open the engine with engine.OpenIndex)")
 	}
-	head := map[string]string{}
-	if commit, err := eng.ResolveRev("HEAD"); err == nil {
-		if head, err = eng.TreeFiles(commit, mayHoldKept(eng.Config())); err != nil {
-			return rep, fmt.Errorf("read HEAD: %w", err)
+	cfg := eng.Config()
+	var parents []map[string]string
+	for i, commit := range eng.Parents() {
+		files, err := eng.TreeFiles(commit, mayHoldKept(cfg))
+		if err != nil {
+			return rep, fmt.Errorf("read %s: %w", parentName(i), err)
 		}
-	} else if !errors.Is(err, state.ErrNotFound) {
-		return rep, err
+		parents = append(parents, files)
+	}
+	// held is whether a parent holds p with blob ("" for none).
+	held := func(p, blob string) bool {
+		for _, files := range parents {
+			if files[p] == blob {
+				return true
+			}
+		}
+		return false
 	}
 
 	changed := map[string]config.Kept{}
 	var badNames []string
 	for p, sf := range staged {
-		if k, ok := eng.Config().Classify(p); ok && head[p] != sf.Blob {
+		if held(p, sf.Blob) {
+			continue
+		}
+		if k, ok := cfg.Classify(p); ok {
 			changed[p] = k
-		} else if !ok && head[p] != sf.Blob && eng.Config().BadName(p) {
+		} else if cfg.BadName(p) {
 			badNames = append(badNames, p) // refused as validate refuses it
 		}
 	}
@@ -61,10 +79,15 @@ func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 		rep.Invalid++
 		rep.Problems = append(rep.Problems, engine.BadName(p))
 	}
-	for p := range head {
-		if _, ok := staged[p]; !ok {
-			if k, ok := eng.Config().Classify(p); ok {
-				changed[p] = k
+	// A kept path a parent holds and the index does not is deleted (from
+	// that parent): checked even when another parent lacks it too, since a
+	// committed Phase Outcome or resolution may not go.
+	for _, files := range parents {
+		for p := range files {
+			if _, ok := staged[p]; !ok {
+				if k, ok := cfg.Classify(p); ok {
+					changed[p] = k
+				}
 			}
 		}
 	}
@@ -75,7 +98,7 @@ func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 	sort.Strings(paths)
 
 	for _, p := range paths {
-		ps, err := checkStaged(eng, changed[p], staged, head)
+		ps, err := checkStaged(eng, changed[p], staged, parents)
 		if err != nil {
 			return rep, err
 		}
@@ -88,17 +111,32 @@ func PreCommit(eng *engine.Engine, indexFile string) (Report, error) {
 	return rep, nil
 }
 
-// checkStaged checks one kept path the commit changes.
-func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.StagedFile, head map[string]string) (state.Problems, error) {
+// parentName names the i-th parent of the commit being made.
+func parentName(i int) string {
+	if i == 0 {
+		return "HEAD"
+	}
+	return "MERGE_HEAD"
+}
+
+// checkStaged checks one kept path the commit changes against the parents'
+// files (HEAD's first).
+func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.StagedFile, parents []map[string]string) (state.Problems, error) {
 	sf, isStaged := staged[k.Path]
-	headBlob, inHead := head[k.Path]
+	from := "" // the first parent holding the path, named for `git restore --source`
+	for i, files := range parents {
+		if _, ok := files[k.Path]; ok {
+			from = parentName(i)
+			break
+		}
+	}
 	noun := "Phase Outcome"
 	if k.Class == state.ClassDecisionResolution {
 		noun = "decision resolution"
 	}
 	if !isStaged {
-		if inHead && k.Class.Immutable() {
-			return state.Problems{{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot be deleted; put it back with `git restore --staged --worktree --source=HEAD " + k.Path + "` (or `strata restore " + k.Path + "`)"}}, nil
+		if from != "" && k.Class.Immutable() {
+			return state.Problems{{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot be deleted; put it back with `git restore --staged --worktree --source=" + from + " " + k.Path + "` (or `strata restore " + k.Path + "`)"}}, nil
 		}
 		return nil, nil // deleting any other kept file is fine
 	}
@@ -114,19 +152,39 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 		if data == nil {
 			return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, cfg.MaxSize)}}, nil
 		}
-		var prev []byte
-		if inHead && !k.Class.Immutable() && engine.UsesHistory(k) { // append-only is said below
-			if prev, _, err = eng.ReadBlob(headBlob); err != nil {
-				return nil, fmt.Errorf("read %s at HEAD: %w", k.Path, err)
+		// prevs are the versions the staged one is judged against: each
+		// parent's (nil where it has none); the append-only rule is said
+		// below.
+		prevs := [][]byte{nil}
+		if !k.Class.Immutable() && engine.UsesHistory(k) && len(parents) > 0 {
+			prevs = prevs[:0]
+			for i, files := range parents {
+				var prev []byte
+				if blob, ok := files[k.Path]; ok {
+					if prev, _, err = eng.ReadBlob(blob); err != nil {
+						return nil, fmt.Errorf("read %s at %s: %w", k.Path, parentName(i), err)
+					}
+				}
+				prevs = append(prevs, prev)
 			}
 		}
-		ps = eng.Check(engine.File{Kept: k, Content: data, Exists: true}, prev)
+		// Allowed from one parent is allowed: a merge takes a branch's
+		// state, reached from that branch's own history.
+		for i, prev := range prevs {
+			got := eng.Check(engine.File{Kept: k, Content: data, Exists: true}, prev)
+			if i == 0 || !got.Invalid() {
+				ps = got
+			}
+			if !got.Invalid() {
+				break
+			}
+		}
 	}
 	// else git filters the file (a rule names it exactly): the staged blob
 	// is the filter's output (ciphertext, an LFS pointer), not the file;
 	// validate and record judge the work tree's version.
-	if inHead && k.Class.Immutable() {
-		ps = append(ps, state.Problem{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot change; write a new numbered file instead, or put it back with `git restore --staged --worktree --source=HEAD " + k.Path + "` (or `strata restore " + k.Path + "`)"})
+	if from != "" && k.Class.Immutable() {
+		ps = append(ps, state.Problem{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot change; write a new numbered file instead, or put it back with `git restore --staged --worktree --source=" + from + " " + k.Path + "` (or `strata restore " + k.Path + "`)"})
 	}
 	return ps, nil
 }

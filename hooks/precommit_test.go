@@ -76,13 +76,20 @@ pending_decisions:
 	return root
 }
 
+// preCommit runs the check on the index of the repository at root, as the
+// hook does: a new engine each time, since one reads the index when opened.
+func preCommit(tb testing.TB, root string) (Report, error) {
+	tb.Helper()
+	eng, err := engine.OpenIndex(root, "")
+	if err != nil {
+		return Report{}, err
+	}
+	return PreCommit(eng)
+}
+
 func TestPreCommit(t *testing.T) {
 	root := stateRepo(t)
-	eng, err := engine.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := PreCommit(eng, "")
+	rep, err := preCommit(t, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +98,17 @@ func TestPreCommit(t *testing.T) {
 	}
 	// the work tree does not matter, the index does
 	os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), []byte("{"), 0o644)
-	if rep, _ := PreCommit(eng, ""); rep.Invalid != 0 {
+	if rep, _ := preCommit(t, root); rep.Invalid != 0 {
 		t.Fatalf("work-tree content was checked: %+v", rep)
 	}
 	git(t, root, "add", ".claude/workflow-state.json")
-	rep, err = PreCommit(eng, "")
+	rep, err = preCommit(t, root)
 	if err != nil || rep.Invalid != 1 || rep.Problems[0].Path != ".claude/workflow-state.json" {
 		t.Fatalf("staged invalid file: %+v %v", rep, err)
 	}
 	// after the commit, nothing differs from HEAD: nothing to check
 	git(t, root, "commit", "-q", "--no-verify", "-m", "x")
-	if rep, err := PreCommit(eng, ""); err != nil || rep.Checked != 0 {
+	if rep, err := preCommit(t, root); err != nil || rep.Checked != 0 {
 		t.Fatalf("clean index: %+v %v", rep, err)
 	}
 }
@@ -111,11 +118,7 @@ func TestPreCommitNoHead(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, ".claude"), 0o755)
 	os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), []byte(`{"type":"x"}`), 0o644)
 	git(t, root, "add", "-A")
-	eng, err := engine.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := PreCommit(eng, "")
+	rep, err := preCommit(t, root)
 	if err != nil || rep.Checked != 1 || rep.Invalid != 1 {
 		t.Fatalf("first commit: %+v %v", rep, err)
 	}
@@ -129,11 +132,7 @@ func BenchmarkPreCommit20(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		eng, err := engine.Open(root)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep, err := PreCommit(eng, "")
+		rep, err := preCommit(b, root)
 		if err != nil || rep.Checked != 20 || rep.Invalid != 0 {
 			b.Fatalf("%+v %v", rep, err)
 		}

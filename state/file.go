@@ -57,3 +57,14 @@ func largerThan(size, limit int64) error {
 func grewPast(limit int64) error {
 	return &sizeError{fmt.Sprintf("file grew past %d bytes while read", limit)}
 }
+
+// Files reads a repository's files by repo-relative, slash-separated path
+// from somewhere other than the work tree: the git index, for the
+// pre-commit hook, which judges what the commit will hold.
+type Files interface {
+	// ReadFile returns the content of the regular file at rel. It returns
+	// an error wrapping fs.ErrNotExist when there is none, one wrapping
+	// ErrNotRegular for a symbolic link or a submodule, and one wrapping
+	// ErrTooLarge when it is larger than limit bytes (limit > 0).
+	ReadFile(rel string, limit int64) ([]byte, error)
+}

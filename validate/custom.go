@@ -37,7 +37,7 @@ func (v *Validator) compileCustom(name string) *compiled {
 	if err != nil {
 		return broken("is %v", err)
 	}
-	data, err := v.readSchemaFile(file)
+	data, err := v.readSchema(name, file)
 	if err != nil {
 		return broken("cannot be read: %v", err)
 	}
@@ -61,6 +61,18 @@ func (v *Validator) compileCustom(name string) *compiled {
 		return broken("is invalid: %s", cleanCompileError(err, root))
 	}
 	return &compiled{schema: sch}
+}
+
+// readSchema reads the schema file rel (repo-relative; file is its path in
+// the work tree) from Options.Files when set, else from the work tree.
+func (v *Validator) readSchema(rel, file string) ([]byte, error) {
+	if v.files != nil {
+		data, err := v.files.ReadFile(rel, v.maxSize)
+		if !errors.Is(err, fs.ErrNotExist) || !v.wtToo {
+			return data, err
+		}
+	}
+	return v.readSchemaFile(file)
 }
 
 // readSchemaFile reads a schema file that must be a regular file (symlinks
@@ -128,7 +140,7 @@ func (l repoLoader) Load(loc string) (any, error) {
 	if err := checkSchemaPath(filepath.ToSlash(rel)); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
 	}
-	data, err := l.v.readSchemaFile(file)
+	data, err := l.v.readSchema(filepath.ToSlash(rel), file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
 	}

@@ -49,6 +49,13 @@ type Options struct {
 	// one): no schema file is read whose real path is inside one, wherever
 	// they are. A .git element of a path is refused without them.
 	GitDirs []string
+	// Files, when set, is where the user's schema files (and the files
+	// they $ref) are read instead of the work tree under Root: the git
+	// index, for the pre-commit hook. A file it does not hold (an error
+	// wrapping fs.ErrNotExist) is read from the work tree when WorkTreeToo
+	// is set; otherwise that error is the schema's problem.
+	Files       state.Files
+	WorkTreeToo bool
 }
 
 // Validator validates files. It compiles each schema once, on first use, and
@@ -58,6 +65,8 @@ type Validator struct {
 	root    string
 	maxSize int64
 	gitDirs []string
+	files   state.Files
+	wtToo   bool // files falls back to the work tree
 
 	// mu guards compiler and cache: jsonschema.Compiler is not safe for
 	// concurrent use, and compiled schemas are shared by all callers.
@@ -81,6 +90,8 @@ func New(opts Options) (*Validator, error) {
 		root:    opts.Root,
 		maxSize: opts.MaxSize,
 		gitDirs: opts.GitDirs,
+		files:   opts.Files,
+		wtToo:   opts.WorkTreeToo,
 		cache:   make(map[string]*compiled),
 	}
 	if v.root == "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/hooks"
 )
 
@@ -46,10 +47,13 @@ run pre-commit is what the hook calls: it checks the staged blobs of kept files
 				Usage:     "run a hook's check (what the installed hook calls)",
 				ArgsUsage: hooks.HookName,
 				Description: `Checks what the next commit does to kept files: the staged blobs of the
-index git hands the hook (GIT_INDEX_FILE), compared with HEAD. Schema errors,
-initiative transitions from HEAD's status, and changes to or deletions of
-committed Phase Outcomes and decision resolutions are refused. Nothing is
-recorded on strata's refs.`,
+index git hands the hook (GIT_INDEX_FILE), compared with HEAD (and each
+MERGE_HEAD commit while a merge is concluded). Schema errors, initiative
+transitions allowed from no parent's status, and changes to or deletions of
+committed Phase Outcomes and decision resolutions are refused. .strata.yaml,
+schema files and the Phase Outcome a resolution names are read from that
+index too (an untracked .strata.yaml, local configuration, applies). Nothing
+is recorded on strata's refs.`,
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 || c.Args().First() != hooks.HookName {
 						return usagef("hooks run takes one hook name: %s", hooks.HookName)
@@ -107,17 +111,19 @@ func runHooksUninstall(e *env) error {
 // the work-tree root and names the index of the commit in GIT_INDEX_FILE
 // (a temporary index for `git commit -a` or `git commit PATH`).
 func runHooksPreCommit(e *env) error {
-	eng, err := open(e)
-	if err != nil {
-		return err
-	}
 	indexFile := os.Getenv("GIT_INDEX_FILE")
 	if indexFile != "" {
+		var err error
 		if indexFile, err = filepath.Abs(indexFile); err != nil {
 			return err
 		}
 	}
-	rep, err := hooks.PreCommit(eng, indexFile)
+	eng, err := engine.OpenIndex(e.Dir, indexFile)
+	if err != nil {
+		return err
+	}
+	eng.Now = e.Now
+	rep, err := hooks.PreCommit(eng)
 	if err != nil {
 		return err
 	}
