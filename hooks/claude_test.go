@@ -113,7 +113,7 @@ func TestClaudeSettingsKeepLayout(t *testing.T) {
 		"      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"make lint\"\n" +
 		"          }\n        ]\n      }\n    ]\n  }\n}\n"
 	for name, in := range map[string]string{
-		"Claude Code's own layout":       claudes,
+		"Claude Code's own layout":        claudes,
 		"CRLF, four spaces, no final EOL": "{\r\n    \"model\": \"opus\",\r\n    \"env\": {\"A\": \"1\"}\r\n}",
 		"one line":                        `{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}`,
 		"tabs and a BOM":                  "\xef\xbb\xbf{\n\t\"hooks\": {\n\t\t\"SessionStart\": []\n\t}\n}\n",
