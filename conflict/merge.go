@@ -41,7 +41,8 @@ const (
 	// StrategyLater: the whole file recorded later wins (L1 documents), under
 	// the class's history rule.
 	StrategyLater Strategy = "later"
-	// StrategyMemory: MEMORY.md, a union of the lines both sides added.
+	// StrategyMemory: MEMORY.md, three-way by lines: both sides' added
+	// lines, and the deletions of either where the other left the line.
 	StrategyMemory Strategy = "memory-union"
 	// StrategyGraph: the MCP graph, merged by entity and relation.
 	StrategyGraph Strategy = "graph-union"

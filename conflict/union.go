@@ -12,15 +12,20 @@ import (
 )
 
 // MergeMemory merges two versions of a MEMORY.md that grew apart from base:
-// the result is the version recorded later, byte for byte, with the runs of
-// lines the earlier version added to base inserted where they belong. A run
+// the result is the version recorded later, byte for byte, less the lines of
+// base the earlier version deleted and the later one left as they were (an
+// edited line is a deleted one and an added one: its old form goes), with
+// the runs of lines the earlier version added to base inserted where they
+// belong. A run
 // goes after the line it followed in the earlier version, found within the
 // same section (goldmark locates the sections and their list items; an
 // anchor inside a list item means after the whole item); when that line is
 // gone, at the end of the same section; when the section is gone, at the
 // end of the file. Lines the later version already holds are not added
 // twice, and runs keep their order, so both sides' new lines are present.
+// A line deleted on one side and edited on the other keeps the edit.
 func MergeMemory(base, earlier, later []byte) ([]byte, error) {
+	later = dropDeleted(base, earlier, later)
 	runs := textdiff.Added(base, earlier)
 	if len(runs) == 0 {
 		return later, nil
@@ -63,6 +68,49 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 		out = splice(out, p, add)
 	}
 	return out, nil
+}
+
+// dropDeleted removes from later the lines of base that earlier deleted
+// and later kept where base had them, as a three-way merge takes one side's
+// deletion (before, a line deleted on one machine came back at the next
+// sync). When either diff is past textdiff's edit limit nothing is removed:
+// a line kept too many is one the user can delete again, a line lost is
+// not. When the last line goes, the line before it keeps its line end: taking
+// it away could merge that line with one inserted after it.
+func dropDeleted(base, earlier, later []byte) []byte {
+	inE, okE := textdiff.Kept(base, earlier)
+	inL, okL := textdiff.Kept(base, later)
+	if !okE || !okL {
+		return later
+	}
+	// a line earlier holds as often as base did moved, it was not deleted
+	// (the edit script may pair another copy of it)
+	gone := map[string]int{}
+	for _, l := range textdiff.Lines(base) {
+		gone[strings.TrimRight(l, "\r\n")]++
+	}
+	for _, l := range textdiff.Lines(earlier) {
+		gone[strings.TrimRight(l, "\r\n")]--
+	}
+	baseLines := textdiff.Lines(base)
+	drop := map[int]bool{}
+	for i := range inE {
+		if l := strings.TrimRight(baseLines[i], "\r\n"); inE[i] < 0 && inL[i] >= 0 && gone[l] > 0 {
+			drop[inL[i]] = true
+			gone[l]--
+		}
+	}
+	if len(drop) == 0 {
+		return later
+	}
+	lines := textdiff.Lines(later)
+	out := make([]byte, 0, len(later))
+	for j, l := range lines {
+		if !drop[j] {
+			out = append(out, l...)
+		}
+	}
+	return out
 }
 
 // mergeParseBudget bounds the bytes MergeMemory parses: it places each run

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/markdown"
+	"github.com/strata-dev/strata/textdiff"
 )
 
 // TestMergeMemoryRandomAdds: two sides add items (and sections) at random
@@ -76,7 +77,8 @@ func TestMergeMemoryRandomAdds(t *testing.T) {
 }
 
 // FuzzMergeMemory: whatever the three versions, the merge keeps the later
-// version's lines in order and every line the earlier one added.
+// version's lines in order, less lines of base the earlier one deleted, and
+// every line the earlier one added.
 func FuzzMergeMemory(f *testing.F) {
 	f.Add("# M\n## L\n- a\n", "# M\n## L\n- a\n- b\n", "# M\n## L\n- a\n- c\n## N\ntext")
 	f.Add("", "```\n- x\n", "---\nk: v\n---\r\n# T\r\n")
@@ -86,8 +88,23 @@ func FuzzMergeMemory(f *testing.F) {
 			return
 		}
 		gl := textdiffLines(string(got))
+		count := func(s string) map[string]int {
+			n := map[string]int{}
+			for _, l := range textdiffLines(s) {
+				n[strings.TrimRight(l, "\r")]++
+			}
+			return n
+		}
+		inBase, inEarlier := count(base), count(earlier)
+		deleted := func(line string) bool { // by earlier: base had it more often
+			line = strings.TrimRight(line, "\r")
+			return inBase[line] > inEarlier[line]
+		}
 		j := 0
 		for _, line := range textdiffLines(later) {
+			if deleted(line) || deleted(line+"\r") {
+				continue // it may go, and what earlier added may come before it
+			}
 			for j < len(gl) && gl[j] != line {
 				j++
 			}
@@ -112,11 +129,12 @@ func FuzzMergeMemory(f *testing.F) {
 	})
 }
 
-// textdiffLines are the lines of s without their line endings.
+// textdiffLines are the lines of s (as textdiff cuts them: "" has none)
+// without their line endings.
 func textdiffLines(s string) []string {
 	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		out = append(out, strings.TrimSuffix(l, "\r"))
+	for _, l := range textdiff.Lines([]byte(s)) {
+		out = append(out, strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r"))
 	}
 	return out
 }
@@ -600,6 +618,40 @@ func TestMergeMemoryPastParseBudget(t *testing.T) {
 		got, err := MergeMemory([]byte(base), []byte(earlier), []byte(later))
 		if err != nil || string(got) != want {
 			t.Errorf("budget %d: got %q, %v; want %q", budget, got, err, want)
+		}
+	}
+}
+
+// A line one side deleted, or edited, stays deleted when the other side
+// left it as it was, as a three-way merge (git merge-file) takes it; before,
+// every line of base came back at the next sync (attack18-layers 1, 1b).
+func TestMergeMemoryTakesDeletions(t *testing.T) {
+	for _, tt := range []struct{ name, base, earlier, later, want string }{
+		{"deleted on one side, added on the other",
+			"# Mem\n\n## Learnings\n- keep one\n- delete me\n- keep two\n",
+			"# Mem\n\n## Learnings\n- keep one\n- keep two\n",
+			"# Mem\n\n## Learnings\n- keep one\n- delete me\n- keep two\n- added on B\n",
+			"# Mem\n\n## Learnings\n- keep one\n- keep two\n- added on B\n"},
+		{"the later side deleted, the earlier added",
+			"## L\n- a\n- b\n", "## L\n- a\n- b\n- c\n", "## L\n- b\n", "## L\n- b\n- c\n"},
+		{"edited on one side: its old form goes",
+			"## L\n- a\n- b\n", "## L\n- a EDITED\n- b\n", "## L\n- a\n- b\n- c\n", "## L\n- a EDITED\n- b\n- c\n"},
+		{"each side deleted another line",
+			"## L\n- a\n- b\n- c\n- d\n", "## L\n- b\n- c\n- d\n", "## L\n- a\n- b\n- c\n", "## L\n- b\n- c\n"},
+		{"deleted in one section, added in another",
+			"## L\n- x\n- z\n\n## M\n- m\n", "## L\n- z\n\n## M\n- m\n", "## L\n- x\n- z\n\n## M\n- m\n- y\n", "## L\n- z\n\n## M\n- m\n- y\n"},
+		{"a line deleted on both sides goes once",
+			"## L\n- a\n- b\n", "## L\n- b\n", "## L\n- b\n- c\n", "## L\n- b\n- c\n"},
+		{"edited on the other side: the edit stays",
+			"## L\n- a\n- b\n", "## L\n- b\n", "## L\n- a changed\n- b\n", "## L\n- a changed\n- b\n"},
+		{"the last line, without a line end, deleted",
+			"## L\r\n- a\r\n- b", "## L\r\n- a\r\n", "## L\r\n- c\r\n- a\r\n- b", "## L\r\n- c\r\n- a\r\n"},
+		{"the oldest of 20 capped lines",
+			"## W\n- p1\n- p2\n- p3\n", "## W\n- p2\n- p3\n- p4\n", "## W\n- p1\n- p2\n- p3\n\n## L\n- new\n", "## W\n- p2\n- p3\n- p4\n\n## L\n- new\n"},
+	} {
+		got, err := MergeMemory([]byte(tt.base), []byte(tt.earlier), []byte(tt.later))
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s:\ngot  %q (%v)\nwant %q", tt.name, got, err, tt.want)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package textdiff
 
+import "strings"
+
 // Run is a run of consecutive lines that b adds to a.
 type Run struct {
 	At    int      // index in b of the run's first line
@@ -23,6 +25,38 @@ func Added(a, b []byte) []Run {
 			continue
 		}
 		out = append(out, Run{At: o.bi, Lines: []string{o.text}})
+	}
+	return out
+}
+
+// Kept maps each line of a to the line of b it stays as, -1 for a line b
+// deletes, by the same shortest edit script as Unified, with lines compared
+// without their line ends (a line that only gained or lost its "\n", or a
+// "\r" before it, stays). Past its edit limit ok is false: which lines stay
+// is then unknown, not "none".
+func Kept(a, b []byte) (kept []int, ok bool) {
+	la, lb := bare(split(a)), bare(split(b))
+	ops, found := diff(la, lb)
+	if !found {
+		return nil, false
+	}
+	kept = make([]int, len(la))
+	for i := range kept {
+		kept[i] = -1
+	}
+	for _, o := range ops {
+		if o.kind == ' ' {
+			kept[o.ai] = o.bi
+		}
+	}
+	return kept, true
+}
+
+// bare returns lines without their line ends.
+func bare(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.TrimRight(l, "\r\n")
 	}
 	return out
 }

@@ -32,7 +32,7 @@ fetches the remote's refs/strata/state into refs/strata-remotes/<remote>/state
 with the git binary, records unrecorded local edits (source record), and
 merges per path from the merge base: a path changed on one side only takes
 that side's version; for a path changed on both, MEMORY.md and the graph are
-merged (both sides' additions kept), two new Phase Outcomes of one name are
+merged (both sides' additions and deletions kept), two new Phase Outcomes of one name are
 both kept (the later renumbered), and an L1 document takes the version
 recorded later (ties by commit id) unless it breaks the initiative status
 machine; the merge commit names the losing commit, and sync prints every
