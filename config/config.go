@@ -259,15 +259,24 @@ func Parse(root string, data []byte) (*Config, error) {
 }
 
 // AutoMemoryKey is Claude Code's project key for a work-tree root: every
-// character that is not an ASCII letter or digit becomes "-".
+// character that is not an ASCII letter or digit becomes "-". Claude Code
+// runs on JavaScript, whose strings and regular expressions count UTF-16
+// code units, so a character past U+FFFF (an emoji) becomes "--", and any
+// other one, "é" or "项" included, one "-" (not one per UTF-8 byte). A byte
+// that is not UTF-8 becomes one "-".
 func AutoMemoryKey(root string) string {
-	b := []byte(root)
-	for i, ch := range b {
-		if !('a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9') {
-			b[i] = '-'
+	var b strings.Builder
+	for _, r := range root {
+		switch {
+		case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // AutoMemory is the "~/..." path of Claude Code's auto-memory file for this repository.

@@ -169,6 +169,10 @@ func TestWatchDir(t *testing.T) {
 
 func TestAutoMemory(t *testing.T) {
 	assert.Equal(t, "-home-me-my-repo", AutoMemoryKey("/home/me/my_repo"))
+	// one dash per UTF-16 code unit, as Claude Code (JavaScript) counts
+	// them: before, one per UTF-8 byte missed the real folder (attack18-layers 5)
+	assert.Equal(t, "-home-me--------caf--x---", AutoMemoryKey("/home/me/Проект/café/x/\U0001F600"))
+	assert.Equal(t, "-w---", AutoMemoryKey("/w/\xff\xfe"))
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	root := t.TempDir()
