@@ -169,14 +169,19 @@ func Retry(edit func() error) error {
 // come back in the Outcome (with Written false). A file no longer base
 // writes nothing either: the error is a *ChangedError wrapping ErrChanged,
 // and the caller reads again and re-applies its edit (Retry) or gives up,
-// so an edit made meanwhile is never lost. A path no rule keeps (k made by
+// so an edit made meanwhile is never lost. A version base that no ref
+// holds yet (an edit no watcher saw) is recorded first, as a restore saves
+// it (Outcome.Saved), so the version a Put replaces is never lost either. A
+// path no rule keeps (k made by
 // the caller, such as .claude/settings.json when the user's rules ignore
 // it) is checked against k.Schema and written, never recorded.
 func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) (Outcome, error) {
 	o := Outcome{Path: k.Path}
-	var prev []byte
+	var (
+		prev []byte
+		err  error
+	)
 	if UsesHistory(k) {
-		var err error
 		if prev, err = e.recordedVersion(k.Path); err != nil {
 			return o, err
 		}
@@ -184,6 +189,20 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 	o.Problems = e.Check(File{Kept: k, Content: data, Exists: true}, prev)
 	if o.Problems.Invalid() {
 		return o, nil
+	}
+	_, kept := e.cfg.Classify(k.Path)
+	var saved map[string]Outcome
+	if kept && base != "" {
+		// the version this one replaces is recorded first when it is not
+		// (an agent's edit no watcher saw), as a restore does: resolve
+		// rewrites the whole file, and nothing it replaces may be lost
+		var seen map[string]string
+		if saved, seen, err = e.saveOnDisk([]config.Kept{k}); err != nil {
+			return o, err
+		}
+		if seen[k.Path] != base {
+			return o, &ChangedError{Path: k.Path}
+		}
 	}
 	written, err := e.write(k, data, base)
 	if err != nil {
@@ -193,12 +212,13 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 		return o, &ChangedError{Path: k.Path}
 	}
 	o.Written = true
-	if _, kept := e.cfg.Classify(k.Path); !kept {
+	if !kept {
 		return o, nil
 	}
 	// the version written, even if another writer has replaced it since
 	outs, err := e.record([]config.Kept{k}, src, map[string][]byte{k.Path: data})
 	if len(outs) > 0 {
+		markSaved(outs[:1], saved)
 		o = outs[0]
 		o.Written = true
 	}
