@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -284,7 +285,7 @@ func next(r *Report) []string {
 	}
 	for _, d := range r.Decisions {
 		if d.Blocking {
-			out = append(out, fmt.Sprintf("resolve blocking decision %s: %s", d.ID, DecideCommand(d.ID, d.Recommended, d.Feature)))
+			out = append(out, fmt.Sprintf("resolve blocking decision %s: %s", d.ID, DecideCommand(d.ID, d.Recommended, path.Base(path.Dir(d.Outcome)))))
 		}
 	}
 	switch {

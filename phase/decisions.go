@@ -37,6 +37,12 @@ type Decision struct {
 	Index    int    `json:"-"` // its index in pending_decisions
 }
 
+// Folder is the name of the folder under PhaseOutcomes/ that holds the
+// decision's Phase Outcome, which `strata decide --feature` takes: the
+// outcome's own `feature:` may differ from it (a dated folder,
+// login-2026, holding feature: login).
+func (d Decision) Folder() string { return path.Base(path.Dir(d.Outcome)) }
+
 // Finding is one finding of a Phase Outcome.
 type Finding struct {
 	Type  string `json:"type"`

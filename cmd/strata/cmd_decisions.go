@@ -102,7 +102,7 @@ func runDecisions(e *env, o decisionsOptions) error {
 			}
 			fmt.Fprintf(e.Out, "%s %s [%s] %s: %s\n", state.TermSafe(d.Feature), state.TermSafe(d.ID), blocks, state.TermSafe(d.Outcome), state.TermSafe(d.Question))
 			fmt.Fprintf(e.Out, "  options: %s; recommended: %s\n", strings.Join(options, ", "), state.TermSafe(d.Recommended))
-			fmt.Fprintf(e.Out, "  decide: %s\n", layers.DecideCommand(d.ID, d.Recommended, d.Feature))
+			fmt.Fprintf(e.Out, "  decide: %s\n", layers.DecideCommand(d.ID, d.Recommended, d.Folder()))
 		}
 		fmt.Fprintf(e.Out, "%d pending (%d blocking), %d resolved, %d in-scope-blocking findings\n",
 			len(out.Pending), out.Blocking, out.Resolved, out.InScopeBlocking)
