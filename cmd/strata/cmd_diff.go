@@ -34,8 +34,10 @@ changed JSON Pointer (/phase: "plan" → "implement", + /phases/2,
 each entity or relation added, removed or with observations changed; for
 MEMORY.md each section added, removed or with lines changed.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "from", Usage: "old side: time `T` or commit-ish R", Destination: &o.From},
-			&cli.StringFlag{Name: "to", Usage: "new side: time `T` or commit-ish R (default: the work tree)", Destination: &o.To},
+			&cli.StringFlag{Name: "from", Usage: "old side: time `T` or commit-ish R", Destination: &o.From,
+				Action: func(_ *cli.Context, v string) error { return nonEmptyRev("--from", v) }},
+			&cli.StringFlag{Name: "to", Usage: "new side: time `T` or commit-ish R (default: the work tree)", Destination: &o.To,
+				Action: func(_ *cli.Context, v string) error { return nonEmptyRev("--to", v) }},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document: path, from, to, changed, diff (with --keys: path, changes)", Destination: &o.JSON},
 			&cli.BoolFlag{Name: "keys", Usage: "key-level changes: JSON Pointers for JSON/YAML, entities for the graph, sections for MEMORY.md", Destination: &o.Keys},
 		},

@@ -30,8 +30,10 @@ func newLogCommand(e *env) *cli.Command {
 		Usage:     "list recorded changes, newest first",
 		ArgsUsage: "[PATH]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since},
-			&cli.StringFlag{Name: "until", Usage: "only changes at or before `T`", Destination: &o.Until},
+			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since,
+				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--since", v) }},
+			&cli.StringFlag{Name: "until", Usage: "only changes at or before `T`", Destination: &o.Until,
+				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--until", v) }},
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "at most `N` entries", Destination: &o.N},
 			&cli.BoolFlag{Name: "rejected", Usage: "list refs/strata/rejected instead", Destination: &o.Rejected},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {commit, time, path, action, source, class}", Destination: &o.JSON},

@@ -14,7 +14,8 @@ func pointFlags(at, rev *string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "at", Usage: "the version recorded at `T` (RFC 3339, or '2h ago')", Destination: at,
 			Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--at", v) }},
-		&cli.StringFlag{Name: "rev", Usage: "the version in commit `R` (of refs/strata/state or your own branches)", Destination: rev},
+		&cli.StringFlag{Name: "rev", Usage: "the version in commit `R` (of refs/strata/state or your own branches)", Destination: rev,
+			Action: func(_ *cli.Context, v string) error { return nonEmptyRev("--rev", v) }},
 	}
 }
 

@@ -29,7 +29,8 @@ its diff. Without -o the page goes to stdout. --serve ADDR serves it on a
 loopback address instead (built afresh on each reload) until interrupted.
 strata-serve, installed with strata, builds and serves the page.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since},
+			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since,
+				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--since", v) }},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the page to `FILE` (missing folders are created)", Destination: &o.Out},
 			&cli.StringFlag{Name: "serve", Usage: "serve the page on loopback `ADDR` (127.0.0.1:PORT)", Destination: &o.Serve},
 		},

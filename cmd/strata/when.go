@@ -18,6 +18,16 @@ func parseWhen(e *env, what, s string) (time.Time, error) {
 	return t, nil
 }
 
+// nonEmptyRev refuses a revision given as nothing (--rev "", often an
+// unset shell variable), which every caller would otherwise read as no
+// revision at all: the latest version.
+func nonEmptyRev(what, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return usagef("%s: an empty revision; give a commit id, a ref or HEAD~N", what)
+	}
+	return nil
+}
+
 // nonEmptyTime refuses a time given as nothing (--at ""), which every
 // caller would otherwise read as no time at all: the latest version.
 func nonEmptyTime(what, s string) error {
