@@ -101,6 +101,10 @@ type outcomeJSON struct {
 	Entry    *state.Entry   `json:"entry,omitempty"`
 	Rejected *state.Entry   `json:"rejected,omitempty"`
 	Problems state.Problems `json:"problems,omitempty"`
+	// restore only: the unrecorded version on disk it recorded before
+	// replacing it, on the rejected ref when SavedRejected
+	Saved         *state.Entry `json:"saved,omitempty"`
+	SavedRejected bool         `json:"saved_rejected,omitempty"`
 }
 
 // reportOutcomes prints what recording did and reports whether anything was

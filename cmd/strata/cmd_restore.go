@@ -100,7 +100,7 @@ func runRestore(e *env, o restoreOptions) error {
 		late = late || out.Late
 	}
 	if o.JSON {
-		reportOutcomes(e, eng, outs, true)
+		_ = writeJSON(e.Out, restoreJSON(outs))
 		if late {
 			return errReported
 		}
@@ -149,6 +149,30 @@ func runRestore(e *env, o restoreOptions) error {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", p)
 	}
 	return nil
+}
+
+// restoreJSON is restore's --json: per path, result restored (written: a
+// new version, or the recorded one put back over an unrecorded or rejected
+// one), deleted, skipped (edited on disk during the restore) or unchanged,
+// with the entry it recorded and the unrecorded version it saved first.
+func restoreJSON(outs []engine.Outcome) []outcomeJSON {
+	list := make([]outcomeJSON, 0, len(outs))
+	for _, o := range outs {
+		j := outcomeJSON{Path: o.Path, Entry: o.Entry, Problems: o.Problems, Result: "unchanged"}
+		switch {
+		case o.Late:
+			j.Result = "skipped"
+		case o.Entry != nil && o.Entry.Action == state.ActionDelete:
+			j.Result = "deleted"
+		case o.Written || o.Entry != nil:
+			j.Result = "restored"
+		}
+		if o.Saved != nil && !o.Late {
+			j.Saved, j.SavedRejected = o.Saved, o.SavedRejected
+		}
+		list = append(list, j)
+	}
+	return list
 }
 
 // revivedFrom names the version a restore brought back for a deleted file.
