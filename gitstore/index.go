@@ -501,7 +501,14 @@ func (s *Store) At(ref string, t time.Time) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h, ok := s.atFromFile(ref, t.Unix()); ok {
-		return h, nil
+		if t.Nanosecond() == 0 {
+			return h, nil
+		}
+		// a commit of t's own second stamped after t: the loaded index
+		// steps back below
+		if ci, err := s.readCommit(plumbing.NewHash(h)); err == nil && (ci.time != t.Unix() || !stampTime(ci).After(t)) {
+			return h, nil
+		}
 	}
 	for try := 0; ; try++ {
 		ix, err := s.index(ref)
@@ -518,6 +525,20 @@ func (s *Store) At(ref string, t time.Time) (string, error) {
 		// they disagree.
 		ci, err := s.readCommit(r.hash)
 		if err == nil && ci.time == r.time {
+			// commit times are whole seconds; the Strata-Time trailer is
+			// not: within t's own second, a commit stamped after t was
+			// not the head yet
+			for r.time == ts && t.Nanosecond() != 0 && stampTime(ci).After(t) {
+				if i--; i < 0 {
+					return "", fmt.Errorf("at %s: %s: %w", t.Format(time.RFC3339Nano), ref, state.ErrNotFound)
+				}
+				if r = ix.recs[i]; r.time < ts {
+					return r.hash.String(), nil
+				}
+				if ci, err = s.readCommit(r.hash); err != nil {
+					return "", fmt.Errorf("at: %w", err)
+				}
+			}
 			return r.hash.String(), nil
 		}
 		if try > 0 {
@@ -570,11 +591,14 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 		}
 		for i := len(ix.recs) - 1; i >= 0; i-- {
 			r := ix.recs[i]
-			if !q.Since.IsZero() && time.Unix(ix.preMax[i], 0).Before(q.Since) {
+			// commit times are whole seconds: compared with Since's second,
+			// and within it by the Strata-Time trailer below
+			since := q.Since.Truncate(time.Second)
+			if !q.Since.IsZero() && time.Unix(ix.preMax[i], 0).Before(since) {
 				return // every older commit is before Since too
 			}
 			ct := time.Unix(r.time, 0)
-			if (!q.Since.IsZero() && ct.Before(q.Since)) || (!q.Until.IsZero() && ct.After(q.Until)) {
+			if (!q.Since.IsZero() && ct.Before(since)) || (!q.Until.IsZero() && ct.After(q.Until)) {
 				continue
 			}
 			if r.bloom&bloom != bloom {
@@ -586,6 +610,10 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 			if err != nil {
 				yield(state.Entry{}, fmt.Errorf("log: %w", err))
 				return
+			}
+			if stamp := stampTime(ci); (!q.Until.IsZero() && r.time == q.Until.Unix() && stamp.After(q.Until)) ||
+				(!q.Since.IsZero() && r.time == q.Since.Unix() && stamp.Before(q.Since)) {
+				continue // within the bound's own second, on the wrong side of it
 			}
 			when := commitTime(ci)
 			ents := parseTrailers(ci.message)

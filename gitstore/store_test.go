@@ -317,6 +317,45 @@ func TestAt(t *testing.T) {
 	})
 }
 
+// Commit times are whole seconds, Strata-Time trailers are not: a time
+// within a second that saw several records is the head as it stood then,
+// not the second's last commit (attack18-travel 9), both through the
+// index file (a fresh store) and the loaded index.
+func TestAtSubSecond(t *testing.T) {
+	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
+		base := t0.Add(time.Hour)
+		first := mustRecord(t, s, change("f.json", "1", base.Add(80*time.Millisecond)))[0].Commit
+		second := mustRecord(t, s, change("f.json", "2", base.Add(800*time.Millisecond)))[0].Commit
+		check := func(st *Store) {
+			for at, want := range map[time.Time]string{
+				base.Add(490 * time.Millisecond): first,
+				base.Add(900 * time.Millisecond): second,
+				base.Add(800 * time.Millisecond): second,
+			} {
+				if got, err := st.At(st.StateRef(), at); err != nil || got != want {
+					t.Errorf("At(%s) = %s, %v; want %s", at.Format(time.RFC3339Nano), got, err, want)
+				}
+			}
+			if _, err := st.At(st.StateRef(), base.Add(50*time.Millisecond)); !errors.Is(err, state.ErrNotFound) {
+				t.Errorf("At before the first record, in its second: %v", err)
+			}
+		}
+		check(s)
+		// and log's bounds within that second
+		if ents, err := s.Log(s.StateRef(), LogQuery{Until: base.Add(490 * time.Millisecond)}); err != nil || len(ents) == 0 || ents[0].Commit != first {
+			t.Errorf("Log until the middle of the second: %v, %v; want %s first", ents, err, first)
+		}
+		if ents, err := s.Log(s.StateRef(), LogQuery{Since: base.Add(490 * time.Millisecond)}); err != nil || len(ents) != 1 || ents[0].Commit != second {
+			t.Errorf("Log since the middle of the second: %v, %v; want %s alone", ents, err, second)
+		}
+		fresh, err := Open(r.open) // reads the index file s.At wrote
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fresh)
+	})
+}
+
 func TestResolve(t *testing.T) {
 	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
 		var commits []string
