@@ -607,26 +607,34 @@ func (w *Watcher) resync() {
 // directory watched only now is scanned for its extra file, which may have
 // been written before the watch.
 func (w *Watcher) watchExtras(now time.Time) {
+	isDir := func(d string) bool { fi, err := os.Stat(d); return err == nil && fi.IsDir() }
 	for _, dir := range w.extraDirs {
 		was := w.watched[dir]
-		// followed: a ~/.claude that dotfiles link elsewhere is watched
-		// through the link, as the kept file is found through it
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			if w.add(dir) && !was {
-				for p := range w.extra {
-					if filepath.Dir(p) == dir {
-						if _, err := os.Lstat(p); err == nil {
-							w.touch(p, dir, now)
+		// The nearest existing ancestor is watched; a folder below it made
+		// before that watch (mkdir -p, then the write) sends it no event,
+		// so each watch is followed by a look one level down, until the
+		// folder itself exists or the next level does not yet.
+		for depth := 0; depth < 64; depth++ {
+			// followed: a ~/.claude that dotfiles link elsewhere is watched
+			// through the link, as the kept file is found through it
+			if isDir(dir) {
+				if w.add(dir) && !was {
+					for p := range w.extra {
+						if filepath.Dir(p) == dir {
+							if _, err := os.Lstat(p); err == nil {
+								w.touch(p, dir, now)
+							}
 						}
 					}
 				}
-			}
-			continue
-		}
-		for a := filepath.Dir(dir); a != filepath.Dir(a); a = filepath.Dir(a) {
-			if fi, err := os.Stat(a); err == nil && fi.IsDir() {
-				w.add(a)
 				break
+			}
+			a, next := filepath.Dir(dir), dir
+			for a != filepath.Dir(a) && !isDir(a) {
+				a, next = filepath.Dir(a), a
+			}
+			if !w.add(a) || !isDir(next) {
+				break // the next folder's creation is an event of a's watch
 			}
 		}
 	}

@@ -29,6 +29,7 @@ type fakeSource struct {
 	mu      sync.Mutex // guards the maps: tests read them while Run writes them
 	added   map[string]int
 	failAdd map[string]error
+	onAdd   func(dir string) // run after each watch is added (set before the watcher runs)
 }
 
 func newFakeSource() *fakeSource {
@@ -47,6 +48,9 @@ func (s *fakeSource) Add(dir string) error {
 		return err
 	}
 	s.added[dir]++
+	if s.onAdd != nil {
+		s.onAdd(dir)
+	}
 	return nil
 }
 
@@ -784,6 +788,45 @@ func TestExtraDirCreatedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBatch(t, c, n, "MEMORY.md in a folder made after the start", hasPath(memory))
+}
+
+// TestExtraDirMadeBeforeItsWatch: the folders below the ancestor the
+// watcher starts to watch are made just as its watch is added (mkdir -p,
+// then the write, on a loaded machine): they send that watch no event, so
+// the watcher looks down from it and finds the file. Before, the file
+// waited for the next rescan (make test under load failed
+// TestExtraDirCreatedLater).
+func TestExtraDirMadeBeforeItsWatch(t *testing.T) {
+	home := t.TempDir()
+	projects := filepath.Join(home, ".claude", "projects")
+	memDir := filepath.Join(projects, "-repo", "memory")
+	memory := filepath.Join(memDir, "MEMORY.md")
+	src := newFakeSource()
+	w, err := newWithSource(Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Extra: []string{memory}}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.timer = time.NewTimer(time.Hour)
+	t.Cleanup(func() { w.timer.Stop() })
+	t0 := time.Unix(1_700_000_000, 0)
+	if err := os.MkdirAll(projects, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src.onAdd = func(dir string) {
+		if dir == projects { // the rest of mkdir -p, and the write, as the watch starts
+			if err := os.MkdirAll(memDir, 0o755); err != nil {
+				t.Error(err)
+			}
+			if err := os.WriteFile(memory, []byte("# Memory\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	w.handle(fsnotify.Event{Name: filepath.Join(home, ".claude"), Op: fsnotify.Create}, t0)
+	w.settle(t0.Add(100 * time.Millisecond))
+	if !w.watched[memDir] || !w.ready[memory] {
+		t.Fatalf("watched %v, ready %v: want %s watched and MEMORY.md read", w.watched, w.ready, memDir)
+	}
 }
 
 // TestExtraDirRemadeOrLinked: an Extra file's folder removed and made again
