@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -100,10 +101,15 @@ func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[st
 // octopus merge). It is empty when no merge is in progress. MERGE_HEAD
 // lives in the work tree's own git directory (a linked worktree's, not the
 // common one).
+//
+// `git merge` runs the pre-merge-commit hook before it writes MERGE_HEAD;
+// it names the heads it merges in the environment instead, one
+// GITHEAD_<commit id> variable each (its labels for merge messages), with
+// GIT_REFLOG_ACTION "merge ...". Without MERGE_HEAD, those are the heads.
 func (s *Store) MergeHeads() ([]string, error) {
 	data, err := os.ReadFile(filepath.Join(s.gitDir, "MERGE_HEAD"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return envMergeHeads(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read MERGE_HEAD: %w", err)
@@ -116,4 +122,21 @@ func (s *Store) MergeHeads() ([]string, error) {
 		out = append(out, line)
 	}
 	return out, nil
+}
+
+// envMergeHeads are the heads `git merge` names in the environment of its
+// pre-merge-commit hook (MergeHeads), sorted; none outside a merge.
+func envMergeHeads() []string {
+	if !strings.HasPrefix(os.Getenv("GIT_REFLOG_ACTION"), "merge") {
+		return nil
+	}
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if id, ok := strings.CutPrefix(k, "GITHEAD_"); ok && plumbing.IsHash(id) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -19,15 +19,25 @@ import (
 	"github.com/strata-dev/strata/atomicfile"
 )
 
-// HookName is the git hook strata installs.
-const HookName = "pre-commit"
+// The git hooks strata installs: pre-commit checks each commit;
+// pre-merge-commit the merge commit `git merge` makes when nothing
+// conflicts, for which git runs no pre-commit hook (a conflicted merge is
+// concluded by `git commit`, which runs pre-commit).
+const (
+	HookName      = "pre-commit"
+	MergeHookName = "pre-merge-commit"
+)
+
+// Hooks are the hooks Install installs, in order.
+var Hooks = []string{HookName, MergeHookName}
 
 // ChainedSuffix names where an existing hook moves when strata's is
 // installed: pre-commit.strata-chained, run first by strata's hook.
 const ChainedSuffix = ".strata-chained"
 
-// marker is the line that identifies a hook file as strata's own.
-const marker = "# strata pre-commit hook"
+// marker is the line that identifies a hook file as strata's own: "#
+// strata pre-commit hook", "# strata pre-merge-commit hook".
+func marker(name string) string { return "# strata " + name + " hook" }
 
 // Dir returns the hooks directory git uses for the work tree at root, as
 // `git rev-parse --git-path hooks` answers it: core.hooksPath when set (a
@@ -61,18 +71,25 @@ func Dir(root string) (string, error) {
 // failure, then runs `strata hooks run pre-commit` with the strata binary at
 // exe; when that binary is gone (moved, uninstalled), it falls back to
 // `strata` on PATH, so a stale path never silently disables the check.
-func Script(exe string) []byte {
+func Script(exe string) []byte { return ScriptFor(HookName, exe) }
+
+// ScriptFor is Script for the hook name (one of Hooks).
+func ScriptFor(name, exe string) []byte {
+	what := "before each commit"
+	if name == MergeHookName {
+		what = "of a merge git commits by itself"
+	}
 	return []byte(`#!/bin/sh
-` + marker + `: checks the staged state files before each commit.
+` + marker(name) + `: checks the staged state files ` + what + `.
 # Installed by ` + "`strata hooks install`" + `; ` + "`strata hooks uninstall`" + ` removes it and puts
-# back the hook it chained (` + HookName + ChainedSuffix + `), byte for byte.
-chained="$(dirname "$0")/` + HookName + ChainedSuffix + `"
+# back the hook it chained (` + name + ChainedSuffix + `), byte for byte.
+chained="$(dirname "$0")/` + name + ChainedSuffix + `"
 if [ -x "$chained" ]; then
 	"$chained" "$@" || exit $?
 fi
 strata=` + shellQuote(exe) + `
 [ -x "$strata" ] || strata=strata
-exec "$strata" hooks run ` + HookName + `
+exec "$strata" hooks run ` + name + `
 `)
 }
 
@@ -104,22 +121,57 @@ func Executable() string {
 	return self
 }
 
-// Installed reports what Install did or found.
+// Installed reports what Install did or found for one hook.
 type Installed struct {
+	Name    string // the hook's name
 	Hook    string // the hook file
 	Chained string // where the hook that was there before now lives; "" when none
 	Changed bool   // false when the same hook was already installed
 }
 
-// Install installs strata's pre-commit hook, calling exe, in the hooks
-// directory git uses for the work tree at root. An existing hook that is not
-// strata's is moved, unchanged (bytes, mode, or the symbolic link itself), to
-// pre-commit.strata-chained and run first by strata's hook. Install is
-// idempotent: when strata's hook is already there with the same content it
-// changes nothing; a strata hook naming another binary is rewritten in place.
-// It refuses, changing nothing, when a foreign hook and a chained hook both
-// exist (a second chain would lose one of them).
-func Install(root, exe string) (Installed, error) {
+// Install installs strata's hooks (Hooks), calling exe, in the hooks
+// directory git uses for the work tree at root, and reports each. It looks
+// at all of them before it changes any: when one is refused, nothing is
+// installed. See InstallHook.
+func Install(root, exe string) ([]Installed, error) {
+	dir, err := Dir(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := notShared(root, dir); err != nil {
+		return nil, err
+	}
+	for _, name := range Hooks {
+		hook := filepath.Join(dir, name)
+		ours, current, err := readHook(hook, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := refused(hook, name, ours, current); err != nil {
+			return nil, err
+		}
+	}
+	var out []Installed
+	for _, name := range Hooks {
+		res, err := installHook(dir, name, exe)
+		out = append(out, res)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// InstallHook installs strata's hook name, calling exe, in the hooks
+// directory git uses for the work tree at root. An existing hook that is
+// not strata's is moved, unchanged (bytes, mode, or the symbolic link
+// itself), to NAME.strata-chained and run first by strata's hook.
+// InstallHook is idempotent: when strata's hook is already there with the
+// same content it changes nothing; a strata hook naming another binary is
+// rewritten in place. It refuses, changing nothing, when a foreign hook and
+// a chained hook both exist (a second chain would lose one of them), and
+// when the foreign hook finds what to run by its own name (nameBound).
+func InstallHook(root, exe, name string) (Installed, error) {
 	dir, err := Dir(root)
 	if err != nil {
 		return Installed{}, err
@@ -127,14 +179,18 @@ func Install(root, exe string) (Installed, error) {
 	if err := notShared(root, dir); err != nil {
 		return Installed{}, err
 	}
-	hook := filepath.Join(dir, HookName)
+	return installHook(dir, name, exe)
+}
+
+func installHook(dir, name, exe string) (Installed, error) {
+	hook := filepath.Join(dir, name)
 	chained := hook + ChainedSuffix
-	res := Installed{Hook: hook}
+	res := Installed{Name: name, Hook: hook}
 	if exists(chained) {
 		res.Chained = chained
 	}
-	want := Script(exe)
-	ours, current, err := readHook(hook)
+	want := ScriptFor(name, exe)
+	ours, current, err := readHook(hook, name)
 	switch {
 	case err != nil:
 		return res, err
@@ -143,11 +199,8 @@ func Install(root, exe string) (Installed, error) {
 			return res, nil
 		}
 	case !ours && current != nil:
-		if nameBound(current) {
-			return res, fmt.Errorf("%s: this hook finds what to run by its own file name (husky's does), so moved to %s it would run nothing; leave it, and add this line to the script it runs (for husky, .husky/%s): strata hooks run %s", hook, filepath.Base(chained), HookName, HookName)
-		}
-		if res.Chained != "" {
-			return res, fmt.Errorf("%s: a hook is installed and %s already exists; move one of them away, then run strata hooks install again", hook, filepath.Base(chained))
+		if err := refused(hook, name, ours, current); err != nil {
+			return res, err
 		}
 		if err := os.Rename(hook, chained); err != nil {
 			return res, fmt.Errorf("chain the existing hook: %w", err)
@@ -162,6 +215,23 @@ func Install(root, exe string) (Installed, error) {
 	}
 	res.Changed = true
 	return res, nil
+}
+
+// refused says why a foreign hook at hook (content current) cannot be
+// chained: it finds what to run by its own name, or a chained hook is
+// already there. Strata's own hook, or none, is never refused.
+func refused(hook, name string, ours bool, current []byte) error {
+	if ours || current == nil {
+		return nil
+	}
+	chained := hook + ChainedSuffix
+	if nameBound(current) {
+		return fmt.Errorf("%s: this hook finds what to run by its own file name (husky's does), so moved to %s it would run nothing; leave it, and add this line to the script it runs (for husky, .husky/%s): strata hooks run %s", hook, filepath.Base(chained), name, name)
+	}
+	if exists(chained) {
+		return fmt.Errorf("%s: a hook is installed and %s already exists; move one of them away, then run strata hooks install again", hook, filepath.Base(chained))
+	}
+	return nil
 }
 
 // nameBound reports whether a hook script works out what to run from its
@@ -192,30 +262,44 @@ func notShared(root, dir string) error {
 	return fmt.Errorf("%s: core.hooksPath in your %s git configuration names this hooks directory, which every repository shares; strata's hook there would check them all. Give this repository its own (git config core.hooksPath .git/hooks) and run this again, or add this line to that directory's %s yourself: strata hooks run %s", dir, scope, HookName, HookName)
 }
 
-// Removed reports what Uninstall did.
+// Removed reports what Uninstall did for one hook.
 type Removed struct {
+	Name     string // the hook's name
 	Hook     string // the hook file
 	Restored bool   // the chained hook was moved back to Hook
 	Changed  bool   // false when strata's hook was not installed
 }
 
-// Uninstall removes strata's pre-commit hook and moves the hook it chained
-// back in its place, exactly as it was. A pre-commit hook that is not
-// strata's is left alone. It is idempotent.
-func Uninstall(root string) (Removed, error) {
+// Uninstall removes strata's hooks (Hooks) and reports each (UninstallHook).
+func Uninstall(root string) ([]Removed, error) {
+	var out []Removed
+	for _, name := range Hooks {
+		res, err := UninstallHook(root, name)
+		out = append(out, res)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// UninstallHook removes strata's hook name and moves the hook it chained
+// back in its place, exactly as it was. A hook that is not strata's is left
+// alone. It is idempotent.
+func UninstallHook(root, name string) (Removed, error) {
 	dir, err := Dir(root)
 	if err != nil {
 		return Removed{}, err
 	}
-	hook := filepath.Join(dir, HookName)
+	hook := filepath.Join(dir, name)
 	chained := hook + ChainedSuffix
-	res := Removed{Hook: hook}
-	ours, current, err := readHook(hook)
+	res := Removed{Name: name, Hook: hook}
+	ours, current, err := readHook(hook, name)
 	if err != nil {
 		return res, err
 	}
 	if !ours && current != nil {
-		return uninstallLegacy(hook, chained, res)
+		return uninstallLegacy(hook, name, chained, res)
 	}
 	if ours {
 		if err := os.Remove(hook); err != nil {
@@ -241,9 +325,9 @@ const LegacySuffix = ".legacy"
 // as pre-commit.legacy. It is removed there, and the hook strata chained
 // takes its place, so the framework runs what it ran before strata came.
 // Any other foreign hook means strata's is not installed.
-func uninstallLegacy(hook, chained string, res Removed) (Removed, error) {
+func uninstallLegacy(hook, name, chained string, res Removed) (Removed, error) {
 	legacy := hook + LegacySuffix
-	ours, _, err := readHook(legacy)
+	ours, _, err := readHook(legacy, name)
 	if err != nil || !ours {
 		return res, err
 	}
@@ -263,7 +347,7 @@ func uninstallLegacy(hook, chained string, res Removed) (Removed, error) {
 // readHook reads a hook file: ours reports whether it is strata's; content
 // is nil when there is no hook. A symbolic link is never strata's, and its
 // content is reported as its target, not read through.
-func readHook(hook string) (ours bool, content []byte, err error) {
+func readHook(hook, name string) (ours bool, content []byte, err error) {
 	st, err := os.Lstat(hook)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -280,7 +364,7 @@ func readHook(hook string) (ours bool, content []byte, err error) {
 	if err != nil {
 		return false, nil, fmt.Errorf("read hook: %w", err)
 	}
-	return bytes.Contains(data, []byte("\n"+marker+":")), data, nil
+	return bytes.Contains(data, []byte("\n"+marker(name)+":")), data, nil
 }
 
 func exists(name string) bool {

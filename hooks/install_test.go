@@ -38,7 +38,7 @@ func TestInstallChainsASymlinkAndRestoresIt(t *testing.T) {
 	if err := os.Symlink("../../tools/check.sh", hook); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Install(root, "/opt/strata")
+	res, err := InstallHook(root, "/opt/strata", HookName)
 	if err != nil || !res.Changed || res.Chained != hook+ChainedSuffix {
 		t.Fatalf("install: %+v %v", res, err)
 	}
@@ -48,7 +48,7 @@ func TestInstallChainsASymlinkAndRestoresIt(t *testing.T) {
 	if st, err := os.Lstat(hook); err != nil || st.Mode().Perm() != 0o755 || !st.Mode().IsRegular() {
 		t.Fatalf("installed hook: %v %v", st.Mode(), err)
 	}
-	if _, err := Uninstall(root); err != nil {
+	if _, err := UninstallHook(root, HookName); err != nil {
 		t.Fatal(err)
 	}
 	if target, err := os.Readlink(hook); err != nil || target != "../../tools/check.sh" {
@@ -62,11 +62,11 @@ func TestInstallRewritesItsOwnHook(t *testing.T) {
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Install(root, "/old/strata"); err != nil {
+	if _, err := InstallHook(root, "/old/strata", HookName); err != nil {
 		t.Fatal(err)
 	}
 	// another binary: rewritten in place, the chained hook untouched
-	res, err := Install(root, "/new/it's/strata")
+	res, err := InstallHook(root, "/new/it's/strata", HookName)
 	if err != nil || !res.Changed {
 		t.Fatalf("reinstall: %+v %v", res, err)
 	}
@@ -81,10 +81,10 @@ func TestInstallRewritesItsOwnHook(t *testing.T) {
 	if err := os.Chmod(hook, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := Install(root, "/new/it's/strata"); err != nil || !res.Changed {
+	if res, err := InstallHook(root, "/new/it's/strata", HookName); err != nil || !res.Changed {
 		t.Fatalf("non-executable hook not fixed: %+v %v", res, err)
 	}
-	if res, err := Install(root, "/new/it's/strata"); err != nil || res.Changed {
+	if res, err := InstallHook(root, "/new/it's/strata", HookName); err != nil || res.Changed {
 		t.Fatalf("not idempotent: %+v %v", res, err)
 	}
 }
@@ -94,14 +94,14 @@ func TestInstallRefusesASecondChain(t *testing.T) {
 	hook := filepath.Join(root, ".git", "hooks", HookName)
 	os.WriteFile(hook, []byte("#!/bin/sh\necho mine\n"), 0o755)
 	os.WriteFile(hook+ChainedSuffix, []byte("#!/bin/sh\necho older\n"), 0o755)
-	if _, err := Install(root, "/opt/strata"); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := InstallHook(root, "/opt/strata", HookName); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("got %v", err)
 	}
 	if data, _ := os.ReadFile(hook); string(data) != "#!/bin/sh\necho mine\n" {
 		t.Fatalf("hook changed: %q", data)
 	}
 	// a foreign hook is not ours to uninstall
-	if res, err := Uninstall(root); err != nil || res.Changed {
+	if res, err := UninstallHook(root, HookName); err != nil || res.Changed {
 		t.Fatalf("uninstall of a foreign hook: %+v %v", res, err)
 	}
 }

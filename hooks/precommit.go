@@ -51,20 +51,15 @@ func PreCommit(eng *engine.Engine) (Report, error) {
 		}
 		parents = append(parents, files)
 	}
-	// held is whether a parent holds p with blob ("" for none).
-	held := func(p, blob string) bool {
-		for _, files := range parents {
-			if files[p] == blob {
-				return true
-			}
-		}
-		return false
-	}
-
+	// A staged blob HEAD holds is not checked (a file committed before
+	// strata came blocks no commit). One only a merged head holds is: the
+	// merge brings it into this branch, and git checks nothing a branch
+	// brings (a teammate's --no-verify); its history rules pass when they
+	// pass from one parent (the version is that parent's own).
 	changed := map[string]config.Kept{}
 	var badNames []string
 	for p, sf := range staged {
-		if held(p, sf.Blob) {
+		if len(parents) > 0 && parents[0][p] == sf.Blob {
 			continue
 		}
 		if k, ok := cfg.Classify(p); ok {
@@ -124,10 +119,13 @@ func parentName(i int) string {
 func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.StagedFile, parents []map[string]string) (state.Problems, error) {
 	sf, isStaged := staged[k.Path]
 	from := "" // the first parent holding the path, named for `git restore --source`
+	same := false // a parent holds the staged version itself
 	for i, files := range parents {
-		if _, ok := files[k.Path]; ok {
-			from = parentName(i)
-			break
+		if blob, ok := files[k.Path]; ok {
+			if from == "" {
+				from = parentName(i)
+			}
+			same = same || (isStaged && blob == sf.Blob)
 		}
 	}
 	noun := "Phase Outcome"
@@ -183,7 +181,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 	// else git filters the file (a rule names it exactly): the staged blob
 	// is the filter's output (ciphertext, an LFS pointer), not the file;
 	// validate and record judge the work tree's version.
-	if from != "" && k.Class.Immutable() {
+	if from != "" && !same && k.Class.Immutable() {
 		ps = append(ps, state.Problem{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot change; write a new numbered file instead, or put it back with `git restore --staged --worktree --source=" + from + " " + k.Path + "` (or `strata restore " + k.Path + "`)"})
 	}
 	return ps, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -15,16 +16,18 @@ import (
 func newHooksCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
-		Usage: "install, remove or run strata's git pre-commit hook",
-		Description: `install puts a pre-commit hook in the hooks directory git uses (core.hooksPath
-when set). A hook that was there is moved to pre-commit.strata-chained and run
-first; uninstall puts it back byte for byte. Both are idempotent.
-run pre-commit is what the hook calls: it checks the staged blobs of kept files
-(not the work tree) and exits 1, refusing the commit, when one is invalid.`,
+		Usage: "install, remove or run strata's git pre-commit and pre-merge-commit hooks",
+		Description: `install puts a pre-commit hook, and a pre-merge-commit hook for the merges git
+commits by itself, in the hooks directory git uses (core.hooksPath when set). A
+hook that was there is moved to NAME.strata-chained and run first; uninstall
+puts it back byte for byte. Both are idempotent.
+run pre-commit (or pre-merge-commit) is what the hook calls: it checks the
+staged blobs of kept files (not the work tree) and exits 1, refusing the
+commit, when one is invalid.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "install",
-				Usage: "install the pre-commit hook, chaining an existing one",
+				Usage: "install the pre-commit and pre-merge-commit hooks, chaining existing ones",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
 						return usagef("hooks install takes no arguments")
@@ -34,7 +37,7 @@ run pre-commit is what the hook calls: it checks the staged blobs of kept files
 			},
 			{
 				Name:  "uninstall",
-				Usage: "remove the pre-commit hook and restore the one it chained",
+				Usage: "remove the hooks and restore the ones they chained",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
 						return usagef("hooks uninstall takes no arguments")
@@ -45,7 +48,7 @@ run pre-commit is what the hook calls: it checks the staged blobs of kept files
 			{
 				Name:      "run",
 				Usage:     "run a hook's check (what the installed hook calls)",
-				ArgsUsage: hooks.HookName,
+				ArgsUsage: hooks.HookName + " | " + hooks.MergeHookName,
 				Description: `Checks what the next commit does to kept files: the staged blobs of the
 index git hands the hook (GIT_INDEX_FILE), compared with HEAD (and each
 MERGE_HEAD commit while a merge is concluded). Schema errors, initiative
@@ -55,8 +58,8 @@ schema files and the Phase Outcome a resolution names are read from that
 index too (an untracked .strata.yaml, local configuration, applies). Nothing
 is recorded on strata's refs.`,
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 || c.Args().First() != hooks.HookName {
-						return usagef("hooks run takes one hook name: %s", hooks.HookName)
+					if c.NArg() != 1 || !slices.Contains(hooks.Hooks, c.Args().First()) {
+						return usagef("hooks run takes one hook name: %s", strings.Join(hooks.Hooks, " or "))
 					}
 					return runHooksPreCommit(e)
 				},
@@ -71,17 +74,19 @@ func runHooksInstall(e *env) error {
 		return err
 	}
 	root := eng.Root()
-	res, err := hooks.Install(root, hooks.Executable())
+	all, err := hooks.Install(root, hooks.Executable())
 	if err != nil {
 		return err
 	}
-	if !res.Changed {
-		fmt.Fprintf(e.Out, "pre-commit hook already installed in %s\n", relName(root, res.Hook))
-		return nil
-	}
-	fmt.Fprintf(e.Out, "installed pre-commit hook in %s\n", relName(root, res.Hook))
-	if res.Chained != "" {
-		fmt.Fprintf(e.Out, "it runs the existing hook first, now %s\n", relName(root, res.Chained))
+	for _, res := range all {
+		if !res.Changed {
+			fmt.Fprintf(e.Out, "%s hook already installed in %s\n", res.Name, relName(root, res.Hook))
+			continue
+		}
+		fmt.Fprintf(e.Out, "installed %s hook in %s\n", res.Name, relName(root, res.Hook))
+		if res.Chained != "" {
+			fmt.Fprintf(e.Out, "it runs the existing hook first, now %s\n", relName(root, res.Chained))
+		}
 	}
 	return nil
 }
@@ -92,17 +97,19 @@ func runHooksUninstall(e *env) error {
 		return err
 	}
 	root := eng.Root()
-	res, err := hooks.Uninstall(root)
+	all, err := hooks.Uninstall(root)
 	if err != nil {
 		return err
 	}
-	switch {
-	case !res.Changed:
-		fmt.Fprintf(e.Out, "strata's pre-commit hook is not installed in %s\n", relName(root, res.Hook))
-	case res.Restored:
-		fmt.Fprintf(e.Out, "removed strata's pre-commit hook; restored the previous hook in %s\n", relName(root, res.Hook))
-	default:
-		fmt.Fprintf(e.Out, "removed strata's pre-commit hook from %s\n", relName(root, res.Hook))
+	for _, res := range all {
+		switch {
+		case !res.Changed:
+			fmt.Fprintf(e.Out, "strata's %s hook is not installed in %s\n", res.Name, relName(root, res.Hook))
+		case res.Restored:
+			fmt.Fprintf(e.Out, "removed strata's %s hook; restored the previous hook in %s\n", res.Name, relName(root, res.Hook))
+		default:
+			fmt.Fprintf(e.Out, "removed strata's %s hook from %s\n", res.Name, relName(root, res.Hook))
+		}
 	}
 	return nil
 }
