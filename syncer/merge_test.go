@@ -111,7 +111,7 @@ func TestCompletedInitiativeNotRegressedBySync(t *testing.T) {
 	a.record()
 	a.sync()
 	b.now = a.now.Add(time.Minute) // b edits later, still in progress
-	b.write(initPath, strings.Replace(initiative("in_progress"), `"x"`, `"x, renamed"`, 1))
+	b.write(initPath, strings.Replace(initiative("in_progress"), `10:00:00Z`, `10:05:00Z`, 1)) // the same initiative
 	b.record()
 	rb := b.sync()
 	a.sync()
