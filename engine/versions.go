@@ -99,8 +99,10 @@ func (e *Engine) lastVersion(k config.Kept, head string, files map[string]string
 
 // deletedPaths returns which of paths, absent from the snapshot files and of
 // a class with history rules, the state ref's history names (recorded,
-// then deleted), in one walk of the time index for all of them: the paths
-// lastVersion reads the history of when a batch writes them again.
+// then deleted), in one walk of the time index per 64 of them (LastTimes
+// reads every commit for more, its path filter then matching nearly all):
+// the paths lastVersion reads the history of when a batch writes them
+// again.
 func (e *Engine) deletedPaths(paths []config.Kept, files map[string]string) (map[string]bool, error) {
 	var names []string
 	for _, k := range paths {
@@ -109,15 +111,16 @@ func (e *Engine) deletedPaths(paths []config.Kept, files map[string]string) (map
 		}
 	}
 	gone := map[string]bool{}
-	if len(names) == 0 {
-		return gone, nil
-	}
-	last, err := e.store.LastTimes(e.store.StateRef(), names)
-	if err != nil {
-		return nil, err
-	}
-	for p := range last {
-		gone[p] = true
+	for len(names) > 0 {
+		chunk := names[:min(len(names), 64)]
+		names = names[len(chunk):]
+		last, err := e.store.LastTimes(e.store.StateRef(), chunk)
+		if err != nil {
+			return nil, err
+		}
+		for p := range last {
+			gone[p] = true
+		}
 	}
 	return gone, nil
 }
