@@ -375,7 +375,10 @@ func (e *Engine) decide(d Decision) (Decided, error) {
 	}
 	r := phase.Resolution{Resolves: d.ID, Outcome: target.Outcome, Choice: d.Choice, By: d.By,
 		At: e.Now().Format(time.RFC3339), Note: d.Note}
-	rel := path.Join(dir, phase.ResolutionName(folder.NextNumber(), d.ID))
+	rel, err := e.unusedResolutionName(dir, folder.NextNumber(), d.ID)
+	if err != nil {
+		return res, err
+	}
 	k, ok := e.cfg.Classify(rel)
 	if !ok || k.Class != state.ClassDecisionResolution {
 		return res, fmt.Errorf("%s would not be kept as a decision resolution; check .strata.yaml", rel)
@@ -399,6 +402,25 @@ func (e *Engine) decide(d Decision) (Decided, error) {
 	}
 	res.Entry = o.Entry
 	return res, nil
+}
+
+// unusedResolutionName is the resolution file of decision id numbered n in
+// dir, or the next number whose name was never recorded: a resolution a
+// restore --all removed stays recorded, and the append-only rule refuses
+// other bytes at its name (lastVersion), so decide does not take it. In an
+// engine opened by OpenIndex the state ref is not consulted.
+func (e *Engine) unusedResolutionName(dir string, n int, id string) (string, error) {
+	for {
+		rel := path.Join(dir, phase.ResolutionName(n, id))
+		if e.index != nil {
+			return rel, nil
+		}
+		prev, err := e.lastExisting(rel)
+		if err != nil || prev == nil {
+			return rel, err
+		}
+		n++
+	}
 }
 
 func roundTrip(r phase.Resolution) [6]string {

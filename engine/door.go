@@ -182,7 +182,7 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 		err  error
 	)
 	if UsesHistory(k) {
-		if prev, err = e.recordedVersion(k.Path); err != nil {
+		if prev, err = e.LastVersion(k); err != nil {
 			return o, err
 		}
 	}
@@ -225,20 +225,16 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 	return o, err
 }
 
-// recordedVersion is the head's version of path, nil when none.
-func (e *Engine) recordedVersion(path string) ([]byte, error) {
+// LastVersion is the recorded version a new version of k's file is judged
+// against by the history rules (Check's prev): the state ref head's, else,
+// when the file's deletion was recorded, the last version before it; nil
+// when there is none or k's class has no history rule (UsesHistory).
+func (e *Engine) LastVersion(k config.Kept) ([]byte, error) {
 	head, files, err := e.recorded()
 	if err != nil {
 		return nil, err
 	}
-	if _, had := files[path]; !had {
-		return nil, nil
-	}
-	data, err := e.store.ReadFile(head, path)
-	if err != nil {
-		return nil, fmt.Errorf("read recorded %s: %w", path, err)
-	}
-	return data, nil
+	return e.lastVersion(k, head, files, nil)
 }
 
 // onDiskIs reports whether k's file on disk is still the version expect (a

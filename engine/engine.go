@@ -876,6 +876,10 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	gone, err := e.deletedPaths(paths, files)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Result, 0, len(paths))
 	for start := 0; start < len(paths); {
 		window := paths[start:min(start+validateWindow, len(paths))]
@@ -897,10 +901,10 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 			if fs[i].Exists {
 				checks.add(i)
 			}
-			if _, had := files[k.Path]; had && UsesHistory(k) {
-				if prevs[i], err = e.store.ReadFile(head, k.Path); err != nil {
+			if _, had := files[k.Path]; had || gone[k.Path] && fs[i].Exists {
+				if prevs[i], err = e.lastVersion(k, head, files, gone); err != nil {
 					checks.wait()
-					return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
+					return nil, err
 				}
 				held += len(prevs[i])
 			}

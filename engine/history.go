@@ -482,6 +482,8 @@ func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string,
 			prev = f.Content // the recorded version is these bytes
 		case had && UsesHistory(k):
 			prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
+		case s.LastRecorded != nil && UsesHistory(k):
+			prev, _ = e.lastExisting(k.Path) // recorded, then deleted: judged against that version
 		}
 		s.Problems = e.Check(f, prev)
 		s.Valid = !s.Problems.Invalid()

@@ -53,6 +53,10 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 	prov := &provenanceUse{e: e} // the hook's notes, read once
 	defer prov.finish()
 	atHead := &headHolds{e: e}
+	gone, err := e.deletedPaths(paths, files)
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range paths {
 		if OutsideTree(k.Path) {
 			// never on the state ref, which sync publishes: on the home ref (home.go)
@@ -63,7 +67,7 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 			out = append(out, o)
 			continue
 		}
-		o, ch, err := e.prepare(k, src, head, files, planned, wrote)
+		o, ch, err := e.prepare(k, src, head, files, gone, planned, wrote)
 		if err != nil {
 			return out, err
 		}
@@ -114,7 +118,7 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 // quarantine (by its Outcome's problems), or nil when there is none. A
 // path in wrote is not read: its content is wrote's (see record). A path
 // outside the work tree never reaches it: Record sends it to the home ref.
-func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, planned, wrote map[string][]byte) (Outcome, *state.Change, error) {
+func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map[string]string, gone map[string]bool, planned, wrote map[string][]byte) (Outcome, *state.Change, error) {
 	o := Outcome{Path: k.Path}
 	var f File
 	var p *state.Problem
@@ -131,14 +135,13 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 	if f.ID() == files[k.Path] {
 		return o, nil, nil // unchanged (or still absent): no loops on our own writes
 	}
-	_, had := files[k.Path]
 	var prev []byte
 	if data, ok := planned[k.Path]; ok {
 		prev = data
-	} else if had && UsesHistory(k) {
+	} else {
 		var err error
-		if prev, err = e.store.ReadFile(head, k.Path); err != nil {
-			return o, nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
+		if prev, err = e.lastVersion(k, head, files, gone); err != nil {
+			return o, nil, err
 		}
 	}
 	ch := state.Change{Path: k.Path, Content: f.Content, Deleted: !f.Exists, Class: k.Class, Schema: k.Schema, Source: src, Time: e.Now()}

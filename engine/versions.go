@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -67,4 +68,87 @@ func (h *lazyHistory) Content(i int) ([]byte, error) {
 		return nil, fmt.Errorf("%s at %s: %w", h.path, state.ShortID(en.Commit), err)
 	}
 	return data, nil
+}
+
+// lastVersion is the version of k's file the history rules judge a new one
+// against (nil when none, and always nil for a class without such rules,
+// see UsesHistory): the one the snapshot (head, files) holds, else the last
+// one that existed before path's deletion was recorded (lastExisting). So
+// deleting a Phase Outcome or an initiative, recording that, and writing
+// the file again is judged as an edit of the deleted version, not as a
+// first version: the same bytes come back (a restore by hand), other bytes
+// are refused as an edit would be. gone, when not nil, holds the paths
+// absent from files whose history is worth reading (see deletedPaths):
+// any other is taken as never recorded, without a walk.
+func (e *Engine) lastVersion(k config.Kept, head string, files map[string]string, gone map[string]bool) ([]byte, error) {
+	if !UsesHistory(k) || head == "" {
+		return nil, nil
+	}
+	var data []byte
+	var err error
+	if _, had := files[k.Path]; had {
+		data, err = e.store.ReadFile(head, k.Path)
+	} else if gone == nil || gone[k.Path] {
+		data, err = e.lastExisting(k.Path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
+	}
+	return data, nil
+}
+
+// deletedPaths returns which of paths, absent from the snapshot files and of
+// a class with history rules, the state ref's history names (recorded,
+// then deleted), in one walk of the time index per 64 of them (LastTimes
+// reads every commit for more, its path filter then matching nearly all):
+// the paths lastVersion reads the history of when a batch writes them
+// again.
+func (e *Engine) deletedPaths(paths []config.Kept, files map[string]string) (map[string]bool, error) {
+	var names []string
+	for _, k := range paths {
+		if _, had := files[k.Path]; !had && UsesHistory(k) && !OutsideTree(k.Path) {
+			names = append(names, k.Path)
+		}
+	}
+	gone := map[string]bool{}
+	for len(names) > 0 {
+		chunk := names[:min(len(names), 64)]
+		names = names[len(chunk):]
+		last, err := e.store.LastTimes(e.store.StateRef(), chunk)
+		if err != nil {
+			return nil, err
+		}
+		for p := range last {
+			gone[p] = true
+		}
+	}
+	return gone, nil
+}
+
+// lastExisting returns the newest version of path the state ref's history
+// holds, nil when no recorded commit ever held it. It walks path's entries
+// in the time index (newest first, commits whose path filter cannot name
+// path are never read) and reads one tree per entry until one holds the
+// file: a change's own commit, or a deletion's parent.
+func (e *Engine) lastExisting(path string) ([]byte, error) {
+	for en, err := range e.store.LogSeq(e.store.StateRef(), state.LogQuery{Path: path}) {
+		if errors.Is(err, state.ErrNotFound) {
+			return nil, nil // no ref yet
+		}
+		if err != nil {
+			return nil, err
+		}
+		at := en.Commit
+		if en.Action == state.ActionDelete {
+			if at = en.Parent; at == "" {
+				continue
+			}
+		}
+		data, err := e.store.ReadFile(at, path)
+		if errors.Is(err, state.ErrNotFound) {
+			continue
+		}
+		return data, err
+	}
+	return nil, nil
 }

@@ -42,26 +42,42 @@ var initiativeNext = map[string][]string{
 	"archived":    nil,
 }
 
+// newInitiative is how a refusal says to start a new initiative: the one
+// file holds one initiative at a time, so a new one replaces it, under
+// another name.
+const newInitiative = `to start a new initiative, write one with another "name" and status "created"`
+
 // InitiativeTransition applies the initiative status state machine of
 // docs/contract.md §3 to a decoded new version cur of an initiative against the decoded last
-// recorded version prev (nil when there is none or it does not decode). A
-// prev without a known status, and a cur whose status the schema rejects,
-// constrain nothing.
+// recorded version prev (nil when there is none or it does not decode). The
+// machine holds between versions of one initiative, those of one `name`: a
+// version with another name is a new initiative, which starts at
+// "created" whatever the last one's status was. A prev without a known
+// status, and a cur whose status the schema rejects, constrain nothing.
 func InitiativeTransition(prev, cur any, at At) state.Problems {
 	to, ok := initiativeStatus(cur)
 	if !ok || prev == nil {
 		return nil
 	}
 	from, ok := initiativeStatus(prev)
-	if !ok || from == to || slices.Contains(initiativeNext[from], to) {
+	if !ok {
+		return nil
+	}
+	if was, name, other := renamed(prev, cur); other {
+		if to == "created" {
+			return nil
+		}
+		return state.Problems{at("/status", fmt.Sprintf("a new initiative starts at status \"created\", got %q: %q is another name than the last initiative's %q (keep %q to move that one on)", to, name, was, was))}
+	}
+	if from == to || slices.Contains(initiativeNext[from], to) {
 		return nil
 	}
 	msg := fmt.Sprintf("status cannot change from %q to %q", from, to)
-	switch {
-	case from == "archived":
-		msg += ": an archived initiative is final; create a new initiative instead"
-	case from == "completed" && to == "in_progress":
-		msg += ": a completed initiative is not reopened; create a new initiative instead"
+	switch from {
+	case "archived":
+		msg += ": an archived initiative is final; " + newInitiative
+	case "completed":
+		msg += ": a completed initiative is not reopened, only archived; " + newInitiative
 	default:
 		next := initiativeNext[from]
 		quoted := make([]string, len(next))
@@ -71,6 +87,16 @@ func InitiativeTransition(prev, cur any, at At) state.Problems {
 		msg += fmt.Sprintf(", want %q or %s", from, strings.Join(quoted, " or "))
 	}
 	return state.Problems{at("/status", msg)}
+}
+
+// renamed reports whether cur names another initiative than prev (both
+// names strings that differ), with both names.
+func renamed(prev, cur any) (was, name string, other bool) {
+	p, _ := prev.(map[string]any)
+	c, _ := cur.(map[string]any)
+	was, ok1 := p["name"].(string)
+	name, ok2 := c["name"].(string)
+	return was, name, ok1 && ok2 && was != name
 }
 
 func initiativeStatus(doc any) (string, bool) {

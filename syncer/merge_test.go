@@ -111,7 +111,8 @@ func TestCompletedInitiativeNotRegressedBySync(t *testing.T) {
 	a.record()
 	a.sync()
 	b.now = a.now.Add(time.Minute) // b edits later, still in progress
-	b.write(initPath, strings.Replace(initiative("in_progress"), `"x"`, `"x, renamed"`, 1))
+	// the same initiative (one name): another name would be a new one
+	b.write(initPath, strings.Replace(initiative("in_progress"), `10:00:00Z`, `10:05:00Z`, 1))
 	b.record()
 	rb := b.sync()
 	a.sync()

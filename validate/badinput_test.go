@@ -288,15 +288,28 @@ func TestCheckTransition(t *testing.T) {
 	assert.Empty(t, CheckTransition(ini, []byte("not json"), doc("completed")), "unreadable previous version")
 	assert.Empty(t, CheckTransition(ini, doc("created"), doc("weird")), "unknown status is the schema's business")
 
+	const hint = `to start a new initiative, write one with another "name" and status "created"`
 	rejected := map[[2]string]string{
-		{"completed", "in_progress"}: ini + `:3:13: /status: status cannot change from "completed" to "in_progress": a completed initiative is not reopened; create a new initiative instead`,
-		{"archived", "in_progress"}:  ini + `:3:13: /status: status cannot change from "archived" to "in_progress": an archived initiative is final; create a new initiative instead`,
-		{"archived", "created"}:      ini + `:3:13: /status: status cannot change from "archived" to "created": an archived initiative is final; create a new initiative instead`,
+		{"completed", "in_progress"}: ini + `:3:13: /status: status cannot change from "completed" to "in_progress": a completed initiative is not reopened, only archived; ` + hint,
+		{"completed", "created"}:     ini + `:3:13: /status: status cannot change from "completed" to "created": a completed initiative is not reopened, only archived; ` + hint,
+		{"archived", "in_progress"}:  ini + `:3:13: /status: status cannot change from "archived" to "in_progress": an archived initiative is final; ` + hint,
+		{"archived", "created"}:      ini + `:3:13: /status: status cannot change from "archived" to "created": an archived initiative is final; ` + hint,
 		{"created", "completed"}:     ini + `:3:13: /status: status cannot change from "created" to "completed", want "created" or "in_progress"`,
 		{"in_progress", "archived"}:  ini + `:3:13: /status: status cannot change from "in_progress" to "archived", want "in_progress" or "blocked" or "completed"`,
 	}
 	for tr, want := range rejected {
 		assert.Equal(t, []string{want}, lines(CheckTransition(ini, doc(tr[0]), doc(tr[1]))), "%v", tr)
+	}
+
+	// another name is another initiative: it starts at "created", whatever
+	// the status of the one it replaces
+	named := func(name, status string) []byte {
+		return []byte(`{"name": "` + name + `", "status": "` + status + `", "lastUpdated": "2026-01-31T13:20:00Z"}`)
+	}
+	for _, from := range []string{"created", "in_progress", "blocked", "completed", "archived"} {
+		assert.Empty(t, CheckTransition(ini, named("auth", from), named("billing", "created")), from)
+		assert.Equal(t, []string{ini + `:1:31: /status: a new initiative starts at status "created", got "in_progress": "billing" is another name than the last initiative's "auth" (keep "auth" to move that one on)`},
+			lines(CheckTransition(ini, named("auth", from), named("billing", "in_progress"))), from)
 	}
 	assert.Equal(t, []string{ini + ": /: file is empty"}, lines(CheckTransition(ini, doc("created"), nil)))
 }

@@ -30,7 +30,9 @@ refs/strata/state or of your own branches), or by default its last recorded
 version; atomically, and records the restored version with source restore.
 A file whose deletion was recorded comes back, by default, as its last
 recorded version before the deletion. --all --at T puts the whole kept state
-back as of T (files that did not exist then are removed). An unrecorded
+back as of T (files that did not exist then are removed; a removed Phase
+Outcome or resolution stays recorded, and a line says that only its
+recorded bytes may be written there again). An unrecorded
 version on disk is recorded first, so nothing is lost; a file it would
 replace or remove but cannot read to record (larger than max_size,
 unreadable) stops the restore before anything is written (exit 3), and a
@@ -84,7 +86,7 @@ func runRestore(e *env, o restoreOptions) error {
 		if err != nil {
 			return err
 		}
-		return printRestorePlan(e, plan, o.JSON)
+		return printRestorePlan(e, eng, plan, o.JSON)
 	}
 	var outs []engine.Outcome
 	if o.All {
@@ -125,6 +127,7 @@ func runRestore(e *env, o restoreOptions) error {
 		case out.Entry != nil && out.Entry.Action == state.ActionDelete:
 			n++
 			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", state.TermSafe(out.Path), p, state.ShortID(out.Entry.Commit))
+			appendOnlyNote(e, eng, out.Path)
 		case out.Revived != nil && out.Written:
 			n++
 			id := ""
@@ -175,6 +178,19 @@ func restoreJSON(outs []engine.Outcome) []outcomeJSON {
 	return list
 }
 
+// appendOnlyNote says, after the line of a restore deleting path, that a
+// Phase Outcome or resolution stays recorded: the history rules judge a
+// file written there later against its last version, so only those bytes
+// may come back (docs/contract.md §1, rules).
+func appendOnlyNote(e *env, eng *engine.Engine, path string) {
+	k, ok := eng.Config().Classify(path)
+	if !ok || !k.Class.Immutable() {
+		return
+	}
+	fmt.Fprintf(e.Out, "  %s is append-only: its recorded version stays in history, and only those bytes may be written there again (strata restore %s); new content goes in a new numbered file\n",
+		state.TermSafe(path), state.TermSafe(path))
+}
+
 // revivedFrom names the version a restore brought back for a deleted file.
 func revivedFrom(r *engine.Revived) string {
 	return fmt.Sprintf("%s, its last recorded version before it was deleted at %s",
@@ -183,7 +199,7 @@ func revivedFrom(r *engine.Revived) string {
 
 // printRestorePlan prints what restore --dry-run found, in the order the
 // restore would do it: save, write, remove.
-func printRestorePlan(e *env, plan engine.RestorePlan, asJSON bool) error {
+func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSON bool) error {
 	if asJSON {
 		return writeJSON(e.Out, plan)
 	}
@@ -203,6 +219,7 @@ func printRestorePlan(e *env, plan engine.RestorePlan, asJSON bool) error {
 	}
 	for _, r := range plan.Remove {
 		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", state.TermSafe(r), plan.Point)
+		appendOnlyNote(e, eng, r)
 	}
 	if len(plan.Write)+len(plan.Remove) == 0 {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)

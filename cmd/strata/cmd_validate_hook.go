@@ -93,7 +93,7 @@ func runValidateHook(e *env) error {
 	}
 	var prev []byte
 	if engine.UsesHistory(k) { // else the history is not opened at all
-		if prev, err = recordedVersion(eng, k.Path); err != nil {
+		if prev, err = eng.LastVersion(k); err != nil {
 			return hookWarn(e, "%v; checked without history", err)
 		}
 	}
@@ -110,20 +110,6 @@ func runValidateHook(e *env) error {
 		return nil
 	}
 	return blockWith(e, ps, k.Path)
-}
-
-// recordedVersion is path's content at the state ref's head; nil when it
-// was never recorded.
-func recordedVersion(eng *engine.Engine, path string) ([]byte, error) {
-	head, err := eng.Head()
-	if err != nil || head == "" {
-		return nil, err
-	}
-	data, err := eng.FileAt(head, path)
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, nil
-	}
-	return data, err
 }
 
 func blockWith(e *env, ps state.Problems, path string) error {
