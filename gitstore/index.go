@@ -611,8 +611,10 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 				yield(state.Entry{}, fmt.Errorf("log: %w", err))
 				return
 			}
-			if stamp := stampTime(ci); (!q.Until.IsZero() && r.time == q.Until.Unix() && stamp.After(q.Until)) ||
-				(!q.Since.IsZero() && r.time == q.Since.Unix() && stamp.Before(q.Since)) {
+			// a bound with a fraction of a second is held to it within its
+			// second (a whole second, as git prints times, means all of it)
+			if stamp := stampTime(ci); (!q.Until.IsZero() && q.Until.Nanosecond() != 0 && r.time == q.Until.Unix() && stamp.After(q.Until)) ||
+				(!q.Since.IsZero() && q.Since.Nanosecond() != 0 && r.time == q.Since.Unix() && stamp.Before(q.Since)) {
 				continue // within the bound's own second, on the wrong side of it
 			}
 			when := commitTime(ci)
