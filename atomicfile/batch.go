@@ -27,8 +27,9 @@ import (
 // ordinary disk cost ~80 ms instead of ~190; in such a batch two writer
 // goroutines make and fill the temp files while the caller goes on adding
 // (see pendingWrite), and Commit waits for them. Temp files are named Prefix,
-// the target's base name, "-", the writing process's id and "-" a random
-// suffix, so that Leftovers can tell those of a process that died.
+// the target's base name (cut when long, see tempBase), "-", the writing
+// process's id and "-" a number, so that Leftovers can tell those of a
+// process that died.
 //
 // A file that does not exist yet is added with AddNew: Commit creates it
 // only if nothing has appeared at its name meanwhile, and never replaces
@@ -345,7 +346,7 @@ var tempSeq atomic.Uint64
 // createTemp creates the temp file for base in d with mode and returns it
 // open, with its base name.
 func (d *dir) createTemp(base string, mode fs.FileMode) (*os.File, string, error) {
-	prefix := Prefix + base + "-" + strconv.Itoa(os.Getpid()) + "-"
+	prefix := Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-"
 	for try := 0; ; try++ {
 		tmp := prefix + strconv.FormatUint(tempSeq.Add(1), 10)
 		f, err := d.create(tmp, mode)
