@@ -22,11 +22,12 @@ import (
 // errNoExchange: the file system cannot swap two files (see exchange).
 var errNoExchange = errors.New("no exchange of two files here")
 
-// replaceStep, set by tests only, is called at the moments of replace
-// where an outside writer's rename is tested, with the target's name:
+// ReplaceStep, set by tests only (also other packages'), is called at the
+// moments of a replace where an outside writer's rename is tested, with
+// the target's name:
 // "checked" once Unchanged has accepted the target, right before the
 // swap; "swapped" right before each swap that puts an outside file back.
-var replaceStep func(step, name string)
+var ReplaceStep func(step, name string)
 
 // putBackTries bounds putBack's swaps, each of which an outside rename
 // landing right before the next makes necessary.
@@ -39,8 +40,8 @@ const putBackTries = 100
 // error (the temp file is then strata's own, at p.tmp, for the caller to
 // remove) or an outside file is left there (see putBack).
 func (b *Batch) replace(p batchFile) (bool, error) {
-	if replaceStep != nil {
-		replaceStep("checked", p.name)
+	if ReplaceStep != nil {
+		ReplaceStep("checked", p.name)
 	}
 	mine, err := p.d.hold(p.tmp)
 	if err != nil {
@@ -81,8 +82,8 @@ func (b *Batch) putBack(p batchFile, mine held) {
 		}
 	}()
 	for range putBackTries {
-		if replaceStep != nil {
-			replaceStep("swapped", p.name)
+		if ReplaceStep != nil {
+			ReplaceStep("swapped", p.name)
 		}
 		out, err := p.d.hold(p.tmp) // an outside file, to go to p.name
 		if err != nil {

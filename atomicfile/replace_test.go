@@ -77,18 +77,18 @@ func replaceFixture(t *testing.T, keep bool) (dir, name string, b *Batch) {
 	return dir, name, b
 }
 
-// onStep sets replaceStep, for the test, to run the action given for each
+// onStep sets ReplaceStep, for the test, to run the action given for each
 // step in turn ("checked", then "swapped" each time), and counts them.
 func onStep(t *testing.T, acts map[string][]func()) map[string]int {
 	t.Helper()
 	n := map[string]int{}
-	replaceStep = func(step, _ string) {
+	ReplaceStep = func(step, _ string) {
 		if i := n[step]; i < len(acts[step]) {
 			acts[step][i]()
 		}
 		n[step]++
 	}
-	t.Cleanup(func() { replaceStep = nil })
+	t.Cleanup(func() { ReplaceStep = nil })
 	return n
 }
 
