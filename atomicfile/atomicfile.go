@@ -6,7 +6,11 @@
 // recorded or reported. A Batch on Linux opens each directory it writes in
 // once, has the caller judge where it really is (Batch.DirOK), and takes
 // every step there relative to that open directory: a folder swapped for a
-// symbolic link between the check and the write is never written through.
+// symbolic link between the check and the write is never written through;
+// and where its caller checks the file it replaces (Batch.Unchanged), it
+// swaps the new file in (RENAME_EXCHANGE) and swaps back a file that is not
+// the one checked, so an outside save landing after the check is never
+// replaced (see replace.go).
 package atomicfile
 
 import (
