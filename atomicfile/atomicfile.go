@@ -6,19 +6,47 @@
 // recorded or reported. A Batch on Linux opens each directory it writes in
 // once, has the caller judge where it really is (Batch.DirOK), and takes
 // every step there relative to that open directory: a folder swapped for a
-// symbolic link between the check and the write is never written through.
+// symbolic link between the check and the write is never written through;
+// and where its caller checks the file it replaces (Batch.Unchanged), it
+// swaps the new file in (RENAME_EXCHANGE) and swaps back a file that is not
+// the one checked, so an outside save landing after the check is never
+// replaced (see replace.go).
 package atomicfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // Prefix begins the base name of every temp file strata writes beside a
 // file it replaces.
 const Prefix = ".strata-tmp-"
+
+// tempNameMax is the most bytes of a target's base name that its temp
+// file's name carries: a longer name is cut and a hash of all of it added
+// (tempBase), so that every temp file's name stays well within NAME_MAX
+// (255 bytes), whatever the name of the file it replaces.
+const tempNameMax = 100
+
+// tempBase is base as a temp file's name carries it: base itself, or when
+// longer than tempNameMax, its first bytes (whole UTF-8 characters), "~"
+// and 8 hex digits of its SHA-256.
+func tempBase(base string) string {
+	if len(base) <= tempNameMax {
+		return base
+	}
+	n := tempNameMax - 9
+	for n > 0 && !utf8.RuneStart(base[n]) {
+		n--
+	}
+	sum := sha256.Sum256([]byte(base))
+	return base[:n] + "~" + hex.EncodeToString(sum[:4])
+}
 
 // IsTemp reports whether name (a path, slash- or OS-separated) is one of
 // strata's temp files.
@@ -31,7 +59,7 @@ func IsTemp(name string) bool {
 }
 
 // WriteTemp writes data to a new temp file in the directory of name (named
-// Prefix, name's base and a random suffix), with mode, fsynced and closed,
+// Prefix, name's base, cut when long, and a random suffix), with mode, fsynced and closed,
 // and returns the temp file's path. The caller renames it into place or
 // removes it; on error nothing is left behind.
 func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
@@ -40,7 +68,7 @@ func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
 
 // writeTemp is WriteTemp, with the fsync only when sync is true.
 func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(name), Prefix+filepath.Base(name)+"-*")
+	f, err := os.CreateTemp(filepath.Dir(name), Prefix+tempBase(filepath.Base(name))+"-*")
 	if err != nil {
 		return "", err
 	}

@@ -3,8 +3,10 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestWriteReplacesAndLeavesNoTemp(t *testing.T) {
@@ -59,6 +61,65 @@ func TestIsTemp(t *testing.T) {
 	} {
 		if got := IsTemp(name); got != want {
 			t.Errorf("IsTemp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// longNames are base names up to NAME_MAX (255 bytes), which a temp file
+// named with the whole name (plus Prefix and a suffix) exceeded.
+var longNames = []string{
+	strings.Repeat("n", 245) + ".json",       // 250 bytes
+	strings.Repeat("m", 250) + ".json",       // 255
+	strings.Repeat("é", 125) + ".json",       // 255, cut between whole characters
+	strings.Repeat("a", tempNameMax) + ".md", // just over the limit
+}
+
+// Every name that can exist can be written: by Write, and by a Batch
+// replacing it (checked, swapped where it can be) or creating it through a
+// named temp file; the temp files are strata's (IsTemp), carry the process
+// id where Leftovers looks for it, and differ for names that differ only
+// past the cut.
+func TestLongNamesWritten(t *testing.T) {
+	namedOnly(t) // AddNew's temp files too
+	dir, fresh := t.TempDir(), t.TempDir()
+	for _, base := range longNames {
+		name := filepath.Join(dir, base)
+		if err := Write(name, []byte("one"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var b Batch
+		b.Unchanged = func(string, os.FileInfo) bool { return true }
+		if err := b.Add(name, []byte("two"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddNew(filepath.Join(fresh, base), []byte("new"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range b.pend {
+			if len(p.tmp) > 255 || !IsTemp(p.tmp) {
+				t.Fatalf("temp name %q (%d bytes)", p.tmp, len(p.tmp))
+			}
+			if f := strings.Split(p.tmp, "-"); f[len(f)-2] != strconv.Itoa(os.Getpid()) {
+				t.Fatalf("temp name %q: no pid where Leftovers reads it", p.tmp)
+			}
+		}
+		if notWritten, err := b.Commit(nil); err != nil || len(notWritten) > 0 {
+			t.Fatal(notWritten, err)
+		}
+		if data, _ := os.ReadFile(name); string(data) != "two" {
+			t.Fatalf("%d bytes: %q", len(base), data)
+		}
+		if data, _ := os.ReadFile(filepath.Join(fresh, base)); string(data) != "new" {
+			t.Fatalf("%d bytes, new: %q", len(base), data)
+		}
+	}
+	a, b := tempBase(strings.Repeat("x", 200)+"a"), tempBase(strings.Repeat("x", 200)+"b")
+	if a == b || len(a) > tempNameMax || !utf8.ValidString(tempBase(longNames[2])) {
+		t.Fatalf("tempBase: %q, %q, %q", a, b, tempBase(longNames[2]))
+	}
+	for _, d := range []string{dir, fresh} {
+		if ents, _ := os.ReadDir(d); len(ents) != len(longNames) {
+			t.Fatalf("%s holds %d entries, want %d (no temp left)", d, len(ents), len(longNames))
 		}
 	}
 }

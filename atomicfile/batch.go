@@ -27,8 +27,9 @@ import (
 // ordinary disk cost ~80 ms instead of ~190; in such a batch two writer
 // goroutines make and fill the temp files while the caller goes on adding
 // (see pendingWrite), and Commit waits for them. Temp files are named Prefix,
-// the target's base name, "-", the writing process's id and "-" a random
-// suffix, so that Leftovers can tell those of a process that died.
+// the target's base name (cut when long, see tempBase), "-", the writing
+// process's id and "-" a number, so that Leftovers can tell those of a
+// process that died.
 //
 // A file that does not exist yet is added with AddNew: Commit creates it
 // only if nothing has appeared at its name meanwhile, and never replaces
@@ -69,7 +70,12 @@ type Batch struct {
 	// is what is at name then (os.Lstat's answer, taken in the directory
 	// checked; nil when nothing is; compare with SameFile). With Keep set,
 	// name's file has been linked into Keep by then: its link count and
-	// change time (ctime) have moved, nothing else.
+	// change time (ctime) have moved, nothing else. Where the file system
+	// can swap two files (Linux, see replace.go), it is asked a second
+	// time, about the file the new one has just been swapped with (now
+	// under the temp file's name), and false then swaps it back: an outside
+	// rename landing between the first check and the swap is never
+	// replaced. Its last answer is the one that counts.
 	Unchanged func(name string, now fs.FileInfo) bool
 
 	// Keep, when set, is a directory on the targets' file system where
@@ -340,7 +346,7 @@ var tempSeq atomic.Uint64
 // createTemp creates the temp file for base in d with mode and returns it
 // open, with its base name.
 func (d *dir) createTemp(base string, mode fs.FileMode) (*os.File, string, error) {
-	prefix := Prefix + base + "-" + strconv.Itoa(os.Getpid()) + "-"
+	prefix := Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-"
 	for try := 0; ; try++ {
 		tmp := prefix + strconv.FormatUint(tempSeq.Add(1), 10)
 		f, err := d.create(tmp, mode)
@@ -418,7 +424,8 @@ func (b *Batch) Skip(name string) {
 // unless something has appeared there. Right before a file added by Add
 // replaces its target, Commit asks b.Unchanged, when set, whether the
 // target is still what the caller expects; if not, the target is left as
-// it is. Between the first and second half it calls mid, when not nil
+// it is (on Linux asked again of the file actually replaced, see
+// replace.go). Between the first and second half it calls mid, when not nil
 // (crash tests stop there). It then fsyncs each directory once and returns
 // the names of the files it did not put in place for those two reasons, and
 // those of a directory refused by its check at Commit (see Batch). On error
@@ -463,6 +470,19 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name, p.d.stat(p.base)) {
 			notWritten = append(notWritten, p.name)
 			b.discard(p)
+			continue
+		}
+		if !p.isNew && b.Unchanged != nil {
+			switch ok, err := b.replace(p); {
+			case err != nil:
+				p.d.remove(p.tmp)
+				b.pend = b.pend[i+1:]
+				b.Abort()
+				return notWritten, err
+			case !ok:
+				notWritten = append(notWritten, p.name)
+			}
+			p.d.used = true // a swap back is made durable too
 			continue
 		}
 		err := place(p)

@@ -118,6 +118,46 @@ func (d *dir) renameNew(tmp, base string) error {
 	return nil
 }
 
+// exchange swaps the files at a and b in d in one step (renameat2(2)
+// with RENAME_EXCHANGE): an error wrapping fs.ErrNotExist when either name
+// is missing, errNoExchange when the file system cannot swap.
+func (d *dir) exchange(a, b string) error {
+	err := unix.Renameat2(d.fd, a, d.fd, b, unix.RENAME_EXCHANGE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+		return errNoExchange
+	}
+	if err != nil {
+		return &os.LinkError{Op: "exchange", Old: filepath.Join(d.path, a), New: filepath.Join(d.path, b), Err: err}
+	}
+	return nil
+}
+
+// held is a file held open by hold (O_PATH): while it is, its inode
+// number names no other file, so a file found later with the same one is
+// this file.
+type held struct{ fd int }
+
+// hold opens base in d, not following a link, to tell it apart later.
+func (d *dir) hold(base string) (held, error) {
+	fd, err := unix.Openat(d.fd, base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return held{fd: -1}, &os.PathError{Op: "open", Path: filepath.Join(d.path, base), Err: err}
+	}
+	return held{fd: fd}, nil
+}
+
+// is reports whether fi (from d.stat) is the held file.
+func (h held) is(fi fs.FileInfo) bool {
+	s := &statInfo{}
+	return fi != nil && h.fd >= 0 && unix.Fstat(h.fd, &s.st) == nil && SameFile(fi, s)
+}
+
+func (h held) release() {
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+	}
+}
+
 // lstat is os.Lstat of base in d.
 func (d *dir) lstat(base string) (fs.FileInfo, error) {
 	s := &statInfo{name: base}

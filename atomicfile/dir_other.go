@@ -50,6 +50,16 @@ func (d *dir) renameNew(tmp, base string) error {
 	return renameNew(filepath.Join(d.path, tmp), filepath.Join(d.path, base))
 }
 
+// exchange cannot swap two files here: Commit renames as before.
+func (d *dir) exchange(a, b string) error { return errNoExchange }
+
+// held is nothing here: no file is ever swapped back (see exchange).
+type held struct{}
+
+func (d *dir) hold(string) (held, error) { return held{}, nil }
+func (h held) is(fs.FileInfo) bool       { return false }
+func (h held) release()                  {}
+
 func (d *dir) lstat(base string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.path, base)) }
 
 func (d *dir) remove(name string) error { return os.Remove(filepath.Join(d.path, name)) }

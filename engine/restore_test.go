@@ -3,9 +3,12 @@ package engine
 import (
 	"errors"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
 )
@@ -158,5 +161,63 @@ func TestRestoreLeavesAFileEditedMeanwhile(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// An agent's save by temp file and rename landing after the restore's last
+// check of a file, right before its new version takes the name
+// (atomicfile.ReplaceStep "checked"), is not overwritten: the new version
+// is swapped in and straight back out, the agent's bytes stay at the name,
+// the file is reported edited during the restore, and the next record
+// records the save. Before, the rename replaced it and it was stored
+// nowhere.
+func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("files are swapped (RENAME_EXCHANGE) on Linux only")
+	}
+	for _, all := range []bool{false, true} {
+		t.Run("all="+strconv.FormatBool(all), func(t *testing.T) {
+			e := newRepo(t)
+			edit(t, e, ".claude/a.json", `{"v": 1}`)
+			record(t, e, ".claude/a.json")
+			first := mustHead(t, e)
+			edit(t, e, ".claude/a.json", `{"v": 2}`)
+			record(t, e, ".claude/a.json")
+
+			const saved = `{"v": "saved by rename during the restore"}`
+			name := e.Config().Abs(".claude/a.json")
+			atomicfile.ReplaceStep = func(step, at string) {
+				if step != "checked" || at != name {
+					return
+				}
+				if err := os.WriteFile(name+".agent", []byte(saved), 0o644); err != nil {
+					t.Error(err)
+				}
+				if err := os.Rename(name+".agent", name); err != nil {
+					t.Error(err)
+				}
+			}
+			t.Cleanup(func() { atomicfile.ReplaceStep = nil })
+			var outs []Outcome
+			var err error
+			if all {
+				outs, err = e.RestoreAll(Point{Rev: first})
+			} else {
+				outs, err = e.Restore([]config.Kept{kept(t, e, ".claude/a.json")}, Point{Rev: first})
+			}
+			atomicfile.ReplaceStep = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := onDisk(t, e, ".claude/a.json"); got != saved {
+				t.Fatalf("a.json, saved during the restore, is %q", got)
+			}
+			if len(outs) != 1 || !outs[0].Late || outs[0].Written || !strings.Contains(outs[0].Problems.Error(), "edited on disk during the restore") {
+				t.Fatalf("outcomes %+v, want a.json late", outs)
+			}
+			if outs := record(t, e, ".claude/a.json"); outs[0].Entry == nil {
+				t.Errorf("the save made during the restore was not recorded next: %+v", outs[0])
+			}
+		})
 	}
 }

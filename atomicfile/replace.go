@@ -1,0 +1,108 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+)
+
+// A file added by Add replaces its target only while the target is the
+// file the caller expects (Batch.Unchanged). A plain rename cannot make
+// that check and the replacement one step: an outside writer (an agent
+// saving by temp file and rename, taking no lock) whose rename lands
+// between them would be replaced, its version stored nowhere. So on Linux
+// Commit swaps the temp file and the target (renameat2(2) with
+// RENAME_EXCHANGE) and asks Unchanged about the file it swapped out, now
+// at the temp name: the file the rename would have freed. When that is not
+// the file expected, it swaps back; an outside rename landing between the
+// two swaps (its file then at the temp name, strata's gone) is swapped
+// back in turn, so the newest outside file ends at the name. Only
+// strata's own temp file is ever removed. A file system that cannot swap
+// gets the check right before a plain rename, as before.
+
+// errNoExchange: the file system cannot swap two files (see exchange).
+var errNoExchange = errors.New("no exchange of two files here")
+
+// ReplaceStep, set by tests only (also other packages'), is called at the
+// moments of a replace where an outside writer's rename is tested, with
+// the target's name:
+// "checked" once Unchanged has accepted the target, right before the
+// swap; "swapped" right before each swap that puts an outside file back.
+var ReplaceStep func(step, name string)
+
+// putBackTries bounds putBack's swaps, each of which an outside rename
+// landing right before the next makes necessary.
+const putBackTries = 100
+
+// replace puts p's named temp file at p.name in place of the file there,
+// which b.Unchanged (set) has just accepted, if that file is still the one
+// replaced, and reports whether it did. When it did not, p.name holds the
+// newest outside file. It removes the temp file unless it returns an
+// error (the temp file is then strata's own, at p.tmp, for the caller to
+// remove) or an outside file is left there (see putBack).
+func (b *Batch) replace(p batchFile) (bool, error) {
+	if ReplaceStep != nil {
+		ReplaceStep("checked", p.name)
+	}
+	mine, err := p.d.hold(p.tmp)
+	if err != nil {
+		return false, err
+	}
+	defer mine.release()
+	err = p.d.exchange(p.tmp, p.base)
+	switch {
+	case errors.Is(err, errNoExchange):
+		return true, p.d.rename(p.tmp, p.base)
+	case errors.Is(err, fs.ErrNotExist): // removed since the check: an edit too
+		p.d.remove(p.tmp)
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	if b.Unchanged(p.name, p.d.stat(p.tmp)) {
+		p.d.remove(p.tmp) // the file expected, as the rename would have freed it
+		return true, nil
+	}
+	b.putBack(p, mine)
+	return false, nil
+}
+
+// putBack swaps back the outside file that replace swapped out of p.name
+// (now at p.tmp), where mine, strata's new file, went. After each swap the
+// file at p.tmp is the one swapped put at p.name before it, unless an
+// outside rename landed at p.name in between: that file is then the newest
+// and goes to p.name by one more swap. The file left at p.tmp in the end
+// is removed only when it is mine; else it is an outside version that its
+// writer's own later rename superseded, left there as it is (Leftovers
+// removes it with the other temp files once this process has ended).
+func (b *Batch) putBack(p batchFile, mine held) {
+	atName, ours := mine, true // the file last swapped to p.name, held; whether it is mine
+	defer func() {
+		if !ours {
+			atName.release()
+		}
+	}()
+	for range putBackTries {
+		if ReplaceStep != nil {
+			ReplaceStep("swapped", p.name)
+		}
+		out, err := p.d.hold(p.tmp) // an outside file, to go to p.name
+		if err != nil {
+			return
+		}
+		if err := p.d.exchange(p.tmp, p.base); err != nil {
+			out.release()
+			return // p.name removed meanwhile: the outside file stays at p.tmp
+		}
+		landed := !atName.is(p.d.stat(p.tmp))
+		if !landed && ours {
+			p.d.remove(p.tmp)
+		}
+		if !ours {
+			atName.release()
+		}
+		atName, ours = out, false
+		if !landed {
+			return // out, the newest, is at p.name
+		}
+	}
+}
