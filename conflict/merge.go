@@ -90,6 +90,11 @@ type PathInput struct {
 	// Taken reports whether a path is in use on either side (or was given to
 	// another renamed file of this merge).
 	Taken func(path string) bool
+	// OwnTheirs, for a graph, says per entity strata keeps whether the
+	// merge took theirs (true) or ours of the L1 file the entity mirrors:
+	// the entity's own observations follow it (MergeGraphFollow). An entity
+	// it does not name is decided by the graph's sides.
+	OwnTheirs map[string]bool
 }
 
 // Take says which version a path gets.
@@ -150,7 +155,14 @@ func Resolve(in PathInput) (Outcome, error) {
 			}
 		} else {
 			var lost []GraphLoss
-			data, lost = MergeGraph(in.Base.Data, earlier.Data, last.Data)
+			var follow map[string]bool
+			for name, theirs := range in.OwnTheirs {
+				if follow == nil {
+					follow = map[string]bool{}
+				}
+				follow[name] = theirs != later // the earlier side is theirs when theirs is not the later
+			}
+			data, lost = MergeGraphFollow(in.Base.Data, earlier.Data, last.Data, follow)
 			for _, l := range lost {
 				from := last
 				if l.Earlier {

@@ -331,7 +331,23 @@ type GraphLoss struct {
 // relation the other side deleted (the deletion wins); and a relation one
 // side added to an entity the other deleted (dropped, as the server's
 // delete_entities drops an entity's relations).
+//
+// The observations strata owns of the entities it keeps ("type: APEX",
+// "phase: …", "updated: …" of workflow-state; graph.Own) are not unioned:
+// they are one side's, as a whole — as the L1 file they mirror is one
+// side's. MergeGraph takes the side that changed them since base, and
+// when both did, the one whose "updated:" is later (the later side on a
+// tie or without one); MergeGraphFollow is told the side instead.
 func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
+	return MergeGraphFollow(base, earlier, later, nil)
+}
+
+// MergeGraphFollow is MergeGraph, with the side whose own observations
+// each entity strata keeps takes given by earlierOwn (entity name → true
+// for the earlier side's, false for the later's): the side whose version
+// of the L1 file the sync took, so that L3 says what L1 says. A name it
+// does not hold is decided as MergeGraph decides it.
+func MergeGraphFollow(base, earlier, later []byte, earlierOwn map[string]bool) (out []byte, lost []GraphLoss) {
 	// each file parsed once; the later one's lines become the result
 	bD, eD, doc := graph.NewDoc(base), graph.NewDoc(earlier), graph.NewDoc(later)
 	b, e, l := bD.Graph(), eD.Graph(), doc.Graph()
@@ -371,19 +387,28 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 			added = append(added, eL[en.Name])
 			continue
 		}
+		line := lL[en.Name]
 		switch {
 		case graph.SameLine(eL[en.Name], lL[en.Name]):
-			continue
-		case inBase && graph.SameLine(eL[en.Name], bL[en.Name]):
-			continue // the earlier side left it
+		case inBase && graph.SameLine(eL[en.Name], bL[en.Name]): // the earlier side left it
 		case inBase && graph.SameLine(lL[en.Name], bL[en.Name]):
-			doc.SetEntityLine(en.Name, eL[en.Name]) // only the earlier side changed it
-			continue
+			line = eL[en.Name] // only the earlier side changed it
+		default:
+			var ml []graph.MemberLoss
+			line, ml = graph.MergeEntityLine(bL[en.Name], eL[en.Name], lL[en.Name], inBase, mergeObservations(be.Observations, en.Observations, le.Observations, inBase))
+			for _, m := range ml {
+				lose(true, memberText(fmt.Sprintf("entity %q", en.Name), m))
+			}
 		}
-		line, ml := graph.MergeEntityLine(bL[en.Name], eL[en.Name], lL[en.Name], inBase, mergeObservations(be.Observations, en.Observations, le.Observations, inBase))
-		doc.SetEntityLine(en.Name, line)
-		for _, m := range ml {
-			lose(true, memberText(fmt.Sprintf("entity %q", en.Name), m))
+		if graph.Keeps(en.Name) {
+			own := graph.Own(le)
+			if ownFromEarlier(be, en, le, inBase, earlierOwn) {
+				own = graph.Own(en)
+			}
+			line = graph.WithOwn(line, en.Name, own)
+		}
+		if !bytes.Equal(line, lL[en.Name]) {
+			doc.SetEntityLine(en.Name, line)
 		}
 	}
 	doc.AddEntityLines(added)
@@ -509,6 +534,33 @@ func MergeGraph(base, earlier, later []byte) (out []byte, lost []GraphLoss) {
 		end = graph.EndingOf(earlier)
 	}
 	return graph.WithEnding(out, end, bytes.HasSuffix(later, []byte("\r"))), lost
+}
+
+// ownFromEarlier reports whether an entity strata keeps, present on both
+// sides, takes the earlier side's own observations (graph.Own): as
+// earlierOwn says when it names the entity; else the side that changed them
+// since base when only one did; else the one whose "updated:" is later,
+// the later side on a tie or when either lacks one.
+func ownFromEarlier(base, earlier, later graph.Entity, inBase bool, earlierOwn map[string]bool) bool {
+	if e, ok := earlierOwn[earlier.Name]; ok {
+		return e
+	}
+	eo, lo := graph.Own(earlier), graph.Own(later)
+	if slices.Equal(eo, lo) {
+		return false
+	}
+	if inBase {
+		bo := graph.Own(base)
+		switch {
+		case slices.Equal(eo, bo):
+			return false
+		case slices.Equal(lo, bo):
+			return true
+		}
+	}
+	et, eok := earlier.Updated()
+	lt, lok := later.Updated()
+	return eok && lok && et.After(lt)
 }
 
 // hasRel reports whether a side's relation lines (RelationLines) hold r.

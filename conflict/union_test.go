@@ -14,6 +14,7 @@ import (
 	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/markdown"
 	"github.com/strata-dev/strata/textdiff"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestMergeMemoryRandomAdds: two sides add items (and sections) at random
@@ -169,13 +170,19 @@ func FuzzMergeGraph(f *testing.F) {
 					continue // deleted later
 				}
 			}
-			g, ok := got.Entity(en.Name)
+			g, ok := entities(got)[en.Name] // the first well-formed line, as the merge reads it
 			if !ok {
 				t.Fatalf("entity %q lost", en.Name)
 			}
 			for _, o := range en.Observations {
-				if !slices.Contains(bE[en.Name].Observations, o) && !slices.Contains(g.Observations, o) {
+				if !slices.Contains(bE[en.Name].Observations, o) && !slices.Contains(g.Observations, o) && !owned(en.Name, o) {
 					t.Fatalf("observation %q of %q lost", o, en.Name)
+				}
+			}
+			// strata's own observations of its entities are one side's
+			if le, inLater := lE[en.Name]; inLater && graph.Keeps(en.Name) {
+				if own := graph.Own(g); !slices.Equal(own, graph.Own(en)) && !slices.Equal(own, graph.Own(le)) {
+					t.Fatalf("own observations of %q are %q: neither side's (%q, %q)", en.Name, own, graph.Own(en), graph.Own(le))
 				}
 			}
 		}
@@ -243,6 +250,12 @@ func checkLinesKept(t *testing.T, base, side, got []byte, lost []GraphLoss, earl
 	}
 }
 
+// owned reports whether o is one of strata's own observations of an
+// entity it keeps: a merge takes those from one side, not both.
+func owned(name, o string) bool {
+	return len(graph.Own(graph.Entity{Name: name, Observations: []string{o}})) == 1
+}
+
 func sideName(earlier bool) string {
 	if earlier {
 		return "earlier"
@@ -277,8 +290,10 @@ func editsIn(base, line, got []byte) string {
 			json.Unmarshal(bm[k], &bo)
 			json.Unmarshal(v, &lo)
 			json.Unmarshal(gm[k], &gobs)
+			var name string
+			json.Unmarshal(lm["name"], &name)
 			for _, o := range lo {
-				if !slices.Contains(bo, o) && !slices.Contains(gobs, o) {
+				if !slices.Contains(bo, o) && !slices.Contains(gobs, o) && !owned(name, o) {
 					return fmt.Sprintf("observation %q dropped", o)
 				}
 			}
@@ -305,6 +320,39 @@ func editsIn(base, line, got []byte) string {
 // cannot keep it names: an entityType both sides changed (the later one
 // stays), the edits of an entity the other side deleted, and a relation to
 // a deleted entity.
+// TestMergeGraphOwnObservationsOneSide: strata's own observations of its
+// entities come from one side as a whole (the L1 file's side when told, else
+// the side that changed them, else the later "updated:"); the agents' own
+// observations are unioned as before.
+func TestMergeGraphOwnObservationsOneSide(t *testing.T) {
+	ws := func(obs string) string {
+		return `{"type":"entity","name":"seed","entityType":"t","observations":[]}` + "\n" +
+			`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":[` + obs + `]}` + "\n"
+	}
+	base := ws(`"type: APEX","phase: plan","updated: 2026-11-26T09:00:00Z"`)
+	a := ws(`"type: APEX","phase: implement-on-A","updated: 2026-11-26T09:00:30Z","note a"`)
+	b := ws(`"note b","type: APEX","phase: review-on-B","updated: 2026-11-26T09:00:32Z"`)
+	got, lost := MergeGraph([]byte(base), []byte(a), []byte(b))
+	assert.Empty(t, lost)
+	assert.Equal(t, ws(`"note b","type: APEX","phase: review-on-B","updated: 2026-11-26T09:00:32Z","note a"`), string(got))
+	// the side recorded earlier wrote the later "updated:"
+	got, _ = MergeGraph([]byte(base), []byte(b), []byte(a))
+	assert.Equal(t, ws(`"type: APEX","phase: review-on-B","updated: 2026-11-26T09:00:32Z","note a","note b"`), string(got))
+	// told the L1 file's side: that one
+	got, _ = MergeGraphFollow([]byte(base), []byte(a), []byte(b), map[string]bool{"workflow-state": true})
+	assert.Equal(t, ws(`"note b","type: APEX","phase: implement-on-A","updated: 2026-11-26T09:00:30Z","note a"`), string(got))
+	// only one side changed them: that side's, whatever the times
+	onlyNote := ws(`"type: APEX","phase: plan","updated: 2026-11-26T09:00:00Z","note c"`)
+	got, _ = MergeGraph([]byte(base), []byte(a), []byte(onlyNote))
+	assert.Equal(t, ws(`"type: APEX","note c","phase: implement-on-A","updated: 2026-11-26T09:00:30Z","note a"`), string(got))
+	// an entity strata does not keep still gets the union
+	other := func(obs string) string {
+		return `{"type":"entity","name":"x","entityType":"t","observations":[` + obs + `]}` + "\n"
+	}
+	got, _ = MergeGraph([]byte(other(`"phase: plan"`)), []byte(other(`"phase: a"`)), []byte(other(`"phase: b"`)))
+	assert.Equal(t, other(`"phase: b","phase: a"`), string(got))
+}
+
 func TestMergeGraphKeepsEveryMember(t *testing.T) {
 	base := `{"type":"entity","name":"base","entityType":"t","observations":["b"],"createdAt":"2026-01-14T22:28:02Z","version":1}
 {"type":"entity","name":"both","entityType":"t","observations":["b"],"createdAt":"C","version":1}
@@ -576,6 +624,12 @@ func seedGraphMerge(f *testing.F) {
 			`{"type":"entity","name":"X","entityType":"t","observations":["A-SECOND-LINE"]}`+"\n",
 		`{"type":"entity","name":"X","entityType":"t","observations":["o1","B"]}`+"\n"+rel+"\n")
 	f.Add(x+"\n"+rel+"\n", x+"\r\n\r\n"+rel+"\r\n", x+"\n"+`{"type":"relation","from":"X","to":"X","relationType":"r","note":"B"}`+"\n")
+	ws := func(obs string) string {
+		return `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":[` + obs + `]}` + "\n"
+	}
+	f.Add(ws(`"type: APEX","phase: plan","updated: 2026-11-26T09:00:00Z"`),
+		ws(`"type: APEX","phase: a","updated: 2026-11-26T09:00:30Z","note a"`)+`{"type":"entity","name":"workflow-state","entityType":"t","observations":["phase: 2nd"]}`,
+		ws(`"note b","type: APEX","phase: b","updated: 2026-11-26T09:00:32Z"`))
 	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "mcp-memory", "*"))
 	if len(files) == 0 {
 		f.Log("no corpus at ../shared/corpus/mcp-memory: seeded without the real files")

@@ -34,18 +34,27 @@ func NewDoc(data []byte) *Doc {
 
 // Graph is what the lines hold, as Parse reads it.
 func (d *Doc) Graph() *Graph {
-	g := &Graph{}
+	g := &Graph{own: map[string]Entity{}}
 	for i, p := range d.ps {
+		_, seen := g.own[p.name]
 		switch {
 		case len(bytes.TrimSpace(d.ls[i].text)) == 0:
 		case p.entity != nil:
 			e := *p.entity
 			e.Observations = slices.Clone(e.Observations)
 			g.Entities = append(g.Entities, e)
+			if !seen {
+				g.own[p.name] = e // its observations shared with Entities, as Entity gave them before
+			}
 		case p.relation != nil:
 			g.Relations = append(g.Relations, *p.relation)
 		default:
 			g.Skipped++
+			if p.own != nil && !seen {
+				e := *p.own
+				e.Observations = slices.Clone(e.Observations)
+				g.own[p.name] = e
+			}
 		}
 	}
 	return g

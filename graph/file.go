@@ -64,21 +64,41 @@ func Read(path string) (*Graph, error) {
 // file system without exchange can still be lost: without a lock on the
 // server's side no protocol closes that window. Every error wraps
 // ErrUnavailable. It is idempotent.
+//
+// Only the first line of an entity's name is edited (upsertLines): later
+// lines of the name keep their bytes. An entity whose first line has an
+// observations member that is not an array is not written: the file gets
+// the other entities, and the error (not wrapping ErrUnavailable) joins an
+// *ObservationsError per such entity, naming the file, line and column.
 func Upsert(path string, entities []Entity) (changed bool, err error) {
-	return update(path, func(d []byte) ([]byte, bool) { return upsertLines(d, entities) })
+	return update(path, func(d []byte) ([]byte, bool, error) { return upsertLines(d, entities) })
 }
 
 // Remove deletes every entity line with one of the names, with the same
 // protocol as Upsert. Removing what Upsert added gives back the file's bytes.
 func Remove(path string, names ...string) (changed bool, err error) {
-	return update(path, func(d []byte) ([]byte, bool) { return removeLines(d, names) })
+	return update(path, func(d []byte) ([]byte, bool, error) {
+		out, changed := removeLines(d, names)
+		return out, changed, nil
+	})
 }
 
-func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err error) {
+// update runs edit on the file's content under the sharing protocol. The
+// error of edit's last run (the entities it refused) is returned as it is,
+// once the rest is written.
+func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool, err error) {
+	var refused error
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w: %s: %w", ErrUnavailable, path, err)
+			return
 		}
+		for _, e := range unjoin(refused) {
+			if oe := (*ObservationsError)(nil); errors.As(e, &oe) && oe.Path == "" {
+				oe.Path = path
+			}
+		}
+		err = refused
 	}()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return false, unwrapPath(err)
@@ -103,7 +123,8 @@ func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err er
 		if hasPending {
 			base = pending
 		}
-		next, need := edit(base)
+		next, need, rerr := edit(base)
+		refused = rerr
 		if !need && !hasPending {
 			// After a write, return only once the file has held our
 			// entities, unchanged, for a settle time: a server write that
@@ -147,6 +168,17 @@ func update(path string, edit func([]byte) ([]byte, bool)) (changed bool, err er
 		}
 	}
 	return changed, fmt.Errorf("the file kept changing during %d attempts", maxAttempts)
+}
+
+// unjoin lists the errors errors.Join joined (err alone otherwise).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // readFile reads a regular file without following a symbolic link. A missing

@@ -140,7 +140,7 @@ func serverWrite(path string, n int, hold time.Duration) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	out, _ := upsertLines(data, []Entity{{Name: fmt.Sprintf("srv-%d", n), EntityType: "t", Observations: []string{}}})
+	out, _, _ := upsertLines(data, []Entity{{Name: fmt.Sprintf("srv-%d", n), EntityType: "t", Observations: []string{}}})
 	tmp := fmt.Sprintf("%s.%032x.tmp", path, n)
 	if err := os.WriteFile(tmp, out, 0o644); err != nil {
 		return err
@@ -158,7 +158,7 @@ func TestServerWriteInFlight(t *testing.T) {
 	srv := make(chan error, 1)
 	go func() {
 		data, _ := os.ReadFile(path)
-		out, _ := upsertLines(data, []Entity{{Name: "srv", EntityType: "t", Observations: []string{}}})
+		out, _, _ := upsertLines(data, []Entity{{Name: "srv", EntityType: "t", Observations: []string{}}})
 		tmp := fmt.Sprintf("%s.%032x.tmp", path, 1)
 		if err := os.WriteFile(tmp, out, 0o644); err != nil {
 			srv <- err

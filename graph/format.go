@@ -10,6 +10,8 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -60,10 +62,21 @@ type Graph struct {
 	Entities  []Entity   // in file order; the server's tools act on the first of a name
 	Relations []Relation // in file order
 	Skipped   int        // non-blank lines that are not a well-formed entity or relation
+	// own is, by name, the first entity line with an observations array,
+	// its string observations only (a fork's {text, timestamp} objects
+	// left out): the line Upsert edits. nil: look in Entities.
+	own map[string]Entity
 }
 
-// Entity returns the first entity with that name, as the server's tools find it.
+// Entity returns the first entity with that name, as the server's tools
+// find it and Upsert edits it: the first line of the name whose
+// observations are an array, with its string observations (a line that
+// also holds a fork's object observations counts, its objects left out).
 func (g *Graph) Entity(name string) (Entity, bool) {
+	if g.own != nil {
+		e, ok := g.own[name]
+		return e, ok
+	}
 	for _, e := range g.Entities {
 		if e.Name == name {
 			return e, true
@@ -124,6 +137,10 @@ type parsed struct {
 	named    bool // the line has a string "name"
 	entity   *Entity
 	relation *Relation
+	// own is set on an entity line with a string name and an array of
+	// observations: its string observations (others left out) and its
+	// entityType when that is a string. It is the entity when that is set.
+	own *Entity
 }
 
 // parseLine is parseText, remembered by the line's bytes (parseCache):
@@ -177,6 +194,11 @@ func (p parsed) clone() parsed {
 		e.Observations = slices.Clone(e.Observations)
 		p.entity = &e
 	}
+	if p.own != nil {
+		e := *p.own
+		e.Observations = slices.Clone(e.Observations)
+		p.own = &e
+	}
 	if p.relation != nil {
 		r := *p.relation
 		p.relation = &r
@@ -217,6 +239,19 @@ func parseText(text []byte) parsed {
 				obs = []string{}
 			}
 			p.entity = &Entity{Name: p.name, EntityType: et, Observations: obs}
+			p.own = p.entity
+		} else if p.named && isArray {
+			var elems []json.RawMessage
+			if json.Unmarshal(raw, &elems) == nil {
+				own := &Entity{Name: p.name, EntityType: et, Observations: []string{}}
+				for _, el := range elems {
+					var s string
+					if len(el) > 0 && el[0] == '"' && json.Unmarshal(el, &s) == nil {
+						own.Observations = append(own.Observations, s)
+					}
+				}
+				p.own = own
+			}
 		}
 	case "relation":
 		from, ok1 := str("from")
@@ -292,56 +327,124 @@ func appendJSString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// upsertLine edits an existing line of e's name in place (p is the line
-// parsed) and reports whether it changed: entityType becomes e's, and of
-// the observations only those strata owns (see owns) are replaced by e's,
-// in the place of the first of them; the user's own observations and every
-// other member (a fork's createdAt, version, _savedAt, the key order, a
-// final "\r") keep their bytes. A line whose observations are not all
-// strings (a fork's {text, timestamp} objects) gets e's observations whole.
-func upsertLine(text []byte, p parsed, e Entity) ([]byte, bool) {
-	obs := e.Observations
-	if p.entity != nil {
-		obs = mergeObservations(e.Name, p.entity.Observations, e.Observations)
+// upsertLine edits an existing line of e's name in place and reports
+// whether it changed: entityType becomes e's, and of the observations only
+// the strings strata owns (see owns) are replaced by e's, in the place of
+// the first of them (else before the others); every other observation —
+// the user's own strings, a fork's {text, timestamp} objects, whatever its
+// type — and every other member (a fork's createdAt, version, _savedAt, the
+// key order, a final "\r") keep their bytes. A line whose observations
+// member is there but is not an array is not edited: the error is an
+// *ObservationsError (replacing it would lose it).
+func upsertLine(text []byte, e Entity) ([]byte, bool, error) {
+	edits := []jsonedit.Edit{{Key: "entityType", Value: json.RawMessage(appendJSString(nil, e.EntityType))}}
+	ms, _ := members(text)
+	var raw []byte
+	at := -1
+	for _, m := range ms {
+		if m.key == "observations" { // the last occurrence: the one JSON.parse keeps
+			raw, at = text[m.vstart:m.vend], m.vstart
+		}
 	}
-	out, err := jsonedit.EditMembers(text, []jsonedit.Edit{
-		{Key: "entityType", Value: json.RawMessage(appendJSString(nil, e.EntityType))},
-		{Key: "observations", Value: json.RawMessage(renderStrings(obs))},
-	})
+	switch obs, ok := editObservations(e.Name, raw, e.Observations); {
+	case !ok:
+		return nil, false, &ObservationsError{Entity: e.Name, Col: at + 1, Got: jsonKind(raw)}
+	case obs != nil:
+		edits = append(edits, jsonedit.Edit{Key: "observations", Value: json.RawMessage(obs)})
+	}
+	out, err := jsonedit.EditMembers(text, edits)
 	if err != nil {
-		return renderEntity(e), true // not reached: parseLine read the line as an object
+		return renderEntity(e), true, nil // not reached: parseLine read the line as an object
 	}
-	return out, !bytes.Equal(out, text)
+	return out, !bytes.Equal(out, text), nil
 }
 
-// mergeObservations replaces the observations of old that strata owns (or
-// that ours holds) by ours, where the first of them was (else before the
-// others). When those already equal ours, old is returned as it is.
-func mergeObservations(name string, old, ours []string) []string {
-	mine := func(o string) bool { return owns(name, o) || slices.Contains(ours, o) }
+// editObservations is the observations array raw (nil: the line has
+// none) with the strings strata owns (or that ours holds) replaced by ours,
+// where the first of them was (else before the others); every other
+// element keeps its bytes. It is nil when nothing changes, and ok is false
+// when raw is not an array.
+func editObservations(name string, raw []byte, ours []string) (out []byte, ok bool) {
+	var elems []json.RawMessage
+	if raw != nil && (raw[0] != '[' || json.Unmarshal(raw, &elems) != nil) {
+		return nil, false
+	}
+	mine := func(el []byte) (string, bool) {
+		var s string
+		if len(el) == 0 || el[0] != '"' || json.Unmarshal(el, &s) != nil {
+			return "", false
+		}
+		return s, owns(name, s) || slices.Contains(ours, s)
+	}
 	var owned []string
-	for _, o := range old {
-		if mine(o) {
-			owned = append(owned, o)
+	for _, el := range elems {
+		if s, m := mine(el); m {
+			owned = append(owned, s)
 		}
 	}
-	if slices.Equal(owned, ours) {
-		return old
+	if raw != nil && slices.Equal(owned, ours) {
+		return nil, true
 	}
-	out := make([]string, 0, len(old)+len(ours))
+	b := []byte{'['}
+	add := func(el []byte) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, el...)
+	}
 	placed := false
-	for _, o := range old {
-		if !mine(o) {
-			out = append(out, o)
+	place := func() {
+		for _, o := range ours {
+			add(appendJSString(nil, o))
+		}
+		placed = true
+	}
+	if len(owned) == 0 {
+		place()
+	}
+	for _, el := range elems {
+		if _, m := mine(el); !m {
+			add(el)
 		} else if !placed {
-			out = append(out, ours...)
-			placed = true
+			place()
 		}
 	}
-	if !placed {
-		out = append(slices.Clone(ours), out...)
+	return append(b, ']'), true
+}
+
+// jsonKind names the kind of a JSON value: "a string", "an object", ….
+func jsonKind(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
 	}
-	return out
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// ObservationsError is an entity line of strata's own whose observations
+// member is not an array: Upsert does not replace it (that would lose what
+// it holds) and writes none of the entity's observations; the other
+// entities are written. Path is the file (Upsert's path; a caller may set
+// the name it shows), Line and Col (1-based, bytes) where the value starts.
+type ObservationsError struct {
+	Path      string
+	Line, Col int
+	Entity    string
+	Got       string // "a string", "an object", "null", …
+}
+
+func (e *ObservationsError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: /observations: value must be an array, got %s: entity %q not written (strata replaces no observations it cannot keep; make it an array)",
+		e.Path, e.Line, e.Col, e.Got, e.Entity)
 }
 
 // renderStrings writes a JSON array of strings as JSON.stringify does.
@@ -356,32 +459,36 @@ func renderStrings(ss []string) []byte {
 	return append(b, ']')
 }
 
-// upsertLines replaces or adds entities in data. The first line of an
-// entity's name is edited in place (upsertLine);
-// later lines of the same name are dropped, as the server only ever acts on
-// the first. A new entity goes after the last entity line, else before the
-// first relation, else at the end, so the file keeps the server's order.
-// Every other line keeps its bytes.
-func upsertLines(data []byte, ents []Entity) ([]byte, bool) {
+// upsertLines replaces or adds entities in data. Only the first line of an
+// entity's name is edited, in place (upsertLine): it is the one the
+// server's tools act on (add_observations and delete_observations edit the
+// first entity of a name) and the one strata reads (Graph.Entity). Later
+// lines of the name keep their bytes: the server keeps and serves them, and
+// they may hold another agent's observations. A new entity goes after the
+// last entity line, else before the first relation, else at the end, so
+// the file keeps the server's order. Every other line keeps its bytes. An
+// entity whose first line cannot be edited without loss (upsertLine) is
+// left as it is and named in err (errors.Join of *ObservationsError); the
+// other entities are written.
+func upsertLines(data []byte, ents []Entity) (out []byte, changed bool, err error) {
 	ls := splitLines(data)
-	changed := false
+	var errs []error
 	for _, e := range ents {
 		first, lastEntity, firstRelation := -1, -1, -1
-		var dups []int
 		for i, l := range ls {
 			p := parseLine(l.text)
 			switch p.kind {
 			case "entity":
 				lastEntity = i
-				if p.name == e.Name && p.named {
-					if first < 0 {
-						first = i
-						if text, ok := upsertLine(l.text, p, e); ok {
-							ls[i].text = text
-							changed = true
-						}
-					} else {
-						dups = append(dups, i)
+				if p.name == e.Name && p.named && first < 0 {
+					first = i
+					text, ok, err := upsertLine(l.text, e)
+					if oe := (*ObservationsError)(nil); errors.As(err, &oe) {
+						oe.Line = i + 1
+						errs = append(errs, oe)
+					} else if ok {
+						ls[i].text = text
+						changed = true
 					}
 				}
 			case "relation":
@@ -391,19 +498,15 @@ func upsertLines(data []byte, ents []Entity) ([]byte, bool) {
 			}
 		}
 		if first >= 0 {
-			for k := len(dups) - 1; k >= 0; k-- {
-				ls = deleteLine(ls, dups[k])
-				changed = true
-			}
 			continue
 		}
 		ls = insertLine(ls, newEntityAt(len(ls), lastEntity, firstRelation), renderEntity(e))
 		changed = true
 	}
 	if !changed {
-		return data, false
+		return data, false, errors.Join(errs...)
 	}
-	return joinLines(ls), true
+	return joinLines(ls), true, errors.Join(errs...)
 }
 
 // newEntityAt is where a new entity line goes among n lines, given the

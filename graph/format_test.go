@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,10 +36,12 @@ func TestUpsertLines(t *testing.T) {
 		{"same entity, other key order: kept", `{"name":"workflow-state","type":"entity","observations":["type: APEX","phase: implement"],"entityType":"workflow_state","createdAt":"x"}` + "\n",
 			`{"name":"workflow-state","type":"entity","observations":["type: APEX","phase: implement"],"entityType":"workflow_state","createdAt":"x"}` + "\n", false},
 		{"identical line: unchanged", oursLine, oursLine, false},
-		{"fork format of ours is replaced", `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":[{"text":"x"}]}` + "\n",
-			oursLine + "\n", true},
-		{"later duplicates dropped", oursLine + "\n" + other + "\n" + `{"type":"entity","name":"workflow-state","entityType":"e","observations":[]}`,
-			oursLine + "\n" + other, true},
+		{"a fork's object observations are kept", `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":[{"text":"x","timestamp":1}, "phase: old" ,7,null]}` + "\n",
+			`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":[{"text":"x","timestamp":1},"type: APEX","phase: implement",7,null]}` + "\n", true},
+		{"later lines of the name kept byte for byte", `{"type":"entity","name":"workflow-state","entityType":"e","observations":["note 1","phase: old"]}` + "\n" + other + "\n" + `{"type":"entity","name":"workflow-state","entityType":"e","observations":["note 2","phase: older"]}`,
+			`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["note 1","type: APEX","phase: implement"]}` + "\n" + other + "\n" + `{"type":"entity","name":"workflow-state","entityType":"e","observations":["note 2","phase: older"]}`, true},
+		{"the user's observations keep their bytes", `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["caf\u00e9","phase: x"]}`,
+			`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["caf\u00e9","type: APEX","phase: implement"]}`, true},
 		{"CRLF lines kept, a new line ends in CRLF", other + "\r\n" + rel + "\r\n", other + "\r\n" + oursLine + "\r\n" + rel + "\r\n", true},
 		{"CRLF, no final newline", other + "\r\n" + other, other + "\r\n" + other + "\r\n" + oursLine, true},
 		{"CRLF of the line kept", `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["phase: plan"]}` + "\r\n",
@@ -55,15 +58,58 @@ func TestUpsertLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, changed := upsertLines([]byte(tt.in), []Entity{ours})
+			got, changed, err := upsertLines([]byte(tt.in), []Entity{ours})
+			require.NoError(t, err)
 			assert.Equal(t, tt.want, string(got))
 			assert.Equal(t, tt.changed, changed)
-			again, changed := upsertLines(got, []Entity{ours})
+			again, changed, _ := upsertLines(got, []Entity{ours})
 			assert.False(t, changed, "idempotent")
 			assert.Equal(t, string(got), string(again))
 		})
 	}
 }
+
+// TestUpsertRefusesObservationsNotArray: a first line of the name whose
+// observations are not an array is neither replaced nor written to; the
+// other entities are, and the error names the line and column.
+func TestUpsertRefusesObservationsNotArray(t *testing.T) {
+	for _, v := range []string{`"notarray"`, `{"text":"x"}`, `null`, `3`} {
+		bad := `{"type":"entity","name":"workflow-state","entityType":"t","observations":` + v + `}`
+		in := `{"type":"entity","name":"x","entityType":"t","observations":[]}` + "\n" + bad + "\n"
+		other := Entity{Name: "initiative-checkpoint", EntityType: "initiative", Observations: []string{"status: created"}}
+		out, changed, err := upsertLines([]byte(in), []Entity{ours, other})
+		var oe *ObservationsError
+		require.ErrorAs(t, err, &oe, v)
+		assert.Equal(t, 2, oe.Line)
+		assert.Equal(t, len(bad)-len(v), oe.Col)
+		assert.True(t, changed)
+		assert.Equal(t, in+renderEntityString(other)+"\n", string(out), "the other entity written after it, the line kept")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memory.jsonl")
+	in := `{"type":"entity","name":"workflow-state","entityType":"t","observations":"notarray"}` + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(in), 0o644))
+	changed, err := Upsert(path, []Entity{ours})
+	assert.False(t, changed)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrUnavailable)
+	assert.Equal(t, path+`:1:74: /observations: value must be an array, got a string: entity "workflow-state" not written (strata replaces no observations it cannot keep; make it an array)`, err.Error())
+	data, _ := os.ReadFile(path)
+	assert.Equal(t, in, string(data))
+}
+
+// TestEntityReadsTheLineUpsertEdits: the first line of the name, its string
+// observations only when it holds a fork's objects too.
+func TestEntityReadsTheLineUpsertEdits(t *testing.T) {
+	g := Parse([]byte(`{"type":"entity","name":"workflow-state","entityType":"t","observations":[{"text":"x"},"phase: a","updated: 1"]}` + "\n" +
+		`{"type":"entity","name":"workflow-state","entityType":"t","observations":["phase: b"]}` + "\n"))
+	e, ok := g.Entity("workflow-state")
+	require.True(t, ok)
+	assert.Equal(t, []string{"phase: a", "updated: 1"}, e.Observations)
+	assert.Len(t, g.Entities, 1, "Entities lists the well-formed lines only")
+}
+
+func renderEntityString(e Entity) string { return string(renderEntity(e)) }
 
 func TestRenderMatchesJSONStringify(t *testing.T) {
 	// Expected bytes are what node's JSON.stringify writes (checked against
@@ -127,7 +173,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 			orig, err := os.ReadFile(f)
 			require.NoError(t, err)
 			ents := []Entity{ours, {Name: "initiative-checkpoint", EntityType: "initiative", Observations: []string{"status: in_progress", "note: \"quoted\" <tag> \u2028"}}}
-			out, changed := upsertLines(orig, ents)
+			out, changed, _ := upsertLines(orig, ents)
 			require.True(t, changed)
 			checkPreserved(t, orig, out, map[string]bool{"workflow-state": true, "initiative-checkpoint": true})
 			g := Parse(out)
@@ -187,7 +233,9 @@ func checkPreserved(t testing.TB, orig, out []byte, names map[string]bool) {
 		if !json.Valid(l.text) {
 			t.Fatalf("wrote a line JSON.parse rejects: %q", l.text)
 		}
-		if p := parseLine(l.text); p.entity == nil || !names[p.name] {
+		// a line of one of the names: edited, added, or (a later line of
+		// the name, which upsert leaves) kept
+		if p := parseLine(l.text); p.kind != "entity" || !p.named || !names[p.name] {
 			t.Fatalf("changed or added a line that is not ours: %q", l.text)
 		}
 	}
@@ -214,21 +262,55 @@ func FuzzUpsert(f *testing.F) {
 			t.Skip() // the server reads UTF-8; such a name could not be looked up again
 		}
 		e := Entity{Name: name, EntityType: "t", Observations: []string{obs}}
-		out, _ := upsertLines(data, []Entity{e})
+		out, _, err := upsertLines(data, []Entity{e})
 		checkPreserved(t, data, out, map[string]bool{name: true})
+		// of the name's lines only the first is edited: the others stay
+		first := -1
+		var others [][]byte
+		for i, l := range splitLines(data) {
+			if p := parseLine(l.text); p.kind == "entity" && p.named && p.name == name {
+				if first < 0 {
+					first = i
+					continue
+				}
+				others = append(others, bytes.TrimSuffix(l.text, []byte("\r")))
+			}
+		}
+		k := 0
+		for _, l := range splitLines(out) {
+			if k < len(others) && bytes.Equal(bytes.TrimSuffix(l.text, []byte("\r")), others[k]) {
+				k++
+			}
+		}
+		if k < len(others) {
+			t.Fatalf("a later line of %q was changed or dropped: %q", name, others[k])
+		}
+		var oe *ObservationsError
+		if errors.As(err, &oe) {
+			if !bytes.Equal(out, data) || oe.Line != first+1 {
+				t.Fatalf("refused %v, yet wrote %q", err, out)
+			}
+			return
+		}
+		require.NoError(t, err)
 		got, ok := Parse(out).Entity(name)
 		if !ok || !Same(stateNone, got, e) || got.EntityType != "t" || !slices.Contains(got.Observations, obs) {
 			t.Fatalf("entity not found as written: %+v", got)
 		}
 		// any other observation is one the entity had before: the user's
 		// own, which the upsert keeps in place
-		before, _ := Parse(data).Entity(name)
+		var before Entity
+		if first >= 0 {
+			if p := parseLine(splitLines(data)[first].text); p.own != nil {
+				before = *p.own
+			}
+		}
 		for _, o := range got.Observations {
 			if o != obs && !slices.Contains(before.Observations, o) {
 				t.Fatalf("observation %q came from nowhere: %+v", o, got)
 			}
 		}
-		if again, changed := upsertLines(out, []Entity{e}); changed || !bytes.Equal(again, out) {
+		if again, changed, _ := upsertLines(out, []Entity{e}); changed || !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent")
 		}
 		hadName := false

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-dev/strata/jsonedit"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -212,4 +213,64 @@ func Same(class state.Class, a, b Entity) bool {
 		}
 	}
 	return true
+}
+
+// Keeps reports whether strata keeps an entity of that name (one per L1
+// class: workflow-state, initiative-checkpoint, interview-state,
+// delegation-log).
+func Keeps(name string) bool {
+	for _, c := range catalogue {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Own lists, in order, the observations of an entity strata keeps that
+// strata owns: its "key: value" strings (see owns). A sync merge takes
+// them from one side as a whole, never a union: two sides' "phase: …"
+// would leave the entity with two phases. nil for an entity strata does not
+// keep.
+func Own(e Entity) []string {
+	if !Keeps(e.Name) {
+		return nil
+	}
+	var out []string
+	for _, o := range e.Observations {
+		if owns(e.Name, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// WithOwn is an entity line of an entity strata keeps with the
+// observations strata owns replaced by own, where the first of them was
+// (else before the others), as Upsert places them; every other element and
+// member keeps its bytes. The line comes back as it is when it already
+// holds them, or has no observations array.
+func WithOwn(text []byte, name string, own []string) []byte {
+	ms, ok := members(text)
+	if !ok {
+		return text
+	}
+	var raw []byte
+	for _, m := range ms {
+		if m.key == "observations" {
+			raw = text[m.vstart:m.vend]
+		}
+	}
+	if raw == nil {
+		return text
+	}
+	obs, ok := editObservations(name, raw, own)
+	if !ok || obs == nil {
+		return text
+	}
+	out, err := jsonedit.EditMembers(text, []jsonedit.Edit{{Key: "observations", Value: json.RawMessage(obs)}})
+	if err != nil {
+		return text
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package layers
 
 import (
+	"errors"
+
 	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/state"
 )
@@ -46,3 +48,26 @@ var _ Graph = NoGraph{}
 
 // DefaultGraph is the Graph new agents use.
 var DefaultGraph Graph = MCPGraph{}
+
+// refusals splits an Upsert error into the entities it refused to write
+// (graph.ObservationsError, named by the file's repo-relative path shown)
+// and any other error. A refusal leaves L3 available: the file got the
+// other entities, and the refused line is kept as it is.
+func refusals(err error, shown string) (lines []string, rest error) {
+	var other []error
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var oe *graph.ObservationsError
+		if errors.As(e, &oe) {
+			c := *oe
+			c.Path = state.TermSafe(shown)
+			lines = append(lines, c.Error())
+			continue
+		}
+		other = append(other, e)
+	}
+	return lines, errors.Join(other...)
+}

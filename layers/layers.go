@@ -352,6 +352,13 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return a.Graph.Upsert(name, ents)
 	})
 	if err != nil {
+		var refused []string
+		refused, err = refusals(err, k.Path)
+		for _, l := range refused {
+			a.Warn(l)
+		}
+	}
+	if err != nil {
 		if !a.degraded {
 			a.Warn(DegradedWarning)
 		}

@@ -295,6 +295,17 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur 
 // an unavailable L3: nothing is written.
 func (r *resolver) writeL3(edit func(name string) (bool, error)) error {
 	changed, err := r.eng.WriteOwn(r.graphK, edit)
+	if err != nil {
+		var lines []string
+		if lines, err = refusals(err, r.graphK.Path); len(lines) > 0 {
+			for _, l := range lines {
+				r.note("strata: " + l)
+			}
+			if err == nil {
+				err = errRefused // L3 is there; this entity was not written
+			}
+		}
+	}
 	var refused *engine.PathError
 	if errors.As(err, &refused) {
 		err = fmt.Errorf("%w: %w", graph.ErrUnavailable, err)
@@ -304,16 +315,20 @@ func (r *resolver) writeL3(edit func(name string) (bool, error)) error {
 		r.l3Failure = err
 		return err
 	}
-	if err != nil || !changed {
+	if (err != nil && err != errRefused) || !changed {
 		return err
 	}
-	outs, err := r.eng.Record([]config.Kept{r.graphK}, state.SourceResolve)
-	if err != nil {
-		return err
+	outs, rerr := r.eng.Record([]config.Kept{r.graphK}, state.SourceResolve)
+	if rerr != nil {
+		return rerr
 	}
 	r.report(outs, "from L1")
-	return nil
+	return err
 }
+
+// errRefused: the graph file refused strata's entity (refusals); it was
+// named in a note, and the item's result is "failed".
+var errRefused = errors.New("L3 entity refused")
 
 func (r *resolver) report(outs []engine.Outcome, from string) {
 	for _, o := range outs {

@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/conflict"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -21,8 +23,20 @@ import (
 func resolve(eng *engine.Engine, m *engine.Merge) error {
 	var taken map[string]bool
 	var added []engine.MergePath
-paths:
+	// the graph last: its entities follow the L1 files' decisions (ownSides)
+	order := make([]int, 0, len(m.Paths))
+	var graphs []int
 	for i := range m.Paths {
+		if k, ok := eng.MergeKept(m.Paths[i].Path); ok && k.Class == state.ClassGraph {
+			graphs = append(graphs, i)
+		} else {
+			order = append(order, i)
+		}
+	}
+	order = append(order, graphs...)
+	var own map[string]bool
+paths:
+	for n, i := range order {
 		p := &m.Paths[i]
 		if !p.ByTime {
 			continue
@@ -32,6 +46,12 @@ paths:
 			continue
 		}
 		in := conflict.PathInput{Path: p.Path, Class: k.Class}
+		if k.Class == state.ClassGraph {
+			if own == nil {
+				own = ownSides(eng, m, order[:n])
+			}
+			in.OwnTheirs = own
+		}
 		for _, v := range []struct {
 			id  string
 			dst *conflict.Version
@@ -92,6 +112,42 @@ paths:
 		sort.Slice(m.Paths, func(i, j int) bool { return m.Paths[i].Path < m.Paths[j].Path })
 	}
 	return nil
+}
+
+// ownSides maps each entity strata keeps in L3 to whether the merge took
+// theirs (true) or ours of the L1 file it mirrors — a default L1 path kept
+// under strata's own schema for its class, as the layer protocol reads
+// it — for each such file among the paths done whose two sides differ and
+// whose result is one of them.
+func ownSides(eng *engine.Engine, m *engine.Merge, done []int) map[string]bool {
+	own := map[string]bool{}
+	for _, i := range done {
+		p := &m.Paths[i]
+		k, ok := eng.MergeKept(p.Path)
+		name := graph.EntityName(k.Class)
+		if !ok || name == "" || p.Ours == p.Theirs || !strataL1(p.Path, k) {
+			continue
+		}
+		switch p.Result {
+		case p.Theirs:
+			own[name] = true
+		case p.Ours:
+			own[name] = false
+		}
+	}
+	return own
+}
+
+// strataL1 reports whether a kept path is an L1 file the layer protocol
+// reads into L3: a default path of its class, kept under the class's own
+// schema.
+func strataL1(path string, k config.Kept) bool {
+	for _, r := range config.DefaultRules {
+		if r.Glob == path && r.Class == k.Class && r.Schema == k.Schema {
+			return true
+		}
+	}
+	return false
 }
 
 // keepBothOrNeither undoes a keep-both whose moved version was refused:
