@@ -633,7 +633,13 @@ func (w *Watcher) watchExtras(now time.Time) {
 			for a != filepath.Dir(a) && !isDir(a) {
 				a, next = filepath.Dir(a), a
 			}
-			if !w.add(a) || !isDir(next) {
+			if !w.add(a) {
+				if isDir(a) {
+					break // a watch that failed for another reason: logged, a rescan asked for
+				}
+				continue // removed meanwhile (rm -r going up): from the next one up
+			}
+			if !isDir(next) {
 				break // the next folder's creation is an event of a's watch
 			}
 		}

@@ -29,7 +29,7 @@ type fakeSource struct {
 	mu      sync.Mutex // guards the maps: tests read them while Run writes them
 	added   map[string]int
 	failAdd map[string]error
-	onAdd   func(dir string) // run after each watch is added (set before the watcher runs)
+	onAdd   func(dir string) // run as each watch is added, before it takes (set before the watcher runs)
 }
 
 func newFakeSource() *fakeSource {
@@ -42,15 +42,18 @@ func newFakeSource() *fakeSource {
 }
 
 func (s *fakeSource) Add(dir string) error {
+	if s.onAdd != nil {
+		s.onAdd(dir)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.failAdd[dir]; err != nil {
 		return err
 	}
-	s.added[dir]++
-	if s.onAdd != nil {
-		s.onAdd(dir)
+	if _, err := os.Stat(dir); err != nil {
+		return err // as inotify_add_watch on a folder gone meanwhile
 	}
+	s.added[dir]++
 	return nil
 }
 
@@ -826,6 +829,39 @@ func TestExtraDirMadeBeforeItsWatch(t *testing.T) {
 	w.settle(t0.Add(100 * time.Millisecond))
 	if !w.watched[memDir] || !w.ready[memory] {
 		t.Fatalf("watched %v, ready %v: want %s watched and MEMORY.md read", w.watched, w.ready, memDir)
+	}
+}
+
+// TestExtraDirRemovedAsItsWatchIsAdded: rm -r of ~/.claude while the
+// watcher, told the memory folder went, adds a watch to the nearest
+// ancestor it found: that one is gone too, so it goes on up to one that is
+// there. Before, it stopped with no watch on the way (make test failed
+// TestExtraDirRemadeOrLinked/remade under -race).
+func TestExtraDirRemovedAsItsWatchIsAdded(t *testing.T) {
+	home := t.TempDir()
+	claude := filepath.Join(home, ".claude")
+	repo := filepath.Join(claude, "projects", "-repo")
+	memory := filepath.Join(repo, "memory", "MEMORY.md")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := newFakeSource()
+	w, err := newWithSource(Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Extra: []string{memory}}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.timer = time.NewTimer(time.Hour)
+	t.Cleanup(func() { w.timer.Stop() })
+	src.onAdd = func(dir string) {
+		if dir == repo { // the rest of rm -r, as the watch is added
+			if err := os.RemoveAll(claude); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	w.watchExtras(time.Unix(1_700_000_000, 0))
+	if !w.watched[home] {
+		t.Fatalf("watched %v: want %s, the nearest folder still there", w.watched, home)
 	}
 }
 
