@@ -77,6 +77,14 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 			kept = append(kept, k.Path)
 		case errors.As(err, &pe) && (errors.Is(err, engine.ErrNotKept) || errors.Is(err, engine.ErrBadName)):
 			k.Path = pe.Path // recorded once, kept no more: what forget is for
+			if err := state.CheckPath(k.Path); err != nil {
+				// a name no ref can hold ("", ".", inside .git) was never
+				// recorded: a usage error, as a path outside the work tree is
+				if a == "" {
+					return usagef("forget: an empty path")
+				}
+				return usagef("forget %s: %v", state.TermSafe(a), err)
+			}
 		default:
 			return err
 		}
