@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -146,6 +147,10 @@ func runMemoryShow(e *env, o memoryOptions) error {
 func runMemoryAdd(e *env, o memoryOptions) error {
 	if strings.TrimSpace(o.Text) == "" {
 		return usagef("memory add: TEXT is empty")
+	}
+	if !utf8.ValidString(o.Text) || !utf8.ValidString(o.Section) {
+		// said of the argument, not of the file it would have gone into
+		return usagef("memory add: TEXT or --section is not valid UTF-8")
 	}
 	if layers.CleanHeading(o.Section) == "" {
 		return usagef("memory add: --section is empty")
