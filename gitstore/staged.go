@@ -105,7 +105,8 @@ func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[st
 // `git merge` runs the pre-merge-commit hook before it writes MERGE_HEAD;
 // it names the heads it merges in the environment instead, one
 // GITHEAD_<commit id> variable each (its labels for merge messages), with
-// GIT_REFLOG_ACTION "merge ...". Without MERGE_HEAD, those are the heads.
+// GIT_REFLOG_ACTION "merge ..." (or "pull ..." under git pull). Without
+// MERGE_HEAD, those are the heads.
 func (s *Store) MergeHeads() ([]string, error) {
 	data, err := os.ReadFile(filepath.Join(s.gitDir, "MERGE_HEAD"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -127,8 +128,8 @@ func (s *Store) MergeHeads() ([]string, error) {
 // envMergeHeads are the heads `git merge` names in the environment of its
 // pre-merge-commit hook (MergeHeads), sorted; none outside a merge.
 func envMergeHeads() []string {
-	if !strings.HasPrefix(os.Getenv("GIT_REFLOG_ACTION"), "merge") {
-		return nil
+	if a := os.Getenv("GIT_REFLOG_ACTION"); !strings.HasPrefix(a, "merge") && !strings.HasPrefix(a, "pull") {
+		return nil // `git pull` merges with GIT_REFLOG_ACTION "pull ..."
 	}
 	var out []string
 	for _, kv := range os.Environ() {
