@@ -241,8 +241,9 @@ func remove(data []byte, o object, i int) []byte {
 // last one, in its layout: the white space before its key (a new line and
 // its indentation, or a space) and the bytes between its key and value; a
 // value that is an object or array is laid out as the value before it: over
-// lines (as indented as the line it starts on) when that one is, else on
-// one line, with a space after each colon and comma when that one has them. In an empty object or array the item goes on a line of its own,
+// lines (as indented as the line it starts on) when that one is, or is a
+// plain value on a line of its own; else on one line, with a space after
+// each colon and comma when that one has them. In an empty object or array the item goes on a line of its own,
 // indented one step (the document's first step, or two spaces) more than
 // the line of the opening bracket, in the document's line ending; an empty
 // one nested in a document written on one line takes the item on that line.
@@ -266,8 +267,11 @@ func insert(data []byte, o object, key, val []byte) []byte {
 				lead = []byte(" ")
 			}
 		}
+		container := len(m.raw) > 0 && (m.raw[0] == '{' || m.raw[0] == '[')
 		switch i := bytes.LastIndexByte(lead, '\n'); {
-		case bytes.ContainsAny(m.raw, "\n") && i >= 0:
+		case i >= 0 && (bytes.ContainsAny(m.raw, "\n") || !container):
+			// over lines like the item before, or, when that one is a
+			// plain value, as the lines the document is written in
 			val = layOut(val, lead[i+1:], unit(data), eol)
 		case bytes.Contains(m.raw, []byte(": ")) || bytes.Contains(m.raw, []byte(", ")):
 			val = spaced(val) // the item before is on one line, written with spaces

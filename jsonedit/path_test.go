@@ -57,6 +57,9 @@ func TestAppendKeepsLayout(t *testing.T) {
 		{"CRLF and tabs", "{\r\n\t\"hooks\": {\r\n\t\t\"Stop\": []\r\n\t}\r\n}",
 			"{\r\n\t\"hooks\": {\r\n\t\t\"Stop\": [\r\n\t\t\t{\r\n\t\t\t\t\"matcher\": \"Write\",\r\n\t\t\t\t\"hooks\": [\r\n\t\t\t\t\t{\r\n\t\t\t\t\t\t\"type\": \"command\",\r\n" +
 				"\t\t\t\t\t\t\"command\": \"strata validate --hook\"\r\n\t\t\t\t\t}\r\n\t\t\t\t]\r\n\t\t\t}\r\n\t\t]\r\n\t}\r\n}"},
+		{"after a plain value on a line of its own: over lines", "{\n  \"model\": \"opus\"\n}\n",
+			"{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"matcher\": \"Write\",\n        \"hooks\": [\n          {\n" +
+				"            \"type\": \"command\",\n            \"command\": \"strata validate --hook\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"},
 		{"an array laid out on one line inside lines keeps its line", "{\n  \"args\": [\"-y\", \"x\"]\n}\n", "{\n  \"args\": [\"-y\", \"x\", 3]\n}\n"},
 	} {
 		elem := any(entry)
