@@ -95,11 +95,12 @@ func installClaude(path string, data []byte) (out []byte, changed bool, err erro
 	return out, true, nil
 }
 
-// UninstallClaude removes exactly the entries InstallClaude adds: an entry of
-// SessionStart or PostToolUse all of whose hooks run strata's command (and
-// whose matcher, if any, is strata's). An event array, and then "hooks",
-// that this leaves empty is removed too. It returns changed false when no
-// such entry exists.
+// UninstallClaude removes strata's hooks that InstallClaude adds: an entry
+// of SessionStart or PostToolUse all of whose hooks run strata's command
+// (whatever its matcher), and strata's hook from an entry that also runs
+// the user's own (Claude Code would still run it). An event array, and
+// then "hooks", that this leaves empty is removed too. It returns changed
+// false when strata's commands run nowhere.
 func UninstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
 	return keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data) })
 }
@@ -136,27 +137,30 @@ func uninstallClaude(path string, data []byte) (out []byte, changed bool, err er
 		if err != nil {
 			return nil, false, err
 		}
-		ours := 0
-		for _, el := range arr {
-			if isOurs(el, c) {
-				ours++
-			}
+		at := []string{"hooks", c.event}
+		// entries that run strata's command alone go (whatever matcher the
+		// user gave them); in an entry that also runs the user's own hooks,
+		// only strata's hook goes: Claude Code would run it on every edit
+		if out, err = removeRuns(path, out, at, arr, c.command); err != nil {
+			return nil, false, err
 		}
-		switch {
-		case ours == 0:
-			continue
-		case ours == len(arr):
-			out, err = jsonedit.Delete(out, []string{"hooks", c.event})
-		default:
-			out, _, err = jsonedit.Filter(out, []string{"hooks", c.event}, func(raw []byte) bool { return isOurs(raw, c) })
+		if !bytes.Equal(out, data) {
+			changed = true
 		}
-		if err != nil {
-			return nil, false, fmt.Errorf("%s: %w", path, err)
-		}
-		changed = true
 	}
 	if !changed {
 		return data, false, nil
+	}
+	_, hooks, err = decodeSettings(path, out)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, c := range claudeEntries {
+		if raw, ok := hooks.get(c.event); ok && bytes.Equal(bytes.TrimSpace(raw), []byte("[]")) && eventHad(data, c.event) {
+			if out, err = jsonedit.Delete(out, []string{"hooks", c.event}); err != nil {
+				return nil, false, fmt.Errorf("%s: %w", path, err)
+			}
+		}
 	}
 	if _, hooks, err := decodeSettings(path, out); err == nil && len(hooks) == 0 {
 		out, err = jsonedit.Delete(out, []string{"hooks"})
@@ -165,6 +169,42 @@ func uninstallClaude(path string, data []byte) (out []byte, changed bool, err er
 		}
 	}
 	return out, true, nil
+}
+
+// removeRuns removes from the event array at (its entries arr) every
+// entry whose hooks all run command, and command's hooks from an entry
+// that also runs others.
+func removeRuns(path string, data []byte, at []string, arr []json.RawMessage, command string) ([]byte, error) {
+	out, _, err := jsonedit.Filter(data, at, func(raw []byte) bool { return onlyRuns(raw, command) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	kept := arr[:0:0]
+	for _, el := range arr {
+		if !onlyRuns(el, command) {
+			kept = append(kept, el)
+		}
+	}
+	for k := len(kept) - 1; k >= 0; k-- {
+		if !runs(kept[k], command) {
+			continue
+		}
+		if out, _, err = jsonedit.FilterIn(out, at, k, "hooks", func(raw []byte) bool { return hookRuns(raw, command) }); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return out, nil
+}
+
+// eventHad reports whether the settings held a non-empty array at event:
+// an array uninstall emptied goes, one the user left empty stays.
+func eventHad(data []byte, event string) bool {
+	_, hooks, err := decodeSettings("", data)
+	if err != nil {
+		return false
+	}
+	raw, ok := hooks.get(event)
+	return ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("[]"))
 }
 
 // entryShape is how strata reads an entry of an event array.
@@ -190,22 +230,27 @@ func runs(el json.RawMessage, command string) bool {
 	return false
 }
 
-// isOurs reports whether an entry is one strata added: only strata's command,
-// with strata's matcher or none.
-func isOurs(el json.RawMessage, c claudeEntry) bool {
+// onlyRuns reports whether every hook of an entry runs command (an entry
+// strata added, whatever matcher the user gave it since).
+func onlyRuns(el []byte, command string) bool {
 	var e entryShape
 	if json.Unmarshal(el, &e) != nil || len(e.Hooks) == 0 {
 		return false
 	}
-	if e.Matcher != nil && *e.Matcher != c.matcher {
-		return false
-	}
 	for _, h := range e.Hooks {
-		if strings.TrimSpace(h.Command) != c.command {
+		if strings.TrimSpace(h.Command) != command {
 			return false
 		}
 	}
 	return true
+}
+
+// hookRuns reports whether one hook of an entry runs command.
+func hookRuns(raw []byte, command string) bool {
+	var h struct {
+		Command string `json:"command"`
+	}
+	return json.Unmarshal(raw, &h) == nil && strings.TrimSpace(h.Command) == command
 }
 
 // decodeSettings reads the top-level object and its "hooks" object (empty

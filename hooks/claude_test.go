@@ -83,11 +83,22 @@ func TestUninstallClaude(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("uninstall: %v %v", changed, err)
 	}
-	var got, want bytes.Buffer
-	json.Compact(&got, out)
-	json.Compact(&want, []byte(orig))
-	if got.String() != want.String() {
-		t.Fatalf("uninstall did not undo install; the shared entry must stay:\ngot  %s\nwant %s", got.String(), want.String())
+	// strata's hook leaves the entry it shares with the user's own, which
+	// stays: after uninstall Claude Code runs no strata command (before,
+	// strata validate --hook stayed, and uninstall said it had removed it:
+	// attack18-verify N4)
+	want := `{"a":1,"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make"}]}],` +
+		`"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[{"type":"command","command":"mine"}]}]},"b":2}`
+	if string(out) != want {
+		t.Fatalf("uninstall:\ngot  %s\nwant %s", out, want)
+	}
+	// an entry of strata's whose matcher the user changed is strata's still
+	moved := strings.Replace(string(in), `"hooks":[{"type":"command","command":"strata resume --hook"}]`, `"matcher":"startup","hooks":[{"type":"command","command":"strata resume --hook"}]`, 1)
+	if moved == string(in) {
+		t.Fatalf("the test did not change the matcher:\n%s", in)
+	}
+	if out2, changed, err := UninstallClaude(SettingsPath, []byte(moved)); err != nil || !changed || strings.Contains(string(out2), "strata") {
+		t.Fatalf("uninstall with a changed matcher: %v %v\n%s", changed, err, out2)
 	}
 	if _, changed, _ := UninstallClaude(SettingsPath, out); changed {
 		t.Fatal("second uninstall changed something")

@@ -68,10 +68,43 @@ func Filter(data []byte, path []string, drop func(raw []byte) bool) ([]byte, int
 	if err != nil || depth < len(path)-1 || i < 0 || isNull(o.members[i].raw) {
 		return data, 0, ignoreMissing(err)
 	}
-	at := o.members[i].valStart
-	arr, _, err := parseAt(data, at)
+	return filterAt(data, o.members[i].valStart, pointer(path), drop)
+}
+
+// FilterIn is Filter for the array member sub of the object that is
+// element index of the array at path (Claude Code's hooks of one matcher
+// group: FilterIn(data, {"hooks", "PostToolUse"}, 0, "hooks", drop)).
+// Nothing there removes nothing.
+func FilterIn(data []byte, path []string, index int, sub string, drop func(raw []byte) bool) ([]byte, int, error) {
+	o, depth, i, err := walk(data, path)
+	if err != nil || depth < len(path)-1 || i < 0 || isNull(o.members[i].raw) {
+		return data, 0, ignoreMissing(err)
+	}
+	arr, _, err := parseAt(data, o.members[i].valStart)
 	if err != nil || !arr.array {
 		return nil, 0, fmt.Errorf("%w: %s is not an array", ErrNotObject, pointer(path))
+	}
+	at := fmt.Sprintf("%s/%d", pointer(path), index)
+	if index < 0 || index >= len(arr.members) {
+		return data, 0, nil
+	}
+	el, _, err := parseAt(data, arr.members[index].valStart)
+	if err != nil || el.array {
+		return nil, 0, fmt.Errorf("%w: %s is not an object", ErrNotObject, at)
+	}
+	k := last(el, sub)
+	if k < 0 || isNull(el.members[k].raw) {
+		return data, 0, nil
+	}
+	return filterAt(data, el.members[k].valStart, at+pointer([]string{sub}), drop)
+}
+
+// filterAt removes the elements of the array at offset at (named ptr) for
+// which drop is true.
+func filterAt(data []byte, at int, ptr string, drop func(raw []byte) bool) ([]byte, int, error) {
+	arr, _, err := parseAt(data, at)
+	if err != nil || !arr.array {
+		return nil, 0, fmt.Errorf("%w: %s is not an array", ErrNotObject, ptr)
 	}
 	n := 0
 	for k := len(arr.members) - 1; k >= 0; k-- { // from the end: earlier offsets stay
