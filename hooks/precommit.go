@@ -118,7 +118,7 @@ func parentName(i int) string {
 // files (HEAD's first).
 func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.StagedFile, parents []map[string]string) (state.Problems, error) {
 	sf, isStaged := staged[k.Path]
-	from := "" // the first parent holding the path, named for `git restore --source`
+	from := ""    // the first parent holding the path, named for `git restore --source`
 	same := false // a parent holds the staged version itself
 	for i, files := range parents {
 		if blob, ok := files[k.Path]; ok {
