@@ -245,6 +245,8 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 		pos      map[plumbing.Hash]int
 		from     map[plumbing.Hash][]plumbing.Hash // the reflog, read at the first merge
 		cameFrom = map[plumbing.Hash]bool{}        // commits the ref moved from to one walked
+		pending  = map[plumbing.Hash]bool{}        // of those, the ones the walk has not met yet
+		searched = map[plumbing.Hash]bool{}        // pending ones looked for beyond a merge once
 	)
 	join := func(keep int, k int) []idxRec {
 		out := make([]idxRec, 0, keep+k)
@@ -291,19 +293,43 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 			from = s.cameFrom(ref, last)
 			for _, w := range walked[:len(walked)-1] {
 				for _, o := range from[w.hash] {
-					cameFrom[o] = true
+					cameFrom[o], pending[o] = true, true
 				}
+			}
+			for _, w := range walked {
+				delete(pending, w.hash)
 			}
 		}
 		for _, o := range from[c] {
-			cameFrom[o] = true
+			cameFrom[o], pending[o] = true, true
 		}
+		delete(pending, c)
 		next := ci.parents[0]
 		if !cameFrom[next] {
 			for _, p := range ci.parents[1:] {
 				if cameFrom[p] {
 					next = p
 					break
+				}
+			}
+		}
+		if next == ci.parents[0] && !cameFrom[next] && len(ci.parents) > 1 {
+			// A commit the ref moved from may lie further up another
+			// parent: a third machine's merge took this one's work in
+			// between (A merges C's merge of B's work; B fast-forwards).
+			// Each such commit is looked for once, a bounded walk.
+			targets := map[plumbing.Hash]bool{}
+			for t := range pending {
+				if !searched[t] {
+					targets[t], searched[t] = true, true
+				}
+			}
+			if len(targets) > 0 {
+				for _, p := range ci.parents[1:] {
+					if s.reaches(p, targets, reachLimit) {
+						next = p
+						break
+					}
 				}
 			}
 		}
@@ -362,6 +388,35 @@ func fromEntry(own map[string]state.Entry, p string, existed bool, act state.Act
 		e.Action = state.ActionAdd
 	}
 	return e
+}
+
+// reachLimit bounds the commits reaches reads for one parent.
+const reachLimit = 2000
+
+// reaches reports whether p, or one of its ancestors among the first limit
+// commits of a breadth-first walk of all parents, is one of targets.
+// Callers hold s.mu.
+func (s *Store) reaches(p plumbing.Hash, targets map[plumbing.Hash]bool, limit int) bool {
+	seen := map[plumbing.Hash]bool{p: true}
+	queue := []plumbing.Hash{p}
+	for len(queue) > 0 && len(seen) <= limit {
+		h := queue[0]
+		queue = queue[1:]
+		if targets[h] {
+			return true
+		}
+		ci, err := s.readCommit(h)
+		if err != nil {
+			continue
+		}
+		for _, q := range ci.parents {
+			if !seen[q] {
+				seen[q] = true
+				queue = append(queue, q)
+			}
+		}
+	}
+	return false
 }
 
 // cameFrom reads ref's reflog: for each commit the ref was moved to, the

@@ -207,6 +207,23 @@ func (m *machine) checkIndex() {
 				break
 			}
 		}
+		if next != "" && !stood[next] && len(ps) > 1 && next == ps[0] {
+			// the ref's old head further up another parent (a third
+			// machine's merge in between): the side holding a commit the
+			// ref stood at that the first parent's side lacks
+			first := ancestry(parents, ps[0])
+			for _, p := range ps[1:] {
+				for a := range ancestry(parents, p) {
+					if stood[a] && !first[a] {
+						next = p
+						break
+					}
+				}
+				if next != ps[0] {
+					break
+				}
+			}
+		}
 		c = next
 	}
 	ents, err := m.eng.Log(state.LogQuery{})
@@ -228,6 +245,22 @@ func (m *machine) checkIndex() {
 	if at, err := m.eng.Commit(engine.Point{At: time.Now().Add(24 * 365 * time.Hour)}); err != nil || at != head {
 		m.tb.Errorf("%s: At(future) = %s, %v; want the head %s", m.name, at, err, head)
 	}
+}
+
+// ancestry is c and every commit reachable from it in parents.
+func ancestry(parents map[string][]string, c string) map[string]bool {
+	seen := map[string]bool{c: true}
+	for todo := []string{c}; len(todo) > 0; {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, p := range parents[h] {
+			if !seen[p] {
+				seen[p] = true
+				todo = append(todo, p)
+			}
+		}
+	}
+	return seen
 }
 
 func fsck(tb testing.TB, dir string) {
