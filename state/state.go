@@ -146,12 +146,27 @@ func (p Problem) Error() string {
 	if ptr == "" {
 		ptr = "/"
 	}
-	b.WriteString(ptr + ": ")
+	b.WriteString(shortPointer(ptr) + ": ")
 	if p.Warning {
 		b.WriteString("warning: ")
 	}
 	b.WriteString(p.Message)
 	return b.String()
+}
+
+// shortPointer keeps an error line readable when a document nests
+// thousands of levels deep: a pointer over 160 bytes keeps its first six
+// and last three elements around the count of those left out. --json
+// gives the whole pointer.
+func shortPointer(ptr string) string {
+	if len(ptr) <= 160 {
+		return ptr
+	}
+	els := strings.Split(ptr[1:], "/")
+	if len(els) <= 9 {
+		return ptr
+	}
+	return "/" + strings.Join(els[:6], "/") + fmt.Sprintf("/…(%d more)…/", len(els)-9) + strings.Join(els[len(els)-3:], "/")
 }
 
 // MarshalJSON writes the problem as the contract gives it, the document

@@ -19,6 +19,13 @@ func TestProblemError(t *testing.T) {
 	assert.Equal(t, "MEMORY.md: /: warning: 201 lines", p.Error())
 	assert.False(t, Problems{p}.Invalid())
 	assert.True(t, Problems{p, {Path: "x"}}.Invalid())
+	// a document nested 1 000 deep: the line stays readable, --json has it all
+	// (attack18-hooks F9: pointers of 2 000-9 000 characters)
+	deep := strings.Repeat("/0", 1000)
+	p = Problem{Path: "a.json", Line: 1, Col: 1001, Pointer: deep, Message: "too deep"}
+	assert.Equal(t, "a.json:1:1001: /0/0/0/0/0/0/…(991 more)…/0/0/0: too deep", p.Error())
+	j, _ := p.MarshalJSON()
+	assert.Contains(t, string(j), deep)
 }
 
 func TestParseTime(t *testing.T) {
