@@ -26,7 +26,7 @@ import (
 // A line deleted on one side and edited on the other keeps the edit.
 func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 	later = dropDeleted(base, earlier, later)
-	runs := textdiff.Added(base, earlier)
+	runs := splitAtHeld(textdiff.Added(base, earlier), lineSet(later))
 	if len(runs) == 0 {
 		return later, nil
 	}
@@ -111,6 +111,39 @@ func dropDeleted(base, earlier, later []byte) []byte {
 		}
 	}
 	return out
+}
+
+// splitAtHeld cuts a run after each ATX heading line that the later
+// version already holds: both sides made the same section (each machine's
+// layer protocol writes "## Workflow state"), so the lines under it in the
+// earlier version go under the later's heading, anchored to it, rather
+// than after the line before the heading, in the section above
+// (attack18-verify N3).
+func splitAtHeld(runs []textdiff.Run, have map[string]bool) []textdiff.Run {
+	var out []textdiff.Run
+	for _, r := range runs {
+		start := 0
+		for i, l := range r.Lines {
+			t := strings.TrimRight(l, "\r\n")
+			if i+1 < len(r.Lines) && have[t] && atxHeading(t) {
+				out = append(out, textdiff.Run{At: r.At + start, Lines: r.Lines[start : i+1]})
+				start = i + 1
+			}
+		}
+		out = append(out, textdiff.Run{At: r.At + start, Lines: r.Lines[start:]})
+	}
+	return out
+}
+
+// atxHeading reports whether a line is an ATX heading: up to three spaces,
+// one to six "#", then a space or the end of the line.
+func atxHeading(l string) bool {
+	t := strings.TrimLeft(l, " ")
+	if len(l)-len(t) > 3 {
+		return false
+	}
+	n := len(t) - len(strings.TrimLeft(t, "#"))
+	return n >= 1 && n <= 6 && (len(t) == n || t[n] == ' ' || t[n] == '\t')
 }
 
 // mergeParseBudget bounds the bytes MergeMemory parses: it places each run

@@ -700,6 +700,9 @@ func TestMergeMemoryTakesDeletions(t *testing.T) {
 			"## L\n- a\n- b\n", "## L\n- b\n", "## L\n- a changed\n- b\n", "## L\n- a changed\n- b\n"},
 		{"the last line, without a line end, deleted",
 			"## L\r\n- a\r\n- b", "## L\r\n- a\r\n", "## L\r\n- c\r\n- a\r\n- b", "## L\r\n- c\r\n- a\r\n"},
+		{"both sides made the same section: each side's line goes under it (attack18-verify N3)",
+			"# Mem\n\n## L\n- a\n", "# Mem\n\n## L\n- a\n\n## Workflow state\n- A line\n", "# Mem\n\n## L\n- a\n\n## Workflow state\n- B line\n",
+			"# Mem\n\n## L\n- a\n\n## Workflow state\n- A line\n- B line\n"},
 		{"the oldest of 20 capped lines",
 			"## W\n- p1\n- p2\n- p3\n", "## W\n- p2\n- p3\n- p4\n", "## W\n- p1\n- p2\n- p3\n\n## L\n- new\n", "## W\n- p2\n- p3\n- p4\n\n## L\n- new\n"},
 	} {
