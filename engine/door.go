@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
@@ -255,11 +257,23 @@ func (e *Engine) onDiskIs(k config.Kept, expect string) (bool, error) {
 // *state.Problem (see onDiskIs). Completing a sync journal uses it; a sync
 // itself writes through Checkouts, in one durability pass.
 func (e *Engine) checkout(k config.Kept, expect, blob string) (bool, error) {
+	var st os.FileInfo
+	if blob == "" {
+		st, _ = os.Lstat(e.cfg.Abs(k.Path)) // before the content is read: what the removal compares with
+	}
 	if same, err := e.onDiskIs(k, expect); !same || err != nil {
 		return false, err
 	}
 	if blob == "" {
-		return true, e.removeFile(k)
+		if st == nil {
+			return true, nil
+		}
+		if err := e.inside(k); err != nil {
+			return false, err
+		}
+		// moved aside before it is compared: an agent's save landing after
+		// the check above is never what goes (false: edited meanwhile)
+		return atomicfile.RemoveUnchanged(e.cfg.Abs(k.Path), func(now os.FileInfo) bool { return unchangedSince(st, now) })
 	}
 	data, err := e.Blob(blob)
 	if err != nil {

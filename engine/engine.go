@@ -827,18 +827,6 @@ func notWritable(mode os.FileMode) string {
 	return state.NotRegular(mode)
 }
 
-// removeFile deletes a kept file (restoring a moment when it did not exist).
-func (e *Engine) removeFile(k config.Kept) error {
-	if err := e.inside(k); err != nil {
-		return err
-	}
-	err := os.Remove(e.cfg.Abs(k.Path))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
 // BadNames reports, one problem each, the files that would be kept but for a
 // control character in their name. The name is quoted, so the report stays
 // one line; the file is never read or recorded.

@@ -171,6 +171,49 @@ func TestRestoreLeavesAFileEditedMeanwhile(t *testing.T) {
 // the file is reported edited during the restore, and the next record
 // records the save. Before, the rename replaced it and it was stored
 // nowhere.
+// restore --all removing a file absent at the point keeps an agent's save
+// that lands after its check: the file is moved aside before it is
+// compared, and a save is moved back (before, the removal removed whatever
+// was at the name).
+func TestRestoreAllKeepsASaveAtItsRemoval(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	first := mustHead(t, e)
+	edit(t, e, ".claude/b.json", `{"b": 1}`)
+	record(t, e, ".claude/b.json")
+
+	const saved = `{"b": "saved during the restore"}`
+	name := e.Config().Abs(".claude/b.json")
+	atomicfile.ReplaceStep = func(step, at string) {
+		if step != "checked" || at != name {
+			return
+		}
+		if err := os.WriteFile(name+".agent", []byte(saved), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(name+".agent", name); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { atomicfile.ReplaceStep = nil })
+	outs, err := e.RestoreAll(Point{Rev: first})
+	atomicfile.ReplaceStep = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(t, e, ".claude/b.json"); got != saved {
+		t.Fatalf("b.json, saved during the restore, is %q", got)
+	}
+	late := false
+	for _, o := range outs {
+		late = late || (o.Path == ".claude/b.json" && o.Late)
+	}
+	if !late {
+		t.Fatalf("outcomes %+v, want b.json late", outs)
+	}
+}
+
 func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("files are swapped (RENAME_EXCHANGE) on Linux only")
