@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -243,10 +244,11 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 	var (
 		walked   []idxRec // newest first
 		pos      map[plumbing.Hash]int
-		from     map[plumbing.Hash][]plumbing.Hash // the reflog, read at the first merge
-		cameFrom = map[plumbing.Hash]bool{}        // commits the ref moved from to one walked
-		pending  = map[plumbing.Hash]bool{}        // of those, the ones the walk has not met yet
-		searched = map[plumbing.Hash]bool{}        // pending ones looked for beyond a merge once
+		from     map[plumbing.Hash][]plumbing.Hash   // the reflog, read at the first merge
+		cameFrom = map[plumbing.Hash]bool{}          // commits the ref moved from to one walked
+		pending  = map[plumbing.Hash]bool{}          // of those, the ones the walk has not met yet
+		searched = map[plumbing.Hash]bool{}          // pending ones looked for beyond a merge once
+		via      = map[plumbing.Hash]plumbing.Hash{} // the way down to one found so, commit by commit
 	)
 	join := func(keep int, k int) []idxRec {
 		out := make([]idxRec, 0, keep+k)
@@ -305,7 +307,9 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 		}
 		delete(pending, c)
 		next := ci.parents[0]
-		if !cameFrom[next] {
+		if n, ok := via[c]; ok {
+			next = n // on the way to a commit the ref moved from, found below
+		} else if !cameFrom[next] {
 			for _, p := range ci.parents[1:] {
 				if cameFrom[p] {
 					next = p
@@ -326,8 +330,14 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 			}
 			if len(targets) > 0 {
 				for _, p := range ci.parents[1:] {
-					if s.reaches(p, targets, reachLimit) {
+					if way := s.wayTo(p, targets, reachLimit); way != nil {
+						// the chain goes down that way, through merges
+						// further down too (four machines: the commit is
+						// several second parents below)
 						next = p
+						for i := 0; i+1 < len(way); i++ {
+							via[way[i]] = way[i+1]
+						}
 						break
 					}
 				}
@@ -390,33 +400,40 @@ func fromEntry(own map[string]state.Entry, p string, existed bool, act state.Act
 	return e
 }
 
-// reachLimit bounds the commits reaches reads for one parent.
+// reachLimit bounds the commits wayTo reads for one parent.
 const reachLimit = 2000
 
-// reaches reports whether p, or one of its ancestors among the first limit
-// commits of a breadth-first walk of all parents, is one of targets.
-// Callers hold s.mu.
-func (s *Store) reaches(p plumbing.Hash, targets map[plumbing.Hash]bool, limit int) bool {
-	seen := map[plumbing.Hash]bool{p: true}
+// wayTo returns the commits from p down to the first of targets that p is
+// or has as an ancestor, each the parent of the one before, found by a
+// breadth-first walk of all parents over at most limit commits; nil when
+// none is found. Callers hold s.mu.
+func (s *Store) wayTo(p plumbing.Hash, targets map[plumbing.Hash]bool, limit int) []plumbing.Hash {
+	child := map[plumbing.Hash]plumbing.Hash{p: p}
 	queue := []plumbing.Hash{p}
-	for len(queue) > 0 && len(seen) <= limit {
+	for len(queue) > 0 && len(child) <= limit {
 		h := queue[0]
 		queue = queue[1:]
 		if targets[h] {
-			return true
+			var way []plumbing.Hash
+			for ; h != p; h = child[h] {
+				way = append(way, h)
+			}
+			way = append(way, p)
+			slices.Reverse(way)
+			return way
 		}
 		ci, err := s.readCommit(h)
 		if err != nil {
 			continue
 		}
 		for _, q := range ci.parents {
-			if !seen[q] {
-				seen[q] = true
+			if _, seen := child[q]; !seen {
+				child[q] = h
 				queue = append(queue, q)
 			}
 		}
 	}
-	return false
+	return nil
 }
 
 // cameFrom reads ref's reflog: for each commit the ref was moved to, the
