@@ -255,6 +255,13 @@ func preCommit(eng *engine.Engine) Finding {
 				Fix: "strata hooks install"}
 		}
 	}
+	// installed by a strata before the merge hook existed: merges git
+	// commits by itself go unchecked until install runs again
+	if mdata, err := state.ReadRegular(filepath.Join(dir, hooks.MergeHookName), maxRead, true); err != nil ||
+		!bytes.Contains(mdata, []byte("strata "+hooks.MergeHookName+" hook")) {
+		return Finding{Check: check, Level: LevelWarn, Message: msg + ", calling " + exe + "; strata's " + hooks.MergeHookName +
+			" hook is not installed: a merge without conflicts is not checked", Fix: "strata hooks install"}
+	}
 	return Finding{Check: check, Level: LevelOK, Message: msg + ", calling " + exe}
 }
 
