@@ -210,20 +210,26 @@ func eventHad(data []byte, event string) bool {
 // entryShape is how strata reads an entry of an event array.
 type entryShape struct {
 	Matcher *string `json:"matcher"`
-	Hooks   []struct {
-		Type    string `json:"type"`
-		Command string `json:"command"`
-	} `json:"hooks"`
+	// each hook on its own: one that is not an object (a number a hand
+	// edit left) must not hide strata's beside it
+	Hooks []json.RawMessage `json:"hooks"`
+}
+
+// entryHooks returns an entry's hooks, ok false when it is not an entry
+// (not an object, or hooks not an array).
+func entryHooks(el []byte) (hooks []json.RawMessage, ok bool) {
+	var e entryShape
+	if json.Unmarshal(el, &e) != nil {
+		return nil, false
+	}
+	return e.Hooks, true
 }
 
 // runs reports whether an entry has a hook running command.
 func runs(el json.RawMessage, command string) bool {
-	var e entryShape
-	if json.Unmarshal(el, &e) != nil {
-		return false
-	}
-	for _, h := range e.Hooks {
-		if strings.TrimSpace(h.Command) == command {
+	hooks, _ := entryHooks(el)
+	for _, h := range hooks {
+		if hookRuns(h, command) {
 			return true
 		}
 	}
@@ -233,12 +239,12 @@ func runs(el json.RawMessage, command string) bool {
 // onlyRuns reports whether every hook of an entry runs command (an entry
 // strata added, whatever matcher the user gave it since).
 func onlyRuns(el []byte, command string) bool {
-	var e entryShape
-	if json.Unmarshal(el, &e) != nil || len(e.Hooks) == 0 {
+	hooks, ok := entryHooks(el)
+	if !ok || len(hooks) == 0 {
 		return false
 	}
-	for _, h := range e.Hooks {
-		if strings.TrimSpace(h.Command) != command {
+	for _, h := range hooks {
+		if !hookRuns(h, command) {
 			return false
 		}
 	}

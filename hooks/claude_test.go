@@ -94,6 +94,13 @@ func TestUninstallClaude(t *testing.T) {
 	}
 	// an entry of strata's whose matcher the user changed is strata's still
 	moved := strings.Replace(string(in), `"hooks":[{"type":"command","command":"strata resume --hook"}]`, `"matcher":"startup","hooks":[{"type":"command","command":"strata resume --hook"}]`, 1)
+	// a hook that is not an object beside strata's does not hide it
+	// (attack18-final F3: "has no strata hooks", and nothing changed)
+	odd := `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,{"type":"command","command":"strata validate --hook"},"x",[1]]}]}}`
+	if out3, changed, err := UninstallClaude(SettingsPath, []byte(odd)); err != nil || !changed ||
+		string(out3) != `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,"x",[1]]}]}}` {
+		t.Fatalf("uninstall beside odd hooks: %v %v\n%s", changed, err, out3)
+	}
 	if moved == string(in) {
 		t.Fatalf("the test did not change the matcher:\n%s", in)
 	}
