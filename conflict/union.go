@@ -30,6 +30,7 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 	if len(runs) == 0 {
 		return later, nil
 	}
+	eol := lineEnd(later)
 	lines := textdiff.Lines(earlier)
 	ed, err := markdown.Parse(earlier)
 	if err != nil {
@@ -50,6 +51,7 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 		if add == nil {
 			continue
 		}
+		add = withEnds(add, eol)
 		anchor, section := "", []string(nil)
 		if r.At > 0 {
 			anchor = strings.TrimRight(lines[r.At-1], "\r\n")
@@ -109,6 +111,38 @@ func dropDeleted(base, earlier, later []byte) []byte {
 		if !drop[j] {
 			out = append(out, l...)
 		}
+	}
+	return out
+}
+
+// lineEnd is the line end every line of data ends with, "\r\n" or "\n";
+// "" when it mixes them or has none.
+func lineEnd(data []byte) string {
+	crlf, lf := bytes.Count(data, []byte("\r\n")), bytes.Count(data, []byte("\n"))
+	switch {
+	case lf == 0:
+		return ""
+	case crlf == lf:
+		return "\r\n"
+	case crlf == 0:
+		return "\n"
+	}
+	return ""
+}
+
+// withEnds gives each line that ends with a line end the later version's
+// own (eol, when it has one): a line the other side wrote with LF goes
+// into a CRLF file as CRLF, and the reverse.
+func withEnds(add []string, eol string) []string {
+	if eol == "" {
+		return add
+	}
+	out := make([]string, len(add))
+	for i, l := range add {
+		if t := strings.TrimRight(l, "\r\n"); t != l && strings.HasSuffix(l, "\n") {
+			l = t + eol
+		}
+		out[i] = l
 	}
 	return out
 }

@@ -135,7 +135,7 @@ func FuzzMergeMemory(f *testing.F) {
 func textdiffLines(s string) []string {
 	var out []string
 	for _, l := range textdiff.Lines([]byte(s)) {
-		out = append(out, strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r"))
+		out = append(out, strings.TrimRight(l, "\r\n")) // a line's carriage returns belong to its end
 	}
 	return out
 }
@@ -703,6 +703,9 @@ func TestMergeMemoryTakesDeletions(t *testing.T) {
 		{"both sides made the same section: each side's line goes under it (attack18-verify N3)",
 			"# Mem\n\n## L\n- a\n", "# Mem\n\n## L\n- a\n\n## Workflow state\n- A line\n", "# Mem\n\n## L\n- a\n\n## Workflow state\n- B line\n",
 			"# Mem\n\n## L\n- a\n\n## Workflow state\n- A line\n- B line\n"},
+		{"one side re-wrote the file with LF: its new line goes where it was added (attack18-verify N3)",
+			"## L\r\n- a\r\n- b\r\n", "## L\n- a\n- b\n- fromA\n", "## L\r\n- a\r\n- b\r\n- fromB\r\n",
+			"## L\r\n- a\r\n- b\r\n- fromA\r\n- fromB\r\n"},
 		{"the oldest of 20 capped lines",
 			"## W\n- p1\n- p2\n- p3\n", "## W\n- p2\n- p3\n- p4\n", "## W\n- p1\n- p2\n- p3\n\n## L\n- new\n", "## W\n- p2\n- p3\n- p4\n\n## L\n- new\n"},
 	} {

@@ -13,18 +13,22 @@ func Lines(data []byte) []string { return split(data) }
 
 // Added returns the runs of lines that b adds to a, in b's order, by the
 // same shortest edit script as Unified (past its edit limit, every line of b
-// counts as added).
+// counts as added), with lines compared without their line ends: a file
+// one side re-wrote with other line ends adds only its new lines (each run
+// holds b's lines as they are, ends included).
 func Added(a, b []byte) []Run {
+	lb := split(b)
 	var out []Run
-	for _, o := range script(split(a), split(b)) {
+	for _, o := range script(bare(split(a)), bare(lb)) {
 		if o.kind != '+' {
 			continue
 		}
+		line := lb[o.bi]
 		if n := len(out); n > 0 && out[n-1].At+len(out[n-1].Lines) == o.bi {
-			out[n-1].Lines = append(out[n-1].Lines, o.text)
+			out[n-1].Lines = append(out[n-1].Lines, line)
 			continue
 		}
-		out = append(out, Run{At: o.bi, Lines: []string{o.text}})
+		out = append(out, Run{At: o.bi, Lines: []string{line}})
 	}
 	return out
 }
