@@ -255,12 +255,18 @@ func preCommit(eng *engine.Engine) Finding {
 				Fix: "strata hooks install"}
 		}
 	}
-	// installed by a strata before the merge hook existed: merges git
-	// commits by itself go unchecked until install runs again
-	if mdata, err := state.ReadRegular(filepath.Join(dir, hooks.MergeHookName), maxRead, true); err != nil ||
-		!bytes.Contains(mdata, []byte("strata "+hooks.MergeHookName+" hook")) {
-		return Finding{Check: check, Level: LevelWarn, Message: msg + ", calling " + exe + "; strata's " + hooks.MergeHookName +
-			" hook is not installed: a merge without conflicts is not checked", Fix: "strata hooks install"}
+	// installed by a strata before the other hooks existed: merges git
+	// commits by itself, or git am's patches, go unchecked until install
+	// runs again
+	for _, h := range []struct{ name, what string }{
+		{hooks.MergeHookName, "a merge without conflicts"},
+		{hooks.PatchHookName, "a patch git am applies"},
+	} {
+		if data, err := state.ReadRegular(filepath.Join(dir, h.name), maxRead, true); err != nil ||
+			!bytes.Contains(data, []byte("strata "+h.name+" hook")) {
+			return Finding{Check: check, Level: LevelWarn, Message: msg + ", calling " + exe + "; strata's " + h.name +
+				" hook is not installed: " + h.what + " is not checked", Fix: "strata hooks install"}
+		}
 	}
 	return Finding{Check: check, Level: LevelOK, Message: msg + ", calling " + exe}
 }

@@ -22,14 +22,16 @@ import (
 // The git hooks strata installs: pre-commit checks each commit;
 // pre-merge-commit the merge commit `git merge` makes when nothing
 // conflicts, for which git runs no pre-commit hook (a conflicted merge is
-// concluded by `git commit`, which runs pre-commit).
+// concluded by `git commit`, which runs pre-commit); pre-applypatch each
+// commit `git am` makes from a patch (after applying it to the index).
 const (
 	HookName      = "pre-commit"
 	MergeHookName = "pre-merge-commit"
+	PatchHookName = "pre-applypatch"
 )
 
 // Hooks are the hooks Install installs, in order.
-var Hooks = []string{HookName, MergeHookName}
+var Hooks = []string{HookName, MergeHookName, PatchHookName}
 
 // ChainedSuffix names where an existing hook moves when strata's is
 // installed: pre-commit.strata-chained, run first by strata's hook.
@@ -76,8 +78,11 @@ func Script(exe string) []byte { return ScriptFor(HookName, exe) }
 // ScriptFor is Script for the hook name (one of Hooks).
 func ScriptFor(name, exe string) []byte {
 	what := "before each commit"
-	if name == MergeHookName {
+	switch name {
+	case MergeHookName:
 		what = "of a merge git commits by itself"
+	case PatchHookName:
+		what = "of each patch git am applies"
 	}
 	return []byte(`#!/bin/sh
 ` + marker(name) + `: checks the staged state files ` + what + `.

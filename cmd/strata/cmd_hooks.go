@@ -48,7 +48,7 @@ commit, when one is invalid.`,
 			{
 				Name:      "run",
 				Usage:     "run a hook's check (what the installed hook calls)",
-				ArgsUsage: hooks.HookName + " | " + hooks.MergeHookName,
+				ArgsUsage: strings.Join(hooks.Hooks, " | "),
 				Description: `Checks what the next commit does to kept files: the staged blobs of the
 index git hands the hook (GIT_INDEX_FILE), compared with HEAD (and each
 MERGE_HEAD commit while a merge is concluded). Schema errors, initiative
