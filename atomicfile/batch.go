@@ -343,12 +343,18 @@ func (b *Batch) discard(p batchFile) {
 
 var tempSeq atomic.Uint64
 
+// tempName is a new name for a temp file of base's in its folder: Prefix,
+// base (cut when long, tempBase), "-", this process's id (Leftovers tells
+// those of a process that died), "-" and a number of this process's.
+func tempName(base string) string {
+	return Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+}
+
 // createTemp creates the temp file for base in d with mode and returns it
 // open, with its base name.
 func (d *dir) createTemp(base string, mode fs.FileMode) (*os.File, string, error) {
-	prefix := Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-"
 	for try := 0; ; try++ {
-		tmp := prefix + strconv.FormatUint(tempSeq.Add(1), 10)
+		tmp := tempName(base)
 		f, err := d.create(tmp, mode)
 		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue // left by an earlier process of the same id

@@ -3,9 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 )
 
 // RemoveUnchanged removes the file at name only while it is still the one
@@ -32,7 +30,7 @@ func RemoveUnchanged(name string, unchanged func(now fs.FileInfo) bool) (removed
 	}
 	base := filepath.Base(name)
 	for try := 0; ; try++ {
-		tmp := Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+		tmp := tempName(base)
 		err := d.renameNew(base, tmp)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
