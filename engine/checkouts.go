@@ -88,12 +88,7 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 		// with: a change in between counts as an edit made meanwhile.
 	}
 	if blob == "" {
-		if st == nil {
-			return true, nil // absent, as expected
-		}
-		// moved aside before it is compared: an agent's save landing after
-		// the check above is never what goes (a false: edited meanwhile)
-		return atomicfile.RemoveUnchanged(name, func(now os.FileInfo) bool { return unchangedSince(st, now) })
+		return e.removeUnchanged(k, st)
 	}
 	if data == nil || gitstore.BlobHash(data) != blob {
 		if data, err = e.Blob(blob); err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
@@ -265,15 +264,7 @@ func (e *Engine) checkout(k config.Kept, expect, blob string) (bool, error) {
 		return false, err
 	}
 	if blob == "" {
-		if st == nil {
-			return true, nil
-		}
-		if err := e.inside(k); err != nil {
-			return false, err
-		}
-		// moved aside before it is compared: an agent's save landing after
-		// the check above is never what goes (false: edited meanwhile)
-		return atomicfile.RemoveUnchanged(e.cfg.Abs(k.Path), func(now os.FileInfo) bool { return unchangedSince(st, now) })
+		return e.removeUnchanged(k, st)
 	}
 	data, err := e.Blob(blob)
 	if err != nil {

@@ -827,6 +827,22 @@ func notWritable(mode os.FileMode) string {
 	return state.NotRegular(mode)
 }
 
+// removeUnchanged removes k's file, which its caller checked and found at
+// st (os.Lstat's answer, taken before the content was read; nil: absent,
+// nothing to remove), only while it is still that file: it is moved aside
+// before it is compared (atomicfile.RemoveUnchanged), so an agent's save
+// landing after the check is never what goes; false then (edited
+// meanwhile).
+func (e *Engine) removeUnchanged(k config.Kept, st os.FileInfo) (bool, error) {
+	if st == nil {
+		return true, nil
+	}
+	if err := e.inside(k); err != nil {
+		return false, err
+	}
+	return atomicfile.RemoveUnchanged(e.cfg.Abs(k.Path), func(now os.FileInfo) bool { return unchangedSince(st, now) })
+}
+
 // BadNames reports, one problem each, the files that would be kept but for a
 // control character in their name. The name is quoted, so the report stays
 // one line; the file is never read or recorded.
