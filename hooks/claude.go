@@ -127,13 +127,13 @@ func uninstallClaude(path string, data []byte) (out []byte, changed bool, err er
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}
-	_, hooks, err := decodeSettings(path, data)
+	_, before, err := decodeSettings(path, data)
 	if err != nil {
 		return nil, false, err
 	}
 	out = data
 	for _, c := range claudeEntries {
-		arr, err := eventArray(path, hooks, c.event)
+		arr, err := eventArray(path, before, c.event)
 		if err != nil {
 			return nil, false, err
 		}
@@ -151,12 +151,17 @@ func uninstallClaude(path string, data []byte) (out []byte, changed bool, err er
 	if !changed {
 		return data, false, nil
 	}
-	_, hooks, err = decodeSettings(path, out)
+	_, hooks, err := decodeSettings(path, out)
 	if err != nil {
 		return nil, false, err
 	}
+	// an array uninstall emptied goes, one the user left empty stays
+	empty := func(o object, event string) bool {
+		raw, ok := o.get(event)
+		return ok && bytes.Equal(bytes.TrimSpace(raw), []byte("[]"))
+	}
 	for _, c := range claudeEntries {
-		if raw, ok := hooks.get(c.event); ok && bytes.Equal(bytes.TrimSpace(raw), []byte("[]")) && eventHad(data, c.event) {
+		if _, had := before.get(c.event); had && empty(hooks, c.event) && !empty(before, c.event) {
 			if out, err = jsonedit.Delete(out, []string{"hooks", c.event}); err != nil {
 				return nil, false, fmt.Errorf("%s: %w", path, err)
 			}
@@ -194,17 +199,6 @@ func removeRuns(path string, data []byte, at []string, arr []json.RawMessage, co
 		}
 	}
 	return out, nil
-}
-
-// eventHad reports whether the settings held a non-empty array at event:
-// an array uninstall emptied goes, one the user left empty stays.
-func eventHad(data []byte, event string) bool {
-	_, hooks, err := decodeSettings("", data)
-	if err != nil {
-		return false
-	}
-	raw, ok := hooks.get(event)
-	return ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("[]"))
 }
 
 // entryShape is how strata reads an entry of an event array.
