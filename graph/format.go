@@ -348,7 +348,7 @@ func upsertLine(text []byte, e Entity) ([]byte, bool, error) {
 	}
 	switch obs, ok := editObservations(e.Name, raw, e.Observations); {
 	case !ok:
-		return nil, false, &ObservationsError{Entity: e.Name, Col: at + 1, Got: jsonKind(raw)}
+		return nil, false, &ObservationsError{Entity: e.Name, Col: at + 1, Got: jsonedit.Kind(raw)}
 	case obs != nil:
 		edits = append(edits, jsonedit.Edit{Key: "observations", Value: json.RawMessage(obs)})
 	}
@@ -410,24 +410,6 @@ func editObservations(name string, raw []byte, ours []string) (out []byte, ok bo
 		}
 	}
 	return append(b, ']'), true
-}
-
-// jsonKind names the kind of a JSON value: "a string", "an object", ….
-func jsonKind(v []byte) string {
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
 }
 
 // ObservationsError is an entity line of strata's own whose observations

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/strata-dev/strata/jsonedit"
@@ -279,7 +278,7 @@ func eventArray(path string, hooks object, event string) ([]json.RawMessage, err
 	}
 	var arr []json.RawMessage
 	if err := json.Unmarshal(raw, &arr); err != nil {
-		return nil, state.Problems{{Path: path, Pointer: "/hooks/" + event, Message: "expected an array of {matcher, hooks} entries, found " + kind(raw)}}
+		return nil, state.Problems{{Path: path, Pointer: "/hooks/" + event, Message: "expected an array of {matcher, hooks} entries, found " + jsonedit.Kind(raw)}}
 	}
 	return arr, nil
 }
@@ -299,7 +298,7 @@ func decodeObject(data []byte) (object, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("expected an object, found %s", kind(data))
+		return nil, fmt.Errorf("expected an object, found %s", jsonedit.Kind(data))
 	}
 	o := object{}
 	for dec.More() {
@@ -341,28 +340,4 @@ func jsonString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// kind names the JSON type of a value, for messages.
-func kind(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	if _, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return "a number"
-	}
-	return "invalid JSON"
 }

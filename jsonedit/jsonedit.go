@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 )
 
 // ErrNotObject is returned for a document that is not one JSON object.
@@ -369,4 +370,29 @@ func lineIndent(data []byte, at int) []byte {
 		end++
 	}
 	return data[start:end]
+}
+
+// Kind names the JSON type of a value for messages ("an object", "a
+// string", ..., "nothing" for none, "invalid JSON" for what is not one).
+func Kind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if _, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return "a number"
+	}
+	return "invalid JSON"
 }
