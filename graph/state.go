@@ -251,17 +251,9 @@ func Own(e Entity) []string {
 // member keeps its bytes. The line comes back as it is when it already
 // holds them, or has no observations array.
 func WithOwn(text []byte, name string, own []string) []byte {
-	ms, ok := members(text)
-	if !ok {
-		return text
-	}
-	var raw []byte
-	for _, m := range ms {
-		if m.key == "observations" {
-			raw = text[m.vstart:m.vend]
-		}
-	}
-	if raw == nil {
+	vals, ok := memberValues(text)
+	raw := vals["observations"]
+	if !ok || raw == nil {
 		return text
 	}
 	obs, ok := editObservations(name, raw, own)
