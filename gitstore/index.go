@@ -242,11 +242,12 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 		last = recs[len(recs)-1].hash
 	}
 	var (
-		walked   []idxRec // newest first
-		pos      map[plumbing.Hash]int
-		from     map[plumbing.Hash][]plumbing.Hash   // the reflog, read at the first merge
-		cameFrom = map[plumbing.Hash]bool{}          // commits the ref moved from to one walked
-		pending  = map[plumbing.Hash]bool{}          // of those, the ones the walk has not met yet
+		walked []idxRec // newest first
+		pos    map[plumbing.Hash]int
+		from   map[plumbing.Hash][]plumbing.Hash // the reflog, read at the first merge
+		// commits the ref moved from to one walked that the walk has not
+		// met yet (a parent of the commit walked is never one it met)
+		pending  = map[plumbing.Hash]bool{}
 		searched = map[plumbing.Hash]bool{}          // pending ones looked for beyond a merge once
 		via      = map[plumbing.Hash]plumbing.Hash{} // the way down to one found so, commit by commit
 	)
@@ -295,7 +296,7 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 			from = s.cameFrom(ref, last)
 			for _, w := range walked[:len(walked)-1] {
 				for _, o := range from[w.hash] {
-					cameFrom[o], pending[o] = true, true
+					pending[o] = true
 				}
 			}
 			for _, w := range walked {
@@ -303,21 +304,21 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 			}
 		}
 		for _, o := range from[c] {
-			cameFrom[o], pending[o] = true, true
+			pending[o] = true
 		}
 		delete(pending, c)
 		next := ci.parents[0]
 		if n, ok := via[c]; ok {
 			next = n // on the way to a commit the ref moved from, found below
-		} else if !cameFrom[next] {
+		} else if !pending[next] {
 			for _, p := range ci.parents[1:] {
-				if cameFrom[p] {
+				if pending[p] {
 					next = p
 					break
 				}
 			}
 		}
-		if next == ci.parents[0] && !cameFrom[next] && len(ci.parents) > 1 {
+		if next == ci.parents[0] && !pending[next] && len(ci.parents) > 1 {
 			// A commit the ref moved from may lie further up another
 			// parent: a third machine's merge took this one's work in
 			// between (A merges C's merge of B's work; B fast-forwards).
@@ -661,11 +662,11 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 		if q.Path != "" {
 			bloom = bloomBits(q.Path)
 		}
+		// commit times are whole seconds: compared with Since's second, and
+		// within it by the Strata-Time trailer below
+		since := q.Since.Truncate(time.Second)
 		for i := len(ix.recs) - 1; i >= 0; i-- {
 			r := ix.recs[i]
-			// commit times are whole seconds: compared with Since's second,
-			// and within it by the Strata-Time trailer below
-			since := q.Since.Truncate(time.Second)
 			if !q.Since.IsZero() && time.Unix(ix.preMax[i], 0).Before(since) {
 				return // every older commit is before Since too
 			}
