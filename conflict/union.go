@@ -87,14 +87,14 @@ func dropDeleted(base, earlier, later []byte) []byte {
 	}
 	// a line earlier holds as often as base did moved, it was not deleted
 	// (the edit script may pair another copy of it)
+	baseLines := textdiff.Lines(base)
 	gone := map[string]int{}
-	for _, l := range textdiff.Lines(base) {
+	for _, l := range baseLines {
 		gone[strings.TrimRight(l, "\r\n")]++
 	}
 	for _, l := range textdiff.Lines(earlier) {
 		gone[strings.TrimRight(l, "\r\n")]--
 	}
-	baseLines := textdiff.Lines(base)
 	drop := map[int]bool{}
 	for i := range inE {
 		if l := strings.TrimRight(baseLines[i], "\r\n"); inE[i] < 0 && inL[i] >= 0 && gone[l] > 0 {

@@ -413,7 +413,7 @@ func (e *Engine) unusedResolutionName(dir string, n int, id string) (string, err
 	for {
 		rel := path.Join(dir, phase.ResolutionName(n, id))
 		if e.index != nil {
-			return rel, nil
+			return rel, nil // the first name: no history to ask
 		}
 		prev, err := e.lastExisting(rel)
 		if err != nil || prev == nil {
