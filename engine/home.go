@@ -83,6 +83,21 @@ func (e *Engine) RejectedRefOf(ent *state.Entry) string {
 	return e.RejectedRef()
 }
 
+// SavedNote is the line a write prints when it recorded first the
+// unrecorded version it replaced (o.Saved): "saved the unrecorded PATH
+// first (ID)", with " on REF, invalid" after the id when that version went
+// to the rejected ref; "" when there was none.
+func (e *Engine) SavedNote(o Outcome) string {
+	if o.Saved == nil {
+		return ""
+	}
+	where := ""
+	if o.SavedRejected {
+		where = " on " + e.RejectedRefOf(o.Saved) + ", invalid"
+	}
+	return fmt.Sprintf("saved the unrecorded %s first (%s%s)", state.TermSafe(o.Path), state.ShortID(o.Saved.Commit), where)
+}
+
 // fromHome turns a home view's outcome back into the kept path's.
 func fromHome(o Outcome, path string) Outcome {
 	o.Path = path

@@ -332,12 +332,8 @@ var errRefused = errors.New("L3 entity refused")
 
 func (r *resolver) report(outs []engine.Outcome, from string) {
 	for _, o := range outs {
-		if o.Saved != nil {
-			where := ""
-			if o.SavedRejected {
-				where = ", invalid, on the rejected ref"
-			}
-			r.note(fmt.Sprintf("saved the unrecorded %s first (%s%s)", o.Path, state.ShortID(o.Saved.Commit), where))
+		if note := r.eng.SavedNote(o); note != "" {
+			r.note(note)
 		}
 		if o.Entry != nil {
 			r.note(fmt.Sprintf("rewrote %s %s (%s)", o.Path, from, state.ShortID(o.Entry.Commit)))

@@ -101,8 +101,8 @@ func runClaude(e *env, o claudeOptions) error {
 	} else {
 		fmt.Fprintf(e.Out, "updated %s: SessionStart runs %q; PostToolUse (%s) runs %q\n", k.Path, hooks.ResumeCommand, hooks.ValidateMatcher, hooks.ValidateCommand)
 	}
-	if oc.Saved != nil {
-		fmt.Fprintf(e.Out, "saved the unrecorded %s first (%s)\n", oc.Path, state.ShortID(oc.Saved.Commit))
+	if note := eng.SavedNote(oc); note != "" {
+		fmt.Fprintln(e.Out, note)
 	}
 	if oc.Entry != nil {
 		fmt.Fprintf(e.Out, "recorded %s (%s)\n", oc.Path, state.ShortID(oc.Entry.Commit))

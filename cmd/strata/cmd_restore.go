@@ -117,11 +117,7 @@ func runRestore(e *env, o restoreOptions) error {
 			continue
 		}
 		if out.Saved != nil && out.Written {
-			where := ""
-			if out.SavedRejected {
-				where = " on " + eng.RejectedRefOf(out.Saved) + ", invalid"
-			}
-			fmt.Fprintf(e.Out, "saved the unrecorded %s first (%s%s)\n", state.TermSafe(out.Path), state.ShortID(out.Saved.Commit), where)
+			fmt.Fprintln(e.Out, eng.SavedNote(out))
 		}
 		switch {
 		case out.Entry != nil && out.Entry.Action == state.ActionDelete:
