@@ -1,7 +1,6 @@
 package watcher
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -251,15 +250,7 @@ func runScript(t *testing.T, script string) {
 				Extra: []string{filepath.Join(home, "memory", "MEMORY.md")},
 			})
 			check(err)
-			c = collect(w)
-			errc := make(chan error, 1)
-			go func() { errc <- w.Run(context.Background()) }()
-			t.Cleanup(func() {
-				w.Close()
-				if err := <-errc; err != nil {
-					t.Errorf("run: %v", err)
-				}
-			})
+			c = runCollect(t, w)
 			poll(t, "initial rescan", func() bool {
 				bs, n := c.since(0)
 				start = n

@@ -83,6 +83,14 @@ func startFake(t *testing.T, opts Options) (*Watcher, *fakeSource, *collector) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := runCollect(t, w)
+	poll(t, "initial rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 && bs[0].Rescan })
+	return w, src, c
+}
+
+// runCollect runs w until the test ends, collecting its batches.
+func runCollect(t *testing.T, w *Watcher) *collector {
+	t.Helper()
 	c := collect(w)
 	errc := make(chan error, 1)
 	go func() { errc <- w.Run(context.Background()) }()
@@ -92,8 +100,20 @@ func startFake(t *testing.T, opts Options) (*Watcher, *fakeSource, *collector) {
 			t.Errorf("run: %v", err)
 		}
 	})
-	poll(t, "initial rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 && bs[0].Rescan })
-	return w, src, c
+	return c
+}
+
+// newStepped makes a Watcher on src that a test drives itself, calling
+// handle and settle with the times it chooses (its timer never fires).
+func newStepped(t *testing.T, opts Options, src *fakeSource) *Watcher {
+	t.Helper()
+	w, err := newWithSource(opts, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.timer = time.NewTimer(time.Hour)
+	t.Cleanup(func() { w.timer.Stop() })
+	return w
 }
 
 // send delivers ev and waits until the watcher has handled it.
@@ -157,13 +177,7 @@ func TestDebounceClock(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	newW := func(t *testing.T) *Watcher {
-		w, err := newWithSource(Options{Root: t.TempDir(), Debounce: d}, newFakeSource())
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.timer = time.NewTimer(time.Hour)
-		t.Cleanup(func() { w.timer.Stop() })
-		return w
+		return newStepped(t, Options{Root: t.TempDir(), Debounce: d}, newFakeSource())
 	}
 	ready := func(w *Watcher, key string) bool { return w.ready[key] }
 
@@ -704,13 +718,7 @@ func TestReplacedDirRescan(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	newW := func(t *testing.T) *Watcher {
-		w, err := newWithSource(Options{Root: t.TempDir(), Debounce: d, WatchDir: testWatchDir, Match: testMatch}, newFakeSource())
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.timer = time.NewTimer(time.Hour)
-		t.Cleanup(func() { w.timer.Stop() })
-		return w
+		return newStepped(t, Options{Root: t.TempDir(), Debounce: d, WatchDir: testWatchDir, Match: testMatch}, newFakeSource())
 	}
 	t.Run("renamed then linked", func(t *testing.T) {
 		w := newW(t)
@@ -805,12 +813,7 @@ func TestExtraDirMadeBeforeItsWatch(t *testing.T) {
 	memDir := filepath.Join(projects, "-repo", "memory")
 	memory := filepath.Join(memDir, "MEMORY.md")
 	src := newFakeSource()
-	w, err := newWithSource(Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Extra: []string{memory}}, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.timer = time.NewTimer(time.Hour)
-	t.Cleanup(func() { w.timer.Stop() })
+	w := newStepped(t, Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Extra: []string{memory}}, src)
 	t0 := time.Unix(1_700_000_000, 0)
 	if err := os.MkdirAll(projects, 0o755); err != nil {
 		t.Fatal(err)
@@ -846,12 +849,7 @@ func TestExtraDirRemovedAsItsWatchIsAdded(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := newFakeSource()
-	w, err := newWithSource(Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Extra: []string{memory}}, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.timer = time.NewTimer(time.Hour)
-	t.Cleanup(func() { w.timer.Stop() })
+	w := newStepped(t, Options{Root: t.TempDir(), Debounce: 20 * time.Millisecond, Extra: []string{memory}}, src)
 	src.onAdd = func(dir string) {
 		if dir == repo { // the rest of rm -r, as the watch is added
 			if err := os.RemoveAll(claude); err != nil {
@@ -919,14 +917,6 @@ func startReal(t *testing.T, opts Options) (*Watcher, *collector) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := collect(w)
-	errc := make(chan error, 1)
-	go func() { errc <- w.Run(context.Background()) }()
-	t.Cleanup(func() {
-		w.Close()
-		if err := <-errc; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+	c := runCollect(t, w)
 	return w, c
 }
