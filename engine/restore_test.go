@@ -164,13 +164,6 @@ func TestRestoreLeavesAFileEditedMeanwhile(t *testing.T) {
 	}
 }
 
-// An agent's save by temp file and rename landing after the restore's last
-// check of a file, right before its new version takes the name
-// (atomicfile.ReplaceStep "checked"), is not overwritten: the new version
-// is swapped in and straight back out, the agent's bytes stay at the name,
-// the file is reported edited during the restore, and the next record
-// records the save. Before, the rename replaced it and it was stored
-// nowhere.
 // restore --all removing a file absent at the point keeps an agent's save
 // that lands after its check: the file is moved aside before it is
 // compared, and a save is moved back (before, the removal removed whatever
@@ -184,19 +177,7 @@ func TestRestoreAllKeepsASaveAtItsRemoval(t *testing.T) {
 	record(t, e, ".claude/b.json")
 
 	const saved = `{"b": "saved during the restore"}`
-	name := e.Config().Abs(".claude/b.json")
-	atomicfile.ReplaceStep = func(step, at string) {
-		if step != "checked" || at != name {
-			return
-		}
-		if err := os.WriteFile(name+".agent", []byte(saved), 0o644); err != nil {
-			t.Error(err)
-		}
-		if err := os.Rename(name+".agent", name); err != nil {
-			t.Error(err)
-		}
-	}
-	t.Cleanup(func() { atomicfile.ReplaceStep = nil })
+	agentSavesAtCheck(t, e.Config().Abs(".claude/b.json"), saved)
 	outs, err := e.RestoreAll(Point{Rev: first})
 	atomicfile.ReplaceStep = nil
 	if err != nil {
@@ -214,6 +195,13 @@ func TestRestoreAllKeepsASaveAtItsRemoval(t *testing.T) {
 	}
 }
 
+// An agent's save by temp file and rename landing after the restore's last
+// check of a file, right before its new version takes the name
+// (atomicfile.ReplaceStep "checked"), is not overwritten: the new version
+// is swapped in and straight back out, the agent's bytes stay at the name,
+// the file is reported edited during the restore, and the next record
+// records the save. Before, the rename replaced it and it was stored
+// nowhere.
 func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("files are swapped (RENAME_EXCHANGE) on Linux only")
@@ -228,19 +216,7 @@ func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 			record(t, e, ".claude/a.json")
 
 			const saved = `{"v": "saved by rename during the restore"}`
-			name := e.Config().Abs(".claude/a.json")
-			atomicfile.ReplaceStep = func(step, at string) {
-				if step != "checked" || at != name {
-					return
-				}
-				if err := os.WriteFile(name+".agent", []byte(saved), 0o644); err != nil {
-					t.Error(err)
-				}
-				if err := os.Rename(name+".agent", name); err != nil {
-					t.Error(err)
-				}
-			}
-			t.Cleanup(func() { atomicfile.ReplaceStep = nil })
+			agentSavesAtCheck(t, e.Config().Abs(".claude/a.json"), saved)
 			var outs []Outcome
 			var err error
 			if all {
@@ -263,4 +239,22 @@ func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 			}
 		})
 	}
+}
+
+// agentSavesAtCheck makes an agent save data at name, by temp file and
+// rename, at the moment a restore has checked name and is about to replace
+// or remove it (atomicfile.ReplaceStep "checked"), until the test ends.
+func agentSavesAtCheck(t *testing.T, name, data string) {
+	atomicfile.ReplaceStep = func(step, at string) {
+		if step != "checked" || at != name {
+			return
+		}
+		if err := os.WriteFile(name+".agent", []byte(data), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(name+".agent", name); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { atomicfile.ReplaceStep = nil })
 }
