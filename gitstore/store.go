@@ -76,20 +76,26 @@ func Open(dir string) (*Store, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	root, dotgit, err := findDotGit(abs)
-	if err != nil {
-		return nil, err
-	}
-	gitDir, commonDir, err := gitDirs(root, dotgit)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", root, err)
-	}
-	gitfile, ownDir := "", dotgit // what git checks the ownership of
-	if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
-		gitfile, ownDir = dotgit, gitDir
-	}
-	if err := checkOwnership(gitfile, root, ownDir); err != nil {
-		return nil, err
+	var root, gitDir, commonDir string
+	if env := os.Getenv("GIT_DIR"); env != "" {
+		if root, gitDir, commonDir, err = explicitDirs(abs, env); err != nil {
+			return nil, err
+		}
+	} else {
+		var dotgit string
+		if root, dotgit, err = findDotGit(abs); err != nil {
+			return nil, err
+		}
+		if gitDir, commonDir, err = gitDirs(root, dotgit); err != nil {
+			return nil, fmt.Errorf("%s: %w", root, err)
+		}
+		gitfile, ownDir := "", dotgit // what git checks the ownership of
+		if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
+			gitfile, ownDir = dotgit, gitDir
+		}
+		if err := checkOwnership(gitfile, root, ownDir); err != nil {
+			return nil, err
+		}
 	}
 	partial, err := checkFormat(commonDir)
 	if err != nil {
@@ -111,6 +117,57 @@ func Open(dir string) (*Store, error) {
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
 	s.objects.Shared = s.shared
 	return s, nil
+}
+
+// explicitDirs finds the repository as git does when $GIT_DIR is set (as
+// git sets it for the hooks it runs in a linked worktree, and as users set
+// it for a git dir kept apart from its work tree, the "dotfiles" set-up):
+// the git dir is $GIT_DIR (a directory or a .git file), taken from dir
+// when relative; the work tree is $GIT_WORK_TREE (from dir), else the
+// repository's core.worktree (from the git dir), else dir itself, as git
+// takes the current directory for the top of the work tree then. A git dir
+// whose core.bare is true and which names no work tree is a bare
+// repository. No discovery takes place, and so, as in git, no ownership
+// check: whoever set $GIT_DIR chose the repository.
+func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
+	from := func(base, p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return real
+		}
+		return filepath.Clean(p)
+	}
+	named := from(dir, env)
+	if gitDir, commonDir, err = gitDirs(filepath.Dir(named), named); err != nil {
+		return "", "", "", fmt.Errorf("$GIT_DIR %s: %w", named, state.ErrNotRepo)
+	}
+	worktree, bare := "", false
+	home, _ := os.UserHomeDir()
+	r := &configReader{gitDir: gitDir, home: home, take: func(sec, sub, key, val string, hasVal bool, _ *configReader) {
+		switch {
+		case sec == "core" && sub == "" && key == "worktree" && hasVal:
+			worktree = val
+		case sec == "core" && sub == "" && key == "bare":
+			bare = gitBool(val, hasVal)
+		}
+	}}
+	r.file(filepath.Join(commonDir, "config"), 0)
+	switch {
+	case os.Getenv("GIT_WORK_TREE") != "":
+		root = from(dir, os.Getenv("GIT_WORK_TREE"))
+	case worktree != "":
+		root = from(gitDir, worktree)
+	case bare:
+		return "", "", "", &bareError{dir: gitDir}
+	default:
+		root = dir
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return "", "", "", fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
+	}
+	return root, gitDir, commonDir, nil
 }
 
 // findDotGit walks up from dir to the first directory holding a .git entry.
