@@ -128,7 +128,8 @@ func Open(dir string) (*Store, error) {
 // takes the current directory for the top of the work tree then. A git dir
 // whose core.bare is true and which names no work tree is a bare
 // repository. No discovery takes place, and so, as in git, no ownership
-// check: whoever set $GIT_DIR chose the repository.
+// check: whoever set $GIT_DIR chose the repository. Both variables are
+// then set to the absolute paths found, for the git processes strata runs.
 func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 	from := func(base, p string) string {
 		if !filepath.IsAbs(p) {
@@ -167,6 +168,10 @@ func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return "", "", "", fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
 	}
+	// The git processes strata runs (in the work tree, or with -C) find
+	// the same repository: relative values would be taken from there.
+	os.Setenv("GIT_DIR", named)
+	os.Setenv("GIT_WORK_TREE", root)
 	return root, gitDir, commonDir, nil
 }
 
