@@ -19,8 +19,8 @@ type StagedFile = gitstore.StagedFile
 // OpenIndex opens the repository containing dir as the pre-commit hook
 // judges it: the commit being made, whose files are the stage-0 entries of
 // the index at indexFile ("" for the work tree's own index) and whose
-// parents are HEAD and, while a merge is concluded, the MERGE_HEAD commits.
-// Everything a verdict depends on is read from that index, not from the
+// parents are HEAD and, while a merge is concluded, the MERGE_HEAD commits
+// (HEAD's parents when `git commit --amend` replaces HEAD). Everything a verdict depends on is read from that index, not from the
 // work tree or the state ref: .strata.yaml, the user's schema files (and
 // the files they $ref), and the Phase Outcomes and resolutions a decision
 // resolution is checked against. An index that holds no .strata.yaml (the
@@ -44,13 +44,19 @@ func (e *Engine) Staged() map[string]StagedFile {
 
 // Parents returns the commits the next commit will have as parents, for an
 // engine opened by OpenIndex: HEAD (none before the first commit), then
-// each commit of MERGE_HEAD while a merge is concluded.
+// each commit of MERGE_HEAD while a merge is concluded; under `git commit
+// --amend` (Amend), HEAD's own parents.
 func (e *Engine) Parents() []string {
 	if e.index == nil {
 		return nil
 	}
 	return e.index.parents
 }
+
+// Amend reports whether the commit being made replaces HEAD (`git commit
+// --amend`, as gitstore.Amending finds it), for an engine opened by
+// OpenIndex.
+func (e *Engine) Amend() bool { return e.index != nil && e.index.amend }
 
 // TreeFiles returns the files (path -> blob id) of a commit's tree, walking
 // only the directories descend accepts.
@@ -65,6 +71,7 @@ type indexView struct {
 	store   *gitstore.Store
 	entries map[string]StagedFile
 	parents []string
+	amend   bool // the commit replaces HEAD (git commit --amend): parents are HEAD's
 	// local is set when the index holds no .strata.yaml: the work tree's
 	// configuration applies, and schema files the index lacks are read
 	// from the work tree.
@@ -83,13 +90,23 @@ func (ix *indexView) read(st *gitstore.Store) error {
 		return err
 	}
 	ix.entries = entries
+	merging, err := st.MergeHeads()
+	if err != nil {
+		return err
+	}
+	if len(merging) == 0 && gitstore.Amending() {
+		// git commit --amend: the commit replaces HEAD, and its
+		// parents are HEAD's (none for a root commit)
+		parents, err := st.HeadParents()
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
+		}
+		ix.parents, ix.amend = parents, true
+		return nil
+	}
 	if head, err := st.Resolve("HEAD"); err == nil {
 		ix.parents = append(ix.parents, head)
 	} else if !errors.Is(err, state.ErrNotFound) {
-		return err
-	}
-	merging, err := st.MergeHeads()
-	if err != nil {
 		return err
 	}
 	ix.parents = append(ix.parents, merging...)

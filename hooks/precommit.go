@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/strata-dev/strata/config"
@@ -24,7 +25,8 @@ type Report struct {
 // also reads .strata.yaml, schema files and the handoffs a resolution
 // names from that index), not the work tree. Only kept paths whose staged
 // blob differs from every parent's are checked (the parents are HEAD and,
-// while a merge is concluded, each MERGE_HEAD commit), so a file committed
+// while a merge is concluded, each MERGE_HEAD commit; under `git commit
+// --amend`, HEAD's own parents), so a file committed
 // before strata was installed does not block unrelated commits, and a
 // merge taking a branch's version as it is does not judge it again. Each
 // is checked as recording would check it: its schema, and the initiative
@@ -47,7 +49,7 @@ func PreCommit(eng *engine.Engine) (Report, error) {
 	for i, commit := range eng.Parents() {
 		files, err := eng.TreeFiles(commit, mayHoldKept(cfg))
 		if err != nil {
-			return rep, fmt.Errorf("read %s: %w", parentName(i), err)
+			return rep, fmt.Errorf("read %s: %w", parentName(i, eng.Amend()), err)
 		}
 		parents = append(parents, files)
 	}
@@ -107,8 +109,11 @@ func PreCommit(eng *engine.Engine) (Report, error) {
 }
 
 // parentName names the i-th parent of the commit being made.
-func parentName(i int) string {
-	if i == 0 {
+func parentName(i int, amend bool) string {
+	switch {
+	case amend:
+		return "HEAD^" + strconv.Itoa(i+1)
+	case i == 0:
 		return "HEAD"
 	}
 	return "MERGE_HEAD"
@@ -123,7 +128,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 	for i, files := range parents {
 		if blob, ok := files[k.Path]; ok {
 			if from == "" {
-				from = parentName(i)
+				from = parentName(i, eng.Amend())
 			}
 			same = same || (isStaged && blob == sf.Blob)
 		}
@@ -160,7 +165,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 				var prev []byte
 				if blob, ok := files[k.Path]; ok {
 					if prev, _, err = eng.ReadBlob(blob); err != nil {
-						return nil, fmt.Errorf("read %s at %s: %w", k.Path, parentName(i), err)
+						return nil, fmt.Errorf("read %s at %s: %w", k.Path, parentName(i, eng.Amend()), err)
 					}
 				}
 				prevs = append(prevs, prev)

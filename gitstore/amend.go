@@ -1,0 +1,106 @@
+package gitstore
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Amending reports whether the commit the running hook is checking
+// replaces HEAD: whether the nearest git process above this one (git
+// runs its hooks through a shell, the pre-commit framework through one
+// more) is `git commit --amend`. git tells its pre-commit hook nothing
+// else of an amend: no variable, no file. A git reached through an alias
+// shows the expanded command (`git commit --amend`), since git runs a
+// builtin alias as a new git process. Where the processes cannot be read
+// (no /proc), it reports false, and the hook judges against HEAD.
+func Amending() bool {
+	argv := nearestGit()
+	return argv != nil && commitAmends(argv)
+}
+
+// commitAmends reports whether argv, a git command line, is `git commit`
+// with --amend (or a prefix of it git accepts: --am, --ame, --amen).
+// git's global options and commit's options taking a value are skipped,
+// so a message "--amend" is not taken for the option.
+func commitAmends(argv []string) bool {
+	i := 1
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--config-env" || a == "--super-prefix":
+			i++ // its value follows
+		case strings.HasPrefix(a, "-"):
+		default:
+			goto command
+		}
+	}
+	return false
+command:
+	if argv[i] != "commit" {
+		return false
+	}
+	for i++; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--":
+			return false
+		case strings.HasPrefix(a, "--"):
+			name, _, hasVal := strings.Cut(a, "=")
+			if len(name) >= 4 && strings.HasPrefix("--amend", name) {
+				return true
+			}
+			if !hasVal && valued(name) {
+				i++
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			// bundled short options: the first taking a value takes the
+			// rest of the word, or the next word when it is last
+			for j := 1; j < len(a); j++ {
+				if strings.IndexByte("mFCct", a[j]) >= 0 {
+					if j == len(a)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return false
+}
+
+// valued reports whether git commit's long option name takes its value as
+// the next word when none is attached with "=".
+func valued(name string) bool {
+	switch name {
+	case "--message", "--file", "--reuse-message", "--reedit-message", "--template",
+		"--author", "--date", "--cleanup", "--fixup", "--squash", "--trailer", "--pathspec-from-file":
+		return true
+	}
+	return false
+}
+
+// isGit reports whether argv[0] names the git binary.
+func isGit(argv []string) bool {
+	return len(argv) > 0 && filepath.Base(argv[0]) == "git"
+}
+
+// HeadParents returns the parents of the commit HEAD names: the parents
+// of a commit that replaces HEAD (Amending). None for a root commit.
+func (s *Store) HeadParents() ([]string, error) {
+	c, err := s.resolve("HEAD")
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ci, err := s.readCommit(c)
+	if err != nil {
+		return nil, fmt.Errorf("HEAD: %w", err)
+	}
+	out := make([]string, len(ci.parents))
+	for i, p := range ci.parents {
+		out[i] = p.String()
+	}
+	return out, nil
+}
