@@ -65,9 +65,30 @@ func (e *Engine) Patch(en state.Entry, keys bool) (string, error) {
 	return semantic.Text(changes), nil
 }
 
+// WriteOutput writes what a command's -o FILE names: as WriteUserFile,
+// except that a device or a named pipe already at name (`-o /dev/null`,
+// `-o /dev/stdout`, a FIFO another program reads) is written into, as a
+// shell's redirection writes into it, never replaced by a file: a rename
+// over /dev/null, which root may make, would leave every program's
+// /dev/null a regular file holding what was written to it.
+func WriteOutput(name string, data []byte, mode os.FileMode) error {
+	if fi, err := os.Lstat(name); err == nil && fi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe) != 0 {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return WriteUserFile(name, data, mode)
+}
+
 // WriteUserFile writes a file the user asked for that strata does not keep
 // (a schema, a page, .mcp.json) atomically with mode, creating its
-// directory.
+// directory. A symbolic link at name is replaced, not followed.
 func WriteUserFile(name string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err

@@ -104,7 +104,7 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 		fmt.Fprintf(e.Err, "inferred from %s\n", counts)
 		return err
 	}
-	if err := engine.WriteUserFile(out, inf.Schema, 0o644); err != nil {
+	if err := engine.WriteOutput(out, inf.Schema, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", o.Output, err)
 	}
 	fmt.Fprintf(e.Out, "wrote %s (from %s)\n", o.Output, counts)
