@@ -25,19 +25,13 @@ func Amending() bool {
 // so a message "--amend" is not taken for the option.
 func commitAmends(argv []string) bool {
 	i := 1
-	for ; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--config-env" || a == "--super-prefix":
+	for ; i < len(argv) && strings.HasPrefix(argv[i], "-"); i++ {
+		switch argv[i] {
+		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
 			i++ // its value follows
-		case strings.HasPrefix(a, "-"):
-		default:
-			goto command
 		}
 	}
-	return false
-command:
-	if argv[i] != "commit" {
+	if i >= len(argv) || argv[i] != "commit" {
 		return false
 	}
 	for i++; i < len(argv); i++ {
@@ -56,13 +50,8 @@ command:
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			// bundled short options: the first taking a value takes the
 			// rest of the word, or the next word when it is last
-			for j := 1; j < len(a); j++ {
-				if strings.IndexByte("mFCct", a[j]) >= 0 {
-					if j == len(a)-1 {
-						i++
-					}
-					break
-				}
+			if j := strings.IndexAny(a[1:], "mFCct"); j == len(a)-2 {
+				i++
 			}
 		}
 	}
