@@ -107,6 +107,16 @@ type Config struct {
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
 	// are never kept, even when a rule names them.
 	Nested func(rel string) string
+	// Committed reports whether .strata.yaml came with the repository (HEAD
+	// holds it: anyone who can push may have written it; nil: it did not).
+	// Such a file's rules naming a private file exactly do not keep it
+	// (KeepPrivate does), and its sync_home is not honoured (see
+	// engine.SyncHome).
+	Committed func() bool
+	// KeepPrivate reports whether the user's own git configuration
+	// (strata.keepPrivate) keeps a private repo-relative path that a rule
+	// matches (nil: none does).
+	KeepPrivate func(rel string) bool
 	// Filter names the filter driver git passes a repo-relative path through
 	// (its filter attribute; "" or nil: none). git publishes such a file
 	// only in its cleaned (encrypted) form, so, like an ignored one, it is
@@ -442,6 +452,7 @@ func (c *Config) classify(rel string) (Kept, string) {
 		}
 		// The escape hatch works for the layer files too: a user rule may
 		// ignore them or give them a schema of the user's own.
+		named := false
 		if r, ok := c.userRule(rel); ok {
 			if r.Ignore {
 				return Kept{}, whyNot
@@ -449,14 +460,12 @@ func (c *Config) classify(rel string) (Kept, string) {
 			if r.Schema != "" {
 				k.Schema = r.Schema
 			}
-			if r.Glob == rel {
-				return k, ""
-			}
+			named = r.Glob == rel
 		}
 		if strings.HasPrefix(rel, "~/") {
 			return k, ""
 		}
-		return k, c.privacy(rel, false)
+		return k, c.privacy(rel, named)
 	}
 	if checkRel(rel) != nil || strings.HasPrefix(rel, "~/") || Transient(path.Base(rel)) || hasControl(rel) {
 		return Kept{}, whyNot
@@ -502,26 +511,38 @@ func (c *Config) Named(rel string) bool {
 	return ok && !r.Ignore && r.Glob == rel
 }
 
-// privacy is why a matched path is withheld, "" when it is kept.
+// privacy is why a matched path is withheld, "" when it is kept. A
+// private file is kept when the user's git configuration says so
+// (KeepPrivate), or when a rule names it exactly in a .strata.yaml that did
+// not come with the repository (Committed): a committed one may have been
+// written by anyone who can push, who would then read the file off the
+// remote after the next sync.
 func (c *Config) privacy(rel string, named bool) string {
 	if c.Nested != nil {
 		if repo := c.Nested(rel); repo != "" {
 			return WhyNested + repo
 		}
 	}
+	why := ""
 	switch {
-	case named:
-		return ""
 	case strings.HasSuffix(path.Base(rel), ".local.json"):
-		return whyLocalJSON
+		why = whyLocalJSON
 	case c.Ignored != nil && c.Ignored(rel):
-		return whyIgnored
+		why = whyIgnored
 	case c.Filter != nil:
 		if driver := c.Filter(rel); driver != "" {
-			return WhyFiltered(driver)
+			why = WhyFiltered(driver)
 		}
 	}
-	return ""
+	switch {
+	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):
+		return ""
+	case named && (c.Committed == nil || !c.Committed()):
+		return ""
+	case named:
+		return why + "; " + FileName + " names it, but a committed " + FileName + " keeps no private file (to keep it: git config --add strata.keepPrivate " + state.TermSafe(rel) + ")"
+	}
+	return why
 }
 
 // userRule is the first of the user's own rules matching rel.

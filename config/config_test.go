@@ -467,3 +467,40 @@ func TestOtherMemoryFiles(t *testing.T) {
 		require.False(t, ok, "home view keeps %s", p)
 	}
 }
+
+// TestCommittedNamesKeepNoPrivateFile: a rule naming a private file exactly
+// keeps it only when .strata.yaml is not committed; the user's own
+// strata.keepPrivate keeps it either way (attack19-remote 5).
+func TestCommittedNamesKeepNoPrivateFile(t *testing.T) {
+	c := load(t, `
+files:
+  - glob: .claude/settings.local.json
+  - glob: .claude/token.json
+  - glob: MEMORY.md
+`)
+	c.Filter = func(rel string) string {
+		if rel == ".claude/token.json" || rel == "MEMORY.md" {
+			return "crypt"
+		}
+		return ""
+	}
+	committed := false
+	c.Committed = func() bool { return committed }
+	keep := map[string]bool{}
+	c.KeepPrivate = func(rel string) bool { return keep[rel] }
+	for _, p := range []string{".claude/settings.local.json", ".claude/token.json", "MEMORY.md"} {
+		_, ok := c.Classify(p)
+		assert.True(t, ok, "uncommitted, named: %s", p)
+	}
+	committed = true
+	for _, p := range []string{".claude/settings.local.json", ".claude/token.json", "MEMORY.md"} {
+		_, ok := c.Classify(p)
+		assert.False(t, ok, "committed, named: %s", p)
+		assert.Contains(t, c.Private(p), "a committed .strata.yaml keeps no private file (to keep it: git config --add strata.keepPrivate "+p+")")
+	}
+	keep[".claude/token.json"] = true
+	_, ok := c.Classify(".claude/token.json")
+	assert.True(t, ok, "strata.keepPrivate")
+	_, ok = c.Classify(".claude/other.json")
+	assert.True(t, ok, "not private: kept as before")
+}

@@ -37,7 +37,9 @@ files:
 # memory: .claude/memory/MEMORY.md
 
 # The auto-memory file's history stays on the local ref refs/strata/home/state;
-# true lets strata sync fetch, merge and push it too (as strata sync --home does).
+# true lets strata sync fetch, merge and push it too (as strata sync --home does),
+# but only while this file is not committed: a committed one may come from anyone
+# who can push. Your own switch: git config strata.syncHome true
 # sync_home: false
 
 # L3 graph of the MCP memory server: $MEMORY_FILE_PATH when set, else this.

@@ -85,7 +85,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				}
 				log.Warn("sync: local version lost", append(attrs, "restore", "strata restore "+l.Path+" --rev "+l.Rev)...)
 			}
-			if seng.Config().SyncHome {
+			if home, _ := seng.SyncHome(); home {
 				// sync_home: true — the auto-memory file's local history too,
 				// as `strata sync` does with it.
 				if err := syncHome(ctx, seng, o.SyncRemote, env, r.mu, log); err != nil {

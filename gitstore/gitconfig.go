@@ -514,3 +514,41 @@ func (s *Store) ruleSettings() ignoreSettings {
 	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.commonDir) })
 	return s.rules
 }
+
+// Settings are strata's own settings in git's configuration, which only
+// the user writes (a clone brings none): what a committed .strata.yaml,
+// which anyone who can push may have written, is not trusted to decide.
+type Settings struct {
+	// KeepPrivate lists repo-relative paths (strata.keepPrivate, one value
+	// each) that are kept even though they are private: git ignores or
+	// filters them, or they are *.local.json files.
+	KeepPrivate []string
+	// SyncHome is strata.syncHome: nil when unset.
+	SyncHome *bool
+}
+
+// Settings reads strata.keepPrivate and strata.syncHome as git reads its
+// configuration (readConfig: system, global, the repository's own, then
+// $GIT_CONFIG_COUNT's), once per store. An empty strata.keepPrivate value
+// empties the list, as git's multi-valued settings do.
+func (s *Store) Settings() Settings {
+	s.settingsOnce.Do(func() {
+		readConfig(s.gitDir, s.commonDir, false, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
+			if sec != "strata" || sub != "" {
+				return
+			}
+			switch key {
+			case "keepprivate":
+				if !hasVal || val == "" {
+					s.settings.KeepPrivate = nil
+					return
+				}
+				s.settings.KeepPrivate = append(s.settings.KeepPrivate, val)
+			case "synchome":
+				b := gitBool(val, hasVal)
+				s.settings.SyncHome = &b
+			}
+		})
+	})
+	return s.settings
+}

@@ -50,6 +50,8 @@ type Store struct {
 	shallowOnce  sync.Once                       // reads shallow (shallowList)
 	rulesOnce    sync.Once                       // reads rules (ruleSettings)
 	rules        ignoreSettings                  // git's settings for the ignore and attribute rules
+	settingsOnce sync.Once                       // reads settings (Settings)
+	settings     Settings                        // strata's own settings in git's configuration
 	treeBytes    int                             // treeCost of what trees holds
 	commits      map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
 	indexes      map[string]*refIndex            // per-ref time index (index.go)

@@ -74,7 +74,11 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 		return err
 	}
 	failed := syncFailed(rep)
-	if o.Home || eng.Config().SyncHome {
+	home, ignored := eng.SyncHome()
+	if ignored && !o.Home && !o.JSON {
+		fmt.Fprintln(e.Err, "strata: sync_home in the committed .strata.yaml is not honoured (anyone who can push may have set it, and it publishes your own auto-memory file); to sync it: strata sync --home, or git config strata.syncHome true")
+	}
+	if o.Home || home {
 		if err := syncHome(ctx, e, o, eng, rep); err != nil {
 			return err
 		}
