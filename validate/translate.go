@@ -28,6 +28,11 @@ func check(path string, doc any, loc locator, sch *jsonschema.Schema) []state.Pr
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, jsonschema.ErrTooCostly) {
+		// a small schema of nested anyOf/oneOf/$ref is exponential to
+		// evaluate: it stops at the budget, in bounded time and memory
+		return []state.Problem{{Path: path, Message: fmt.Sprintf("schema is too costly to evaluate for this file (over %d subschema evaluations); simplify its nesting of anyOf, oneOf and $ref", jsonschema.MaxEvaluations)}}
+	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []state.Problem{loc.at(path, "", lowerFirst(strings.TrimPrefix(err.Error(), "jsonschema: ")))}

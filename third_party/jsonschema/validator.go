@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -16,8 +17,18 @@ func (sch *Schema) Validate(v any) error {
 	return sch.validate(v, nil, nil, nil, false, nil)
 }
 
+// MaxEvaluations bounds the subschema evaluations of one Validate (strata:
+// nested anyOf/oneOf of $refs make a small schema's evaluation exponential).
+var MaxEvaluations = 500_000
+
+// ErrTooCostly is what Validate returns when it stopped after
+// MaxEvaluations subschema evaluations, the value neither valid nor not.
+var ErrTooCostly = errors.New("jsonschema: validation stopped after too many subschema evaluations")
+
 func (sch *Schema) validate(v any, regexpEngine RegexpEngine, meta *Schema, resources map[jsonPointer]*resource, assertVocabs bool, vocabularies map[string]*Vocabulary) error {
+	steps := MaxEvaluations
 	vd := validator{
+		steps:        &steps,
 		v:            v,
 		vloc:         make([]string, 0, 8),
 		sch:          sch,
@@ -31,7 +42,11 @@ func (sch *Schema) validate(v any, regexpEngine RegexpEngine, meta *Schema, reso
 		assertVocabs: assertVocabs,
 		vocabularies: vocabularies,
 	}
-	if _, err := vd.validate(); err != nil {
+	_, err := vd.validate()
+	if steps < 0 {
+		return ErrTooCostly
+	}
+	if err != nil {
 		verr := err.(*ValidationError)
 		var causes []*ValidationError
 		if _, ok := verr.ErrorKind.(*kind.Group); ok {
@@ -51,6 +66,7 @@ func (sch *Schema) validate(v any, regexpEngine RegexpEngine, meta *Schema, reso
 }
 
 type validator struct {
+	steps        *int // evaluations left (MaxEvaluations), shared by every subvalidator
 	v            any
 	vloc         []string
 	sch          *Schema
@@ -70,6 +86,11 @@ type validator struct {
 func (vd *validator) validate() (*uneval, error) {
 	s := vd.sch
 	v := vd.v
+
+	// budget --
+	if *vd.steps--; *vd.steps < 0 {
+		return nil, vd.error(&kind.FalseSchema{})
+	}
 
 	// boolean --
 	if s.Bool != nil {
@@ -660,6 +681,7 @@ func (vd *validator) validateSelf(sch *Schema, refKw string, boolResult bool) er
 	scp := vd.scp.child(sch, refKw, vd.scp.vid)
 	uneval := unevalFrom(vd.v, sch, !vd.uneval.isEmpty())
 	subvd := validator{
+		steps:        vd.steps,
 		v:            vd.v,
 		vloc:         vd.vloc,
 		sch:          sch,
@@ -686,6 +708,7 @@ func (vd *validator) validateVal(sch *Schema, v any, vtok string) error {
 	scp := vd.scp.child(sch, "", vd.scp.vid+1)
 	uneval := unevalFrom(v, sch, false)
 	subvd := validator{
+		steps:        vd.steps,
 		v:            v,
 		vloc:         vloc,
 		sch:          sch,
@@ -709,6 +732,7 @@ func (vd *validator) validateValue(sch *Schema, v any, vpath []string) error {
 	scp := vd.scp.child(sch, "", vd.scp.vid+1)
 	uneval := unevalFrom(v, sch, false)
 	subvd := validator{
+		steps:        vd.steps,
 		v:            v,
 		vloc:         vloc,
 		sch:          sch,
