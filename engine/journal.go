@@ -86,19 +86,21 @@ func (e *Engine) holdWrites(exclusive bool) (func(), error) {
 // (and view) to finish before it gives up; tests shorten it.
 var SyncWait = 2 * time.Minute
 
-// HoldSync takes the lock one sync of this work tree (or of the home view)
-// holds from start to end, so a second sync waits for the first instead of
-// racing its fetch (git's own "cannot lock ref" error, exit 3) and its
-// merge; release lets it go. Past SyncWait the error says another sync is
-// running.
+// HoldSync takes the lock one sync of this repository (or of its home
+// views) holds from start to end, so a second sync waits for the first
+// instead of racing its fetch (git's own "cannot lock ref" error, exit 3)
+// and its merge; release lets it go. The lock is in the common git
+// directory: linked worktrees have state refs of their own but share the
+// remote-tracking refs their fetches move (attack19-crash 6). Past SyncWait
+// the error says another sync is running.
 func (e *Engine) HoldSync() (release func(), err error) {
 	name := "sync.lock"
 	if e.display != "" {
 		name = "sync-home.lock" // the home view's (home.go)
 	}
-	release, err = pidlock.Hold(filepath.Join(e.store.GitDir(), "strata", name), e.store.Shared(), true, SyncWait)
+	release, err = pidlock.Hold(filepath.Join(e.store.CommonDir(), "strata", name), e.store.Shared(), true, SyncWait)
 	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
-		return nil, fmt.Errorf("another sync of this work tree is running (%s held for %s); try again: %w", held.Path, SyncWait, state.ErrLocked)
+		return nil, fmt.Errorf("another sync of this repository is running (%s held for %s); try again: %w", held.Path, SyncWait, state.ErrLocked)
 	}
 	return release, err
 }

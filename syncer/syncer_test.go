@@ -884,6 +884,34 @@ func syncWhileAgentWrites(t *testing.T, w *world, a *machine) {
 	w.fsckAll()
 }
 
+// A sync from a linked worktree waits for one of the main work tree: the
+// two share the remote-tracking ref their fetches move (attack19-crash 6:
+// syncing both at once failed with git's "cannot lock ref", exit 3).
+func TestWorktreeSyncWaitsForTheMainOne(t *testing.T) {
+	_, a, _ := syncedPair(t)
+	defer func(d time.Duration) { engine.SyncWait = d }(engine.SyncWait)
+	engine.SyncWait = 50 * time.Millisecond
+	linked := filepath.Join(t.TempDir(), "linked")
+	git(t, a.dir, "commit", "-q", "--allow-empty", "-m", "base")
+	git(t, a.dir, "worktree", "add", "-q", "--detach", linked)
+	leng, err := engine.Open(linked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := a.eng.HoldSync() // the main work tree's sync, still running
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Sync(context.Background(), leng, Options{Cwd: linked})
+	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "another sync of this repository is running") {
+		t.Fatalf("linked worktree's sync: %v", err)
+	}
+	release()
+	if _, err := Sync(context.Background(), leng, Options{Cwd: linked}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A second sync of one work tree waits for the first (here it gives up
 // after SyncWait, saying another sync runs, and changes nothing) instead
 // of racing its fetch and merge: two at once failed with git's own
@@ -898,7 +926,7 @@ func TestSecondSyncWaitsForTheFirst(t *testing.T) {
 	}
 	a.write(wsPath, ws("implement"))
 	_, err = Sync(context.Background(), a.eng, Options{Cwd: a.dir})
-	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "another sync of this work tree is running") {
+	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "another sync of this repository is running") {
 		t.Fatalf("second sync: %v", err)
 	}
 	release()
