@@ -29,6 +29,7 @@ type env struct {
 	catchSignals func()                                 // installs the SIGINT/SIGTERM handler (signals.go); nil: none
 	exec         func(path string, argv []string) error // becomes another program (companion.go); nil: cannot
 	caught       bool                                   // catchSignals was called
+	stopped      error                                  // what failed because a signal canceled the command (runApp)
 
 	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
 }
@@ -81,6 +82,13 @@ func runApp(ctx context.Context, app *cli.App, args []string, e *env) int {
 	err := app.RunContext(ctx, permute(app, args))
 	if err == nil && e.unknownCommand {
 		return exitUsage
+	}
+	if err != nil && e.caught && ctx.Err() != nil {
+		// the first SIGINT or SIGTERM canceled the context, and what the
+		// command was running with it (a git fetch or push) stopped:
+		// interrupted says so, not git's "signal: killed" (exit 3)
+		e.stopped = err
+		return exitOther
 	}
 	return exitCode(err, e.Err)
 }

@@ -24,6 +24,7 @@ func Main() int {
 	catch, stop := interrupt.Catcher(cancel)
 	defer stop()
 	dir, _ := os.Getwd()
-	code := run(ctx, os.Args, &env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Dir: dir, Now: state.Now, catchSignals: catch, exec: execProcess})
-	return interrupted(code, commandName(os.Args), interrupt.Caught(), os.Stderr)
+	e := &env{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Dir: dir, Now: state.Now, catchSignals: catch, exec: execProcess}
+	code := run(ctx, os.Args, e)
+	return interrupted(code, commandName(os.Args), interrupt.Caught(), e.stopped, os.Stderr)
 }

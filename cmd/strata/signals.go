@@ -65,8 +65,19 @@ var servers = map[string]bool{"watch": true, "mcp": true, "timeline": true}
 // stops at the end of the step under way (a record's or a restore's batch
 // is one step: all of it or nothing), and then says so and exits 130 or
 // 143, as a command a shell interrupted, so a script does not take it for
-// a run that went as asked. A command that failed keeps its code.
-func interrupted(code int, cmd string, sig os.Signal, w io.Writer) int {
+// a run that went as asked. A command that failed keeps its code, unless
+// it failed because the signal stopped what it was running (stopped: a
+// sync's git fetch or push, killed with the canceled context), which is
+// an interruption too.
+func interrupted(code int, cmd string, sig os.Signal, stopped error, w io.Writer) int {
+	switch {
+	case stopped != nil && sig != nil:
+		fmt.Fprintf(w, "strata: %s interrupted (%s); what it was running stopped (%s); run it again\n", cmd, sig, stopped)
+		return interrupt.ExitCode(sig)
+	case stopped != nil:
+		fmt.Fprintf(w, "strata: %s\n", stopped) // (canceled otherwise: never with Main's context)
+		return code
+	}
 	if sig == nil || code != exitOK || servers[cmd] || readOnlyCommands[cmd] {
 		return code
 	}
