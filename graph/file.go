@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/internal/proc"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -254,17 +256,29 @@ func replace(tmp, path string) (displaced []byte, exchanged bool, err error) {
 }
 
 // lock takes <path>.lock by mkdir, waiting while another holder has it. A
-// lock older than lockStale is a crash leftover and is taken over.
+// lock older than lockStale is a crash leftover and is taken over. strata
+// marks its own lock with an empty file naming its process id
+// (strata-<pid>), so a lock a killed strata left is taken over at once,
+// instead of failing every layer write for lockStale (attack19-crash 5).
 func lock(path string) (release func(), err error) {
 	name := path + ".lock"
 	deadline := time.Now().Add(lockWait)
 	for {
 		err := os.Mkdir(name, 0o755)
 		if err == nil {
-			return func() { os.Remove(name) }, nil
+			mark := filepath.Join(name, holderPrefix+strconv.Itoa(os.Getpid()))
+			if f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+			}
+			return func() { os.Remove(mark); os.Remove(name) }, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock: %w", unwrapPath(err))
+		}
+		if mark, dead := deadHolder(name); dead {
+			os.Remove(filepath.Join(name, mark))
+			os.Remove(name)
+			continue
 		}
 		if st, serr := os.Lstat(name); serr == nil && time.Since(st.ModTime()) > lockStale {
 			os.Remove(name)
@@ -275,6 +289,23 @@ func lock(path string) (release func(), err error) {
 		}
 		time.Sleep(poll)
 	}
+}
+
+// holderPrefix starts the name of the file strata puts in a lock it holds.
+const holderPrefix = "strata-"
+
+// deadHolder reports whether the lock directory name holds only strata's
+// mark of a process no longer running, and the mark's name.
+func deadHolder(name string) (mark string, dead bool) {
+	ents, err := os.ReadDir(name)
+	if err != nil || len(ents) != 1 {
+		return "", false
+	}
+	pid, err := strconv.Atoi(strings.TrimPrefix(ents[0].Name(), holderPrefix))
+	if err != nil || !strings.HasPrefix(ents[0].Name(), holderPrefix) || pid <= 0 {
+		return "", false
+	}
+	return ents[0].Name(), !proc.Running(pid)
 }
 
 // waitServer waits (bounded) while the server's temp file for path exists:

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +113,44 @@ func TestUpsertLockTimeoutAndStale(t *testing.T) {
 	require.NoError(t, os.Chtimes(path+".lock", old, old))
 	_, err = Upsert(path, []Entity{ours})
 	require.NoError(t, err, "a crash leftover lock is taken over")
+}
+
+// TestLockOfAKilledStrataTakenOver: a lock whose strata mark names a
+// process no longer running is taken over at once; one naming a running
+// process, or holding anything else (another program's lock), is waited
+// for (attack19-crash 5: after a kill -9, every layer write failed for 10 s).
+func TestLockOfAKilledStrataTakenOver(t *testing.T) {
+	defer func(w time.Duration) { lockWait = w }(lockWait)
+	lockWait = 20 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "memory.jsonl")
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run()) // its pid ran and ended
+	dead := cmd.Process.Pid
+	for _, tc := range []struct {
+		mark  string
+		taken bool
+	}{
+		{holderPrefix + strconv.Itoa(dead), true},
+		{holderPrefix + strconv.Itoa(os.Getppid()), false},
+		{"something-else", false},
+	} {
+		require.NoError(t, os.Mkdir(path+".lock", 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(path+".lock", tc.mark), nil, 0o644))
+		_, err := Upsert(path, []Entity{ours})
+		if tc.taken {
+			require.NoError(t, err, tc.mark)
+			assert.NoDirExists(t, path+".lock", "released after the write")
+			continue
+		}
+		assert.ErrorContains(t, err, "held by another writer", tc.mark)
+		require.NoError(t, os.RemoveAll(path+".lock"))
+	}
+	// strata's own lock carries its mark while held, and goes with it
+	release, err := lock(path)
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(path+".lock", holderPrefix+strconv.Itoa(os.Getpid())))
+	release()
+	assert.NoDirExists(t, path+".lock")
 }
 
 // TestConcurrentUpserts: writers taking the lock never lose each other's entities.
