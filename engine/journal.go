@@ -212,7 +212,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 			owed = append(owed, k)
 		}
 	}
-	e.removeLeftovers(owed)
+	e.removeLeftovers(owed, true)
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
@@ -273,21 +273,4 @@ func (e *Engine) TakeNotWritten() []NotWritten {
 	out := e.notWritten
 	e.notWritten = nil
 	return out
-}
-
-// removeLeftovers removes, from the directory of each kept file given, the
-// temp files a batch of checkouts (a sync's or a restore's) left there when
-// its process was killed before renaming them (atomicfile.Leftovers): only
-// strata's own temp files, of processes no longer running, and only in a
-// directory strata may write in (inside).
-func (e *Engine) removeLeftovers(ks []config.Kept) {
-	dirs := map[string]bool{}
-	for _, k := range ks {
-		dir := filepath.Dir(e.cfg.Abs(k.Path))
-		if dirs[dir] || e.inside(k) != nil {
-			continue
-		}
-		dirs[dir] = true
-		atomicfile.Leftovers(dir)
-	}
 }
