@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/atomicfile"
@@ -230,5 +231,44 @@ func TestPutLeftoverIsNotRecorded(t *testing.T) {
 	}
 	if rej, _ := e.RejectedLog(state.LogQuery{}); len(rej) != 0 {
 		t.Errorf("quarantined %+v", rej)
+	}
+}
+
+// A sync killed after its swap of a file it owed: the journal's completion
+// records the agent's save left at the temp name over the merged version,
+// removes the temp file and names it (NotWritten.Found), instead of
+// removing it and saying the edit is recorded when nothing was.
+func TestRecoverWritesRecordsTheSaveASwapLeft(t *testing.T) {
+	e := newRepo(t)
+	const path = ".claude/a.json"
+	edit(t, e, path, `{"v": "ours"}`)
+	record(t, e, path)
+	from := mustHead(t, e)
+	edit(t, e, path, `{"v": "merged"}`)
+	record(t, e, path) // the ref moved to the merged version
+	ours, merged := gitstore.BlobHash([]byte(`{"v": "ours"}`)), gitstore.BlobHash([]byte(`{"v": "merged"}`))
+	if err := e.BeginWrites(from, []JournalEntry{{Path: path, Ours: ours, Result: merged}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const saved = `{"v": "agent, saved right before the sync's swap"}`
+	left := leaveTemp(t, e, path, saved)
+
+	outs := record(t, e, path)
+	gone(t, left)
+	nw := e.TakeNotWritten()
+	if len(nw) != 1 || nw[0].Path != path || nw[0].Found == "" || nw[0].FoundRejected {
+		t.Fatalf("not written %+v, want the save found", nw)
+	}
+	if blob, err := e.store.BlobID(nw[0].Found, path); err != nil || blob != gitstore.BlobHash([]byte(saved)) {
+		t.Errorf("Found %s holds %s, %v", nw[0].Found, blob, err)
+	}
+	if !holds(t, e, stateLog(t, e, path), path, saved) {
+		t.Fatal("the agent's save is in no ref")
+	}
+	if len(outs) != 1 || outs[0].Entry == nil || !strings.Contains(onDisk(t, e, path), "merged") {
+		t.Errorf("the merged version on disk is not recorded next: %+v", outs)
+	}
+	if _, err := os.Lstat(e.journalPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal left: %v", err)
 	}
 }
