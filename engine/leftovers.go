@@ -47,9 +47,6 @@ func (e *Engine) removeLeftovers(ks []config.Kept, held bool) map[string]foundLe
 	byDir := map[string][]config.Kept{}
 	var dirs []string
 	for _, k := range ks {
-		if e.inside(k) != nil {
-			continue
-		}
 		dir := filepath.Dir(e.cfg.Abs(k.Path))
 		if _, ok := byDir[dir]; !ok {
 			dirs = append(dirs, dir)
@@ -58,6 +55,9 @@ func (e *Engine) removeLeftovers(ks []config.Kept, held bool) map[string]foundLe
 	}
 	var found map[string]foundLeftover
 	for _, dir := range dirs {
+		if e.inside(byDir[dir][0]) != nil {
+			continue // one folder, one answer
+		}
 		for _, l := range e.unsavedLeftovers(dir) {
 			k, ok := e.leftoverOf(l.Leftover, byDir[dir])
 			if !ok {
