@@ -618,34 +618,68 @@ func (b *Batch) Abort() {
 	b.closeDirs()
 }
 
-// Leftovers removes the temp files that Batches of processes no longer
-// running left in dir (killed between Add and Commit) and returns how many
-// it removed. Temp files of running processes, and those not named by a
-// Batch, are left alone.
-func Leftovers(dir string) int {
+// A Leftover is a temp file that a process no longer running left beside
+// the file it was for: a Batch's new version never renamed into place
+// (killed between Add and Commit), or the file a replace swapped out
+// (replace.go) or RemoveUnchanged moved aside (killed before it looked at
+// it, or an outside version its writer superseded). The last two may be an
+// agent's save found nowhere else, so a leftover is never removed here:
+// its caller removes it once its content is safe.
+type Leftover struct {
+	Path string // the temp file
+	of   string // the base name of the file it was for, as the temp name carries it (tempBase)
+}
+
+// For reports whether l was for the file named base in its folder.
+func (l Leftover) For(base string) bool { return l.of == tempBase(base) }
+
+// Target is the base name of the file l was for, when the temp name
+// carries that name whole; "" when it carries it cut (tempBase): then ask
+// For about each file of the folder.
+func (l Leftover) Target() string {
+	if n := len(l.of); n > 9 && l.of[n-9] == '~' && isHex(l.of[n-8:]) {
+		return ""
+	}
+	return l.of
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Leftovers lists the temp files that processes no longer running left in
+// dir (see Leftover). Temp files of running processes, and those not named
+// by a Batch or RemoveUnchanged (WriteTemp's carry no process id), are not
+// listed.
+func Leftovers(dir string) []Leftover {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return 0
+		return nil
 	}
-	n := 0
+	var out []Leftover
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), Prefix) {
 			continue
 		}
-		// Prefix BASE-PID-RANDOM: the pid is the second field from the end.
-		f := strings.Split(e.Name(), "-")
-		if len(f) < 3 {
+		// Prefix BASE-PID-NUMBER: the pid is the second field from the end.
+		rest := strings.TrimPrefix(e.Name(), Prefix)
+		i := strings.LastIndexByte(rest, '-')
+		j := strings.LastIndexByte(rest[:max(i, 0)], '-')
+		if j < 0 {
 			continue
 		}
-		pid, err := strconv.Atoi(f[len(f)-2])
+		pid, err := strconv.Atoi(rest[j+1 : i])
 		if err != nil || pid <= 0 || running(pid) {
 			continue
 		}
-		if os.Remove(filepath.Join(dir, e.Name())) == nil {
-			n++
-		}
+		out = append(out, Leftover{Path: filepath.Join(dir, e.Name()), of: rest[:j]})
 	}
-	return n
+	return out
 }
 
 // running reports whether process pid exists (signal 0 delivers nothing;

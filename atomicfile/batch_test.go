@@ -71,34 +71,48 @@ func TestBatchAbortLeavesNothing(t *testing.T) {
 	}
 }
 
-// Leftovers removes the temp files of a process that is gone, not those of
-// a running one, nor other files.
+// Leftovers lists the temp files of a process that is gone, with the file
+// each was for, and removes none of them (one may be an outside save that a
+// replace swapped out); not those of a running one, nor other files.
 func TestLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Skip("no true(1)")
 	}
-	dead := cmd.Process.Pid
-	files := map[string]bool{ // name -> removed
-		Prefix + "a.json-" + strconv.Itoa(dead) + "-123":        true,
-		Prefix + "x-y.json-" + strconv.Itoa(dead) + "-9":        true,
-		Prefix + "a.json-" + strconv.Itoa(os.Getpid()) + "-123": false,
-		Prefix + "a.json-456789":                                false, // WriteTemp's, no pid
-		"a.json":                                                false,
+	dead := strconv.Itoa(cmd.Process.Pid)
+	long := strings.Repeat("n", 150) + ".json"
+	files := map[string]string{ // name -> the file it is listed for ("" not listed)
+		Prefix + "a.json-" + dead + "-123":                    "a.json",
+		Prefix + "x-y.json-" + dead + "-9":                    "x-y.json",
+		Prefix + tempBase(long) + "-" + dead + "-1":           long,
+		Prefix + "a.json-" + strconv.Itoa(os.Getpid()) + "-1": "",
+		Prefix + "a.json-456789":                              "", // WriteTemp's, no pid
+		Prefix + "5-3":                                        "",
+		"a.json":                                              "",
 	}
 	for name := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := Leftovers(dir); n != 2 {
-		t.Errorf("removed %d, want 2", n)
+	got := map[string]string{}
+	for _, l := range Leftovers(dir) {
+		for _, base := range []string{"a.json", "x-y.json", long, "b.json"} {
+			if l.For(base) {
+				got[filepath.Base(l.Path)] = base
+			}
+		}
+		if want := files[filepath.Base(l.Path)]; l.Target() != want && !(want == long && l.Target() == "") {
+			t.Errorf("%s: Target %q", l.Path, l.Target())
+		}
 	}
-	for name, removed := range files {
-		_, err := os.Stat(filepath.Join(dir, name))
-		if removed != os.IsNotExist(err) {
-			t.Errorf("%s: removed %v, want %v", strings.TrimPrefix(name, Prefix), os.IsNotExist(err), removed)
+	for name, want := range files {
+		if got[name] != want {
+			t.Errorf("%s: listed for %q, want %q", name, got[name], want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

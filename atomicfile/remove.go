@@ -13,9 +13,10 @@ import (
 // removed. Another (an agent's save that landed after the check) is moved
 // back, never over a file that appeared at the name meanwhile (a newer
 // save, which then stays; the one moved aside, superseded by its own
-// writer, is left at the temp name for the leftover sweep), and removed is
-// false. A file already gone counts as removed. Before, a removal read and
-// checked the file, then removed whatever was at the name.
+// writer, is left at the temp name: a Leftover once this process has
+// ended), and removed is false. A process killed while the file is aside
+// leaves it there too. A file already gone counts as removed. Before, a
+// removal read and checked the file, then removed whatever was at the name.
 func RemoveUnchanged(name string, unchanged func(now fs.FileInfo) bool) (removed bool, err error) {
 	d, err := openDir(filepath.Dir(name))
 	if err != nil {

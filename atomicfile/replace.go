@@ -17,7 +17,10 @@ import (
 // two swaps (its file then at the temp name, strata's gone) is swapped
 // back in turn, so the newest outside file ends at the name. Only
 // strata's own temp file is ever removed. A file system that cannot swap
-// gets the check right before a plain rename, as before.
+// gets the check right before a plain rename, as before. A process killed
+// between the swap and its look at the file swapped out leaves that file,
+// perhaps an outside save, at the temp name: a Leftover, which is never
+// removed unsaved.
 
 // errNoExchange: the file system cannot swap two files (see exchange).
 var errNoExchange = errors.New("no exchange of two files here")
@@ -72,8 +75,9 @@ func (b *Batch) replace(p batchFile) (bool, error) {
 // outside rename landed at p.name in between: that file is then the newest
 // and goes to p.name by one more swap. The file left at p.tmp in the end
 // is removed only when it is mine; else it is an outside version that its
-// writer's own later rename superseded, left there as it is (Leftovers
-// removes it with the other temp files once this process has ended).
+// writer's own later rename superseded, left there as it is: once this
+// process has ended it is a Leftover, which the engine records before it
+// removes it.
 func (b *Batch) putBack(p batchFile, mine held) {
 	atName, ours := mine, true // the file last swapped to p.name, held; whether it is mine
 	defer func() {

@@ -363,6 +363,10 @@ func (r *recorder) handle(b watcher.Batch) bool {
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	r.mu.Unlock()
 	for _, n := range r.eng.TakeNotWritten() { // see printNotWritten in cmd/strata
+		if n.Found != "" {
+			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			continue
+		}
 		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
 	}
 	r.unread.done(outs)

@@ -205,6 +205,12 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 			return o, &ChangedError{Path: k.Path}
 		}
 	}
+	// the version's blob is stored before its temp file exists, so that the
+	// temp file a kill leaves is known as strata's own (removeLeftovers),
+	// never recorded as an edit of someone else's
+	if _, err := e.store.WriteBlob(data); err != nil {
+		return o, fmt.Errorf("write %s: %w", k.Path, err)
+	}
 	written, err := e.write(k, data, base)
 	if err != nil {
 		return o, err

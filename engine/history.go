@@ -154,7 +154,7 @@ func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[strin
 	for _, j := range jobs {
 		ks = append(ks, j.k)
 	}
-	e.removeLeftovers(append(ks, remove...)) // of a restore or sync killed before its renames
+	e.removeLeftovers(append(ks, remove...), false) // of a restore, sync or Put killed during its renames
 	written := map[string]bool{}
 	var late []string
 	co := e.Checkouts()

@@ -202,21 +202,27 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	if j == nil || err != nil {
 		return nil, nil, err
 	}
-	head, files, err := e.recorded()
-	if err != nil {
-		return nil, nil, err
-	}
-	// A sync killed between writing its temp files and renaming them left
-	// them beside the files it owed (Checkouts): remove them.
+	// A sync killed during its writes left temp files beside the files it
+	// owed (Checkouts): its new versions, or the file a swap took out, an
+	// agent's save that landed right before it, which is recorded first
+	// (removeLeftovers) and named.
 	var owed []config.Kept
 	for _, w := range j.Writes {
 		if k, ok := e.cfg.Classify(w.Path); ok {
 			owed = append(owed, k)
 		}
 	}
-	e.removeLeftovers(owed)
+	found := e.removeLeftovers(owed, true)
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
+		if f, saved := found[w.Path]; ok && saved {
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected})
+			continue // what is on disk is recorded next, over the edit found
+		}
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
 			continue // not kept here, or the ref does not hold the merged version
 		}
@@ -261,9 +267,17 @@ func (e *Engine) recoverWrites() error {
 // journal left undone: the file was edited (or replaced by something not a
 // regular file) after the sync was interrupted. The edit is newer and is
 // recorded over the merged version, which Rev (the merge) holds.
+//
+// With Found set, the sync had written the file, and an edit saved right
+// before its swap was found in the temp file the swap put it at (the sync
+// was killed before it swapped it back): Found is the commit that
+// recorded that edit (on the rejected ref when FoundRejected), over the
+// merged version; what is on disk is recorded next, over that edit.
 type NotWritten struct {
-	Path string
-	Rev  string
+	Path          string
+	Rev           string
+	Found         string
+	FoundRejected bool
 }
 
 // TakeNotWritten returns the writes left undone by the journals this
@@ -275,21 +289,4 @@ func (e *Engine) TakeNotWritten() []NotWritten {
 	out := e.notWritten
 	e.notWritten = nil
 	return out
-}
-
-// removeLeftovers removes, from the directory of each kept file given, the
-// temp files a batch of checkouts (a sync's or a restore's) left there when
-// its process was killed before renaming them (atomicfile.Leftovers): only
-// strata's own temp files, of processes no longer running, and only in a
-// directory strata may write in (inside).
-func (e *Engine) removeLeftovers(ks []config.Kept) {
-	dirs := map[string]bool{}
-	for _, k := range ks {
-		dir := filepath.Dir(e.cfg.Abs(k.Path))
-		if dirs[dir] || e.inside(k) != nil {
-			continue
-		}
-		dirs[dir] = true
-		atomicfile.Leftovers(dir)
-	}
 }

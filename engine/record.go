@@ -39,6 +39,12 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 	if err := e.recoverWrites(); err != nil {
 		return nil, err
 	}
+	return e.recordHeld(paths, src, wrote)
+}
+
+// recordHeld is record for a caller that holds the write-phase lock and
+// has completed any sync journal (RecoverWrites, recording a leftover).
+func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
 	head, files, err := e.recorded()
 	if err != nil {
 		return nil, err
@@ -152,9 +158,10 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 // RemoveTempLeftovers removes, from the folders of kept files where the
 // scan saw strata's temp files, those of processes no longer running (a
 // restore, a sync or a Put killed between writing a new version and
-// renaming it; see removeLeftovers). Each is a whole copy of a kept file,
-// hidden behind a dot: left, it would go into the user's next `git add -A`
-// under a name no ignore rule of the file covers.
+// renaming it, or right after swapping it in; see removeLeftovers),
+// recording first any whose content no ref holds. Each is a whole copy of
+// a kept file, hidden behind a dot: left, it would go into the user's next
+// `git add -A` under a name no ignore rule of the file covers.
 func (e *Engine) RemoveTempLeftovers(paths []config.Kept) {
 	dirs := e.cfg.TempDirs()
 	if len(dirs) == 0 {
@@ -166,12 +173,11 @@ func (e *Engine) RemoveTempLeftovers(paths []config.Kept) {
 	}
 	var ks []config.Kept
 	for _, k := range paths {
-		if d := path.Dir(k.Path); in[d] {
-			ks = append(ks, k)
-			delete(in, d)
+		if in[path.Dir(k.Path)] {
+			ks = append(ks, k) // every kept file there: a leftover is for one of them
 		}
 	}
-	e.removeLeftovers(ks)
+	e.removeLeftovers(ks, false)
 }
 
 // Unrecorded lists the kept paths whose file is not the version the state

@@ -92,3 +92,29 @@ func (s *Store) blobSize(h plumbing.Hash) (int64, error) {
 	}
 	return size, nil
 }
+
+// HasBlob reports whether the object store (its packs and alternates
+// included) holds blob id. It never asks a partial clone's promisor remote:
+// the answer is about this repository's objects only.
+func (s *Store) HasBlob(id string) bool {
+	h, err := blobHash(id)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, _, err := s.objects.Stat(h)
+	return err == nil && t == plumbing.BlobObject
+}
+
+// WriteBlob stores content as a blob, fsynced, and returns its id. It is
+// idempotent: a blob already stored is not written again.
+func (s *Store) WriteBlob(content []byte) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, err := s.writeObject(plumbing.BlobObject, content)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}

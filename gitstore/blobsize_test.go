@@ -61,3 +61,43 @@ func TestBlobSizeBeforeReading(t *testing.T) {
 		t.Fatalf("a bad id: %v", err)
 	}
 }
+
+// WriteBlob stores a blob that HasBlob then finds, with the id BlobHash
+// gives; HasBlob finds a recorded blob loose and packed, and no commit, no
+// missing blob and no bad id.
+func TestWriteBlobHasBlob(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	content := []byte(`{"never":"recorded"}`)
+	if s.HasBlob(BlobHash(content)) {
+		t.Fatal("a blob never written is there")
+	}
+	id, err := s.WriteBlob(content)
+	if err != nil || id != BlobHash(content) {
+		t.Fatalf("WriteBlob = %s, %v; want %s", id, err, BlobHash(content))
+	}
+	if !s.HasBlob(id) {
+		t.Fatal("the blob written is not there")
+	}
+	mustRecord(t, s, change("d/state.json", `{"v":1}`, t0))
+	files, err := s.Files(s.StateRef())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := s.Head(s.StateRef())
+	for _, stage := range []string{"loose", "packed"} {
+		if stage == "packed" {
+			runGit(t, r.main, "gc", "-q")
+		}
+		if !s.HasBlob(files["d/state.json"]) {
+			t.Fatalf("%s: a recorded blob is not there", stage)
+		}
+		if s.HasBlob(head) || s.HasBlob(strings.Repeat("ab", 20)) || s.HasBlob("nothex") {
+			t.Fatalf("%s: a commit, a missing blob or a bad id taken for a blob", stage)
+		}
+	}
+}

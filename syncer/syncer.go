@@ -277,6 +277,12 @@ func holdAndRecover(eng *engine.Engine, rep *Report) (release func(), err error)
 	nw, lost, err := eng.RecoverWrites()
 	rep.recovered = append(rep.recovered, lost...)
 	for _, n := range nw {
+		if n.Found != "" { // an edit found in the killed sync's temp file: recorded now
+			if !slices.Contains(rep.Recorded, n.Path) {
+				rep.Recorded = append(rep.Recorded, n.Path)
+			}
+			continue
+		}
 		if !slices.Contains(rep.Skipped, n.Path) {
 			rep.Skipped = append(rep.Skipped, n.Path)
 		}

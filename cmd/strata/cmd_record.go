@@ -88,8 +88,19 @@ func runRecord(e *env, o recordOptions) error {
 // that completing its journal left undone because the file was edited
 // after the interruption: the edit is recorded over the merged version
 // (the other machine's work in that file), which stays one command away.
+// An edit found in the temp file where the interrupted sync's swap had put
+// it (NotWritten.Found) is named with the commit that recorded it.
 func printNotWritten(e *env, eng *engine.Engine) {
 	for _, n := range eng.TakeNotWritten() {
+		if n.Found != "" {
+			where := "recorded over the merged version"
+			if n.FoundRejected {
+				where = "kept on " + eng.RejectedRef() + ", invalid"
+			}
+			fmt.Fprintf(e.Err, "strata: found %s: an edit saved as an interrupted sync wrote the file was left in a temp file; it is %s (see it: strata show %s --rev %s), and the file on disk is recorded next\n",
+				state.TermSafe(n.Path), where, state.ShellWord(n.Path), state.ShellWord(n.Found))
+			continue
+		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
 			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}
