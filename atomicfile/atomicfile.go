@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -59,16 +60,19 @@ func IsTemp(name string) bool {
 }
 
 // WriteTemp writes data to a new temp file in the directory of name (named
-// Prefix, name's base, cut when long, and a random suffix), with mode, fsynced and closed,
-// and returns the temp file's path. The caller renames it into place or
-// removes it; on error nothing is left behind.
+// Prefix, name's base, cut when long, this process's id and a random
+// suffix), with mode, fsynced and closed, and returns the temp file's
+// path. The caller renames it into place or removes it; on error nothing
+// is left behind.
 func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
 	return writeTemp(name, data, mode, true)
 }
 
 // writeTemp is WriteTemp, with the fsync only when sync is true.
 func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(name), Prefix+tempBase(filepath.Base(name))+"-*")
+	// BASE-PID-RANDOM, as a Batch names its files: Leftovers tells a
+	// dead process's from a running one's by the pid
+	f, err := os.CreateTemp(filepath.Dir(name), Prefix+tempBase(filepath.Base(name))+"-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return "", err
 	}

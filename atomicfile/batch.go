@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
+
+	"github.com/strata-dev/strata/internal/proc"
 )
 
 // Batch replaces many files with one durability pass instead of one per
@@ -653,9 +653,8 @@ func isHex(s string) bool {
 }
 
 // Leftovers lists the temp files that processes no longer running left in
-// dir (see Leftover). Temp files of running processes, and those not named
-// by a Batch or RemoveUnchanged (WriteTemp's carry no process id), are not
-// listed.
+// dir (see Leftover): those a Batch, RemoveUnchanged or WriteTemp named
+// (BASE-PID-SUFFIX). Temp files of running processes are not listed.
 func Leftovers(dir string) []Leftover {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -674,27 +673,10 @@ func Leftovers(dir string) []Leftover {
 			continue
 		}
 		pid, err := strconv.Atoi(rest[j+1 : i])
-		if err != nil || pid <= 0 || running(pid) {
+		if err != nil || pid <= 0 || proc.Running(pid) {
 			continue
 		}
 		out = append(out, Leftover{Path: filepath.Join(dir, e.Name()), of: rest[:j]})
 	}
 	return out
-}
-
-// running reports whether process pid exists (signal 0 delivers nothing;
-// EPERM means it exists under another user).
-func running(pid int) bool {
-	if pid == os.Getpid() {
-		return true
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	if runtime.GOOS == "windows" {
-		return true // FindProcess found it; Signal(0) is not supported there
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -116,3 +116,20 @@ func TestLeftovers(t *testing.T) {
 		}
 	}
 }
+
+// WriteTemp's temp file carries this process's id, as a Batch's do, so
+// that one a killed process left (the L3 graph's, attack19-crash 5) is
+// listed by Leftovers once the process is gone, not kept forever.
+func TestWriteTempNamesItsProcess(t *testing.T) {
+	dir := t.TempDir()
+	tmp, err := WriteTemp(filepath.Join(dir, "memory.jsonl"), []byte("{}\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(tmp), Prefix+"memory.jsonl-"+strconv.Itoa(os.Getpid())+"-") {
+		t.Fatalf("temp name %s carries no process id", tmp)
+	}
+	if len(Leftovers(dir)) != 0 {
+		t.Fatal("a running process's temp file listed")
+	}
+}
