@@ -236,11 +236,15 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		if err != nil {
 			return notWritten, nil, fmt.Errorf("sync journal: %s: %w", w.Path, err)
 		}
-		if !written {
-			// edited since: that edit is newer and will be recorded, over
-			// the merged version, which the user is told of
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head})
+		if written {
+			continue
 		}
+		if done, err := e.onDiskIs(k, w.Result); err == nil && done {
+			continue // the killed sync had written it already (attack19-crash 2)
+		}
+		// edited since: that edit is newer and will be recorded, over
+		// the merged version, which the user is told of
+		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head})
 	}
 	if len(j.Lost) > 0 && head != j.From {
 		if err := e.KeepLosses(j.Lost); err != nil {

@@ -272,3 +272,32 @@ func TestRecoverWritesRecordsTheSaveASwapLeft(t *testing.T) {
 		t.Errorf("journal left: %v", err)
 	}
 }
+
+// A sync killed after it had written a file it owed: the file already
+// holds the merged version, so the journal's completion says nothing of it
+// (attack19-crash 2: "not written PATH: edited on disk after an
+// interrupted sync" for every file the sync had written, nobody having
+// edited them); a file still holding an edit is named as before.
+func TestRecoverWritesQuietForWhatTheSyncWrote(t *testing.T) {
+	e := newRepo(t)
+	const a, b = ".claude/a.json", ".claude/b.json"
+	edit(t, e, a, `{"v": "ours"}`)
+	edit(t, e, b, `{"v": "ours"}`)
+	record(t, e, a, b)
+	from := mustHead(t, e)
+	edit(t, e, a, `{"v": "merged"}`)
+	edit(t, e, b, `{"v": "merged"}`)
+	record(t, e, a, b) // the ref moved to the merged versions, which are on disk: written
+	edit(t, e, b, `{"v": "edited after"}`)
+	ours, merged := gitstore.BlobHash([]byte(`{"v": "ours"}`)), gitstore.BlobHash([]byte(`{"v": "merged"}`))
+	if err := e.BeginWrites(from, []JournalEntry{{Path: a, Ours: ours, Result: merged}, {Path: b, Ours: ours, Result: merged}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	nw, _, err := e.RecoverWrites()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nw) != 1 || nw[0].Path != b {
+		t.Fatalf("not written %+v, want only %s", nw, b)
+	}
+}
