@@ -132,6 +132,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	if f, ok := heldLock(eng); ok {
 		add(f)
 	}
+	if f, ok := pendingSync(eng); ok {
+		add(f)
+	}
 	add(worktrees(ctx, eng))
 	add(remotes(eng)...)
 	return fs
@@ -418,6 +421,20 @@ func heldLock(eng *engine.Engine) (Finding, bool) {
 	}
 	return Finding{Check: "ref lock", Level: LevelWarn,
 		Message: fmt.Sprintf("%s is %s old: %s", state.TermSafe(path), age.Round(time.Second), who), Fix: fix}, true
+}
+
+// pendingSync is a sync killed after its merge that still owes the work
+// tree files (engine.PendingWrites): they look like local edits undoing
+// the merge until the next record or sync writes them.
+func pendingSync(eng *engine.Engine) (Finding, bool) {
+	owed, err := eng.PendingWrites()
+	if err != nil || len(owed) == 0 {
+		return Finding{}, false
+	}
+	return Finding{Check: "sync-journal", Level: LevelWarn,
+		Message: fmt.Sprintf("a sync was interrupted after its merge; %d %s not yet written (%s); until then they show as modified",
+			len(owed), engine.Plural(len(owed), "file is", "files are"), state.TermSafe(strings.Join(owed, " "))),
+		Fix: "strata record (or strata sync) writes them"}, true
 }
 
 func worktrees(ctx context.Context, eng *engine.Engine) Finding {

@@ -294,3 +294,31 @@ func (e *Engine) TakeNotWritten() []NotWritten {
 	e.notWritten = nil
 	return out
 }
+
+// PendingWrites lists the paths a killed sync still owes the work tree:
+// its journal is there, the state ref moved to the merged version, and
+// the file still holds the version the merge replaced, so until the next
+// record or sync completes the journal (RecoverWrites) it looks like a
+// local edit undoing the merge. None when no sync was interrupted. It
+// changes nothing.
+func (e *Engine) PendingWrites() ([]string, error) {
+	j, _, err := e.readJournal()
+	if j == nil || err != nil {
+		return nil, err
+	}
+	head, files, err := e.recorded()
+	if err != nil || head == j.From {
+		return nil, err
+	}
+	var out []string
+	for _, w := range j.Writes {
+		k, ok := e.cfg.Classify(w.Path)
+		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
+			continue
+		}
+		if still, err := e.onDiskIs(k, w.Ours); err == nil && still {
+			out = append(out, w.Path)
+		}
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -33,7 +34,8 @@ type statusJSON struct {
 	Head    string              `json:"head,omitempty"`
 	Watcher daemon.Status       `json:"watcher"`
 	Remotes []syncer.Tracking   `json:"remotes"`
-	Lost    []syncer.Loss       `json:"lost"` // local versions past syncs did not take
+	Lost    []syncer.Loss       `json:"lost"`           // local versions past syncs did not take
+	Owed    []string            `json:"owed,omitempty"` // files an interrupted sync has yet to write
 	Layers  layersJSON          `json:"layers"`
 	Files   []engine.FileStatus `json:"files"`
 	Private []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
@@ -79,13 +81,17 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	owed, err := eng.PendingWrites()
+	if err != nil {
+		return err
+	}
 	present := layers.New(eng, nil).Present()
 	lj := layersJSON{Layers: present, Tier: present.Tier()}
 	if o.JSON {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Layers: lj, Files: files, Private: eng.Withheld()})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
@@ -110,6 +116,9 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintf(e.Out, "remote %s: %d ahead, %d behind (as last fetched, %s)\n", r.Remote, r.Ahead, r.Behind, state.ShortID(r.Head))
 	}
 	printLost(e, lost)
+	if len(owed) > 0 {
+		fmt.Fprintf(e.Out, "sync: interrupted after its merge; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", state.TermSafe(strings.Join(owed, " ")))
+	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
 	} else {
