@@ -614,6 +614,10 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			}
 			p.KeptLocal = "merged version invalid: " + strings.Join(why, "; ")
 			p.Result, p.Content = p.Ours, nil
+			continue
+		}
+		if _, err := keepWhatRuns(eng, p, f.Content, m.Theirs); err != nil {
+			return fmt.Errorf("merge %s: %w", p.Path, err)
 		}
 	}
 	keepBothOrNeither(m)

@@ -1,0 +1,102 @@
+package syncer
+
+import (
+	"bytes"
+	"encoding/json"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+// runsMembers are the members of Claude Code's settings files that make it
+// run something, or let it: commands (hooks, apiKeyHelper, the AWS and
+// OpenTelemetry helpers, statusLine), the environment those run with, the
+// tools it may use unasked, and the MCP servers it starts.
+var runsMembers = []string{
+	"hooks", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper",
+	"statusLine", "env", "permissions", "mcpServers", "enabledMcpjsonServers",
+	"enableAllProjectMcpServers",
+}
+
+// claudeRuns reports whether rel is a file Claude Code reads what it runs
+// from: its settings files (.claude/settings.json, settings.local.json, at
+// any depth a rule keeps them) and the project's MCP servers (.mcp.json,
+// all of which is commands).
+func claudeRuns(rel string) (whole, ok bool) {
+	base := path.Base(rel)
+	switch {
+	case base == ".mcp.json":
+		return true, true
+	case path.Base(path.Dir(rel)) == ".claude":
+		return false, base == "settings.json" || base == "settings.local.json"
+	}
+	return false, false
+}
+
+// changesWhatRuns reports which of runsMembers differ between two versions
+// of a Claude Code settings file (absent or not a JSON object: no members),
+// or, for a file that is all commands (whole), whether it differs at all.
+func changesWhatRuns(before, after []byte, whole bool) []string {
+	if whole {
+		if bytes.Equal(before, after) {
+			return nil
+		}
+		return []string{"mcpServers"}
+	}
+	a, b := members(before), members(after)
+	var out []string
+	for _, m := range runsMembers {
+		if !bytes.Equal(a[m], b[m]) {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// members decodes a JSON object's members of runsMembers, each re-encoded
+// so that layout does not count (keys sorted by encoding/json).
+func members(data []byte) map[string][]byte {
+	var obj map[string]any
+	if len(data) == 0 || json.Unmarshal(data, &obj) != nil {
+		return nil
+	}
+	out := map[string][]byte{}
+	for _, m := range runsMembers {
+		if v, ok := obj[m]; ok {
+			out[m], _ = json.Marshal(v)
+		}
+	}
+	return out
+}
+
+// keepWhatRuns keeps the local version of a Claude Code settings file when
+// the merged one would change what Claude Code runs (attack19-remote 8:
+// whoever can push refs/strata/state set hooks and apiKeyHelper commands
+// that the victim's next session ran, with none of the review a commit of
+// the file gets). The local version stays, named with its reason; the
+// user takes the other with strata restore after reading it.
+func keepWhatRuns(eng *engine.Engine, p *engine.MergePath, result []byte, theirs string) (bool, error) {
+	whole, ok := claudeRuns(p.Path)
+	if !ok || p.Result == p.Ours {
+		return false, nil
+	}
+	var ours []byte
+	if p.Ours != "" {
+		var err error
+		if ours, err = eng.Blob(p.Ours); err != nil {
+			return false, err
+		}
+	}
+	changed := changesWhatRuns(ours, result, whole)
+	if len(changed) == 0 {
+		return false, nil
+	}
+	word := state.ShellWord(p.Path)
+	p.KeptLocal = "the other version changes what Claude Code runs (" + strings.Join(changed, ", ") + "), and is not taken without you: read it (strata show " + word + " --rev " + theirs + "), then take it if you trust it (strata restore " + word + " --rev " + theirs + ")"
+	p.Result, p.Content, p.Merged = p.Ours, nil, nil
+	return true, nil
+}

@@ -1,0 +1,35 @@
+package syncer
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestChangesWhatRuns(t *testing.T) {
+	for _, tc := range []struct {
+		before, after string
+		whole         bool
+		want          []string
+	}{
+		{`{"model": "opus"}`, `{"model": "sonnet"}`, false, nil},
+		{`{"hooks": {"A": 1}}`, "{\n  \"hooks\" : { \"A\" : 1 }\n}\n", false, nil}, // layout only
+		{``, `{"hooks": {}}`, false, []string{"hooks"}},                            // a new file
+		{`{"env": {"A": "1"}}`, `{"env": {"A": "2"}, "apiKeyHelper": "x"}`, false, []string{"apiKeyHelper", "env"}},
+		{`{"permissions": {"allow": []}}`, `{}`, false, []string{"permissions"}}, // taken away counts too
+		{`not json`, `{"model": "x"}`, false, nil},
+		{`{"mcpServers": {}}`, `{"mcpServers": {}}`, true, nil},
+		{`{"mcpServers": {}}`, `{"mcpServers": {} }`, true, []string{"mcpServers"}},
+	} {
+		if got := changesWhatRuns([]byte(tc.before), []byte(tc.after), tc.whole); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q -> %q: %v, want %v", tc.before, tc.after, got, tc.want)
+		}
+	}
+	for rel, want := range map[string]bool{
+		".claude/settings.json": true, ".claude/settings.local.json": true, "sub/.claude/settings.json": true, "x.claude/settings.json": false,
+		".mcp.json": true, ".claude/workflow-state.json": false, "settings.json": false,
+	} {
+		if _, ok := claudeRuns(rel); ok != want {
+			t.Errorf("claudeRuns(%s) = %v", rel, ok)
+		}
+	}
+}
