@@ -198,7 +198,7 @@ func (ix *indexView) committed(rel string) bool {
 	}
 	held := false
 	for _, p := range ix.parents {
-		if _, err := ix.store.ReadFile(p, rel); err == nil {
+		if _, err := ix.store.BlobID(p, rel); err == nil {
 			held = true
 			break
 		}
