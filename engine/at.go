@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"path"
 	"sort"
 	"time"
@@ -18,6 +19,9 @@ type Snapshot struct {
 	Time   time.Time // the moment asked for; zero for a revision
 	e      *Engine
 	files  map[string]string // path → blob id
+	// over holds the versions Read found over max_size (never read), by
+	// path: at names each in one line instead of its content.
+	over map[string]*TooLargeError
 }
 
 // SnapshotAt reads the whole kept state at a point. A point before anything
@@ -47,7 +51,9 @@ func (s *Snapshot) Paths() []string {
 }
 
 // Read returns a kept path's recorded bytes; ok is false when the snapshot
-// does not hold it or it is not a kept path under the current configuration.
+// does not hold it or it is not a kept path under the current
+// configuration, and when its version is over max_size (not read: see
+// NotRead).
 func (s *Snapshot) Read(p string) ([]byte, bool) {
 	if OutsideTree(p) {
 		return s.readHome(p)
@@ -58,11 +64,49 @@ func (s *Snapshot) Read(p string) ([]byte, bool) {
 	if _, ok := s.e.cfg.Classify(p); !ok {
 		return nil, false
 	}
-	data, err := s.e.store.ReadFile(s.Commit, p)
+	data, err := s.e.readAt(s.Commit, p)
+	s.noteOver(p, err)
 	if err != nil {
 		return nil, false
 	}
 	return data, true
+}
+
+// noteOver remembers that p's version is over max_size when err says so.
+func (s *Snapshot) noteOver(p string, err error) {
+	var tl *TooLargeError
+	if !errors.As(err, &tl) {
+		return
+	}
+	if s.over == nil {
+		s.over = map[string]*TooLargeError{}
+	}
+	s.over[p] = tl
+}
+
+// NotRead is the refusal of p's version over max_size, when Read met one
+// (nil otherwise): `PATH: recorded version is N bytes, larger than
+// max_size M; not read`.
+func (s *Snapshot) NotRead(p string) error {
+	if tl, ok := s.over[p]; ok {
+		return tl
+	}
+	return nil
+}
+
+// AllNotRead lists the refusals of every version Read found over max_size,
+// sorted by path.
+func (s *Snapshot) AllNotRead() []error {
+	paths := make([]string, 0, len(s.over))
+	for p := range s.over {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	out := make([]error, len(paths))
+	for i, p := range paths {
+		out[i] = s.over[p]
+	}
+	return out
 }
 
 // PhaseFiles reads every recorded phase-output file as a tier of its
@@ -153,7 +197,8 @@ func (s *Snapshot) readHome(p string) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	data, err := h.store.ReadFile(c, HomeName)
+	data, err := h.readAt(c, HomeName)
+	s.noteOver(p, err)
 	if err != nil {
 		return nil, false
 	}

@@ -60,7 +60,8 @@ func (s snapshot) recorded(rel string) bool {
 // readHandoff returns a handoff file's content, recorded version first; ok
 // is false when it is neither recorded nor a readable regular file on disk.
 // In the index view it is the staged blob, and ok is false when the index
-// holds no regular file within max_size there.
+// holds no regular file within max_size there; a recorded version over
+// max_size is not read either.
 func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
 	h := handoff{Kept: k}
 	if s.ix != nil {
@@ -75,7 +76,10 @@ func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
 		return h, true, nil
 	}
 	if _, had := s.files[k.Path]; had {
-		data, err := e.store.ReadFile(s.head, k.Path)
+		data, err := e.readAt(s.head, k.Path)
+		if errors.Is(err, state.ErrTooLarge) {
+			return h, false, nil // over max_size: never a valid version, as in the index
+		}
 		if err != nil {
 			return h, false, fmt.Errorf("read recorded %s: %w", k.Path, err)
 		}

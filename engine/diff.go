@@ -40,7 +40,7 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		data, err := e.store.ReadFile(c, k.Path)
+		data, err := e.readAt(c, k.Path)
 		if errors.Is(err, state.ErrNotFound) {
 			return nil, "/dev/null", nil
 		}

@@ -60,12 +60,35 @@ func (e *Engine) RejectedLog(q state.LogQuery) ([]state.Entry, error) {
 }
 
 // FileAt returns a path's bytes as recorded in commit. It returns an error
-// wrapping state.ErrNotFound when the commit does not hold the path.
+// wrapping state.ErrNotFound when the commit does not hold the path, and a
+// *TooLargeError (matching state.ErrTooLarge) when the version is over
+// max_size (see readAt).
 func (e *Engine) FileAt(commit, path string) ([]byte, error) {
 	if hk, ok := e.homeKept(config.Kept{Path: path}); ok {
 		path = hk.Path // a commit of the home ref (home.go)
 	}
-	return e.store.ReadFile(commit, path)
+	return e.readAt(commit, path)
+}
+
+// readAt is the one read of a recorded version by its path: every reader
+// of history goes through it. A version over max_size is refused from its
+// object header, before any of it is inflated, with a *TooLargeError that
+// names the path: the history a remote pushed may hold a blob of
+// gigabytes in a few compressed megabytes, and no version over max_size is
+// ever a valid one (record and sync never take one).
+func (e *Engine) readAt(commit, path string) ([]byte, error) {
+	data, err := e.store.ReadFile(commit, path, e.cfg.MaxSize)
+	return data, e.overMax(path, err)
+}
+
+// overMax turns the store's refusal of path's version over max_size into
+// a *TooLargeError naming the path; other errors are returned as they are.
+func (e *Engine) overMax(path string, err error) error {
+	var tl *gitstore.TooLargeError
+	if errors.As(err, &tl) {
+		return &TooLargeError{Path: e.shown(path), Blob: tl.Blob, Size: tl.Size, Limit: tl.Limit}
+	}
+	return err
 }
 
 // MergeDecision is one path a sync merge decided by timestamp or kept local.

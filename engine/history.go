@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -71,7 +70,7 @@ func (e *Engine) Show(path string, p Point) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := e.store.ReadFile(c, path)
+	data, err := e.readAt(c, path)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, notRecordedAt(e.shown(path), p, err)
 	}
@@ -265,12 +264,12 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 	if st, err := os.Lstat(e.cfg.Abs(k.Path)); err == nil && !st.Mode().IsRegular() {
 		return nil, &PathError{Path: k.Path, Reason: notWritable(st.Mode()), IO: true}
 	}
-	data, err := e.store.ReadCheckoutForm(c, k.Path) // a commit of the user's: as git checks it out
+	data, err := e.store.ReadCheckoutForm(c, k.Path, e.cfg.MaxSize) // a commit of the user's: as git checks it out
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, notRecordedAt(e.shown(k.Path), p, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, e.overMax(k.Path, err)
 	}
 	if ps := e.v.ValidateAs(k.Path, data, k.Schema, k.Format); ps.Invalid() {
 		return nil, ps
@@ -481,7 +480,7 @@ func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string,
 		case same:
 			prev = f.Content // the recorded version is these bytes
 		case had && UsesHistory(k):
-			prev, _ = e.store.ReadBlobLimit(blob, math.MaxInt64)
+			prev, _ = e.store.ReadBlobLimit(blob, e.cfg.MaxSize) // over max_size: judged as a first version
 		case s.LastRecorded != nil && UsesHistory(k):
 			prev, _ = e.lastExisting(k.Path) // recorded, then deleted: judged against that version
 		}

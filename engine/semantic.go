@@ -60,7 +60,7 @@ func (e *Engine) KeyDiff(k config.Kept, from Point, to *Point) ([]semantic.Chang
 		if err != nil {
 			return nil, err
 		}
-		data, err := e.store.ReadFile(c, k.Path)
+		data, err := e.readAt(c, k.Path)
 		if err != nil && !errors.Is(err, state.ErrNotFound) {
 			return nil, err
 		}

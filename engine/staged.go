@@ -130,12 +130,24 @@ func (ix *indexView) ReadFile(rel string, limit int64) ([]byte, error) {
 	}
 	data, size, err := ix.store.ReadBlob(sf.Blob, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read staged %s: %w", rel, err)
+		return nil, StagedReadError(rel, sf.Blob, err)
 	}
 	if data == nil {
 		return nil, fmt.Errorf("staged file is %d bytes, larger than max_size %d: %w", size, limit, state.ErrTooLarge)
 	}
 	return data, nil
+}
+
+// StagedReadError is the error of reading the blob an index entry names
+// at rel. A blob the repository does not hold (the index names an object
+// that was never written, or was pruned) is said in words and does not
+// wrap state.ErrNotFound: the index is broken, an I/O-like trouble (exit
+// 3), not a version missing at some point of history (exit 1).
+func StagedReadError(rel, blob string, err error) error {
+	if errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("read staged %s: object %s is missing from the repository", rel, blob)
+	}
+	return fmt.Errorf("read staged %s: %w", rel, err)
 }
 
 // maxLinks bounds a chain of symbolic links to .strata.yaml in the index.
@@ -198,7 +210,7 @@ func (ix *indexView) committed(rel string) bool {
 	}
 	held := false
 	for _, p := range ix.parents {
-		if _, err := ix.store.ReadFile(p, rel); err == nil {
+		if _, err := ix.store.BlobID(p, rel); err == nil {
 			held = true
 			break
 		}

@@ -11,7 +11,7 @@ import (
 // `strata timeline` reads workflow phases, Phase Outcomes and resolutions
 // through it.
 func (e *Engine) Decode(commit, path string) ([]any, error) {
-	data, err := e.store.ReadFile(commit, path)
+	data, err := e.readAt(commit, path)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,10 @@ func (h *lazyHistory) Content(i int) ([]byte, error) {
 	if en.Action == state.ActionDelete {
 		return nil, nil
 	}
-	data, err := h.e.store.ReadFile(en.Commit, h.path)
+	data, err := h.e.readAt(en.Commit, h.path)
+	if errors.Is(err, state.ErrTooLarge) {
+		return nil, err // names the path already
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", h.path, state.ShortID(en.Commit), err)
 	}
@@ -79,7 +82,9 @@ func (h *lazyHistory) Content(i int) ([]byte, error) {
 // first version: the same bytes come back (a restore by hand), other bytes
 // are refused as an edit would be. gone, when not nil, holds the paths
 // absent from files whose history is worth reading (see deletedPaths):
-// any other is taken as never recorded, without a walk.
+// any other is taken as never recorded, without a walk. A recorded version
+// over max_size is never a valid one (a remote's history may hold one): it
+// is passed over unread, as if that version were not there.
 func (e *Engine) lastVersion(k config.Kept, head string, files map[string]string, gone map[string]bool) ([]byte, error) {
 	if !UsesHistory(k) || head == "" {
 		return nil, nil
@@ -87,9 +92,12 @@ func (e *Engine) lastVersion(k config.Kept, head string, files map[string]string
 	var data []byte
 	var err error
 	if _, had := files[k.Path]; had {
-		data, err = e.store.ReadFile(head, k.Path)
+		data, err = e.readAt(head, k.Path)
 	} else if gone == nil || gone[k.Path] {
 		data, err = e.lastExisting(k.Path)
+	}
+	if errors.Is(err, state.ErrTooLarge) {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read recorded %s: %w", k.Path, err)
@@ -129,7 +137,8 @@ func (e *Engine) deletedPaths(paths []config.Kept, files map[string]string) (map
 // holds, nil when no recorded commit ever held it. It walks path's entries
 // in the time index (newest first, commits whose path filter cannot name
 // path are never read) and reads one tree per entry until one holds the
-// file: a change's own commit, or a deletion's parent.
+// file: a change's own commit, or a deletion's parent. A version over
+// max_size is passed over.
 func (e *Engine) lastExisting(path string) ([]byte, error) {
 	for en, err := range e.store.LogSeq(e.store.StateRef(), state.LogQuery{Path: path}) {
 		if errors.Is(err, state.ErrNotFound) {
@@ -144,9 +153,9 @@ func (e *Engine) lastExisting(path string) ([]byte, error) {
 				continue
 			}
 		}
-		data, err := e.store.ReadFile(at, path)
-		if errors.Is(err, state.ErrNotFound) {
-			continue
+		data, err := e.readAt(at, path)
+		if errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrTooLarge) {
+			continue // over max_size: never a valid version, passed over unread
 		}
 		return data, err
 	}

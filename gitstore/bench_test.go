@@ -283,7 +283,7 @@ func BenchmarkAtHistory100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ours, err := s.ReadFile(c, p)
+		ours, err := s.ReadFile(c, p, anySize)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func BenchmarkAtHistory100k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := st.ReadFile(c, p); err != nil {
+			if _, err := st.ReadFile(c, p, anySize); err != nil {
 				b.Fatal(err)
 			}
 			if open {

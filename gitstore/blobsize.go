@@ -22,6 +22,9 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("blob %s is %d bytes, larger than the limit of %d", e.Blob, e.Size, e.Limit)
 }
 
+// Is makes a *TooLargeError match state.ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == state.ErrTooLarge }
+
 // BlobSize returns the size of blob id from its object header (a loose
 // object's zlib header, a pack entry's header, a delta's result size)
 // without reading its content. It returns an error wrapping
@@ -52,6 +55,11 @@ func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.readBlobLimit(h, limit)
+}
+
+// readBlobLimit is ReadBlobLimit for a hash. Callers hold s.mu.
+func (s *Store) readBlobLimit(h plumbing.Hash, limit int64) ([]byte, error) {
 	// odb reads the headers first and refuses an object over the limit
 	// before inflating it, so one read serves (a Stat first would walk a
 	// delta chain's headers twice).
@@ -62,11 +70,11 @@ func (s *Store) ReadBlobLimit(id string, limit int64) ([]byte, error) {
 	var tl *odb.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		return nil, &TooLargeError{Blob: id, Size: tl.Size, Limit: limit}
+		return nil, &TooLargeError{Blob: h.String(), Size: tl.Size, Limit: limit}
 	case err != nil:
-		return nil, fmt.Errorf("blob %s: %w", id, s.objectErr(err))
+		return nil, fmt.Errorf("blob %s: %w", h, s.objectErr(err))
 	case t != plumbing.BlobObject:
-		return nil, fmt.Errorf("blob %s: not a blob: %w", id, state.ErrNotFound)
+		return nil, fmt.Errorf("blob %s: not a blob: %w", h, state.ErrNotFound)
 	}
 	return data, nil
 }

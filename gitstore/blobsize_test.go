@@ -12,7 +12,7 @@ import (
 
 // TestBlobSizeBeforeReading learns blob sizes from headers, loose and then
 // packed with deltas, and refuses a blob over the limit with an error that
-// names its size.
+// names its size, read by id or by path.
 func TestBlobSizeBeforeReading(t *testing.T) {
 	r := newTestRepo(t, "plain")
 	s, err := Open(r.open)
@@ -46,6 +46,13 @@ func TestBlobSizeBeforeReading(t *testing.T) {
 		data, err := s.ReadBlobLimit(blob, want)
 		if err != nil || !bytes.Equal(data, []byte(body+"19")) {
 			t.Fatalf("%s: at the limit: %v", stage, err)
+		}
+		_, err = s.ReadFile(head, "d/state.json", want-1)
+		if !errors.As(err, &tl) || tl.Size != want || !errors.Is(err, state.ErrTooLarge) {
+			t.Fatalf("%s: ReadFile over the limit: %v", stage, err)
+		}
+		if data, err := s.ReadFile(head, "d/state.json", want); err != nil || !bytes.Equal(data, []byte(body+"19")) {
+			t.Fatalf("%s: ReadFile at the limit: %v", stage, err)
 		}
 		if data, size, err := s.ReadBlob(blob, want-1); data != nil || size != want || err != nil {
 			t.Fatalf("%s: ReadBlob over the limit: %d bytes, size %d, %v", stage, len(data), size, err)

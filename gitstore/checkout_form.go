@@ -22,9 +22,11 @@ import (
 // ident, working-tree-encoding, as the current .gitattributes and config
 // ask. (A file behind a filter= driver is kept only when a rule names it.)
 // Without git the stored bytes are returned; when git fails, as `git
-// checkout` would, the error says so and nothing is returned.
-func (s *Store) ReadCheckoutForm(commit, path string) ([]byte, error) {
-	data, err := s.ReadFile(commit, path)
+// checkout` would, the error says so and nothing is returned. A stored
+// version over limit bytes is refused as ReadFile refuses it, before git
+// is asked.
+func (s *Store) ReadCheckoutForm(commit, path string, limit int64) ([]byte, error) {
+	data, err := s.ReadFile(commit, path, limit)
 	if err != nil || s.root == "" {
 		return data, err
 	}

@@ -101,6 +101,9 @@ func initRepo(tb testing.TB, dir string, commit bool) {
 }
 
 // repoKinds are the layouts every suite test runs against.
+// anySize is a read limit no test's file reaches.
+const anySize = 1 << 30
+
 var repoKinds = []string{"plain", "empty", "worktree", "subdir", "shared"}
 
 func newTestRepo(tb testing.TB, kind string) *testRepo {

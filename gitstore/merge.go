@@ -523,7 +523,8 @@ func (s *Store) holds(commit plumbing.Hash, path string, blob plumbing.Hash) boo
 	return err == nil && !e.IsDir() && e.Hash == blob
 }
 
-// maxReason bounds the reason a merge made elsewhere gives for a refusal.
+// maxReason bounds the reason a merge made elsewhere gives for a refusal,
+// and the reason of a "kept local" line a merge made here writes.
 const maxReason = 300
 
 // plainText keeps text from another machine's commit printable: a rune
@@ -891,15 +892,8 @@ func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string
 	}
 	var b strings.Builder
 	b.WriteString(title + "\n\n")
-	body := false
-	for _, p := range plan.Paths {
-		if line := decisionLine(p); line != "" {
-			b.WriteString(line + "\n")
-			body = true
-		}
-	}
-	if body {
-		b.WriteString("\n")
+	if lines := decisionLines(plan.Paths); len(lines) > 0 {
+		b.WriteString(strings.Join(lines, "\n") + "\n\n")
 	}
 	writeTrailers(&b, ps)
 	writeTime(&b, when)
@@ -928,6 +922,41 @@ const (
 	keptBothPrefix = "kept both "
 )
 
+// maxDecisionLines is how many paths a merge commit's message lists with
+// their decision: a remote may send 100 000 files that each fail their
+// schema (maxRemoteFiles), and the message is pushed and printed by every
+// machine's log. The paths decided by timestamp, merged or kept both come
+// first (they name the version a restore brings back), then those kept
+// local; past the bound one line says how many more there were.
+const maxDecisionLines = 100
+
+// decisionLines is the message lines of a merge's decisions, at most
+// maxDecisionLines of them and then the count of the rest.
+func decisionLines(paths []MergePath) []string {
+	var first, kept []string
+	total := 0
+	for _, p := range paths {
+		line := decisionLine(p)
+		switch {
+		case line == "":
+			continue
+		case p.KeptLocal != "":
+			if len(kept) < maxDecisionLines {
+				kept = append(kept, line)
+			}
+		case len(first) < maxDecisionLines:
+			first = append(first, line)
+		}
+		total++
+	}
+	lines := append(first, kept...)
+	lines = lines[:min(len(lines), maxDecisionLines)]
+	if more := total - len(lines); more > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more paths decided or kept local, not listed", more))
+	}
+	return lines
+}
+
 // MergedExcept opens the report of a merge that could not keep every edit.
 const MergedExcept = "both sides' edits kept except: "
 
@@ -942,7 +971,7 @@ const MergedExcept = "both sides' edits kept except: "
 func decisionLine(p MergePath) string {
 	switch {
 	case p.KeptLocal != "":
-		return keptPrefix + quotePath(p.Path) + ": " + oneLine(p.KeptLocal)
+		return keptPrefix + quotePath(p.Path) + ": " + plainText(p.KeptLocal, maxReason)
 	case p.KeptBoth != "" && p.ByTime:
 		return keptBothPrefix + quotePath(p.Path) + ": later version moved to " + quotePath(p.KeptBoth)
 	case p.MergedBoth && len(p.Dropped) > 0:

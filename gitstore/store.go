@@ -368,9 +368,14 @@ func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 }
 
 // ReadFile returns the bytes path had in commit (a hash or any commit-ish
-// Resolve accepts). It returns an error wrapping state.ErrNotFound when the
-// commit or the path does not exist.
-func (s *Store) ReadFile(commit, path string) ([]byte, error) {
+// Resolve accepts) when they are at most limit bytes long. A larger version
+// is refused with an error wrapping a *TooLargeError (and
+// state.ErrTooLarge), decided from the blob's object header before any of
+// its content is inflated: a remote may push a history holding a blob of
+// gigabytes that compresses to a few megabytes, and no reader of a
+// recorded version may take it whole into memory. It returns an error
+// wrapping state.ErrNotFound when the commit or the path does not exist.
+func (s *Store) ReadFile(commit, path string, limit int64) ([]byte, error) {
 	c, err := s.resolve(commit)
 	if err != nil {
 		return nil, err
@@ -388,7 +393,7 @@ func (s *Store) ReadFile(commit, path string) ([]byte, error) {
 	if err := notAFile(e); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	_, data, err := s.readObject(e.Hash)
+	data, err := s.readBlobLimit(e.Hash, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -68,7 +68,7 @@ func TestRecordReadDelete(t *testing.T) {
 		if _, err := s.Record(change(p, `{"phase":"build"}`, t0.Add(2*time.Minute))); !errors.Is(err, state.ErrUnchanged) {
 			t.Fatalf("same content again: %v, want ErrUnchanged", err)
 		}
-		got, err := s.ReadFile(es[0].Commit, p)
+		got, err := s.ReadFile(es[0].Commit, p, anySize)
 		if err != nil || string(got) != `{"phase":"build"}` {
 			t.Fatalf("ReadFile = %q, %v", got, err)
 		}
@@ -86,7 +86,7 @@ func TestRecordReadDelete(t *testing.T) {
 		if es[0].Action != state.ActionDelete {
 			t.Fatalf("delete action %s", es[0].Action)
 		}
-		if _, err := s.ReadFile(es[0].Commit, p); !errors.Is(err, state.ErrNotFound) {
+		if _, err := s.ReadFile(es[0].Commit, p, anySize); !errors.Is(err, state.ErrNotFound) {
 			t.Fatalf("ReadFile after delete: %v, want ErrNotFound", err)
 		}
 		if _, err := s.Record(deletion(p, t0.Add(4*time.Minute))); !errors.Is(err, state.ErrUnchanged) {
@@ -217,7 +217,7 @@ func TestRecordTreeShapes(t *testing.T) {
 		if err != nil || len(log) != 1 || log[0].Commit != es[0].Commit {
 			t.Fatalf("log of an odd path = %+v, %v", log, err)
 		}
-		if got, err := s.ReadFile(s.StateRef(), odd); err != nil || string(got) != "8" {
+		if got, err := s.ReadFile(s.StateRef(), odd, anySize); err != nil || string(got) != "8" {
 			t.Fatalf("ReadFile odd = %q, %v", got, err)
 		}
 		// Last change of a path wins within one Record.
@@ -225,7 +225,7 @@ func TestRecordTreeShapes(t *testing.T) {
 		if len(es) != 1 {
 			t.Fatalf("dup entries %+v", es)
 		}
-		if got, _ := s.ReadFile(es[0].Commit, "dup.json"); string(got) != "second" {
+		if got, _ := s.ReadFile(es[0].Commit, "dup.json", anySize); string(got) != "second" {
 			t.Fatalf("dup content %q", got)
 		}
 	})
@@ -294,7 +294,7 @@ func TestAt(t *testing.T) {
 			if got, _ := s.At(s.StateRef(), t0.Add(time.Duration(i)*time.Hour)); got != commits[i] {
 				t.Fatalf("At exactly commit %d time = %s", i, got)
 			}
-			b, err := s.ReadFile(got, "f.json")
+			b, err := s.ReadFile(got, "f.json", anySize)
 			if err != nil || string(b) != itoa(int64(i)) {
 				t.Fatalf("ReadFile at %d = %q, %v", i, b, err)
 			}
@@ -387,12 +387,12 @@ func TestResolve(t *testing.T) {
 				t.Errorf("Resolve(%s): %v, want ErrNotFound", rev, err)
 			}
 		}
-		if _, err := s.ReadFile(commits[0], "nope.json"); !errors.Is(err, state.ErrNotFound) {
+		if _, err := s.ReadFile(commits[0], "nope.json", anySize); !errors.Is(err, state.ErrNotFound) {
 			t.Errorf("ReadFile of a missing path: %v", err)
 		}
 		if r.commits {
 			// Files of a user's commit, through the same API.
-			b, err := s.ReadFile("HEAD~1", ".claude/workflow-state.json")
+			b, err := s.ReadFile("HEAD~1", ".claude/workflow-state.json", anySize)
 			if err != nil || string(b) != `{"committed":true}` {
 				t.Errorf("ReadFile(HEAD~1) = %q, %v", b, err)
 			}
@@ -406,7 +406,7 @@ func TestBlobID(t *testing.T) {
 	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
 		c := mustRecord(t, s, change("d/e/f.json", "1", t0), change("top.json", "2", t0))[1].Commit
 		for _, p := range []string{"d/e/f.json", "top.json"} {
-			data, err := s.ReadFile(c, p)
+			data, err := s.ReadFile(c, p, anySize)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -473,7 +473,7 @@ func TestReject(t *testing.T) {
 		if err != nil || d.Action != state.ActionDelete {
 			t.Fatalf("reject delete %+v, %v", d, err)
 		}
-		if _, err := s.ReadFile(d.Commit, "keep.json"); !errors.Is(err, state.ErrNotFound) {
+		if _, err := s.ReadFile(d.Commit, "keep.json", anySize); !errors.Is(err, state.ErrNotFound) {
 			t.Fatalf("rejected deletion still has the file: %v", err)
 		}
 	})
@@ -518,7 +518,7 @@ func TestRejectEach(t *testing.T) {
 				t.Fatalf("rejection %d: entry %+v, log %+v", i, e, log[len(rs)-1-i])
 			}
 			for j, other := range rs {
-				data, err := s.ReadFile(e.Commit, other.Change.Path)
+				data, err := s.ReadFile(e.Commit, other.Change.Path, anySize)
 				want, wantErr := "ok", error(nil)
 				switch {
 				case j == i:
@@ -607,7 +607,7 @@ func TestOutsideGC(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustRecord(t, s2, change("d/f.json", "after2", t0.Add(2*time.Minute)))
-		if b, err := s.ReadFile(s.StateRef()+"~3", "d/f.json"); err != nil || string(b) != "3" {
+		if b, err := s.ReadFile(s.StateRef()+"~3", "d/f.json", anySize); err != nil || string(b) != "3" {
 			t.Fatalf("ReadFile of a packed version = %q, %v", b, err)
 		}
 		if n := runGit(t, r.wt, "rev-list", "--count", s.StateRef()); n != "7" {
@@ -791,7 +791,7 @@ func TestReadsAfterOutsideGC(t *testing.T) {
 	if err != nil || got != commits[0] {
 		t.Fatalf("Resolve after gc = %s, %v; want %s", got, err, commits[0])
 	}
-	if b, err := s.ReadFile(s.StateRef()+"~1", "f.json"); err != nil || string(b) != "1" {
+	if b, err := s.ReadFile(s.StateRef()+"~1", "f.json", anySize); err != nil || string(b) != "1" {
 		t.Fatalf("ReadFile after gc = %q, %v", b, err)
 	}
 	if err := s.Close(); err != nil {
@@ -837,7 +837,7 @@ func TestTreeCacheBoundedByBytes(t *testing.T) {
 			commits = append(commits, mustRecord(t, s, change("d/file-000.json", itoa(int64(v)), t0.Add(time.Duration(v)*time.Minute)))[0].Commit)
 		}
 		for i, c := range commits {
-			data, err := s.ReadFile(c, "d/file-000.json")
+			data, err := s.ReadFile(c, "d/file-000.json", anySize)
 			if err != nil || string(data) != itoa(int64(i+1)) {
 				t.Fatalf("version %d: %q, %v", i+1, data, err)
 			}

@@ -2,11 +2,13 @@ package gitstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -14,9 +16,10 @@ import (
 // refuses: a name state.CheckName refuses (empty, ".", "..", a name of
 // ".git" on any file system, a slash), a mode other than a regular blob
 // (100644, 100755) or a tree (40000, as git spells it), a duplicate name,
-// entries out of git's order, or a path deeper or longer than
-// state.CheckPath allows (state.MaxPathDepth, state.MaxPathLen). Nothing of
-// such a head is merged or written.
+// entries out of git's order, a path deeper or longer than
+// state.CheckPath allows (state.MaxPathDepth, state.MaxPathLen), more files
+// in all than maxRemoteFiles, or a tree object over maxTreeObject bytes.
+// Nothing of such a head is merged or written.
 type UnsafeTreeError struct {
 	Remote string
 	Commit string // the fetched head
@@ -39,11 +42,26 @@ var verifiedTrees = struct {
 	m map[plumbing.Hash]treeSize
 }{m: map[plumbing.Hash]treeSize{}}
 
-// treeSize is the size of the longest paths under a tree, relative to it.
+// treeSize is the size of the longest paths under a tree, relative to it,
+// and how many files it holds.
 type treeSize struct {
 	elems int // elements of the path with the most ("f" is 1, "d/f" is 2)
 	bytes int // bytes of the longest path
+	files int // files under it, a subtree named twice counted twice
 }
+
+// maxRemoteFiles is how many files a fetched head's tree may hold, counted
+// before anything of it is merged: a merge and its validation cost memory
+// per file (about 9 KB each), and a push of a few hundred kilobytes can name
+// millions of files through one tree, or through one subtree named again
+// and again. Ten times the 10 000 kept files the watcher is sized for. A
+// variable so that tests can lower it.
+var maxRemoteFiles = 100_000
+
+// maxTreeObject bounds one tree object of a fetched head (its size learnt
+// from the object header, before it is read): 100 000 entries of names
+// over 600 bytes.
+var maxTreeObject int64 = 64 << 20
 
 // fits reports whether the paths under a tree of this size stay within the
 // bounds when the tree sits at dir, of depth elements.
@@ -66,7 +84,8 @@ func (s *Store) checkFetched(remote string, head plumbing.Hash) error {
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", remote, err)
 	}
-	if p, why, _ := s.checkTree(ci.tree, "", 0); why != "" {
+	seen := 0
+	if p, why, _ := s.checkTree(ci.tree, "", 0, &seen); why != "" {
 		return &UnsafeTreeError{Remote: remote, Commit: head.String(), Path: p, Reason: why}
 	}
 	return nil
@@ -77,23 +96,35 @@ func (s *Store) checkFetched(remote string, head plumbing.Hash) error {
 // fault and why, or "" and the size of the paths under the tree. A path
 // deeper or longer than state.CheckPath allows is refused where it crosses
 // the bound, before any deeper tree is read, so the recursion and the paths
-// it builds stay within the bounds whatever the remote sent. Callers hold
-// s.mu.
-func (s *Store) checkTree(h plumbing.Hash, dir string, depth int) (string, string, treeSize) {
-	verifiedTrees.Lock()
-	z, done := verifiedTrees.m[h]
-	verifiedTrees.Unlock()
-	if done && z.fits(dir, depth) {
-		return "", "", z
-	}
+// it builds stay within the bounds whatever the remote sent. seen counts
+// the files of the head found before this tree (in the trees that hold it
+// and their earlier subtrees): once they and this tree's pass
+// maxRemoteFiles, the head is refused there, before another tree is read.
+// Callers hold s.mu.
+func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (string, string, treeSize) {
 	name := dir
 	if name == "" {
 		name = "/"
 	}
-	t, raw, err := s.readObject(h)
+	verifiedTrees.Lock()
+	z, done := verifiedTrees.m[h]
+	verifiedTrees.Unlock()
+	if done && z.fits(dir, depth) {
+		if *seen+z.files > maxRemoteFiles {
+			return name, tooMany(), z
+		}
+		return "", "", z
+	}
+	t, raw, err := s.objects.ReadLimit(h, maxTreeObject)
+	if s.fetched(h, err) {
+		t, raw, err = s.objects.ReadLimit(h, maxTreeObject)
+	}
+	var tl *odb.TooLargeError
 	switch {
+	case errors.As(err, &tl):
+		return name, fmt.Sprintf("a tree object of %d bytes, over %d", tl.Size, maxTreeObject), z
 	case err != nil:
-		return name, "unreadable tree: " + err.Error(), z
+		return name, "unreadable tree: " + s.objectErr(err).Error(), z
 	case t != plumbing.TreeObject:
 		return name, "a " + t.String() + " where a tree is expected", z
 	}
@@ -130,6 +161,9 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int) (string, strin
 		key := append([]byte{}, entry...)
 		switch mode {
 		case "100644", "100755":
+			if z.files++; *seen+z.files > maxRemoteFiles {
+				return name, tooMany(), z
+			}
 		case "40000":
 			if depth+1 >= state.MaxPathDepth {
 				return p, fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1), z
@@ -150,9 +184,14 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int) (string, strin
 		z.elems, z.bytes = max(z.elems, 1), max(z.bytes, len(entry))
 	}
 	for i, sub := range subtrees {
-		p, why, sz := s.checkTree(sub, subnames[i], depth+1)
+		*seen += z.files // the files of this tree's subtrees checked so far, and its own
+		p, why, sz := s.checkTree(sub, subnames[i], depth+1, seen)
+		*seen -= z.files
 		if why != "" {
 			return p, why, z
+		}
+		if z.files += sz.files; *seen+z.files > maxRemoteFiles {
+			return name, tooMany(), z
 		}
 		n := len(subnames[i]) - len(dir) // the entry's name, and the "/" after dir
 		if dir == "" {
@@ -167,6 +206,11 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int) (string, strin
 	verifiedTrees.m[h] = z
 	verifiedTrees.Unlock()
 	return "", "", z
+}
+
+// tooMany is why a head holding more files than maxRemoteFiles is refused.
+func tooMany() string {
+	return fmt.Sprintf("more than %d files in all, over strata's limit", maxRemoteFiles)
 }
 
 // untrack puts a tracking ref back to what it held before a refused fetch

@@ -74,3 +74,59 @@ func TestFilesStopsAtDepthBound(t *testing.T) {
 		t.Fatalf("Files = %v, want the depth refused", err)
 	}
 }
+
+// A fetched head holding more files in all than maxRemoteFiles is refused
+// before it is merged, with one line: files are counted through every
+// subtree, a subtree named twice counted twice (a push of a few hundred
+// kilobytes can name a million paths so), and a subtree found safe before
+// still counts. A tree object over maxTreeObject bytes is refused from its
+// header.
+func TestCheckFetchedCountsFiles(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		out, err := gitOut(r.main, []byte(stdin), args...)
+		if err != nil {
+			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(out)
+	}
+	blob := git("TestCheckFetchedCountsFiles\n", "hash-object", "-w", "--stdin")
+	three := git(fmt.Sprintf("100644 blob %s\ta.json\n100644 blob %s\tb.json\n100644 blob %s\tc.json\n", blob, blob, blob), "mktree")
+	root := git(fmt.Sprintf("040000 tree %s\td1\n040000 tree %s\td2\n100644 blob %s\tf.json\n", three, three, blob), "mktree")
+	head := plumbing.NewHash(git("x\n", "commit-tree", root))
+
+	defer func(n int, size int64) { maxRemoteFiles, maxTreeObject = n, size }(maxRemoteFiles, maxTreeObject)
+	check := func(files int, want string) {
+		t.Helper()
+		maxRemoteFiles = files
+		err := s.checkFetched("origin", head)
+		switch {
+		case want == "" && err != nil:
+			t.Fatalf("limit %d: %v", files, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n")):
+			t.Fatalf("limit %d: %v, want one line with %q", files, err, want)
+		}
+	}
+	check(6, "more than 6 files in all, over strata's limit")
+	check(7, "")
+	check(6, "entry /: more than 6 files in all") // every tree of it known safe now
+	forget := func() {
+		verifiedTrees.Lock()
+		verifiedTrees.m = map[plumbing.Hash]treeSize{}
+		verifiedTrees.Unlock()
+	}
+	forget()
+	check(2, "entry d1: more than 2 files in all") // refused in d1, d2 never read
+
+	maxRemoteFiles, maxTreeObject = 7, 40
+	forget()
+	if err := s.checkFetched("origin", head); err == nil || !strings.Contains(err.Error(), "entry /: a tree object of 92 bytes, over 40") {
+		t.Fatalf("a tree over maxTreeObject: %v", err)
+	}
+}

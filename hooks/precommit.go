@@ -150,7 +150,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 	if cfg := eng.Config(); cfg.Filter == nil || cfg.Filter(k.Path) == "" {
 		data, size, err := eng.ReadBlob(sf.Blob)
 		if err != nil {
-			return nil, fmt.Errorf("read staged %s: %w", k.Path, err)
+			return nil, engine.StagedReadError(k.Path, sf.Blob, err)
 		}
 		if data == nil {
 			return state.Problems{{Path: k.Path, Message: fmt.Sprintf("staged file is %d bytes, larger than max_size %d", size, cfg.MaxSize)}}, nil

@@ -36,13 +36,18 @@ type Context struct {
 	// then would have expired it (absent for a revision).
 	PastTTL   *time.Time `json:"past_ttl,omitempty"`
 	Relations int        `json:"relations"`
+	// NotRead names each version the moment holds over max_size, one line
+	// each (`PATH: recorded version is N bytes, larger than max_size M;
+	// not read`): never read, so never part of the rest.
+	NotRead []string `json:"not_read,omitempty"`
 }
 
 // L1File is one L1 file as recorded.
 type L1File struct {
-	Path    string          `json:"path"`
-	Class   state.Class     `json:"class"`
-	Content json.RawMessage `json:"content,omitempty"` // absent when it is not JSON
+	Path     string          `json:"path"`
+	Class    state.Class     `json:"class"`
+	Content  json.RawMessage `json:"content,omitempty"`   // absent when it is not JSON or not read
+	TooLarge bool            `json:"too_large,omitempty"` // over max_size: not read (see Context.NotRead)
 	// Session and ToolUse: the Claude Code session and tool call that wrote
 	// this version, when its hook saw it (provenance).
 	Session string `json:"session,omitempty"`
@@ -111,8 +116,8 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 			continue
 		}
 		data, _ := s.Read(p)
-		f := L1File{Path: p, Class: k.Class}
-		if json.Valid(data) {
+		f := L1File{Path: p, Class: k.Class, TooLarge: s.NotRead(p) != nil}
+		if !f.TooLarge && json.Valid(data) {
 			f.Content = compactJSON(data)
 		}
 		c.L1 = append(c.L1, f)
@@ -134,6 +139,9 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 	}
 	if data, ok := s.Read(cfg.Graph); ok {
 		c.Entities, c.Relations = Entities(data)
+	}
+	for _, err := range s.AllNotRead() {
+		c.NotRead = append(c.NotRead, err.Error())
 	}
 	return c, nil
 }
@@ -232,9 +240,12 @@ func (c *Context) Text() string {
 		b.WriteString("  none\n")
 	}
 	for _, f := range c.L1 {
-		if f.Content != nil {
+		switch {
+		case f.TooLarge:
+			fmt.Fprintf(&b, "  %s (over max_size: not read)\n", f.Path)
+		case f.Content != nil:
 			fmt.Fprintf(&b, "  %s: %s\n", f.Path, clipText(string(f.Content), 200))
-		} else {
+		default:
 			fmt.Fprintf(&b, "  %s (not JSON)\n", f.Path)
 		}
 		if f.Session != "" || f.ToolUse != "" {
@@ -259,6 +270,9 @@ func (c *Context) Text() string {
 	fmt.Fprintf(&b, "L3 entities: %d, relations: %d\n", len(c.Entities), c.Relations)
 	for _, e := range c.Entities {
 		fmt.Fprintf(&b, "  %s (%s): %d observations\n", e.Name, e.EntityType, len(e.Observations))
+	}
+	for _, l := range c.NotRead {
+		fmt.Fprintf(&b, "%s\n", l)
 	}
 	return b.String()
 }

@@ -192,13 +192,26 @@ func treePaths(eng *engine.Engine, m *engine.Merge) (map[string]bool, error) {
 // reasons joins the errors among problems, without their path prefix.
 func reasons(ps state.Problems, path string) string {
 	var why []string
+	n := 0
 	for _, pr := range ps {
-		if !pr.Warning {
+		if pr.Warning {
+			continue
+		}
+		if n++; n <= maxReasons {
 			why = append(why, strings.TrimPrefix(pr.Error(), path+": "))
 		}
 	}
+	if n > maxReasons {
+		why = append(why, fmt.Sprintf("and %d more (strata validate lists them)", n-maxReasons))
+	}
 	return strings.Join(why, "; ")
 }
+
+// maxReasons is how many of a version's problems the reason a merge gives
+// for refusing it names: the reason goes into the report and into the merge
+// commit's message, which is pushed, and a remote can send as many invalid
+// files as it likes.
+const maxReasons = 3
 
 // Loss is a local version a sync did not take.
 type Loss = engine.Lost

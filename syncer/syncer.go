@@ -606,13 +606,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			check = func(f engine.File, _ []byte) state.Problems { return eng.CheckSchema(f) }
 		}
 		if ps := check(f, prev); ps.Invalid() {
-			var why []string
-			for _, pr := range ps {
-				if !pr.Warning {
-					why = append(why, strings.TrimPrefix(pr.Error(), p.Path+": "))
-				}
-			}
-			p.KeptLocal = "merged version invalid: " + strings.Join(why, "; ")
+			p.KeptLocal = "merged version invalid: " + reasons(ps, p.Path)
 			p.Result, p.Content = p.Ours, nil
 			continue
 		}

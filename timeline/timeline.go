@@ -24,6 +24,8 @@ import (
 type Source interface {
 	Log(q state.LogQuery) ([]state.Entry, error)
 	RejectedLog(q state.LogQuery) ([]state.Entry, error)
+	// FileAt refuses a version over max_size with an error matching
+	// state.ErrTooLarge, unread: the event names it instead of a diff.
 	FileAt(commit, path string) ([]byte, error)
 	Decode(commit, path string) ([]any, error)
 	MergeDecisions(commit string) ([]engine.MergeDecision, error)
@@ -131,13 +133,20 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			prev = parentVersion(src, it.Commit, it.Path, it.rejected)
 		}
 		var cur []byte
+		var over error // the version is over max_size: named, never read
 		if it.Action != state.ActionDelete {
 			cur, err = src.FileAt(it.Commit, it.Path)
-			if err != nil && !errors.Is(err, state.ErrNotFound) {
+			switch {
+			case errors.Is(err, state.ErrTooLarge):
+				over = err
+			case err != nil && !errors.Is(err, state.ErrNotFound):
 				return nil, err
 			}
 		}
 		e.Detail = cut(textdiff.Unified(side("a", it.Path, prev), side("b", it.Path, cur), prev, cur, 3), it.Commit, it.Path)
+		if over != nil {
+			e.Detail = over.Error() + "\n"
+		}
 		e.Kind = kindOf(it.Entry, it.rejected)
 		e.Label = fmt.Sprintf("%s %s at %s (%s)", it.Action, it.Path, stamp(it.Time), it.Source)
 		if it.rejected {

@@ -112,6 +112,7 @@ func exitCode(err error, w io.Writer) int {
 	var ue *usageError
 	var pe *engine.PathError
 	var ce *engine.ConfigError
+	var tl *engine.TooLargeError
 	switch {
 	case errors.Is(err, errReported):
 		return exitInvalid
@@ -142,6 +143,11 @@ func exitCode(err error, w io.Writer) int {
 		return exitOther
 	case errors.Is(err, state.ErrNotFound):
 		fmt.Fprintf(w, "strata: %s\n", trimSentinel(err, state.ErrNotFound))
+		return exitInvalid
+	case errors.As(err, &tl):
+		// a recorded version over max_size is never a valid one: refused
+		// unread, as a check that failed
+		fmt.Fprintf(w, "strata: %s\n", err)
 		return exitInvalid
 	}
 	fmt.Fprintf(w, "strata: %s\n", err)

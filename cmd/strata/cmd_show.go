@@ -1,7 +1,12 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/urfave/cli/v2"
+
+	"github.com/strata-dev/strata/engine"
 )
 
 type showOptions struct {
@@ -51,6 +56,12 @@ func runShow(e *env, o showOptions) error {
 		return err
 	}
 	data, err := eng.Show(k.Path, p)
+	var tl *engine.TooLargeError
+	if errors.As(err, &tl) {
+		// show prints only what strata reads, and it never holds a version
+		// over max_size whole; git streams it
+		return fmt.Errorf("%w (git cat-file blob %s prints it)", err, tl.Blob)
+	}
 	if err != nil {
 		return err
 	}

@@ -169,7 +169,11 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.Skipped {
 		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", name(p))
 	}
-	for _, d := range r.Decisions {
+	for i, d := range r.Decisions {
+		if i == maxReportLines {
+			fmt.Fprintf(e.Out, "and %d more paths decided or kept local (strata sync --json lists them all)\n", len(r.Decisions)-i)
+			break
+		}
 		switch {
 		case d.KeptLocal != "":
 			fmt.Fprintf(e.Out, "kept local %s: %s\n", name(d.Path), d.KeptLocal)
@@ -195,10 +199,19 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		}
 	}
 	printLost(e, r.Lost)
-	for _, p := range r.Problems {
+	for i, p := range r.Problems {
+		if i == maxReportLines {
+			fmt.Fprintf(e.Err, "and %d more problems (strata sync --json lists them all)\n", len(r.Problems)-i)
+			break
+		}
 		fmt.Fprintln(e.Err, p.Error())
 	}
 }
+
+// maxReportLines is how many decisions, and how many problems, sync's
+// text report prints before it says how many more there are: a remote can
+// send up to 100 000 files that each fail their schema.
+const maxReportLines = 100
 
 // printLost names each local version a merge did not take, with the
 // command that brings it back.
