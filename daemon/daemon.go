@@ -121,6 +121,9 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		Debounce: o.Debounce,
 		Rescan:   o.Rescan,
 		WatchDir: cfg.WatchDir,
+		// A .claude linked to a folder of the work tree, whose files record
+		// reads (config.Config.FollowDir).
+		FollowLink: cfg.FollowDir,
 		// Kept files, and those kept but for a control character in their
 		// name, reported when their event arrives (reportBadName).
 		Match: func(rel string) bool {

@@ -305,3 +305,29 @@ func TestBadNameReportedAtOnce(t *testing.T) {
 		t.Errorf("problems:\n%q\nwant once:\n%q", got, want)
 	}
 }
+
+// TestLinkedDirInsideIsWatched: a .claude that dotfiles link to a folder of
+// the work tree is watched where its files really are: each version
+// written through the link is recorded as it settles, not at the next
+// rescan (an hour away here), and so is one written under the real name.
+func TestLinkedDirInsideIsWatched(t *testing.T) {
+	eng := newRepo(t)
+	const path = ".claude/settings.json"
+	write(t, eng, "dotfiles/claude/settings.json", `{"s": 0}`)
+	if err := os.Symlink("dotfiles/claude", eng.Config().Abs(".claude")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, eng, nil)
+	versions := func() int {
+		ents, err := eng.Log(state.LogQuery{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	waitFor(t, "the catch-up of "+path, func() bool { return versions() == 1 })
+	write(t, eng, path, `{"s": 1}`)
+	waitFor(t, "the version written through the link", func() bool { return versions() == 2 })
+	write(t, eng, "dotfiles/claude/settings.json", `{"s": 2}`)
+	waitFor(t, "the version written under the real name", func() bool { return versions() == 3 })
+}
