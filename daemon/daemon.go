@@ -115,6 +115,12 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg := eng.Config()
+	place, err := here(eng, LockPath(eng))
+	if err != nil {
+		return err
+	}
+	ctx, stopWatcher := context.WithCancel(ctx)
+	defer stopWatcher()
 	unread := &unreadPaths{}
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
@@ -147,7 +153,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	go func() { done <- w.Run(ctx) }()
 	log.Info("watching", "root", cfg.Root, "ref", eng.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}, unread: unread}
+	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}, unread: unread, place: place}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	every := o.ExpireEvery
 	if every <= 0 {
@@ -155,6 +161,8 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	look := time.NewTicker(goneEvery)
+	defer look.Stop()
 	if o.SyncRemote != "" {
 		stop, err := startSync(ctx, eng, o, log, r)
 		if err != nil {
@@ -199,6 +207,12 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			}
 		case <-tick.C:
 			r.expire()
+		case <-look.C:
+			r.stillHere()
+		}
+		if r.gone != nil {
+			stopWatcher() // the batches left are drained, never recorded
+			retry = nil
 		}
 	}
 	if retry != nil {
@@ -206,7 +220,61 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	}
 	err = <-done
 	log.Info("stopped", "recorded", r.recorded, "rejected", r.rejected)
+	if r.gone != nil {
+		return r.gone // printed by the caller as the one error line, exit 3
+	}
 	return err
+}
+
+// goneEvery is how often the watcher checks that its work tree and git
+// directory are still there when nothing else made it look.
+const goneEvery = time.Second
+
+// place is the work tree and the git directory a watcher started in, and
+// the lock file it holds there.
+type place struct {
+	root, gitDir, lock       string
+	rootFI, gitDirFI, lockFI os.FileInfo
+}
+
+func here(eng *engine.Engine, lock string) (place, error) {
+	p := place{root: eng.Root(), gitDir: eng.GitDir(), lock: lock}
+	var err error
+	if p.lockFI, err = os.Stat(lock); err != nil {
+		return p, fmt.Errorf("lock: %w", err)
+	}
+	if p.rootFI, err = os.Stat(p.root); err != nil {
+		return p, fmt.Errorf("work tree: %w", err)
+	}
+	if p.gitDirFI, err = os.Stat(p.gitDir); err != nil {
+		return p, fmt.Errorf("git directory: %w", err)
+	}
+	return p, nil
+}
+
+// check returns an error wrapping state.ErrNotRepo when the work tree or
+// the git directory the watcher started in is gone: removed, replaced by
+// another (rm -rf .git; git init), left without HEAD (git would not take it
+// for a repository), or being removed: the lock file the watcher holds is
+// gone (rm -rf reaches .git/strata before HEAD).
+func (p place) check() error {
+	if fi, err := os.Stat(p.root); err != nil || !os.SameFile(fi, p.rootFI) {
+		return fmt.Errorf("%s: work tree removed or replaced; watcher stopped: %w", p.root, state.ErrNotRepo)
+	}
+	fi, err := os.Stat(p.gitDir)
+	if err == nil && os.SameFile(fi, p.gitDirFI) {
+		_, err = os.Lstat(filepath.Join(p.gitDir, "HEAD"))
+	}
+	if err == nil {
+		var lfi os.FileInfo
+		if lfi, err = os.Lstat(p.lock); err == nil && !os.SameFile(lfi, p.lockFI) {
+			err = errors.New("lock file replaced")
+		}
+	}
+	if err != nil || !os.SameFile(fi, p.gitDirFI) {
+		return fmt.Errorf("%s: git directory removed or replaced; watcher stopped: %w", p.gitDir, state.ErrNotRepo)
+	}
+	return nil
 }
 
 // The retry delays after a failed record.
@@ -276,6 +344,21 @@ type recorder struct {
 	agent    *layers.Agent   // the write protocol after recorded L1 changes
 	unread   *unreadPaths    // read again on a chmod
 	badSeen  map[string]bool // bad file names already reported
+	// place is where the watcher started; gone, once set, says it is gone
+	// and nothing is recorded any more (stillHere).
+	place place
+	gone  error
+}
+
+// stillHere reports whether the work tree and the git directory are still
+// those the watcher started in, and sets gone when they are not: a record
+// then would write into a directory deleted under it (rm -rf of the work
+// tree, of .git) or into another repository made there since.
+func (r *recorder) stillHere() bool {
+	if r.gone == nil {
+		r.gone = r.place.check()
+	}
+	return r.gone == nil
 }
 
 // reportBadNames prints, once per name, the files a control character in
@@ -315,6 +398,9 @@ func (r *recorder) badName(p state.Problem) {
 
 // expire runs the TTL check of the workflow state.
 func (r *recorder) expire() {
+	if !r.stillHere() {
+		return
+	}
 	// Record the workflow state the way a batch does first (logged, with the
 	// write protocol): Expire records it too, to date its TTL, and a change
 	// it recorded silently would never get its MEMORY.md line.
@@ -334,6 +420,9 @@ func (r *recorder) expire() {
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
 func (r *recorder) handle(b watcher.Batch) bool {
+	if !r.stillHere() {
+		return true // nothing to retry: Run stops
+	}
 	r.eng.Forget()
 	var kept []config.Kept
 	if b.Rescan {

@@ -331,3 +331,53 @@ func TestLinkedDirInsideIsWatched(t *testing.T) {
 	write(t, eng, "dotfiles/claude/settings.json", `{"s": 2}`)
 	waitFor(t, "the version written under the real name", func() bool { return versions() == 3 })
 }
+
+// TestStopsWhenRepositoryGone: a watcher whose git directory, or whole work
+// tree, is deleted under it stops with an error wrapping state.ErrNotRepo
+// (exit 3) and never makes the git directory again: a stub .git (objects,
+// refs, strata/sync-journal.lock) would make a second watcher start there
+// and keep `git clone URL <same path>` from working.
+func TestStopsWhenRepositoryGone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		remove func(eng *engine.Engine) string
+		want   string
+	}{
+		{"git directory", func(eng *engine.Engine) string { return eng.GitDir() }, "git directory removed or replaced; watcher stopped"},
+		{"work tree", func(eng *engine.Engine) string { return eng.Root() }, "work tree removed or replaced; watcher stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := newRepo(t)
+			write(t, eng, ".claude/a.json", `{"v": 1}`)
+			ready := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				done <- Run(context.Background(), eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour,
+					Ready: func() { close(ready) }})
+			}()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("Run returned before ready: %v", err)
+			}
+			gitDir := eng.GitDir()
+			if err := os.RemoveAll(tc.remove(eng)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "git directory" {
+				write(t, eng, ".claude/a.json", `{"v": 2}`) // a change to record
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Run: %v, want %q wrapping ErrNotRepo", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the watcher did not stop")
+			}
+			if _, err := os.Lstat(gitDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s made again: %v", gitDir, err)
+			}
+		})
+	}
+}
