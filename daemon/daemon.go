@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -114,11 +117,32 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	pb := &publisher{lock: lock}
+	for {
+		next, err := watch(ctx, eng, o, log, pb)
+		if next == nil {
+			return err
+		}
+		// .strata.yaml or a schema file it names changed: watch again with
+		// the configuration now on disk (the lock held throughout). The new
+		// run's catch-up records, against it, whatever differs from the ref.
+		eng, o.Ready = next, nil
+		log.Info("reloaded", "config", config.FileName)
+	}
+}
+
+// watch is one run of the watcher with eng's configuration. It returns a
+// new engine, opened on the configuration on disk, when that changed
+// (configStamps); otherwise nil and Run's error.
+func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, error) {
 	cfg := eng.Config()
 	place, err := here(eng, LockPath(eng))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	files := configFiles(cfg)
+	stamps := configStamps(files)
+	parent := ctx
 	ctx, stopWatcher := context.WithCancel(ctx)
 	defer stopWatcher()
 	unread := &unreadPaths{}
@@ -142,18 +166,23 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			}
 			return unread.reread(key)
 		},
-		Extra:  cfg.Extra(),
+		// The configuration files are watched too (configFiles).
+		Extra:  append(cfg.Extra(), files...),
 		Logger: log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	log.Info("watching", "root", cfg.Root, "ref", eng.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}, unread: unread, place: place}
+	pb.mu.Lock()
+	counts := pb.p
+	pb.mu.Unlock()
+	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
+		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	every := o.ExpireEvery
 	if every <= 0 {
@@ -166,7 +195,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	if o.SyncRemote != "" {
 		stop, err := startSync(ctx, eng, o, log, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stop()
 	}
@@ -174,12 +203,31 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	batches := w.Batches()
 	var retry <-chan time.Time
 	backoff := retryMin
+	var next *engine.Engine // the engine to reload with, once the configuration changed
 	for batches != nil {
 		select {
 		case b, ok := <-batches:
 			if !ok {
 				batches = nil
 				continue
+			}
+			if next != nil {
+				continue // drained: the next run's catch-up reads them with the new configuration
+			}
+			if (b.Rescan || slices.ContainsFunc(b.Paths, func(p string) bool { return slices.Contains(files, p) })) &&
+				!slices.Equal(configStamps(files), stamps) {
+				stamps = configStamps(files)
+				n, err := engine.Open(cfg.Root)
+				if err != nil {
+					// An invalid .strata.yaml: the one loaded stays in force.
+					log.Warn("config changed; not reloaded, the configuration loaded before stays in force", "err", err)
+				} else {
+					n.Now = eng.Now
+					next = n
+					stopWatcher()
+					retry = nil
+					continue
+				}
 			}
 			if !r.handle(b) && retry == nil {
 				retry = time.After(backoff)
@@ -219,11 +267,47 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		r.handle(watcher.Batch{Rescan: true}) // last chance before exit
 	}
 	err = <-done
+	if next != nil {
+		if r.gone == nil && parent.Err() == nil {
+			return next, nil
+		}
+		// Stopped while reloading: what the drained batches held is
+		// recorded as a stop without reload would record it.
+		r.handle(watcher.Batch{Rescan: true})
+	}
 	log.Info("stopped", "recorded", r.recorded, "rejected", r.rejected)
 	if r.gone != nil {
-		return r.gone // printed by the caller as the one error line, exit 3
+		return nil, r.gone // printed by the caller as the one error line, exit 3
 	}
-	return err
+	return nil, err
+}
+
+// configFiles are the absolute names of the files a configuration is read
+// from: .strata.yaml and the user's own schema files its rules name.
+func configFiles(cfg *config.Config) []string {
+	out := []string{cfg.Abs(config.FileName)}
+	for _, r := range cfg.UserRules() {
+		if strings.HasSuffix(r.Schema, ".json") && !slices.Contains(out, cfg.Abs(r.Schema)) {
+			out = append(out, cfg.Abs(r.Schema))
+		}
+	}
+	return out
+}
+
+// configStamps says, for each file, what it is now (size, time, inode), so
+// that a change of any is seen, events missed or not.
+func configStamps(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			var ino uint64
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ino = st.Ino
+			}
+			out[i] = fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), ino)
+		}
+	}
+	return out
 }
 
 // goneEvery is how often the watcher checks that its work tree and git
