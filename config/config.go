@@ -122,6 +122,12 @@ type Config struct {
 	// only in its cleaned (encrypted) form, so, like an ignored one, it is
 	// kept only when a user rule names it exactly.
 	Filter func(rel string) string
+	// FollowDir reports whether the symbolic link at rel, where a directory
+	// of kept files could be, is followed: it leads to a directory inside
+	// the work tree, outside every git directory and nested repository, so
+	// the files behind it are kept under rel, as record reads them (nil:
+	// no link is followed).
+	FollowDir func(rel string) bool
 
 	user    int      // how many of Rules are the user's own
 	private []string // the last ScanAll's withheld files: they match a rule but are private
@@ -680,6 +686,8 @@ func (c *Config) OtherMemory(rel string) bool {
 
 // Scan lists the kept files that exist now: regular files and symlinks (which
 // are reported, never followed), sorted. Unreadable directories are skipped.
+// A symbolic link where a directory of kept files could be is descended when
+// FollowDir follows it, its files listed under the link's name.
 func (c *Config) Scan() ([]string, error) {
 	out, _, err := c.ScanAll()
 	return out, err
@@ -705,39 +713,36 @@ func (c *Config) BadName(rel string) bool {
 // ScanAll is Scan that also lists the files BadName refuses.
 func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	var out, private, temps []string
-	err = filepath.WalkDir(c.Root, func(p string, d fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(c.Root, p)
-		rel = filepath.ToSlash(rel)
+	var visit func(dir, rel string)
+	visit = func(dir, rel string) {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			if d != nil && d.IsDir() && rel != "." {
-				return fs.SkipDir
+			return // unreadable: skipped
+		}
+		for _, e := range entries {
+			abs, r := filepath.Join(dir, e.Name()), path.Join(rel, e.Name())
+			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 && c.WatchDir(r) && c.FollowDir != nil && c.FollowDir(r) {
+				if c.WatchDir(r) {
+					visit(abs, r)
+				}
+				continue
 			}
-			return nil
-		}
-		if d.IsDir() {
-			if rel != "." && !c.WatchDir(rel) {
-				return fs.SkipDir
+			if atomicfile.IsTemp(r) {
+				if len(temps) == 0 || temps[len(temps)-1] != rel {
+					temps = append(temps, rel)
+				}
+				continue
 			}
-			return nil
-		}
-		if atomicfile.IsTemp(rel) {
-			if dir := path.Dir(rel); len(temps) == 0 || temps[len(temps)-1] != dir {
-				temps = append(temps, dir)
+			if _, why := c.classify(r); why == "" {
+				out = append(out, r)
+			} else if why != whyNot {
+				private = append(private, r)
+			} else if c.BadName(r) {
+				badNames = append(badNames, r)
 			}
-			return nil
 		}
-		if _, why := c.classify(rel); why == "" {
-			out = append(out, rel)
-		} else if why != whyNot {
-			private = append(private, rel)
-		} else if c.BadName(rel) {
-			badNames = append(badNames, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
 	}
+	visit(c.Root, ".")
 	for _, extra := range []string{c.L2(), c.Graph} {
 		if strings.HasPrefix(extra, "~/") {
 			if _, err := os.Lstat(c.Abs(extra)); err == nil {

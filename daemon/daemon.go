@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -114,13 +117,43 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	pb := &publisher{lock: lock}
+	for {
+		next, err := watch(ctx, eng, o, log, pb)
+		if next == nil {
+			return err
+		}
+		// .strata.yaml or a schema file it names changed: watch again with
+		// the configuration now on disk (the lock held throughout). The new
+		// run's catch-up records, against it, whatever differs from the ref.
+		eng, o.Ready = next, nil
+		log.Info("reloaded", "config", config.FileName)
+	}
+}
+
+// watch is one run of the watcher with eng's configuration. It returns a
+// new engine, opened on the configuration on disk, when that changed
+// (configStamps); otherwise nil and Run's error.
+func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, error) {
 	cfg := eng.Config()
+	place, err := here(eng, LockPath(eng))
+	if err != nil {
+		return nil, err
+	}
+	files := configFiles(cfg)
+	stamps := configStamps(files)
+	parent := ctx
+	ctx, stopWatcher := context.WithCancel(ctx)
+	defer stopWatcher()
 	unread := &unreadPaths{}
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
 		Rescan:   o.Rescan,
 		WatchDir: cfg.WatchDir,
+		// A .claude linked to a folder of the work tree, whose files record
+		// reads (config.Config.FollowDir).
+		FollowLink: cfg.FollowDir,
 		// Kept files, and those kept but for a control character in their
 		// name, reported when their event arrives (reportBadName).
 		Match: func(rel string) bool {
@@ -133,18 +166,23 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			}
 			return unread.reread(key)
 		},
-		Extra:  cfg.Extra(),
+		// The configuration files are watched too (configFiles).
+		Extra:  append(cfg.Extra(), files...),
 		Logger: log,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	log.Info("watching", "root", cfg.Root, "ref", eng.StateRef(), "pid", os.Getpid())
 
-	r := &recorder{eng: eng, log: log, problems: o.Problems, status: &publisher{lock: lock}, mu: &sync.Mutex{}, unread: unread}
+	pb.mu.Lock()
+	counts := pb.p
+	pb.mu.Unlock()
+	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
+		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	every := o.ExpireEvery
 	if every <= 0 {
@@ -152,10 +190,12 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	look := time.NewTicker(goneEvery)
+	defer look.Stop()
 	if o.SyncRemote != "" {
 		stop, err := startSync(ctx, eng, o, log, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stop()
 	}
@@ -163,12 +203,31 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	batches := w.Batches()
 	var retry <-chan time.Time
 	backoff := retryMin
+	var next *engine.Engine // the engine to reload with, once the configuration changed
 	for batches != nil {
 		select {
 		case b, ok := <-batches:
 			if !ok {
 				batches = nil
 				continue
+			}
+			if next != nil {
+				continue // drained: the next run's catch-up reads them with the new configuration
+			}
+			if (b.Rescan || slices.ContainsFunc(b.Paths, func(p string) bool { return slices.Contains(files, p) })) &&
+				!slices.Equal(configStamps(files), stamps) {
+				stamps = configStamps(files)
+				n, err := engine.Open(cfg.Root)
+				if err != nil {
+					// An invalid .strata.yaml: the one loaded stays in force.
+					log.Warn("config changed; not reloaded, the configuration loaded before stays in force", "err", err)
+				} else {
+					n.Now = eng.Now
+					next = n
+					stopWatcher()
+					retry = nil
+					continue
+				}
 			}
 			if !r.handle(b) && retry == nil {
 				retry = time.After(backoff)
@@ -196,14 +255,110 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			}
 		case <-tick.C:
 			r.expire()
+		case <-look.C:
+			r.stillHere()
+		}
+		if r.gone != nil {
+			stopWatcher() // the batches left are drained, never recorded
+			retry = nil
 		}
 	}
 	if retry != nil {
 		r.handle(watcher.Batch{Rescan: true}) // last chance before exit
 	}
 	err = <-done
+	if next != nil {
+		if r.gone == nil && parent.Err() == nil {
+			return next, nil
+		}
+		// Stopped while reloading: what the drained batches held is
+		// recorded as a stop without reload would record it.
+		r.handle(watcher.Batch{Rescan: true})
+	}
 	log.Info("stopped", "recorded", r.recorded, "rejected", r.rejected)
-	return err
+	if r.gone != nil {
+		return nil, r.gone // printed by the caller as the one error line, exit 3
+	}
+	return nil, err
+}
+
+// configFiles are the absolute names of the files a configuration is read
+// from: .strata.yaml and the user's own schema files its rules name.
+func configFiles(cfg *config.Config) []string {
+	out := []string{cfg.Abs(config.FileName)}
+	for _, r := range cfg.UserRules() {
+		if strings.HasSuffix(r.Schema, ".json") && !slices.Contains(out, cfg.Abs(r.Schema)) {
+			out = append(out, cfg.Abs(r.Schema))
+		}
+	}
+	return out
+}
+
+// configStamps says, for each file, what it is now (size, time, inode), so
+// that a change of any is seen, events missed or not.
+func configStamps(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			var ino uint64
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ino = st.Ino
+			}
+			out[i] = fmt.Sprintf("%d %d %d", fi.Size(), fi.ModTime().UnixNano(), ino)
+		}
+	}
+	return out
+}
+
+// goneEvery is how often the watcher checks that its work tree and git
+// directory are still there when nothing else made it look.
+const goneEvery = time.Second
+
+// place is the work tree and the git directory a watcher started in, and
+// the lock file it holds there.
+type place struct {
+	root, gitDir, lock       string
+	rootFI, gitDirFI, lockFI os.FileInfo
+}
+
+func here(eng *engine.Engine, lock string) (place, error) {
+	p := place{root: eng.Root(), gitDir: eng.GitDir(), lock: lock}
+	var err error
+	if p.lockFI, err = os.Stat(lock); err != nil {
+		return p, fmt.Errorf("lock: %w", err)
+	}
+	if p.rootFI, err = os.Stat(p.root); err != nil {
+		return p, fmt.Errorf("work tree: %w", err)
+	}
+	if p.gitDirFI, err = os.Stat(p.gitDir); err != nil {
+		return p, fmt.Errorf("git directory: %w", err)
+	}
+	return p, nil
+}
+
+// check returns an error wrapping state.ErrNotRepo when the work tree or
+// the git directory the watcher started in is gone: removed, replaced by
+// another (rm -rf .git; git init), left without HEAD (git would not take it
+// for a repository), or being removed: the lock file the watcher holds is
+// gone (rm -rf reaches .git/strata before HEAD).
+func (p place) check() error {
+	if fi, err := os.Stat(p.root); err != nil || !os.SameFile(fi, p.rootFI) {
+		return fmt.Errorf("%s: work tree removed or replaced; watcher stopped: %w", p.root, state.ErrNotRepo)
+	}
+	fi, err := os.Stat(p.gitDir)
+	if err == nil && os.SameFile(fi, p.gitDirFI) {
+		_, err = os.Lstat(filepath.Join(p.gitDir, "HEAD"))
+	}
+	if err == nil {
+		var lfi os.FileInfo
+		if lfi, err = os.Lstat(p.lock); err == nil && !os.SameFile(lfi, p.lockFI) {
+			err = errors.New("lock file replaced")
+		}
+	}
+	if err != nil || !os.SameFile(fi, p.gitDirFI) {
+		return fmt.Errorf("%s: git directory removed or replaced; watcher stopped: %w", p.gitDir, state.ErrNotRepo)
+	}
+	return nil
 }
 
 // The retry delays after a failed record.
@@ -273,6 +428,21 @@ type recorder struct {
 	agent    *layers.Agent   // the write protocol after recorded L1 changes
 	unread   *unreadPaths    // read again on a chmod
 	badSeen  map[string]bool // bad file names already reported
+	// place is where the watcher started; gone, once set, says it is gone
+	// and nothing is recorded any more (stillHere).
+	place place
+	gone  error
+}
+
+// stillHere reports whether the work tree and the git directory are still
+// those the watcher started in, and sets gone when they are not: a record
+// then would write into a directory deleted under it (rm -rf of the work
+// tree, of .git) or into another repository made there since.
+func (r *recorder) stillHere() bool {
+	if r.gone == nil {
+		r.gone = r.place.check()
+	}
+	return r.gone == nil
 }
 
 // reportBadNames prints, once per name, the files a control character in
@@ -312,6 +482,9 @@ func (r *recorder) badName(p state.Problem) {
 
 // expire runs the TTL check of the workflow state.
 func (r *recorder) expire() {
+	if !r.stillHere() {
+		return
+	}
 	// Record the workflow state the way a batch does first (logged, with the
 	// write protocol): Expire records it too, to date its TTL, and a change
 	// it recorded silently would never get its MEMORY.md line.
@@ -331,6 +504,9 @@ func (r *recorder) expire() {
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
 func (r *recorder) handle(b watcher.Batch) bool {
+	if !r.stillHere() {
+		return true // nothing to retry: Run stops
+	}
 	r.eng.Forget()
 	var kept []config.Kept
 	if b.Rescan {

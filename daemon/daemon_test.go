@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,4 +305,133 @@ func TestBadNameReportedAtOnce(t *testing.T) {
 	if got := problems.String(); got != want {
 		t.Errorf("problems:\n%q\nwant once:\n%q", got, want)
 	}
+}
+
+// TestLinkedDirInsideIsWatched: a .claude that dotfiles link to a folder of
+// the work tree is watched where its files really are: each version
+// written through the link is recorded as it settles, not at the next
+// rescan (an hour away here), and so is one written under the real name.
+func TestLinkedDirInsideIsWatched(t *testing.T) {
+	eng := newRepo(t)
+	const path = ".claude/settings.json"
+	write(t, eng, "dotfiles/claude/settings.json", `{"s": 0}`)
+	if err := os.Symlink("dotfiles/claude", eng.Config().Abs(".claude")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, eng, nil)
+	versions := func() int {
+		ents, err := eng.Log(state.LogQuery{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	waitFor(t, "the catch-up of "+path, func() bool { return versions() == 1 })
+	write(t, eng, path, `{"s": 1}`)
+	waitFor(t, "the version written through the link", func() bool { return versions() == 2 })
+	write(t, eng, "dotfiles/claude/settings.json", `{"s": 2}`)
+	waitFor(t, "the version written under the real name", func() bool { return versions() == 3 })
+}
+
+// TestStopsWhenRepositoryGone: a watcher whose git directory, or whole work
+// tree, is deleted under it stops with an error wrapping state.ErrNotRepo
+// (exit 3) and never makes the git directory again: a stub .git (objects,
+// refs, strata/sync-journal.lock) would make a second watcher start there
+// and keep `git clone URL <same path>` from working.
+func TestStopsWhenRepositoryGone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		remove func(eng *engine.Engine) string
+		want   string
+	}{
+		{"git directory", func(eng *engine.Engine) string { return eng.GitDir() }, "git directory removed or replaced; watcher stopped"},
+		{"work tree", func(eng *engine.Engine) string { return eng.Root() }, "work tree removed or replaced; watcher stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := newRepo(t)
+			write(t, eng, ".claude/a.json", `{"v": 1}`)
+			ready := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				done <- Run(context.Background(), eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour,
+					Ready: func() { close(ready) }})
+			}()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("Run returned before ready: %v", err)
+			}
+			gitDir := eng.GitDir()
+			if err := os.RemoveAll(tc.remove(eng)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "git directory" {
+				write(t, eng, ".claude/a.json", `{"v": 2}`) // a change to record
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Run: %v, want %q wrapping ErrNotRepo", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the watcher did not stop")
+			}
+			if _, err := os.Lstat(gitDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s made again: %v", gitDir, err)
+			}
+		})
+	}
+}
+
+// TestSchemaEditReloads: a schema file of the user's own, edited while the
+// watcher runs, is in force from then on: the watcher reloads its
+// configuration (a "reloaded" log line) and a version the new schema
+// refuses is rejected, not recorded; made lenient again, the version now
+// valid is recorded by the reload's catch-up.
+func TestSchemaEditReloads(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, config.FileName, "files:\n  - glob: \"notes/*.json\"\n    schema: schemas/note.schema.json\n")
+	write(t, eng, "schemas/note.schema.json", `{"type": "object"}`)
+	write(t, eng, "notes/a.json", `{"id": 1}`)
+	eng, err := engine.Open(eng.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems, logs syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour, Problems: &problems,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func() { close(ready) }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	<-ready
+	versions := func(path string) int {
+		ents, err := eng.Log(state.LogQuery{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	if versions("notes/a.json") != 1 {
+		t.Fatal("notes/a.json not recorded by the catch-up")
+	}
+	write(t, eng, "schemas/note.schema.json", `{"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}`)
+	waitFor(t, "the reload", func() bool { return strings.Count(logs.String(), "msg=reloaded") == 1 })
+	write(t, eng, "notes/c.json", `{"id": 2}`)
+	waitFor(t, "notes/c.json refused", func() bool { return strings.Contains(problems.String(), "notes/c.json") })
+	if !strings.Contains(problems.String(), "value must be string") {
+		t.Errorf("problems: %s", problems.String())
+	}
+	if n := versions("notes/c.json"); n != 0 {
+		t.Fatalf("notes/c.json, invalid under the edited schema, recorded %d times", n)
+	}
+	write(t, eng, "schemas/note.schema.json", `{"type": "object"}`)
+	waitFor(t, "notes/c.json recorded after the schema became lenient", func() bool { return versions("notes/c.json") == 1 })
 }

@@ -199,7 +199,10 @@ func keptFiles(eng *engine.Engine) []Finding {
 
 func watcher(eng *engine.Engine, o Options) Finding {
 	last := "nothing recorded yet"
-	if ents, err := eng.Log(state.LogQuery{Limit: 1}); err == nil && len(ents) > 0 {
+	switch ents, err := eng.Log(state.LogQuery{Limit: 1}); {
+	case err != nil:
+		last = "history unreadable: " + err.Error()
+	case len(ents) > 0:
 		last = "last record " + ago(o.Now().Sub(ents[0].Time)) + " ago"
 	}
 	w, err := daemon.Info(eng)

@@ -36,7 +36,11 @@ type Engine struct {
 	v     *validate.Validator
 	Now   func() time.Time
 
-	realDirs map[string]string // EvalSymlinks results by directory, for one command's run
+	// realDirs are EvalSymlinks results by directory, for one command's
+	// run; the lock is there because a watcher asks followDir from its own
+	// goroutine beside the recorder's.
+	realMu   sync.Mutex
+	realDirs map[string]string
 	// nested is whether a directory holds a .git entry (nestedRepo), for
 	// one command's run; config.Classify asks it, which a watcher calls
 	// from its own goroutine beside the recorder's, hence the lock.
@@ -65,6 +69,8 @@ type Engine struct {
 // (the watcher) calls forget before each batch, since directories may be
 // replaced by symlinks while it runs.
 func (e *Engine) realDir(dir string) (string, error) {
+	e.realMu.Lock()
+	defer e.realMu.Unlock()
 	if r, ok := e.realDirs[dir]; ok {
 		return r, nil
 	}
@@ -89,7 +95,9 @@ func (e *Engine) Forget() {
 }
 
 func (e *Engine) forget() {
+	e.realMu.Lock()
 	e.realDirs = nil
+	e.realMu.Unlock()
 	e.nestedMu.Lock()
 	e.nested = nil
 	e.nestedMu.Unlock()
@@ -143,7 +151,28 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.Nested = e.nestedRel // files of a submodule or a nested clone are its own
 	cfg.Committed = sync.OnceValue(e.configCommitted)
 	cfg.KeepPrivate = e.keepPrivate // the user's git configuration may keep a private file
+	cfg.FollowDir = e.followDir
 	return e, nil
+}
+
+// followDir is config.Config.FollowDir: a symbolic link at rel is followed
+// when a file behind it is one record reads (inside): the link leads to a
+// directory of the work tree, outside every git directory and nested
+// repository. status, init and the watcher then list and watch the files
+// behind it under rel, as record keeps them.
+func (e *Engine) followDir(rel string) bool {
+	if strings.HasPrefix(rel, "~/") {
+		return false
+	}
+	abs := e.cfg.Abs(rel)
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return false
+	}
+	real, err := e.realDir(abs)
+	if err != nil {
+		return false
+	}
+	return e.insideReal(config.Kept{Path: rel + "/x"}, real) == nil
 }
 
 // ignored and filtered are config.Config.Ignored and Filter: git's ignore

@@ -153,9 +153,31 @@ func (s Shared) FixPath(name string) error {
 // MkdirAll makes dir and its missing parents, as os.MkdirAll does with
 // mode Dir, and gives each directory it made its shared mode (as git's
 // safe_create_leading_directories). A directory removed meanwhile (git
-// prunes the directories it empties) is made again.
+// prunes the directories it empties) is made again, but only inside a git
+// directory that exists: a directory holding HEAD must be dir's parent or
+// above it. A git directory deleted under a running process (rm -rf .git,
+// rm -rf of the whole work tree) is never made again, in part, by strata:
+// the error is an *os.PathError wrapping ErrNoGitDir, which is
+// fs.ErrNotExist too.
 func (s Shared) MkdirAll(dir string) error {
 	return s.MkdirAllMode(dir, Dir)
+}
+
+// ErrNoGitDir is MkdirAll's refusal to make a directory no git directory
+// holds. It matches fs.ErrNotExist: the git directory is gone.
+var ErrNoGitDir = fmt.Errorf("no git directory holds it; not made: %w", fs.ErrNotExist)
+
+// inGitDir reports whether a directory holding HEAD (a git directory, or a
+// linked worktree's) is dir's parent or lies above it.
+func inGitDir(dir string) bool {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil && !fi.IsDir() {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 // MkdirAllMode is MkdirAll with mode for dir itself (its parents get Dir).
@@ -166,6 +188,9 @@ func (s Shared) MkdirAllMode(dir string, mode fs.FileMode) error {
 			return nil
 		}
 		return &os.PathError{Op: "mkdir", Path: dir, Err: fs.ErrExist}
+	}
+	if !inGitDir(dir) {
+		return &os.PathError{Op: "mkdir", Path: dir, Err: ErrNoGitDir}
 	}
 	if parent := filepath.Dir(dir); parent != dir {
 		if err := s.MkdirAll(parent); err != nil {
@@ -184,7 +209,8 @@ func (s Shared) MkdirAllMode(dir string, mode fs.FileMode) error {
 }
 
 // OpenFile opens name as os.OpenFile does with O_CREATE in flag and mode
-// File, making its missing parent directories (MkdirAll); a file it
+// File, making its missing parent directories (MkdirAll: only inside an
+// existing git directory); a file it
 // creates gets its shared mode. A file that already exists keeps its mode.
 func (s Shared) OpenFile(name string, flag int) (*os.File, error) {
 	flag |= os.O_CREATE

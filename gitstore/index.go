@@ -212,6 +212,10 @@ func (s *Store) index(ref string) (*refIndex, error) {
 		}
 	}
 	recs, appendFrom, err := s.catchUp(ref, ix.recs, head)
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", ref, err)
 	}
@@ -268,7 +272,7 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 		}
 		ci, err := s.readCommit(c)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, damaged(ref, c, err)
 		}
 		r := idxRec{time: ci.time, hash: c}
 		for _, e := range parseTrailers(ci.message) {
@@ -655,7 +659,7 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 		ix, err := s.index(ref) // an index is never changed once made: a snapshot
 		s.mu.Unlock()
 		if err != nil {
-			yield(state.Entry{}, fmt.Errorf("log: %w", err))
+			yield(state.Entry{}, logErr(err))
 			return
 		}
 		var bloom uint64
@@ -681,7 +685,7 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 			ci, err := s.readCommit(r.hash)
 			s.mu.Unlock()
 			if err != nil {
-				yield(state.Entry{}, fmt.Errorf("log: %w", err))
+				yield(state.Entry{}, damaged(ref, r.hash, err))
 				return
 			}
 			// a bound with a fraction of a second is held to it within its

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -19,7 +18,7 @@ func (s *Store) LastTimes(ref string, paths []string) (map[string]time.Time, err
 	}
 	ix, err := s.index(ref)
 	if err != nil {
-		return nil, fmt.Errorf("log: %w", err)
+		return nil, logErr(err)
 	}
 	want := make(map[string]uint64, len(paths)) // path -> its bloom bits, until found
 	for _, p := range paths {
@@ -32,7 +31,7 @@ func (s *Store) LastTimes(ref string, paths []string) (map[string]time.Time, err
 		}
 		ci, err := s.readCommit(r.hash)
 		if err != nil {
-			return nil, fmt.Errorf("log: %w", err)
+			return nil, logErr(damaged(ref, r.hash, err))
 		}
 		when := commitTime(ci)
 		for _, e := range parseTrailers(ci.message) {

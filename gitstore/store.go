@@ -177,11 +177,15 @@ func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 	return root, gitDir, commonDir, nil
 }
 
-// findDotGit walks up from dir to the first directory holding a .git entry.
+// findDotGit walks up from dir to the first directory holding a .git entry
+// git would take: a .git file, or a .git directory that is a git directory
+// (isGitDir). A .git directory that is none (objects/ and refs/ left without
+// HEAD by a process writing into a deleted repository) is passed over, as
+// git passes it over.
 func findDotGit(dir string) (root, dotgit string, err error) {
 	for d := dir; ; {
 		p := filepath.Join(d, ".git")
-		if _, err := os.Stat(p); err == nil {
+		if fi, err := os.Stat(p); err == nil && (!fi.IsDir() || isGitDir(p)) {
 			return d, p, nil
 		}
 		parent := filepath.Dir(d)
@@ -210,6 +214,63 @@ func isBare(d string) bool {
 	}
 	fi, err := os.Stat(filepath.Join(d, "HEAD"))
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// isGitDir reports whether d is a git directory as git's is_git_directory
+// judges one: objects/ and refs/ in its common directory, and a valid HEAD
+// in d itself (validHead).
+func isGitDir(d string) bool {
+	common := d
+	if b, err := os.ReadFile(filepath.Join(d, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(d, c)
+		}
+		common = c
+	}
+	for _, name := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(common, name)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return validHead(filepath.Join(d, "HEAD"))
+}
+
+// validHead reports whether the file HEAD is one git accepts (its
+// validate_headref): a symbolic link into refs/, "ref: refs/…", or an
+// object id.
+func validHead(head string) bool {
+	fi, err := os.Lstat(head)
+	if err != nil {
+		return false
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(head)
+		return err == nil && strings.HasPrefix(target, "refs/")
+	}
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(head)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	s := string(buf[:n])
+	if rest, ok := strings.CutPrefix(s, "ref:"); ok {
+		return strings.HasPrefix(strings.TrimLeft(rest, " \t\n\r"), "refs/")
+	}
+	if len(s) < 40 {
+		return false
+	}
+	for _, c := range s[:40] {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // bareError is strata run in a bare repository, which has no work tree and
@@ -258,6 +319,9 @@ func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
 	}
 	if _, err := os.Stat(filepath.Join(commonDir, "objects")); err != nil {
 		return "", "", fmt.Errorf("objects: %w", state.ErrNotRepo)
+	}
+	if !isGitDir(gitDir) {
+		return "", "", fmt.Errorf("%s: no valid HEAD, objects or refs: %w", gitDir, state.ErrNotRepo)
 	}
 	return gitDir, commonDir, nil
 }

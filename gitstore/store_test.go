@@ -48,6 +48,56 @@ func TestOpenOutsideRepo(t *testing.T) {
 	}
 }
 
+// TestOpenStubGitDir: a .git directory git would not take (objects/ and
+// refs/ with no HEAD, what a writer left in a repository deleted under it)
+// is passed over as git passes it over: outside any repository that is
+// ErrNotRepo, and inside one it is the enclosing repository that opens.
+func TestOpenStubGitDir(t *testing.T) {
+	stub := func(dir string, head string) {
+		for _, d := range []string{"objects", "refs", "strata"} {
+			if err := os.MkdirAll(filepath.Join(dir, ".git", d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if head != "" {
+			writeFile(t, filepath.Join(dir, ".git", "HEAD"), head)
+		}
+	}
+	for _, head := range []string{"", "garbage\n", "ref: heads/main\n"} {
+		dir := t.TempDir()
+		stub(dir, head)
+		if s, err := Open(dir); !errors.Is(err, state.ErrNotRepo) {
+			t.Errorf("HEAD %q: Open of a stub .git: %v, want ErrNotRepo", head, err)
+			if err == nil {
+				s.Close()
+			}
+		}
+	}
+	outer := t.TempDir()
+	initRepo(t, outer, false)
+	inner := filepath.Join(outer, "sub")
+	stub(inner, "")
+	s, err := Open(inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if want := realPath(t, outer); s.Root() != want {
+		t.Errorf("root %s, want the enclosing repository %s", s.Root(), want)
+	}
+	// A valid HEAD, detached or symbolic, makes a repository.
+	for _, head := range []string{"ref: refs/heads/main\n", strings.Repeat("ab", 20) + "\n"} {
+		dir := t.TempDir()
+		stub(dir, head)
+		s, err := Open(dir)
+		if err != nil {
+			t.Errorf("HEAD %q: %v", head, err)
+			continue
+		}
+		s.Close()
+	}
+}
+
 func TestRecordReadDelete(t *testing.T) {
 	forEachRepo(t, func(t *testing.T, r *testRepo, s *Store) {
 		const p = ".claude/workflow-state.json"

@@ -227,3 +227,38 @@ func (s *Store) untrack(ref string, before plumbing.Hash, why error) error {
 	}
 	return why
 }
+
+// DamagedError is a ref whose chain cannot be read to its end: the commit
+// Object, reachable from Ref, is missing from the object store. It wraps
+// state.ErrDamaged (never state.ErrNotFound: the history is there, broken,
+// not empty).
+type DamagedError struct {
+	Ref    string
+	Object string
+}
+
+func (e *DamagedError) Error() string {
+	return e.Ref + ": history damaged: commit " + e.Object + " is missing"
+}
+
+func (e *DamagedError) Unwrap() error { return state.ErrDamaged }
+
+// damaged turns the failure to read commit c of ref's chain into a
+// *DamagedError when the object is missing; other errors (I/O) pass as
+// they are.
+func damaged(ref string, c plumbing.Hash, err error) error {
+	if errors.Is(err, state.ErrNotFound) {
+		return &DamagedError{Ref: ref, Object: c.String()}
+	}
+	return err
+}
+
+// logErr prefixes a failure to read a ref's history with "log: ", except
+// a *DamagedError, which names the ref itself.
+func logErr(err error) error {
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return err
+	}
+	return fmt.Errorf("log: %w", err)
+}

@@ -38,8 +38,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// lockPath is where a watcher's lock goes in a fresh git directory (a HEAD
+// makes it one: gitperm makes directories only inside one).
+func lockPath(t *testing.T) string {
+	t.Helper()
+	gitDir := filepath.Join(t.TempDir(), ".git")
+	if err := os.Mkdir(gitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gitDir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(gitDir, "strata", "watch.lock")
+}
+
 func TestAcquireTwiceInOneProcess(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".git", "strata", "watch.lock")
+	path := lockPath(t)
 	l, err := Acquire(path, gitperm.Umask)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +182,7 @@ func TestReadDuringUpdates(t *testing.T) {
 // reported, kills the child with SIGKILL (no chance to clean up) and checks
 // that the lock is free again.
 func TestHolderKilled(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".git", "strata", "watch.lock")
+	path := lockPath(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

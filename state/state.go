@@ -120,6 +120,10 @@ var (
 	ErrLocked    = errors.New("locked")
 	ErrUnchanged = errors.New("unchanged")
 	ErrNotRepo   = errors.New("not a git repository")
+	// ErrDamaged is a history that cannot be read to its end: a commit of
+	// a ref's chain is missing from the object store (git gc --prune=now
+	// beside a writer, a lost pack).
+	ErrDamaged = errors.New("history damaged")
 )
 
 // Problem is one validation finding about one file. Its text follows the one

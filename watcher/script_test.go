@@ -54,6 +54,17 @@ func testMatch(rel string) bool {
 	return !strings.HasPrefix(path.Base(rel), ".") && matchAny(keptFiles, rel)
 }
 
+// followDotfiles is the scripts' FollowLink: strata follows a link to a
+// folder inside the work tree; the scripts' caller follows those that lead
+// under dotfiles/ alone, so the others show what an unfollowed link does.
+func followDotfiles(root string) func(rel string) bool {
+	return func(rel string) bool {
+		real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
+		realRoot, rerr := filepath.EvalSymlinks(root)
+		return err == nil && rerr == nil && strings.HasPrefix(real, filepath.Join(realRoot, "dotfiles")+string(filepath.Separator))
+	}
+}
+
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil || len(files) == 0 {
@@ -246,7 +257,7 @@ func runScript(t *testing.T, script string) {
 			var err error
 			w, err = New(Options{
 				Root: root, Debounce: scriptDebounce, Rescan: -1,
-				WatchDir: testWatchDir, Match: testMatch,
+				WatchDir: testWatchDir, Match: testMatch, FollowLink: followDotfiles(root),
 				Extra: []string{filepath.Join(home, "memory", "MEMORY.md")},
 			})
 			check(err)

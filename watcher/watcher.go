@@ -61,6 +61,14 @@ type Options struct {
 	// readable. It is called on Run's goroutine. Nil drops such events: a
 	// mode change is no change of content.
 	Reread func(key string) bool
+	// FollowLink reports whether the symbolic link at rel (a slash path
+	// relative to Root that WatchDir accepts) is followed: the caller has
+	// judged that it leads to a directory inside the work tree whose files
+	// are kept under rel (a .claude that dotfiles link to a folder of the
+	// repository). The watcher then watches the real directory and reports
+	// its files under rel. A link whose real path is outside Root is never
+	// followed. Nil follows no link. It is called on Run's goroutine.
+	FollowLink func(rel string) bool
 	// Extra lists absolute paths of kept files outside Root. Their parent
 	// directories are watched (a parent that does not exist is retried at
 	// each rescan) and they are emitted as the absolute path.
@@ -96,6 +104,8 @@ type Watcher struct {
 	watchDir  func(string) bool
 	match     func(string) bool
 	reread    func(string) bool
+	follow    func(string) bool
+	realRoot  string          // Root with its symbolic links resolved
 	extra     map[string]bool // absolute paths of Options.Extra
 	extraDirs []string        // their parent directories
 	log       *slog.Logger
@@ -121,7 +131,13 @@ type Watcher struct {
 
 	// The fields below are owned by the goroutine running Run; nothing else
 	// touches them.
-	watched     map[string]bool     // absolute directories added to src
+	watched map[string]bool // absolute directories watched, as the kept paths name them
+	// via maps a watched directory reached through a followed link
+	// (Options.FollowLink) to the real directory added to src, and names
+	// maps each such real directory back to the watched names it serves:
+	// its events are reported under those names.
+	via         map[string]string
+	names       map[string][]string
 	pending     map[string]*pending // emitted path → not yet settled
 	ready       map[string]bool     // settled paths not yet delivered
 	readyRescan bool
@@ -186,6 +202,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		watchDir: opts.WatchDir,
 		match:    opts.Match,
 		reread:   opts.Reread,
+		follow:   opts.FollowLink,
 		extra:    make(map[string]bool),
 		log:      opts.Logger,
 		src:      src,
@@ -193,8 +210,16 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		done:     make(chan struct{}),
 		inspect:  make(chan func()),
 		watched:  make(map[string]bool),
+		via:      make(map[string]string),
+		names:    make(map[string][]string),
 		pending:  make(map[string]*pending),
 		ready:    make(map[string]bool),
+	}
+	if w.realRoot, err = filepath.EvalSymlinks(root); err != nil {
+		return nil, fmt.Errorf("watcher: %w", err)
+	}
+	if w.follow == nil {
+		w.follow = func(string) bool { return false }
 	}
 	if w.debounce <= 0 {
 		w.debounce = DefaultDebounce
@@ -335,7 +360,41 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 	if ev.Op == 0 {
 		return
 	}
-	name := filepath.Clean(ev.Name)
+	for _, name := range w.namesOf(filepath.Clean(ev.Name)) {
+		w.handleName(ev.Op, name, now)
+	}
+}
+
+// namesOf returns the names an event on name is about: name itself, and,
+// for the real directory of a followed link or a file in one, the same
+// place under every name the link gives it. An event on a real directory
+// watched only through a link is not about its own name.
+func (w *Watcher) namesOf(name string) []string {
+	dir := filepath.Dir(name)
+	self, inDir := w.names[name], w.names[dir]
+	if self == nil && inDir == nil {
+		return []string{name}
+	}
+	var out []string
+	if w.watched[dir] && w.via[dir] == "" || w.watched[name] && w.via[name] == "" {
+		out = append(out, name)
+	}
+	for _, n := range self {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, d := range inDir {
+		if n := filepath.Join(d, filepath.Base(name)); !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// handleName applies one event on name.
+func (w *Watcher) handleName(op fsnotify.Op, name string, now time.Time) {
+	ev := fsnotify.Event{Name: name, Op: op}
 	if ev.Op == fsnotify.Chmod {
 		w.handleChmod(name, now)
 		return
@@ -361,19 +420,23 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		return
 	}
 	if ev.Has(fsnotify.Create) {
-		// Lstat, not Stat: a symlink to a directory is never descended.
+		// Lstat, not Stat: a symlink to a directory is descended only
+		// when the caller follows it.
 		fi, err := os.Lstat(name)
 		switch {
 		case err != nil:
 		case fi.IsDir():
 			if w.watchDir(rel) {
-				w.addTree(name, rel, true, now)
+				w.addTree(name, w.realOf(name), rel, true, now)
 			}
 			return
 		case fi.Mode()&fs.ModeSymlink != 0 && w.watchDir(rel) && !w.match(rel):
 			// A link where a watched directory could be (a .claude/ that
-			// dotfiles manage): files recorded under that name now lie behind
-			// a link the caller refuses to follow, and only it knows them.
+			// dotfiles manage): files recorded under that name now lie
+			// behind it, followed or not, and only the caller knows them.
+			if real, ok := w.followed(name, rel); ok {
+				w.addTree(name, real, rel, true, now)
+			}
 			w.askRescan(filepath.Dir(name), now)
 			return
 		}
@@ -590,11 +653,15 @@ func merge(a, b Batch) Batch {
 func (w *Watcher) resync() {
 	now := time.Now()
 	for dir := range w.watched {
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		if real := w.via[dir]; real != "" {
+			if r, err := w.resolve(dir); err != nil || r != real {
+				w.unwatch(dir, false, now) // the link was moved or points elsewhere now
+			}
+		} else if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			w.unwatch(dir, false, now)
 		}
 	}
-	w.addTree(w.root, ".", false, now)
+	w.addTree(w.root, w.root, ".", false, now)
 	w.watchExtras(now)
 	w.readyRescan = true
 	w.readyBatch = nil
@@ -657,16 +724,21 @@ func (w *Watcher) leadsToExtra(dir string) bool {
 	return false
 }
 
-// addTree watches dir, then reads it and recurses into the subdirectories
-// WatchDir accepts. The watch is added before the directory is read, so an
-// entry created meanwhile is seen by the read, by an event, or both. With
-// scan, every kept file found is made pending: the directory is new, and its
-// files may have been written before its watch existed.
-func (w *Watcher) addTree(dir, rel string, scan bool, now time.Time) {
-	if !w.add(dir) {
+// addTree watches dir, whose real directory is real (dir itself unless
+// it lies behind a followed link), then reads it and recurses into the
+// subdirectories WatchDir accepts and the links FollowLink follows. The
+// watch is added before the directory is read, so an entry created
+// meanwhile is seen by the read, by an event, or both. With scan, every
+// kept file found is made pending: the directory is new, and its files may
+// have been written before its watch existed.
+func (w *Watcher) addTree(dir, real, rel string, scan bool, now time.Time) {
+	if old := w.via[dir]; w.watched[dir] && old != real {
+		w.unwatch(dir, false, now) // a link now pointing elsewhere
+	}
+	if !w.addAs(dir, real) {
 		return
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := os.ReadDir(real)
 	if err != nil {
 		w.failed("read dir", dir, err)
 		return
@@ -675,9 +747,15 @@ func (w *Watcher) addTree(dir, rel string, scan bool, now time.Time) {
 		abs, r := filepath.Join(dir, e.Name()), path.Join(rel, e.Name())
 		if e.IsDir() { // a symlink is never a directory here
 			if w.watchDir(r) {
-				w.addTree(abs, r, scan, now)
+				w.addTree(abs, filepath.Join(real, e.Name()), r, scan, now)
 			}
 			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 && w.watchDir(r) && !w.match(r) {
+			if lr, ok := w.followed(abs, r); ok {
+				w.addTree(abs, lr, r, scan, now)
+				continue
+			}
 		}
 		if scan && w.match(r) {
 			w.touch(r, dir, now)
@@ -686,13 +764,66 @@ func (w *Watcher) addTree(dir, rel string, scan bool, now time.Time) {
 }
 
 // add watches dir and reports whether it is watched.
-func (w *Watcher) add(dir string) bool {
-	if err := w.src.Add(dir); err != nil {
+func (w *Watcher) add(dir string) bool { return w.addAs(dir, dir) }
+
+// addAs watches the directory named dir, whose real directory is real, and
+// reports whether it is watched.
+func (w *Watcher) addAs(dir, real string) bool {
+	if err := w.src.Add(real); err != nil {
 		w.failed("add watch", dir, err)
 		return false
 	}
 	w.watched[dir] = true
+	if real != dir {
+		w.via[dir] = real
+		if !slices.Contains(w.names[real], dir) {
+			w.names[real] = append(w.names[real], dir)
+		}
+	}
 	return true
+}
+
+// realOf returns the real directory of dir, a directory in a watched one:
+// below the real directory of a followed link when its parent is one.
+func (w *Watcher) realOf(dir string) string {
+	if r := w.via[filepath.Dir(dir)]; r != "" {
+		return filepath.Join(r, filepath.Base(dir))
+	}
+	return dir
+}
+
+// followed reports whether the symbolic link name (rel under Root) is
+// followed, and the real directory it leads to, named under Root: the
+// caller must follow it (FollowLink) and it must resolve to a directory
+// inside Root.
+func (w *Watcher) followed(name, rel string) (string, bool) {
+	if !w.follow(rel) {
+		return "", false
+	}
+	real, err := w.resolve(name)
+	if err != nil {
+		w.log.Debug("follow link", "path", rel, "err", err)
+		return "", false
+	}
+	return real, true
+}
+
+// resolve returns the real directory name leads to, named under Root (as
+// the directories watched in their own right are), or an error when it is
+// not a directory inside Root.
+func (w *Watcher) resolve(name string) (string, error) {
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(w.realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s: leads out of the work tree", name)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s: leads to no directory", name)
+	}
+	return filepath.Join(w.root, rel), nil
 }
 
 // failed logs a watch or read failure. A directory that vanished is not a
@@ -717,13 +848,26 @@ func (w *Watcher) failed(what, dir string, err error) {
 // once the tree is quiet (askRescan): what replaces it is part of the change.
 func (w *Watcher) unwatch(dir string, renamed bool, now time.Time) {
 	prefix := dir + string(filepath.Separator)
+	linked := false
 	for d := range w.watched {
 		if d == dir || strings.HasPrefix(d, prefix) {
-			_ = w.src.Remove(d) // fails when the kernel dropped it already
+			real := d
+			if r := w.via[d]; r != "" {
+				// Files behind a link went with it unseen: ask for a rescan.
+				real, linked = r, true
+				delete(w.via, d)
+				w.names[r] = slices.DeleteFunc(w.names[r], func(n string) bool { return n == d })
+				if len(w.names[r]) == 0 {
+					delete(w.names, r)
+				}
+			}
 			delete(w.watched, d)
+			if !w.watched[real] && len(w.names[real]) == 0 {
+				_ = w.src.Remove(real) // fails when the kernel dropped it already
+			}
 		}
 	}
-	if renamed {
+	if renamed || linked {
 		w.askRescan(filepath.Dir(dir), now)
 	}
 }

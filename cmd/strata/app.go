@@ -138,6 +138,9 @@ func exitCode(err error, w io.Writer) int {
 			return exitOther
 		}
 		return exitUsage
+	case errors.Is(err, state.ErrDamaged):
+		fmt.Fprintf(w, "strata: %s (git fsck --full shows the damage; fetch the missing objects from a remote with strata sync, or restore .git from a backup)\n", err)
+		return exitOther
 	case errors.Is(err, state.ErrNotRepo), errors.Is(err, state.ErrLocked):
 		fmt.Fprintf(w, "strata: %s\n", err)
 		return exitOther

@@ -28,7 +28,9 @@ while no watcher ran, then follows file-system events. A file is read once it
 has been quiet for --debounce; invalid versions are reported at once on stderr
 (PATH:LINE:COL: POINTER: message) and kept on refs/strata/rejected. SIGINT and
 SIGTERM flush pending changes before exit. A second watcher exits 3 naming the
-running one's pid. Restart it after editing .strata.yaml.
+running one's pid. It reloads .strata.yaml, and the schema files its rules
+name, when they change (restart it after editing a file a schema only $refs);
+it exits 3 when its work tree or git directory is removed under it.
 With --sync REMOTE it also runs strata sync with REMOTE every --sync-interval
 and after recorded changes settle, in the background; a remote that is down
 is retried with exponential backoff (up to 5 minutes) and reported by
