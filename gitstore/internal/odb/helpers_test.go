@@ -148,8 +148,14 @@ func samplePack(largeFrom int64) (idx, pack []byte, objs []testObj) {
 // writePackDir writes idx and pack as the only pack of a new objects
 // directory and returns the directory.
 func writePackDir(t testing.TB, idx, pack []byte) string {
-	dir := filepath.Join(t.TempDir(), "objects")
+	gitDir := t.TempDir()
+	dir := filepath.Join(gitDir, "objects")
 	if err := os.MkdirAll(filepath.Join(dir, "pack"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// a git directory: gitperm creates the loose objects' folders only
+	// inside one (a folder holding HEAD)
+	if err := os.WriteFile(filepath.Join(gitDir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pack", "pack-test.idx"), idx, 0o644); err != nil {
