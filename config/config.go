@@ -510,11 +510,16 @@ func (c *Config) classify(rel string) (Kept, string) {
 	return Kept{}, whyNot
 }
 
-// Named reports whether a user rule names rel exactly (the whole path, no
-// wildcard): such a file is kept even when it is private.
+// Named reports whether rel is kept even when it is private: a user rule
+// names it exactly (the whole path, no wildcard) in a .strata.yaml that
+// is not committed, or the user's git configuration keeps it (see
+// privacy). sync asks git itself whether any other kept path is private.
 func (c *Config) Named(rel string) bool {
+	if c.KeepPrivate != nil && c.KeepPrivate(rel) {
+		return true
+	}
 	r, ok := c.userRule(rel)
-	return ok && !r.Ignore && r.Glob == rel
+	return ok && !r.Ignore && r.Glob == rel && (c.Committed == nil || !c.Committed())
 }
 
 // privacy is why a matched path is withheld, "" when it is kept. A

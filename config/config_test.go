@@ -491,16 +491,19 @@ files:
 	for _, p := range []string{".claude/settings.local.json", ".claude/token.json", "MEMORY.md"} {
 		_, ok := c.Classify(p)
 		assert.True(t, ok, "uncommitted, named: %s", p)
+		assert.True(t, c.Named(p), "uncommitted, named: %s", p)
 	}
 	committed = true
 	for _, p := range []string{".claude/settings.local.json", ".claude/token.json", "MEMORY.md"} {
 		_, ok := c.Classify(p)
 		assert.False(t, ok, "committed, named: %s", p)
+		assert.False(t, c.Named(p), "committed: sync asks git about %s", p)
 		assert.Contains(t, c.Private(p), "a committed .strata.yaml keeps no private file (to keep it: git config --add strata.keepPrivate "+p+")")
 	}
 	keep[".claude/token.json"] = true
 	_, ok := c.Classify(".claude/token.json")
 	assert.True(t, ok, "strata.keepPrivate")
+	assert.True(t, c.Named(".claude/token.json"), "strata.keepPrivate")
 	_, ok = c.Classify(".claude/other.json")
 	assert.True(t, ok, "not private: kept as before")
 }

@@ -123,7 +123,15 @@ func (e *Engine) Withheld() []Private {
 // only where the head's tree holds its path at a version other than the
 // remote's, or a commit rev-list counts (it counts every commit the remote
 // lacks) records such a version.
-func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state.Problems, error) {
+//
+// A version the remote itself published earlier stands neither: one the
+// tree of a head the tracking ref (tracking) held before holds at its path,
+// or one only commits reachable from such a head record (the tracking
+// ref's reflog, its last pastHeads heads). A pusher who rewinds the remote
+// past a path no rule keeps here would otherwise stop every later sync of
+// this machine until `strata forget` (attack19-remote 7); publishing again
+// what the remote published leaks nothing of this machine's.
+func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking string) (state.Problems, error) {
 	files, err := e.store.Files(head)
 	if err != nil {
 		return nil, err
@@ -147,7 +155,30 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 	if err != nil || len(why) == 0 {
 		return nil, err
 	}
-	newInTree := func(p string) bool { blob, in := files[p]; return in && blob != remote[p] }
+	var pastTrees []map[string]string // the trees of the remote's earlier heads
+	var past []string
+	for _, c := range e.store.PastHeads(tracking, pastHeads) {
+		if c == fetched || !e.store.HasCommit(c) {
+			continue
+		}
+		t, err := e.store.Files(c)
+		if err != nil {
+			return nil, err
+		}
+		past, pastTrees = append(past, c), append(pastTrees, t)
+	}
+	publishedAt := func(p, blob string) bool {
+		if blob == remote[p] {
+			return true
+		}
+		for _, t := range pastTrees {
+			if t[p] == blob {
+				return true
+			}
+		}
+		return false
+	}
+	newInTree := func(p string) bool { blob, in := files[p]; return in && !publishedAt(p, blob) }
 	var recheck []string
 	for p := range why {
 		if !newInTree(p) {
@@ -159,12 +190,26 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched string) (state
 		if versions, err = e.store.VersionsSince(ctx, head, fetched, recheck); err != nil {
 			return nil, err
 		}
+		// only what no earlier head of the remote reaches is unpublished
+		for _, c := range past {
+			since, err := e.store.VersionsSince(ctx, head, c, recheck)
+			if err != nil {
+				return nil, err
+			}
+			for p, vs := range versions {
+				for v := range vs {
+					if !since[p][v] {
+						delete(vs, v)
+					}
+				}
+			}
+		}
 	}
 	var ps state.Problems
 	for _, p := range slices.Sorted(maps.Keys(why)) {
 		stands := newInTree(p)
 		for v := range versions[p] {
-			stands = stands || v != remote[p]
+			stands = stands || !publishedAt(p, v)
 		}
 		if stands {
 			way := "take its unpublished versions out: strata forget " + state.ShellWord(p)
@@ -230,6 +275,10 @@ func sortedKeys(m map[string]bool) []string {
 // state ref, which sync publishes: it is the user's own, not the
 // repository's.
 func OutsideTree(p string) bool { return strings.HasPrefix(p, "~") }
+
+// pastHeads is how many of the tracking ref's earlier heads Unpublishable
+// takes for published by the remote.
+const pastHeads = 10
 
 // configCommitted reports whether HEAD holds .strata.yaml: the rules came
 // with the repository, from whoever could push to it (config.Config's

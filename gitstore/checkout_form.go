@@ -82,7 +82,21 @@ func (s *Store) byStrata(c plumbing.Hash) bool {
 // first, each once): what git checked out lately. Nothing when there is no
 // reflog (core.logAllRefUpdates=false). Only the end of the file is read.
 func (s *Store) RecentHeads(n int) []string {
-	f, err := os.Open(filepath.Join(s.gitDir, "logs", "HEAD"))
+	return recentInLog(filepath.Join(s.gitDir, "logs", "HEAD"), n)
+}
+
+// PastHeads returns the commits ref pointed at in the last n entries of its
+// reflog, as RecentHeads does for HEAD: for a remote-tracking ref, which
+// Fetch moves with a reflog, the heads the remote had when this machine
+// fetched from it.
+func (s *Store) PastHeads(ref string, n int) []string {
+	return recentInLog(s.logFile(ref), n)
+}
+
+// recentInLog returns the old and new commits of the last n entries of the
+// reflog file name, newest first, each once; only its end is read.
+func recentInLog(name string, n int) []string {
+	f, err := os.Open(name)
 	if err != nil {
 		return nil
 	}

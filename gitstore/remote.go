@@ -184,7 +184,9 @@ func UnescapeRemote(s string) string {
 // tracking ref is then put back as it was).
 func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	before, _ := s.readRef(r.Ref)
-	_, err := s.git(ctx, r.Env, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+	// with a reflog for the tracking ref, which git keeps only for the
+	// refs/remotes it knows: the heads the remote had (PastHeads)
+	_, err := s.git(ctx, r.Env, "-c", "core.logAllRefUpdates=always", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
 		"--", r.Arg, "+"+s.sharedRef()+":"+r.Ref)
 	if err != nil {
 		msg := gitMessage(err)

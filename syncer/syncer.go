@@ -183,7 +183,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if head == "" || head == fetched {
 			return rep, nil // the remote has it all
 		}
-		if ps, err := eng.Unpublishable(ctx, head, fetched); err != nil || len(ps) > 0 {
+		if ps, err := eng.Unpublishable(ctx, head, fetched, remote.Ref); err != nil || len(ps) > 0 {
 			if err != nil {
 				return rep, err
 			}
@@ -230,7 +230,7 @@ func pushFirst(ctx context.Context, eng *engine.Engine, o Options, remote engine
 	if err != nil || m.Kind != engine.MergeUpToDate {
 		return false, nil, nil // the remote's last head is not one of ours: merge first
 	}
-	if ps, err := eng.Unpublishable(ctx, local, tracking); err != nil || len(ps) > 0 {
+	if ps, err := eng.Unpublishable(ctx, local, tracking, remote.Ref); err != nil || len(ps) > 0 {
 		return false, nil, nil
 	}
 	unrecorded := scanUnrecorded(eng, o.Lock) // while git pushes
