@@ -501,6 +501,24 @@ func (r *recorder) expire() {
 	}
 }
 
+// halfWritten reports whether the file at k, reported while its writer was
+// still at it (watcher.Batch.Busy), is not a version to record or report
+// now: it would be refused (a half-written JSON, a cut line). Its writer's
+// next event reports it again; one left that way is found by the next
+// rescan. A valid version is recorded at once, so a file rewritten
+// continuously still gets its versions recorded.
+func (r *recorder) halfWritten(k config.Kept) bool {
+	f, prob := r.eng.Read(k)
+	if prob != nil {
+		return true
+	}
+	prev, err := r.eng.LastVersion(k)
+	if err != nil {
+		return false // recorded as any file: its record says what is wrong
+	}
+	return r.eng.Check(f, prev).Invalid()
+}
+
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
 func (r *recorder) handle(b watcher.Batch) bool {
@@ -525,6 +543,10 @@ func (r *recorder) handle(b watcher.Batch) bool {
 				rel = r.eng.Config().Rel(r.eng.Root(), p)
 			}
 			if k, ok := r.eng.Config().Classify(rel); ok {
+				if slices.Contains(b.Busy, p) && r.halfWritten(k) {
+					r.log.Debug("still being written", "path", rel)
+					continue
+				}
 				kept = append(kept, k)
 			} else if r.eng.Config().BadName(rel) {
 				r.reportBadName(rel)

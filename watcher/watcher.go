@@ -85,6 +85,14 @@ type Batch struct {
 	// deduplicated and sorted. The caller reads each to learn its new state;
 	// a path that no longer exists was deleted.
 	Paths []string
+	// Busy are those of Paths reported while events for them still came:
+	// a path rewritten continuously is reported maxDelay debounces after
+	// its first event, so its versions get recorded, but what is read
+	// then may be a writer's half-written file (attack19-watch 7). The
+	// caller records such a version when it is valid and otherwise waits:
+	// the writer's next event reports the path again, and a path left
+	// invalid is found by the next rescan.
+	Busy []string
 	// Rescan says that events may have been missed and every kept path must
 	// be rescanned: at start, after a kernel queue overflow, after a watch
 	// could not be added, and periodically; and, once the tree around it has
@@ -140,6 +148,7 @@ type Watcher struct {
 	names       map[string][]string
 	pending     map[string]*pending // emitted path → not yet settled
 	ready       map[string]bool     // settled paths not yet delivered
+	busy        map[string]bool     // of ready, those reported while still being written (Batch.Busy)
 	readyRescan bool
 	readyBatch  *Batch // ready as a Batch, built lazily; nil when stale
 	// asked is a rescan asked for by events, pending like a path: a
@@ -214,6 +223,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		names:    make(map[string][]string),
 		pending:  make(map[string]*pending),
 		ready:    make(map[string]bool),
+		busy:     make(map[string]bool),
 	}
 	if w.realRoot, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, fmt.Errorf("watcher: %w", err)
@@ -322,6 +332,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.resync()
 		case out <- b:
 			clear(w.ready)
+			clear(w.busy)
 			w.readyRescan = false
 			w.readyBatch = nil
 		case f := <-w.inspect:
@@ -546,6 +557,7 @@ func (w *Watcher) settle(now time.Time) {
 		due := p.due(w.debounce)
 		if !due.After(now) {
 			w.ready[key] = true
+			w.busy[key] = p.last.Add(w.debounce).After(now) // at the bound, not yet quiet
 			w.readyBatch = nil
 			delete(w.pending, key)
 			continue
@@ -605,6 +617,7 @@ func (w *Watcher) drain(events <-chan fsnotify.Event) {
 func (w *Watcher) flush() {
 	for key := range w.pending {
 		w.ready[key] = true
+		w.busy[key] = false // the last batch: recorded as it is
 		w.readyBatch = nil
 	}
 	clear(w.pending)
@@ -632,17 +645,30 @@ func (w *Watcher) batch() Batch {
 		b := Batch{Rescan: w.readyRescan}
 		for p := range w.ready {
 			b.Paths = append(b.Paths, p)
+			if w.busy[p] {
+				b.Busy = append(b.Busy, p)
+			}
 		}
 		slices.Sort(b.Paths)
+		slices.Sort(b.Busy)
 		w.readyBatch = &b
 	}
 	return *w.readyBatch
 }
 
+// merge joins two batches, b the later: a path b reports is busy as b
+// says, another as a says.
 func merge(a, b Batch) Batch {
 	paths := slices.Concat(a.Paths, b.Paths)
 	slices.Sort(paths)
-	return Batch{Paths: slices.Compact(paths), Rescan: a.Rescan || b.Rescan}
+	busy := slices.Clone(b.Busy)
+	for _, p := range a.Busy {
+		if !slices.Contains(b.Paths, p) {
+			busy = append(busy, p)
+		}
+	}
+	slices.Sort(busy)
+	return Batch{Paths: slices.Compact(paths), Busy: slices.Compact(busy), Rescan: a.Rescan || b.Rescan}
 }
 
 // resync brings the watch set in line with the tree and asks for a rescan. It

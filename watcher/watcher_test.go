@@ -209,6 +209,29 @@ func TestDebounceClock(t *testing.T) {
 		}
 		t.Fatal("never emitted under continuous writes")
 	})
+	t.Run("busy when emitted at the bound", func(t *testing.T) {
+		// attack19-watch 7: read at the bound, a file still being written
+		// may be half-written; the batch says so (Busy), and once the
+		// writer is quiet the path comes out again, not busy
+		w := newW(t)
+		w.touch("a", "/r", at(0))
+		w.touch("b", "/r", at(0))
+		for ms := 10; ms <= 500; ms += 10 {
+			w.touch("a", "/r", at(ms))
+		}
+		w.settle(at(500))
+		if b := w.batch(); !slices.Equal(b.Paths, []string{"a", "b"}) || !slices.Equal(b.Busy, []string{"a"}) {
+			t.Fatalf("batch %+v, want a and b, a busy", b)
+		}
+		clear(w.ready)
+		clear(w.busy)
+		w.readyBatch = nil
+		w.touch("a", "/r", at(520))
+		w.settle(at(570))
+		if b := w.batch(); !slices.Equal(b.Paths, []string{"a"}) || len(b.Busy) != 0 {
+			t.Fatalf("batch %+v, want a, quiet", b)
+		}
+	})
 	t.Run("temp files beside postpone", func(t *testing.T) {
 		w := newW(t)
 		w.touch("a", "/r", at(0))
@@ -235,6 +258,16 @@ func TestDebounceClock(t *testing.T) {
 			t.Fatalf("re-armed at %v, want %v", w.armedAt.Sub(t0), want.Sub(t0))
 		}
 	})
+}
+
+// TestMergeBusy: of two batches merged, the later says whether a path it
+// reports is busy.
+func TestMergeBusy(t *testing.T) {
+	a := Batch{Paths: []string{"x", "y"}, Busy: []string{"x", "y"}}
+	b := Batch{Paths: []string{"y", "z"}, Busy: []string{"z"}}
+	if m := merge(a, b); !slices.Equal(m.Paths, []string{"x", "y", "z"}) || !slices.Equal(m.Busy, []string{"x", "z"}) {
+		t.Fatalf("merged %+v", m)
+	}
 }
 
 func TestOverflowAsksForRescan(t *testing.T) {

@@ -1,0 +1,62 @@
+package daemon
+
+import (
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/strata-dev/strata/layers"
+	"github.com/strata-dev/strata/pidlock"
+	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/watcher"
+)
+
+// TestBusyHalfWrittenWaits: a path the watcher reports while its writer is
+// still at it (Batch.Busy) is recorded when what is read is valid, and
+// otherwise neither recorded nor rejected nor reported: a half-written
+// file is no version (attack19-watch 7: an 8 MB file written in chunks
+// gave three "invalid JSON" lines and three commits on refs/strata/rejected).
+// Reported quiet, an invalid file is rejected as before.
+func TestBusyHalfWrittenWaits(t *testing.T) {
+	eng := newRepo(t)
+	lock := LockPath(eng)
+	held, err := pidlock.Acquire(lock, eng.Shared())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	pl, err := here(eng, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []byte
+	r := &recorder{eng: eng, log: slog.New(slog.DiscardHandler), status: &publisher{lock: held}, mu: &sync.Mutex{},
+		unread: &unreadPaths{}, place: pl, problems: writerFunc(func(b []byte) { problems = append(problems, b...) })}
+	r.agent = layers.New(eng, nil)
+	const p = ".claude/big.json"
+	count := func() (recorded, rejected int) {
+		ents, _ := eng.Log(state.LogQuery{Path: p})
+		rej, _ := eng.RejectedLog(state.LogQuery{Path: p})
+		return len(ents), len(rej)
+	}
+
+	write(t, eng, p, `{"a": [1, 2, `) // a writer half-way
+	r.handle(watcher.Batch{Paths: []string{p}, Busy: []string{p}})
+	if rec, rej := count(); rec != 0 || rej != 0 || len(problems) != 0 {
+		t.Fatalf("half-written, busy: %d recorded, %d rejected, problems %q", rec, rej, problems)
+	}
+	write(t, eng, p, `{"a": [1, 2, 3]}`)
+	r.handle(watcher.Batch{Paths: []string{p}, Busy: []string{p}})
+	if rec, rej := count(); rec != 1 || rej != 0 {
+		t.Fatalf("valid, busy: %d recorded, %d rejected", rec, rej)
+	}
+	write(t, eng, p, `{"a": [1, 2, `)
+	r.handle(watcher.Batch{Paths: []string{p}}) // quiet: the writer stopped there
+	if rec, rej := count(); rec != 1 || rej != 1 || len(problems) == 0 {
+		t.Fatalf("invalid, quiet: %d recorded, %d rejected, problems %q", rec, rej, problems)
+	}
+}
+
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
