@@ -560,6 +560,15 @@ func (w *Watcher) settle(now time.Time) {
 			w.busy[key] = p.last.Add(w.debounce).After(now) // at the bound, not yet quiet
 			w.readyBatch = nil
 			delete(w.pending, key)
+			if w.busy[key] {
+				// reported again once quiet, whole: a writer that stopped
+				// right after its last event sends no other
+				w.pending[key] = &pending{dir: p.dir, first: now, last: p.last}
+				due = w.pending[key].due(w.debounce)
+				if next.IsZero() || due.Before(next) {
+					next = due
+				}
+			}
 			continue
 		}
 		if next.IsZero() || due.Before(next) {
