@@ -138,6 +138,11 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 	cfg := eng.Config()
 	place, err := here(eng, LockPath(eng))
 	if err != nil {
+		// a reload racing rm -rf of the repository: what is gone is said
+		// as the running watcher says it (place.check)
+		if gone := goneNow(eng); gone != nil {
+			return nil, gone
+		}
 		return nil, err
 	}
 	files := configFiles(cfg)
@@ -334,6 +339,22 @@ func here(eng *engine.Engine, lock string) (place, error) {
 		return p, fmt.Errorf("git directory: %w", err)
 	}
 	return p, nil
+}
+
+// goneNow is place.check for a watcher that could not take its place
+// (here) when it reloaded: the work tree is missing, or the git directory,
+// its HEAD or the lock file the watcher holds (rm -rf reaches .git/strata
+// before HEAD, and the work tree last).
+func goneNow(eng *engine.Engine) error {
+	if _, err := os.Stat(eng.Root()); err != nil {
+		return fmt.Errorf("%s: work tree removed or replaced; watcher stopped: %w", eng.Root(), state.ErrNotRepo)
+	}
+	for _, p := range []string{filepath.Join(eng.GitDir(), "HEAD"), LockPath(eng)} {
+		if _, err := os.Lstat(p); err != nil {
+			return fmt.Errorf("%s: git directory removed or replaced; watcher stopped: %w", eng.GitDir(), state.ErrNotRepo)
+		}
+	}
+	return nil
 }
 
 // check returns an error wrapping state.ErrNotRepo when the work tree or

@@ -370,7 +370,10 @@ func TestStopsWhenRepositoryGone(t *testing.T) {
 			}
 			select {
 			case err := <-done:
-				if !errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), tc.want) {
+				// (a work tree removed while the watcher reloads may be seen
+				// as its git directory going first: rm -rf takes it first)
+				if !errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), tc.want) &&
+					!(tc.name == "work tree" && strings.Contains(err.Error(), "git directory removed or replaced; watcher stopped")) {
 					t.Errorf("Run: %v, want %q wrapping ErrNotRepo", err, tc.want)
 				}
 			case <-time.After(10 * time.Second):
