@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
+	"github.com/strata-dev/strata/internal/proc"
 	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
@@ -487,21 +488,8 @@ func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, a
 	return path, lockAge(st), pid, pid > 0 && processAlive(pid), true
 }
 
-// ProcessName is what the system says process pid runs (/proc/PID/comm),
-// or "" when it cannot tell.
-func ProcessName(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
-}
+// ProcessName is proc.Name, for doctor.
+func ProcessName(pid int) string { return proc.Name(pid) }
 
-// MayRunStrata reports whether process pid may be a strata writer: its name
-// says strata (or a test binary of strata's packages), or it cannot be told.
-// A lock naming a pid that runs something else is an earlier strata's, its
-// pid reused since.
-func MayRunStrata(pid int) bool {
-	name := ProcessName(pid)
-	return name == "" || strings.Contains(name, "strata") || strings.HasSuffix(name, ".test")
-}
+// MayRunStrata is proc.MayRunStrata, for doctor.
+func MayRunStrata(pid int) bool { return proc.MayRunStrata(pid) }

@@ -277,13 +277,16 @@ func lock(path string) (release func(), err error) {
 		}
 		if mark, dead := deadHolder(name); dead {
 			os.Remove(filepath.Join(name, mark))
-			os.Remove(name)
-			continue
+			if os.Remove(name) == nil {
+				continue
+			}
+		} else if st, serr := os.Lstat(name); serr == nil && time.Since(st.ModTime()) > lockStale && os.Remove(name) == nil {
+			continue // an empty lock left by a crash: only an empty one, as git's and the server's
 		}
-		if st, serr := os.Lstat(name); serr == nil && time.Since(st.ModTime()) > lockStale {
-			os.Remove(name)
-			continue
-		}
+		// A lock that cannot be taken over (a live strata's however old,
+		// one holding files of another program) is waited for, up to
+		// lockWait: never looped on without a pause (attack19 verify N5:
+		// a stale lock holding a file spun at 100 % CPU for ever).
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s is held by another writer", name)
 		}
@@ -295,7 +298,8 @@ func lock(path string) (release func(), err error) {
 const holderPrefix = "strata-"
 
 // deadHolder reports whether the lock directory name holds only strata's
-// mark of a process no longer running, and the mark's name.
+// mark of a process no longer running (or running something other than
+// strata now: its pid reused), and the mark's name.
 func deadHolder(name string) (mark string, dead bool) {
 	ents, err := os.ReadDir(name)
 	if err != nil || len(ents) != 1 {
@@ -305,7 +309,7 @@ func deadHolder(name string) (mark string, dead bool) {
 	if err != nil || !strings.HasPrefix(ents[0].Name(), holderPrefix) || pid <= 0 {
 		return "", false
 	}
-	return ents[0].Name(), !proc.Running(pid)
+	return ents[0].Name(), !proc.Running(pid) || !proc.MayRunStrata(pid)
 }
 
 // waitServer waits (bounded) while the server's temp file for path exists:

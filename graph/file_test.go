@@ -126,16 +126,21 @@ func TestLockOfAKilledStrataTakenOver(t *testing.T) {
 	cmd := exec.Command("true")
 	require.NoError(t, cmd.Run()) // its pid ran and ended
 	dead := cmd.Process.Pid
+	old := time.Now().Add(-time.Minute)
 	for _, tc := range []struct {
 		mark  string
 		taken bool
 	}{
 		{holderPrefix + strconv.Itoa(dead), true},
-		{holderPrefix + strconv.Itoa(os.Getppid()), false},
+		{holderPrefix + strconv.Itoa(os.Getppid()), true}, // running, but not strata (go test's go): a pid reused
+		{holderPrefix + strconv.Itoa(os.Getpid()), false}, // a running strata (a .test binary)
 		{"something-else", false},
 	} {
 		require.NoError(t, os.Mkdir(path+".lock", 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(path+".lock", tc.mark), nil, 0o644))
+		// old enough to be stale: a lock holding anything is still not
+		// looped on (attack19 verify N5: it spun at 100 % CPU for ever)
+		require.NoError(t, os.Chtimes(path+".lock", old, old))
 		_, err := Upsert(path, []Entity{ours})
 		if tc.taken {
 			require.NoError(t, err, tc.mark)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -24,4 +26,23 @@ func Running(pid int) bool {
 	}
 	err = p.Signal(syscall.Signal(0))
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Name is what the system says process pid runs (/proc/PID/comm), or ""
+// when it cannot tell.
+func Name(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// MayRunStrata reports whether process pid may be a strata process: its
+// name says strata (or a test binary of strata's packages), or it cannot
+// be told. A lock naming a pid that runs something else is an earlier
+// strata's, its pid reused since.
+func MayRunStrata(pid int) bool {
+	name := Name(pid)
+	return name == "" || strings.Contains(name, "strata") || strings.HasSuffix(name, ".test")
 }
