@@ -58,13 +58,18 @@ func commitAmends(argv []string) bool {
 	return false
 }
 
-// valued reports whether git commit's long option name takes its value as
-// the next word when none is attached with "=".
+// valued reports whether name, a long option of git commit as given (git
+// takes any unambiguous beginning of one: --mess is --message), takes its
+// value as the next word when none is attached with "=".
 func valued(name string) bool {
-	switch name {
-	case "--message", "--file", "--reuse-message", "--reedit-message", "--template",
-		"--author", "--date", "--cleanup", "--fixup", "--squash", "--trailer", "--pathspec-from-file":
-		return true
+	if len(name) < 3 {
+		return false
+	}
+	for _, v := range []string{"--message", "--file", "--reuse-message", "--reedit-message", "--template",
+		"--author", "--date", "--cleanup", "--fixup", "--squash", "--trailer", "--pathspec-from-file"} {
+		if strings.HasPrefix(v, name) {
+			return true
+		}
 	}
 	return false
 }

@@ -17,6 +17,9 @@ func TestCommitAmends(t *testing.T) {
 		"git commit -m --amend":                        false,
 		"git commit -am --amend":                       false,
 		"git commit --message --amend":                 false,
+		"git commit --mess --amend":                    false, // --mess is --message (attack19 verify N3)
+		"git commit --me --amend":                      false,
+		"git commit --reu HEAD --amend":                true, // --reuse-message HEAD, then --amend
 		"git commit --message=x --amend":               true,
 		"git commit -- --amend":                        false,
 		"git commit --a":                               false, // ambiguous for git: not an amend
