@@ -165,7 +165,18 @@ func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 	case bare:
 		return "", "", "", &bareError{dir: gitDir}
 	default:
+		// git takes the current directory for the top of the work tree;
+		// but when discovery from it finds this very git directory (a
+		// $GIT_DIR exported by a tool, strata run in a subfolder), its work
+		// tree is the one: taken from the subfolder, every kept file
+		// outside it would be recorded as deleted, and published by sync
+		// (attack19 verify N7)
 		root = dir
+		if top, dotgit, err := findDotGit(dir); err == nil {
+			if g, _, err := gitDirs(top, dotgit); err == nil && g == gitDir {
+				root = top
+			}
+		}
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return "", "", "", fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
