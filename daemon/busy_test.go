@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
@@ -60,3 +62,25 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 type writerFunc func([]byte)
 
 func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
+
+// TestReloadSeesAnEditBeforeItsStart: a run whose engine read .strata.yaml
+// before an edit it has not loaded (its stamp then differs from the file's
+// now) reloads at its first batch, the catch-up: an edit made between a
+// reload's read and the new run's start was never loaded (attack19 verify
+// N6: a rule added right after another was still not in force 76 s later).
+func TestReloadSeesAnEditBeforeItsStart(t *testing.T) {
+	eng := newRepo(t)
+	lock := LockPath(eng)
+	held, err := pidlock.Acquire(lock, eng.Shared())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	next, _, err := watch(ctx, eng, "a stamp from before the last edit", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
+		slog.New(slog.DiscardHandler), &publisher{lock: held})
+	if err != nil || next == nil {
+		t.Fatalf("watch: engine %v, %v; want a reload", next, err)
+	}
+}

@@ -118,11 +118,13 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	pb := &publisher{lock: lock}
+	loaded := "" // the stamp of .strata.yaml taken before eng read it ("": at the run's start)
 	for {
-		next, err := watch(ctx, eng, o, log, pb)
+		next, stamp, err := watch(ctx, eng, loaded, o, log, pb)
 		if next == nil {
 			return err
 		}
+		loaded = stamp
 		// .strata.yaml or a schema file it names changed: watch again with
 		// the configuration now on disk (the lock held throughout). The new
 		// run's catch-up records, against it, whatever differs from the ref.
@@ -131,22 +133,29 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	}
 }
 
-// watch is one run of the watcher with eng's configuration. It returns a
-// new engine, opened on the configuration on disk, when that changed
-// (configStamps); otherwise nil and Run's error.
-func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, error) {
+// watch is one run of the watcher with eng's configuration, whose
+// .strata.yaml had the stamp loaded before eng read it ("" when not known:
+// taken now). It returns a new engine, opened on the configuration on disk,
+// when that changed (configStamps), with the stamp .strata.yaml had before
+// that engine read it; otherwise nil and Run's error.
+func watch(ctx context.Context, eng *engine.Engine, loaded string, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, string, error) {
 	cfg := eng.Config()
 	place, err := here(eng, LockPath(eng))
 	if err != nil {
 		// a reload racing rm -rf of the repository: what is gone is said
 		// as the running watcher says it (place.check)
 		if gone := goneNow(eng); gone != nil {
-			return nil, gone
+			return nil, "", gone
 		}
-		return nil, err
+		return nil, "", err
 	}
 	files := configFiles(cfg)
 	stamps := configStamps(files)
+	if loaded != "" {
+		// an edit made after the engine read .strata.yaml, before now, is
+		// a change still to load (attack19 verify N6: never loaded)
+		stamps[0] = loaded
+	}
 	parent := ctx
 	ctx, stopWatcher := context.WithCancel(ctx)
 	defer stopWatcher()
@@ -176,7 +185,7 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 		Logger: log,
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer w.Close()
 	done := make(chan error, 1)
@@ -200,7 +209,7 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 	if o.SyncRemote != "" {
 		stop, err := startSync(ctx, eng, o, log, r)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		defer stop()
 	}
@@ -209,6 +218,7 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 	var retry <-chan time.Time
 	backoff := retryMin
 	var next *engine.Engine // the engine to reload with, once the configuration changed
+	var nextStamp string    // .strata.yaml's stamp before next read it
 	for batches != nil {
 		select {
 		case b, ok := <-batches:
@@ -223,6 +233,7 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 				!slices.Equal(configStamps(files), stamps) {
 				stamps = configStamps(files)
 				n, err := engine.Open(cfg.Root)
+				nextStamp = stamps[0]
 				if err != nil {
 					// An invalid .strata.yaml: the one loaded stays in force.
 					log.Warn("config changed; not reloaded, the configuration loaded before stays in force", "err", err)
@@ -274,7 +285,7 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 	err = <-done
 	if next != nil {
 		if r.gone == nil && parent.Err() == nil {
-			return next, nil
+			return next, nextStamp, nil
 		}
 		// Stopped while reloading: what the drained batches held is
 		// recorded as a stop without reload would record it.
@@ -282,9 +293,9 @@ func watch(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger,
 	}
 	log.Info("stopped", "recorded", r.recorded, "rejected", r.rejected)
 	if r.gone != nil {
-		return nil, r.gone // printed by the caller as the one error line, exit 3
+		return nil, "", r.gone // printed by the caller as the one error line, exit 3
 	}
-	return nil, err
+	return nil, "", err
 }
 
 // configFiles are the absolute names of the files a configuration is read
