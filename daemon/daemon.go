@@ -593,6 +593,10 @@ func (r *recorder) handle(b watcher.Batch) bool {
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	r.mu.Unlock()
 	for _, n := range r.eng.TakeNotWritten() { // see printNotWritten in cmd/strata
+		if n.Found != "" && n.Rev == "" {
+			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			continue
+		}
 		if n.Found != "" {
 			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
 			continue

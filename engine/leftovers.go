@@ -92,6 +92,11 @@ func (e *Engine) unsavedLeftovers(dir string) []unsaved {
 		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
+		if rel := e.cfg.Rel(e.cfg.Root, l.Path); rel != "" {
+			if _, err := e.store.BlobID("HEAD", rel); err == nil {
+				continue // a file git tracks, named like strata's: not strata's (attack19 verify N1)
+			}
+		}
 		data, err := state.ReadRegular(l.Path, e.cfg.MaxSize, false)
 		if err != nil {
 			continue // unreadable or too large: never removed unsaved

@@ -92,6 +92,15 @@ func runRecord(e *env, o recordOptions) error {
 // it (NotWritten.Found) is named with the commit that recorded it.
 func printNotWritten(e *env, eng *engine.Engine) {
 	for _, n := range eng.TakeNotWritten() {
+		if n.Found != "" && n.Rev == "" {
+			where := "recorded"
+			if n.FoundRejected {
+				where = "kept on " + eng.RejectedRef() + ", invalid"
+			}
+			fmt.Fprintf(e.Err, "strata: found %s: a version a strata process killed while writing it left in a temp file, in no ref; it is %s (see it: strata show %s --rev %s), and the file on disk is recorded next\n",
+				state.TermSafe(n.Path), where, state.ShellWord(n.Path), state.ShellWord(n.Found))
+			continue
+		}
 		if n.Found != "" {
 			where := "recorded over the merged version"
 			if n.FoundRejected {
