@@ -565,8 +565,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			r.log.Warn("rescan", "err", err)
 			return false
 		}
-		kept = all
-		r.eng.RemoveTempLeftovers(all)
+		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
 	} else {
 		for _, p := range b.Paths {

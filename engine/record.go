@@ -3,7 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
@@ -162,10 +164,10 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 // recording first any whose content no ref holds. Each is a whole copy of
 // a kept file, hidden behind a dot: left, it would go into the user's next
 // `git add -A` under a name no ignore rule of the file covers.
-func (e *Engine) RemoveTempLeftovers(paths []config.Kept) {
+func (e *Engine) RemoveTempLeftovers(paths []config.Kept) []config.Kept {
 	dirs := e.cfg.TempDirs()
 	if len(dirs) == 0 {
-		return
+		return paths
 	}
 	in := map[string]bool{}
 	for _, d := range dirs {
@@ -177,13 +179,21 @@ func (e *Engine) RemoveTempLeftovers(paths []config.Kept) {
 			ks = append(ks, k) // every kept file there: a leftover is for one of them
 		}
 	}
-	for path, f := range e.removeLeftovers(ks, false) {
+	found := e.removeLeftovers(ks, false)
+	for _, path := range slices.Sorted(maps.Keys(found)) {
 		// named as a sync's journal names one (attack19 verify N2: recorded
 		// without a word)
+		f := found[path]
 		e.nwMu.Lock()
 		e.notWritten = append(e.notWritten, NotWritten{Path: path, Found: f.commit, FoundRejected: f.rejected})
 		e.nwMu.Unlock()
+		if !slices.ContainsFunc(paths, func(k config.Kept) bool { return k.Path == path }) {
+			if k, ok := e.cfg.Classify(path); ok {
+				paths = append(paths, k) // no file of that name on disk: its absence is recorded next
+			}
+		}
 	}
+	return paths
 }
 
 // Unrecorded lists the kept paths whose file is not the version the state
@@ -198,7 +208,7 @@ func (e *Engine) Unrecorded() ([]config.Kept, error) {
 	if err != nil || e.display != "" {
 		return paths, err
 	}
-	e.RemoveTempLeftovers(paths)
+	paths = e.RemoveTempLeftovers(paths)
 	_, files, err := e.recorded()
 	if err != nil {
 		return nil, err

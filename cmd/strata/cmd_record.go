@@ -52,7 +52,7 @@ func runRecord(e *env, o recordOptions) error {
 	if len(o.Paths) == 0 {
 		kept, err = eng.AllPaths()
 		if err == nil {
-			eng.RemoveTempLeftovers(kept)
+			kept = eng.RemoveTempLeftovers(kept)
 			refused, err = eng.BadNames()
 		}
 	} else {
