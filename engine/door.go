@@ -78,6 +78,12 @@ func (e *Engine) FileAt(commit, path string) ([]byte, error) {
 // ever a valid one (record and sync never take one).
 func (e *Engine) readAt(commit, path string) ([]byte, error) {
 	data, err := e.store.ReadFile(commit, path, e.cfg.MaxSize)
+	if errors.Is(err, state.ErrNotFound) && !e.store.HasCommit(commit) {
+		if head, herr := e.Head(); herr == nil && head == commit {
+			// the ref's head commit is missing: damaged, not "not recorded"
+			return nil, &gitstore.DamagedError{Ref: e.store.StateRef(), Object: commit}
+		}
+	}
 	return data, e.overMax(path, err)
 }
 

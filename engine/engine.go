@@ -604,6 +604,12 @@ func (e *Engine) recorded() (string, map[string]string, error) {
 		return head, map[string]string{}, err
 	}
 	files, err := e.store.Files(head)
+	if errors.Is(err, state.ErrNotFound) {
+		// the ref names a commit the store lacks (git gc --prune=now beside
+		// a writer): the history is damaged, not empty; nothing is read as
+		// "not recorded" or built on it (attack19 verify N4)
+		err = &gitstore.DamagedError{Ref: e.store.StateRef(), Object: head}
+	}
 	return head, files, err
 }
 
