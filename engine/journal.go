@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
@@ -302,6 +304,13 @@ func (e *Engine) TakeNotWritten() []NotWritten {
 // local edit undoing the merge. None when no sync was interrupted. It
 // changes nothing.
 func (e *Engine) PendingWrites() ([]string, error) {
+	owed, err := e.owedWrites()
+	return slices.Sorted(maps.Keys(owed)), err
+}
+
+// owedWrites is PendingWrites with the version each path is owed: path ->
+// the journal's Result (a blob id, "" for a removal).
+func (e *Engine) owedWrites() (map[string]string, error) {
 	j, _, err := e.readJournal()
 	if j == nil || err != nil {
 		return nil, err
@@ -310,14 +319,14 @@ func (e *Engine) PendingWrites() ([]string, error) {
 	if err != nil || head == j.From {
 		return nil, err
 	}
-	var out []string
+	out := map[string]string{}
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
 			continue
 		}
 		if still, err := e.onDiskIs(k, w.Ours); err == nil && still {
-			out = append(out, w.Path)
+			out[w.Path] = w.Result
 		}
 	}
 	return out, nil

@@ -194,8 +194,29 @@ func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []con
 	if err != nil {
 		return plan, err
 	}
+	// A sync killed after its merge owes files (owedWrites): the restore
+	// writes them first (RecoverWrites), so they are judged as it will
+	// find them, not as local edits to save (attack19-crash 3).
+	owed, err := e.owedWrites()
+	if err != nil {
+		return plan, err
+	}
+	read := func(k config.Kept) (File, *state.Problem) {
+		blob, ok := owed[k.Path]
+		if !ok {
+			return e.Read(k)
+		}
+		if blob == "" {
+			return File{Kept: k}, nil
+		}
+		data, err := e.Blob(blob)
+		if err != nil {
+			return e.Read(k)
+		}
+		return File{Kept: k, Content: data, Exists: true}, nil
+	}
 	for _, k := range append(append([]config.Kept{}, write...), remove...) {
-		f, prob := e.Read(k)
+		f, prob := read(k)
 		switch {
 		case prob != nil, OutsideTree(k.Path):
 		case f.ID() != files[k.Path]: // an edit or a deletion not recorded
@@ -203,12 +224,12 @@ func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []con
 		}
 	}
 	for i, k := range write {
-		if f, _ := e.Read(k); !f.Exists || string(f.Content) != string(datas[i]) {
+		if f, _ := read(k); !f.Exists || string(f.Content) != string(datas[i]) {
 			plan.Write = append(plan.Write, PlannedWrite{Path: k.Path})
 		}
 	}
 	for _, k := range remove {
-		if f, _ := e.Read(k); f.Exists {
+		if f, _ := read(k); f.Exists {
 			plan.Remove = append(plan.Remove, k.Path)
 		}
 	}
