@@ -18,7 +18,10 @@ import (
 var runsMembers = []string{
 	"hooks", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper",
 	"statusLine", "env", "permissions", "mcpServers", "enabledMcpjsonServers",
-	"enableAllProjectMcpServers",
+	"enableAllProjectMcpServers", "disabledMcpjsonServers",
+	// plugins bring hooks and MCP servers of their own; the sandbox says
+	// which commands run unasked (attack19 verify-remote N4)
+	"enabledPlugins", "extraKnownMarketplaces", "sandbox",
 }
 
 // claudeRuns reports whether rel is a file Claude Code reads what it runs
@@ -46,7 +49,15 @@ func changesWhatRuns(before, after []byte, whole bool) []string {
 		}
 		return []string{"mcpServers"}
 	}
-	a, b := members(before), members(after)
+	a, aok := members(before)
+	b, bok := members(after)
+	if !bok && !bytes.Equal(before, after) || !aok && len(bytes.TrimSpace(before)) > 0 && !bytes.Equal(before, after) {
+		// a version this reading cannot take apart (a number past float64,
+		// 1e400, which Claude Code reads as Infinity; a byte-order mark)
+		// may hold anything: taken for one that changes it all
+		// (attack19 verify-remote N3)
+		return []string{"the whole file, unreadable as a JSON object here"}
+	}
 	var out []string
 	for _, m := range runsMembers {
 		if !bytes.Equal(a[m], b[m]) {
@@ -58,11 +69,18 @@ func changesWhatRuns(before, after []byte, whole bool) []string {
 }
 
 // members decodes a JSON object's members of runsMembers, each re-encoded
-// so that layout does not count (keys sorted by encoding/json).
-func members(data []byte) map[string][]byte {
+// so that layout does not count (keys sorted by encoding/json; numbers as
+// written). ok is false when data is not one JSON object; an empty file
+// has no members.
+func members(data []byte) (m map[string][]byte, ok bool) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, true
+	}
 	var obj map[string]any
-	if len(data) == 0 || json.Unmarshal(data, &obj) != nil {
-		return nil
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&obj) != nil || obj == nil || dec.More() {
+		return nil, false
 	}
 	out := map[string][]byte{}
 	for _, m := range runsMembers {
@@ -70,7 +88,7 @@ func members(data []byte) map[string][]byte {
 			out[m], _ = json.Marshal(v)
 		}
 	}
-	return out
+	return out, true
 }
 
 // keepWhatRuns keeps the local version of a Claude Code settings file when
