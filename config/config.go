@@ -107,15 +107,11 @@ type Config struct {
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
 	// are never kept, even when a rule names them.
 	Nested func(rel string) string
-	// Committed reports whether .strata.yaml came with the repository (HEAD
-	// holds it: anyone who can push may have written it; nil: it did not).
-	// Such a file's rules naming a private file exactly do not keep it
-	// (KeepPrivate does), and its sync_home is not honoured (see
-	// engine.SyncHome).
-	Committed func() bool
 	// KeepPrivate reports whether the user's own git configuration
 	// (strata.keepPrivate) keeps a private repo-relative path that a rule
-	// matches (nil: none does).
+	// matches (nil: none does). Nothing else keeps a private file: not a
+	// rule of .strata.yaml, which may come with the repository from
+	// anyone who can push to it.
 	KeepPrivate func(rel string) bool
 	// Filter names the filter driver git passes a repo-relative path through
 	// (its filter attribute; "" or nil: none). git publishes such a file
@@ -510,24 +506,20 @@ func (c *Config) classify(rel string) (Kept, string) {
 	return Kept{}, whyNot
 }
 
-// Named reports whether rel is kept even when it is private: a user rule
-// names it exactly (the whole path, no wildcard) in a .strata.yaml that
-// is not committed, or the user's git configuration keeps it (see
-// privacy). sync asks git itself whether any other kept path is private.
+// Named reports whether rel is kept even when it is private: the user's
+// git configuration keeps it (strata.keepPrivate; see privacy). sync asks
+// git itself whether any other kept path is private.
 func (c *Config) Named(rel string) bool {
-	if c.KeepPrivate != nil && c.KeepPrivate(rel) {
-		return true
-	}
-	r, ok := c.userRule(rel)
-	return ok && !r.Ignore && r.Glob == rel && (c.Committed == nil || !c.Committed())
+	return c.KeepPrivate != nil && c.KeepPrivate(rel)
 }
 
 // privacy is why a matched path is withheld, "" when it is kept. A
-// private file is kept when the user's git configuration says so
-// (KeepPrivate), or when a rule names it exactly in a .strata.yaml that did
-// not come with the repository (Committed): a committed one may have been
-// written by anyone who can push, who would then read the file off the
-// remote after the next sync.
+// private file is kept only when the user's git configuration says so
+// (KeepPrivate). A .strata.yaml rule naming it exactly does not: that file
+// may come with the repository (committed, or staged by a pull waiting for
+// its merge commit, or left untracked by a reset), written by anyone who
+// can push, who would read the file off the remote after the next sync
+// (attack19-remote 5, verify-remote N2); the reason then says how to keep it.
 func (c *Config) privacy(rel string, named bool) string {
 	if c.Nested != nil {
 		if repo := c.Nested(rel); repo != "" {
@@ -548,10 +540,8 @@ func (c *Config) privacy(rel string, named bool) string {
 	switch {
 	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):
 		return ""
-	case named && (c.Committed == nil || !c.Committed()):
-		return ""
 	case named:
-		return why + "; " + FileName + " names it, but a committed " + FileName + " keeps no private file (to keep it: git config --add strata.keepPrivate " + state.TermSafe(rel) + ")"
+		return why + "; " + FileName + " names it, but only your git config keeps a private file (to keep it: git config --add strata.keepPrivate " + state.TermSafe(rel) + ")"
 	}
 	return why
 }

@@ -37,10 +37,8 @@ files:
 # memory: .claude/memory/MEMORY.md
 
 # The auto-memory file's history stays on the local ref refs/strata/home/state;
-# true lets strata sync fetch, merge and push it too (as strata sync --home does),
-# but only while this file is not committed: a committed one may come from anyone
-# who can push. Your own switch: git config strata.syncHome true
-# sync_home: false
+# It is synced only when you ask: strata sync --home, or git config strata.syncHome true
+# (sync_home here is not honoured: this file may come with the repository).
 
 # L3 graph of the MCP memory server: $MEMORY_FILE_PATH when set, else this.
 # graph: .claude/memory.jsonl

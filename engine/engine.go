@@ -149,7 +149,6 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.Ignored = e.ignored  // git-ignored files are private (trust.go)
 	cfg.Filter = e.filtered  // and so are files git filters
 	cfg.Nested = e.nestedRel // files of a submodule or a nested clone are its own
-	cfg.Committed = sync.OnceValue(e.configCommitted)
 	cfg.KeepPrivate = e.keepPrivate // the user's git configuration may keep a private file
 	cfg.FollowDir = e.followDir
 	return e, nil

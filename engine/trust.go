@@ -280,14 +280,6 @@ func OutsideTree(p string) bool { return strings.HasPrefix(p, "~") }
 // takes for published by the remote.
 const pastHeads = 10
 
-// configCommitted reports whether HEAD holds .strata.yaml: the rules came
-// with the repository, from whoever could push to it (config.Config's
-// Committed). An unborn HEAD holds nothing.
-func (e *Engine) configCommitted() bool {
-	_, err := e.store.BlobID("HEAD", config.FileName)
-	return err == nil
-}
-
 // keepPrivate is config.Config's KeepPrivate: git config strata.keepPrivate
 // names rel.
 func (e *Engine) keepPrivate(rel string) bool {
@@ -295,20 +287,14 @@ func (e *Engine) keepPrivate(rel string) bool {
 }
 
 // SyncHome reports whether `strata sync` also syncs the auto-memory file's
-// home ref without --home: git config strata.syncHome when set, else
-// .strata.yaml's sync_home unless that file is committed. A committed
-// sync_home: true, which anyone who can push may have written, is not
-// honoured (it would publish the user's own memory file): ignored is then
-// true, so that the caller can say how to turn it on.
+// home ref without --home: git config strata.syncHome. .strata.yaml's
+// sync_home: true, which may come with the repository from anyone who can
+// push (committed, or staged by a pull waiting for its merge commit), is
+// not honoured (it would publish the user's own memory file): ignored is
+// then true, so that the caller can say how to turn it on.
 func (e *Engine) SyncHome() (on, ignored bool) {
 	if v := e.store.Settings().SyncHome; v != nil {
 		return *v, false
 	}
-	if !e.cfg.SyncHome {
-		return false, false
-	}
-	if e.cfg.Committed != nil && e.cfg.Committed() {
-		return false, true
-	}
-	return true, false
+	return false, e.cfg.SyncHome
 }

@@ -157,11 +157,12 @@ func TestSyncAsksGitWhatItIgnores(t *testing.T) {
 		t.Fatal("a secret reached the remote")
 	}
 
-	writeFile(t, filepath.Join(a.dir, ".strata.yaml"), []byte("files:\n  - glob: .claude/token.json\n  - glob: .claude/secrets.json\n"))
+	git(t, a.dir, "config", "--add", "strata.keepPrivate", ".claude/token.json")
+	git(t, a.dir, "config", "--add", "strata.keepPrivate", ".claude/secrets.json")
 	a.reopen()
 	a.eng.Config().Ignored = func(string) bool { return false }
 	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err != nil {
-		t.Fatalf("named exactly, still refused: %v", err)
+		t.Fatalf("kept by strata.keepPrivate, still refused: %v", err)
 	}
 	if got := git(t, w.remote, "show", "refs/strata/state:.claude/token.json"); got != `{"token": "SECRET-B"}` {
 		t.Fatalf("remote holds %q", got)
@@ -171,8 +172,8 @@ func TestSyncAsksGitWhatItIgnores(t *testing.T) {
 // The same last door for files git filters (a clean/smudge driver, as
 // git-crypt sets up: git publishes only the cleaned form): whatever the
 // in-process reading says, a file git check-attr gives a filter driver is
-// refused at the push, its plaintext never reaches the remote; a rule
-// naming it exactly publishes it.
+// refused at the push, its plaintext never reaches the remote; the user's
+// strata.keepPrivate publishes it.
 func TestSyncAsksGitWhatItFilters(t *testing.T) {
 	isolateGit(t)
 	w := newWorld(t, "a")
@@ -193,10 +194,10 @@ func TestSyncAsksGitWhatItFilters(t *testing.T) {
 		t.Fatal("a secret reached the remote")
 	}
 
-	writeFile(t, filepath.Join(a.dir, ".strata.yaml"), []byte("files:\n  - glob: .claude/settings.json\n"))
+	git(t, a.dir, "config", "--add", "strata.keepPrivate", ".claude/settings.json")
 	a.reopen()
 	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err != nil {
-		t.Fatalf("named exactly, still refused: %v", err)
+		t.Fatalf("kept by strata.keepPrivate, still refused: %v", err)
 	}
 	if got := git(t, w.remote, "show", "refs/strata/state:.claude/settings.json"); got != `{"env": {"KEY": "secret-a"}}` {
 		t.Fatalf("remote holds %q", got)

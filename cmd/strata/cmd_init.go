@@ -131,6 +131,11 @@ func printWithheld(e *env, eng *engine.Engine) {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
 			continue
 		}
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; a %s rule naming it exactly keeps it\n", p.Reason, state.TermSafe(p.Path), engine.ConfigFile)
+		if strings.Contains(p.Reason, "strata.keepPrivate") {
+			fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
+			continue
+		}
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: git config --add strata.keepPrivate %s\n",
+			p.Reason, state.TermSafe(p.Path), state.ShellWord(p.Path))
 	}
 }

@@ -76,7 +76,7 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	failed := syncFailed(rep)
 	home, ignored := eng.SyncHome()
 	if ignored && !o.Home && !o.JSON {
-		fmt.Fprintln(e.Err, "strata: sync_home in the committed .strata.yaml is not honoured (anyone who can push may have set it, and it publishes your own auto-memory file); to sync it: strata sync --home, or git config strata.syncHome true")
+		fmt.Fprintln(e.Err, "strata: sync_home in .strata.yaml is not honoured (the file may come with the repository from anyone who can push, and it publishes your own auto-memory file); to sync it: strata sync --home, or git config strata.syncHome true")
 	}
 	if o.Home || home {
 		if err := syncHome(ctx, e, o, eng, rep); err != nil {
