@@ -146,9 +146,9 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now, index: ix}
 	e.rules.ig, e.rules.at = st.Ignores(), st.Attributes()
-	cfg.Ignored = e.ignored  // git-ignored files are private (trust.go)
-	cfg.Filter = e.filtered  // and so are files git filters
-	cfg.Nested = e.nestedRel // files of a submodule or a nested clone are its own
+	cfg.Ignored = e.ignored         // git-ignored files are private (trust.go)
+	cfg.Filter = e.filtered         // and so are files git filters
+	cfg.Nested = e.nestedRel        // files of a submodule or a nested clone are its own
 	cfg.KeepPrivate = e.keepPrivate // the user's git configuration may keep a private file
 	cfg.FollowDir = e.followDir
 	return e, nil
