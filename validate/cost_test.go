@@ -42,3 +42,25 @@ func TestCostlySchemaStops(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.NotContains(t, got[0], "too costly")
 }
+
+// TestCostlyWorkCounts: a pattern over a long string and uniqueItems over a
+// long array take budget by the size they go through, not as one
+// evaluation each (attack19 verify-remote N7: 2^16 leaves, each matching a
+// pattern against a 1 MB string, took ~20 minutes per file within the
+// evaluation count).
+func TestCostlyWorkCounts(t *testing.T) {
+	dir := t.TempDir()
+	var leaves []string
+	for i := 0; i < 1<<8; i++ {
+		leaves = append(leaves, `{"pattern": "^a*b$"}`)
+	}
+	schema := `{"anyOf": [` + strings.Join(leaves, ", ") + `]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pat.json"), []byte(schema), 0o644))
+	v := newValidator(t, Options{Root: dir, MaxSize: 16 << 20})
+	long := `"` + strings.Repeat("a", 1<<20) + `"` // 256 x 1 MB = 256 MB scanned without the charge
+	defer func(n int) { jsonschema.MaxEvaluations = n }(jsonschema.MaxEvaluations)
+	jsonschema.MaxEvaluations = 100_000 // 6.4 MB of pattern matching
+	got := lines(v.Validate("x.json", []byte(long), "pat.json"))
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "schema is too costly to evaluate for this file")
+}

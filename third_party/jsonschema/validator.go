@@ -361,7 +361,7 @@ func (vd *validator) arrValidate(arr []any) {
 	}
 
 	// uniqueItems --
-	if s.UniqueItems && len(arr) > 1 {
+	if s.UniqueItems && len(arr) > 1 && vd.charge(len(arr)) {
 		i, j, k := duplicates(arr)
 		if k != nil {
 			vd.addError(k)
@@ -474,7 +474,7 @@ func (vd *validator) strValidate(str string) {
 	}
 
 	// pattern --
-	if s.Pattern != nil {
+	if s.Pattern != nil && vd.charge(len(str)/64) {
 		if !s.Pattern.MatchString(str) {
 			vd.addError(&kind.Pattern{Got: str, Want: s.Pattern.String()})
 		}
@@ -676,6 +676,16 @@ func (vd *validator) unevalValidate() {
 }
 
 // validation helpers --
+
+// charge takes n more steps of the budget (MaxEvaluations) for work one
+// evaluation does beyond itself, a pattern over a long string (a step for
+// every 64 bytes) or uniqueItems over a long array (a step an item), and
+// says whether the budget still allows it: when it does not, the work is
+// skipped and Validate returns ErrTooCostly.
+func (vd *validator) charge(n int) bool {
+	*vd.steps -= n
+	return *vd.steps >= 0
+}
 
 func (vd *validator) validateSelf(sch *Schema, refKw string, boolResult bool) error {
 	scp := vd.scp.child(sch, refKw, vd.scp.vid)
