@@ -47,7 +47,7 @@ var verifiedTrees = struct {
 type treeSize struct {
 	elems int // elements of the path with the most ("f" is 1, "d/f" is 2)
 	bytes int // bytes of the longest path
-	files int // files under it, a subtree named twice counted twice
+	files int // files and folders under it, a subtree named twice counted twice
 }
 
 // maxRemoteFiles is how many files a fetched head's tree may hold, counted
@@ -165,6 +165,12 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (st
 				return name, tooMany(), z
 			}
 		case "40000":
+			// a folder counts as an entry too: nested shared empty trees
+			// name no file but cost every walk of the tree (attack19
+			// verify-remote N1: 10^8 trees from a 160 KB push)
+			if z.files++; *seen+z.files > maxRemoteFiles {
+				return name, tooMany(), z
+			}
 			if depth+1 >= state.MaxPathDepth {
 				return p, fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1), z
 			}
@@ -210,7 +216,7 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (st
 
 // tooMany is why a head holding more files than maxRemoteFiles is refused.
 func tooMany() string {
-	return fmt.Sprintf("more than %d files in all, over strata's limit", maxRemoteFiles)
+	return fmt.Sprintf("more than %d files and folders in all, over strata's limit", maxRemoteFiles)
 }
 
 // untrack puts a tracking ref back to what it held before a refused fetch

@@ -113,18 +113,35 @@ func TestCheckFetchedCountsFiles(t *testing.T) {
 			t.Fatalf("limit %d: %v, want one line with %q", files, err, want)
 		}
 	}
-	check(6, "more than 6 files in all, over strata's limit")
-	check(7, "")
-	check(6, "entry /: more than 6 files in all") // every tree of it known safe now
+	check(8, "more than 8 files and folders in all, over strata's limit") // 7 files, 2 folders
+	check(9, "")
+	check(8, "entry /: more than 8 files and folders in all") // every tree of it known safe now
 	forget := func() {
 		verifiedTrees.Lock()
 		verifiedTrees.m = map[plumbing.Hash]treeSize{}
 		verifiedTrees.Unlock()
 	}
 	forget()
-	check(2, "entry d1: more than 2 files in all") // refused in d1, d2 never read
+	check(4, "entry d1: more than 4 files and folders in all") // refused in d1, d2 never read
 
-	maxRemoteFiles, maxTreeObject = 7, 40
+	// nested shared empty trees name no file but cost every walk of the
+	// tree (attack19 verify-remote N1): their folders count
+	forget()
+	nested := git("", "mktree")
+	for level := 0; level < 4; level++ {
+		var b strings.Builder
+		for i := 0; i < 10; i++ {
+			fmt.Fprintf(&b, "040000 tree %s\td%d\n", nested, i)
+		}
+		nested = git(b.String(), "mktree")
+	}
+	empty := plumbing.NewHash(git("x\n", "commit-tree", nested))
+	maxRemoteFiles = 1000
+	if err := s.checkFetched("origin", empty); err == nil || !strings.Contains(err.Error(), "more than 1000 files and folders in all") {
+		t.Fatalf("11 110 nested empty folders: %v", err)
+	}
+
+	maxRemoteFiles, maxTreeObject = 9, 40
 	forget()
 	if err := s.checkFetched("origin", head); err == nil || !strings.Contains(err.Error(), "entry /: a tree object of 92 bytes, over 40") {
 		t.Fatalf("a tree over maxTreeObject: %v", err)
