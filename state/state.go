@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Class names the kind of a kept file (docs/contract.md §1).
@@ -150,12 +151,31 @@ func (p Problem) Error() string {
 	if ptr == "" {
 		ptr = "/"
 	}
-	b.WriteString(shortPointer(ptr) + ": ")
+	b.WriteString(cutLong(shortPointer(ptr)) + ": ")
 	if p.Warning {
 		b.WriteString("warning: ")
 	}
-	b.WriteString(p.Message)
+	b.WriteString(cutLong(p.Message))
 	return b.String()
+}
+
+// maxLine bounds the pointer and the message of an error line: a message
+// quoting a key of megabytes (a remote's file of duplicate keys made a sync
+// print 490 MB: attack19 verify-remote N6) keeps its start and its size.
+// --json keeps both whole.
+const maxLine = 1000
+
+// cutLong cuts s past maxLine bytes (at a UTF-8 boundary), saying how long
+// it was.
+func cutLong(s string) string {
+	if len(s) <= maxLine {
+		return s
+	}
+	cut := maxLine
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…(%d bytes in all)", len(s))
 }
 
 // shortPointer keeps an error line readable when a document nests

@@ -92,3 +92,18 @@ func TestParseTimeErrorIsShort(t *testing.T) {
 		t.Fatalf("got %.200v (%d bytes)", err, len(fmt.Sprint(err)))
 	}
 }
+
+// TestProblemLineBounded: an error line keeps its pointer and message under
+// about a kilobyte each, saying how long they were (attack19 verify-remote
+// N6: duplicate keys of megabytes made a sync print 490 MB).
+func TestProblemLineBounded(t *testing.T) {
+	key := strings.Repeat("k", 5<<20)
+	p := Problem{Path: "a.json", Line: 1, Col: 2, Pointer: "/" + key, Message: "duplicate key \"" + key + "\""}
+	got := p.Error()
+	if len(got) > 2*maxLine+200 {
+		t.Fatalf("line of %d bytes", len(got))
+	}
+	if !strings.Contains(got, fmt.Sprintf("…(%d bytes in all)", len(key)+1)) || !strings.HasPrefix(got, "a.json:1:2: /kkk") {
+		t.Fatalf("line %q", got[:200])
+	}
+}
