@@ -27,6 +27,7 @@ type Ignores struct {
 	settings  func() ignoreSettings // git's configuration for the rules, read once per store (Store.ruleSettings)
 	mu        sync.Mutex
 	base      []gitignore.Pattern  // excludesFile, info/exclude, read with the root's rules
+	baseM     gitignore.Matcher    // base alone (excludedHere)
 	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
 	tracked   map[string]bool      // the index's paths, read on first need
 	// fold is core.ignorecase: patterns, paths and the index's paths are
@@ -50,10 +51,33 @@ func (ig *Ignores) Ignored(rel string) bool {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	d := ig.dir(segs[:len(segs)-1])
-	if !d.ignored && !d.m.Match(ig.folded(segs), false) {
+	if !d.ignored && !d.m.Match(ig.folded(segs), false) && !ig.excludedHere(segs) {
 		return false
 	}
 	return !ig.isTracked(rel)
+}
+
+// excludedHere reports whether the ignore files of this machine alone
+// (core.excludesFile and .git/info/exclude, which no clone brings) exclude
+// the path or a folder of it. git lets a .gitignore of the repository
+// re-include such a file (`!secrets.env`), but a .gitignore may come from
+// anyone who can push: for strata the user's own exclusion stands, so the
+// file stays private and never goes to the remote (attack19 verify-remote
+// N5). Callers hold ig.mu and have read the root's rules (dir).
+func (ig *Ignores) excludedHere(segs []string) bool {
+	if len(ig.base) == 0 {
+		return false
+	}
+	if ig.baseM == nil {
+		ig.baseM = gitignore.NewMatcher(ig.base)
+	}
+	folded := ig.folded(segs)
+	for i := 1; i < len(folded); i++ {
+		if ig.baseM.Match(folded[:i], true) {
+			return true
+		}
+	}
+	return ig.baseM.Match(folded, false)
 }
 
 // dirRules are the patterns that apply inside one directory, and whether
