@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
@@ -21,12 +22,7 @@ import (
 // Reported quiet, an invalid file is rejected as before.
 func TestBusyHalfWrittenWaits(t *testing.T) {
 	eng := newRepo(t)
-	lock := LockPath(eng)
-	held, err := pidlock.Acquire(lock, eng.Shared())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Release()
+	lock, held := holdLock(t, eng)
 	pl, err := here(eng, lock)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +55,19 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 	}
 }
 
+// holdLock takes the watcher's lock of eng, as Run does, until the test
+// ends, for a test that drives a recorder or one watch run itself.
+func holdLock(t *testing.T, eng *engine.Engine) (string, *pidlock.Lock) {
+	t.Helper()
+	lock := LockPath(eng)
+	held, err := pidlock.Acquire(lock, eng.Shared())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Release() })
+	return lock, held
+}
+
 type writerFunc func([]byte)
 
 func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
@@ -70,12 +79,7 @@ func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
 // N6: a rule added right after another was still not in force 76 s later).
 func TestReloadSeesAnEditBeforeItsStart(t *testing.T) {
 	eng := newRepo(t)
-	lock := LockPath(eng)
-	held, err := pidlock.Acquire(lock, eng.Shared())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Release()
+	_, held := holdLock(t, eng)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	next, _, err := watch(ctx, eng, "a stamp from before the last edit", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},

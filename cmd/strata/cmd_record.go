@@ -92,22 +92,16 @@ func runRecord(e *env, o recordOptions) error {
 // it (NotWritten.Found) is named with the commit that recorded it.
 func printNotWritten(e *env, eng *engine.Engine) {
 	for _, n := range eng.TakeNotWritten() {
-		if n.Found != "" && n.Rev == "" {
-			where := "recorded"
-			if n.FoundRejected {
-				where = "kept on " + eng.RejectedRef() + ", invalid"
-			}
-			fmt.Fprintf(e.Err, "strata: found %s: a version a strata process killed while writing it left in a temp file, in no ref; it is %s (see it: strata show %s --rev %s), and the file on disk is recorded next\n",
-				state.TermSafe(n.Path), where, state.ShellWord(n.Path), state.ShellWord(n.Found))
-			continue
-		}
 		if n.Found != "" {
-			where := "recorded over the merged version"
+			what, where := "an edit saved as an interrupted sync wrote the file was left in a temp file", "recorded over the merged version"
+			if n.Rev == "" { // not a sync's: a killed restore, Put or removal
+				what, where = "a version a strata process killed while writing it left in a temp file, in no ref", "recorded"
+			}
 			if n.FoundRejected {
 				where = "kept on " + eng.RejectedRef() + ", invalid"
 			}
-			fmt.Fprintf(e.Err, "strata: found %s: an edit saved as an interrupted sync wrote the file was left in a temp file; it is %s (see it: strata show %s --rev %s), and the file on disk is recorded next\n",
-				state.TermSafe(n.Path), where, state.ShellWord(n.Path), state.ShellWord(n.Found))
+			fmt.Fprintf(e.Err, "strata: found %s: %s; it is %s (see it: strata show %s --rev %s), and the file on disk is recorded next\n",
+				state.TermSafe(n.Path), what, where, state.ShellWord(n.Path), state.ShellWord(n.Found))
 			continue
 		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
