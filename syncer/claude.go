@@ -40,7 +40,8 @@ func claudeRuns(rel string) (whole, ok bool) {
 }
 
 // changesWhatRuns reports which of runsMembers differ between two versions
-// of a Claude Code settings file (absent or not a JSON object: no members),
+// of a Claude Code settings file (an absent or empty one has none; one that
+// differs and is not one JSON object here counts as changing them all),
 // or, for a file that is all commands (whole), whether it differs at all.
 func changesWhatRuns(before, after []byte, whole bool) []string {
 	if whole {
