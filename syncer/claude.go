@@ -11,17 +11,17 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// runsMembers are the members of Claude Code's settings files that make it
-// run something, or let it: commands (hooks, apiKeyHelper, the AWS and
-// OpenTelemetry helpers, statusLine), the environment those run with, the
-// tools it may use unasked, and the MCP servers it starts.
-var runsMembers = []string{
-	"hooks", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper",
-	"statusLine", "env", "permissions", "mcpServers", "enabledMcpjsonServers",
-	"enableAllProjectMcpServers", "disabledMcpjsonServers",
-	// plugins bring hooks and MCP servers of their own; the sandbox says
-	// which commands run unasked (attack19 verify-remote N4)
-	"enabledPlugins", "extraKnownMarketplaces", "sandbox",
+// harmlessMembers are the members of Claude Code's settings files known to
+// make it run nothing and let it run nothing more: a change of any other
+// member (hooks, apiKeyHelper, statusLine, fileSuggestion, env,
+// permissions, plugins, MCP servers, the sandbox, and every member Claude
+// Code adds later) is one a remote version may not make without the user
+// (attack19 final F2: a list of the members that run something fell
+// behind Claude Code's own; this one fails closed).
+var harmlessMembers = map[string]bool{
+	"$schema": true, "model": true, "theme": true, "outputStyle": true, "language": true,
+	"verbose": true, "cleanupPeriodDays": true, "includeCoAuthoredBy": true,
+	"spinnerTipsEnabled": true, "alwaysThinkingEnabled": true,
 }
 
 // claudeRuns reports whether rel is a file Claude Code reads what it runs
@@ -39,8 +39,8 @@ func claudeRuns(rel string) (whole, ok bool) {
 	return false, false
 }
 
-// changesWhatRuns reports which of runsMembers differ between two versions
-// of a Claude Code settings file (an absent or empty one has none; one that
+// changesWhatRuns reports which members other than harmlessMembers differ
+// between two versions of a Claude Code settings file (an absent or empty one has none; one that
 // differs and is not one JSON object here counts as changing them all),
 // or, for a file that is all commands (whole), whether it differs at all.
 func changesWhatRuns(before, after []byte, whole bool) []string {
@@ -60,8 +60,13 @@ func changesWhatRuns(before, after []byte, whole bool) []string {
 		return []string{"the whole file, unreadable as a JSON object here"}
 	}
 	var out []string
-	for _, m := range runsMembers {
-		if !bytes.Equal(a[m], b[m]) {
+	for m := range a {
+		if !harmlessMembers[m] && !bytes.Equal(a[m], b[m]) {
+			out = append(out, m)
+		}
+	}
+	for m := range b {
+		if _, had := a[m]; !had && !harmlessMembers[m] {
 			out = append(out, m)
 		}
 	}
@@ -69,10 +74,9 @@ func changesWhatRuns(before, after []byte, whole bool) []string {
 	return out
 }
 
-// members decodes a JSON object's members of runsMembers, each re-encoded
-// so that layout does not count (keys sorted by encoding/json; numbers as
-// written). ok is false when data is not one JSON object; an empty file
-// has no members.
+// members decodes a JSON object's members, each re-encoded so that layout
+// does not count (keys sorted by encoding/json; numbers as written). ok is
+// false when data is not one JSON object; an empty file has no members.
 func members(data []byte) (m map[string][]byte, ok bool) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, true
@@ -84,10 +88,8 @@ func members(data []byte) (m map[string][]byte, ok bool) {
 		return nil, false
 	}
 	out := map[string][]byte{}
-	for _, m := range runsMembers {
-		if v, ok := obj[m]; ok {
-			out[m], _ = json.Marshal(v)
-		}
+	for k, v := range obj {
+		out[k], _ = json.Marshal(v)
 	}
 	return out, true
 }

@@ -17,10 +17,12 @@ func TestChangesWhatRuns(t *testing.T) {
 		{`{"env": {"A": "1"}}`, `{"env": {"A": "2"}, "apiKeyHelper": "x"}`, false, []string{"apiKeyHelper", "env"}},
 		{`{"permissions": {"allow": []}}`, `{}`, false, []string{"permissions"}}, // taken away counts too
 		{`not json`, `{"model": "x"}`, false, []string{"the whole file, unreadable as a JSON object here"}},
-		{`{"model": "x"}`, `{"hooks": {"A": 1}, "x": 1e400}`, false, []string{"hooks"}}, // verify-remote N3: 1e400 read as written
+		{`{"model": "x"}`, `{"hooks": {"A": 1}, "x": 1e400}`, false, []string{"hooks", "x"}}, // verify-remote N3: 1e400 read as written
 		{`{"model": "x"}`, "\ufeff{\"hooks\": {}}", false, []string{"the whole file, unreadable as a JSON object here"}},
 		{`{"a": 1e400}`, `{"a": 1e400}`, false, nil},
-		{`{}`, `{"enabledPlugins": {"p@m": true}, "sandbox": {}}`, false, []string{"enabledPlugins", "sandbox"}}, // N4
+		{`{}`, `{"enabledPlugins": {"p@m": true}, "sandbox": {}}`, false, []string{"enabledPlugins", "sandbox"}},                // N4
+		{`{"theme": "dark"}`, `{"theme": "light", "model": "x"}`, false, nil},                                                   // known harmless
+		{`{}`, `{"fileSuggestion": {"type": "command"}, "somethingNew": 1}`, false, []string{"fileSuggestion", "somethingNew"}}, // final F2: unknown members fail closed
 		{`{"mcpServers": {}}`, `{"mcpServers": {}}`, true, nil},
 		{`{"mcpServers": {}}`, `{"mcpServers": {} }`, true, []string{"mcpServers"}},
 	} {

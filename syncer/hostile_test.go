@@ -131,12 +131,12 @@ func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
 func TestSyncNameTooLong(t *testing.T) {
 	w := newWorld(t, "a")
 	a := w.ms[0]
-	a.write(".claude/settings.json", `{"n": 1}`+"\n")
+	a.write(".claude/settings.json", `{"model": "a"}`+"\n")
 	a.record()
 	a.sync()
 	pushed := git(t, a.dir, "rev-parse", "refs/strata/state")
 	long := strings.Repeat("x", 300) + ".json"
-	blob := blobIn(t, w.remote, `{"n": 2}`+"\n")
+	blob := blobIn(t, w.remote, `{"model": "b"}`+"\n")
 	claude := writeRawTree(t, w.remote, rawEntry{"100644", "settings.json", blob}, rawEntry{"100644", long, blob})
 	root := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude})
 	commit := git(t, w.remote, "commit-tree", root, "-p", pushed, "-m", "long")
@@ -152,7 +152,7 @@ func TestSyncNameTooLong(t *testing.T) {
 	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Error(), "file name too long") {
 		t.Errorf("problems %v, want one saying the name is too long", rep.Problems)
 	}
-	if got := a.read(".claude/settings.json"); got != `{"n": 2}`+"\n" {
+	if got := a.read(".claude/settings.json"); got != `{"model": "b"}`+"\n" {
 		t.Errorf("settings.json = %q", got)
 	}
 }
