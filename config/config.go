@@ -96,11 +96,12 @@ type Config struct {
 	// MemoryCreate lets the layer protocol create the L2 file when it does
 	// not exist (memory_create: true); otherwise only `memory add` does.
 	MemoryCreate bool
-	// SyncHome makes `strata sync` also fetch, merge and push the auto-memory
-	// file's local home ref (sync_home: true; see `sync --home`).
+	// SyncHome is .strata.yaml's sync_home: true, which is never honoured
+	// (the file may come with the repository); `strata sync` says so
+	// (engine.SyncHome: git config strata.syncHome or --home decide).
 	SyncHome bool
 	// Ignored reports whether git ignores a repo-relative path (nil: nothing
-	// is). Such a file is kept only when a user rule names it exactly.
+	// is). Such a file is kept only when KeepPrivate says so.
 	Ignored func(rel string) bool
 	// Nested returns the folder (repo-relative) of another repository
 	// nested in the work tree — a submodule, a clone: a folder holding a
@@ -116,7 +117,7 @@ type Config struct {
 	// Filter names the filter driver git passes a repo-relative path through
 	// (its filter attribute; "" or nil: none). git publishes such a file
 	// only in its cleaned (encrypted) form, so, like an ignored one, it is
-	// kept only when a user rule names it exactly.
+	// kept only when KeepPrivate says so.
 	Filter func(rel string) string
 	// FollowDir reports whether the symbolic link at rel, where a directory
 	// of kept files could be, is followed: it leads to a directory inside
@@ -405,8 +406,8 @@ func Transient(base string) bool {
 
 // Classify reports whether rel is a kept file and how it is checked. Paths
 // with "..", absolute paths, control characters and editors' temporary files
-// are never kept, and neither are private files (see Private) unless a user
-// rule names them exactly.
+// are never kept, and neither are private files (see Private) unless the
+// user's git configuration keeps them (KeepPrivate).
 func (c *Config) Classify(rel string) (Kept, bool) {
 	k, why := c.classify(rel)
 	return k, why == ""

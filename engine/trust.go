@@ -113,7 +113,7 @@ func (e *Engine) Withheld() []Private {
 // the paths the rules would keep, Store.CheckIgnore and Store.CheckFilter),
 // so a source of git's rules that the in-process matchers read differently
 // (gitstore.Ignores, gitstore.Attributes) cannot let such a file out: it is
-// published only when a user rule names it exactly. The home view, whose
+// published only when the user's strata.keepPrivate names it. The home view, whose
 // tree names are not work-tree paths, is not asked about.
 //
 // The commits the remote lacks are found in-process (PathsSinceQuick).
@@ -225,7 +225,7 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 // unpublishable returns, by path, why each of paths is one the current
 // rules would not keep: outside the work tree, kept by no rule, private by
 // the in-process rules, or ignored or filtered by git as git itself answers
-// (unless a user rule names it exactly).
+// (unless the user's strata.keepPrivate names it).
 func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[string]string, error) {
 	why := map[string]string{}
 	var ask []string
