@@ -22,6 +22,7 @@ import (
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/hooks"
+	"github.com/strata-dev/strata/internal/proc"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
@@ -412,8 +413,8 @@ func heldLock(eng *engine.Engine) (Finding, bool) {
 	}
 	who, fix := "no strata process named in it", "if no git or strata command is running on this repository, remove it: rm "+state.ShellWord(path)
 	switch {
-	case pid > 0 && alive && !gitstore.MayRunStrata(pid):
-		who = fmt.Sprintf("names process %d, which runs %s, not strata: an earlier strata's pid, reused; the next record removes it", pid, state.TermSafe(gitstore.ProcessName(pid)))
+	case pid > 0 && alive && !proc.MayRunStrata(pid):
+		who = fmt.Sprintf("names process %d, which runs %s, not strata: an earlier strata's pid, reused; the next record removes it", pid, state.TermSafe(proc.Name(pid)))
 		fix = ""
 	case pid > 0 && alive:
 		who = fmt.Sprintf("held by process %d, which is running (stopped?)", pid)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/gitperm"
+	"github.com/strata-dev/strata/internal/proc"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -193,7 +194,7 @@ func gcRunning(commonDir string) bool {
 	if host, err := os.Hostname(); err != nil || host != fields[1] {
 		return true // another machine's gc (a repository on a shared disk): git cannot tell either
 	}
-	return processAlive(pid)
+	return proc.Running(pid)
 }
 
 // startGC runs `git gc --auto` on the repository, detached, without

@@ -24,7 +24,3 @@ func tryLock(path string, sh gitperm.Shared) *os.File {
 // inherit: a child cannot be handed more descriptors here (os/exec's
 // ExtraFiles is not supported on Windows).
 func inherit(*exec.Cmd, *os.File) {}
-
-// processAlive cannot tell here: a gc.pid of this machine is taken as a
-// gc that runs, as before (until it is 12 hours old).
-func processAlive(int) bool { return true }

@@ -3,7 +3,6 @@
 package gitstore
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"syscall"
@@ -36,10 +35,3 @@ func tryLock(path string, sh gitperm.Shared) *os.File {
 // inherit makes lock the child's descriptor 3: the child holds the lock
 // until it and every process it started with the descriptor have exited.
 func inherit(cmd *exec.Cmd, lock *os.File) { cmd.ExtraFiles = []*os.File{lock} }
-
-// processAlive reports whether process pid exists (signal 0: EPERM means
-// it does, owned by another user).
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}

@@ -213,7 +213,7 @@ func (s *Store) removeStale(path string) bool {
 	case err != nil, lockAge(st) <= StaleLockAge:
 		return false // another process took it: a live lock
 	}
-	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && processAlive(pid) && MayRunStrata(pid) {
+	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && proc.Running(pid) && proc.MayRunStrata(pid) {
 		// its holder lives (stopped, suspended): no one's to remove. This
 		// process's own pid is an earlier life's (a container's pid 1
 		// restarted): no lock of this process lives 10 s; so is a pid that
@@ -485,11 +485,5 @@ func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, a
 		return path, 0, 0, false, false
 	}
 	pid = lockHolder(path)
-	return path, lockAge(st), pid, pid > 0 && processAlive(pid), true
+	return path, lockAge(st), pid, pid > 0 && proc.Running(pid), true
 }
-
-// ProcessName is proc.Name, for doctor.
-func ProcessName(pid int) string { return proc.Name(pid) }
-
-// MayRunStrata is proc.MayRunStrata, for doctor.
-func MayRunStrata(pid int) bool { return proc.MayRunStrata(pid) }

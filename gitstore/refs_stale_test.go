@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/strata-dev/strata/internal/proc"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -193,8 +194,8 @@ func TestRefLockFromTheFuture(t *testing.T) {
 // abandoned: here the test's parent when it is not a strata test binary.
 func TestRefLockOfReusedPid(t *testing.T) {
 	parent := os.Getppid()
-	if MayRunStrata(parent) {
-		t.Skipf("the parent process (%q) may be strata: nothing to test here", ProcessName(parent))
+	if proc.MayRunStrata(parent) {
+		t.Skipf("the parent process (%q) may be strata: nothing to test here", proc.Name(parent))
 	}
 	_, s, lock := lockedRepo(t)
 	old := time.Now().Add(-2 * StaleLockAge)
