@@ -2,8 +2,11 @@ package gitstore
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/strata-dev/strata/internal/proc"
 )
 
 // Amending reports whether the commit the running hook is checking
@@ -72,6 +75,24 @@ func valued(name string) bool {
 		}
 	}
 	return false
+}
+
+// nearestGit returns the command line of the nearest git process above
+// this one (at most 8 generations up), nil when none is found or the
+// processes cannot be read (no /proc).
+func nearestGit() []string {
+	pid := os.Getppid()
+	for n := 0; n < 8 && pid > 1; n++ {
+		argv := proc.Args(pid)
+		if argv == nil {
+			return nil
+		}
+		if isGit(argv) {
+			return argv
+		}
+		pid = proc.Parent(pid)
+	}
+	return nil
 }
 
 // isGit reports whether argv[0] names the git binary.

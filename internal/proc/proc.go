@@ -1,5 +1,6 @@
-// Package proc answers whether a process still runs, for the lock and
-// temp-file names that carry the id of the strata process that made them.
+// Package proc reads what the system says of a process: whether it still
+// runs (for the lock and temp-file names that carry the id of the strata
+// process that made them), its name, its command line and its parent.
 package proc
 
 import (
@@ -45,4 +46,38 @@ func Name(pid int) string {
 func MayRunStrata(pid int) bool {
 	name := Name(pid)
 	return name == "" || strings.Contains(name, "strata") || strings.HasSuffix(name, ".test")
+}
+
+// Args is the command line of process pid (/proc/PID/cmdline), nil when it
+// cannot be read (another system, a process gone).
+func Args(pid int) []string {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+}
+
+// Parent is the parent of process pid, read from /proc/PID/stat, whose
+// second field (the command name, in parentheses) may hold spaces and
+// parentheses itself: the fields after the last ')' are read. It is -1
+// when it cannot be read.
+func Parent(pid int) int {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
 }
