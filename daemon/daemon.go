@@ -352,17 +352,27 @@ func here(eng *engine.Engine, lock string) (place, error) {
 	return p, nil
 }
 
+// treeGone and gitDirGone are the errors of a watcher that stops because
+// its work tree or its git directory went (Run's one error line, exit 3).
+func treeGone(root string) error {
+	return fmt.Errorf("%s: work tree removed or replaced; watcher stopped: %w", root, state.ErrNotRepo)
+}
+
+func gitDirGone(dir string) error {
+	return fmt.Errorf("%s: git directory removed or replaced; watcher stopped: %w", dir, state.ErrNotRepo)
+}
+
 // goneNow is place.check for a watcher that could not take its place
 // (here) when it reloaded: the work tree is missing, or the git directory,
 // its HEAD or the lock file the watcher holds (rm -rf reaches .git/strata
 // before HEAD, and the work tree last).
 func goneNow(eng *engine.Engine) error {
 	if _, err := os.Stat(eng.Root()); err != nil {
-		return fmt.Errorf("%s: work tree removed or replaced; watcher stopped: %w", eng.Root(), state.ErrNotRepo)
+		return treeGone(eng.Root())
 	}
 	for _, p := range []string{filepath.Join(eng.GitDir(), "HEAD"), LockPath(eng)} {
 		if _, err := os.Lstat(p); err != nil {
-			return fmt.Errorf("%s: git directory removed or replaced; watcher stopped: %w", eng.GitDir(), state.ErrNotRepo)
+			return gitDirGone(eng.GitDir())
 		}
 	}
 	return nil
@@ -375,7 +385,7 @@ func goneNow(eng *engine.Engine) error {
 // gone (rm -rf reaches .git/strata before HEAD).
 func (p place) check() error {
 	if fi, err := os.Stat(p.root); err != nil || !os.SameFile(fi, p.rootFI) {
-		return fmt.Errorf("%s: work tree removed or replaced; watcher stopped: %w", p.root, state.ErrNotRepo)
+		return treeGone(p.root)
 	}
 	fi, err := os.Stat(p.gitDir)
 	if err == nil && os.SameFile(fi, p.gitDirFI) {
@@ -388,7 +398,7 @@ func (p place) check() error {
 		}
 	}
 	if err != nil || !os.SameFile(fi, p.gitDirFI) {
-		return fmt.Errorf("%s: git directory removed or replaced; watcher stopped: %w", p.gitDir, state.ErrNotRepo)
+		return gitDirGone(p.gitDir)
 	}
 	return nil
 }
