@@ -261,12 +261,18 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 // writes it leaves undone are kept for TakeNotWritten to name.
 func (e *Engine) recoverWrites() error {
 	nw, _, err := e.RecoverWrites()
-	if len(nw) > 0 {
-		e.nwMu.Lock()
-		e.notWritten = append(e.notWritten, nw...)
-		e.nwMu.Unlock()
-	}
+	e.noteNotWritten(nw...)
 	return err
+}
+
+// noteNotWritten keeps nw for TakeNotWritten to name.
+func (e *Engine) noteNotWritten(nw ...NotWritten) {
+	if len(nw) == 0 {
+		return
+	}
+	e.nwMu.Lock()
+	e.notWritten = append(e.notWritten, nw...)
+	e.nwMu.Unlock()
 }
 
 // NotWritten is a write an interrupted sync owed that completing its

@@ -184,9 +184,7 @@ func (e *Engine) RemoveTempLeftovers(paths []config.Kept) []config.Kept {
 		// named as a sync's journal names one (attack19 verify N2: recorded
 		// without a word)
 		f := found[path]
-		e.nwMu.Lock()
-		e.notWritten = append(e.notWritten, NotWritten{Path: path, Found: f.commit, FoundRejected: f.rejected})
-		e.nwMu.Unlock()
+		e.noteNotWritten(NotWritten{Path: path, Found: f.commit, FoundRejected: f.rejected})
 		if !slices.ContainsFunc(paths, func(k config.Kept) bool { return k.Path == path }) {
 			if k, ok := e.cfg.Classify(path); ok {
 				paths = append(paths, k) // no file of that name on disk: its absence is recorded next
