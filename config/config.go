@@ -103,6 +103,12 @@ type Config struct {
 	// Ignored reports whether git ignores a repo-relative path (nil: nothing
 	// is). Such a file is kept only when KeepPrivate says so.
 	Ignored func(rel string) bool
+	// IgnoredBefore names the commit (or "HEAD") whose .gitignore files
+	// ignore a repo-relative path git does not ignore now, "" when none does
+	// (nil: none): a .gitignore change, which may come from anyone who can
+	// push, does not make a private file shareable (gitstore.IgnoredBefore).
+	// Such a file, too, is kept only when KeepPrivate says so.
+	IgnoredBefore func(rel string) string
 	// Nested returns the folder (repo-relative) of another repository
 	// nested in the work tree — a submodule, a clone: a folder holding a
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
@@ -445,6 +451,16 @@ func WhyFiltered(driver string) string {
 	return "git filters it (filter=" + state.TermSafe(driver) + ")"
 }
 
+// WhyIgnoredBefore is the reason a path that the .gitignore files of
+// commit at (a short id, or "HEAD") ignore, and the ones on disk do not, is
+// private.
+func WhyIgnoredBefore(at string) string {
+	if at == "HEAD" {
+		return "ignored by the .gitignore files HEAD commits (the ones on disk no longer ignore it)"
+	}
+	return "ignored by git at commit " + at + " (a .gitignore change since no longer ignores it)"
+}
+
 func (c *Config) classify(rel string) (Kept, string) {
 	// The layer files' names come from .strata.yaml, which Load checks, or
 	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
@@ -533,7 +549,13 @@ func (c *Config) privacy(rel string, named bool) string {
 		why = whyLocalJSON
 	case c.Ignored != nil && c.Ignored(rel):
 		why = whyIgnored
-	case c.Filter != nil:
+	}
+	if why == "" && c.IgnoredBefore != nil {
+		if at := c.IgnoredBefore(rel); at != "" {
+			why = WhyIgnoredBefore(at)
+		}
+	}
+	if why == "" && c.Filter != nil {
 		if driver := c.Filter(rel); driver != "" {
 			why = WhyFiltered(driver)
 		}

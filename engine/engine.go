@@ -146,10 +146,11 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now, index: ix}
 	e.rules.ig, e.rules.at = st.Ignores(), st.Attributes()
-	cfg.Ignored = e.ignored         // git-ignored files are private (trust.go)
-	cfg.Filter = e.filtered         // and so are files git filters
-	cfg.Nested = e.nestedRel        // files of a submodule or a nested clone are its own
-	cfg.KeepPrivate = e.keepPrivate // the user's git configuration may keep a private file
+	cfg.Ignored = e.ignored             // git-ignored files are private (trust.go)
+	cfg.IgnoredBefore = e.ignoredBefore // and so are files a .gitignore of an earlier HEAD ignored
+	cfg.Filter = e.filtered             // and so are files git filters
+	cfg.Nested = e.nestedRel            // files of a submodule or a nested clone are its own
+	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
 	cfg.FollowDir = e.followDir
 	return e, nil
 }
@@ -184,6 +185,16 @@ func (e *Engine) ignored(rel string) bool {
 	ig := e.rules.ig
 	e.rules.Unlock()
 	return ig.Ignored(rel)
+}
+
+// ignoredBefore is config.Config.IgnoredBefore: the commit whose
+// .gitignore files ignore rel while the work tree's do not
+// (gitstore.Ignores.IgnoredBefore).
+func (e *Engine) ignoredBefore(rel string) string {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	return ig.IgnoredBefore(rel)
 }
 
 func (e *Engine) filtered(rel string) string {

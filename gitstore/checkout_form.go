@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -96,36 +94,5 @@ func (s *Store) PastHeads(ref string, n int) []string {
 // recentInLog returns the old and new commits of the last n entries of the
 // reflog file name, newest first, each once; only its end is read.
 func recentInLog(name string, n int) []string {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	const tail = 64 << 10
-	off := max(st.Size()-tail, 0)
-	buf := make([]byte, st.Size()-off)
-	k, _ := f.ReadAt(buf, off)
-	lines := strings.Split(strings.TrimRight(string(buf[:k]), "\n"), "\n")
-	if off > 0 && len(lines) > 0 {
-		lines = lines[1:] // the first may be cut
-	}
-	var out []string
-	seen := map[string]bool{}
-	for i := len(lines) - 1; i >= 0 && i >= len(lines)-n; i-- {
-		f := strings.SplitN(lines[i], " ", 3)
-		if len(f) < 3 {
-			continue
-		}
-		for _, c := range []string{f[1], f[0]} {
-			if plumbing.IsHash(c) && c != plumbing.ZeroHash.String() && !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
-		}
-	}
-	return out
+	return headsSince(name, 0, n)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
@@ -33,13 +34,18 @@ type Ignores struct {
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
 	fold bool
+
+	store    *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
+	sets     []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
+	setsRead bool
+	setsErr  error // the earlier rule sets could not be read: untracked files count as ignored by them
 }
 
 // Ignores returns the ignore rules of this work tree. Nothing is read until
 // the first question: a command that asks none (`strata show --at`) reads no
 // git configuration.
 func (s *Store) Ignores() *Ignores {
-	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, settings: s.ruleSettings, dirs: map[string]*dirRules{}}
+	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, settings: s.ruleSettings, dirs: map[string]*dirRules{}, store: s}
 }
 
 // Ignored reports whether git ignores the repo-relative, slash-separated path.
@@ -87,6 +93,7 @@ type dirRules struct {
 	ps      []gitignore.Pattern
 	m       gitignore.Matcher
 	ignored bool
+	blob    plumbing.Hash // the blob of the folder's own .gitignore, zero when it has none (IgnoredBefore)
 }
 
 func (ig *Ignores) dir(segs []string) *dirRules {
@@ -106,7 +113,11 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.m.Match(ig.folded(segs), true)}
 	}
 	name := filepath.Join(append([]string{ig.root}, append(append([]string{}, segs...), ".gitignore")...)...)
-	if own := ig.readIgnoreFile(name, ig.folded(segs)); len(own) > 0 {
+	raw, ok := readRuleFileRaw(name)
+	if ok {
+		d.blob = plumbing.ComputeHash(plumbing.BlobObject, raw)
+	}
+	if own := ig.parseRules(strings.TrimPrefix(string(raw), "\ufeff"), ig.folded(segs)); len(own) > 0 {
 		d.ps = append(append([]gitignore.Pattern{}, d.ps...), own...)
 	}
 	d.m = gitignore.NewMatcher(d.ps)
@@ -153,7 +164,12 @@ func (ig *Ignores) readIgnoreFile(name string, domain []string) []gitignore.Patt
 	if name == "" {
 		return nil
 	}
-	data := readRuleFile(name)
+	return ig.parseRules(readRuleFile(name), domain)
+}
+
+// parseRules parses the text of one ignore file whose patterns apply in
+// the folder domain.
+func (ig *Ignores) parseRules(data string, domain []string) []gitignore.Pattern {
 	var ps []gitignore.Pattern
 	for rest := data; rest != ""; {
 		var line string
@@ -180,20 +196,27 @@ const ruleFileMax = 100 << 20
 // mark an editor may have put first (git skips it, and a pattern starting
 // with it would match nothing). Any failure reads as an empty file.
 func readRuleFile(name string) string {
+	data, _ := readRuleFileRaw(name)
+	return strings.TrimPrefix(string(data), "\ufeff")
+}
+
+// readRuleFileRaw is readRuleFile's bytes as they are on disk; ok is false
+// when there is no such file to read.
+func readRuleFileRaw(name string) (data []byte, ok bool) {
 	f, err := os.Open(name)
 	if err != nil {
-		return ""
+		return nil, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > ruleFileMax {
-		return ""
+		return nil, false
 	}
-	data, err := io.ReadAll(io.LimitReader(f, ruleFileMax+1))
+	data, err = io.ReadAll(io.LimitReader(f, ruleFileMax+1))
 	if err != nil || len(data) > ruleFileMax {
-		return ""
+		return nil, false
 	}
-	return strings.TrimPrefix(string(data), "\ufeff")
+	return data, true
 }
 
 // xdgGitFile is git's default for a file of its user configuration:

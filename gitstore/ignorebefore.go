@@ -1,0 +1,559 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/strata-dev/strata/gitstore/internal/odb"
+	"github.com/strata-dev/strata/state"
+)
+
+// A file the project's .gitignore ignored stays private after a .gitignore
+// change un-ignores it (attack19-final F1). The .gitignore files are the
+// repository's, written by anyone who can push: a pushed commit that drops
+// the line ignoring `prod.env`, or adds `!prod.env`, together with a
+// .strata.yaml glob naming it, would otherwise have the victim's next
+// `git pull` and `strata sync` publish their secret. So the ignore rules of
+// every commit this work tree had checked out count, not only the ones on
+// disk now:
+//
+//   - HEAD's own .gitignore files (a pull stopped for its merge commit has
+//     the pushed .gitignore on disk, not yet in HEAD), and
+//   - those of each earlier HEAD whose .gitignore files differ from the
+//     next one strata saw: strata notes the HEAD it last saw
+//     (<gitdir>/strata/gitignores-head) and, when HEAD moved and any
+//     .gitignore differs, keeps the earlier commit's .gitignore files (only
+//     those, as a tree) on the local ref refs/strata/gitignores (per linked
+//     worktree, refs/strata/worktrees/<name>/gitignores), which no sync
+//     pushes and which keeps them from git's gc. Where strata has never
+//     run, the commits of HEAD's recent reflog are taken instead.
+//
+// A file one of those rule sets ignores, that git does not track, is
+// private ("ignored by git at commit …") until the user's own git config
+// keeps it (strata.keepPrivate), as a file ignored now is. Unlike
+// info/exclude and core.excludesFile, which are this machine's alone and
+// read only as they are now (Ignores.excludedHere), these come with the
+// repository.
+
+// gitignoresSeen is the file naming the HEAD strata last compared.
+func (s *Store) gitignoresSeen() string {
+	return filepath.Join(s.gitDir, "strata", "gitignores-head")
+}
+
+// GitignoresRef is the local ref keeping the .gitignore files of earlier
+// HEADs (see above).
+func (s *Store) GitignoresRef() string { return s.ref("gitignores") }
+
+// reflogSeed is how many entries of HEAD's reflog are taken where strata
+// has not seen a HEAD before.
+const reflogSeed = 50
+
+// ruleSet is the .gitignore files of one commit: root is a tree holding
+// them at their paths (a commit's whole tree, or a tree of only them).
+type ruleSet struct {
+	label string // the commit, for the reason a file is private
+	root  plumbing.Hash
+	dirs  map[string]*setDir
+}
+
+// setDir is what dirRules is for the work tree: the patterns that apply in
+// one folder of a rule set, whether the folder is ignored, and the blob of
+// its own .gitignore (zero when it has none).
+type setDir struct {
+	ps      []gitignore.Pattern
+	m       gitignore.Matcher
+	ignored bool
+	blob    plumbing.Hash
+}
+
+// IgnoredBefore returns the commit (short) whose .gitignore files ignore
+// rel while the work tree's rules do not, or "" when none does or git
+// tracks rel. A rule set whose .gitignore files along rel's folders are the
+// work tree's own is not asked: it answers as the work tree does. When the
+// earlier rule sets cannot be read, every untracked file counts as ignored
+// by them ("…unreadable…"): a damaged record keeps files private rather than
+// publishing them.
+func (ig *Ignores) IgnoredBefore(rel string) string {
+	if ig == nil || ig.store == nil || rel == "" || strings.HasPrefix(rel, "~") {
+		return ""
+	}
+	segs := strings.Split(rel, "/")
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	if !ig.setsRead {
+		ig.setsRead = true
+		ig.sets, ig.setsErr = ig.store.ruleSets()
+	}
+	folded := ig.folded(segs)
+	if d := ig.dir(segs[:len(segs)-1]); d.ignored || d.m.Match(folded, false) || ig.excludedHere(segs) {
+		return "" // ignored now (Ignored)
+	}
+	found := ""
+	if ig.setsErr != nil {
+		found = "? (" + ig.store.GitignoresRef() + " unreadable: " + ig.setsErr.Error() + ")"
+	}
+	for _, set := range ig.sets {
+		if found != "" {
+			break
+		}
+		if ig.sameChain(set, segs) {
+			continue
+		}
+		d := ig.setDir(set, segs[:len(segs)-1])
+		if d.ignored || d.m.Match(folded, false) {
+			found = set.label
+		}
+	}
+	if found == "" || ig.isTracked(rel) {
+		return ""
+	}
+	return found
+}
+
+// sameChain reports whether set has, in rel's folders from the root down,
+// the same .gitignore files as the work tree. Callers hold ig.mu.
+func (ig *Ignores) sameChain(set *ruleSet, segs []string) bool {
+	for i := 0; i < len(segs); i++ {
+		if ig.dir(segs[:i]).blob != ig.setDir(set, segs[:i]).blob {
+			return false
+		}
+	}
+	return true
+}
+
+// setDir is the rules of set in the folder segs, read once. Callers hold
+// ig.mu.
+func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
+	key := strings.Join(segs, "/")
+	if d, ok := set.dirs[key]; ok {
+		return d
+	}
+	d := &setDir{}
+	if len(segs) > 0 {
+		parent := ig.setDir(set, segs[:len(segs)-1])
+		d.ps, d.ignored = parent.ps, parent.ignored || parent.m.Match(ig.folded(segs), true)
+	}
+	if !d.ignored {
+		name := ".gitignore"
+		if key != "" {
+			name = key + "/.gitignore"
+		}
+		if data, blob, ok := ig.store.treeRuleFile(set.root, name); ok {
+			d.blob = blob
+			if own := ig.parseRules(data, ig.folded(segs)); len(own) > 0 {
+				d.ps = append(append([]gitignore.Pattern{}, d.ps...), own...)
+			}
+		}
+	}
+	d.m = gitignore.NewMatcher(d.ps)
+	set.dirs[key] = d
+	return d
+}
+
+// treeRuleFile reads the rule file at path in tree root: a regular file of
+// at most ruleFileMax bytes, without a leading byte order mark, as
+// readRuleFile reads one on disk.
+func (s *Store) treeRuleFile(root plumbing.Hash, path string) (data string, blob plumbing.Hash, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.lookup(root, path)
+	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
+		return "", plumbing.ZeroHash, false
+	}
+	if _, size, err := s.objects.Stat(e.Hash); err != nil || size > ruleFileMax {
+		return "", plumbing.ZeroHash, false
+	}
+	t, raw, err := s.readObject(e.Hash)
+	if err != nil || t != plumbing.BlobObject {
+		return "", plumbing.ZeroHash, false
+	}
+	return strings.TrimPrefix(string(raw), "\ufeff"), e.Hash, true
+}
+
+// ruleSets returns HEAD's rule set and those refs/strata/gitignores keeps,
+// after noting a move of HEAD (noteHead). A repository without a commit has
+// no HEAD set.
+func (s *Store) ruleSets() ([]*ruleSet, error) {
+	var sets []*ruleSet
+	head, err := s.resolve("HEAD")
+	switch {
+	case err == nil:
+		s.mu.Lock()
+		tree, terr := s.commitTree(head)
+		s.mu.Unlock()
+		if terr != nil {
+			return nil, terr
+		}
+		sets = append(sets, &ruleSet{label: "HEAD", root: tree, dirs: map[string]*setDir{}})
+	case errors.Is(err, state.ErrNotFound):
+		head = plumbing.ZeroHash
+	default:
+		return nil, err
+	}
+	noted, err := s.noteHead(head)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range noted { // also when they could not be kept
+		sets = append(sets, &ruleSet{label: shortID(e.Name), root: e.Hash, dirs: map[string]*setDir{}})
+	}
+	kept, err := s.readRef(s.GitignoresRef())
+	if errors.Is(err, state.ErrNotFound) {
+		return sets, nil
+	} else if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tree, err := s.commitTree(kept)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.tree(tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			sets = append(sets, &ruleSet{label: shortID(e.Name), root: e.Hash, dirs: map[string]*setDir{}})
+		}
+	}
+	return sets, nil
+}
+
+func shortID(id string) string {
+	if len(id) > 10 {
+		return id[:10]
+	}
+	return id
+}
+
+// noteHead compares head with the HEAD strata saw last, and with every
+// commit HEAD's reflog names since (its last reflogSeed entries at most; all
+// of them where strata has seen no HEAD yet): the .gitignore files of each
+// that differ from head's are kept on refs/strata/gitignores before head is
+// noted as seen (so a crash between loses nothing: the next run compares
+// again). It returns the rule sets it found, for this run to use even when
+// they could not be kept (a repository this user may read but not write).
+func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
+	seenFile := s.gitignoresSeen()
+	data, err := os.ReadFile(seenFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	seen, logSeen, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	logFile := filepath.Join(s.gitDir, "logs", "HEAD")
+	logSize := int64(0)
+	if fi, err := os.Stat(logFile); err == nil {
+		logSize = fi.Size()
+	}
+	if seen == head.String() && logSeen == strconv.FormatInt(logSize, 10) {
+		return nil, nil
+	}
+	var earlier []plumbing.Hash
+	if plumbing.IsHash(seen) && seen != plumbing.ZeroHash.String() {
+		earlier = append(earlier, plumbing.NewHash(seen))
+	}
+	from, err := strconv.ParseInt(logSeen, 10, 64)
+	if err != nil || from > logSize {
+		from = 0 // never seen, or the reflog was cut since: its end counts
+	}
+	for _, c := range headsSince(logFile, from, reflogSeed) {
+		earlier = append(earlier, plumbing.NewHash(c))
+	}
+	var keep []treeEntry // name: the commit; hash: a tree of its .gitignore files
+	s.mu.Lock()
+	headTree := odb.EmptyTree
+	if !head.IsZero() {
+		if headTree, err = s.commitTree(head); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	differ := map[[2]plumbing.Hash]bool{}
+	only := map[plumbing.Hash]plumbing.Hash{}
+	for _, c := range earlier {
+		if c == head {
+			continue
+		}
+		tree, err := s.commitTree(c)
+		if errors.Is(err, state.ErrNotFound) {
+			continue // gone (a gc after a rebase): nothing of it to keep
+		} else if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		d, err := s.ignoresDiffer(tree, headTree, differ, 0)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		if !d {
+			continue
+		}
+		t, err := s.ignoreFilesOnly(tree, only, 0)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		keep = append(keep, treeEntry{Name: c.String(), Mode: filemode.Dir, Hash: t})
+	}
+	s.mu.Unlock()
+	if len(keep) > 0 && s.keepRuleSets(keep) != nil {
+		return keep, nil // not noted as seen: compared again next time
+	}
+	s.writeSeen(seenFile, head, logSize) // best effort, as above
+	return keep, nil
+}
+
+// headsSince returns the commits the entries of the reflog file name
+// written after its first from bytes move from and to, newest first, each
+// once: at most n entries, from at most its last 64 KB.
+func headsSince(name string, from int64, n int) []string {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	const tail = 64 << 10
+	off := max(from, st.Size()-tail)
+	if off >= st.Size() {
+		return nil
+	}
+	buf := make([]byte, st.Size()-off)
+	k, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:k]), "\n"), "\n")
+	if off > from && len(lines) > 0 {
+		lines = lines[1:] // the first may be cut
+	}
+	var out []string
+	seen := map[string]bool{}
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-n; i-- {
+		f := strings.SplitN(lines[i], " ", 3)
+		if len(f) < 3 {
+			continue
+		}
+		for _, c := range []string{f[1], f[0]} {
+			if plumbing.IsHash(c) && c != plumbing.ZeroHash.String() && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// keepRuleSets adds the rule sets to refs/strata/gitignores, each tree
+// once.
+func (s *Store) keepRuleSets(add []treeEntry) error {
+	_, err := s.updateRef(s.GitignoresRef(), func(parent plumbing.Hash) (plumbing.Hash, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var entries []treeEntry
+		if !parent.IsZero() {
+			tree, err := s.commitTree(parent)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			old, err := s.tree(tree)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			entries = append(entries, old...)
+		}
+		have := map[plumbing.Hash]bool{}
+		for _, e := range entries {
+			have[e.Hash] = true
+		}
+		n := len(entries)
+		for _, e := range add {
+			if !have[e.Hash] && e.Hash != odb.EmptyTree {
+				have[e.Hash] = true
+				entries = append(entries, e)
+			}
+		}
+		if n == len(entries) {
+			return plumbing.ZeroHash, state.ErrUnchanged
+		}
+		tree, err := s.writeObject(plumbing.TreeObject, odb.EncodeTree(entries))
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		msg := "strata: the .gitignore files of earlier HEADs of this work tree\n\n" +
+			"A file they ignore stays private for strata until git config strata.keepPrivate names it.\n"
+		return s.writeCommit(tree, plumbing.ZeroHash, time.Unix(0, 0).UTC(), msg)
+	})
+	if errors.Is(err, state.ErrUnchanged) {
+		return nil
+	}
+	return err
+}
+
+// writeSeen notes head as the HEAD last compared, and how long HEAD's
+// reflog was then.
+func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64) error {
+	if err := s.Shared().MkdirAll(filepath.Dir(name)); err != nil {
+		return err
+	}
+	tmp := name + ".tmp-" + strconv.Itoa(os.Getpid())
+	f, err := s.Shared().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(head.String() + "\n" + strconv.FormatInt(logSize, 10) + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, name)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+	}
+	return werr
+}
+
+// maxRuleDepth bounds the folders walked for .gitignore files: git's own
+// limit on tree depth (core.maxTreeDepth).
+const maxRuleDepth = 4096
+
+// ignoresDiffer reports whether trees a and b hold different .gitignore
+// files, reading only the subtrees that differ. Pairs already compared are
+// in memo. Callers hold s.mu.
+func (s *Store) ignoresDiffer(a, b plumbing.Hash, memo map[[2]plumbing.Hash]bool, depth int) (bool, error) {
+	if a == b {
+		return false, nil
+	}
+	if d, ok := memo[[2]plumbing.Hash{a, b}]; ok {
+		return d, nil
+	}
+	if depth > maxRuleDepth {
+		return true, nil
+	}
+	ea, err := s.tree(a)
+	if err != nil {
+		return false, err
+	}
+	eb, err := s.tree(b)
+	if err != nil {
+		return false, err
+	}
+	inB := make(map[string]treeEntry, len(eb))
+	for _, e := range eb {
+		inB[e.Name] = e
+	}
+	differ := false
+	for _, e := range ea {
+		if differ {
+			break
+		}
+		o, ok := inB[e.Name]
+		delete(inB, e.Name)
+		switch {
+		case e.Name == ".gitignore" && !e.IsDir(), ok && o.Name == ".gitignore" && !o.IsDir():
+			differ = !ok || o.Hash != e.Hash || o.Mode != e.Mode
+		case e.IsDir() && ok && o.IsDir():
+			differ, err = s.ignoresDiffer(e.Hash, o.Hash, memo, depth+1)
+		default:
+			for _, x := range []treeEntry{e, o} {
+				if x.IsDir() && !differ {
+					differ, err = s.hasIgnoreFile(x.Hash, map[plumbing.Hash]bool{}, depth+1)
+				}
+			}
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	for _, o := range inB { // only in b
+		if differ {
+			break
+		}
+		if o.Name == ".gitignore" && !o.IsDir() {
+			differ = true
+		} else if o.IsDir() {
+			if differ, err = s.hasIgnoreFile(o.Hash, map[plumbing.Hash]bool{}, depth+1); err != nil {
+				return false, err
+			}
+		}
+	}
+	memo[[2]plumbing.Hash{a, b}] = differ
+	return differ, nil
+}
+
+// hasIgnoreFile reports whether tree h holds a .gitignore file at any
+// depth; trees already looked at are in seen. Callers hold s.mu.
+func (s *Store) hasIgnoreFile(h plumbing.Hash, seen map[plumbing.Hash]bool, depth int) (bool, error) {
+	if seen[h] || depth > maxRuleDepth {
+		return false, nil
+	}
+	seen[h] = true
+	entries, err := s.tree(h)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.Name == ".gitignore" && !e.IsDir() {
+			return true, nil
+		}
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if found, err := s.hasIgnoreFile(e.Hash, seen, depth+1); found || err != nil {
+				return found, err
+			}
+		}
+	}
+	return false, nil
+}
+
+// ignoreFilesOnly writes the tree of only the .gitignore files of tree h
+// (and the folders holding them), returning EmptyTree when it has none;
+// shared subtrees are walked once (memo). Callers hold s.mu.
+func (s *Store) ignoreFilesOnly(h plumbing.Hash, memo map[plumbing.Hash]plumbing.Hash, depth int) (plumbing.Hash, error) {
+	if t, ok := memo[h]; ok {
+		return t, nil
+	}
+	if depth > maxRuleDepth {
+		return odb.EmptyTree, nil
+	}
+	entries, err := s.tree(h)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var out []treeEntry
+	for _, e := range entries {
+		switch {
+		case e.Name == ".gitignore" && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
+			out = append(out, e)
+		case e.IsDir():
+			t, err := s.ignoreFilesOnly(e.Hash, memo, depth+1)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			if t != odb.EmptyTree {
+				out = append(out, treeEntry{Name: e.Name, Mode: filemode.Dir, Hash: t})
+			}
+		}
+	}
+	t := odb.EmptyTree
+	if len(out) > 0 {
+		if t, err = s.writeObject(plumbing.TreeObject, odb.EncodeTree(out)); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	memo[h] = t
+	return t, nil
+}

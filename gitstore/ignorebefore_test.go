@@ -1,0 +1,207 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ignoredBeforeRepo is a repository whose first commit ignores secret/
+// and, in sub/.gitignore, *.key; strata has seen it (IgnoredBefore asked
+// once). It returns the first commit.
+func ignoredBeforeRepo(t *testing.T) (dir, first string) {
+	t.Helper()
+	dir = realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", ".")
+	writeFile(t, filepath.Join(dir, ".gitignore"), "secret/\n*.log\n")
+	writeFile(t, filepath.Join(dir, "sub", ".gitignore"), "*.key\n")
+	writeFile(t, filepath.Join(dir, "sub", "keep.md"), "x\n")
+	writeFile(t, filepath.Join(dir, "secret", "tracked.json"), "{}\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "add", "-f", "secret/tracked.json")
+	runGit(t, dir, "commit", "-q", "-m", "first")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := s.Ignores().IgnoredBefore("secret/a.json"); at != "" {
+		t.Fatalf("secret/a.json is ignored now: IgnoredBefore %q, want \"\"", at)
+	}
+	s.Close()
+	return dir, strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+}
+
+// TestIgnoredBeforeKeepsEarlierRules: a commit that drops the lines and the
+// nested .gitignore leaves the files those ignored private, named by the
+// earlier commit, while a tracked file and a file no rule ignored are not;
+// the local ref keeps only the earlier commit's .gitignore files.
+func TestIgnoredBeforeKeepsEarlierRules(t *testing.T) {
+	dir, first := ignoredBeforeRepo(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "*.log\n")
+	runGit(t, dir, "rm", "-q", "sub/.gitignore")
+	runGit(t, dir, "commit", "-q", "-am", "un-ignore")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ig := s.Ignores()
+	for p, want := range map[string]string{
+		"secret/a.json":       first[:10],
+		"sub/id.key":          first[:10],
+		"secret/tracked.json": "",
+		"other.json":          "",
+		"sub/keep.md":         "",
+		"x.log":               "", // ignored now: Ignored says so
+	} {
+		if got := ig.IgnoredBefore(p); got != want {
+			t.Errorf("IgnoredBefore(%s) = %q, want %q", p, got, want)
+		}
+	}
+	files := runGit(t, dir, "ls-tree", "-r", "--name-only", "refs/strata/gitignores")
+	if want := first + "/.gitignore\n" + first + "/sub/.gitignore"; strings.TrimSpace(files) != want {
+		t.Errorf("refs/strata/gitignores holds\n%s, want\n%s", files, want)
+	}
+}
+
+// TestIgnoredBeforeHeadOnDisk: a .gitignore edited on disk (a pull waiting
+// for its merge commit) does not un-ignore what HEAD's ignores.
+func TestIgnoredBeforeHeadOnDisk(t *testing.T) {
+	dir, _ := ignoredBeforeRepo(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "secret/\n!secret/\n")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("secret/a.json"); got != "HEAD" {
+		t.Errorf("IgnoredBefore = %q, want HEAD", got)
+	}
+}
+
+// TestIgnoredBeforeReflog: where strata never ran, the commits HEAD's
+// reflog names count; and moves strata did not see (two pulls between two
+// runs) count too.
+func TestIgnoredBeforeReflog(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", ".")
+	writeFile(t, filepath.Join(dir, ".gitignore"), "prod.env\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "ignore")
+	first := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(dir, ".gitignore"), "")
+	runGit(t, dir, "commit", "-q", "-am", "drop")
+	writeFile(t, filepath.Join(dir, "README"), "x\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "more")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
+		t.Errorf("first run: IgnoredBefore = %q, want %q", got, first[:10])
+	}
+
+	// strata saw a HEAD that ignores nothing; .gitignore then ignores
+	// b.env and is emptied again, in two commits it does not see
+	writeFile(t, filepath.Join(dir, ".gitignore"), "b.env\n")
+	runGit(t, dir, "commit", "-q", "-am", "ignore b")
+	second := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(dir, ".gitignore"), "")
+	runGit(t, dir, "commit", "-q", "-am", "drop b")
+	if got := s.Ignores().IgnoredBefore("b.env"); got != second[:10] {
+		t.Errorf("after two unseen moves: IgnoredBefore = %q, want %q", got, second[:10])
+	}
+}
+
+// TestIgnoredBeforeKeepsEachSetOnce: moving HEAD back and forth between two
+// .gitignore versions keeps each once.
+func TestIgnoredBeforeKeepsEachSetOnce(t *testing.T) {
+	dir, _ := ignoredBeforeRepo(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "*.log\n")
+	runGit(t, dir, "commit", "-q", "-am", "un-ignore")
+	for i := 0; i < 4; i++ {
+		runGit(t, dir, "checkout", "-q", "HEAD~1")
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Ignores().IgnoredBefore("secret/a.json")
+		s.Close()
+		runGit(t, dir, "checkout", "-q", "-")
+		if s, err = Open(dir); err != nil {
+			t.Fatal(err)
+		}
+		s.Ignores().IgnoredBefore("secret/a.json")
+		s.Close()
+	}
+	sets := runGit(t, dir, "ls-tree", "refs/strata/gitignores")
+	if n := len(strings.Split(strings.TrimSpace(sets), "\n")); n != 2 {
+		t.Errorf("refs/strata/gitignores keeps %d sets, want 2:\n%s", n, sets)
+	}
+}
+
+// TestIgnoredBeforeSharedTrees: a pushed tree of 40 levels, each holding
+// the next twice (2^40 paths, a few objects), is compared and kept in
+// linear time, not walked path by path.
+func TestIgnoredBeforeSharedTrees(t *testing.T) {
+	dir, first := ignoredBeforeRepo(t)
+	blob := strings.TrimSpace(runGit(t, dir, "hash-object", "-w", filepath.Join(dir, ".gitignore")))
+	tree := mktree(t, dir, fmt.Sprintf("100644 blob %s\t.gitignore\n", blob))
+	for i := 0; i < 40; i++ {
+		tree = mktree(t, dir, fmt.Sprintf("040000 tree %s\ta\n040000 tree %s\tb\n", tree, tree))
+	}
+	c := strings.TrimSpace(runGit(t, dir, "commit-tree", tree, "-p", first, "-m", "wide"))
+	// strata saw the wide commit, then HEAD went back, and the other way
+	for _, heads := range [][2]string{{c, first}, {first, c}} {
+		runGit(t, dir, "update-ref", "--no-deref", "HEAD", heads[0])
+		os.Remove(filepath.Join(dir, ".git", "strata", "gitignores-head"))
+		os.Remove(filepath.Join(dir, ".git", "logs", "HEAD"))
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Ignores().IgnoredBefore("other.json")
+		s.Close()
+		runGit(t, dir, "update-ref", "--no-deref", "HEAD", heads[1])
+		if s, err = Open(dir); err != nil {
+			t.Fatal(err)
+		}
+		s.Ignores().IgnoredBefore("other.json")
+		s.Close()
+	}
+	if sets := runGit(t, dir, "ls-tree", "refs/strata/gitignores"); !strings.Contains(sets, c) || !strings.Contains(sets, first) {
+		t.Errorf("refs/strata/gitignores keeps\n%s, want both commits", sets)
+	}
+}
+
+// TestIgnoredBeforeUnreadable: when the kept rule sets cannot be read, an
+// untracked file counts as ignored by them: it stays private.
+func TestIgnoredBeforeUnreadable(t *testing.T) {
+	dir, _ := ignoredBeforeRepo(t)
+	writeFile(t, filepath.Join(dir, ".git", "refs", "strata", "gitignores"), strings.Repeat("ab", 20)+"\n")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ig := s.Ignores()
+	if got := ig.IgnoredBefore("other.json"); !strings.HasPrefix(got, "? (refs/strata/gitignores unreadable") {
+		t.Errorf("IgnoredBefore = %q, want the unreadable ref named", got)
+	}
+	if got := ig.IgnoredBefore("secret/tracked.json"); got != "" {
+		t.Errorf("a tracked file: IgnoredBefore = %q, want \"\"", got)
+	}
+}
+
+func mktree(t *testing.T, dir, entries string) string {
+	t.Helper()
+	out, err := gitOut(dir, []byte(entries), "mktree")
+	if err != nil {
+		t.Fatalf("git mktree: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(out)
+}
