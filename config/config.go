@@ -423,6 +423,11 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 // the work tree is not kept (Nested); no rule keeps such a file.
 const WhyNested = "inside another git repository, "
 
+// WhyOutside is why a layer file named outside the work tree and the home
+// directory ($MEMORY_FILE_PATH=/data/memory.jsonl) is neither kept nor
+// written.
+const WhyOutside = "outside the work tree and the home directory"
+
 // Why a path that matches a rule is not kept.
 const (
 	whyNot       = "no rule"
@@ -465,6 +470,9 @@ func (c *Config) classify(rel string) (Kept, string) {
 	// The layer files' names come from .strata.yaml, which Load checks, or
 	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
 	if (rel == c.L2() || rel == c.Graph || c.OtherMemory(rel)) && !hasControl(rel) {
+		if !strings.HasPrefix(rel, "~/") && checkRel(rel) != nil {
+			return Kept{}, WhyOutside // $MEMORY_FILE_PATH naming /elsewhere or ../elsewhere
+		}
 		k := Kept{Path: rel, Class: state.ClassMemory, Schema: "markdown", TTL: c.TTL}
 		if rel == c.Graph {
 			k.Class, k.Schema = state.ClassGraph, "mcp-memory"

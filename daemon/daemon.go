@@ -648,9 +648,18 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			r.log.Error("layers", "err", err)
 		}
 		for _, o := range more {
-			if o.Entry != nil {
+			switch {
+			case o.Entry != nil:
 				r.recorded++
 				r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
+			case o.Invalid() && !slices.ContainsFunc(outs, func(x engine.Outcome) bool { return x.Path == o.Path }):
+				// the L2 file, found invalid by the write protocol (its warning names it)
+				if o.Rejected != nil {
+					r.rejected++
+				}
+				if r.problems != nil {
+					fmt.Fprintln(r.problems, o.Problems.Error())
+				}
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -277,7 +278,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 			return nil, err
 		}
 		if len(o) > 0 && o[0].Invalid() {
-			a.Warn(fmt.Sprintf("L2 %s not written: it is invalid: %s", k.Path, o[0].Problems.Error()))
+			a.Warn(fmt.Sprintf("L2 %s not written: it is invalid (its problems are given with it)", k.Path))
 			return o, nil
 		}
 		outs = append(outs, o...)
@@ -326,6 +327,14 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil
 	}
 	k, ok := a.Eng.Config().Classify(a.Eng.Config().Graph)
+	if !ok && a.Eng.Config().Private(a.Eng.Config().Graph) == config.WhyOutside {
+		if !a.degraded {
+			a.Warn(fmt.Sprintf("%s (%s: %s; strata writes the graph only inside the work tree or the home directory)",
+				DegradedWarning, state.TermSafe(a.Eng.Config().Graph), config.WhyOutside))
+		}
+		a.degraded = true
+		return nil, nil
+	}
 	if !ok || (k.Schema != "mcp-memory" && k.Schema != "jsonl-mcp") {
 		return nil, nil // ignored, or under a schema of the user's own: never written
 	}
@@ -360,7 +369,11 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 	}
 	if err != nil {
 		if !a.degraded {
-			a.Warn(DegradedWarning)
+			why := err.Error()
+			if errors.Is(err, fs.ErrNotExist) {
+				why = k.Path + " does not exist; the MCP memory server creates it"
+			}
+			a.Warn(DegradedWarning + " (" + state.TermSafe(why) + ")")
 		}
 		a.degraded = true
 		return nil, nil

@@ -121,7 +121,7 @@ func TestDegradedL3(t *testing.T) {
 	record()
 	write(WorkflowStatePath, `{"type":"APEX","phase":"implement","lastUpdated":"2099-01-01T01:00:00Z"}`)
 	record()
-	if want := []string{DegradedWarning}; !reflect.DeepEqual(warnings, want) || !a.Degraded() {
+	if want := []string{DegradedWarning + " (read-only)"}; !reflect.DeepEqual(warnings, want) || !a.Degraded() {
 		t.Fatalf("warnings %q (degraded %v), want %q once", warnings, a.Degraded(), want)
 	}
 	g.broken = false

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -72,7 +73,7 @@ func runRecord(e *env, o recordOptions) error {
 	if err == nil && o.Layers { // the write protocol: L2 lines and L3 entities after L1 changes
 		var more []engine.Outcome
 		more, err = layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterRecord(outs)
-		outs = append(outs, more...)
+		outs = append(outs, layerOutcomes(outs, more)...)
 	}
 	failed := reportOutcomes(e, eng, outs, o.JSON)
 	if err != nil {
@@ -82,6 +83,20 @@ func runRecord(e *env, o recordOptions) error {
 		return errReported
 	}
 	return nil
+}
+
+// layerOutcomes is more, the outcomes of the write protocol, without
+// those that only say again what outs says: the L2 file found invalid when
+// the protocol read it, which this record already judged.
+func layerOutcomes(outs, more []engine.Outcome) []engine.Outcome {
+	var keep []engine.Outcome
+	for _, o := range more {
+		if o.Entry == nil && o.Rejected == nil && slices.ContainsFunc(outs, func(x engine.Outcome) bool { return x.Path == o.Path }) {
+			continue
+		}
+		keep = append(keep, o)
+	}
+	return keep
 }
 
 // printNotWritten names, on stderr, each write an interrupted sync owed
