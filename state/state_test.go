@@ -63,12 +63,17 @@ func TestParseTime(t *testing.T) {
 		_, err := ParseTime(bad, now)
 		assert.Error(t, err, bad)
 	}
-	// Past what a Duration holds (~292 years) the time is the earliest one
-	// a Duration reaches, never a wrap into the future.
-	for _, far := range []string{"300 years ago", "20000w ago", "999999999d ago"} {
+	// Past what a Duration holds (~292 years) the time is still the one
+	// asked for, never a wrap into the future nor a clamp.
+	for far, want := range map[string]time.Time{
+		"300 years ago":       now.AddDate(0, 0, -300*365),
+		"20000w ago":          now.AddDate(0, 0, -20000*7),
+		"999999999d ago":      now.AddDate(0, 0, -999999999),
+		"999999999 years ago": now.AddDate(0, 0, -999999999*365),
+	} {
 		got, err := ParseTime(far, now)
 		require.NoError(t, err, far)
-		assert.True(t, got.Before(now.AddDate(-290, 0, 0)), "%s: got %s", far, got)
+		assert.True(t, got.Equal(want), "%s: got %s, want %s", far, got, want)
 	}
 	// The zero time means "no time given": year 1 in any form is a
 	// nanosecond later, never the latest version.

@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -78,8 +77,14 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 		return time.Date(y, mo, d, 12, 0, 0, 0, now.Location()), nil
 	}
 	if rest, ok := strings.CutSuffix(low, "ago"); ok {
-		if d, ok := relative(strings.TrimSpace(rest)); ok {
-			return now.Add(-d), nil
+		if secs, ok := relative(strings.TrimSpace(rest)); ok {
+			// in seconds, not a Duration: "300 years ago" is past what one
+			// holds (~292 years)
+			t := time.Unix(now.Unix()-secs, int64(now.Nanosecond())).In(now.Location())
+			if t.IsZero() {
+				t = t.Add(time.Nanosecond) // the zero time means "no time given"
+			}
+			return t, nil
 		}
 	}
 	if len(s) > maxQuotedTime { // one line, not a hostile caller's megabytes back (an MCP argument)
@@ -101,8 +106,9 @@ var units = map[string]time.Duration{
 	"month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour,
 }
 
-// relative reads "2h", "2 h", "2 hours", "1 week": a count of one unit.
-func relative(s string) (time.Duration, bool) {
+// relative reads "2h", "2 h", "2 hours", "1 week": a count of one unit,
+// returned in seconds (at most 9 digits of years: 3.2e16 s).
+func relative(s string) (int64, bool) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
@@ -122,10 +128,5 @@ func relative(s string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	if n > int64(math.MaxInt64/unit) {
-		// past what a Duration holds (~292 years): the longest one, still
-		// before anything recorded, never wrapped into the future
-		return time.Duration(math.MaxInt64), true
-	}
-	return time.Duration(n) * unit, true
+	return n * int64(unit/time.Second), true
 }
