@@ -341,12 +341,12 @@ func headsSince(name string, from int64, n int) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i := len(lines) - 1; i >= 0 && i >= len(lines)-n; i-- {
-		f := strings.SplitN(lines[i], " ", 3)
-		if len(f) < 3 {
+		o, nw, ok := reflogMove([]byte(lines[i]))
+		if !ok {
 			continue
 		}
-		for _, c := range []string{f[1], f[0]} {
-			if plumbing.IsHash(c) && c != plumbing.ZeroHash.String() && !seen[c] {
+		for _, h := range []plumbing.Hash{nw, o} {
+			if c := h.String(); !h.IsZero() && !seen[c] {
 				seen[c] = true
 				out = append(out, c)
 			}

@@ -472,13 +472,7 @@ func (s *Store) cameFrom(ref string, since plumbing.Hash) map[plumbing.Hash][]pl
 		}
 	}
 	for line := range bytes.Lines(data) {
-		old, rest, _ := bytes.Cut(line, []byte(" "))
-		nw, _, _ := bytes.Cut(rest, []byte(" "))
-		if len(old) != 40 || len(nw) != 40 || !plumbing.IsHash(string(old)) || !plumbing.IsHash(string(nw)) {
-			continue
-		}
-		o, n := plumbing.NewHash(string(old)), plumbing.NewHash(string(nw))
-		if o != n && !o.IsZero() {
+		if o, n, ok := reflogMove(line); ok && o != n && !o.IsZero() {
 			from[n] = append(from[n], o)
 		}
 	}

@@ -451,17 +451,25 @@ func (s *Store) LastInLog(ref string) (commit string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
 	for i := len(lines) - 1; i >= 0; i-- {
-		f := strings.Fields(lines[i])
-		if len(f) < 2 || !plumbing.IsHash(f[1]) || f[1] == plumbing.ZeroHash.String() {
-			continue
-		}
-		if s.HasCommit(f[1]) {
-			return f[1], true
+		_, nw, ok := reflogMove(lines[i])
+		if ok && !nw.IsZero() && s.HasCommit(nw.String()) {
+			return nw.String(), true
 		}
 	}
 	return "", false
+}
+
+// reflogMove reads one line of a reflog, "OLD NEW IDENTITY TIME\tMESSAGE":
+// the commits the ref moved from and to (zero for none).
+func reflogMove(line []byte) (old, nw plumbing.Hash, ok bool) {
+	o, rest, _ := bytes.Cut(line, []byte(" "))
+	n, _, _ := bytes.Cut(rest, []byte(" "))
+	if len(o) != 40 || len(n) != 40 || !plumbing.IsHash(string(o)) || !plumbing.IsHash(string(n)) {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(string(o)), plumbing.NewHash(string(n)), true
 }
 
 // HasCommit reports whether the repository holds commit id (and can read it).
