@@ -184,7 +184,41 @@ func (e *Engine) ignored(rel string) bool {
 	e.rules.Lock()
 	ig := e.rules.ig
 	e.rules.Unlock()
-	return ig.Ignored(rel)
+	if ig.Ignored(rel) {
+		return true
+	}
+	real, ok := e.realRel(rel)
+	return ok && ig.Ignored(real)
+}
+
+// realRel is where the repo-relative rel really is, when a folder of it is
+// a symbolic link to another folder of the work tree (a kept folder linked
+// inside it, followDir): git judges the file there, and so does strata
+// (attack20-ignore F3: `.claude/ctx -> ../secretdir` published
+// secretdir/token.json once the .gitignore line for secretdir/ was gone).
+// ok is false when no folder of rel is a link, or it leads outside.
+func (e *Engine) realRel(rel string) (string, bool) {
+	dir := path.Dir(rel)
+	if dir == "." || strings.HasPrefix(rel, "~/") {
+		return "", false
+	}
+	rd, err := e.realDir(e.cfg.Abs(dir))
+	if err != nil {
+		return "", false
+	}
+	root, err := e.realDir(e.cfg.Root)
+	if err != nil {
+		return "", false
+	}
+	r, err := filepath.Rel(root, rd)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+		return "", false
+	}
+	real := path.Join(filepath.ToSlash(r), path.Base(rel))
+	if real == rel {
+		return "", false
+	}
+	return real, true
 }
 
 // ignoredBefore is config.Config.IgnoredBefore: the commit whose
@@ -194,7 +228,13 @@ func (e *Engine) ignoredBefore(rel string) string {
 	e.rules.Lock()
 	ig := e.rules.ig
 	e.rules.Unlock()
-	return ig.IgnoredBefore(rel)
+	if at := ig.IgnoredBefore(rel); at != "" {
+		return at
+	}
+	if real, ok := e.realRel(rel); ok {
+		return ig.IgnoredBefore(real)
+	}
+	return ""
 }
 
 func (e *Engine) filtered(rel string) string {

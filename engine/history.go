@@ -387,6 +387,7 @@ type InitResult struct {
 // quarantined and listed. Running it twice changes nothing.
 func (e *Engine) Init() (InitResult, error) {
 	var res InitResult
+	e.noteHead()
 	name := filepath.Join(e.cfg.Root, config.FileName)
 	if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
 		if err := os.WriteFile(name, []byte(config.Template), 0o644); err != nil {

@@ -25,7 +25,20 @@ import (
 // written together (gitstore.RejectEach). When recording fails nothing of
 // the batch is on the state ref.
 func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	e.noteHead()
 	return e.record(paths, src, nil)
+}
+
+// noteHead has the rules of HEAD noted, and those of the HEADs before it
+// kept when their .gitignore files differ (gitstore.Ignores.NoteHead), even
+// when no kept file asks: a record, init or a watcher's batch in a
+// repository with nothing kept yet still marks where the .gitignore files
+// stood.
+func (e *Engine) noteHead() {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	ig.NoteHead()
 }
 
 // record is Record, taking the content of a path in wrote, when there,

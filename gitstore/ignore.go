@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // Ignores answers git's question "is this path ignored?" for the work tree,
@@ -27,10 +26,10 @@ type Ignores struct {
 	commonDir string
 	settings  func() ignoreSettings // git's configuration for the rules, read once per store (Store.ruleSettings)
 	mu        sync.Mutex
-	base      []gitignore.Pattern  // excludesFile, info/exclude, read with the root's rules
-	baseM     gitignore.Matcher    // base alone (excludedHere)
+	base      ignoreList           // excludesFile, info/exclude, read with the root's rules
 	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
-	tracked   map[string]bool      // the index's paths, read on first need
+	tracked   map[string]bool      // the index's paths (folded under core.ignorecase), read on first need
+	exact     map[string]bool      // the index's paths as written
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
 	fold bool
@@ -57,7 +56,7 @@ func (ig *Ignores) Ignored(rel string) bool {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	d := ig.dir(segs[:len(segs)-1])
-	if !d.ignored && !d.m.Match(ig.folded(segs), false) && !ig.excludedHere(segs) {
+	if !d.ignored && !d.ps.excluded(ig.joined(segs), false, ig.fold) && !ig.excludedHere(segs) {
 		return false
 	}
 	return !ig.isTracked(rel)
@@ -74,24 +73,20 @@ func (ig *Ignores) excludedHere(segs []string) bool {
 	if len(ig.base) == 0 {
 		return false
 	}
-	if ig.baseM == nil {
-		ig.baseM = gitignore.NewMatcher(ig.base)
-	}
 	folded := ig.folded(segs)
 	for i := 1; i < len(folded); i++ {
-		if ig.baseM.Match(folded[:i], true) {
+		if ig.base.excluded(strings.Join(folded[:i], "/"), true, ig.fold) {
 			return true
 		}
 	}
-	return ig.baseM.Match(folded, false)
+	return ig.base.excluded(strings.Join(folded, "/"), false, ig.fold)
 }
 
 // dirRules are the patterns that apply inside one directory, and whether
 // the directory itself (or one above it) is ignored: git does not descend
 // into an ignored directory, so nothing below it is re-included.
 type dirRules struct {
-	ps      []gitignore.Pattern
-	m       gitignore.Matcher
+	ps      ignoreList
 	ignored bool
 	blob    plumbing.Hash // the blob of the folder's own .gitignore, zero when it has none (IgnoredBefore)
 }
@@ -105,43 +100,58 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 	if len(segs) == 0 {
 		set := ig.settings()
 		ig.fold = set.ignoreCase
-		ig.base = append(ig.base, ig.readIgnoreFile(excludesFile(set.excludesFile, ig.root), nil)...)
-		ig.base = append(ig.base, ig.readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"), nil)...)
+		ig.base = append(ig.base, ig.readIgnoreFile(excludesFile(set.excludesFile, ig.root))...)
+		ig.base = append(ig.base, ig.readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"))...)
 		d = &dirRules{ps: ig.base}
 	} else {
 		parent := ig.dir(segs[:len(segs)-1])
-		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.m.Match(ig.folded(segs), true)}
+		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold)}
 	}
 	name := filepath.Join(append([]string{ig.root}, append(append([]string{}, segs...), ".gitignore")...)...)
 	raw, ok := readRuleFileRaw(name)
 	if ok {
 		d.blob = plumbing.ComputeHash(plumbing.BlobObject, raw)
 	}
-	if own := ig.parseRules(strings.TrimPrefix(string(raw), "\ufeff"), ig.folded(segs)); len(own) > 0 {
-		d.ps = append(append([]gitignore.Pattern{}, d.ps...), own...)
+	if own := parseIgnoreLines(strings.TrimPrefix(string(raw), "\ufeff"), strings.Join(segs, "/"), ig.fold); len(own) > 0 {
+		d.ps = append(append(ignoreList{}, d.ps...), own...)
 	}
-	d.m = gitignore.NewMatcher(d.ps)
 	ig.dirs[key] = d
 	return d
 }
 
 func (ig *Ignores) isTracked(rel string) bool {
-	if ig.tracked == nil {
-		ig.tracked = map[string]bool{}
-		s := &Store{gitDir: ig.gitDir}
-		if files, err := s.Staged(""); err == nil {
-			for p := range files {
-				if ig.fold {
-					p = strings.ToLower(p)
-				}
-				ig.tracked[p] = true
-			}
-		}
-	}
+	ig.readIndex()
 	if ig.fold {
 		rel = strings.ToLower(rel)
 	}
 	return ig.tracked[rel]
+}
+
+// isTrackedExact reports whether the index holds rel as written, case
+// included: under core.ignorecase a tracked PROD.ENV made an ignored
+// prod.env count as tracked where git itself, on a file system that tells
+// case apart, still ignores it (attack20-ignore F5).
+func (ig *Ignores) isTrackedExact(rel string) bool {
+	ig.readIndex()
+	return ig.exact[rel]
+}
+
+// readIndex reads the index's paths once (tracked, exact).
+func (ig *Ignores) readIndex() {
+	if ig.tracked != nil {
+		return
+	}
+	ig.tracked, ig.exact = map[string]bool{}, map[string]bool{}
+	s := &Store{gitDir: ig.gitDir}
+	if files, err := s.Staged(""); err == nil {
+		for p := range files {
+			ig.exact[p] = true
+			if ig.fold {
+				p = strings.ToLower(p)
+			}
+			ig.tracked[p] = true
+		}
+	}
 }
 
 // folded returns segs as the patterns are matched against them: a
@@ -157,33 +167,19 @@ func (ig *Ignores) folded(segs []string) []string {
 	return out
 }
 
-// readIgnoreFile parses one ignore file; a missing or unreadable one is
-// empty. Under core.ignorecase its patterns are lowercased (domain already
-// is, see folded).
-func (ig *Ignores) readIgnoreFile(name string, domain []string) []gitignore.Pattern {
+// readIgnoreFile parses one ignore file of this machine's (its patterns
+// apply from the root); a missing or unreadable one is empty.
+func (ig *Ignores) readIgnoreFile(name string) ignoreList {
 	if name == "" {
 		return nil
 	}
-	return ig.parseRules(readRuleFile(name), domain)
+	return parseIgnoreLines(readRuleFile(name), "", ig.fold)
 }
 
-// parseRules parses the text of one ignore file whose patterns apply in
-// the folder domain.
-func (ig *Ignores) parseRules(data string, domain []string) []gitignore.Pattern {
-	var ps []gitignore.Pattern
-	for rest := data; rest != ""; {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
-		line = strings.TrimSuffix(line, "\r")
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		if ig.fold {
-			line = strings.ToLower(line)
-		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
-	}
-	return ps
+// joined is the repo-relative path of segs as the patterns are matched
+// against it (folded under core.ignorecase).
+func (ig *Ignores) joined(segs []string) string {
+	return strings.Join(ig.folded(segs), "/")
 }
 
 // ruleFileMax is the largest ignore or attributes file read, as git's

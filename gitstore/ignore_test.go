@@ -266,3 +266,80 @@ func TestCheckIgnoreJudgesALinkedFolderWhereItIs(t *testing.T) {
 		t.Errorf("CheckIgnore = %v, want %v", got, want)
 	}
 }
+
+// TestIgnorePatternsAgreeWithGit asks git check-ignore and strata, both the
+// work tree's rules (Ignored) and the same rules once they are an earlier
+// HEAD's (IgnoredBefore, after a commit empties them), about patterns
+// go-git's gitignore package read otherwise than git (attack20-ignore F1:
+// `/**.env`, `[!x]`, `[[:alpha:]]`), escapes, trailing spaces, CRLF,
+// folder patterns and negations at several depths.
+func TestIgnorePatternsAgreeWithGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	rules := map[string]string{
+		".gitignore": "/**.env\nprod.en[!x]x\nprod.[[:alpha:]]nv2\n\\#hash.json\n\\!bang.json\ntrail.json   \nspace\\ .json\n" +
+			"crlf.json\r\n*.log\n!keep.log\nbuild/\n/rooted.json\ndeep/**/x.json\na?c.json\n[[:digit:]]*.tmp\n**/cache\n",
+		"sub/.gitignore":       "*.json\n!ok.json\n/only-here.md\nnested/\n",
+		"sub/inner/.gitignore": "!again.json\n",
+	}
+	paths := []string{"prod.env", "x/prod.env", "prod.enxx", "prod.enyx", "prod.aenv2", "prod.env2", "#hash.json",
+		"!bang.json", "trail.json", "space .json", "crlf.json", "a.log", "keep.log", "d/keep.log", "build/out.json",
+		"x/build/y.json", "rooted.json", "x/rooted.json", "deep/x.json", "deep/a/b/x.json", "abc.json", "a/c.json",
+		"7.tmp", "x7.tmp", "cache/a.json", "x/cache/b.json", "sub/a.json", "sub/ok.json", "sub/only-here.md",
+		"sub/x/only-here.md", "sub/nested/a.md", "sub/inner/again.json", "sub/inner/b.json", "plain.md"}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", ".")
+	for name, text := range rules {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), text)
+	}
+	for _, p := range paths {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), "x\n")
+	}
+	cmd := exec.Command("git", "check-ignore", "--stdin", "-z")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
+	out, _ := cmd.Output()
+	want := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\x00") {
+		want[l] = l != ""
+	}
+	if len(want) < 15 {
+		t.Fatalf("git check-ignore ignored only %v: the fixture is broken", want)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig := s.Ignores()
+	for _, p := range paths {
+		if got := ig.Ignored(p); got != want[p] {
+			t.Errorf("%s: Ignored %v, git check-ignore %v", p, got, want[p])
+		}
+	}
+	s.Close()
+
+	// the same rules, committed, then emptied: IgnoredBefore answers for them
+	for name := range rules {
+		runGit(t, dir, "add", "-f", name)
+	}
+	runGit(t, dir, "commit", "-q", "-m", "rules")
+	for name := range rules {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), "")
+	}
+	runGit(t, dir, "commit", "-q", "-am", "no rules")
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ig = s.Ignores()
+	for _, p := range paths {
+		if got := ig.IgnoredBefore(p) != ""; got != want[p] {
+			t.Errorf("%s: IgnoredBefore %v, git check-ignore of the earlier rules %v", p, got, want[p])
+		}
+	}
+}

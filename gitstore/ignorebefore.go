@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
@@ -26,15 +25,16 @@ import (
 // disk now:
 //
 //   - HEAD's own .gitignore files (a pull stopped for its merge commit has
-//     the pushed .gitignore on disk, not yet in HEAD), and
+//     the pushed .gitignore on disk, not yet in HEAD), and those of the
+//     HEADs of the repository's other work trees, and
 //   - those of each earlier HEAD whose .gitignore files differ from the
 //     next one strata saw: strata notes the HEAD it last saw
 //     (<gitdir>/strata/gitignores-head) and, when HEAD moved and any
 //     .gitignore differs, keeps the earlier commit's .gitignore files (only
-//     those, as a tree) on the local ref refs/strata/gitignores (per linked
-//     worktree, refs/strata/worktrees/<name>/gitignores), which no sync
-//     pushes and which keeps them from git's gc. Where strata has never
-//     run, the commits of HEAD's recent reflog are taken instead.
+//     those, as a tree) on the local ref refs/strata/gitignores (one for
+//     the repository), which no sync pushes and which keeps them from
+//     git's gc. Where strata has never run, the commits of HEAD's recent
+//     reflog are taken instead.
 //
 // A file one of those rule sets ignores, that git does not track, is
 // private ("ignored by git at commit …") until the user's own git config
@@ -49,8 +49,45 @@ func (s *Store) gitignoresSeen() string {
 }
 
 // GitignoresRef is the local ref keeping the .gitignore files of earlier
-// HEADs (see above).
-func (s *Store) GitignoresRef() string { return s.ref("gitignores") }
+// HEADs (see above). It is one for the repository, linked worktrees
+// included: a worktree added at a commit that un-ignores a file, where the
+// secret is then copied, counts what the others saw (attack20-ignore F2).
+func (s *Store) GitignoresRef() string { return "refs/strata/gitignores" }
+
+// otherHeads returns the commits the HEADs of the repository's other work
+// trees (the main one and every linked one but this) name: their
+// .gitignore files count too.
+func (s *Store) otherHeads() []plumbing.Hash {
+	files := []string{filepath.Join(s.commonDir, "HEAD")}
+	if ents, err := os.ReadDir(filepath.Join(s.commonDir, "worktrees")); err == nil {
+		for _, e := range ents {
+			files = append(files, filepath.Join(s.commonDir, "worktrees", e.Name(), "HEAD"))
+		}
+	}
+	var out []plumbing.Hash
+	for _, f := range files {
+		if filepath.Dir(f) == filepath.Clean(s.gitDir) {
+			continue // this work tree's own
+		}
+		data, err := state.ReadRegular(f, 4096, false)
+		if err != nil {
+			continue
+		}
+		line := strings.TrimSpace(string(data))
+		var h plumbing.Hash
+		if ref, ok := strings.CutPrefix(line, "ref: "); ok {
+			if h, err = s.readRef(ref); err != nil {
+				continue
+			}
+		} else if plumbing.IsHash(line) {
+			h = plumbing.NewHash(line)
+		}
+		if !h.IsZero() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 // reflogSeed is how many entries of HEAD's reflog are taken where strata
 // has not seen a HEAD before.
@@ -62,14 +99,14 @@ type ruleSet struct {
 	label string // the commit, for the reason a file is private
 	root  plumbing.Hash
 	dirs  map[string]*setDir
+	blobs map[string]plumbing.Hash // each folder's .gitignore blob, zero for none (setBlob)
 }
 
 // setDir is what dirRules is for the work tree: the patterns that apply in
 // one folder of a rule set, whether the folder is ignored, and the blob of
 // its own .gitignore (zero when it has none).
 type setDir struct {
-	ps      []gitignore.Pattern
-	m       gitignore.Matcher
+	ps      ignoreList
 	ignored bool
 	blob    plumbing.Hash
 }
@@ -88,12 +125,9 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	segs := strings.Split(rel, "/")
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
-	if !ig.setsRead {
-		ig.setsRead = true
-		ig.sets, ig.setsErr = ig.store.ruleSets()
-	}
-	folded := ig.folded(segs)
-	if d := ig.dir(segs[:len(segs)-1]); d.ignored || d.m.Match(folded, false) || ig.excludedHere(segs) {
+	ig.loadSets()
+	folded := ig.joined(segs)
+	if d := ig.dir(segs[:len(segs)-1]); d.ignored || d.ps.excluded(folded, false, ig.fold) || ig.excludedHere(segs) {
 		return "" // ignored now (Ignored)
 	}
 	found := ""
@@ -108,25 +142,78 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 			continue
 		}
 		d := ig.setDir(set, segs[:len(segs)-1])
-		if d.ignored || d.m.Match(folded, false) {
+		if d.ignored || d.ps.excluded(folded, false, ig.fold) {
 			found = set.label
 		}
 	}
-	if found == "" || ig.isTracked(rel) {
+	if found == "" || ig.isTrackedExact(rel) {
 		return ""
 	}
 	return found
+}
+
+// NoteHead reads the rule sets IgnoredBefore asks, once: HEAD is compared
+// with the HEADs before it and noted as seen.
+func (ig *Ignores) NoteHead() {
+	if ig == nil || ig.store == nil {
+		return
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	ig.loadSets()
+}
+
+func (ig *Ignores) loadSets() {
+	if !ig.setsRead {
+		ig.setsRead = true
+		ig.sets, ig.setsErr = ig.store.ruleSets()
+	}
 }
 
 // sameChain reports whether set has, in rel's folders from the root down,
 // the same .gitignore files as the work tree. Callers hold ig.mu.
 func (ig *Ignores) sameChain(set *ruleSet, segs []string) bool {
 	for i := 0; i < len(segs); i++ {
-		if ig.dir(segs[:i]).blob != ig.setDir(set, segs[:i]).blob {
+		if ig.dir(segs[:i]).blob != ig.setBlob(set, strings.Join(segs[:i], "/")) {
 			return false
 		}
 	}
 	return true
+}
+
+// setBlob is the blob of the .gitignore set has in the folder key ("" for
+// the root), zero when it has none, found without reading it. Callers hold
+// ig.mu.
+func (ig *Ignores) setBlob(set *ruleSet, key string) plumbing.Hash {
+	if b, ok := set.blobs[key]; ok {
+		return b
+	}
+	if set.blobs == nil {
+		set.blobs = map[string]plumbing.Hash{}
+	}
+	b := ig.store.treeRuleBlob(set.root, ruleFileIn(key))
+	set.blobs[key] = b
+	return b
+}
+
+// ruleFileIn is the path of the .gitignore of the folder key.
+func ruleFileIn(key string) string {
+	if key == "" {
+		return ".gitignore"
+	}
+	return key + "/.gitignore"
+}
+
+// treeRuleBlob is the blob of the regular file at path in tree root, zero
+// when there is none.
+func (s *Store) treeRuleBlob(root plumbing.Hash, path string) plumbing.Hash {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.lookup(root, path)
+	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
+		return plumbing.ZeroHash
+	}
+	return e.Hash
 }
 
 // setDir is the rules of set in the folder segs, read once. Callers hold
@@ -139,21 +226,16 @@ func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
 	d := &setDir{}
 	if len(segs) > 0 {
 		parent := ig.setDir(set, segs[:len(segs)-1])
-		d.ps, d.ignored = parent.ps, parent.ignored || parent.m.Match(ig.folded(segs), true)
+		d.ps, d.ignored = parent.ps, parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold)
 	}
 	if !d.ignored {
-		name := ".gitignore"
-		if key != "" {
-			name = key + "/.gitignore"
-		}
-		if data, blob, ok := ig.store.treeRuleFile(set.root, name); ok {
+		if data, blob, ok := ig.store.treeRuleFile(set.root, ruleFileIn(key)); ok {
 			d.blob = blob
-			if own := ig.parseRules(data, ig.folded(segs)); len(own) > 0 {
-				d.ps = append(append([]gitignore.Pattern{}, d.ps...), own...)
+			if own := parseIgnoreLines(data, key, ig.fold); len(own) > 0 {
+				d.ps = append(append(ignoreList{}, d.ps...), own...)
 			}
 		}
 	}
-	d.m = gitignore.NewMatcher(d.ps)
 	set.dirs[key] = d
 	return d
 }
@@ -197,6 +279,17 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 		head = plumbing.ZeroHash
 	default:
 		return nil, err
+	}
+	for _, h := range s.otherHeads() {
+		if h == head {
+			continue
+		}
+		s.mu.Lock()
+		tree, err := s.commitTree(h)
+		s.mu.Unlock()
+		if err == nil {
+			sets = append(sets, &ruleSet{label: shortID(h.String()), root: tree, dirs: map[string]*setDir{}})
+		}
 	}
 	noted, err := s.noteHead(head)
 	if err != nil {
@@ -425,6 +518,14 @@ func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64) error 
 	return werr
 }
 
+// keptRuleMax is the largest .gitignore of an earlier HEAD kept on
+// refs/strata/gitignores. Every command would read a kept one again, and a
+// pushed 97 MB .gitignore, once HEAD and then reverted, made every `strata
+// status` take 10 s and 700 MB (attack20-ignore F6); a real one is a few
+// KB. What a larger one alone ignored was ignored while it was HEAD, and is
+// not kept private by it after.
+const keptRuleMax = 1 << 20
+
 // maxRuleDepth bounds the folders walked for .gitignore files: git's own
 // limit on tree depth (core.maxTreeDepth).
 const maxRuleDepth = 4096
@@ -537,7 +638,9 @@ func (s *Store) ignoreFilesOnly(h plumbing.Hash, memo map[plumbing.Hash]plumbing
 	for _, e := range entries {
 		switch {
 		case e.Name == ".gitignore" && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
-			out = append(out, e)
+			if _, size, err := s.objects.Stat(e.Hash); err == nil && size <= keptRuleMax {
+				out = append(out, e)
+			}
 		case e.IsDir():
 			t, err := s.ignoreFilesOnly(e.Hash, memo, depth+1)
 			if err != nil {

@@ -205,3 +205,107 @@ func mktree(t *testing.T, dir, entries string) string {
 	}
 	return strings.TrimSpace(out)
 }
+
+// TestIgnoredBeforeOtherWorktrees: a worktree added at a commit that
+// un-ignores a file counts the rules the main work tree's HEAD has, and
+// the rule sets the main one kept (attack20-ignore F2).
+func TestIgnoredBeforeOtherWorktrees(t *testing.T) {
+	dir, first := ignoredBeforeRepo(t)
+	writeFile(t, filepath.Join(dir, ".gitignore"), "*.log\n")
+	runGit(t, dir, "commit", "-q", "-am", "un-ignore")
+	second := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+	wt := filepath.Join(t.TempDir(), "wt")
+	runGit(t, dir, "worktree", "add", "-q", "--detach", wt, second)
+	runGit(t, dir, "checkout", "-q", first) // the main work tree is back where secret/ is ignored
+	s, err := Open(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Ignores().IgnoredBefore("secret/a.json"); got != first[:10] {
+		t.Errorf("main work tree's HEAD: IgnoredBefore = %q, want %q", got, first[:10])
+	}
+	s.Close()
+
+	// the main one moves on, keeping the first commit's rules on the
+	// repository's ref: the worktree counts them
+	runGit(t, dir, "checkout", "-q", second)
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Ignores().IgnoredBefore("x.json")
+	s.Close()
+	if s, err = Open(wt); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("secret/a.json"); got != first[:10] {
+		t.Errorf("kept rules: IgnoredBefore = %q, want %q", got, first[:10])
+	}
+}
+
+// TestIgnoredBeforeCaseOfTracked: under core.ignorecase a tracked PROD.ENV
+// does not make prod.env, which an earlier HEAD ignored, count as tracked
+// (attack20-ignore F5).
+func TestIgnoredBeforeCaseOfTracked(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", ".")
+	writeFile(t, filepath.Join(dir, ".gitignore"), "prod.env\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "ignore")
+	first := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Ignores().IgnoredBefore("x.json")
+	s.Close()
+	runGit(t, dir, "config", "core.ignorecase", "true")
+	writeFile(t, filepath.Join(dir, ".gitignore"), "")
+	writeFile(t, filepath.Join(dir, "PROD.ENV"), "public\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "un-ignore, and a tracked PROD.ENV")
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
+		t.Errorf("IgnoredBefore(prod.env) = %q, want %q", got, first[:10])
+	}
+	if got := s.Ignores().IgnoredBefore("PROD.ENV"); got != "" {
+		t.Errorf("IgnoredBefore(PROD.ENV), tracked = %q, want \"\"", got)
+	}
+}
+
+// TestIgnoredBeforeSkipsHugeRules: a .gitignore over keptRuleMax is not
+// kept for later (every command would read it again; attack20-ignore F6).
+func TestIgnoredBeforeSkipsHugeRules(t *testing.T) {
+	dir, first := ignoredBeforeRepo(t)
+	big := "prod.env\n" + strings.Repeat("# filler line of a hostile .gitignore\n", keptRuleMax/38+1)
+	writeFile(t, filepath.Join(dir, "sub", ".gitignore"), big)
+	runGit(t, dir, "commit", "-q", "-am", "big")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Ignores().IgnoredBefore("x.json")
+	s.Close()
+	writeFile(t, filepath.Join(dir, "sub", ".gitignore"), "*.key\n")
+	runGit(t, dir, "commit", "-q", "-am", "revert")
+	if s, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Ignores().IgnoredBefore("x.json")
+	files := runGit(t, dir, "ls-tree", "-r", "refs/strata/gitignores")
+	if !strings.Contains(files, first) {
+		t.Errorf("refs/strata/gitignores lost the first commit's rules:\n%s", files)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(files), "\n") {
+		if strings.HasSuffix(l, "sub/.gitignore") {
+			id := strings.Fields(l)[2]
+			if size := strings.TrimSpace(runGit(t, dir, "cat-file", "-s", id)); len(size) > 6 {
+				t.Errorf("kept a .gitignore of %s bytes", size)
+			}
+		}
+	}
+}
