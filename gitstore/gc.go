@@ -82,9 +82,8 @@ func (s *Store) countRecords(n int) {
 // (housekeepingLock), the count stays where it is and the turn is owed: the
 // next record, or this process when that run exits, takes it.
 func takeGCTurn(commonDir string, sh gitperm.Shared) {
-	lock := tryLock(housekeepingLock(commonDir), sh)
+	lock := lockOrOwe(commonDir, sh, gcTurn)
 	if lock == nil {
-		owe(commonDir, gcTurn)
 		return
 	}
 	defer lock.Close() // on the paths that start nothing; startHeld closes it once the child holds its copy
@@ -108,6 +107,21 @@ func takeGCTurn(commonDir string, sh gitperm.Shared) {
 	if !startGC(commonDir, lock, sh) {
 		paid(commonDir, repackTurn)
 	}
+}
+
+// lockOrOwe takes housekeepingLock for turn t, or, while a run holds it,
+// owes t to that run's reaper. The run may end, and its reaper find no turn
+// owed, between the first try and the owe: the lock is tried once more
+// after it, so that the turn is taken here rather than lost (a repack's
+// worth of loose objects left until the next interval). The turn stays
+// owed then: a reaper that takes it too finds the lock held and owes it
+// to this run's.
+func lockOrOwe(commonDir string, sh gitperm.Shared, t turn) *os.File {
+	if lock := tryLock(housekeepingLock(commonDir), sh); lock != nil {
+		return lock
+	}
+	owe(commonDir, t)
+	return tryLock(housekeepingLock(commonDir), sh)
 }
 
 // housekeepingLock is the file whose lock a background repack or gc that
@@ -153,9 +167,8 @@ func startRepack(commonDir string, sh gitperm.Shared) {
 	if err != nil {
 		return
 	}
-	lock := tryLock(housekeepingLock(commonDir), sh)
+	lock := lockOrOwe(commonDir, sh, repackTurn)
 	if lock == nil {
-		owe(commonDir, repackTurn)
 		return
 	}
 	defer lock.Close() // on the paths that start nothing; startHeld closes it once the child holds its copy
