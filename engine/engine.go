@@ -416,7 +416,7 @@ func holdsRepo(dir string) bool {
 		}
 		return true
 	case st.Mode().IsRegular():
-		f, err := os.Open(g)
+		f, err := openRegular(g)
 		if err != nil {
 			return false
 		}
@@ -1063,4 +1063,10 @@ func (c *schemaChecks) wait() []state.Problems {
 	close(c.next)
 	c.wg.Wait()
 	return c.out
+}
+
+// openRegular opens a file without ever blocking (state.OpenRegular).
+func openRegular(name string) (*os.File, error) {
+	f, _, err := state.OpenRegular(name, true)
+	return f, err
 }

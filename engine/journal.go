@@ -162,7 +162,7 @@ func (e *Engine) EndWrites() error {
 // readJournal reads the journal a sync left: nil when there is none, torn
 // when it was never written whole (so the ref never moved past it).
 func (e *Engine) readJournal() (j *journal, torn bool, err error) {
-	data, err := os.ReadFile(e.journalPath())
+	data, err := state.ReadRegular(e.journalPath(), 0, true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}

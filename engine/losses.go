@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/state"
 )
 
 // The local versions past syncs did not take are kept until their path is
@@ -81,7 +82,7 @@ func (e *Engine) writeLosses(keep []keptLoss) error {
 }
 
 func (e *Engine) readLosses() ([]keptLoss, error) {
-	data, err := os.ReadFile(e.lossPath())
+	data, err := state.ReadRegular(e.lossPath(), 0, true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

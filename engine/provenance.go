@@ -137,7 +137,7 @@ func (e *Engine) NoteProvenance(k config.Kept, content []byte, session, toolUse 
 // voiding line included), and the log's size. A missing or unreadable log
 // has no notes.
 func (e *Engine) provenanceNotes() (map[string]provenanceNote, int) {
-	data, err := os.ReadFile(e.provenanceLog())
+	data, err := state.ReadRegular(e.provenanceLog(), 0, true)
 	if err != nil {
 		return nil, 0
 	}

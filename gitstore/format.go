@@ -3,12 +3,13 @@ package gitstore
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // knownExtensions are the repository extensions strata can work under, with
@@ -43,7 +44,7 @@ func checkFormat(commonDir string) (partial bool, err error) {
 			err = &FormatError{Msg: err.Error()}
 		}
 	}()
-	f, err := os.Open(filepath.Join(commonDir, "config"))
+	f, err := openRegular(filepath.Join(commonDir, "config"))
 	if err != nil {
 		return false, nil // no config: git's defaults, version 0
 	}
@@ -105,7 +106,7 @@ func (s *Store) shallowList() map[plumbing.Hash]bool {
 // having none. strata does the same, so the merge-base walk, the time index
 // and log stop there instead of failing on a missing parent.
 func readShallow(commonDir string) map[plumbing.Hash]bool {
-	data, err := os.ReadFile(filepath.Join(commonDir, "shallow"))
+	data, err := state.ReadRegular(filepath.Join(commonDir, "shallow"), 0, true)
 	if err != nil {
 		return nil
 	}

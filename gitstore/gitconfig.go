@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/gitperm"
+	"github.com/strata-dev/strata/state"
 )
 
 // ignoreSettings are the settings of git's configuration that decide what
@@ -151,7 +152,7 @@ func (r *configReader) file(name string, depth int) {
 	if name == "" || depth > 10 {
 		return
 	}
-	data, err := os.ReadFile(name)
+	data, err := state.ReadRegular(name, 0, true)
 	if err != nil {
 		return
 	}
@@ -225,7 +226,7 @@ func (r *configReader) met(cond, from string) bool {
 			}
 		}
 	case "onbranch":
-		head, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+		head, err := state.ReadRegular(filepath.Join(r.gitDir, "HEAD"), 0, true)
 		branch, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
 		if err != nil || !ok {
 			return false

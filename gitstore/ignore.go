@@ -199,7 +199,7 @@ func readRuleFile(name string) string {
 // readRuleFileRaw is readRuleFile's bytes as they are on disk; ok is false
 // when there is no such file to read.
 func readRuleFileRaw(name string) (data []byte, ok bool) {
-	f, err := os.Open(name)
+	f, err := openRegular(name)
 	if err != nil {
 		return nil, false
 	}

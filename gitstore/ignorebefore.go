@@ -338,7 +338,7 @@ func shortID(id string) string {
 // they could not be kept (a repository this user may read but not write).
 func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	seenFile := s.gitignoresSeen()
-	data, err := os.ReadFile(seenFile)
+	data, err := state.ReadRegular(seenFile, 0, true)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -411,7 +411,7 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 // written after its first from bytes move from and to, newest first, each
 // once: at most n entries, from at most its last 64 KB.
 func headsSince(name string, from int64, n int) []string {
-	f, err := os.Open(name)
+	f, err := openRegular(name)
 	if err != nil {
 		return nil
 	}

@@ -141,7 +141,7 @@ func (s *Store) indexFile(ref string) string {
 // loadIndex reads an index file. A missing or foreign file gives an empty
 // index; a torn final record (a crash mid-append) is dropped.
 func loadIndex(path string) *refIndex {
-	b, err := os.ReadFile(path)
+	b, err := state.ReadRegular(path, 0, true)
 	if err != nil || len(b) < idxHeader || string(b[:8]) != idxMagic ||
 		binary.BigEndian.Uint32(b[8:]) != idxVersion || binary.BigEndian.Uint32(b[12:]) != idxRecSize {
 		return &refIndex{diskSize: -1}
@@ -447,7 +447,7 @@ func (s *Store) wayTo(p plumbing.Hash, targets map[plumbing.Hash]bool, limit int
 // entries since then); else the whole file. No reflog gives an empty map.
 func (s *Store) cameFrom(ref string, since plumbing.Hash) map[plumbing.Hash][]plumbing.Hash {
 	from := map[plumbing.Hash][]plumbing.Hash{}
-	f, err := os.Open(s.logFile(ref))
+	f, err := openRegular(s.logFile(ref))
 	if err != nil {
 		return from
 	}
@@ -539,7 +539,7 @@ func persistIndex(file string, old, nix *refIndex, appendFrom int, sh gitperm.Sh
 
 // fileEndsWith reports whether file's size and last record match ix.
 func fileEndsWith(file string, ix *refIndex) bool {
-	f, err := os.Open(file)
+	f, err := openRegular(file)
 	if err != nil {
 		return false
 	}

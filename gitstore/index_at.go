@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -35,7 +34,7 @@ func (s *Store) atFromFile(ref string, ts int64) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	f, err := os.Open(s.indexFile(ref))
+	f, err := openRegular(s.indexFile(ref))
 	if err != nil {
 		return "", false
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 	"unsafe"
@@ -214,4 +215,14 @@ func (s *Store) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, 
 // storeObject is writeObject for a caller that already hashed data as h.
 func (s *Store) storeObject(t plumbing.ObjectType, data []byte, h plumbing.Hash) error {
 	return s.objects.Write(t, data, h, Fsync)
+}
+
+// openRegular opens a file of git's (a ref, the index, a reflog, a rule or
+// config file) without ever blocking: a named pipe put where one is
+// expected would hang every command, the agent's hooks included, where git
+// itself may not read it (attack20-headline H4). Anything but a regular
+// file is refused with an error wrapping state.ErrNotRegular.
+func openRegular(name string) (*os.File, error) {
+	f, _, err := state.OpenRegular(name, true)
+	return f, err
 }

@@ -75,7 +75,7 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 	if depth > 5 {
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: symbolic ref loop", ref)
 	}
-	b, err := os.ReadFile(s.refFile(ref))
+	b, err := state.ReadRegular(s.refFile(ref), 0, true)
 	switch {
 	case err == nil:
 		line := strings.TrimSpace(string(b))
@@ -87,7 +87,7 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 		}
 		return plumbing.NewHash(line), nil
 	case errors.Is(err, os.ErrNotExist):
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR), errors.Is(err, state.ErrNotRegular) && isDir(s.refFile(ref)):
 		// refs/strata is a directory, or a file stands where a directory of
 		// the name would be: there is no such ref.
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
@@ -107,7 +107,7 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 // packedRef looks ref up in the common dir's packed-refs file, skipping the
 // header and the "^" peel lines that follow annotated tags.
 func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
-	f, err := os.Open(filepath.Join(s.commonDir, "packed-refs"))
+	f, err := openRegular(filepath.Join(s.commonDir, "packed-refs"))
 	if errors.Is(err, os.ErrNotExist) {
 		return plumbing.ZeroHash, false, nil
 	}
@@ -447,7 +447,7 @@ func (s *Store) logRef(ref string, old, new plumbing.Hash) {
 // repository holds, newer first (ok false when none does, or there is no
 // reflog).
 func (s *Store) LastInLog(ref string) (commit string, ok bool) {
-	data, err := os.ReadFile(s.logFile(ref))
+	data, err := state.ReadRegular(s.logFile(ref), 0, true)
 	if err != nil {
 		return "", false
 	}
@@ -494,4 +494,10 @@ func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, a
 	}
 	pid = lockHolder(path)
 	return path, lockAge(st), pid, pid > 0 && proc.Running(pid), true
+}
+
+// isDir reports whether name is a directory (not following a link).
+func isDir(name string) bool {
+	st, err := os.Lstat(name)
+	return err == nil && st.IsDir()
 }

@@ -270,7 +270,7 @@ func (s *Store) TrackingRefs() (map[string]string, error) {
 			add(TrackingPrefix + e.Name() + "/state")
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(s.commonDir, "packed-refs")); err == nil {
+	if b, err := state.ReadRegular(filepath.Join(s.commonDir, "packed-refs"), 0, true); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if _, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") {
 				add(name)

@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // StagedFile is one entry of the index at stage 0: what the next commit
@@ -33,7 +35,7 @@ func (s *Store) Staged(indexFile string) (map[string]StagedFile, error) {
 	if indexFile == "" {
 		indexFile = filepath.Join(s.gitDir, "index")
 	}
-	f, err := os.Open(indexFile)
+	f, err := openRegular(indexFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]StagedFile{}, nil
 	}
@@ -108,7 +110,7 @@ func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[st
 // GIT_REFLOG_ACTION "merge ..." (or "pull ..." under git pull). Without
 // MERGE_HEAD, those are the heads.
 func (s *Store) MergeHeads() ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(s.gitDir, "MERGE_HEAD"))
+	data, err := state.ReadRegular(filepath.Join(s.gitDir, "MERGE_HEAD"), 0, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return envMergeHeads(), nil
 	}

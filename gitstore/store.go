@@ -232,7 +232,7 @@ func isBare(d string) bool {
 // in d itself (validHead).
 func isGitDir(d string) bool {
 	common := d
-	if b, err := os.ReadFile(filepath.Join(d, "commondir")); err == nil {
+	if b, err := state.ReadRegular(filepath.Join(d, "commondir"), 0, true); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(d, c)
@@ -262,7 +262,7 @@ func validHead(head string) bool {
 	if !fi.Mode().IsRegular() {
 		return false
 	}
-	f, err := os.Open(head)
+	f, err := openRegular(head)
 	if err != nil {
 		return false
 	}
@@ -302,7 +302,7 @@ func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
 	}
 	gitDir = dotgit
 	if !fi.IsDir() {
-		b, err := os.ReadFile(dotgit)
+		b, err := state.ReadRegular(dotgit, 0, true)
 		if err != nil {
 			return "", "", err
 		}
@@ -319,7 +319,7 @@ func gitDirs(root, dotgit string) (gitDir, commonDir string, err error) {
 		return "", "", fmt.Errorf("git dir: %w", state.ErrNotRepo)
 	}
 	commonDir = gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := state.ReadRegular(filepath.Join(gitDir, "commondir"), 0, true); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)

@@ -56,6 +56,12 @@ func openRegularFD(name string, followLinks bool) (int, int64, error) {
 		if errors.Is(err, syscall.ELOOP) && !followLinks {
 			return -1, 0, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
 		}
+		if errors.Is(err, syscall.ENXIO) { // a socket cannot be opened: say what it is
+			var st syscall.Stat_t
+			if syscall.Stat(name, &st) == nil && st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				return -1, 0, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfStat(uint32(st.Mode)))
+			}
+		}
 		return -1, 0, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	var st syscall.Stat_t
