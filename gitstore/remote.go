@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -222,6 +223,14 @@ func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) err
 		// A lease that no longer holds, or the remote's ref lock held by a
 		// concurrent push ("failed to update ref"): both mean the remote is
 		// moving under us, and a fresh fetch and merge is the answer.
+		var ge *gitError
+		stderr := msg
+		if errors.As(err, &ge) {
+			stderr = ge.stderr
+		}
+		if lock := lockFileIn(out + "\n" + stderr); lock != "" {
+			return &RemoteLockedError{Remote: r.Name, Ref: s.sharedRef(), Lock: lock}
+		}
 		if strings.Contains(out, "stale info") || strings.Contains(out, "fetch first") ||
 			strings.Contains(out, "non-fast-forward") || strings.Contains(msg, "stale info") ||
 			strings.Contains(out, "failed to update ref") || strings.Contains(out, "cannot lock ref") {
@@ -233,6 +242,40 @@ func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) err
 		return &RemoteError{Op: "push", Remote: r.Name, Msg: msg}
 	}
 	return s.setRef(r.Ref, plumbing.NewHash(commit))
+}
+
+// RemoteLockedError is a push the remote refused because the lock file of
+// its state ref exists: a push running there, or one killed while it held
+// the lock (git leaves the file then, and every later push fails). It
+// counts as the remote moving (one fetch and push again), and says which
+// file, when it stays.
+type RemoteLockedError struct {
+	Remote, Ref, Lock string
+}
+
+func (e *RemoteLockedError) Error() string {
+	return "push " + e.Remote + ": the remote's " + e.Ref + " is locked (" + state.TermSafe(e.Lock) +
+		" exists: another push is running there, or one was killed; when none runs, remove that file on the remote)"
+}
+
+// Unwrap makes it an ErrRemoteMoved: a push that held the lock a moment
+// ago has moved the ref.
+func (e *RemoteLockedError) Unwrap() error { return ErrRemoteMoved }
+
+// lockFileIn finds the lock file git's "Unable to create 'PATH.lock': File
+// exists" names in its output, "" when there is none.
+func lockFileIn(out string) string {
+	const pre, post = "Unable to create '", ".lock': File exists"
+	for _, l := range strings.Split(out, "\n") {
+		i := strings.Index(l, pre)
+		if i < 0 {
+			continue
+		}
+		if j := strings.Index(l[i+len(pre):], post); j >= 0 {
+			return path.Clean(l[i+len(pre) : i+len(pre)+j+len(".lock")])
+		}
+	}
+	return ""
 }
 
 // rejectedLine finds a porcelain status line of a refused ref.
