@@ -103,12 +103,13 @@ type Config struct {
 	// Ignored reports whether git ignores a repo-relative path (nil: nothing
 	// is). Such a file is kept only when KeepPrivate says so.
 	Ignored func(rel string) bool
-	// IgnoredBefore names the commit (or "HEAD") whose .gitignore files
-	// ignore a repo-relative path git does not ignore now, "" when none does
-	// (nil: none): a .gitignore change, which may come from anyone who can
-	// push, does not make a private file shareable (gitstore.IgnoredBefore).
-	// Such a file, too, is kept only when KeepPrivate says so.
-	IgnoredBefore func(rel string) string
+	// PrivateBefore is why a repo-relative path that is not private now was
+	// private by the rules of HEAD or an earlier HEAD ("" when it was not;
+	// nil: never): a .gitignore or .gitattributes change, which may come
+	// from anyone who can push, does not make a private file shareable
+	// (gitstore.Ignores.IgnoredBefore, FilteredBefore). Such a file, too, is
+	// kept only when KeepPrivate says so.
+	PrivateBefore func(rel string) string
 	// Nested returns the folder (repo-relative) of another repository
 	// nested in the work tree — a submodule, a clone: a folder holding a
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
@@ -456,6 +457,16 @@ func WhyFiltered(driver string) string {
 	return "git filters it (filter=" + state.TermSafe(driver) + ")"
 }
 
+// WhyFilteredBefore is the reason a path that the .gitattributes files of
+// commit at (a short id, or "HEAD") give the filter driver, and the ones on
+// disk do not, is private.
+func WhyFilteredBefore(at, driver string) string {
+	if at == "HEAD" {
+		return "git filters it by the .gitattributes files HEAD commits (filter=" + state.TermSafe(driver) + "; the ones on disk no longer do)"
+	}
+	return "git filtered it at commit " + at + " (filter=" + state.TermSafe(driver) + "; a .gitattributes change since no longer does)"
+}
+
 // WhyIgnoredBefore is the reason a path that the .gitignore files of
 // commit at (a short id, or "HEAD") ignore, and the ones on disk do not, is
 // private.
@@ -558,15 +569,13 @@ func (c *Config) privacy(rel string, named bool) string {
 	case c.Ignored != nil && c.Ignored(rel):
 		why = whyIgnored
 	}
-	if why == "" && c.IgnoredBefore != nil {
-		if at := c.IgnoredBefore(rel); at != "" {
-			why = WhyIgnoredBefore(at)
-		}
-	}
 	if why == "" && c.Filter != nil {
 		if driver := c.Filter(rel); driver != "" {
 			why = WhyFiltered(driver)
 		}
+	}
+	if why == "" && c.PrivateBefore != nil {
+		why = c.PrivateBefore(rel)
 	}
 	switch {
 	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):

@@ -147,7 +147,7 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now, index: ix}
 	e.rules.ig, e.rules.at = st.Ignores(), st.Attributes()
 	cfg.Ignored = e.ignored             // git-ignored files are private (trust.go)
-	cfg.IgnoredBefore = e.ignoredBefore // and so are files a .gitignore of an earlier HEAD ignored
+	cfg.PrivateBefore = e.privateBefore // and so are files HEAD's or an earlier HEAD's rules made private
 	cfg.Filter = e.filtered             // and so are files git filters
 	cfg.Nested = e.nestedRel            // files of a submodule or a nested clone are its own
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
@@ -221,18 +221,28 @@ func (e *Engine) realRel(rel string) (string, bool) {
 	return real, true
 }
 
-// ignoredBefore is config.Config.IgnoredBefore: the commit whose
-// .gitignore files ignore rel while the work tree's do not
-// (gitstore.Ignores.IgnoredBefore).
-func (e *Engine) ignoredBefore(rel string) string {
+// privateBefore is config.Config.PrivateBefore: why rel, which the work
+// tree's rules neither ignore nor filter, was private by the .gitignore or
+// .gitattributes files of HEAD or an earlier HEAD
+// (gitstore.Ignores.IgnoredBefore, FilteredBefore), judged at its own path
+// and where it really is.
+func (e *Engine) privateBefore(rel string) string {
 	e.rules.Lock()
 	ig := e.rules.ig
 	e.rules.Unlock()
-	if at := ig.IgnoredBefore(rel); at != "" {
-		return at
-	}
+	names := []string{rel}
 	if real, ok := e.realRel(rel); ok {
-		return ig.IgnoredBefore(real)
+		names = append(names, real)
+	}
+	for _, p := range names {
+		if at := ig.IgnoredBefore(p); at != "" {
+			return config.WhyIgnoredBefore(at)
+		}
+	}
+	for _, p := range names {
+		if at, driver := ig.FilteredBefore(p); at != "" {
+			return config.WhyFilteredBefore(at, driver)
+		}
 	}
 	return ""
 }

@@ -2,9 +2,12 @@ package gitstore
 
 import (
 	"os"
+
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Attributes answers git's question "which filter driver does this path go
@@ -47,6 +50,10 @@ type Attributes struct {
 	global    []attrLine             // core.attributesFile, then the system file: the lowest
 	dirs      map[string][]attrLine  // each folder's .gitattributes, by repo-relative folder ("" = root)
 	macros    map[string][]attrState // by name, the definition of highest precedence
+	// With store set, the .gitattributes files are read from the tree at
+	// tree (an earlier HEAD's, see FilteredBefore), not from the work tree.
+	store *Store
+	tree  plumbing.Hash
 }
 
 // attrLine is one line of an attributes file: a pattern and the states it
@@ -206,14 +213,28 @@ func (a *Attributes) dir(rel string) []attrLine {
 	if lines, ok := a.dirs[rel]; ok {
 		return lines
 	}
-	name := filepath.Join(a.root, filepath.FromSlash(rel), ".gitattributes")
 	base := rel
 	if a.fold {
 		base = strings.ToLower(base)
 	}
-	lines := readAttrFile(name, base, rel == "", true, a.fold)
+	var lines []attrLine
+	if a.store != nil {
+		if data, _, ok := a.store.treeRuleFile(a.tree, attrFileIn(rel)); ok {
+			lines = parseAttrText(data, base, rel == "", a.fold)
+		}
+	} else {
+		lines = readAttrFile(filepath.Join(a.root, filepath.FromSlash(rel), ".gitattributes"), base, rel == "", true, a.fold)
+	}
 	a.dirs[rel] = lines
 	return lines
+}
+
+// attrFileIn is the path of the .gitattributes of the folder rel.
+func attrFileIn(rel string) string {
+	if rel == "" {
+		return ".gitattributes"
+	}
+	return rel + "/.gitattributes"
 }
 
 // readAttrFile parses one attributes file; a missing or unreadable one, one
@@ -229,8 +250,13 @@ func readAttrFile(name, base string, macroOK, inTree, fold bool) []attrLine {
 			return nil
 		}
 	}
+	return parseAttrText(readRuleFile(name), base, macroOK, fold)
+}
+
+// parseAttrText parses the text of one attributes file (readAttrFile).
+func parseAttrText(text, base string, macroOK, fold bool) []attrLine {
 	var lines []attrLine
-	for rest := readRuleFile(name); rest != ""; {
+	for rest := text; rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
 		if l, ok := parseAttrLine(line, macroOK); ok {

@@ -29,9 +29,9 @@ import (
 //     HEADs of the repository's other work trees, and
 //   - those of each earlier HEAD whose .gitignore files differ from the
 //     next one strata saw: strata notes the HEAD it last saw
-//     (<gitdir>/strata/gitignores-head) and, when HEAD moved and any
+//     (<gitdir>/strata/gitrules-head) and, when HEAD moved and any
 //     .gitignore differs, keeps the earlier commit's .gitignore files (only
-//     those, as a tree) on the local ref refs/strata/gitignores (one for
+//     those, as a tree) on the local ref refs/strata/gitrules (one for
 //     the repository), which no sync pushes and which keeps them from
 //     git's gc. Where strata has never run, the commits of HEAD's recent
 //     reflog are taken instead.
@@ -43,16 +43,16 @@ import (
 // read only as they are now (Ignores.excludedHere), these come with the
 // repository.
 
-// gitignoresSeen is the file naming the HEAD strata last compared.
-func (s *Store) gitignoresSeen() string {
-	return filepath.Join(s.gitDir, "strata", "gitignores-head")
+// rulesSeen is the file naming the HEAD strata last compared.
+func (s *Store) rulesSeen() string {
+	return filepath.Join(s.gitDir, "strata", "gitrules-head")
 }
 
-// GitignoresRef is the local ref keeping the .gitignore files of earlier
+// RulesRef is the local ref keeping the .gitignore files of earlier
 // HEADs (see above). It is one for the repository, linked worktrees
 // included: a worktree added at a commit that un-ignores a file, where the
 // secret is then copied, counts what the others saw (attack20-ignore F2).
-func (s *Store) GitignoresRef() string { return "refs/strata/gitignores" }
+func (s *Store) RulesRef() string { return "refs/strata/gitrules" }
 
 // otherHeads returns the commits the HEADs of the repository's other work
 // trees (the main one and every linked one but this) name: their
@@ -100,6 +100,7 @@ type ruleSet struct {
 	root  plumbing.Hash
 	dirs  map[string]*setDir
 	blobs map[string]plumbing.Hash // each folder's .gitignore blob, zero for none (setBlob)
+	attrs *Attributes              // its .gitattributes files, with this machine's (FilteredBefore)
 }
 
 // setDir is what dirRules is for the work tree: the patterns that apply in
@@ -132,7 +133,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	}
 	found := ""
 	if ig.setsErr != nil {
-		found = "? (" + ig.store.GitignoresRef() + " unreadable: " + ig.setsErr.Error() + ")"
+		found = "? (" + ig.store.RulesRef() + " unreadable: " + ig.setsErr.Error() + ")"
 	}
 	for _, set := range ig.sets {
 		if found != "" {
@@ -150,6 +151,37 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 		return ""
 	}
 	return found
+}
+
+// FilteredBefore returns the commit (short) whose .gitattributes files,
+// with this machine's attribute files, give rel a filter driver, and that
+// driver, when the work tree's rules give it none ("", "" when no rule
+// set does): a pushed commit that drops `creds.json filter=git-crypt`, or
+// adds `creds.json -filter`, does not make the plaintext shareable
+// (attack20-headline H1), as a dropped .gitignore line does not
+// (IgnoredBefore). A tracked file is concerned too: git publishes only its
+// cleaned form. When the earlier rule sets cannot be read, every file
+// counts as filtered by them.
+func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
+	if ig == nil || ig.store == nil || rel == "" || strings.HasPrefix(rel, "~") {
+		return "", ""
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	ig.loadSets()
+	if ig.setsErr != nil {
+		return "? (" + ig.store.RulesRef() + " unreadable: " + ig.setsErr.Error() + ")", "?"
+	}
+	for _, set := range ig.sets {
+		if set.attrs == nil {
+			set.attrs = &Attributes{root: ig.root, gitDir: ig.gitDir, commonDir: ig.commonDir, settings: ig.settings,
+				dirs: map[string][]attrLine{}, store: ig.store, tree: set.root}
+		}
+		if d := set.attrs.Filter(rel); d != "" {
+			return set.label, d
+		}
+	}
+	return "", ""
 }
 
 // NoteHead reads the rule sets IgnoredBefore asks, once: HEAD is compared
@@ -260,7 +292,7 @@ func (s *Store) treeRuleFile(root plumbing.Hash, path string) (data string, blob
 	return strings.TrimPrefix(string(raw), "\ufeff"), e.Hash, true
 }
 
-// ruleSets returns HEAD's rule set and those refs/strata/gitignores keeps,
+// ruleSets returns HEAD's rule set and those refs/strata/gitrules keeps,
 // after noting a move of HEAD (noteHead). A repository without a commit has
 // no HEAD set.
 func (s *Store) ruleSets() ([]*ruleSet, error) {
@@ -298,7 +330,7 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 	for _, e := range noted { // also when they could not be kept
 		sets = append(sets, &ruleSet{label: shortID(e.Name), root: e.Hash, dirs: map[string]*setDir{}})
 	}
-	kept, err := s.readRef(s.GitignoresRef())
+	kept, err := s.readRef(s.RulesRef())
 	if errors.Is(err, state.ErrNotFound) {
 		return sets, nil
 	} else if err != nil {
@@ -332,12 +364,12 @@ func shortID(id string) string {
 // noteHead compares head with the HEAD strata saw last, and with every
 // commit HEAD's reflog names since (its last reflogSeed entries at most; all
 // of them where strata has seen no HEAD yet): the .gitignore files of each
-// that differ from head's are kept on refs/strata/gitignores before head is
+// that differ from head's are kept on refs/strata/gitrules before head is
 // noted as seen (so a crash between loses nothing: the next run compares
 // again). It returns the rule sets it found, for this run to use even when
 // they could not be kept (a repository this user may read but not write).
 func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
-	seenFile := s.gitignoresSeen()
+	seenFile := s.rulesSeen()
 	data, err := state.ReadRegular(seenFile, 0, true)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -448,10 +480,10 @@ func headsSince(name string, from int64, n int) []string {
 	return out
 }
 
-// keepRuleSets adds the rule sets to refs/strata/gitignores, each tree
+// keepRuleSets adds the rule sets to refs/strata/gitrules, each tree
 // once.
 func (s *Store) keepRuleSets(add []treeEntry) error {
-	_, err := s.updateRef(s.GitignoresRef(), func(parent plumbing.Hash) (plumbing.Hash, error) {
+	_, err := s.updateRef(s.RulesRef(), func(parent plumbing.Hash) (plumbing.Hash, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		var entries []treeEntry
@@ -518,8 +550,14 @@ func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64) error 
 	return werr
 }
 
+// isRuleFile reports whether a tree entry is a .gitignore or a
+// .gitattributes (not a folder of that name).
+func isRuleFile(e treeEntry) bool {
+	return !e.IsDir() && (e.Name == ".gitignore" || e.Name == ".gitattributes")
+}
+
 // keptRuleMax is the largest .gitignore of an earlier HEAD kept on
-// refs/strata/gitignores. Every command would read a kept one again, and a
+// refs/strata/gitrules. Every command would read a kept one again, and a
 // pushed 97 MB .gitignore, once HEAD and then reverted, made every `strata
 // status` take 10 s and 700 MB (attack20-ignore F6); a real one is a few
 // KB. What a larger one alone ignored was ignored while it was HEAD, and is
@@ -563,7 +601,7 @@ func (s *Store) ignoresDiffer(a, b plumbing.Hash, memo map[[2]plumbing.Hash]bool
 		o, ok := inB[e.Name]
 		delete(inB, e.Name)
 		switch {
-		case e.Name == ".gitignore" && !e.IsDir(), ok && o.Name == ".gitignore" && !o.IsDir():
+		case isRuleFile(e), ok && isRuleFile(o):
 			differ = !ok || o.Hash != e.Hash || o.Mode != e.Mode
 		case e.IsDir() && ok && o.IsDir():
 			differ, err = s.ignoresDiffer(e.Hash, o.Hash, memo, depth+1)
@@ -582,7 +620,7 @@ func (s *Store) ignoresDiffer(a, b plumbing.Hash, memo map[[2]plumbing.Hash]bool
 		if differ {
 			break
 		}
-		if o.Name == ".gitignore" && !o.IsDir() {
+		if isRuleFile(o) {
 			differ = true
 		} else if o.IsDir() {
 			if differ, err = s.hasIgnoreFile(o.Hash, map[plumbing.Hash]bool{}, depth+1); err != nil {
@@ -606,7 +644,7 @@ func (s *Store) hasIgnoreFile(h plumbing.Hash, seen map[plumbing.Hash]bool, dept
 		return false, err
 	}
 	for _, e := range entries {
-		if e.Name == ".gitignore" && !e.IsDir() {
+		if isRuleFile(e) {
 			return true, nil
 		}
 	}
@@ -637,7 +675,7 @@ func (s *Store) ignoreFilesOnly(h plumbing.Hash, memo map[plumbing.Hash]plumbing
 	var out []treeEntry
 	for _, e := range entries {
 		switch {
-		case e.Name == ".gitignore" && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
+		case isRuleFile(e) && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
 			if _, size, err := s.objects.Stat(e.Hash); err == nil && size <= keptRuleMax {
 				out = append(out, e)
 			}

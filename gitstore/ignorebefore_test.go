@@ -60,9 +60,9 @@ func TestIgnoredBeforeKeepsEarlierRules(t *testing.T) {
 			t.Errorf("IgnoredBefore(%s) = %q, want %q", p, got, want)
 		}
 	}
-	files := runGit(t, dir, "ls-tree", "-r", "--name-only", "refs/strata/gitignores")
+	files := runGit(t, dir, "ls-tree", "-r", "--name-only", "refs/strata/gitrules")
 	if want := first + "/.gitignore\n" + first + "/sub/.gitignore"; strings.TrimSpace(files) != want {
-		t.Errorf("refs/strata/gitignores holds\n%s, want\n%s", files, want)
+		t.Errorf("refs/strata/gitrules holds\n%s, want\n%s", files, want)
 	}
 }
 
@@ -138,9 +138,9 @@ func TestIgnoredBeforeKeepsEachSetOnce(t *testing.T) {
 		s.Ignores().IgnoredBefore("secret/a.json")
 		s.Close()
 	}
-	sets := runGit(t, dir, "ls-tree", "refs/strata/gitignores")
+	sets := runGit(t, dir, "ls-tree", "refs/strata/gitrules")
 	if n := len(strings.Split(strings.TrimSpace(sets), "\n")); n != 2 {
-		t.Errorf("refs/strata/gitignores keeps %d sets, want 2:\n%s", n, sets)
+		t.Errorf("refs/strata/gitrules keeps %d sets, want 2:\n%s", n, sets)
 	}
 }
 
@@ -158,7 +158,7 @@ func TestIgnoredBeforeSharedTrees(t *testing.T) {
 	// strata saw the wide commit, then HEAD went back, and the other way
 	for _, heads := range [][2]string{{c, first}, {first, c}} {
 		runGit(t, dir, "update-ref", "--no-deref", "HEAD", heads[0])
-		os.Remove(filepath.Join(dir, ".git", "strata", "gitignores-head"))
+		os.Remove(filepath.Join(dir, ".git", "strata", "gitrules-head"))
 		os.Remove(filepath.Join(dir, ".git", "logs", "HEAD"))
 		s, err := Open(dir)
 		if err != nil {
@@ -173,8 +173,8 @@ func TestIgnoredBeforeSharedTrees(t *testing.T) {
 		s.Ignores().IgnoredBefore("other.json")
 		s.Close()
 	}
-	if sets := runGit(t, dir, "ls-tree", "refs/strata/gitignores"); !strings.Contains(sets, c) || !strings.Contains(sets, first) {
-		t.Errorf("refs/strata/gitignores keeps\n%s, want both commits", sets)
+	if sets := runGit(t, dir, "ls-tree", "refs/strata/gitrules"); !strings.Contains(sets, c) || !strings.Contains(sets, first) {
+		t.Errorf("refs/strata/gitrules keeps\n%s, want both commits", sets)
 	}
 }
 
@@ -182,14 +182,14 @@ func TestIgnoredBeforeSharedTrees(t *testing.T) {
 // untracked file counts as ignored by them: it stays private.
 func TestIgnoredBeforeUnreadable(t *testing.T) {
 	dir, _ := ignoredBeforeRepo(t)
-	writeFile(t, filepath.Join(dir, ".git", "refs", "strata", "gitignores"), strings.Repeat("ab", 20)+"\n")
+	writeFile(t, filepath.Join(dir, ".git", "refs", "strata", "gitrules"), strings.Repeat("ab", 20)+"\n")
 	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ig := s.Ignores()
-	if got := ig.IgnoredBefore("other.json"); !strings.HasPrefix(got, "? (refs/strata/gitignores unreadable") {
+	if got := ig.IgnoredBefore("other.json"); !strings.HasPrefix(got, "? (refs/strata/gitrules unreadable") {
 		t.Errorf("IgnoredBefore = %q, want the unreadable ref named", got)
 	}
 	if got := ig.IgnoredBefore("secret/tracked.json"); got != "" {
@@ -296,9 +296,9 @@ func TestIgnoredBeforeSkipsHugeRules(t *testing.T) {
 	}
 	defer s.Close()
 	s.Ignores().IgnoredBefore("x.json")
-	files := runGit(t, dir, "ls-tree", "-r", "refs/strata/gitignores")
+	files := runGit(t, dir, "ls-tree", "-r", "refs/strata/gitrules")
 	if !strings.Contains(files, first) {
-		t.Errorf("refs/strata/gitignores lost the first commit's rules:\n%s", files)
+		t.Errorf("refs/strata/gitrules lost the first commit's rules:\n%s", files)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(files), "\n") {
 		if strings.HasSuffix(l, "sub/.gitignore") {
