@@ -605,6 +605,7 @@ type Outcome struct {
 	Rejected *state.Entry   // the quarantined version on the rejected ref
 	Problems state.Problems // why it was rejected or skipped; warnings of a recorded file
 	Written  bool           // a restore changed the file on disk
+	Removed  bool           // that change removed it (not recorded at the point restored)
 	// Saved is the unrecorded version a restore recorded before replacing
 	// it (on the rejected ref when SavedRejected).
 	Saved         *state.Entry

@@ -310,8 +310,22 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	outs, err := e.recordTogether(notLate(all, late), state.SourceRestore)
 	outs = append(outs, late...)
 	markWritten(outs, written)
+	markRemoved(outs, remove)
 	markSaved(outs, saved)
 	return outs, err
+}
+
+// markRemoved sets Outcome.Removed for the paths a restore removed: an
+// unrecorded file the head never held (saved on a ref first) is removed
+// without a recorded deletion, and must not read as restored.
+func markRemoved(outs []Outcome, remove []config.Kept) {
+	gone := map[string]bool{}
+	for _, k := range remove {
+		gone[k.Path] = true
+	}
+	for i := range outs {
+		outs[i].Removed = outs[i].Written && gone[outs[i].Path]
+	}
 }
 
 // recordTogether records the current content of paths as ONE commit (a

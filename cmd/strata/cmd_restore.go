@@ -124,6 +124,12 @@ func runRestore(e *env, o restoreOptions) error {
 			n++
 			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", state.TermSafe(out.Path), p, state.ShortID(out.Entry.Commit))
 			appendOnlyNote(e, eng, out.Path)
+		case out.Removed:
+			// never recorded (an invalid version, saved on the rejected ref
+			// first): removed, with no deletion to record
+			n++
+			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s)\n", state.TermSafe(out.Path), p)
+			appendOnlyNote(e, eng, out.Path)
 		case out.Revived != nil && out.Written:
 			n++
 			id := ""
@@ -161,7 +167,7 @@ func restoreJSON(outs []engine.Outcome) []outcomeJSON {
 		switch {
 		case o.Late:
 			j.Result = "skipped"
-		case o.Entry != nil && o.Entry.Action == state.ActionDelete:
+		case o.Entry != nil && o.Entry.Action == state.ActionDelete, o.Removed:
 			j.Result = "deleted"
 		case o.Written || o.Entry != nil:
 			j.Result = "restored"
