@@ -610,6 +610,10 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
 			continue
 		}
+		if n.Merged != "" {
+			r.log.Info("merged again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
+			continue
+		}
 		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
 	}
 	r.unread.done(outs)

@@ -44,7 +44,7 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		return Forgotten{}, err
 	}
 	defer release()
-	if err := e.recoverWrites(); err != nil {
+	if err := e.recoverWrites(false); err != nil { // under the exclusive lock: no Put
 		return Forgotten{}, err
 	}
 	res, err := e.store.Forget(ctx, paths, dry, tracking...)

@@ -245,8 +245,10 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 			continue // the killed sync had written it already (attack19-crash 2)
 		}
 		// edited since: that edit is newer and will be recorded, over
-		// the merged version, which the user is told of
-		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head})
+		// the merged version (merged with it first where the class's
+		// merge keeps both sides, MergeOverEdits), which the user is told
+		// of
+		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result})
 	}
 	if len(j.Lost) > 0 && head != j.From {
 		if err := e.KeepLosses(j.Lost); err != nil {
@@ -258,9 +260,15 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 }
 
 // recoverWrites is RecoverWrites for a command that is not a sync: the
-// writes it leaves undone are kept for TakeNotWritten to name.
-func (e *Engine) recoverWrites() error {
+// writes it leaves undone are kept for TakeNotWritten to name. With
+// mergeOver (a caller holding the write-phase lock shared: record), an
+// edit of a MEMORY.md or graph made after the sync was killed is merged
+// with the sync's merged version first (MergeOverEdits).
+func (e *Engine) recoverWrites(mergeOver bool) error {
 	nw, _, err := e.RecoverWrites()
+	if mergeOver && err == nil {
+		nw = e.MergeOverEdits(nw)
+	}
 	e.noteNotWritten(nw...)
 	return err
 }
@@ -290,6 +298,11 @@ type NotWritten struct {
 	Rev           string
 	Found         string
 	FoundRejected bool
+	// Ours and Result are the versions (blob ids) the sync's merge started
+	// from and wrote; Merged, the commit that recorded the edit merged
+	// again with Result (MergeOverEdits), when it was.
+	Ours, Result string
+	Merged       string
 }
 
 // TakeNotWritten returns the writes left undone by the journals this

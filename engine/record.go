@@ -51,7 +51,7 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 		return nil, err
 	}
 	defer release()
-	if err := e.recoverWrites(); err != nil {
+	if err := e.recoverWrites(true); err != nil {
 		return nil, err
 	}
 	return e.recordHeld(paths, src, wrote)

@@ -47,6 +47,11 @@ type Report struct {
 	Written    []string           `json:"written"`   // kept files written or removed in the work tree
 	Deleted    []string           `json:"deleted"`   // those of Written that were removed (the merge deleted them)
 	Skipped    []string           `json:"skipped"`   // kept files not written: edited on disk meanwhile
+	// MergedAgain lists the MEMORY.md and graph files whose edit on disk
+	// kept the merged version from being written, merged again with it
+	// (engine.MergeOverEdits): the edit and the other side's work are both
+	// kept, recorded after the edit itself.
+	MergedAgain []string `json:"merged_again"`
 	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems     `json:"problems,omitempty"`
@@ -58,6 +63,10 @@ type Report struct {
 	Home  *Report           `json:"home,omitempty"`
 	Shown map[string]string `json:"shown,omitempty"`
 
+	// mergeOver is the writes this sync (or a killed one's journal) left
+	// undone, to merge again with the edit on disk once the write phase is
+	// over (mergeAgain).
+	mergeOver []engine.NotWritten
 	// recovered is the losses of an earlier sync, killed after its merge,
 	// whose journal this sync completed: named with this sync's.
 	recovered []engine.Lost
@@ -130,7 +139,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	defer release()
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, MergedAgain: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	defer func() {
 		if len(rep.recovered) > 0 {
 			rep.Lost = append(rep.Lost, rep.recovered...)
@@ -179,6 +188,15 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		head, err := merge(eng, o, remote, fetched, rep)
 		if err != nil || o.DryRun {
 			return rep, err
+		}
+		if len(rep.mergeOver) > 0 { // the write phase is over: merge the edits that kept a merged version out
+			o.Lock.Lock()
+			mergeAgain(eng, rep)
+			head, err = eng.Head()
+			o.Lock.Unlock()
+			if err != nil {
+				return rep, err
+			}
 		}
 		if head == "" || head == fetched {
 			return rep, nil // the remote has it all
@@ -262,7 +280,29 @@ func recoverWrites(eng *engine.Engine, lock sync.Locker, rep *Report) error {
 	if release != nil {
 		release()
 	}
+	if err == nil {
+		mergeAgain(eng, rep)
+	}
 	return err
+}
+
+// mergeAgain merges the edits that kept merged versions from being
+// written with those versions (engine.MergeOverEdits), once no write phase
+// is held: the file then holds both, and is no longer only "not written".
+func mergeAgain(eng *engine.Engine, rep *Report) {
+	if len(rep.mergeOver) == 0 {
+		return
+	}
+	for _, n := range eng.MergeOverEdits(rep.mergeOver) {
+		if n.Merged != "" {
+			rep.Skipped = slices.DeleteFunc(rep.Skipped, func(q string) bool { return q == n.Path })
+			if !slices.Contains(rep.MergedAgain, n.Path) {
+				rep.MergedAgain = append(rep.MergedAgain, n.Path)
+			}
+		}
+	}
+	rep.mergeOver = nil
+	sort.Strings(rep.MergedAgain)
 }
 
 // holdAndRecover takes the write-phase lock (engine.HoldWrites: no record
@@ -286,6 +326,7 @@ func holdAndRecover(eng *engine.Engine, rep *Report) (release func(), err error)
 		if !slices.Contains(rep.Skipped, n.Path) {
 			rep.Skipped = append(rep.Skipped, n.Path)
 		}
+		rep.mergeOver = append(rep.mergeOver, n)
 	}
 	return release, err
 }
@@ -735,6 +776,7 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 			rep.wrote(p)
 		default:
 			rep.Skipped = append(rep.Skipped, p.Path)
+			rep.mergeOver = append(rep.mergeOver, engine.NotWritten{Path: p.Path, Ours: p.Ours, Result: p.Result})
 		}
 	}
 	late, err := w.Commit(func() { crashPoint("half-written") })
@@ -745,6 +787,11 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 		rep.Written = slices.DeleteFunc(rep.Written, func(q string) bool { return q == p })
 		rep.Deleted = slices.DeleteFunc(rep.Deleted, func(q string) bool { return q == p })
 		rep.Skipped = append(rep.Skipped, p)
+		for _, c := range changes {
+			if c.p.Path == p {
+				rep.mergeOver = append(rep.mergeOver, engine.NotWritten{Path: p, Ours: c.p.Ours, Result: c.p.Result})
+			}
+		}
 	}
 	sort.Strings(rep.Written)
 	sort.Strings(rep.Deleted)

@@ -119,6 +119,11 @@ func printNotWritten(e *env, eng *engine.Engine) {
 				state.TermSafe(n.Path), what, where, state.ShellWord(n.Path), state.ShellWord(n.Found))
 			continue
 		}
+		if n.Merged != "" {
+			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version (%s)\n",
+				state.TermSafe(n.Path), state.ShortID(n.Merged))
+			continue
+		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
 			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}
