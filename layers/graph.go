@@ -69,5 +69,11 @@ func refusals(err error, shown string) (lines []string, rest error) {
 		}
 		other = append(other, e)
 	}
+	if len(lines) == 0 {
+		// nothing taken out: the error as it was (a message that wraps
+		// two errors, "L3 unavailable: PATH: why", split and joined again
+		// lost its path and took two lines: attack20-headline H7)
+		return nil, err
+	}
 	return lines, errors.Join(other...)
 }

@@ -121,19 +121,19 @@ func exitCode(err error, w io.Writer) int {
 	case errors.Is(err, errUsageReported):
 		return exitUsage
 	case errors.Is(err, syncer.ErrNoOrigin):
-		fmt.Fprintf(w, "strata: %s\n", err)
+		fmt.Fprintf(w, "strata: %s\n", oneLine(err))
 		return exitUsage
 	case errors.As(err, &ps):
 		fmt.Fprintln(w, ps.Error())
 		return exitInvalid
 	case errors.As(err, &ce):
-		fmt.Fprintf(w, "strata: %s\n", ce)
+		fmt.Fprintf(w, "strata: %s\n", oneLine(ce))
 		return exitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(w, "strata: %s\n", ue.msg)
 		return exitUsage
 	case errors.As(err, &pe):
-		fmt.Fprintf(w, "strata: %s\n", pe)
+		fmt.Fprintf(w, "strata: %s\n", oneLine(pe))
 		if pe.IO {
 			return exitOther
 		}
@@ -142,19 +142,28 @@ func exitCode(err error, w io.Writer) int {
 		fmt.Fprintf(w, "strata: %s (git fsck --full shows the damage; fetch the missing objects from a remote with strata sync, or restore .git from a backup)\n", err)
 		return exitOther
 	case errors.Is(err, state.ErrNotRepo), errors.Is(err, state.ErrLocked):
-		fmt.Fprintf(w, "strata: %s\n", err)
+		fmt.Fprintf(w, "strata: %s\n", oneLine(err))
 		return exitOther
 	case errors.Is(err, state.ErrNotFound):
-		fmt.Fprintf(w, "strata: %s\n", trimSentinel(err, state.ErrNotFound))
+		fmt.Fprintf(w, "strata: %s\n", strings.ReplaceAll(trimSentinel(err, state.ErrNotFound), "\n", "; "))
 		return exitInvalid
 	case errors.As(err, &tl):
 		// a recorded version over max_size is never a valid one: refused
 		// unread, as a check that failed
-		fmt.Fprintf(w, "strata: %s\n", err)
+		fmt.Fprintf(w, "strata: %s\n", oneLine(err))
 		return exitInvalid
 	}
-	fmt.Fprintf(w, "strata: %s\n", err)
+	fmt.Fprintf(w, "strata: %s\n", oneLine(err))
 	return exitOther
+}
+
+// oneLine is an error's message on one line, as every error strata prints
+// is (docs/contract.md §11): errors joined with errors.Join, or a git
+// message of several lines, are said with "; " between their lines (a
+// symbolic link in place of the graph file ended `resolve` with a second
+// line naming no file: attack20-headline H7).
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "; ")
 }
 
 // trimSentinel drops a trailing ": not found" that only repeats the sentinel.
