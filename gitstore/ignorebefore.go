@@ -370,10 +370,9 @@ func shortID(id string) string {
 // they could not be kept (a repository this user may read but not write).
 func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	seenFile := s.rulesSeen()
-	data, err := state.ReadRegular(seenFile, 0, true)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
+	// strata's own note: one that cannot be read (a named pipe, a
+	// directory, garbage) is as none, and HEAD's reflog is compared instead
+	data, _ := state.ReadRegular(seenFile, 4096, false)
 	seen, logSeen, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 	logFile := filepath.Join(s.gitDir, "logs", "HEAD")
 	logSize := int64(0)
