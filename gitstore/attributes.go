@@ -219,7 +219,11 @@ func (a *Attributes) dir(rel string) []attrLine {
 	}
 	var lines []attrLine
 	if a.store != nil {
-		if data, _, ok := a.store.treeRuleFile(a.tree, attrFileIn(rel)); ok {
+		if size, _ := a.store.treeRuleSize(a.tree, attrFileIn(rel)); size > keptRuleMax {
+			// not read again for every command (keptRuleMax): every file
+			// below it counts as filtered, the safe side
+			lines = parseAttrText("* filter=(a-.gitattributes-over-1-MB,-not-read-again)", base, false, a.fold)
+		} else if data, _, ok := a.store.treeRuleFile(a.tree, attrFileIn(rel)); ok {
 			lines = parseAttrText(data, base, rel == "", a.fold)
 		}
 	} else {

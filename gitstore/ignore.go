@@ -33,6 +33,9 @@ type Ignores struct {
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
 	fold bool
+	// steps is the wildmatch steps this Ignores may still take
+	// (ignoreBudget; ignorePattern.wild).
+	steps int
 
 	store    *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
 	sets     []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
@@ -44,7 +47,7 @@ type Ignores struct {
 // the first question: a command that asks none (`strata show --at`) reads no
 // git configuration.
 func (s *Store) Ignores() *Ignores {
-	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, settings: s.ruleSettings, dirs: map[string]*dirRules{}, store: s}
+	return &Ignores{root: s.root, gitDir: s.gitDir, commonDir: s.commonDir, settings: s.ruleSettings, dirs: map[string]*dirRules{}, store: s, steps: ignoreBudget}
 }
 
 // Ignored reports whether git ignores the repo-relative, slash-separated path.
@@ -56,7 +59,7 @@ func (ig *Ignores) Ignored(rel string) bool {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	d := ig.dir(segs[:len(segs)-1])
-	if !d.ignored && !d.ps.excluded(ig.joined(segs), false, ig.fold) && !ig.excludedHere(segs) {
+	if !d.ignored && !d.ps.excluded(ig.joined(segs), false, ig.fold, &ig.steps) && !ig.excludedHere(segs) {
 		return false
 	}
 	return !ig.isTracked(rel)
@@ -75,11 +78,11 @@ func (ig *Ignores) excludedHere(segs []string) bool {
 	}
 	folded := ig.folded(segs)
 	for i := 1; i < len(folded); i++ {
-		if ig.base.excluded(strings.Join(folded[:i], "/"), true, ig.fold) {
+		if ig.base.excluded(strings.Join(folded[:i], "/"), true, ig.fold, &ig.steps) {
 			return true
 		}
 	}
-	return ig.base.excluded(strings.Join(folded, "/"), false, ig.fold)
+	return ig.base.excluded(strings.Join(folded, "/"), false, ig.fold, &ig.steps)
 }
 
 // dirRules are the patterns that apply inside one directory, and whether
@@ -105,7 +108,7 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 		d = &dirRules{ps: ig.base}
 	} else {
 		parent := ig.dir(segs[:len(segs)-1])
-		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold)}
+		d = &dirRules{ps: parent.ps, ignored: parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold, &ig.steps)}
 	}
 	name := filepath.Join(append([]string{ig.root}, append(append([]string{}, segs...), ".gitignore")...)...)
 	raw, ok := readRuleFileRaw(name)
@@ -122,7 +125,7 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 func (ig *Ignores) isTracked(rel string) bool {
 	ig.readIndex()
 	if ig.fold {
-		rel = strings.ToLower(rel)
+		rel = asciiLower(rel)
 	}
 	return ig.tracked[rel]
 }
@@ -147,7 +150,7 @@ func (ig *Ignores) readIndex() {
 		for p := range files {
 			ig.exact[p] = true
 			if ig.fold {
-				p = strings.ToLower(p)
+				p = asciiLower(p)
 			}
 			ig.tracked[p] = true
 		}
@@ -160,7 +163,7 @@ func (ig *Ignores) folded(segs []string) []string {
 	out := make([]string, len(segs))
 	for i, s := range segs {
 		if ig.fold {
-			s = strings.ToLower(s)
+			s = asciiLower(s)
 		}
 		out[i] = s
 	}

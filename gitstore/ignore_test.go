@@ -100,7 +100,7 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 		t.Skip("git is not on PATH")
 	}
 	paths := []string{".claude/secrets.json", ".claude/Secrets.json", ".claude/token.json", ".claude/other.json",
-		"Dir/a.json", "dir/b.json", "x.tok", "x.env", "x.key"}
+		"Dir/a.json", "dir/b.json", "x.tok", "x.env", "x.key", ".claude/Übergabe.json", ".claude/ÜBERGABE.json"}
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, home, dir string)
@@ -108,6 +108,10 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 		{"ignorecase", func(t *testing.T, home, dir string) {
 			runGit(t, dir, "config", "core.ignorecase", "true")
 			writeFile(t, filepath.Join(dir, ".gitignore"), ".claude/SECRETS.json\nDIR/\n*.TOK\n")
+		}},
+		{"ignorecase-unicode", func(t *testing.T, home, dir string) { // git folds ASCII only (attack20-ignore-verify N5)
+			runGit(t, dir, "config", "core.ignorecase", "true")
+			writeFile(t, filepath.Join(dir, ".gitignore"), ".claude/Übergabe.json\n")
 		}},
 		{"ignorecase-global", func(t *testing.T, home, dir string) {
 			writeFile(t, filepath.Join(home, ".gitconfig"), "[core]\n\tignoreCase\n")
@@ -173,13 +177,13 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			runGit(t, dir, "init", "-q", "-b", "main", ".")
 			c.setup(t, home, dir)
-			cmd := exec.Command("git", "check-ignore", "--stdin")
+			cmd := exec.Command("git", "check-ignore", "--stdin", "-z")
 			cmd.Dir = dir
-			cmd.Stdin = strings.NewReader(strings.Join(paths, "\n") + "\n")
+			cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
 			out, _ := cmd.Output() // exit 1 when nothing is ignored
 			want := map[string]bool{}
-			for _, l := range strings.Fields(string(out)) {
-				want[l] = true
+			for _, l := range strings.Split(string(out), "\x00") {
+				want[l] = l != ""
 			}
 			if len(want) == 0 {
 				t.Fatal("git check-ignore ignored nothing: the fixture is broken")
@@ -282,12 +286,17 @@ func TestIgnorePatternsAgreeWithGit(t *testing.T) {
 			"crlf.json\r\n*.log\n!keep.log\nbuild/\n/rooted.json\ndeep/**/x.json\na?c.json\n[[:digit:]]*.tmp\n**/cache\n",
 		"sub/.gitignore":       "*.json\n!ok.json\n/only-here.md\nnested/\n",
 		"sub/inner/.gitignore": "!again.json\n",
+		// attack20-ignore-verify: a NUL ends the line for git (N1); "**"
+		// after a literal start spans folders and may be empty (N2)
+		"n/.gitignore": "nul.json\x00trailing\nconfig**/prod.json\n.claude**/credentials.json\n",
 	}
 	paths := []string{"prod.env", "x/prod.env", "prod.enxx", "prod.enyx", "prod.aenv2", "prod.env2", "#hash.json",
 		"!bang.json", "trail.json", "space .json", "crlf.json", "a.log", "keep.log", "d/keep.log", "build/out.json",
 		"x/build/y.json", "rooted.json", "x/rooted.json", "deep/x.json", "deep/a/b/x.json", "abc.json", "a/c.json",
 		"7.tmp", "x7.tmp", "cache/a.json", "x/cache/b.json", "sub/a.json", "sub/ok.json", "sub/only-here.md",
-		"sub/x/only-here.md", "sub/nested/a.md", "sub/inner/again.json", "sub/inner/b.json", "plain.md"}
+		"sub/x/only-here.md", "sub/nested/a.md", "sub/inner/again.json", "sub/inner/b.json", "plain.md",
+		"n/nul.json", "n/config/prod.json", "n/config/a/b/prod.json", "n/configprod.json", "n/config-x/prod.json",
+		"n/.claude/credentials.json", "n/.claude/x/credentials.json"}
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
@@ -341,5 +350,36 @@ func TestIgnorePatternsAgreeWithGit(t *testing.T) {
 		if got := ig.IgnoredBefore(p) != ""; got != want[p] {
 			t.Errorf("%s: IgnoredBefore %v, git check-ignore of the earlier rules %v", p, got, want[p])
 		}
+	}
+}
+
+// TestIgnoresStepBudget: the wildmatch steps of one Ignores are bounded in
+// all, not per match: a tracked file's long name against many costly `!`
+// lines took the per-match budget on each line, seconds per command
+// (attack20-ignore-verify N6). Past the budget a pattern that ignores
+// counts as matching and one that re-includes as not: the safe side.
+func TestIgnoresStepBudget(t *testing.T) {
+	defer func(b int) { ignoreBudget = b }(ignoreBudget)
+	ignoreBudget = 50_000
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", ".")
+	writeFile(t, filepath.Join(dir, ".gitignore"), "*.env\n"+strings.Repeat("!*a*a*a*a*a*a*a*a*b\n", 40))
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ig := s.Ignores()
+	long := strings.Repeat("a", 400) + ".json"
+	// the `!` lines spend the budget; "*.env", asked last, then counts as
+	// matching: the file is taken for ignored, the safe side
+	if !ig.Ignored(long) {
+		t.Errorf("%s: not ignored once the budget is spent, want the safe side (ignored)", long[:10])
+	}
+	if ig.steps > 0 {
+		t.Fatalf("%d steps left after 40 costly lines, want the budget spent", ig.steps)
+	}
+	if !ig.Ignored("x.txt") {
+		t.Error("x.txt: not ignored once the budget is spent, want the safe side (ignored)")
 	}
 }

@@ -55,25 +55,31 @@ func (s *Store) rulesSeen() string {
 func (s *Store) RulesRef() string { return "refs/strata/gitrules" }
 
 // otherHeads returns the commits the HEADs of the repository's other work
-// trees (the main one and every linked one but this) name: their
-// .gitignore files count too.
+// trees (the main one and every linked one but this) name, and the HEAD
+// strata last saw in each (its gitrules-head): their .gitignore files count
+// too. A worktree added after the main one pulled an un-ignoring commit
+// with plain git knew nothing of the rules the main one had seen
+// (attack20-ignore-verify N4).
 func (s *Store) otherHeads() []plumbing.Hash {
-	files := []string{filepath.Join(s.commonDir, "HEAD")}
+	dirs := []string{s.commonDir}
 	if ents, err := os.ReadDir(filepath.Join(s.commonDir, "worktrees")); err == nil {
 		for _, e := range ents {
-			files = append(files, filepath.Join(s.commonDir, "worktrees", e.Name(), "HEAD"))
+			dirs = append(dirs, filepath.Join(s.commonDir, "worktrees", e.Name()))
+		}
+	}
+	var files []string
+	for _, d := range dirs {
+		if filepath.Clean(d) != filepath.Clean(s.gitDir) { // this work tree's own are read as its own
+			files = append(files, filepath.Join(d, "HEAD"), filepath.Join(d, "strata", "gitrules-head"))
 		}
 	}
 	var out []plumbing.Hash
 	for _, f := range files {
-		if filepath.Dir(f) == filepath.Clean(s.gitDir) {
-			continue // this work tree's own
-		}
 		data, err := state.ReadRegular(f, 4096, false)
 		if err != nil {
 			continue
 		}
-		line := strings.TrimSpace(string(data))
+		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 		var h plumbing.Hash
 		if ref, ok := strings.CutPrefix(line, "ref: "); ok {
 			if h, err = s.readRef(ref); err != nil {
@@ -110,6 +116,7 @@ type setDir struct {
 	ps      ignoreList
 	ignored bool
 	blob    plumbing.Hash
+	huge    string // the .gitignore above it over keptRuleMax, when that is why it is ignored
 }
 
 // IgnoredBefore returns the commit (short) whose .gitignore files ignore
@@ -128,7 +135,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	defer ig.mu.Unlock()
 	ig.loadSets()
 	folded := ig.joined(segs)
-	if d := ig.dir(segs[:len(segs)-1]); d.ignored || d.ps.excluded(folded, false, ig.fold) || ig.excludedHere(segs) {
+	if d := ig.dir(segs[:len(segs)-1]); d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps) || ig.excludedHere(segs) {
 		return "" // ignored now (Ignored)
 	}
 	found := ""
@@ -143,8 +150,11 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 			continue
 		}
 		d := ig.setDir(set, segs[:len(segs)-1])
-		if d.ignored || d.ps.excluded(folded, false, ig.fold) {
+		if d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps) {
 			found = set.label
+			if d.huge != "" && d.ignored {
+				found += ", whose " + d.huge + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
+			}
 		}
 	}
 	if found == "" || ig.isTrackedExact(rel) {
@@ -258,10 +268,17 @@ func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
 	d := &setDir{}
 	if len(segs) > 0 {
 		parent := ig.setDir(set, segs[:len(segs)-1])
-		d.ps, d.ignored = parent.ps, parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold)
+		d.ps, d.huge = parent.ps, parent.huge
+		d.ignored = parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold, &ig.steps)
 	}
 	if !d.ignored {
-		if data, blob, ok := ig.store.treeRuleFile(set.root, ruleFileIn(key)); ok {
+		if size, blob := ig.store.treeRuleSize(set.root, ruleFileIn(key)); size > keptRuleMax {
+			// not read again for every command (a pushed 97 MB one, once
+			// HEAD, made every status take 10 s: attack20-ignore F6), nor
+			// dropped (what it alone ignored would become shareable: N3):
+			// everything below it counts as ignored by it
+			d.blob, d.ignored, d.huge = blob, true, ruleFileIn(key)
+		} else if data, blob, ok := ig.store.treeRuleFile(set.root, ruleFileIn(key)); ok {
 			d.blob = blob
 			if own := parseIgnoreLines(data, key, ig.fold); len(own) > 0 {
 				d.ps = append(append(ignoreList{}, d.ps...), own...)
@@ -270,6 +287,22 @@ func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
 	}
 	set.dirs[key] = d
 	return d
+}
+
+// treeRuleSize is the size and blob of the regular file at path in tree
+// root, read from the object's header (0 and zero when there is none).
+func (s *Store) treeRuleSize(root plumbing.Hash, path string) (int64, plumbing.Hash) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.lookup(root, path)
+	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
+		return 0, plumbing.ZeroHash
+	}
+	_, size, err := s.objects.Stat(e.Hash)
+	if err != nil {
+		return 0, plumbing.ZeroHash
+	}
+	return size, e.Hash
 }
 
 // treeRuleFile reads the rule file at path in tree root: a regular file of
@@ -555,12 +588,11 @@ func isRuleFile(e treeEntry) bool {
 	return !e.IsDir() && (e.Name == ".gitignore" || e.Name == ".gitattributes")
 }
 
-// keptRuleMax is the largest .gitignore of an earlier HEAD kept on
-// refs/strata/gitrules. Every command would read a kept one again, and a
-// pushed 97 MB .gitignore, once HEAD and then reverted, made every `strata
-// status` take 10 s and 700 MB (attack20-ignore F6); a real one is a few
-// KB. What a larger one alone ignored was ignored while it was HEAD, and is
-// not kept private by it after.
+// keptRuleMax is the largest .gitignore of a rule set that is read: every
+// command would read a kept one again, and a pushed 97 MB .gitignore, once
+// HEAD and then reverted, made every `strata status` take 10 s and 700 MB
+// (attack20-ignore F6); a real one is a few KB. Below a larger one,
+// everything counts as ignored by its set (setDir).
 const keptRuleMax = 1 << 20
 
 // maxRuleDepth bounds the folders walked for .gitignore files: git's own
@@ -675,8 +707,8 @@ func (s *Store) ignoreFilesOnly(h plumbing.Hash, memo map[plumbing.Hash]plumbing
 	for _, e := range entries {
 		switch {
 		case isRuleFile(e) && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
-			if _, size, err := s.objects.Stat(e.Hash); err == nil && size <= keptRuleMax {
-				out = append(out, e)
+			if _, size, err := s.objects.Stat(e.Hash); err == nil && size <= ruleFileMax {
+				out = append(out, e) // one over keptRuleMax is kept, but never read again (setDir)
 			}
 		case e.IsDir():
 			t, err := s.ignoreFilesOnly(e.Hash, memo, depth+1)

@@ -15,6 +15,7 @@ type ignorePattern struct {
 	negative  bool   // "!pattern": re-includes
 	mustBeDir bool   // "pattern/": only a folder
 	noDir     bool   // no "/" in it: matches the base name at any depth below base
+	prefix    int    // the length of its literal start, before any of *?[\ (git's simple_length)
 }
 
 // parseIgnoreLines reads the text of one ignore file whose patterns apply
@@ -24,13 +25,16 @@ type ignorePattern struct {
 // path it is compared with is).
 func parseIgnoreLines(data, base string, fold bool) []ignorePattern {
 	if fold {
-		base = strings.ToLower(base)
+		base = asciiLower(base)
 	}
 	var ps []ignorePattern
 	for rest := data; rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
 		line = strings.TrimSuffix(line, "\r")
+		if i := strings.IndexByte(line, 0); i >= 0 {
+			line = line[:i] // git reads a line as a C string: up to its NUL (attack20-ignore-verify N1)
+		}
 		if line == "" || line[0] == '#' {
 			continue
 		}
@@ -50,6 +54,10 @@ func parseIgnoreLines(data, base string, fold bool) []ignorePattern {
 			continue
 		}
 		p.pattern = line
+		p.prefix = strings.IndexAny(line, `*?[\`)
+		if p.prefix < 0 {
+			p.prefix = len(line)
+		}
 		ps = append(ps, p)
 	}
 	return ps
@@ -83,7 +91,7 @@ func trimTrailingSpaces(s string) string {
 // wildmatch gives up on (too many steps) counts as a match for a pattern
 // that ignores and as none for one that re-includes: the file is then
 // ignored, the safe side.
-func (p ignorePattern) matches(rel string, isDir, fold bool) bool {
+func (p ignorePattern) matches(rel string, isDir, fold bool, budget *int) bool {
 	if p.mustBeDir && !isDir {
 		return false
 	}
@@ -92,7 +100,7 @@ func (p ignorePattern) matches(rel string, isDir, fold bool) bool {
 		if p.base != "" && !strings.HasPrefix(rel, p.base+"/") {
 			return false
 		}
-		return p.wild(name, false, fold)
+		return p.wild(p.pattern, name, false, fold, budget)
 	}
 	if p.base != "" {
 		rest, ok := strings.CutPrefix(rel, p.base+"/")
@@ -101,17 +109,76 @@ func (p ignorePattern) matches(rel string, isDir, fold bool) bool {
 		}
 		rel = rest
 	}
-	return p.wild(rel, true, fold)
+	// git's match_pathname compares the literal start by itself and
+	// matches only the rest: in "foo**/bar" the "**" then starts the
+	// pattern, spans folders and may be empty ("foobar" is ignored), where
+	// the whole pattern read by wildmatch would take it for one "*"
+	// (attack20-ignore-verify N2).
+	pattern := p.pattern
+	if p.prefix > 0 {
+		if p.prefix > len(rel) || !sameText(pattern[:p.prefix], rel[:p.prefix], fold) {
+			return false
+		}
+		pattern, rel = pattern[p.prefix:], rel[p.prefix:]
+		if pattern == "" && rel == "" {
+			return true
+		}
+	}
+	return p.wild(pattern, rel, true, fold, budget)
 }
 
-func (p ignorePattern) wild(text string, pathname, fold bool) bool {
-	budget := wildBudget
-	m := dowild(p.pattern, text, pathname, fold, &budget)
-	if budget < 0 {
+// wild is wildmatch within budget, the steps left to the matches of one
+// command: a match that takes more than wildBudget steps, or more than
+// what is left, counts as a match for a pattern that ignores and as none
+// for one that re-includes (the file is then ignored, the safe side). A
+// tracked file's long name against `!*a*a…*b` lines took the whole budget
+// on each line, seconds per command (attack20-ignore-verify N6); the
+// command's budget bounds that.
+func (p ignorePattern) wild(pattern, text string, pathname, fold bool, budget *int) bool {
+	if *budget <= 0 {
+		return !p.negative
+	}
+	steps := min(wildBudget, *budget)
+	left := steps
+	m := dowild(pattern, text, pathname, fold, &left)
+	*budget -= steps - max(left, 0)
+	if left < 0 {
 		return !p.negative
 	}
 	return m == wmMatch
 }
+
+// sameText compares a pattern's literal start with a path's, case aside
+// under fold (ASCII, as git folds).
+func sameText(a, b string, fold bool) bool {
+	if fold {
+		return asciiLower(a) == asciiLower(b)
+	}
+	return a == b
+}
+
+// asciiLower lowercases the ASCII letters of s only, as git folds case
+// under core.ignorecase: strings.ToLower folded "Ü" too, so that a
+// pattern naming .claude/Übergabe.json matched nothing for strata while git
+// ignored the file (attack20-ignore-verify N5).
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// ignoreBudget is the wildmatch steps one Ignores may take in all (a
+// command, a watcher's batch): ordinary rules take thousands.
+var ignoreBudget = 5_000_000
 
 // ignoreList is the patterns that apply in one folder, the deeper files'
 // after the shallower ones'.
@@ -119,9 +186,9 @@ type ignoreList []ignorePattern
 
 // excluded reports whether the last pattern naming rel ignores it (git's
 // last_matching_pattern: the last line of the deepest file first).
-func (l ignoreList) excluded(rel string, isDir, fold bool) bool {
+func (l ignoreList) excluded(rel string, isDir, fold bool, budget *int) bool {
 	for i := len(l) - 1; i >= 0; i-- {
-		if l[i].matches(rel, isDir, fold) {
+		if l[i].matches(rel, isDir, fold, budget) {
 			return !l[i].negative
 		}
 	}
