@@ -234,12 +234,7 @@ func (a *Attributes) dir(rel string) []attrLine {
 }
 
 // attrFileIn is the path of the .gitattributes of the folder rel.
-func attrFileIn(rel string) string {
-	if rel == "" {
-		return ".gitattributes"
-	}
-	return rel + "/.gitattributes"
-}
+func attrFileIn(rel string) string { return fileIn(rel, ".gitattributes") }
 
 // readAttrFile parses one attributes file; a missing or unreadable one, one
 // over git's size bound, and (inTree) one that is a symbolic link, are

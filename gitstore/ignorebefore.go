@@ -239,11 +239,15 @@ func (ig *Ignores) setBlob(set *ruleSet, key string) plumbing.Hash {
 }
 
 // ruleFileIn is the path of the .gitignore of the folder key.
-func ruleFileIn(key string) string {
+func ruleFileIn(key string) string { return fileIn(key, ".gitignore") }
+
+// fileIn is the repo-relative path of the file name in the folder key
+// ("" for the root).
+func fileIn(key, name string) string {
 	if key == "" {
-		return ".gitignore"
+		return name
 	}
-	return key + "/.gitignore"
+	return key + "/" + name
 }
 
 // treeRuleBlob is the blob of the regular file at path in tree root, zero
@@ -251,11 +255,18 @@ func ruleFileIn(key string) string {
 func (s *Store) treeRuleBlob(root plumbing.Hash, path string) plumbing.Hash {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	e, _ := s.ruleEntry(root, path)
+	return e.Hash
+}
+
+// ruleEntry is the entry of the regular file at path in tree root (ok
+// false, and a zero entry, when there is none). Callers hold s.mu.
+func (s *Store) ruleEntry(root plumbing.Hash, path string) (treeEntry, bool) {
 	e, err := s.lookup(root, path)
 	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
-		return plumbing.ZeroHash
+		return treeEntry{}, false
 	}
-	return e.Hash
+	return e, true
 }
 
 // setDir is the rules of set in the folder segs, read once. Callers hold
@@ -294,8 +305,8 @@ func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
 func (s *Store) treeRuleSize(root plumbing.Hash, path string) (int64, plumbing.Hash) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.lookup(root, path)
-	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
+	e, ok := s.ruleEntry(root, path)
+	if !ok {
 		return 0, plumbing.ZeroHash
 	}
 	_, size, err := s.objects.Stat(e.Hash)
@@ -311,8 +322,8 @@ func (s *Store) treeRuleSize(root plumbing.Hash, path string) (int64, plumbing.H
 func (s *Store) treeRuleFile(root plumbing.Hash, path string) (data string, blob plumbing.Hash, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.lookup(root, path)
-	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
+	e, ok := s.ruleEntry(root, path)
+	if !ok {
 		return "", plumbing.ZeroHash, false
 	}
 	if _, size, err := s.objects.Stat(e.Hash); err != nil || size > ruleFileMax {
