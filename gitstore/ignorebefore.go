@@ -448,6 +448,17 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	}
 	differ := map[[2]plumbing.Hash]bool{}
 	only := map[plumbing.Hash]plumbing.Hash{}
+	if seen == "" && !head.IsZero() {
+		// no HEAD seen yet here (a fresh clone, or one without a reflog):
+		// the rule changes among HEAD's recent first parents count too
+		// (attack20-ignore F4, attack20-headline H9)
+		before, err := s.ruleChangesBefore(head, historyScan, differ)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		earlier = append(earlier, before...)
+	}
 	for _, c := range earlier {
 		if c == head {
 			continue
@@ -480,6 +491,41 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	}
 	s.writeSeen(seenFile, head, logSize) // best effort, as above
 	return keep, nil
+}
+
+// historyScan is how many of HEAD's first parents are read, where strata
+// has seen no HEAD yet, for the commits before a change of the rule files.
+const historyScan = 300
+
+// ruleChangesBefore walks at most n first parents back from head and
+// returns each parent whose .gitignore or .gitattributes files differ from
+// its child's: the rules in force before each change. A commit the walk
+// cannot read ends it (a shallow clone's boundary, a gc'd history).
+// Callers hold s.mu.
+func (s *Store) ruleChangesBefore(head plumbing.Hash, n int, differ map[[2]plumbing.Hash]bool) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	cur, err := s.readCommit(head)
+	if err != nil {
+		return nil, nil
+	}
+	for i := 0; i < n && len(cur.parents) > 0; i++ {
+		parent, err := s.readCommit(cur.parents[0])
+		if err != nil {
+			break
+		}
+		d, err := s.ignoresDiffer(parent.tree, cur.tree, differ, 0)
+		if err != nil {
+			if errors.Is(err, state.ErrNotFound) {
+				break
+			}
+			return nil, err
+		}
+		if d {
+			out = append(out, parent.hash)
+		}
+		cur = parent
+	}
+	return out, nil
 }
 
 // headsSince returns the commits the entries of the reflog file name

@@ -331,3 +331,34 @@ func noteHead(t *testing.T, dir string) {
 	s.Ignores().NoteHead()
 	s.Close()
 }
+
+// TestIgnoredBeforeFreshClone: where strata has seen no HEAD (a fresh
+// clone: its reflog holds the clone alone), the rule changes among HEAD's
+// recent first parents count (attack20-ignore F4, attack20-headline H9):
+// a clone made after a pushed un-ignore keeps private what the commit
+// before it ignored.
+func TestIgnoredBeforeFreshClone(t *testing.T) {
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", ".")
+	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "ignore")
+	first := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(src, ".gitignore"), "")
+	runGit(t, src, "commit", "-q", "-am", "un-ignore")
+	for i := 0; i < 5; i++ {
+		writeFile(t, filepath.Join(src, "README"), strings.Repeat("x", i+1)+"\n")
+		runGit(t, src, "add", "-A")
+		runGit(t, src, "commit", "-q", "-m", "more")
+	}
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", src, dir)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
+		t.Errorf("IgnoredBefore(prod.env) in a fresh clone = %q, want %q", got, first[:10])
+	}
+}
