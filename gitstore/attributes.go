@@ -102,7 +102,7 @@ func (a *Attributes) Filter(rel string) string {
 	segs := strings.Split(rel, "/")
 	name := segs[len(segs)-1]
 	if a.fold {
-		rel, name = strings.ToLower(rel), strings.ToLower(name)
+		rel, name = asciiLower(rel), asciiLower(name)
 	}
 	f := attrFill{macros: a.macros, seen: map[string]bool{}}
 	files := [][]attrLine{a.info}
@@ -176,7 +176,13 @@ func (l attrLine) matches(rel, name string, fold bool) bool {
 		}
 		rel = rest
 	}
-	return wildmatch(l.pattern, rel, true, fold)
+	// git's match_pathname, as for ignore patterns: ".claude**/creds.json"
+	// names .claude/mcp/creds.json (attack20-final A1)
+	pattern, rel, may, done := cutLiteralStart(l.pattern, literalStart(l.pattern), rel, fold)
+	if !may || done {
+		return done
+	}
+	return wildmatch(pattern, rel, true, fold)
 }
 
 // load reads, once, the files every path's answer needs: the global and
@@ -215,7 +221,7 @@ func (a *Attributes) dir(rel string) []attrLine {
 	}
 	base := rel
 	if a.fold {
-		base = strings.ToLower(base)
+		base = asciiLower(base)
 	}
 	var lines []attrLine
 	if a.store != nil {
@@ -258,10 +264,13 @@ func parseAttrText(text, base string, macroOK, fold bool) []attrLine {
 	for rest := text; rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
+		if i := strings.IndexByte(line, 0); i >= 0 {
+			line = line[:i] // git reads a line up to its NUL (attack20-final A2)
+		}
 		if l, ok := parseAttrLine(line, macroOK); ok {
 			l.base = base
 			if fold {
-				l.pattern = strings.ToLower(l.pattern)
+				l.pattern = asciiLower(l.pattern)
 			}
 			lines = append(lines, l)
 		}

@@ -45,6 +45,8 @@ reunset.json -filter
 reunset.json filter=b
 inv.json filter=x b@d
 /anchored.json filter=crypt
+lit**/creds.json filter=starstar
+nul.json filter=nul`+"\x00"+` -filter
 `)
 	writeFile(t, filepath.Join(dir, ".claude", ".gitattributes"), `plain.key.json -filter
 local/*.json filter=deep
@@ -82,6 +84,12 @@ m.json bad
 		"anchored.json":              "crypt",
 		"sub/anchored.json":          "",
 		"MEMORY.md":                  "",
+		// git's match_pathname compares the literal start by itself, then
+		// "**/creds.json" spans folders and may be empty (attack20-final A1)
+		"lit/creds.json":     "starstar",
+		"lit/a/b/creds.json": "starstar",
+		"litcreds.json":      "starstar",
+		"nul.json":           "nul", // git reads a line up to its NUL (A2)
 	}
 }
 

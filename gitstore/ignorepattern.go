@@ -54,10 +54,7 @@ func parseIgnoreLines(data, base string, fold bool) []ignorePattern {
 			continue
 		}
 		p.pattern = line
-		p.prefix = strings.IndexAny(line, `*?[\`)
-		if p.prefix < 0 {
-			p.prefix = len(line)
-		}
+		p.prefix = literalStart(line)
 		ps = append(ps, p)
 	}
 	return ps
@@ -114,17 +111,36 @@ func (p ignorePattern) matches(rel string, isDir, fold bool, budget *int) bool {
 	// pattern, spans folders and may be empty ("foobar" is ignored), where
 	// the whole pattern read by wildmatch would take it for one "*"
 	// (attack20-ignore-verify N2).
-	pattern := p.pattern
-	if p.prefix > 0 {
-		if p.prefix > len(rel) || !sameText(pattern[:p.prefix], rel[:p.prefix], fold) {
-			return false
-		}
-		pattern, rel = pattern[p.prefix:], rel[p.prefix:]
-		if pattern == "" && rel == "" {
-			return true
-		}
+	pattern, rel, may, done := cutLiteralStart(p.pattern, p.prefix, rel, fold)
+	if !may || done {
+		return done
 	}
 	return p.wild(pattern, rel, true, fold, budget)
+}
+
+// literalStart is git's simple_length: how long pattern's start is before
+// any of *?[\.
+func literalStart(pattern string) int {
+	if i := strings.IndexAny(pattern, `*?[\`); i >= 0 {
+		return i
+	}
+	return len(pattern)
+}
+
+// cutLiteralStart is the step of git's match_pathname (for ignore and
+// attribute patterns alike) that compares the literal start of a pattern
+// with a slash by itself (prefix bytes): may is false when it differs,
+// done true when it is the whole pattern and the whole path; otherwise the
+// rest of each is for wildmatch.
+func cutLiteralStart(pattern string, prefix int, text string, fold bool) (p, t string, may, done bool) {
+	if prefix == 0 {
+		return pattern, text, true, false
+	}
+	if prefix > len(text) || !sameText(pattern[:prefix], text[:prefix], fold) {
+		return "", "", false, false
+	}
+	p, t = pattern[prefix:], text[prefix:]
+	return p, t, true, p == "" && t == ""
 }
 
 // wild is wildmatch within budget, the steps left to the matches of one
