@@ -611,7 +611,11 @@ func (r *recorder) handle(b watcher.Batch) bool {
 			continue
 		}
 		if n.Merged != "" {
-			r.log.Info("merged again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
+			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
+			continue
+		}
+		if n.Later {
+			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
 			continue
 		}
 		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,8 +61,11 @@ type Engine struct {
 	home    *Engine // the home view, opened on first use (home.go)
 	display string  // in the home view: the kept "~/..." path shown for HomeName
 
-	nwMu       sync.Mutex
-	notWritten []NotWritten // owed writes completed journals left undone (TakeNotWritten)
+	// mergingAgain is set while mergeKeptEdits runs: the records its
+	// merges make (Put) do not run it again.
+	mergingAgain atomic.Bool
+	nwMu         sync.Mutex
+	notWritten   []NotWritten // owed writes completed journals left undone (TakeNotWritten)
 }
 
 // realDir resolves a directory's symlinks, remembering the answer: a command

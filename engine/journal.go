@@ -303,6 +303,9 @@ type NotWritten struct {
 	// again with Result (MergeOverEdits), when it was.
 	Ours, Result string
 	Merged       string
+	// Later is set when the edit was invalid: the merge is made by the
+	// record that finds the file fixed (MergeOverEdits).
+	Later bool
 }
 
 // TakeNotWritten returns the writes left undone by the journals this

@@ -2,10 +2,16 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/conflict"
+	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -25,64 +31,182 @@ import (
 // next, over the merged version, as before). Each NotWritten merged gets
 // Merged, the commit that recorded the new merge.
 //
+// An edit that is invalid (a half-written line, a broken entity) cannot be
+// merged: it is quarantined as any invalid version, and the merge to make
+// is kept (<gitdir>/strata/merge-again.json) for the record that finds the
+// file fixed, which merges the fixed version the same way before recording
+// anything else (attack20-final M1: the fix was recorded over the merge,
+// the other machine's lines gone again). Such a NotWritten gets Later.
+//
 // The caller must not hold the write-phase lock exclusively (Put records
 // under it, shared): a sync calls it once its write phase is over.
 func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
+	var later []mergeAgain
 	for i, n := range nw {
 		if n.Found != "" || n.Ours == n.Result {
 			continue
 		}
-		if c, err := e.mergeOverEdit(n.Path, n.Ours, n.Result); err == nil && c != "" {
+		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result)
+		switch {
+		case err != nil:
+		case deferred:
+			nw[i].Later = true
+			later = append(later, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result})
+		case c != "":
 			nw[i].Merged = c
 		}
+	}
+	if len(later) > 0 {
+		e.keepMergeAgain(later)
 	}
 	return nw
 }
 
 // mergeOverEdit merges the edit on disk at path with the merged version
 // result over ours (MergeOverEdits) and returns the commit that recorded
-// the new merge, "" when it wrote nothing.
-func (e *Engine) mergeOverEdit(path, ours, result string) (string, error) {
+// the new merge, "" when it wrote nothing; deferred when the edit is
+// invalid, to be merged once fixed.
+func (e *Engine) mergeOverEdit(path, ours, result string) (commit string, deferred bool, err error) {
 	k, ok := e.cfg.Classify(path)
 	if !ok || result == "" || !mergedByContent(k) {
-		return "", nil
+		return "", false, nil
 	}
 	f, prob := e.Read(k)
 	if prob != nil || !f.Exists || f.ID() == result || f.ID() == ours {
-		return "", nil
+		return "", false, nil
+	}
+	if e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format).Invalid() {
+		return "", true, nil
 	}
 	var base []byte
 	if ours != "" {
-		var err error
 		if base, err = e.Blob(ours); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	res, err := e.Blob(result)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	var merged []byte
 	if conflict.StrategyFor(k.Class) == conflict.StrategyMemory {
 		if merged, err = conflict.MergeMemory(base, res, f.Content); err != nil {
-			return "", nil // not mergeable as lines: the edit is recorded as it is
+			return "", false, nil // not mergeable as lines: the edit is recorded as it is
 		}
 	} else {
 		merged, _ = conflict.MergeGraph(base, res, f.Content)
 	}
 	if bytes.Equal(merged, f.Content) {
-		return "", nil // the edit already holds the other side's work
+		return "", false, nil // the edit already holds the other side's work
 	}
 	o, err := e.Put(k, f.ID(), merged, state.SourceSync)
 	if errors.Is(err, ErrChanged) {
-		return "", nil // edited again: recorded next
+		return "", false, nil // edited again: recorded next
 	}
 	if err != nil || !o.Written || o.Entry == nil {
-		return "", err
+		return "", false, err
 	}
-	return o.Entry.Commit, nil
+	return o.Entry.Commit, false, nil
 }
 
+// mergeAgain is a merge MergeOverEdits could not make yet: the edit at
+// Path was invalid.
+type mergeAgain struct {
+	Path   string `json:"path"`
+	Ours   string `json:"ours"`
+	Result string `json:"result"`
+}
+
+func (e *Engine) mergeAgainPath() string {
+	return filepath.Join(e.store.GitDir(), "strata", "merge-again.json")
+}
+
+// keepMergeAgain adds ms to the merges kept for later, under their file's
+// lock.
+func (e *Engine) keepMergeAgain(ms []mergeAgain) {
+	release, err := pidlock.Hold(e.mergeAgainPath()+".lock", e.store.Shared(), true, WritesWait)
+	if err != nil {
+		return
+	}
+	defer release()
+	have := e.readMergeAgain()
+	for _, m := range ms {
+		if !slices.Contains(have, m) {
+			have = append(have, m)
+		}
+	}
+	e.writeMergeAgain(have)
+}
+
+func (e *Engine) readMergeAgain() []mergeAgain {
+	data, err := state.ReadRegular(e.mergeAgainPath(), 1<<20, false)
+	if err != nil {
+		return nil
+	}
+	var ms []mergeAgain
+	if json.Unmarshal(data, &ms) != nil {
+		return nil
+	}
+	return ms
+}
+
+func (e *Engine) writeMergeAgain(ms []mergeAgain) {
+	name := e.mergeAgainPath()
+	if len(ms) == 0 {
+		os.Remove(name)
+		return
+	}
+	data, err := json.Marshal(ms)
+	if err != nil {
+		return
+	}
+	tmp := name + ".tmp-" + strconv.Itoa(os.Getpid())
+	f, err := e.store.Shared().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil && cerr == nil && os.Rename(tmp, name) == nil {
+		return
+	}
+	os.Remove(tmp)
+}
+
+// mergeKeptEdits makes the merges kept for later whose edit is valid now
+// (the agent fixed the file), before a record takes the fixed file over
+// the merged version; one whose path the state ref no longer holds at the
+// merged version (something else was recorded there since) is dropped.
+// A record calls it with the write-phase lock held shared; the records it
+// makes itself (Put) do not call it again.
+func (e *Engine) mergeKeptEdits() {
+	if _, err := os.Lstat(e.mergeAgainPath()); err != nil || !e.mergingAgain.CompareAndSwap(false, true) {
+		return
+	}
+	defer e.mergingAgain.Store(false)
+	release, err := pidlock.Hold(e.mergeAgainPath()+".lock", e.store.Shared(), true, WritesWait)
+	if err != nil {
+		return
+	}
+	defer release()
+	_, files, err := e.recorded()
+	if err != nil {
+		return
+	}
+	var keep []mergeAgain
+	for _, m := range e.readMergeAgain() {
+		if files[m.Path] != m.Result {
+			continue
+		}
+		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result)
+		switch {
+		case err != nil, deferred:
+			keep = append(keep, m)
+		case c != "":
+			e.noteNotWritten(NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c})
+		}
+	}
+	e.writeMergeAgain(keep)
+}
 // mergedByContent reports whether a sync merges k's versions by their
 // content, keeping both sides' additions: MEMORY.md by lines, the MCP graph
 // by entities, each under its own schema.

@@ -54,6 +54,7 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 	if err := e.recoverWrites(true); err != nil {
 		return nil, err
 	}
+	e.mergeKeptEdits()
 	return e.recordHeld(paths, src, wrote)
 }
 

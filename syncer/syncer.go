@@ -52,6 +52,9 @@ type Report struct {
 	// (engine.MergeOverEdits): the edit and the other side's work are both
 	// kept, recorded after the edit itself.
 	MergedAgain []string `json:"merged_again"`
+	// MergeLater lists those whose edit was invalid: the record that finds
+	// the file fixed merges it again with the merged version.
+	MergeLater []string `json:"merge_later"`
 	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems     `json:"problems,omitempty"`
@@ -139,7 +142,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	defer release()
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, MergedAgain: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, MergedAgain: []string{}, MergeLater: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
 	defer func() {
 		if len(rep.recovered) > 0 {
 			rep.Lost = append(rep.Lost, rep.recovered...)
@@ -294,15 +297,22 @@ func mergeAgain(eng *engine.Engine, rep *Report) {
 		return
 	}
 	for _, n := range eng.MergeOverEdits(rep.mergeOver) {
-		if n.Merged != "" {
+		switch {
+		case n.Merged != "":
 			rep.Skipped = slices.DeleteFunc(rep.Skipped, func(q string) bool { return q == n.Path })
 			if !slices.Contains(rep.MergedAgain, n.Path) {
 				rep.MergedAgain = append(rep.MergedAgain, n.Path)
+			}
+		case n.Later:
+			rep.Skipped = slices.DeleteFunc(rep.Skipped, func(q string) bool { return q == n.Path })
+			if !slices.Contains(rep.MergeLater, n.Path) {
+				rep.MergeLater = append(rep.MergeLater, n.Path)
 			}
 		}
 	}
 	rep.mergeOver = nil
 	sort.Strings(rep.MergedAgain)
+	sort.Strings(rep.MergeLater)
 }
 
 // holdAndRecover takes the write-phase lock (engine.HoldWrites: no record

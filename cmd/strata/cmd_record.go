@@ -119,9 +119,18 @@ func printNotWritten(e *env, eng *engine.Engine) {
 				state.TermSafe(n.Path), what, where, state.ShellWord(n.Path), state.ShellWord(n.Found))
 			continue
 		}
-		if n.Merged != "" {
+		switch {
+		case n.Merged != "" && n.Rev == "": // kept for later (engine.MergeOverEdits): fixed now
+			fmt.Fprintf(e.Err, "strata: merged %s again: the edit a sync could not write over, invalid then, is fixed; it is recorded, then merged with the merged version (%s)\n",
+				state.TermSafe(n.Path), state.ShortID(n.Merged))
+			continue
+		case n.Merged != "":
 			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version (%s)\n",
 				state.TermSafe(n.Path), state.ShortID(n.Merged))
+			continue
+		case n.Later:
+			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version (see it: strata show %s --rev %s)\n",
+				state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 			continue
 		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",

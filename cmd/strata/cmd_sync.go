@@ -172,6 +172,9 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.MergedAgain {
 		fmt.Fprintf(e.Out, "merged %s again: edited on disk during the sync; the edit and both sides' work kept\n", name(p))
 	}
+	for _, p := range r.MergeLater {
+		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync, and invalid; once fixed, its next record merges it again with the merged version\n", name(p))
+	}
 	for i, d := range r.Decisions {
 		if i == maxReportLines {
 			fmt.Fprintf(e.Out, "and %d more paths decided or kept local (strata sync --json lists them all)\n", len(r.Decisions)-i)
