@@ -207,6 +207,7 @@ func (e *Engine) mergeKeptEdits() {
 	}
 	e.writeMergeAgain(keep)
 }
+
 // mergedByContent reports whether a sync merges k's versions by their
 // content, keeping both sides' additions: MEMORY.md by lines, the MCP graph
 // by entities, each under its own schema.

@@ -37,16 +37,16 @@ type Options struct {
 
 // Report is what a sync did.
 type Report struct {
-	Remote     string             `json:"remote"`
-	Tracking   string             `json:"tracking_ref"`
-	Result     engine.MergeKind   `json:"result"`
-	LocalHead  string             `json:"local_before,omitempty"`
-	RemoteHead string             `json:"remote_before,omitempty"`
-	Head       string             `json:"head,omitempty"`
-	Recorded   []string           `json:"recorded"`  // local edits recorded before merging
-	Written    []string           `json:"written"`   // kept files written or removed in the work tree
-	Deleted    []string           `json:"deleted"`   // those of Written that were removed (the merge deleted them)
-	Skipped    []string           `json:"skipped"`   // kept files not written: edited on disk meanwhile
+	Remote     string           `json:"remote"`
+	Tracking   string           `json:"tracking_ref"`
+	Result     engine.MergeKind `json:"result"`
+	LocalHead  string           `json:"local_before,omitempty"`
+	RemoteHead string           `json:"remote_before,omitempty"`
+	Head       string           `json:"head,omitempty"`
+	Recorded   []string         `json:"recorded"` // local edits recorded before merging
+	Written    []string         `json:"written"`  // kept files written or removed in the work tree
+	Deleted    []string         `json:"deleted"`  // those of Written that were removed (the merge deleted them)
+	Skipped    []string         `json:"skipped"`  // kept files not written: edited on disk meanwhile
 	// MergedAgain lists the MEMORY.md and graph files whose edit on disk
 	// kept the merged version from being written, merged again with it
 	// (engine.MergeOverEdits): the edit and the other side's work are both
@@ -54,7 +54,7 @@ type Report struct {
 	MergedAgain []string `json:"merged_again"`
 	// MergeLater lists those whose edit was invalid: the record that finds
 	// the file fixed merges it again with the merged version.
-	MergeLater []string `json:"merge_later"`
+	MergeLater []string           `json:"merge_later"`
 	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems     `json:"problems,omitempty"`
