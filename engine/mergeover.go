@@ -72,8 +72,20 @@ func (e *Engine) mergeOverEdit(path, ours, result string) (commit string, deferr
 		return "", false, nil
 	}
 	f, prob := e.Read(k)
-	if prob != nil || !f.Exists || f.ID() == result || f.ID() == ours {
+	if prob != nil || !f.Exists || f.ID() == result {
 		return "", false, nil
+	}
+	if f.ID() == ours {
+		// back at the version the merge started from (the invalid line
+		// taken out again): the merged version is written, as the sync
+		// would have; recorded over the merge, it took the other machine's
+		// lines out on both machines (attack20-last M4)
+		wrote, err := e.checkout(k, ours, result)
+		if err != nil || !wrote {
+			return "", false, err
+		}
+		head, err := e.Head()
+		return head, false, err
 	}
 	if e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format).Invalid() {
 		return "", true, nil

@@ -121,7 +121,7 @@ func printNotWritten(e *env, eng *engine.Engine) {
 		}
 		switch {
 		case n.Merged != "" && n.Rev == "": // kept for later (engine.MergeOverEdits): fixed now
-			fmt.Fprintf(e.Err, "strata: merged %s again: the edit a sync could not write over, invalid then, is fixed; it is recorded, then merged with the merged version (%s)\n",
+			fmt.Fprintf(e.Err, "strata: merged %s again: the edit a sync could not write over, invalid then, is fixed; merged with the merged version, both sides' work kept (%s)\n",
 				state.TermSafe(n.Path), state.ShortID(n.Merged))
 			continue
 		case n.Merged != "":
