@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -493,37 +494,47 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	return keep, nil
 }
 
-// historyScan is how many of HEAD's first parents are read, where strata
+// historyScan is how many commits of HEAD's history are read, where strata
 // has seen no HEAD yet, for the commits before a change of the rule files.
 const historyScan = 300
 
-// ruleChangesBefore walks at most n first parents back from head and
-// returns each parent whose .gitignore or .gitattributes files differ from
-// its child's: the rules in force before each change. A commit the walk
-// cannot read ends it (a shallow clone's boundary, a gc'd history).
-// Callers hold s.mu.
+// ruleChangesBefore walks HEAD's history breadth first, every parent of
+// each commit (a merge's second parent too: a branch merged with `-s ours`
+// hid the ignoring commits from a first-parent walk, attack20-last F7), at
+// most n commits, and returns each parent whose .gitignore or
+// .gitattributes files differ from its child's: the rules in force before
+// each change. A commit the walk cannot read is passed over (a shallow
+// clone's boundary, a gc'd history). Callers hold s.mu.
 func (s *Store) ruleChangesBefore(head plumbing.Hash, n int, differ map[[2]plumbing.Hash]bool) ([]plumbing.Hash, error) {
 	var out []plumbing.Hash
-	cur, err := s.readCommit(head)
-	if err != nil {
-		return nil, nil
-	}
-	for i := 0; i < n && len(cur.parents) > 0; i++ {
-		parent, err := s.readCommit(cur.parents[0])
+	seen := map[plumbing.Hash]bool{head: true}
+	queue := []plumbing.Hash{head}
+	for read := 0; len(queue) > 0 && read < n; read++ {
+		cur, err := s.readCommit(queue[0])
+		queue = queue[1:]
 		if err != nil {
-			break
+			continue
 		}
-		d, err := s.ignoresDiffer(parent.tree, cur.tree, differ, 0)
-		if err != nil {
-			if errors.Is(err, state.ErrNotFound) {
-				break
+		for _, p := range cur.parents {
+			parent, err := s.readCommit(p)
+			if err != nil {
+				continue
 			}
-			return nil, err
+			d, err := s.ignoresDiffer(parent.tree, cur.tree, differ, 0)
+			if err != nil {
+				if errors.Is(err, state.ErrNotFound) {
+					continue
+				}
+				return nil, err
+			}
+			if d && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
 		}
-		if d {
-			out = append(out, parent.hash)
-		}
-		cur = parent
 	}
 	return out, nil
 }

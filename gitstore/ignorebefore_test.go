@@ -362,3 +362,37 @@ func TestIgnoredBeforeFreshClone(t *testing.T) {
 		t.Errorf("IgnoredBefore(prod.env) in a fresh clone = %q, want %q", got, first[:10])
 	}
 }
+
+// TestIgnoredBeforeFreshCloneMerge: the ignoring commits can sit behind a
+// merge's second parent only (a branch from before the ignore line,
+// merged with `-s ours`, main fast-forwarded to it): the walk takes every
+// parent (attack20-last F7).
+func TestIgnoredBeforeFreshCloneMerge(t *testing.T) {
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", "-b", "main", ".")
+	writeFile(t, filepath.Join(src, "README"), "x\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "start")
+	runGit(t, src, "branch", "side")
+	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "ignore")
+	ignoring := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	runGit(t, src, "checkout", "-q", "side")
+	writeFile(t, filepath.Join(src, "side.txt"), "y\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "side")
+	runGit(t, src, "merge", "-q", "-s", "ours", "-m", "merge main, keeping ours", "main")
+	runGit(t, src, "checkout", "-q", "main")
+	runGit(t, src, "merge", "-q", "--ff-only", "side")
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", src, dir)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != ignoring[:10] {
+		t.Errorf("IgnoredBefore(prod.env) = %q, want %q (behind the merge's second parent)", got, ignoring[:10])
+	}
+}
