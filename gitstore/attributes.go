@@ -225,7 +225,11 @@ func (a *Attributes) dir(rel string) []attrLine {
 	}
 	var lines []attrLine
 	if a.store != nil {
-		if size, _ := a.store.treeRuleSize(a.tree, attrFileIn(rel)); size > keptRuleMax {
+		if size, _, unreadable := a.store.treeRuleSize(a.tree, attrFileIn(rel)); unreadable {
+			// what it says is not known (a partial clone's object git
+			// could not fetch): every file below it counts as filtered
+			lines = parseAttrText("* filter=(a-.gitattributes-that-could-not-be-read)", base, false, a.fold)
+		} else if size > keptRuleMax {
 			// not read again for every command (keptRuleMax): every file
 			// below it counts as filtered, the safe side
 			lines = parseAttrText("* filter=(a-.gitattributes-over-1-MB,-not-read-again)", base, false, a.fold)

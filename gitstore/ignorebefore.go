@@ -154,7 +154,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 		if d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps) {
 			found = set.label
 			if d.huge != "" && d.ignored {
-				found += ", whose " + d.huge + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
+				found += ", whose " + d.huge
 			}
 		}
 	}
@@ -256,18 +256,31 @@ func fileIn(key, name string) string {
 func (s *Store) treeRuleBlob(root plumbing.Hash, path string) plumbing.Hash {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, _ := s.ruleEntry(root, path)
+	e, _, unreadable := s.ruleEntry(root, path)
+	if unreadable {
+		return unreadableBlob // equal to no work tree's: the set is asked, and answers unreadable
+	}
 	return e.Hash
 }
 
+// unreadableBlob stands for a rule file whose folder's tree could not be
+// read.
+var unreadableBlob = plumbing.NewHash("ffffffffffffffffffffffffffffffffffffffff")
+
 // ruleEntry is the entry of the regular file at path in tree root (ok
-// false, and a zero entry, when there is none). Callers hold s.mu.
-func (s *Store) ruleEntry(root plumbing.Hash, path string) (treeEntry, bool) {
+// false, and a zero entry, when there is none); unreadable when a tree on
+// the way could not be read (a partial clone without it, which git could
+// not fetch; a damaged object): then it is not known whether there is one.
+// Callers hold s.mu.
+func (s *Store) ruleEntry(root plumbing.Hash, path string) (e treeEntry, ok, unreadable bool) {
 	e, err := s.lookup(root, path)
-	if err != nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
-		return treeEntry{}, false
+	if err != nil {
+		return treeEntry{}, false, err != state.ErrNotFound // the bare sentinel: no such entry
 	}
-	return e, true
+	if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
+		return treeEntry{}, false, false
+	}
+	return e, true, false
 }
 
 // setDir is the rules of set in the folder segs, read once. Callers hold
@@ -284,13 +297,27 @@ func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
 		d.ignored = parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold, &ig.steps)
 	}
 	if !d.ignored {
-		if size, blob := ig.store.treeRuleSize(set.root, ruleFileIn(key)); size > keptRuleMax {
+		size, blob, unreadable := ig.store.treeRuleSize(set.root, ruleFileIn(key))
+		switch {
+		case unreadable:
+			// a partial clone's missing blob or tree that could not be
+			// fetched: what it ignored is not known, so everything below
+			// counts as ignored (attack20-last F9: it was read as no file)
+			d.blob, d.ignored = unreadableBlob, true
+			d.huge = ruleFileIn(key) + " could not be read (an object of a partial clone git could not fetch, or a damaged one)"
+		case size > keptRuleMax:
 			// not read again for every command (a pushed 97 MB one, once
 			// HEAD, made every status take 10 s: attack20-ignore F6), nor
 			// dropped (what it alone ignored would become shareable: N3):
 			// everything below it counts as ignored by it
-			d.blob, d.ignored, d.huge = blob, true, ruleFileIn(key)
-		} else if data, blob, ok := ig.store.treeRuleFile(set.root, ruleFileIn(key)); ok {
+			d.blob, d.ignored = blob, true
+			d.huge = ruleFileIn(key) + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
+		}
+		if d.ignored {
+			set.dirs[key] = d
+			return d
+		}
+		if data, blob, ok := ig.store.treeRuleFile(set.root, ruleFileIn(key)); ok {
 			d.blob = blob
 			if own := parseIgnoreLines(data, key, ig.fold); len(own) > 0 {
 				d.ps = append(append(ignoreList{}, d.ps...), own...)
@@ -303,18 +330,25 @@ func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
 
 // treeRuleSize is the size and blob of the regular file at path in tree
 // root, read from the object's header (0 and zero when there is none).
-func (s *Store) treeRuleSize(root plumbing.Hash, path string) (int64, plumbing.Hash) {
+func (s *Store) treeRuleSize(root plumbing.Hash, path string) (size int64, blob plumbing.Hash, unreadable bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.ruleEntry(root, path)
+	e, ok, unreadable := s.ruleEntry(root, path)
 	if !ok {
-		return 0, plumbing.ZeroHash
+		return 0, plumbing.ZeroHash, unreadable
 	}
 	_, size, err := s.objects.Stat(e.Hash)
 	if err != nil {
-		return 0, plumbing.ZeroHash
+		// not here: a partial clone fetches it as any read of git's does
+		// (readObject), else it cannot be known
+		if _, _, rerr := s.readObject(e.Hash); rerr != nil {
+			return 0, e.Hash, true
+		}
+		if _, size, err = s.objects.Stat(e.Hash); err != nil {
+			return 0, e.Hash, true
+		}
 	}
-	return size, e.Hash
+	return size, e.Hash, false
 }
 
 // treeRuleFile reads the rule file at path in tree root: a regular file of
@@ -323,7 +357,7 @@ func (s *Store) treeRuleSize(root plumbing.Hash, path string) (int64, plumbing.H
 func (s *Store) treeRuleFile(root plumbing.Hash, path string) (data string, blob plumbing.Hash, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.ruleEntry(root, path)
+	e, ok, _ := s.ruleEntry(root, path)
 	if !ok {
 		return "", plumbing.ZeroHash, false
 	}
@@ -775,8 +809,11 @@ func (s *Store) ignoreFilesOnly(h plumbing.Hash, memo map[plumbing.Hash]plumbing
 	for _, e := range entries {
 		switch {
 		case isRuleFile(e) && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
-			if _, size, err := s.objects.Stat(e.Hash); err == nil && size <= ruleFileMax {
-				out = append(out, e) // one over keptRuleMax is kept, but never read again (setDir)
+			// one over keptRuleMax is kept, but never read again (setDir);
+			// one not here (a partial clone's) is kept too, and fetched or
+			// taken for unreadable when read (treeRuleSize)
+			if _, size, err := s.objects.Stat(e.Hash); err != nil || size <= ruleFileMax {
+				out = append(out, e)
 			}
 		case e.IsDir():
 			t, err := s.ignoreFilesOnly(e.Hash, memo, depth+1)

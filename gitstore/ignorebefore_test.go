@@ -396,3 +396,45 @@ func TestIgnoredBeforeFreshCloneMerge(t *testing.T) {
 		t.Errorf("IgnoredBefore(prod.env) = %q, want %q (behind the merge's second parent)", got, ignoring[:10])
 	}
 }
+
+// TestIgnoredBeforePartialClone: in a partial clone an earlier .gitignore
+// is fetched when read; when git cannot fetch it, what it ignored is not
+// known and every untracked file below it stays private (attack20-last F9:
+// it was read as no file, and the file was published).
+func TestIgnoredBeforePartialClone(t *testing.T) {
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", "-b", "main", ".")
+	runGit(t, src, "config", "uploadpack.allowFilter", "true")
+	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "ignore")
+	first := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(src, ".gitignore"), "*.log\n")
+	runGit(t, src, "commit", "-q", "-am", "un-ignore")
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", "--filter=blob:none", "file://"+src, dir)
+
+	// fetched on demand while the remote is there
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
+		t.Errorf("IgnoredBefore(prod.env), remote reachable = %q, want %q", got, first[:10])
+	}
+	s.Close()
+
+	// and private when it cannot be fetched
+	dir2 := filepath.Join(filepath.Dir(dir), "clone2")
+	runGit(t, src, "clone", "-q", "--filter=blob:none", "file://"+src, dir2)
+	if err := os.RemoveAll(filepath.Join(src, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir2); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); !strings.HasPrefix(got, first[:10]+", whose .gitignore could not be read") {
+		t.Errorf("IgnoredBefore(prod.env), remote gone = %q, want the unreadable .gitignore named", got)
+	}
+}
