@@ -184,6 +184,19 @@ func (e *Engine) writeMergeAgain(ms []mergeAgain) {
 	os.Remove(tmp)
 }
 
+// PendingMerges lists the paths whose merge MergeOverEdits kept for later
+// (their edit was invalid), for status to name.
+func (e *Engine) PendingMerges() []string {
+	var out []string
+	for _, m := range e.readMergeAgain() {
+		if !slices.Contains(out, m.Path) {
+			out = append(out, m.Path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // mergeKeptEdits makes the merges kept for later whose edit is valid now
 // (the agent fixed the file), before a record takes the fixed file over
 // the merged version; one whose path the state ref no longer holds at the

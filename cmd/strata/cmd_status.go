@@ -36,6 +36,9 @@ type statusJSON struct {
 	Remotes []syncer.Tracking   `json:"remotes"`
 	Lost    []syncer.Loss       `json:"lost"`           // local versions past syncs did not take
 	Owed    []string            `json:"owed,omitempty"` // files an interrupted sync has yet to write
+	// MergeLater: files whose edit, invalid, a sync could not write over;
+	// the record that finds one fixed merges it with the merged version.
+	MergeLater []string `json:"merge_later,omitempty"`
 	Layers  layersJSON          `json:"layers"`
 	Files   []engine.FileStatus `json:"files"`
 	Private []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
@@ -91,7 +94,7 @@ func runStatus(e *env, o statusOptions) error {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, Layers: lj, Files: files, Private: eng.Withheld()})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: eng.PendingMerges(), Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
@@ -118,6 +121,9 @@ func runStatus(e *env, o statusOptions) error {
 	printLost(e, lost)
 	if len(owed) > 0 {
 		fmt.Fprintf(e.Out, "sync: interrupted after its merge; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", state.TermSafe(strings.Join(owed, " ")))
+	}
+	if later := eng.PendingMerges(); len(later) > 0 {
+		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.TermSafe(strings.Join(later, " ")))
 	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
