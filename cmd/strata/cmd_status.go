@@ -30,18 +30,18 @@ func newStatusCommand(e *env) *cli.Command {
 }
 
 type statusJSON struct {
-	Ref     string              `json:"ref"`
-	Head    string              `json:"head,omitempty"`
-	Watcher daemon.Status       `json:"watcher"`
-	Remotes []syncer.Tracking   `json:"remotes"`
-	Lost    []syncer.Loss       `json:"lost"`           // local versions past syncs did not take
-	Owed    []string            `json:"owed,omitempty"` // files an interrupted sync has yet to write
+	Ref     string            `json:"ref"`
+	Head    string            `json:"head,omitempty"`
+	Watcher daemon.Status     `json:"watcher"`
+	Remotes []syncer.Tracking `json:"remotes"`
+	Lost    []syncer.Loss     `json:"lost"`           // local versions past syncs did not take
+	Owed    []string          `json:"owed,omitempty"` // files an interrupted sync has yet to write
 	// MergeLater: files whose edit, invalid, a sync could not write over;
 	// the record that finds one fixed merges it with the merged version.
-	MergeLater []string `json:"merge_later,omitempty"`
-	Layers  layersJSON          `json:"layers"`
-	Files   []engine.FileStatus `json:"files"`
-	Private []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
+	MergeLater []string            `json:"merge_later,omitempty"`
+	Layers     layersJSON          `json:"layers"`
+	Files      []engine.FileStatus `json:"files"`
+	Private    []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
 }
 
 // layersJSON is which layers exist and the row of the degradation matrix.
