@@ -487,7 +487,7 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 		// no HEAD seen yet here (a fresh clone, or one without a reflog):
 		// the rule changes among HEAD's recent first parents count too
 		// (attack20-ignore F4, attack20-headline H9)
-		before, err := s.ruleChangesBefore(head, historyScan, differ)
+		before, err := s.ruleChangesBefore(head, historyScan, historyScanAll, differ)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
@@ -528,28 +528,39 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	return keep, nil
 }
 
-// historyScan is how many commits of HEAD's history are read, where strata
-// has seen no HEAD yet, for the commits before a change of the rule files.
-const historyScan = 300
+// historyScan is how many of HEAD's first parents are read, where strata
+// has seen no HEAD yet, for the commits before a change of the rule files;
+// historyScanAll how many commits in all, the parents of merges included.
+var (
+	historyScan    = 300
+	historyScanAll = 3000
+)
 
-// ruleChangesBefore walks HEAD's history breadth first, every parent of
-// each commit (a merge's second parent too: a branch merged with `-s ours`
-// hid the ignoring commits from a first-parent walk, attack20-last F7), at
-// most n commits, and returns each parent whose .gitignore or
-// .gitattributes files differ from its child's: the rules in force before
-// each change. A commit the walk cannot read is passed over (a shallow
-// clone's boundary, a gc'd history). Callers hold s.mu.
-func (s *Store) ruleChangesBefore(head plumbing.Hash, n int, differ map[[2]plumbing.Hash]bool) ([]plumbing.Hash, error) {
+// ruleChangesBefore walks HEAD's history for the commits before a change
+// of the .gitignore or .gitattributes files: each parent whose rule files
+// differ from its child's. Its first parents come first, n of them (a
+// history of many merged branches had the ignoring commit 61 first
+// parents back but past 300 commits read: attack20-close F10), then every
+// parent, breadth first (a branch merged with `-s ours` hid the ignoring
+// commits behind a merge's second parent: attack20-last F7), up to all
+// commits read in all. A commit the walk cannot read is passed over (a
+// shallow clone's boundary, a gc'd history). Callers hold s.mu.
+func (s *Store) ruleChangesBefore(head plumbing.Hash, n, all int, differ map[[2]plumbing.Hash]bool) ([]plumbing.Hash, error) {
 	var out []plumbing.Hash
-	seen := map[plumbing.Hash]bool{head: true}
-	queue := []plumbing.Hash{head}
-	for read := 0; len(queue) > 0 && read < n; read++ {
-		cur, err := s.readCommit(queue[0])
-		queue = queue[1:]
+	read := 0
+	// step compares commit c with each of its parents (the first only, or
+	// all) and returns them
+	step := func(c plumbing.Hash, firstOnly bool) ([]plumbing.Hash, error) {
+		cur, err := s.readCommit(c)
+		read++
 		if err != nil {
-			continue
+			return nil, nil
 		}
-		for _, p := range cur.parents {
+		parents := cur.parents
+		if firstOnly && len(parents) > 1 {
+			parents = parents[:1]
+		}
+		for _, p := range parents {
 			parent, err := s.readCommit(p)
 			if err != nil {
 				continue
@@ -564,6 +575,28 @@ func (s *Store) ruleChangesBefore(head plumbing.Hash, n int, differ map[[2]plumb
 			if d && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
+		}
+		return parents, nil
+	}
+	for c, i := head, 0; i < n; i++ {
+		ps, err := step(c, true)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 {
+			break
+		}
+		c = ps[0]
+	}
+	read = 0
+	seen := map[plumbing.Hash]bool{head: true}
+	for queue := []plumbing.Hash{head}; len(queue) > 0 && read < all; {
+		ps, err := step(queue[0], false)
+		queue = queue[1:]
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
 			if !seen[p] {
 				seen[p] = true
 				queue = append(queue, p)

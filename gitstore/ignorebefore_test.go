@@ -438,3 +438,41 @@ func TestIgnoredBeforePartialClone(t *testing.T) {
 		t.Errorf("IgnoredBefore(prod.env), remote gone = %q, want the unreadable .gitignore named", got)
 	}
 }
+
+// TestIgnoredBeforeFreshCloneWide: a history of many merged branches puts
+// many commits between HEAD and the un-ignoring one, which is still few
+// first parents back: the first parents are walked first, whatever the
+// commits read in all (attack20-close F10: past 300 commits read, the file
+// was published).
+func TestIgnoredBeforeFreshCloneWide(t *testing.T) {
+	defer func(n int) { historyScanAll = n }(historyScanAll)
+	historyScanAll = 20 // fewer than the branches' commits
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", "-b", "main", ".")
+	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "ignore")
+	first := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(src, ".gitignore"), "")
+	runGit(t, src, "commit", "-q", "-am", "un-ignore")
+	for b := 0; b < 10; b++ {
+		runGit(t, src, "checkout", "-q", "-b", fmt.Sprintf("pr%d", b))
+		for c := 0; c < 3; c++ {
+			writeFile(t, filepath.Join(src, fmt.Sprintf("f%d-%d", b, c)), "x\n")
+			runGit(t, src, "add", "-A")
+			runGit(t, src, "commit", "-q", "-m", "work")
+		}
+		runGit(t, src, "checkout", "-q", "main")
+		runGit(t, src, "merge", "-q", "--no-ff", "-m", "merge", fmt.Sprintf("pr%d", b))
+	}
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", src, dir)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
+		t.Errorf("IgnoredBefore(prod.env) = %q, want %q (11 first parents back, 41 commits)", got, first[:10])
+	}
+}
