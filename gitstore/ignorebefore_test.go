@@ -340,9 +340,7 @@ func noteHead(t *testing.T, dir string) {
 func TestIgnoredBeforeFreshClone(t *testing.T) {
 	src := realPath(t, t.TempDir())
 	runGit(t, src, "init", "-q", ".")
-	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
-	runGit(t, src, "add", "-A")
-	runGit(t, src, "commit", "-q", "-m", "ignore")
+	commitFile(t, src, ".gitignore", "prod.env\n", "ignore")
 	first := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
 	writeFile(t, filepath.Join(src, ".gitignore"), "")
 	runGit(t, src, "commit", "-q", "-am", "un-ignore")
@@ -351,14 +349,7 @@ func TestIgnoredBeforeFreshClone(t *testing.T) {
 		runGit(t, src, "add", "-A")
 		runGit(t, src, "commit", "-q", "-m", "more")
 	}
-	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
-	runGit(t, src, "clone", "-q", src, dir)
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
+	if got := askClone(t, src, "prod.env"); got != first[:10] {
 		t.Errorf("IgnoredBefore(prod.env) in a fresh clone = %q, want %q", got, first[:10])
 	}
 }
@@ -374,9 +365,7 @@ func TestIgnoredBeforeFreshCloneMerge(t *testing.T) {
 	runGit(t, src, "add", "-A")
 	runGit(t, src, "commit", "-q", "-m", "start")
 	runGit(t, src, "branch", "side")
-	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
-	runGit(t, src, "add", "-A")
-	runGit(t, src, "commit", "-q", "-m", "ignore")
+	commitFile(t, src, ".gitignore", "prod.env\n", "ignore")
 	ignoring := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
 	runGit(t, src, "checkout", "-q", "side")
 	writeFile(t, filepath.Join(src, "side.txt"), "y\n")
@@ -385,14 +374,7 @@ func TestIgnoredBeforeFreshCloneMerge(t *testing.T) {
 	runGit(t, src, "merge", "-q", "-s", "ours", "-m", "merge main, keeping ours", "main")
 	runGit(t, src, "checkout", "-q", "main")
 	runGit(t, src, "merge", "-q", "--ff-only", "side")
-	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
-	runGit(t, src, "clone", "-q", src, dir)
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got := s.Ignores().IgnoredBefore("prod.env"); got != ignoring[:10] {
+	if got := askClone(t, src, "prod.env"); got != ignoring[:10] {
 		t.Errorf("IgnoredBefore(prod.env) = %q, want %q (behind the merge's second parent)", got, ignoring[:10])
 	}
 }
@@ -405,9 +387,7 @@ func TestIgnoredBeforePartialClone(t *testing.T) {
 	src := realPath(t, t.TempDir())
 	runGit(t, src, "init", "-q", "-b", "main", ".")
 	runGit(t, src, "config", "uploadpack.allowFilter", "true")
-	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
-	runGit(t, src, "add", "-A")
-	runGit(t, src, "commit", "-q", "-m", "ignore")
+	commitFile(t, src, ".gitignore", "prod.env\n", "ignore")
 	first := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
 	writeFile(t, filepath.Join(src, ".gitignore"), "*.log\n")
 	runGit(t, src, "commit", "-q", "-am", "un-ignore")
@@ -449,9 +429,7 @@ func TestIgnoredBeforeFreshCloneWide(t *testing.T) {
 	historyScanAll = 20 // fewer than the branches' commits
 	src := realPath(t, t.TempDir())
 	runGit(t, src, "init", "-q", "-b", "main", ".")
-	writeFile(t, filepath.Join(src, ".gitignore"), "prod.env\n")
-	runGit(t, src, "add", "-A")
-	runGit(t, src, "commit", "-q", "-m", "ignore")
+	commitFile(t, src, ".gitignore", "prod.env\n", "ignore")
 	first := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
 	writeFile(t, filepath.Join(src, ".gitignore"), "")
 	runGit(t, src, "commit", "-q", "-am", "un-ignore")
@@ -465,6 +443,23 @@ func TestIgnoredBeforeFreshCloneWide(t *testing.T) {
 		runGit(t, src, "checkout", "-q", "main")
 		runGit(t, src, "merge", "-q", "--no-ff", "-m", "merge", fmt.Sprintf("pr%d", b))
 	}
+	if got := askClone(t, src, "prod.env"); got != first[:10] {
+		t.Errorf("IgnoredBefore(prod.env) = %q, want %q (11 first parents back, 41 commits)", got, first[:10])
+	}
+}
+
+// commitFile writes text at name in the work tree dir and commits it.
+func commitFile(t *testing.T, dir, name, text, msg string) {
+	t.Helper()
+	writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), text)
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", msg)
+}
+
+// askClone clones src afresh and asks IgnoredBefore about path there, the
+// first strata run in the clone.
+func askClone(t *testing.T, src, path string) string {
+	t.Helper()
 	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
 	runGit(t, src, "clone", "-q", src, dir)
 	s, err := Open(dir)
@@ -472,7 +467,5 @@ func TestIgnoredBeforeFreshCloneWide(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := s.Ignores().IgnoredBefore("prod.env"); got != first[:10] {
-		t.Errorf("IgnoredBefore(prod.env) = %q, want %q (11 first parents back, 41 commits)", got, first[:10])
-	}
+	return s.Ignores().IgnoredBefore(path)
 }
