@@ -65,6 +65,7 @@ type attrLine struct {
 	base    string // the folder of the file it is in, repo-relative, "" for the root or a file outside the tree
 	pattern string // leading "/" removed
 	noDir   bool   // no slash in pattern: it matches the base name
+	prefix  int    // the length of pattern's literal start (literalStart)
 	macro   string // the name this line defines, when it is a macro
 	raw     string // the states as written, until parsed
 	parsed  bool
@@ -178,7 +179,7 @@ func (l attrLine) matches(rel, name string, fold bool) bool {
 	}
 	// git's match_pathname, as for ignore patterns: ".claude**/creds.json"
 	// names .claude/mcp/creds.json (attack20-final A1)
-	pattern, rel, may, done := cutLiteralStart(l.pattern, literalStart(l.pattern), rel, fold)
+	pattern, rel, may, done := cutLiteralStart(l.pattern, l.prefix, rel, fold)
 	if !may || done {
 		return done
 	}
@@ -322,6 +323,7 @@ func parseAttrLine(line string, macroOK bool) (attrLine, bool) {
 	}
 	l.noDir = !strings.Contains(pattern, "/")
 	l.pattern = strings.TrimPrefix(pattern, "/")
+	l.prefix = literalStart(l.pattern)
 	return l, true
 }
 

@@ -58,11 +58,15 @@ func (ig *Ignores) Ignored(rel string) bool {
 	segs := strings.Split(rel, "/")
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
+	return ig.byPattern(segs) && !ig.isTracked(rel)
+}
+
+// byPattern reports whether the work tree's rules ignore the path segs by
+// its patterns (a folder of it ignored, its own pattern, or this machine's
+// exclusions), tracked or not. Callers hold ig.mu.
+func (ig *Ignores) byPattern(segs []string) bool {
 	d := ig.dir(segs[:len(segs)-1])
-	if !d.ignored && !d.ps.excluded(ig.joined(segs), false, ig.fold, &ig.steps) && !ig.excludedHere(segs) {
-		return false
-	}
-	return !ig.isTracked(rel)
+	return d.ignored || d.ps.excluded(ig.joined(segs), false, ig.fold, &ig.steps) || ig.excludedHere(segs)
 }
 
 // excludedHere reports whether the ignore files of this machine alone

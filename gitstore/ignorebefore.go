@@ -110,6 +110,10 @@ type ruleSet struct {
 	attrs *Attributes              // its .gitattributes files, with this machine's (FilteredBefore)
 }
 
+func newRuleSet(label string, root plumbing.Hash) *ruleSet {
+	return &ruleSet{label: label, root: root, dirs: map[string]*setDir{}}
+}
+
 // setDir is what dirRules is for the work tree: the patterns that apply in
 // one folder of a rule set, whether the folder is ignored, and the blob of
 // its own .gitignore (zero when it has none).
@@ -136,7 +140,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	defer ig.mu.Unlock()
 	ig.loadSets()
 	folded := ig.joined(segs)
-	if d := ig.dir(segs[:len(segs)-1]); d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps) || ig.excludedHere(segs) {
+	if ig.byPattern(segs) {
 		return "" // ignored now (Ignored)
 	}
 	found := ""
@@ -385,7 +389,7 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 		if terr != nil {
 			return nil, terr
 		}
-		sets = append(sets, &ruleSet{label: "HEAD", root: tree, dirs: map[string]*setDir{}})
+		sets = append(sets, newRuleSet("HEAD", tree))
 	case errors.Is(err, state.ErrNotFound):
 		head = plumbing.ZeroHash
 	default:
@@ -399,7 +403,7 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 		tree, err := s.commitTree(h)
 		s.mu.Unlock()
 		if err == nil {
-			sets = append(sets, &ruleSet{label: shortID(h.String()), root: tree, dirs: map[string]*setDir{}})
+			sets = append(sets, newRuleSet(state.ShortID(h.String()), tree))
 		}
 	}
 	noted, err := s.noteHead(head)
@@ -407,7 +411,7 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 		return nil, err
 	}
 	for _, e := range noted { // also when they could not be kept
-		sets = append(sets, &ruleSet{label: shortID(e.Name), root: e.Hash, dirs: map[string]*setDir{}})
+		sets = append(sets, newRuleSet(state.ShortID(e.Name), e.Hash))
 	}
 	kept, err := s.readRef(s.RulesRef())
 	if errors.Is(err, state.ErrNotFound) {
@@ -427,17 +431,10 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 	}
 	for _, e := range entries {
 		if e.IsDir() {
-			sets = append(sets, &ruleSet{label: shortID(e.Name), root: e.Hash, dirs: map[string]*setDir{}})
+			sets = append(sets, newRuleSet(state.ShortID(e.Name), e.Hash))
 		}
 	}
 	return sets, nil
-}
-
-func shortID(id string) string {
-	if len(id) > 10 {
-		return id[:10]
-	}
-	return id
 }
 
 // noteHead compares head with the HEAD strata saw last, and with every
