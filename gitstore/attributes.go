@@ -203,15 +203,39 @@ func (a *Attributes) load() {
 	global := readAttrFile(attributesFile(set.attributesFile, a.root), "", true, false, a.fold)
 	a.global = append(sys, global...) // read from the end: global over system
 	a.info = readAttrFile(filepath.Join(a.commonDir, "info", "attributes"), "", true, false, a.fold)
-	root := a.dir("")
+	a.gatherMacros()
+}
+
+// gatherMacros collects the macros the files every path's answer needs
+// define, a later definition over an earlier one: the system's, the
+// global file's (a.global holds both, in that order), the root's
+// .gitattributes, info/attributes. Callers hold a.mu.
+func (a *Attributes) gatherMacros() {
 	a.macros = map[string][]attrState{}
-	for _, lines := range [][]attrLine{sys, global, root, a.info} {
+	for _, lines := range [][]attrLine{a.global, a.dir(""), a.info} {
 		for _, l := range lines {
 			if l.macro != "" {
 				a.macros[l.macro] = l.states
 			}
 		}
 	}
+}
+
+// atTree returns these rules with the .gitattributes files of tree (an
+// earlier HEAD's, read through store) in place of the work tree's, and
+// this machine's files as a read them: read once, however many trees are
+// asked about (FilteredBefore).
+func (a *Attributes) atTree(store *Store, tree plumbing.Hash) *Attributes {
+	a.mu.Lock()
+	a.load()
+	b := &Attributes{root: a.root, gitDir: a.gitDir, commonDir: a.commonDir, settings: a.settings,
+		loaded: true, fold: a.fold, info: a.info, global: a.global,
+		dirs: map[string][]attrLine{}, store: store, tree: tree}
+	a.mu.Unlock()
+	b.mu.Lock()
+	b.gatherMacros()
+	b.mu.Unlock()
+	return b
 }
 
 // dir returns the lines of the .gitattributes in the repo-relative folder

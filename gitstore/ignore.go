@@ -40,7 +40,8 @@ type Ignores struct {
 	store    *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
 	sets     []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
 	setsRead bool
-	setsErr  error // the earlier rule sets could not be read: untracked files count as ignored by them
+	setsErr  error       // the earlier rule sets could not be read: untracked files count as ignored by them
+	attrs    *Attributes // this machine's attribute files, read once for every set (FilteredBefore)
 }
 
 // Ignores returns the ignore rules of this work tree. Nothing is read until

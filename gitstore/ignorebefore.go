@@ -189,8 +189,10 @@ func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 	}
 	for _, set := range ig.sets {
 		if set.attrs == nil {
-			set.attrs = &Attributes{root: ig.root, gitDir: ig.gitDir, commonDir: ig.commonDir, settings: ig.settings,
-				dirs: map[string][]attrLine{}, store: ig.store, tree: set.root}
+			if ig.attrs == nil {
+				ig.attrs = ig.store.Attributes()
+			}
+			set.attrs = ig.attrs.atTree(ig.store, set.root)
 		}
 		if d := set.attrs.Filter(rel); d != "" {
 			return set.label, d
