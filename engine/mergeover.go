@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/conflict"
 	"github.com/strata-dev/strata/pidlock"
@@ -172,16 +172,10 @@ func (e *Engine) writeMergeAgain(ms []mergeAgain) {
 	if err != nil {
 		return
 	}
-	tmp := name + ".tmp-" + strconv.Itoa(os.Getpid())
-	f, err := e.store.Shared().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return
+	sh := e.store.Shared()
+	if sh.MkdirAll(filepath.Dir(name)) == nil {
+		_ = atomicfile.Write(name, data, sh.Mode(0o644)) // as the journal and the losses are written
 	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil && cerr == nil && os.Rename(tmp, name) == nil {
-		return
-	}
-	os.Remove(tmp)
 }
 
 // PendingMerges lists the paths whose merge MergeOverEdits kept for later

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
@@ -698,22 +699,7 @@ func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64) error 
 	if err := s.Shared().MkdirAll(filepath.Dir(name)); err != nil {
 		return err
 	}
-	tmp := name + ".tmp-" + strconv.Itoa(os.Getpid())
-	f, err := s.Shared().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	_, werr := f.WriteString(head.String() + "\n" + strconv.FormatInt(logSize, 10) + "\n")
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, name)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
+	return atomicfile.Write(name, []byte(head.String()+"\n"+strconv.FormatInt(logSize, 10)+"\n"), s.Shared().Mode(0o644))
 }
 
 // isRuleFile reports whether a tree entry is a .gitignore or a
