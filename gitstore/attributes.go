@@ -50,10 +50,10 @@ type Attributes struct {
 	global    []attrLine             // core.attributesFile, then the system file: the lowest
 	dirs      map[string][]attrLine  // each folder's .gitattributes, by repo-relative folder ("" = root)
 	macros    map[string][]attrState // by name, the definition of highest precedence
-	// With store set, the .gitattributes files are read from the tree at
-	// tree (an earlier HEAD's, see FilteredBefore), not from the work tree.
+	// With store set, the .gitattributes files are the blobs blobs names
+	// by folder (an earlier HEAD's, see FilteredBefore), not the work tree's.
 	store *Store
-	tree  plumbing.Hash
+	blobs map[string]plumbing.Hash
 }
 
 // attrLine is one line of an attributes file: a pattern and the states it
@@ -221,16 +221,16 @@ func (a *Attributes) gatherMacros() {
 	}
 }
 
-// atTree returns these rules with the .gitattributes files of tree (an
-// earlier HEAD's, read through store) in place of the work tree's, and
-// this machine's files as a read them: read once, however many trees are
-// asked about (FilteredBefore).
-func (a *Attributes) atTree(store *Store, tree plumbing.Hash) *Attributes {
+// atBlobs returns these rules with the .gitattributes files blobs names,
+// by folder (an earlier HEAD's, read through store), in place of the work
+// tree's, and this machine's files as a read them: read once, however many
+// rule sets are asked about (FilteredBefore).
+func (a *Attributes) atBlobs(store *Store, blobs map[string]plumbing.Hash) *Attributes {
 	a.mu.Lock()
 	a.load()
 	b := &Attributes{root: a.root, gitDir: a.gitDir, commonDir: a.commonDir, settings: a.settings,
 		loaded: true, fold: a.fold, info: a.info, global: a.global,
-		dirs: map[string][]attrLine{}, store: store, tree: tree}
+		dirs: map[string][]attrLine{}, store: store, blobs: blobs}
 	a.mu.Unlock()
 	b.mu.Lock()
 	b.gatherMacros()
@@ -250,7 +250,8 @@ func (a *Attributes) dir(rel string) []attrLine {
 	}
 	var lines []attrLine
 	if a.store != nil {
-		if size, _, unreadable := a.store.treeRuleSize(a.tree, attrFileIn(rel)); unreadable {
+		blob := a.blobs[rel]
+		if size, unreadable := a.store.ruleBlobSize(blob); unreadable {
 			// what it says is not known (a partial clone's object git
 			// could not fetch): every file below it counts as filtered
 			lines = parseAttrText("* filter=(a-.gitattributes-that-could-not-be-read)", base, false, a.fold)
@@ -258,7 +259,7 @@ func (a *Attributes) dir(rel string) []attrLine {
 			// not read again for every command (keptRuleMax): every file
 			// below it counts as filtered, the safe side
 			lines = parseAttrText("* filter=(a-.gitattributes-over-1-MB,-not-read-again)", base, false, a.fold)
-		} else if data, _, ok := a.store.treeRuleFile(a.tree, attrFileIn(rel)); ok {
+		} else if data, ok := a.store.ruleBlobFile(blob); ok {
 			lines = parseAttrText(data, base, rel == "", a.fold)
 		}
 	} else {

@@ -37,11 +37,13 @@ type Ignores struct {
 	// (ignoreBudget; ignorePattern.wild).
 	steps int
 
-	store    *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
-	sets     []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
-	setsRead bool
-	setsErr  error       // the earlier rule sets could not be read: untracked files count as ignored by them
-	attrs    *Attributes // this machine's attribute files, read once for every set (FilteredBefore)
+	store      *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
+	sets       []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
+	setsRead   bool
+	setsErr    error                  // the earlier rule sets could not be read: untracked files count as ignored by them
+	attrs      *Attributes            // this machine's attribute files, read once for every set (FilteredBefore)
+	chains     map[string]*setDir     // the rules of each chain of .gitignore files (chainDir)
+	attrChains map[string]*Attributes // the rules of each chain of .gitattributes files (chainAttrs)
 }
 
 // Ignores returns the ignore rules of this work tree. Nothing is read until

@@ -106,13 +106,11 @@ const reflogSeed = 50
 type ruleSet struct {
 	label string // the commit, for the reason a file is private
 	root  plumbing.Hash
-	dirs  map[string]*setDir
-	blobs map[string]plumbing.Hash // each folder's .gitignore blob, zero for none (setBlob)
-	attrs *Attributes              // its .gitattributes files, with this machine's (FilteredBefore)
+	blobs map[string]plumbing.Hash // each rule file's blob by path, zero for none (setBlob)
 }
 
 func newRuleSet(label string, root plumbing.Hash) *ruleSet {
-	return &ruleSet{label: label, root: root, dirs: map[string]*setDir{}}
+	return &ruleSet{label: label, root: root}
 }
 
 // setDir is what dirRules is for the work tree: the patterns that apply in
@@ -124,6 +122,13 @@ type setDir struct {
 	blob    plumbing.Hash
 	huge    string // the .gitignore above it over keptRuleMax, when that is why it is ignored
 }
+
+// A repository can keep thousands of rule sets (attack20-f10 P1), most of
+// them with the same rule files along the folders of any one path: what a
+// set answers for a path depends only on the blobs of the rule files of
+// the path's folders (its chain). So each set's chain is found (setBlob,
+// through the look-up memo, rulememo.go) and each different chain read
+// and matched once (chainDir, chainAttrs), however many sets share it.
 
 // IgnoredBefore returns the commit (short) whose .gitignore files ignore
 // rel while the work tree's rules do not, or "" when none does or git
@@ -139,6 +144,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	segs := strings.Split(rel, "/")
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
+	defer ig.store.saveRuleMemo()
 	ig.loadSets()
 	folded := ig.joined(segs)
 	if ig.byPattern(segs) {
@@ -148,17 +154,30 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	if ig.setsErr != nil {
 		found = "? (" + ig.store.RulesRef() + " unreadable: " + ig.setsErr.Error() + ")"
 	}
+	dirs := segs[:len(segs)-1]
+	own := make([]plumbing.Hash, len(segs))
+	for i := range own {
+		own[i] = ig.dir(segs[:i]).blob
+	}
+	answered := map[string]bool{}
 	for _, set := range ig.sets {
 		if found != "" {
 			break
 		}
-		if ig.sameChain(set, segs) {
-			continue
+		chain := ig.setChain(set, dirs, ".gitignore")
+		if slices.Equal(chain, own) {
+			continue // the work tree's own: it answers as they do
 		}
-		d := ig.setDir(set, segs[:len(segs)-1])
-		if d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps) {
+		key := chainKey(dirs, chain)
+		ignored, ok := answered[key]
+		if !ok {
+			d := ig.chainDir(dirs, chain)
+			ignored = d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps)
+			answered[key] = ignored
+		}
+		if ignored {
 			found = set.label
-			if d.huge != "" && d.ignored {
+			if d := ig.chainDir(dirs, chain); d.huge != "" && d.ignored {
 				found += ", whose " + d.huge
 			}
 		}
@@ -184,22 +203,53 @@ func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 	}
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
+	defer ig.store.saveRuleMemo()
 	ig.loadSets()
 	if ig.setsErr != nil {
 		return "? (" + ig.store.RulesRef() + " unreadable: " + ig.setsErr.Error() + ")", "?"
 	}
+	if ig.attrs == nil {
+		ig.attrs = ig.store.Attributes()
+	}
+	segs := strings.Split(rel, "/")
+	dirs := segs[:len(segs)-1]
+	answered := map[string]string{}
 	for _, set := range ig.sets {
-		if set.attrs == nil {
-			if ig.attrs == nil {
-				ig.attrs = ig.store.Attributes()
-			}
-			set.attrs = ig.attrs.atTree(ig.store, set.root)
+		chain := ig.setChain(set, dirs, ".gitattributes")
+		key := chainKey(dirs, chain)
+		d, ok := answered[key]
+		if !ok {
+			d = ig.chainAttrs(dirs, chain).Filter(rel)
+			answered[key] = d
 		}
-		if d := set.attrs.Filter(rel); d != "" {
+		if d != "" {
 			return set.label, d
 		}
 	}
 	return "", ""
+}
+
+// setChain is the blobs of the rule files named name of set in the
+// folders dirs lead through, the root first (len(dirs)+1 of them; zero
+// for none, unreadableBlob for one a tree on the way to could not be
+// read). Callers hold ig.mu.
+func (ig *Ignores) setChain(set *ruleSet, dirs []string, name string) []plumbing.Hash {
+	out := make([]plumbing.Hash, len(dirs)+1)
+	for i := range out {
+		out[i] = ig.setBlob(set, fileIn(strings.Join(dirs[:i], "/"), name))
+	}
+	return out
+}
+
+// chainKey names the rule files chain of the folders dirs lead through.
+func chainKey(dirs []string, chain []plumbing.Hash) string {
+	var b strings.Builder
+	b.WriteString(strings.Join(dirs, "/"))
+	b.WriteByte(0)
+	for _, h := range chain {
+		b.Write(h[:])
+	}
+	return b.String()
 }
 
 // NoteHead reads the rule sets IgnoredBefore asks, once: HEAD is compared
@@ -217,32 +267,23 @@ func (ig *Ignores) loadSets() {
 	if !ig.setsRead {
 		ig.setsRead = true
 		ig.sets, ig.setsErr = ig.store.ruleSets()
+		ig.chains = map[string]*setDir{}
+		ig.attrChains = map[string]*Attributes{}
 	}
 }
 
-// sameChain reports whether set has, in rel's folders from the root down,
-// the same .gitignore files as the work tree. Callers hold ig.mu.
-func (ig *Ignores) sameChain(set *ruleSet, segs []string) bool {
-	for i := 0; i < len(segs); i++ {
-		if ig.dir(segs[:i]).blob != ig.setBlob(set, strings.Join(segs[:i], "/")) {
-			return false
-		}
-	}
-	return true
-}
-
-// setBlob is the blob of the .gitignore set has in the folder key ("" for
-// the root), zero when it has none, found without reading it. Callers hold
-// ig.mu.
-func (ig *Ignores) setBlob(set *ruleSet, key string) plumbing.Hash {
-	if b, ok := set.blobs[key]; ok {
+// setBlob is the blob of the rule file at path (a .gitignore or a
+// .gitattributes) in set, zero when it has none, found without reading it.
+// Callers hold ig.mu.
+func (ig *Ignores) setBlob(set *ruleSet, path string) plumbing.Hash {
+	if b, ok := set.blobs[path]; ok {
 		return b
 	}
 	if set.blobs == nil {
 		set.blobs = map[string]plumbing.Hash{}
 	}
-	b := ig.store.treeRuleBlob(set.root, ruleFileIn(key))
-	set.blobs[key] = b
+	b := ig.store.treeRuleBlob(set.root, path)
+	set.blobs[path] = b
 	return b
 }
 
@@ -274,108 +315,112 @@ func (s *Store) treeRuleBlob(root plumbing.Hash, path string) plumbing.Hash {
 // read.
 var unreadableBlob = plumbing.NewHash("ffffffffffffffffffffffffffffffffffffffff")
 
-// ruleEntry is the entry of the regular file at path in tree root (ok
-// false, and a zero entry, when there is none); unreadable when a tree on
-// the way could not be read (a partial clone without it, which git could
-// not fetch; a damaged object): then it is not known whether there is one.
-// Callers hold s.mu.
-func (s *Store) ruleEntry(root plumbing.Hash, path string) (e treeEntry, ok, unreadable bool) {
-	e, err := s.lookup(root, path)
-	if err != nil {
-		return treeEntry{}, false, err != state.ErrNotFound // the bare sentinel: no such entry
-	}
-	if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
-		return treeEntry{}, false, false
-	}
-	return e, true, false
-}
-
-// setDir is the rules of set in the folder segs, read once. Callers hold
-// ig.mu.
-func (ig *Ignores) setDir(set *ruleSet, segs []string) *setDir {
-	key := strings.Join(segs, "/")
-	if d, ok := set.dirs[key]; ok {
+// chainDir is the rules of the folder segs where the .gitignore files of
+// it and the folders above it are chain (the root's first), read once for
+// every set with that chain. Callers hold ig.mu.
+func (ig *Ignores) chainDir(segs []string, chain []plumbing.Hash) *setDir {
+	key := chainKey(segs, chain)
+	if d, ok := ig.chains[key]; ok {
 		return d
 	}
 	d := &setDir{}
 	if len(segs) > 0 {
-		parent := ig.setDir(set, segs[:len(segs)-1])
+		parent := ig.chainDir(segs[:len(segs)-1], chain[:len(segs)])
 		d.ps, d.huge = parent.ps, parent.huge
 		d.ignored = parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold, &ig.steps)
 	}
 	if !d.ignored {
-		size, blob, unreadable := ig.store.treeRuleSize(set.root, ruleFileIn(key))
+		file := ruleFileIn(strings.Join(segs, "/"))
+		blob := chain[len(segs)]
+		size, unreadable := ig.store.ruleBlobSize(blob)
 		switch {
 		case unreadable:
 			// a partial clone's missing blob or tree that could not be
 			// fetched: what it ignored is not known, so everything below
 			// counts as ignored (attack20-last F9: it was read as no file)
 			d.blob, d.ignored = unreadableBlob, true
-			d.huge = ruleFileIn(key) + " could not be read (an object of a partial clone git could not fetch, or a damaged one)"
+			d.huge = file + " could not be read (an object of a partial clone git could not fetch, or a damaged one)"
 		case size > keptRuleMax:
 			// not read again for every command (a pushed 97 MB one, once
 			// HEAD, made every status take 10 s: attack20-ignore F6), nor
 			// dropped (what it alone ignored would become shareable: N3):
 			// everything below it counts as ignored by it
 			d.blob, d.ignored = blob, true
-			d.huge = ruleFileIn(key) + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
+			d.huge = file + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
 		}
-		if d.ignored {
-			set.dirs[key] = d
-			return d
-		}
-		if data, blob, ok := ig.store.treeRuleFile(set.root, ruleFileIn(key)); ok {
-			d.blob = blob
-			if own := parseIgnoreLines(data, key, ig.fold); len(own) > 0 {
-				d.ps = append(append(ignoreList{}, d.ps...), own...)
+		if !d.ignored {
+			if data, ok := ig.store.ruleBlobFile(blob); ok {
+				d.blob = blob
+				if own := parseIgnoreLines(data, strings.Join(segs, "/"), ig.fold); len(own) > 0 {
+					d.ps = append(append(ignoreList{}, d.ps...), own...)
+				}
 			}
 		}
 	}
-	set.dirs[key] = d
+	ig.chains[key] = d
 	return d
 }
 
-// treeRuleSize is the size and blob of the regular file at path in tree
-// root, read from the object's header (0 and zero when there is none).
-func (s *Store) treeRuleSize(root plumbing.Hash, path string) (size int64, blob plumbing.Hash, unreadable bool) {
+// chainAttrs is the attribute rules, with this machine's files, where the
+// .gitattributes files of the folders dirs lead through are chain (the
+// root's first), read once for every set with that chain. Callers hold
+// ig.mu.
+func (ig *Ignores) chainAttrs(dirs []string, chain []plumbing.Hash) *Attributes {
+	key := chainKey(dirs, chain)
+	if a, ok := ig.attrChains[key]; ok {
+		return a
+	}
+	blobs := map[string]plumbing.Hash{}
+	for i := range chain {
+		blobs[strings.Join(dirs[:i], "/")] = chain[i]
+	}
+	a := ig.attrs.atBlobs(ig.store, blobs)
+	ig.attrChains[key] = a
+	return a
+}
+
+// ruleBlobSize is the size of rule file blob, read from the object's
+// header (0 for the zero hash: no file); unreadable when it is
+// unreadableBlob or cannot be read.
+func (s *Store) ruleBlobSize(blob plumbing.Hash) (size int64, unreadable bool) {
+	if blob.IsZero() {
+		return 0, false
+	}
+	if blob == unreadableBlob {
+		return 0, true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok, unreadable := s.ruleEntry(root, path)
-	if !ok {
-		return 0, plumbing.ZeroHash, unreadable
-	}
-	_, size, err := s.objects.Stat(e.Hash)
+	_, size, err := s.objects.Stat(blob)
 	if err != nil {
 		// not here: a partial clone fetches it as any read of git's does
 		// (readObject), else it cannot be known
-		if _, _, rerr := s.readObject(e.Hash); rerr != nil {
-			return 0, e.Hash, true
+		if _, _, rerr := s.readObject(blob); rerr != nil {
+			return 0, true
 		}
-		if _, size, err = s.objects.Stat(e.Hash); err != nil {
-			return 0, e.Hash, true
+		if _, size, err = s.objects.Stat(blob); err != nil {
+			return 0, true
 		}
 	}
-	return size, e.Hash, false
+	return size, false
 }
 
-// treeRuleFile reads the rule file at path in tree root: a regular file of
-// at most ruleFileMax bytes, without a leading byte order mark, as
-// readRuleFile reads one on disk.
-func (s *Store) treeRuleFile(root plumbing.Hash, path string) (data string, blob plumbing.Hash, ok bool) {
+// ruleBlobFile reads rule file blob: at most ruleFileMax bytes, without a
+// leading byte order mark, as readRuleFile reads one on disk.
+func (s *Store) ruleBlobFile(blob plumbing.Hash) (data string, ok bool) {
+	if blob.IsZero() || blob == unreadableBlob {
+		return "", false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok, _ := s.ruleEntry(root, path)
-	if !ok {
-		return "", plumbing.ZeroHash, false
+	if _, size, err := s.objects.Stat(blob); err != nil || size > ruleFileMax {
+		return "", false
 	}
-	if _, size, err := s.objects.Stat(e.Hash); err != nil || size > ruleFileMax {
-		return "", plumbing.ZeroHash, false
-	}
-	t, raw, err := s.readObject(e.Hash)
+	t, raw, err := s.readObject(blob)
 	if err != nil || t != plumbing.BlobObject {
-		return "", plumbing.ZeroHash, false
+		return "", false
 	}
-	return strings.TrimPrefix(string(raw), "\ufeff"), e.Hash, true
+	return strings.TrimPrefix(string(raw), "\ufeff"), true
 }
 
 // ruleSets returns HEAD's rule set and those refs/strata/gitrules keeps,
@@ -472,7 +517,7 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	for _, c := range headsSince(logFile, from, reflogSeed) {
 		earlier = append(earlier, plumbing.NewHash(c))
 	}
-	var keep []treeEntry // name: the commit; hash: a tree of its .gitignore files
+	var keep []treeEntry // name: the commit; hash: its tree
 	s.mu.Lock()
 	headTree := odb.EmptyTree
 	if !head.IsZero() {
@@ -482,7 +527,6 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 		}
 	}
 	differ := map[[2]plumbing.Hash]bool{}
-	only := map[plumbing.Hash]plumbing.Hash{}
 	if seen == "" && !head.IsZero() {
 		// no HEAD seen yet here (a fresh clone, or one without a reflog):
 		// the rule changes among HEAD's recent first parents count too
@@ -510,19 +554,17 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 			s.mu.Unlock()
 			return nil, err
 		}
-		if !d {
-			continue
+		if d {
+			keep = append(keep, treeEntry{Name: c.String(), Mode: filemode.Dir, Hash: tree})
 		}
-		t, err := s.ignoreFilesOnly(tree, only, 0)
-		if err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-		keep = append(keep, treeEntry{Name: c.String(), Mode: filemode.Dir, Hash: t})
 	}
 	s.mu.Unlock()
-	if len(keep) > 0 && s.keepRuleSets(keep) != nil {
-		return keep, nil // not noted as seen: compared again next time
+	if len(keep) > 0 {
+		kept, err := s.keepRuleSets(keep)
+		if err != nil {
+			return keep, nil // not noted as seen: compared again next time
+		}
+		keep = kept
 	}
 	s.writeSeen(seenFile, head, logSize) // best effort, as above
 	return keep, nil
@@ -647,12 +689,31 @@ func headsSince(name string, from int64, n int) []string {
 	return out
 }
 
-// keepRuleSets adds the rule sets to refs/strata/gitrules, each tree
-// once.
-func (s *Store) keepRuleSets(add []treeEntry) error {
-	_, err := s.updateRef(s.RulesRef(), func(parent plumbing.Hash) (plumbing.Hash, error) {
+// keepRuleSets adds the rule sets (named by commit, with the commit's
+// tree) to refs/strata/gitrules, each as a tree of only its rule files,
+// each such tree once; it returns them so. The new trees go to the disk
+// together, one pack when they are many (a first run can keep thousands:
+// attack20-f10 P1 wrote 2 503 loose trees, 138 MB, one fsync each).
+func (s *Store) keepRuleSets(add []treeEntry) ([]treeEntry, error) {
+	var out []treeEntry
+	_, err := s.updateRef(s.RulesRef(), func(parent plumbing.Hash) (_ plumbing.Hash, err error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.objects.Begin()
+		defer func() {
+			if err != nil {
+				s.objects.Abort()
+			}
+		}()
+		out = out[:0]
+		only := map[plumbing.Hash]plumbing.Hash{}
+		for _, e := range add {
+			t, err := s.ignoreFilesOnly(e.Hash, only, 0)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			out = append(out, treeEntry{Name: e.Name, Mode: filemode.Dir, Hash: t})
+		}
 		var entries []treeEntry
 		if !parent.IsZero() {
 			tree, err := s.commitTree(parent)
@@ -670,7 +731,7 @@ func (s *Store) keepRuleSets(add []treeEntry) error {
 			have[e.Hash] = true
 		}
 		n := len(entries)
-		for _, e := range add {
+		for _, e := range out {
 			if !have[e.Hash] && e.Hash != odb.EmptyTree {
 				have[e.Hash] = true
 				entries = append(entries, e)
@@ -685,12 +746,22 @@ func (s *Store) keepRuleSets(add []treeEntry) error {
 		}
 		msg := "strata: the .gitignore files of earlier HEADs of this work tree\n\n" +
 			"A file they ignore stays private for strata until git config strata.keepPrivate names it.\n"
-		return s.writeCommit(tree, plumbing.ZeroHash, time.Unix(0, 0).UTC(), msg)
+		c, err := s.writeCommit(tree, plumbing.ZeroHash, time.Unix(0, 0).UTC(), msg)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if err := s.objects.Flush(PackMin, Fsync); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return c, nil
 	})
 	if errors.Is(err, state.ErrUnchanged) {
-		return nil
+		err = nil
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // writeSeen notes head as the HEAD last compared, and how long HEAD's

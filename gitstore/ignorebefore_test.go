@@ -3,6 +3,7 @@ package gitstore
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -468,4 +469,116 @@ func askClone(t *testing.T, src, path string) string {
 	}
 	defer s.Close()
 	return s.Ignores().IgnoredBefore(path)
+}
+
+// TestIgnoredBeforeManySets (attack20-f10 P1): a fresh clone of a history
+// whose every commit changes nested .gitignore files keeps a rule set per
+// commit. They go to the disk as one small pack (a tree of only the rule
+// files per commit, each stored as the difference from another), not as a
+// loose tree each; and the next run answers from the look-ups the first
+// noted (gitrules-memo), reading a handful of trees, not every set's.
+func TestIgnoredBeforeManySets(t *testing.T) {
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", "-b", "main", ".")
+	var in strings.Builder
+	mark := 0
+	commit := func(msg string, files map[string]string) {
+		mark++
+		fmt.Fprintf(&in, "commit refs/heads/main\nmark :%d\ncommitter x <x@y> %d +0000\ndata %d\n%s\n", mark, 1700000000+mark, len(msg), msg)
+		if mark > 1 {
+			fmt.Fprintf(&in, "from :%d\n", mark-1)
+		}
+		for name, text := range files {
+			fmt.Fprintf(&in, "M 100644 inline %s\ndata %d\n%s\n", name, len(text), text)
+		}
+	}
+	files := map[string]string{".gitignore": "prod.env\n"}
+	for d := 0; d < 40; d++ {
+		files[fmt.Sprintf("d%02d/.gitignore", d)] = "x\n"
+	}
+	commit("first", files)
+	for c := 0; c < 100; c++ { // two folders far apart in each
+		commit("edit", map[string]string{
+			fmt.Sprintf("d%02d/.gitignore", c%20):      fmt.Sprintf("x%d\n", c),
+			fmt.Sprintf("d%02d/.gitignore", 20+c*7%20): fmt.Sprintf("y%d\n", c),
+		})
+	}
+	commit("un-ignore", map[string]string{".gitignore": "\n"})
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin, cmd.Env = src, strings.NewReader(in.String()), gitEnv(t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	before := strings.TrimSpace(runGit(t, src, "rev-parse", "main~1"))[:10] // the first set asked that ignores prod.env
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", src, dir)
+	loose := func() int {
+		n := 0
+		for _, d := range must(filepath.Glob(filepath.Join(dir, ".git", "objects", "??"))) {
+			n += len(must(os.ReadDir(d)))
+		}
+		return n
+	}
+	packs := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, p := range must(filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))) {
+			out[p] = must(os.Stat(p)).Size()
+		}
+		return out
+	}
+	looseBefore, packsBefore := loose(), packs()
+
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig := s.Ignores()
+	if got := ig.IgnoredBefore("prod.env"); got != before {
+		t.Fatalf("IgnoredBefore(prod.env) = %q, want %q", got, before)
+	}
+	ig.IgnoredBefore("d07/x")
+	ig.IgnoredBefore("d07/y")
+	ig.FilteredBefore("prod.env")
+	s.Close()
+	if n := len(strings.Split(strings.TrimSpace(runGit(t, dir, "ls-tree", "refs/strata/gitrules")), "\n")); n < 100 {
+		t.Fatalf("refs/strata/gitrules keeps %d sets, want one per commit", n)
+	}
+	if n := loose(); n != looseBefore {
+		t.Errorf("keeping the rule sets wrote %d loose objects, want none (one pack)", n-looseBefore)
+	}
+	for p, size := range packs() {
+		if _, ok := packsBefore[p]; !ok && size > 40<<10 {
+			t.Errorf("the rule sets' pack holds %d bytes, want under 40 KB (each tree the difference from another)", size)
+		}
+	}
+	fsck(t, dir)
+
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ig = s.Ignores()
+	if got := ig.IgnoredBefore("prod.env"); len(got) != 10 {
+		t.Errorf("next run: IgnoredBefore(prod.env) = %q, want a commit", got)
+	}
+	if got := ig.IgnoredBefore("d07/x"); len(got) != 10 {
+		t.Errorf("next run: IgnoredBefore(d07/x) = %q, want a commit", got)
+	}
+	if got := ig.IgnoredBefore("d07/y"); got != "" {
+		t.Errorf("next run: IgnoredBefore(d07/y) = %q, want none (no set ignores it)", got)
+	}
+	if at, d := ig.FilteredBefore("prod.env"); at != "" {
+		t.Errorf("FilteredBefore(prod.env) = %q, %q, want none", at, d)
+	}
+	if s.treeReads > 10 {
+		t.Errorf("the next run read %d trees, want a handful (the look-ups noted in gitrules-memo)", s.treeReads)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

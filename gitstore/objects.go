@@ -121,6 +121,7 @@ func (s *Store) tree(h plumbing.Hash) ([]treeEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %w", h, err)
 	}
+	s.treeReads++
 	s.cacheTree(h, entries)
 	return entries, nil
 }

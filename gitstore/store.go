@@ -54,6 +54,7 @@ type Store struct {
 	settings     Settings                        // strata's own settings in git's configuration
 	treeBytes    int                             // treeCost of what trees holds
 	commits      map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
+	memo         ruleMemo                        // look-ups in the rule sets' trees (rulememo.go)
 	indexes      map[string]*refIndex            // per-ref time index (index.go)
 	counter      *os.File                        // open gc-count file (gc.go)
 	shared       func() gitperm.Shared           // core.sharedRepository, read at the first file created
@@ -62,6 +63,7 @@ type Store struct {
 	// near linear in the history it reads.
 	walkSteps int // queue entries the merge-base walk looked at (walk)
 	subMerges int // merges of merge bases run (baseFiles)
+	treeReads int // trees read and decoded (tree): the rule sets answer from the memo (rulememo.go)
 }
 
 // Open finds the repository containing dir, walking up through its parents,

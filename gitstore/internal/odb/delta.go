@@ -1,6 +1,9 @@
 package odb
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // maxCopy is the length of a copy instruction that names none.
 const maxCopy = 0x10000
@@ -198,4 +201,110 @@ func appendCopy(b []byte, off, n int) []byte {
 		n -= k
 	}
 	return b
+}
+
+// EncodeTreeDelta returns a git delta that makes tree target from tree
+// base: walking both in their (git's) order, every entry of target that
+// base holds too is copied from base (a run of them that follow each other
+// in base as one copy), and the others are inserted. Two versions of a
+// directory that differ in a few entries far apart (a rule set kept per
+// commit, each differing from the last in some folders: attack20-f10 P1)
+// share everything but those entries, where EncodeDelta's one middle
+// insert takes most of the tree. Entries out of git's order are inserted,
+// not found: the delta is correct for any input, only not small. When
+// either side is not a tree's encoding it is EncodeDelta's delta; it
+// returns nil when base is too large for a copy's 32-bit offset.
+func EncodeTreeDelta(base, target []byte) []byte {
+	if int64(len(base)) >= 1<<32 {
+		return nil
+	}
+	bs, ok := treeSpans(base)
+	ts, ok2 := treeSpans(target)
+	if !ok || !ok2 {
+		return EncodeDelta(base, target)
+	}
+	out := appendDeltaVarint(nil, uint64(len(base)))
+	out = appendDeltaVarint(out, uint64(len(target)))
+	copyOff, copyLen, insFrom := 0, 0, -1
+	flushIns := func(to int) {
+		for insFrom >= 0 && insFrom < to {
+			n := min(to-insFrom, maxInsert)
+			out = append(out, byte(n))
+			out = append(out, target[insFrom:insFrom+n]...)
+			insFrom += n
+		}
+		insFrom = -1
+	}
+	i := 0
+	for _, t := range ts {
+		te := target[t.start:t.end]
+		for i < len(bs) && before(base, bs[i], target, t) {
+			i++ // only in base
+		}
+		if i < len(bs) && bytes.Equal(base[bs[i].start:bs[i].end], te) {
+			flushIns(t.start)
+			if copyLen > 0 && copyOff+copyLen == bs[i].start {
+				copyLen += len(te)
+			} else {
+				out = appendCopy(out, copyOff, copyLen)
+				copyOff, copyLen = bs[i].start, len(te)
+			}
+			i++
+			continue
+		}
+		out = appendCopy(out, copyOff, copyLen) // changed, or only in target
+		copyLen = 0
+		if insFrom < 0 {
+			insFrom = t.start
+		}
+	}
+	flushIns(len(target))
+	return appendCopy(out, copyOff, copyLen)
+}
+
+// treeSpan is where one entry of an encoded tree ("mode name\0" and 20
+// bytes of hash) starts and ends, and where its name does.
+type treeSpan struct {
+	start, name, nul, end int
+	dir                   bool
+}
+
+// before reports whether entry x of tree a comes before entry y of tree b
+// in git's order of tree entries (base_name_compare: a directory's name
+// as if "/" followed it).
+func before(a []byte, x treeSpan, b []byte, y treeSpan) bool {
+	an, bn := a[x.name:x.nul], b[y.name:y.nul]
+	n := min(len(an), len(bn))
+	if c := bytes.Compare(an[:n], bn[:n]); c != 0 {
+		return c < 0
+	}
+	next := func(name []byte, dir bool) byte {
+		switch {
+		case len(name) > n:
+			return name[n]
+		case dir:
+			return '/'
+		}
+		return 0
+	}
+	return next(an, x.dir) < next(bn, y.dir)
+}
+
+// treeSpans returns the spans of an encoded tree's entries; ok is false
+// when data is not one.
+func treeSpans(data []byte) (spans []treeSpan, ok bool) {
+	for p := 0; p < len(data); {
+		nul := bytes.IndexByte(data[p:], 0)
+		if nul < 0 || p+nul+1+20 > len(data) {
+			return nil, false
+		}
+		sp := bytes.IndexByte(data[p:p+nul], ' ')
+		if sp < 0 {
+			return nil, false
+		}
+		spans = append(spans, treeSpan{start: p, name: p + sp + 1, nul: p + nul, end: p + nul + 1 + 20,
+			dir: string(data[p:p+sp]) == "40000"})
+		p += nul + 1 + 20
+	}
+	return spans, true
 }

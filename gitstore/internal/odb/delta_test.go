@@ -2,6 +2,7 @@ package odb
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -62,6 +63,82 @@ func FuzzEncodeDelta(f *testing.F) {
 	f.Add([]byte{}, []byte("x"))
 	f.Fuzz(func(t *testing.T, base, target []byte) {
 		got, err := ApplyDelta(base, EncodeDelta(base, target))
+		if err != nil || !bytes.Equal(got, target) {
+			t.Fatalf("delta of %d bytes from %d applies to %d (%v)", len(target), len(base), len(got), err)
+		}
+	})
+}
+
+// EncodeTreeDelta's deltas apply back to their targets: trees with entries
+// changed, added, removed and moved, equal entries twice, runs longer than
+// one copy carries, and (falling back to EncodeDelta) what is not a tree.
+// Three entries changed far apart in a tree of 2 000 take a delta of about
+// their size, where EncodeDelta's takes most of the tree.
+func TestEncodeTreeDelta(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	entry := func(name string) []byte {
+		h := make([]byte, 20)
+		for i := range h {
+			h[i] = byte(rng.IntN(256))
+		}
+		return append([]byte("100644 "+name+"\x00"), h...)
+	}
+	tree := func(es [][]byte) []byte { return bytes.Join(es, nil) }
+	var es [][]byte
+	for i := 0; i < 2000; i++ {
+		es = append(es, entry(fmt.Sprintf("d%04d", i)))
+	}
+	base := tree(es)
+	changed := append([][]byte{}, es...)
+	for _, i := range []int{3, 1000, 1996} {
+		changed[i] = entry(fmt.Sprintf("d%04d", i))
+	}
+	cases := map[string][2][]byte{
+		"empty both":    {nil, nil},
+		"empty base":    {nil, base},
+		"empty target":  {base, nil},
+		"same":          {base, base},
+		"three changed": {base, tree(changed)},
+		"added":         {tree(es[:1500]), base},
+		"removed":       {base, tree(append(append([][]byte{}, es[:10]...), es[1990:]...))},
+		"moved":         {base, tree(append(append([][]byte{}, es[1000:]...), es[:1000]...))},
+		"twice":         {tree([][]byte{es[0], es[0], es[1]}), tree([][]byte{es[1], es[0], es[0], es[0]})},
+		"not a tree":    {[]byte("abc"), []byte("abd")},
+		"half a tree":   {base, base[:len(base)-3]},
+		"big insert":    {tree(es[:1]), tree(es[1000:])},
+	}
+	for i := 0; i < 100; i++ {
+		var a, b [][]byte
+		for _, e := range es[:rng.IntN(300)] {
+			if rng.IntN(3) > 0 {
+				a = append(a, e)
+			}
+			if rng.IntN(3) > 0 {
+				b = append(b, e)
+			} else if rng.IntN(2) == 0 {
+				b = append(b, entry("x"))
+			}
+		}
+		cases[fmt.Sprint("random ", i)] = [2][]byte{tree(a), tree(b)}
+	}
+	for name, c := range cases {
+		d := EncodeTreeDelta(c[0], c[1])
+		got, err := ApplyDelta(c[0], d)
+		if err != nil || !bytes.Equal(got, c[1]) {
+			t.Fatalf("%s: applies to %d bytes (%v), want %d", name, len(got), err, len(c[1]))
+		}
+	}
+	if d := EncodeTreeDelta(base, tree(changed)); len(d) > 200 {
+		t.Fatalf("three changed entries take a %d-byte delta (EncodeDelta's: %d)", len(d), len(EncodeDelta(base, tree(changed))))
+	}
+}
+
+func FuzzEncodeTreeDelta(f *testing.F) {
+	f.Add([]byte("100644 a\x00aaaaaaaaaaaaaaaaaaaa100644 b\x00bbbbbbbbbbbbbbbbbbbb"), []byte("100644 b\x00bbbbbbbbbbbbbbbbbbbb"))
+	f.Add([]byte("40000 d\x00xxxxxxxxxxxxxxxxxxxx"), []byte("x"))
+	f.Add([]byte{}, []byte("100644 a\x00aaaaaaaaaaaaaaaaaaaa"))
+	f.Fuzz(func(t *testing.T, base, target []byte) {
+		got, err := ApplyDelta(base, EncodeTreeDelta(base, target))
 		if err != nil || !bytes.Equal(got, target) {
 			t.Fatalf("delta of %d bytes from %d applies to %d (%v)", len(target), len(base), len(got), err)
 		}

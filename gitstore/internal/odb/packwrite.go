@@ -137,6 +137,13 @@ func (b *batch) deltify(i int) {
 				continue
 			}
 			d := EncodeDelta(n.data, o.data)
+			if d != nil && len(d) > 64+len(o.data)/16 {
+				// more than one entry's change: the walk by entries finds
+				// changes far apart (EncodeTreeDelta)
+				if td := EncodeTreeDelta(n.data, o.data); td != nil && len(td) < len(d) {
+					d = td
+				}
+			}
 			if d != nil && len(d) < len(o.data)/2 && (bestDelta == nil || len(d) < len(bestDelta)) {
 				best, bestDelta = c, d
 			}
