@@ -331,7 +331,15 @@ func TestFormatOnly(t *testing.T) {
 			want: []string{`.claude/settings.json:2:11: /a: invalid JSON: unexpected character '\n' in literal true`}},
 		{name: "yaml ok", schema: "yaml", doc: "a: [1, 2]\nb: {c: d}\n"},
 		{name: "yaml bad", schema: "yaml", doc: "a: [1, 2\nb: c\n",
-			want: []string{`x.yaml:1:1: /: invalid YAML: did not find expected ',' or ']'`}},
+			want: []string{`x.yaml:2:2: /: invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence started at 1:4)`}},
+		// where the problem is, not where its construct starts, nor none on
+		// the first line (attack20-headline H8)
+		{name: "yaml tab on line 3", schema: "yaml", doc: "phase: plan\nfeature: feat\n\tproduced: []\n",
+			want: []string{`x.yaml:3:1: /: invalid YAML: found a tab character that violates indentation (while scanning a plain scalar started at 2:10)`}},
+		{name: "yaml tab on line 1", schema: "yaml", doc: "\tphase: plan\n",
+			want: []string{`x.yaml:1:1: /: invalid YAML: found character that cannot start any token`}},
+		{name: "yaml stray key in a list", schema: "yaml", doc: "files:\n  - glob: a\n bogus: 1\n",
+			want: []string{`x.yaml:3:2: /: invalid YAML: did not find expected key (while parsing a block mapping started at 1:1)`}},
 		{name: "unknown", schema: "toml", path: ".claude/settings.json", doc: "a = 1",
 			want: []string{`.claude/settings.json: /: unknown schema "toml"`}},
 	})

@@ -89,7 +89,11 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 
 var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
-// yamlError turns the YAML library's "yaml: line 3: ..." into a problem.
+// yamlError turns the YAML library's "yaml: line 3: ..." into a problem,
+// at the line and column where the library found the problem (its
+// MarkedError): the line in its message is that of the construct the
+// problem is in (a tab on line 3 of a mapping that starts on line 2 said
+// line 2; an error on the first line said no line: attack20-headline H8).
 func yamlError(path string, err error) state.Problems {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "\n", " ")
@@ -97,6 +101,14 @@ func yamlError(path string, err error) state.Problems {
 	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		p.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
+	}
+	if me := (*yaml.MarkedError)(nil); errors.As(err, &me) && me.Line > 0 {
+		p.Line, p.Col = me.Line, me.Column
+		if me.Context != "" && me.ContextLine != me.Line {
+			// "did not find expected ']'" is found where the next token
+			// is; the sequence it is missing from started there
+			msg += fmt.Sprintf(" (%s started at %d:%d)", me.Context, me.ContextLine, me.ContextColumn)
+		}
 	}
 	p.Message = "invalid YAML: " + msg
 	return state.Problems{p}

@@ -134,8 +134,33 @@ func (p *parser) fail() {
 	} else {
 		msg = "unknown problem parsing YAML content"
 	}
-	failf("%s%s", where, msg)
+	err := &MarkedError{msg: "yaml: " + where + msg}
+	if len(p.parser.problem) > 0 {
+		err.Line, err.Column = p.parser.problem_mark.line+1, p.parser.problem_mark.column+1
+		if p.parser.context != "" {
+			err.Context = p.parser.context
+			err.ContextLine, err.ContextColumn = p.parser.context_mark.line+1, p.parser.context_mark.column+1
+		}
+	}
+	fail(err)
 }
+
+// MarkedError is the error of a document the scanner or the parser
+// refused (strata's change, STRATA.md): its message is upstream's, and
+// Line and Column (1-based; 0 when not known) are where the problem was
+// found, the problem mark; the line in the message is the context mark's
+// when there is one (the start of the construct the problem is in), and
+// is missing when that is on the first line. Context is what the
+// library was reading there ("while parsing a flow sequence"), which
+// started at ContextLine and ContextColumn.
+type MarkedError struct {
+	Line, Column               int
+	Context                    string
+	ContextLine, ContextColumn int
+	msg                        string
+}
+
+func (e *MarkedError) Error() string { return e.msg }
 
 func (p *parser) anchor(n *Node, anchor []byte) {
 	if anchor != nil {
