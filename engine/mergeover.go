@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,7 +143,7 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 		return
 	}
 	defer release()
-	have := e.readMergeAgain()
+	have, _ := e.readMergeAgain() // one that cannot be read holds nothing to keep
 	for _, m := range ms {
 		if !slices.Contains(have, m) {
 			have = append(have, m)
@@ -150,16 +152,22 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 	e.writeMergeAgain(have)
 }
 
-func (e *Engine) readMergeAgain() []mergeAgain {
+// readMergeAgain reads the merges kept for later: none when there is no
+// file; an error when there is one that cannot be read or does not parse
+// (a named pipe, garbage), which is then left as it is and named by
+// status, not forgotten (attack20-last M5).
+func (e *Engine) readMergeAgain() ([]mergeAgain, error) {
 	data, err := state.ReadRegular(e.mergeAgainPath(), 1<<20, false)
-	if err != nil {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
 	var ms []mergeAgain
-	if json.Unmarshal(data, &ms) != nil {
-		return nil
+	if err := json.Unmarshal(data, &ms); err != nil {
+		return nil, fmt.Errorf("%s: %v", e.mergeAgainPath(), err)
 	}
-	return ms
+	return ms, nil
 }
 
 func (e *Engine) writeMergeAgain(ms []mergeAgain) {
@@ -180,15 +188,18 @@ func (e *Engine) writeMergeAgain(ms []mergeAgain) {
 
 // PendingMerges lists the paths whose merge MergeOverEdits kept for later
 // (their edit was invalid), for status to name.
-func (e *Engine) PendingMerges() []string {
+// The error is the file's, when it cannot be read: merges kept there may
+// be missing from the list.
+func (e *Engine) PendingMerges() ([]string, error) {
+	ms, err := e.readMergeAgain()
 	var out []string
-	for _, m := range e.readMergeAgain() {
+	for _, m := range ms {
 		if !slices.Contains(out, m.Path) {
 			out = append(out, m.Path)
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, err
 }
 
 // mergeKeptEdits makes the merges kept for later whose edit is valid now
@@ -211,8 +222,12 @@ func (e *Engine) mergeKeptEdits() {
 	if err != nil {
 		return
 	}
+	ms, err := e.readMergeAgain()
+	if err != nil {
+		return // left as it is; status names it
+	}
 	var keep []mergeAgain
-	for _, m := range e.readMergeAgain() {
+	for _, m := range ms {
 		if files[m.Path] != m.Result {
 			continue
 		}

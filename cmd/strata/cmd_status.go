@@ -38,10 +38,13 @@ type statusJSON struct {
 	Owed    []string          `json:"owed,omitempty"` // files an interrupted sync has yet to write
 	// MergeLater: files whose edit, invalid, a sync could not write over;
 	// the record that finds one fixed merges it with the merged version.
-	MergeLater []string            `json:"merge_later,omitempty"`
-	Layers     layersJSON          `json:"layers"`
-	Files      []engine.FileStatus `json:"files"`
-	Private    []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
+	MergeLater []string `json:"merge_later,omitempty"`
+	// MergeLaterError: the file of those merges cannot be read (some may
+	// be missing from MergeLater).
+	MergeLaterError string              `json:"merge_later_error,omitempty"`
+	Layers          layersJSON          `json:"layers"`
+	Files           []engine.FileStatus `json:"files"`
+	Private         []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
 }
 
 // layersJSON is which layers exist and the row of the degradation matrix.
@@ -88,13 +91,18 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	later, lerr := eng.PendingMerges()
+	laterErr := ""
+	if lerr != nil {
+		laterErr = lerr.Error()
+	}
 	present := layers.New(eng, nil).Present()
 	lj := layersJSON{Layers: present, Tier: present.Tier()}
 	if o.JSON {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: eng.PendingMerges(), Layers: lj, Files: files, Private: eng.Withheld()})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: later, MergeLaterError: laterErr, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
@@ -122,8 +130,11 @@ func runStatus(e *env, o statusOptions) error {
 	if len(owed) > 0 {
 		fmt.Fprintf(e.Out, "sync: interrupted after its merge; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", state.TermSafe(strings.Join(owed, " ")))
 	}
-	if later := eng.PendingMerges(); len(later) > 0 {
+	if len(later) > 0 {
 		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.TermSafe(strings.Join(later, " ")))
+	}
+	if laterErr != "" {
+		fmt.Fprintf(e.Out, "sync: merges kept for later cannot be read: %s (a MEMORY.md or graph edited during a sync may not be merged again: check it holds the other machine's lines, then remove the file)\n", state.TermSafe(laterErr))
 	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
