@@ -40,10 +40,12 @@ type Ignores struct {
 	store      *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
 	sets       []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
 	setsRead   bool
-	setsErr    error                  // the earlier rule sets could not be read: untracked files count as ignored by them
-	attrs      *Attributes            // this machine's attribute files, read once for every set (FilteredBefore)
-	chains     map[string]*setDir     // the rules of each chain of .gitignore files (chainDir)
-	attrChains map[string]*Attributes // the rules of each chain of .gitattributes files (chainAttrs)
+	setsErr    error                   // the earlier rule sets could not be read: untracked files count as ignored by them
+	attrs      *Attributes             // this machine's attribute files, read once for every set (FilteredBefore)
+	chains     map[string]*setDir      // the rules of each chain of .gitignore files (chainDir)
+	attrChains map[string]*Attributes  // the rules of each chain of .gitattributes files (chainAttrs)
+	groups     map[string][]chainGroup // the different chains of the sets along a folder's path (chainGroups)
+	setChains  int                     // chains of a set found (setChain), for the tests
 }
 
 // Ignores returns the ignore rules of this work tree. Nothing is read until

@@ -159,25 +159,16 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	for i := range own {
 		own[i] = ig.dir(segs[:i]).blob
 	}
-	answered := map[string]bool{}
-	for _, set := range ig.sets {
+	for _, g := range ig.chainGroups(dirs, ".gitignore") {
 		if found != "" {
 			break
 		}
-		chain := ig.setChain(set, dirs, ".gitignore")
-		if slices.Equal(chain, own) {
+		if slices.Equal(g.chain, own) {
 			continue // the work tree's own: it answers as they do
 		}
-		key := chainKey(dirs, chain)
-		ignored, ok := answered[key]
-		if !ok {
-			d := ig.chainDir(dirs, chain)
-			ignored = d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps)
-			answered[key] = ignored
-		}
-		if ignored {
-			found = set.label
-			if d := ig.chainDir(dirs, chain); d.huge != "" && d.ignored {
+		if d := ig.chainDir(dirs, g.chain); d.ignored || d.ps.excluded(folded, false, ig.fold, &ig.steps) {
+			found = g.label
+			if d.huge != "" && d.ignored {
 				found += ", whose " + d.huge
 			}
 		}
@@ -213,20 +204,42 @@ func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 	}
 	segs := strings.Split(rel, "/")
 	dirs := segs[:len(segs)-1]
-	answered := map[string]string{}
-	for _, set := range ig.sets {
-		chain := ig.setChain(set, dirs, ".gitattributes")
-		key := chainKey(dirs, chain)
-		d, ok := answered[key]
-		if !ok {
-			d = ig.chainAttrs(dirs, chain).Filter(rel)
-			answered[key] = d
-		}
-		if d != "" {
-			return set.label, d
+	for _, g := range ig.chainGroups(dirs, ".gitattributes") {
+		if d := ig.chainAttrs(dirs, g.chain).Filter(rel); d != "" {
+			return g.label, d
 		}
 	}
 	return "", ""
+}
+
+// chainGroup is the sets that have one chain of rule files along a
+// folder's path, by the first of them.
+type chainGroup struct {
+	label string
+	chain []plumbing.Hash
+}
+
+// chainGroups returns the different chains of the rule files named name
+// the sets have along the folders dirs lead through, in the order of the
+// first set having each: what each file of the folder is asked goes
+// through these, not through every set again (1 000 kept files of one
+// folder, 2 503 sets: a status took 1.4-1.9 s). Callers hold ig.mu.
+func (ig *Ignores) chainGroups(dirs []string, name string) []chainGroup {
+	key := name + "\x00" + strings.Join(dirs, "/")
+	if gs, ok := ig.groups[key]; ok {
+		return gs
+	}
+	var gs []chainGroup
+	seen := map[string]bool{}
+	for _, set := range ig.sets {
+		chain := ig.setChain(set, dirs, name)
+		if k := chainKey(dirs, chain); !seen[k] {
+			seen[k] = true
+			gs = append(gs, chainGroup{set.label, chain})
+		}
+	}
+	ig.groups[key] = gs
+	return gs
 }
 
 // setChain is the blobs of the rule files named name of set in the
@@ -234,6 +247,7 @@ func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 // for none, unreadableBlob for one a tree on the way to could not be
 // read). Callers hold ig.mu.
 func (ig *Ignores) setChain(set *ruleSet, dirs []string, name string) []plumbing.Hash {
+	ig.setChains++
 	out := make([]plumbing.Hash, len(dirs)+1)
 	for i := range out {
 		out[i] = ig.setBlob(set, fileIn(strings.Join(dirs[:i], "/"), name))
@@ -269,6 +283,7 @@ func (ig *Ignores) loadSets() {
 		ig.sets, ig.setsErr = ig.store.ruleSets()
 		ig.chains = map[string]*setDir{}
 		ig.attrChains = map[string]*Attributes{}
+		ig.groups = map[string][]chainGroup{}
 	}
 }
 

@@ -574,6 +574,16 @@ func TestIgnoredBeforeManySets(t *testing.T) {
 	if s.treeReads > 10 {
 		t.Errorf("the next run read %d trees, want a handful (the look-ups noted in gitrules-memo)", s.treeReads)
 	}
+	// the files of one folder go through its sets' different chains,
+	// found once, not through every set again
+	chains := ig.setChains
+	for i := 0; i < 50; i++ {
+		ig.IgnoredBefore(fmt.Sprintf("d07/f%d", i))
+		ig.FilteredBefore(fmt.Sprintf("d07/f%d", i))
+	}
+	if n := ig.setChains - chains; n > 2*len(ig.sets) {
+		t.Errorf("50 files of one folder found %d chains of %d sets, want each set's once", n, len(ig.sets))
+	}
 }
 
 func must[T any](v T, err error) T {
