@@ -39,6 +39,7 @@ type Ignores struct {
 
 	store      *Store     // reads the rule sets of earlier HEADs (IgnoredBefore)
 	sets       []*ruleSet // HEAD's and earlier HEADs' .gitignore files, read on first need
+	kept       *keptIndex // the sets kept on refs/strata/gitrules, indexed (keptindex.go)
 	setsRead   bool
 	setsErr    error                   // the earlier rule sets could not be read: untracked files count as ignored by them
 	attrs      *Attributes             // this machine's attribute files, read once for every set (FilteredBefore)

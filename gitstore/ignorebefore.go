@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -231,11 +233,18 @@ func (ig *Ignores) chainGroups(dirs []string, name string) []chainGroup {
 	}
 	var gs []chainGroup
 	seen := map[string]bool{}
-	for _, set := range ig.sets {
-		chain := ig.setChain(set, dirs, name)
+	add := func(label string, chain []plumbing.Hash) {
 		if k := chainKey(dirs, chain); !seen[k] {
 			seen[k] = true
-			gs = append(gs, chainGroup{set.label, chain})
+			gs = append(gs, chainGroup{label, chain})
+		}
+	}
+	for _, set := range ig.sets {
+		add(set.label, ig.setChain(set, dirs, name))
+	}
+	if ig.kept != nil {
+		for _, g := range ig.kept.keptGroups(dirs, name) {
+			add(g.label, g.chain)
 		}
 	}
 	ig.groups[key] = gs
@@ -280,7 +289,7 @@ func (ig *Ignores) NoteHead() {
 func (ig *Ignores) loadSets() {
 	if !ig.setsRead {
 		ig.setsRead = true
-		ig.sets, ig.setsErr = ig.store.ruleSets()
+		ig.sets, ig.kept, ig.setsErr = ig.store.ruleSets()
 		ig.chains = map[string]*setDir{}
 		ig.attrChains = map[string]*Attributes{}
 		ig.groups = map[string][]chainGroup{}
@@ -438,10 +447,12 @@ func (s *Store) ruleBlobFile(blob plumbing.Hash) (data string, ok bool) {
 	return strings.TrimPrefix(string(raw), "\ufeff"), true
 }
 
-// ruleSets returns HEAD's rule set and those refs/strata/gitrules keeps,
-// after noting a move of HEAD (noteHead). A repository without a commit has
-// no HEAD set.
-func (s *Store) ruleSets() ([]*ruleSet, error) {
+// ruleSets returns HEAD's rule set, the other work trees' and those a move
+// of HEAD found but could not keep (noteHead), each to be looked up in its
+// tree, and the index of those refs/strata/gitrules keeps (nil when there
+// are none, or too many rule files to index: then they are among the
+// sets). A repository without a commit has no HEAD set.
+func (s *Store) ruleSets() ([]*ruleSet, *keptIndex, error) {
 	var sets []*ruleSet
 	head, err := s.resolve("HEAD")
 	switch {
@@ -450,13 +461,13 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 		tree, terr := s.commitTree(head)
 		s.mu.Unlock()
 		if terr != nil {
-			return nil, terr
+			return nil, nil, terr
 		}
 		sets = append(sets, newRuleSet("HEAD", tree))
 	case errors.Is(err, state.ErrNotFound):
 		head = plumbing.ZeroHash
 	default:
-		return nil, err
+		return nil, nil, err
 	}
 	for _, h := range s.otherHeads() {
 		if h == head {
@@ -469,35 +480,41 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 			sets = append(sets, newRuleSet(state.ShortID(h.String()), tree))
 		}
 	}
-	noted, err := s.noteHead(head)
+	unkept, err := s.noteHead(head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, e := range noted { // also when they could not be kept
+	for _, e := range unkept { // the sets that could not be kept, for this run
 		sets = append(sets, newRuleSet(state.ShortID(e.Name), e.Hash))
 	}
 	kept, err := s.readRef(s.RulesRef())
 	if errors.Is(err, state.ErrNotFound) {
-		return sets, nil
+		return sets, nil, nil
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tree, err := s.commitTree(kept)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, err := s.tree(tree)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, e := range entries {
+	x, err := s.keptIndex(kept, entries)
+	if err == nil {
+		return sets, x, nil
+	} else if !errors.Is(err, errIndexTooBig) {
+		return nil, nil, err
+	}
+	for _, e := range entries { // too large to index: each looked up in its tree
 		if e.IsDir() {
 			sets = append(sets, newRuleSet(state.ShortID(e.Name), e.Hash))
 		}
 	}
-	return sets, nil
+	return sets, nil, nil
 }
 
 // noteHead compares head with the HEAD strata saw last, and with every
@@ -505,18 +522,29 @@ func (s *Store) ruleSets() ([]*ruleSet, error) {
 // of them where strata has seen no HEAD yet): the .gitignore files of each
 // that differ from head's are kept on refs/strata/gitrules before head is
 // noted as seen (so a crash between loses nothing: the next run compares
-// again). It returns the rule sets it found, for this run to use even when
-// they could not be kept (a repository this user may read but not write).
+// again). It returns the rule sets it found and could not keep, for this
+// run to use (a repository this user may read but not write).
 func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	seenFile := s.rulesSeen()
 	// strata's own note: one that cannot be read (a named pipe, a
 	// directory, garbage) is as none, and HEAD's reflog is compared instead
 	data, _ := state.ReadRegular(seenFile, 4096, false)
 	seen, logSeen, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	logSeen, shallowSeen, _ := strings.Cut(logSeen, "\n")
 	logFile := filepath.Join(s.gitDir, "logs", "HEAD")
 	logSize := int64(0)
 	if fi, err := os.Stat(logFile); err == nil {
 		logSize = fi.Size()
+	}
+	shallow := s.shallowStamp()
+	if shallowSeen == "" {
+		shallowSeen = "-" // noted before strata noted it: not shallow
+	}
+	if shallow != shallowSeen {
+		// a shallow clone deepened (git fetch --unshallow, --deepen): its
+		// history was read only down to the boundary it had, so it is read
+		// again as where no HEAD was seen (attack21-p1 P1-3)
+		seen = ""
 	}
 	if seen == head.String() && logSeen == strconv.FormatInt(logSize, 10) {
 		return nil, nil
@@ -575,14 +603,12 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	}
 	s.mu.Unlock()
 	if len(keep) > 0 {
-		kept, err := s.keepRuleSets(keep)
-		if err != nil {
+		if _, err := s.keepRuleSets(keep); err != nil {
 			return keep, nil // not noted as seen: compared again next time
 		}
-		keep = kept
 	}
-	s.writeSeen(seenFile, head, logSize) // best effort, as above
-	return keep, nil
+	s.writeSeen(seenFile, head, logSize, shallow) // best effort, as above
+	return nil, nil
 }
 
 // historyScan is how many of HEAD's first parents are read, where strata
@@ -779,13 +805,29 @@ func (s *Store) keepRuleSets(add []treeEntry) ([]treeEntry, error) {
 	return out, nil
 }
 
-// writeSeen notes head as the HEAD last compared, and how long HEAD's
-// reflog was then.
-func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64) error {
+// writeSeen notes head as the HEAD last compared, how long HEAD's reflog
+// was then, and the shallow clone's boundary then (shallowStamp).
+func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64, shallow string) error {
 	if err := s.Shared().MkdirAll(filepath.Dir(name)); err != nil {
 		return err
 	}
-	return atomicfile.Write(name, []byte(head.String()+"\n"+strconv.FormatInt(logSize, 10)+"\n"), s.Shared().Mode(0o644))
+	return atomicfile.Write(name, []byte(head.String()+"\n"+strconv.FormatInt(logSize, 10)+"\n"+shallow+"\n"), s.Shared().Mode(0o644))
+}
+
+// shallowStamp names a shallow clone's boundary (<commondir>/shallow):
+// "-" for none, else a digest of its commits.
+func (s *Store) shallowStamp() string {
+	b := s.shallowList()
+	if len(b) == 0 {
+		return "-"
+	}
+	ids := make([]string, 0, len(b))
+	for h := range b {
+		ids = append(ids, h.String())
+	}
+	slices.Sort(ids)
+	sum := sha1.Sum([]byte(strings.Join(ids, "\n")))
+	return hex.EncodeToString(sum[:])
 }
 
 // isRuleFile reports whether a tree entry is a .gitignore or a

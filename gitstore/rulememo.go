@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"bytes"
+	"crypto/sha1"
 	"encoding/binary"
 	"path/filepath"
 	"strings"
@@ -25,8 +27,9 @@ import (
 // only what was asked, a few entries per set, never a walk of a tree (a
 // pushed tree of 2^40 paths costs what it costs to look up one).
 //
-// The file is a cache, nothing more: one that cannot be read, or does not
-// parse, is dropped and built again. It is strata's own, in the git
+// The file is a cache, nothing more: one that cannot be read, does not
+// parse or does not check out against the SHA-1 it ends with is dropped
+// and built again. It is strata's own, in the git
 // directory; whoever can write there can change what git itself does.
 
 // memoKey is one look-up: the entry named name in tree tree.
@@ -56,7 +59,7 @@ const memoSaveAt = 64
 // bytes each): past it, the memory is cleared and the file written anew.
 const memoMax = 1 << 18
 
-const memoHeader = "strata gitrules-memo 1\n"
+const memoHeader = "strata gitrules-memo 2\n"
 
 func (s *Store) ruleMemoFile() string { return filepath.Join(s.gitDir, "strata", "gitrules-memo") }
 
@@ -115,6 +118,13 @@ func (s *Store) loadRuleMemo() {
 // entry, its mode and hash when it does, and the name. Anything else and
 // the whole file is dropped.
 func parseRuleMemo(data []byte) (map[memoKey]memoVal, bool) {
+	if len(data) < sha1.Size {
+		return nil, false
+	}
+	data, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
+	if s := sha1.Sum(data); !bytes.Equal(s[:], sum) {
+		return nil, false // a byte changed (attack21-p1 P1-2: flipped bytes made private files shareable)
+	}
 	rest, ok := strings.CutPrefix(string(data), memoHeader)
 	if !ok {
 		return nil, false
@@ -176,7 +186,8 @@ func (s *Store) saveRuleMemo() {
 	atomicfile.Write(name, buf, s.Shared().Mode(0o644))
 }
 
-// encodeRuleMemo is the file's content for m (parseRuleMemo reads it).
+// encodeRuleMemo is the file's content for m (parseRuleMemo reads it),
+// ending with the SHA-1 of what comes before.
 func encodeRuleMemo(m map[memoKey]memoVal) []byte {
 	buf := []byte(memoHeader)
 	for k, v := range m {
@@ -194,7 +205,8 @@ func encodeRuleMemo(m map[memoKey]memoVal) []byte {
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(k.name)))
 		buf = append(buf, k.name...)
 	}
-	return buf
+	sum := sha1.Sum(buf)
+	return append(buf, sum[:]...)
 }
 
 // ruleEntry is the entry of the regular file at path in tree root (ok
