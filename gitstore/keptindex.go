@@ -51,10 +51,17 @@ func (x *keptIndex) blobAt(path string, i int) plumbing.Hash {
 	return cs[k-1].blob
 }
 
-// keptIndexMax bounds the tree entries an index is built from: a pushed
-// tree that holds its subtrees many times (2^40 paths in a few objects)
-// is not indexed, and its sets are looked up in their trees instead.
-var keptIndexMax = 4 << 20
+// keptIndexMax bounds the pairs of trees an index is built from
+// comparing, and keptIndexEntries the entries they hold: a pushed tree
+// that holds its subtrees many times (2^40 paths in a few objects) is not
+// indexed, and its sets are looked up in their trees instead.
+var (
+	keptIndexMax     = 1 << 20
+	keptIndexEntries = 64 << 20
+)
+
+// indexBudget is what is left of keptIndexMax and keptIndexEntries.
+type indexBudget struct{ pairs, entries int }
 
 var errIndexTooBig = errors.New("too many rule files to index")
 
@@ -71,12 +78,14 @@ const keptIndexHeader = "strata gitrules-index 1\n"
 // index. Callers hold s.mu.
 func (s *Store) keptIndex(commit plumbing.Hash, entries []treeEntry) (*keptIndex, error) {
 	if data, err := state.ReadRegular(s.keptIndexFile(), 256<<20, false); err == nil {
-		if x, ok := parseKeptIndex(data, commit); ok {
+		if x, ok := parseKeptIndex(data, commit); ok && x == nil {
+			return nil, errIndexTooBig // found so before: not tried again
+		} else if ok {
 			return x, nil
 		}
 	}
 	x := &keptIndex{changes: map[string][]keptChange{}}
-	budget := keptIndexMax
+	budget := indexBudget{keptIndexMax, keptIndexEntries}
 	prev := odb.EmptyTree
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -87,7 +96,10 @@ func (s *Store) keptIndex(commit plumbing.Hash, entries []treeEntry) (*keptIndex
 		err := s.ruleDiff(prev, e.Hash, "", &budget, 0, func(path string, blob plumbing.Hash) {
 			x.changes[path] = append(x.changes[path], keptChange{i, blob})
 		})
-		if err != nil {
+		if errors.Is(err, errIndexTooBig) {
+			x = nil // noted, so that the next command does not try again
+			break
+		} else if err != nil {
 			return nil, err
 		}
 		prev = e.Hash
@@ -95,14 +107,18 @@ func (s *Store) keptIndex(commit plumbing.Hash, entries []treeEntry) (*keptIndex
 	if sh := s.Shared(); sh.MkdirAll(filepath.Dir(s.keptIndexFile())) == nil {
 		atomicfile.Write(s.keptIndexFile(), encodeKeptIndex(x, commit), sh.Mode(0o644)) // a cache: best effort
 	}
+	if x == nil {
+		return nil, errIndexTooBig
+	}
 	return x, nil
 }
 
 // ruleDiff calls emit for each rule file (a regular .gitignore or
 // .gitattributes) whose blob differs between trees a and b, with b's blob
 // (zero where b has none), reading only the subtrees that differ. budget
-// is how many more tree entries it may read. Callers hold s.mu.
-func (s *Store) ruleDiff(a, b plumbing.Hash, prefix string, budget *int, depth int, emit func(string, plumbing.Hash)) error {
+// is how many more pairs of trees, and entries, it may read. Callers hold
+// s.mu.
+func (s *Store) ruleDiff(a, b plumbing.Hash, prefix string, budget *indexBudget, depth int, emit func(string, plumbing.Hash)) error {
 	if a == b || depth > maxRuleDepth {
 		return nil
 	}
@@ -114,7 +130,8 @@ func (s *Store) ruleDiff(a, b plumbing.Hash, prefix string, budget *int, depth i
 	if err != nil {
 		return err
 	}
-	if *budget -= len(ea) + len(eb); *budget < 0 {
+	budget.pairs--
+	if budget.entries -= len(ea) + len(eb); budget.entries < 0 || budget.pairs < 0 {
 		return errIndexTooBig
 	}
 	inA := make(map[string]treeEntry, len(ea))
@@ -198,6 +215,11 @@ func (x *keptIndex) keptGroups(dirs []string, name string) []chainGroup {
 // SHA-1 of all that (parseKeptIndex).
 func encodeKeptIndex(x *keptIndex, commit plumbing.Hash) []byte {
 	b := append([]byte(keptIndexHeader), commit[:]...)
+	if x == nil { // too large to index: a single byte says so
+		b = append(b, 'X')
+		sum := sha1.Sum(b)
+		return append(b, sum[:]...)
+	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(x.labels)))
 	for _, l := range x.labels {
 		b = append(b, byte(len(l)))
@@ -222,9 +244,9 @@ func encodeKeptIndex(x *keptIndex, commit plumbing.Hash) []byte {
 	return append(b, sum[:]...)
 }
 
-// parseKeptIndex reads the index of commit from data; ok is false when it
-// is of another commit, does not check out against its SHA-1, or does not
-// parse.
+// parseKeptIndex reads the index of commit from data (nil when it says
+// the sets are too large to index); ok is false when it is of another
+// commit, does not check out against its SHA-1, or does not parse.
 func parseKeptIndex(data []byte, commit plumbing.Hash) (x *keptIndex, ok bool) {
 	if len(data) < len(keptIndexHeader)+20+sha1.Size {
 		return nil, false
@@ -238,6 +260,9 @@ func parseKeptIndex(data []byte, commit plumbing.Hash) (x *keptIndex, ok bool) {
 		return nil, false
 	}
 	r = r[20:]
+	if len(r) == 1 && r[0] == 'X' {
+		return nil, true // too large to index
+	}
 	take := func(n int) []byte {
 		if n < 0 || len(r) < n {
 			ok = false

@@ -77,7 +77,7 @@ func FuzzKeptIndex(f *testing.F) {
 	f.Add([]byte(keptIndexHeader))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		x, ok := parseKeptIndex(data, commit)
-		if !ok {
+		if !ok || x == nil {
 			return
 		}
 		again, ok := parseKeptIndex(encodeKeptIndex(x, commit), commit)
