@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"path/filepath"
@@ -216,9 +215,7 @@ func (x *keptIndex) keptGroups(dirs []string, name string) []chainGroup {
 func encodeKeptIndex(x *keptIndex, commit plumbing.Hash) []byte {
 	b := append([]byte(keptIndexHeader), commit[:]...)
 	if x == nil { // too large to index: a single byte says so
-		b = append(b, 'X')
-		sum := sha1.Sum(b)
-		return append(b, sum[:]...)
+		return summed(append(b, 'X'))
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(x.labels)))
 	for _, l := range x.labels {
@@ -240,23 +237,19 @@ func encodeKeptIndex(x *keptIndex, commit plumbing.Hash) []byte {
 			b = append(b, c.blob[:]...)
 		}
 	}
-	sum := sha1.Sum(b)
-	return append(b, sum[:]...)
+	return summed(b)
 }
 
 // parseKeptIndex reads the index of commit from data (nil when it says
 // the sets are too large to index); ok is false when it is of another
 // commit, does not check out against its SHA-1, or does not parse.
 func parseKeptIndex(data []byte, commit plumbing.Hash) (x *keptIndex, ok bool) {
-	if len(data) < len(keptIndexHeader)+20+sha1.Size {
-		return nil, false
-	}
-	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
-	if s := sha1.Sum(body); !bytes.Equal(s[:], sum) {
+	body, ok := checkSummed(data)
+	if !ok {
 		return nil, false
 	}
 	r, ok := bytes.CutPrefix(body, []byte(keptIndexHeader))
-	if !ok || !bytes.Equal(r[:20], commit[:]) {
+	if !ok || len(r) < 20 || !bytes.Equal(r[:20], commit[:]) {
 		return nil, false
 	}
 	r = r[20:]

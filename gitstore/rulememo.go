@@ -118,11 +118,8 @@ func (s *Store) loadRuleMemo() {
 // entry, its mode and hash when it does, and the name. Anything else and
 // the whole file is dropped.
 func parseRuleMemo(data []byte) (map[memoKey]memoVal, bool) {
-	if len(data) < sha1.Size {
-		return nil, false
-	}
-	data, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
-	if s := sha1.Sum(data); !bytes.Equal(s[:], sum) {
+	data, ok := checkSummed(data)
+	if !ok {
 		return nil, false // a byte changed (attack21-p1 P1-2: flipped bytes made private files shareable)
 	}
 	rest, ok := strings.CutPrefix(string(data), memoHeader)
@@ -205,8 +202,25 @@ func encodeRuleMemo(m map[memoKey]memoVal) []byte {
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(k.name)))
 		buf = append(buf, k.name...)
 	}
-	sum := sha1.Sum(buf)
-	return append(buf, sum[:]...)
+	return summed(buf)
+}
+
+// summed is data followed by its SHA-1, as strata's cache files in the git
+// directory end (checkSummed reads them back).
+func summed(data []byte) []byte {
+	sum := sha1.Sum(data)
+	return append(data, sum[:]...)
+}
+
+// checkSummed returns what precedes the SHA-1 that ends data, and whether
+// it checks out against it.
+func checkSummed(data []byte) ([]byte, bool) {
+	if len(data) < sha1.Size {
+		return nil, false
+	}
+	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
+	s := sha1.Sum(body)
+	return body, bytes.Equal(s[:], sum)
 }
 
 // ruleEntry is the entry of the regular file at path in tree root (ok
