@@ -31,6 +31,7 @@ import (
 // keptIndex is the kept sets' rule files as change points.
 type keptIndex struct {
 	names   []string                // each set's commit (its entry's name in the ref's tree), in the index's order
+	trees   []plumbing.Hash         // each set's tree, as indexed
 	changes map[string][]keptChange // by rule file path: where its blob changes, by set, ascending
 }
 
@@ -69,7 +70,7 @@ func (s *Store) keptIndexFile() string {
 	return filepath.Join(s.commonDir, "strata", "gitrules-index")
 }
 
-const keptIndexHeader = "strata gitrules-index 2\n"
+const keptIndexHeader = "strata gitrules-index 3\n"
 
 // keptIndex returns the index of the sets of the kept ref's commit,
 // whose tree's entries are entries: read from its file; or, when the file
@@ -126,8 +127,10 @@ func (s *Store) extendKeptIndex(x *keptIndex, entries []treeEntry) error {
 		}
 	}
 	have := map[string]bool{}
-	for _, n := range x.names {
-		if _, ok := trees[n]; !ok {
+	for i, n := range x.names {
+		if t, ok := trees[n]; !ok || i >= len(x.trees) || t != x.trees[i] {
+			// gone, or other rule files under the same name (a ref
+			// rewritten by hand: attack21-inc I-1)
 			return errIndexStale
 		}
 		have[n] = true
@@ -144,6 +147,7 @@ func (s *Store) extendKeptIndex(x *keptIndex, entries []treeEntry) error {
 		have[e.Name] = true
 		i := int32(len(x.names))
 		x.names = append(x.names, e.Name)
+		x.trees = append(x.trees, e.Hash)
 		err := s.ruleDiff(prev, e.Hash, "", &budget, 0, func(path string, blob plumbing.Hash) {
 			x.changes[path] = append(x.changes[path], keptChange{i, blob})
 		})
@@ -261,9 +265,10 @@ func encodeKeptIndex(x *keptIndex, commit plumbing.Hash) []byte {
 		return summed(append(b, 'X'))
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(x.names)))
-	for _, l := range x.names {
+	for i, l := range x.names {
 		b = append(b, byte(len(l)))
 		b = append(b, l...)
+		b = append(b, x.trees[i][:]...)
 	}
 	paths := make([]string, 0, len(x.changes))
 	for p := range x.changes {
@@ -324,6 +329,9 @@ func parseKeptIndex(data []byte) (x *keptIndex, commit plumbing.Hash, ok bool) {
 			break
 		}
 		x.names = append(x.names, string(take(int(l[0]))))
+		var t plumbing.Hash
+		copy(t[:], take(20))
+		x.trees = append(x.trees, t)
 	}
 	np := u32()
 	for i := 0; ok && i < np; i++ {

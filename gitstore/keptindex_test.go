@@ -64,11 +64,31 @@ func TestKeptIndexFile(t *testing.T) {
 		t.Errorf("with the index written, a command read %d trees (HEAD's few only)", n)
 	}
 
+	// the ref rewritten by hand: the same set's name with other rule files
+	// (attack21-inc I-1): the index is built again, not extended
+	blob, err := gitOut(dir, []byte("secret/\n*.log\nother.json\n"), "hash-object", "-w", "--stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob = strings.TrimSpace(blob)
+	set := mktree(t, dir, "100644 blob "+blob+"\t.gitignore\n")
+	root := mktree(t, dir, "040000 tree "+set+"\t"+first+"\n")
+	c := strings.TrimSpace(runGit(t, dir, "commit-tree", root, "-m", "by hand"))
+	runGit(t, dir, "update-ref", "refs/strata/gitrules", c)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("other.json"); got != first[:10] {
+		t.Errorf("after the set was rewritten: IgnoredBefore(other.json) = %q, want %q", got, first[:10])
+	}
+
 }
 
 func FuzzKeptIndex(f *testing.F) {
 	commit := plumbing.NewHash(strings.Repeat("1", 40))
-	f.Add(encodeKeptIndex(&keptIndex{names: []string{"a", "b"}, changes: map[string][]keptChange{
+	f.Add(encodeKeptIndex(&keptIndex{names: []string{"a", "b"}, trees: make([]plumbing.Hash, 2), changes: map[string][]keptChange{
 		".gitignore":     {{0, plumbing.NewHash(strings.Repeat("2", 40))}, {1, plumbing.ZeroHash}},
 		"sub/.gitignore": {{1, plumbing.NewHash(strings.Repeat("3", 40))}},
 	}}, commit))
@@ -79,7 +99,7 @@ func FuzzKeptIndex(f *testing.F) {
 			return
 		}
 		again, at2, ok := parseKeptIndex(encodeKeptIndex(x, at))
-		if !ok || at2 != at || !reflect.DeepEqual(x.names, again.names) || len(x.changes) != len(again.changes) {
+		if !ok || at2 != at || !reflect.DeepEqual(x.names, again.names) || !reflect.DeepEqual(x.trees, again.trees) || len(x.changes) != len(again.changes) {
 			t.Fatalf("an index read back differs")
 		}
 		for p, cs := range x.changes {
