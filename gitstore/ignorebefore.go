@@ -572,9 +572,10 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	differ := map[[2]plumbing.Hash]bool{}
 	if seen == "" && !head.IsZero() {
 		// no HEAD seen yet here (a fresh clone, or one without a reflog):
-		// the rule changes among HEAD's recent first parents count too
-		// (attack20-ignore F4, attack20-headline H9)
-		before, err := s.ruleChangesBefore(head, historyScan, historyScanAll, differ)
+		// the rule changes among the recent history of HEAD, and of the
+		// HEADs its reflog names, count too (attack20-ignore F4,
+		// attack20-headline H9, attack21-inc I-3)
+		before, err := s.ruleChangesBefore(append([]plumbing.Hash{head}, earlier...), historyScan, historyScanAll, differ)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
@@ -626,9 +627,14 @@ var (
 // parents back but past 300 commits read: attack20-close F10), then every
 // parent, breadth first (a branch merged with `-s ours` hid the ignoring
 // commits behind a merge's second parent: attack20-last F7), up to all
-// commits read in all. A commit the walk cannot read is passed over (a
+// commits read in all. The walk starts at each of starts, HEAD first and
+// then the HEADs its reflog names (a clone whose first strata run came
+// after a checkout of an older commit walked from there alone, and the
+// rule changes of the history it was cloned at were never read:
+// attack21-inc I-3); each start's first parents stop at a commit an
+// earlier start's reached. A commit the walk cannot read is passed over (a
 // shallow clone's boundary, a gc'd history). Callers hold s.mu.
-func (s *Store) ruleChangesBefore(head plumbing.Hash, n, all int, differ map[[2]plumbing.Hash]bool) ([]plumbing.Hash, error) {
+func (s *Store) ruleChangesBefore(starts []plumbing.Hash, n, all int, differ map[[2]plumbing.Hash]bool) ([]plumbing.Hash, error) {
 	var out []plumbing.Hash
 	read := 0
 	// step compares commit c with each of its parents (the first only, or
@@ -661,19 +667,30 @@ func (s *Store) ruleChangesBefore(head plumbing.Hash, n, all int, differ map[[2]
 		}
 		return parents, nil
 	}
-	for c, i := head, 0; i < n; i++ {
-		ps, err := step(c, true)
-		if err != nil {
-			return nil, err
+	walked := map[plumbing.Hash]bool{}
+	for _, start := range starts {
+		for c, i := start, 0; i < n && !walked[c]; i++ {
+			walked[c] = true
+			ps, err := step(c, true)
+			if err != nil {
+				return nil, err
+			}
+			if len(ps) == 0 {
+				break
+			}
+			c = ps[0]
 		}
-		if len(ps) == 0 {
-			break
-		}
-		c = ps[0]
 	}
 	read = 0
-	seen := map[plumbing.Hash]bool{head: true}
-	for queue := []plumbing.Hash{head}; len(queue) > 0 && read < all; {
+	seen := map[plumbing.Hash]bool{}
+	var queue []plumbing.Hash
+	for _, start := range starts {
+		if !seen[start] {
+			seen[start] = true
+			queue = append(queue, start)
+		}
+	}
+	for len(queue) > 0 && read < all {
 		ps, err := step(queue[0], false)
 		queue = queue[1:]
 		if err != nil {

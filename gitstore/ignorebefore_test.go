@@ -664,3 +664,29 @@ func TestIgnoredBeforeUnshallow(t *testing.T) {
 		t.Errorf("after --unshallow: IgnoredBefore(prod.env) = %q, want %q", got, first[:10])
 	}
 }
+
+// TestIgnoredBeforeFirstRunAfterCheckout (attack21-inc I-3): a clone whose
+// first strata run comes after a checkout of an older commit reads the
+// history of the commit it was cloned at too (in HEAD's reflog), as a
+// first run right after the clone would have.
+func TestIgnoredBeforeFirstRunAfterCheckout(t *testing.T) {
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", "-b", "main", ".")
+	commitFile(t, src, "README", "x\n", "start")
+	start := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	commitFile(t, src, ".gitignore", "prod.env\n", "ignore")
+	ignoring := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	commitFile(t, src, ".gitignore", "\n", "un-ignore")
+	commitFile(t, src, "README", "y\n", "more")
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", src, dir)
+	runGit(t, dir, "checkout", "-q", start)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("prod.env"); got != ignoring[:10] {
+		t.Errorf("IgnoredBefore(prod.env) = %q, want %q", got, ignoring[:10])
+	}
+}
