@@ -681,20 +681,36 @@ func (s *Store) ruleChangesBefore(starts []plumbing.Hash, n, all int, differ map
 			c = ps[0]
 		}
 	}
-	read = 0
+	// breadth first: HEAD's history with the whole bound, as when HEAD was
+	// the only start (sharing it took HEAD's history from 3 000 commits to
+	// 500 where five branches were in the reflog: attack21-reflog R-1),
+	// then the other starts' with a bound of their own
 	seen := map[plumbing.Hash]bool{}
+	for _, from := range [][]plumbing.Hash{starts[:min(1, len(starts))], starts[min(1, len(starts)):]} {
+		if err := s.ruleChangesBreadth(from, all, seen, step, &read); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ruleChangesBreadth is ruleChangesBefore's breadth-first walk from the
+// commits from, up to all commits read, past those seen already. Callers
+// hold s.mu.
+func (s *Store) ruleChangesBreadth(from []plumbing.Hash, all int, seen map[plumbing.Hash]bool, step func(plumbing.Hash, bool) ([]plumbing.Hash, error), read *int) error {
+	*read = 0
 	var queue []plumbing.Hash
-	for _, start := range starts {
+	for _, start := range from {
 		if !seen[start] {
 			seen[start] = true
 			queue = append(queue, start)
 		}
 	}
-	for len(queue) > 0 && read < all {
+	for len(queue) > 0 && *read < all {
 		ps, err := step(queue[0], false)
 		queue = queue[1:]
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, p := range ps {
 			if !seen[p] {
@@ -703,7 +719,7 @@ func (s *Store) ruleChangesBefore(starts []plumbing.Hash, n, all int, differ map
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // headsSince returns the commits the entries of the reflog file name

@@ -690,3 +690,40 @@ func TestIgnoredBeforeFirstRunAfterCheckout(t *testing.T) {
 		t.Errorf("IgnoredBefore(prod.env) = %q, want %q", got, ignoring[:10])
 	}
 }
+
+// TestIgnoredBeforeHeadHistoryFirst (attack21-reflog R-1): the reflog's
+// other HEADs are walked besides HEAD's history, not in its stead: HEAD's
+// history keeps the whole bound (five branches in the reflog took it from
+// 3 000 commits to 500).
+func TestIgnoredBeforeHeadHistoryFirst(t *testing.T) {
+	defer func(n, all int) { historyScan, historyScanAll = n, all }(historyScan, historyScanAll)
+	historyScan, historyScanAll = 3, 30
+	src := realPath(t, t.TempDir())
+	runGit(t, src, "init", "-q", "-b", "main", ".")
+	commitFile(t, src, "README", "x\n", "start")
+	for b := 0; b < 3; b++ {
+		runGit(t, src, "checkout", "-q", "-b", fmt.Sprintf("b%d", b), "main")
+		for c := 0; c < 12; c++ {
+			commitFile(t, src, fmt.Sprintf("f%d", c), "x\n", "work")
+		}
+	}
+	runGit(t, src, "checkout", "-q", "main")
+	for c := 0; c < 25; c++ { // commit c ignores m<c>.env alone
+		commitFile(t, src, ".gitignore", fmt.Sprintf("m%d.env\n", c), "rule")
+	}
+	ignoring := strings.TrimSpace(runGit(t, src, "rev-parse", "main~15"))
+	dir := filepath.Join(realPath(t, t.TempDir()), "clone")
+	runGit(t, src, "clone", "-q", src, dir)
+	for b := 0; b < 3; b++ {
+		runGit(t, dir, "checkout", "-q", fmt.Sprintf("origin/b%d", b))
+	}
+	runGit(t, dir, "checkout", "-q", "main")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("m9.env"); got != ignoring[:10] {
+		t.Errorf("IgnoredBefore(m9.env), 15 commits back = %q, want %q", got, ignoring[:10])
+	}
+}
