@@ -250,16 +250,17 @@ func (a *Attributes) dir(rel string) []attrLine {
 	}
 	var lines []attrLine
 	if a.store != nil {
-		blob := a.blobs[rel]
-		if size, unreadable := a.store.ruleBlobSize(blob); unreadable {
+		data, ok, unreadable, huge := a.store.keptRuleFile(a.blobs[rel])
+		switch {
+		case unreadable:
 			// what it says is not known (a partial clone's object git
 			// could not fetch): every file below it counts as filtered
 			lines = parseAttrText("* filter=(a-.gitattributes-that-could-not-be-read)", base, false, a.fold)
-		} else if size > keptRuleMax {
+		case huge:
 			// not read again for every command (keptRuleMax): every file
 			// below it counts as filtered, the safe side
 			lines = parseAttrText("* filter=(a-.gitattributes-over-1-MB,-not-read-again)", base, false, a.fold)
-		} else if data, ok := a.store.ruleBlobFile(blob); ok {
+		case ok:
 			lines = parseAttrText(data, base, rel == "", a.fold)
 		}
 	} else {
@@ -268,9 +269,6 @@ func (a *Attributes) dir(rel string) []attrLine {
 	a.dirs[rel] = lines
 	return lines
 }
-
-// attrFileIn is the path of the .gitattributes of the folder rel.
-func attrFileIn(rel string) string { return fileIn(rel, ".gitattributes") }
 
 // readAttrFile parses one attributes file; a missing or unreadable one, one
 // over git's size bound, and (inTree) one that is a symbolic link, are

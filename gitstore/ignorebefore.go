@@ -354,30 +354,27 @@ func (ig *Ignores) chainDir(segs []string, chain []plumbing.Hash) *setDir {
 		d.ignored = parent.ignored || parent.ps.excluded(ig.joined(segs), true, ig.fold, &ig.steps)
 	}
 	if !d.ignored {
-		file := ruleFileIn(strings.Join(segs, "/"))
+		folder := strings.Join(segs, "/")
 		blob := chain[len(segs)]
-		size, unreadable := ig.store.ruleBlobSize(blob)
+		data, ok, unreadable, huge := ig.store.keptRuleFile(blob)
 		switch {
 		case unreadable:
 			// a partial clone's missing blob or tree that could not be
 			// fetched: what it ignored is not known, so everything below
 			// counts as ignored (attack20-last F9: it was read as no file)
 			d.blob, d.ignored = unreadableBlob, true
-			d.huge = file + " could not be read (an object of a partial clone git could not fetch, or a damaged one)"
-		case size > keptRuleMax:
+			d.huge = ruleFileIn(folder) + " could not be read (an object of a partial clone git could not fetch, or a damaged one)"
+		case huge:
 			// not read again for every command (a pushed 97 MB one, once
 			// HEAD, made every status take 10 s: attack20-ignore F6), nor
 			// dropped (what it alone ignored would become shareable: N3):
 			// everything below it counts as ignored by it
 			d.blob, d.ignored = blob, true
-			d.huge = file + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
-		}
-		if !d.ignored {
-			if data, ok := ig.store.ruleBlobFile(blob); ok {
-				d.blob = blob
-				if own := parseIgnoreLines(data, strings.Join(segs, "/"), ig.fold); len(own) > 0 {
-					d.ps = append(append(ignoreList{}, d.ps...), own...)
-				}
+			d.huge = ruleFileIn(folder) + " of over 1 MB is not read again; git update-ref -d " + ig.store.RulesRef() + " forgets it"
+		case ok:
+			d.blob = blob
+			if own := parseIgnoreLines(data, folder, ig.fold); len(own) > 0 {
+				d.ps = append(append(ignoreList{}, d.ps...), own...)
 			}
 		}
 	}
@@ -403,48 +400,39 @@ func (ig *Ignores) chainAttrs(dirs []string, chain []plumbing.Hash) *Attributes 
 	return a
 }
 
-// ruleBlobSize is the size of rule file blob, read from the object's
-// header (0 for the zero hash: no file); unreadable when it is
-// unreadableBlob or cannot be read.
-func (s *Store) ruleBlobSize(blob plumbing.Hash) (size int64, unreadable bool) {
-	if blob.IsZero() {
-		return 0, false
-	}
-	if blob == unreadableBlob {
-		return 0, true
+// keptRuleFile reads rule file blob of a rule set (the zero hash: none),
+// without a leading byte order mark, as readRuleFile reads one on disk:
+// unreadable when it is unreadableBlob or cannot be read, a partial
+// clone's fetched first as any read of git's is; huge, and not read, when
+// over keptRuleMax (a rule set's is not read again for every command).
+func (s *Store) keptRuleFile(blob plumbing.Hash) (data string, ok, unreadable, huge bool) {
+	switch {
+	case blob.IsZero():
+		return "", false, false, false
+	case blob == unreadableBlob:
+		return "", false, true, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, size, err := s.objects.Stat(blob)
 	if err != nil {
-		// not here: a partial clone fetches it as any read of git's does
-		// (readObject), else it cannot be known
+		// not here: a partial clone fetches it (readObject), else it
+		// cannot be known
 		if _, _, rerr := s.readObject(blob); rerr != nil {
-			return 0, true
+			return "", false, true, false
 		}
 		if _, size, err = s.objects.Stat(blob); err != nil {
-			return 0, true
+			return "", false, true, false
 		}
 	}
-	return size, false
-}
-
-// ruleBlobFile reads rule file blob: at most ruleFileMax bytes, without a
-// leading byte order mark, as readRuleFile reads one on disk.
-func (s *Store) ruleBlobFile(blob plumbing.Hash) (data string, ok bool) {
-	if blob.IsZero() || blob == unreadableBlob {
-		return "", false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, size, err := s.objects.Stat(blob); err != nil || size > ruleFileMax {
-		return "", false
+	if size > keptRuleMax {
+		return "", false, false, true
 	}
 	t, raw, err := s.readObject(blob)
 	if err != nil || t != plumbing.BlobObject {
-		return "", false
+		return "", false, false, false
 	}
-	return strings.TrimPrefix(string(raw), "\ufeff"), true
+	return strings.TrimPrefix(string(raw), "\ufeff"), true, false, false
 }
 
 // ruleSets returns HEAD's rule set, the other work trees' and those a move
@@ -604,7 +592,7 @@ func (s *Store) noteHead(head plumbing.Hash) ([]treeEntry, error) {
 	}
 	s.mu.Unlock()
 	if len(keep) > 0 {
-		if _, err := s.keepRuleSets(keep); err != nil {
+		if err := s.keepRuleSets(keep); err != nil {
 			return keep, nil // not noted as seen: compared again next time
 		}
 	}
@@ -765,11 +753,10 @@ func headsSince(name string, from int64, n int) []string {
 
 // keepRuleSets adds the rule sets (named by commit, with the commit's
 // tree) to refs/strata/gitrules, each as a tree of only its rule files,
-// each such tree once; it returns them so. The new trees go to the disk
+// each such tree once. The new trees go to the disk
 // together, one pack when they are many (a first run can keep thousands:
 // attack20-f10 P1 wrote 2 503 loose trees, 138 MB, one fsync each).
-func (s *Store) keepRuleSets(add []treeEntry) ([]treeEntry, error) {
-	var out []treeEntry
+func (s *Store) keepRuleSets(add []treeEntry) error {
 	_, err := s.updateRef(s.RulesRef(), func(parent plumbing.Hash) (_ plumbing.Hash, err error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -779,7 +766,7 @@ func (s *Store) keepRuleSets(add []treeEntry) ([]treeEntry, error) {
 				s.objects.Abort()
 			}
 		}()
-		out = out[:0]
+		var out []treeEntry
 		only := map[plumbing.Hash]plumbing.Hash{}
 		for _, e := range add {
 			t, err := s.ignoreFilesOnly(e.Hash, only, 0)
@@ -830,12 +817,9 @@ func (s *Store) keepRuleSets(add []treeEntry) ([]treeEntry, error) {
 		return c, nil
 	})
 	if errors.Is(err, state.ErrUnchanged) {
-		err = nil
+		return nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return err
 }
 
 // writeSeen notes head as the HEAD last compared, how long HEAD's reflog
@@ -869,11 +853,18 @@ func isRuleFile(e treeEntry) bool {
 	return !e.IsDir() && (e.Name == ".gitignore" || e.Name == ".gitattributes")
 }
 
+// isRuleBlob reports whether a tree entry is a rule file git reads: a
+// regular (or executable) .gitignore or .gitattributes, not a symbolic
+// link of that name.
+func isRuleBlob(e treeEntry) bool {
+	return isRuleFile(e) && (e.Mode == filemode.Regular || e.Mode == filemode.Executable)
+}
+
 // keptRuleMax is the largest .gitignore of a rule set that is read: every
 // command would read a kept one again, and a pushed 97 MB .gitignore, once
 // HEAD and then reverted, made every `strata status` take 10 s and 700 MB
 // (attack20-ignore F6); a real one is a few KB. Below a larger one,
-// everything counts as ignored by its set (setDir).
+// everything counts as ignored by its set (chainDir), or filtered.
 const keptRuleMax = 1 << 20
 
 // maxRuleDepth bounds the folders walked for .gitignore files: git's own
@@ -987,10 +978,10 @@ func (s *Store) ignoreFilesOnly(h plumbing.Hash, memo map[plumbing.Hash]plumbing
 	var out []treeEntry
 	for _, e := range entries {
 		switch {
-		case isRuleFile(e) && (e.Mode == filemode.Regular || e.Mode == filemode.Executable):
-			// one over keptRuleMax is kept, but never read again (setDir);
-			// one not here (a partial clone's) is kept too, and fetched or
-			// taken for unreadable when read (treeRuleSize)
+		case isRuleBlob(e):
+			// one over keptRuleMax is kept, but never read again
+			// (keptRuleFile); one not here (a partial clone's) is kept
+			// too, and fetched or taken for unreadable when read
 			if _, size, err := s.objects.Stat(e.Hash); err != nil || size <= ruleFileMax {
 				out = append(out, e)
 			}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
@@ -185,7 +184,7 @@ func (s *Store) ruleDiff(a, b plumbing.Hash, prefix string, budget *indexBudget,
 		inA[e.Name] = e
 	}
 	rule := func(e treeEntry, ok bool) plumbing.Hash {
-		if ok && isRuleFile(e) && (e.Mode == filemode.Regular || e.Mode == filemode.Executable) {
+		if ok && isRuleBlob(e) {
 			return e.Hash
 		}
 		return plumbing.ZeroHash
