@@ -522,6 +522,31 @@ func (r *recorder) badName(p state.Problem) {
 	}
 }
 
+// logMore logs and counts the records of the write protocol and the TTL
+// check (more), after a batch recorded outs: each recorded version with its
+// source; the problems of an invalid one outs does not already report
+// (the L2 file, found invalid by the write protocol: its warning names it).
+func (r *recorder) logMore(more, outs []engine.Outcome) {
+	for _, o := range more {
+		switch {
+		case o.Entry != nil:
+			r.recorded++
+			r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
+		case o.Invalid() && !slices.ContainsFunc(outs, func(x engine.Outcome) bool { return x.Path == o.Path }):
+			if o.Rejected != nil {
+				r.rejected++
+			}
+			if r.problems != nil {
+				fmt.Fprintln(r.problems, o.Problems.Error())
+			}
+		}
+	}
+}
+
+// beforeExpire, set by tests only, runs between the batch expire records
+// and the TTL check, as an agent's save landing there would.
+var beforeExpire func()
+
 // expire runs the TTL check of the workflow state.
 func (r *recorder) expire() {
 	if !r.stillHere() {
@@ -531,9 +556,18 @@ func (r *recorder) expire() {
 	// write protocol): Expire records it too, to date its TTL, and a change
 	// it recorded silently would never get its MEMORY.md line.
 	r.handle(watcher.Batch{Paths: []string{layers.WorkflowStatePath}})
+	if beforeExpire != nil {
+		beforeExpire()
+	}
 	r.mu.Lock()
-	x, err := r.agent.Expire(state.SourceWatch)
+	x, outs, err := r.agent.Expire(state.SourceWatch)
 	r.mu.Unlock()
+	// A version saved after that batch read the file is recorded by Expire,
+	// with the write protocol's own records: logged and counted as a
+	// batch's. (An invalid one is reported by the watcher's event for it,
+	// as the batch above reported one already there.)
+	r.logMore(slices.DeleteFunc(outs, func(o engine.Outcome) bool { return o.Entry == nil }), nil)
+	r.status.update(func(p *Published) { p.Recorded, p.Rejected = r.recorded, r.rejected })
 	if err != nil {
 		r.log.Error("expire", "err", err)
 		return
@@ -655,21 +689,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		if err != nil {
 			r.log.Error("layers", "err", err)
 		}
-		for _, o := range more {
-			switch {
-			case o.Entry != nil:
-				r.recorded++
-				r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
-			case o.Invalid() && !slices.ContainsFunc(outs, func(x engine.Outcome) bool { return x.Path == o.Path }):
-				// the L2 file, found invalid by the write protocol (its warning names it)
-				if o.Rejected != nil {
-					r.rejected++
-				}
-				if r.problems != nil {
-					fmt.Fprintln(r.problems, o.Problems.Error())
-				}
-			}
-		}
+		r.logMore(more, outs)
 	}
 	r.status.update(func(p *Published) { p.Recorded, p.Rejected = r.recorded, r.rejected })
 	for _, o := range outs {

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/internal/syncbuf"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
@@ -437,4 +438,53 @@ func TestSchemaEditReloads(t *testing.T) {
 	}
 	write(t, eng, "schemas/note.schema.json", `{"type": "object"}`)
 	waitFor(t, "notes/c.json recorded after the schema became lenient", func() bool { return versions("notes/c.json") == 1 })
+}
+
+// A workflow state saved between the batch the TTL check records first and
+// the check's own record (under load the watcher's event for it comes
+// later, and then finds it recorded): the write protocol still runs for it —
+// its MEMORY.md line is written, recorded with source resolve, and logged.
+// (layers_watch.txtar failed this way once under load.)
+func TestExpireRecordsWithTheProtocol(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, ".claude/memory/MEMORY.md", "# Memory\n")
+	write(t, eng, ".claude/memory.jsonl", "")
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2099-01-01T10:00:00Z"}`)
+	saved := false
+	beforeExpire = func() {
+		if !saved {
+			saved = true
+			write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2099-01-01T11:00:00Z"}`)
+		}
+	}
+	t.Cleanup(func() { beforeExpire = nil })
+	var logged syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, eng, Options{Debounce: time.Hour, Rescan: time.Hour, Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+			Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catch-up in 10s")
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	data, err := os.ReadFile(eng.Config().Abs(".claude/memory/MEMORY.md"))
+	if err != nil || !strings.Contains(string(data), "- Active APEX workflow: plan completed, implementing auth\n") {
+		t.Errorf("MEMORY.md %q, %v; want the protocol line", data, err)
+	}
+	for _, want := range []string{
+		"msg=recorded path=.claude/workflow-state.json action=update source=watch",
+		"msg=recorded path=.claude/memory/MEMORY.md action=update source=resolve",
+	} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logged.String())
+		}
+	}
 }

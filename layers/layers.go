@@ -482,31 +482,45 @@ type Expiry struct {
 // version gets a fresh TTL from the time it was restored. An invalid, empty
 // or missing state is left alone, and so is one written since it was read
 // (engine.Put refuses the reset: it is not stale). It returns nil when
-// nothing expired.
-func (a *Agent) Expire(src state.Source) (*Expiry, error) {
+// nothing expired, and the outcomes of its records: the current version's,
+// the write protocol's for it (a version saved since the last record gets
+// its L2 line and L3 upsert here, as engine.Record's caller would give
+// them), the reset's L2 and L3 writes.
+func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 	k, ok := a.workflowTTL()
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	f, p := a.Eng.Read(k)
 	if p != nil || !f.Exists {
-		return nil, nil
+		return nil, nil, nil
 	}
 	doc, last, ttl, ok := a.ttlOf(k, f.Content)
 	if !ok || a.Eng.CheckedOutBlob(f.ID(), k.Path) {
-		return nil, nil // (as the checked-out commit holds it: a branch's, not an idle session's)
+		return nil, nil, nil // (as the checked-out commit holds it: a branch's, not an idle session's)
 	}
 	outs, err := a.Eng.Record([]config.Kept{k}, src)
 	if err != nil {
-		return nil, err
+		return nil, outs, err
 	}
 	if len(outs) > 0 && outs[0].Invalid() {
-		return nil, nil
+		return nil, outs, nil
+	}
+	// A version recorded here (saved since the last record: a watcher's
+	// event still on its way, or no watcher at all) is a change as any
+	// other: the write protocol runs for it, or its MEMORY.md line and L3
+	// upsert would never come (the watcher's event then finds it recorded).
+	if slices.ContainsFunc(outs, func(o engine.Outcome) bool { return o.Entry != nil }) {
+		more, err := a.AfterRecord(outs)
+		outs = append(outs, more...)
+		if err != nil {
+			return nil, outs, err
+		}
 	}
 	base := last
 	ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Limit: 1})
 	if err != nil {
-		return nil, err
+		return nil, outs, err
 	}
 	if len(ents) > 0 && ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
 		base = ents[0].Time
@@ -514,25 +528,26 @@ func (a *Agent) Expire(src state.Source) (*Expiry, error) {
 	now := a.Eng.Now()
 	x := &Expiry{Type: str(doc, "type"), Phase: str(doc, "phase"), Context: contextOf(doc), LastUpdated: last, Deadline: base.Add(ttl)}
 	if now.Before(x.Deadline) {
-		return nil, nil
+		return nil, outs, nil
 	}
 	x.Line = fmt.Sprintf("Expired workflow: %s at %s for %s", x.Type, x.Phase, x.Context)
 	o, err := a.Eng.Put(k, f.ID(), []byte("{}\n"), state.SourceExpire)
 	if errors.Is(err, engine.ErrChanged) {
-		return nil, nil // written since it was read: not stale, nothing expired
+		return nil, outs, nil // written since it was read: not stale, nothing expired
 	}
 	if err != nil {
-		return nil, err
+		return nil, outs, err
 	}
 	if !o.Written {
-		return nil, o.Problems
+		return nil, outs, o.Problems
 	}
 	x.Entry = o.Entry
-	if _, err := a.writeMemory([]string{x.Line}, state.SourceExpire); err != nil {
-		return x, err
+	more, err := a.writeMemory([]string{x.Line}, state.SourceExpire)
+	outs = append(outs, more...)
+	if err != nil {
+		return x, outs, err
 	}
-	if _, err := a.SyncGraph(); err != nil {
-		return x, err
-	}
-	return x, nil
+	more, err = a.SyncGraph()
+	outs = append(outs, more...)
+	return x, outs, err
 }

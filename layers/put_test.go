@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,7 +141,7 @@ func TestExpireLeavesAStateWrittenMeanwhile(t *testing.T) {
 	fresh := `{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:00Z"}` + "\n"
 	meanwhile(t, "check "+WorkflowStatePath, 1, func() { r.write(WorkflowStatePath, []byte(fresh)) })
 	r.now = r.now.Add(time.Minute)
-	x, err := New(r.eng, func(m string) { t.Log(m) }).Expire(state.SourceRecord)
+	x, _, err := New(r.eng, func(m string) { t.Log(m) }).Expire(state.SourceRecord)
 	if err != nil || x != nil {
 		t.Fatalf("Expire = %+v, %v; want nothing expired", x, err)
 	}
@@ -172,5 +173,39 @@ func TestResolveKeepsAnL1EditMadeMeanwhile(t *testing.T) {
 	}
 	if g := string(r.read(".claude/memory.jsonl")); !strings.Contains(g, `"phase: review"`) {
 		t.Errorf("L3 does not follow the newer L1: %q", g)
+	}
+}
+
+// A workflow state saved after the last record, found by the TTL check
+// (the watcher's catch-up check, or resume, ahead of the watcher's event
+// for it): Expire records it, and the write protocol runs for that record
+// as for any other — its MEMORY.md line is written and recorded, and the
+// outcomes returned say so. (Recorded silently, the line never came: the
+// watcher's event then found the version recorded already.)
+func TestExpireRunsTheProtocolForWhatItRecords(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n"))
+	r.write(".claude/memory.jsonl", nil)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T09:59:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	r.now = r.now.Add(time.Minute)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:30Z"}`+"\n"))
+	x, outs, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).Expire(state.SourceWatch)
+	if err != nil || x != nil {
+		t.Fatalf("Expire = %+v, %v; want nothing expired", x, err)
+	}
+	want := "- Active APEX workflow: plan completed, implementing auth\n"
+	if got := string(r.read(memoryPath)); !strings.Contains(got, want) {
+		t.Errorf("MEMORY.md: %q; want the protocol line %q", got, want)
+	}
+	var recorded []string
+	for _, o := range outs {
+		if o.Entry != nil {
+			recorded = append(recorded, o.Path+" "+string(o.Entry.Source))
+		}
+	}
+	if !slices.Equal(recorded, []string{WorkflowStatePath + " watch", memoryPath + " resolve", ".claude/memory.jsonl resolve"}) {
+		t.Errorf("recorded %q; want the workflow state (watch), then MEMORY.md and the L3 graph (resolve)", recorded)
 	}
 }

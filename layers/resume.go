@@ -81,7 +81,7 @@ type Report struct {
 // Resume expires a workflow state past its TTL (recording with src first),
 // then reads L1, L3, L2 and the PhaseOutputs and PhaseOutcomes folders.
 func (a *Agent) Resume(src state.Source) (*Report, error) {
-	x, err := a.Expire(src)
+	x, _, err := a.Expire(src)
 	if err != nil {
 		return nil, err
 	}
