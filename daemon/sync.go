@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -44,6 +45,27 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 	// Nobody watches a terminal for the background sync: a remote asking
 	// for a password fails (and is retried) instead of waiting forever.
 	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	// The write protocol for the edits a sync records before the recorder
+	// saw them (they are then recorded, and its batch finds nothing new):
+	// run on the sync's engine, under the recorder's lock as the
+	// recorder's own protocol runs, and logged as its records are.
+	agent := layers.New(seng, func(msg string) { log.Warn(msg) })
+	afterRecord := func(outs []engine.Outcome) ([]engine.Outcome, error) {
+		r.mu.Lock()
+		more, err := agent.AfterRecord(outs)
+		r.mu.Unlock()
+		for _, o := range outs {
+			if o.Entry != nil {
+				log.Info("recorded by sync", "path", o.Path, "action", o.Entry.Action, "commit", state.ShortID(o.Entry.Commit))
+			}
+		}
+		for _, o := range more {
+			if o.Entry != nil {
+				log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
+			}
+		}
+		return more, err
+	}
 	go func() {
 		defer close(done)
 		var failures int
@@ -62,7 +84,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			case <-kick:
 				t.Stop()
 			}
-			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Root(), Env: env, Lock: r.mu})
+			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Root(), Env: env, Lock: r.mu, AfterRecord: afterRecord})
 			if ctx.Err() != nil {
 				return
 			}

@@ -33,6 +33,13 @@ type Options struct {
 	// written (never during network I/O), so a recorder in the same process
 	// never reads a file between the two and records the old version again.
 	Lock sync.Locker
+	// AfterRecord, when set, runs for the local edits the sync recorded
+	// before its merge (outside Lock): the write protocol (layers), whose
+	// L2 line and L3 upsert of a workflow step are then recorded, merged
+	// and pushed with it. Recorded by the sync, the edit is no longer one
+	// for a watcher or a record to find, so the protocol's only turn is
+	// here. The paths of what it recorded join Report.Recorded.
+	AfterRecord func(outs []engine.Outcome) ([]engine.Outcome, error)
 }
 
 // Report is what a sync did.
@@ -43,7 +50,7 @@ type Report struct {
 	LocalHead  string           `json:"local_before,omitempty"`
 	RemoteHead string           `json:"remote_before,omitempty"`
 	Head       string           `json:"head,omitempty"`
-	Recorded   []string         `json:"recorded"` // local edits recorded before merging
+	Recorded   []string         `json:"recorded"` // local edits recorded before merging, then the write protocol's records for them (Options.AfterRecord)
 	Written    []string         `json:"written"`  // kept files written or removed in the work tree
 	Deleted    []string         `json:"deleted"`  // those of Written that were removed (the merge deleted them)
 	Skipped    []string         `json:"skipped"`  // kept files not written: edited on disk meanwhile
@@ -176,7 +183,17 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if unrecorded != nil {
 			sc := <-unrecorded // the engine is the caller's again only after this
 			if err == nil {
-				err = recordLocal(eng, o.Lock, sc, rep)
+				var outs []engine.Outcome
+				outs, err = recordLocal(eng, o.Lock, sc, rep)
+				if err == nil && o.AfterRecord != nil && slices.ContainsFunc(outs, func(o engine.Outcome) bool { return o.Entry != nil }) {
+					var more []engine.Outcome
+					more, err = o.AfterRecord(outs)
+					for _, m := range more {
+						if m.Entry != nil {
+							rep.Recorded = append(rep.Recorded, m.Path)
+						}
+					}
+				}
 			}
 		}
 		if err != nil {
@@ -374,11 +391,11 @@ func scanUnrecorded(eng *engine.Engine, lock sync.Locker) <-chan scan {
 }
 
 // recordLocal records the unrecorded edits scanUnrecorded found,
-// so the merge never overwrites one. Invalid files are quarantined as
+// so the merge never overwrites one, and returns the outcomes. Invalid files are quarantined as
 // always and reported. Nothing is recorded before the fetch succeeded.
-func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) error {
+func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) ([]engine.Outcome, error) {
 	if sc.err != nil || len(sc.paths) == 0 {
-		return sc.err
+		return nil, sc.err
 	}
 	lock.Lock()
 	defer lock.Unlock()
@@ -398,7 +415,7 @@ func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) err
 			rep.invalid[o.Path] = true
 		}
 	}
-	return err
+	return outs, err
 }
 
 // merge takes the fetched head into the state ref (or, dry, only plans it),

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -69,7 +70,10 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := syncer.Sync(ctx, eng, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun})
+	// The write protocol for the edits the sync records first, as `strata
+	// record` runs it: their L2 line and L3 upsert go out with them.
+	agent := layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) })
+	rep, err := syncer.Sync(ctx, eng, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun, AfterRecord: agent.AfterRecord})
 	if err != nil {
 		return err
 	}
