@@ -128,9 +128,7 @@ func (a *Agent) report(v view, now time.Time) *Report {
 			r.Active = r.Status != "completed"
 			if t, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated")); err == nil {
 				r.LastUpdated = &t
-				age := now.Sub(t)
-				r.AgeSeconds = int64(age / time.Second)
-				r.Age = Age(age)
+				r.AgeSeconds, r.Age = ageOf(t, now)
 			}
 		}
 	}
@@ -186,19 +184,31 @@ func (a *Agent) read(rel string) ([]byte, bool) {
 // future is the Age of a time after now (a clock ahead, a hand-edited date).
 const future = "in the future"
 
-// Age is a short human duration: "45s", "12m", "3h20m", "2d4h".
-func Age(d time.Duration) string {
+// ageOf is how long before now t was: in whole seconds (truncated, as a
+// duration's), and as a short human duration: "45s", "12m", "3h20m",
+// "2d4h", or future when t is later. It counts on the calendar, not in a
+// time.Duration, which stops at about 292 years: a date a file gives (year
+// 1, year 9999) is further away than that.
+func ageOf(t, now time.Time) (int64, string) {
+	secs, nanos := now.Unix()-t.Unix(), now.Nanosecond()-t.Nanosecond()
 	switch {
-	case d < 0:
-		return future
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	case secs > 0 && nanos < 0:
+		secs, nanos = secs-1, nanos+1e9
+	case secs < 0 && nanos > 0:
+		secs, nanos = secs+1, nanos-1e9
 	}
-	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	const minute, hour, day = 60, 3600, 86400
+	switch {
+	case secs < 0 || nanos < 0:
+		return secs, future
+	case secs < minute:
+		return secs, fmt.Sprintf("%ds", secs)
+	case secs < hour:
+		return secs, fmt.Sprintf("%dm", secs/minute)
+	case secs < day:
+		return secs, fmt.Sprintf("%dh%dm", secs/hour, secs%hour/minute)
+	}
+	return secs, fmt.Sprintf("%dd%dh", secs/day, secs%day/hour)
 }
 
 // graphObservations reads the observations of one entity from MCP memory
