@@ -35,7 +35,7 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		return d, err
 	}
 	to = e.recordedSide(k, to)
-	side := func(p Point) ([]byte, string, error) {
+	side := func(p Point, prefix string) ([]byte, string, error) {
 		c, err := e.Commit(p)
 		if err != nil {
 			return nil, "", err
@@ -44,9 +44,10 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		if errors.Is(err, state.ErrNotFound) {
 			return nil, "/dev/null", nil
 		}
-		return data, fmt.Sprintf("a/%s (%s)", e.shown(k.Path), state.ShortID(c)), err
+		// a name a terminal would act on is quoted as git quotes it
+		return data, fmt.Sprintf("%s (%s)", state.TermSafe(prefix+e.shown(k.Path)), state.ShortID(c)), err
 	}
-	a, la, err := side(from)
+	a, la, err := side(from, "a/")
 	if err != nil {
 		return Diff{}, err
 	}
@@ -57,18 +58,15 @@ func (e *Engine) Diff(k config.Kept, from Point, to *Point) (Diff, error) {
 		if p != nil {
 			return Diff{}, state.Problems{*p}
 		}
-		b, lb = f.Content, "b/"+e.shown(k.Path)+" (work tree)"
+		b, lb = f.Content, state.TermSafe("b/"+e.shown(k.Path))+" (work tree)"
 		if !f.Exists {
 			lb = "/dev/null"
 		}
-	} else if b, lb, err = side(*to); err != nil {
+	} else if b, lb, err = side(*to, "b/"); err != nil {
 		return Diff{}, err
 	}
-	switch {
-	case la == "/dev/null" && lb == "/dev/null":
+	if la == "/dev/null" && lb == "/dev/null" {
 		return Diff{}, neither(e.shown(k.Path), from, to)
-	case lb != "/dev/null" && la != "/dev/null":
-		lb = "b" + lb[1:]
 	}
 	return Diff{From: la, To: lb, Text: textdiff.Unified(la, lb, a, b, 3)}, nil
 }

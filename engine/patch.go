@@ -45,7 +45,7 @@ func (e *Engine) Patch(en state.Entry, keys bool) (string, error) {
 		}
 	}
 	if !keys {
-		a, b := "a/"+en.Path, "b/"+en.Path
+		a, b := state.TermSafe("a/"+en.Path), state.TermSafe("b/"+en.Path) // quoted as git quotes a name
 		if old == nil {
 			a = "/dev/null"
 		}

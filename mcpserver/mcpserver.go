@@ -227,7 +227,7 @@ func (h *handlers) log(_ context.Context, in logIn) (any, string, error) {
 	}
 	text := ""
 	for _, en := range ents {
-		text += fmt.Sprintf("%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), en.Action, en.Path, en.Source)
+		text += fmt.Sprintf("%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), state.TermSafe(string(en.Action)), state.TermSafe(en.Path), state.TermSafe(string(en.Source)))
 	}
 	if text == "" {
 		text = "nothing recorded\n"
@@ -286,13 +286,13 @@ func (h *handlers) diff(_ context.Context, in diffIn) (any, string, error) {
 		if ch == nil {
 			ch = []semantic.Change{}
 		}
-		return map[string]any{"path": k.Path, "changes": ch}, semantic.Text(ch), nil
+		return map[string]any{"path": k.Path, "changes": ch}, state.TermText(semantic.Text(ch)), nil
 	}
 	d, err := eng.Diff(k, h.pointOf(in.From), to)
 	if err != nil {
 		return nil, "", err
 	}
-	return map[string]any{"path": k.Path, "from": d.From, "to": d.To, "changed": d.Text != "", "diff": d.Text}, d.Text, nil
+	return map[string]any{"path": k.Path, "from": d.From, "to": d.To, "changed": d.Text != "", "diff": d.Text}, state.TermDiff(d.Text), nil
 }
 
 type blameIn struct {
@@ -319,7 +319,7 @@ func (h *handlers) blame(_ context.Context, in blameIn) (any, string, error) {
 		if l.Restored {
 			restored = " restored by " + state.ShortID(l.RestoredBy)
 		}
-		text += fmt.Sprintf("%s %s %s%s %s: %s\n", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), l.Source, restored, what, l.Value)
+		text += fmt.Sprintf("%s %s %s%s %s: %s\n", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), state.TermSafe(string(l.Source)), restored, state.TermSafe(what), state.TermSafe(l.Value))
 	}
 	if lines == nil {
 		lines = []semantic.BlameLine{}
@@ -348,7 +348,7 @@ func (h *handlers) at(_ context.Context, in atIn) (any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return c, c.Text(), nil
+	return c, state.TermText(c.Text()), nil
 }
 
 type noIn struct{}
@@ -359,7 +359,7 @@ func (h *handlers) resume(_ context.Context, _ noIn) (any, string, error) {
 		return nil, "", err
 	}
 	r := layers.New(eng, nil).Peek()
-	return r, r.Text(), nil
+	return r, state.TermText(r.Text()), nil
 }
 
 type decisionsIn struct {
@@ -383,7 +383,11 @@ func (h *handlers) decisions(_ context.Context, in decisionsIn) (any, string, er
 		if d.Blocking {
 			block = " (blocking)"
 		}
-		text += fmt.Sprintf("%s %s%s: %s options %v, recommended %s\n", d.Feature, d.ID, block, d.Question, d.Options, d.Recommended)
+		options := make([]string, len(d.Options))
+		for i, o := range d.Options {
+			options[i] = state.TermSafe(o)
+		}
+		text += fmt.Sprintf("%s %s%s: %s options %v, recommended %s\n", state.TermSafe(d.Feature), state.TermSafe(d.ID), block, state.TermSafe(d.Question), options, state.TermSafe(d.Recommended))
 	}
 	if text == "" {
 		text = "no pending decisions\n"

@@ -180,3 +180,48 @@ func TestToolCallsTakeSlots(t *testing.T) {
 		require.NoError(t, <-done)
 	}
 }
+
+// The text of a tool result is the report the command line prints: recorded
+// text a terminal would act on (escape sequences, a carriage return, bidi
+// controls — state files and MEMORY.md lines may come from a remote) is
+// quoted there as it is on the command line, never passed through. The
+// structured content keeps the values (JSON escapes them).
+func TestTextResultsAreQuoted(t *testing.T) {
+	dir := repo(t)
+	hostile := `plan\u001b]0;OWNED\u0007\u001b[2J\r\u202eRLO`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude/workflow-state.json"),
+		[]byte(`{"type": "APEX", "phase": "`+hostile+`", "context": "`+hostile+`", "ttl": "36500d", "lastUpdated": "2026-11-22T09:00:00Z"}`), 0o644))
+	mem := filepath.Join(dir, ".claude/memory/MEMORY.md")
+	require.NoError(t, os.MkdirAll(filepath.Dir(mem), 0o755))
+	require.NoError(t, os.WriteFile(mem, []byte("# M\r\n\r\n- a\x1b]0;OWNED\x07\x1b[2J\r b \u202eRLO\r\n"), 0o644))
+	eng, err := engine.Open(dir)
+	require.NoError(t, err)
+	eng.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC) }
+	paths, err := eng.AllPaths()
+	require.NoError(t, err)
+	_, err = eng.Record(paths, state.SourceRecord)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mem, []byte("# M\r\n\r\n- a\x1b]0;OWNED\x07\x1b[2J\r b \u202eRLO\r\n- \x1b[31mred\r\n"), 0o644))
+
+	cs := connect(t, dir)
+	raw := regexp.MustCompile("[\x00-\x09\x0b-\x0c\x0e-\x1f\x7f\u0080-\u009f\u202e]|\r[^\n]")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"strata_at", map[string]any{}, `\x1b]0;OWNED\a`},
+		{"strata_resume", map[string]any{}, `\x1b]0;OWNED\a`},
+		{"strata_blame", map[string]any{"path": ".claude/memory/MEMORY.md"}, `\x1b]0;OWNED\a`},
+		{"strata_blame", map[string]any{"path": ".claude/workflow-state.json"}, `/phase: "\"plan\\u001b]0;OWNED`},
+		{"strata_diff", map[string]any{"path": ".claude/memory/MEMORY.md"}, `+"- \x1b[31mred\r"`},
+		{"strata_diff", map[string]any{"path": ".claude/workflow-state.json", "from": "@{0}", "to": "HEAD~0", "keys": true}, ""},
+		{"strata_log", map[string]any{}, "add    .claude/memory/MEMORY.md"},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		require.NoError(t, err, c.tool)
+		text := res.Content[0].(*mcp.TextContent).Text
+		require.False(t, raw.MatchString(text), "%s %v: raw control in text:\n%q", c.tool, c.args, text)
+		require.Contains(t, text, c.want, "%s %v", c.tool, c.args)
+	}
+}

@@ -46,3 +46,56 @@ func ShellWord(s string) string {
 	}
 	return TermSafe("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
 }
+
+// TermText returns a multi-line report made from recorded text, each line
+// quoted after its indent when a terminal would act on it (TermSafe): what
+// the command line prints and what the MCP server gives as text are the
+// same.
+func TermText(text string) string {
+	if TermSafe(strings.ReplaceAll(text, "\n", "")) == strings.ReplaceAll(text, "\n", "") {
+		return text // the usual case: nothing to quote
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(text, "\n") {
+		nl := strings.HasSuffix(l, "\n")
+		l = strings.TrimSuffix(l, "\n")
+		rest := strings.TrimLeft(l, " ")
+		b.WriteString(l[:len(l)-len(rest)])
+		b.WriteString(TermSafe(rest))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// TermDiff returns a unified diff made from recorded text with each line a
+// terminal would act on quoted after its one-character mark (' ', '+' or
+// '-'), as git quotes a name, so the diff keeps its shape: `+"- \x1b[2J"`. A
+// carriage return that ends a line (a CRLF file) is left as it is: it
+// moves the cursor to where the line ends anyway. A header line (---, +++)
+// whose name is not printable is quoted after its mark.
+func TermDiff(text string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(text, "\n") {
+		nl := strings.HasSuffix(l, "\n")
+		l = strings.TrimSuffix(l, "\n")
+		mark := ""
+		switch {
+		case strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "):
+			mark = l[:4]
+		case l != "" && strings.ContainsRune(" +-", rune(l[0])):
+			mark = l[:1]
+		}
+		body := l[len(mark):]
+		if TermSafe(strings.TrimSuffix(body, "\r")) != strings.TrimSuffix(body, "\r") {
+			body = TermSafe(body)
+		}
+		b.WriteString(mark)
+		b.WriteString(body)
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

@@ -42,3 +42,29 @@ func TestTermSafe(t *testing.T) {
 		}
 	}
 }
+
+// A unified diff keeps its shape: a line a terminal would act on is quoted
+// after its mark, a CRLF line's final carriage return is left alone, a
+// header's unprintable name is quoted after its "--- ".
+func TestTermDiff(t *testing.T) {
+	in := "--- a/x.md (1234567890)\n+++ b/x\x9b2J.md (work tree)\n@@ -1,3 +1,3 @@\n # M\r\n-- a\x1b]0;T\a\n+- a\r b\n+- \u202eRLO\n\\ No newline at end of file\n"
+	want := "--- a/x.md (1234567890)\n" + `+++ "b/x\x9b2J.md (work tree)"` + "\n@@ -1,3 +1,3 @@\n # M\r\n" + `-"- a\x1b]0;T\a"` + "\n" + `+"- a\r b"` + "\n" + `+"- \u202eRLO"` + "\n\\ No newline at end of file\n"
+	if got := TermDiff(in); got != want {
+		t.Errorf("TermDiff:\n%q\nwant\n%q", got, want)
+	}
+	if plain := "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b"; TermDiff(plain) != plain {
+		t.Errorf("TermDiff changed a printable diff: %q", TermDiff(plain))
+	}
+}
+
+// A report's lines are quoted after their indent, each on its own.
+func TestTermText(t *testing.T) {
+	in := "workflow: APEX\n  context: a\x1b[2J\nnext:\n  \u202eRLO"
+	want := "workflow: APEX\n" + `  "context: a\x1b[2J"` + "\nnext:\n" + `  "\u202eRLO"`
+	if got := TermText(in); got != want {
+		t.Errorf("TermText:\n%q\nwant\n%q", got, want)
+	}
+	if plain := "a\n  b\n"; TermText(plain) != plain {
+		t.Errorf("TermText changed printable text: %q", TermText(plain))
+	}
+}

@@ -87,6 +87,6 @@ func runDiff(e *env, o diffOptions) error {
 	if o.JSON {
 		return writeJSON(e.Out, map[string]any{"path": k.Path, "from": d.From, "to": d.To, "changed": d.Text != "", "diff": d.Text})
 	}
-	_, err = io.WriteString(e.Out, d.Text)
+	_, err = io.WriteString(e.Out, state.TermDiff(d.Text)) // recorded text may come from a remote
 	return err
 }

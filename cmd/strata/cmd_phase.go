@@ -140,7 +140,8 @@ func runPhaseRecover(e *env, o phaseOptions) error {
 		fmt.Fprintln(e.Out, "memory snapshot: none, start fresh")
 	} else {
 		snap, _ := json.Marshal(r.MemorySnapshot)
-		fmt.Fprintf(e.Out, "memory snapshot: %s from %s\n", snap, state.TermSafe(r.SnapshotFrom))
+		// JSON escapes C0 controls, not C1 ones nor bidi controls
+		fmt.Fprintf(e.Out, "memory snapshot: %s from %s\n", state.TermSafe(string(snap)), state.TermSafe(r.SnapshotFrom))
 	}
 	if r.NextPhase != 0 {
 		restore := ""

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"strings"
+	"io"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -83,10 +83,7 @@ func runResume(e *env, o resumeOptions) error {
 // terminal would act on it (state.TermSafe). JSON and hook output need no
 // such care.
 func printText(e *env, text string) {
-	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		rest := strings.TrimLeft(l, " ")
-		fmt.Fprintf(e.Out, "%s%s\n", l[:len(l)-len(rest)], state.TermSafe(rest))
-	}
+	io.WriteString(e.Out, state.TermText(text))
 }
 
 func resume(e *env) (*layers.Report, error) {

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"strings"
+	"io"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/semantic"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -17,10 +17,6 @@ func printKeyChanges(e *env, path string, changes []engine.KeyChange, asJSON boo
 	if asJSON {
 		return writeJSON(e.Out, map[string]any{"path": path, "changes": changes})
 	}
-	for _, c := range changes {
-		for _, l := range strings.Split(c.String(), "\n") {
-			fmt.Fprintln(e.Out, state.TermSafe(l))
-		}
-	}
-	return nil
+	_, err := io.WriteString(e.Out, state.TermText(semantic.Text(changes)))
+	return err
 }

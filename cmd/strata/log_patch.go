@@ -17,9 +17,14 @@ func printPatch(e *env, eng *engine.Engine, en state.Entry, keys bool) {
 		fmt.Fprintf(e.Out, "    (%s)\n", state.TermSafe(err.Error()))
 		return
 	}
+	if keys {
+		text = state.TermText(text)
+	} else {
+		text = state.TermDiff(text)
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if l != "" {
-			fmt.Fprintf(e.Out, "    %s\n", state.TermSafe(l))
+			fmt.Fprintf(e.Out, "    %s\n", l)
 		}
 	}
 }
