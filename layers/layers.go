@@ -41,12 +41,22 @@ const DegradedWarning = "L3 unavailable — degraded mode (L1 only)"
 // WorkflowStatePath is the L1 file whose transitions reach L2.
 const WorkflowStatePath = ".claude/workflow-state.json"
 
-// protocolLine matches the lines the protocol writes, for the cap of 20.
+// WorkflowTypes are the types of strata's workflow-state schema: the
+// protocol writes lines only for a state that passes it.
+var WorkflowTypes = []string{"APEX", "ONESHOT", "DEBUG", "BRAINSTORM"}
+
+// protocolLine matches the lines the protocol writes, whole, for the cap of
+// 20: one line (an item the user annotated with nested lines is the
+// user's), in one of its three shapes with one of WorkflowTypes. A line of
+// the user's that merely starts the same way ("Completed onboarding for
+// Alice: …", "Active CI workflow: …") is never counted nor removed.
 var protocolLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(Active \S+ workflow: |Completed \S+ for |Expired workflow: )`)
+	typ := "(?:" + strings.Join(WorkflowTypes, "|") + ")"
+	return regexp.MustCompile(`^(?:Active ` + typ + ` workflow: .+ completed, .+|Completed ` + typ + ` for .+: .+|Expired workflow: ` + typ + ` at .+ for .+)$`)
 })
 
-// IsProtocolLine reports whether an item of the workflow section was written by the protocol.
+// IsProtocolLine reports whether an item of the workflow section has the
+// shape of a line the protocol writes.
 func IsProtocolLine(text string) bool { return protocolLine().MatchString(text) }
 
 // synced are the L1 classes mirrored into L3.
@@ -197,7 +207,7 @@ func contextOf(doc map[string]any) string {
 // prev to cur: `Completed {type} for {context}: {outcome}` when its status
 // became completed (outcome from its outcome or summary field, else
 // "done"); otherwise `Active {type} workflow: {prev} completed, {verb}
-// {context}` when the phase changed within the same workflow (same type,
+// {context}` when the phase changed within the same workflow (sameWorkflow,
 // both phases set). Starting or clearing a workflow writes nothing.
 func Transition(prev, cur map[string]any) []string {
 	typ := str(cur, "type")
@@ -215,7 +225,7 @@ func Transition(prev, cur map[string]any) []string {
 		return []string{fmt.Sprintf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
 	}
 	p, c := str(prev, "phase"), str(cur, "phase")
-	if p == "" || c == "" || p == c || str(prev, "type") != typ {
+	if p == "" || c == "" || p == c || !sameWorkflow(prev, cur) {
 		return nil
 	}
 	line := fmt.Sprintf("Active %s workflow: %s completed, %s", typ, p, Verb(c))
@@ -223,6 +233,17 @@ func Transition(prev, cur map[string]any) []string {
 		line += " " + ctx
 	}
 	return []string{line}
+}
+
+// sameWorkflow reports whether cur continues the workflow prev holds: the
+// same type, prev not completed (what follows a completed workflow starts
+// a new one), and the same startedAt when both give one.
+func sameWorkflow(prev, cur map[string]any) bool {
+	if str(prev, "type") != str(cur, "type") || str(prev, "status") == "completed" {
+		return false
+	}
+	a, b := str(prev, "startedAt"), str(cur, "startedAt")
+	return a == "" || b == "" || a == b
 }
 
 // memoryKept is the L2 file as a kept path.

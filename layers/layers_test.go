@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/schemas"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -35,6 +37,10 @@ func TestTransition(t *testing.T) {
 		{"completed", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "c", "summary", "shipped"), []string{"Completed APEX for c: shipped"}},
 		{"completed default outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "done", "status", "completed", "context", "c"), []string{"Completed APEX for c: done"}},
 		{"still completed", doc("type", "APEX", "status", "completed"), doc("type", "APEX", "status", "completed"), nil},
+		// a new workflow of the same type starts: after a completed one, or with another startedAt (attack22-layers L-6)
+		{"new after completed", doc("type", "APEX", "phase", "review", "status", "completed", "context", "auth"), doc("type", "APEX", "phase", "plan", "status", "in_progress", "context", "billing"), nil},
+		{"new startedAt", doc("type", "APEX", "phase", "review", "startedAt", "2026-11-22T10:00:00Z"), doc("type", "APEX", "phase", "plan", "startedAt", "2026-11-23T10:00:00Z"), nil},
+		{"same startedAt", doc("type", "APEX", "phase", "plan", "startedAt", "2026-11-22T10:00:00Z"), doc("type", "APEX", "phase", "implement", "startedAt", "2026-11-22T10:00:00Z"), []string{"Active APEX workflow: plan completed, implementing"}},
 	}
 	for _, tc := range tests {
 		if got := Transition(tc.prev, tc.cur); !reflect.DeepEqual(got, tc.want) {
@@ -139,5 +145,47 @@ func TestDegradedL3(t *testing.T) {
 	}
 	if len(more) != 1 || more[0].Entry == nil || more[0].Entry.Source != state.SourceResolve || more[0].Path != ".claude/memory.jsonl" {
 		t.Fatalf("graph write not recorded with source resolve: %+v", more)
+	}
+}
+
+// The cap of 20 counts and removes only whole lines in the protocol's
+// shapes, with a workflow type of strata's schema: a line of the user's
+// that starts the same way, and an item the user annotated with nested
+// lines, are the user's (attack22-layers L-4, L-5).
+func TestIsProtocolLine(t *testing.T) {
+	for _, l := range []string{
+		"Active APEX workflow: plan completed, implementing auth",
+		"Active BRAINSTORM workflow: ideas completed, entering vote",
+		"Completed DEBUG for flaky test: fixed",
+		"Expired workflow: ONESHOT at fix for (no context)",
+	} {
+		if !IsProtocolLine(l) {
+			t.Errorf("%q: not a protocol line", l)
+		}
+	}
+	for _, l := range []string{
+		"Completed onboarding for Alice: see docs/onboarding.md",
+		"Active CI workflow: nightly builds run at 02:00",
+		"Expired workflow: certificates at noon for the staging cluster",
+		"Active APEX workflow: plan completed, implementing auth\n- note by user: chose JWT",
+		"Active APEX workflow: see the board",
+	} {
+		if IsProtocolLine(l) {
+			t.Errorf("%q: taken for a protocol line", l)
+		}
+	}
+	schema, ok := schemas.Get("workflow-state")
+	if !ok {
+		t.Fatal("no workflow-state schema")
+	}
+	var sc struct {
+		Properties struct {
+			Type struct {
+				Enum []string `json:"enum"`
+			} `json:"type"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &sc); err != nil || !reflect.DeepEqual(sc.Properties.Type.Enum, WorkflowTypes) {
+		t.Errorf("WorkflowTypes %q, the schema's enum %q (%v)", WorkflowTypes, sc.Properties.Type.Enum, err)
 	}
 }

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,5 +208,38 @@ func TestExpireRunsTheProtocolForWhatItRecords(t *testing.T) {
 	}
 	if !slices.Equal(recorded, []string{WorkflowStatePath + " watch", memoryPath + " resolve", ".claude/memory.jsonl resolve"}) {
 		t.Errorf("recorded %q; want the workflow state (watch), then MEMORY.md and the L3 graph (resolve)", recorded)
+	}
+}
+
+// The cap of 20 removes the oldest protocol lines only: the user's lines
+// under the heading that start like them, and a protocol line the user
+// annotated with a nested note (the user's now), stay byte for byte
+// (attack22-layers L-4, L-5).
+func TestCapKeepsTheUsersLines(t *testing.T) {
+	r := newTestRepo(t)
+	var b strings.Builder
+	b.WriteString("# Memory\n\n## Workflow state\n- Completed onboarding for Alice: see docs/onboarding.md\n- Active CI workflow: nightly builds run at 02:00\n")
+	b.WriteString("- Active APEX workflow: a0 completed, entering b0 auth\n  - note by user: chose JWT, see ADR-7\n")
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&b, "- Active APEX workflow: a%d completed, entering b%d auth\n", i, i)
+	}
+	before := b.String()
+	r.write(memoryPath, []byte(before))
+	r.write(".claude/memory.jsonl", nil)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
+	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).AfterRecord(outs); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(before, "- Active APEX workflow: a1 completed, entering b1 auth\n", "", 1) +
+		"- Active APEX workflow: plan completed, implementing auth\n"
+	if got := string(r.read(memoryPath)); got != want {
+		t.Errorf("MEMORY.md:\n%s\nwant\n%s", got, want)
 	}
 }
