@@ -76,6 +76,17 @@ func Upsert(path string, entities []Entity) (changed bool, err error) {
 	return update(path, func(d []byte) ([]byte, bool, error) { return upsertLines(d, entities) })
 }
 
+// UpsertRemove is Upsert of entities and Remove of the entity lines named
+// remove, in one write under the same protocol (the L1 documents strata
+// mirrors, some of them cleared).
+func UpsertRemove(path string, entities []Entity, remove []string) (changed bool, err error) {
+	return update(path, func(d []byte) ([]byte, bool, error) {
+		out, removed := removeLines(d, remove)
+		out, upserted, err := upsertLines(out, entities)
+		return out, removed || upserted, err
+	})
+}
+
 // Remove deletes every entity line with one of the names, with the same
 // protocol as Upsert. Removing what Upsert added gives back the file's bytes.
 func Remove(path string, names ...string) (changed bool, err error) {

@@ -14,10 +14,11 @@ type Entity = graph.Entity
 type Graph interface {
 	// FromState builds the L3 entity of an L1 document.
 	FromState(class state.Class, doc map[string]any) (Entity, bool)
-	// Upsert replaces or adds entities in the JSONL file at path, keeping
+	// Upsert replaces or adds entities in the JSONL file at path and
+	// removes the entities named remove (of L1 documents cleared), keeping
 	// every other line byte for byte, atomically; it reports whether the
 	// file changed.
-	Upsert(path string, entities []Entity) (bool, error)
+	Upsert(path string, entities []Entity, remove []string) (bool, error)
 }
 
 // MCPGraph is the MCP memory server's JSONL file, through package graph.
@@ -28,9 +29,10 @@ func (MCPGraph) FromState(c state.Class, doc map[string]any) (Entity, bool) {
 	return graph.FromState(c, doc)
 }
 
-// Upsert writes entities into the file, keeping every other line (graph.Upsert).
-func (MCPGraph) Upsert(path string, entities []Entity) (bool, error) {
-	return graph.Upsert(path, entities)
+// Upsert writes entities into the file and removes those named remove,
+// keeping every other line (graph.UpsertRemove).
+func (MCPGraph) Upsert(path string, entities []Entity, remove []string) (bool, error) {
+	return graph.UpsertRemove(path, entities, remove)
 }
 
 var _ Graph = MCPGraph{}
@@ -42,7 +44,7 @@ type NoGraph struct{}
 func (NoGraph) FromState(state.Class, map[string]any) (Entity, bool) { return Entity{}, false }
 
 // Upsert writes nothing.
-func (NoGraph) Upsert(string, []Entity) (bool, error) { return false, nil }
+func (NoGraph) Upsert(string, []Entity, []string) (bool, error) { return false, nil }
 
 var _ Graph = NoGraph{}
 

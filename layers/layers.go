@@ -21,6 +21,7 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/markdown"
 	"github.com/strata-dev/strata/state"
 )
@@ -360,26 +361,40 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil // ignored, or under a schema of the user's own: never written
 	}
 	var ents []Entity
+	var cleared []string
 	head, err := a.Eng.Head()
 	if err != nil || head == "" {
 		return nil, err
 	}
 	for _, c := range synced {
+		found, empty := false, false
 		for _, p := range l1Paths(a.Eng.Config(), c) {
-			doc, err := a.docAt(head, p)
+			data, err := a.Eng.FileAt(head, p)
+			if errors.Is(err, state.ErrNotFound) {
+				continue // no such L1 file: its entity, if any, is left to the server
+			}
 			if err != nil {
 				return nil, err
 			}
+			doc := decodeObject(data)
 			if e, ok := a.Graph.FromState(c, doc); ok {
-				ents = append(ents, e)
+				ents, found = append(ents, e), true
+			} else if len(doc) == 0 {
+				empty = true
 			}
+		}
+		if empty && !found {
+			// the document cleared ({}: the agent's, or the TTL's reset):
+			// its entity goes, as `strata resolve` clears it, rather than
+			// serve the last workflow to the next session
+			cleared = append(cleared, graph.EntityName(c))
 		}
 	}
 	changed, err := a.Eng.WriteOwn(k, func(name string) (bool, error) {
 		if _, err := os.Lstat(name); err != nil {
 			return false, err // only a graph file that exists is kept up to date
 		}
-		return a.Graph.Upsert(name, ents)
+		return a.Graph.Upsert(name, ents, cleared)
 	})
 	if err != nil {
 		var refused []string

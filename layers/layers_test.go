@@ -75,7 +75,7 @@ func (g *fakeGraph) FromState(c state.Class, doc map[string]any) (Entity, bool) 
 	return Entity{Name: string(c), EntityType: "state", Observations: []string{"phase: " + str(doc, "phase")}}, true
 }
 
-func (g *fakeGraph) Upsert(path string, ents []Entity) (bool, error) {
+func (g *fakeGraph) Upsert(path string, ents []Entity, _ []string) (bool, error) {
 	if g.broken {
 		return false, errors.New("read-only")
 	}

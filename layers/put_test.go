@@ -243,3 +243,34 @@ func TestCapKeepsTheUsersLines(t *testing.T) {
 		t.Errorf("MEMORY.md:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A cleared workflow state ({}: the agent's, or the TTL's reset) takes its
+// entity out of the L3 graph, as resolve clears it, instead of leaving the
+// last workflow there for the next session; every other line stays
+// (attack22-layers L-7).
+func TestClearedStateLeavesL3(t *testing.T) {
+	r := newTestRepo(t)
+	other := `{"type":"entity","name":"user-note","entityType":"note","observations":["keep me"]}` + "\n"
+	r.write(".claude/memory.jsonl", []byte(other))
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	step := func(content string) {
+		t.Helper()
+		r.write(WorkflowStatePath, []byte(content))
+		outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).AfterRecord(outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}` + "\n")
+	if g := string(r.read(".claude/memory.jsonl")); !strings.Contains(g, `"phase: implement"`) {
+		t.Fatalf("L3 not upserted: %q", g)
+	}
+	step("{}\n")
+	if g := string(r.read(".claude/memory.jsonl")); g != other {
+		t.Errorf("L3 after the clear:\n%q\nwant\n%q", g, other)
+	}
+}
