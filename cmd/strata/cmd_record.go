@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
@@ -30,6 +31,8 @@ records nothing. With --layers, a recorded change of an L1 file then runs the
 write protocol as the watcher does: a workflow-state phase transition or
 completion adds one line under "## Workflow state" in MEMORY.md, and L1 is
 upserted into the L3 graph; those writes are recorded with source resolve.
+While a watcher runs in this work tree, record runs the protocol without
+--layers too: a change it records is one the watcher then finds recorded.
 An invalid version is kept on refs/strata/rejected with its
 errors, the recorded head keeps the last valid version, and strata exits 1.`,
 		Flags: []cli.Flag{
@@ -70,7 +73,10 @@ func runRecord(e *env, o recordOptions) error {
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
 	printNotWritten(e, eng)
-	if err == nil && o.Layers { // the write protocol: L2 lines and L3 entities after L1 changes
+	// The write protocol (L2 lines and L3 entities after L1 changes): when
+	// asked, and when a watcher runs here, whose protocol would otherwise
+	// never run for the change this record took from it.
+	if err == nil && (o.Layers || watcherRuns(eng)) {
 		var more []engine.Outcome
 		more, err = layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterRecord(outs)
 		outs = append(outs, layerOutcomes(outs, more)...)
@@ -83,6 +89,12 @@ func runRecord(e *env, o recordOptions) error {
 		return errReported
 	}
 	return nil
+}
+
+// watcherRuns reports whether a watcher holds this work tree's lock.
+func watcherRuns(eng *engine.Engine) bool {
+	w, err := daemon.Info(eng)
+	return err == nil && w.Running
 }
 
 // layerOutcomes is more, the outcomes of the write protocol, without
