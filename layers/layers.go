@@ -81,6 +81,7 @@ type Agent struct {
 	// other best-effort failures.
 	Warn     func(msg string)
 	degraded bool
+	unkept   map[string]bool // the L2 and L3 files already said to be private
 }
 
 // New returns an agent using DefaultGraph for L3.
@@ -262,8 +263,11 @@ func (a *Agent) memoryKept() (config.Kept, bool) {
 // tries it is left alone with a warning that quotes the lines.
 func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome, error) {
 	k, ok := a.memoryKept()
+	if !ok {
+		a.sayPrivate("L2", a.Eng.Config().L2(), "no line is written; it would have said: "+strings.Join(lines, " | "))
+	}
 	if !ok || k.Schema != "markdown" {
-		return nil, nil // ignored, or under a schema of the user's own: never written
+		return nil, nil // private, ignored, or under a schema of the user's own: never written
 	}
 	var outs []engine.Outcome
 	err := engine.Retry(func() error {
@@ -357,8 +361,11 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		a.degraded = true
 		return nil, nil
 	}
+	if !ok {
+		a.sayPrivate("L3", a.Eng.Config().Graph, "it is not upserted")
+	}
 	if !ok || (k.Schema != "mcp-memory" && k.Schema != "jsonl-mcp") {
-		return nil, nil // ignored, or under a schema of the user's own: never written
+		return nil, nil // private, ignored, or under a schema of the user's own: never written
 	}
 	var ents []Entity
 	var cleared []string
@@ -419,6 +426,22 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil
 	}
 	return a.Eng.Record([]config.Kept{k}, state.SourceResolve)
+}
+
+// sayPrivate warns, once per agent, that the layer file at path is private
+// (a .gitignore names it, say: strata keeps no private file, and so the
+// protocol writes none) and what the protocol leaves undone; an ignore:
+// true rule stays silent, the user's own word.
+func (a *Agent) sayPrivate(layer, path, undone string) {
+	why := a.Eng.Config().Private(path)
+	if why == "" || a.unkept[path] {
+		return
+	}
+	if a.unkept == nil {
+		a.unkept = map[string]bool{}
+	}
+	a.unkept[path] = true
+	a.Warn(fmt.Sprintf("%s %s is private (%s): strata keeps no private file, so %s", layer, state.TermSafe(path), why, undone))
 }
 
 // Degraded reports whether the last L3 write failed.

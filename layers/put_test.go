@@ -274,3 +274,37 @@ func TestClearedStateLeavesL3(t *testing.T) {
 		t.Errorf("L3 after the clear:\n%q\nwant\n%q", g, other)
 	}
 }
+
+// A MEMORY.md or graph file git ignores is private: strata keeps it not,
+// and so the protocol writes it not — said once, with the line it would
+// have written, rather than in silence (attack22-layers L-9).
+func TestPrivateLayerFilesAreSaid(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(".gitignore", []byte(".claude/memory/\n.claude/memory.jsonl\n"))
+	r.write(memoryPath, []byte("# Memory\n"))
+	r.write(".claude/memory.jsonl", nil)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	var warned []string
+	a := New(r.eng, func(m string) { warned = append(warned, m) })
+	for _, phase := range []string{"implement", "review"} {
+		r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"`+phase+`","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
+		outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.AfterRecord(outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(warned) != 2 ||
+		!strings.HasPrefix(warned[0], "L2 .claude/memory/MEMORY.md is private (ignored by git") ||
+		!strings.HasSuffix(warned[0], "it would have said: Active APEX workflow: plan completed, implementing auth") ||
+		!strings.HasPrefix(warned[1], "L3 .claude/memory.jsonl is private (ignored by git") {
+		t.Errorf("warnings %q; want L2's and L3's, once each", warned)
+	}
+	if got := string(r.read(memoryPath)); got != "# Memory\n" {
+		t.Errorf("a private MEMORY.md was written: %q", got)
+	}
+}
