@@ -250,6 +250,7 @@ func watch(ctx context.Context, eng *engine.Engine, loaded string, o Options, lo
 			}
 			if first {
 				first = false
+				r.owed()
 				r.expire()
 				// The catch-up read every kept file; hand that garbage back to
 				// the OS now rather than keep it resident while idle.
@@ -540,6 +541,23 @@ func (r *recorder) logMore(more, outs []engine.Outcome) {
 				fmt.Fprintln(r.problems, o.Problems.Error())
 			}
 		}
+	}
+}
+
+// owed runs the write protocol a watcher killed after a record of the
+// workflow state still owed it (layers.Agent.Owed), once, after the
+// catch-up.
+func (r *recorder) owed() {
+	if !r.stillHere() {
+		return
+	}
+	r.mu.Lock()
+	outs, err := r.agent.Owed()
+	r.mu.Unlock()
+	r.logMore(outs, nil)
+	r.status.update(func(p *Published) { p.Recorded, p.Rejected = r.recorded, r.rejected })
+	if err != nil {
+		r.log.Error("layers", "err", err)
 	}
 }
 

@@ -488,3 +488,60 @@ func TestExpireRecordsWithTheProtocol(t *testing.T) {
 		}
 	}
 }
+
+// runOnce runs the watcher until its catch-up is done, then stops it, and
+// returns its log.
+func runOnce(t *testing.T, eng *engine.Engine) string {
+	t.Helper()
+	var logged syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, eng, Options{Debounce: time.Hour, Rescan: time.Hour, Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+			Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catch-up in 10s")
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	return logged.String()
+}
+
+// A watcher killed between its record of a workflow step and the write
+// protocol's writes left the step recorded, no change for the next watcher
+// to find: the next watcher runs the protocol it owed, once — its MEMORY.md
+// line and L3 upsert come, recorded with source resolve — and a watcher
+// after that finds nothing owed (attack22-layers L-1).
+func TestOwedProtocolRunsAtStart(t *testing.T) {
+	eng := newRepo(t)
+	const mem = ".claude/memory/MEMORY.md"
+	write(t, eng, mem, "# Memory\n")
+	write(t, eng, ".claude/memory.jsonl", "")
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2099-01-01T10:00:00Z"}`)
+	runOnce(t, eng)
+	// the killed watcher's last act: the step recorded, nothing after it
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2099-01-01T11:00:00Z"}`)
+	k, _ := eng.Config().Classify(layers.WorkflowStatePath)
+	if _, err := eng.Record([]config.Kept{k}, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	logged := runOnce(t, eng)
+	data, err := os.ReadFile(eng.Config().Abs(mem))
+	if err != nil || string(data) != "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n" {
+		t.Errorf("MEMORY.md %q, %v; want the owed line", data, err)
+	}
+	for _, want := range []string{"path=.claude/memory/MEMORY.md action=update source=resolve", "path=.claude/memory.jsonl action=update source=resolve"} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("log lacks %q:\n%s", want, logged)
+		}
+	}
+	if again := runOnce(t, eng); strings.Contains(again, "msg=recorded") {
+		t.Errorf("a later watcher recorded again:\n%s", again)
+	}
+}

@@ -145,6 +145,56 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 	return res, nil
 }
 
+// owedWindow is how many entries back Owed looks for the watcher's last
+// record of the workflow state.
+const owedWindow = 64
+
+// Owed runs the write protocol for the watcher's last record of the
+// workflow state when the protocol never ran for it: the watcher was killed
+// between that record and the protocol's writes, and the version, recorded,
+// is no change for the next watcher to find. It is owed when that record
+// (source watch, among the last owedWindow entries) gives an L2 line and
+// no record of MEMORY.md with source resolve came after it. The line, when
+// MEMORY.md holds it already (the kill came after its write), stays as it
+// is; the L3 upsert runs as after any record. It returns the outcomes of
+// the protocol's records.
+func (a *Agent) Owed() ([]engine.Outcome, error) {
+	ents, err := a.Eng.Log(state.LogQuery{Limit: owedWindow})
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l2 := a.Eng.Config().L2()
+	ws := l1Paths(a.Eng.Config(), state.ClassWorkflowState)
+	for _, en := range ents {
+		if en.Path == l2 && en.Source == state.SourceResolve {
+			return nil, nil // the protocol ran after the last step
+		}
+		if !slices.Contains(ws, en.Path) {
+			continue
+		}
+		if en.Source != state.SourceWatch || en.Action == state.ActionDelete {
+			return nil, nil // not the watcher's, whose protocol always runs: nothing owed
+		}
+		cur, err := a.docAt(en.Commit, en.Path)
+		if err != nil {
+			return nil, err
+		}
+		prev, err := a.previous(en.Commit, en.Path)
+		if err != nil {
+			return nil, err
+		}
+		if len(Transition(prev, cur)) == 0 {
+			return nil, nil
+		}
+		e := en
+		return a.AfterRecord([]engine.Outcome{{Path: en.Path, Entry: &e}})
+	}
+	return nil, nil
+}
+
 // docAt decodes a recorded JSON document ({} when it is not an object).
 func (a *Agent) docAt(commit, path string) (map[string]any, error) {
 	data, err := a.Eng.FileAt(commit, path)
