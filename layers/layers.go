@@ -145,6 +145,24 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 	return res, nil
 }
 
+// AfterSaves runs the write protocol for the versions a write of strata's
+// own saved first (engine.Outcome.Saved, on the state ref): an unrecorded
+// step of the agent's that a restore or a resolve was about to replace,
+// recorded on the way, which no watcher will find again. It returns the
+// outcomes of the protocol's records.
+func (a *Agent) AfterSaves(outs []engine.Outcome) ([]engine.Outcome, error) {
+	var saved []engine.Outcome
+	for _, o := range outs {
+		if o.Saved != nil && !o.SavedRejected {
+			saved = append(saved, engine.Outcome{Path: o.Path, Entry: o.Saved})
+		}
+	}
+	if len(saved) == 0 {
+		return nil, nil
+	}
+	return a.AfterRecord(saved)
+}
+
 // owedWindow is how many entries back Owed looks for the watcher's last
 // record of the workflow state.
 const owedWindow = 64

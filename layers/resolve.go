@@ -56,6 +56,17 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 		}
 		out = append(out, res)
 	}
+	// an unrecorded step the rewrites saved first gets the write protocol
+	// (its L2 line), as any recorded step
+	more, err := a.AfterSaves(r.saved)
+	for _, o := range more {
+		if o.Entry != nil {
+			r.note(fmt.Sprintf("%s %s for the saved step (%s)", o.Entry.Action, state.TermSafe(o.Path), state.ShortID(o.Entry.Commit)))
+		}
+	}
+	if err != nil {
+		return out, err
+	}
 	return out, r.l3Failure
 }
 
@@ -88,6 +99,7 @@ type resolver struct {
 	graphLog  []state.Entry
 	warnedL3  bool
 	l3Failure error
+	saved     []engine.Outcome // L1 rewrites, with what they saved first (AfterSaves)
 }
 
 // kept finds the L1 file of a class: the first of l1Paths, the default
@@ -279,6 +291,7 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur 
 	if !o.Written {
 		return o.Problems, nil
 	}
+	r.saved = append(r.saved, o)
 	r.report([]engine.Outcome{o}, "from L3")
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -101,6 +102,12 @@ func runRestore(e *env, o restoreOptions) error {
 	for _, out := range outs {
 		late = late || out.Late
 	}
+	// an unrecorded step the restore saved first gets the write protocol
+	// (its MEMORY.md line), as any recorded step: no watcher finds it again
+	saves, err := layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterSaves(outs)
+	if err != nil {
+		return err
+	}
 	if o.JSON {
 		_ = writeJSON(e.Out, restoreJSON(outs))
 		if late {
@@ -145,6 +152,11 @@ func runRestore(e *env, o restoreOptions) error {
 			// overwritten by an unrecorded or rejected version): no new commit.
 			n++
 			fmt.Fprintf(e.Out, "restored %s from %s\n", state.TermSafe(out.Path), p)
+		}
+	}
+	for _, s := range saves {
+		if s.Entry != nil {
+			fmt.Fprintf(e.Out, "%s %s for the saved step (%s)\n", s.Entry.Action, state.TermSafe(s.Path), state.ShortID(s.Entry.Commit))
 		}
 	}
 	switch {
