@@ -458,23 +458,7 @@ func TestExpireRecordsWithTheProtocol(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { beforeExpire = nil })
-	var logged syncbuf.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, eng, Options{Debounce: time.Hour, Rescan: time.Hour, Logger: slog.New(slog.NewTextHandler(&logged, nil)),
-			Ready: func() { close(ready) }})
-	}()
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no catch-up in 10s")
-	}
-	cancel()
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run: %v", err)
-	}
+	logged := runOnce(t, eng)
 	data, err := os.ReadFile(eng.Config().Abs(".claude/memory/MEMORY.md"))
 	if err != nil || !strings.Contains(string(data), "- Active APEX workflow: plan completed, implementing auth\n") {
 		t.Errorf("MEMORY.md %q, %v; want the protocol line", data, err)
@@ -483,8 +467,8 @@ func TestExpireRecordsWithTheProtocol(t *testing.T) {
 		"msg=recorded path=.claude/workflow-state.json action=update source=watch",
 		"msg=recorded path=.claude/memory/MEMORY.md action=update source=resolve",
 	} {
-		if !strings.Contains(logged.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, logged.String())
+		if !strings.Contains(logged, want) {
+			t.Errorf("log lacks %q:\n%s", want, logged)
 		}
 	}
 }
