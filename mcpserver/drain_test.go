@@ -83,6 +83,12 @@ func TestServeAnswersBadLines(t *testing.T) {
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `"id":null,` + invalid},
 		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `"id":1.5,` + invalid},
 		{"id past float64", `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, `"id":1e400,` + invalid},
+		// attack22 O-5: each was answered with another id (2^53, -2^53, 1000)
+		{"id of 2^53+1", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `"id":9007199254740993,` + invalid},
+		{"id of -(2^53+1)", `{"jsonrpc":"2.0","id":-9007199254740993,"method":"ping"}`, `"id":-9007199254740993,` + invalid},
+		{"id of 2^53", `{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`, `"id":9007199254740992,` + invalid},
+		{"id with an exponent", `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, `"id":1e3,` + invalid},
+		{"id with a zero fraction", `{"jsonrpc":"2.0","id":1000.0,"method":"ping"}`, `"id":1000.0,` + invalid},
 		{"method not a string", `{"jsonrpc":"2.0","id":3,"method":7}`, `"id":3,` + invalid},
 		{"nested 1000 deep", deep, `"id":9,` + invalid},
 		{"response without id", `{"jsonrpc":"2.0","result":{}}`, `"id":null,` + invalid},
@@ -96,6 +102,17 @@ func TestServeAnswersBadLines(t *testing.T) {
 			requireLines(t, out, 3)
 		})
 	}
+}
+
+// An integer id of at most 53 bits is answered with the very id it came
+// with, at both ends of the range.
+func TestServeAnswersEvery53BitID(t *testing.T) {
+	out := serve(t, repo(t), initLine, `{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`, `{"jsonrpc":"2.0","id":-1,"method":"ping"}`)
+	require.Contains(t, out, `{"jsonrpc":"2.0","id":9007199254740991,"result":{}}`)
+	require.Contains(t, out, `{"jsonrpc":"2.0","id":-9007199254740991,"result":{}}`)
+	require.Contains(t, out, `{"jsonrpc":"2.0","id":-1,"result":{}}`)
+	requireLines(t, out, 4)
 }
 
 // Lines the SDK alone would not take but that are requests all the same
@@ -179,7 +196,7 @@ func TestDrainIDReuse(t *testing.T) {
 	}
 	_, err := d.Write([]byte(`{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"))
 	require.NoError(t, err)
-	line := `{"jsonrpc":"2.0","id":6.0,"method":"ping"}` // the SDK's 6
+	line := `{"jsonrpc":"2.0","id":6,"method":"ping"}` // answered: free again
 	go feed.Write([]byte(line + "\n"))
 	got, err := sdk.ReadString('\n')
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -63,9 +62,10 @@ func vet(line []byte) verdict {
 	if hasID && !goodID(rawID) {
 		// null (MCP: an id must be a string or an integer; the SDK would
 		// take a request with a null id for a notification and not answer
-		// it), a fraction (the SDK would answer 1.5 as 1), an integer a
-		// float64 does not hold exactly, or no number or string at all
-		return verdict{reply: errorReply(echo, jsonrpc.CodeInvalidRequest, "Invalid Request", "id: must be a string or an integer")}
+		// it), a fraction (the SDK would answer 1.5 as 1), an exponent
+		// (1e3, answered as 1000), an integer past 53 bits (2^53+1,
+		// answered as 2^53), or no number or string at all
+		return verdict{reply: errorReply(echo, jsonrpc.CodeInvalidRequest, "Invalid Request", "id: must be a string or an integer of at most 53 bits")}
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
@@ -78,15 +78,25 @@ func vet(line []byte) verdict {
 	return verdict{call: true, id: req.ID, rawID: rawID}
 }
 
-// goodID reports whether raw is an id the SDK reads back exactly: a string
-// or an integer of at most 53 bits.
+// maxID is the largest integer id: an integer of at most 53 bits. The SDK
+// reads an id through a float64, which holds every integer up to 2^53
+// exactly but rounds 2^53+1 to 2^53: past 53 bits two ids would be one.
+const maxID = 1<<53 - 1
+
+// goodID reports whether raw is an id the SDK reads back exactly: a string,
+// or an integer literal (digits, an optional minus; no fraction, no
+// exponent: the SDK would answer 1e3 as 1000) of at most 53 bits.
 func goodID(raw json.RawMessage) bool {
 	switch c := raw[0]; {
 	case c == '"':
 		return true
 	case c == '-' || c >= '0' && c <= '9':
-		f, err := strconv.ParseFloat(string(raw), 64)
-		return err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53
+		digits := bytes.TrimPrefix(raw, []byte("-"))
+		if len(digits) == 0 || len(digits) > len("9007199254740991") || bytes.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) {
+			return false
+		}
+		n, err := strconv.ParseInt(string(digits), 10, 64)
+		return err == nil && n <= maxID
 	}
 	return false
 }

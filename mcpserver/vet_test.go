@@ -3,10 +3,29 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
+
+// An id is a string or an integer literal of at most 53 bits: the SDK reads
+// every other number to a float64 it answers with, a different id.
+func TestGoodID(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`"x"`: true, `""`: true, `0`: true, `-0`: true, `7`: true, `-1`: true,
+		`9007199254740991`: true, `-9007199254740991`: true,
+		`9007199254740992`: false, `-9007199254740992`: false, // 2^53: 54 bits
+		`9007199254740993`: false, `-9007199254740993`: false, // read as 2^53
+		`18446744073709551616`: false, `123456789012345678901234567890`: false,
+		`1e3`: false, `1E3`: false, `1e+3`: false, `10e-1`: false, `1.5`: false, `1000.0`: false, `1e400`: false,
+		`null`: false, `true`: false, `{}`: false, `[1]`: false,
+	} {
+		if got := goodID(json.RawMessage(raw)); got != want {
+			t.Errorf("goodID(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
 
 // FuzzVet feeds vet any line, as stdin may hold: it never panics; its
 // answer, when it gives one, is one line of JSON-RPC 2.0 error; and a line
@@ -20,7 +39,8 @@ func FuzzVet(f *testing.F) {
 		`{oops`, `null`, `[]`, `123`, `"x"`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`,
 		`{"id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, "  \r\n", "\xff\xfe",
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`, "  \r\n", "\xff\xfe",
 	} {
 		f.Add([]byte(s))
 	}
@@ -46,6 +66,9 @@ func FuzzVet(f *testing.F) {
 		default:
 			if _, err := jsonrpc.DecodeMessage(bytes.Trim(line, " \t\r\n")); err != nil {
 				t.Fatalf("passed on a line the SDK refuses: %q: %v", line, err)
+			}
+			if n, ok := v.id.Raw().(int64); v.call && ok && string(v.rawID) != strconv.FormatInt(n, 10) {
+				t.Fatalf("passed on id %s, which the SDK answers as %d", v.rawID, n)
 			}
 		}
 	})
