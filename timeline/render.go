@@ -1,10 +1,13 @@
 package timeline
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,6 +26,27 @@ const MaxInBucket = 500
 var pageSource string
 
 var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageSource)) })
+
+//go:embed page.js
+var scriptSource string
+
+// script is the page's one script as a browser reads it, and so hashes it:
+// the HTML parser reads a CR LF or a lone CR (a checkout with
+// core.autocrlf) as LF.
+var script = sync.OnceValue(func() string {
+	return strings.ReplaceAll(strings.ReplaceAll(scriptSource, "\r\n", "\n"), "\r", "\n")
+})
+
+// Policy is the page's Content-Security-Policy: nothing loaded from
+// anywhere, the page's own inline CSS, and of scripts only the page's one,
+// named by the SHA-256 of its text, so that a script or an event handler an
+// escaping mistake let into the page would not run. (The page's data is a
+// JSON <script> block, which is never run and needs no source.) A server
+// adds frame-ancestors, which a <meta> policy cannot set.
+func Policy() string {
+	sum := sha256.Sum256([]byte(script()))
+	return "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; img-src data:"
+}
 
 type viewMarker struct {
 	ID       string
@@ -57,6 +81,8 @@ type viewData struct {
 }
 
 type view struct {
+	PolicyMeta template.HTML // the <meta> element of Policy
+	Script     template.JS   // the page's script, whose hash Policy names
 	Title      string
 	From, To   string
 	Since      string
@@ -70,7 +96,10 @@ type view struct {
 // Render writes t as one self-contained HTML page: inline CSS and script,
 // every diff embedded, nothing fetched when it is viewed.
 func Render(w io.Writer, t *Timeline) error {
-	v := view{Title: "strata timeline", From: stamp(t.From), To: stamp(t.To), EventCount: len(t.Events),
+	// Policy is built of fixed text and base64 (no quote, no ampersand):
+	// it is written into the attribute as it is, readable.
+	v := view{PolicyMeta: template.HTML(`<meta http-equiv="Content-Security-Policy" content="` + Policy() + `">`),
+		Script: template.JS(script()), Title: "strata timeline", From: stamp(t.From), To: stamp(t.To), EventCount: len(t.Events),
 		Kinds: []string{KindAdd, KindUpdate, KindDelete, KindRejected, KindExpire, KindSync, KindRestore, KindResolve, KindPending, KindResolved}}
 	if !t.Since.IsZero() {
 		v.Since = stamp(t.Since)

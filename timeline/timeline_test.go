@@ -2,7 +2,11 @@ package timeline
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"html"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -39,4 +43,43 @@ func TestCut(t *testing.T) {
 	require.Less(t, len(got), MaxDiff+200)
 	require.Contains(t, got, "strata show f.json --rev abc")
 	require.Equal(t, "(no change in content)\n", cut("", "abc", "f.json"))
+}
+
+// The page's policy lets only its own script run: script-src names the
+// SHA-256 of the one script the page runs (its data block is JSON, never
+// run), and nothing allows an inline script or handler at large.
+func TestRenderPolicy(t *testing.T) {
+	tl := &Timeline{Lanes: []string{LanePhases, LaneDecisions, LaneL1, LaneL2, LaneL3}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, label := range []string{`update a.json`, `</script><script>alert(1)</script>`, `<svg onload="alert(1)">`} {
+		tl.Events = append(tl.Events, Event{Lane: LaneL1, Time: start.Add(time.Duration(i) * time.Hour), Kind: KindUpdate, Label: label, Detail: label})
+	}
+	tl.From, tl.To = start, start.Add(2*time.Hour)
+	var buf bytes.Buffer
+	require.NoError(t, Render(&buf, tl))
+	page := buf.String()
+
+	m := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindAllStringSubmatch(page, -1)
+	require.Len(t, m, 1, "one policy")
+	policy := html.UnescapeString(m[0][1])
+	require.Equal(t, Policy(), policy)
+	require.NotContains(t, policy, "unsafe-eval")
+	directives := map[string]string{}
+	for _, d := range strings.Split(policy, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		directives[name] = value
+	}
+	require.Equal(t, "'none'", directives["default-src"])
+
+	var run []string
+	for _, s := range regexp.MustCompile(`(?s)<script([^>]*)>(.*?)</script>`).FindAllStringSubmatch(page, -1) {
+		if strings.Contains(s[1], `type="application/json"`) {
+			continue
+		}
+		run = append(run, s[2])
+	}
+	require.Len(t, run, 1, "one script runs")
+	sum := sha256.Sum256([]byte(run[0]))
+	require.Equal(t, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", directives["script-src"], "script-src names the script's hash, and nothing else")
+	require.Contains(t, run[0], `document.body.setAttribute("data-ready", "true")`)
 }

@@ -198,3 +198,37 @@ func generated(n int) *timeline.Timeline {
 	t.From, t.To = start, start.Add(time.Duration(n)*time.Minute)
 	return t
 }
+
+// TestTimelinePolicyInBrowser: under the page's policy its own script runs
+// and a script or an event handler that got into the page (an escaping
+// mistake, say) does not. The same page with the policy it had before,
+// script-src 'unsafe-inline', runs both: the check can see them run.
+func TestTimelinePolicyInBrowser(t *testing.T) {
+	bin := chromiumBin(t)
+	var buf bytes.Buffer
+	require.NoError(t, timeline.Render(&buf, generated(50)))
+	const injected = `<script>document.body.setAttribute("data-injected-script", "ran")</script>` +
+		`<img src="data:," onerror="document.body.setAttribute('data-injected-handler', 'ran')">` + "\n</body>"
+	strict := strings.Replace(buf.String(), "\n</body>", injected, 1)
+	require.Contains(t, strict, `data-injected-script`)
+	meta := `content="` + timeline.Policy() + `"`
+	require.Contains(t, strict, meta)
+	loose := strings.Replace(strict, meta, `content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"`, 1)
+
+	dir := t.TempDir()
+	for name, page := range map[string]string{"strict.html": strict, "loose.html": loose} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644))
+	}
+	// body is the <body> tag after the scripts ran: what they set on it.
+	body := func(dom string) string { return regexp.MustCompile(`<body[^>]*>`).FindString(dom) }
+	dom := string(headless(t, bin, "file://"+filepath.Join(dir, "strict.html")+"#ev-3", "--dump-dom"))
+	require.Contains(t, body(dom), `data-ready="true"`, "the page's own script ran")
+	require.Regexp(t, `<h2 id="detail-title">update file-3\.json #3</h2>`, dom, "#ev-3 opened its event")
+	require.NotContains(t, body(dom), `data-injected-script`, "an injected script ran")
+	require.NotContains(t, body(dom), `data-injected-handler`, "an injected event handler ran")
+
+	dom = string(headless(t, bin, "file://"+filepath.Join(dir, "loose.html"), "--dump-dom"))
+	require.Contains(t, body(dom), `data-ready="true"`)
+	require.Contains(t, body(dom), `data-injected-script="ran"`, "with 'unsafe-inline' the injected script runs")
+	require.Contains(t, body(dom), `data-injected-handler="ran"`, "with 'unsafe-inline' the injected handler runs")
+}
