@@ -1,6 +1,12 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
 )
 
@@ -24,4 +30,40 @@ func (e *Engine) Decode(commit, path string) ([]any, error) {
 		return nil, ps
 	}
 	return docs, nil
+}
+
+// HistoryHeads names what the history's readers (Log, RejectedLog and the
+// versions they list: `strata timeline`) read from: the heads of the state
+// and rejected refs, and of the home ref's two when the auto-memory file
+// has a home history. While it gives the same answer, so does every read
+// of the history; a ref moved, made or removed changes it. A ref that
+// cannot be read is an error.
+func (e *Engine) HistoryHeads() (string, error) {
+	var b strings.Builder
+	heads := func(s *gitstore.Store) error {
+		for _, ref := range []string{s.StateRef(), s.RejectedRef()} {
+			h, err := s.Head(ref)
+			if errors.Is(err, state.ErrNotFound) {
+				h, err = "none", nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "%s %s\n", ref, h)
+		}
+		return nil
+	}
+	if err := heads(e.store); err != nil {
+		return "", err
+	}
+	if e.display == "" && e.cfg.Home != "" {
+		h, err := e.homeView()
+		if err != nil {
+			return "", err
+		}
+		if err := heads(h.store); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
 }
