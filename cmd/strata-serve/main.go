@@ -99,7 +99,8 @@ func serveTimeline(ctx context.Context, dir, addr, since string, out io.Writer) 
 	if err != nil {
 		return err
 	}
-	return web.Serve(ctx, addr, func() (*timeline.Timeline, error) { return timeline.Build(eng, from) }, out)
+	page := web.Page{Build: func() (*timeline.Timeline, error) { return timeline.Build(eng, from) }, Heads: eng.HistoryHeads}
+	return web.Serve(ctx, addr, page, out)
 }
 
 // writePage writes the timeline's page to file, or to out without one.

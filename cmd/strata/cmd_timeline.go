@@ -26,8 +26,10 @@ phase-output session: workflow phases as spans, decisions (pending or
 resolved with the choice), rejected versions in red, TTL expiries, sync
 merges naming the losing side, restores. Enter or a click on an event shows
 its diff. Without -o the page goes to stdout. --serve ADDR serves it on a
-loopback address instead (built afresh on each reload) until interrupted.
-strata-serve, installed with strata, builds and serves the page.`,
+loopback address instead until interrupted, built again on a reload when
+the history moved; it refuses what another web site's page asks of it
+(403), so open it from the address bar. strata-serve, installed with
+strata, builds and serves the page.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since,
 				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--since", v) }},

@@ -29,8 +29,9 @@ func emptyRepo(t *testing.T) string {
 }
 
 // TestTimelineServe: strata timeline --serve becomes strata-serve, which
-// serves the page of the real history on 127.0.0.1:0 and stops cleanly on
-// an interrupt.
+// serves the page of the real history on 127.0.0.1:0, with what was
+// recorded since on a reload, refuses another site's request, and stops
+// cleanly on an interrupt.
 func TestTimelineServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process tests skipped in -short mode")
@@ -57,13 +58,34 @@ func TestTimelineServe(t *testing.T) {
 		}
 		return m != nil
 	}, 10*time.Second, 20*time.Millisecond, "stderr: %s", &stderr)
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Contains(t, string(body), `data-lane="L1 files"`)
-	require.Contains(t, string(body), `aria-label="add .claude/workflow-state.json`)
+	get := func(headers ...string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	code, body := get()
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `data-lane="L1 files"`)
+	require.Contains(t, body, `aria-label="add .claude/workflow-state.json`)
+	require.NotContains(t, body, `aria-label="update .claude/workflow-state.json`)
+	// what was recorded since is on the next reload
+	require.NoError(t, os.WriteFile(dir+"/.claude/workflow-state.json", []byte(`{"type": "DEBUG", "phase": "verify", "lastUpdated": "2026-11-22T11:00:00Z"}`), 0o644))
+	require.NoError(t, runRecord(e, recordOptions{}))
+	code, body = get("Sec-Fetch-Site", "same-origin")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `aria-label="update .claude/workflow-state.json`)
+	// another site's request is refused (attack22 O-4)
+	code, body = get("Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
+	require.Equal(t, http.StatusForbidden, code)
+	require.Regexp(t, `^refused: a request another web site made \(Sec-Fetch-Site: "cross-site"\); open the page from the address bar\n$`, body)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	select {
 	case err := <-done:

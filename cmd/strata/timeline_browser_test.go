@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-dev/strata/timeline"
+	"github.com/strata-dev/strata/timeline/web"
 )
 
 // chromiumBin finds Debian's chromium (installed by scripts/ensure-chromium.sh,
@@ -231,4 +235,84 @@ func TestTimelinePolicyInBrowser(t *testing.T) {
 	require.Contains(t, body(dom), `data-ready="true"`)
 	require.Contains(t, body(dom), `data-injected-script="ran"`, "with 'unsafe-inline' the injected script runs")
 	require.Contains(t, body(dom), `data-injected-handler="ran"`, "with 'unsafe-inline' the injected handler runs")
+}
+
+// TestTimelineServeInBrowser: a page of another site (on 127.0.0.2) that
+// points <img> and <iframe> tags at the served timeline gets each refused
+// and builds nothing (attack22 O-4: sixty such tags ran strata-serve to
+// 587 MB); the timeline opened from the address bar is served, built once,
+// and its script runs.
+func TestTimelineServeInBrowser(t *testing.T) {
+	bin := chromiumBin(t)
+	var (
+		mu     sync.Mutex
+		builds int
+		codes  = map[int]int{}
+	)
+	page := web.Page{
+		Build: func() (*timeline.Timeline, error) {
+			mu.Lock()
+			builds++
+			mu.Unlock()
+			return generated(50), nil
+		},
+		Heads: func() (string, error) { return "unchanged", nil },
+	}
+	h := web.Handler(page)
+	timelineURL := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		mu.Lock()
+		codes[rec.code]++
+		mu.Unlock()
+	}))
+	var tags strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&tags, `<img src="%s?n=%d" alt="">`, timelineURL, i)
+	}
+	fmt.Fprintf(&tags, `<iframe src="%s"></iframe>`, timelineURL)
+	other := listen(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!DOCTYPE html><title>another site</title><body>%s</body>", tags.String())
+	}))
+
+	headless(t, bin, other, "--dump-dom")
+	mu.Lock()
+	t.Logf("answers to the other site's page: %v", codes)
+	require.Equal(t, 0, builds, "another site's requests built the page")
+	require.Greater(t, codes[http.StatusForbidden], 0, "the other site's requests reached the server: %v", codes)
+	require.Equal(t, 0, codes[http.StatusOK], "another site's request was served: %v", codes)
+	mu.Unlock()
+
+	dom := string(headless(t, bin, timelineURL+"#ev-3", "--dump-dom"))
+	require.Regexp(t, `<body[^>]*data-ready="true"`, dom, "the page's script ran")
+	require.Regexp(t, `<h2 id="detail-title">update file-3\.json #3</h2>`, dom)
+	mu.Lock()
+	require.Equal(t, 1, builds)
+	require.Greater(t, codes[http.StatusOK], 0)
+	mu.Unlock()
+}
+
+// listen serves h on addr until the test ends and returns its URL.
+func listen(t *testing.T, addr string, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// statusRecorder notes the status a handler answered with.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
 }
