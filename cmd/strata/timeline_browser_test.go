@@ -241,7 +241,7 @@ func TestTimelinePolicyInBrowser(t *testing.T) {
 // points <img> and <iframe> tags at the served timeline gets each refused
 // and builds nothing (attack22 O-4: sixty such tags ran strata-serve to
 // 587 MB); the timeline opened from the address bar is served, built once,
-// and its script runs.
+// and its script runs under the served policy.
 func TestTimelineServeInBrowser(t *testing.T) {
 	bin := chromiumBin(t)
 	var (
@@ -285,7 +285,7 @@ func TestTimelineServeInBrowser(t *testing.T) {
 	mu.Unlock()
 
 	dom := string(headless(t, bin, timelineURL+"#ev-3", "--dump-dom"))
-	require.Regexp(t, `<body[^>]*data-ready="true"`, dom, "the page's script ran")
+	require.Regexp(t, `<body[^>]*data-ready="true"`, dom, "the page's script ran under the served policy")
 	require.Regexp(t, `<h2 id="detail-title">update file-3\.json #3</h2>`, dom)
 	mu.Lock()
 	require.Equal(t, 1, builds)

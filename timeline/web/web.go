@@ -71,6 +71,10 @@ func Handler(p Page) http.Handler {
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
+		h.Set("Content-Security-Policy", timeline.Policy()+"; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Content-Type-Options", "nosniff")
 		if !loopback.IsHost(r.Host) { // DNS rebinding: another site's name for 127.0.0.1
 			http.Error(w, "this page answers only to a loopback name (127.0.0.1, [::1], localhost)", http.StatusMisdirectedRequest)

@@ -110,6 +110,25 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// The served page says, in headers a <meta> cannot set, that no page may
+// frame it, that it is not to be kept in a cache, and that it sends no
+// Referer; its policy names the page's script by hash and allows no
+// inline script at large.
+func TestServedHeaders(t *testing.T) {
+	c := &counted{heads: "a"}
+	rec := get(Handler(c.page()))
+	require.Equal(t, http.StatusOK, rec.Code)
+	csp := rec.Header().Get("Content-Security-Policy")
+	require.Equal(t, timeline.Policy()+"; frame-ancestors 'none'", csp)
+	require.Contains(t, csp, "default-src 'none'")
+	require.Regexp(t, `script-src 'sha256-[A-Za-z0-9+/]{43}='`, csp)
+	require.NotRegexp(t, `script-src[^;]*unsafe-inline`, csp)
+	require.Equal(t, "DENY", rec.Header().Get("X-Frame-Options"))
+	require.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
+	require.Equal(t, "no-referrer", rec.Header().Get("Referrer-Policy"))
+	require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
+}
+
 // The page answers only requests whose Host names a loopback address: a
 // site whose DNS name was made to resolve to 127.0.0.1 (DNS rebinding)
 // sends its own name and reads nothing of the recorded history.
