@@ -74,7 +74,8 @@ func (vs Versions) Content(i int) ([]byte, error) { return vs[len(vs)-1-i].Conte
 // oldest version of the unbroken run of versions holding its current value,
 // so the walk stops once every key's run has ended (a restored key's walk
 // goes on to the first version that ever held the value). MEMORY.md lines
-// are blamed walking forward, as git blame does.
+// are blamed walking back too (blameLines), with the answers of git blame's
+// forward walk.
 func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error) {
 	last, ok, err := h.Entry(0)
 	if err != nil {
@@ -98,23 +99,7 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 	// entry is the i-th version back, which the walk has already reached
 	entry := func(i int) state.Entry { e, _, _ := h.Entry(i); return e }
 	if kind == KindMemory {
-		var vs []Version // oldest first
-		for i := 0; ; i++ {
-			e, ok, err := h.Entry(i)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				break
-			}
-			c, err := h.Content(i)
-			if err != nil {
-				return nil, err
-			}
-			vs = append(vs, Version{Entry: e, Content: c})
-		}
-		slices.Reverse(vs)
-		return blameLines(vs), nil
+		return blameLines(h, lastContent)
 	}
 	var final map[string]string // each key of the last version, with its value
 	if kind == KindGraph {
@@ -229,49 +214,143 @@ func CheckPointer(p string) error {
 	return nil
 }
 
-// blameLines blames each line of MEMORY.md as git blame does: lines a
-// version kept (by a longest common subsequence with the one before) keep
-// their origin. A line a restore brought back blames its first writer.
-func blameLines(versions []Version) []BlameLine {
-	type line struct {
-		text string
-		o    Origin
+// blameLines blames each line of MEMORY.md's last version (lastContent) as
+// git blame does: a line a version kept from the one before it (matched by
+// lcs) keeps its origin; a line a version added is that version's; a line a
+// restore added blames the first version that ever held that text, or, when
+// none before held it but the line appears earlier in the same version, the
+// restore itself, marked restored.
+//
+// It walks back from the last version, following each line to the version
+// that added it, and stops once every line has its answer (a restored
+// line's walk goes on to the first version of all). It holds two versions
+// at a time and remembers the matches of the last few pairs of versions,
+// so a history that goes back and forth between a few versions costs a
+// comparison per version, not a longest common subsequence. An unreadable version reached is an error.
+func blameLines(h History, lastContent []byte) ([]BlameLine, error) {
+	newer, final := versionLines(lastContent)
+	at := make([]int, len(final))    // line → where it is in the version the walk holds; -1 once added
+	added := make([]int, len(final)) // line → the version that added it
+	for f := range at {
+		at[f] = f
 	}
-	var cur []line
-	seen := map[string]Origin{}
-	for _, v := range versions {
-		var texts []string
-		if v.Content != nil {
-			texts = strings.Split(strings.TrimSuffix(string(v.Content), "\n"), "\n")
+	open := len(final)
+	// pending: the text of each line a restore added → the oldest version
+	// read since that holds it (-1: none yet); sameVersion: lines whose text
+	// the restore also holds on an earlier line
+	pending := map[string]int{}
+	sameVersion := make([]bool, len(final))
+	var matches recent[[2]string, map[int]int] // lcs(older, newer) by the versions' bytes
+	// entry is the i-th version back, which the walk has already reached
+	entry := func(i int) state.Entry { e, _, _ := h.Entry(i); return e }
+	newerLines := final
+	for i := 0; open > 0 || len(pending) > 0; i++ {
+		_, ok, err := h.Entry(i + 1)
+		if err != nil {
+			return nil, err
 		}
-		old := make([]string, len(cur))
-		for i, l := range cur {
-			old[i] = l.text
+		var older string
+		var olderLines []string // nil: version i+1 deletes the file, or there is none
+		if ok {
+			c, err := h.Content(i + 1)
+			if err != nil {
+				return nil, err
+			}
+			older, olderLines = versionLines(c)
 		}
-		match := lcs(old, texts)
-		next := make([]line, len(texts))
-		for j, t := range texts {
-			if i, ok := match[j]; ok {
-				next[j] = cur[i]
-				continue
+		if open > 0 {
+			restore := entry(i).Source == state.SourceRestore
+			var match map[int]int // newer's line → older's, for the lines older kept
+			if olderLines != nil {
+				var known bool
+				if match, known = matches.get([2]string{older, newer}); !known {
+					match = lcs(olderLines, newerLines)
+					matches.put([2]string{older, newer}, match)
+				}
 			}
-			o := originOf(v.Entry)
-			if first, ok := seen[t]; ok && v.Entry.Source == state.SourceRestore {
-				o = first
-				o.Restored, o.RestoredBy = true, v.Entry.Commit
+			for f, p := range at {
+				if p < 0 {
+					continue
+				}
+				if q, kept := match[p]; kept {
+					at[f] = q
+					continue
+				}
+				at[f], added[f] = -1, i
+				open--
+				if !restore {
+					continue
+				}
+				t := newerLines[p]
+				sameVersion[f] = slices.Contains(newerLines[:p], t)
+				if _, ok := pending[t]; !ok {
+					pending[t] = -1
+				}
 			}
-			if _, ok := seen[t]; !ok {
-				seen[t] = originOf(v.Entry)
-			}
-			next[j] = line{t, o}
 		}
-		cur = next
+		if !ok {
+			break
+		}
+		if len(pending) > 0 {
+			for _, l := range olderLines {
+				if _, ok := pending[l]; ok {
+					pending[l] = i + 1
+				}
+			}
+		}
+		newer, newerLines = older, olderLines
 	}
-	out := make([]BlameLine, len(cur))
-	for i, l := range cur {
-		out[i] = BlameLine{Line: i + 1, Value: l.text, Origin: l.o}
+	out := make([]BlameLine, len(final))
+	for f, t := range final {
+		a := entry(added[f])
+		o := originOf(a)
+		if a.Source == state.SourceRestore {
+			if first := pending[t]; first > added[f] {
+				o = originOf(entry(first))
+				o.Restored, o.RestoredBy = true, a.Commit
+			} else if sameVersion[f] {
+				o.Restored, o.RestoredBy = true, a.Commit
+			}
+		}
+		out[f] = BlameLine{Line: f + 1, Value: t, Origin: o}
 	}
-	return out
+	return out, nil
+}
+
+// versionLines is a MEMORY.md version's text and its lines (nil for a
+// deletion).
+func versionLines(content []byte) (string, []string) {
+	if content == nil {
+		return "", nil
+	}
+	s := string(content)
+	return s, strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// recent holds what was made of the last few keys asked for: a walk over
+// a history that goes back and forth between a few versions makes it once
+// per pair of versions, not once per step.
+type recent[K comparable, V any] struct {
+	keys [4]K
+	vals [4]V
+	n    int // slots filled
+	next int // the slot put fills next
+}
+
+func (r *recent[K, V]) get(k K) (V, bool) {
+	for i := range r.n {
+		if r.keys[i] == k {
+			return r.vals[i], true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+func (r *recent[K, V]) put(k K, v V) {
+	r.keys[r.next], r.vals[r.next] = k, v
+	r.next = (r.next + 1) % len(r.keys)
+	r.n = min(r.n+1, len(r.keys))
 }
 
 // lcs matches lines of b to equal lines of a (b index → a index), keeping
