@@ -151,8 +151,11 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		}
 		return func(k string) (string, bool) { return leafAt(doc, k) }
 	}
-	// the last version's values are final's: it is not decoded again
-	prev, prevValue := lastContent, func(k string) (string, bool) { v, ok := final[k]; return v, ok }
+	// the values of the last few versions read, by their bytes (the same
+	// bytes: the same values), the last version's being final's: a history
+	// that goes back and forth between a few versions decodes each once
+	var values recent[string, func(string) (string, bool)]
+	values.put(string(lastContent), func(k string) (string, bool) { v, ok := final[k]; return v, ok })
 	for i := 1; len(open) > 0 || len(restored) > 0; i++ {
 		if _, ok, err := h.Entry(i); err != nil {
 			return nil, err
@@ -163,9 +166,13 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		if err != nil {
 			content = nil // an unreadable past version: its keys are unknown
 		}
-		value := prevValue // the same bytes: the same values
-		if content == nil || prev == nil || string(content) != string(prev) {
-			value = valueIn(content)
+		value := none
+		if content != nil {
+			var known bool
+			if value, known = values.get(string(content)); !known {
+				value = valueIn(content)
+				values.put(string(content), value)
+			}
 		}
 		holds := func(k string) bool {
 			v, ok := value(k)
@@ -187,7 +194,6 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 				first[k] = i
 			}
 		}
-		prev, prevValue = content, value
 	}
 	var out []BlameLine
 	for _, k := range sortedKeys(wanted) {
@@ -329,7 +335,7 @@ func versionLines(content []byte) (string, []string) {
 
 // recent holds what was made of the last few keys asked for: a walk over
 // a history that goes back and forth between a few versions makes it once
-// per pair of versions, not once per step.
+// per version (or pair of versions), not once per step.
 type recent[K comparable, V any] struct {
 	keys [4]K
 	vals [4]V
