@@ -87,6 +87,9 @@ type view struct {
 	From, To   string
 	Since      string
 	EventCount int
+	LeftOut    int    // events past the page's diffs, from Cut on
+	Cut        string // RFC 3339, to the nanosecond when it has one: a --since that starts there
+	Budget     string // what a page embeds at most
 	Lanes      []viewLane
 	Ticks      []viewMarker
 	Kinds      []string
@@ -103,6 +106,10 @@ func Render(w io.Writer, t *Timeline) error {
 		Kinds: []string{KindAdd, KindUpdate, KindDelete, KindRejected, KindExpire, KindSync, KindRestore, KindResolve, KindPending, KindResolved}}
 	if !t.Since.IsZero() {
 		v.Since = stamp(t.Since)
+	}
+	if t.LeftOut > 0 {
+		v.LeftOut, v.Cut = t.LeftOut, CutStamp(t.Cut)
+		v.Budget = fmt.Sprintf("%s diffs, %d MiB in all", grouped(MaxDiffEvents), MaxDiffs>>20)
 	}
 	if len(t.Events) == 0 {
 		v.From, v.To = "", ""
@@ -193,4 +200,17 @@ func Render(w io.Writer, t *Timeline) error {
 		v.Data.Buckets = [][]int{}
 	}
 	return page().Execute(w, v)
+}
+
+// CutStamp writes a page's Cut for `--since`: RFC 3339, with the
+// nanoseconds when it has some, so the next page starts at that event.
+func CutStamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// grouped writes n with its thousands apart, as the docs do: 10 000.
+func grouped(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + " " + s[i:]
+	}
+	return s
 }

@@ -60,6 +60,18 @@ const (
 // diff is cut and says how to see all of it.
 const MaxDiff = 8 << 10
 
+// MaxDiffs and MaxDiffEvents bound the diffs of a whole page: once the next
+// diff would take the page's past MaxDiffs bytes, or MaxDiffEvents events
+// carry theirs, that event and every later one carry the command that
+// prints its diff instead (leftOut), and Build reads no more versions for
+// diffs. A history pushed to a remote can hold any number of versions for
+// a few hundred bytes each (two blobs, a commit per version): without a
+// bound, its page, and the time and memory to build it, grow with it.
+const (
+	MaxDiffs      = 2 << 20
+	MaxDiffEvents = 10_000
+)
+
 // Event is one thing that happened at one moment on one lane.
 type Event struct {
 	Lane   string
@@ -85,6 +97,11 @@ type Timeline struct {
 	Spans    []Span
 	From, To time.Time
 	Since    time.Time // zero: the whole history
+	// LeftOut counts the events past the page's diffs (MaxDiffs,
+	// MaxDiffEvents), the first of them at Cut: `--since Cut` gives a page
+	// that starts there.
+	LeftOut int
+	Cut     time.Time
 }
 
 // Build reads the history at or after since (zero: all of it).
@@ -122,30 +139,43 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	decided := map[[2]string]phase.Resolution{}
 	decisionAt := map[[2]string]time.Time{}
 	var wf []Span
+	spent, shown := 0, 0 // bytes of diffs on the page, and events carrying one
+	full := false        // the page's diffs are spent: this event and the later ones carry their command
 
 	for _, it := range items {
 		e := Event{Time: it.Time, Path: it.Path, Commit: it.Commit, Lane: laneOf(it.Class, it.Path)}
 		if strings.HasPrefix(e.Lane, "session ") {
 			sessions[e.Lane] = true
 		}
-		prev, ok := last[it.Path], known[it.Path]
-		if !ok {
-			prev = parentVersion(src, it.Commit, it.Path, it.rejected)
-		}
 		var cur []byte
-		var over error // the version is over max_size: named, never read
-		if it.Action != state.ActionDelete {
-			cur, err = src.FileAt(it.Commit, it.Path)
-			switch {
-			case errors.Is(err, state.ErrTooLarge):
-				over = err
-			case err != nil && !errors.Is(err, state.ErrNotFound):
-				return nil, err
+		if !full {
+			prev, ok := last[it.Path], known[it.Path]
+			if !ok {
+				prev = parentVersion(src, it.Commit, it.Path, it.rejected)
+			}
+			var over error // the version is over max_size: named, never read
+			if it.Action != state.ActionDelete {
+				cur, err = src.FileAt(it.Commit, it.Path)
+				switch {
+				case errors.Is(err, state.ErrTooLarge):
+					over = err
+				case err != nil && !errors.Is(err, state.ErrNotFound):
+					return nil, err
+				}
+			}
+			e.Detail = cut(textdiff.Unified(side("a", it.Path, prev), side("b", it.Path, cur), prev, cur, 3), it.Commit, it.Path)
+			if over != nil {
+				e.Detail = over.Error() + "\n"
+			}
+			if shown == MaxDiffEvents || spent+len(e.Detail) > MaxDiffs {
+				full, t.Cut = true, it.Time
+			} else {
+				spent, shown = spent+len(e.Detail), shown+1
 			}
 		}
-		e.Detail = cut(textdiff.Unified(side("a", it.Path, prev), side("b", it.Path, cur), prev, cur, 3), it.Commit, it.Path)
-		if over != nil {
-			e.Detail = over.Error() + "\n"
+		if full {
+			e.Detail = leftOut(it.Entry, it.rejected)
+			t.LeftOut++
 		}
 		e.Kind = kindOf(it.Entry, it.rejected)
 		e.Label = fmt.Sprintf("%s %s at %s (%s)", it.Action, it.Path, stamp(it.Time), it.Source)
@@ -174,11 +204,14 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 		if it.rejected {
 			continue
 		}
-		last[it.Path], known[it.Path] = cur, true
+		if !full {
+			last[it.Path], known[it.Path] = cur, true
+		}
 
-		// What the new version says about phases and decisions.
+		// What the new version says about phases and decisions (read here
+		// also past the page's diffs, where cur is not).
 		var doc any
-		if cur != nil && (it.Class == state.ClassWorkflowState || it.Class == state.ClassPhaseOutcome || it.Class == state.ClassDecisionResolution) {
+		if it.Action != state.ActionDelete && (it.Class == state.ClassWorkflowState || it.Class == state.ClassPhaseOutcome || it.Class == state.ClassDecisionResolution) {
 			if docs, err := src.Decode(it.Commit, it.Path); err == nil && len(docs) == 1 {
 				doc = docs[0]
 			}
@@ -347,6 +380,15 @@ func side(prefix, p string, data []byte) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// leftOut is the detail of an event past the page's diffs: the command
+// that prints its diff (its version, for a rejected one or a first).
+func leftOut(en state.Entry, rejected bool) string {
+	if rejected || en.Parent == "" {
+		return fmt.Sprintf("diff left out of this page; see the version with: strata show %s --rev %s\n", en.Path, en.Commit)
+	}
+	return fmt.Sprintf("diff left out of this page; see it with: strata diff %s --from %s --to %s\n", en.Path, en.Parent, en.Commit)
+}
 
 // cut bounds a diff to MaxDiff bytes (at a line end), saying how to see it all.
 func cut(d, commit, p string) string {

@@ -125,6 +125,10 @@ func writePage(dir, since, file string, out io.Writer) error {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	fmt.Fprintf(out, "wrote %s: %d events in %d lanes\n", file, len(t.Events), len(t.Lanes))
+	if t.LeftOut > 0 {
+		fmt.Fprintf(out, "the diffs of the %d events from %s on are left out (strata timeline --since %s gives a page that starts there)\n",
+			t.LeftOut, timeline.CutStamp(t.Cut), timeline.CutStamp(t.Cut))
+	}
 	return nil
 }
 

@@ -1,0 +1,132 @@
+package timeline
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+)
+
+// pushed makes a repository whose state ref holds n versions of MEMORY.md,
+// version i being version(i), one commit each a second apart, written with
+// git fast-import as a remote's history can be (attack22-out O-3), and
+// opens it.
+func pushed(t *testing.T, n int, version func(i int) string) *engine.Engine {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, config.FileName), []byte("# defaults\n"), 0o644))
+	const p = ".claude/memory/MEMORY.md"
+	var in bytes.Buffer
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		at := start.Add(time.Duration(i) * time.Second)
+		msg := fmt.Sprintf("update %s\n\nStrata-Path: %s\nStrata-Action: update\nStrata-Class: memory\nStrata-Source: watch\nStrata-Schema: markdown\nStrata-Time: %s\n",
+			p, p, at.Format(time.RFC3339Nano))
+		v := version(i)
+		fmt.Fprintf(&in, "commit refs/strata/state\ncommitter strata <strata@localhost> %d +0000\ndata %d\n%s\nM 100644 inline %s\ndata %d\n%s\n",
+			at.Unix(), len(msg), msg, p, len(v), v)
+	}
+	cmd := exec.Command("git", "-C", dir, "fast-import", "--quiet")
+	cmd.Stdin = &in
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v: %s", err, out)
+	}
+	e, err := engine.Open(dir)
+	require.NoError(t, err)
+	return e
+}
+
+// reads counts the versions Build reads.
+type reads struct {
+	*engine.Engine
+	n int
+}
+
+func (r *reads) FileAt(commit, path string) ([]byte, error) {
+	r.n++
+	return r.Engine.FileAt(commit, path)
+}
+
+// A history going back and forth between two 400-line versions: each diff
+// is cut at MaxDiff, and once the next would take the page's past
+// MaxDiffs, that event and every later one carry the command that prints
+// its diff, and Build reads no more versions. The page says where the
+// diffs stop and how to see them.
+func TestBuildStopsAtMaxDiffs(t *testing.T) {
+	var a, b strings.Builder
+	for j := 0; j < 400; j++ {
+		fmt.Fprintf(&a, "- a line %d %s\n", j, strings.Repeat("y", 50))
+		fmt.Fprintf(&b, "- b line %d %s\n", j, strings.Repeat("z", 50))
+	}
+	const n = 600
+	e := pushed(t, n, func(i int) string { return []string{a.String(), b.String()}[i%2] })
+	src := &reads{Engine: e}
+	tl, err := Build(src, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, tl.Events, n)
+
+	embedded, shown := 0, 0
+	for i, ev := range tl.Events {
+		if ev.Time.Before(tl.Cut) {
+			require.True(t, strings.HasPrefix(ev.Detail, "--- "), "event %d: %q", i, ev.Detail)
+			embedded += len(ev.Detail)
+			shown++
+			continue
+		}
+		require.Equal(t, fmt.Sprintf("diff left out of this page; see it with: strata diff .claude/memory/MEMORY.md --from %s --to %s\n",
+			tl.Events[i-1].Commit, ev.Commit), ev.Detail, "event %d", i)
+	}
+	require.LessOrEqual(t, embedded, MaxDiffs)
+	require.Greater(t, embedded+MaxDiff, MaxDiffs, "the diffs stop only when the next one does not fit")
+	require.Equal(t, n-shown, tl.LeftOut)
+	require.Equal(t, tl.Events[shown].Time, tl.Cut)
+	require.LessOrEqual(t, src.n, shown+2, "versions read: the shown events', the first one's parent and the one that did not fit")
+
+	var page bytes.Buffer
+	require.NoError(t, Render(&page, tl))
+	require.Less(t, page.Len(), MaxDiffs+n*400)
+	cut := CutStamp(tl.Cut)
+	require.Contains(t, page.String(), fmt.Sprintf("The diffs of the %d events from %s on are left out: a page embeds at most 10 000 diffs, 2 MiB in all.", tl.LeftOut, cut))
+	require.Contains(t, page.String(), "<code>strata timeline --since "+cut+"</code>")
+
+	// The page --since the cut starts there, with the diffs left out before.
+	next, err := Build(e, tl.Cut)
+	require.NoError(t, err)
+	require.Equal(t, tl.LeftOut, len(next.Events))
+	require.Equal(t, tl.Events[shown].Commit, next.Events[0].Commit)
+	require.True(t, strings.HasPrefix(next.Events[0].Detail, "--- "))
+}
+
+// A history of more than MaxDiffEvents small changes: the first
+// MaxDiffEvents events carry their diff, the rest the command.
+func TestBuildStopsAtMaxDiffEvents(t *testing.T) {
+	const n = MaxDiffEvents + 20
+	e := pushed(t, n, func(i int) string { return fmt.Sprintf("# M\n\n- %d\n", i) })
+	src := &reads{Engine: e}
+	tl, err := Build(src, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, 20, tl.LeftOut)
+	require.Equal(t, tl.Events[MaxDiffEvents].Time, tl.Cut)
+	require.Contains(t, tl.Events[MaxDiffEvents-1].Detail, fmt.Sprintf("+- %d\n", MaxDiffEvents-1))
+	require.True(t, strings.HasPrefix(tl.Events[MaxDiffEvents].Detail, "diff left out of this page; see it with: strata diff "))
+	require.LessOrEqual(t, src.n, MaxDiffEvents+2)
+}
