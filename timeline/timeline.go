@@ -221,6 +221,7 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			ph := ""
 			if m, ok := doc.(map[string]any); ok {
 				ph, _ = m["phase"].(string)
+				ph = strings.Clone(ph) // not a view of the whole version's text, which a span would keep
 			}
 			if n := len(wf); n > 0 && wf[n-1].End.IsZero() {
 				if wf[n-1].Label == ph {
