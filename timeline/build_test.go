@@ -36,14 +36,21 @@ func pushed(t *testing.T, n int, version func(i int) string) *engine.Engine {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, config.FileName), []byte("# defaults\n"), 0o644))
 	const p = ".claude/memory/MEMORY.md"
 	var in bytes.Buffer
+	marks := map[string]int{} // each version's blob, written once
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < n; i++ {
+		v := version(i)
+		mark, ok := marks[v]
+		if !ok {
+			mark = len(marks) + 1
+			marks[v] = mark
+			fmt.Fprintf(&in, "blob\nmark :%d\ndata %d\n%s\n", mark, len(v), v)
+		}
 		at := start.Add(time.Duration(i) * time.Second)
 		msg := fmt.Sprintf("update %s\n\nStrata-Path: %s\nStrata-Action: update\nStrata-Class: memory\nStrata-Source: watch\nStrata-Schema: markdown\nStrata-Time: %s\n",
 			p, p, at.Format(time.RFC3339Nano))
-		v := version(i)
-		fmt.Fprintf(&in, "commit refs/strata/state\ncommitter strata <strata@localhost> %d +0000\ndata %d\n%s\nM 100644 inline %s\ndata %d\n%s\n",
-			at.Unix(), len(msg), msg, p, len(v), v)
+		fmt.Fprintf(&in, "commit refs/strata/state\ncommitter strata <strata@localhost> %d +0000\ndata %d\n%s\nM 100644 :%d %s\n",
+			at.Unix(), len(msg), msg, mark, p)
 	}
 	cmd := exec.Command("git", "-C", dir, "fast-import", "--quiet")
 	cmd.Stdin = &in
@@ -105,7 +112,7 @@ func TestBuildStopsAtMaxDiffs(t *testing.T) {
 	require.NoError(t, Render(&page, tl))
 	require.Less(t, page.Len(), MaxDiffs+n*400)
 	cut := CutStamp(tl.Cut)
-	require.Contains(t, page.String(), fmt.Sprintf("The diffs of the %d events from %s on are left out: a page embeds at most 10 000 diffs, 2 MiB in all.", tl.LeftOut, cut))
+	require.Contains(t, page.String(), fmt.Sprintf("The diffs of the %d events from %s on are left out: a page embeds at most 10 000 diffs, 2 MiB in all, from 256 MiB of versions read.", tl.LeftOut, cut))
 	require.Contains(t, page.String(), "<code>strata timeline --since "+cut+"</code>")
 
 	// The page --since the cut starts there, with the diffs left out before.
@@ -129,4 +136,23 @@ func TestBuildStopsAtMaxDiffEvents(t *testing.T) {
 	require.Contains(t, tl.Events[MaxDiffEvents-1].Detail, fmt.Sprintf("+- %d\n", MaxDiffEvents-1))
 	require.True(t, strings.HasPrefix(tl.Events[MaxDiffEvents].Detail, "diff left out of this page; see it with: strata diff "))
 	require.LessOrEqual(t, src.n, MaxDiffEvents+2)
+}
+
+// Versions of one long line: each diff is cut to its header, so the page
+// grows little, but each is read whole; the diffs stop once the versions
+// read pass MaxDiffRead.
+func TestBuildStopsAtMaxDiffRead(t *testing.T) {
+	const size = 1 << 20
+	a, b := strings.Repeat("a", size-1)+"\n", strings.Repeat("b", size-1)+"\n"
+	n := MaxDiffRead/size + 20
+	e := pushed(t, n, func(i int) string { return []string{a, b}[i%2] })
+	src := &reads{Engine: e}
+	tl, err := Build(src, time.Time{})
+	require.NoError(t, err)
+	shown := MaxDiffRead / size // the first version was read alone, with no parent
+	require.Equal(t, n-shown, tl.LeftOut)
+	require.Equal(t, tl.Events[shown].Time, tl.Cut)
+	require.True(t, strings.HasPrefix(tl.Events[shown-1].Detail, "--- "))
+	require.True(t, strings.HasPrefix(tl.Events[shown].Detail, "diff left out of this page; see it with: strata diff "))
+	require.LessOrEqual(t, src.n, shown+2)
 }

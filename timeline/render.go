@@ -109,7 +109,7 @@ func Render(w io.Writer, t *Timeline) error {
 	}
 	if t.LeftOut > 0 {
 		v.LeftOut, v.Cut = t.LeftOut, CutStamp(t.Cut)
-		v.Budget = fmt.Sprintf("%s diffs, %d MiB in all", grouped(MaxDiffEvents), MaxDiffs>>20)
+		v.Budget = fmt.Sprintf("%s diffs, %d MiB in all, from %d MiB of versions read", grouped(MaxDiffEvents), MaxDiffs>>20, MaxDiffRead>>20)
 	}
 	if len(t.Events) == 0 {
 		v.From, v.To = "", ""

@@ -60,16 +60,20 @@ const (
 // diff is cut and says how to see all of it.
 const MaxDiff = 8 << 10
 
-// MaxDiffs and MaxDiffEvents bound the diffs of a whole page: once the next
-// diff would take the page's past MaxDiffs bytes, or MaxDiffEvents events
-// carry theirs, that event and every later one carry the command that
+// MaxDiffs, MaxDiffEvents and MaxDiffRead bound the diffs of a whole page:
+// once the next diff would take the page's past MaxDiffs bytes, or
+// MaxDiffEvents events carry theirs, or the versions read for them pass
+// MaxDiffRead bytes, that event and every later one carry the command that
 // prints its diff instead (leftOut), and Build reads no more versions for
 // diffs. A history pushed to a remote can hold any number of versions for
-// a few hundred bytes each (two blobs, a commit per version): without a
-// bound, its page, and the time and memory to build it, grow with it.
+// a few hundred bytes each (two blobs, a commit per version; versions of
+// one long line, each diff cut to its header, cost the page little but
+// the build a whole read each): without a bound, its page, and the time
+// and memory to build it, grow with it.
 const (
 	MaxDiffs      = 2 << 20
 	MaxDiffEvents = 10_000
+	MaxDiffRead   = 256 << 20
 )
 
 // Event is one thing that happened at one moment on one lane.
@@ -98,7 +102,7 @@ type Timeline struct {
 	From, To time.Time
 	Since    time.Time // zero: the whole history
 	// LeftOut counts the events past the page's diffs (MaxDiffs,
-	// MaxDiffEvents), the first of them at Cut: `--since Cut` gives a page
+	// MaxDiffEvents, MaxDiffRead), the first of them at Cut: `--since Cut` gives a page
 	// that starts there.
 	LeftOut int
 	Cut     time.Time
@@ -139,8 +143,8 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	decided := map[[2]string]phase.Resolution{}
 	decisionAt := map[[2]string]time.Time{}
 	var wf []Span
-	spent, shown := 0, 0 // bytes of diffs on the page, and events carrying one
-	full := false        // the page's diffs are spent: this event and the later ones carry their command
+	spent, shown, read := 0, 0, 0 // bytes of diffs on the page, events carrying one, bytes of versions read for them
+	full := false                 // the page's diffs are spent: this event and the later ones carry their command
 
 	for _, it := range items {
 		e := Event{Time: it.Time, Path: it.Path, Commit: it.Commit, Lane: laneOf(it.Class, it.Path)}
@@ -152,10 +156,12 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			prev, ok := last[it.Path], known[it.Path]
 			if !ok {
 				prev = parentVersion(src, it.Commit, it.Path, it.rejected)
+				read += len(prev)
 			}
 			var over error // the version is over max_size: named, never read
 			if it.Action != state.ActionDelete {
 				cur, err = src.FileAt(it.Commit, it.Path)
+				read += len(cur)
 				switch {
 				case errors.Is(err, state.ErrTooLarge):
 					over = err
@@ -167,7 +173,7 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			if over != nil {
 				e.Detail = over.Error() + "\n"
 			}
-			if shown == MaxDiffEvents || spent+len(e.Detail) > MaxDiffs {
+			if shown == MaxDiffEvents || spent+len(e.Detail) > MaxDiffs || read > MaxDiffRead {
 				full, t.Cut = true, it.Time
 			} else {
 				spent, shown = spent+len(e.Detail), shown+1
