@@ -25,11 +25,14 @@ with one lane per layer (L1 files, L2 MEMORY.md, L3 graph) and per
 phase-output session: workflow phases as spans, decisions (pending or
 resolved with the choice), rejected versions in red, TTL expiries, sync
 merges naming the losing side, restores. Enter or a click on an event shows
-its diff. Without -o the page goes to stdout. --serve ADDR serves it on a
-loopback address instead until interrupted, built again on a reload when
-the history moved; it refuses what another web site's page asks of it
-(403), so open it from the address bar. strata-serve, installed with
-strata, builds and serves the page.`,
+its diff. A page embeds at most 10 000 diffs, 2 MiB in all, from 256 MiB of
+versions read; the later events name the command that prints theirs, and
+the page says from when (--since that time gives the rest). Without -o the
+page goes to stdout. --serve ADDR serves it on a loopback address instead
+until interrupted, built again on a reload when the history moved; it
+refuses what another web site's page asks of it (403), so open it from the
+address bar. strata-serve, installed with strata, builds and serves the
+page.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since,
 				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--since", v) }},
