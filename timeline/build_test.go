@@ -16,11 +16,13 @@ import (
 	"github.com/strata-dev/strata/engine"
 )
 
-// pushed makes a repository whose state ref holds n versions of MEMORY.md,
-// version i being version(i), one commit each a second apart, written with
-// git fast-import as a remote's history can be (attack22-out O-3), and
-// opens it.
-func pushed(t *testing.T, n int, version func(i int) string) *engine.Engine {
+const memoryMD = ".claude/memory/MEMORY.md"
+
+// pushed makes a repository whose state ref holds n versions of the kept
+// file p, version i being version(i), one commit each a second apart,
+// written with git fast-import as a remote's history can be (attack22-out
+// O-3), and opens it.
+func pushed(t *testing.T, p string, n int, version func(i int) string) *engine.Engine {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
@@ -34,7 +36,10 @@ func pushed(t *testing.T, n int, version func(i int) string) *engine.Engine {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, config.FileName), []byte("# defaults\n"), 0o644))
-	const p = ".claude/memory/MEMORY.md"
+	cfg, err := config.Load(dir)
+	require.NoError(t, err)
+	k, ok := cfg.Classify(p)
+	require.True(t, ok, "%s is not kept", p)
 	var in bytes.Buffer
 	marks := map[string]int{} // each version's blob, written once
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
@@ -47,8 +52,8 @@ func pushed(t *testing.T, n int, version func(i int) string) *engine.Engine {
 			fmt.Fprintf(&in, "blob\nmark :%d\ndata %d\n%s\n", mark, len(v), v)
 		}
 		at := start.Add(time.Duration(i) * time.Second)
-		msg := fmt.Sprintf("update %s\n\nStrata-Path: %s\nStrata-Action: update\nStrata-Class: memory\nStrata-Source: watch\nStrata-Schema: markdown\nStrata-Time: %s\n",
-			p, p, at.Format(time.RFC3339Nano))
+		msg := fmt.Sprintf("update %s\n\nStrata-Path: %s\nStrata-Action: update\nStrata-Class: %s\nStrata-Source: watch\nStrata-Schema: %s\nStrata-Time: %s\n",
+			p, p, k.Class, k.Schema, at.Format(time.RFC3339Nano))
 		fmt.Fprintf(&in, "commit refs/strata/state\ncommitter strata <strata@localhost> %d +0000\ndata %d\n%s\nM 100644 :%d %s\n",
 			at.Unix(), len(msg), msg, mark, p)
 	}
@@ -85,7 +90,7 @@ func TestBuildStopsAtMaxDiffs(t *testing.T) {
 		fmt.Fprintf(&b, "- b line %d %s\n", j, strings.Repeat("z", 50))
 	}
 	const n = 600
-	e := pushed(t, n, func(i int) string { return []string{a.String(), b.String()}[i%2] })
+	e := pushed(t, memoryMD, n, func(i int) string { return []string{a.String(), b.String()}[i%2] })
 	src := &reads{Engine: e}
 	tl, err := Build(src, time.Time{})
 	require.NoError(t, err)
@@ -127,7 +132,7 @@ func TestBuildStopsAtMaxDiffs(t *testing.T) {
 // MaxDiffEvents events carry their diff, the rest the command.
 func TestBuildStopsAtMaxDiffEvents(t *testing.T) {
 	const n = MaxDiffEvents + 20
-	e := pushed(t, n, func(i int) string { return fmt.Sprintf("# M\n\n- %d\n", i) })
+	e := pushed(t, memoryMD, n, func(i int) string { return fmt.Sprintf("# M\n\n- %d\n", i) })
 	src := &reads{Engine: e}
 	tl, err := Build(src, time.Time{})
 	require.NoError(t, err)
@@ -145,7 +150,7 @@ func TestBuildStopsAtMaxDiffRead(t *testing.T) {
 	const size = 1 << 20
 	a, b := strings.Repeat("a", size-1)+"\n", strings.Repeat("b", size-1)+"\n"
 	n := MaxDiffRead/size + 20
-	e := pushed(t, n, func(i int) string { return []string{a, b}[i%2] })
+	e := pushed(t, memoryMD, n, func(i int) string { return []string{a, b}[i%2] })
 	src := &reads{Engine: e}
 	tl, err := Build(src, time.Time{})
 	require.NoError(t, err)
@@ -155,4 +160,25 @@ func TestBuildStopsAtMaxDiffRead(t *testing.T) {
 	require.True(t, strings.HasPrefix(tl.Events[shown-1].Detail, "--- "))
 	require.True(t, strings.HasPrefix(tl.Events[shown].Detail, "diff left out of this page; see it with: strata diff "))
 	require.LessOrEqual(t, src.n, shown+2)
+}
+
+// A workflow state going back and forth between two long phases: a span
+// each, its label cut after MaxPhase bytes, so the page stays small.
+func TestBuildCutsLongPhases(t *testing.T) {
+	long := func(c string) string { return strings.Repeat(c, 10_000) + "é" }
+	e := pushed(t, ".claude/workflow-state.json", 40, func(i int) string {
+		return fmt.Sprintf(`{"type": "APEX", "phase": %q, "lastUpdated": "2026-11-22T10:30:00Z"}`+"\n", long([]string{"a", "b"}[i%2]))
+	})
+	tl, err := Build(e, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, tl.Spans, 40)
+	require.Equal(t, strings.Repeat("a", MaxPhase)+"…", tl.Spans[0].Label)
+	require.Equal(t, strings.Repeat("b", MaxPhase)+"…", tl.Spans[1].Label)
+	var page bytes.Buffer
+	require.NoError(t, Render(&page, tl))
+	require.Less(t, page.Len(), 200<<10)
+
+	require.Equal(t, "plan", phaseLabel("plan"))
+	require.Equal(t, strings.Repeat("x", MaxPhase-1)+"…", phaseLabel(strings.Repeat("x", MaxPhase-1)+"éé"), "cut before a character that does not fit whole")
+	require.Equal(t, strings.Repeat("x", MaxPhase-2)+"é", phaseLabel(strings.Repeat("x", MaxPhase-2)+"é"), "MaxPhase bytes, whole")
 }

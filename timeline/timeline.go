@@ -60,6 +60,11 @@ const (
 // diff is cut and says how to see all of it.
 const MaxDiff = 8 << 10
 
+// MaxPhase is the most bytes of a workflow phase a span's label shows: a
+// recorded phase can be any string, and a history pushed to a remote can
+// go back and forth between two long ones, a span each.
+const MaxPhase = 120
+
 // MaxDiffs, MaxDiffEvents and MaxDiffRead bound the diffs of a whole page:
 // once the next diff would take the page's past MaxDiffs bytes, or
 // MaxDiffEvents events carry theirs, or the versions read for them pass
@@ -143,6 +148,7 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	decided := map[[2]string]phase.Resolution{}
 	decisionAt := map[[2]string]time.Time{}
 	var wf []Span
+	inPhase := ""                 // the phase of the open span, whole
 	spent, shown, read := 0, 0, 0 // bytes of diffs on the page, events carrying one, bytes of versions read for them
 	full := false                 // the page's diffs are spent: this event and the later ones carry their command
 
@@ -227,16 +233,16 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			ph := ""
 			if m, ok := doc.(map[string]any); ok {
 				ph, _ = m["phase"].(string)
-				ph = strings.Clone(ph) // not a view of the whole version's text, which a span would keep
 			}
 			if n := len(wf); n > 0 && wf[n-1].End.IsZero() {
-				if wf[n-1].Label == ph {
+				if inPhase == ph {
 					continue
 				}
 				wf[n-1].End = it.Time
 			}
+			inPhase = strings.Clone(ph) // not a view of the whole version's text
 			if ph != "" {
-				wf = append(wf, Span{Label: ph, Start: it.Time})
+				wf = append(wf, Span{Label: phaseLabel(ph), Start: it.Time})
 			}
 		case state.ClassPhaseOutcome:
 			if doc == nil {
@@ -387,6 +393,23 @@ func side(prefix, p string, data []byte) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// phaseLabel is a span's label: its phase, cut after MaxPhase bytes (at a
+// character's start), always a copy: a decoded string is a view of the
+// whole version's text, which the span would keep.
+func phaseLabel(ph string) string {
+	if len(ph) <= MaxPhase {
+		return strings.Clone(ph)
+	}
+	end := 0
+	for i := range ph {
+		if i > MaxPhase {
+			break
+		}
+		end = i
+	}
+	return ph[:end] + "…"
+}
 
 // leftOut is the detail of an event past the page's diffs: the command
 // that prints its diff (its version, for a rejected one or a first).
