@@ -198,6 +198,7 @@ func watch(ctx context.Context, eng *engine.Engine, loaded string, o Options, lo
 	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
 		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
+	r.replayOwed() // what a killed watcher owed comes before what changed since
 	every := o.ExpireEvery
 	if every <= 0 {
 		every = time.Minute
@@ -250,7 +251,6 @@ func watch(ctx context.Context, eng *engine.Engine, loaded string, o Options, lo
 			}
 			if first {
 				first = false
-				r.owed()
 				r.expire()
 				// The catch-up read every kept file; hand that garbage back to
 				// the OS now rather than keep it resident while idle.
@@ -544,21 +544,72 @@ func (r *recorder) logMore(more, outs []engine.Outcome) {
 	}
 }
 
-// owed runs the write protocol a watcher killed after a record of the
-// workflow state still owed it (layers.Agent.Owed), once, after the
-// catch-up.
-func (r *recorder) owed() {
-	if !r.stillHere() {
+// owedPath is the marker of the write protocol's runs under way
+// (docs/format.md): it holds the state ref's head before the first record
+// whose protocol has not yet run, and is there from before that record
+// until its protocol has run. One left behind is a watcher's killed
+// between the two; the next watcher replays what it owed (replayOwed).
+func owedPath(eng *engine.Engine) string {
+	return filepath.Join(eng.GitDir(), "strata", "protocol-owed")
+}
+
+// owe notes, before a record that runs the protocol, that its protocol is
+// owed: the head the record starts from, unless an earlier run still owes
+// one (its base is the older, and covers this run too).
+func (r *recorder) owe() {
+	name := owedPath(r.eng)
+	if _, err := os.Lstat(name); err == nil {
+		return
+	}
+	head, err := r.eng.Head()
+	if err != nil {
+		return // (nothing recorded can be told from a head we cannot read)
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
+		_ = os.WriteFile(name, []byte(head+"\n"), 0o644)
+	}
+}
+
+// commitID reports whether s is a full commit id (SHA-1 or SHA-256, hex).
+func commitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// paid removes the marker once the protocol ran for every record since it
+// was written.
+func (r *recorder) paid() { _ = os.Remove(owedPath(r.eng)) }
+
+// replayOwed runs, before the catch-up, the protocol a killed watcher owed
+// (owedPath): its L2 lines, oldest first, before the lines of what changed
+// since, and the L3 upsert. The marker goes once that ran.
+func (r *recorder) replayOwed() {
+	data, err := os.ReadFile(owedPath(r.eng))
+	if err != nil {
+		return
+	}
+	base := strings.TrimSpace(string(data))
+	if base != "" && !commitID(base) {
+		r.log.Warn("a note of the write protocol's runs under way cannot be read; removed", "path", owedPath(r.eng))
+		r.paid()
 		return
 	}
 	r.mu.Lock()
-	outs, err := r.agent.Owed()
+	outs, err := r.agent.Replay(base, state.SourceWatch)
 	r.mu.Unlock()
 	r.logMore(outs, nil)
-	r.status.update(func(p *Published) { p.Recorded, p.Rejected = r.recorded, r.rejected })
 	if err != nil {
 		r.log.Error("layers", "err", err)
+		return // tried again at the next start
 	}
+	r.paid()
 }
 
 // beforeExpire, set by tests only, runs between the batch expire records
@@ -577,9 +628,13 @@ func (r *recorder) expire() {
 	if beforeExpire != nil {
 		beforeExpire()
 	}
+	r.owe() // Expire may record the workflow state, then run the protocol
 	r.mu.Lock()
 	x, outs, err := r.agent.Expire(state.SourceWatch)
 	r.mu.Unlock()
+	if err == nil {
+		r.paid()
+	}
 	// A version saved after that batch read the file is recorded by Expire,
 	// with the write protocol's own records: logged and counted as a
 	// batch's. (An invalid one is reported by the watcher's event for it,
@@ -649,6 +704,11 @@ func (r *recorder) handle(b watcher.Batch) bool {
 	if len(kept) == 0 {
 		return true
 	}
+	// a record of an L1 file owes the protocol until it ran (owedPath)
+	protocol := slices.ContainsFunc(kept, func(k config.Kept) bool { return layers.IsL1(r.eng.Config(), k.Path) })
+	if protocol {
+		r.owe()
+	}
 	r.unread.setBusy()
 	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
@@ -706,6 +766,8 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		r.mu.Unlock()
 		if err != nil {
 			r.log.Error("layers", "err", err)
+		} else if protocol {
+			r.paid()
 		}
 		r.logMore(more, outs)
 	}

@@ -499,9 +499,10 @@ func runOnce(t *testing.T, eng *engine.Engine) string {
 
 // A watcher killed between its record of a workflow step and the write
 // protocol's writes left the step recorded, no change for the next watcher
-// to find: the next watcher runs the protocol it owed, once — its MEMORY.md
-// line and L3 upsert come, recorded with source resolve — and a watcher
-// after that finds nothing owed (attack22-layers L-1).
+// to find, and its marker (owedPath): the next watcher runs the protocol
+// it owed, once, before its catch-up — the killed step's line first, then
+// the line of a step made since — and removes the marker; a watcher after
+// that replays nothing (attack22-layers L-1, attack22-verify V-6).
 func TestOwedProtocolRunsAtStart(t *testing.T) {
 	eng := newRepo(t)
 	const mem = ".claude/memory/MEMORY.md"
@@ -509,23 +510,52 @@ func TestOwedProtocolRunsAtStart(t *testing.T) {
 	write(t, eng, ".claude/memory.jsonl", "")
 	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2099-01-01T10:00:00Z"}`)
 	runOnce(t, eng)
-	// the killed watcher's last act: the step recorded, nothing after it
+	// the killed watcher's last acts: the marker, then the step recorded
+	base, err := eng.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(owedPath(eng), []byte(base+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2099-01-01T11:00:00Z"}`)
 	k, _ := eng.Config().Classify(layers.WorkflowStatePath)
 	if _, err := eng.Record([]config.Kept{k}, state.SourceWatch); err != nil {
 		t.Fatal(err)
 	}
+	// and the agent's next step, made before the watcher came back
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"review","context":"auth","lastUpdated":"2099-01-01T12:00:00Z"}`)
 	logged := runOnce(t, eng)
-	data, err := os.ReadFile(eng.Config().Abs(mem))
-	if err != nil || string(data) != "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n" {
-		t.Errorf("MEMORY.md %q, %v; want the owed line", data, err)
+	want := "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n- Active APEX workflow: implement completed, reviewing auth\n"
+	if data, err := os.ReadFile(eng.Config().Abs(mem)); err != nil || string(data) != want {
+		t.Errorf("MEMORY.md %q, %v; want the owed line, then the next step's", data, err)
 	}
-	for _, want := range []string{"path=.claude/memory/MEMORY.md action=update source=resolve", "path=.claude/memory.jsonl action=update source=resolve"} {
-		if !strings.Contains(logged, want) {
-			t.Errorf("log lacks %q:\n%s", want, logged)
-		}
+	if !strings.Contains(logged, "path=.claude/memory.jsonl action=update source=resolve") {
+		t.Errorf("log lacks the L3 upsert:\n%s", logged)
+	}
+	if _, err := os.Lstat(owedPath(eng)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the marker is still there: %v", err)
 	}
 	if again := runOnce(t, eng); strings.Contains(again, "msg=recorded") {
 		t.Errorf("a later watcher recorded again:\n%s", again)
+	}
+}
+
+// Without a marker nothing is replayed: a step whose protocol ran and wrote
+// nothing (MEMORY.md absent, memory_create off; its line already there, the
+// user's now) is not run again at each start (attack22-verify V-2).
+func TestNothingReplayedWithoutMarker(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2099-01-01T10:00:00Z"}`)
+	runOnce(t, eng)
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2099-01-01T11:00:00Z"}`)
+	if first := runOnce(t, eng); !strings.Contains(first, "it would have said: Active APEX workflow: plan completed, implementing auth") {
+		t.Fatalf("no warning for the absent MEMORY.md:\n%s", first)
+	}
+	if _, err := os.Lstat(owedPath(eng)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the marker is left after a protocol run: %v", err)
+	}
+	if again := runOnce(t, eng); strings.Contains(again, "would have said") || strings.Contains(again, "msg=recorded") {
+		t.Errorf("a later start ran the protocol again:\n%s", again)
 	}
 }

@@ -82,6 +82,9 @@ type Agent struct {
 	Warn     func(msg string)
 	degraded bool
 	unkept   map[string]bool // the L2 and L3 files already said to be private
+	// replaying: Replay's runs, which add a line MEMORY.md lacks and leave
+	// one it holds where it is
+	replaying bool
 }
 
 // New returns an agent using DefaultGraph for L3.
@@ -104,12 +107,12 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		if o.Entry == nil {
 			continue
 		}
-		k, ok := a.Eng.Config().Classify(o.Path)
 		// Only the canonical L1 files are mirrored: a user's own files that
 		// borrow the workflow-state schema are not "the" workflow state.
-		if !ok || !isSynced(k.Class) || !slices.Contains(l1Paths(a.Eng.Config(), k.Class), o.Path) {
+		if !IsL1(a.Eng.Config(), o.Path) {
 			continue
 		}
+		k, _ := a.Eng.Config().Classify(o.Path)
 		if a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
 			continue // git put it there (a checkout, stash, reset, pull): no step of the agent's, no L2 line, no L3 upsert
 		}
@@ -163,54 +166,57 @@ func (a *Agent) AfterSaves(outs []engine.Outcome) ([]engine.Outcome, error) {
 	return a.AfterRecord(saved)
 }
 
-// owedWindow is how many entries back Owed looks for the watcher's last
-// record of the workflow state.
-const owedWindow = 64
+// replayWindow is how many log entries back Replay looks for its base.
+const replayWindow = 4096
 
-// Owed runs the write protocol for the watcher's last record of the
-// workflow state when the protocol never ran for it: the watcher was killed
-// between that record and the protocol's writes, and the version, recorded,
-// is no change for the next watcher to find. It is owed when that record
-// (source watch, among the last owedWindow entries) gives an L2 line and
-// no record of MEMORY.md with source resolve came after it. The line, when
-// MEMORY.md holds it already (the kill came after its write), stays as it
-// is; the L3 upsert runs as after any record. It returns the outcomes of
-// the protocol's records.
-func (a *Agent) Owed() ([]engine.Outcome, error) {
-	ents, err := a.Eng.Log(state.LogQuery{Limit: owedWindow})
+// IsL1 reports whether rel is one of the L1 files the protocol mirrors: a
+// record of it runs the protocol.
+func IsL1(cfg *config.Config, rel string) bool {
+	k, ok := cfg.Classify(rel)
+	return ok && isSynced(k.Class) && slices.Contains(l1Paths(cfg, k.Class), rel)
+}
+
+// Replay runs the write protocol for the records of L1 files with source
+// src made on the state ref after base ("" for none), oldest first: the
+// runs a watcher killed between its records and the protocol's writes
+// still owed. A line MEMORY.md holds already stays where it is (it may be
+// the killed run's own write); the others are added as usual. A base that
+// is not among the last replayWindow entries (a ref rewritten since)
+// replays nothing. It returns the outcomes of the protocol's records.
+func (a *Agent) Replay(base string, src state.Source) ([]engine.Outcome, error) {
+	ents, err := a.Eng.Log(state.LogQuery{Limit: replayWindow})
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	l2 := a.Eng.Config().L2()
-	ws := l1Paths(a.Eng.Config(), state.ClassWorkflowState)
+	var steps []state.Entry
+	found := base == ""
 	for _, en := range ents {
-		if en.Path == l2 && en.Source == state.SourceResolve {
-			return nil, nil // the protocol ran after the last step
+		if en.Commit == base {
+			found = true
+			break
 		}
-		if !slices.Contains(ws, en.Path) {
-			continue
+		if en.Source == src && IsL1(a.Eng.Config(), en.Path) {
+			steps = append(steps, en)
 		}
-		if en.Source != state.SourceWatch || en.Action == state.ActionDelete {
-			return nil, nil // not the watcher's, whose protocol always runs: nothing owed
-		}
-		cur, err := a.docAt(en.Commit, en.Path)
-		if err != nil {
-			return nil, err
-		}
-		prev, err := a.previous(en.Commit, en.Path)
-		if err != nil {
-			return nil, err
-		}
-		if len(Transition(prev, cur)) == 0 {
-			return nil, nil
-		}
-		e := en
-		return a.AfterRecord([]engine.Outcome{{Path: en.Path, Entry: &e}})
 	}
-	return nil, nil
+	if !found {
+		return nil, nil
+	}
+	a.replaying = true
+	defer func() { a.replaying = false }()
+	var outs []engine.Outcome
+	for i := len(steps) - 1; i >= 0; i-- {
+		en := steps[i]
+		more, err := a.AfterRecord([]engine.Outcome{{Path: en.Path, Entry: &en}})
+		outs = append(outs, more...)
+		if err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
 }
 
 // docAt decodes a recorded JSON document ({} when it is not an object).
@@ -380,7 +386,9 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 	data := f.Content
 	for _, line := range lines {
 		var err error
-		data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
+		if !a.replaying { // (AddItem adds only a line the section lacks)
+			data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
+		}
 		if err == nil {
 			data, _, err = markdown.AddItem(data, WorkflowSection, 2, line)
 		}

@@ -308,3 +308,30 @@ func TestPrivateLayerFilesAreSaid(t *testing.T) {
 		t.Errorf("a private MEMORY.md was written: %q", got)
 	}
 }
+
+// Replay adds a line MEMORY.md lacks and leaves one it holds where it is:
+// the killed run may have written it before the kill, and the agent may
+// have written after it since (attack22-verify V-4).
+func TestReplayLeavesALineWhereItIs(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n"))
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	base, err := r.eng.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
+	if _, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	there := "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n- the agent's newer note\n"
+	r.write(memoryPath, []byte(there))
+	if _, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.read(memoryPath)); got != there {
+		t.Errorf("MEMORY.md:\n%q\nwant it as it was:\n%q", got, there)
+	}
+}
