@@ -87,7 +87,8 @@ func UpsertRemove(path string, entities []Entity, remove []string) (changed bool
 	})
 }
 
-// Remove deletes every entity line with one of the names, with the same
+// Remove deletes the first entity line of each of the names (strata's; a
+// later line of a name is the memory server's and stays), with the same
 // protocol as Upsert. Removing what Upsert added gives back the file's bytes.
 func Remove(path string, names ...string) (changed bool, err error) {
 	return update(path, func(d []byte) ([]byte, bool, error) {

@@ -505,7 +505,9 @@ func newEntityAt(n, lastEntity, firstRelation int) int {
 	return n
 }
 
-// removeLines drops every entity line with one of the names. It undoes
+// removeLines drops the first entity line of each of the names: the one
+// upsertLines edits, strata's; a later line of the same name is the memory
+// server's, and keeps its bytes (as upsertLines leaves it). It undoes
 // upsertLines' insertion exactly, final newline included.
 func removeLines(data []byte, names []string) ([]byte, bool) {
 	drop := map[string]bool{}
@@ -513,13 +515,17 @@ func removeLines(data []byte, names []string) ([]byte, bool) {
 		drop[n] = true
 	}
 	ls := splitLines(data)
-	changed := false
-	for i := len(ls) - 1; i >= 0; i-- {
+	var first []int
+	for i := range ls {
 		p := parseLine(ls[i].text)
 		if p.kind == "entity" && p.named && drop[p.name] {
-			ls = deleteLine(ls, i)
-			changed = true
+			first = append(first, i)
+			delete(drop, p.name)
 		}
+	}
+	changed := len(first) > 0
+	for i := len(first) - 1; i >= 0; i-- {
+		ls = deleteLine(ls, first[i])
 	}
 	if !changed {
 		return data, false

@@ -329,3 +329,20 @@ func FuzzUpsert(f *testing.F) {
 }
 
 const stateNone = "" // a class with no catalogue: Same compares nothing
+
+// Remove takes out only the first line of a name, strata's (the one Upsert
+// edits): a later line of the same name is the memory server's and keeps
+// its bytes, as do relations (attack22-verify V-8).
+func TestRemoveKeepsTheServersLaterLine(t *testing.T) {
+	data := []byte(`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["phase: plan","mine"]}` + "\r\n" +
+		`{"type":"entity","name":"Alice","entityType":"person","observations":[]}` + "\r\n" +
+		`{"type":"entity","name":"workflow-state","entityType":"note","observations":["second line, server-made"]}` + "\r\n" +
+		`{"type":"relation","from":"Alice","to":"workflow-state","relationType":"owns"}` + "\r\n")
+	want := data[bytes.IndexByte(data, '\n')+1:]
+	got, changed := removeLines(data, []string{"workflow-state"})
+	require.True(t, changed)
+	require.Equal(t, string(want), string(got))
+	got, changed = removeLines(data, []string{"nobody"})
+	require.False(t, changed)
+	require.Equal(t, string(data), string(got))
+}

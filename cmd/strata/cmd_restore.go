@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -103,10 +104,16 @@ func runRestore(e *env, o restoreOptions) error {
 		late = late || out.Late
 	}
 	// an unrecorded step the restore saved first gets the write protocol
-	// (its MEMORY.md line), as any recorded step: no watcher finds it again
-	saves, err := layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterSaves(outs)
-	if err != nil {
-		return err
+	// (its MEMORY.md line), as any recorded step: no watcher finds it again;
+	// not when the restore put the layers themselves back (--all, or the L2
+	// or graph file named): they are as they were then, as asked
+	var saves []engine.Outcome
+	if !o.All && !slices.ContainsFunc(outs, func(x engine.Outcome) bool {
+		return x.Path == eng.Config().L2() || x.Path == eng.Config().Graph
+	}) {
+		if saves, err = layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) }).AfterSaves(outs); err != nil {
+			return err
+		}
 	}
 	if o.JSON {
 		_ = writeJSON(e.Out, restoreJSON(outs))
