@@ -208,7 +208,7 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 					e.Label += "; kept local: " + d.Kept
 				} else {
 					e.Label += fmt.Sprintf("; %s won, losing side %s (strata restore %s --rev %s)",
-						state.ShortID(d.Winner), state.ShortID(d.Loser), d.Path, d.Loser)
+						state.ShortID(d.Winner), state.ShortID(d.Loser), state.ShellWord(d.Path), state.ShellWord(d.Loser))
 				}
 			}
 		}
@@ -412,12 +412,14 @@ func phaseLabel(ph string) string {
 }
 
 // leftOut is the detail of an event past the page's diffs: the command
-// that prints its diff (its version, for a rejected one or a first).
+// that prints its diff (its version, for a rejected one or a first). A
+// path, which a remote may name, is one shell word in every command the
+// page gives to copy (state.ShellWord), so a copy runs nothing else.
 func leftOut(en state.Entry, rejected bool) string {
 	if rejected || en.Parent == "" {
-		return fmt.Sprintf("diff left out of this page; see the version with: strata show %s --rev %s\n", en.Path, en.Commit)
+		return fmt.Sprintf("diff left out of this page; see the version with: strata show %s --rev %s\n", state.ShellWord(en.Path), en.Commit)
 	}
-	return fmt.Sprintf("diff left out of this page; see it with: strata diff %s --from %s --to %s\n", en.Path, en.Parent, en.Commit)
+	return fmt.Sprintf("diff left out of this page; see it with: strata diff %s --from %s --to %s\n", state.ShellWord(en.Path), en.Parent, en.Commit)
 }
 
 // cut bounds a diff to MaxDiff bytes (at a line end), saying how to see it all.
@@ -432,5 +434,5 @@ func cut(d, commit, p string) string {
 	if i := strings.LastIndexByte(d, '\n'); i > 0 {
 		d = d[:i+1]
 	}
-	return d + fmt.Sprintf("... diff cut at %d bytes; see all of it with: strata show %s --rev %s\n", MaxDiff, p, commit)
+	return d + fmt.Sprintf("... diff cut at %d bytes; see all of it with: strata show %s --rev %s\n", MaxDiff, state.ShellWord(p), commit)
 }

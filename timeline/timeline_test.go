@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/state"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,6 +44,10 @@ func TestCut(t *testing.T) {
 	require.Less(t, len(got), MaxDiff+200)
 	require.Contains(t, got, "strata show f.json --rev abc")
 	require.Equal(t, "(no change in content)\n", cut("", "abc", "f.json"))
+	// a path a remote named is one shell word in the command to copy
+	require.Contains(t, cut(long, "abc", ".claude/$(touch PWNED) x.json"), "strata show '.claude/$(touch PWNED) x.json' --rev abc")
+	require.Contains(t, leftOut(state.Entry{Path: ".claude/a;rm -rf ~.json", Commit: "c2", Parent: "c1"}, false), "strata diff '.claude/a;rm -rf ~.json' --from c1 --to c2")
+	require.Contains(t, leftOut(state.Entry{Path: ".claude/`id`.json", Commit: "c2"}, true), "strata show '.claude/`id`.json' --rev c2")
 }
 
 // The page's policy lets only its own script run: script-src names the
