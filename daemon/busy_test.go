@@ -2,11 +2,16 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
@@ -82,9 +87,48 @@ func TestReloadSeesAnEditBeforeItsStart(t *testing.T) {
 	_, held := holdLock(t, eng)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	next, _, err := watch(ctx, eng, "a stamp from before the last edit", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
+	p, err := here(eng, LockPath(eng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _, err := watch(ctx, eng, p, "a stamp from before the last edit", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
 		slog.New(slog.DiscardHandler), &publisher{lock: held})
 	if err != nil || next == nil {
 		t.Fatalf("watch: engine %v, %v; want a reload", next, err)
+	}
+}
+
+// A reload that finds the repository removed and made again at the same
+// path (rm -rf R; git init R) stops the watcher: it keeps the place it
+// started in, and does not start over in the new repository beside that
+// one's own watcher (attack22-verify V-9).
+func TestReloadIntoAReplacedRepositoryStops(t *testing.T) {
+	eng := newRepo(t)
+	_, held := holdLock(t, eng)
+	started, err := here(eng, LockPath(eng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := eng.Root()
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(root, config.FileName), []byte("# the new one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := engine.Open(root) // what the reload opens
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, again) // the new repository's own watcher
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	next, _, err := watch(ctx, again, started, "", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
+		slog.New(slog.DiscardHandler), &publisher{lock: held})
+	if next != nil || !errors.Is(err, state.ErrNotRepo) {
+		t.Fatalf("watch: engine %v, %v; want the work tree said gone", next, err)
 	}
 }

@@ -118,9 +118,20 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	pb := &publisher{lock: lock}
+	// The place the watcher started in, kept across reloads: a reload
+	// after the repository was removed and made again at the same path
+	// (rm -rf; git init) must find it gone, not start over in the new one
+	// beside that one's own watcher (attack22-verify V-9).
+	place, err := here(eng, LockPath(eng))
+	if err != nil {
+		if gone := goneNow(eng); gone != nil {
+			return gone
+		}
+		return err
+	}
 	loaded := "" // the stamp of .strata.yaml taken before eng read it ("": at the run's start)
 	for {
-		next, stamp, err := watch(ctx, eng, loaded, o, log, pb)
+		next, stamp, err := watch(ctx, eng, place, loaded, o, log, pb)
 		if next == nil {
 			return err
 		}
@@ -133,21 +144,15 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 	}
 }
 
-// watch is one run of the watcher with eng's configuration, whose
+// watch is one run of the watcher, in place, with eng's configuration, whose
 // .strata.yaml had the stamp loaded before eng read it ("" when not known:
 // taken now). It returns a new engine, opened on the configuration on disk,
 // when that changed (configStamps), with the stamp .strata.yaml had before
 // that engine read it; otherwise nil and Run's error.
-func watch(ctx context.Context, eng *engine.Engine, loaded string, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, string, error) {
+func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, string, error) {
 	cfg := eng.Config()
-	place, err := here(eng, LockPath(eng))
-	if err != nil {
-		// a reload racing rm -rf of the repository: what is gone is said
-		// as the running watcher says it (place.check)
-		if gone := goneNow(eng); gone != nil {
-			return nil, "", gone
-		}
-		return nil, "", err
+	if gone := place.check(); gone != nil {
+		return nil, "", gone // a reload racing rm -rf of the repository, or its making again
 	}
 	files := configFiles(cfg)
 	stamps := configStamps(files)
