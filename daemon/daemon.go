@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -596,14 +597,16 @@ func (r *recorder) paid() { _ = os.Remove(owedPath(r.eng)) }
 // (owedPath): its L2 lines, oldest first, before the lines of what changed
 // since, and the L3 upsert. The marker goes once that ran.
 func (r *recorder) replayOwed() {
-	data, err := os.ReadFile(owedPath(r.eng))
-	if err != nil {
+	// read as a file that may be anything: never blocking on a named pipe,
+	// never following a link, never more than a line
+	data, err := state.ReadRegular(owedPath(r.eng), 128, false)
+	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	base := strings.TrimSpace(string(data))
-	if base != "" && !commitID(base) {
-		r.log.Warn("a note of the write protocol's runs under way cannot be read; removed", "path", owedPath(r.eng))
-		r.paid()
+	if err != nil || base != "" && !commitID(base) {
+		r.log.Warn("a note of the write protocol's runs under way cannot be read; removed, nothing replayed", "path", owedPath(r.eng))
+		_ = os.RemoveAll(owedPath(r.eng))
 		return
 	}
 	r.mu.Lock()

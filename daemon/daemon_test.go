@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -557,5 +558,36 @@ func TestNothingReplayedWithoutMarker(t *testing.T) {
 	}
 	if again := runOnce(t, eng); strings.Contains(again, "would have said") || strings.Contains(again, "msg=recorded") {
 		t.Errorf("a later start ran the protocol again:\n%s", again)
+	}
+}
+
+// A note at owedPath that is not one line naming a commit — garbage, a
+// named pipe no one writes to, a directory, a link — is said and removed,
+// nothing replayed, and never hangs the watcher's start.
+func TestOddOwedNoteIsRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(name string) error
+	}{
+		{"garbage", func(name string) error { return os.WriteFile(name, []byte("not a commit\n"), 0o644) }},
+		{"named pipe", func(name string) error { return syscall.Mkfifo(name, 0o644) }},
+		{"directory", func(name string) error { return os.MkdirAll(filepath.Join(name, "x"), 0o755) }},
+		{"link", func(name string) error { return os.Symlink("/etc/passwd", name) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := newRepo(t)
+			write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","lastUpdated":"2099-01-01T10:00:00Z"}`)
+			runOnce(t, eng)
+			if err := tc.make(owedPath(eng)); err != nil {
+				t.Fatal(err)
+			}
+			logged := runOnce(t, eng)
+			if !strings.Contains(logged, "cannot be read; removed, nothing replayed") {
+				t.Errorf("not said:\n%s", logged)
+			}
+			if _, err := os.Lstat(owedPath(eng)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("still there: %v", err)
+			}
+		})
 	}
 }
