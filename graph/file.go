@@ -80,8 +80,9 @@ func Upsert(path string, entities []Entity) (changed bool, err error) {
 // remove, in one write under the same protocol (the L1 documents strata
 // mirrors, some of them cleared).
 func UpsertRemove(path string, entities []Entity, remove []string) (changed bool, err error) {
+	gone := map[string]string{}
 	return update(path, func(d []byte) ([]byte, bool, error) {
-		out, removed := removeLines(d, remove)
+		out, removed := removeLines(d, remove, gone)
 		out, upserted, err := upsertLines(out, entities)
 		return out, removed || upserted, err
 	})
@@ -91,8 +92,9 @@ func UpsertRemove(path string, entities []Entity, remove []string) (changed bool
 // later line of a name is the memory server's and stays), with the same
 // protocol as Upsert. Removing what Upsert added gives back the file's bytes.
 func Remove(path string, names ...string) (changed bool, err error) {
+	gone := map[string]string{}
 	return update(path, func(d []byte) ([]byte, bool, error) {
-		out, changed := removeLines(d, names)
+		out, changed := removeLines(d, names, gone)
 		return out, changed, nil
 	})
 }

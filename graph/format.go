@@ -508,27 +508,39 @@ func newEntityAt(n, lastEntity, firstRelation int) int {
 // removeLines drops the first entity line of each of the names: the one
 // upsertLines edits, strata's; a later line of the same name is the memory
 // server's, and keeps its bytes (as upsertLines leaves it). It undoes
-// upsertLines' insertion exactly, final newline included.
-func removeLines(data []byte, names []string) ([]byte, bool) {
-	drop := map[string]bool{}
-	for _, n := range names {
-		drop[n] = true
-	}
+// upsertLines' insertion exactly, final newline included. gone, when not
+// nil, makes it safe to run again on the file it wrote (the sharing
+// protocol re-applies an edit until the file holds it): it notes the text
+// of each line removed, and a later run removes only a line of that text (a
+// server write from the old file put it back), never the next line of the
+// name.
+func removeLines(data []byte, names []string, gone map[string]string) ([]byte, bool) {
 	ls := splitLines(data)
-	var first []int
-	for i := range ls {
-		p := parseLine(ls[i].text)
-		if p.kind == "entity" && p.named && drop[p.name] {
-			first = append(first, i)
-			delete(drop, p.name)
+	var drop []int
+	for _, n := range names {
+		was, again := gone[n]
+		for i := range ls {
+			p := parseLine(ls[i].text)
+			if p.kind != "entity" || !p.named || p.name != n {
+				continue
+			}
+			if again && string(ls[i].text) != was {
+				continue // the server's own line of the name
+			}
+			drop = append(drop, i)
+			if gone != nil {
+				gone[n] = string(ls[i].text)
+			}
+			break
 		}
 	}
-	changed := len(first) > 0
-	for i := len(first) - 1; i >= 0; i-- {
-		ls = deleteLine(ls, first[i])
-	}
-	if !changed {
+	if len(drop) == 0 {
 		return data, false
+	}
+	slices.Sort(drop)
+	drop = slices.Compact(drop)
+	for i := len(drop) - 1; i >= 0; i-- {
+		ls = deleteLine(ls, drop[i])
 	}
 	return joinLines(ls), true
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -182,7 +183,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 				require.True(t, ok)
 				assert.Equal(t, e, got)
 			}
-			back, changed := removeLines(out, []string{"workflow-state", "initiative-checkpoint"})
+			back, changed := removeLines(out, []string{"workflow-state", "initiative-checkpoint"}, nil)
 			require.True(t, changed)
 			assert.Equal(t, string(orig), string(back))
 
@@ -320,7 +321,7 @@ func FuzzUpsert(f *testing.F) {
 			}
 		}
 		if !hadName {
-			back, _ := removeLines(out, []string{name})
+			back, _ := removeLines(out, []string{name}, nil)
 			if !bytes.Equal(back, data) {
 				t.Fatalf("remove did not undo upsert:\n%q\n%q", data, back)
 			}
@@ -339,10 +340,27 @@ func TestRemoveKeepsTheServersLaterLine(t *testing.T) {
 		`{"type":"entity","name":"workflow-state","entityType":"note","observations":["second line, server-made"]}` + "\r\n" +
 		`{"type":"relation","from":"Alice","to":"workflow-state","relationType":"owns"}` + "\r\n")
 	want := data[bytes.IndexByte(data, '\n')+1:]
-	got, changed := removeLines(data, []string{"workflow-state"})
+	got, changed := removeLines(data, []string{"workflow-state"}, nil)
 	require.True(t, changed)
 	require.Equal(t, string(want), string(got))
-	got, changed = removeLines(data, []string{"nobody"})
+	got, changed = removeLines(data, []string{"nobody"}, nil)
 	require.False(t, changed)
 	require.Equal(t, string(data), string(got))
+}
+
+// Through the file protocol, which applies an edit again until the file
+// holds it, a clear still takes out only strata's line: the memory
+// server's later line of the name stays (attack22-journal J-9).
+func TestRemoveThroughTheProtocolKeepsTheServersLine(t *testing.T) {
+	settle = 0
+	data := `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["phase: plan"]}` + "\n" +
+		`{"type":"entity","name":"workflow-state","entityType":"note","observations":["second line, server-made"]}` + "\n"
+	path := filepath.Join(t.TempDir(), "memory.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	changed, err := UpsertRemove(path, nil, []string{"workflow-state"})
+	require.NoError(t, err)
+	require.True(t, changed)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, data[strings.IndexByte(data, '\n')+1:], string(got))
 }
