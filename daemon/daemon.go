@@ -571,10 +571,16 @@ func (r *recorder) owe() {
 	if err != nil {
 		return // (nothing recorded can be told from a head we cannot read)
 	}
+	if head == "" {
+		head = noHead // never an empty file: a write cut short leaves one
+	}
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
 		_ = os.WriteFile(name, []byte(head+"\n"), 0o644)
 	}
 }
+
+// noHead is the note's base before the first record.
+const noHead = "none"
 
 // commitID reports whether s is a full commit id (SHA-1 or SHA-256, hex).
 func commitID(s string) bool {
@@ -604,19 +610,29 @@ func (r *recorder) replayOwed() {
 		return
 	}
 	base := strings.TrimSpace(string(data))
-	if err != nil || base != "" && !commitID(base) {
+	if err != nil || base != noHead && !commitID(base) {
 		r.log.Warn("a note of the write protocol's runs under way cannot be read; removed, nothing replayed", "path", owedPath(r.eng))
 		_ = os.RemoveAll(owedPath(r.eng))
 		return
+	}
+	if base == noHead {
+		base = ""
 	}
 	r.mu.Lock()
 	outs, err := r.agent.Replay(base, state.SourceWatch)
 	r.mu.Unlock()
 	r.logMore(outs, nil)
-	if err != nil {
+	switch {
+	case errors.Is(err, layers.ErrReplayBase):
+		// the ref was rewritten since (a forget), or the note is not one a
+		// run could have left: the owed lines cannot be told
+		r.log.Warn("the write protocol a killed watcher owed is not replayed: its note names "+state.ShortID(base)+", "+err.Error()+"; removed", "path", owedPath(r.eng))
+	case err != nil:
 		r.log.Error("layers", "err", err)
 		return // tried again at the next start
 	}
+	// (an L3 that could not be written is not waited for: most have none,
+	// and the next L1 record upserts all of L1)
 	r.paid()
 }
 

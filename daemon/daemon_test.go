@@ -570,6 +570,7 @@ func TestOddOwedNoteIsRemoved(t *testing.T) {
 		make func(name string) error
 	}{
 		{"garbage", func(name string) error { return os.WriteFile(name, []byte("not a commit\n"), 0o644) }},
+		{"empty", func(name string) error { return os.WriteFile(name, nil, 0o644) }}, // a write cut short: never "replay all"
 		{"named pipe", func(name string) error { return syscall.Mkfifo(name, 0o644) }},
 		{"directory", func(name string) error { return os.MkdirAll(filepath.Join(name, "x"), 0o755) }},
 		{"link", func(name string) error { return os.Symlink("/etc/passwd", name) }},
@@ -589,5 +590,24 @@ func TestOddOwedNoteIsRemoved(t *testing.T) {
 				t.Errorf("still there: %v", err)
 			}
 		})
+	}
+}
+
+// A note naming a commit the state ref no longer holds among its last
+// entries (a forget rewrote it between the kill and the restart) replays
+// nothing, and says so (attack22-journal J-6).
+func TestOwedNoteOfARewrittenRef(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","lastUpdated":"2099-01-01T10:00:00Z"}`)
+	runOnce(t, eng)
+	if err := os.WriteFile(owedPath(eng), []byte(strings.Repeat("ab", 20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logged := runOnce(t, eng)
+	if !strings.Contains(logged, "the write protocol a killed watcher owed is not replayed: its note names abababab") {
+		t.Errorf("not said:\n%s", logged)
+	}
+	if _, err := os.Lstat(owedPath(eng)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("still there: %v", err)
 	}
 }

@@ -82,8 +82,7 @@ type Agent struct {
 	Warn     func(msg string)
 	degraded bool
 	unkept   map[string]bool // the L2 and L3 files already said to be private
-	// replaying: Replay's runs, which add a line MEMORY.md lacks and leave
-	// one it holds where it is
+	// replaying: Replay's runs (see there)
 	replaying bool
 }
 
@@ -113,8 +112,11 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 			continue
 		}
 		k, _ := a.Eng.Config().Classify(o.Path)
-		if a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
-			continue // git put it there (a checkout, stash, reset, pull): no step of the agent's, no L2 line, no L3 upsert
+		if a.replaying && o.Entry.AtHead != "" || !a.replaying && a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
+			// git put it there (a checkout, stash, reset, pull): no step of
+			// the agent's, no L2 line, no L3 upsert. A replay asks the
+			// record itself (its Strata-Head): HEAD has moved since.
+			continue
 		}
 		l1 = true
 		if k.Class != state.ClassWorkflowState || o.Entry.Action == state.ActionDelete {
@@ -166,8 +168,18 @@ func (a *Agent) AfterSaves(outs []engine.Outcome) ([]engine.Outcome, error) {
 	return a.AfterRecord(saved)
 }
 
-// replayWindow is how many log entries back Replay looks for its base.
-const replayWindow = 4096
+// replayWindow is how many log entries back Replay looks for its base,
+// and replayMax how many records it replays at most: a run under way owes
+// the records of one batch.
+const (
+	replayWindow = 4096
+	replayMax    = 16
+)
+
+// ErrReplayBase is Replay's error when its base is not among the state
+// ref's last entries (a forget rewrote the ref since), or names more
+// records than one run could owe: nothing is replayed.
+var ErrReplayBase = errors.New("not a base a run under way could have left")
 
 // IsL1 reports whether rel is one of the L1 files the protocol mirrors: a
 // record of it runs the protocol.
@@ -179,10 +191,14 @@ func IsL1(cfg *config.Config, rel string) bool {
 // Replay runs the write protocol for the records of L1 files with source
 // src made on the state ref after base ("" for none), oldest first: the
 // runs a watcher killed between its records and the protocol's writes
-// still owed. A line MEMORY.md holds already stays where it is (it may be
-// the killed run's own write); the others are added as usual. A base that
-// is not among the last replayWindow entries (a ref rewritten since)
-// replays nothing. It returns the outcomes of the protocol's records.
+// still owed. A line that is already the section's last protocol line
+// stays where it is (the killed run may have written it, and the agent
+// written after it); the others are added or moved as usual. A version the
+// checked-out commit held when it was recorded (Strata-Head) is a
+// branch's, as the protocol judged then. A base not among the last
+// replayWindow entries, or one naming more than replayMax records, replays
+// nothing (ErrReplayBase). It returns the outcomes of the protocol's
+// records.
 func (a *Agent) Replay(base string, src state.Source) ([]engine.Outcome, error) {
 	ents, err := a.Eng.Log(state.LogQuery{Limit: replayWindow})
 	if errors.Is(err, state.ErrNotFound) {
@@ -202,8 +218,8 @@ func (a *Agent) Replay(base string, src state.Source) ([]engine.Outcome, error) 
 			steps = append(steps, en)
 		}
 	}
-	if !found {
-		return nil, nil
+	if !found || len(steps) > replayMax {
+		return nil, ErrReplayBase
 	}
 	a.replaying = true
 	defer func() { a.replaying = false }()
@@ -311,6 +327,26 @@ func Transition(prev, cur map[string]any) []string {
 	return []string{line}
 }
 
+// lastProtocolLine is the last protocol line of the workflow section of a
+// MEMORY.md ("" when none, or when it does not parse).
+func lastProtocolLine(data []byte) string {
+	d, err := markdown.Parse(data)
+	if err != nil {
+		return ""
+	}
+	s := d.Find(WorkflowSection, 0)
+	if s == nil {
+		return ""
+	}
+	last := ""
+	for _, it := range s.Items {
+		if IsProtocolLine(it.Text) {
+			last = it.Text
+		}
+	}
+	return last
+}
+
 // sameWorkflow reports whether cur continues the workflow prev holds: the
 // same type, prev not completed (what follows a completed workflow starts
 // a new one), and the same startedAt when both give one.
@@ -386,9 +422,10 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 	data := f.Content
 	for _, line := range lines {
 		var err error
-		if !a.replaying { // (AddItem adds only a line the section lacks)
-			data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
+		if a.replaying && lastProtocolLine(data) == line {
+			continue // the killed run's own write, perhaps: left where it is
 		}
+		data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
 		if err == nil {
 			data, _, err = markdown.AddItem(data, WorkflowSection, 2, line)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -333,5 +334,96 @@ func TestReplayLeavesALineWhereItIs(t *testing.T) {
 	}
 	if got := string(r.read(memoryPath)); got != there {
 		t.Errorf("MEMORY.md:\n%q\nwant it as it was:\n%q", got, there)
+	}
+}
+
+// replayRepo is a repository whose workflow state went plan → implement
+// → review → implement → review, recorded by the watcher (the last step's
+// protocol never ran: the watcher was killed), with base the head before
+// that last step and MEMORY.md holding the lines the earlier steps gave.
+func replayRepo(t *testing.T) (r *testRepo, base string) {
+	t.Helper()
+	r = newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n"))
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	k := config.Kept{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}
+	a := New(r.eng, func(m string) { t.Log(m) })
+	for i, phase := range []string{"implement", "review", "implement", "review"} {
+		if i == 3 {
+			var err error
+			if base, err = r.eng.Head(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"`+phase+`","context":"auth","lastUpdated":"2026-11-22T10:00:0`+string(rune('1'+i))+`Z"}`+"\n"))
+		outs, err := r.eng.Record([]config.Kept{k}, state.SourceWatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 3 {
+			if _, err := a.AfterRecord(outs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return r, base
+}
+
+// In a review/fix loop the owed line, already in the section but not its
+// last protocol line, moves to the end as without the kill: the section
+// ends with the latest step (attack22-journal J-7).
+func TestReplayMovesAnEarlierLine(t *testing.T) {
+	r, base := replayRepo(t)
+	// the owed line, "implement completed, reviewing", is there from the
+	// loop's first round, before "review completed, implementing"
+	if _, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	want := "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n- Active APEX workflow: review completed, implementing auth\n- Active APEX workflow: implement completed, reviewing auth\n"
+	if got := string(r.read(memoryPath)); got != want {
+		t.Errorf("MEMORY.md:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A step git commits after the kill (HEAD holds it at the restart) is
+// still the agent's: the replay asks the record's own Strata-Head, not
+// HEAD now (attack22-journal J-5).
+func TestReplayJudgesCheckoutsAtRecordTime(t *testing.T) {
+	r, base := replayRepo(t)
+	for _, args := range [][]string{{"add", WorkflowStatePath}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "wip"}} {
+		if out, err := exec.Command("git", append([]string{"-C", r.dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	if _, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.read(memoryPath)); !strings.HasSuffix(got, "- Active APEX workflow: implement completed, reviewing auth\n") {
+		t.Errorf("MEMORY.md lacks the owed line:\n%s", got)
+	}
+}
+
+// A base too far back for one run under way replays nothing
+// (attack22-journal J-10): not thousands of old steps at a start.
+func TestReplayRefusesAFarBase(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"p0","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	base, err := r.eng.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := config.Kept{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}
+	for i := 1; i <= replayMax+1; i++ {
+		r.write(WorkflowStatePath, []byte(fmt.Sprintf(`{"type":"APEX","phase":"p%d","lastUpdated":"2026-11-22T10:00:00Z"}`, i)+"\n"))
+		if _, err := r.eng.Record([]config.Kept{k}, state.SourceWatch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if outs, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); !errors.Is(err, ErrReplayBase) || len(outs) > 0 {
+		t.Errorf("Replay = %v, %v; want nothing, ErrReplayBase", outs, err)
 	}
 }
