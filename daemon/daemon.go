@@ -645,9 +645,10 @@ func (r *recorder) expire() {
 	if !r.stillHere() {
 		return
 	}
-	// Record the workflow state the way a batch does first (logged, with the
-	// write protocol): Expire records it too, to date its TTL, and a change
-	// it recorded silently would never get its MEMORY.md line.
+	// Record the workflow state the way a batch does first (logged, an
+	// invalid version reported, with the write protocol): Expire records it
+	// too, to date its TTL, and runs the protocol for what it records, but
+	// reports nothing of an invalid version.
 	r.handle(watcher.Batch{Paths: []string{layers.WorkflowStatePath}})
 	if beforeExpire != nil {
 		beforeExpire()
