@@ -190,10 +190,7 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			t.LeftOut++
 		}
 		e.Kind = kindOf(it.Entry, it.rejected)
-		e.Label = fmt.Sprintf("%s %s at %s (%s)", it.Action, it.Path, stamp(it.Time), it.Source)
-		if it.rejected {
-			e.Label = fmt.Sprintf("rejected %s %s at %s (%s)", it.Action, it.Path, stamp(it.Time), it.Source)
-		}
+		e.Label = recordLabel(it.Entry, it.rejected)
 		if it.Source == state.SourceSync && !it.rejected {
 			ds, ok := merges[it.Commit]
 			if !ok {
@@ -205,7 +202,7 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 					continue
 				}
 				if d.Kept != "" {
-					e.Label += "; kept local: " + d.Kept
+					e.Label += "; kept local: " + state.TermSafe(d.Kept)
 				} else {
 					e.Label += fmt.Sprintf("; %s won, losing side %s (strata restore %s --rev %s)",
 						state.ShortID(d.Winner), state.ShortID(d.Loser), state.ShellWord(d.Path), state.ShellWord(d.Loser))
@@ -284,13 +281,13 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			d.ID, k[0], d.Question, strings.Join(d.Options, ", "), d.Recommended)
 		if r, ok := decided[k]; ok {
 			e.Kind = KindResolved
-			e.Label = fmt.Sprintf("decision %s resolved: %s (%s)", d.ID, r.Choice, d.Question)
+			e.Label = fmt.Sprintf("decision %s resolved: %s (%s)", state.TermSafe(d.ID), state.TermSafe(r.Choice), state.TermSafe(d.Question))
 			detail += fmt.Sprintf("resolved: %s\nby: %s\nat: %s\nin: %s\n", r.Choice, r.By, r.At, r.Path)
 			if r.Note != "" {
 				detail += "note: " + r.Note + "\n"
 			}
 		} else {
-			e.Label = fmt.Sprintf("decision %s pending (%s)", d.ID, d.Question)
+			e.Label = fmt.Sprintf("decision %s pending (%s)", state.TermSafe(d.ID), state.TermSafe(d.Question))
 			detail += "pending\n"
 		}
 		e.Detail = detail
@@ -409,6 +406,18 @@ func phaseLabel(ph string) string {
 		end = i
 	}
 	return ph[:end] + "…"
+}
+
+// recordLabel is a record's label, its action, path and source quoted as
+// log quotes them (state.TermSafe): a remote writes them, and a page
+// written to a terminal (timeline without -o) must not carry its escapes
+// there.
+func recordLabel(en state.Entry, rejected bool) string {
+	l := fmt.Sprintf("%s %s at %s (%s)", state.TermSafe(string(en.Action)), state.TermSafe(en.Path), stamp(en.Time), state.TermSafe(string(en.Source)))
+	if rejected {
+		l = "rejected " + l
+	}
+	return l
 }
 
 // leftOut is the detail of an event past the page's diffs: the command

@@ -88,3 +88,13 @@ func TestRenderPolicy(t *testing.T) {
 	require.Equal(t, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", directives["script-src"], "script-src names the script's hash, and nothing else")
 	require.Contains(t, run[0], `document.body.setAttribute("data-ready", "true")`)
 }
+
+// A record's label quotes what a remote wrote as log does: a page written
+// to a terminal carries no escape sequence of theirs.
+func TestRecordLabelQuotes(t *testing.T) {
+	en := state.Entry{Action: "update\x1b]0;T\a", Path: ".claude/a\u202e.json", Source: "watch\x1b[2J", Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	got := recordLabel(en, true)
+	require.NotRegexp(t, "[\x1b\a\u202e]", got)
+	require.Contains(t, got, `rejected "update\x1b]0;T\a" ".claude/a\u202e.json" at `)
+	require.Contains(t, got, `("watch\x1b[2J")`)
+}
