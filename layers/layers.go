@@ -179,7 +179,7 @@ const (
 // ErrReplayBase is Replay's error when its base is not among the state
 // ref's last entries (a forget rewrote the ref since), or names more
 // records than one run could owe: nothing is replayed.
-var ErrReplayBase = errors.New("not a base a run under way could have left")
+var ErrReplayBase = errors.New("a commit the state ref no longer holds among its last entries (a forget rewrote it since?), or one more records back than a run under way owes; the lines it owed cannot be told")
 
 // IsL1 reports whether rel is one of the L1 files the protocol mirrors: a
 // record of it runs the protocol.
