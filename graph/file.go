@@ -135,6 +135,11 @@ func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool,
 		if err != nil {
 			return changed, err
 		}
+		if bytes.HasPrefix(cur, []byte("\xEF\xBB\xBF")) {
+			// the server, parsing each line as JSON, cannot load the file;
+			// nor can strata tell its first entity line (validate says so)
+			return changed, errors.New("a byte order mark starts the file (the memory server cannot load it; remove its first 3 bytes)")
+		}
 		base := cur
 		if hasPending {
 			base = pending

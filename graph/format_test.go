@@ -364,3 +364,20 @@ func TestRemoveThroughTheProtocolKeepsTheServersLine(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, data[strings.IndexByte(data, '\n')+1:], string(got))
 }
+
+// A graph file that starts with a byte order mark is not written: the
+// memory server cannot load it (Node keeps the mark, JSON.parse fails on
+// it), and strata cannot tell its first entity line (attack22-final F-1).
+func TestUpsertRefusesAByteOrderMark(t *testing.T) {
+	settle = 0
+	data := "\xEF\xBB\xBF" + `{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["phase: plan"]}` + "\n" +
+		`{"type":"entity","name":"workflow-state","entityType":"note","observations":["server line"]}` + "\n"
+	path := filepath.Join(t.TempDir(), "memory.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	_, err := UpsertRemove(path, []Entity{{Name: "workflow-state", EntityType: "workflow_state", Observations: []string{"phase: implement"}}}, nil)
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.ErrorContains(t, err, "byte order mark")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, data, string(got))
+}

@@ -377,7 +377,16 @@ func syntaxProblem(path string, data []byte) state.Problem {
 }
 
 // validateJSONL checks every non-empty line of an MCP memory graph file.
+// A leading UTF-8 byte order mark, which other files may carry, is a
+// problem here: the memory server parses each line as JSON as it reads it
+// (Node keeps the mark), so it cannot load such a file at all, and strata,
+// which reads the file as the server does, would not take the first line
+// for the entity it is.
 func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
+	if bytes.HasPrefix(data, []byte("\xEF\xBB\xBF")) {
+		return state.Problems{{Path: path, Line: 1, Col: 1, Pointer: "/",
+			Message: "a byte order mark starts the file: the MCP memory server cannot load it (each line must be JSON); remove the file's first 3 bytes"}}
+	}
 	return v.validateLines(path, data, v.builtin(schemaMCPLine))
 }
 

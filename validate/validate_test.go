@@ -300,6 +300,9 @@ not json
 			}},
 		{name: "empty graph", schema: "mcp-memory", doc: ""},
 		{name: "crlf", schema: "mcp-memory", doc: "{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\",\"relationType\":\"r\"}\r\n"},
+		// the memory server cannot load a graph that starts with a BOM (attack22-final F-1)
+		{name: "graph bom", schema: "mcp-memory", doc: "\xEF\xBB\xBF{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\",\"relationType\":\"r\"}\n",
+			want: []string{mem + ":1:1: /: a byte order mark starts the file: the MCP memory server cannot load it (each line must be JSON); remove the file's first 3 bytes"}},
 		{name: "markdown ok", schema: "markdown", doc: "# Memory\n"},
 		{name: "markdown long", schema: "markdown", doc: strings.Repeat("- a line of memory that is long enough to pass 25 KB in total\n", 420),
 			want: []string{
