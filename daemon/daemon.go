@@ -730,7 +730,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		return true
 	}
 	// a record of an L1 file owes the protocol until it ran (owedPath)
-	protocol := slices.ContainsFunc(kept, func(k config.Kept) bool { return layers.IsL1(r.eng.Config(), k.Path) })
+	protocol := slices.ContainsFunc(kept, func(k config.Kept) bool { return layers.IsL1(r.eng.Config(), k) })
 	if protocol {
 		r.owe()
 	}

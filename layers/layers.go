@@ -106,12 +106,10 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		if o.Entry == nil {
 			continue
 		}
-		// Only the canonical L1 files are mirrored: a user's own files that
-		// borrow the workflow-state schema are not "the" workflow state.
-		if !IsL1(a.Eng.Config(), o.Path) {
+		k, ok := classifiedL1(a.Eng.Config(), o.Path)
+		if !ok {
 			continue
 		}
-		k, _ := a.Eng.Config().Classify(o.Path)
 		if a.replaying && o.Entry.AtHead != "" || !a.replaying && a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
 			// git put it there (a checkout, stash, reset, pull): no step of
 			// the agent's, no L2 line, no L3 upsert. A replay asks the
@@ -181,11 +179,17 @@ const (
 // records than one run could owe: nothing is replayed.
 var ErrReplayBase = errors.New("a commit the state ref no longer holds among its last entries (a forget rewrote it since?), or one more records back than a run under way owes; the lines it owed cannot be told")
 
-// IsL1 reports whether rel is one of the L1 files the protocol mirrors: a
-// record of it runs the protocol.
-func IsL1(cfg *config.Config, rel string) bool {
+// IsL1 reports whether k, a kept file as cfg classifies it, is one of the
+// L1 files the protocol mirrors: a record of it runs the protocol. (A
+// user's own file that borrows an L1 schema is not "the" workflow state.)
+func IsL1(cfg *config.Config, k config.Kept) bool {
+	return isSynced(k.Class) && slices.Contains(l1Paths(cfg, k.Class), k.Path)
+}
+
+// classifiedL1 is IsL1 of rel as cfg classifies it now.
+func classifiedL1(cfg *config.Config, rel string) (config.Kept, bool) {
 	k, ok := cfg.Classify(rel)
-	return ok && isSynced(k.Class) && slices.Contains(l1Paths(cfg, k.Class), rel)
+	return k, ok && IsL1(cfg, k)
 }
 
 // Replay runs the write protocol for the records of L1 files with source
@@ -214,25 +218,24 @@ func (a *Agent) Replay(base string, src state.Source) ([]engine.Outcome, error) 
 			found = true
 			break
 		}
-		if en.Source == src && IsL1(a.Eng.Config(), en.Path) {
+		if en.Source != src {
+			continue
+		}
+		if _, ok := classifiedL1(a.Eng.Config(), en.Path); ok {
 			steps = append(steps, en)
 		}
 	}
 	if !found || len(steps) > replayMax {
 		return nil, ErrReplayBase
 	}
+	outs := make([]engine.Outcome, len(steps))
+	for i := range steps {
+		en := &steps[len(steps)-1-i] // oldest first
+		outs[i] = engine.Outcome{Path: en.Path, Entry: en}
+	}
 	a.replaying = true
 	defer func() { a.replaying = false }()
-	var outs []engine.Outcome
-	for i := len(steps) - 1; i >= 0; i-- {
-		en := steps[i]
-		more, err := a.AfterRecord([]engine.Outcome{{Path: en.Path, Entry: &en}})
-		outs = append(outs, more...)
-		if err != nil {
-			return outs, err
-		}
-	}
-	return outs, nil
+	return a.AfterRecord(outs) // one MEMORY.md write, one graph upsert
 }
 
 // docAt decodes a recorded JSON document ({} when it is not an object).
@@ -327,24 +330,24 @@ func Transition(prev, cur map[string]any) []string {
 	return []string{line}
 }
 
-// lastProtocolLine is the last protocol line of the workflow section of a
-// MEMORY.md ("" when none, or when it does not parse).
-func lastProtocolLine(data []byte) string {
+// protocolLines are the protocol lines of the workflow section of a
+// MEMORY.md, in order (none when it does not parse).
+func protocolLines(data []byte) []string {
 	d, err := markdown.Parse(data)
 	if err != nil {
-		return ""
+		return nil
 	}
 	s := d.Find(WorkflowSection, 0)
 	if s == nil {
-		return ""
+		return nil
 	}
-	last := ""
+	var out []string
 	for _, it := range s.Items {
 		if IsProtocolLine(it.Text) {
-			last = it.Text
+			out = append(out, it.Text)
 		}
 	}
-	return last
+	return out
 }
 
 // sameWorkflow reports whether cur continues the workflow prev holds: the
@@ -422,7 +425,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 	data := f.Content
 	for _, line := range lines {
 		var err error
-		if a.replaying && lastProtocolLine(data) == line {
+		if ls := protocolLines(data); a.replaying && len(ls) > 0 && ls[len(ls)-1] == line {
 			continue // the killed run's own write, perhaps: left where it is
 		}
 		data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
@@ -682,12 +685,10 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 	// event still on its way, or no watcher at all) is a change as any
 	// other: the write protocol runs for it, or its MEMORY.md line and L3
 	// upsert would never come (the watcher's event then finds it recorded).
-	if slices.ContainsFunc(outs, func(o engine.Outcome) bool { return o.Entry != nil }) {
-		more, err := a.AfterRecord(outs)
-		outs = append(outs, more...)
-		if err != nil {
-			return nil, outs, err
-		}
+	more, err := a.AfterRecord(outs) // (nothing when nothing was recorded)
+	outs = append(outs, more...)
+	if err != nil {
+		return nil, outs, err
 	}
 	base := last
 	ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Limit: 1})
@@ -714,7 +715,7 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 		return nil, outs, o.Problems
 	}
 	x.Entry = o.Entry
-	more, err := a.writeMemory([]string{x.Line}, state.SourceExpire)
+	more, err = a.writeMemory([]string{x.Line}, state.SourceExpire)
 	outs = append(outs, more...)
 	if err != nil {
 		return x, outs, err

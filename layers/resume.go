@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/markdown"
 	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
 )
@@ -148,17 +147,9 @@ func (a *Agent) report(v view, now time.Time) *Report {
 	r.Paths["l2"] = cfg.L2()
 	if data, ok := v.read(cfg.L2()); ok {
 		r.Layers.L2 = true
-		if d, err := markdown.Parse(data); err == nil {
-			if s := d.Find(WorkflowSection, 0); s != nil {
-				for _, it := range s.Items {
-					if IsProtocolLine(it.Text) {
-						r.L2 = append(r.L2, it.Text)
-					}
-				}
-				if len(r.L2) > 5 {
-					r.L2 = r.L2[len(r.L2)-5:]
-				}
-			}
+		r.L2 = protocolLines(data)
+		if len(r.L2) > 5 {
+			r.L2 = r.L2[len(r.L2)-5:]
 		}
 	}
 	r.Tier = r.Layers.Tier()
