@@ -15,15 +15,23 @@ import (
 // user's terminal nor break a line. It is the one rule of quoting for text
 // output.
 func TermSafe(s string) string {
+	if printable(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// printable reports whether s is text TermSafe leaves as it is.
+func printable(s string) bool {
 	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
+		return false
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
-			return strconv.Quote(s)
+			return false
 		}
 	}
-	return s
+	return true
 }
 
 // ShellWord returns s as one word a POSIX shell reads back as s: as it is
@@ -52,21 +60,7 @@ func ShellWord(s string) string {
 // the command line prints and what the MCP server gives as text are the
 // same.
 func TermText(text string) string {
-	if TermSafe(strings.ReplaceAll(text, "\n", "")) == strings.ReplaceAll(text, "\n", "") {
-		return text // the usual case: nothing to quote
-	}
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(text, "\n") {
-		nl := strings.HasSuffix(l, "\n")
-		l = strings.TrimSuffix(l, "\n")
-		rest := strings.TrimLeft(l, " ")
-		b.WriteString(l[:len(l)-len(rest)])
-		b.WriteString(TermSafe(rest))
-		if nl {
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
+	return quoteLines(text, func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }, false)
 }
 
 // TermDiff returns a unified diff made from recorded text with each line a
@@ -76,26 +70,38 @@ func TermText(text string) string {
 // moves the cursor to where the line ends anyway. A header line (---, +++)
 // whose name is not printable is quoted after its mark.
 func TermDiff(text string) string {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(text, "\n") {
-		nl := strings.HasSuffix(l, "\n")
-		l = strings.TrimSuffix(l, "\n")
-		mark := ""
+	return quoteLines(text, func(l string) int {
 		switch {
 		case strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "):
-			mark = l[:4]
+			return 4
 		case l != "" && strings.ContainsRune(" +-", rune(l[0])):
-			mark = l[:1]
+			return 1
 		}
-		body := l[len(mark):]
-		if TermSafe(strings.TrimSuffix(body, "\r")) != strings.TrimSuffix(body, "\r") {
-			body = TermSafe(body)
+		return 0
+	}, true)
+}
+
+// quoteLines quotes each line of text whose body a terminal would act on,
+// leaving the head the line starts with (its first head(line) bytes) and
+// its "\n" as they are; with crEnds, a "\r" that ends the body alone makes
+// no line quoted.
+func quoteLines(text string, head func(line string) int, crEnds bool) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	for _, l := range strings.SplitAfter(text, "\n") {
+		line := strings.TrimSuffix(l, "\n")
+		n := head(line)
+		body, check := line[n:], line[n:]
+		if crEnds {
+			check = strings.TrimSuffix(body, "\r")
 		}
-		b.WriteString(mark)
-		b.WriteString(body)
-		if nl {
-			b.WriteByte('\n')
+		b.WriteString(line[:n])
+		if printable(check) {
+			b.WriteString(body)
+		} else {
+			b.WriteString(strconv.Quote(body))
 		}
+		b.WriteString(l[len(line):])
 	}
 	return b.String()
 }
