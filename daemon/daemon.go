@@ -538,7 +538,7 @@ func (r *recorder) logMore(more, outs []engine.Outcome) {
 		switch {
 		case o.Entry != nil:
 			r.recorded++
-			r.log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
+			logRecorded(r.log, o)
 		case o.Invalid() && !slices.ContainsFunc(outs, func(x engine.Outcome) bool { return x.Path == o.Path }):
 			if o.Rejected != nil {
 				r.rejected++
@@ -548,6 +548,12 @@ func (r *recorder) logMore(more, outs []engine.Outcome) {
 			}
 		}
 	}
+}
+
+// logRecorded logs a record the write protocol (or the TTL check) made,
+// with its source.
+func logRecorded(log *slog.Logger, o engine.Outcome) {
+	log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
 }
 
 // owedPath is the marker of the write protocol's runs under way

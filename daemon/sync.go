@@ -61,7 +61,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 		}
 		for _, o := range more {
 			if o.Entry != nil {
-				log.Info("recorded", "path", o.Path, "action", o.Entry.Action, "source", o.Entry.Source, "commit", state.ShortID(o.Entry.Commit))
+				logRecorded(log, o)
 			}
 		}
 		return more, err

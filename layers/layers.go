@@ -166,6 +166,16 @@ func (a *Agent) AfterSaves(outs []engine.Outcome) ([]engine.Outcome, error) {
 	return a.AfterRecord(saved)
 }
 
+// SavedStepNote is the line that says what the protocol recorded for a
+// saved step (AfterSaves): "update .claude/memory/MEMORY.md for the saved
+// step (ID)", "" for an outcome that recorded nothing.
+func SavedStepNote(o engine.Outcome) string {
+	if o.Entry == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s for the saved step (%s)", o.Entry.Action, state.TermSafe(o.Path), state.ShortID(o.Entry.Commit))
+}
+
 // replayWindow is how many log entries back Replay looks for its base,
 // and replayMax how many records it replays at most: a run under way owes
 // the records of one batch.

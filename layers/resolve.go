@@ -60,8 +60,8 @@ func (a *Agent) Resolve(dryRun bool, note func(line string)) ([]Resolution, erro
 	// (its L2 line), as any recorded step
 	more, err := a.AfterSaves(r.saved)
 	for _, o := range more {
-		if o.Entry != nil {
-			r.note(fmt.Sprintf("%s %s for the saved step (%s)", o.Entry.Action, state.TermSafe(o.Path), state.ShortID(o.Entry.Commit)))
+		if n := SavedStepNote(o); n != "" {
+			r.note(n)
 		}
 	}
 	if err != nil {

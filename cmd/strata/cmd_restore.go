@@ -162,8 +162,8 @@ func runRestore(e *env, o restoreOptions) error {
 		}
 	}
 	for _, s := range saves {
-		if s.Entry != nil {
-			fmt.Fprintf(e.Out, "%s %s for the saved step (%s)\n", s.Entry.Action, state.TermSafe(s.Path), state.ShortID(s.Entry.Commit))
+		if n := layers.SavedStepNote(s); n != "" {
+			fmt.Fprintln(e.Out, n)
 		}
 	}
 	switch {
