@@ -183,17 +183,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		if unrecorded != nil {
 			sc := <-unrecorded // the engine is the caller's again only after this
 			if err == nil {
-				var outs []engine.Outcome
-				outs, err = recordLocal(eng, o.Lock, sc, rep)
-				if err == nil && o.AfterRecord != nil && slices.ContainsFunc(outs, func(o engine.Outcome) bool { return o.Entry != nil }) {
-					var more []engine.Outcome
-					more, err = o.AfterRecord(outs)
-					for _, m := range more {
-						if m.Entry != nil {
-							rep.Recorded = append(rep.Recorded, m.Path)
-						}
-					}
-				}
+				err = recordLocal(eng, o, sc, rep)
 			}
 		}
 		if err != nil {
@@ -391,18 +381,21 @@ func scanUnrecorded(eng *engine.Engine, lock sync.Locker) <-chan scan {
 }
 
 // recordLocal records the unrecorded edits scanUnrecorded found,
-// so the merge never overwrites one, and returns the outcomes. Invalid files are quarantined as
-// always and reported. Nothing is recorded before the fetch succeeded.
-func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) ([]engine.Outcome, error) {
+// so the merge never overwrites one, then runs o.AfterRecord for them
+// (outside o.Lock). Invalid files are quarantined as always and reported.
+// Nothing is recorded before the fetch succeeded.
+func recordLocal(eng *engine.Engine, o Options, sc scan, rep *Report) error {
 	if sc.err != nil || len(sc.paths) == 0 {
-		return nil, sc.err
+		return sc.err
 	}
-	lock.Lock()
-	defer lock.Unlock()
+	o.Lock.Lock()
 	outs, err := eng.Record(sc.paths, state.SourceRecord)
+	o.Lock.Unlock()
+	recorded := false
 	for _, o := range outs {
 		if o.Entry != nil {
 			rep.Recorded = append(rep.Recorded, o.Path)
+			recorded = true
 		}
 		if o.Invalid() {
 			rep.problem(o.Problems...)
@@ -415,7 +408,16 @@ func recordLocal(eng *engine.Engine, lock sync.Locker, sc scan, rep *Report) ([]
 			rep.invalid[o.Path] = true
 		}
 	}
-	return outs, err
+	if err != nil || !recorded || o.AfterRecord == nil {
+		return err
+	}
+	more, err := o.AfterRecord(outs)
+	for _, m := range more {
+		if m.Entry != nil {
+			rep.Recorded = append(rep.Recorded, m.Path)
+		}
+	}
+	return err
 }
 
 // merge takes the fetched head into the state ref (or, dry, only plans it),
