@@ -50,6 +50,18 @@ func (r *testRepo) appendLine(rel, line string) {
 	}
 }
 
+// step writes content as the workflow state, as the agent does, and
+// records it with src.
+func (r *testRepo) step(content string, src state.Source) []engine.Outcome {
+	r.t.Helper()
+	r.write(WorkflowStatePath, []byte(content))
+	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, src)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return outs
+}
+
 // memory add while an agent appends to MEMORY.md between the add's read and
 // its write: the add reads the file again and adds its item to the agent's
 // version; both lines are on disk and recorded.
@@ -117,11 +129,7 @@ func TestProtocolLineKeepsAnEditMadeMeanwhile(t *testing.T) {
 	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
 	r.open()
 	r.recordAll()
-	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
-	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs := r.step(`{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n", state.SourceRecord)
 	meanwhile(t, "check "+memoryPath, 1, func() { r.appendLine(memoryPath, "agent's paragraph") })
 	if _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).AfterRecord(outs); err != nil {
 		t.Fatal(err)
@@ -230,11 +238,7 @@ func TestCapKeepsTheUsersLines(t *testing.T) {
 	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
 	r.open()
 	r.recordAll()
-	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
-	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs := r.step(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n", state.SourceRecord)
 	if _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).AfterRecord(outs); err != nil {
 		t.Fatal(err)
 	}
@@ -255,22 +259,18 @@ func TestClearedStateLeavesL3(t *testing.T) {
 	r.write(".claude/memory.jsonl", []byte(other))
 	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
 	r.open()
-	step := func(content string) {
+	run := func(content string) {
 		t.Helper()
-		r.write(WorkflowStatePath, []byte(content))
-		outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
-		if err != nil {
-			t.Fatal(err)
-		}
+		outs := r.step(content, state.SourceRecord)
 		if _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).AfterRecord(outs); err != nil {
 			t.Fatal(err)
 		}
 	}
-	step(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}` + "\n")
+	run(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}` + "\n")
 	if g := string(r.read(".claude/memory.jsonl")); !strings.Contains(g, `"phase: implement"`) {
 		t.Fatalf("L3 not upserted: %q", g)
 	}
-	step("{}\n")
+	run("{}\n")
 	if g := string(r.read(".claude/memory.jsonl")); g != other {
 		t.Errorf("L3 after the clear:\n%q\nwant\n%q", g, other)
 	}
@@ -290,11 +290,7 @@ func TestPrivateLayerFilesAreSaid(t *testing.T) {
 	var warned []string
 	a := New(r.eng, func(m string) { warned = append(warned, m) })
 	for _, phase := range []string{"implement", "review"} {
-		r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"`+phase+`","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
-		outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
-		if err != nil {
-			t.Fatal(err)
-		}
+		outs := r.step(`{"type":"APEX","phase":"`+phase+`","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n", state.SourceRecord)
 		if _, err := a.AfterRecord(outs); err != nil {
 			t.Fatal(err)
 		}
@@ -323,10 +319,7 @@ func TestReplayLeavesALineWhereItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n"))
-	if _, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceWatch); err != nil {
-		t.Fatal(err)
-	}
+	r.step(`{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2026-11-22T10:00:05Z"}`+"\n", state.SourceWatch)
 	there := "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n- the agent's newer note\n"
 	r.write(memoryPath, []byte(there))
 	if _, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); err != nil {
@@ -348,7 +341,6 @@ func replayRepo(t *testing.T) (r *testRepo, base string) {
 	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
 	r.open()
 	r.recordAll()
-	k := config.Kept{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}
 	a := New(r.eng, func(m string) { t.Log(m) })
 	for i, phase := range []string{"implement", "review", "implement", "review"} {
 		if i == 3 {
@@ -357,11 +349,7 @@ func replayRepo(t *testing.T) (r *testRepo, base string) {
 				t.Fatal(err)
 			}
 		}
-		r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"`+phase+`","context":"auth","lastUpdated":"2026-11-22T10:00:0`+string(rune('1'+i))+`Z"}`+"\n"))
-		outs, err := r.eng.Record([]config.Kept{k}, state.SourceWatch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		outs := r.step(`{"type":"APEX","phase":"`+phase+`","context":"auth","lastUpdated":"2026-11-22T10:00:0`+string(rune('1'+i))+`Z"}`+"\n", state.SourceWatch)
 		if i < 3 {
 			if _, err := a.AfterRecord(outs); err != nil {
 				t.Fatal(err)
@@ -416,12 +404,8 @@ func TestReplayRefusesAFarBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := config.Kept{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}
 	for i := 1; i <= replayMax+1; i++ {
-		r.write(WorkflowStatePath, []byte(fmt.Sprintf(`{"type":"APEX","phase":"p%d","lastUpdated":"2026-11-22T10:00:00Z"}`, i)+"\n"))
-		if _, err := r.eng.Record([]config.Kept{k}, state.SourceWatch); err != nil {
-			t.Fatal(err)
-		}
+		r.step(fmt.Sprintf(`{"type":"APEX","phase":"p%d","lastUpdated":"2026-11-22T10:00:00Z"}`, i)+"\n", state.SourceWatch)
 	}
 	if outs, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); !errors.Is(err, ErrReplayBase) || len(outs) > 0 {
 		t.Errorf("Replay = %v, %v; want nothing, ErrReplayBase", outs, err)

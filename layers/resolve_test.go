@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -140,11 +139,7 @@ func TestUpsertKeepsTheEntityLine(t *testing.T) {
 	r.open()
 	r.recordAll()
 	r.now = r.now.Add(time.Second)
-	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n"))
-	outs, err := r.eng.Record([]config.Kept{{Path: WorkflowStatePath, Class: state.ClassWorkflowState, Schema: "workflow-state"}}, state.SourceRecord)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs := r.step(`{"type":"APEX","phase":"implement","lastUpdated":"2026-11-22T10:00:00Z"}`+"\n", state.SourceRecord)
 	if _, err := New(r.eng, func(m string) { t.Log(m) }).AfterRecord(outs); err != nil {
 		t.Fatal(err)
 	}
