@@ -248,11 +248,15 @@ func nameBound(script []byte) bool {
 		(bytes.Contains(script, []byte("basename")) && bytes.Contains(script, []byte("$0")))
 }
 
-// notShared refuses a hooks directory that core.hooksPath names in the
-// user's global or the system git configuration: every repository runs its
-// hooks, and strata's check there would judge them all (and uninstall in
-// any one would remove it for all), as the pre-commit framework refuses
-// too. A value set for this repository is its own.
+// notShared refuses a hooks directory that core.hooksPath names outside
+// this repository's own configuration: in the user's global or the system
+// git configuration, every repository runs its hooks, and strata's check
+// there would judge them all (and uninstall in any one would remove it for
+// all), as the pre-commit framework refuses too; given in git's environment
+// (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT: what `git -c` passes to the
+// commands it runs), it holds only for that one command, so a plain `git
+// commit` would not run strata's hook there, while whatever else uses that
+// directory would. A value set for this repository is its own.
 func notShared(root, dir string) error {
 	cmd := exec.Command("git", "config", "--show-scope", "--get", "core.hooksPath")
 	cmd.Dir = root
@@ -261,10 +265,13 @@ func notShared(root, dir string) error {
 		return nil // not set, or a git without --show-scope (before 2.26)
 	}
 	scope, _, _ := strings.Cut(string(out), "\t")
-	if scope != "global" && scope != "system" {
-		return nil
+	switch scope {
+	case "global", "system":
+		return fmt.Errorf("%s: core.hooksPath in your %s git configuration names this hooks directory, which every repository shares; strata's hook there would check them all. Give this repository its own (git config core.hooksPath .git/hooks) and run this again, or add this line to that directory's %s yourself: strata hooks run %s", dir, scope, HookName, HookName)
+	case "command":
+		return fmt.Errorf("%s: core.hooksPath given in git's environment (git -c, GIT_CONFIG_PARAMETERS or GIT_CONFIG_COUNT) names this hooks directory; a plain git commit does not use it. Run strata hooks install without that setting, or set the repository's own (git config core.hooksPath DIR) and run this again", dir)
 	}
-	return fmt.Errorf("%s: core.hooksPath in your %s git configuration names this hooks directory, which every repository shares; strata's hook there would check them all. Give this repository its own (git config core.hooksPath .git/hooks) and run this again, or add this line to that directory's %s yourself: strata hooks run %s", dir, scope, HookName, HookName)
+	return nil
 }
 
 // Removed reports what Uninstall did for one hook.
