@@ -239,6 +239,23 @@ func preCommit(eng *engine.Engine) Finding {
 		return Finding{Check: check, Level: LevelWarn, Message: "not installed; invalid state files can be committed",
 			Fix: "strata hooks install"}
 	}
+	msg, chained := "installed", name+hooks.ChainedSuffix
+	if !bytes.Contains(data, []byte("strata pre-commit hook")) && hooks.IsFramework(data) {
+		// the pre-commit framework installed after strata runs strata's
+		// hook as pre-commit.legacy
+		legacy, err := state.ReadRegular(name+hooks.LegacySuffix, maxRead, true)
+		if err != nil || !bytes.Contains(legacy, []byte("strata pre-commit hook")) {
+			return Finding{Check: check, Level: LevelWarn, Message: name + " is the pre-commit framework's hook; strata's check does not run in it",
+				Fix: "add strata to .pre-commit-config.yaml (hook id " + hooks.FrameworkHookID + "), or run pre-commit uninstall, strata hooks install, pre-commit install"}
+		}
+		if c, err := state.ReadRegular(chained, maxRead, true); err == nil && hooks.IsFramework(c) {
+			return Finding{Check: check, Level: LevelFail, Message: "strata's hook runs as " + hooks.HookName + hooks.LegacySuffix +
+				" under the pre-commit framework's, and chains a copy of the framework's hook (" + hooks.HookName + hooks.ChainedSuffix + "): each runs the other, and every commit fails",
+				Fix: "strata hooks uninstall, then add strata to .pre-commit-config.yaml (hook id " + hooks.FrameworkHookID + ")"}
+		}
+		name, data = name+hooks.LegacySuffix, legacy
+		msg = "installed as " + hooks.HookName + hooks.LegacySuffix + ", run by the pre-commit framework's hook"
+	}
 	if !bytes.Contains(data, []byte("strata pre-commit hook")) {
 		return Finding{Check: check, Level: LevelWarn, Message: name + " is another tool's hook",
 			Fix: "strata hooks install (it chains the hook that is there)"}
@@ -247,8 +264,7 @@ func preCommit(eng *engine.Engine) Finding {
 		return Finding{Check: check, Level: LevelFail, Message: name + " is not executable; git skips it",
 			Fix: "chmod +x " + name}
 	}
-	msg := "installed"
-	if _, err := os.Lstat(name + hooks.ChainedSuffix); err == nil {
+	if _, err := os.Lstat(chained); err == nil {
 		msg += ", chaining " + hooks.HookName + hooks.ChainedSuffix
 	}
 	exe := hookBinary(data)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/state"
 )
 
 // The git hooks strata installs: pre-commit checks each commit;
@@ -129,9 +130,12 @@ func Executable() string {
 // Installed reports what Install did or found for one hook.
 type Installed struct {
 	Name    string // the hook's name
-	Hook    string // the hook file
+	Hook    string // the file strata's hook is in: NAME, or NAME.legacy under the pre-commit framework
 	Chained string // where the hook that was there before now lives; "" when none
 	Changed bool   // false when the same hook was already installed
+	// UnderFramework: the pre-commit framework's hook is NAME and runs
+	// strata's as NAME.legacy (the framework was installed after strata)
+	UnderFramework bool
 }
 
 // Install installs strata's hooks (Hooks), calling exe, in the hooks
@@ -147,12 +151,11 @@ func Install(root, exe string) ([]Installed, error) {
 		return nil, err
 	}
 	for _, name := range Hooks {
-		hook := filepath.Join(dir, name)
-		ours, current, err := readHook(hook, name)
+		f, err := readHook(filepath.Join(dir, name), name)
 		if err != nil {
 			return nil, err
 		}
-		if err := refused(hook, name, ours, current); err != nil {
+		if err := installRefusal(f, name); err != nil {
 			return nil, err
 		}
 	}
@@ -172,10 +175,12 @@ func Install(root, exe string) ([]Installed, error) {
 // not strata's is moved, unchanged (bytes, mode, or the symbolic link
 // itself), to NAME.strata-chained and run first by strata's hook.
 // InstallHook is idempotent: when strata's hook is already there with the
-// same content it changes nothing; a strata hook naming another binary is
-// rewritten in place. It refuses, changing nothing, when a foreign hook and
-// a chained hook both exist (a second chain would lose one of them), and
-// when the foreign hook finds what to run by its own name (nameBound).
+// same content it changes nothing; a hook exactly as strata wrote it for
+// another binary is rewritten in place, also as NAME.legacy under the
+// pre-commit framework. It refuses, changing nothing (installRefusal): a
+// strata hook someone edited, the pre-commit framework's hook, a foreign
+// hook that reads its own name (nameBound), and a foreign hook when a
+// chained hook exists too (a second chain would lose one of them).
 func InstallHook(root, exe, name string) (Installed, error) {
 	dir, err := Dir(root)
 	if err != nil {
@@ -194,19 +199,29 @@ func installHook(dir, name, exe string) (Installed, error) {
 	if exists(chained) {
 		res.Chained = chained
 	}
-	want := ScriptFor(name, exe)
-	ours, current, err := readHook(hook, name)
-	switch {
-	case err != nil:
+	f, err := readHook(hook, name)
+	if err != nil {
 		return res, err
-	case ours && bytes.Equal(current, want):
-		if st, err := os.Stat(hook); err == nil && st.Mode().Perm()&0o111 == 0o111 {
-			return res, nil
-		}
-	case !ours && current != nil:
-		if err := refused(hook, name, ours, current); err != nil {
+	}
+	if err := installRefusal(f, name); err != nil {
+		return res, err
+	}
+	if f.kind == frameworkHook {
+		// installRefusal let it through: strata's hook is NAME.legacy
+		if f, err = readHook(hook+LegacySuffix, name); err != nil {
 			return res, err
 		}
+		res.Hook, res.UnderFramework = f.path, true
+	}
+	want := ScriptFor(name, exe)
+	switch f.kind {
+	case strataHook:
+		if bytes.Equal(f.content, want) {
+			if st, err := os.Stat(f.path); err == nil && st.Mode().Perm()&0o111 == 0o111 {
+				return res, nil
+			}
+		}
+	case foreignHook:
 		if err := os.Rename(hook, chained); err != nil {
 			return res, fmt.Errorf("chain the existing hook: %w", err)
 		}
@@ -215,37 +230,211 @@ func installHook(dir, name, exe string) (Installed, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("create hooks directory: %w", err)
 	}
-	if err := writeExecutable(hook, want); err != nil {
+	if err := writeExecutable(f.path, want); err != nil {
 		return res, err
 	}
 	res.Changed = true
 	return res, nil
 }
 
-// refused says why a foreign hook at hook (content current) cannot be
-// chained: it finds what to run by its own name, or a chained hook is
-// already there. Strata's own hook, or none, is never refused.
-func refused(hook, name string, ours bool, current []byte) error {
-	if ours || current == nil {
+// installRefusal says why install may not write hook f (named name), or
+// nil. Install only writes over a file exactly as strata wrote it, and
+// only moves a hook it can chain safely.
+func installRefusal(f hookFile, name string) error {
+	switch f.kind {
+	case noHook, strataHook:
 		return nil
+	case editedHook:
+		return editedError(f.path, name, "rewritten")
+	case frameworkHook:
+		legacy, err := readHook(f.path+LegacySuffix, name)
+		if err != nil {
+			return err
+		}
+		switch legacy.kind {
+		case editedHook:
+			return editedError(legacy.path, name, "rewritten")
+		case strataHook:
+			// installed before the framework: it runs strata's hook as
+			// NAME.legacy; unless strata's chains the framework's own
+			// script, which runs NAME.legacy again
+			chained, err := readHook(f.path+ChainedSuffix, name)
+			if err != nil {
+				return err
+			}
+			if chained.kind == frameworkHook {
+				return fmt.Errorf("%s: the pre-commit framework's hook, which strata's hook (%s) runs, and which runs strata's again: each runs the other. strata hooks uninstall undoes this; then add strata to .pre-commit-config.yaml (hook id %s)", chained.path, filepath.Base(legacy.path), FrameworkHookID)
+			}
+			return nil
+		}
+		return fmt.Errorf("%s: the pre-commit framework's hook; chained by strata's, the two would run each other once pre-commit install runs again. Add strata to .pre-commit-config.yaml instead (hook id %s), or run pre-commit uninstall, strata hooks install, pre-commit install, in that order", f.path, FrameworkHookID)
 	}
-	chained := hook + ChainedSuffix
-	if nameBound(current) {
-		return fmt.Errorf("%s: this hook finds what to run by its own file name (husky's does), so moved to %s it would run nothing; leave it, and add this line to the script it runs (for husky, .husky/%s): strata hooks run %s", hook, filepath.Base(chained), name, name)
+	chained := f.path + ChainedSuffix
+	if nameBound(f.content) || nameBound(f.script) {
+		return fmt.Errorf("%s: this hook reads its own file name or path ($0; husky's does, to find what to run), so moved to %s it could run nothing; leave it, and add this line to it, or to the script it runs (for husky, .husky/%s): strata hooks run %s", f.path, filepath.Base(chained), name, name)
 	}
 	if exists(chained) {
-		return fmt.Errorf("%s: a hook is installed and %s already exists; move one of them away, then run strata hooks install again", hook, filepath.Base(chained))
+		return fmt.Errorf("%s: a hook is installed and %s already exists; move one of them away, then run strata hooks install again", f.path, filepath.Base(chained))
 	}
 	return nil
 }
 
-// nameBound reports whether a hook script works out what to run from its
-// own file name, as husky's do (`basename "$0"`, or sourcing husky's
-// dispatcher beside it, which does): renamed, such a hook runs nothing and
-// lets every commit through.
+// editedError refuses to rewrite or remove strata's hook at path: it holds
+// lines strata did not write, which would be lost.
+func editedError(path, name, what string) error {
+	return fmt.Errorf("%s: strata's %s hook, edited since strata wrote it; not %s, so nothing of yours is lost. Keep it as it is, or move your lines to a hook of your own (strata's runs %s first), delete this file and run this again", path, name, what, name+ChainedSuffix)
+}
+
+// FrameworkHookID is the id of strata's hook in the repository's
+// .pre-commit-hooks.yaml, for the pre-commit framework's config.
+const FrameworkHookID = "strata-validate"
+
+// frameworkIDs mark a hook script as the pre-commit framework's: the
+// hash its hook template carries (`# ID: …`), and the ones it carried
+// before, which pre-commit itself still recognises as its own
+// (CURRENT_HASH and PRIOR_HASHES in pre-commit's install_uninstall.py).
+var frameworkIDs = []string{
+	"138fd403232d2ddd5efb44317e38bf03",
+	"4d9958c90bc262f47553e2c073f14cfe",
+	"d8ee923c46731b42cd95cc869add4062",
+	"49fd668cb42069aa1b6048464be5d395",
+	"79f09a650522a87b0da915d0d983b2de",
+	"e358c9dae00eac5d06b38dfdb1e33a8c",
+}
+
+// IsFramework reports whether a hook script is the pre-commit framework's
+// (`pre-commit install` wrote it). That hook runs NAME.legacy itself, so
+// strata never chains it: renamed, it would run strata's hook once
+// `pre-commit install` moved that to NAME.legacy, and strata's would run
+// it again.
+func IsFramework(script []byte) bool {
+	for _, id := range frameworkIDs {
+		if bytes.Contains(script, []byte(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// selfNames are what a hook script reads its own file name or path with:
+// sh's $0 (also "$0", ${0##*/}, case "$0"), bash's BASH_SOURCE, zsh's
+// ZSH_ARGZERO, argv[0], Python's __file__, Node's __filename and
+// process.argv, Ruby's __FILE__ and $PROGRAM_NAME; husky's hooks source a
+// dispatcher that does.
+var selfNames = []string{"husky", "$0", "${0", "BASH_SOURCE", "ZSH_ARGZERO", "argv[0]", "Args[0]",
+	"__file__", "__filename", "process.argv", "__FILE__", "$PROGRAM_NAME"}
+
+// nameBound reports whether a hook script may work out what to run from
+// its own file name: renamed to NAME.strata-chained, such a hook can run
+// nothing and let every commit through. strata cannot tell a dispatch on
+// the name (`exec scripts/${0##*/}`, `case "$0" in *pre-commit)`) from a
+// harmless use of the path (`. "$(dirname "$0")/lib.sh"`), so any use
+// counts: install refuses and asks for one line instead, which is safe
+// either way. (Chaining under the same name, in a directory of its own,
+// would keep the name but change the directory that `dirname "$0"`
+// finds, and sh has no `exec -a` to set $0 alone.)
 func nameBound(script []byte) bool {
-	return bytes.Contains(script, []byte("husky")) || bytes.Contains(script, []byte(`$(dirname "$0")/h"`)) ||
-		(bytes.Contains(script, []byte("basename")) && bytes.Contains(script, []byte("$0")))
+	for _, s := range selfNames {
+		if bytes.Contains(script, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hookKind says whose a hook file is.
+type hookKind int
+
+const (
+	noHook        hookKind = iota
+	strataHook             // exactly a script strata wrote, for any binary
+	editedHook             // strata's marker, with lines strata did not write
+	frameworkHook          // the pre-commit framework's (IsFramework)
+	foreignHook            // any other, a symbolic link included
+)
+
+// hookFile is one hook file as install and uninstall find it.
+type hookFile struct {
+	path    string
+	kind    hookKind
+	content []byte // the file's bytes; a symbolic link's target; nil when none
+	script  []byte // what runs: content, or the regular file a link names (nil when unreadable)
+}
+
+// maxScript bounds what is read of the file a hook's link names.
+const maxScript = 1 << 20
+
+// readHook reads the hook file at path for the hook name. A symbolic link
+// is never strata's nor the framework's; its content is its target, and
+// what it runs is read through it only when it names a regular file.
+func readHook(path, name string) (hookFile, error) {
+	f := hookFile{path: path}
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return f, nil
+	case err != nil:
+		return f, fmt.Errorf("read hook: %w", err)
+	case st.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(path)
+		if err != nil {
+			return f, fmt.Errorf("read hook: %w", err)
+		}
+		f.kind, f.content = foreignHook, []byte(target)
+		f.script, _ = state.ReadRegular(path, maxScript, true)
+		return f, nil
+	case !st.Mode().IsRegular():
+		return f, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("read hook: %w", err)
+	}
+	f.content, f.script = data, data
+	switch {
+	case written(name, data):
+		f.kind = strataHook
+	case bytes.Contains(data, []byte("\n"+marker(name)+":")):
+		f.kind = editedHook
+	case IsFramework(data):
+		f.kind = frameworkHook
+	default:
+		f.kind = foreignHook
+	}
+	return f, nil
+}
+
+// scriptForms are the hook scripts strata has written, newest first: a
+// file is strata's to rewrite or remove only when it is exactly one of
+// them, for some binary. (Every strata so far wrote ScriptFor's form; a
+// new form goes first here and the old ones stay.)
+var scriptForms = []func(name, exe string) []byte{ScriptFor}
+
+// written reports whether data is exactly a hook script strata wrote for
+// the hook name, calling any binary.
+func written(name string, data []byte) bool {
+	const probe = "\x00"
+	quoted := []byte(shellQuote(probe))
+	for _, form := range scriptForms {
+		tmpl := form(name, probe)
+		i := bytes.Index(tmpl, quoted)
+		if i < 0 {
+			continue
+		}
+		prefix, suffix := tmpl[:i], tmpl[i+len(quoted):]
+		if len(data) < len(prefix)+len(suffix)+2 || !bytes.HasPrefix(data, prefix) || !bytes.HasSuffix(data, suffix) {
+			continue
+		}
+		q := string(data[len(prefix) : len(data)-len(suffix)])
+		if len(q) < 2 || q[0] != '\'' || q[len(q)-1] != '\'' {
+			continue
+		}
+		exe := strings.ReplaceAll(q[1:len(q)-1], `'\''`, "'")
+		if bytes.Equal(form(name, exe), data) {
+			return true
+		}
+	}
+	return false
 }
 
 // notShared refuses a hooks directory that core.hooksPath names outside
@@ -277,16 +466,34 @@ func notShared(root, dir string) error {
 // Removed reports what Uninstall did for one hook.
 type Removed struct {
 	Name     string // the hook's name
-	Hook     string // the hook file
+	Hook     string // the file strata's hook was in: NAME, or NAME.legacy under the pre-commit framework
 	Restored bool   // the chained hook was moved back to Hook
 	Changed  bool   // false when strata's hook was not installed
+	// Dropped: NAME.strata-chained was a copy of the pre-commit framework's
+	// hook, the same bytes as NAME, and was deleted: put back as
+	// NAME.legacy, the framework's hook would run itself
+	Dropped string
+	// Left: NAME.strata-chained is an older pre-commit framework hook,
+	// different from NAME, left where it is for the same reason
+	Left string
 }
 
-// Uninstall removes strata's hooks (Hooks) and reports each (UninstallHook).
+// Uninstall removes strata's hooks (Hooks) and reports each
+// (UninstallHook). It looks at all of them before it changes any: when one
+// is refused, nothing is removed.
 func Uninstall(root string) ([]Removed, error) {
+	dir, err := Dir(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range Hooks {
+		if err := uninstallRefusal(dir, name); err != nil {
+			return nil, err
+		}
+	}
 	var out []Removed
 	for _, name := range Hooks {
-		res, err := UninstallHook(root, name)
+		res, err := uninstallHook(dir, name)
 		out = append(out, res)
 		if err != nil {
 			return out, err
@@ -297,27 +504,54 @@ func Uninstall(root string) ([]Removed, error) {
 
 // UninstallHook removes strata's hook name and moves the hook it chained
 // back in its place, exactly as it was. A hook that is not strata's is left
-// alone. It is idempotent.
+// alone, and so is one strata wrote that has been edited since (an error:
+// the edits would be lost). It is idempotent.
 func UninstallHook(root, name string) (Removed, error) {
 	dir, err := Dir(root)
 	if err != nil {
 		return Removed{}, err
 	}
+	if err := uninstallRefusal(dir, name); err != nil {
+		return Removed{Name: name, Hook: filepath.Join(dir, name)}, err
+	}
+	return uninstallHook(dir, name)
+}
+
+// uninstallRefusal refuses to remove strata's hook name when it has been
+// edited, at NAME or under another tool's hook as NAME.legacy.
+func uninstallRefusal(dir, name string) error {
+	f, err := readHook(filepath.Join(dir, name), name)
+	if err != nil {
+		return err
+	}
+	if f.kind == frameworkHook || f.kind == foreignHook {
+		if f, err = readHook(f.path+LegacySuffix, name); err != nil {
+			return err
+		}
+	}
+	if f.kind == editedHook {
+		return editedError(f.path, name, "removed")
+	}
+	return nil
+}
+
+func uninstallHook(dir, name string) (Removed, error) {
 	hook := filepath.Join(dir, name)
 	chained := hook + ChainedSuffix
 	res := Removed{Name: name, Hook: hook}
-	ours, current, err := readHook(hook, name)
-	if err != nil {
+	f, err := readHook(hook, name)
+	switch {
+	case err != nil:
 		return res, err
-	}
-	if !ours && current != nil {
-		return uninstallLegacy(hook, name, chained, res)
-	}
-	if ours {
+	case f.kind == frameworkHook || f.kind == foreignHook:
+		return uninstallLegacy(f, name, chained, res)
+	case f.kind == strataHook:
 		if err := os.Remove(hook); err != nil {
 			return res, fmt.Errorf("remove hook: %w", err)
 		}
 		res.Changed = true
+	case f.kind == editedHook:
+		return res, editedError(hook, name, "removed")
 	}
 	if exists(chained) {
 		if err := os.Rename(chained, hook); err != nil {
@@ -332,51 +566,52 @@ func UninstallHook(root, name string) (Removed, error) {
 // when it installs its own, and runs it from its hook.
 const LegacySuffix = ".legacy"
 
-// uninstallLegacy handles a foreign hook at the hook's place: when it is the
-// pre-commit framework's, installed after strata's, strata's hook now runs
-// as pre-commit.legacy. It is removed there, and the hook strata chained
-// takes its place, so the framework runs what it ran before strata came.
-// Any other foreign hook means strata's is not installed.
-func uninstallLegacy(hook, name, chained string, res Removed) (Removed, error) {
-	legacy := hook + LegacySuffix
-	ours, _, err := readHook(legacy, name)
-	if err != nil || !ours {
+// uninstallLegacy handles a foreign hook f at the hook's place: when it is
+// the pre-commit framework's (or another that runs NAME.legacy so),
+// installed after strata's, strata's hook now runs as NAME.legacy. It is
+// removed there, and the hook strata chained takes its place, so the
+// framework runs what it ran before strata came. Never a copy of the
+// framework's own hook: as NAME.legacy it would run itself without end
+// (pre-commit's refuses to: "installed in migration mode"). A copy with
+// the same bytes as f is deleted; an older one is left where it is.
+// Without strata's hook as NAME.legacy, strata's is not installed.
+func uninstallLegacy(f hookFile, name, chained string, res Removed) (Removed, error) {
+	legacy, err := readHook(f.path+LegacySuffix, name)
+	switch {
+	case err != nil:
 		return res, err
+	case legacy.kind == editedHook:
+		return res, editedError(legacy.path, name, "removed")
+	case legacy.kind != strataHook:
+		return res, nil
 	}
-	if err := os.Remove(legacy); err != nil {
+	if err := os.Remove(legacy.path); err != nil {
 		return res, fmt.Errorf("remove hook: %w", err)
 	}
-	res.Hook, res.Changed = legacy, true
-	if exists(chained) {
-		if err := os.Rename(chained, legacy); err != nil {
-			return res, fmt.Errorf("restore the chained hook: %w", err)
-		}
-		res.Restored = true
+	res.Hook, res.Changed = legacy.path, true
+	if !exists(chained) {
+		return res, nil
 	}
-	return res, nil
-}
-
-// readHook reads a hook file: ours reports whether it is strata's; content
-// is nil when there is no hook. A symbolic link is never strata's, and its
-// content is reported as its target, not read through.
-func readHook(hook, name string) (ours bool, content []byte, err error) {
-	st, err := os.Lstat(hook)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil, nil
-	case err != nil:
-		return false, nil, fmt.Errorf("read hook: %w", err)
-	case st.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(hook)
-		return false, []byte(target), err
-	case !st.Mode().IsRegular():
-		return false, nil, fmt.Errorf("%s: not a regular file", hook)
-	}
-	data, err := os.ReadFile(hook)
+	c, err := readHook(chained, name)
 	if err != nil {
-		return false, nil, fmt.Errorf("read hook: %w", err)
+		return res, err
 	}
-	return bytes.Contains(data, []byte("\n"+marker(name)+":")), data, nil
+	if c.kind == frameworkHook {
+		if f.kind != frameworkHook || !bytes.Equal(c.content, f.content) {
+			res.Left = chained
+			return res, nil
+		}
+		if err := os.Remove(chained); err != nil {
+			return res, fmt.Errorf("remove the framework's copy: %w", err)
+		}
+		res.Dropped = chained
+		return res, nil
+	}
+	if err := os.Rename(chained, legacy.path); err != nil {
+		return res, fmt.Errorf("restore the chained hook: %w", err)
+	}
+	res.Restored = true
+	return res, nil
 }
 
 func exists(name string) bool {

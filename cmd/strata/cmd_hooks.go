@@ -79,12 +79,16 @@ func runHooksInstall(e *env) error {
 		return err
 	}
 	for _, res := range all {
+		under := ""
+		if res.UnderFramework {
+			under = fmt.Sprintf(" (the pre-commit framework's %s hook runs it)", res.Name)
+		}
 		if !res.Changed {
-			fmt.Fprintf(e.Out, "%s hook already installed in %s\n", res.Name, relName(root, res.Hook))
+			fmt.Fprintf(e.Out, "%s hook already installed in %s%s\n", res.Name, relName(root, res.Hook), under)
 			continue
 		}
-		fmt.Fprintf(e.Out, "installed %s hook in %s\n", res.Name, relName(root, res.Hook))
-		if res.Chained != "" {
+		fmt.Fprintf(e.Out, "installed %s hook in %s%s\n", res.Name, relName(root, res.Hook), under)
+		if res.Chained != "" && !res.UnderFramework {
 			fmt.Fprintf(e.Out, "it runs the existing hook first, now %s\n", relName(root, res.Chained))
 		}
 	}
@@ -109,6 +113,12 @@ func runHooksUninstall(e *env) error {
 			fmt.Fprintf(e.Out, "removed strata's %s hook; restored the previous hook in %s\n", res.Name, relName(root, res.Hook))
 		default:
 			fmt.Fprintf(e.Out, "removed strata's %s hook from %s\n", res.Name, relName(root, res.Hook))
+		}
+		switch {
+		case res.Dropped != "":
+			fmt.Fprintf(e.Out, "deleted %s, a copy of the pre-commit framework's hook that strata had chained (put back, it would run itself)\n", relName(root, res.Dropped))
+		case res.Left != "":
+			fmt.Fprintf(e.Out, "left %s, an older pre-commit framework hook that strata had chained, where it is (put back, it would run itself); delete it when you do not need it\n", relName(root, res.Left))
 		}
 	}
 	return nil
