@@ -30,7 +30,8 @@ type Added struct {
 	// "/hooks/SessionStart", "/mcpServers"); uninstall removes one only
 	// when it is empty again.
 	Created []string `json:"created,omitempty"`
-	// Existed is whether the file was there; Before is its content then.
+	// Existed is whether the file was there with content (a missing or
+	// empty one is left as {} by uninstall); Before is its content then.
 	Existed bool   `json:"existed"`
 	Before  []byte `json:"before,omitempty"`
 	// After is the SHA-256 of the content install wrote.
