@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-dev/strata/jsonedit"
 	"github.com/strata-dev/strata/state"
+	"github.com/strata-dev/strata/validate"
 )
 
 // The Claude Code hooks strata adds to .claude/settings.json (docs/contract.md §8). The
@@ -50,21 +51,40 @@ func (c claudeEntry) raw() json.RawMessage {
 
 // InstallClaude merges strata's SessionStart and PostToolUse entries into the
 // content of a settings.json (nil or empty for a missing file) and returns the
-// new content, or changed false when both entries are already there (an entry
-// running the same command counts, whatever its matcher). Everything else is
-// kept: other keys in their order, other events and their entries, and the
-// exact text of every string and number; the result is indented with two
-// spaces and ends with a newline. Content that is not a JSON object, or whose
-// "hooks" is not an object of arrays, is reported as state.Problems naming
-// the JSON Pointer.
-func InstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
-	return keepBOM(data, func(data []byte) ([]byte, bool, error) { return installClaude(path, data) })
+// new content and the record of what it added, or a nil record when both
+// entries are already there (an entry with a hook of type "command"
+// running the same command counts, whatever its matcher or other fields).
+// Everything else is kept: other keys in their order, other events and
+// their entries, and the exact text of every string and number; what it
+// adds is laid out as its neighbours are (a new file is indented with two
+// spaces and ends with a newline). Content that is not one JSON object
+// (a syntax error, a duplicate key), or whose "hooks" is not an object of
+// arrays, is reported as state.Problems naming the line, column and JSON
+// Pointer.
+func InstallClaude(path string, data []byte) (out []byte, in *Added, err error) {
+	if err := checkJSON(path, data); err != nil {
+		return nil, nil, err
+	}
+	var created []string
+	out, changed, err := keepBOM(data, func(data []byte) ([]byte, bool, error) {
+		var out []byte
+		var changed bool
+		out, changed, created, err = installClaude(path, data)
+		return out, changed, err
+	})
+	if err != nil {
+		return nil, nil, positioned(path, data, err)
+	}
+	if !changed {
+		return data, nil, nil
+	}
+	return out, added(len(data) > 0, data, out, created), nil
 }
 
-func installClaude(path string, data []byte) (out []byte, changed bool, err error) {
+func installClaude(path string, data []byte) (out []byte, changed bool, created []string, err error) {
 	_, hooks, err := decodeSettings(path, data)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	if out = data; len(bytes.TrimSpace(data)) == 0 {
 		out = []byte("{}\n")
@@ -72,7 +92,7 @@ func installClaude(path string, data []byte) (out []byte, changed bool, err erro
 	for _, c := range claudeEntries {
 		arr, err := eventArray(path, hooks, c.event)
 		if err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		found := false
 		for _, el := range arr {
@@ -81,27 +101,53 @@ func installClaude(path string, data []byte) (out []byte, changed bool, err erro
 				break
 			}
 		}
-		if !found {
-			if out, err = jsonedit.Append(out, []string{"hooks", c.event}, c.raw()); err != nil {
-				return nil, false, fmt.Errorf("%s: %w", path, err)
-			}
-			changed = true
+		if found {
+			continue
 		}
+		if raw, ok := valueAt(out, []string{"hooks"}); !ok || isNull(raw) {
+			created = append(created, "/hooks")
+		}
+		if raw, ok := valueAt(out, []string{"hooks", c.event}); !ok || isNull(raw) {
+			created = append(created, "/hooks/"+c.event)
+		}
+		if out, err = jsonedit.Append(out, []string{"hooks", c.event}, c.raw()); err != nil {
+			return nil, false, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		changed = true
+	}
+	if !changed {
+		return data, false, nil, nil
+	}
+	return out, true, created, nil
+}
+
+// UninstallClaude removes strata's entries from a settings.json: an entry
+// of SessionStart or PostToolUse that is exactly one InstallClaude writes,
+// whatever its matcher ({"hooks": [{"type": "command", "command": ...}]},
+// nothing else), and such a hook of strata's from an entry that also runs
+// the user's own (Claude Code would still run it). An entry with a field
+// of its own (a "timeout", another "type") is the user's and stays. Of
+// the objects and arrays that held them, only those in (the record of the
+// install; nil when there is none) created and that are empty again go.
+// When data is still what that install wrote and the result is the file
+// it read, as JSON, the file comes back byte for byte. It returns changed
+// false when none of strata's entries is there.
+func UninstallClaude(path string, data []byte, in *Added) (out []byte, changed bool, err error) {
+	if err := checkJSON(path, data); err != nil {
+		return nil, false, err
+	}
+	var created []string
+	if in != nil {
+		created = in.Created
+	}
+	out, changed, err = keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data, created) })
+	if err != nil {
+		return nil, false, positioned(path, data, err)
 	}
 	if !changed {
 		return data, false, nil
 	}
-	return out, true, nil
-}
-
-// UninstallClaude removes strata's hooks that InstallClaude adds: an entry
-// of SessionStart or PostToolUse all of whose hooks run strata's command
-// (whatever its matcher), and strata's hook from an entry that also runs
-// the user's own (Claude Code would still run it). An event array, and
-// then "hooks", that this leaves empty is removed too. It returns changed
-// false when strata's commands run nowhere.
-func UninstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
-	return keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data) })
+	return in.undo(data, out), true, nil
 }
 
 // keepBOM runs edit on data without a leading UTF-8 byte-order mark (JSON
@@ -122,78 +168,52 @@ func keepBOM(data []byte, edit func([]byte) ([]byte, bool, error)) ([]byte, bool
 	return out, true, nil
 }
 
-func uninstallClaude(path string, data []byte) (out []byte, changed bool, err error) {
+func uninstallClaude(path string, data []byte, created []string) (out []byte, changed bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}
-	_, before, err := decodeSettings(path, data)
+	_, hooks, err := decodeSettings(path, data)
 	if err != nil {
 		return nil, false, err
 	}
 	out = data
 	for _, c := range claudeEntries {
-		arr, err := eventArray(path, before, c.event)
+		arr, err := eventArray(path, hooks, c.event)
 		if err != nil {
 			return nil, false, err
 		}
-		at := []string{"hooks", c.event}
-		// entries that run strata's command alone go (whatever matcher the
-		// user gave them); in an entry that also runs the user's own hooks,
-		// only strata's hook goes: Claude Code would run it on every edit
-		if out, err = removeRuns(path, out, at, arr, c.command); err != nil {
+		if out, err = removeOurs(path, out, []string{"hooks", c.event}, arr, c.command); err != nil {
 			return nil, false, err
 		}
-		if !bytes.Equal(out, data) {
-			changed = true
-		}
 	}
-	if !changed {
+	if bytes.Equal(out, data) {
 		return data, false, nil
 	}
-	_, hooks, err := decodeSettings(path, out)
-	if err != nil {
+	if out, err = dropCreated(path, out, created); err != nil {
 		return nil, false, err
-	}
-	// an array uninstall emptied goes, one the user left empty stays
-	empty := func(o object, event string) bool {
-		raw, ok := o.get(event)
-		return ok && bytes.Equal(bytes.TrimSpace(raw), []byte("[]"))
-	}
-	for _, c := range claudeEntries {
-		if _, had := before.get(c.event); had && empty(hooks, c.event) && !empty(before, c.event) {
-			if out, err = jsonedit.Delete(out, []string{"hooks", c.event}); err != nil {
-				return nil, false, fmt.Errorf("%s: %w", path, err)
-			}
-		}
-	}
-	if _, hooks, err := decodeSettings(path, out); err == nil && len(hooks) == 0 {
-		out, err = jsonedit.Delete(out, []string{"hooks"})
-		if err != nil {
-			return nil, false, fmt.Errorf("%s: %w", path, err)
-		}
 	}
 	return out, true, nil
 }
 
-// removeRuns removes from the event array at (its entries arr) every
-// entry whose hooks all run command, and command's hooks from an entry
-// that also runs others.
-func removeRuns(path string, data []byte, at []string, arr []json.RawMessage, command string) ([]byte, error) {
-	out, _, err := jsonedit.Filter(data, at, func(raw []byte) bool { return onlyRuns(raw, command) })
+// removeOurs removes from the event array at (its entries arr) every
+// entry of strata's (ourEntry), and strata's hooks from an entry that
+// also runs others.
+func removeOurs(path string, data []byte, at []string, arr []json.RawMessage, command string) ([]byte, error) {
+	out, _, err := jsonedit.Filter(data, at, func(raw []byte) bool { return ourEntry(raw, command) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	kept := arr[:0:0]
 	for _, el := range arr {
-		if !onlyRuns(el, command) {
+		if !ourEntry(el, command) {
 			kept = append(kept, el)
 		}
 	}
 	for k := len(kept) - 1; k >= 0; k-- {
-		if !runs(kept[k], command) {
+		if !mixed(kept[k], command) {
 			continue
 		}
-		if out, _, err = jsonedit.FilterIn(out, at, k, "hooks", func(raw []byte) bool { return hookRuns(raw, command) }); err != nil {
+		if out, _, err = jsonedit.FilterIn(out, at, k, "hooks", func(raw []byte) bool { return ourHook(raw, command) }); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -229,28 +249,94 @@ func runs(el json.RawMessage, command string) bool {
 	return false
 }
 
-// onlyRuns reports whether every hook of an entry runs command (an entry
-// strata added, whatever matcher the user gave it since).
-func onlyRuns(el []byte, command string) bool {
+// ourEntry reports whether an entry is one install writes: "hooks" holds
+// strata's hooks only (ourHook) and nothing else is there but a string
+// "matcher" (the user may have changed it since).
+func ourEntry(el []byte, command string) bool {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(el, &e) != nil {
+		return false
+	}
+	for k, v := range e {
+		var s string
+		if k != "hooks" && (k != "matcher" || json.Unmarshal(v, &s) != nil) {
+			return false
+		}
+	}
 	hooks, ok := entryHooks(el)
 	if !ok || len(hooks) == 0 {
 		return false
 	}
 	for _, h := range hooks {
-		if !hookRuns(h, command) {
+		if !ourHook(h, command) {
 			return false
 		}
 	}
 	return true
 }
 
-// hookRuns reports whether one hook of an entry runs command.
+// mixed reports whether an entry holds one of strata's hooks beside hooks
+// of the user's.
+func mixed(el []byte, command string) bool {
+	hooks, _ := entryHooks(el)
+	ours := 0
+	for _, h := range hooks {
+		if ourHook(h, command) {
+			ours++
+		}
+	}
+	return ours > 0 && ours < len(hooks)
+}
+
+// hookRuns reports whether one hook of an entry runs command: Claude Code
+// runs it (its type is "command"), whatever other fields it has.
 func hookRuns(raw []byte, command string) bool {
 	var h struct {
+		Type    string `json:"type"`
 		Command string `json:"command"`
 	}
-	return json.Unmarshal(raw, &h) == nil && strings.TrimSpace(h.Command) == command
+	return json.Unmarshal(raw, &h) == nil && h.Type == "command" && strings.TrimSpace(h.Command) == command
 }
+
+// ourHook reports whether a hook is exactly the one install writes,
+// {"type": "command", "command": command}.
+func ourHook(raw []byte, command string) bool {
+	return sameJSON(raw, []byte(`{"type":"command","command":`+jsonString(command)+`}`))
+}
+
+// checkJSON refuses content that is not one JSON document, as validate
+// reports it (with line and column): a syntax error, a duplicate key
+// (jsonedit would edit one occurrence and delete every one), nesting too
+// deep. Missing or empty content passes: it is a file to create.
+func checkJSON(path string, data []byte) error {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))) == 0 {
+		return nil
+	}
+	if _, ps := validate.DecodeJSON(path, data); ps != nil {
+		return ps
+	}
+	return nil
+}
+
+// positioned gives each of err's problems that has none the line and
+// column of the value its pointer names in data.
+func positioned(path string, data []byte, err error) error {
+	var ps state.Problems
+	if !errors.As(err, &ps) {
+		return err
+	}
+	out := make(state.Problems, len(ps))
+	for i, p := range ps {
+		if p.Line == 0 {
+			at := validate.ProblemAt(path, data, false, p.Pointer, p.Message)
+			p.Line, p.Col = at.Line, at.Col
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func isNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
 // decodeSettings reads the top-level object and its "hooks" object (empty
 // when missing).

@@ -29,10 +29,11 @@ func TestInstallClaude(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, changed, err := InstallClaude(SettingsPath, []byte(tt.in))
+			out, rec, err := InstallClaude(SettingsPath, []byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
+			changed := rec != nil
 			if changed != tt.changed {
 				t.Fatalf("changed = %v, want %v", changed, tt.changed)
 			}
@@ -63,9 +64,9 @@ func TestInstallClaude(t *testing.T) {
 				}
 				rest = rest[i+len(w):]
 			}
-			again, changed, err := InstallClaude(SettingsPath, out)
-			if err != nil || changed || !bytes.Equal(again, out) {
-				t.Fatalf("second install: changed %v, err %v", changed, err)
+			again, rec, err := InstallClaude(SettingsPath, out)
+			if err != nil || rec != nil || !bytes.Equal(again, out) {
+				t.Fatalf("second install: changed %v, err %v", rec != nil, err)
 			}
 		})
 	}
@@ -75,11 +76,11 @@ func TestUninstallClaude(t *testing.T) {
 	orig := `{"a":1,"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make"}]}],` +
 		`"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[{"type":"command","command":"strata validate --hook"},{"type":"command","command":"mine"}]}]},"b":2}`
 	// the PostToolUse entry already runs strata validate: only SessionStart is added
-	in, changed, err := InstallClaude(SettingsPath, []byte(orig))
-	if err != nil || !changed {
-		t.Fatalf("install: %v %v", changed, err)
+	in, rec, err := InstallClaude(SettingsPath, []byte(orig))
+	if err != nil || rec == nil {
+		t.Fatalf("install: %v %v", rec, err)
 	}
-	out, changed, err := UninstallClaude(SettingsPath, in)
+	out, changed, err := UninstallClaude(SettingsPath, in, rec)
 	if err != nil || !changed {
 		t.Fatalf("uninstall: %v %v", changed, err)
 	}
@@ -97,27 +98,33 @@ func TestUninstallClaude(t *testing.T) {
 	// a hook that is not an object beside strata's does not hide it
 	// (attack18-final F3: "has no strata hooks", and nothing changed)
 	odd := `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,{"type":"command","command":"strata validate --hook"},"x",[1]]}]}}`
-	if out3, changed, err := UninstallClaude(SettingsPath, []byte(odd)); err != nil || !changed ||
+	if out3, changed, err := UninstallClaude(SettingsPath, []byte(odd), nil); err != nil || !changed ||
 		string(out3) != `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,"x",[1]]}]}}` {
 		t.Fatalf("uninstall beside odd hooks: %v %v\n%s", changed, err, out3)
 	}
 	if moved == string(in) {
 		t.Fatalf("the test did not change the matcher:\n%s", in)
 	}
-	if out2, changed, err := UninstallClaude(SettingsPath, []byte(moved)); err != nil || !changed || strings.Contains(string(out2), "strata") {
+	if out2, changed, err := UninstallClaude(SettingsPath, []byte(moved), nil); err != nil || !changed || strings.Contains(string(out2), "strata") {
 		t.Fatalf("uninstall with a changed matcher: %v %v\n%s", changed, err, out2)
 	}
-	if _, changed, _ := UninstallClaude(SettingsPath, out); changed {
+	if _, changed, _ := UninstallClaude(SettingsPath, out, nil); changed {
 		t.Fatal("second uninstall changed something")
 	}
 
-	// our entries alone: their arrays and then "hooks" go
-	fresh, _, _ := InstallClaude(SettingsPath, []byte(`{"x":true}`))
-	out, _, err = UninstallClaude(SettingsPath, fresh)
+	// our entries alone: the arrays and then the "hooks" install created
+	// go; without the record of the install, they stay (the user may have
+	// written them)
+	fresh, rec, _ := InstallClaude(SettingsPath, []byte(`{"x":true}`))
+	out, _, err = UninstallClaude(SettingsPath, fresh, rec)
 	if err != nil || string(out) != `{"x":true}` {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	if out, changed, err := UninstallClaude(SettingsPath, nil); err != nil || changed || out != nil {
+	out, _, err = UninstallClaude(SettingsPath, fresh, nil)
+	if err != nil || string(out) != `{"x":true,"hooks":{"SessionStart":[],"PostToolUse":[]}}` {
+		t.Fatalf("without the record: got %q, %v", out, err)
+	}
+	if out, changed, err := UninstallClaude(SettingsPath, nil, nil); err != nil || changed || out != nil {
 		t.Fatalf("missing file: %q %v %v", out, changed, err)
 	}
 }
@@ -136,9 +143,9 @@ func TestClaudeSettingsKeepLayout(t *testing.T) {
 		"one line":                        `{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}`,
 		"tabs and a BOM":                  "\xef\xbb\xbf{\n\t\"hooks\": {\n\t\t\"SessionStart\": []\n\t}\n}\n",
 	} {
-		out, changed, err := InstallClaude(SettingsPath, []byte(in))
-		if err != nil || !changed {
-			t.Fatalf("%s: install %v %v", name, changed, err)
+		out, rec, err := InstallClaude(SettingsPath, []byte(in))
+		if err != nil || rec == nil {
+			t.Fatalf("%s: install %v %v", name, rec, err)
 		}
 		if strings.Contains(in, "\r\n") && bytes.Count(out, []byte("\n")) != bytes.Count(out, []byte("\r\n")) {
 			t.Errorf("%s: a line end is not CRLF:\n%q", name, out)
@@ -151,11 +158,11 @@ func TestClaudeSettingsKeepLayout(t *testing.T) {
 				t.Errorf("%s: the new entries are not laid out as Claude Code lays out the rest:\n%s", name, out)
 			}
 		}
-		back, changed, err := UninstallClaude(SettingsPath, out)
+		back, changed, err := UninstallClaude(SettingsPath, out, rec)
 		if err != nil || !changed {
 			t.Fatalf("%s: uninstall %v %v", name, changed, err)
 		}
-		if string(back) != in && !strings.Contains(in, "SessionStart\": []") {
+		if string(back) != in {
 			t.Errorf("%s: uninstall did not give back the file byte for byte:\n%q\nwant\n%q", name, back, in)
 		}
 	}
@@ -170,8 +177,9 @@ func TestClaudeSettingsErrors(t *testing.T) {
 		`{"hooks":{"PostToolUse":"no"}}`: "/hooks/PostToolUse",
 		`{} {}`:                          "",
 	} {
-		for _, f := range []func(string, []byte) ([]byte, bool, error){InstallClaude, UninstallClaude} {
-			_, _, err := f(SettingsPath, []byte(in))
+		_, _, errI := InstallClaude(SettingsPath, []byte(in))
+		_, _, errU := UninstallClaude(SettingsPath, []byte(in), nil)
+		for _, err := range []error{errI, errU} {
 			var ps state.Problems
 			if !errors.As(err, &ps) || ps[0].Pointer != ptr || ps[0].Path != SettingsPath {
 				t.Errorf("%s: got %v, want a problem at %q", in, err, ptr)
@@ -212,8 +220,8 @@ func FuzzInstallClaude(f *testing.F) {
 		if i != len(before) {
 			t.Fatalf("keys lost or reordered: %q -> %q", in, out)
 		}
-		again, changed, err := InstallClaude(SettingsPath, out)
-		if err != nil || changed || !bytes.Equal(again, out) {
+		again, rec, err := InstallClaude(SettingsPath, out)
+		if err != nil || rec != nil || !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent on %q", in)
 		}
 	})
@@ -224,15 +232,74 @@ func FuzzInstallClaude(f *testing.F) {
 // kept; before, install refused it as "expected an object".
 func TestClaudeSettingsWithBOM(t *testing.T) {
 	in := []byte("\xef\xbb\xbf{\"model\": \"x\"}\n")
-	out, changed, err := InstallClaude(".claude/settings.json", in)
-	if err != nil || !changed || !bytes.HasPrefix(out, []byte("\xef\xbb\xbf{")) || !json.Valid(bytes.TrimPrefix(out, []byte("\xef\xbb\xbf"))) {
-		t.Fatalf("install: %q, %v, %v", out, changed, err)
+	out, rec, err := InstallClaude(".claude/settings.json", in)
+	if err != nil || rec == nil || !bytes.HasPrefix(out, []byte("\xef\xbb\xbf{")) || !json.Valid(bytes.TrimPrefix(out, []byte("\xef\xbb\xbf"))) {
+		t.Fatalf("install: %q, %v, %v", out, rec, err)
 	}
-	back, changed, err := UninstallClaude(".claude/settings.json", out)
+	back, changed, err := UninstallClaude(".claude/settings.json", out, rec)
 	if err != nil || !changed || !bytes.HasPrefix(back, []byte("\xef\xbb\xbf{")) || !bytes.Contains(back, []byte(`"model": "x"`)) {
 		t.Fatalf("uninstall: %q, %v, %v", back, changed, err)
 	}
-	if again, changed, err := InstallClaude(".claude/settings.json", out); err != nil || changed || !bytes.Equal(again, out) {
-		t.Errorf("install again: %q, %v, %v; want no change", again, changed, err)
+	if again, rec, err := InstallClaude(".claude/settings.json", out); err != nil || rec != nil || !bytes.Equal(again, out) {
+		t.Errorf("install again: %q, %v, %v; want no change", again, rec, err)
+	}
+}
+
+// uninstall after install gives back the file byte for byte, taking out
+// only what install added: the user's own empty "hooks" or event array
+// stays, the file's layout of an empty object comes back, and an entry the
+// user wrote that runs strata's command with a field of its own, or as a
+// prompt, is theirs (attack23 F6).
+func TestClaudeRoundTripKeepsTheUsers(t *testing.T) {
+	for _, in := range []string{
+		"{\"model\":\"x\",\n \"hooks\":{}}\n",
+		`{ "a": 1, "hooks": { "PostToolUse": [ ] } }` + "\n",
+		"{\n}\n",
+		`{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"strata resume --hook","timeout":30}]}]}}`,
+		`{"hooks":{"SessionStart":[{"hooks":[{"type":"prompt","command":"strata resume --hook"}]}]}}`,
+	} {
+		out, rec, err := InstallClaude(SettingsPath, []byte(in))
+		if err != nil || rec == nil {
+			t.Fatalf("%q: install %v %v", in, rec, err)
+		}
+		back, changed, err := UninstallClaude(SettingsPath, out, rec)
+		if err != nil || !changed || string(back) != in {
+			t.Errorf("%q: uninstall gave %q, %v, %v", in, back, changed, err)
+		}
+	}
+	// a prompt hook is not strata's: install adds the command hook
+	out, _, _ := InstallClaude(SettingsPath, []byte(`{"hooks":{"SessionStart":[{"hooks":[{"type":"prompt","command":"strata resume --hook"}]}]}}`))
+	if !strings.Contains(string(out), `{"type":"command","command":"strata resume --hook"}`) {
+		t.Errorf("a prompt counted as installed:\n%s", out)
+	}
+}
+
+// duplicate keys are refused with their position, in .mcp.json as in
+// settings.json: an edit names one occurrence and a removal takes all
+// (attack23 F5: the user's first mcpServers was lost).
+func TestDuplicateKeysRefused(t *testing.T) {
+	dup := []byte(`{"mcpServers":{"mine":{"command":"my-server"}},"mcpServers":{}}`)
+	for name, err := range map[string]error{
+		"install mcp":   func() error { _, _, err := InstallMCP(MCPPath, dup); return err }(),
+		"uninstall mcp": func() error { _, _, err := UninstallMCP(MCPPath, dup, nil); return err }(),
+		"install":       func() error { _, _, err := InstallClaude(SettingsPath, []byte(`{"hooks":{},"hooks":{}}`)); return err }(),
+	} {
+		var ps state.Problems
+		if !errors.As(err, &ps) || ps[0].Line != 1 || !strings.Contains(ps[0].Message, "duplicate key") {
+			t.Errorf("%s: got %v, want a positioned duplicate key", name, err)
+		}
+	}
+}
+
+// a wrong-typed hooks member is reported at its line and column (attack23
+// F13).
+func TestClaudeSettingsErrorsPositioned(t *testing.T) {
+	_, _, err := InstallClaude(SettingsPath, []byte("{\n  \"model\": \"x\",\n  \"hooks\": []\n}\n"))
+	if err == nil || err.Error() != ".claude/settings.json:3:12: /hooks: expected an object, found an array" {
+		t.Errorf("got %v", err)
+	}
+	_, _, err = UninstallClaude(SettingsPath, []byte("{\n  \"hooks\": null\n}\n"), nil)
+	if err == nil || err.Error() != ".claude/settings.json:2:12: /hooks: expected an object, found null" {
+		t.Errorf("got %v", err)
 	}
 }

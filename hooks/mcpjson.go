@@ -24,39 +24,43 @@ const mcpEntry = `{"type":"stdio","command":"strata","args":["mcp"],"env":{}}`
 // InstallMCP adds the server "strata" (running `strata mcp`) under
 // mcpServers in the content of a .mcp.json (nil or empty for a missing
 // file), keeping every other key in its order and the exact text of every
-// value; changed is false when it is already there. A "strata" entry that
-// runs something else is not replaced: it is reported as state.Problems
-// naming its JSON Pointer, as is content that is not a JSON object.
-func InstallMCP(path string, data []byte) (out []byte, changed bool, err error) {
+// value, and returns the record of what it added; a nil record when a
+// "strata" server running `strata mcp` is already there. A "strata" entry
+// that runs something else is not replaced: it is reported as
+// state.Problems naming its JSON Pointer, as is content that is not one
+// JSON object (a syntax error or a duplicate key, with its line and
+// column).
+func InstallMCP(path string, data []byte) (out []byte, in *Added, err error) {
+	if err := checkJSON(path, data); err != nil {
+		return nil, nil, err
+	}
 	root := object{}
 	if len(bytes.TrimSpace(data)) > 0 {
 		if root, err = decodeObject(data); err != nil {
-			return nil, false, state.Problems{{Path: path, Message: err.Error()}}
+			return nil, nil, positioned(path, data, state.Problems{{Path: path, Message: err.Error()}})
 		}
 	}
 	servers := object{}
-	if raw, ok := root.get("mcpServers"); ok {
-		if servers, err = decodeObject(raw); err != nil {
-			return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}}
-		}
-	}
-	if err := once(path, servers); err != nil {
-		return nil, false, err
+	var created []string
+	if raw, ok := root.get("mcpServers"); !ok || isNull(raw) {
+		created = []string{"/mcpServers"}
+	} else if servers, err = decodeObject(raw); err != nil {
+		return nil, nil, positioned(path, data, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}})
 	}
 	if raw, ok := servers.get(MCPServer); ok {
 		if runsStrataMCP(raw) {
-			return data, false, nil
+			return data, nil, nil
 		}
-		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
-			Message: "a server named strata already runs something else; remove or rename it first"}}
+		return nil, nil, positioned(path, data, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
+			Message: "a server named strata already runs something else; remove or rename it first"}})
 	}
 	if out = data; len(bytes.TrimSpace(data)) == 0 {
 		out = []byte("{}\n")
 	}
 	if out, err = jsonedit.Set(out, []string{"mcpServers", MCPServer}, json.RawMessage(mcpEntry)); err != nil {
-		return nil, false, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return out, true, nil
+	return out, added(len(data) > 0, data, out, created), nil
 }
 
 // runsStrataMCP reports whether a server entry runs `strata mcp`.
@@ -68,61 +72,56 @@ func runsStrataMCP(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &e) == nil && e.Command == "strata" && slices.Equal(e.Args, []string{"mcp"})
 }
 
-// UninstallMCP removes the server "strata" from the content of a .mcp.json
-// when it runs `strata mcp` (InstallMCP's entry), keeping every other key
-// in its order and the exact text of every value; changed is false when
-// there is none. A "strata" entry that runs something else is not
-// removed: it is reported as state.Problems naming its JSON Pointer, as is
-// content that is not a JSON object.
-func UninstallMCP(path string, data []byte) (out []byte, changed bool, err error) {
+// UninstallMCP removes the server "strata" from the content of a
+// .mcp.json when it is exactly the entry InstallMCP writes, keeping every
+// other key in its order and the exact text of every value; the
+// mcpServers object goes with it only when in (the record of the install,
+// nil when there is none) says install created it and it is empty again.
+// When data is still what that install wrote and the result is the file
+// it read, as JSON, the file comes back byte for byte. changed is false
+// when there is no "strata" server. A "strata" entry that is not
+// InstallMCP's (it runs something else, or has fields of its own) is not
+// removed: it is reported as state.Problems naming its JSON Pointer, as
+// is content that is not one JSON object.
+func UninstallMCP(path string, data []byte, in *Added) (out []byte, changed bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}
+	if err := checkJSON(path, data); err != nil {
+		return nil, false, err
+	}
 	root, err := decodeObject(data)
 	if err != nil {
-		return nil, false, state.Problems{{Path: path, Message: err.Error()}}
+		return nil, false, positioned(path, data, state.Problems{{Path: path, Message: err.Error()}})
 	}
 	raw, ok := root.get("mcpServers")
-	if !ok {
+	if !ok || isNull(raw) {
 		return data, false, nil
 	}
 	servers, err := decodeObject(raw)
 	if err != nil {
-		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}}
-	}
-	if err := once(path, servers); err != nil {
-		return nil, false, err
+		return nil, false, positioned(path, data, state.Problems{{Path: path, Pointer: "/mcpServers", Message: err.Error()}})
 	}
 	entry, ok := servers.get(MCPServer)
 	if !ok {
 		return data, false, nil
 	}
-	if !runsStrataMCP(entry) {
-		return nil, false, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
-			Message: "the server named strata runs something else; not removed"}}
+	if !sameJSON(entry, []byte(mcpEntry)) {
+		msg := "the server named strata runs something else; not removed"
+		if runsStrataMCP(entry) {
+			msg = "the server named strata is not the entry install writes (" + mcpEntry + "); it is yours, not removed"
+		}
+		return nil, false, positioned(path, data, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer, Message: msg}})
 	}
-	at := []string{"mcpServers", MCPServer}
-	if len(servers) == 1 { // strata's was the only one: mcpServers goes with it, as install made it
-		at = at[:1]
-	}
-	if out, err = jsonedit.Delete(data, at); err != nil {
+	if out, err = jsonedit.Delete(data, []string{"mcpServers", MCPServer}); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
-	return out, true, nil
-}
-
-// once refuses a .mcp.json whose mcpServers names strata more than once:
-// Claude Code runs the last, and which one the user meant is theirs to say.
-func once(path string, servers object) error {
-	n := 0
-	for _, m := range servers {
-		if m.key == MCPServer {
-			n++
-		}
+	var created []string
+	if in != nil {
+		created = in.Created
 	}
-	if n > 1 {
-		return state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer,
-			Message: fmt.Sprintf("a server named strata appears %d times; keep one, then run this again", n)}}
+	if out, err = dropCreated(path, out, created); err != nil {
+		return nil, false, err
 	}
-	return nil
+	return in.undo(data, out), true, nil
 }

@@ -8,19 +8,19 @@ import (
 )
 
 func TestInstallMCP(t *testing.T) {
-	out, changed, err := InstallMCP(MCPPath, nil)
+	out, rec, err := InstallMCP(MCPPath, nil)
 	require.NoError(t, err)
-	require.True(t, changed)
+	require.NotNil(t, rec)
 	require.Equal(t, "{\n  \"mcpServers\": {\n    \"strata\": {\n      \"type\": \"stdio\",\n      \"command\": \"strata\",\n      \"args\": [\n        \"mcp\"\n      ],\n      \"env\": {}\n    }\n  }\n}\n", string(out))
-	again, changed, err := InstallMCP(MCPPath, out)
+	again, rec, err := InstallMCP(MCPPath, out)
 	require.NoError(t, err)
-	require.False(t, changed)
+	require.Nil(t, rec)
 	require.Equal(t, out, again)
 
 	other := []byte(`{"z": 1.50, "mcpServers": {"mem": {"command": "npx", "args": ["-y", "x"]}}, "a": "<b>"}`)
-	out, changed, err = InstallMCP(MCPPath, other)
+	out, rec, err = InstallMCP(MCPPath, other)
 	require.NoError(t, err)
-	require.True(t, changed)
+	require.NotNil(t, rec)
 	require.Contains(t, string(out), `"z": 1.50`)
 	require.Contains(t, string(out), `"a": "<b>"`)
 	require.Regexp(t, `(?s)"mem": \{.*"strata": \{`, string(out))
@@ -36,20 +36,43 @@ func TestInstallMCP(t *testing.T) {
 // byte; the mcpServers object strata's entry alone filled goes with it.
 func TestMCPKeepsLayout(t *testing.T) {
 	in := "{\r\n    \"mcpServers\": {\r\n        \"memory\": {\r\n            \"command\": \"npx\",\r\n            \"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"]\r\n        }\r\n    }\r\n}\r\n"
-	out, changed, err := InstallMCP(MCPPath, []byte(in))
+	out, rec, err := InstallMCP(MCPPath, []byte(in))
 	require.NoError(t, err)
-	require.True(t, changed)
+	require.NotNil(t, rec)
 	require.Contains(t, string(out), "\"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"]\r\n        },\r\n        \"strata\": {\r\n            \"type\": \"stdio\",\r\n")
 	require.Equal(t, bytes.Count(out, []byte("\n")), bytes.Count(out, []byte("\r\n")), "every line end CRLF")
-	back, changed, err := UninstallMCP(MCPPath, out)
+	back, changed, err := UninstallMCP(MCPPath, out, rec)
 	require.NoError(t, err)
 	require.True(t, changed)
 	require.Equal(t, in, string(back))
 
 	alone := []byte("{\n  \"x\": 1\n}\n")
-	out, _, err = InstallMCP(MCPPath, alone)
+	out, rec, err = InstallMCP(MCPPath, alone)
 	require.NoError(t, err)
-	back, _, err = UninstallMCP(MCPPath, out)
+	back, _, err = UninstallMCP(MCPPath, out, rec)
 	require.NoError(t, err)
 	require.Equal(t, string(alone), string(back))
+}
+
+// the user's own empty mcpServers stays after install and uninstall; the
+// one install created goes, and without the record of the install it
+// stays (attack23 F6).
+func TestMCPEmptyServersKept(t *testing.T) {
+	in := "{\n  \"mcpServers\": {}\n}\n"
+	out, rec, err := InstallMCP(MCPPath, []byte(in))
+	require.NoError(t, err)
+	back, changed, err := UninstallMCP(MCPPath, out, rec)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, in, string(back))
+
+	out, rec, err = InstallMCP(MCPPath, []byte(`{"x": 1}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"/mcpServers"}, rec.Created)
+	back, _, err = UninstallMCP(MCPPath, out, rec)
+	require.NoError(t, err)
+	require.Equal(t, `{"x": 1}`, string(back))
+	back, _, err = UninstallMCP(MCPPath, out, nil)
+	require.NoError(t, err)
+	require.Equal(t, `{"x": 1, "mcpServers": {}}`, string(back))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/hooks"
+	"github.com/strata-dev/strata/state"
 )
 
 // planMCP reads the project's .mcp.json and returns the write that
@@ -26,19 +27,32 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 	case err != nil:
 		return nil, err
 	case !st.Mode().IsRegular():
-		return nil, &engine.PathError{Path: hooks.MCPPath, Reason: "not a regular file (a symbolic link is never written through)"}
+		// what is on disk, not the content: exit 3 (contract §11)
+		return nil, &engine.PathError{Path: hooks.MCPPath, Reason: "not a regular file (a symbolic link is never written through)", IO: true}
 	case st.Size() > eng.Config().MaxSize:
-		return nil, &engine.PathError{Path: hooks.MCPPath, Reason: fmt.Sprintf("file is %d bytes, larger than max_size %d; not read", st.Size(), eng.Config().MaxSize)}
+		return nil, state.Problems{{Path: hooks.MCPPath, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not read", st.Size(), eng.Config().MaxSize)}}
 	default:
 		if data, err = os.ReadFile(name); err != nil {
 			return nil, err
 		}
 	}
-	change, would, done, already := hooks.InstallMCP, "would register", "updated %s: MCP server %q runs \"strata mcp\"\n", "%s already registers strata's MCP server\n"
+	would, done, already := "would register", "updated %s: MCP server %q runs \"strata mcp\"\n", "%s already registers strata's MCP server\n"
 	if remove {
-		change, would, done, already = hooks.UninstallMCP, "would remove", "updated %s: MCP server %q removed\n", "%s has no MCP server of strata's\n"
+		would, done, already = "would remove", "updated %s: MCP server %q removed\n", "%s has no MCP server of strata's\n"
 	}
-	out, changed, err := change(hooks.MCPPath, data)
+	rec, err := hooks.ReadAdded(eng.GitDir(), hooks.MCPPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	changed := false
+	if remove {
+		out, changed, err = hooks.UninstallMCP(hooks.MCPPath, data, rec)
+		rec = nil // forgotten once uninstalled
+	} else {
+		out, rec, err = hooks.InstallMCP(hooks.MCPPath, data)
+		changed = rec != nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +65,9 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 	case !changed:
 		return func() error {
 			fmt.Fprintf(e.Out, already, hooks.MCPPath)
+			if remove {
+				return hooks.SaveAdded(eng.GitDir(), eng.Shared(), hooks.MCPPath, nil)
+			}
 			return nil
 		}, nil
 	}
@@ -63,6 +80,7 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 			return err
 		}
 		fmt.Fprintf(e.Out, done, hooks.MCPPath, hooks.MCPServer)
-		return nil
+		// what install added, so that uninstall takes out that and no more
+		return hooks.SaveAdded(eng.GitDir(), eng.Shared(), hooks.MCPPath, rec)
 	}, nil
 }

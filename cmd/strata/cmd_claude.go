@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -46,12 +48,16 @@ func newClaudeCommand(e *env) *cli.Command {
 SessionStart runs "` + hooks.ResumeCommand + `" (its output joins the session's
 context) and PostToolUse, for ` + hooks.ValidateMatcher + `, runs
 "` + hooks.ValidateCommand + `" (exit 2 shows the agent the errors in the state file
-it just wrote). uninstall removes exactly those entries. Both are idempotent;
-the written file is recorded with source record.
+it just wrote). uninstall removes exactly what install added: entries that
+are exactly strata's, and the "hooks" object and event arrays install
+created (noted in .git/strata/claude-added.json) once they are empty
+again; an entry with fields of your own (a timeout) stays. Both are
+idempotent; the written file is recorded with source record.
 
 install --mcp also registers "strata mcp" as the project's MCP server
 "strata" in .mcp.json, as 'claude mcp add --scope project' writes it,
-keeping every other key; uninstall --mcp removes that server again.`,
+keeping every other key; uninstall --mcp removes that server again (and
+mcpServers when install created it).`,
 		Subcommands: []*cli.Command{
 			sub("install", "merge strata's SessionStart and PostToolUse hooks into .claude/settings.json", false),
 			sub("uninstall", "remove strata's hooks from .claude/settings.json", true),
@@ -120,18 +126,25 @@ func runClaude(e *env, o claudeOptions) error {
 func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) (oc engine.Outcome, done bool, err error) {
 	f, p := eng.Read(k)
 	if p != nil {
-		return oc, false, state.Problems{*p}
+		return oc, false, notRegular(eng, k.Path, p)
 	}
 	if f.Exists {
 		if ps := eng.ValidateContent(k.Path, f.Content, "json"); ps.Invalid() {
 			return oc, false, ps // left untouched
 		}
 	}
-	merge := hooks.InstallClaude
-	if o.Remove {
-		merge = hooks.UninstallClaude
+	rec, err := hooks.ReadAdded(eng.GitDir(), k.Path)
+	if err != nil {
+		return oc, false, err
 	}
-	out, changed, err := merge(k.Path, f.Content)
+	var out []byte
+	changed := false
+	if o.Remove {
+		out, changed, err = hooks.UninstallClaude(k.Path, f.Content, rec)
+	} else {
+		out, rec, err = hooks.InstallClaude(k.Path, f.Content)
+		changed = rec != nil
+	}
 	if err != nil {
 		return oc, false, err
 	}
@@ -149,9 +162,9 @@ func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) 
 	if !changed {
 		if o.Remove {
 			fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
-		} else {
-			fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
+			return oc, false, hooks.SaveAdded(eng.GitDir(), eng.Shared(), k.Path, nil)
 		}
+		fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
 		return oc, false, nil
 	}
 	oc, err = eng.Put(k, f.ID(), out, state.SourceRecord)
@@ -161,5 +174,23 @@ func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) 
 	if !oc.Written {
 		return oc, false, oc.Problems // left untouched
 	}
+	// what install added, so that uninstall takes out that and no more
+	// (nil after an uninstall: forgotten)
+	if err := hooks.SaveAdded(eng.GitDir(), eng.Shared(), k.Path, rec); err != nil {
+		return oc, true, err
+	}
 	return oc, true, nil
+}
+
+// notRegular is the error for a settings file Read refused: one over
+// max_size is a check that failed (exit 1, as validate says it); anything
+// else (a symbolic link, a named pipe, a directory, .claude linked out of
+// the work tree) is what is on disk, not the content (exit 3, contract
+// §11).
+func notRegular(eng *engine.Engine, rel string, p *state.Problem) error {
+	st, err := os.Lstat(filepath.Join(eng.Root(), rel))
+	if err == nil && st.Mode().IsRegular() && st.Size() > eng.Config().MaxSize {
+		return state.Problems{*p}
+	}
+	return &engine.PathError{Path: rel, Reason: p.Message, IO: true}
 }

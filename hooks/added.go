@@ -1,0 +1,194 @@
+package hooks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/gitperm"
+	"github.com/strata-dev/strata/jsonedit"
+	"github.com/strata-dev/strata/state"
+)
+
+// Added is what `claude install` changed in one of Claude Code's files
+// (.claude/settings.json, .mcp.json), kept in the git directory so that
+// `claude uninstall` takes out exactly that: the file alone cannot tell an
+// empty "hooks" object or event array the user wrote from one install made
+// (`{"hooks":{}}` and `{}` read the same once the entries are in).
+type Added struct {
+	// Created names, outermost first, the objects and arrays install
+	// made to hold its entries (JSON Pointers: "/hooks",
+	// "/hooks/SessionStart", "/mcpServers"); uninstall removes one only
+	// when it is empty again.
+	Created []string `json:"created,omitempty"`
+	// Existed is whether the file was there with content (a missing or
+	// empty one is left as {} by uninstall); Before is its content then.
+	Existed bool   `json:"existed"`
+	Before  []byte `json:"before,omitempty"`
+	// After is the SHA-256 of the content install wrote.
+	After string `json:"after"`
+}
+
+// installed makes the record of an install that turned before into after.
+func added(existed bool, before, after []byte, created []string) *Added {
+	return &Added{Created: created, Existed: existed, Before: before, After: sum(after)}
+}
+
+func sum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// undo is the content uninstall writes for data, out being data with
+// strata's entries and the empty objects install created taken out: the
+// file as it was before install, byte for byte, when data is still what
+// install wrote and out holds the same JSON as that file (so only layout
+// differs: `{\n}` and `{}`, `[ ]` and `[]`); else out.
+func (in *Added) undo(data, out []byte) []byte {
+	if in == nil || !in.Existed || in.After != sum(data) || !sameJSON(in.Before, out) {
+		return out
+	}
+	return in.Before
+}
+
+// sameJSON reports whether a and b are the same JSON document (numbers
+// compared as written), a byte order mark aside.
+func sameJSON(a, b []byte) bool {
+	da, errA := decodeAny(a)
+	db, errB := decodeAny(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(da, db)
+}
+
+func decodeAny(data []byte) (any, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return map[string]any{}, nil // a missing or empty file reads as {}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// addedFile is where the records live: one JSON object, path → record.
+func addedFile(gitDir string) string {
+	return filepath.Join(gitDir, "strata", "claude-added.json")
+}
+
+// ReadAdded returns the record of the last install into path (a
+// work-tree relative name: SettingsPath, MCPPath), nil when there is none.
+// A record file that cannot be read or parsed is an error.
+func ReadAdded(gitDir, path string) (*Added, error) {
+	all, err := readAdded(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	return all[path], nil
+}
+
+func readAdded(gitDir string) (map[string]*Added, error) {
+	name := addedFile(gitDir)
+	data, err := state.ReadRegular(name, 1<<30, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]*Added{}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	all := map[string]*Added{}
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return all, nil
+}
+
+// SaveAdded keeps in as the record of path's install, or with in nil
+// forgets it (after an uninstall).
+func SaveAdded(gitDir string, sh gitperm.Shared, path string, in *Added) error {
+	all, err := readAdded(gitDir)
+	if err != nil {
+		return err
+	}
+	if in == nil {
+		if _, ok := all[path]; !ok {
+			return nil
+		}
+		delete(all, path)
+	} else {
+		all[path] = in
+	}
+	name := addedFile(gitDir)
+	if len(all) == 0 {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := json.Marshal(all)
+	if err != nil {
+		return err
+	}
+	if err := sh.MkdirAll(filepath.Dir(name)); err != nil {
+		return err
+	}
+	return atomicfile.Write(name, data, sh.Mode(0o644))
+}
+
+// splitPointer reads a JSON Pointer into its keys.
+func splitPointer(ptr string) []string {
+	keys := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, k := range keys {
+		keys[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(k)
+	}
+	return keys
+}
+
+// isEmpty reports whether raw is an empty object or array.
+func isEmpty(raw []byte) bool {
+	var c bytes.Buffer
+	if json.Compact(&c, raw) != nil {
+		return false
+	}
+	return c.String() == "{}" || c.String() == "[]"
+}
+
+// valueAt returns the value at keys in the JSON object data (each key's
+// last occurrence), ok false when there is none.
+func valueAt(data []byte, keys []string) (json.RawMessage, bool) {
+	raw := json.RawMessage(data)
+	for _, k := range keys {
+		o, err := decodeObject(raw)
+		if err != nil {
+			return nil, false
+		}
+		var ok bool
+		if raw, ok = o.get(k); !ok {
+			return nil, false
+		}
+	}
+	return raw, true
+}
+
+// dropCreated removes from data, innermost first, each object or array
+// install created (created, outermost first) that is empty again.
+func dropCreated(path string, data []byte, created []string) ([]byte, error) {
+	for i := len(created) - 1; i >= 0; i-- {
+		keys := splitPointer(created[i])
+		if raw, ok := valueAt(data, keys); ok && isEmpty(raw) {
+			var err error
+			if data, err = jsonedit.Delete(data, keys); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	return data, nil
+}
