@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -242,16 +243,24 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 		}
 	}
 	if len(ask) > 0 {
-		filtered, err := e.store.CheckFilter(ctx, ask)
-		if err != nil {
-			return nil, err
+		// the two git processes run side by side: a sync waits for one
+		// start of git, not two in turn, before it pushes
+		type answer struct {
+			filtered map[string]string
+			err      error
 		}
-		for p, driver := range filtered {
-			why[p] = "private: " + config.WhyFiltered(driver)
-		}
+		attr := make(chan answer, 1)
+		go func() {
+			filtered, err := e.store.CheckFilter(ctx, ask)
+			attr <- answer{filtered, err}
+		}()
 		ignored, err := e.store.CheckIgnore(ctx, ask)
-		if err != nil {
+		a := <-attr
+		if err = cmp.Or(a.err, err); err != nil {
 			return nil, err
+		}
+		for p, driver := range a.filtered {
+			why[p] = "private: " + config.WhyFiltered(driver)
 		}
 		for p := range ignored {
 			why[p] = "private: ignored by git"
