@@ -257,13 +257,16 @@ func Parse(root string, data []byte) (*Config, error) {
 		}
 		c.MaxSize = n
 	}
-	for _, k := range []struct{ ptr, val string }{{"/memory", f.Memory}, {"/graph", f.Graph}} {
-		if err := c.checkFileKey(k.val); err != nil {
+	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
+	c.user = len(f.Files)
+	for _, k := range []struct {
+		ptr, val string
+		class    state.Class
+	}{{"/memory", f.Memory, state.ClassMemory}, {"/graph", f.Graph, state.ClassGraph}} {
+		if err := c.checkFileKey(k.class, k.val); err != nil {
 			return nil, bad(k.ptr, err)
 		}
 	}
-	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
-	c.user = len(f.Files)
 	c.Memory, c.MemoryPinned = f.Memory, f.Memory != ""
 	if c.Memory == "" {
 		c.Memory = c.findMemory()

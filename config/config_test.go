@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -316,6 +317,54 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 	c := load(t, "version: 1\nmemory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n")
 	assert.Equal(t, "notes/MEMORY.md", c.Memory)
 	assert.Equal(t, "notes/graph.jsonl", c.Graph)
+}
+
+// memory: names a Markdown file and graph: a JSON Lines one, and neither a
+// file a rule keeps as another class: the layer protocol appends its lines
+// to them unasked, and a committed configuration naming Claude Code's
+// settings, a shell start-up file or strata's own configuration made it
+// write into those (attack23-hostile F1). Each is a usage error at the key.
+func TestMemoryGraphKeysNameLayerFiles(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	const notMD, notJSONL = "not a Markdown file (.md)", "not a JSON Lines file (.jsonl, or memory.json)"
+	for _, tc := range []struct{ yaml, want string }{
+		{"memory: .claude/settings.json\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"version: 1\nmemory: .envrc\n", ".strata.yaml:2:9: /memory: " + notMD},
+		{"memory: .strata.yaml\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: .gitignore\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: notes/MEMORY.md.sh\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"graph: .envrc\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: package.json\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: .claude/settings.json\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: .claude/memory/MEMORY.md\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: .strata.yaml\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		// the auto-memory file, which memory: may name, is no graph file
+		{"graph: " + (&Config{Root: "/r"}).AutoMemory() + "\n", ".strata.yaml:1:8: /graph: outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)"},
+		// a built-in rule keeps it as another class
+		{"graph: .claude/memory.json\n", ".strata.yaml:1:8: /graph: the built-in rule .claude/*.json keeps this file as claude-json; the L3 graph file must be a file of its own"},
+		// a rule of the user's own gives it another class
+		{"files:\n  - {glob: \"docs/*.md\", class: docs, schema: markdown}\nmemory: docs/MEMORY.md\n",
+			".strata.yaml:3:9: /memory: the rule /files/0 keeps this file as docs; the L2 memory file must be a file of its own"},
+		{"files:\n  - {glob: \"*.jsonl\", class: memory}\ngraph: g.jsonl\n",
+			".strata.yaml:3:8: /graph: the rule /files/0 keeps this file as memory; the L3 graph file must be a file of its own"},
+	} {
+		_, err := Parse("/r", []byte(tc.yaml))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.yaml)
+		assert.True(t, strings.HasPrefix(err.Error(), tc.want), "%s: %s", tc.yaml, err)
+	}
+	// what the keys are for: Markdown and JSON Lines files, the
+	// auto-memory file, a rule that gives the file a schema or its own class
+	for _, yaml := range []string{
+		"memory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n",
+		"memory: NOTES.MD\ngraph: data/memory.json\n",
+		"memory: " + (&Config{Root: "/r"}).AutoMemory() + "\n",
+		"files:\n  - {glob: \"notes/*\", schema: markdown}\n  - {glob: \"g.jsonl\", class: graph}\nmemory: notes/m.md\ngraph: g.jsonl\n",
+		"files:\n  - {glob: \".claude/memory.json\", class: graph}\ngraph: .claude/memory.json\n",
+	} {
+		_, err := Parse("/r", []byte(yaml))
+		assert.NoError(t, err, yaml)
+	}
 }
 
 // A rule's schema file is checked as its glob is: a committed configuration
