@@ -653,6 +653,17 @@ func defaultFor(rel string) Rule {
 	return Rule{}
 }
 
+// LiteralGlob is a glob that matches the path rel and no other: each of
+// path.Match's wildcards in it ("*", "?", "[") as a class of that one
+// character ("[*]"), so a rule made for phase-03-*.json does not match
+// phase-03-search.json. A kept path holds no backslash (checkRel), the
+// fourth special character; "{" and "]" are not special.
+func LiteralGlob(rel string) string {
+	return globSpecial.Replace(rel)
+}
+
+var globSpecial = strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]")
+
 // globMatch is path.Match(glob, rel) (a malformed glob matches nothing) that
 // settles most paths without it: a glob without wildcards matches only
 // itself, and any other only paths that start with its text before the

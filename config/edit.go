@@ -1,12 +1,12 @@
 package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
@@ -15,6 +15,17 @@ import (
 
 // UserRules are the rules of .strata.yaml, before the built-in ones.
 func (c *Config) UserRules() []Rule { return c.Rules[:c.user] }
+
+// RuleLine is the rule {glob, schema} as one line of .strata.yaml's files:
+// list, each value a YAML double-quoted string, so any name reads back as
+// itself (": ", " #", "{a,b}" and a leading "*" or "&" included), and with
+// a control or format character escaped, so the line is printable text. It
+// is what AddRule writes and what init suggests to paste. Go's quoting
+// (strconv.Quote, as state.TermSafe quotes) uses only escapes YAML's
+// double-quoted style reads the same way.
+func RuleLine(glob, schema string) string {
+	return fmt.Sprintf("{glob: %s, schema: %s}", strconv.Quote(glob), strconv.Quote(schema))
+}
 
 // AddRule makes {glob, schema} the first rule of root/.strata.yaml, so it
 // wins over every other rule, by inserting one line: the file's comments,
@@ -53,9 +64,7 @@ func AddRule(root, glob, schema string) (bool, error) {
 			mode = st.Mode().Perm()
 		}
 	}
-	g, _ := json.Marshal(glob)
-	s, _ := json.Marshal(schema)
-	data, err := validate.PrependListItem(old, "files", fmt.Sprintf("{glob: %s, schema: %s}", g, s))
+	data, err := validate.PrependListItem(old, "files", RuleLine(glob, schema))
 	if err != nil {
 		return false, fmt.Errorf("%s: %w; add the rule by hand", FileName, err)
 	}

@@ -31,6 +31,13 @@ const ConfigFile = config.FileName
 // keeping its comments; false when it is there already.
 func AddRule(root, glob, schema string) (bool, error) { return config.AddRule(root, glob, schema) }
 
+// RuleLine is the rule {glob, schema} as one line of .strata.yaml, each
+// value YAML-quoted, as AddRule writes it.
+func RuleLine(glob, schema string) string { return config.RuleLine(glob, schema) }
+
+// LiteralGlob is a glob that matches the path rel and no other.
+func LiteralGlob(rel string) string { return config.LiteralGlob(rel) }
+
 // Sessions groups phase-output files into sessions.
 func Sessions(files []TierFile) []Session { return phase.Sessions(files) }
 

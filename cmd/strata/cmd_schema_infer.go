@@ -117,9 +117,9 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 			return err
 		}
 		if added {
-			fmt.Fprintf(e.Out, "added to %s: {glob: %s, schema: %s}\n", engine.ConfigFile, g, rel)
+			fmt.Fprintf(e.Out, "added to %s: %s\n", engine.ConfigFile, engine.RuleLine(g, rel))
 		} else {
-			fmt.Fprintf(e.Out, "%s already has {glob: %s, schema: %s}\n", engine.ConfigFile, g, rel)
+			fmt.Fprintf(e.Out, "%s already has %s\n", engine.ConfigFile, engine.RuleLine(g, rel))
 		}
 	}
 	var paths []string
