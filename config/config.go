@@ -136,6 +136,7 @@ type Config struct {
 	user    int      // how many of Rules are the user's own
 	private []string // the last ScanAll's withheld files: they match a rule but are private
 	temps   []string // the last ScanAll's folders holding strata's temp files (atomicfile.Prefix)
+	dirs    []string // the last ScanAll's directories at a kept file's name
 }
 
 // file is the on-disk shape of .strata.yaml.
@@ -605,6 +606,13 @@ func (c *Config) Withheld() []string { return c.private }
 // written, or the leftover of a process killed while writing it.
 func (c *Config) TempDirs() []string { return c.temps }
 
+// KeptNameDirs lists the directories the last ScanAll found at a name a rule
+// would keep as a file, below which no file can be kept (so Scan does not
+// descend into them): PhaseOutcomes/auth/001-plan.yaml made a directory.
+// Scan does not list them; the decisions gate does, since a Phase Outcome
+// there may hide a decision.
+func (c *Config) KeptNameDirs() []string { return c.dirs }
+
 var ttlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([smhd])$`) })
 
 func checkTTL(s string) error {
@@ -747,7 +755,7 @@ func (c *Config) BadName(rel string) bool {
 
 // ScanAll is Scan that also lists the files BadName refuses.
 func (c *Config) ScanAll() (kept, badNames []string, err error) {
-	var out, private, temps []string
+	var out, private, temps, dirs []string
 	var visit func(dir, rel string)
 	visit = func(dir, rel string) {
 		entries, err := os.ReadDir(dir)
@@ -759,6 +767,8 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 && c.WatchDir(r) && c.FollowDir != nil && c.FollowDir(r) {
 				if c.WatchDir(r) {
 					visit(abs, r)
+				} else if _, why := c.classify(r); why == "" && e.IsDir() {
+					dirs = append(dirs, r)
 				}
 				continue
 			}
@@ -788,7 +798,8 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	sort.Strings(out)
 	sort.Strings(badNames)
 	sort.Strings(private)
-	c.private, c.temps = private, temps
+	sort.Strings(dirs)
+	c.private, c.temps, c.dirs = private, temps, dirs
 	return out, badNames, nil
 }
 
