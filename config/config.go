@@ -164,7 +164,7 @@ func Load(root string, gitDirs ...string) (*Config, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return Parse(root, nil)
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %s", FileName, errText(err))
+		return nil, &ReadError{Err: err}
 	}
 	return Parse(root, data)
 }

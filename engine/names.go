@@ -14,6 +14,8 @@ type (
 	Kept = config.Kept
 	// ConfigError is a mistake in .strata.yaml, with its file:line.
 	ConfigError = config.Error
+	// ConfigReadError is a .strata.yaml that is there but cannot be read.
+	ConfigReadError = config.ReadError
 	// PendingDecision is a pending decision of a Phase Outcome.
 	PendingDecision = phase.Decision
 	// Session is a phase-output session and its tiers.
