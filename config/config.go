@@ -188,19 +188,10 @@ func Parse(root string, data []byte) (*Config, error) {
 				return nil, &Error{validate.ProblemAt(FileName, data, true, at,
 					fmt.Sprintf("unknown key %q (known here: %s)", name, strings.Join(known, ", ")))}
 			}
-			raw, _ := json.Marshal(v)
-			// Numbers stay json.Number, as written: max_size 1.5 is not 1, and
-			// a size past int64 is printed as the user wrote it.
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if err := dec.Decode(&f); err != nil {
-				ptr := ""
-				var te *json.UnmarshalTypeError
-				if errors.As(err, &te) && te.Field != "" {
-					ptr = "/" + strings.ReplaceAll(te.Field, ".", "/")
-				}
+			if ptr, err := decodeFile(v, &f); err != nil {
 				msg := strings.TrimPrefix(err.Error(), "json: ")
-				if te != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
 					msg = fmt.Sprintf("want %s, not %s", kindName(te.Type), te.Value)
 				}
 				return nil, &Error{validate.ProblemAt(FileName, data, true, ptr, msg)}
@@ -277,6 +268,48 @@ func Parse(root string, data []byte) (*Config, error) {
 		c.Graph = DefaultGraph
 	}
 	return c, nil
+}
+
+// decodeFile decodes the YAML tree of .strata.yaml into f. Numbers stay
+// json.Number, as written: max_size 1.5 is not 1, and a size past int64 is
+// printed as the user wrote it. A value of the wrong type is returned with
+// its JSON pointer: encoding/json names a rule's field (files.ignore) but not
+// the rule's index, so the rules are then decoded one by one to find it.
+func decodeFile(v any, f *file) (ptr string, err error) {
+	if err := decodeNumbers(v, f); err != nil {
+		ptr := fieldPointer(err)
+		rules, _ := v.(map[string]any)["files"].([]any)
+		if ptr == "/files" || strings.HasPrefix(ptr, "/files/") {
+			for i, r := range rules {
+				var rule Rule
+				if err := decodeNumbers(r, &rule); err != nil {
+					return "/files/" + strconv.Itoa(i) + fieldPointer(err), err
+				}
+			}
+		}
+		return ptr, err
+	}
+	return "", nil
+}
+
+func decodeNumbers(v, dst any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(dst)
+}
+
+// fieldPointer is the JSON pointer of the field a type error names, "" for
+// the value decoded itself (or another error).
+func fieldPointer(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return "/" + strings.ReplaceAll(te.Field, ".", "/")
+	}
+	return ""
 }
 
 // AutoMemoryKey is Claude Code's project key for a work-tree root: every
