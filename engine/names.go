@@ -29,9 +29,14 @@ type (
 // ConfigFile is the name of strata's configuration file at the root.
 const ConfigFile = config.FileName
 
-// AddRule adds {glob, schema} as the first rule of root's .strata.yaml,
-// keeping its comments; false when it is there already.
-func AddRule(root, glob, schema string) (bool, error) { return config.AddRule(root, glob, schema) }
+// RuleEdit is .strata.yaml with rules added, checked but not yet written.
+type RuleEdit = config.RuleEdit
+
+// PlanRules plans {glob, schema} as the first rule of root's .strata.yaml
+// for each glob, keeping its comments; nothing is written until Write.
+func PlanRules(root string, globs []string, schema string) (*RuleEdit, error) {
+	return config.PlanRules(root, globs, schema)
+}
 
 // Sessions groups phase-output files into sessions.
 func Sessions(files []TierFile) []Session { return phase.Sessions(files) }
