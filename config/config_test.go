@@ -549,3 +549,43 @@ files:
 	_, ok = c.Classify(".claude/other.json")
 	assert.True(t, ok, "not private: kept as before")
 }
+
+// A value error in .strata.yaml names the value itself: its line and column
+// and its JSON pointer, the rule's index included (attack23 F15: an
+// "ignore: maybe" in rule 0 was reported at the files key as /files/ignore).
+func TestValueErrorPosition(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	for _, tc := range []struct{ yaml, want string }{
+		// the value's type, in a rule
+		{"files:\n  - glob: a/*.json\n    ignore: maybe\n", ".strata.yaml:3:13: /files/0/ignore: want true or false, not string"},
+		{"files:\n  - glob: a/*.json\n  - glob: b/*.json\n    ignore: 1\n", ".strata.yaml:4:13: /files/1/ignore: want true or false, not number"},
+		{"files:\n  - glob: 5\n", ".strata.yaml:2:11: /files/0/glob: want a string, not number"},
+		{"files:\n  - glob: a/*.json\n  - glob: b/*.json\n    schema: [x]\n", ".strata.yaml:4:13: /files/1/schema: want a string, not array"},
+		{"files:\n  - glob: a/*.json\n    class: {a: 1}\n", ".strata.yaml:3:12: /files/0/class: want a string, not object"},
+		{"files:\n  - glob: a/*.json\n    format: true\n", ".strata.yaml:3:13: /files/0/format: want a string, not bool"},
+		{"files:\n  - glob: a/*.json\n    ttl: 5\n", ".strata.yaml:3:10: /files/0/ttl: want a string, not number"},
+		{"files:\n  - glob: a/*.json\n  - b/*.json\n", ".strata.yaml:3:5: /files/1: want a mapping, not string"},
+		// the value's type, at the top
+		{"files: a/*.json\n", ".strata.yaml:1:8: /files: want a list, not string"},
+		{"version: one\n", ".strata.yaml:1:10: /version: want a number, not string"},
+		{"memory: [a.md]\n", ".strata.yaml:1:9: /memory: want a string, not array"},
+		{"memory_create: maybe\n", ".strata.yaml:1:16: /memory_create: want true or false, not string"},
+		{"sync_home: 1\n", ".strata.yaml:1:12: /sync_home: want true or false, not number"},
+		// the value's content, in a rule and at the top
+		{"files:\n  - glob: a/*.json\n  - schema: json\n", ".strata.yaml:3:5: /files/1: glob: required"},
+		{"files:\n  - glob: \"a/[\"\n", ".strata.yaml:2:11: /files/0/glob: syntax error in pattern"},
+		{"files:\n  - glob: a/*.json\n  - glob: ../b.json\n", ".strata.yaml:3:11: /files/1/glob: path has an empty"},
+		{"files:\n  - glob: a/*.json\n    schema: ../s.json\n", ".strata.yaml:3:13: /files/0/schema: path has an empty"},
+		{"files:\n  - glob: a/*.json\n    format: xml\n", ".strata.yaml:3:13: /files/0/format: unknown format \"xml\""},
+		{"files:\n  - glob: a/*.json\n    ttl: soon\n", ".strata.yaml:3:10: /files/0/ttl: "},
+		{"ttl: soon\n", ".strata.yaml:1:6: /ttl: "},
+		{"max_size: huge\n", ".strata.yaml:1:11: /max_size: "},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(tc.yaml), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.yaml)
+		assert.Contains(t, err.Error(), tc.want, tc.yaml)
+	}
+}

@@ -20,6 +20,16 @@ type Error struct{ state.Problem }
 
 func (e *Error) Error() string { return e.Problem.Error() }
 
+// ReadError is a .strata.yaml that is there but cannot be read: a symbolic
+// link strata does not follow (out of the work tree, into the git
+// directory, dangling), a named pipe, a directory, an I/O error. Commands
+// stop on it (exit 3); doctor reports it as its config finding.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return "read " + FileName + ": " + errText(e.Err) }
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // checkFileKey checks the path named by `memory:` (class memory) or
 // `graph:` (class graph). A committed configuration travels with every
 // clone, so it may only name a file of the work tree, checked as a glob is:
