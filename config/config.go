@@ -136,6 +136,7 @@ type Config struct {
 	user    int      // how many of Rules are the user's own
 	private []string // the last ScanAll's withheld files: they match a rule but are private
 	temps   []string // the last ScanAll's folders holding strata's temp files (atomicfile.Prefix)
+	dirs    []string // the last ScanAll's directories at a kept file's name
 }
 
 // file is the on-disk shape of .strata.yaml.
@@ -163,7 +164,7 @@ func Load(root string, gitDirs ...string) (*Config, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return Parse(root, nil)
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %s", FileName, errText(err))
+		return nil, &ReadError{Err: err}
 	}
 	return Parse(root, data)
 }
@@ -187,19 +188,10 @@ func Parse(root string, data []byte) (*Config, error) {
 				return nil, &Error{validate.ProblemAt(FileName, data, true, at,
 					fmt.Sprintf("unknown key %q (known here: %s)", name, strings.Join(known, ", ")))}
 			}
-			raw, _ := json.Marshal(v)
-			// Numbers stay json.Number, as written: max_size 1.5 is not 1, and
-			// a size past int64 is printed as the user wrote it.
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if err := dec.Decode(&f); err != nil {
-				ptr := ""
-				var te *json.UnmarshalTypeError
-				if errors.As(err, &te) && te.Field != "" {
-					ptr = "/" + strings.ReplaceAll(te.Field, ".", "/")
-				}
+			if ptr, err := decodeFile(v, &f); err != nil {
 				msg := strings.TrimPrefix(err.Error(), "json: ")
-				if te != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
 					msg = fmt.Sprintf("want %s, not %s", kindName(te.Type), te.Value)
 				}
 				return nil, &Error{validate.ProblemAt(FileName, data, true, ptr, msg)}
@@ -257,13 +249,16 @@ func Parse(root string, data []byte) (*Config, error) {
 		}
 		c.MaxSize = n
 	}
-	for _, k := range []struct{ ptr, val string }{{"/memory", f.Memory}, {"/graph", f.Graph}} {
-		if err := c.checkFileKey(k.val); err != nil {
+	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
+	c.user = len(f.Files)
+	for _, k := range []struct {
+		ptr, val string
+		class    state.Class
+	}{{"/memory", f.Memory, state.ClassMemory}, {"/graph", f.Graph, state.ClassGraph}} {
+		if err := c.checkFileKey(k.class, k.val); err != nil {
 			return nil, bad(k.ptr, err)
 		}
 	}
-	c.Rules = append(append([]Rule{}, f.Files...), DefaultRules...)
-	c.user = len(f.Files)
 	c.Memory, c.MemoryPinned = f.Memory, f.Memory != ""
 	if c.Memory == "" {
 		c.Memory = c.findMemory()
@@ -276,6 +271,48 @@ func Parse(root string, data []byte) (*Config, error) {
 		c.Graph = DefaultGraph
 	}
 	return c, nil
+}
+
+// decodeFile decodes the YAML tree of .strata.yaml into f. Numbers stay
+// json.Number, as written: max_size 1.5 is not 1, and a size past int64 is
+// printed as the user wrote it. A value of the wrong type is returned with
+// its JSON pointer: encoding/json names a rule's field (files.ignore) but not
+// the rule's index, so the rules are then decoded one by one to find it.
+func decodeFile(v any, f *file) (ptr string, err error) {
+	if err := decodeNumbers(v, f); err != nil {
+		ptr := fieldPointer(err)
+		rules, _ := v.(map[string]any)["files"].([]any)
+		if ptr == "/files" || strings.HasPrefix(ptr, "/files/") {
+			for i, r := range rules {
+				var rule Rule
+				if err := decodeNumbers(r, &rule); err != nil {
+					return "/files/" + strconv.Itoa(i) + fieldPointer(err), err
+				}
+			}
+		}
+		return ptr, err
+	}
+	return "", nil
+}
+
+func decodeNumbers(v, dst any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(dst)
+}
+
+// fieldPointer is the JSON pointer of the field a type error names, "" for
+// the value decoded itself (or another error).
+func fieldPointer(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return "/" + strings.ReplaceAll(te.Field, ".", "/")
+	}
+	return ""
 }
 
 // AutoMemoryKey is Claude Code's project key for a work-tree root: every
@@ -605,6 +642,13 @@ func (c *Config) Withheld() []string { return c.private }
 // written, or the leftover of a process killed while writing it.
 func (c *Config) TempDirs() []string { return c.temps }
 
+// KeptNameDirs lists the directories the last ScanAll found at a name a rule
+// would keep as a file, below which no file can be kept (so Scan does not
+// descend into them): PhaseOutcomes/auth/001-plan.yaml made a directory.
+// Scan does not list them; the decisions gate does, since a Phase Outcome
+// there may hide a decision.
+func (c *Config) KeptNameDirs() []string { return c.dirs }
+
 var ttlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)([smhd])$`) })
 
 func checkTTL(s string) error {
@@ -649,6 +693,17 @@ func defaultFor(rel string) Rule {
 	}
 	return Rule{}
 }
+
+// LiteralGlob is a glob that matches the path rel and no other: each of
+// path.Match's wildcards in it ("*", "?", "[") as a class of that one
+// character ("[*]"), so a rule made for phase-03-*.json does not match
+// phase-03-search.json. A kept path holds no backslash (checkRel), the
+// fourth special character; "{" and "]" are not special.
+func LiteralGlob(rel string) string {
+	return globSpecial.Replace(rel)
+}
+
+var globSpecial = strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]")
 
 // globMatch is path.Match(glob, rel) (a malformed glob matches nothing) that
 // settles most paths without it: a glob without wildcards matches only
@@ -747,7 +802,7 @@ func (c *Config) BadName(rel string) bool {
 
 // ScanAll is Scan that also lists the files BadName refuses.
 func (c *Config) ScanAll() (kept, badNames []string, err error) {
-	var out, private, temps []string
+	var out, private, temps, dirs []string
 	var visit func(dir, rel string)
 	visit = func(dir, rel string) {
 		entries, err := os.ReadDir(dir)
@@ -759,6 +814,8 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 && c.WatchDir(r) && c.FollowDir != nil && c.FollowDir(r) {
 				if c.WatchDir(r) {
 					visit(abs, r)
+				} else if _, why := c.classify(r); why == "" && e.IsDir() {
+					dirs = append(dirs, r)
 				}
 				continue
 			}
@@ -788,7 +845,8 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	sort.Strings(out)
 	sort.Strings(badNames)
 	sort.Strings(private)
-	c.private, c.temps = private, temps
+	sort.Strings(dirs)
+	c.private, c.temps, c.dirs = private, temps, dirs
 	return out, badNames, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,6 +319,54 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 	assert.Equal(t, "notes/graph.jsonl", c.Graph)
 }
 
+// memory: names a Markdown file and graph: a JSON Lines one, and neither a
+// file a rule keeps as another class: the layer protocol appends its lines
+// to them unasked, and a committed configuration naming Claude Code's
+// settings, a shell start-up file or strata's own configuration made it
+// write into those (attack23-hostile F1). Each is a usage error at the key.
+func TestMemoryGraphKeysNameLayerFiles(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	const notMD, notJSONL = "not a Markdown file (.md)", "not a JSON Lines file (.jsonl, or memory.json)"
+	for _, tc := range []struct{ yaml, want string }{
+		{"memory: .claude/settings.json\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"version: 1\nmemory: .envrc\n", ".strata.yaml:2:9: /memory: " + notMD},
+		{"memory: .strata.yaml\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: .gitignore\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: notes/MEMORY.md.sh\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"graph: .envrc\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: package.json\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: .claude/settings.json\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: .claude/memory/MEMORY.md\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		{"graph: .strata.yaml\n", ".strata.yaml:1:8: /graph: " + notJSONL},
+		// the auto-memory file, which memory: may name, is no graph file
+		{"graph: " + (&Config{Root: "/r"}).AutoMemory() + "\n", ".strata.yaml:1:8: /graph: outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)"},
+		// a built-in rule keeps it as another class
+		{"graph: .claude/memory.json\n", ".strata.yaml:1:8: /graph: the built-in rule .claude/*.json keeps this file as claude-json; the L3 graph file must be a file of its own"},
+		// a rule of the user's own gives it another class
+		{"files:\n  - {glob: \"docs/*.md\", class: docs, schema: markdown}\nmemory: docs/MEMORY.md\n",
+			".strata.yaml:3:9: /memory: the rule /files/0 keeps this file as docs; the L2 memory file must be a file of its own"},
+		{"files:\n  - {glob: \"*.jsonl\", class: memory}\ngraph: g.jsonl\n",
+			".strata.yaml:3:8: /graph: the rule /files/0 keeps this file as memory; the L3 graph file must be a file of its own"},
+	} {
+		_, err := Parse("/r", []byte(tc.yaml))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.yaml)
+		assert.True(t, strings.HasPrefix(err.Error(), tc.want), "%s: %s", tc.yaml, err)
+	}
+	// what the keys are for: Markdown and JSON Lines files, the
+	// auto-memory file, a rule that gives the file a schema or its own class
+	for _, yaml := range []string{
+		"memory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n",
+		"memory: NOTES.MD\ngraph: data/memory.json\n",
+		"memory: " + (&Config{Root: "/r"}).AutoMemory() + "\n",
+		"files:\n  - {glob: \"notes/*\", schema: markdown}\n  - {glob: \"g.jsonl\", class: graph}\nmemory: notes/m.md\ngraph: g.jsonl\n",
+		"files:\n  - {glob: \".claude/memory.json\", class: graph}\ngraph: .claude/memory.json\n",
+	} {
+		_, err := Parse("/r", []byte(yaml))
+		assert.NoError(t, err, yaml)
+	}
+}
+
 // A rule's schema file is checked as its glob is: a committed configuration
 // must not make strata read a schema outside the work tree or inside .git.
 // Built-in and format-only schema names are not paths.
@@ -499,4 +548,44 @@ files:
 	assert.True(t, c.Named(".claude/token.json"), "strata.keepPrivate")
 	_, ok = c.Classify(".claude/other.json")
 	assert.True(t, ok, "not private: kept as before")
+}
+
+// A value error in .strata.yaml names the value itself: its line and column
+// and its JSON pointer, the rule's index included (attack23 F15: an
+// "ignore: maybe" in rule 0 was reported at the files key as /files/ignore).
+func TestValueErrorPosition(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	for _, tc := range []struct{ yaml, want string }{
+		// the value's type, in a rule
+		{"files:\n  - glob: a/*.json\n    ignore: maybe\n", ".strata.yaml:3:13: /files/0/ignore: want true or false, not string"},
+		{"files:\n  - glob: a/*.json\n  - glob: b/*.json\n    ignore: 1\n", ".strata.yaml:4:13: /files/1/ignore: want true or false, not number"},
+		{"files:\n  - glob: 5\n", ".strata.yaml:2:11: /files/0/glob: want a string, not number"},
+		{"files:\n  - glob: a/*.json\n  - glob: b/*.json\n    schema: [x]\n", ".strata.yaml:4:13: /files/1/schema: want a string, not array"},
+		{"files:\n  - glob: a/*.json\n    class: {a: 1}\n", ".strata.yaml:3:12: /files/0/class: want a string, not object"},
+		{"files:\n  - glob: a/*.json\n    format: true\n", ".strata.yaml:3:13: /files/0/format: want a string, not bool"},
+		{"files:\n  - glob: a/*.json\n    ttl: 5\n", ".strata.yaml:3:10: /files/0/ttl: want a string, not number"},
+		{"files:\n  - glob: a/*.json\n  - b/*.json\n", ".strata.yaml:3:5: /files/1: want a mapping, not string"},
+		// the value's type, at the top
+		{"files: a/*.json\n", ".strata.yaml:1:8: /files: want a list, not string"},
+		{"version: one\n", ".strata.yaml:1:10: /version: want a number, not string"},
+		{"memory: [a.md]\n", ".strata.yaml:1:9: /memory: want a string, not array"},
+		{"memory_create: maybe\n", ".strata.yaml:1:16: /memory_create: want true or false, not string"},
+		{"sync_home: 1\n", ".strata.yaml:1:12: /sync_home: want true or false, not number"},
+		// the value's content, in a rule and at the top
+		{"files:\n  - glob: a/*.json\n  - schema: json\n", ".strata.yaml:3:5: /files/1: glob: required"},
+		{"files:\n  - glob: \"a/[\"\n", ".strata.yaml:2:11: /files/0/glob: syntax error in pattern"},
+		{"files:\n  - glob: a/*.json\n  - glob: ../b.json\n", ".strata.yaml:3:11: /files/1/glob: path has an empty"},
+		{"files:\n  - glob: a/*.json\n    schema: ../s.json\n", ".strata.yaml:3:13: /files/0/schema: path has an empty"},
+		{"files:\n  - glob: a/*.json\n    format: xml\n", ".strata.yaml:3:13: /files/0/format: unknown format \"xml\""},
+		{"files:\n  - glob: a/*.json\n    ttl: soon\n", ".strata.yaml:3:10: /files/0/ttl: "},
+		{"ttl: soon\n", ".strata.yaml:1:6: /ttl: "},
+		{"max_size: huge\n", ".strata.yaml:1:11: /max_size: "},
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte(tc.yaml), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.yaml)
+		assert.Contains(t, err.Error(), tc.want, tc.yaml)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,20 +20,109 @@ type Error struct{ state.Problem }
 
 func (e *Error) Error() string { return e.Problem.Error() }
 
-// checkFileKey checks the path named by `memory:` or `graph:`. A committed
-// configuration travels with every clone, so it may only name a file of the
-// work tree, checked as a glob is: repository-relative, no "..", nothing
-// inside .git. The one file outside the work tree it may name is Claude
-// Code's auto-memory file of this repository, which strata finds by itself
-// anyway; $MEMORY_FILE_PATH, set by the user, is read from the environment.
-func (c *Config) checkFileKey(p string) error {
-	if p == "" || p == c.AutoMemory() {
+// ReadError is a .strata.yaml that is there but cannot be read: a symbolic
+// link strata does not follow (out of the work tree, into the git
+// directory, dangling), a named pipe, a directory, an I/O error. Commands
+// stop on it (exit 3); doctor reports it as its config finding.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return "read " + FileName + ": " + errText(e.Err) }
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// checkFileKey checks the path named by `memory:` (class memory) or
+// `graph:` (class graph). A committed configuration travels with every
+// clone, so it may only name a file of the work tree, checked as a glob is:
+// repository-relative, no "..", nothing inside .git. The one file outside
+// the work tree it may name is Claude Code's auto-memory file of this
+// repository, which strata finds by itself anyway; $MEMORY_FILE_PATH, set
+// by the user, is read from the environment.
+//
+// The layer protocol writes into these files unasked (the watcher,
+// `record --layers`, resume's TTL, sync, `memory add`), so the name must
+// also be one of the layer's own (MemoryName, GraphName), and no rule may
+// keep the file as another class: a configuration naming
+// .claude/settings.json, .envrc or .strata.yaml would have strata append
+// Markdown or JSON lines to it (attack23-hostile F1).
+func (c *Config) checkFileKey(class state.Class, p string) error {
+	if p == "" {
 		return nil
 	}
-	if p == "~" || len(p) > 1 && p[0] == '~' {
-		return errors.New("outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)")
+	if !(class == state.ClassMemory && p == c.AutoMemory()) {
+		if p == "~" || len(p) > 1 && p[0] == '~' {
+			return errors.New("outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)")
+		}
+		if err := checkRel(p); err != nil {
+			return err
+		}
 	}
-	return checkRel(p)
+	name := MemoryName
+	if class == state.ClassGraph {
+		name = GraphName
+	}
+	if err := name(p); err != nil {
+		return err
+	}
+	if other, by := c.ruleClass(p); other != "" && other != class {
+		return fmt.Errorf("%s keeps this file as %s; the %s file must be a file of its own", by, other, layerName(class))
+	}
+	return nil
+}
+
+// MemoryName checks the name of the L2 file: a Markdown file, its name
+// ending in ".md" (in any case). Every default candidate and Claude Code's
+// auto-memory file is one; a shell start-up file, a JSON or YAML file, git's
+// own files and .strata.yaml are not. The layer protocol checks it again
+// before each write (the one door of the L2 file's writes).
+func MemoryName(rel string) error {
+	if strings.EqualFold(path.Ext(rel), ".md") {
+		return nil
+	}
+	return errors.New("not a Markdown file (.md): strata writes its workflow lines into the L2 file, so it names only a Markdown file such as .claude/memory/MEMORY.md")
+}
+
+// GraphName checks the name of the L3 file named by `graph:`: a JSON Lines
+// file, its name ending in ".jsonl" (in any case), or one named
+// memory.json, the memory server's former default name (its content is
+// JSON Lines too). Other JSON files (package.json, tsconfig.json) hold one
+// document, which a line added to it would break.
+func GraphName(rel string) error {
+	if strings.EqualFold(path.Ext(rel), ".jsonl") || strings.EqualFold(path.Base(rel), "memory.json") {
+		return nil
+	}
+	return errors.New("not a JSON Lines file (.jsonl, or memory.json): strata writes graph entities into the L3 file, so it names only the MCP memory server's file such as .claude/memory.jsonl")
+}
+
+// ruleClass is the class a rule gives rel, as if it were not a layer file,
+// and which rule gives it: the first matching rule's class: (of the user's
+// own rules, only an explicit one counts: a rule that gives the layer file
+// a schema of the user's own, or ignores it, leaves it a layer file), else
+// the built-in rule's for that path. "" when none gives it a class.
+func (c *Config) ruleClass(rel string) (state.Class, string) {
+	for i, r := range c.Rules {
+		if !globMatch(r.Glob, rel) {
+			continue
+		}
+		switch {
+		case r.Ignore:
+			return "", ""
+		case i < c.user && r.Class != "":
+			return r.Class, fmt.Sprintf("the rule /files/%d", i)
+		}
+		if d := defaultFor(rel); d.Class != "" {
+			return d.Class, "the built-in rule " + d.Glob
+		}
+		return "", ""
+	}
+	return "", ""
+}
+
+// layerName is how errors name a layer file: "L2 memory" or "L3 graph".
+func layerName(class state.Class) string {
+	if class == state.ClassGraph {
+		return "L3 graph"
+	}
+	return "L2 memory"
 }
 
 // checkFormat checks a rule's format: key.

@@ -33,7 +33,8 @@ files:
 
 # L2 memory: by default the first that exists of .claude/memory/MEMORY.md,
 # .claude/MEMORY.md, MEMORY.md and Claude Code's auto-memory file
-# (~/.claude/projects/<key>/memory/MEMORY.md).
+# (~/.claude/projects/<key>/memory/MEMORY.md). A Markdown (.md) file only:
+# strata writes its workflow lines into it.
 # memory: .claude/memory/MEMORY.md
 
 # The auto-memory file's history stays on the local ref refs/strata/home/state;
@@ -41,5 +42,6 @@ files:
 # (sync_home here is not honoured: this file may come with the repository).
 
 # L3 graph of the MCP memory server: $MEMORY_FILE_PATH when set, else this.
+# A JSON Lines (.jsonl) file only, or memory.json: strata writes entities into it.
 # graph: .claude/memory.jsonl
 `

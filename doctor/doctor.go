@@ -94,10 +94,15 @@ func companionFinding(o Options) Finding {
 	return Finding{Check: "servers", Level: LevelOK, Message: "strata-serve at " + o.Companion + " (strata mcp, strata timeline --serve)"}
 }
 
-// Config is the finding for a .strata.yaml that Open refused.
+// Config is the finding for a .strata.yaml that Open refused: a mistake in
+// it (*config.Error), or a file it could not read (*config.ReadError).
 func Config(err error) Finding {
-	return Finding{Check: "config", Level: LevelFail, Message: err.Error(),
-		Fix: "edit " + config.FileName + " at the line named (docs/contract.md §2)"}
+	fix := "edit " + config.FileName + " at the line named (docs/contract.md §2)"
+	var re *config.ReadError
+	if errors.As(err, &re) {
+		fix = "make " + config.FileName + " a regular file in the work tree, or a link to one; or remove it so the built-in rules apply"
+	}
+	return Finding{Check: "config", Level: LevelFail, Message: err.Error(), Fix: fix}
 }
 
 // Format is the finding for a repository Open refused for its format (a

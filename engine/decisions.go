@@ -28,6 +28,11 @@ type handoff struct {
 	config.Kept
 	Content  []byte
 	Recorded bool
+	// Unreadable is why a file on disk that is not recorded could not be
+	// read (a symbolic link, a named pipe, a directory, out of the work
+	// tree): it may hide a decision, so a reader that gates on the folder
+	// counts it as invalid. Nil when the file was read or is absent.
+	Unreadable *state.Problem
 }
 
 // snapshot is the state ref's head and its files, read once per operation;
@@ -58,7 +63,8 @@ func (s snapshot) recorded(rel string) bool {
 }
 
 // readHandoff returns a handoff file's content, recorded version first; ok
-// is false when it is neither recorded nor a readable regular file on disk.
+// is false when it is neither recorded nor a readable regular file on disk
+// (then h.Unreadable says why, when something unreadable is there).
 // In the index view it is the staged blob, and ok is false when the index
 // holds no regular file within max_size there; a recorded version over
 // max_size is not read either.
@@ -88,6 +94,7 @@ func (e *Engine) readHandoff(s snapshot, k config.Kept) (handoff, bool, error) {
 	}
 	f, p := e.Read(k)
 	if p != nil || !f.Exists {
+		h.Unreadable = p
 		return h, false, nil
 	}
 	h.Content = f.Content
@@ -134,7 +141,8 @@ func (e *Engine) handoffPaths(s snapshot, dir string) []config.Kept {
 // the decision, the decision is already resolved by another file: two
 // machines resolved it differently and sync kept both), is left out of
 // the folder and its problems returned; its number still counts for
-// NextNumber.
+// NextNumber. So is a file on disk that cannot be read (a symbolic link, a
+// named pipe, a directory at a handoff's name): it may hide a decision.
 func (e *Engine) Folder(dir string) (phase.Folder, state.Problems, error) {
 	s, err := e.snapshot()
 	if err != nil {
@@ -175,6 +183,9 @@ func (e *Engine) folder(s snapshot, dir string) (phase.Folder, state.Problems, e
 			return f, problems, err
 		}
 		if !ok {
+			if h.Unreadable != nil {
+				problems = append(problems, *h.Unreadable)
+			}
 			continue
 		}
 		if ps := e.v.Validate(k.Path, h.Content, k.Schema); ps.Invalid() {
@@ -199,7 +210,7 @@ func (e *Engine) folder(s snapshot, dir string) (phase.Folder, state.Problems, e
 }
 
 // FolderDirs lists every folder holding a Phase Outcome or a resolution,
-// on disk or recorded, sorted.
+// on disk or recorded, or a directory at such a file's name, sorted.
 func (e *Engine) FolderDirs() ([]string, error) {
 	all, err := e.AllPaths()
 	if err != nil {
@@ -209,6 +220,15 @@ func (e *Engine) FolderDirs() ([]string, error) {
 	var out []string
 	for _, k := range all {
 		if dir := path.Dir(k.Path); isHandoff(k.Class) && !seen[dir] {
+			seen[dir] = true
+			out = append(out, dir)
+		}
+	}
+	// A directory at a handoff's name is no handoff, but the folder is read
+	// (Folder reports it unreadable): a decision may hide there.
+	for _, d := range e.cfg.KeptNameDirs() {
+		k, ok := e.cfg.Classify(d)
+		if dir := path.Dir(d); ok && isHandoff(k.Class) && !seen[dir] {
 			seen[dir] = true
 			out = append(out, dir)
 		}

@@ -14,6 +14,8 @@ type (
 	Kept = config.Kept
 	// ConfigError is a mistake in .strata.yaml, with its file:line.
 	ConfigError = config.Error
+	// ConfigReadError is a .strata.yaml that is there but cannot be read.
+	ConfigReadError = config.ReadError
 	// PendingDecision is a pending decision of a Phase Outcome.
 	PendingDecision = phase.Decision
 	// Session is a phase-output session and its tiers.
@@ -27,9 +29,21 @@ type (
 // ConfigFile is the name of strata's configuration file at the root.
 const ConfigFile = config.FileName
 
-// AddRule adds {glob, schema} as the first rule of root's .strata.yaml,
-// keeping its comments; false when it is there already.
-func AddRule(root, glob, schema string) (bool, error) { return config.AddRule(root, glob, schema) }
+// RuleEdit is .strata.yaml with rules added, checked but not yet written.
+type RuleEdit = config.RuleEdit
+
+// PlanRules plans {glob, schema} as the first rule of root's .strata.yaml
+// for each glob, keeping its comments; nothing is written until Write.
+func PlanRules(root string, globs []string, schema string) (*RuleEdit, error) {
+	return config.PlanRules(root, globs, schema)
+}
+
+// RuleLine is the rule {glob, schema} as one line of .strata.yaml, each
+// value YAML-quoted, as PlanRules writes it.
+func RuleLine(glob, schema string) string { return config.RuleLine(glob, schema) }
+
+// LiteralGlob is a glob that matches the path rel and no other.
+func LiteralGlob(rel string) string { return config.LiteralGlob(rel) }
 
 // Sessions groups phase-output files into sessions.
 func Sessions(files []TierFile) []Session { return phase.Sessions(files) }

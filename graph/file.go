@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,9 @@ func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool,
 			// nor can strata tell its first entity line (validate says so)
 			return changed, errors.New("a byte order mark starts the file (the memory server cannot load it; remove its first 3 bytes)")
 		}
+		if err := notGraph(cur); err != nil {
+			return changed, err
+		}
 		base := cur
 		if hasPending {
 			base = pending
@@ -189,6 +193,28 @@ func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool,
 		}
 	}
 	return changed, fmt.Errorf("the file kept changing during %d attempts", maxAttempts)
+}
+
+// notGraph is why content is not a graph file strata may edit: a line
+// that is not a JSON object. The memory server parses each non-empty line
+// as one JSON object and cannot load such a file; and a file that is
+// something else (a shell script, pretty-printed JSON, a YAML file, a note
+// that the graph moved) is never written into, whatever names it the
+// graph file (attack23-hostile F1): update checks every version it is about
+// to edit, so nothing is appended to it. nil for an empty file.
+func notGraph(data []byte) error {
+	for n, rest := 1, data; len(rest) > 0; n++ {
+		text, after, _ := bytes.Cut(rest, []byte("\n"))
+		rest = after
+		t := bytes.TrimSpace(text)
+		if len(t) == 0 {
+			continue
+		}
+		if t[0] != '{' || !json.Valid(t) {
+			return fmt.Errorf("line %d is not a JSON object: not an MCP memory graph file, left unchanged", n)
+		}
+	}
+	return nil
 }
 
 // unjoin lists the errors errors.Join joined (err alone otherwise).

@@ -80,6 +80,47 @@ func TestUpsertUnavailable(t *testing.T) {
 	assert.Equal(t, oursLine, string(target), "a symbolic link is not written through")
 }
 
+// A file that is not JSON Lines of objects is not a graph file, whatever
+// names it one: Upsert, UpsertRemove and Remove write nothing into it and
+// say which line is not (attack23-hostile F1: a configuration naming .envrc
+// or settings.json as the graph had an entity line appended to it).
+func TestNotAGraphIsNeverWritten(t *testing.T) {
+	for name, tc := range map[string]struct{ content, line string }{
+		"a shell file":            {"export A=1\n", "line 1"},
+		"pretty-printed JSON":     {"{\n  \"permissions\": {}\n}\n", "line 1"},
+		"YAML":                    {"version: 1\nmemory: x.md\n", "line 1"},
+		"a later line":            {oursLine + "\n\nnot json\n", "line 3"},
+		"a JSON value, no object": {oursLine + "\n[1]\n", "line 2"},
+		"the graph moved":         {"This file was moved to `storage/mcp/memory.jsonl`.\n", "line 1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "memory.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
+			for _, write := range []func() (bool, error){
+				func() (bool, error) { return Upsert(path, []Entity{ours}) },
+				func() (bool, error) { return UpsertRemove(path, []Entity{ours}, []string{"x"}) },
+				func() (bool, error) { return Remove(path, ours.Name) },
+			} {
+				changed, err := write()
+				require.ErrorIs(t, err, ErrUnavailable)
+				assert.False(t, changed)
+				assert.Contains(t, err.Error(), tc.line+" is not a JSON object: not an MCP memory graph file, left unchanged")
+				got, _ := os.ReadFile(path)
+				assert.Equal(t, tc.content, string(got))
+			}
+			left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*"))
+			assert.Equal(t, []string{path}, left, "no temp file or lock left behind")
+		})
+	}
+	// blank lines, CRLF endings and an empty file are a graph's
+	for _, ok := range []string{"", "\n\n", oursLine + "\r\n\r\n", "  " + oursLine + "  \n"} {
+		path := filepath.Join(t.TempDir(), "memory.jsonl")
+		require.NoError(t, os.WriteFile(path, []byte(ok), 0o644))
+		_, err := Upsert(path, []Entity{ours})
+		assert.NoError(t, err, "%q", ok)
+	}
+}
+
 func TestUpsertWaitsForLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.jsonl")
 	require.NoError(t, os.Mkdir(path+".lock", 0o755))

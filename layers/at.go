@@ -106,7 +106,7 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 		if d, ok := a.deadlineAt(s); ok && !t.Before(d) && c.Active {
 			c.PastTTL = &d
 			c.Next = append([]string{fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
-				c.Type, d.Format(time.RFC3339))}, c.Next...)
+				state.TermSafe(c.Type), d.Format(time.RFC3339))}, c.Next...)
 		}
 	}
 	cfg := a.Eng.Config()
@@ -226,8 +226,10 @@ func Entities(data []byte) ([]GraphEntity, int) {
 	return out, rels
 }
 
-// Text renders the context for a person or an agent.
+// Text renders the context for a person or an agent, one line a value, as
+// Report.Text does.
 func (c *Context) Text() string {
+	q := state.TermSafe
 	var b strings.Builder
 	if c.At != nil {
 		fmt.Fprintf(&b, "as of %s (commit %s)\n", c.At.Format(time.RFC3339), state.ShortID(c.Commit))
@@ -242,18 +244,18 @@ func (c *Context) Text() string {
 	for _, f := range c.L1 {
 		switch {
 		case f.TooLarge:
-			fmt.Fprintf(&b, "  %s (over max_size: not read)\n", f.Path)
+			fmt.Fprintf(&b, "  %s (over max_size: not read)\n", q(f.Path))
 		case f.Content != nil:
-			fmt.Fprintf(&b, "  %s: %s\n", f.Path, clipText(string(f.Content), 200))
+			fmt.Fprintf(&b, "  %s: %s\n", q(f.Path), q(clipText(string(f.Content), 200)))
 		default:
-			fmt.Fprintf(&b, "  %s (not JSON)\n", f.Path)
+			fmt.Fprintf(&b, "  %s (not JSON)\n", q(f.Path))
 		}
 		if f.Session != "" || f.ToolUse != "" {
-			fmt.Fprintf(&b, "    written by Claude Code session %s, tool use %s\n", orDash(f.Session), orDash(f.ToolUse))
+			fmt.Fprintf(&b, "    written by Claude Code session %s, tool use %s\n", q(orDash(f.Session)), q(orDash(f.ToolUse)))
 		}
 	}
 	if m := c.Memory; m != nil {
-		fmt.Fprintf(&b, "L2 %s: %d lines, %d bytes; Claude Code loads %d lines, %d bytes\n", m.Path, m.Lines, m.Bytes, m.LoadedLines, m.LoadedBytes)
+		fmt.Fprintf(&b, "L2 %s: %d lines, %d bytes; Claude Code loads %d lines, %d bytes\n", q(m.Path), m.Lines, m.Bytes, m.LoadedLines, m.LoadedBytes)
 		if len(m.Cut) > 0 {
 			fmt.Fprintf(&b, "  not loaded (%d entries):\n", len(m.Cut))
 			for _, e := range m.Cut {
@@ -261,7 +263,7 @@ func (c *Context) Text() string {
 				if e.Partial {
 					part = " (partly)"
 				}
-				fmt.Fprintf(&b, "    line %d [%s]%s: %s\n", e.Line, e.Section, part, clipText(e.Text, 120))
+				fmt.Fprintf(&b, "    line %d [%s]%s: %s\n", e.Line, q(e.Section), part, q(clipText(e.Text, 120)))
 			}
 		}
 	} else {
@@ -269,10 +271,10 @@ func (c *Context) Text() string {
 	}
 	fmt.Fprintf(&b, "L3 entities: %d, relations: %d\n", len(c.Entities), c.Relations)
 	for _, e := range c.Entities {
-		fmt.Fprintf(&b, "  %s (%s): %d observations\n", e.Name, e.EntityType, len(e.Observations))
+		fmt.Fprintf(&b, "  %s (%s): %d observations\n", q(e.Name), q(e.EntityType), len(e.Observations))
 	}
 	for _, l := range c.NotRead {
-		fmt.Fprintf(&b, "%s\n", l)
+		fmt.Fprintf(&b, "%s\n", q(l))
 	}
 	return b.String()
 }

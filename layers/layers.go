@@ -432,6 +432,10 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 		}
 		outs = append(outs, o...)
 	}
+	if err := memoryDoor(f); err != nil {
+		a.Warn(fmt.Sprintf("L2 %s not written: %v", state.TermSafe(k.Path), err))
+		return outs, nil
+	}
 	data := f.Content
 	for _, line := range lines {
 		var err error

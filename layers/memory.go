@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"bytes"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
@@ -85,6 +87,23 @@ func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o 
 	return added, o, err
 }
 
+// memoryDoor is the check before every write of the L2 file, by the layer
+// protocol and by `memory add`, once the file as it is has been recorded
+// (and found valid under its schema): its name is a Markdown file's
+// (config.MemoryName, which .strata.yaml's memory: passed when it loaded),
+// and what is on disk now is text (UTF-8, no NUL byte), so that strata
+// never appends its lines to a file of another kind (attack23-hostile F1).
+// A missing file passes: it is created as a Markdown file.
+func memoryDoor(f engine.File) error {
+	if err := config.MemoryName(f.Path); err != nil {
+		return err
+	}
+	if f.Exists && (!utf8.Valid(f.Content) || bytes.IndexByte(f.Content, 0) >= 0) {
+		return errors.New("it is not UTF-8 text, so not a Markdown file; left unchanged")
+	}
+	return nil
+}
+
 // addLearning is one try of AddLearning, on f as read.
 func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o engine.Outcome, err error) {
 	if f.Exists {
@@ -103,6 +122,9 @@ func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o 
 			}
 			return false, o, ps
 		}
+	}
+	if err := memoryDoor(f); err != nil {
+		return false, o, state.Problems{{Path: f.Path, Message: err.Error() + "; the learning was not added"}}
 	}
 	data, changed, err := markdown.AddItem(f.Content, section, 0, text)
 	var ue *markdown.UnsafeError

@@ -411,3 +411,67 @@ func TestReplayRefusesAFarBase(t *testing.T) {
 		t.Errorf("Replay = %v, %v; want nothing, ErrReplayBase", outs, err)
 	}
 }
+
+// The one door of the L2 file's writes (memoryDoor): whatever the
+// configuration names as L2, the protocol and memory add write only into a
+// Markdown file of text. .strata.yaml's memory: is checked when it loads
+// (config.MemoryName); here the configuration is changed after it loaded,
+// as a bug elsewhere could, and .envrc, Claude Code's settings and
+// strata's own configuration stay as they were (attack23-hostile F1).
+func TestMemoryDoorWritesOnlyMarkdown(t *testing.T) {
+	for _, tc := range []struct{ path, content, want string }{
+		{".envrc", "export A=1\n", "not a Markdown file (.md)"},
+		{".claude/settings.json", "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n", "not a Markdown file (.md)"},
+		{".strata.yaml", "version: 1\n", "not a Markdown file (.md)"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			r := newTestRepo(t)
+			r.write(tc.path, []byte(tc.content))
+			r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`))
+			r.open()
+			r.recordAll()
+			cfg := r.eng.Config()
+			cfg.Memory, cfg.MemoryPinned = tc.path, true
+			var warnings []string
+			a := New(r.eng, func(m string) { warnings = append(warnings, m) })
+			a.Graph = NoGraph{}
+			outs := r.step(`{"type":"APEX","phase":"implement","context":"$(touch PWNED)","lastUpdated":"2026-11-22T10:01:00Z"}`, state.SourceRecord)
+			if _, err := a.AfterRecord(outs); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(r.read(tc.path)); got != tc.content {
+				t.Errorf("the protocol wrote into %s:\n%s", tc.path, got)
+			}
+			if !slices.ContainsFunc(warnings, func(w string) bool {
+				return strings.HasPrefix(w, "L2 "+tc.path+" not written: "+tc.want)
+			}) {
+				t.Errorf("warnings %q, want L2 %s not written: %s", warnings, tc.path, tc.want)
+			}
+			f, err := a.MemoryFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			added, _, err := a.AddLearning(f, "Learnings", "a learning")
+			var ps state.Problems
+			if added || !errors.As(err, &ps) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("AddLearning = %v, %v; want refused: %s", added, err, tc.want)
+			}
+			if got := string(r.read(tc.path)); got != tc.content {
+				t.Errorf("memory add wrote into %s:\n%s", tc.path, got)
+			}
+		})
+	}
+}
+
+// memoryDoor's test of the content: text only, a missing file passes.
+func TestMemoryDoorContent(t *testing.T) {
+	for content, ok := range map[string]bool{"# M\n\n- x\n": true, "": true, "a\x00b": false, "\xff\xfe#\x00": false, "caf\xe9": false} {
+		err := memoryDoor(engine.File{Kept: config.Kept{Path: "MEMORY.md"}, Content: []byte(content), Exists: true})
+		if (err == nil) != ok {
+			t.Errorf("%q: %v", content, err)
+		}
+	}
+	if err := memoryDoor(engine.File{Kept: config.Kept{Path: "notes/m.md"}}); err != nil {
+		t.Errorf("a missing file: %v", err)
+	}
+}

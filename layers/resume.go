@@ -277,35 +277,38 @@ func decisionsOf(folders []phase.Folder) []Decision {
 	return out
 }
 
-// next says what to run next.
+// next says what to run next, one line each: a value from a state file is
+// quoted when it is not printable (state.TermSafe), a value of a command
+// to run is one shell word (state.ShellWord).
 func next(r *Report) []string {
+	q := state.TermSafe
 	var out []string
 	if x := r.Expired; x != nil && x.Entry != nil {
 		out = append(out, fmt.Sprintf("the %s workflow at %s expired (last updated %s); undo with: strata restore %s --rev %s~1",
-			x.Type, x.Phase, x.LastUpdated.Format(time.RFC3339), WorkflowStatePath, x.Entry.Commit[:min(10, len(x.Entry.Commit))]))
+			q(x.Type), q(x.Phase), x.LastUpdated.Format(time.RFC3339), WorkflowStatePath, x.Entry.Commit[:min(10, len(x.Entry.Commit))]))
 	}
 	for _, d := range r.Decisions {
 		if d.Blocking {
-			out = append(out, fmt.Sprintf("resolve blocking decision %s: %s", d.ID, DecideCommand(d.ID, d.Recommended, path.Base(path.Dir(d.Outcome)))))
+			out = append(out, fmt.Sprintf("resolve blocking decision %s: %s", q(d.ID), DecideCommand(d.ID, d.Recommended, path.Base(path.Dir(d.Outcome)))))
 		}
 	}
 	switch {
 	case r.Active:
-		line := fmt.Sprintf("continue the %s workflow: %s", r.Type, Verb(r.Phase))
+		line := fmt.Sprintf("continue the %s workflow: %s", q(r.Type), Verb(q(r.Phase)))
 		if r.Context != "" {
-			line += " " + r.Context
+			line += " " + q(r.Context)
 		}
 		out = append(out, line)
 	case r.Status == "completed":
-		out = append(out, fmt.Sprintf("the %s workflow is completed; start a new one", r.Type))
+		out = append(out, fmt.Sprintf("the %s workflow is completed; start a new one", q(r.Type)))
 	}
 	for _, s := range r.Sessions {
 		if s.NextPhase > 0 {
-			out = append(out, fmt.Sprintf("session %s: next tier %d (%s); strata phase recover %s", s.Name, s.NextPhase, s.NextLabel, s.Name))
+			out = append(out, fmt.Sprintf("session %s: next tier %d (%s); %s", q(s.Name), s.NextPhase, q(s.NextLabel), RecoverCommand(s.Name)))
 		}
 	}
 	for _, p := range r.Foreign {
-		out = append(out, "read "+p+" yourself: strata keeps its versions but does not interpret it")
+		out = append(out, "read "+q(p)+" yourself: strata keeps its versions but does not interpret it")
 	}
 	if len(out) == 0 {
 		out = append(out, "no active workflow: start one, or run strata status")
@@ -329,18 +332,31 @@ func DecideCommand(id, choice, feature string) string {
 	return fmt.Sprintf("strata decide %s %s --feature %s", id, state.ShellWord(choice), feature)
 }
 
-// Text renders the report for a person or an agent's context.
+// RecoverCommand is the strata phase recover command for a session, its
+// name one shell word after "--" when it starts with "-", as DecideCommand
+// gives a choice.
+func RecoverCommand(session string) string {
+	if strings.HasPrefix(session, "-") {
+		return "strata phase recover -- " + state.ShellWord(session)
+	}
+	return "strata phase recover " + state.ShellWord(session)
+}
+
+// Text renders the report for a person or an agent's context, one line a
+// value: each value a state file gave is quoted when it is not printable
+// (state.TermSafe), so no recorded newline starts a line of its own.
 func (r *Report) Text() string {
+	q := state.TermSafe
 	var b strings.Builder
 	switch {
 	case r.Active || r.Status == "completed":
-		fmt.Fprintf(&b, "workflow: %s, phase %s", r.Type, r.Phase)
+		fmt.Fprintf(&b, "workflow: %s, phase %s", q(r.Type), q(r.Phase))
 		if r.Status != "" {
-			fmt.Fprintf(&b, " (%s)", r.Status)
+			fmt.Fprintf(&b, " (%s)", q(r.Status))
 		}
 		b.WriteString("\n")
 		if r.Context != "" {
-			fmt.Fprintf(&b, "context: %s\n", r.Context)
+			fmt.Fprintf(&b, "context: %s\n", q(r.Context))
 		}
 		if r.Age != "" {
 			ago := r.Age + " ago"
@@ -355,7 +371,7 @@ func (r *Report) Text() string {
 		b.WriteString("workflow: none active\n")
 	}
 	for _, p := range r.Foreign {
-		fmt.Fprintf(&b, "%s: state file in its own shape; not interpreted\n", p)
+		fmt.Fprintf(&b, "%s: state file in its own shape; not interpreted\n", q(p))
 	}
 	var have []string
 	for _, l := range []struct {
@@ -373,7 +389,7 @@ func (r *Report) Text() string {
 	if len(r.L2) > 0 {
 		b.WriteString("memory (L2):\n")
 		for _, l := range r.L2 {
-			fmt.Fprintf(&b, "  - %s\n", l)
+			fmt.Fprintf(&b, "  - %s\n", q(l))
 		}
 	}
 	blocking := 0
@@ -386,14 +402,14 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "pending blocking decisions: %d\n", blocking)
 		for _, d := range r.Decisions {
 			if d.Blocking {
-				fmt.Fprintf(&b, "  %s %s: %s (recommended: %s)\n", d.Feature, d.ID, d.Question, d.Recommended)
+				fmt.Fprintf(&b, "  %s %s: %s (recommended: %s)\n", q(d.Feature), q(d.ID), q(d.Question), q(d.Recommended))
 			}
 		}
 	}
 	if len(r.Sessions) > 0 {
 		b.WriteString("phase outputs:\n")
 		for _, s := range r.Sessions {
-			fmt.Fprintf(&b, "  %s: last completed tier %d", s.Name, s.LastCompleted)
+			fmt.Fprintf(&b, "  %s: last completed tier %d", q(s.Name), s.LastCompleted)
 			if len(s.Gaps) > 0 {
 				fmt.Fprintf(&b, ", gaps %v", s.Gaps)
 			}

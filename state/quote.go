@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -34,13 +35,23 @@ func printable(s string) bool {
 	return true
 }
 
-// ShellWord returns s as one word a POSIX shell reads back as s: as it is
-// when it holds only letters, digits and "._/-~+@%:,=" and does not start
-// with "~" (tilde expansion), else single-quoted
-// (a quote inside as the four characters quote, backslash, quote, quote),
-// so a command strata prints for the user to
-// copy (strata restore PATH --rev REV) runs nothing else whatever a
-// remote named the path.
+// ShellWord returns s as one word a shell reads back as s, on one line of
+// printable text, for a command strata prints for a person to paste or an
+// agent to run (strata restore PATH --rev REV), so it runs nothing else
+// whatever a remote named the path:
+//   - as it is when it holds only letters, digits and "._/-~+@%:,=" and does
+//     not start with "~" (tilde expansion);
+//   - else single-quoted, a quote inside as the four characters quote,
+//     backslash, quote, quote, which every POSIX shell reads;
+//   - else, when s holds a character TermSafe would quote (a newline, an
+//     escape, a format character, invalid UTF-8), in the $'...' form bash,
+//     zsh, ksh and busybox sh read (POSIX.1-2024 made it sh's too), each
+//     such byte as a three-digit octal escape (\n, \t and \r by name), a
+//     quote as \' and a backslash as \\: $'a\nb: c', $'\033[2J'. Only this
+//     form keeps both the bytes and the line; an older /bin/sh (dash) does
+//     not read it, so nothing written into a script /bin/sh runs is quoted
+//     here. Octal, not \x: after \x a shell may take more than two hex
+//     digits.
 func ShellWord(s string) string {
 	safe := s != "" && s[0] != '~' // a leading ~ is the shell's: ~user expands to a home
 	for _, r := range s {
@@ -49,10 +60,37 @@ func ShellWord(s string) string {
 			break
 		}
 	}
-	if safe {
+	switch {
+	case safe:
 		return s
+	case printable(s):
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
-	return TermSafe("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\'', r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case printable(s[i : i+n]):
+			b.WriteString(s[i : i+n])
+		default:
+			for _, c := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&b, `\%03o`, c)
+			}
+		}
+		i += n
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // TermText returns a multi-line report made from recorded text, each line

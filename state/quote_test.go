@@ -1,6 +1,9 @@
 package state
 
-import "testing"
+import (
+	"os/exec"
+	"testing"
+)
 
 // A command strata prints for the user to copy reads back as one word in a
 // shell, whatever a remote named the path.
@@ -13,10 +16,37 @@ func TestShellWord(t *testing.T) {
 		"":                            "''",
 		"~root/x.json":                "'~root/x.json'",
 		"a~b":                         "a~b",
-		"\x1b[2J":                     `"'\x1b[2J'"`,
+		"\x1b[2J":                     `$'\033[2J'`,
+		"a\nb: c":                     `$'a\nb: c'`,
+		"it's\t\\\r":                  `$'it\'s\t\\\r'`,
+		"café\u202e\u009b\xff":        `$'café\342\200\256\302\233\377'`,
 	} {
 		if got := ShellWord(in); got != want {
 			t.Errorf("ShellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// What ShellWord prints is one printable line that bash reads back as the
+// very bytes it quotes, whatever they are: pasted, a suggested command
+// passes the value it names (a quoted Go string, "'a\nb'", would pass its
+// quotes and backslashes instead).
+func TestShellWordRoundTrip(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, in := range []string{
+		"plain", "a b", "it's", "$(touch PWNED)", "-rf", "~root", "",
+		"a\nb: c", "\x1b[2J\x1b]0;T\a", "it's\t\\\r\n", "café\u202e\u009b\xff\xfe", "\x01\x7f7", "'\\'",
+	} {
+		w := ShellWord(in)
+		if !printable(w) {
+			t.Errorf("ShellWord(%q) = %q: not one printable line", in, w)
+		}
+		out, err := exec.Command(bash, "-c", "printf %s "+w).Output()
+		if err != nil || string(out) != in {
+			t.Errorf("bash read ShellWord(%q) = %s back as %q (%v)", in, w, out, err)
 		}
 	}
 }

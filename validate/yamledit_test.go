@@ -17,8 +17,21 @@ func TestPrependListItem(t *testing.T) {
 			"files:\n    # first\n    - glob: b\n      ignore: true\n",
 			"files:\n    - " + item + "\n    # first\n    - glob: b\n      ignore: true\n", ""},
 		{"CRLF", "version: 1\r\nfiles:\r\n  - {glob: b}\r\n", "version: 1\r\nfiles:\r\n  - " + item + "\r\n  - {glob: b}\r\n", ""},
-		{"flow list refused", "files: [{glob: b}]\n", "", "line 1: files is not a block list"},
-		{"not a mapping", "- a\n", "", "not a mapping"},
+		// an anchor or a tag on the list stays where it is; the item takes the
+		// first item's indent, not the anchor's column (attack23 F14)
+		{"anchor", "version: 1\nfiles: &a\n  - glob: x/*.json\n    schema: json\n",
+			"version: 1\nfiles: &a\n  - " + item + "\n  - glob: x/*.json\n    schema: json\n", ""},
+		{"tag", "files: !!seq\n  # first\n  - {glob: b}\n", "files: !!seq\n  - " + item + "\n  # first\n  - {glob: b}\n", ""},
+		{"anchor and tag on their own line", "files:\n  &a !!seq\n  - {glob: b}\n", "files:\n  &a !!seq\n  - " + item + "\n  - {glob: b}\n", ""},
+		{"dash at the key's indent", "files:\n- {glob: b}\n", "files:\n- " + item + "\n- {glob: b}\n", ""},
+		{"empty with an anchor", "files: &a\nttl: off\n", "files: &a\n  - " + item + "\nttl: off\n", ""},
+		// other forms: refused at the value, FILE:LINE:COL once the caller names the file
+		{"flow list refused", "files: [{glob: b}]\n", "", ":1:8: /files: files is a flow list ([...]), and an item is added only to a block list"},
+		{"empty flow list refused", "version: 1\nfiles: []\n", "", ":2:8: /files: files is a flow list"},
+		{"alias refused", "x: &a\n  - {glob: b}\nfiles: *a\n", "", ":3:8: /files: files is an alias (*a)"},
+		{"tagged null refused", "files: !!null\n", "", ":1:8: /files: files is not a list"},
+		{"not a mapping", "- a\n", "", ":1:1: /: the document is not a block mapping"},
+		{"flow mapping", "{files: []}\n", "", ":1:1: /: the document is not a block mapping"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := PrependListItem([]byte(c.in), "files", item)

@@ -36,11 +36,14 @@ func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	fs := doctor.Setup(c.Context, opts)
 	eng, err := open(e)
 	var ce *engine.ConfigError
+	var cre *engine.ConfigReadError
 	var oe *state.OwnershipError
 	var fe *gitstore.FormatError
 	switch {
 	case errors.As(err, &ce):
 		fs = append(fs, doctor.Config(ce))
+	case errors.As(err, &cre):
+		fs = append(fs, doctor.Config(cre))
 	case errors.As(err, &oe):
 		fs = append(fs, doctor.Ownership(oe))
 	case errors.As(err, &fe):

@@ -50,7 +50,7 @@ func runInit(e *env) error {
 			if p := notWellFormed(eng, o); p != nil { // no schema accepts it, the format-only one neither
 				broken = append(broken, "  "+p.Error())
 			} else {
-				hints = append(hints, fmt.Sprintf("  - {glob: %s, schema: %s}", o.Path, formatOf(o.Path)))
+				hints = append(hints, "  - "+engine.RuleLine(engine.LiteralGlob(o.Path), formatOf(o.Path)))
 			}
 		case o.Invalid(): // not read at all (a link, a pipe, too large): nothing kept, no schema helps
 			fmt.Fprintln(e.Err, o.Problems.Error())

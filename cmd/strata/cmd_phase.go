@@ -43,6 +43,9 @@ the session does not exist.`,
 						return usagef("phase recover takes exactly one SESSION (see strata phase list)")
 					}
 					ro.Session = c.Args().First()
+					if ro.Session == "" {
+						return usagef("phase recover: an empty SESSION; give a session's name (see strata phase list)")
+					}
 					if c.IsSet("from") {
 						ro.From = c.Int("from")
 						if ro.From < 1 || ro.From > 8 {
@@ -64,6 +67,9 @@ the session does not exist.`,
 						return usagef("phase list takes at most one SESSION")
 					}
 					lo.Session = c.Args().First()
+					if c.NArg() == 1 && lo.Session == "" {
+						return usagef("phase list: an empty SESSION; give a session's name, or none to list them all")
+					}
 					return runPhaseList(e, lo)
 				},
 			},

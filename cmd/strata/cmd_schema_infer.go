@@ -104,6 +104,14 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 		fmt.Fprintf(e.Err, "inferred from %s\n", counts)
 		return err
 	}
+	// The rules are planned before the schema is written: when .strata.yaml
+	// cannot take them, neither file is written.
+	var edit *engine.RuleEdit
+	if o.Apply {
+		if edit, err = engine.PlanRules(root, globs, rel); err != nil {
+			return err
+		}
+	}
 	if err := engine.WriteOutput(out, inf.Schema, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", o.Output, err)
 	}
@@ -111,15 +119,14 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	if !o.Apply {
 		return nil
 	}
-	for _, g := range globs {
-		added, err := engine.AddRule(root, g, rel)
-		if err != nil {
-			return err
-		}
-		if added {
-			fmt.Fprintf(e.Out, "added to %s: {glob: %s, schema: %s}\n", engine.ConfigFile, g, rel)
+	if err := edit.Write(); err != nil {
+		return err
+	}
+	for i, g := range globs {
+		if edit.Added[i] {
+			fmt.Fprintf(e.Out, "added to %s: %s\n", engine.ConfigFile, engine.RuleLine(g, rel))
 		} else {
-			fmt.Fprintf(e.Out, "%s already has {glob: %s, schema: %s}\n", engine.ConfigFile, g, rel)
+			fmt.Fprintf(e.Out, "%s already has %s\n", engine.ConfigFile, engine.RuleLine(g, rel))
 		}
 	}
 	var paths []string
