@@ -671,6 +671,7 @@ type parser struct {
 	paragraphTransformers []ParagraphTransformer
 	astTransformers       []ASTTransformer
 	escapedSpace          bool
+	maxNesting            int // strata: WithMaxNesting, 0 for no bound
 	config                *Config
 	initSync              sync.Once
 }
@@ -895,6 +896,7 @@ func (p *parser) Parse(reader text.Reader, opts ...ParseOption) ast.Node {
 			p.addASTTransformer(v, p.config.Options)
 		}
 		p.escapedSpace = p.config.EscapedSpace
+		p.maxNesting, _ = p.config.Options[optMaxNesting].(int)
 		p.config = nil
 	})
 	c := &ParseConfig{}
@@ -965,9 +967,13 @@ func (p *parser) openBlocks(parent ast.Node, blankLine bool, reader text.Reader,
 	if lastBlock.Node != nil {
 		continuable = ast.IsParagraph(lastBlock.Node)
 	}
+	depth := 0 // strata: the lists and block quotes parent is in, when bounded
+	if p.maxNesting > 0 {
+		depth = nesting(parent)
+	}
 retry:
 	var bps []BlockParser
-	line, _ := reader.PeekLine()
+	line, seg := reader.PeekLine()
 	w, pos := util.IndentWidth(line, reader.LineOffset())
 	if w >= len(line) {
 		pc.SetBlockOffset(-1)
@@ -996,6 +1002,9 @@ retry:
 		}
 
 		if w > 3 && !bp.CanAcceptIndentedLine() {
+			continue
+		}
+		if p.maxNesting > 0 && depth >= p.maxNesting && nestsDeeper(bp, parent, line, pos, seg, pc) {
 			continue
 		}
 		lastBlock = pc.LastOpenedBlock()
@@ -1044,6 +1053,10 @@ retry:
 			pc.SetOpenedBlocks(append(pc.OpenedBlocks(), be))
 			if state&HasChildren != 0 {
 				parent = node
+				switch node.(type) {
+				case *ast.List, *ast.Blockquote:
+					depth++
+				}
 				goto retry // try child block
 			}
 			break // no children, can not open more blocks on this line

@@ -36,3 +36,67 @@ func TestLinkReferencesCutOnce(t *testing.T) {
 		t.Fatalf("the lines after the definitions were moved")
 	}
 }
+
+// depth is the most lists and block quotes any node of root is inside.
+func depth(root ast.Node) int {
+	most := 0
+	var walk func(n ast.Node, d int)
+	walk = func(n ast.Node, d int) {
+		switch n.(type) {
+		case *ast.List, *ast.Blockquote:
+			d++
+		}
+		most = max(most, d)
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			walk(c, d)
+		}
+	}
+	walk(root, 0)
+	return most
+}
+
+// WithMaxNesting stops opening lists and block quotes at its bound, reads
+// the line as text of the innermost one and notes where; without it the
+// nesting is as deep as the input, as upstream.
+func TestMaxNesting(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		unbounded int
+		cut       int // offset of the first block not opened
+	}{
+		{"one line of list markers", "# h\n" + strings.Repeat("- ", 100) + "x\n", 100, 4 + 2*5},
+		{"one line of quote markers", strings.Repeat("> ", 100) + "x\n", 100, 2 * 5},
+		{"ordered and bullet", strings.Repeat("1. - ", 50) + "x\n", 100, 5*2 + 3},
+		{"indented items", func() string {
+			var b strings.Builder
+			for i := range 50 {
+				b.WriteString(strings.Repeat("  ", i) + "- x\n")
+			}
+			return b.String()
+		}(), 50, 5*4*2 + 2*5},
+		{"quote then list lines", "> - a\n>   > - b\n>   >   > - c\n>   >   >   - d\n", 7, 6 + 10 + 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := []byte(tc.src)
+			free := NewParser(WithBlockParsers(DefaultBlockParsers()...))
+			if d := depth(free.Parse(text.NewReader(src))); d != tc.unbounded {
+				t.Errorf("unbounded: depth %d, want %d", d, tc.unbounded)
+			}
+			pc := NewContext()
+			p := NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxNesting(5))
+			root := p.Parse(text.NewReader(src), WithContext(pc))
+			if d := depth(root); d != 5 {
+				t.Errorf("bounded at 5: depth %d", d)
+			}
+			if off, ok := NestingCut(pc); !ok || off != tc.cut {
+				t.Errorf("cut at %d (%v), want %d (%q)", off, ok, tc.cut, src[min(tc.cut, len(src)):])
+			}
+		})
+	}
+	pc := NewContext()
+	NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxNesting(5)).
+		Parse(text.NewReader([]byte("- a\n  - b\n\n> c\n")), WithContext(pc))
+	if off, ok := NestingCut(pc); ok {
+		t.Errorf("shallow input: cut at %d", off)
+	}
+}
