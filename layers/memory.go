@@ -17,7 +17,8 @@ type (
 	// Section is one heading of the L2 file with its list items.
 	Section = markdown.Section
 	// MemoryWarning is a parse warning of the L2 file (too long, an
-	// unclosed code fence, a repeated heading).
+	// unclosed code fence, a repeated heading, lists nested past
+	// markdown.MaxNesting).
 	MemoryWarning = markdown.Warning
 )
 
@@ -166,7 +167,7 @@ func (a *Agent) LintMemory(f engine.File) state.Problems {
 		return append(problems, state.Problem{Path: f.Path, Message: err.Error()})
 	}
 	for _, w := range out.Warnings {
-		problems = append(problems, state.Problem{Path: f.Path, Line: w.Line, Message: w.Message, Warning: true})
+		problems = append(problems, state.Problem{Path: f.Path, Line: w.Line, Col: w.Col, Message: w.Message, Warning: true})
 	}
 	return problems
 }

@@ -108,8 +108,18 @@ type Item struct {
 // not make the file invalid.
 type Warning struct {
 	Line    int    `json:"line"`
+	Col     int    `json:"column,omitempty"` // 1-based, in bytes; 0 when the warning is of the whole line
 	Message string `json:"message"`
 }
+
+// MaxNesting is how deep lists and block quotes nest before strata reads a
+// deeper one as text. goldmark looks at every line once per container
+// block the line is in, so a file nesting as deep as it is long (one line
+// "- - - … x", each line indented two more spaces) cost the square of its
+// size to parse: a 64 KB line took half a minute. Markdown that people
+// write nests a few levels; strata reads only the top-level blocks, which
+// the bound leaves as they are.
+const MaxNesting = 32
 
 // Parse reads a memory file. It fails only when goldmark itself fails.
 func Parse(src []byte) (d *Doc, err error) {
@@ -127,10 +137,17 @@ func Parse(src []byte) (d *Doc, err error) {
 	// patterns ("[a](" repeated). The paragraph transformer stays: a
 	// paragraph of link reference definitions is not the text of a setext
 	// heading.
+	pc := parser.NewContext()
 	root := parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-	).Parse(text.NewReader(body))
+		parser.WithMaxNesting(MaxNesting),
+	).Parse(text.NewReader(body), parser.WithContext(pc))
+	if off, ok := parser.NestingCut(pc); ok {
+		off += d.body
+		d.warnings = append(d.warnings, Warning{Line: d.Line(off), Col: off - d.lineStart(off) + 1,
+			Message: fmt.Sprintf("lists and block quotes nest more than %d deep: strata reads the deeper ones as text", MaxNesting)})
+	}
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if n.Pos() < 0 {
 			continue
