@@ -32,16 +32,23 @@ func insertLines(src []byte, p int, lines []string, eol string) []byte {
 
 // removeLines removes the lines in [a, b) (a a line start, b a line start
 // or the end of the file).
-func removeLines(src []byte, a, b int, eol string) []byte {
-	if b == len(src) && b > a && src[b-1] != '\n' && a > 0 && src[a-1] == '\n' {
-		a--
-		if eol == "\r\n" && a > 0 && src[a-1] == '\r' {
-			a--
-		}
-	}
+func removeLines(src []byte, a, b int) []byte {
+	a = cutStart(src, a, b)
 	out := make([]byte, 0, len(src)-(b-a))
 	out = append(out, src[:a]...)
 	return append(out, src[b:]...)
+}
+
+// cutStart is where removing the lines [a, b) starts: a, or, when they run
+// to the end of a file without a final newline, the line ending before a.
+func cutStart(src []byte, a, b int) int {
+	if b == len(src) && b > a && src[b-1] != '\n' && a > 0 && src[a-1] == '\n' {
+		a--
+		if a > 0 && src[a-1] == '\r' { // the whole line ending, whatever the file's dominant one
+			a--
+		}
+	}
+	return a
 }
 
 // itemLine makes text one line: line breaks become spaces.
@@ -168,7 +175,7 @@ func (d *Doc) removeItem(it Item) []byte {
 			a = d.blankBefore(a)
 		}
 	}
-	return removeLines(d.src, a, it.End, d.eol)
+	return removeLines(d.src, a, it.End)
 }
 
 // blankBefore moves a line start back over one blank line inside the body.
@@ -200,33 +207,79 @@ func RemoveSection(src []byte, heading string, level int) ([]byte, bool, error) 
 	if s.End == len(src) {
 		a = d.blankBefore(a)
 	}
-	return removeLines(src, a, s.End, d.eol), true, nil
+	return removeLines(src, a, s.End), true, nil
 }
 
 // TrimSection keeps at most keep of the items under the heading for which
 // match is true, removing the oldest (first) ones. Other items and lines
 // are untouched. It returns the new bytes and how many items it removed.
+//
+// The result is that of RemoveItem of the oldest surplus item, one after
+// the other, worked out from one parse (a parse per item made a section of
+// n protocol lines cost n², minutes for a few thousand): each item's lines
+// go, and an item that is by then the only one left of its list also
+// takes the blank line just before it, past the items removed before it.
 func TrimSection(src []byte, heading string, level, keep int, match func(text string) bool) ([]byte, int, error) {
-	removed := 0
-	for {
-		d, err := Parse(src)
-		if err != nil {
-			return src, removed, err
+	d, err := Parse(src)
+	if err != nil {
+		return src, 0, err
+	}
+	s := d.Find(heading, level)
+	if s == nil {
+		return src, 0, nil
+	}
+	var hits []Item
+	for _, it := range s.Items {
+		if match(it.Text) {
+			hits = append(hits, it)
 		}
-		s := d.Find(heading, level)
-		if s == nil {
-			return src, removed, nil
+	}
+	if len(hits) <= keep {
+		return src, 0, nil
+	}
+	drop := hits[:len(hits)-keep]
+	gone := make(map[int]bool, len(drop)) // item starts
+	for _, it := range drop {
+		gone[it.Start] = true
+	}
+	emptied := map[int]bool{} // the last item's start of each list whose items all go
+	for _, b := range d.blocks {
+		if b.kind == kindList && len(b.items) > 0 && allGone(b.items, gone) {
+			emptied[b.items[len(b.items)-1].Start] = true
 		}
-		var hits []Item
-		for _, it := range s.Items {
-			if match(it.Text) {
-				hits = append(hits, it)
+	}
+	var cuts [][2]int // line ranges, in order, none touching another
+	for _, it := range drop {
+		a := it.Start
+		for len(cuts) > 0 && cuts[len(cuts)-1][1] == a { // a range removed before ends here
+			a = cuts[len(cuts)-1][0]
+			cuts = cuts[:len(cuts)-1]
+		}
+		if emptied[it.Start] { // removed in order, it is by then its list's only item
+			if b := d.blankBefore(a); b < a {
+				a = b
+				for len(cuts) > 0 && cuts[len(cuts)-1][1] == a {
+					a = cuts[len(cuts)-1][0]
+					cuts = cuts[:len(cuts)-1]
+				}
 			}
 		}
-		if len(hits) <= keep {
-			return src, removed, nil
-		}
-		src = d.removeItem(hits[0])
-		removed++
+		cuts = append(cuts, [2]int{a, it.End})
 	}
+	out := make([]byte, 0, len(src))
+	prev := 0
+	for _, c := range cuts { // only the last can run to the end of the file
+		out = append(out, src[prev:cutStart(src, c[0], c[1])]...)
+		prev = c[1]
+	}
+	return append(out, src[prev:]...), len(drop), nil
+}
+
+func allGone(items []Item, gone map[int]bool) bool {
+	for _, it := range items {
+		if !gone[it.Start] {
+			return false
+		}
+	}
+	return true
 }

@@ -77,19 +77,27 @@ func deepIndent(n int) []byte {
 	return []byte(b.String())
 }
 
-// perByte is the CPU time Parse of src takes per byte: the least, over
-// three batches, of a batch of parses that takes at least 20ms.
+// perByte is the CPU time Parse of src takes per byte.
 func perByte(t *testing.T, src []byte) float64 {
+	return cpuPerByte(len(src), func() {
+		if _, err := Parse(src); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// cpuPerByte is the CPU time f takes per byte of an input of size bytes:
+// the least, over three batches, of a batch of runs that takes at least
+// 20ms.
+func cpuPerByte(size int, f func()) float64 {
 	best := math.Inf(1)
 	for range 3 {
 		n, start := 0, cpuTime()
 		for n == 0 || cpuTime()-start < 20*time.Millisecond {
-			if _, err := Parse(src); err != nil {
-				t.Fatal(err)
-			}
+			f()
 			n++
 		}
-		best = min(best, float64(cpuTime()-start)/float64(n*len(src)))
+		best = min(best, float64(cpuTime()-start)/float64(n*size))
 	}
 	return best
 }
