@@ -1109,12 +1109,19 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 		}
 		reader.AdvanceLine()
 		blankLines = blankLines[0:0]
+		// strata: where the entries of the line before start in blankLines
+		lineStart := 0
 		for { // process opened blocks line by line
 			openedBlocks := pc.OpenedBlocks()
 			l := len(openedBlocks)
 			if l == 0 {
 				break
 			}
+			// strata: isBlankLine reads the entries of this line and the
+			// one before only; the older ones, one per open block and
+			// line, made memory grow with lines times depth.
+			n := copy(blankLines, blankLines[lineStart:])
+			blankLines, lineStart = blankLines[:n], n
 			lastIndex := l - 1
 			for i := range l {
 				be := openedBlocks[i]
