@@ -690,6 +690,9 @@ func TestKilledExpiryIsMadeGood(t *testing.T) {
 				t.Fatalf("graph %q, %v; want the workflow", g, err)
 			}
 			eng = killedWatcher(t, eng, at)
+			if ents, err := eng.Log(state.LogQuery{Path: layers.WorkflowStatePath, Limit: 1}); err != nil || len(ents) != 1 || ents[0].Source != state.SourceExpire {
+				t.Fatalf("the killed watcher's last record of the workflow state: %+v, %v; want its reset", ents, err)
+			}
 			if _, err := os.Lstat(owedPath(eng)); err != nil {
 				t.Fatalf("the killed expiry left no marker: %v", err)
 			}
