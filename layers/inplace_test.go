@@ -140,3 +140,28 @@ func TestProtocolLineKeepsAnInPlaceWriteIntoTheFileSwappedOut(t *testing.T) {
 		t.Errorf("MEMORY.md:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// memory add's item, added at the end of the file's last section, is
+// appended in place too: a line another writer appends through a
+// descriptor opened before the add, written once the item is in place,
+// is kept after it.
+func TestAddLearningAppendedInPlace(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n\n## Learnings\n\n- first\n"))
+	r.open()
+	r.recordAll()
+	a := New(r.eng, func(m string) { t.Log(m) })
+	f, err := a.MemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := openInPlace(t, filepath.Join(r.dir, memoryPath), "- agent note\n")
+	meanwhile(t, "written "+memoryPath, 1, w.write)
+	if added, _, err := a.AddLearning(f, "Learnings", "user line"); err != nil || !added {
+		t.Fatalf("AddLearning = %v, %v", added, err)
+	}
+	want := "# Memory\n\n## Learnings\n\n- first\n- user line\n- agent note\n"
+	if got := string(r.read(memoryPath)); got != want {
+		t.Errorf("MEMORY.md:\n%q\nwant\n%q", got, want)
+	}
+}
