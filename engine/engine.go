@@ -794,9 +794,11 @@ var WriteStep func(step string)
 // name up to that moment; the last check and the rename are made holding
 // the lock every strata writer takes for them (lockWrites). When the file
 // is not, or no longer, expect, it
-// writes nothing and returns false. A new version that is expect's
-// content followed by more bytes (an item added at the end of MEMORY.md)
-// is appended in place instead (appendInPlace), so that a writer holding
+// writes nothing and returns false. A new version of the L2 file that is
+// expect's content followed by more bytes (an item added at the end of
+// MEMORY.md) is appended in place instead (appendInPlace: a crash in the
+// write can leave part of the line, which still reads as Markdown; any
+// other file is only ever replaced whole), so that a writer holding
 // the file open (`>>`, Node's fs.appendFile) loses nothing; any other
 // replaces the file by a swap, and the file swapped out is looked at
 // again after displacedSettle: written in place meanwhile, the swap is
@@ -838,7 +840,7 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 		}
 		cur = f.Content
 	}
-	if st != nil && len(data) > len(cur) && bytes.HasPrefix(data, cur) {
+	if k.Class == state.ClassMemory && st != nil && len(data) > len(cur) && bytes.HasPrefix(data, cur) {
 		written, err := e.appendInPlace(k, name, st, cur, data[len(cur):])
 		if !errors.Is(err, atomicfile.ErrNoAppend) {
 			return written, err
