@@ -28,11 +28,52 @@ func printable(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
+		if !printableRune(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// printableRune reports whether r is a character TermSafe leaves as it is:
+// not a control character (C0, DEL, C1), not U+FFFD (what invalid UTF-8
+// decodes to) and not a format character (bidi controls, zero widths,
+// U+FEFF).
+func printableRune(r rune) bool {
+	return !unicode.IsControl(r) && r != utf8.RuneError && !unicode.Is(unicode.Cf, r)
+}
+
+// EscapeText returns s with each character TermSafe would quote written as
+// the escape TermSafe writes for it, as plain text, and every other
+// character as it is: an ESC becomes the four characters \x1b, a BEL \a,
+// U+009B \u009b, U+202E \u202e, a byte that is not UTF-8 \xHH and U+FFFD
+// \ufffd; "café" and "東京" stay as they are. It is for text strata writes
+// into a file a person reads with cat or git diff and an agent reads as
+// context (the MEMORY.md line of a workflow state): nothing in it acts on
+// a terminal, and what was there can still be read. A backslash is left as it is, so the result is for
+// reading, not for decoding back.
+func EscapeText(s string) string {
+	if printable(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case printableRune(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRune(r) // '\x1b', '\a', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // ShellWord returns s as one word a shell reads back as s, on one line of

@@ -98,3 +98,25 @@ func TestTermText(t *testing.T) {
 		t.Errorf("TermText changed printable text: %q", TermText(plain))
 	}
 }
+
+// EscapeText writes each character TermSafe would quote as the escape
+// TermSafe shows, as plain text, and leaves letters of any script, emoji
+// and backslashes as they are (attack23-verify 5).
+func TestEscapeText(t *testing.T) {
+	for in, want := range map[string]string{
+		"café → 東京 ✓ 🎉 a\\b":               "café → 東京 ✓ 🎉 a\\b",
+		"ctx\x1b]0;owned\a\x1b[2J":         `ctx\x1b]0;owned\a\x1b[2J`,
+		"c1\u009b31m del\x7f nul\x00":      `c1\u009b31m del\x7f nul\x00`,
+		"\u202egnp \u2066iso\u2069 \ufeff": `\u202egnp \u2066iso\u2069 \ufeff`,
+		"zw\u200b\u200f raw\x9b \ufffd":    `zw\u200b\u200f raw\x9b \ufffd`,
+		"tag\U000e0041":                    `tag\U000e0041`,
+	} {
+		got := EscapeText(in)
+		if got != want {
+			t.Errorf("EscapeText(%q) = %s, want %s", in, got, want)
+		}
+		if !printable(got) {
+			t.Errorf("EscapeText(%q) = %q: not printable", in, got)
+		}
+	}
+}
