@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -74,6 +75,47 @@ func EscapeText(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// JSONSafe returns data, JSON text as encoding/json writes it, with each
+// character TermSafe would quote that encoding/json leaves as it is (DEL,
+// the C1 controls U+0080–U+009F, format characters such as the bidi
+// controls U+202A–U+202E and U+2066–U+2069, zero widths and U+FEFF, and
+// U+FFFD) written as a \uXXXX escape (a surrogate pair above U+FFFF), as
+// encoding/json already writes C0 controls. Such a character can stand
+// only inside a string of valid JSON, so the result is valid JSON that
+// decodes to the same values, and a terminal showing it acts on nothing.
+// It is the one rule for every JSON document strata prints. data is
+// returned as it is when it holds nothing to escape.
+func JSONSafe(data []byte) []byte {
+	const hex = "0123456789abcdef"
+	var out []byte // nil until the first escape
+	done := 0      // data[:done] is in out
+	for i := 0; i < len(data); {
+		r, n := rune(data[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(data[i:])
+		}
+		if r < utf8.RuneSelf && r != 0x7f || r != utf8.RuneError && printableRune(r) {
+			i += n // (ASCII below 0x20 is JSON's white space here: in a string encoding/json escaped it)
+			continue
+		}
+		out = append(out, data[done:i]...)
+		units := []rune{r}
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			units = []rune{r1, r2}
+		}
+		for _, u := range units {
+			out = append(out, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+		}
+		i += n
+		done = i
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[done:]...)
 }
 
 // ShellWord returns s as one word a shell reads back as s, on one line of
