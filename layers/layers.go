@@ -191,7 +191,7 @@ const expiredPrefix = "Expired workflow: "
 
 // expiredLine is the L2 line of the TTL's reset of doc.
 func expiredLine(doc map[string]any) string {
-	return fmt.Sprintf("%s%s at %s for %s", expiredPrefix, str(doc, "type"), str(doc, "phase"), contextOf(doc))
+	return lineOf(expiredPrefix+"%s at %s for %s", str(doc, "type"), str(doc, "phase"), contextOf(doc))
 }
 
 // placed is a line for the workflow section and where it goes: at the
@@ -388,7 +388,7 @@ func str(m map[string]any, key string) string {
 }
 
 func contextOf(doc map[string]any) string {
-	if c := str(doc, "context"); c != "" {
+	if c := str(doc, "context"); !blank(c) {
 		return c
 	}
 	return "(no context)"
@@ -407,23 +407,39 @@ func Transition(prev, cur map[string]any) []string {
 	}
 	if str(cur, "status") == "completed" && str(prev, "status") != "completed" {
 		outcome := str(cur, "outcome")
-		if outcome == "" {
+		if blank(outcome) {
 			outcome = str(cur, "summary")
 		}
-		if outcome == "" {
+		if blank(outcome) {
 			outcome = "done"
 		}
-		return []string{fmt.Sprintf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
+		return []string{lineOf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
 	}
 	p, c := str(prev, "phase"), str(cur, "phase")
-	if p == "" || c == "" || p == c || !sameWorkflow(prev, cur) {
+	if blank(p) || blank(c) || p == c || !sameWorkflow(prev, cur) {
 		return nil
 	}
 	line := fmt.Sprintf("Active %s workflow: %s completed, %s", typ, p, Verb(c))
 	if ctx := str(cur, "context"); ctx != "" {
 		line += " " + ctx
 	}
-	return []string{line}
+	return []string{lineOf("%s", line)}
+}
+
+// blank reports whether s is empty once the line is made (white space
+// only: a context of "\n" or "\u0085" is no context).
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// lineOf is a protocol line made from the state's values: one line of
+// text that a terminal, git diff or an agent's context reads as text. Runs
+// of white space (line breaks, tabs, U+0085, U+2028 included) become one
+// space, as AddItem writes an item; every other control or format
+// character (ESC, BEL, DEL, C1, bidi controls, zero widths) is written as
+// its escape, as text (state.EscapeText): "\x1b[2J", "\u202e". The line is
+// then the very text of the item written, so the cap (IsProtocolLine) and
+// the replay (the section's last line equal to it) recognise it.
+func lineOf(format string, args ...any) string {
+	return state.EscapeText(markdown.Normalize(fmt.Sprintf(format, args...)))
 }
 
 // protocolLines are the protocol lines of the workflow section of a
