@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/strata-dev/strata/internal/proc"
 )
@@ -77,6 +78,13 @@ type Batch struct {
 	// rename landing between the first check and the swap is never
 	// replaced. Its last answer is the one that counts.
 	Unchanged func(name string, now fs.FileInfo) bool
+
+	// Settle, when set, is how long the file a swap replaced stays at the
+	// temp name, still reachable, before Unchanged is asked about it once
+	// more (replace.go): a write into it by a writer that opened it before
+	// the swap, landing within Settle, makes the swap undone (Unchanged's
+	// false), so that write is not lost. Each such file waits Settle.
+	Settle time.Duration
 
 	// Keep, when set, is a directory on the targets' file system where
 	// Commit links each file it replaces right before the rename, so that

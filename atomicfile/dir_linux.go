@@ -327,3 +327,30 @@ func MkdirAll(path string, perm fs.FileMode, ok func(real string) error) error {
 	}
 	return nil
 }
+
+// openAppend opens base in d for an append in place (see Append): read and
+// write, O_APPEND, not following a symbolic link (an error matching
+// isLoop), not blocking on a pipe.
+func (d *dir) openAppend(base string) (*os.File, error) {
+	for {
+		fd, err := unix.Openat(d.fd, base, unix.O_RDWR|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: filepath.Join(d.path, base), Err: err}
+		}
+		return os.NewFile(uintptr(fd), filepath.Join(d.path, base)), nil
+	}
+}
+
+// isLoop reports whether err is O_NOFOLLOW's refusal of a symbolic link.
+func isLoop(err error) bool { return errors.Is(err, unix.ELOOP) }
+
+// links is fi's hard link count (1 when unknown).
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

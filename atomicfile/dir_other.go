@@ -102,3 +102,10 @@ func MkdirAll(path string, perm fs.FileMode, ok func(real string) error) error {
 	}
 	return os.MkdirAll(path, perm)
 }
+
+// openAppend is not made here: Append's callers replace the file instead.
+func (d *dir) openAppend(string) (*os.File, error) { return nil, ErrNoAppend }
+
+func isLoop(error) bool { return false }
+
+func links(fs.FileInfo) uint64 { return 1 }

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
+	"time"
 )
 
 // A file added by Add replaces its target only while the target is the
@@ -17,7 +18,13 @@ import (
 // two swaps (its file then at the temp name, strata's gone) is swapped
 // back in turn, so the newest outside file ends at the name. Only
 // strata's own temp file is ever removed. A file system that cannot swap
-// gets the check right before a plain rename, as before. A process killed
+// gets the check right before a plain rename, as before. A writer that
+// opened the target before the swap and writes to it after (in place: a
+// shell's `>>`, an editor saving in place) writes into the file swapped
+// out: with Batch.Settle set, the swapped-out file stays at the temp name
+// for that long and is asked about again, so such a write landing within
+// it is swapped back too; one landing later is lost with the file (Append
+// avoids the swap for a version that only adds at the end). A process killed
 // between the swap and its look at the file swapped out leaves that file,
 // perhaps an outside save, at the temp name: a Leftover, which is never
 // removed unsaved.
@@ -29,7 +36,8 @@ var errNoExchange = errors.New("no exchange of two files here")
 // moments of a replace where an outside writer's rename is tested, with
 // the target's name:
 // "checked" once Unchanged has accepted the target, right before the
-// swap; "swapped" right before each swap that puts an outside file back.
+// swap; "accepted" once it has accepted the file swapped out, before
+// Settle; "swapped" right before each swap that puts an outside file back.
 var ReplaceStep func(step, name string)
 
 // putBackTries bounds putBack's swaps, each of which an outside rename
@@ -62,6 +70,19 @@ func (b *Batch) replace(p batchFile) (bool, error) {
 		return false, err
 	}
 	if b.Unchanged(p.name, p.d.stat(p.tmp)) {
+		if ReplaceStep != nil {
+			ReplaceStep("accepted", p.name)
+		}
+		// An outside writer holding the file open writes into it where it
+		// now is, at the temp name: looked at again after Settle, and
+		// swapped back when it changed meanwhile (see Batch.Settle).
+		if b.Settle > 0 {
+			time.Sleep(b.Settle)
+			if !b.Unchanged(p.name, p.d.stat(p.tmp)) {
+				b.putBack(p, mine)
+				return false, nil
+			}
+		}
 		p.d.remove(p.tmp) // the file expected, as the rename would have freed it
 		return true, nil
 	}

@@ -618,7 +618,7 @@ func (c *Config) privacy(rel string, named bool) string {
 	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):
 		return ""
 	case named:
-		return why + "; " + FileName + " names it, but only your git config keeps a private file (to keep it: git config --add strata.keepPrivate " + state.TermSafe(rel) + ")"
+		return why + "; " + FileName + " names it, but only your git config keeps a private file (to keep it: git config --add strata.keepPrivate " + state.ShellWord(rel) + ")"
 	}
 	return why
 }

@@ -611,3 +611,144 @@ func TestOwedNoteOfARewrittenRef(t *testing.T) {
 		t.Errorf("still there: %v", err)
 	}
 }
+
+// killNow is the clock of the watchers of the kill tests: the workflow
+// states they write are days older, past the default TTL.
+var killNow = time.Date(2099, 1, 5, 10, 0, 0, 0, time.UTC)
+
+// TestHelperKilledWatcher is no test of its own: killedWatcher runs it in
+// a child process, where it runs a watcher on STRATA_TEST_KILL_DIR, its
+// clock at killNow, that SIGKILLs itself at the write step
+// STRATA_TEST_KILL_AT (engine.WriteStep), as a watcher killed there is.
+func TestHelperKilledWatcher(t *testing.T) {
+	dir, at := os.Getenv("STRATA_TEST_KILL_DIR"), os.Getenv("STRATA_TEST_KILL_AT")
+	if dir == "" {
+		t.Skip("run by killedWatcher")
+	}
+	eng, err := engine.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Now = func() time.Time { return killNow }
+	engine.WriteStep = func(s string) {
+		if s == at {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = Run(ctx, eng, Options{Debounce: time.Hour, Rescan: time.Hour})
+	t.Fatalf("not killed at %q: %v", at, err)
+}
+
+// killedWatcher runs a watcher on eng's work tree in a child process that
+// is SIGKILLed at the write step at, and returns a new engine on the work
+// tree, as the next watcher opens it.
+func killedWatcher(t *testing.T, eng *engine.Engine, at string) *engine.Engine {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperKilledWatcher$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STRATA_TEST_KILL_DIR="+eng.Root(), "STRATA_TEST_KILL_AT="+at)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+		t.Fatalf("the watcher was not killed at %q: %v\n%s", at, err, out)
+	}
+	next, err := engine.Open(eng.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Now = func() time.Time { return killNow }
+	return next
+}
+
+// A watcher killed during its TTL expiry — after the reset to {}, before
+// the Expired line; or after the line, before the graph lost the expired
+// workflow — left the marker: the next watcher writes the line, once, and
+// takes the entity out of the graph (attack23-verify 2).
+func TestKilledExpiryIsMadeGood(t *testing.T) {
+	const (
+		mem     = ".claude/memory/MEMORY.md"
+		gr      = ".claude/memory.jsonl"
+		expired = "- Expired workflow: APEX at implement for auth\n"
+	)
+	for _, at := range []string{"check " + mem, "written " + mem} {
+		t.Run(at, func(t *testing.T) {
+			eng := newRepo(t)
+			eng.Now = func() time.Time { return killNow }
+			write(t, eng, mem, "# Memory\n")
+			write(t, eng, gr, "")
+			write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2099-01-01T10:00:00Z"}`)
+			k, _ := eng.Config().Classify(layers.WorkflowStatePath)
+			outs, err := eng.Record([]config.Kept{k}, state.SourceRecord)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := layers.New(eng, nil).AfterRecord(outs); err != nil { // record --layers
+				t.Fatal(err)
+			}
+			if g, err := os.ReadFile(eng.Config().Abs(gr)); err != nil || !strings.Contains(string(g), "phase: implement") {
+				t.Fatalf("graph %q, %v; want the workflow", g, err)
+			}
+			eng = killedWatcher(t, eng, at)
+			if ents, err := eng.Log(state.LogQuery{Path: layers.WorkflowStatePath, Limit: 1}); err != nil || len(ents) != 1 || ents[0].Source != state.SourceExpire {
+				t.Fatalf("the killed watcher's last record of the workflow state: %+v, %v; want its reset", ents, err)
+			}
+			if _, err := os.Lstat(owedPath(eng)); err != nil {
+				t.Fatalf("the killed expiry left no marker: %v", err)
+			}
+			logged := runOnce(t, eng)
+			if data, err := os.ReadFile(eng.Config().Abs(mem)); err != nil || string(data) != "# Memory\n\n## Workflow state\n"+expired {
+				t.Errorf("MEMORY.md %q, %v; want the Expired line, once", data, err)
+			}
+			if g, err := os.ReadFile(eng.Config().Abs(gr)); err != nil || strings.Contains(string(g), "phase: implement") {
+				t.Errorf("graph %q, %v; want the expired workflow gone", g, err)
+			}
+			if data, err := os.ReadFile(eng.Config().Abs(layers.WorkflowStatePath)); err != nil || string(data) != "{}\n" {
+				t.Errorf("workflow state %q, %v; want the reset", data, err)
+			}
+			if _, err := os.Lstat(owedPath(eng)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the marker is still there: %v\n%s", err, logged)
+			}
+		})
+	}
+}
+
+// The watcher killed owing a step's line, then resume's TTL check expired
+// the workflow before the watcher came back: the owed line goes before the
+// Expired line, and MEMORY.md ends saying the workflow expired
+// (attack23-verify 1).
+func TestOwedLineGoesBeforeAnExpiry(t *testing.T) {
+	eng := newRepo(t)
+	eng.Now = func() time.Time { return time.Date(2099, 1, 1, 13, 0, 0, 0, time.UTC) }
+	const mem = ".claude/memory/MEMORY.md"
+	write(t, eng, mem, "# Memory\n")
+	write(t, eng, ".claude/memory.jsonl", "")
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"plan","context":"auth","lastUpdated":"2099-01-01T10:00:00Z"}`)
+	runOnce(t, eng)
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"implement","context":"auth","lastUpdated":"2099-01-01T11:00:00Z"}`)
+	runOnce(t, eng)
+	// the killed watcher's last acts: the marker, then the step recorded
+	base, err := eng.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(owedPath(eng), []byte(base+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, eng, layers.WorkflowStatePath, `{"type":"APEX","phase":"review","context":"auth","lastUpdated":"2099-01-01T12:00:00Z"}`)
+	k, _ := eng.Config().Classify(layers.WorkflowStatePath)
+	if _, err := eng.Record([]config.Kept{k}, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	// then resume's TTL check, days later
+	eng.Now = func() time.Time { return killNow }
+	if x, _, err := layers.New(eng, nil).Expire(state.SourceRecord); err != nil || x == nil {
+		t.Fatalf("Expire = %+v, %v; want it expired", x, err)
+	}
+	runOnce(t, eng)
+	want := "# Memory\n\n## Workflow state\n- Active APEX workflow: plan completed, implementing auth\n" +
+		"- Active APEX workflow: implement completed, reviewing auth\n- Expired workflow: APEX at review for auth\n"
+	if data, err := os.ReadFile(eng.Config().Abs(mem)); err != nil || string(data) != want {
+		t.Errorf("MEMORY.md %q, %v; want the owed line before the Expired one", data, err)
+	}
+}

@@ -189,7 +189,8 @@ func Retry(edit func() error) error {
 // blob id of the content the caller read and edited, File.ID; "" when it
 // read no file), and records it with src: the version is checked first as
 // recording checks it (its schema, and the history rules against the
-// recorded version), then written atomically, but only while the file on
+// recorded version), then written atomically (one that only adds bytes
+// at the end is appended in place, see write), but only while the file on
 // disk is still base (compared as a sync's checkouts compare it, right
 // before the rename; a file based on "" is created only if none has
 // appeared), then recorded: the version written, even when another writer

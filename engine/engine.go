@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -793,7 +794,15 @@ var WriteStep func(step string)
 // name up to that moment; the last check and the rename are made holding
 // the lock every strata writer takes for them (lockWrites). When the file
 // is not, or no longer, expect, it
-// writes nothing and returns false. The file keeps its mode; a symbolic
+// writes nothing and returns false. A new version of the L2 file that is
+// expect's content followed by more bytes (an item added at the end of
+// MEMORY.md) is appended in place instead (appendInPlace: a crash in the
+// write can leave part of the line, which still reads as Markdown; any
+// other file is only ever replaced whole), so that a writer holding
+// the file open (`>>`, Node's fs.appendFile) loses nothing; any other
+// replaces the file by a swap, and the file swapped out is looked at
+// again after displacedSettle: written in place meanwhile, the swap is
+// undone and false returned. The file keeps its mode; a symbolic
 // link (or any file not regular) is never written through: a *PathError.
 // The directory is opened once, judged where it really is (DirOK), and
 // written through that handle, so a folder swapped for a link into .git or
@@ -807,6 +816,7 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 	}
 	name := e.cfg.Abs(k.Path)
 	st, err := os.Lstat(name)
+	var cur []byte // the content on disk, expect's
 	switch {
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		if expect != "" {
@@ -818,11 +828,22 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 	default:
 		// st, taken before the content is read, is what the rename is
 		// checked against: a change in between counts as an edit.
-		if same, err := e.onDiskIs(k, expect); !same || err != nil {
-			return false, err
+		f, prob := e.Read(k)
+		if prob != nil {
+			return false, prob
+		}
+		if f.ID() != expect {
+			return false, nil
 		}
 		if err != nil { // the Lstat, though the file read
 			return false, fmt.Errorf("write %s: %w", k.Path, err)
+		}
+		cur = f.Content
+	}
+	if k.Class == state.ClassMemory && st != nil && len(data) > len(cur) && bytes.HasPrefix(data, cur) {
+		written, err := e.appendInPlace(k, name, st, cur, data[len(cur):])
+		if !errors.Is(err, atomicfile.ErrNoAppend) {
+			return written, err
 		}
 	}
 	if st == nil {
@@ -836,6 +857,7 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 	}
 	var b atomicfile.Batch
 	b.DirOK = func(_, real string) error { return e.insideReal(k, real) }
+	b.Settle = displacedSettle
 	edited := false
 	b.Unchanged = func(_ string, now os.FileInfo) bool {
 		edited = !unchangedSince(st, now)
@@ -874,6 +896,60 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 		WriteStep("written " + k.Path)
 	}
 	return true, nil
+}
+
+// displacedSettle is how long write keeps the file it replaced reachable
+// and looks at it again (atomicfile.Batch.Settle): an in-place write by a
+// writer that opened the file before the swap (a shell's `>>`, Node's
+// fs.writeFile, an editor saving in place) landing within it undoes the
+// replace, and the caller edits the file as that writer left it. Such
+// writers write within microseconds of opening; one that keeps the file
+// open for longer and writes later writes into a file no name reaches.
+var displacedSettle = 20 * time.Millisecond
+
+// appendInPlace is write's way for a new version that is the file's
+// content cur followed by tail: tail is appended to the file in place
+// (atomicfile.Append), holding the writes lock, only while the file is
+// still the one write checked (same file, size and modification time as
+// st, content cur, read through the descriptor the append is written
+// on); false when it is not. Unlike a replace it loses nothing another
+// writer appends to the file meanwhile, with a descriptor it opened
+// before or after: the kernel puts each append at the end in turn, so a
+// line appended between the check and the write comes before tail.
+// atomicfile.ErrNoAppend where the system has no such append: the caller
+// replaces the file.
+func (e *Engine) appendInPlace(k config.Kept, name string, st os.FileInfo, cur, tail []byte) (bool, error) {
+	unlock, err := e.lockWrites()
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	defer unlock()
+	if WriteStep != nil {
+		WriteStep("added " + k.Path)
+	}
+	ok, err := atomicfile.Append(name, tail,
+		func(_, real string) error { return e.insideReal(k, real) },
+		func(f *os.File, now os.FileInfo) bool {
+			if !unchangedSince(st, now) {
+				return false
+			}
+			got := make([]byte, len(cur)+1) // one more: a longer file is not cur
+			n, _ := io.ReadFull(f, got)
+			return n == len(cur) && bytes.Equal(got[:n], cur)
+		})
+	var refused *PathError
+	switch {
+	case errors.Is(err, atomicfile.ErrNoAppend):
+		return false, err
+	case errors.As(err, &refused):
+		return false, refused
+	case err != nil:
+		return false, fmt.Errorf("write %s: %w", k.Path, err)
+	}
+	if ok && WriteStep != nil {
+		WriteStep("written " + k.Path)
+	}
+	return ok, nil
 }
 
 // unchangedSince reports whether now, what is at a file's name right before

@@ -549,3 +549,30 @@ func TestValidateManyFilesInOrder(t *testing.T) {
 		t.Fatalf("%d invalid, want %d", invalid, wantInvalid)
 	}
 }
+
+// Only the L2 file is ever appended in place: a longer version of any other
+// kept file (here a JSON one) replaces the file whole, so a crash leaves the
+// old version or the new one, never a part of the new one.
+func TestPutAppendsInPlaceOnlyToMemory(t *testing.T) {
+	e := newRepo(t)
+	k := kept(t, e, ".claude/notes.json")
+	first := []byte(`{"a": 1}`)
+	if _, err := e.Put(k, "", first, state.SourceResolve); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(e.Config().Abs(k.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := e.Put(k, gitstore.BlobHash(first), append(first, '\n'), state.SourceResolve)
+	if err != nil || !o.Written {
+		t.Fatalf("Put = %+v, %v", o, err)
+	}
+	after, err := os.Stat(e.Config().Abs(k.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) {
+		t.Errorf("%s was appended in place; only MEMORY.md is", k.Path)
+	}
+}

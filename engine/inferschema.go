@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/infer"
+	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/validate"
 )
 
@@ -51,7 +52,8 @@ func (e *Engine) InferSchema(globs []string) (*Inferred, error) {
 	}
 	comment := fmt.Sprintf("inferred by strata schema infer %s from %d %s, %d %s; a draft to review",
 		strings.Join(globs, " "), out.Files, Plural(out.Files, "file", "files"), out.Versions, Plural(out.Versions, "version", "versions"))
-	out.Schema = infer.Marshal(in.Schema(comment))
+	// escaped as every JSON strata prints: an enum value or a name comes from a file
+	out.Schema = state.JSONSafe(infer.Marshal(in.Schema(comment)))
 	for _, x := range used { // the contract: the schema accepts every input
 		if ps := validate.CheckAgainst(out.Schema, x.Path, x.Content, x.Format); ps.Invalid() {
 			return nil, fmt.Errorf("inferred schema rejects %s (a bug in strata): %s", versionName(x), ps[0].Error())

@@ -60,7 +60,9 @@ func Read(path string) (*Graph, error) {
 // (<base>.<hex>.tmp) shows a server write in flight; re-reads the file just
 // before replacing it and starts over if it changed; replaces it with an
 // atomic exchange where the file system has one, so a server write that
-// still slipped in is caught and built upon; and returns only once the file
+// still slipped in is caught and built upon (also one written in place,
+// fs.writeFile's way, into the file displaced within a settle time of the
+// exchange, see settled); and returns only once the file
 // has held its entities unchanged for a settle time (100 ms), writing again
 // if a server write based on the old file removed them. A server write that
 // lands in the microseconds between the last re-read and the exchange on a
@@ -291,13 +293,51 @@ func replace(tmp, path string) (displaced []byte, exchanged bool, err error) {
 	}
 	switch res {
 	case moveExchanged:
-		displaced, rerr := os.ReadFile(tmp)
+		displaced, rerr := settled(tmp)
 		os.Remove(tmp)
 		return displaced, rerr == nil, nil
 	case moveRenamed:
 		return nil, false, nil
 	}
 	return nil, false, os.Rename(tmp, path)
+}
+
+// displacedSettle is how long the file an exchange displaced is watched,
+// at the temp name, for writes into it (see settled).
+var displacedSettle = 20 * time.Millisecond
+
+// replaceStep, set by tests only, is called with "read" once replace has
+// read the file it displaced the first time.
+var replaceStep func(step string)
+
+// settled reads the file an exchange displaced, now at tmp, and reads it
+// again after displacedSettle, until two reads agree (at most ten times).
+// A writer that opened the graph file before the exchange and writes after
+// it (a memory server build that saves with fs.writeFile: truncate, then
+// write) writes into that file: read at once, it may be empty or half
+// written, and what lands after the read would be lost. A write landing
+// later than that is lost with the file: no lock of the server's closes
+// that window. The file is never followed if a link, nor opened blocking.
+func settled(tmp string) ([]byte, error) {
+	prev, err := state.ReadRegular(tmp, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if replaceStep != nil {
+		replaceStep("read")
+	}
+	for range 10 {
+		time.Sleep(displacedSettle)
+		now, err := state.ReadRegular(tmp, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(now, prev) {
+			break
+		}
+		prev = now
+	}
+	return prev, nil
 }
 
 // lock takes <path>.lock by mkdir, waiting while another holder has it. A

@@ -301,3 +301,38 @@ func TestLockFreeWriter(t *testing.T) {
 	}
 	assert.Empty(t, missing)
 }
+
+// A memory server build that saves in place (fs.writeFile: the file
+// opened, truncated, written) with the file opened before Upsert's
+// exchange and written after it writes into the file displaced: Upsert
+// reads that file again after a settle time, so the server's version,
+// written after the first read (replaceStep "read"), is built upon, not
+// lost (attack23-verify 3).
+func TestServerWriteInPlaceIntoTheDisplacedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.jsonl")
+	old, _, _ := upsertLines(nil, []Entity{{Name: "old", EntityType: "t", Observations: []string{}}})
+	require.NoError(t, os.WriteFile(path, old, 0o644))
+	srv, _, _ := upsertLines(old, []Entity{{Name: "srv", EntityType: "t", Observations: []string{}}})
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	once := false
+	replaceStep = func(string) {
+		if !once {
+			once = true
+			assert.NoError(t, f.Truncate(0))
+			_, err := f.WriteAt(srv, 0)
+			assert.NoError(t, err)
+		}
+	}
+	defer func() { replaceStep = nil }()
+	_, err = Upsert(path, []Entity{ours})
+	require.NoError(t, err)
+	require.True(t, once, "no exchange here")
+	g, err := Read(path)
+	require.NoError(t, err)
+	for _, n := range []string{"old", "srv", ours.Name} {
+		_, ok := g.Entity(n)
+		assert.True(t, ok, "entity %s kept", n)
+	}
+}

@@ -100,9 +100,15 @@ func New(eng *engine.Engine, warn func(string)) *Agent {
 // outcomes of its own recordings (source resolve). L2 and L3 failures are
 // warnings, never errors of the L1 change; the error is for the store.
 func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
-	var lines []string
+	return a.protocol(outs, nil)
+}
+
+// protocol is AfterRecord; a replay gives, for each of outs, the lines the
+// records after it wrote (later), which its own line goes before.
+func (a *Agent) protocol(outs []engine.Outcome, later [][]string) ([]engine.Outcome, error) {
+	var lines []placed
 	l1 := false
-	for _, o := range outs {
+	for i, o := range outs {
 		if o.Entry == nil {
 			continue
 		}
@@ -110,29 +116,37 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		if !ok {
 			continue
 		}
-		if a.replaying && o.Entry.AtHead != "" || !a.replaying && a.Eng.CheckedOut(o.Entry.Commit, o.Path) {
+		if o.Entry.Source != state.SourceExpire &&
+			(a.replaying && o.Entry.AtHead != "" || !a.replaying && a.Eng.CheckedOut(o.Entry.Commit, o.Path)) {
 			// git put it there (a checkout, stash, reset, pull): no step of
 			// the agent's, no L2 line, no L3 upsert. A replay asks the
-			// record itself (its Strata-Head): HEAD has moved since.
+			// record itself (its Strata-Head): HEAD has moved since. (The
+			// TTL's reset is strata's own, whatever a commit holds.)
 			continue
 		}
 		l1 = true
-		if k.Class != state.ClassWorkflowState || o.Entry.Action == state.ActionDelete {
+		if k.Class != state.ClassWorkflowState {
 			continue
 		}
-		cur, err := a.docAt(o.Entry.Commit, o.Path)
+		ls, err := a.stepLines(o.Entry)
 		if err != nil {
 			return nil, err
 		}
-		prev, err := a.previous(o.Entry.Commit, o.Path)
-		if err != nil {
-			return nil, err
+		for _, l := range ls {
+			p := placed{text: l}
+			if later != nil {
+				p.before = later[i]
+			}
+			lines = append(lines, p)
 		}
-		lines = append(lines, Transition(prev, cur)...)
 	}
 	var res []engine.Outcome
 	if len(lines) > 0 {
-		o, err := a.writeMemory(lines, state.SourceResolve)
+		src := state.SourceResolve
+		if !slices.ContainsFunc(lines, func(p placed) bool { return !strings.HasPrefix(p.text, expiredPrefix) }) {
+			src = state.SourceExpire // a replayed expiry's line, as the expiry records it
+		}
+		o, err := a.writeMemory(lines, src)
 		if err != nil {
 			return res, err
 		}
@@ -146,6 +160,54 @@ func (a *Agent) AfterRecord(outs []engine.Outcome) ([]engine.Outcome, error) {
 		res = append(res, o...)
 	}
 	return res, nil
+}
+
+// stepLines are the L2 lines the protocol writes for en, a record of the
+// workflow state: the transition's (Transition), or for the TTL's reset
+// (source expire) the Expired line.
+func (a *Agent) stepLines(en *state.Entry) ([]string, error) {
+	if en.Action == state.ActionDelete {
+		return nil, nil
+	}
+	cur, err := a.docAt(en.Commit, en.Path)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := a.previous(en.Commit, en.Path)
+	if err != nil {
+		return nil, err
+	}
+	if en.Source == state.SourceExpire {
+		if len(cur) > 0 || len(prev) == 0 {
+			return nil, nil
+		}
+		return []string{expiredLine(prev)}, nil
+	}
+	return Transition(prev, cur), nil
+}
+
+// expiredPrefix starts the line of an expiry.
+const expiredPrefix = "Expired workflow: "
+
+// expiredLine is the L2 line of the TTL's reset of doc.
+func expiredLine(doc map[string]any) string {
+	return lineOf(expiredPrefix+"%s at %s for %s", str(doc, "type"), str(doc, "phase"), contextOf(doc))
+}
+
+// placed is a line for the workflow section and where it goes: at the
+// end, or, replayed, before the first protocol line in the section that
+// one of before (the lines of the records after its own) names.
+type placed struct {
+	text   string
+	before []string
+}
+
+func texts(lines []placed) string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.text
+	}
+	return strings.Join(out, " | ")
 }
 
 // AfterSaves runs the write protocol for the versions a write of strata's
@@ -203,16 +265,20 @@ func classifiedL1(cfg *config.Config, rel string) (config.Kept, bool) {
 }
 
 // Replay runs the write protocol for the records of L1 files with source
-// src made on the state ref after base ("" for none), oldest first: the
-// runs a watcher killed between its records and the protocol's writes
-// still owed. A line that is already the section's last protocol line
-// stays where it is (the killed run may have written it, and the agent
-// written after it); the others are added or moved as usual. A version the
-// checked-out commit held when it was recorded (Strata-Head) is a
-// branch's, as the protocol judged then. A base not among the last
-// replayWindow entries, or one naming more than replayMax records, replays
-// nothing (ErrReplayBase). It returns the outcomes of the protocol's
-// records.
+// src, and the TTL's resets (source expire), made on the state ref after
+// base ("" for none), oldest first: the runs a watcher killed between its
+// records and the protocol's writes still owed. Each line goes where it
+// belongs: before the first protocol line of the section that a record
+// after its own wrote (that record's line as the protocol gives it),
+// else at the end. A line already right there (the killed run's write,
+// perhaps, or the expiry's of a resume) stays; one a later record wrote
+// again (the same text) is left where that put it; one elsewhere before
+// is moved; one that cannot be put there safely is not written, with a
+// warning. A version the checked-out commit held when it was recorded
+// (Strata-Head) is a branch's, as the protocol judged then. A base not
+// among the last replayWindow entries, or one naming more than replayMax
+// records, replays nothing (ErrReplayBase). It returns the outcomes of the
+// protocol's records.
 func (a *Agent) Replay(base string, src state.Source) ([]engine.Outcome, error) {
 	ents, err := a.Eng.Log(state.LogQuery{Limit: replayWindow})
 	if errors.Is(err, state.ErrNotFound) {
@@ -221,31 +287,51 @@ func (a *Agent) Replay(base string, src state.Source) ([]engine.Outcome, error) 
 	if err != nil {
 		return nil, err
 	}
-	var steps []state.Entry
+	owed := func(en *state.Entry) bool { return en.Source == src || en.Source == state.SourceExpire }
+	// after: the L1 records from the newest to the oldest owed one after base
+	var after []state.Entry
 	found := base == ""
+	steps, oldest := 0, 0
 	for _, en := range ents {
 		if en.Commit == base {
 			found = true
 			break
 		}
-		if en.Source != src {
+		if _, ok := classifiedL1(a.Eng.Config(), en.Path); !ok {
 			continue
 		}
-		if _, ok := classifiedL1(a.Eng.Config(), en.Path); ok {
-			steps = append(steps, en)
+		after = append(after, en)
+		if owed(&en) {
+			steps, oldest = steps+1, len(after)
 		}
 	}
-	if !found || len(steps) > replayMax {
+	if !found || steps > replayMax {
 		return nil, ErrReplayBase
 	}
-	outs := make([]engine.Outcome, len(steps))
-	for i := range steps {
-		en := &steps[len(steps)-1-i] // oldest first
-		outs[i] = engine.Outcome{Path: en.Path, Entry: en}
+	after = after[:oldest]
+	var outs []engine.Outcome
+	var later [][]string
+	var since []string // the lines of the records after the one at hand
+	for i := range after {
+		en := &after[i]
+		if owed(en) {
+			outs = append(outs, engine.Outcome{Path: en.Path, Entry: en})
+			later = append(later, slices.Clone(since))
+		}
+		if k, _ := classifiedL1(a.Eng.Config(), en.Path); k.Class == state.ClassWorkflowState &&
+			(en.AtHead == "" || en.Source == state.SourceExpire) { // (a branch's version got no line)
+			ls, err := a.stepLines(en)
+			if err != nil {
+				return nil, err
+			}
+			since = append(ls, since...)
+		}
 	}
+	slices.Reverse(outs) // oldest first
+	slices.Reverse(later)
 	a.replaying = true
 	defer func() { a.replaying = false }()
-	return a.AfterRecord(outs) // one MEMORY.md write, one graph upsert
+	return a.protocol(outs, later) // one MEMORY.md write, one graph upsert
 }
 
 // docAt decodes a recorded JSON document ({} when it is not an object).
@@ -302,7 +388,7 @@ func str(m map[string]any, key string) string {
 }
 
 func contextOf(doc map[string]any) string {
-	if c := str(doc, "context"); c != "" {
+	if c := str(doc, "context"); !blank(c) {
 		return c
 	}
 	return "(no context)"
@@ -321,23 +407,39 @@ func Transition(prev, cur map[string]any) []string {
 	}
 	if str(cur, "status") == "completed" && str(prev, "status") != "completed" {
 		outcome := str(cur, "outcome")
-		if outcome == "" {
+		if blank(outcome) {
 			outcome = str(cur, "summary")
 		}
-		if outcome == "" {
+		if blank(outcome) {
 			outcome = "done"
 		}
-		return []string{fmt.Sprintf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
+		return []string{lineOf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
 	}
 	p, c := str(prev, "phase"), str(cur, "phase")
-	if p == "" || c == "" || p == c || !sameWorkflow(prev, cur) {
+	if blank(p) || blank(c) || p == c || !sameWorkflow(prev, cur) {
 		return nil
 	}
 	line := fmt.Sprintf("Active %s workflow: %s completed, %s", typ, p, Verb(c))
 	if ctx := str(cur, "context"); ctx != "" {
 		line += " " + ctx
 	}
-	return []string{line}
+	return []string{lineOf("%s", line)}
+}
+
+// blank reports whether s is empty once the line is made (white space
+// only: a context of "\n" or "\u0085" is no context).
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// lineOf is a protocol line made from the state's values: one line of
+// text that a terminal, git diff or an agent's context reads as text. Runs
+// of white space (line breaks, tabs, U+0085, U+2028 included) become one
+// space, as AddItem writes an item; every other control or format
+// character (ESC, BEL, DEL, C1, bidi controls, zero widths) is written as
+// its escape, as text (state.EscapeText): "\x1b[2J", "\u202e". The line is
+// then the very text of the item written, so the cap (IsProtocolLine) and
+// the replay (the section's last line equal to it) recognise it.
+func lineOf(format string, args ...any) string {
+	return state.EscapeText(markdown.Normalize(fmt.Sprintf(format, args...)))
 }
 
 // protocolLines are the protocol lines of the workflow section of a
@@ -377,17 +479,18 @@ func (a *Agent) memoryKept() (config.Kept, bool) {
 }
 
 // writeMemory appends lines under ## Workflow state (a line already there
-// moves to the end), keeps the section's last MaxWorkflowLines protocol
-// lines, writes the file atomically and records it with src. Unrecorded
-// edits of the file are recorded first, with source record, so they are
-// not attributed to the agent. The new version replaces the file only while
-// it is still the version read (engine.Put): when it changed meanwhile, it
-// is read again and the lines applied to that; after engine.EditTries such
-// tries it is left alone with a warning that quotes the lines.
-func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome, error) {
+// moves to the end; a replayed one goes where it belongs, see placeOwed),
+// keeps the section's last MaxWorkflowLines protocol lines, writes the
+// file atomically and records it with src. Unrecorded edits of the file
+// are recorded first, with source record, so they are not attributed to
+// the agent. The new version replaces the file only while it is still the
+// version read (engine.Put): when it changed meanwhile, it is read again
+// and the lines applied to that; after engine.EditTries such tries it is
+// left alone with a warning that quotes the lines.
+func (a *Agent) writeMemory(lines []placed, src state.Source) ([]engine.Outcome, error) {
 	k, ok := a.memoryKept()
 	if !ok {
-		a.sayPrivate("L2", a.Eng.Config().L2(), "no line is written; it would have said: "+strings.Join(lines, " | "))
+		a.sayPrivate("L2", a.Eng.Config().L2(), "no line is written; it would have said: "+texts(lines))
 	}
 	if !ok || k.Schema != "markdown" {
 		return nil, nil // private, ignored, or under a schema of the user's own: never written
@@ -401,7 +504,7 @@ func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome,
 	var changed *engine.ChangedError
 	if errors.As(err, &changed) {
 		a.Warn(fmt.Sprintf("L2 %s not written: it changed on disk each of the %d times it was read; it would have said: %s",
-			k.Path, changed.Tries, strings.Join(lines, " | ")))
+			k.Path, changed.Tries, texts(lines)))
 		return outs, nil
 	}
 	return outs, err
@@ -409,7 +512,7 @@ func (a *Agent) writeMemory(lines []string, src state.Source) ([]engine.Outcome,
 
 // writeMemoryOnce is one try of writeMemory: a *engine.ChangedError when
 // the file changed between its read and the write.
-func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source) ([]engine.Outcome, error) {
+func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source) ([]engine.Outcome, error) {
 	var outs []engine.Outcome
 	f, p := a.Eng.Read(k)
 	if p != nil {
@@ -418,7 +521,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 	}
 	if !f.Exists && !a.Eng.Config().MemoryCreate {
 		a.Warn(fmt.Sprintf("L2 %s does not exist and was not created (memory_create: true in %s, or strata memory add, creates it); it would have said: %s",
-			k.Path, config.FileName, strings.Join(lines, " | ")))
+			k.Path, config.FileName, texts(lines)))
 		return nil, nil
 	}
 	if f.Exists {
@@ -439,12 +542,17 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 	data := f.Content
 	for _, line := range lines {
 		var err error
-		if ls := protocolLines(data); a.replaying && len(ls) > 0 && ls[len(ls)-1] == line {
-			continue // the killed run's own write, perhaps: left where it is
-		}
-		data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line)
-		if err == nil {
-			data, _, err = markdown.AddItem(data, WorkflowSection, 2, line)
+		if a.replaying {
+			data, err = placeOwed(data, line)
+			if errors.Is(err, errNoPlace) {
+				a.Warn(fmt.Sprintf("L2 %s: the line a killed watcher owed is not written: %v; it would have said: %s", k.Path, err, line.text))
+				continue
+			}
+		} else {
+			data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line.text)
+			if err == nil {
+				data, _, err = markdown.AddItem(data, WorkflowSection, 2, line.text)
+			}
 		}
 		if err == nil {
 			data, _, err = markdown.TrimSection(data, WorkflowSection, 0, MaxWorkflowLines, IsProtocolLine)
@@ -470,6 +578,51 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []string, src state.Source)
 	}
 	return append(outs, o), err
 }
+
+// placeOwed puts a replayed line where it belongs (Replay): anchor is the
+// first protocol line of the section that a later record wrote (none: the
+// end). The line stays when it is the protocol line just before the
+// anchor (written there before the kill); is left out when it is at or
+// after the anchor (a later record wrote the same text, and moved it
+// there); otherwise an earlier copy is taken out and the line inserted
+// just before the anchor. It never moves, doubles or removes any other
+// line; errNoPlace when the insertion would not read back so.
+func placeOwed(data []byte, l placed) ([]byte, error) {
+	later := map[string]bool{}
+	for _, b := range l.before {
+		later[b] = true
+	}
+	ls := protocolLines(data)
+	anchor := len(ls)
+	for i, t := range ls {
+		if later[t] {
+			anchor = i
+			break
+		}
+	}
+	if slices.Contains(ls[anchor:], l.text) {
+		return data, nil // written again by a later record: its place is that one's
+	}
+	if anchor > 0 && ls[anchor-1] == l.text {
+		return data, nil // already where it belongs
+	}
+	out, _, err := markdown.RemoveItem(data, WorkflowSection, 0, l.text)
+	if err != nil {
+		return data, err
+	}
+	out, _, err = markdown.InsertItem(out, WorkflowSection, 2, l.text, func(t string) bool { return IsProtocolLine(t) && later[t] })
+	if err != nil && anchor < len(ls) && errors.Is(err, markdown.ErrUnsafe) {
+		return data, errNoPlace
+	}
+	if err != nil {
+		return data, err
+	}
+	return out, nil
+}
+
+// errNoPlace is placeOwed's error when the line cannot be put before the
+// lines written since without changing how they read.
+var errNoPlace = errors.New("it cannot be put before the lines written since without changing them")
 
 // SyncGraph upserts the L3 entities of every L1 document as recorded, and
 // records the graph file with source resolve when it changed. When L3
@@ -717,7 +870,7 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 	if now.Before(x.Deadline) {
 		return nil, outs, nil
 	}
-	x.Line = fmt.Sprintf("Expired workflow: %s at %s for %s", x.Type, x.Phase, x.Context)
+	x.Line = expiredLine(doc)
 	o, err := a.Eng.Put(k, f.ID(), []byte("{}\n"), state.SourceExpire)
 	if errors.Is(err, engine.ErrChanged) {
 		return nil, outs, nil // written since it was read: not stale, nothing expired
@@ -729,7 +882,7 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 		return nil, outs, o.Problems
 	}
 	x.Entry = o.Entry
-	more, err = a.writeMemory([]string{x.Line}, state.SourceExpire)
+	more, err = a.writeMemory([]placed{{text: x.Line}}, state.SourceExpire)
 	outs = append(outs, more...)
 	if err != nil {
 		return x, outs, err

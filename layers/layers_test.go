@@ -41,6 +41,14 @@ func TestTransition(t *testing.T) {
 		{"new after completed", doc("type", "APEX", "phase", "review", "status", "completed", "context", "auth"), doc("type", "APEX", "phase", "plan", "status", "in_progress", "context", "billing"), nil},
 		{"new startedAt", doc("type", "APEX", "phase", "review", "startedAt", "2026-11-22T10:00:00Z"), doc("type", "APEX", "phase", "plan", "startedAt", "2026-11-23T10:00:00Z"), nil},
 		{"same startedAt", doc("type", "APEX", "phase", "plan", "startedAt", "2026-11-22T10:00:00Z"), doc("type", "APEX", "phase", "implement", "startedAt", "2026-11-22T10:00:00Z"), []string{"Active APEX workflow: plan completed, implementing"}},
+		// control and format characters are written as their escapes, as
+		// text; white space of any kind is one space (attack23-verify 5)
+		{"controls in context", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", "auth\n## Notes\u2028x\u0085y \x1b]0;owned\a\x1b[2J \u009b31m \u202egnp \u2066i\u200b\ufeff\x7f café 東京 🎉"),
+			[]string{`Active APEX workflow: plan completed, implementing auth ## Notes x y \x1b]0;owned\a\x1b[2J \u009b31m \u202egnp \u2066i\u200b\ufeff\x7f café 東京 🎉`}},
+		{"controls in phases", doc("type", "APEX", "phase", "plan\x1b[2J"), doc("type", "APEX", "phase", "exec\u009b2J\t\x1b[5m"), []string{`Active APEX workflow: plan\x1b[2J completed, entering exec\u009b2J \x1b[5m`}},
+		{"controls in outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "c\u202e", "outcome", "ok\x1b]8;;http://x\a"), []string{`Completed APEX for c\u202e: ok\x1b]8;;http://x\a`}},
+		{"blank context and outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "\u0085\n", "outcome", " \u2028"), []string{"Completed APEX for (no context): done"}},
+		{"blank phase", doc("type", "APEX", "phase", "\n"), doc("type", "APEX", "phase", "plan"), nil},
 	}
 	for _, tc := range tests {
 		if got := Transition(tc.prev, tc.cur); !reflect.DeepEqual(got, tc.want) {

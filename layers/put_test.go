@@ -475,3 +475,68 @@ func TestMemoryDoorContent(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// A workflow state whose values hold control and format characters (JSON
+// \u escapes, decoded) gives MEMORY.md lines of printable text, and the
+// cap and the replay still know them as the protocol's: 24 steps keep the
+// last 20 lines and the user's note, and a replay leaves the owed line
+// where the killed run wrote it (attack23-verify 5).
+func TestProtocolLinesOfControlValues(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n\n## Workflow state\n- the user's note\n"))
+	r.write(".claude/memory.jsonl", nil)
+	ctx := `auth\n\u2028x\u0085y \u001b]0;owned\u0007\u001b[2J \u009b31m \u202egnp \u2066\u200b\ufeff\u007f café`
+	doc := func(i int) string {
+		return fmt.Sprintf(`{"type":"APEX","phase":"p\u001b%d","context":"%s","lastUpdated":"2026-11-22T10:00:%02dZ"}`+"\n", i, ctx, i)
+	}
+	line := func(i int) string {
+		return fmt.Sprintf(`Active APEX workflow: p\x1b%d completed, entering p\x1b%d auth x y \x1b]0;owned\a\x1b[2J \u009b31m \u202egnp \u2066\u200b\ufeff\x7f café`, i-1, i)
+	}
+	r.write(WorkflowStatePath, []byte(doc(0)))
+	r.open()
+	r.recordAll()
+	a := New(r.eng, func(m string) { t.Errorf("warning: %s", m) })
+	var base string
+	for i := 1; i <= 25; i++ {
+		if i == 25 {
+			var err error
+			if base, err = r.eng.Head(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		outs := r.step(doc(i), state.SourceWatch)
+		if i == 25 {
+			break // the watcher is killed before its protocol
+		}
+		if _, err := a.AfterRecord(outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "# Memory\n\n## Workflow state\n- the user's note\n"
+	for i := 5; i <= 24; i++ {
+		want += "- " + line(i) + "\n"
+	}
+	got := string(r.read(memoryPath))
+	if got != want {
+		t.Fatalf("MEMORY.md:\n%q\nwant\n%q", got, want)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if state.TermSafe(l) != l {
+			t.Errorf("MEMORY.md holds a line a terminal acts on: %q", l)
+		}
+	}
+	// the killed run wrote its line (its write also dropped the oldest
+	// line, the cap of 20), and the agent a note after it
+	there := "# Memory\n\n## Workflow state\n- the user's note\n"
+	for i := 6; i <= 25; i++ {
+		there += "- " + line(i) + "\n"
+	}
+	there += "- the agent's newer note\n"
+	r.write(memoryPath, []byte(there))
+	if _, err := New(r.eng, func(m string) { t.Log(m) }).Replay(base, state.SourceWatch); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.read(memoryPath)); got != there {
+		t.Errorf("the replay moved a line it owed and the file held:\n%q\nwant\n%q", got, there)
+	}
+}

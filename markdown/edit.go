@@ -118,6 +118,63 @@ func AddItem(src []byte, heading string, level int, text string) ([]byte, bool, 
 	return out, true, nil
 }
 
+// InsertItem adds "- TEXT" under the heading just before the first of its
+// items for which before (given an item's text) is true, copying that
+// item's indentation and marker; when none is, it is AddItem. As AddItem,
+// it adds no item whose text is there already (white space aside) and
+// reports whether the file changed. When the result would not read back
+// as the section's items with the new one in that place and the others
+// unchanged, it returns ErrUnsafe and src unchanged.
+func InsertItem(src []byte, heading string, level int, text string, before func(text string) bool) ([]byte, bool, error) {
+	text = itemLine(text)
+	if text == "" {
+		return src, false, nil
+	}
+	d, err := Parse(src)
+	if err != nil {
+		return src, false, err
+	}
+	s := d.Find(heading, level)
+	if s == nil {
+		return AddItem(src, heading, level, text)
+	}
+	at := -1
+	for i, it := range s.Items {
+		if Normalize(it.Text) == text {
+			return src, false, nil
+		}
+		if at < 0 && before(it.Text) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return AddItem(src, heading, level, text)
+	}
+	anchor := s.Items[at]
+	out := insertLines(src, anchor.Start, []string{anchor.prefix + text}, d.eol)
+	want := make([]string, 0, len(s.Items)+1)
+	for i, it := range s.Items {
+		if i == at {
+			want = append(want, text)
+		}
+		want = append(want, it.Text)
+	}
+	od, err := Parse(out)
+	if err != nil {
+		return src, false, ErrUnsafe
+	}
+	ns := od.Find(heading, level)
+	if ns == nil || len(ns.Items) != len(want) {
+		return src, false, ErrUnsafe
+	}
+	for i, it := range ns.Items {
+		if it.Text != want[i] {
+			return src, false, ErrUnsafe
+		}
+	}
+	return out, true, nil
+}
+
 // has reports whether src reads back with an item of that text under the heading.
 func has(src []byte, heading string, level int, text string) bool {
 	d, err := Parse(src)

@@ -195,3 +195,26 @@ func FuzzEditUndo(f *testing.F) {
 		checkUndo(t, src, heading, 0, text)
 	})
 }
+
+// InsertItem puts the item before the first one before picks, with that
+// item's marker and indentation; without one it appends as AddItem; an
+// item already there is not added again.
+func TestInsertItem(t *testing.T) {
+	isB := func(s string) bool { return s == "b" }
+	for _, tc := range []struct{ name, src, want string }{
+		{"before", "## L\n- a\n- b\n- c\n", "## L\n- a\n- x\n- b\n- c\n"},
+		{"marker copied", "## L\n* a\n  * b\n* b\n", "## L\n* a\n  * b\n* x\n* b\n"},
+		{"first item", "## L\n- b\n", "## L\n- x\n- b\n"},
+		{"none picked: appended", "## L\n- a\n", "## L\n- a\n- x\n"},
+		{"no section: made", "# M\n", "# M\n\n## L\n- x\n"},
+		{"there already", "## L\n- x\n- b\n", "## L\n- x\n- b\n"},
+		{"other lines stay", "## L\n- a\n\n  more of a\n\n- b\n\n## N\n- b\n", "## L\n- a\n\n  more of a\n\n- x\n- b\n\n## N\n- b\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, changed, err := InsertItem([]byte(tc.src), "L", 0, "x", isB)
+			if err != nil || changed != (tc.src != tc.want) || string(out) != tc.want {
+				t.Fatalf("InsertItem = %q, %v, %v; want %q", out, changed, err, tc.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // drainWait bounds how long the end of input waits for answers.
@@ -114,7 +116,7 @@ func (d *drain) pass(line []byte) error {
 func (d *drain) answer(reply []byte) error {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
-	_, err := d.out.Write(reply)
+	_, err := d.out.Write(state.JSONSafe(reply))
 	return err
 }
 
@@ -140,10 +142,19 @@ func (d *drain) Read(p []byte) (int, error) { return d.pr.Read(p) }
 func (d *drain) Close() error { return d.pr.Close() }
 
 // Write passes the server's messages through, noting the calls answered.
+// Each is escaped by state.JSONSafe, as every JSON strata prints: a client
+// decodes the same message, and a terminal showing the stream (strata mcp
+// run by hand) acts on no C1 or bidi control from a recorded file.
 func (d *drain) Write(p []byte) (int, error) {
+	q := state.JSONSafe(p)
 	d.wmu.Lock()
-	n, err := d.out.Write(p)
+	n, err := d.out.Write(q)
 	d.wmu.Unlock()
+	if err == nil {
+		n = len(p)
+	} else if len(q) != len(p) {
+		n = 0 // how much of p the part of q written was is not told
+	}
 	d.mu.Lock()
 	d.partial = append(d.partial, p[:n]...)
 	for {

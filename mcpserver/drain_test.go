@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,6 +16,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
 )
 
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -271,4 +276,43 @@ func (w *trickle) Write(p []byte) (int, error) {
 		runtime.Gosched()
 	}
 	return len(p), nil
+}
+
+// Every message the server writes is escaped as every JSON strata prints
+// (state.JSONSafe): a result holding C1, DEL and bidi controls from a
+// recorded file reaches the stream as \u escapes and decodes to the same
+// value, and so does an answer of the drain's own (attack23-verify 6).
+func TestServeEscapesControls(t *testing.T) {
+	dir := repo(t)
+	hostile := "{\"type\": \"APEX\", \"phase\": \"plan\u009b2J\x7f\u202eRLO\u2066\u200b\ufeff\", \"ttl\": \"36500d\", \"lastUpdated\": \"2026-11-22T09:00:00Z\"}"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude/workflow-state.json"), []byte(hostile), 0o644))
+	eng, err := engine.Open(dir)
+	require.NoError(t, err)
+	paths, err := eng.AllPaths()
+	require.NoError(t, err)
+	_, err = eng.Record(paths, state.SourceRecord)
+	require.NoError(t, err)
+
+	out := serve(t, dir, initLine,
+		`{"jsonrpc":"2.0","id":"show\u202e","method":"tools/call","params":{"name":"strata_show","arguments":{"path":".claude/workflow-state.json"}}}`,
+		"{\"jsonrpc\":\"1.0\",\"id\":\"bad\u009b\",\"method\":\"ping\"}")
+	require.NotRegexp(t, "[\x7f\u0080-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]", out)
+	require.Contains(t, out, `"id":"bad\u009b",`)
+	requireLines(t, out, 3)
+	var shown bool
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var msg struct {
+			ID     any `json:"id"`
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &msg), line)
+		if msg.ID == "show\u202e" {
+			shown = true
+			require.Len(t, msg.Result.Content, 1, line)
+			require.Equal(t, hostile, msg.Result.Content[0].Text)
+		}
+	}
+	require.True(t, shown, "no answer to the strata_show call:\n%s", out)
 }

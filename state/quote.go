@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -28,11 +29,93 @@ func printable(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
+		if !printableRune(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// printableRune reports whether r is a character TermSafe leaves as it is:
+// not a control character (C0, DEL, C1), not U+FFFD (what invalid UTF-8
+// decodes to) and not a format character (bidi controls, zero widths,
+// U+FEFF).
+func printableRune(r rune) bool {
+	return !unicode.IsControl(r) && r != utf8.RuneError && !unicode.Is(unicode.Cf, r)
+}
+
+// EscapeText returns s with each character TermSafe would quote written as
+// the escape TermSafe writes for it, as plain text, and every other
+// character as it is: an ESC becomes the four characters \x1b, a BEL \a,
+// U+009B \u009b, U+202E \u202e, a byte that is not UTF-8 \xHH and U+FFFD
+// \ufffd; "café" and "東京" stay as they are. It is for text strata writes
+// into a file a person reads with cat or git diff and an agent reads as
+// context (the MEMORY.md line of a workflow state): nothing in it acts on
+// a terminal, and what was there can still be read. A backslash is left as it is, so the result is for
+// reading, not for decoding back.
+func EscapeText(s string) string {
+	if printable(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case printableRune(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRune(r) // '\x1b', '\a', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// JSONSafe returns data, JSON text as encoding/json writes it, with each
+// character TermSafe would quote that encoding/json leaves as it is (DEL,
+// the C1 controls U+0080–U+009F, format characters such as the bidi
+// controls U+202A–U+202E and U+2066–U+2069, zero widths and U+FEFF, and
+// U+FFFD) written as a \uXXXX escape (a surrogate pair above U+FFFF), as
+// encoding/json already writes C0 controls. Such a character can stand
+// only inside a string of valid JSON, so the result is valid JSON that
+// decodes to the same values, and a terminal showing it acts on nothing.
+// It is the one rule for every JSON document strata prints. data is
+// returned as it is when it holds nothing to escape.
+func JSONSafe(data []byte) []byte {
+	const hex = "0123456789abcdef"
+	var out []byte // nil until the first escape
+	done := 0      // data[:done] is in out
+	for i := 0; i < len(data); {
+		r, n := rune(data[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(data[i:])
+		}
+		if r < utf8.RuneSelf && r != 0x7f || r != utf8.RuneError && printableRune(r) {
+			i += n // (ASCII below 0x20 is JSON's white space here: in a string encoding/json escaped it)
+			continue
+		}
+		out = append(out, data[done:i]...)
+		units := []rune{r}
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			units = []rune{r1, r2}
+		}
+		for _, u := range units {
+			out = append(out, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+		}
+		i += n
+		done = i
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[done:]...)
 }
 
 // ShellWord returns s as one word a shell reads back as s, on one line of

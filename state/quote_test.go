@@ -1,7 +1,11 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"os/exec"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +100,62 @@ func TestTermText(t *testing.T) {
 	}
 	if plain := "a\n  b\n"; TermText(plain) != plain {
 		t.Errorf("TermText changed printable text: %q", TermText(plain))
+	}
+}
+
+// EscapeText writes each character TermSafe would quote as the escape
+// TermSafe shows, as plain text, and leaves letters of any script, emoji
+// and backslashes as they are (attack23-verify 5).
+func TestEscapeText(t *testing.T) {
+	for in, want := range map[string]string{
+		"café → 東京 ✓ 🎉 a\\b":               "café → 東京 ✓ 🎉 a\\b",
+		"ctx\x1b]0;owned\a\x1b[2J":         `ctx\x1b]0;owned\a\x1b[2J`,
+		"c1\u009b31m del\x7f nul\x00":      `c1\u009b31m del\x7f nul\x00`,
+		"\u202egnp \u2066iso\u2069 \ufeff": `\u202egnp \u2066iso\u2069 \ufeff`,
+		"zw\u200b\u200f raw\x9b \ufffd":    `zw\u200b\u200f raw\x9b \ufffd`,
+		"tag\U000e0041":                    `tag\U000e0041`,
+	} {
+		got := EscapeText(in)
+		if got != want {
+			t.Errorf("EscapeText(%q) = %s, want %s", in, got, want)
+		}
+		if !printable(got) {
+			t.Errorf("EscapeText(%q) = %q: not printable", in, got)
+		}
+	}
+}
+
+// JSONSafe escapes what encoding/json leaves raw and a terminal acts on
+// (DEL, C1, format characters), and the result still decodes to the very
+// strings that were encoded (attack23-verify 6).
+func TestJSONSafe(t *testing.T) {
+	in := map[string]any{
+		"k\u202e": []any{"c1\u009b31m", "del\x7f", "\u2066iso\u2069 \u200b\ufeff", "esc\x1b[2J", "tag\U000e0041", "café 東京 🎉 <&>", "\ufffd"},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(in); err != nil {
+		t.Fatal(err)
+	}
+	out := JSONSafe(b.Bytes())
+	if !printable(strings.ReplaceAll(string(out), "\n", "")) {
+		t.Errorf("JSONSafe left a character a terminal acts on: %q", out)
+	}
+	for _, want := range []string{`"k\u202e"`, `"c1\u009b31m"`, `"del\u007f"`, `"\u2066iso\u2069 \u200b\ufeff"`, `"tag\udb40\udc41"`, `"café 東京 🎉 <&>"`, `"\ufffd"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("JSONSafe output lacks %s:\n%s", want, out)
+		}
+	}
+	var back map[string]any
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatalf("JSONSafe output is not JSON: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(back, in) {
+		t.Errorf("JSONSafe output decodes to %q, want %q", back, in)
+	}
+	if plain := []byte("{\"a\": \"café\"}\n"); &JSONSafe(plain)[0] != &plain[0] {
+		t.Error("JSONSafe copied a document with nothing to escape")
 	}
 }

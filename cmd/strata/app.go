@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -529,12 +530,31 @@ func open(e *env) (*engine.Engine, error) {
 	return eng, nil
 }
 
-// writeJSON prints one indented JSON document.
+// writeJSON prints one indented JSON document, every --json and --hook
+// output: escaped by state.JSONSafe (DEL, C1 and format characters as
+// \uXXXX, as encoding/json writes C0), so recorded text sends nothing a
+// terminal acts on and the document decodes to the same values.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(state.JSONSafe(b.Bytes()))
+	return err
+}
+
+// jsonLines is a writer of JSON records, one or more whole ones per Write
+// (slog's JSON handler): each is escaped by state.JSONSafe as writeJSON's.
+type jsonLines struct{ w io.Writer }
+
+func (j jsonLines) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(state.JSONSafe(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // parsePoint reads --at/--rev into a history point.

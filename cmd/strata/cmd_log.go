@@ -146,7 +146,7 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
-			state.TermSafe(d.Path), state.TermSafe(state.ShortID(d.Winner)), state.TermSafe(state.ShortID(d.Loser)), state.TermSafe(d.Path), state.TermSafe(d.Loser))
+			state.TermSafe(d.Path), state.TermSafe(state.ShortID(d.Winner)), state.TermSafe(state.ShortID(d.Loser)), state.ShellWord(d.Path), state.ShellWord(d.Loser))
 	}
 }
 

@@ -52,7 +52,7 @@ func runWatch(ctx context.Context, e *env, o watchOptions) error {
 	case "text":
 		h = slog.NewTextHandler(e.Err, nil)
 	case "json":
-		h = slog.NewJSONHandler(e.Err, nil)
+		h = slog.NewJSONHandler(jsonLines{e.Err}, nil)
 	default:
 		return usagef("--log-format must be text or json")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -290,6 +292,39 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		name = ts.MkAbs(name)
 		ts.Check(os.MkdirAll(filepath.Dir(name), 0o755))
 		ts.Check(os.WriteFile(name, data, 0o644))
+	},
+	// jsonhas FILE TEXT: FILE is one JSON document (cp stdout FILE) and one of
+	// its strings, a key or a value at any depth, contains TEXT, read with
+	// Go's escapes (\u009b): what an escape in the output decodes to.
+	"jsonhas": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 {
+			ts.Fatalf("usage: jsonhas FILE TEXT")
+		}
+		text, err := strconv.Unquote(`"` + args[1] + `"`)
+		ts.Check(err)
+		var doc any
+		if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc); err != nil {
+			ts.Fatalf("%s: not one JSON document: %v", args[0], err)
+		}
+		var has func(v any) bool
+		has = func(v any) bool {
+			switch v := v.(type) {
+			case string:
+				return strings.Contains(v, text)
+			case []any:
+				return slices.ContainsFunc(v, has)
+			case map[string]any:
+				for k, x := range v {
+					if strings.Contains(k, text) || has(x) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		if has(doc) == neg {
+			ts.Fatalf("%s: a string containing %q: %v, want %v", args[0], text, !neg, neg)
+		}
 	},
 	// gitsnap: remember HEAD, the index bytes, the branches and the status
 	// of the work tree; gitcheck: assert they are unchanged and git fsck

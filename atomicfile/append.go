@@ -1,0 +1,83 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// An outside writer that opened a file before strata replaced it (a shell's
+// `>>`, Node's fs.appendFile, an editor saving in place) writes into the
+// file replaced, which no name reaches any more: its bytes are lost,
+// whatever strata looks at before or after (attack23-verify 3). A new
+// version that only adds bytes at the end of the file is therefore written
+// in place instead, by Append: one write(2) in O_APPEND mode, which the
+// kernel orders with every other O_APPEND write to the same file, so no
+// writer's bytes are lost, strata's or another's.
+
+// ErrNoAppend is Append's answer where a file cannot be appended to in
+// place as it requires (not Linux): the caller replaces the file instead.
+var ErrNoAppend = errors.New("no append in place here")
+
+// Append adds tail at the end of the regular file name, in place, in one
+// write(2) on a descriptor opened with O_APPEND (never following a
+// symbolic link, never blocking on a pipe), then fsyncs it. The directory
+// is opened once, judged by dirOK as a Batch's (nil: not judged; its error
+// is Append's), and the file opened in it. same, asked with the file open
+// (readable, its offset at 0) and its fstat, tells whether it is still the
+// file and content the caller computed the new version from; false, a file
+// that is not regular, has other hard links (an append would change them
+// too) or is no longer at name, and a file replaced at name before the
+// write was made (the bytes then went to the file replaced) all return
+// false and no error: nothing was added to the file at name. Bytes another
+// writer appends between same's check and the write come before tail.
+//
+// A crash in the middle of the write can leave the first part of tail
+// at the end of the file; what was there before is never touched.
+func Append(name string, tail []byte, dirOK func(dir, real string) error, same func(f *os.File, fi fs.FileInfo) bool) (bool, error) {
+	d, err := openDir(filepath.Dir(name))
+	if err != nil {
+		return false, err
+	}
+	defer d.close()
+	if err := d.judge(dirOK); err != nil {
+		return false, err
+	}
+	base := filepath.Base(name)
+	f, err := d.openAppend(base)
+	switch {
+	case errors.Is(err, ErrNoAppend):
+		return false, err
+	case err != nil && (errors.Is(err, fs.ErrNotExist) || isLoop(err)):
+		return false, nil // removed, or a symbolic link put there, meanwhile
+	case err != nil:
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() || links(fi) != 1 || !same(f, fi) {
+		return false, nil
+	}
+	if AppendStep != nil {
+		AppendStep("checked", name)
+	}
+	if _, err := f.Write(tail); err != nil {
+		return false, err
+	}
+	if err := f.Sync(); err != nil {
+		return false, err
+	}
+	if now := d.stat(base); now == nil || !SameFile(now, fi) {
+		return false, nil // replaced by a rename before the write: the bytes went with it
+	}
+	return true, nil
+}
+
+// AppendStep, set by tests only (also other packages'), is called with
+// "checked" and the file's name once Append has checked the file it opened,
+// right before it writes.
+var AppendStep func(step, name string)
