@@ -54,7 +54,7 @@ func sum(data []byte) string {
 // install wrote and out holds the same JSON as that file (so only layout
 // differs: `{\n}` and `{}`, `[ ]` and `[]`); else out.
 func (in *Added) undo(data, out []byte) []byte {
-	if in == nil || !in.Existed || in.After != sum(data) || !sameJSON(in.Before, out) {
+	if in = in.current(data); in == nil || !in.Existed || !sameJSON(in.Before, out) {
 		return out
 	}
 	return in.Before
@@ -85,48 +85,83 @@ func addedFile(gitDir string) string {
 	return filepath.Join(gitDir, "strata", "claude-added.json")
 }
 
+// NoteLimit is the most ReadAdded reads of the record file, for settings
+// files of at most maxSize bytes: each record holds one file's content
+// before install (base64, 4/3 of it) and a few pointers, and there are
+// two, so 4 × maxSize is past anything install writes.
+func NoteLimit(maxSize int64) int64 { return 4*maxSize + 4096 }
+
+// NoteError is a record file that cannot be read (a named pipe, a
+// directory, a symbolic link, one over NoteLimit) or does not parse.
+// It is safe to go on as if there were none: uninstall then keeps the
+// empty objects and arrays install made.
+type NoteError struct {
+	Path   string // the record file
+	Reason string
+}
+
+func (e *NoteError) Error() string { return e.Path + ": " + e.Reason }
+
 // ReadAdded returns the record of the last install into path (a
-// work-tree relative name: SettingsPath, MCPPath), nil when there is none.
-// A record file that cannot be read or parsed is an error.
-func ReadAdded(gitDir, path string) (*Added, error) {
-	all, err := readAdded(gitDir)
+// work-tree relative name: SettingsPath, MCPPath), nil when there is none;
+// a record file of more than limit bytes, or that cannot be read or
+// parsed, is a *NoteError. The file is read without following a link or
+// blocking on a named pipe.
+func ReadAdded(gitDir, path string, limit int64) (*Added, error) {
+	all, err := readAdded(gitDir, limit)
 	if err != nil {
 		return nil, err
 	}
 	return all[path], nil
 }
 
-func readAdded(gitDir string) (map[string]*Added, error) {
+func readAdded(gitDir string, limit int64) (map[string]*Added, error) {
 	name := addedFile(gitDir)
-	data, err := state.ReadRegular(name, 1<<30, false)
+	data, err := state.ReadRegular(name, limit, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]*Added{}, nil
 	} else if err != nil {
-		return nil, err
+		reason := err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			reason = pe.Err.Error()
+		}
+		return nil, &NoteError{Path: name, Reason: reason}
 	}
 	all := map[string]*Added{}
 	if err := json.Unmarshal(data, &all); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, &NoteError{Path: name, Reason: err.Error()}
 	}
 	return all, nil
 }
 
 // SaveAdded keeps in as the record of path's install, or with in nil
-// forgets it (after an uninstall).
-func SaveAdded(gitDir string, sh gitperm.Shared, path string, in *Added) error {
-	all, err := readAdded(gitDir)
-	if err != nil {
+// forgets it (after an uninstall). A record file ReadAdded would refuse
+// (a *NoteError) is replaced: the records it held are lost, as they were
+// to ReadAdded.
+func SaveAdded(gitDir string, sh gitperm.Shared, path string, in *Added, limit int64) error {
+	name := addedFile(gitDir)
+	all, err := readAdded(gitDir, limit)
+	var bad *NoteError
+	switch {
+	case errors.As(err, &bad):
+		// a named pipe, a link, an empty directory: out of the way (a
+		// link goes, never what it points to)
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		all = map[string]*Added{}
+	case err != nil:
 		return err
 	}
 	if in == nil {
-		if _, ok := all[path]; !ok {
+		if _, ok := all[path]; !ok && bad == nil {
 			return nil
 		}
 		delete(all, path)
 	} else {
 		all[path] = in
 	}
-	name := addedFile(gitDir)
 	if len(all) == 0 {
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -141,6 +176,17 @@ func SaveAdded(gitDir string, sh gitperm.Shared, path string, in *Added) error {
 		return err
 	}
 	return atomicfile.Write(name, data, sh.Mode(0o644))
+}
+
+// current is in when data is still the content install wrote (its
+// SHA-256 is After), else nil: a file changed since (edited, checked
+// out, its entries taken out and put back by hand) may hold objects and
+// arrays of the user's at the pointers install noted, which must stay.
+func (in *Added) current(data []byte) *Added {
+	if in == nil || in.After != sum(data) {
+		return nil
+	}
+	return in
 }
 
 // splitPointer reads a JSON Pointer into its keys.

@@ -128,7 +128,9 @@ func installClaude(path string, data []byte) (out []byte, changed bool, created 
 // the user's own (Claude Code would still run it). An entry with a field
 // of its own (a "timeout", another "type") is the user's and stays. Of
 // the objects and arrays that held them, only those in (the record of the
-// install; nil when there is none) created and that are empty again go.
+// install; nil when there is none) created and that are empty again go,
+// and only while data is still the content that install wrote (a file
+// changed since may hold the user's own empty objects at those pointers).
 // When data is still what that install wrote and the result is the file
 // it read, as JSON, the file comes back byte for byte. It returns changed
 // false when none of strata's entries is there.
@@ -137,7 +139,7 @@ func UninstallClaude(path string, data []byte, in *Added) (out []byte, changed b
 		return nil, false, err
 	}
 	var created []string
-	if in != nil {
+	if in = in.current(data); in != nil {
 		created = in.Created
 	}
 	out, changed, err = keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data, created) })

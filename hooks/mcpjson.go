@@ -76,7 +76,8 @@ func runsStrataMCP(raw json.RawMessage) bool {
 // .mcp.json when it is exactly the entry InstallMCP writes, keeping every
 // other key in its order and the exact text of every value; the
 // mcpServers object goes with it only when in (the record of the install,
-// nil when there is none) says install created it and it is empty again.
+// nil when there is none) says install created it, data is still what
+// that install wrote, and it is empty again.
 // When data is still what that install wrote and the result is the file
 // it read, as JSON, the file comes back byte for byte. changed is false
 // when there is no "strata" server. A "strata" entry that is not
@@ -117,7 +118,7 @@ func UninstallMCP(path string, data []byte, in *Added) (out []byte, changed bool
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
 	var created []string
-	if in != nil {
+	if in = in.current(data); in != nil {
 		created = in.Created
 	}
 	if out, err = dropCreated(path, out, created); err != nil {

@@ -18,7 +18,7 @@ import (
 // .mcp.json that cannot take it fails the install before anything is
 // written. A .mcp.json that is not a regular file, or not a JSON object,
 // is left untouched.
-func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() error, err error) {
+func planMCP(e *env, eng *engine.Engine, notes *claudeNotes, dryRun, remove bool) (write func() error, err error) {
 	name := filepath.Join(eng.Root(), hooks.MCPPath)
 	var data []byte
 	st, err := os.Lstat(name)
@@ -40,7 +40,7 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 	if remove {
 		would, done, already = "would remove", "updated %s: MCP server %q removed\n", "%s has no MCP server of strata's\n"
 	}
-	rec, err := hooks.ReadAdded(eng.GitDir(), hooks.MCPPath)
+	rec, err := notes.read(hooks.MCPPath)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 		return func() error {
 			fmt.Fprintf(e.Out, already, hooks.MCPPath)
 			if remove {
-				return hooks.SaveAdded(eng.GitDir(), eng.Shared(), hooks.MCPPath, nil)
+				return notes.save(hooks.MCPPath, nil)
 			}
 			return nil
 		}, nil
@@ -81,6 +81,6 @@ func planMCP(e *env, eng *engine.Engine, dryRun, remove bool) (write func() erro
 		}
 		fmt.Fprintf(e.Out, done, hooks.MCPPath, hooks.MCPServer)
 		// what install added, so that uninstall takes out that and no more
-		return hooks.SaveAdded(eng.GitDir(), eng.Shared(), hooks.MCPPath, rec)
+		return notes.save(hooks.MCPPath, rec)
 	}, nil
 }

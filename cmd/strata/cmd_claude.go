@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,9 +73,10 @@ func runClaude(e *env, o claudeOptions) error {
 	}
 	// .mcp.json is read and checked first, written last: a settings file
 	// that refuses the hooks leaves it as it was
+	notes := &claudeNotes{e: e, eng: eng}
 	var writeMCP func() error
 	if o.MCP {
-		if writeMCP, err = planMCP(e, eng, o.DryRun, o.Remove); err != nil {
+		if writeMCP, err = planMCP(e, eng, notes, o.DryRun, o.Remove); err != nil {
 			return err
 		}
 	}
@@ -88,7 +90,7 @@ func runClaude(e *env, o claudeOptions) error {
 	done := false
 	err = engine.Retry(func() error {
 		var err error
-		oc, done, err = claudeSettings(e, eng, k, o)
+		oc, done, err = claudeSettings(e, eng, notes, k, o)
 		return err
 	})
 	if err != nil {
@@ -123,7 +125,7 @@ func runClaude(e *env, o claudeOptions) error {
 // (or out of it) and writes it, only while it is still the version read
 // (engine.Put). done is false when nothing was written: a dry run or
 // nothing to change, both reported here.
-func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) (oc engine.Outcome, done bool, err error) {
+func claudeSettings(e *env, eng *engine.Engine, notes *claudeNotes, k engine.Kept, o claudeOptions) (oc engine.Outcome, done bool, err error) {
 	f, p := eng.Read(k)
 	if p != nil {
 		return oc, false, notRegular(eng, k.Path, p)
@@ -133,7 +135,7 @@ func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) 
 			return oc, false, ps // left untouched
 		}
 	}
-	rec, err := hooks.ReadAdded(eng.GitDir(), k.Path)
+	rec, err := notes.read(k.Path)
 	if err != nil {
 		return oc, false, err
 	}
@@ -141,6 +143,7 @@ func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) 
 	changed := false
 	if o.Remove {
 		out, changed, err = hooks.UninstallClaude(k.Path, f.Content, rec)
+		rec = nil // used: forgotten once uninstalled
 	} else {
 		out, rec, err = hooks.InstallClaude(k.Path, f.Content)
 		changed = rec != nil
@@ -162,7 +165,7 @@ func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) 
 	if !changed {
 		if o.Remove {
 			fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
-			return oc, false, hooks.SaveAdded(eng.GitDir(), eng.Shared(), k.Path, nil)
+			return oc, false, notes.save(k.Path, nil)
 		}
 		fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
 		return oc, false, nil
@@ -176,7 +179,7 @@ func claudeSettings(e *env, eng *engine.Engine, k engine.Kept, o claudeOptions) 
 	}
 	// what install added, so that uninstall takes out that and no more
 	// (nil after an uninstall: forgotten)
-	if err := hooks.SaveAdded(eng.GitDir(), eng.Shared(), k.Path, rec); err != nil {
+	if err := notes.save(k.Path, rec); err != nil {
 		return oc, true, err
 	}
 	return oc, true, nil
@@ -193,4 +196,34 @@ func notRegular(eng *engine.Engine, rel string, p *state.Problem) error {
 		return state.Problems{*p}
 	}
 	return &engine.PathError{Path: rel, Reason: p.Message, IO: true}
+}
+
+// claudeNotes reads and writes the record of what claude install added
+// (hooks.Added, in <gitdir>/strata/claude-added.json) for one command. A
+// record file that cannot be read or parsed is named once, on stderr, and
+// read as none: uninstall then keeps the empty objects and arrays install
+// made, which costs the user nothing; the next write replaces it.
+type claudeNotes struct {
+	e      *env
+	eng    *engine.Engine
+	warned bool
+}
+
+func (n *claudeNotes) limit() int64 { return hooks.NoteLimit(n.eng.Config().MaxSize) }
+
+func (n *claudeNotes) read(path string) (*hooks.Added, error) {
+	rec, err := hooks.ReadAdded(n.eng.GitDir(), path, n.limit())
+	var bad *hooks.NoteError
+	if errors.As(err, &bad) {
+		if !n.warned {
+			n.warned = true
+			fmt.Fprintf(n.e.Err, "strata: warning: %s: %s; ignored, as if there were no record of claude install (uninstall keeps the empty objects and arrays it made)\n", bad.Path, bad.Reason)
+		}
+		return nil, nil
+	}
+	return rec, err
+}
+
+func (n *claudeNotes) save(path string, rec *hooks.Added) error {
+	return hooks.SaveAdded(n.eng.GitDir(), n.eng.Shared(), path, rec, n.limit())
 }
