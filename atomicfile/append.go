@@ -77,6 +77,9 @@ func Append(name string, tail []byte, dirOK func(dir, real string) error, same f
 	return true, nil
 }
 
+// Links is fi's hard link count (1 where the system does not say).
+func Links(fi fs.FileInfo) uint64 { return links(fi) }
+
 // AppendStep, set by tests only (also other packages'), is called with
 // "checked" and the file's name once Append has checked the file it opened,
 // right before it writes.

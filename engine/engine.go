@@ -840,6 +840,13 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 		}
 		cur = f.Content
 	}
+	if n := links(st); k.Class == state.ClassMemory && n > 1 {
+		// an append in place would write into the other names too (a
+		// backup made with cp -al, or a link to any other file), a
+		// replace would split them: neither is asked for
+		return false, &PathError{Path: k.Path, IO: true, Reason: fmt.Sprintf(
+			"has %d hard links; strata replaces files by renaming, which would split them; nothing written", n)}
+	}
 	if k.Class == state.ClassMemory && st != nil && len(data) > len(cur) && bytes.HasPrefix(data, cur) {
 		written, err := e.appendInPlace(k, name, st, cur, data[len(cur):])
 		if !errors.Is(err, atomicfile.ErrNoAppend) {
@@ -950,6 +957,14 @@ func (e *Engine) appendInPlace(k config.Kept, name string, st os.FileInfo, cur, 
 		WriteStep("written " + k.Path)
 	}
 	return ok, nil
+}
+
+// links is st's hard link count, 0 for no file.
+func links(st os.FileInfo) uint64 {
+	if st == nil {
+		return 0
+	}
+	return atomicfile.Links(st)
 }
 
 // unchangedSince reports whether now, what is at a file's name right before
