@@ -326,13 +326,21 @@ func TestMemoryGraphKeysStayInWorkTree(t *testing.T) {
 // write into those (attack23-hostile F1). Each is a usage error at the key.
 func TestMemoryGraphKeysNameLayerFiles(t *testing.T) {
 	t.Setenv("MEMORY_FILE_PATH", "")
-	const notMD, notJSONL = "not a Markdown file (.md)", "not a JSON Lines file (.jsonl, or memory.json)"
+	const notMD, notJSONL = "not a file named MEMORY.md", "not a JSON Lines file (.jsonl, or memory.json)"
+	const inClaude = "in a folder of .claude/ that Claude Code reads as agents, commands or settings"
 	for _, tc := range []struct{ yaml, want string }{
 		{"memory: .claude/settings.json\n", ".strata.yaml:1:9: /memory: " + notMD},
 		{"version: 1\nmemory: .envrc\n", ".strata.yaml:2:9: /memory: " + notMD},
 		{"memory: .strata.yaml\n", ".strata.yaml:1:9: /memory: " + notMD},
 		{"memory: .gitignore\n", ".strata.yaml:1:9: /memory: " + notMD},
 		{"memory: notes/MEMORY.md.sh\n", ".strata.yaml:1:9: /memory: " + notMD},
+		// a Markdown file an agent reads as instructions (attack23-recheck N2)
+		{"memory: CLAUDE.md\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: sub/AGENTS.md\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: .claude/agents/reviewer.md\n", ".strata.yaml:1:9: /memory: " + notMD},
+		{"memory: .claude/agents/MEMORY.md\n", ".strata.yaml:1:9: /memory: " + inClaude},
+		{"memory: .Claude/Commands/memory.md\n", ".strata.yaml:1:9: /memory: " + inClaude},
+		{"memory: notes/learnings.md\n", ".strata.yaml:1:9: /memory: " + notMD},
 		{"graph: .envrc\n", ".strata.yaml:1:8: /graph: " + notJSONL},
 		{"graph: package.json\n", ".strata.yaml:1:8: /graph: " + notJSONL},
 		{"graph: .claude/settings.json\n", ".strata.yaml:1:8: /graph: " + notJSONL},
@@ -342,6 +350,9 @@ func TestMemoryGraphKeysNameLayerFiles(t *testing.T) {
 		{"graph: " + (&Config{Root: "/r"}).AutoMemory() + "\n", ".strata.yaml:1:8: /graph: outside the work tree: name a repository-relative path (only Claude Code's auto-memory file is kept outside it, found without configuration)"},
 		// a built-in rule keeps it as another class
 		{"graph: .claude/memory.json\n", ".strata.yaml:1:8: /graph: the built-in rule .claude/*.json keeps this file as claude-json; the L3 graph file must be a file of its own"},
+		// in any case: where the file system folds it, it is that file (attack23-recheck N3)
+		{"graph: .claude/MEMORY.JSON\n", ".strata.yaml:1:8: /graph: the built-in rule .claude/*.json keeps this file as claude-json"},
+		{"graph: .Claude/Memory.json\n", ".strata.yaml:1:8: /graph: the built-in rule .claude/*.json keeps this file as claude-json"},
 		// a rule of the user's own gives it another class
 		{"files:\n  - {glob: \"docs/*.md\", class: docs, schema: markdown}\nmemory: docs/MEMORY.md\n",
 			".strata.yaml:3:9: /memory: the rule /files/0 keeps this file as docs; the L2 memory file must be a file of its own"},
@@ -357,9 +368,11 @@ func TestMemoryGraphKeysNameLayerFiles(t *testing.T) {
 	// auto-memory file, a rule that gives the file a schema or its own class
 	for _, yaml := range []string{
 		"memory: notes/MEMORY.md\ngraph: notes/graph.jsonl\n",
-		"memory: NOTES.MD\ngraph: data/memory.json\n",
+		"memory: notes/memory.MD\ngraph: data/memory.json\n",
+		"memory: .claude/MEMORY.md\n",
+		"memory: .CLAUDE/memory/MEMORY.md\n",
 		"memory: " + (&Config{Root: "/r"}).AutoMemory() + "\n",
-		"files:\n  - {glob: \"notes/*\", schema: markdown}\n  - {glob: \"g.jsonl\", class: graph}\nmemory: notes/m.md\ngraph: g.jsonl\n",
+		"files:\n  - {glob: \"notes/*\", schema: markdown}\n  - {glob: \"g.jsonl\", class: graph}\nmemory: notes/MEMORY.md\ngraph: g.jsonl\n",
 		"files:\n  - {glob: \".claude/memory.json\", class: graph}\ngraph: .claude/memory.json\n",
 	} {
 		_, err := Parse("/r", []byte(yaml))

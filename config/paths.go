@@ -69,16 +69,26 @@ func (c *Config) checkFileKey(class state.Class, p string) error {
 	return nil
 }
 
-// MemoryName checks the name of the L2 file: a Markdown file, its name
-// ending in ".md" (in any case). Every default candidate and Claude Code's
-// auto-memory file is one; a shell start-up file, a JSON or YAML file, git's
-// own files and .strata.yaml are not. The layer protocol checks it again
-// before each write (the one door of the L2 file's writes).
+// MemoryName checks the name of the L2 file: a file named MEMORY.md (in
+// any case), as every default candidate and Claude Code's auto-memory file
+// is, and not in a folder of .claude/ other than .claude itself and
+// .claude/memory. The layer protocol appends text the agent's state gives
+// to it, unasked, so a committed configuration must not make that file one
+// an agent reads as instructions: CLAUDE.md, AGENTS.md, a subagent's or a
+// command's definition under .claude/agents/ or .claude/commands/
+// (attack23-recheck N2), nor any file of another kind (a shell start-up
+// file, JSON, YAML, git's own files, .strata.yaml: attack23-hostile F1).
+// The layer protocol checks it again before each write, also where the
+// file really is (the one door of the L2 file's writes).
 func MemoryName(rel string) error {
-	if strings.EqualFold(path.Ext(rel), ".md") {
-		return nil
+	if !strings.EqualFold(path.Base(rel), "MEMORY.md") {
+		return errors.New("not a file named MEMORY.md: strata writes its workflow lines into the L2 file, so it names only a MEMORY.md such as .claude/memory/MEMORY.md, never a file an agent reads as instructions (CLAUDE.md, AGENTS.md, .claude/agents/*.md)")
 	}
-	return errors.New("not a Markdown file (.md): strata writes its workflow lines into the L2 file, so it names only a Markdown file such as .claude/memory/MEMORY.md")
+	dir := strings.ToLower(path.Dir(rel))
+	if strings.HasPrefix(dir+"/", ".claude/") && dir != ".claude" && dir != ".claude/memory" {
+		return errors.New("in a folder of .claude/ that Claude Code reads as agents, commands or settings: the L2 file is .claude/MEMORY.md, .claude/memory/MEMORY.md or a MEMORY.md outside .claude/")
+	}
+	return nil
 }
 
 // GraphName checks the name of the L3 file named by `graph:`: a JSON Lines
@@ -99,8 +109,12 @@ func GraphName(rel string) error {
 // a schema of the user's own, or ignores it, leaves it a layer file), else
 // the built-in rule's for that path. "" when none gives it a class.
 func (c *Config) ruleClass(rel string) (state.Class, string) {
+	// matched in any case too: on a file system that folds case (macOS,
+	// Windows) .claude/MEMORY.JSON is the file .claude/*.json keeps
+	// (attack23-recheck N3)
+	folded := strings.ToLower(rel)
 	for i, r := range c.Rules {
-		if !globMatch(r.Glob, rel) {
+		if !globMatch(r.Glob, rel) && !globMatch(strings.ToLower(r.Glob), folded) {
 			continue
 		}
 		switch {
@@ -109,7 +123,11 @@ func (c *Config) ruleClass(rel string) (state.Class, string) {
 		case i < c.user && r.Class != "":
 			return r.Class, fmt.Sprintf("the rule /files/%d", i)
 		}
-		if d := defaultFor(rel); d.Class != "" {
+		d := defaultFor(rel)
+		if d.Class == "" {
+			d = defaultFor(folded)
+		}
+		if d.Class != "" {
 			return d.Class, "the built-in rule " + d.Glob
 		}
 		return "", ""

@@ -196,6 +196,11 @@ func (e *Engine) ignored(rel string) bool {
 	return ok && ig.Ignored(real)
 }
 
+// RealRel is realRel: where rel really is when a folder of it is a
+// symbolic link to another folder of the work tree; ok false when none is,
+// or it leads outside.
+func (e *Engine) RealRel(rel string) (string, bool) { return e.realRel(rel) }
+
 // realRel is where the repo-relative rel really is, when a folder of it is
 // a symbolic link to another folder of the work tree (a kept folder linked
 // inside it, followDir): git judges the file there, and so does strata

@@ -535,7 +535,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 		}
 		outs = append(outs, o...)
 	}
-	if err := memoryDoor(f); err != nil {
+	if err := memoryDoor(a.Eng, f); err != nil {
 		a.Warn(fmt.Sprintf("L2 %s not written: %v", state.TermSafe(k.Path), err))
 		return outs, nil
 	}

@@ -3,6 +3,7 @@ package layers
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/strata-dev/strata/config"
@@ -92,12 +93,21 @@ func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o 
 // protocol and by `memory add`, once the file as it is has been recorded
 // (and found valid under its schema): its name is a Markdown file's
 // (config.MemoryName, which .strata.yaml's memory: passed when it loaded),
-// and what is on disk now is text (UTF-8, no NUL byte), so that strata
+// also where it really is, and what is on disk now is text (UTF-8, no NUL byte), so that strata
 // never appends its lines to a file of another kind (attack23-hostile F1).
 // A missing file passes: it is created as a Markdown file.
-func memoryDoor(f engine.File) error {
+func memoryDoor(eng *engine.Engine, f engine.File) error {
 	if err := config.MemoryName(f.Path); err != nil {
 		return err
+	}
+	// and where it really is, through a folder linked to another one of
+	// the work tree (notes -> .claude/agents: attack23-recheck N2)
+	if eng != nil {
+		if real, ok := eng.RealRel(f.Path); ok {
+			if err := config.MemoryName(real); err != nil {
+				return fmt.Errorf("%s (it is %s)", err, state.TermSafe(real))
+			}
+		}
 	}
 	if f.Exists && (!utf8.Valid(f.Content) || bytes.IndexByte(f.Content, 0) >= 0) {
 		return errors.New("it is not UTF-8 text, so not a Markdown file; left unchanged")
@@ -124,7 +134,7 @@ func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o 
 			return false, o, ps
 		}
 	}
-	if err := memoryDoor(f); err != nil {
+	if err := memoryDoor(a.Eng, f); err != nil {
 		return false, o, state.Problems{{Path: f.Path, Message: err.Error() + "; the learning was not added"}}
 	}
 	data, changed, err := markdown.AddItem(f.Content, section, 0, text)

@@ -419,13 +419,24 @@ func TestReplayRefusesAFarBase(t *testing.T) {
 // as a bug elsewhere could, and .envrc, Claude Code's settings and
 // strata's own configuration stay as they were (attack23-hostile F1).
 func TestMemoryDoorWritesOnlyMarkdown(t *testing.T) {
-	for _, tc := range []struct{ path, content, want string }{
-		{".envrc", "export A=1\n", "not a Markdown file (.md)"},
-		{".claude/settings.json", "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n", "not a Markdown file (.md)"},
-		{".strata.yaml", "version: 1\n", "not a Markdown file (.md)"},
+	for _, tc := range []struct{ path, content, want, link string }{
+		// a folder linked to .claude/agents: a MEMORY.md there is a
+		// subagent's definition (attack23-recheck N2)
+		{"notes/MEMORY.md", "---\nname: reviewer\n---\nReview.\n", "in a folder of .claude/", ".claude/agents"},
+		{".envrc", "export A=1\n", "not a file named MEMORY.md", ""},
+		{".claude/settings.json", "{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n", "not a file named MEMORY.md", ""},
+		{".strata.yaml", "version: 1\n", "not a file named MEMORY.md", ""},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			r := newTestRepo(t)
+			if tc.link != "" {
+				if err := os.MkdirAll(filepath.Join(r.dir, tc.link), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(r.dir, tc.link), filepath.Join(r.dir, filepath.Dir(tc.path))); err != nil {
+					t.Fatal(err)
+				}
+			}
 			r.write(tc.path, []byte(tc.content))
 			r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`))
 			r.open()
@@ -466,12 +477,12 @@ func TestMemoryDoorWritesOnlyMarkdown(t *testing.T) {
 // memoryDoor's test of the content: text only, a missing file passes.
 func TestMemoryDoorContent(t *testing.T) {
 	for content, ok := range map[string]bool{"# M\n\n- x\n": true, "": true, "a\x00b": false, "\xff\xfe#\x00": false, "caf\xe9": false} {
-		err := memoryDoor(engine.File{Kept: config.Kept{Path: "MEMORY.md"}, Content: []byte(content), Exists: true})
+		err := memoryDoor(nil, engine.File{Kept: config.Kept{Path: "MEMORY.md"}, Content: []byte(content), Exists: true})
 		if (err == nil) != ok {
 			t.Errorf("%q: %v", content, err)
 		}
 	}
-	if err := memoryDoor(engine.File{Kept: config.Kept{Path: "notes/m.md"}}); err != nil {
+	if err := memoryDoor(nil, engine.File{Kept: config.Kept{Path: "notes/MEMORY.md"}}); err != nil {
 		t.Errorf("a missing file: %v", err)
 	}
 }
