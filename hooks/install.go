@@ -93,14 +93,10 @@ chained="$(dirname "$0")/` + name + ChainedSuffix + `"
 if [ -x "$chained" ]; then
 	"$chained" "$@" || exit $?
 fi
-strata=` + shellQuote(exe) + `
+strata=` + state.SingleQuoted(exe) + `
 [ -x "$strata" ] || strata=strata
 exec "$strata" hooks run ` + name + `
 `)
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Executable is the strata binary the installed hook calls: the absolute
@@ -414,7 +410,7 @@ var scriptForms = []func(name, exe string) []byte{ScriptFor}
 // the hook name, calling any binary.
 func written(name string, data []byte) bool {
 	const probe = "\x00"
-	quoted := []byte(shellQuote(probe))
+	quoted := []byte(state.SingleQuoted(probe))
 	for _, form := range scriptForms {
 		tmpl := form(name, probe)
 		i := bytes.Index(tmpl, quoted)

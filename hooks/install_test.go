@@ -174,7 +174,7 @@ func TestWrittenExactly(t *testing.T) {
 			}
 		}
 	}
-	// a quoted binary that shellQuote would not write
+	// a quoted binary that state.SingleQuoted would not write
 	bad := bytes.Replace(Script("/opt/strata"), []byte(`strata='/opt/strata'`), []byte(`strata='/opt/'strata'`), 1)
 	if written(HookName, bad) {
 		t.Error("non-canonical quoting taken for strata's")

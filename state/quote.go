@@ -118,6 +118,14 @@ func JSONSafe(data []byte) []byte {
 	return append(out, data[done:]...)
 }
 
+// SingleQuoted returns s in single quotes, a quote inside as the four
+// characters quote, backslash, quote, quote: the one form every POSIX
+// shell, dash included, reads back as s (ShellWord's for printable text,
+// and the hook scripts' that /bin/sh runs).
+func SingleQuoted(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // ShellWord returns s as one word a shell reads back as s, on one line of
 // printable text, for a command strata prints for a person to paste or an
 // agent to run (strata restore PATH --rev REV), so it runs nothing else
@@ -147,7 +155,7 @@ func ShellWord(s string) string {
 	case safe:
 		return s
 	case printable(s):
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		return SingleQuoted(s)
 	}
 	var b strings.Builder
 	b.WriteString("$'")
