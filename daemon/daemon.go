@@ -252,7 +252,13 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 					continue
 				}
 			}
-			if !r.handle(b) && retry == nil {
+			// After the catch-up, what a rescan finds is read once quiet
+			// (handleThen), as an event's path is.
+			recheck := w.Recheck
+			if first {
+				recheck = nil
+			}
+			if !r.handleThen(b, recheck) && retry == nil {
 				retry = time.After(backoff)
 			}
 			if first {
@@ -681,6 +687,35 @@ func (r *recorder) expire() {
 	}
 }
 
+// later hands the kept paths a rescan listed to recheck, but for those the
+// watcher settled in the same batch (settled), and returns what is to be
+// recorded now: those settled, or every path when recheck took nothing.
+func (r *recorder) later(kept []config.Kept, settled []string, recheck func([]string) bool) []config.Kept {
+	now := make([]config.Kept, 0, len(settled))
+	keys := make([]string, 0, len(kept))
+	for _, k := range kept {
+		key := k.Path // as the watcher names it: relative, or absolute outside the work tree
+		if engine.OutsideTree(k.Path) {
+			key = r.eng.Config().Abs(k.Path)
+		}
+		if slices.Contains(settled, key) {
+			now = append(now, k)
+		} else {
+			keys = append(keys, key)
+		}
+	}
+	if len(keys) > 0 && !recheck(keys) {
+		return kept
+	}
+	return now
+}
+
+// rescanListed and rescanDone, set by tests only (both or neither), run
+// in a rescan between its listing of the kept paths and what it does with
+// them, and once it is done: a file deleted and made again around a
+// rescan, deterministically.
+var rescanListed, rescanDone func()
+
 // halfWritten reports whether the file at k, reported while its writer was
 // still at it (watcher.Batch.Busy), is not a version to record or report
 // now: it would be refused (a half-written JSON, a cut line). Its writer's
@@ -701,7 +736,18 @@ func (r *recorder) halfWritten(k config.Kept) bool {
 
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
-func (r *recorder) handle(b watcher.Batch) bool {
+func (r *recorder) handle(b watcher.Batch) bool { return r.handleThen(b, nil) }
+
+// handleThen is handle, but for a rescan with recheck set (the watcher's
+// Recheck), which records at once only the paths the watcher settled in
+// the batch and hands every other kept path the rescan lists to recheck:
+// each is read once no event has touched it for the debounce. A rescan's
+// read is no settled change: it may fall between a writer's two syscalls,
+// after `rm f` and before `printf … > f`, or between a truncation and the
+// write after it, and record a deletion or a half-written version that no
+// debounce window would have shown. When recheck takes nothing (the
+// watcher is stopping), everything is recorded at once, as without it.
+func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool {
 	if !r.stillHere() {
 		return true // nothing to retry: Run stops
 	}
@@ -715,6 +761,13 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		}
 		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
+		if rescanListed != nil {
+			rescanListed()
+			defer rescanDone()
+		}
+		if recheck != nil {
+			kept = r.later(kept, b.Paths, recheck)
+		}
 	} else {
 		for _, p := range b.Paths {
 			rel := p
