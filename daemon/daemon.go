@@ -687,27 +687,70 @@ func (r *recorder) expire() {
 	}
 }
 
-// later hands the kept paths a rescan listed to recheck, but for those the
+// later hands to recheck those of the kept paths a rescan listed that differ
+// from what is recorded (engine.Engine.Differing), but for those the
 // watcher settled in the same batch (settled), and returns what is to be
-// recorded now: those settled, or every path when recheck took nothing.
-func (r *recorder) later(kept []config.Kept, settled []string, recheck func([]string) bool) []config.Kept {
-	now := make([]config.Kept, 0, len(settled))
-	keys := make([]string, 0, len(kept))
+// recorded now: those settled, and those that differ when recheck took
+// nothing. A path found as recorded is left alone: handed over too, it
+// would be read once more at a moment no event chose, which could again
+// fall between two writes.
+func (r *recorder) later(kept []config.Kept, settled []string, recheck func([]string) bool) ([]config.Kept, error) {
+	var now, rest []config.Kept
 	for _, k := range kept {
-		key := k.Path // as the watcher names it: relative, or absolute outside the work tree
-		if engine.OutsideTree(k.Path) {
-			key = r.eng.Config().Abs(k.Path)
-		}
-		if slices.Contains(settled, key) {
+		if slices.Contains(settled, r.key(k)) {
 			now = append(now, k)
 		} else {
-			keys = append(keys, key)
+			rest = append(rest, k)
 		}
 	}
-	if len(keys) > 0 && !recheck(keys) {
-		return kept
+	r.mu.Lock() // it completes a sync journal, writing kept files
+	found, err := r.eng.Differing(rest)
+	r.mu.Unlock()
+	r.logNotWritten()
+	if err != nil {
+		return nil, err
 	}
-	return now
+	keys := make([]string, len(found))
+	for i, k := range found {
+		keys[i] = r.key(k)
+	}
+	if len(keys) > 0 && !recheck(keys) {
+		now = append(now, found...)
+	}
+	return now, nil
+}
+
+// key is k's path as the watcher names it: relative, or absolute outside
+// the work tree.
+func (r *recorder) key(k config.Kept) string {
+	if engine.OutsideTree(k.Path) {
+		return r.eng.Config().Abs(k.Path)
+	}
+	return k.Path
+}
+
+// logNotWritten logs the notes of the sync journal the engine's last
+// record (or Differing) completed: see printNotWritten in cmd/strata.
+func (r *recorder) logNotWritten() {
+	for _, n := range r.eng.TakeNotWritten() {
+		if n.Found != "" && n.Rev == "" {
+			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			continue
+		}
+		if n.Found != "" {
+			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			continue
+		}
+		if n.Merged != "" {
+			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
+			continue
+		}
+		if n.Later {
+			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
+			continue
+		}
+		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
+	}
 }
 
 // rescanListed and rescanDone, set by tests only (both or neither), run
@@ -766,7 +809,10 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			defer rescanDone()
 		}
 		if recheck != nil {
-			kept = r.later(kept, b.Paths, recheck)
+			if kept, err = r.later(kept, b.Paths, recheck); err != nil {
+				r.log.Warn("rescan", "err", err)
+				return false
+			}
 		}
 	} else {
 		for _, p := range b.Paths {
@@ -797,25 +843,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	r.mu.Unlock()
-	for _, n := range r.eng.TakeNotWritten() { // see printNotWritten in cmd/strata
-		if n.Found != "" && n.Rev == "" {
-			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
-			continue
-		}
-		if n.Found != "" {
-			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
-			continue
-		}
-		if n.Merged != "" {
-			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
-			continue
-		}
-		if n.Later {
-			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
-			continue
-		}
-		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
-	}
+	r.logNotWritten()
 	r.unread.done(outs)
 	if err != nil {
 		r.log.Error("record", "err", err) // retried by Run; the watcher keeps running

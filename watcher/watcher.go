@@ -100,8 +100,8 @@ type Batch struct {
 	// or a symbolic link was created where a watched directory could be
 	// (kept files recorded under that name are no longer where they were,
 	// and only the caller knows them). A rescan's read may fall between a
-	// writer's two syscalls; a caller that hands what it lists to Recheck
-	// reads each path once it is quiet, as after an event.
+	// writer's two syscalls; a caller that hands what it finds to Recheck
+	// reads each such path again once it is quiet, as after an event.
 	Rescan bool
 }
 
