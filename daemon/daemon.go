@@ -764,10 +764,13 @@ var rescanListed, rescanDone func()
 // now: it would be refused (a half-written JSON, a cut line). Its writer's
 // next event reports it again; one left that way is found by the next
 // rescan. A valid version is recorded at once, so a file rewritten
-// continuously still gets its versions recorded.
+// continuously still gets its versions recorded. A file missing is no
+// version either: a writer that deletes and makes it again (`rm f; printf
+// … > f`, over and over, faster than the debounce) is caught between the
+// two; a deletion that stays is reported again once quiet, and recorded.
 func (r *recorder) halfWritten(k config.Kept) bool {
 	f, prob := r.eng.Read(k)
-	if prob != nil {
+	if prob != nil || !f.Exists {
 		return true
 	}
 	prev, err := r.eng.LastVersion(k)
