@@ -58,6 +58,24 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 	if rec, rej := count(); rec != 1 || rej != 1 || len(problems) == 0 {
 		t.Fatalf("invalid, quiet: %d recorded, %d rejected, problems %q", rec, rej, problems)
 	}
+
+	// Missing while busy: a writer deleting and making the file again, over
+	// and over, caught between the two (attack24, the watcher's spurious
+	// deletions), records no deletion; reported quiet, the deletion is.
+	const q = ".claude/again.json"
+	write(t, eng, q, `{"n": 1}`)
+	r.handle(watcher.Batch{Paths: []string{q}})
+	if err := os.Remove(eng.Config().Abs(q)); err != nil {
+		t.Fatal(err)
+	}
+	r.handle(watcher.Batch{Paths: []string{q}, Busy: []string{q}})
+	if ents, _ := eng.Log(state.LogQuery{Path: q}); len(ents) != 1 {
+		t.Fatalf("missing, busy: %d records, want the first only: %+v", len(ents), ents)
+	}
+	r.handle(watcher.Batch{Paths: []string{q}}) // quiet: it stayed deleted
+	if ents, _ := eng.Log(state.LogQuery{Path: q}); len(ents) != 2 || ents[0].Action != state.ActionDelete {
+		t.Fatalf("missing, quiet: %+v; want the deletion recorded", ents)
+	}
 }
 
 // holdLock takes the watcher's lock of eng, as Run does, until the test

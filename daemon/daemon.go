@@ -252,7 +252,13 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 					continue
 				}
 			}
-			if !r.handle(b) && retry == nil {
+			// After the catch-up, what a rescan finds is read once quiet
+			// (handleThen), as an event's path is.
+			recheck := w.Recheck
+			if first {
+				recheck = nil
+			}
+			if !r.handleThen(b, recheck) && retry == nil {
 				retry = time.After(backoff)
 			}
 			if first {
@@ -681,15 +687,90 @@ func (r *recorder) expire() {
 	}
 }
 
+// later hands to recheck those of the kept paths a rescan listed that differ
+// from what is recorded (engine.Engine.Differing), but for those the
+// watcher settled in the same batch (settled), and returns what is to be
+// recorded now: those settled, and those that differ when recheck took
+// nothing. A path found as recorded is left alone: handed over too, it
+// would be read once more at a moment no event chose, which could again
+// fall between two writes.
+func (r *recorder) later(kept []config.Kept, settled []string, recheck func([]string) bool) ([]config.Kept, error) {
+	var now, rest []config.Kept
+	for _, k := range kept {
+		if slices.Contains(settled, r.key(k)) {
+			now = append(now, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	r.mu.Lock() // it completes a sync journal, writing kept files
+	found, err := r.eng.Differing(rest)
+	r.mu.Unlock()
+	r.logNotWritten()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(found))
+	for i, k := range found {
+		keys[i] = r.key(k)
+	}
+	if len(keys) > 0 && !recheck(keys) {
+		now = append(now, found...)
+	}
+	return now, nil
+}
+
+// key is k's path as the watcher names it: relative, or absolute outside
+// the work tree.
+func (r *recorder) key(k config.Kept) string {
+	if engine.OutsideTree(k.Path) {
+		return r.eng.Config().Abs(k.Path)
+	}
+	return k.Path
+}
+
+// logNotWritten logs the notes of the sync journal the engine's last
+// record (or Differing) completed: see printNotWritten in cmd/strata.
+func (r *recorder) logNotWritten() {
+	for _, n := range r.eng.TakeNotWritten() {
+		if n.Found != "" && n.Rev == "" {
+			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			continue
+		}
+		if n.Found != "" {
+			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			continue
+		}
+		if n.Merged != "" {
+			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
+			continue
+		}
+		if n.Later {
+			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
+			continue
+		}
+		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
+	}
+}
+
+// rescanListed and rescanDone, set by tests only (both or neither), run
+// in a rescan between its listing of the kept paths and what it does with
+// them, and once it is done: a file deleted and made again around a
+// rescan, deterministically.
+var rescanListed, rescanDone func()
+
 // halfWritten reports whether the file at k, reported while its writer was
 // still at it (watcher.Batch.Busy), is not a version to record or report
 // now: it would be refused (a half-written JSON, a cut line). Its writer's
 // next event reports it again; one left that way is found by the next
 // rescan. A valid version is recorded at once, so a file rewritten
-// continuously still gets its versions recorded.
+// continuously still gets its versions recorded. A file missing is no
+// version either: a writer that deletes and makes it again (`rm f; printf
+// … > f`, over and over, faster than the debounce) is caught between the
+// two; a deletion that stays is reported again once quiet, and recorded.
 func (r *recorder) halfWritten(k config.Kept) bool {
 	f, prob := r.eng.Read(k)
-	if prob != nil {
+	if prob != nil || !f.Exists {
 		return true
 	}
 	prev, err := r.eng.LastVersion(k)
@@ -701,7 +782,18 @@ func (r *recorder) halfWritten(k config.Kept) bool {
 
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
-func (r *recorder) handle(b watcher.Batch) bool {
+func (r *recorder) handle(b watcher.Batch) bool { return r.handleThen(b, nil) }
+
+// handleThen is handle, but for a rescan with recheck set (the watcher's
+// Recheck), which records at once only the paths the watcher settled in
+// the batch and hands every other kept path the rescan lists to recheck:
+// each is read once no event has touched it for the debounce. A rescan's
+// read is no settled change: it may fall between a writer's two syscalls,
+// after `rm f` and before `printf … > f`, or between a truncation and the
+// write after it, and record a deletion or a half-written version that no
+// debounce window would have shown. When recheck takes nothing (the
+// watcher is stopping), everything is recorded at once, as without it.
+func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool {
 	if !r.stillHere() {
 		return true // nothing to retry: Run stops
 	}
@@ -715,6 +807,16 @@ func (r *recorder) handle(b watcher.Batch) bool {
 		}
 		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
+		if rescanListed != nil {
+			rescanListed()
+			defer rescanDone()
+		}
+		if recheck != nil {
+			if kept, err = r.later(kept, b.Paths, recheck); err != nil {
+				r.log.Warn("rescan", "err", err)
+				return false
+			}
+		}
 	} else {
 		for _, p := range b.Paths {
 			rel := p
@@ -744,25 +846,7 @@ func (r *recorder) handle(b watcher.Batch) bool {
 	r.mu.Lock()
 	outs, err := r.eng.Record(kept, state.SourceWatch)
 	r.mu.Unlock()
-	for _, n := range r.eng.TakeNotWritten() { // see printNotWritten in cmd/strata
-		if n.Found != "" && n.Rev == "" {
-			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
-			continue
-		}
-		if n.Found != "" {
-			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
-			continue
-		}
-		if n.Merged != "" {
-			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
-			continue
-		}
-		if n.Later {
-			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
-			continue
-		}
-		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
-	}
+	r.logNotWritten()
 	r.unread.done(outs)
 	if err != nil {
 		r.log.Error("record", "err", err) // retried by Run; the watcher keeps running

@@ -29,6 +29,55 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 	return e.record(paths, src, nil)
 }
 
+// Differing returns those of paths whose file is not what the state ref's
+// head (the home ref's, for the auto-memory file) records: changed, made,
+// deleted, or not readable as a kept file. It records nothing. It first
+// completes a sync journal as Record does (its notes are taken with
+// TakeNotWritten), so a file an interrupted sync owed is judged written. A
+// file outside the work tree that has no home history is never returned:
+// Record records nothing of it. The watcher's rescan reads what it returns
+// again once quiet (daemon).
+func (e *Engine) Differing(paths []config.Kept) ([]config.Kept, error) {
+	release, err := e.holdWrites(false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := e.recoverWrites(true); err != nil {
+		return nil, err
+	}
+	e.mergeKeptEdits()
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	var out []config.Kept
+	for _, k := range paths {
+		if OutsideTree(k.Path) {
+			hk, ok := e.homeKept(k)
+			if !ok {
+				continue
+			}
+			h, err := e.homeView()
+			if err != nil {
+				return nil, err
+			}
+			d, err := h.Differing([]config.Kept{hk})
+			if err != nil {
+				return nil, err
+			}
+			if len(d) > 0 {
+				out = append(out, k)
+			}
+			continue
+		}
+		if f, p := e.Read(k); p != nil || f.ID() != files[k.Path] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
 // noteHead has the rules of HEAD noted, and those of the HEADs before it
 // kept when their .gitignore files differ (gitstore.Ignores.NoteHead), even
 // when no kept file asks: a record, init or a watcher's batch in a

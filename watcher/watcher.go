@@ -99,7 +99,9 @@ type Batch struct {
 	// been quiet for Options.Debounce, after a watched directory was renamed
 	// or a symbolic link was created where a watched directory could be
 	// (kept files recorded under that name are no longer where they were,
-	// and only the caller knows them).
+	// and only the caller knows them). A rescan's read may fall between a
+	// writer's two syscalls; a caller that hands what it finds to Recheck
+	// reads each such path again once it is quiet, as after an event.
 	Rescan bool
 }
 
@@ -136,6 +138,8 @@ type Watcher struct {
 	// inspect runs a function on Run's goroutine; tests use it to look at the
 	// state below without a data race.
 	inspect chan func()
+	// recheck carries Recheck's paths to Run's goroutine.
+	recheck chan []string
 
 	// The fields below are owned by the goroutine running Run; nothing else
 	// touches them.
@@ -218,6 +222,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		out:      make(chan Batch, 1),
 		done:     make(chan struct{}),
 		inspect:  make(chan func()),
+		recheck:  make(chan []string),
 		watched:  make(map[string]bool),
 		via:      make(map[string]string),
 		names:    make(map[string][]string),
@@ -335,9 +340,47 @@ func (w *Watcher) Run(ctx context.Context) error {
 			clear(w.busy)
 			w.readyRescan = false
 			w.readyBatch = nil
+		case keys := <-w.recheck:
+			w.touchQuiet(keys, time.Now())
 		case f := <-w.inspect:
 			f()
 		}
+	}
+}
+
+// Recheck makes each of keys (kept paths named as Batch.Paths names them)
+// pending as an event on it would: it is reported in a Batch once no event
+// has touched it for the debounce, or in the final Batch. A key already
+// pending or settled is left as it is: it is read after its own debounce.
+// The caller's rescan gives it what it finds, so that a file the rescan
+// catches between two writes (`rm f; printf … > f`, a truncation and the
+// write after it) is read only once it is quiet, as an event would have it
+// read. It waits for Run's goroutine to take keys, and reports false,
+// taking nothing, when Run returns first (it is stopping) or the Watcher
+// is closed.
+func (w *Watcher) Recheck(keys []string) bool {
+	select {
+	case w.recheck <- keys:
+		return true
+	case <-w.done:
+		return false
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+// touchQuiet makes each of keys pending as of now (Recheck), but for those
+// pending or settled already.
+func (w *Watcher) touchQuiet(keys []string, now time.Time) {
+	for _, key := range keys {
+		if w.pending[key] != nil || w.ready[key] {
+			continue
+		}
+		name := key
+		if !filepath.IsAbs(key) {
+			name = filepath.Join(w.root, filepath.FromSlash(key))
+		}
+		w.touch(key, filepath.Dir(name), now)
 	}
 }
 

@@ -952,3 +952,72 @@ func startReal(t *testing.T, opts Options) (*Watcher, *collector) {
 	c := runCollect(t, w)
 	return w, c
 }
+
+// TestRecheck: the paths a caller's rescan hands back are pending as an
+// event's are, settled once quiet for the debounce, in the final batch when
+// the watcher stops first; a path already pending or settled keeps its own
+// debounce; a stopped watcher takes nothing.
+func TestRecheck(t *testing.T) {
+	const d = 50 * time.Millisecond
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	t.Run("debounced", func(t *testing.T) {
+		root := t.TempDir()
+		w := newStepped(t, Options{Root: root, Debounce: d}, newFakeSource())
+		w.touch("a.json", root, at(0))
+		w.touch("s.json", root, at(0))
+		w.settle(at(50)) // a.json and s.json settled, not yet delivered
+		w.touch("a.json", root, at(40+50))
+		w.touchQuiet([]string{"a.json", "s.json", ".claude/b.json", "/home/u/MEMORY.md"}, at(100))
+		if p := w.pending[".claude/b.json"]; p == nil || p.dir != filepath.Join(root, ".claude") {
+			t.Fatalf("b.json pending %+v, want in %s", p, filepath.Join(root, ".claude"))
+		}
+		if p := w.pending["/home/u/MEMORY.md"]; p == nil || p.dir != "/home/u" {
+			t.Fatalf("MEMORY.md pending %+v, want in /home/u", p)
+		}
+		if w.pending["s.json"] != nil {
+			t.Fatal("a settled path was made pending again")
+		}
+		w.settle(at(140))
+		if !w.ready["a.json"] || w.ready[".claude/b.json"] {
+			t.Fatalf("at 140ms: a ready %v (want true: its own debounce), b ready %v (want false)", w.ready["a.json"], w.ready[".claude/b.json"])
+		}
+		w.postpone(filepath.Join(root, ".claude"), at(120)) // a temp file beside b.json
+		w.settle(at(150))
+		if w.ready[".claude/b.json"] {
+			t.Fatal("b settled 30ms after an event beside it")
+		}
+		w.settle(at(170))
+		if !w.ready[".claude/b.json"] || !w.ready["/home/u/MEMORY.md"] || w.busy[".claude/b.json"] {
+			t.Fatalf("at 170ms: ready %v busy %v, want b.json and MEMORY.md, quiet", w.ready, w.busy)
+		}
+	})
+	t.Run("flushed and refused when stopped", func(t *testing.T) {
+		src := newFakeSource()
+		w, err := newWithSource(Options{Root: t.TempDir(), Debounce: time.Hour, Rescan: -1}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- w.Run(context.Background()) }()
+		if !w.Recheck([]string{"a.json"}) {
+			t.Fatal("a running watcher refused a recheck")
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		var got []string
+		for b := range w.Batches() {
+			got = append(got, b.Paths...)
+		}
+		if !slices.Equal(got, []string{"a.json"}) {
+			t.Fatalf("flushed %q, want a.json", got)
+		}
+		if w.Recheck([]string{"b.json"}) {
+			t.Fatal("a stopped watcher took a recheck")
+		}
+	})
+}
