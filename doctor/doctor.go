@@ -338,7 +338,16 @@ func claude(eng *engine.Engine) []Finding {
 		return []Finding{{Check: "claude", Level: LevelWarn, Message: hooks.SettingsPath + ": " + readErr(err) + "; not read",
 			Fix: "make it a regular file, then strata claude install"}}
 	}
-	if err != nil || !bytes.Contains(data, []byte(hooks.ResumeCommand)) || !bytes.Contains(data, []byte(hooks.ValidateCommand)) {
+	var installed bool
+	if err == nil {
+		// as claude install finds its hooks: a "command" hook running
+		// strata's command, not a "prompt" (or any text) naming it
+		if installed, err = hooks.ClaudeInstalled(hooks.SettingsPath, data); err != nil {
+			return []Finding{{Check: "claude", Level: LevelWarn, Message: err.Error(),
+				Fix: "correct " + hooks.SettingsPath + ", then strata claude install"}}
+		}
+	}
+	if !installed {
 		return []Finding{{Check: "claude", Level: LevelInfo, Message: "Claude Code hooks not installed in " + hooks.SettingsPath,
 			Fix: "strata claude install"}}
 	}
