@@ -582,13 +582,24 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 	case errors.Is(err, engine.ErrChanged):
 		return outs, err // read again (writeMemory)
 	case err != nil && !o.Written:
-		a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
+		a.Warn(fmt.Sprintf("L2 %s not written: %s", state.TermSafe(k.Path), reasonFor(k.Path, err)))
 		return outs, nil
 	case !o.Written:
 		a.Warn(fmt.Sprintf("L2 %s not written: it would be invalid: %s", k.Path, o.Problems.Error()))
 		return outs, nil
 	}
 	return append(outs, o), err
+}
+
+// reasonFor is err's message for a line that already names path: an
+// engine.PathError about path gives its reason alone ("has 2 hard links;
+// …"), not the path a second time.
+func reasonFor(path string, err error) string {
+	var pe *engine.PathError
+	if errors.As(err, &pe) && pe.Path == path && err.Error() == pe.Error() {
+		return pe.Reason
+	}
+	return err.Error()
 }
 
 // placeOwed puts a replayed line where it belongs (Replay): anchor is the
