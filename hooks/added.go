@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -133,6 +134,32 @@ func readAdded(gitDir string, limit int64) (map[string]*Added, error) {
 		return nil, &NoteError{Path: name, Reason: err.Error()}
 	}
 	return all, nil
+}
+
+// CheckAdded says why SaveAdded could not write the record file, nil when
+// it can as far as can be told without writing: a directory that is not
+// empty at its name (SaveAdded removes anything else ReadAdded refuses),
+// or a file where its directory <gitdir>/strata goes. claude install and
+// uninstall check it before they write a settings file, so that they do
+// not write one and then fail to note what they added.
+func CheckAdded(gitDir string) error {
+	name := addedFile(gitDir)
+	if st, err := os.Lstat(filepath.Dir(name)); err == nil && !st.IsDir() {
+		return fmt.Errorf("%s: not a directory, where strata keeps its record of what claude install added; nothing written. Move it away and run this again", filepath.Dir(name))
+	}
+	st, err := os.Lstat(name)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	d, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer d.Close()
+	if _, err := d.Readdirnames(1); errors.Is(err, io.EOF) {
+		return nil // empty: SaveAdded removes it
+	}
+	return fmt.Errorf("%s: a directory that is not empty, where strata keeps its record of what claude install added; nothing written. Move it away and run this again", name)
 }
 
 // SaveAdded keeps in as the record of path's install, or with in nil
