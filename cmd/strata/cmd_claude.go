@@ -71,6 +71,16 @@ func runClaude(e *env, o claudeOptions) error {
 	if err != nil {
 		return err
 	}
+	// one claude install or uninstall at a time, from the first read of
+	// the record to the last write: two at once would each write back the
+	// record as they read it, the second dropping the first's entry
+	if !o.DryRun {
+		release, err := hooks.HoldAdded(eng.GitDir(), eng.Shared(), engine.WritesWait)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	// .mcp.json is read and checked first, written last: a settings file
 	// that refuses the hooks leaves it as it was
 	notes := &claudeNotes{e: e, eng: eng, writes: !o.DryRun}
