@@ -290,13 +290,32 @@ func preCommit(eng *engine.Engine) Finding {
 		{hooks.MergeHookName, "a merge without conflicts"},
 		{hooks.PatchHookName, "a patch git am applies"},
 	} {
-		if data, err := state.ReadRegular(filepath.Join(dir, h.name), maxRead, true); err != nil ||
-			!bytes.Contains(data, []byte("strata "+h.name+" hook")) {
+		if !strataHookIn(filepath.Join(dir, h.name), h.name) {
 			return Finding{Check: check, Level: LevelWarn, Message: msg + ", calling " + exe + "; strata's " + h.name +
 				" hook is not installed: " + h.what + " is not checked", Fix: "strata hooks install"}
 		}
 	}
 	return Finding{Check: check, Level: LevelOK, Message: msg + ", calling " + exe}
+}
+
+// strataHookIn reports whether strata's hook name is at path, or, when the
+// pre-commit framework's hook is there (installed after strata's), at
+// path.legacy, where the framework runs it: as preCommit finds strata's
+// pre-commit hook.
+func strataHookIn(path, name string) bool {
+	mark := []byte("strata " + name + " hook")
+	data, err := state.ReadRegular(path, maxRead, true)
+	if err != nil {
+		return false
+	}
+	if bytes.Contains(data, mark) {
+		return true
+	}
+	if !hooks.IsFramework(data) {
+		return false
+	}
+	legacy, err := state.ReadRegular(path+hooks.LegacySuffix, maxRead, true)
+	return err == nil && bytes.Contains(legacy, mark)
 }
 
 // hookBinary reads the strata= line of strata's hook script.
@@ -319,7 +338,16 @@ func claude(eng *engine.Engine) []Finding {
 		return []Finding{{Check: "claude", Level: LevelWarn, Message: hooks.SettingsPath + ": " + readErr(err) + "; not read",
 			Fix: "make it a regular file, then strata claude install"}}
 	}
-	if err != nil || !bytes.Contains(data, []byte(hooks.ResumeCommand)) || !bytes.Contains(data, []byte(hooks.ValidateCommand)) {
+	var installed bool
+	if err == nil {
+		// as claude install finds its hooks: a "command" hook running
+		// strata's command, not a "prompt" (or any text) naming it
+		if installed, err = hooks.ClaudeInstalled(hooks.SettingsPath, data); err != nil {
+			return []Finding{{Check: "claude", Level: LevelWarn, Message: err.Error(),
+				Fix: "correct " + hooks.SettingsPath + ", then strata claude install"}}
+		}
+	}
+	if !installed {
 		return []Finding{{Check: "claude", Level: LevelInfo, Message: "Claude Code hooks not installed in " + hooks.SettingsPath,
 			Fix: "strata claude install"}}
 	}

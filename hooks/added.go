@@ -7,15 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitperm"
 	"github.com/strata-dev/strata/jsonedit"
+	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -135,6 +138,61 @@ func readAdded(gitDir string, limit int64) (map[string]*Added, error) {
 	return all, nil
 }
 
+// NoteStep, set by tests only, is called at the steps of the record's
+// read-modify-write: "wait" when HoldAdded finds the lock held and waits
+// for it, "read" once SaveAdded has read the records it will write back.
+var NoteStep func(step string)
+
+// HoldAdded takes the exclusive flock(2) on <gitdir>/strata/
+// claude-added.json.lock, waiting up to wait for another holder, and
+// returns its release. claude install and uninstall hold it from their
+// first read of the record (and of the files they edit) to their last
+// write, so that two of them never both read the record and each write
+// their own version back, the second dropping what the first noted. The
+// kernel drops the lock when its holder dies (no stale lock to take
+// over); the file is never removed (the lock lives on its inode). Past
+// wait the error wraps state.ErrLocked.
+func HoldAdded(gitDir string, sh gitperm.Shared, wait time.Duration) (release func(), err error) {
+	name := addedFile(gitDir) + ".lock"
+	release, err = pidlock.Hold(name, sh, true, 0)
+	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
+		if NoteStep != nil {
+			NoteStep("wait")
+		}
+		release, err = pidlock.Hold(name, sh, true, wait)
+	}
+	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
+		return nil, fmt.Errorf("another claude install or uninstall is running here (%s held for %s); try again: %w", name, wait, state.ErrLocked)
+	}
+	return release, err
+}
+
+// CheckAdded says why SaveAdded could not write the record file, nil when
+// it can as far as can be told without writing: a directory that is not
+// empty at its name (SaveAdded removes anything else ReadAdded refuses),
+// or a file where its directory <gitdir>/strata goes. claude install and
+// uninstall check it before they write a settings file, so that they do
+// not write one and then fail to note what they added.
+func CheckAdded(gitDir string) error {
+	name := addedFile(gitDir)
+	if st, err := os.Lstat(filepath.Dir(name)); err == nil && !st.IsDir() {
+		return fmt.Errorf("%s: not a directory, where strata keeps its record of what claude install added; nothing written. Move it away and run this again", filepath.Dir(name))
+	}
+	st, err := os.Lstat(name)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	d, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer d.Close()
+	if _, err := d.Readdirnames(1); errors.Is(err, io.EOF) {
+		return nil // empty: SaveAdded removes it
+	}
+	return fmt.Errorf("%s: a directory that is not empty, where strata keeps its record of what claude install added; nothing written. Move it away and run this again", name)
+}
+
 // SaveAdded keeps in as the record of path's install, or with in nil
 // forgets it (after an uninstall). A record file ReadAdded would refuse
 // (a *NoteError) is replaced: the records it held are lost, as they were
@@ -142,6 +200,9 @@ func readAdded(gitDir string, limit int64) (map[string]*Added, error) {
 func SaveAdded(gitDir string, sh gitperm.Shared, path string, in *Added, limit int64) error {
 	name := addedFile(gitDir)
 	all, err := readAdded(gitDir, limit)
+	if NoteStep != nil {
+		NoteStep("read")
+	}
 	var bad *NoteError
 	switch {
 	case errors.As(err, &bad):

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/strata-dev/strata/jsonedit"
@@ -119,6 +120,32 @@ func installClaude(path string, data []byte) (out []byte, changed bool, created 
 		return data, false, nil, nil
 	}
 	return out, true, created, nil
+}
+
+// ClaudeInstalled reports whether a settings.json's content has both of
+// strata's hooks as InstallClaude finds them: under its event, an entry
+// with a hook of type "command" running strata's command (whatever its
+// matcher or other fields). A "prompt" hook, or any other text, that only
+// mentions the command does not count. Content that is not a JSON object
+// with a "hooks" object of arrays is an error (state.Problems).
+func ClaudeInstalled(path string, data []byte) (bool, error) {
+	if err := checkJSON(path, data); err != nil {
+		return false, err
+	}
+	_, hooks, err := decodeSettings(path, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if err != nil {
+		return false, positioned(path, data, err)
+	}
+	for _, c := range claudeEntries {
+		arr, err := eventArray(path, hooks, c.event)
+		if err != nil {
+			return false, positioned(path, data, err)
+		}
+		if !slices.ContainsFunc(arr, func(el json.RawMessage) bool { return runs(el, c.command) }) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // UninstallClaude removes strata's entries from a settings.json: an entry

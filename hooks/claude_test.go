@@ -303,3 +303,28 @@ func TestClaudeSettingsErrorsPositioned(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// ClaudeInstalled finds strata's hooks as InstallClaude does: a "command"
+// hook running strata's command under its event; a "prompt" hook naming it
+// does not count (note23 "Left alone").
+func TestClaudeInstalled(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings string
+		want           bool
+	}{
+		{"none", ``, false},
+		{"installed", `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"strata resume --hook"}]}],"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"strata validate --hook","timeout":5}]}]}}`, true},
+		{"with a BOM", "\ufeff" + `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"strata resume --hook"}]}],"PostToolUse":[{"hooks":[{"type":"command","command":"strata validate --hook"}]}]}}`, true},
+		{"prompt", `{"hooks":{"SessionStart":[{"hooks":[{"type":"prompt","prompt":"strata resume --hook","command":"strata resume --hook"}]}],"PostToolUse":[{"hooks":[{"type":"command","command":"strata validate --hook"}]}]}}`, false},
+		{"other event", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"strata resume --hook"}]}],"PostToolUse":[{"hooks":[{"type":"command","command":"strata validate --hook"}]}]}}`, false},
+		{"in a string", `{"note":"strata resume --hook strata validate --hook"}`, false},
+	} {
+		got, err := ClaudeInstalled(SettingsPath, []byte(tc.settings))
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := ClaudeInstalled(SettingsPath, []byte(`{"hooks":{"SessionStart":{}}}`)); err == nil || !strings.Contains(err.Error(), "/hooks/SessionStart") {
+		t.Errorf("hooks.SessionStart an object: %v, want an error naming its pointer", err)
+	}
+}

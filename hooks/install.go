@@ -528,7 +528,38 @@ func uninstallRefusal(dir, name string) error {
 	if f.kind == editedHook {
 		return editedError(f.path, name, "removed")
 	}
+	if f.kind == noHook {
+		return staleChained(f.path+ChainedSuffix, name)
+	}
 	return nil
+}
+
+// staleChained refuses to move NAME.strata-chained back to NAME when there
+// is no strata hook at NAME (a chained hook left behind: strata's hook was
+// deleted by hand, or the file was put there by something else) and it is
+// not a regular file: a symbolic link, a named pipe or a directory there
+// may be anything, and as NAME git would run it (or fail on every
+// commit). A regular file is the hook strata chained, moved back as it is.
+func staleChained(chained, name string) error {
+	st, err := os.Lstat(chained)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read hook: %w", err)
+	case st.Mode().IsRegular():
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	case st.IsDir():
+		what = "a directory"
+	case st.Mode()&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	}
+	return fmt.Errorf("%s: %s, and no strata %s hook to remove; left where it is (uninstall moves back only a regular file). Move it to %s yourself if it is your hook, or delete it", chained, what, name, name)
 }
 
 func uninstallHook(dir, name string) (Removed, error) {
@@ -548,6 +579,10 @@ func uninstallHook(dir, name string) (Removed, error) {
 		res.Changed = true
 	case f.kind == editedHook:
 		return res, editedError(hook, name, "removed")
+	case f.kind == noHook:
+		if err := staleChained(chained, name); err != nil {
+			return res, err
+		}
 	}
 	if exists(chained) {
 		if err := os.Rename(chained, hook); err != nil {

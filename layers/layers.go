@@ -50,10 +50,12 @@ var WorkflowTypes = []string{"APEX", "ONESHOT", "DEBUG", "BRAINSTORM"}
 // 20: one line (an item the user annotated with nested lines is the
 // user's), in one of its three shapes with one of WorkflowTypes. A line of
 // the user's that merely starts the same way ("Completed onboarding for
-// Alice: …", "Active CI workflow: …") is never counted nor removed.
+// Alice: …", "Active CI workflow: …") is never counted nor removed. The
+// Expired line's phase may be missing: strata before session 24 wrote "at
+// for" for a state whose phase was white space (now "at (no phase) for").
 var protocolLine = sync.OnceValue(func() *regexp.Regexp {
 	typ := "(?:" + strings.Join(WorkflowTypes, "|") + ")"
-	return regexp.MustCompile(`^(?:Active ` + typ + ` workflow: .+ completed, .+|Completed ` + typ + ` for .+: .+|Expired workflow: ` + typ + ` at .+ for .+)$`)
+	return regexp.MustCompile(`^(?:Active ` + typ + ` workflow: .+ completed, .+|Completed ` + typ + ` for .+: .+|Expired workflow: ` + typ + ` at (?:.* )?for .+)$`)
 })
 
 // IsProtocolLine reports whether an item of the workflow section has the
@@ -189,9 +191,19 @@ func (a *Agent) stepLines(en *state.Entry) ([]string, error) {
 // expiredPrefix starts the line of an expiry.
 const expiredPrefix = "Expired workflow: "
 
-// expiredLine is the L2 line of the TTL's reset of doc.
+// expiredLine is the L2 line of the TTL's reset of doc: a state whose
+// phase is white space (the schema's minLength lets " " through) is "at
+// (no phase)", as a blank context is "for (no context)", so the line reads
+// and the cap counts it.
 func expiredLine(doc map[string]any) string {
-	return lineOf(expiredPrefix+"%s at %s for %s", str(doc, "type"), str(doc, "phase"), contextOf(doc))
+	return lineOf(expiredPrefix+"%s at %s for %s", str(doc, "type"), phaseOf(doc), contextOf(doc))
+}
+
+func phaseOf(doc map[string]any) string {
+	if p := str(doc, "phase"); !blank(p) {
+		return p
+	}
+	return "(no phase)"
 }
 
 // placed is a line for the workflow section and where it goes: at the
@@ -570,13 +582,24 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 	case errors.Is(err, engine.ErrChanged):
 		return outs, err // read again (writeMemory)
 	case err != nil && !o.Written:
-		a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
+		a.Warn(fmt.Sprintf("L2 %s not written: %s", state.TermSafe(k.Path), reasonFor(k.Path, err)))
 		return outs, nil
 	case !o.Written:
 		a.Warn(fmt.Sprintf("L2 %s not written: it would be invalid: %s", k.Path, o.Problems.Error()))
 		return outs, nil
 	}
 	return append(outs, o), err
+}
+
+// reasonFor is err's message for a line that already names path: an
+// engine.PathError about path gives its reason alone ("has 2 hard links;
+// …"), not the path a second time.
+func reasonFor(path string, err error) string {
+	var pe *engine.PathError
+	if errors.As(err, &pe) && pe.Path == path && err.Error() == pe.Error() {
+		return pe.Reason
+	}
+	return err.Error()
 }
 
 // placeOwed puts a replayed line where it belongs (Replay): anchor is the

@@ -166,6 +166,9 @@ func TestIsProtocolLine(t *testing.T) {
 		"Active BRAINSTORM workflow: ideas completed, entering vote",
 		"Completed DEBUG for flaky test: fixed",
 		"Expired workflow: ONESHOT at fix for (no context)",
+		"Expired workflow: ONESHOT at (no phase) for auth",
+		"Expired workflow: ONESHOT at for auth",  // an older strata's, for a blank phase
+		"Expired workflow: ONESHOT at  for auth", // (two spaces, as an editor may leave it)
 	} {
 		if !IsProtocolLine(l) {
 			t.Errorf("%q: not a protocol line", l)

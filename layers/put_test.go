@@ -551,3 +551,34 @@ func TestProtocolLinesOfControlValues(t *testing.T) {
 		t.Errorf("the replay moved a line it owed and the file held:\n%q\nwant\n%q", got, there)
 	}
 }
+
+// A workflow state whose phase is white space expires with a line that
+// reads "at (no phase)" and that the cap counts; the line an older strata
+// wrote for one ("at for") is counted too, and so trimmed in its turn
+// (note23 "Left alone").
+func TestExpiredLineWithNoPhaseIsCapped(t *testing.T) {
+	r := newTestRepo(t)
+	var b strings.Builder
+	b.WriteString("# Memory\n\n## Workflow state\n- Expired workflow: DEBUG at for old\n")
+	for i := 1; i < MaxWorkflowLines; i++ {
+		fmt.Fprintf(&b, "- Active APEX workflow: a%d completed, entering b%d auth\n", i, i)
+	}
+	r.write(memoryPath, []byte(b.String()))
+	r.write(".claude/memory.jsonl", nil)
+	r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":" \n","context":"auth","lastUpdated":"2026-11-20T10:00:00Z"}`+"\n"))
+	r.open()
+	r.recordAll()
+	x, _, err := New(r.eng, func(m string) { t.Errorf("warning: %s", m) }).Expire(state.SourceRecord)
+	if err != nil || x == nil {
+		t.Fatalf("Expire = %+v, %v; want the state expired", x, err)
+	}
+	want := strings.Replace(b.String(), "- Expired workflow: DEBUG at for old\n", "", 1) +
+		"- Expired workflow: APEX at (no phase) for auth\n"
+	got := string(r.read(memoryPath))
+	if got != want {
+		t.Errorf("MEMORY.md:\n%s\nwant\n%s", got, want)
+	}
+	if n := len(protocolLines([]byte(got))); n != MaxWorkflowLines {
+		t.Errorf("%d protocol lines counted, want %d", n, MaxWorkflowLines)
+	}
+}

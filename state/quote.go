@@ -126,6 +126,18 @@ func SingleQuoted(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// ShellPath is ShellWord for a path strata prints in a command (strata
+// restore PATH), where a path of the home directory's files starts with
+// "~/": that "~/" is left bare, for the shell to expand (strata reads
+// "~/" itself too), and the rest is one ShellWord, so the word still runs
+// nothing else: ~/'dir/$(x) y.md'.
+func ShellPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && rest != "" {
+		return "~/" + ShellWord(rest)
+	}
+	return ShellWord(p)
+}
+
 // ShellWord returns s as one word a shell reads back as s, on one line of
 // printable text, for a command strata prints for a person to paste or an
 // agent to run (strata restore PATH --rev REV), so it runs nothing else

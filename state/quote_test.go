@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -157,5 +158,38 @@ func TestJSONSafe(t *testing.T) {
 	}
 	if plain := []byte("{\"a\": \"café\"}\n"); &JSONSafe(plain)[0] != &plain[0] {
 		t.Error("JSONSafe copied a document with nothing to escape")
+	}
+}
+
+// A path ShellPath prints reads back in bash as the path, "~/" expanded
+// to the home directory, and runs nothing, whatever the rest holds
+// (note23 "Left alone": sync's restore hint for the home file).
+func TestShellPathRoundTrip(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	home, cwd := t.TempDir(), t.TempDir()
+	for in, want := range map[string]string{
+		"~/.claude/projects/-tmp-r/memory/MEMORY.md": home + "/.claude/projects/-tmp-r/memory/MEMORY.md",
+		"~/dir/$(touch PWNED) x.md":                  home + "/dir/$(touch PWNED) x.md",
+		"~/it's `touch PWNED`":                       home + "/it's `touch PWNED`",
+		".claude/$(touch PWNED) y.json":              ".claude/$(touch PWNED) y.json",
+		"~root/x.json":                               "~root/x.json",
+		"~/":                                         "~/",
+	} {
+		w := ShellPath(in)
+		if !printable(w) {
+			t.Errorf("ShellPath(%q) = %q: not one printable line", in, w)
+		}
+		cmd := exec.Command(bash, "--norc", "-c", "printf %s "+w)
+		cmd.Dir, cmd.Env = cwd, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+		out, err := cmd.Output()
+		if err != nil || string(out) != want {
+			t.Errorf("bash read ShellPath(%q) = %s back as %q (%v), want %q", in, w, out, err, want)
+		}
+	}
+	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+		t.Errorf("pasting the paths ran something: %v", ents)
 	}
 }

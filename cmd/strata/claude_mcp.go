@@ -76,6 +76,9 @@ func planMCP(e *env, eng *engine.Engine, notes *claudeNotes, dryRun, remove bool
 		mode = st.Mode().Perm()
 	}
 	return func() error {
+		if err := notes.check(); err != nil {
+			return err
+		}
 		if err := engine.WriteUserFile(name, out, mode); err != nil {
 			return err
 		}

@@ -71,9 +71,19 @@ func runClaude(e *env, o claudeOptions) error {
 	if err != nil {
 		return err
 	}
+	// one claude install or uninstall at a time, from the first read of
+	// the record to the last write: two at once would each write back the
+	// record as they read it, the second dropping the first's entry
+	if !o.DryRun {
+		release, err := hooks.HoldAdded(eng.GitDir(), eng.Shared(), engine.WritesWait)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	// .mcp.json is read and checked first, written last: a settings file
 	// that refuses the hooks leaves it as it was
-	notes := &claudeNotes{e: e, eng: eng}
+	notes := &claudeNotes{e: e, eng: eng, writes: !o.DryRun}
 	var writeMCP func() error
 	if o.MCP {
 		if writeMCP, err = planMCP(e, eng, notes, o.DryRun, o.Remove); err != nil {
@@ -170,6 +180,11 @@ func claudeSettings(e *env, eng *engine.Engine, notes *claudeNotes, k engine.Kep
 		fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
 		return oc, false, nil
 	}
+	// the record is written after the file: one that cannot be fails now,
+	// before anything is written
+	if err := notes.check(); err != nil {
+		return oc, false, err
+	}
 	oc, err = eng.Put(k, f.ID(), out, state.SourceRecord)
 	if err != nil {
 		return oc, false, err
@@ -206,6 +221,7 @@ func notRegular(eng *engine.Engine, rel string, p *state.Problem) error {
 type claudeNotes struct {
 	e      *env
 	eng    *engine.Engine
+	writes bool // not a dry run: a record file that cannot be replaced is an error
 	warned bool
 }
 
@@ -215,6 +231,11 @@ func (n *claudeNotes) read(path string) (*hooks.Added, error) {
 	rec, err := hooks.ReadAdded(n.eng.GitDir(), path, n.limit())
 	var bad *hooks.NoteError
 	if errors.As(err, &bad) {
+		if n.writes {
+			if err := n.check(); err != nil {
+				return nil, err // said before anything is written, and instead of the warning
+			}
+		}
 		if !n.warned {
 			n.warned = true
 			fmt.Fprintf(n.e.Err, "strata: warning: %s: %s; ignored, as if there were no record of claude install (uninstall keeps the empty objects and arrays it made)\n", bad.Path, bad.Reason)
@@ -223,6 +244,9 @@ func (n *claudeNotes) read(path string) (*hooks.Added, error) {
 	}
 	return rec, err
 }
+
+// check says why the record file could not be written (hooks.CheckAdded).
+func (n *claudeNotes) check() error { return hooks.CheckAdded(n.eng.GitDir()) }
 
 func (n *claudeNotes) save(path string, rec *hooks.Added) error {
 	return hooks.SaveAdded(n.eng.GitDir(), n.eng.Shared(), path, rec, n.limit())

@@ -127,11 +127,14 @@ func syncFailed(rep *syncer.Report) bool {
 // printSync prints a sync's report; shown, for the home ref, maps its tree
 // names to the paths the user knows.
 func printSync(e *env, r *syncer.Report, shown func(string) string) {
-	name := func(p string) string {
+	path := func(p string) string {
 		if shown != nil && shown(p) != "" {
 			p = shown(p)
 		}
-		return state.TermSafe(p) // a remote names its paths
+		return p
+	}
+	name := func(p string) string {
+		return state.TermSafe(path(p)) // a remote names its paths
 	}
 	label := "sync with "
 	if shown != nil {
@@ -205,7 +208,8 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 				side = "remote"
 			}
 			fmt.Fprintf(e.Out, "decided %s: %s version recorded later (%s) wins over %s (%s); restore with strata restore %s --rev %s\n",
-				name(d.Path), side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339), name(d.Path), d.Loser)
+				name(d.Path), side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339),
+				state.ShellPath(path(d.Path)), state.ShellWord(d.Loser)) // a command to paste: one word each, "~/" left to the shell
 		}
 	}
 	printLost(e, r.Lost)
