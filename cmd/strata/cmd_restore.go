@@ -209,7 +209,7 @@ func appendOnlyNote(e *env, eng *engine.Engine, path string) {
 		return
 	}
 	fmt.Fprintf(e.Out, "  %s is append-only: its recorded version stays in history, and only those bytes may be written there again (strata restore %s); new content goes in a new numbered file\n",
-		state.TermSafe(path), state.TermSafe(path))
+		state.TermSafe(path), state.ShellWord(path))
 }
 
 // revivedFrom names the version a restore brought back for a deleted file.
