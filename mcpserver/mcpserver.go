@@ -349,15 +349,18 @@ func (h *handlers) blame(_ context.Context, in blameIn) (any, string, error) {
 	}
 	text := ""
 	for _, l := range lines {
-		what := l.Key
+		what, value := l.Key, state.TermSafe(l.Value)
 		if what == "" {
 			what = fmt.Sprintf("line %d", l.Line)
+		} else {
+			// compact JSON: quoted once, as the CLI's blame (attack24 G5)
+			value = state.TermSafe(string(state.JSONSafe([]byte(l.Value))))
 		}
 		restored := ""
 		if l.Restored {
 			restored = " restored by " + state.ShortID(l.RestoredBy)
 		}
-		text += fmt.Sprintf("%s %s %s%s %s: %s\n", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), state.TermSafe(string(l.Source)), restored, state.TermSafe(what), state.TermSafe(l.Value))
+		text += fmt.Sprintf("%s %s %s%s %s: %s\n", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), state.TermSafe(string(l.Source)), restored, state.TermSafe(what), value)
 	}
 	if lines == nil {
 		lines = []semantic.BlameLine{}

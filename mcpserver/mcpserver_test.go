@@ -242,7 +242,7 @@ func TestTextResultsAreQuoted(t *testing.T) {
 		{"strata_at", map[string]any{}, `\x1b]0;OWNED\a`},
 		{"strata_resume", map[string]any{}, `\x1b]0;OWNED\a`},
 		{"strata_blame", map[string]any{"path": ".claude/memory/MEMORY.md"}, `\x1b]0;OWNED\a`},
-		{"strata_blame", map[string]any{"path": ".claude/workflow-state.json"}, `/phase: "\"plan\\u001b]0;OWNED`},
+		{"strata_blame", map[string]any{"path": ".claude/workflow-state.json"}, `/phase: "plan\u001b]0;OWNED\u0007\u001b[2J\r\u202eRLO"` + "\n"}, // quoted once (attack24 G5)
 		{"strata_diff", map[string]any{"path": ".claude/memory/MEMORY.md"}, `+"- \x1b[31mred\r"`},
 		{"strata_diff", map[string]any{"path": ".claude/workflow-state.json", "from": "@{0}", "to": "HEAD~0", "keys": true}, ""},
 		{"strata_log", map[string]any{}, "add    .claude/memory/MEMORY.md"},
