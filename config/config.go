@@ -601,7 +601,10 @@ func (c *Config) privacy(rel string, named bool) string {
 	}
 	why := ""
 	switch {
-	case strings.HasSuffix(path.Base(rel), ".local.json"):
+	case strings.HasSuffix(state.FoldName(path.Base(rel)), ".local.json"):
+		// compared as a case-insensitive file system compares names, on
+		// every one: on a Mac .claude/Settings.Local.json is the user's
+		// settings.local.json (attack24 G2)
 		why = whyLocalJSON
 	case c.Ignored != nil && c.Ignored(rel):
 		why = whyIgnored

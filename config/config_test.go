@@ -563,6 +563,21 @@ files:
 	assert.True(t, ok, "not private: kept as before")
 }
 
+// TestLocalJSONFolded: the *.local.json convention holds for every name a
+// case-insensitive file system takes for one (attack24 G2: a peer's
+// .claude/Settings.Local.json, on a Mac the user's settings.local.json,
+// was kept, so sync wrote it over the user's keys).
+func TestLocalJSONFolded(t *testing.T) {
+	c := load(t, "version: 1\nfiles:\n  - glob: .claude/*\n    schema: json\n")
+	for _, p := range []string{".claude/settings.local.json", ".claude/Settings.Local.json", ".claude/SETTINGS.LOCAL.JSON", ".claude/x.local.json.", ".claude/x.Local.json "} {
+		_, ok := c.Classify(p)
+		assert.False(t, ok, "kept: %q", p)
+		assert.Equal(t, "a *.local.json file (private by convention)", c.Private(p), p)
+	}
+	_, ok := c.Classify(".claude/localjson.json")
+	assert.True(t, ok, "not private")
+}
+
 // A value error in .strata.yaml names the value itself: its line and column
 // and its JSON pointer, the rule's index included (attack23 F15: an
 // "ignore: maybe" in rule 0 was reported at the files key as /files/ignore).

@@ -105,7 +105,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				if l.CheckedOut {
 					attrs = append(attrs, "checked_out", true) // the winner is a checkout there, no edit
 				}
-				log.Warn("sync: local version lost", append(attrs, "restore", "strata restore "+l.Path+" --rev "+l.Rev)...)
+				log.Warn("sync: local version lost", append(attrs, "restore", "strata restore "+state.ShellWord(l.Path)+" --rev "+state.ShellWord(l.Rev))...)
 			}
 			if home, _ := seng.SyncHome(); home {
 				// sync_home: true — the auto-memory file's local history too,

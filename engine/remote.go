@@ -24,6 +24,9 @@ type (
 	MergeKind = gitstore.MergeKind
 	// Lost is a local version a merge did not take.
 	Lost = gitstore.Lost
+	// TreeBoundError is a commit whose tree nests deeper, or names a path
+	// longer, than a kept path may, met by a merge (its role named).
+	TreeBoundError = gitstore.TreeBoundError
 )
 
 // BlobHash is the git blob id of data.

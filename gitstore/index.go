@@ -367,11 +367,11 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 // order, with the source, class and schema of c's own entry for the path
 // (its trailers, ents) when it has one, else sync's. Callers hold s.mu.
 func (s *Store) changedFrom(from, c plumbing.Hash, ents []state.Entry) ([]state.Entry, error) {
-	was, err := s.commitFiles(from)
+	was, err := s.commitFiles(from, "")
 	if err != nil {
 		return nil, err
 	}
-	now, err := s.commitFiles(c)
+	now, err := s.commitFiles(c, "")
 	if err != nil {
 		return nil, err
 	}

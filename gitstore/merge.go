@@ -333,7 +333,9 @@ func (s *Store) flatten(tree plumbing.Hash) (map[string]plumbing.Hash, error) {
 	return out, s.walkFiles(tree, nil, func(p string, blob plumbing.Hash) { out[p] = blob })
 }
 
-func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {
+// commitFiles is flatten of commit c's tree; a tree past the bounds is a
+// *TreeBoundError naming c in its role to the caller ("" for "commit").
+func (s *Store) commitFiles(c plumbing.Hash, role string) (map[string]plumbing.Hash, error) {
 	if c.IsZero() {
 		return map[string]plumbing.Hash{}, nil
 	}
@@ -341,7 +343,11 @@ func (s *Store) commitFiles(c plumbing.Hash) (map[string]plumbing.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.flatten(t)
+	files, err := s.flatten(t)
+	if err != nil {
+		return nil, inCommit(err, role, c)
+	}
+	return files, nil
 }
 
 // PlanMerge works out, without writing anything, how theirs merges into
@@ -380,7 +386,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 	if ours.IsZero() {
 		// Nothing local yet: everything comes from theirs.
 		m.Kind, m.Head = MergeFastForward, theirs.String()
-		files, err := s.commitFiles(theirs)
+		files, err := s.commitFiles(theirs, "the other side's head")
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
@@ -412,11 +418,11 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 	if err != nil {
 		return nil, err
 	}
-	of, err := s.commitFiles(ours)
+	of, err := s.commitFiles(ours, "this side's head")
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	tf, err := s.commitFiles(theirs)
+	tf, err := s.commitFiles(theirs, "the other side's head")
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
@@ -651,9 +657,9 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int, bm *baseMerges) (map
 	case len(bases) == 0:
 		return map[string]plumbing.Hash{}, nil
 	case len(bases) == 1 || depth > 8:
-		return s.commitFiles(bases[0])
+		return s.commitFiles(bases[0], "the merge base")
 	}
-	acc, err := s.commitFiles(bases[0])
+	acc, err := s.commitFiles(bases[0], "the merge base")
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[st
 	}
 	out := make(map[string]string)
 	if err := s.walkFiles(tree, descend, func(p string, blob plumbing.Hash) { out[p] = blob.String() }); err != nil {
-		return nil, fmt.Errorf("files: %w", err)
+		return nil, fmt.Errorf("files: %w", inCommit(err, "", c))
 	}
 	return out, nil
 }

@@ -554,6 +554,48 @@ func (s *Store) Files(commit string) (map[string]string, error) {
 	return s.FilesWhere(commit, nil)
 }
 
+// TreeBoundError is a commit's tree that nests deeper, or names a path
+// longer, than a kept path may (state.MaxPathDepth, state.MaxPathLen):
+// walkFiles stops there. A fetched head is refused for it before anything
+// is merged (UnsafeTreeError); a commit deeper in a history is not checked
+// then, and is named here when a merge, a restore or a read reaches it
+// (attack24: a peer's commit under a clean head, made the merge base, made
+// every later sync fail naming neither the commit nor the remote).
+type TreeBoundError struct {
+	Role   string // what the commit is to a merge ("the merge base"), "" for "commit"
+	Commit string // the commit whose tree it is, "" while the walk does not know it
+	Path   string // where the bound is crossed (its first 200 bytes when Cut)
+	Cut    bool
+	Reason string
+}
+
+func (e *TreeBoundError) Error() string {
+	where := quotePath(e.Path)
+	if e.Cut {
+		where += "..."
+	}
+	if e.Commit == "" {
+		return where + ": " + e.Reason
+	}
+	role := e.Role
+	if role == "" {
+		role = "commit"
+	}
+	return fmt.Sprintf("%s %s: entry %s: %s", role, state.ShortID(e.Commit), where, e.Reason)
+}
+
+// inCommit names commit (and its role) in a *TreeBoundError err holds;
+// other errors are returned as they are.
+func inCommit(err error, role string, commit plumbing.Hash) error {
+	var tb *TreeBoundError
+	if !errors.As(err, &tb) || tb.Commit != "" {
+		return err
+	}
+	named := *tb
+	named.Role, named.Commit = role, commit.String()
+	return &named
+}
+
 // walkFiles calls visit with the slash path and blob of every file of tree h,
 // descending only into the directories descend admits (nil: all; "" is the
 // root). Gitlinks are skipped: they name a commit of another repository, not
@@ -569,7 +611,7 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 			return nil
 		}
 		if depth >= state.MaxPathDepth {
-			return fmt.Errorf("%s: trees nested more than %d deep", quotePath(dir), state.MaxPathDepth-1)
+			return &TreeBoundError{Path: dir, Reason: fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1)}
 		}
 		entries, err := s.tree(h)
 		if err != nil {
@@ -581,7 +623,7 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 		}
 		for _, e := range entries {
 			if len(prefix)+len(e.Name) > state.MaxPathLen {
-				return fmt.Errorf("%s...: path longer than %d bytes", quotePath((prefix + e.Name)[:200]), state.MaxPathLen)
+				return &TreeBoundError{Path: (prefix + e.Name)[:200], Cut: true, Reason: fmt.Sprintf("path longer than %d bytes", state.MaxPathLen)}
 			}
 			switch {
 			case e.IsDir():

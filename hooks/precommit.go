@@ -139,7 +139,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 	}
 	if !isStaged {
 		if from != "" && k.Class.Immutable() {
-			return state.Problems{{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot be deleted; put it back with `git restore --staged --worktree --source=" + from + " " + k.Path + "` (or `strata restore " + k.Path + "`)"}}, nil
+			return state.Problems{{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot be deleted; put it back with `git restore --staged --worktree --source=" + from + " " + state.ShellWord(k.Path) + "` (or `strata restore " + state.ShellWord(k.Path) + "`)"}}, nil
 		}
 		return nil, nil // deleting any other kept file is fine
 	}
@@ -187,7 +187,7 @@ func checkStaged(eng *engine.Engine, k config.Kept, staged map[string]engine.Sta
 	// is the filter's output (ciphertext, an LFS pointer), not the file;
 	// validate and record judge the work tree's version.
 	if from != "" && !same && k.Class.Immutable() {
-		ps = append(ps, state.Problem{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot change; write a new numbered file instead, or put it back with `git restore --staged --worktree --source=" + from + " " + k.Path + "` (or `strata restore " + k.Path + "`)"})
+		ps = append(ps, state.Problem{Path: k.Path, Message: "a committed " + noun + " is append-only and cannot change; write a new numbered file instead, or put it back with `git restore --staged --worktree --source=" + from + " " + state.ShellWord(k.Path) + "` (or `strata restore " + state.ShellWord(k.Path) + "`)"})
 	}
 	return ps, nil
 }

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,14 +187,50 @@ type logIn struct {
 	Path  string `json:"path,omitempty" jsonschema:"only changes of this kept file (repository-relative)"`
 	Since string `json:"since,omitempty" jsonschema:"only changes at or after this time (RFC 3339 or '2h ago')"`
 	Until string `json:"until,omitempty" jsonschema:"only changes at or before this time"`
-	Limit int    `json:"limit,omitempty" jsonschema:"at most this many entries (default 50)"`
+	Limit count  `json:"limit,omitempty" jsonschema:"at most this many entries (default 50)"`
+}
+
+// count is a whole-number argument (strata_log's limit, the only one): its
+// schema is an integer's, and a value the SDK's schema check lets through
+// that an int does not hold (past 64 bits, 1e20, 1.0) is read here, where
+// it gets the CLI's one line rather than the decoder's, which named
+// mcpserver.logIn (attack24 G4). The SDK hands the arguments on through
+// float64, which holds every integer up to 2^53 exactly and rounds those
+// past it: as for ids (maxID), a larger one is refused rather than read as
+// another. A negative one is the handler's to refuse.
+type count int
+
+// maxCount is the largest count: 2^53, the last integer float64 holds
+// before the one after it would round back.
+const maxCount = 1 << 53
+
+func (n *count) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if v, err := strconv.ParseInt(s, 10, 0); err == nil && v <= maxCount {
+		*n = count(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		return errors.New("limit: must be a whole number")
+	case f != math.Trunc(f):
+		return errors.New("limit: must be a whole number")
+	case f < 0:
+		*n = -1 // refused as negative, however far
+	case f > maxCount:
+		return errors.New("limit: too large (at most 9007199254740992)")
+	default:
+		*n = count(f)
+	}
+	return nil
 }
 
 func (h *handlers) log(_ context.Context, in logIn) (any, string, error) {
 	if in.Limit < 0 {
 		return nil, "", errors.New("limit: must not be negative")
 	}
-	q := state.LogQuery{Limit: in.Limit}
+	q := state.LogQuery{Limit: int(in.Limit)}
 	if q.Limit == 0 {
 		q.Limit = 50
 	}
@@ -311,15 +349,18 @@ func (h *handlers) blame(_ context.Context, in blameIn) (any, string, error) {
 	}
 	text := ""
 	for _, l := range lines {
-		what := l.Key
+		what, value := l.Key, state.TermSafe(l.Value)
 		if what == "" {
 			what = fmt.Sprintf("line %d", l.Line)
+		} else {
+			// compact JSON: quoted once, as the CLI's blame (attack24 G5)
+			value = state.TermSafe(string(state.JSONSafe([]byte(l.Value))))
 		}
 		restored := ""
 		if l.Restored {
 			restored = " restored by " + state.ShortID(l.RestoredBy)
 		}
-		text += fmt.Sprintf("%s %s %s%s %s: %s\n", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), state.TermSafe(string(l.Source)), restored, state.TermSafe(what), state.TermSafe(l.Value))
+		text += fmt.Sprintf("%s %s %s%s %s: %s\n", state.ShortID(l.Commit), l.Time.Format(time.RFC3339), state.TermSafe(string(l.Source)), restored, state.TermSafe(what), value)
 	}
 	if lines == nil {
 		lines = []semantic.BlameLine{}

@@ -107,6 +107,35 @@ func TestShowAndErrors(t *testing.T) {
 	require.Contains(t, res.Content[0].(*mcp.TextContent).Text, "workflow: APEX, phase plan")
 }
 
+// TestLogLimitOneLine: a limit the schema lets through and an int does not
+// hold is one line naming the argument, not the decoder's text naming
+// mcpserver.logIn (attack24 G4); a whole number written 1.0 or 1e1 is read.
+func TestLogLimitOneLine(t *testing.T) {
+	cs := connect(t, repo(t))
+	ctx := context.Background()
+	for args, want := range map[string]string{
+		`{"limit": 99999999999999999999}`:  "limit: too large (at most 9007199254740992)",
+		`{"limit": 1e20}`:                  "limit: too large (at most 9007199254740992)",
+		`{"limit": 9223372036854775807}`:   "limit: too large (at most 9007199254740992)",
+		`{"limit": -99999999999999999999}`: "limit: must not be negative",
+		`{"limit": -1}`:                    "limit: must not be negative",
+		`{"limit": 1.0}`:                   "",
+		`{"limit": 1e1}`:                   "",
+		`{"limit": 9007199254740992}`:      "",
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "strata_log", Arguments: json.RawMessage(args)})
+		require.NoError(t, err, args)
+		text := res.Content[0].(*mcp.TextContent).Text
+		if want == "" {
+			require.False(t, res.IsError, "%s: %s", args, text)
+			require.Contains(t, text, ".claude/workflow-state.json", args)
+			continue
+		}
+		require.True(t, res.IsError, args)
+		require.Equal(t, want, text, args)
+	}
+}
+
 // BenchmarkShow measures strata_show once the server runs (the issue's
 // target: under 10 ms).
 func BenchmarkShow(b *testing.B) {
@@ -213,7 +242,7 @@ func TestTextResultsAreQuoted(t *testing.T) {
 		{"strata_at", map[string]any{}, `\x1b]0;OWNED\a`},
 		{"strata_resume", map[string]any{}, `\x1b]0;OWNED\a`},
 		{"strata_blame", map[string]any{"path": ".claude/memory/MEMORY.md"}, `\x1b]0;OWNED\a`},
-		{"strata_blame", map[string]any{"path": ".claude/workflow-state.json"}, `/phase: "\"plan\\u001b]0;OWNED`},
+		{"strata_blame", map[string]any{"path": ".claude/workflow-state.json"}, `/phase: "plan\u001b]0;OWNED\u0007\u001b[2J\r\u202eRLO"` + "\n"}, // quoted once (attack24 G5)
 		{"strata_diff", map[string]any{"path": ".claude/memory/MEMORY.md"}, `+"- \x1b[31mred\r"`},
 		{"strata_diff", map[string]any{"path": ".claude/workflow-state.json", "from": "@{0}", "to": "HEAD~0", "keys": true}, ""},
 		{"strata_log", map[string]any{}, "add    .claude/memory/MEMORY.md"},

@@ -24,10 +24,10 @@ func AppendOnly(class state.Class, path string, prev, cur []byte, exists bool) s
 		return nil
 	}
 	if !exists {
-		return state.Problems{{Path: path, Message: "a recorded Phase Outcome is append-only and cannot be deleted; run `strata restore " + path + "` to put it back"}}
+		return state.Problems{{Path: path, Message: "a recorded Phase Outcome is append-only and cannot be deleted; run `strata restore " + state.ShellWord(path) + "` to put it back"}}
 	}
 	if !bytes.Equal(prev, cur) {
-		return state.Problems{{Path: path, Message: "a recorded Phase Outcome is append-only and cannot change; write a new numbered file instead, or run `strata restore " + path + "`"}}
+		return state.Problems{{Path: path, Message: "a recorded Phase Outcome is append-only and cannot change; write a new numbered file instead, or run `strata restore " + state.ShellWord(path) + "`"}}
 	}
 	return nil
 }

@@ -51,4 +51,15 @@ func TestAppendOnly(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, ps, tc.want)
 		}
 	}
+	// the restore command in the message is one shell word (attack24 G3):
+	// a remote or a clone names the folder
+	const odd = "PhaseOutcomes/x $(touch PWNED)/001-plan.yaml"
+	for _, ps := range []state.Problems{
+		AppendOnly(state.ClassPhaseOutcome, odd, prev, nil, false),
+		AppendOnly(state.ClassPhaseOutcome, odd, prev, []byte("phase: fix\n"), true),
+	} {
+		if len(ps) != 1 || !strings.Contains(ps[0].Message, "`strata restore 'PhaseOutcomes/x $(touch PWNED)/001-plan.yaml'`") {
+			t.Errorf("%s: restore command not one shell word: %v", odd, ps)
+		}
+	}
 }

@@ -139,6 +139,32 @@ func isHFSDotGit(name string) bool {
 	return len(b) == 4 && b[0] == '.' && strings.EqualFold(string(b[1:]), "git")
 }
 
+// FoldName is the name el as the case-insensitive file systems compare
+// names (macOS's APFS and HFS+, Windows' NTFS), so that a test of a name
+// that matters (Claude Code's settings.json, a *.local.json file) cannot be
+// passed by a variant that is the same file there: the ignorable code
+// points HFS+ drops are dropped, an alternate data stream (":...") and the
+// dots and spaces NTFS drops at the end are cut, and the rest is case-folded
+// (upper, then lower case: "ſ", "K" (the Kelvin sign) and "ı" fold with the
+// ASCII letters, as one or the other file system folds them). Names are
+// compared folded on every file system, not only where git's
+// core.ignorecase is set: a repository cloned on Linux may be used later on
+// a Mac (docs/contract.md §9).
+func FoldName(el string) string {
+	var b strings.Builder
+	for _, r := range el {
+		if !hfsIgnorable(r) {
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimRight(s, ". ")
+	return strings.ToLower(strings.ToUpper(s))
+}
+
 // Within reports whether the file-system name is dir or inside it. Both
 // are compared as given, cleaned: the caller resolves symbolic links first
 // when the question is where a file really is.

@@ -29,3 +29,18 @@ func TestCheckPath(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldName: the names a case-insensitive file system takes for
+// settings.json fold to it; others do not (attack24 G2).
+func TestFoldName(t *testing.T) {
+	for _, n := range []string{"settings.json", "SETTINGS.json", "Settings.JSON", "settings.json.", "settings.json . ", "settings.json::$DATA", "sett\u200cings.json", "\ufeffsettings.json", "\u017fettings.json", "settıngs.json"} {
+		if got := FoldName(n); got != "settings.json" {
+			t.Errorf("FoldName(%q) = %q, want settings.json", n, got)
+		}
+	}
+	for _, n := range []string{"settings.jsonx", "settings_json", ".settings.json", "settings.js"} {
+		if got := FoldName(n); got == "settings.json" {
+			t.Errorf("FoldName(%q) = settings.json", n)
+		}
+	}
+}

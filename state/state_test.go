@@ -59,7 +59,7 @@ func TestParseTime(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.True(t, want.Equal(got), "%s: got %s want %s", in, got, want)
 	}
-	for _, bad := range []string{"", "tomorrow", "2 fortnights ago", "-1h ago", "h ago", "2026-13-22", "9999999999h ago", "ago", "@", "@-5", "@1.5", "@12x", "@99999999999999999999"} {
+	for _, bad := range []string{"", "tomorrow", "2 fortnights ago", "-1h ago", "h ago", "2026-13-22", "9999999999999999h ago", "ago", "@", "@-5", "@1.5", "@12x", "@99999999999999999999"} {
 		_, err := ParseTime(bad, now)
 		assert.Error(t, err, bad)
 	}
@@ -70,10 +70,25 @@ func TestParseTime(t *testing.T) {
 		"20000w ago":          now.AddDate(0, 0, -20000*7),
 		"999999999d ago":      now.AddDate(0, 0, -999999999),
 		"999999999 years ago": now.AddDate(0, 0, -999999999*365),
+		"9223372036s ago":     now.Add(-9223372036 * time.Second), // attack24: refused while "300 years ago" was not
+		"9999999999h ago":     now.AddDate(0, 0, -9999999999/24).Add(-15 * time.Hour),
 	} {
 		got, err := ParseTime(far, now)
 		require.NoError(t, err, far)
 		assert.True(t, got.Equal(want), "%s: got %s, want %s", far, got, want)
+	}
+	// Every unit has the same bound, a span of 999 999 999 years: the
+	// last count under it is taken, the next refused, saying so (attack24).
+	for unit, per := range map[string]int64{"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, " months": 30 * 86400, " years": 365 * 86400} {
+		last := maxAgo / per
+		got, err := ParseTime(fmt.Sprintf("%d%s ago", last, unit), now)
+		require.NoError(t, err, unit)
+		assert.Equal(t, now.Unix()-last*per, got.Unix(), unit)
+		for _, over := range []string{fmt.Sprint(last + 1), "99999999999999999999999"} {
+			_, err = ParseTime(over+unit+" ago", now)
+			require.Error(t, err, unit)
+			assert.Contains(t, err.Error(), "further back than 999999999 years (31535999968464000 seconds)", unit)
+		}
 	}
 	// The zero time means "no time given": year 1 in any form is a
 	// nanosecond later, never the latest version.

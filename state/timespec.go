@@ -77,7 +77,11 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 		return time.Date(y, mo, d, 12, 0, 0, 0, now.Location()), nil
 	}
 	if rest, ok := strings.CutSuffix(low, "ago"); ok {
-		if secs, ok := relative(strings.TrimSpace(rest)); ok {
+		secs, ok := relative(strings.TrimSpace(rest))
+		if ok && secs > maxAgo {
+			return time.Time{}, fmt.Errorf("invalid time %q: further back than %d years (%d seconds)", quotedTime(s), maxAgo/yearSeconds, int64(maxAgo))
+		}
+		if ok {
 			// in seconds, not a Duration: "300 years ago" is past what one
 			// holds (~292 years)
 			t := time.Unix(now.Unix()-secs, int64(now.Nanosecond())).In(now.Location())
@@ -87,10 +91,16 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	if len(s) > maxQuotedTime { // one line, not a hostile caller's megabytes back (an MCP argument)
+	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339, a date (2026-11-22), N{s,m,h,d,w} ago, '2 hours ago', yesterday, noon or midnight", quotedTime(s))
+}
+
+// quotedTime is s cut to what an error quotes: one line, not a hostile
+// caller's megabytes back (an MCP argument).
+func quotedTime(s string) string {
+	if len(s) > maxQuotedTime {
 		s = strings.ToValidUTF8(s[:maxQuotedTime], "") + "…"
 	}
-	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339, a date (2026-11-22), N{s,m,h,d,w} ago, '2 hours ago', yesterday, noon or midnight", s)
+	return s
 }
 
 // maxQuotedTime is how much of a time that does not parse its error quotes.
@@ -106,18 +116,24 @@ var units = map[string]time.Duration{
 	"month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour,
 }
 
+// yearSeconds is a year's length as "years ago" reads it (365 days).
+const yearSeconds = 365 * 24 * 60 * 60
+
+// maxAgo bounds a relative time, the same span whatever its unit: 999 999 999
+// years, in seconds (3.2e16: far inside an int64, and past any history).
+// attack24: the bound was on the count's digits, 9 of them, so
+// "9223372036s ago" (292 years) was refused while "300 years ago" was not.
+const maxAgo = 999_999_999 * yearSeconds
+
 // relative reads "2h", "2 h", "2 hours", "1 week": a count of one unit,
-// returned in seconds (at most 9 digits of years: 3.2e16 s).
+// returned in seconds; a span past maxAgo (ok, but over it) is
+// maxAgo+1, never a wrapped product.
 func relative(s string) (int64, bool) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	if i == 0 || i > 9 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil {
+	if i == 0 {
 		return 0, false
 	}
 	word := strings.TrimSpace(s[i:])
@@ -128,5 +144,10 @@ func relative(s string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return n * int64(unit/time.Second), true
+	per := int64(unit / time.Second)
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n > maxAgo/per { // past an int64 (ErrRange) is past maxAgo too
+		return maxAgo + 1, true
+	}
+	return n * per, true
 }

@@ -27,13 +27,17 @@ var harmlessMembers = map[string]bool{
 // claudeRuns reports whether rel is a file Claude Code reads what it runs
 // from: its settings files (.claude/settings.json, settings.local.json, at
 // any depth a rule keeps them) and the project's MCP servers (.mcp.json,
-// all of which is commands).
+// all of which is commands). The names are compared as a case-insensitive
+// file system compares them (state.FoldName), with a backslash taken for
+// the separator NTFS takes it for, on every file system: on a Mac or on
+// Windows .claude/SETTINGS.json is settings.json (attack24 G2).
 func claudeRuns(rel string) (whole, ok bool) {
-	base := path.Base(rel)
+	rel = strings.ReplaceAll(rel, `\`, "/")
+	base := state.FoldName(path.Base(rel))
 	switch {
 	case base == ".mcp.json":
 		return true, true
-	case path.Base(path.Dir(rel)) == ".claude":
+	case state.FoldName(path.Base(path.Dir(rel))) == ".claude":
 		return false, base == "settings.json" || base == "settings.local.json"
 	}
 	return false, false

@@ -33,6 +33,12 @@ func TestChangesWhatRuns(t *testing.T) {
 	for rel, want := range map[string]bool{
 		".claude/settings.json": true, ".claude/settings.local.json": true, "sub/.claude/settings.json": true, "x.claude/settings.json": false,
 		".mcp.json": true, ".claude/workflow-state.json": false, "settings.json": false,
+		// attack24 G2: the same file on a case-insensitive file system
+		".claude/SETTINGS.json": true, ".claude/Settings.Local.json": true, ".claude/settings.JSON": true,
+		".CLAUDE/settings.json": true, "sub/.Claude/Settings.json": true, ".MCP.json": true, ".Mcp.Json": true,
+		".claude/settings.json.": true, ".claude/settings.json ": true, ".claude/settings.json::$DATA": true,
+		".claude/sett\u200cings.json": true, ".claude/\u017fettings.json": true, `.claude\SETTINGS.json`: true,
+		".claude/settings.jsonx": false, ".claude/my-settings.json": false,
 	} {
 		if _, ok := claudeRuns(rel); ok != want {
 			t.Errorf("claudeRuns(%s) = %v", rel, ok)

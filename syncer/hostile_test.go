@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 )
 
 // rawEntry is one entry of a tree written byte for byte, however hostile.
@@ -246,4 +247,44 @@ func TestSyncRefusesDeepRemoteTree(t *testing.T) {
 	refused("2 000 trees", "trees nested more than 63 deep")
 	head(chain(17, strings.Repeat("n", 255)))
 	refused("a path of 16 names of 255 bytes", "bytes, over 4096")
+}
+
+// A commit past the bounds buried under a clean head is not refused when
+// it is fetched (only heads are checked), but once the remote makes it the
+// merge base the sync that stops there says so as a refused head does: the
+// remote, the commit and its role, one line, nothing merged (attack24: it
+// said "merge: PhaseOutputs/a/a/…: trees nested more than 63 deep").
+func TestSyncNamesDeepMergeBase(t *testing.T) {
+	w := newWorld(t, "a")
+	a := w.ms[0]
+	a.write(".claude/notes.json", `{"n": 1}`+"\n")
+	a.record()
+	a.sync()
+	pushed := git(t, a.dir, "rev-parse", "refs/strata/state")
+	claude := git(t, w.remote, "rev-parse", pushed+":.claude")
+	h := writeLooseTree(t, w.remote, "100644", "f", blobIn(t, w.remote, "x"))
+	for range state.MaxPathDepth {
+		h = writeLooseTree(t, w.remote, "40000", "d", h)
+	}
+	deep := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}, rawEntry{"40000", "deep", h}), "-p", pushed, "-m", "deep")
+	clean := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}), "-p", deep, "-m", "clean")
+	git(t, w.remote, "update-ref", "refs/strata/state", clean)
+	a.sync() // the clean head is taken, the deep commit with it
+	if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != clean {
+		t.Fatalf("the clean head was not taken: %s", got)
+	}
+	// a records on top; the remote moves to another child of the deep commit
+	a.write(".claude/notes.json", `{"n": 2}`+"\n")
+	a.record()
+	local := git(t, a.dir, "rev-parse", "refs/strata/state")
+	other := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}), "-p", deep, "-m", "other")
+	git(t, w.remote, "update-ref", "refs/strata/state", other)
+	_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	want := "sync origin: refused the merge base " + deep[:10] + ": entry deep/" + strings.Repeat("d/", state.MaxPathDepth-2) + "d: trees nested more than 63 deep (nothing merged)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("sync = %v,\nwant %s", err, want)
+	}
+	if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+		t.Error("the local state ref moved")
+	}
 }

@@ -441,7 +441,7 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	if o.DryRun {
 		m, err := eng.PlanMerge(local, fetched)
 		if err != nil {
-			return "", err
+			return "", refusedHistory(remote.Name, err)
 		}
 		if err := check(m); err != nil {
 			return "", err
@@ -491,6 +491,9 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	m, err := eng.MergeState(fetched, title, journaled)
 	if err != nil {
 		_ = eng.EndWrites() // the ref did not move: nothing is owed
+		if r := refusedHistory(remote.Name, err); r != err {
+			return "", r
+		}
 		return "", fmt.Errorf("merge: %w", err)
 	}
 	crashPoint("ref-moved")
@@ -878,4 +881,18 @@ func SyncHome(ctx context.Context, eng *engine.Engine, o Options) (*Report, erro
 	}
 	rep.Shown = map[string]string{engine.HomeName: home.Shown(engine.HomeName)}
 	return rep, nil
+}
+
+// refusedHistory words a merge that stopped at a commit whose tree is past
+// a kept path's bounds as the refusal of a remote's head is worded, naming
+// the remote, the commit and its role (attack24: a peer's commit buried
+// under a clean head, later made the merge base, failed every sync with
+// "merge: PATH: trees nested more than 63 deep", naming neither). Other
+// errors are returned as they are.
+func refusedHistory(remote string, err error) error {
+	var tb *engine.TreeBoundError
+	if !errors.As(err, &tb) || tb.Commit == "" {
+		return err
+	}
+	return fmt.Errorf("sync %s: refused %s (nothing merged)", remote, tb.Error())
 }

@@ -77,7 +77,18 @@ func blameText(l engine.BlameLine) string {
 		return head + " " + state.TermSafe(l.Key)
 	}
 	if l.Key != "" {
-		return fmt.Sprintf("%s %s: %s", head, state.TermSafe(l.Key), state.TermSafe(l.Value))
+		return fmt.Sprintf("%s %s: %s", head, state.TermSafe(l.Key), blameValue(l.Value))
 	}
 	return fmt.Sprintf("%s %4d) %s", head, l.Line, state.TermSafe(l.Value))
+}
+
+// blameValue is a key's value, compact JSON, as one printable line: a
+// character a terminal would act on is written as its JSON escape
+// (state.JSONSafe), so the value stays the JSON it is, quoted once, as
+// encoding/json already writes an ESC ("a\u001bb"); attack24 G5: a U+202E,
+// which encoding/json leaves as it is, made TermSafe quote the JSON text
+// again ("\"plan\u202eevil\""). TermSafe stays the last word for a value
+// that is not JSON text.
+func blameValue(v string) string {
+	return state.TermSafe(string(state.JSONSafe([]byte(v))))
 }

@@ -208,7 +208,7 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 				side = "remote"
 			}
 			fmt.Fprintf(e.Out, "decided %s: %s version recorded later (%s) wins over %s (%s); restore with strata restore %s --rev %s\n",
-				name(d.Path), side, d.WinnerTime.Local().Format(time.RFC3339), state.ShortID(d.Loser), d.LoserTime.Local().Format(time.RFC3339),
+				name(d.Path), side, d.WinnerTime.Local().Format(time.RFC3339), state.TermSafe(state.ShortID(d.Loser)), d.LoserTime.Local().Format(time.RFC3339),
 				state.ShellPath(path(d.Path)), state.ShellWord(d.Loser)) // a command to paste: one word each, "~/" left to the shell
 		}
 	}
