@@ -1,10 +1,21 @@
 package syncer
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/layers"
+	"github.com/strata-dev/strata/state"
 )
 
 // commitTruthful writes, in the repository at dir, a commit of tree with
@@ -46,4 +57,140 @@ func trailerPath(p string) string {
 		return strconv.Quote(p)
 	}
 	return p
+}
+
+// syncErr runs a sync and returns its error, ticking the machine's clock.
+func (m *machine) syncErr() error {
+	m.tb.Helper()
+	_, err := Sync(context.Background(), m.eng, Options{Cwd: m.dir})
+	m.now = m.now.Add(time.Second)
+	return err
+}
+
+// noRefusal fails when err is sync's refusal of the remote's state.
+func noRefusal(tb testing.TB, who string, err error) {
+	tb.Helper()
+	var ue *gitstore.UnsafeTreeError
+	if errors.As(err, &ue) {
+		tb.Fatalf("%s: sync refused a history strata wrote: %v", who, err)
+	}
+}
+
+// Every kind of commit strata writes on the state ref passes the check of
+// fetched trailers: init, records of several files (add, update, delete),
+// the watcher's commit per file, restore of a deleted file, the TTL's
+// expiry, forget's rewrites (a merge among them), sync's merges (decided,
+// kept local, a path both sides added), and the one-parent commit of a
+// machine with no history that kept its own version. Each is fetched by a
+// machine that has all the rest, and the whole history by fresh ones.
+func TestSyncTakesEveryHistoryStrataWrites(t *testing.T) {
+	w := newWorld(t, "a", "b", "c", "d")
+	a, b, c, d := w.ms[0], w.ms[1], w.ms[2], w.ms[3]
+	kept := func(m *machine, p string) config.Kept {
+		k, ok := m.eng.Config().Classify(p)
+		if !ok {
+			t.Fatalf("%s not kept", p)
+		}
+		return k
+	}
+	const notes, other = ".claude/notes.json", ".claude/other.json"
+	a.write(wsPath, `{"type":"APEX","phase":"plan","lastUpdated":"2026-11-01T10:00:00Z"}`+"\n")
+	a.write(notes, `{"k": 1}`+"\n")
+	if _, err := a.eng.Init(); err != nil { // init
+		t.Fatal(err)
+	}
+	a.write(notes, `{"k": 2}`+"\n")
+	a.write(other, `{"o": 1}`+"\n")
+	a.record() // one commit: an update and an add
+	if err := os.Remove(filepath.Join(a.dir, notes)); err != nil {
+		t.Fatal(err)
+	}
+	a.record() // a deletion
+	if _, err := a.eng.Restore([]config.Kept{kept(a, notes)}, engine.Point{}); err != nil {
+		t.Fatal(err) // restore of the deleted file
+	}
+	a.write(notes, `{"k": 3}`+"\n")
+	a.write(other, `{"o": 2}`+"\n")
+	if _, err := a.eng.Record([]config.Kept{kept(a, notes), kept(a, other)}, state.SourceWatch); err != nil {
+		t.Fatal(err) // the watcher's batch: one commit per file
+	}
+	if x, _, err := layers.New(a.eng, nil).Expire(state.SourceRecord); err != nil || x == nil {
+		t.Fatalf("expire = %+v, %v; want the workflow state expired", x, err)
+	}
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr()) // a fresh machine: the whole history
+
+	// merges: both sides change other files, then the same one
+	a.write(notes, `{"k": 4}`+"\n")
+	a.record()
+	b.write(other, `{"o": 3}`+"\n")
+	b.write(".claude/both.json", `{"b": 1}`+"\n")
+	b.record()
+	noRefusal(t, "a", a.syncErr())
+	a.write(".claude/both.json", `{"a": 1}`+"\n")
+	a.record()
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr()) // merges a's work: kept both or decided
+	noRefusal(t, "a", a.syncErr()) // fast-forwards to b's merge
+	a.write(initPath, initiative("in_progress"))
+	a.record()
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr())
+	a.write(initPath, initiative("completed"))
+	a.record()
+	b.now = a.now.Add(time.Minute)
+	b.write(initPath, initiative("blocked")) // later, but refused by the status machine
+	b.record()
+	noRefusal(t, "b", b.syncErr())
+	noRefusal(t, "a", a.syncErr()) // kept local
+	noRefusal(t, "b", b.syncErr())
+
+	// forget: a merges b's edit into a secret it never pushed, then forgets it
+	b.write(other, `{"o": 4}`+"\n")
+	b.record()
+	noRefusal(t, "b", b.syncErr())
+	a.now = b.now.Add(time.Minute)
+	a.write(other, `{"o": "SECRET"}`+"\n")
+	a.write(notes, `{"k": 5}`+"\n")
+	a.record()
+	r, err := a.eng.ResolveRemote(context.Background(), "origin", a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched, err := a.eng.Fetch(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.eng.MergeState(fetched, "merge origin", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.eng.ForgetUnpublished(context.Background(), []string{other}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr())
+
+	// a machine with no history keeps its own (no file) over a version
+	// over its max_size: one commit on the remote's head
+	if err := os.WriteFile(filepath.Join(c.dir, config.FileName), []byte("max_size: 2KB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c.eng, err = engine.Open(c.dir); err != nil {
+		t.Fatal(err)
+	}
+	c.eng.Now = func() time.Time { return c.now }
+	a.write(".claude/delegation-log.json", `{"entries": [], "note": "`+strings.Repeat("x", 4096)+`"}`+"\n")
+	a.record()
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "c", c.syncErr())
+	if msg := git(t, c.dir, "log", "-1", "--format=%P%n%B", "refs/strata/state"); len(strings.Fields(strings.SplitN(msg, "\n", 2)[0])) != 1 || !strings.Contains(msg, "kept local") {
+		t.Fatalf("c's head is not the one-parent commit of a kept local version:\n%s", msg)
+	}
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr())
+	noRefusal(t, "d", d.syncErr()) // a fresh machine, the whole history
+	if got, want := git(t, d.dir, "rev-parse", "refs/strata/state"), git(t, w.remote, "rev-parse", "refs/strata/state"); got != want {
+		t.Fatalf("d at %s, the remote at %s", got, want)
+	}
+	w.fsckAll()
 }
