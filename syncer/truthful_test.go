@@ -3,8 +3,10 @@ package syncer
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,4 +195,108 @@ func TestSyncTakesEveryHistoryStrataWrites(t *testing.T) {
 		t.Fatalf("d at %s, the remote at %s", got, want)
 	}
 	w.fsckAll()
+}
+
+// A peer's commits whose Strata-* trailers do not say what they change
+// (attack24 G1) are refused when fetched, each case with one line naming
+// the commit, the path and what is wrong: the local ref, the tracking ref
+// and the kept files stay as they were. A lying commit buried under a
+// clean head is refused the same way, and so is a hostile entry in it
+// (a symbolic link) that the head no longer holds.
+func TestSyncRefusesUntruthfulCommits(t *testing.T) {
+	w, a, b := syncedPair(t)
+	const notes = ".claude/notes.json"
+	b.write(notes, `{"k": 1}`+"\n")
+	b.record()
+	b.sync()
+	a.sync()
+	base := git(t, w.remote, "rev-parse", "refs/strata/state")
+	// tree returns the remote's base tree with .claude's entries replaced
+	tree := func(entries ...rawEntry) string {
+		ls := git(t, w.remote, "ls-tree", base+":.claude")
+		keep := map[string]rawEntry{}
+		for _, l := range strings.Split(ls, "\n") {
+			f := strings.Fields(l)
+			keep[f[3]] = rawEntry{f[0], f[3], f[2]}
+		}
+		for _, e := range entries {
+			if e.id == "" {
+				delete(keep, e.name)
+			} else {
+				keep[e.name] = e
+			}
+		}
+		var es []rawEntry
+		for _, n := range slices.Sorted(maps.Keys(keep)) {
+			es = append(es, keep[n])
+		}
+		return writeRawTree(t, w.remote, rawEntry{"40000", ".claude", writeRawTree(t, w.remote, es...)})
+	}
+	phase := func(p string) rawEntry { return rawEntry{"100644", "workflow-state.json", blobIn(t, w.remote, ws(p))} }
+	commit := func(tree, parent, msg string) string {
+		return git(t, w.remote, "commit-tree", tree, "-p", parent, "-m", msg)
+	}
+	block := func(p, action string) string {
+		return "Strata-Path: " + p + "\nStrata-Action: " + action + "\nStrata-Class: x\nStrata-Source: watch\nStrata-Schema: \n"
+	}
+	refused := func(what, head, in, want string) {
+		t.Helper()
+		git(t, w.remote, "update-ref", "refs/strata/state", head)
+		local := git(t, a.dir, "rev-parse", "refs/strata/state")
+		tracking := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/")
+		disk := a.read(wsPath) + a.read(notes)
+		err := a.syncErr()
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: sync = %v, want one line of an UnsafeTreeError", what, err)
+		}
+		if ue.In != in || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "(nothing merged)") {
+			t.Errorf("%s: %q (commit %s), want commit %s and %q", what, err, ue.In, in, want)
+		}
+		if in != head && !strings.Contains(err.Error(), "commit "+in[:10]+": ") {
+			t.Errorf("%s: %q does not name commit %s", what, err, in[:10])
+		}
+		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+			t.Errorf("%s: the local state ref moved", what)
+		}
+		if got := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/"); got != tracking {
+			t.Errorf("%s: tracking ref %q, want %q", what, got, tracking)
+		}
+		if got := a.read(wsPath) + a.read(notes); got != disk {
+			t.Errorf("%s: kept files became %q", what, got)
+		}
+	}
+
+	// the report's repro: C1 changes the workflow state with no trailers,
+	// C2 deletes notes.json and claims a watcher's update of the state
+	c1 := commit(tree(phase("attacker")), base, "housekeeping")
+	c2 := commit(tree(phase("attacker"), rawEntry{name: "notes.json"}), c1,
+		"update .claude/workflow-state.json\n\n"+block(wsPath, "update"))
+	refused("no trailers, then false ones", c2, c1, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers do not name it")
+	c5 := commit(tree(phase("attacker"), rawEntry{name: "notes.json"}), base, "x\n\n"+block(wsPath, "update"))
+	refused("false trailers at the head", c5, c5, "entry .claude/notes.json: the commit deletes it, its Strata-* trailers do not name it")
+	c3 := commit(tree(phase("attacker")), base, "x\n\n"+block(wsPath, "add"))
+	refused("the wrong action", c3, c3, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers say add")
+	c4 := commit(tree(), base, "x\n\n"+block(notes, "update"))
+	refused("a path it does not change", c4, c4, "entry .claude/notes.json: its Strata-* trailers say update, the commit does not change it")
+	// buried under a clean head: a truthful commit on top of the liar
+	liar := commit(tree(phase("attacker")), base, "gc")
+	clean := commitTruthful(t, w.remote, tree(phase("attacker"), rawEntry{"100644", "x.json", blobIn(t, w.remote, "{}\n")}), liar, "clean")
+	refused("a liar under a clean head", clean, liar, "entry .claude/workflow-state.json: the commit updates it")
+	link := commitTruthful(t, w.remote, tree(rawEntry{"120000", "link.json", blobIn(t, w.remote, "/etc/passwd")}), base, "link")
+	gone := commitTruthful(t, w.remote, tree(), link, "unlink")
+	refused("a symbolic link under a clean head", gone, link, "entry .claude/link.json: a symbolic link, not a regular file")
+
+	// a truthful peer's commits are taken, and log then agrees with the
+	// files
+	good := commitTruthful(t, w.remote, tree(phase("exec"), rawEntry{name: "notes.json"}), base, "good")
+	git(t, w.remote, "update-ref", "refs/strata/state", good)
+	a.sync()
+	if a.read(notes) != "<absent>" || a.read(wsPath) != ws("exec") {
+		t.Fatalf("the truthful commit was not taken: %q %q", a.read(notes), a.read(wsPath))
+	}
+	ents, err := a.eng.Log(state.LogQuery{Path: notes})
+	if err != nil || len(ents) == 0 || ents[0].Action != state.ActionDelete {
+		t.Fatalf("log %s = %+v, %v; want its deletion first", notes, ents, err)
+	}
 }
