@@ -405,7 +405,8 @@ func (s *Store) changeFrom(from, to plumbing.Hash, p, msg string) (pd pending, o
 }
 
 // addBlocks adds trailer blocks for ps to msg, before its Strata-Time
-// trailer (at its end when it has none).
+// trailer; in a message without one, at the end of its last paragraph when
+// that holds blocks, else as a new last paragraph.
 func addBlocks(msg string, ps []pending) string {
 	if len(ps) == 0 {
 		return msg
@@ -413,8 +414,9 @@ func addBlocks(msg string, ps []pending) string {
 	var b strings.Builder
 	writeTrailers(&b, ps)
 	i := strings.LastIndex(msg, "\n"+trailerTime+": ")
-	if i < 0 {
-		if !strings.HasSuffix(msg, "\n") {
+	if i < 0 { // not written by strata: after its blocks, else as the last paragraph
+		msg = strings.TrimRight(msg, "\n") + "\n"
+		if last := msg[strings.LastIndex("\n"+strings.TrimSuffix(msg, "\n"), "\n\n")+1:]; !strings.Contains("\n"+last, "\n"+trailerPath+": ") {
 			msg += "\n"
 		}
 		return msg + b.String()

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -33,8 +34,7 @@ var maxCheckEntries = 4_000_000
 // tree changes from its first parent's (from the empty tree for a root),
 // each with the action the trees give (add, update, delete), and every
 // entry it adds or changes must pass checkFetched's rules (name, mode,
-// depth, length). The commits are checked oldest first, each against its
-// first parent. A commit at a shallow clone's boundary is not checked (its
+// depth, length). A commit at a shallow clone's boundary is not checked (its
 // parent is not here). Callers hold s.mu.
 func (s *Store) checkNew(remote string, head plumbing.Hash) error {
 	local, err := s.readRef(s.StateRef())
@@ -47,7 +47,12 @@ func (s *Store) checkNew(remote string, head plumbing.Hash) error {
 	}
 	hc := &historyCheck{s: s, budget: maxCheckEntries}
 	shallow := s.shallowList()
-	for _, ci := range commits {
+	// newest first: a commit's tree was read as its child's parent tree
+	// the step before, and packs (strata's and git's) store older versions
+	// of a tree as deltas against newer ones, so each read applies one
+	// delta to a base just read
+	for i := len(commits) - 1; i >= 0; i-- {
+		ci := commits[i]
 		if shallow[ci.hash] {
 			continue
 		}
@@ -370,10 +375,7 @@ func (hc *historyCheck) parseEntries(raw []byte) ([]rawEntry, bool) {
 // none) so that the caller can check the order at their edges. ok is false
 // when a tree does not split into whole entries.
 func middles(a, b []byte) (ma, mb, before, after []byte, ok bool) {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
+	n := commonPrefix(a, b)
 	i := 0 // a boundary in both: every entry before it is in the common start
 	for {
 		l := entryLen(a[i:])
@@ -383,10 +385,7 @@ func middles(a, b []byte) (ma, mb, before, after []byte, ok bool) {
 		before = a[i : i+l]
 		i += l
 	}
-	m := 0 // the common end, after the common start
-	for m < len(a)-i && m < len(b)-i && a[len(a)-1-m] == b[len(b)-1-m] {
-		m++
-	}
+	m := commonSuffix(a[i:], b[i:]) // the common end, after the common start
 	ea, okA := tailStart(a, i, m)
 	eb, okB := tailStart(b, i, m)
 	if !okA || !okB {
@@ -403,6 +402,37 @@ func middles(a, b []byte) (ma, mb, before, after []byte, ok bool) {
 		after = a[ea : ea+entryLen(a[ea:])]
 	}
 	return a[i:ea], b[i:eb], before, after, true
+}
+
+// commonPrefix returns the length of the bytes a and b start with alike,
+// compared eight at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(a[i:]) != binary.LittleEndian.Uint64(b[i:]) {
+			break
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix returns the length of the bytes a and b end with alike.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(a[len(a)-i-8:]) != binary.LittleEndian.Uint64(b[len(b)-i-8:]) {
+			break
+		}
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
 
 // tailStart returns the first entry boundary of raw, from i on, whose

@@ -272,7 +272,8 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 	c1 := commit(tree(phase("attacker")), base, "housekeeping")
 	c2 := commit(tree(phase("attacker"), rawEntry{name: "notes.json"}), c1,
 		"update .claude/workflow-state.json\n\n"+block(wsPath, "update"))
-	refused("no trailers, then false ones", c2, c1, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers do not name it")
+	refused("no trailers, then false ones", c2, c2, "entry .claude/notes.json: the commit deletes it, its Strata-* trailers do not name it")
+	refused("no trailers", c1, c1, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers do not name it")
 	c5 := commit(tree(phase("attacker"), rawEntry{name: "notes.json"}), base, "x\n\n"+block(wsPath, "update"))
 	refused("false trailers at the head", c5, c5, "entry .claude/notes.json: the commit deletes it, its Strata-* trailers do not name it")
 	c3 := commit(tree(phase("attacker")), base, "x\n\n"+block(wsPath, "add"))
