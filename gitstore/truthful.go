@@ -392,11 +392,15 @@ func middles(a, b []byte) (ma, mb, before, after []byte, ok bool) {
 		return nil, nil, nil, nil, false
 	}
 	for len(a)-ea != len(b)-eb { // step the longer end until both align
-		if len(a)-ea > len(b)-eb {
-			ea += entryLen(a[ea:])
-		} else {
-			eb += entryLen(b[eb:])
+		raw, at := a, &ea
+		if len(b)-eb > len(a)-ea {
+			raw, at = b, &eb
 		}
+		l := entryLen(raw[*at:])
+		if l < 0 {
+			return nil, nil, nil, nil, false
+		}
+		*at += l
 	}
 	if ea < len(a) {
 		after = a[ea : ea+entryLen(a[ea:])]
