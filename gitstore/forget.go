@@ -198,6 +198,24 @@ func (s *Store) forget(unpublished []string, paths []string, res *Forgotten) (pl
 			return plumbing.ZeroHash, fmt.Errorf("forget: commit %s: %w", c, err)
 		}
 		msg, named, others := forgetMessage(ci.message, gone)
+		if len(parents) > 1 {
+			// a merge takes a forgotten path from its last published
+			// parent, which its first may not hold: its trailers say so,
+			// as every commit's say what it changes from its first parent
+			pt, err := treeOf(parents[0])
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			var ps []pending
+			for _, p := range paths {
+				if pd, ok, err := s.changeFrom(pt, tree, p, ci.message); err != nil {
+					return plumbing.ZeroHash, err
+				} else if ok {
+					ps = append(ps, pd)
+				}
+			}
+			msg = addBlocks(msg, ps)
+		}
 		// A commit that recorded nothing but forgotten paths, and now
 		// changes nothing, goes.
 		if len(parents) <= 1 && named && !others {
@@ -346,4 +364,62 @@ func rewriteCommit(raw []byte, tree plumbing.Hash, parents []plumbing.Hash, msg 
 	b.WriteByte('\n')
 	b.WriteString(msg)
 	return b.Bytes()
+}
+
+// changeFrom returns the change of path p from tree from to tree to, as a
+// trailer block of source sync (the class and schema of msg's own block
+// for p, when it has one); ok is false when p is the same in both.
+// Callers hold s.mu.
+func (s *Store) changeFrom(from, to plumbing.Hash, p, msg string) (pd pending, ok bool, err error) {
+	version := func(root plumbing.Hash) (plumbing.Hash, error) {
+		te, err := s.lookup(root, p)
+		switch {
+		case errors.Is(err, state.ErrNotFound) || err == nil && te.IsDir():
+			return plumbing.ZeroHash, nil
+		case err != nil:
+			return plumbing.ZeroHash, err
+		}
+		return te.Hash, nil
+	}
+	was, err := version(from)
+	if err != nil {
+		return pd, false, err
+	}
+	now, err := version(to)
+	if err != nil || was == now {
+		return pd, false, err
+	}
+	pd = pending{ch: state.Change{Path: p, Source: state.SourceSync}, blob: now, action: state.ActionUpdate}
+	switch {
+	case was.IsZero():
+		pd.action = state.ActionAdd
+	case now.IsZero():
+		pd.action, pd.ch.Deleted = state.ActionDelete, true
+	}
+	for _, e := range parseTrailers(msg) {
+		if e.Path == p {
+			pd.ch.Class, pd.ch.Schema = e.Class, e.Schema
+		}
+	}
+	return pd, true, nil
+}
+
+// addBlocks adds trailer blocks for ps to msg, before its Strata-Time
+// trailer; in a message without one, at the end of its last paragraph when
+// that holds blocks, else as a new last paragraph.
+func addBlocks(msg string, ps []pending) string {
+	if len(ps) == 0 {
+		return msg
+	}
+	var b strings.Builder
+	writeTrailers(&b, ps)
+	i := strings.LastIndex(msg, "\n"+trailerTime+": ")
+	if i < 0 { // not written by strata: after its blocks, else as the last paragraph
+		msg = strings.TrimRight(msg, "\n") + "\n"
+		if last := msg[strings.LastIndex("\n"+strings.TrimSuffix(msg, "\n"), "\n\n")+1:]; !strings.Contains("\n"+last, "\n"+trailerPath+": ") {
+			msg += "\n"
+		}
+		return msg + b.String()
+	}
+	return msg[:i+1] + b.String() + msg[i+1:]
 }

@@ -107,8 +107,14 @@ func TestForgetKeepsPublishedAndTakesTheRemotesVersion(t *testing.T) {
 	if got := runGit(t, r.main, "show", head+":y.json"); got != `{"y":2}` {
 		t.Fatalf("y.json at the new head = %s, want the last recorded", got)
 	}
-	if got := runGit(t, r.main, "log", "--format=%B", head, "^"+rm); strings.Contains(got, "Strata-Path: x.json") {
+	// the only unpublished commit that names x.json is the merge, which
+	// took the remote's version over its first parent's (the base's):
+	// its trailers say so, as sync's do
+	if got := runGit(t, r.main, "log", "--no-merges", "--format=%B", head, "^"+rm); strings.Contains(got, "Strata-Path: x.json") {
 		t.Fatalf("an unpublished commit still names x.json:\n%s", got)
+	}
+	if got := runGit(t, r.main, "log", "-1", "--format=%B", head+"^"); !strings.Contains(got, "kept local x.json: newer\n\nStrata-Path: x.json\nStrata-Action: update\nStrata-Class: \nStrata-Source: sync\n") {
+		t.Fatalf("the rewritten merge's message:\n%s\nwant a sync block for x.json", got)
 	}
 	if got, want := runGit(t, r.main, "log", "-1", "--format=%an %ae %ct", head), runGit(t, r.main, "log", "-1", "--format=%an %ae %ct", c); got != want {
 		t.Fatalf("the rewritten commit's identity and time %q, want %q", got, want)

@@ -181,8 +181,9 @@ func UnescapeRemote(s string) string {
 // into r.Ref with `git fetch`, and returns the fetched head, "" when the
 // remote has no state ref yet (the tracking ref is then removed). It returns
 // a *RemoteError when the remote cannot be reached, and an *UnsafeTreeError
-// when the fetched head's tree holds a path or mode strata refuses (the
-// tracking ref is then put back as it was).
+// when the fetched head's tree holds a path or mode strata refuses, or a
+// commit it brings does not say in its trailers what it changes (checkNew;
+// the tracking ref is then put back as it was).
 func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	before, _ := s.readRef(r.Ref)
 	// with a reflog for the tracking ref, which git keeps only for the
@@ -204,6 +205,12 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 		return "", fmt.Errorf("fetch %s: %w", r.Name, err)
 	}
 	if err := s.checkFetched(r.Name, h); err != nil {
+		return "", s.untrack(r.Ref, before, err)
+	}
+	s.mu.Lock()
+	err = s.checkNew(r.Name, h)
+	s.mu.Unlock()
+	if err != nil {
 		return "", s.untrack(r.Ref, before, err)
 	}
 	return h.String(), nil

@@ -23,13 +23,20 @@ import (
 type UnsafeTreeError struct {
 	Remote string
 	Commit string // the fetched head
+	// In is the commit at fault when it is not the head: one below it that
+	// the local state ref does not hold yet (checkNew).
+	In     string
 	Path   string // the entry's path in the head's tree, as far as it could be named
 	Reason string
 }
 
 func (e *UnsafeTreeError) Error() string {
-	return fmt.Sprintf("sync %s: refused the remote's state %s: entry %s: %s (nothing merged)",
-		e.Remote, state.ShortID(e.Commit), quotePath(e.Path), e.Reason)
+	in := ""
+	if e.In != "" && e.In != e.Commit {
+		in = "commit " + state.ShortID(e.In) + ": "
+	}
+	return fmt.Sprintf("sync %s: refused the remote's state %s: %sentry %s: %s (nothing merged)",
+		e.Remote, state.ShortID(e.Commit), in, quotePath(e.Path), e.Reason)
 }
 
 // verifiedTrees holds tree objects already found safe, with their whole

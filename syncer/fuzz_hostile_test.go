@@ -70,7 +70,7 @@ func FuzzSyncHostileTree(f *testing.F) {
 		}
 		root[0].id = writeRawTree(t, w.remote, claude...)
 		rootID := writeRawTree(t, w.remote, root...)
-		commit := git(t, w.remote, "commit-tree", rootID, "-p", pushed, "-m", "fuzz")
+		commit := commitTruthful(t, w.remote, rootID, pushed, "fuzz")
 		git(t, w.remote, "update-ref", "refs/strata/state", commit)
 
 		base := filepath.Dir(a.dir)

@@ -140,7 +140,7 @@ func TestSyncNameTooLong(t *testing.T) {
 	blob := blobIn(t, w.remote, `{"model": "b"}`+"\n")
 	claude := writeRawTree(t, w.remote, rawEntry{"100644", "settings.json", blob}, rawEntry{"100644", long, blob})
 	root := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude})
-	commit := git(t, w.remote, "commit-tree", root, "-p", pushed, "-m", "long")
+	commit := commitTruthful(t, w.remote, root, pushed, "long")
 	git(t, w.remote, "update-ref", "refs/strata/state", commit)
 
 	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
@@ -208,7 +208,7 @@ func TestSyncRefusesDeepRemoteTree(t *testing.T) {
 	// head puts tree sub at "deep" beside the clean tree's entries.
 	head := func(sub string) string {
 		entries := []rawEntry{{"40000", ".claude", git(t, w.remote, "rev-parse", clean+":.claude")}, {"40000", "deep", sub}}
-		commit := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, entries...), "-p", pushed, "-m", "deep")
+		commit := commitTruthful(t, w.remote, writeRawTree(t, w.remote, entries...), pushed, "deep")
 		git(t, w.remote, "update-ref", "refs/strata/state", commit)
 		return commit
 	}

@@ -1,0 +1,303 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/layers"
+	"github.com/strata-dev/strata/state"
+)
+
+// commitTruthful writes, in the repository at dir, a commit of tree with
+// parent (none when ""), whose message has subject and one trailer block
+// per path the tree changes from the parent's, as git diff-tree gives them:
+// the commit a peer running strata would write for that change.
+func commitTruthful(tb testing.TB, dir, tree, parent, subject string) string {
+	tb.Helper()
+	from := "4b825dc642cb6eb9a060e54bf8d69288fbee4904" // the empty tree
+	if parent != "" {
+		from = git(tb, dir, "rev-parse", parent+"^{tree}")
+	}
+	out := git(tb, dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status", from, tree)
+	var b strings.Builder
+	b.WriteString(subject + "\n\n")
+	f := strings.Split(strings.Trim(out, "\x00"), "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		action := map[string]string{"A": "add", "D": "delete"}[f[i]]
+		if action == "" {
+			action = "update"
+		}
+		b.WriteString("Strata-Path: " + trailerPath(f[i+1]) + "\nStrata-Action: " + action + "\nStrata-Class: x\nStrata-Source: record\nStrata-Schema: \n")
+	}
+	b.WriteString("Strata-Time: 2026-11-22T10:00:00.000000000Z\n")
+	args := []string{"commit-tree", tree, "-m", b.String()}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	return git(tb, dir, args...)
+}
+
+// trailerPath quotes p as strata's trailers do (docs/format.md).
+func trailerPath(p string) string {
+	q := p == "" || p[0] == '"' || p != strings.TrimSpace(p) || !utf8.ValidString(p)
+	for i := 0; i < len(p); i++ {
+		q = q || p[i] < 0x20 || p[i] == 0x7f
+	}
+	if q {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// syncErr runs a sync and returns its error, ticking the machine's clock.
+func (m *machine) syncErr() error {
+	m.tb.Helper()
+	_, err := Sync(context.Background(), m.eng, Options{Cwd: m.dir})
+	m.now = m.now.Add(time.Second)
+	return err
+}
+
+// noRefusal fails when err is sync's refusal of the remote's state.
+func noRefusal(tb testing.TB, who string, err error) {
+	tb.Helper()
+	var ue *gitstore.UnsafeTreeError
+	if errors.As(err, &ue) {
+		tb.Fatalf("%s: sync refused a history strata wrote: %v", who, err)
+	}
+}
+
+// Every kind of commit strata writes on the state ref passes the check of
+// fetched trailers: init, records of several files (add, update, delete),
+// the watcher's commit per file, restore of a deleted file, the TTL's
+// expiry, forget's rewrites (a merge among them), sync's merges (decided,
+// kept local, a path both sides added), and the one-parent commit of a
+// machine with no history that kept its own version. Each is fetched by a
+// machine that has all the rest, and the whole history by fresh ones.
+func TestSyncTakesEveryHistoryStrataWrites(t *testing.T) {
+	w := newWorld(t, "a", "b", "c", "d")
+	a, b, c, d := w.ms[0], w.ms[1], w.ms[2], w.ms[3]
+	kept := func(m *machine, p string) config.Kept {
+		k, ok := m.eng.Config().Classify(p)
+		if !ok {
+			t.Fatalf("%s not kept", p)
+		}
+		return k
+	}
+	const notes, other = ".claude/notes.json", ".claude/other.json"
+	a.write(wsPath, `{"type":"APEX","phase":"plan","lastUpdated":"2026-11-01T10:00:00Z"}`+"\n")
+	a.write(notes, `{"k": 1}`+"\n")
+	if _, err := a.eng.Init(); err != nil { // init
+		t.Fatal(err)
+	}
+	a.write(notes, `{"k": 2}`+"\n")
+	a.write(other, `{"o": 1}`+"\n")
+	a.record() // one commit: an update and an add
+	if err := os.Remove(filepath.Join(a.dir, notes)); err != nil {
+		t.Fatal(err)
+	}
+	a.record() // a deletion
+	if _, err := a.eng.Restore([]config.Kept{kept(a, notes)}, engine.Point{}); err != nil {
+		t.Fatal(err) // restore of the deleted file
+	}
+	a.write(notes, `{"k": 3}`+"\n")
+	a.write(other, `{"o": 2}`+"\n")
+	if _, err := a.eng.Record([]config.Kept{kept(a, notes), kept(a, other)}, state.SourceWatch); err != nil {
+		t.Fatal(err) // the watcher's batch: one commit per file
+	}
+	if x, _, err := layers.New(a.eng, nil).Expire(state.SourceRecord); err != nil || x == nil {
+		t.Fatalf("expire = %+v, %v; want the workflow state expired", x, err)
+	}
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr()) // a fresh machine: the whole history
+
+	// merges: both sides change other files, then the same one
+	a.write(notes, `{"k": 4}`+"\n")
+	a.record()
+	b.write(other, `{"o": 3}`+"\n")
+	b.write(".claude/both.json", `{"b": 1}`+"\n")
+	b.record()
+	noRefusal(t, "a", a.syncErr())
+	a.write(".claude/both.json", `{"a": 1}`+"\n")
+	a.record()
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr()) // merges a's work: kept both or decided
+	noRefusal(t, "a", a.syncErr()) // fast-forwards to b's merge
+	a.write(initPath, initiative("in_progress"))
+	a.record()
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr())
+	a.write(initPath, initiative("completed"))
+	a.record()
+	b.now = a.now.Add(time.Minute)
+	b.write(initPath, initiative("blocked")) // later, but refused by the status machine
+	b.record()
+	noRefusal(t, "b", b.syncErr())
+	noRefusal(t, "a", a.syncErr()) // kept local
+	noRefusal(t, "b", b.syncErr())
+
+	// forget: a merges b's edit into a secret it never pushed, then forgets it
+	b.write(other, `{"o": 4}`+"\n")
+	b.record()
+	noRefusal(t, "b", b.syncErr())
+	a.now = b.now.Add(time.Minute)
+	a.write(other, `{"o": "SECRET"}`+"\n")
+	a.write(notes, `{"k": 5}`+"\n")
+	a.record()
+	r, err := a.eng.ResolveRemote(context.Background(), "origin", a.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched, err := a.eng.Fetch(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.eng.MergeState(fetched, "merge origin", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.eng.ForgetUnpublished(context.Background(), []string{other}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr())
+
+	// a machine with no history keeps its own (no file) over a version
+	// over its max_size: one commit on the remote's head
+	if err := os.WriteFile(filepath.Join(c.dir, config.FileName), []byte("max_size: 2KB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c.eng, err = engine.Open(c.dir); err != nil {
+		t.Fatal(err)
+	}
+	c.eng.Now = func() time.Time { return c.now }
+	a.write(".claude/delegation-log.json", `{"entries": [], "note": "`+strings.Repeat("x", 4096)+`"}`+"\n")
+	a.record()
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "c", c.syncErr())
+	if msg := git(t, c.dir, "log", "-1", "--format=%P%n%B", "refs/strata/state"); len(strings.Fields(strings.SplitN(msg, "\n", 2)[0])) != 1 || !strings.Contains(msg, "kept local") {
+		t.Fatalf("c's head is not the one-parent commit of a kept local version:\n%s", msg)
+	}
+	noRefusal(t, "a", a.syncErr())
+	noRefusal(t, "b", b.syncErr())
+	noRefusal(t, "d", d.syncErr()) // a fresh machine, the whole history
+	if got, want := git(t, d.dir, "rev-parse", "refs/strata/state"), git(t, w.remote, "rev-parse", "refs/strata/state"); got != want {
+		t.Fatalf("d at %s, the remote at %s", got, want)
+	}
+	w.fsckAll()
+}
+
+// A peer's commits whose Strata-* trailers do not say what they change
+// (attack24 G1) are refused when fetched, each case with one line naming
+// the commit, the path and what is wrong: the local ref, the tracking ref
+// and the kept files stay as they were. A lying commit buried under a
+// clean head is refused the same way, and so is a hostile entry in it
+// (a symbolic link) that the head no longer holds.
+func TestSyncRefusesUntruthfulCommits(t *testing.T) {
+	w, a, b := syncedPair(t)
+	const notes = ".claude/notes.json"
+	b.write(notes, `{"k": 1}`+"\n")
+	b.record()
+	b.sync()
+	a.sync()
+	base := git(t, w.remote, "rev-parse", "refs/strata/state")
+	// tree returns the remote's base tree with .claude's entries replaced
+	tree := func(entries ...rawEntry) string {
+		ls := git(t, w.remote, "ls-tree", base+":.claude")
+		keep := map[string]rawEntry{}
+		for _, l := range strings.Split(ls, "\n") {
+			f := strings.Fields(l)
+			keep[f[3]] = rawEntry{f[0], f[3], f[2]}
+		}
+		for _, e := range entries {
+			if e.id == "" {
+				delete(keep, e.name)
+			} else {
+				keep[e.name] = e
+			}
+		}
+		var es []rawEntry
+		for _, n := range slices.Sorted(maps.Keys(keep)) {
+			es = append(es, keep[n])
+		}
+		return writeRawTree(t, w.remote, rawEntry{"40000", ".claude", writeRawTree(t, w.remote, es...)})
+	}
+	phase := func(p string) rawEntry { return rawEntry{"100644", "workflow-state.json", blobIn(t, w.remote, ws(p))} }
+	commit := func(tree, parent, msg string) string {
+		return git(t, w.remote, "commit-tree", tree, "-p", parent, "-m", msg)
+	}
+	block := func(p, action string) string {
+		return "Strata-Path: " + p + "\nStrata-Action: " + action + "\nStrata-Class: x\nStrata-Source: watch\nStrata-Schema: \n"
+	}
+	refused := func(what, head, in, want string) {
+		t.Helper()
+		git(t, w.remote, "update-ref", "refs/strata/state", head)
+		local := git(t, a.dir, "rev-parse", "refs/strata/state")
+		tracking := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/")
+		disk := a.read(wsPath) + a.read(notes)
+		err := a.syncErr()
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: sync = %v, want one line of an UnsafeTreeError", what, err)
+		}
+		if ue.In != in || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "(nothing merged)") {
+			t.Errorf("%s: %q (commit %s), want commit %s and %q", what, err, ue.In, in, want)
+		}
+		if in != head && !strings.Contains(err.Error(), "commit "+in[:10]+": ") {
+			t.Errorf("%s: %q does not name commit %s", what, err, in[:10])
+		}
+		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+			t.Errorf("%s: the local state ref moved", what)
+		}
+		if got := git(t, a.dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/strata-remotes/"); got != tracking {
+			t.Errorf("%s: tracking ref %q, want %q", what, got, tracking)
+		}
+		if got := a.read(wsPath) + a.read(notes); got != disk {
+			t.Errorf("%s: kept files became %q", what, got)
+		}
+	}
+
+	// the report's repro: C1 changes the workflow state with no trailers,
+	// C2 deletes notes.json and claims a watcher's update of the state
+	c1 := commit(tree(phase("attacker")), base, "housekeeping")
+	c2 := commit(tree(phase("attacker"), rawEntry{name: "notes.json"}), c1,
+		"update .claude/workflow-state.json\n\n"+block(wsPath, "update"))
+	refused("no trailers, then false ones", c2, c2, "entry .claude/notes.json: the commit deletes it, its Strata-* trailers do not name it")
+	refused("no trailers", c1, c1, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers do not name it")
+	c5 := commit(tree(phase("attacker"), rawEntry{name: "notes.json"}), base, "x\n\n"+block(wsPath, "update"))
+	refused("false trailers at the head", c5, c5, "entry .claude/notes.json: the commit deletes it, its Strata-* trailers do not name it")
+	c3 := commit(tree(phase("attacker")), base, "x\n\n"+block(wsPath, "add"))
+	refused("the wrong action", c3, c3, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers say add")
+	c4 := commit(tree(), base, "x\n\n"+block(notes, "update"))
+	refused("a path it does not change", c4, c4, "entry .claude/notes.json: its Strata-* trailers say update, the commit does not change it")
+	// buried under a clean head: a truthful commit on top of the liar
+	liar := commit(tree(phase("attacker")), base, "gc")
+	clean := commitTruthful(t, w.remote, tree(phase("attacker"), rawEntry{"100644", "x.json", blobIn(t, w.remote, "{}\n")}), liar, "clean")
+	refused("a liar under a clean head", clean, liar, "entry .claude/workflow-state.json: the commit updates it")
+	link := commitTruthful(t, w.remote, tree(rawEntry{"120000", "link.json", blobIn(t, w.remote, "/etc/passwd")}), base, "link")
+	gone := commitTruthful(t, w.remote, tree(), link, "unlink")
+	refused("a symbolic link under a clean head", gone, link, "entry .claude/link.json: a symbolic link, not a regular file")
+
+	// a truthful peer's commits are taken, and log then agrees with the
+	// files
+	good := commitTruthful(t, w.remote, tree(phase("exec"), rawEntry{name: "notes.json"}), base, "good")
+	git(t, w.remote, "update-ref", "refs/strata/state", good)
+	a.sync()
+	if a.read(notes) != "<absent>" || a.read(wsPath) != ws("exec") {
+		t.Fatalf("the truthful commit was not taken: %q %q", a.read(notes), a.read(wsPath))
+	}
+	ents, err := a.eng.Log(state.LogQuery{Path: notes})
+	if err != nil || len(ents) == 0 || ents[0].Action != state.ActionDelete {
+		t.Fatalf("log %s = %+v, %v; want its deletion first", notes, ents, err)
+	}
+}
