@@ -249,9 +249,10 @@ func TestSyncRefusesDeepRemoteTree(t *testing.T) {
 	refused("a path of 16 names of 255 bytes", "bytes, over 4096")
 }
 
-// A commit past the bounds buried under a clean head is not refused when
-// it is fetched (only heads are checked), but once the remote makes it the
-// merge base the sync that stops there says so as a refused head does: the
+// A commit past the bounds buried under a clean head is refused when it is
+// fetched (every new commit is checked, attack24 G1). One an older strata
+// took into the local history before that check, which the remote then
+// makes the merge base, stops the sync as a refused head does: the
 // remote, the commit and its role, one line, nothing merged (attack24: it
 // said "merge: PhaseOutputs/a/a/…: trees nested more than 63 deep").
 func TestSyncNamesDeepMergeBase(t *testing.T) {
@@ -266,20 +267,27 @@ func TestSyncNamesDeepMergeBase(t *testing.T) {
 	for range state.MaxPathDepth {
 		h = writeLooseTree(t, w.remote, "40000", "d", h)
 	}
-	deep := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}, rawEntry{"40000", "deep", h}), "-p", pushed, "-m", "deep")
-	clean := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}), "-p", deep, "-m", "clean")
+	deep := commitTruthful(t, w.remote, writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}, rawEntry{"40000", "deep", h}), pushed, "deep")
+	clean := commitTruthful(t, w.remote, writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}), deep, "clean")
 	git(t, w.remote, "update-ref", "refs/strata/state", clean)
-	a.sync() // the clean head is taken, the deep commit with it
-	if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != clean {
-		t.Fatalf("the clean head was not taken: %s", got)
+	// fetched now, the buried commit is refused
+	_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	if err == nil || !strings.Contains(err.Error(), "commit "+deep[:10]+": entry deep/") || !strings.Contains(err.Error(), "trees nested more than 63 deep") {
+		t.Fatalf("sync of a deep commit under a clean head = %v; want it refused, naming it", err)
 	}
+	if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != pushed {
+		t.Fatal("the local state ref moved")
+	}
+	// taken before the check (an older strata): the clean head on the local ref
+	git(t, a.dir, "fetch", "-q", w.remote, "refs/strata/state:refs/strata-remotes/origin/state")
+	git(t, a.dir, "update-ref", "refs/strata/state", clean)
 	// a records on top; the remote moves to another child of the deep commit
 	a.write(".claude/notes.json", `{"n": 2}`+"\n")
 	a.record()
 	local := git(t, a.dir, "rev-parse", "refs/strata/state")
-	other := git(t, w.remote, "commit-tree", writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}), "-p", deep, "-m", "other")
+	other := commitTruthful(t, w.remote, writeRawTree(t, w.remote, rawEntry{"40000", ".claude", claude}), deep, "other")
 	git(t, w.remote, "update-ref", "refs/strata/state", other)
-	_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	_, err = Sync(context.Background(), a.eng, Options{Cwd: a.dir})
 	want := "sync origin: refused the merge base " + deep[:10] + ": entry deep/" + strings.Repeat("d/", state.MaxPathDepth-2) + "d: trees nested more than 63 deep (nothing merged)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("sync = %v,\nwant %s", err, want)
