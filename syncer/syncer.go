@@ -441,7 +441,10 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	if o.DryRun {
 		m, err := eng.PlanMerge(local, fetched)
 		if err != nil {
-			return "", refusedHistory(remote.Name, err)
+			if r, ok := refusedHistory(remote.Name, err); ok {
+				return "", r
+			}
+			return "", err
 		}
 		if err := check(m); err != nil {
 			return "", err
@@ -491,7 +494,7 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	m, err := eng.MergeState(fetched, title, journaled)
 	if err != nil {
 		_ = eng.EndWrites() // the ref did not move: nothing is owed
-		if r := refusedHistory(remote.Name, err); r != err {
+		if r, ok := refusedHistory(remote.Name, err); ok {
 			return "", r
 		}
 		return "", fmt.Errorf("merge: %w", err)
@@ -887,12 +890,14 @@ func SyncHome(ctx context.Context, eng *engine.Engine, o Options) (*Report, erro
 // a kept path's bounds as the refusal of a remote's head is worded, naming
 // the remote, the commit and its role (attack24: a peer's commit buried
 // under a clean head, later made the merge base, failed every sync with
-// "merge: PATH: trees nested more than 63 deep", naming neither). Other
-// errors are returned as they are.
-func refusedHistory(remote string, err error) error {
+// "merge: PATH: trees nested more than 63 deep", naming neither); ok is
+// false for any other error. (Not "the error itself when not one": an
+// error of an uncomparable type, state.Problems, cannot be compared with
+// what it returned.)
+func refusedHistory(remote string, err error) (_ error, ok bool) {
 	var tb *engine.TreeBoundError
 	if !errors.As(err, &tb) || tb.Commit == "" {
-		return err
+		return nil, false
 	}
-	return fmt.Errorf("sync %s: refused %s (nothing merged)", remote, tb.Error())
+	return fmt.Errorf("sync %s: refused %s (nothing merged)", remote, tb.Error()), true
 }
