@@ -38,15 +38,11 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 // Record records nothing of it. The watcher's rescan reads what it returns
 // again once quiet (daemon).
 func (e *Engine) Differing(paths []config.Kept) ([]config.Kept, error) {
-	release, err := e.holdWrites(false)
+	release, err := e.readyToRecord()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if err := e.recoverWrites(true); err != nil {
-		return nil, err
-	}
-	e.mergeKeptEdits()
 	_, files, err := e.recorded()
 	if err != nil {
 		return nil, err
@@ -95,16 +91,29 @@ func (e *Engine) noteHead() {
 // when another writer has replaced the file since (that version is then
 // recorded next, as any edit).
 func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
-	release, err := e.holdWrites(false) // no sync in its write phase meanwhile
+	release, err := e.readyToRecord()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	return e.recordHeld(paths, src, wrote)
+}
+
+// readyToRecord starts what reads the kept files against the ref as a
+// record does: it takes the write-phase lock (no sync in its write phase
+// meanwhile), completes an interrupted sync's journal and merges the edits
+// that sync kept; release gives the lock back.
+func (e *Engine) readyToRecord() (release func(), err error) {
+	release, err = e.holdWrites(false)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.recoverWrites(true); err != nil {
+		release()
 		return nil, err
 	}
 	e.mergeKeptEdits()
-	return e.recordHeld(paths, src, wrote)
+	return release, nil
 }
 
 // recordHeld is record for a caller that holds the write-phase lock and

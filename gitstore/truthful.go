@@ -305,19 +305,9 @@ func (hc *historyCheck) read(h plumbing.Hash) ([]byte, string) {
 		hc.cur[h] = raw
 		return raw, ""
 	}
-	s := hc.s
-	t, raw, err := s.objects.ReadLimit(h, maxTreeObject)
-	if s.fetched(h, err) {
-		t, raw, err = s.objects.ReadLimit(h, maxTreeObject)
-	}
-	var tl *odb.TooLargeError
-	switch {
-	case errors.As(err, &tl):
-		return nil, fmt.Sprintf("a tree object of %d bytes, over %d", tl.Size, maxTreeObject)
-	case err != nil:
-		return nil, "unreadable tree: " + s.objectErr(err).Error()
-	case t != plumbing.TreeObject:
-		return nil, "a " + t.String() + " where a tree is expected"
+	raw, why := hc.s.fetchedTree(h)
+	if why != "" {
+		return nil, why
 	}
 	hc.cur[h] = raw
 	return raw, ""

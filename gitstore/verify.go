@@ -122,18 +122,9 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (st
 		}
 		return "", "", z
 	}
-	t, raw, err := s.objects.ReadLimit(h, maxTreeObject)
-	if s.fetched(h, err) {
-		t, raw, err = s.objects.ReadLimit(h, maxTreeObject)
-	}
-	var tl *odb.TooLargeError
-	switch {
-	case errors.As(err, &tl):
-		return name, fmt.Sprintf("a tree object of %d bytes, over %d", tl.Size, maxTreeObject), z
-	case err != nil:
-		return name, "unreadable tree: " + s.objectErr(err).Error(), z
-	case t != plumbing.TreeObject:
-		return name, "a " + t.String() + " where a tree is expected", z
+	raw, why := s.fetchedTree(h)
+	if why != "" {
+		return name, why, z
 	}
 	z = treeSize{}
 	var prev []byte
@@ -274,4 +265,24 @@ func logErr(err error) error {
 		return err
 	}
 	return fmt.Errorf("log: %w", err)
+}
+
+// fetchedTree reads the raw tree object h of a remote's history, fetching
+// it where it is missing (a partial clone), within maxTreeObject bytes; why
+// says what is wrong when it cannot be read as a tree, as a refusal puts it.
+func (s *Store) fetchedTree(h plumbing.Hash) (raw []byte, why string) {
+	t, raw, err := s.objects.ReadLimit(h, maxTreeObject)
+	if s.fetched(h, err) {
+		t, raw, err = s.objects.ReadLimit(h, maxTreeObject)
+	}
+	var tl *odb.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, fmt.Sprintf("a tree object of %d bytes, over %d", tl.Size, maxTreeObject)
+	case err != nil:
+		return nil, "unreadable tree: " + s.objectErr(err).Error()
+	case t != plumbing.TreeObject:
+		return nil, "a " + t.String() + " where a tree is expected"
+	}
+	return raw, ""
 }
