@@ -89,7 +89,7 @@ func ScriptFor(name, exe string) []byte {
 ` + marker(name) + `: checks the staged state files ` + what + `.
 # Installed by ` + "`strata hooks install`" + `; ` + "`strata hooks uninstall`" + ` removes it and puts
 # back the hook it chained (` + name + ChainedSuffix + `), byte for byte.
-chained="$(dirname "$0")/` + name + ChainedSuffix + `"
+case $0 in */*) chained=${0%/*}/` + name + ChainedSuffix + ` ;; *) chained=./` + name + ChainedSuffix + ` ;; esac
 if [ -x "$chained" ]; then
 	"$chained" "$@" || exit $?
 fi
@@ -97,6 +97,19 @@ strata=` + state.SingleQuoted(exe) + `
 [ -x "$strata" ] || strata=strata
 exec "$strata" hooks run ` + name + `
 `)
+}
+
+// scriptDirname is the form every strata before session 24 wrote: the
+// same, but for the folder of the chained hook, which it asked dirname
+// for — a process more on every commit (a fork and an exec: ~1 ms on most
+// machines, 5 ms or more where a page fault is dear). The case above
+// gives the same folder for every path git runs a hook by (it always has
+// a slash: .git/hooks/NAME, or core.hooksPath's folder joined to NAME),
+// and "." for a bare name, as dirname does.
+func scriptDirname(name, exe string) []byte {
+	return bytes.Replace(ScriptFor(name, exe),
+		[]byte("case $0 in */*) chained=${0%/*}/"+name+ChainedSuffix+" ;; *) chained=./"+name+ChainedSuffix+" ;; esac\n"),
+		[]byte(`chained="$(dirname "$0")/`+name+ChainedSuffix+`"`+"\n"), 1)
 }
 
 // Executable is the strata binary the installed hook calls: the absolute
@@ -402,9 +415,10 @@ func readHook(path, name string) (hookFile, error) {
 
 // scriptForms are the hook scripts strata has written, newest first: a
 // file is strata's to rewrite or remove only when it is exactly one of
-// them, for some binary. (Every strata so far wrote ScriptFor's form; a
-// new form goes first here and the old ones stay.)
-var scriptForms = []func(name, exe string) []byte{ScriptFor}
+// them, for some binary. (A new form goes first here and the old ones
+// stay: install rewrites an older one to ScriptFor's, uninstall removes
+// it.)
+var scriptForms = []func(name, exe string) []byte{ScriptFor, scriptDirname}
 
 // written reports whether data is exactly a hook script strata wrote for
 // the hook name, calling any binary.

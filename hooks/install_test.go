@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,5 +226,90 @@ func TestIsFramework(t *testing.T) {
 	}
 	if IsFramework(Script("/opt/strata")) || IsFramework([]byte("#!/bin/sh\n# pre-commit\nexit 0\n")) {
 		t.Error("another hook taken for the framework's")
+	}
+}
+
+// olderScript is, byte for byte, the pre-commit hook every strata before
+// session 24 installed (for the binary /old/strata): it asked dirname for
+// the chained hook's folder, a process more on every commit.
+const olderScript = `#!/bin/sh
+# strata pre-commit hook: checks the staged state files before each commit.
+# Installed by ` + "`strata hooks install`; `strata hooks uninstall`" + ` removes it and puts
+# back the hook it chained (pre-commit.strata-chained), byte for byte.
+chained="$(dirname "$0")/pre-commit.strata-chained"
+if [ -x "$chained" ]; then
+	"$chained" "$@" || exit $?
+fi
+strata='/old/strata'
+[ -x "$strata" ] || strata=strata
+exec "$strata" hooks run pre-commit
+`
+
+// The hook an older strata installed is still strata's: install rewrites
+// it to today's form, which starts no process but strata's own; uninstall
+// removes it; an edit of it is the user's. Today's form runs the chained
+// hook from the folder git runs the hook in, as the older one did, and
+// from "." for a bare name, as dirname gives.
+func TestOlderHookFormIsStrata(t *testing.T) {
+	if !written(HookName, []byte(olderScript)) {
+		t.Fatal("the older form is not recognised as strata's")
+	}
+	if written(HookName, []byte(strings.Replace(olderScript, "exit $?", "true", 1))) {
+		t.Fatal("an edited older form taken for strata's")
+	}
+	if bytes.Contains(Script("/opt/strata"), []byte("dirname")) {
+		t.Fatal("today's form still runs dirname")
+	}
+
+	root := newRepo(t)
+	hook := filepath.Join(root, ".git", "hooks", HookName)
+	if err := os.WriteFile(hook, []byte(olderScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := InstallHook(root, "/old/strata", HookName)
+	if err != nil || !res.Changed || res.Chained != "" {
+		t.Fatalf("install over the older form: %+v %v", res, err)
+	}
+	if got, _ := os.ReadFile(hook); !bytes.Equal(got, ScriptFor(HookName, "/old/strata")) {
+		t.Fatalf("not rewritten to today's form:\n%s", got)
+	}
+	if err := os.WriteFile(hook, []byte(olderScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := UninstallHook(root, HookName); err != nil || !res.Changed {
+		t.Fatalf("uninstall of the older form: %+v %v", res, err)
+	}
+	if _, err := os.Lstat(hook); !os.IsNotExist(err) {
+		t.Fatalf("the older form is still there: %v", err)
+	}
+
+	// the chained hook runs from where the hook is, by a path and by a bare name
+	dir := t.TempDir()
+	script := ScriptFor(HookName, "/bin/true")
+	if err := os.WriteFile(filepath.Join(dir, HookName), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, HookName+ChainedSuffix), []byte("#!/bin/sh\necho chained \"$@\" >> \"$OUT\"\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	for _, run := range []struct{ dir, arg0 string }{
+		{root, filepath.Join(dir, HookName)},                             // absolute, as git runs it from core.hooksPath
+		{filepath.Dir(dir), filepath.Join(filepath.Base(dir), HookName)}, // relative, .git/hooks/NAME
+		{dir, HookName}, // a bare name: "." as dirname gives
+	} {
+		cmd := exec.Command("sh", "-c", `exec "$0" a`, run.arg0)
+		if run.arg0 == HookName {
+			cmd = exec.Command("sh", HookName, "a") // $0 = NAME, no slash
+		}
+		cmd.Dir, cmd.Env = run.dir, append(os.Environ(), "OUT="+out, "PATH="+os.Getenv("PATH"))
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			t.Errorf("hook run as %q from %s: %v; want the chained hook's exit 3", run.arg0, run.dir, err)
+		}
+	}
+	if got, _ := os.ReadFile(out); string(got) != "chained a\nchained a\nchained a\n" {
+		t.Errorf("the chained hook ran %q; want three times with the hook's arguments", got)
 	}
 }
