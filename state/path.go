@@ -165,6 +165,34 @@ func FoldName(el string) string {
 	return strings.ToLower(strings.ToUpper(s))
 }
 
+// ShortNameOf reports whether el may be an NTFS 8.3 short name of the long
+// name long on Windows (where 8.3 names are on, as on system volumes): the
+// same file there. Windows makes one from the long name with its spaces
+// and dots but the last dot dropped: at most six characters of the stem,
+// "~" and a number, and up to three of the extension (settings.json is
+// SETTIN~1.JSO, .claude is CLAUDE~1), compared folded. A short name of
+// another file that starts the same is taken too: the test fails closed.
+func ShortNameOf(el, long string) bool {
+	el = FoldName(el)
+	stem, ext, _ := strings.Cut(el, ".")
+	tilde := strings.LastIndexByte(stem, '~')
+	if tilde < 1 || tilde > 6 || tilde == len(stem)-1 || len(ext) > 3 || strings.Contains(ext, ".") {
+		return false
+	}
+	for _, c := range stem[tilde+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	long = FoldName(long)
+	lstem, lext := long, ""
+	if i := strings.LastIndexByte(long, '.'); i > 0 {
+		lstem, lext = long[:i], long[i+1:]
+	}
+	lstem = strings.NewReplacer(".", "", " ", "").Replace(lstem)
+	return strings.HasPrefix(lstem, stem[:tilde]) && strings.HasPrefix(lext, ext) && (ext != "" || lext == "")
+}
+
 // Within reports whether the file-system name is dir or inside it. Both
 // are compared as given, cleaned: the caller resolves symbolic links first
 // when the question is where a file really is.

@@ -31,14 +31,19 @@ var harmlessMembers = map[string]bool{
 // file system compares them (state.FoldName), with a backslash taken for
 // the separator NTFS takes it for, on every file system: on a Mac or on
 // Windows .claude/SETTINGS.json is settings.json (attack24 G2).
+//
+// An NTFS 8.3 short name of any of them (SETTIN~1.JSO in CLAUDE~1, MCP~1.JSO)
+// is one too: on Windows it opens that file (attack24 recheck H3).
 func claudeRuns(rel string) (whole, ok bool) {
 	rel = strings.ReplaceAll(rel, `\`, "/")
-	base := state.FoldName(path.Base(rel))
+	name := path.Base(rel)
+	base, dir := state.FoldName(name), path.Base(path.Dir(rel))
 	switch {
-	case base == ".mcp.json":
+	case base == ".mcp.json" || state.ShortNameOf(name, ".mcp.json"):
 		return true, true
-	case state.FoldName(path.Base(path.Dir(rel))) == ".claude":
-		return false, base == "settings.json" || base == "settings.local.json"
+	case state.FoldName(dir) == ".claude" || state.ShortNameOf(dir, ".claude"):
+		return false, base == "settings.json" || base == "settings.local.json" ||
+			state.ShortNameOf(name, "settings.json") || state.ShortNameOf(name, "settings.local.json")
 	}
 	return false, false
 }

@@ -39,6 +39,11 @@ func TestChangesWhatRuns(t *testing.T) {
 		".claude/settings.json.": true, ".claude/settings.json ": true, ".claude/settings.json::$DATA": true,
 		".claude/sett\u200cings.json": true, ".claude/\u017fettings.json": true, `.claude\SETTINGS.json`: true,
 		".claude/settings.jsonx": false, ".claude/my-settings.json": false,
+		// attack24 recheck H3: NTFS 8.3 short names of the same files
+		".claude/SETTIN~1.JSO": true, ".claude/settin~2.jso": true, ".claude/SETTIN~12.JSO": true,
+		"CLAUDE~1/SETTIN~1.JSO": true, "CLAUDE~1/settings.json": true, "MCP~1.JSO": true, "mcp~3.jso": true,
+		".claude/SETTIN~1.TXT": false, ".claude/SETTIN~.JSO": false, ".claude/SETTIN~1X.JSO": false,
+		".claude/WORKFL~1.JSO": false, "OTHER~1/SETTIN~1.JSO": false, ".claude/SETTINGS~1.JSO": false,
 	} {
 		if _, ok := claudeRuns(rel); ok != want {
 			t.Errorf("claudeRuns(%s) = %v", rel, ok)
