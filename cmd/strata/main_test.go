@@ -165,8 +165,9 @@ func runScripts(t *testing.T, clock string) {
 }
 
 // setupScript gives every scenario a clean git identity and home, and the
-// epoch of its clock: a scenario that says `env STRATA_TEST_NOW=<RFC 3339>`
-// starts at that instant and runs on from there (sleep included).
+// epoch of its clock: a scenario that says `clock <RFC 3339>` (or `env
+// STRATA_TEST_NOW=<RFC 3339>`) starts at that instant and runs on from there
+// (sleep included).
 func setupScript(e *testscript.Env) error {
 	e.Setenv("STRATA_TEST_EPOCH", strconv.FormatInt(time.Now().UnixNano(), 10))
 	home := filepath.Join(e.WorkDir, "home")
@@ -249,6 +250,21 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			time.Sleep(50 * time.Millisecond)
 		}
 		ts.Fatalf("after %s, %s printed:\n%s", d, strings.Join(args[2:], " "), out)
+	},
+	// clock TIME: strata's clock reads TIME (RFC 3339) now and runs on from
+	// here, however long the scenario took to get here: the epoch is reset
+	// with it. (`env STRATA_TEST_NOW=TIME` alone runs on from the scenario's
+	// start, so on a loaded machine a time matched to the second could be
+	// seconds late.)
+	"clock": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: clock TIME")
+		}
+		if _, err := time.Parse(time.RFC3339Nano, args[0]); err != nil {
+			ts.Fatalf("clock: %v", err)
+		}
+		ts.Setenv("STRATA_TEST_NOW", args[0])
+		ts.Setenv("STRATA_TEST_EPOCH", strconv.FormatInt(time.Now().UnixNano(), 10))
 	},
 	// sleep DURATION: wait, so that commit times (one-second resolution) differ.
 	"sleep": func(ts *testscript.TestScript, neg bool, args []string) {
