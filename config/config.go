@@ -37,6 +37,15 @@ const FileName = ".strata.yaml"
 // DefaultMaxSize is the largest kept file strata reads (docs/contract.md §1).
 const DefaultMaxSize = 10 << 20
 
+// MaxSizeCeiling is the largest max_size a configuration may set. The
+// configuration may come with the repository, so its max_size must not let
+// a file make every reader slow and memory-hungry: git compresses a GiB of
+// one byte to about a MiB, so such a file costs a clone nothing, while
+// strata holds each kept file whole and a decoder several times over.
+// Agents' state files are kilobytes; at 64 MiB a check costs seconds and a
+// few hundred MB at most (docs/contract.md §2).
+const MaxSizeCeiling = 64 << 20
+
 // Rule maps a glob of repo-relative paths to a class and a schema. Globs use
 // path.Match syntax per path segment ("*" never crosses "/").
 type Rule struct {
@@ -873,9 +882,21 @@ func (c *Config) Extra() []string {
 }
 
 // parseSize parses max_size: a positive number of bytes, or a whole number
-// followed by B, KB, MB or GB. A size past what an int64 holds is refused,
-// never wrapped to a negative limit.
+// followed by B, KB, MB or GB, at most MaxSizeCeiling. A size past what an
+// int64 holds is refused, never wrapped to a negative limit.
 func parseSize(v any) (int64, error) {
+	n, err := parseSizeValue(v)
+	if err == nil && n > MaxSizeCeiling {
+		written := fmt.Sprint(v)
+		if _, ok := v.(string); ok {
+			written = strconv.Quote(written)
+		}
+		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most 64MB (%d bytes)", written, int64(MaxSizeCeiling))
+	}
+	return n, err
+}
+
+func parseSizeValue(v any) (int64, error) {
 	switch x := v.(type) {
 	case json.Number:
 		// Read exactly, never through a float: 1.5 is not 1, 1e3 is 1000,

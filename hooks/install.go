@@ -159,6 +159,10 @@ func Install(root, exe string) ([]Installed, error) {
 	if err := notShared(root, dir); err != nil {
 		return nil, err
 	}
+	ok, err := staysInTree(root, dir)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range Hooks {
 		f, err := readHook(filepath.Join(dir, name), name)
 		if err != nil {
@@ -170,7 +174,7 @@ func Install(root, exe string) ([]Installed, error) {
 	}
 	var out []Installed
 	for _, name := range Hooks {
-		res, err := installHook(dir, name, exe)
+		res, err := installHook(dir, name, exe, ok)
 		out = append(out, res)
 		if err != nil {
 			return out, err
@@ -198,10 +202,18 @@ func InstallHook(root, exe, name string) (Installed, error) {
 	if err := notShared(root, dir); err != nil {
 		return Installed{}, err
 	}
-	return installHook(dir, name, exe)
+	ok, err := staysInTree(root, dir)
+	if err != nil {
+		return Installed{}, err
+	}
+	return installHook(dir, name, exe, ok)
 }
 
-func installHook(dir, name, exe string) (Installed, error) {
+// installHook installs hook name in dir. ok, when not nil, judges where
+// dir really is at each step (staysInTree): the directory is made, the
+// existing hook moved and strata's written through the directory opened
+// and judged, never through a symbolic link put in its path since.
+func installHook(dir, name, exe string, ok func(dir, real string) error) (Installed, error) {
 	hook := filepath.Join(dir, name)
 	chained := hook + ChainedSuffix
 	res := Installed{Name: name, Hook: hook}
@@ -230,16 +242,29 @@ func installHook(dir, name, exe string) (Installed, error) {
 				return res, nil
 			}
 		}
-	case foreignHook:
-		if err := os.Rename(hook, chained); err != nil {
+	}
+	var okReal func(string) error
+	if ok != nil {
+		okReal = func(real string) error { return ok(dir, real) }
+	}
+	if err := atomicfile.MkdirAll(dir, 0o755, okReal); err != nil {
+		var judged *outOfTreeError
+		if errors.As(err, &judged) {
+			return res, err
+		}
+		return res, fmt.Errorf("create hooks directory: %w", err)
+	}
+	if f.kind == foreignHook {
+		if err := atomicfile.RenameIn(dir, name, name+ChainedSuffix, ok); err != nil {
+			var judged *outOfTreeError
+			if errors.As(err, &judged) {
+				return res, err
+			}
 			return res, fmt.Errorf("chain the existing hook: %w", err)
 		}
 		res.Chained = chained
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, fmt.Errorf("create hooks directory: %w", err)
-	}
-	if err := writeExecutable(f.path, want); err != nil {
+	if err := writeExecutable(f.path, want, ok); err != nil {
 		return res, err
 	}
 	res.Changed = true
@@ -664,10 +689,150 @@ func exists(name string) bool {
 	return err == nil
 }
 
-// writeExecutable replaces name atomically with an executable file.
-func writeExecutable(name string, data []byte) error {
-	if err := atomicfile.Write(name, data, 0o755); err != nil {
+// writeExecutable replaces name atomically with an executable file,
+// through its directory opened and judged by ok (when not nil).
+func writeExecutable(name string, data []byte, ok func(dir, real string) error) error {
+	b := atomicfile.Batch{DirOK: ok}
+	err := b.Add(name, data, 0o755)
+	var notWritten []string
+	if err == nil {
+		notWritten, err = b.Commit(nil)
+	}
+	if err == nil && len(notWritten) > 0 {
+		// refused by ok at Commit, or its path names another folder now
+		err = fmt.Errorf("%s: the hooks directory was replaced or moved while strata wrote in it; nothing written there", filepath.Dir(name))
+	}
+	if err != nil {
+		b.Abort()
+		var judged *outOfTreeError
+		if errors.As(err, &judged) {
+			return err
+		}
 		return fmt.Errorf("write hook: %w", err)
 	}
 	return nil
+}
+
+// outOfTreeError refuses a hooks directory that core.hooksPath names in
+// the work tree but that is really outside it, through the symbolic link
+// Link (a path as core.hooksPath gives it) to Target.
+// Real is where Target really is ("" when it leads nowhere, or is
+// Target).
+type outOfTreeError struct {
+	Dir, Link, Target, Real string
+}
+
+func (e *outOfTreeError) Error() string {
+	to := e.Target
+	if e.Real != "" && e.Real != e.Target {
+		to += " (" + e.Real + ")"
+	}
+	via := "names it"
+	if e.Dir != e.Link {
+		via = "names " + e.Dir + " through it"
+	}
+	return fmt.Sprintf("%s: a symbolic link to %s, outside the work tree; core.hooksPath %s, so strata's hooks would be written there. Nothing installed: point core.hooksPath at a folder in the work tree (or unset it) and run this again", e.Link, to, via)
+}
+
+// staysInTree judges a hooks directory core.hooksPath names inside the
+// work tree at root (a relative value, or an absolute one below root):
+// such a folder may come from the repository itself (a committed
+// .githooks), and a committed symbolic link on the way could lead
+// anywhere (~/.local/bin), so it must really be in the work tree, or in
+// the git directory's hooks/. It walks dir's path from root, and refuses
+// (outOfTreeError) at the first symbolic link that leads elsewhere, or
+// that leads nowhere. A folder not (yet) there is made below one that is.
+// A path below the work tree's .git is git's own, never checked out, and
+// not judged, nor is a hooks directory outside the work tree (the user's
+// own choice, in the repository's configuration, see notShared). It
+// returns the check again for the writes (nil when none applies), judging
+// where the directory written in really is then.
+func staysInTree(root, dir string) (func(dir, real string) error, error) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, nil
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if strings.EqualFold(first, ".git") {
+		return nil, nil
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("read work tree: %w", err)
+	}
+	var gitHooks *string // the git directory's hooks/, really; asked once, when needed
+	inside := func(real string) bool {
+		if within(realRoot, real) {
+			return true
+		}
+		if gitHooks == nil {
+			h := ""
+			if common, err := gitCommonDir(root); err == nil {
+				if r, err := filepath.EvalSymlinks(filepath.Join(common, "hooks")); err == nil {
+					h = r
+				}
+			}
+			gitHooks = &h
+		}
+		return *gitHooks != "" && within(*gitHooks, real)
+	}
+	shown := func(p string) string {
+		if r, err := filepath.Rel(root, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			break // made by install, below a folder judged already
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read hooks directory: %w", err)
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return nil, fmt.Errorf("read hooks directory: %w", err)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, &outOfTreeError{Dir: shown(dir), Link: shown(p), Target: target + ", which does not exist"}
+		}
+		if !inside(real) {
+			return nil, &outOfTreeError{Dir: shown(dir), Link: shown(p), Target: target, Real: real}
+		}
+	}
+	return func(d, real string) error {
+		if inside(real) {
+			return nil
+		}
+		return &outOfTreeError{Dir: shown(dir), Link: shown(d), Target: real}
+	}, nil
+}
+
+// within reports whether path is dir or below it (both clean, absolute).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// gitCommonDir is the common git directory of the work tree at root
+// (shared by its linked worktrees), absolute.
+func gitCommonDir(root string) (string, error) {
+	cmd := exec.Command("git", "rev-parse", "--git-common-dir")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", err
+	}
+	d := strings.TrimRight(string(out), "\r\n")
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(root, d)
+	}
+	return d, nil
 }
