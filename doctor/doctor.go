@@ -182,7 +182,7 @@ func keptFiles(eng *engine.Engine) []Finding {
 	case len(invalid) > 0:
 		fs = append(fs, Finding{Check: "files", Level: LevelFail,
 			Message: fmt.Sprintf("%d kept files, %d invalid: %s", len(results), len(invalid), strings.Join(invalid, ", ")),
-			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + state.ShellWord(first) + " -o schemas/NAME.schema.json --apply"})
+			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + state.ShellWord(config.LiteralGlob(first)) + " -o schemas/NAME.schema.json --apply"})
 	case len(bad) > 0:
 		fs = append(fs, Finding{Check: "files", Level: LevelOK,
 			Message: fmt.Sprintf("%d kept files, all valid; %d not kept for a control character in the name", len(results), len(bad))})
