@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -127,7 +126,7 @@ func formatOf(p string) string {
 // private, and how to keep one anyway.
 func printWithheld(e *env, eng *engine.Engine) {
 	for _, p := range eng.Withheld() {
-		if strings.HasPrefix(p.Reason, config.WhyNested) {
+		if p.Nested() {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
 			continue
 		}
@@ -135,7 +134,6 @@ func printWithheld(e *env, eng *engine.Engine) {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
 			continue
 		}
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: git config --add strata.keepPrivate %s\n",
-			p.Reason, state.TermSafe(p.Path), state.ShellWord(p.Path))
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: %s\n", p.Reason, state.TermSafe(p.Path), p.KeepCommand())
 	}
 }
