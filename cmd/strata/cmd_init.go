@@ -36,12 +36,15 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Out, "wrote %s\n", engine.ConfigFile)
 	}
 	recorded := 0
-	var hints, broken []string
+	var hints, broken, added []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil && o.Entry.Home {
 			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.TermSafe(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
 		} else if o.Entry != nil {
 			recorded++
+			if o.Entry.Action == state.ActionAdd {
+				added = append(added, state.TermSafe(o.Path))
+			}
 		}
 		switch {
 		case o.Invalid() && o.Rejected != nil: // read, and its content failed: a schema of the user's may fit
@@ -72,6 +75,7 @@ func runInit(e *env) error {
 	switch {
 	case recorded > 0:
 		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.StateRef(), state.ShortID(head))
+		printFirstRecorded(e, added)
 	case head != "":
 		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.StateRef(), state.ShortID(head))
 	default:
@@ -90,6 +94,28 @@ func runInit(e *env) error {
 			engine.Plural(len(broken), "it", "them"), engine.Plural(len(broken), "it", "them"), strings.Join(broken, "\n"))
 	}
 	return nil
+}
+
+// maxNamed is how many first-recorded files init names before it counts
+// the rest.
+const maxNamed = 20
+
+// printFirstRecorded names the files init recorded for the first time:
+// strata sync publishes them, and a rule of a committed .strata.yaml may
+// keep a file the user never gave to git (attack25 K4), so the user sees
+// each before any sync. Past maxNamed, the rest are counted.
+func printFirstRecorded(e *env, added []string) {
+	if len(added) == 0 {
+		return
+	}
+	fmt.Fprintf(e.Out, "recorded for the first time (strata sync publishes %s):\n", engine.Plural(len(added), "it", "them"))
+	for i, p := range added {
+		if i == maxNamed {
+			fmt.Fprintf(e.Out, "  ... and %d more (strata status lists every kept file)\n", len(added)-maxNamed)
+			break
+		}
+		fmt.Fprintf(e.Out, "  %s\n", p)
+	}
 }
 
 // notWellFormed is the first problem of o's rejected version under the
