@@ -202,6 +202,14 @@ func Parse(root string, data []byte) (*Config, error) {
 				var te *json.UnmarshalTypeError
 				if errors.As(err, &te) {
 					msg = fmt.Sprintf("want %s, not %s", kindName(te.Type), te.Value)
+					// a number a whole-number key cannot hold: json names it
+					// "number LITERAL" (attack25: "want a number, not number 999…")
+					if lit, ok := strings.CutPrefix(te.Value, "number "); ok && kindName(te.Type) == "a number" {
+						msg = "want a whole number, not " + lit
+						if !strings.ContainsAny(lit, ".eE") {
+							msg = lit + " is too large"
+						}
+					}
 				}
 				return nil, &Error{validate.ProblemAt(FileName, data, true, ptr, msg)}
 			}

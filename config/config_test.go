@@ -617,6 +617,8 @@ func TestValueErrorPosition(t *testing.T) {
 		// the value's type, at the top
 		{"files: a/*.json\n", ".strata.yaml:1:8: /files: want a list, not string"},
 		{"version: one\n", ".strata.yaml:1:10: /version: want a number, not string"},
+		{"version: 99999999999999999999999\n", ".strata.yaml:1:10: /version: 99999999999999999999999 is too large"},
+		{"version: 1.5\n", ".strata.yaml:1:10: /version: want a whole number, not 1.5"},
 		{"memory: [a.md]\n", ".strata.yaml:1:9: /memory: want a string, not array"},
 		{"memory_create: maybe\n", ".strata.yaml:1:16: /memory_create: want true or false, not string"},
 		{"sync_home: 1\n", ".strata.yaml:1:12: /sync_home: want true or false, not number"},

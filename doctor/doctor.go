@@ -182,7 +182,7 @@ func keptFiles(eng *engine.Engine) []Finding {
 	case len(invalid) > 0:
 		fs = append(fs, Finding{Check: "files", Level: LevelFail,
 			Message: fmt.Sprintf("%d kept files, %d invalid: %s", len(results), len(invalid), strings.Join(invalid, ", ")),
-			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + state.ShellWord(first) + " -o schemas/NAME.schema.json --apply"})
+			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + state.ShellWord(config.LiteralGlob(first)) + " -o schemas/NAME.schema.json --apply"})
 	case len(bad) > 0:
 		fs = append(fs, Finding{Check: "files", Level: LevelOK,
 			Message: fmt.Sprintf("%d kept files, all valid; %d not kept for a control character in the name", len(results), len(bad))})
@@ -195,10 +195,17 @@ func keptFiles(eng *engine.Engine) []Finding {
 		fs = append(fs, Finding{Check: "files", Level: LevelFail, Message: p.Error(),
 			Fix: "rename it: strata never keeps a name with a control character"})
 	}
+	// The fix is what keeps the file: the user's git configuration, never a
+	// rule of .strata.yaml; nothing keeps a nested repository's file
+	// (attack25 K5).
 	for _, p := range eng.Withheld() {
+		fix := "to keep it anyway: " + p.KeepCommand()
+		if p.Nested() {
+			fix = "none: strata never keeps a file of another repository; that repository keeps its own files"
+		}
 		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
 			Message: fmt.Sprintf("%s matches a rule but is not kept (private: %s)", state.TermSafe(p.Path), p.Reason),
-			Fix:     "to keep it anyway, name it exactly, without wildcards, in a rule of " + config.FileName})
+			Fix:     fix})
 	}
 	return fs
 }

@@ -85,10 +85,27 @@ type Private struct {
 	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", or the *.local.json convention
 }
 
+// Nested reports whether p is withheld as a file of another git repository
+// nested in the work tree: no setting keeps it, that repository keeps its
+// own files.
+func (p Private) Nested() bool { return strings.HasPrefix(p.Reason, config.WhyNested) }
+
+// KeepCommand is the command that keeps p anyway, its path one shell word:
+// only the user's git configuration (strata.keepPrivate) keeps a private
+// file, never a .strata.yaml rule. It is "" for a nested repository's file,
+// which nothing keeps.
+func (p Private) KeepCommand() string {
+	if p.Nested() {
+		return ""
+	}
+	return "git config --add strata.keepPrivate " + state.ShellWord(p.Path)
+}
+
 // Withheld lists the private files the last scan found (AllPaths, Status
-// and Init scan): git ignores or filters them, or they are *.local.json
-// files. They are never recorded unless a .strata.yaml rule names them
-// exactly.
+// and Init scan): git ignores or filters them, they are *.local.json files,
+// or they belong to a git repository nested in the work tree. Only the
+// user's git configuration (strata.keepPrivate) keeps one, and never a
+// nested repository's.
 func (e *Engine) Withheld() []Private {
 	var out []Private
 	for _, p := range e.cfg.Withheld() {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -37,12 +36,15 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Out, "wrote %s\n", engine.ConfigFile)
 	}
 	recorded := 0
-	var hints, broken []string
+	var hints, broken, added []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil && o.Entry.Home {
 			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.TermSafe(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
 		} else if o.Entry != nil {
 			recorded++
+			if o.Entry.Action == state.ActionAdd {
+				added = append(added, state.TermSafe(o.Path))
+			}
 		}
 		switch {
 		case o.Invalid() && o.Rejected != nil: // read, and its content failed: a schema of the user's may fit
@@ -73,6 +75,7 @@ func runInit(e *env) error {
 	switch {
 	case recorded > 0:
 		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.StateRef(), state.ShortID(head))
+		printFirstRecorded(e, added)
 	case head != "":
 		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.StateRef(), state.ShortID(head))
 	default:
@@ -91,6 +94,28 @@ func runInit(e *env) error {
 			engine.Plural(len(broken), "it", "them"), engine.Plural(len(broken), "it", "them"), strings.Join(broken, "\n"))
 	}
 	return nil
+}
+
+// maxNamed is how many first-recorded files init names before it counts
+// the rest.
+const maxNamed = 20
+
+// printFirstRecorded names the files init recorded for the first time:
+// strata sync publishes them, and a rule of a committed .strata.yaml may
+// keep a file the user never gave to git (attack25 K4), so the user sees
+// each before any sync. Past maxNamed, the rest are counted.
+func printFirstRecorded(e *env, added []string) {
+	if len(added) == 0 {
+		return
+	}
+	fmt.Fprintf(e.Out, "recorded for the first time (strata sync publishes %s):\n", engine.Plural(len(added), "it", "them"))
+	for i, p := range added {
+		if i == maxNamed {
+			fmt.Fprintf(e.Out, "  ... and %d more (strata status lists every kept file)\n", len(added)-maxNamed)
+			break
+		}
+		fmt.Fprintf(e.Out, "  %s\n", p)
+	}
 }
 
 // notWellFormed is the first problem of o's rejected version under the
@@ -127,7 +152,7 @@ func formatOf(p string) string {
 // private, and how to keep one anyway.
 func printWithheld(e *env, eng *engine.Engine) {
 	for _, p := range eng.Withheld() {
-		if strings.HasPrefix(p.Reason, config.WhyNested) {
+		if p.Nested() {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
 			continue
 		}
@@ -135,7 +160,6 @@ func printWithheld(e *env, eng *engine.Engine) {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
 			continue
 		}
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: git config --add strata.keepPrivate %s\n",
-			p.Reason, state.TermSafe(p.Path), state.ShellWord(p.Path))
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: %s\n", p.Reason, state.TermSafe(p.Path), p.KeepCommand())
 	}
 }
