@@ -540,10 +540,21 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	case st.Size() > e.cfg.MaxSize:
 		return f, &state.Problem{Path: k.Path, Message: fmt.Sprintf("file is %d bytes, larger than max_size %d; not stored", st.Size(), e.cfg.MaxSize)}
 	}
-	data, err := state.ReadRegular(name, e.cfg.MaxSize, false)
+	if beforeRead != nil {
+		beforeRead(k)
+	}
+	// The checks above were of names; the read resolves the path again,
+	// beneath the work tree, and judges where it found the file (a folder
+	// may have been swapped for a symbolic link out of the tree since).
+	data, err := e.tree(k).ReadFile(strings.TrimPrefix(k.Path, "~/"), e.cfg.MaxSize)
+	var pe *PathError
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return f, nil
+	case errors.Is(err, state.ErrOutside):
+		return f, &state.Problem{Path: k.Path, Message: err.Error()}
+	case errors.As(err, &pe):
+		return f, &state.Problem{Path: k.Path, Message: pe.Reason}
 	case errors.Is(err, state.ErrNotRegular): // swapped for a pipe or a link since the Lstat
 		return f, &state.Problem{Path: k.Path, Message: "not a regular file"}
 	case errors.Is(err, state.ErrTooLarge): // within max_size at the Lstat
@@ -553,6 +564,21 @@ func (e *Engine) Read(k config.Kept) (File, *state.Problem) {
 	}
 	f.Content, f.Exists = data, true
 	return f, nil
+}
+
+// beforeRead, when set by a test, runs between Read's checks of a kept
+// file's path and its read: where a racing process swaps a folder.
+var beforeRead func(k config.Kept)
+
+// tree is the door a kept file of k is read through: its base (the work
+// tree, or the home directory for "~/" paths), judged as inside judges it.
+func (e *Engine) tree(k config.Kept) state.Tree {
+	base := e.keptBase(k)
+	rb, _ := e.realDir(base)
+	if rb == "" {
+		rb = base
+	}
+	return state.Tree{Root: base, Real: rb, Judge: func(real string) error { return e.insideReal(k, real) }}
 }
 
 func errText(err error) string {

@@ -86,6 +86,12 @@ func readRegular(name string, limit int64, followLinks bool) ([]byte, error) {
 		return nil, err
 	}
 	defer syscall.Close(fd)
+	return readFD(fd, name, size, limit)
+}
+
+// readFD reads the open regular file fd of size bytes (its fstat) to its
+// end, at most limit bytes (limit <= 0: no limit); name is for errors.
+func readFD(fd int, name string, size, limit int64) ([]byte, error) {
 	if limit > 0 && size > limit {
 		return nil, largerThan(size, limit)
 	}

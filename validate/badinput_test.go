@@ -347,3 +347,23 @@ func TestDecodeYAMLNumberRange(t *testing.T) {
 		}
 	}
 }
+
+// A schema folder swapped for a link out of the work tree between the
+// checks and the read (attack25 K1) is not read through: the outside
+// file is neither applied nor quoted.
+func TestCustomSchemaFolderSwappedOutIsNotRead(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "schemas"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "schemas", "s.json"), []byte(`{}`), 0o644))
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "s.json"), []byte(`{"required": ["OUTSIDE"]}`), 0o644))
+	beforeSchemaRead = func(string) {
+		d := filepath.Join(root, "schemas")
+		require.NoError(t, os.Rename(d, d+".real"))
+		require.NoError(t, os.Symlink(outside, d))
+	}
+	t.Cleanup(func() { beforeSchemaRead = nil })
+	v := newValidator(t, Options{Root: root})
+	got := v.Validate("a.json", []byte(`{}`), "schemas/s.json")
+	assert.Equal(t, []string{`a.json: /: schema "schemas/s.json" cannot be read: resolves outside the repository through a symbolic link`}, lines(got))
+}

@@ -72,12 +72,13 @@ func (v *Validator) readSchema(rel, file string) ([]byte, error) {
 			return data, err
 		}
 	}
-	return v.readSchemaFile(file)
+	return v.readSchemaFile(rel, file)
 }
 
-// readSchemaFile reads a schema file that must be a regular file (symlinks
-// are never followed) no larger than the Validator's max size.
-func (v *Validator) readSchemaFile(file string) ([]byte, error) {
+// readSchemaFile reads the schema file rel (file in the work tree), which
+// must be a regular file (symlinks are never followed) no larger than the
+// Validator's max size.
+func (v *Validator) readSchemaFile(rel, file string) ([]byte, error) {
 	if err := v.insideRepo(file); err != nil {
 		return nil, err
 	}
@@ -98,7 +99,16 @@ func (v *Validator) readSchemaFile(file string) ([]byte, error) {
 	if fi.Size() > v.maxSize {
 		return nil, fmt.Errorf("file is %d bytes, larger than max_size %d", fi.Size(), v.maxSize)
 	}
-	data, err := state.ReadRegular(file, v.maxSize, false)
+	if beforeSchemaRead != nil {
+		beforeSchemaRead(rel)
+	}
+	// The checks above were of names; the read resolves file again beneath
+	// the work tree and judges the folder it found it in, so a folder
+	// swapped for a link out of it meanwhile is not read through.
+	data, err := v.tree(filepath.Base(file)).ReadFile(rel, v.maxSize)
+	if errors.Is(err, state.ErrOutside) {
+		return nil, errors.New("resolves outside the repository through a symbolic link")
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return nil, pe.Err
@@ -199,6 +209,28 @@ func (v *Validator) insideRepo(file string) error {
 		return errors.New("resolves inside the git directory; not read")
 	}
 	return nil
+}
+
+// beforeSchemaRead, when set by a test, runs between readSchemaFile's
+// checks and its read: where a racing process swaps a folder.
+var beforeSchemaRead func(rel string)
+
+// tree is the work tree as the door schema files are read through
+// (state.Tree), judging the real folder of a file named base as
+// insideRepo judges it.
+func (v *Validator) tree(base string) state.Tree {
+	real, err := filepath.EvalSymlinks(v.root)
+	if err != nil {
+		real = v.root
+	}
+	return state.Tree{Root: v.root, Real: real, Judge: func(dir string) error {
+		file := filepath.Join(dir, base)
+		rel, _ := filepath.Rel(real, file)
+		if errors.Is(checkSchemaPath(filepath.ToSlash(rel)), errInGit) || v.inGitDir(file) {
+			return errors.New("resolves inside the git directory; not read")
+		}
+		return nil
+	}}
 }
 
 // inGitDir reports whether real (symlinks resolved) is inside one of the
