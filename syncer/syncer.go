@@ -575,8 +575,11 @@ func report(rep *Report, m *engine.Merge) {
 
 // losses lists the local versions m does not take: those that lost in
 // merges made elsewhere that m brings in, and those that lose in m itself.
-// A version another machine refused is lost only if m still replaces it (a
-// check here may have kept it).
+// A version lost elsewhere — decided by time there, or refused there — is
+// lost here only if m replaces this side's version at its path: a path m
+// leaves as it is (a check here kept the local version, "kept local", or
+// both sides already hold the same version) lost nothing here, and naming
+// it would send the user to restore the version the file still holds.
 func losses(m *engine.Merge) []engine.Lost {
 	replaced := map[string]bool{}
 	for _, p := range m.Paths {
@@ -584,7 +587,7 @@ func losses(m *engine.Merge) []engine.Lost {
 	}
 	var out []engine.Lost
 	for _, l := range m.Lost {
-		if l.Refused == "" || replaced[l.Path] {
+		if replaced[l.Path] {
 			out = append(out, l)
 		}
 	}
