@@ -149,6 +149,12 @@ func (hc *historyCheck) commit(ci commitInfo) (string, string) {
 	if p, why := hc.diff(parent, ci.tree, "", 0, changed); why != "" {
 		return p, why
 	}
+	if p, next, ok := blockWithoutAction(ci.message); ok {
+		if next != "" {
+			return p, "its Strata-* trailer block names a second path, " + state.TermSafe(next) + ", before any Strata-Action"
+		}
+		return p, "its Strata-* trailer block has no Strata-Action"
+	}
 	named := map[string]state.Action{}
 	for _, e := range parseTrailers(ci.message) {
 		if _, twice := named[e.Path]; twice {

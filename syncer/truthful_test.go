@@ -280,6 +280,12 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 	refused("the wrong action", c3, c3, "entry .claude/workflow-state.json: the commit updates it, its Strata-* trailers say add")
 	c4 := commit(tree(), base, "x\n\n"+block(notes, "update"))
 	refused("a path it does not change", c4, c4, "entry .claude/notes.json: its Strata-* trailers say update, the commit does not change it")
+	// a block whose Strata-Action a second Strata-Path cuts short, and a
+	// block with none (before: `its Strata-* trailers say ""`)
+	c6 := commit(tree(phase("attacker")), base, "x\n\nStrata-Path: "+notes+"\nStrata-Path: "+wsPath+"\nStrata-Action: update\nStrata-Source: record\n")
+	refused("two paths in one block", c6, c6, "entry .claude/notes.json: its Strata-* trailer block names a second path, .claude/workflow-state.json, before any Strata-Action (nothing merged)")
+	c7 := commit(tree(phase("attacker")), base, "x\n\nStrata-Path: "+wsPath+"\nStrata-Source: record\n")
+	refused("a block with no action", c7, c7, "entry .claude/workflow-state.json: its Strata-* trailer block has no Strata-Action (nothing merged)")
 	// buried under a clean head: a truthful commit on top of the liar
 	liar := commit(tree(phase("attacker")), base, "gc")
 	clean := commitTruthful(t, w.remote, tree(phase("attacker"), rawEntry{"100644", "x.json", blobIn(t, w.remote, "{}\n")}), liar, "clean")
