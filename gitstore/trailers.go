@@ -60,6 +60,19 @@ func quotePath(p string) string {
 	return p
 }
 
+// shownPath returns p as an error line shows it: quoted as quotePath
+// quotes it, and also whenever state.TermSafe would quote it (a format
+// character such as a zero width or a bidi control), so a refusal names a
+// remote's path as the sync report does (kept local "\u200c"), never with
+// the raw character, while a name with leading or trailing white space
+// still shows where it ends.
+func shownPath(p string) string {
+	if needsQuote(p) || state.TermSafe(p) != p {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
 func needsQuote(p string) bool {
 	if p == "" || p[0] == '"' || p != strings.TrimSpace(p) || !utf8.ValidString(p) {
 		return true

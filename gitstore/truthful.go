@@ -151,7 +151,7 @@ func (hc *historyCheck) commit(ci commitInfo) (string, string) {
 	}
 	if p, next, ok := blockWithoutAction(ci.message); ok {
 		if next != "" {
-			return p, "its Strata-* trailer block names a second path, " + state.TermSafe(next) + ", before any Strata-Action"
+			return p, "its Strata-* trailer block names a second path, " + shownPath(next) + ", before any Strata-Action"
 		}
 		return p, "its Strata-* trailer block has no Strata-Action"
 	}

@@ -168,3 +168,22 @@ func TestBlockWithoutAction(t *testing.T) {
 		}
 	}
 }
+
+// shownPath quotes a path wherever state.TermSafe would (so a refusal names
+// a remote's path as the sync report does) and wherever quotePath would
+// (so white space at either end shows).
+func TestShownPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{".claude/notes.json", ".claude/notes.json"},
+		{".claude/café.json", ".claude/café.json"},
+		{".claude/.g\u200cit", `".claude/.g\u200cit"`},
+		{".claude/\u202ex.json", `".claude/\u202ex.json"`},
+		{".claude/\x1b[2J", `".claude/\x1b[2J"`},
+		{".claude/notes.json ", `".claude/notes.json "`},
+		{"\xff.json", `"\xff.json"`},
+	} {
+		if got := shownPath(tc.in); got != tc.want {
+			t.Errorf("shownPath(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (e *UnsafeTreeError) Error() string {
 		in = "commit " + state.ShortID(e.In) + ": "
 	}
 	return fmt.Sprintf("sync %s: refused the remote's state %s: %sentry %s: %s (nothing merged)",
-		e.Remote, state.ShortID(e.Commit), in, quotePath(e.Path), e.Reason)
+		e.Remote, state.ShortID(e.Commit), in, shownPath(e.Path), e.Reason)
 }
 
 // verifiedTrees holds tree objects already found safe, with their whole

@@ -660,7 +660,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", p.Path, err)
+				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 			}
 			f.Content, f.Exists = data, true
 			if keep -= int64(len(data)); keep >= 0 {
@@ -676,7 +676,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", p.Path, err)
+				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 			}
 			prev = data
 		}
@@ -690,7 +690,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			continue
 		}
 		if _, err := keepWhatRuns(eng, p, f.Content, m.Theirs); err != nil {
-			return fmt.Errorf("merge %s: %w", p.Path, err)
+			return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 		}
 	}
 	keepBothOrNeither(m)
@@ -730,7 +730,7 @@ func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
 		return nil // over max_size here: the merge kept it out already
 	}
 	if err != nil {
-		return fmt.Errorf("merge %s: %w", p.Path, err)
+		return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 	}
 	taken := p.Merged
 	if taken == nil {
@@ -738,7 +738,7 @@ func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
 			if taken, err = eng.Blob(p.Result); errors.As(err, &tl) {
 				return nil
 			} else if err != nil {
-				return fmt.Errorf("merge %s: %w", p.Path, err)
+				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 			}
 		}
 	}
