@@ -570,7 +570,7 @@ type TreeBoundError struct {
 }
 
 func (e *TreeBoundError) Error() string {
-	where := quotePath(e.Path)
+	where := shownPath(e.Path)
 	if e.Cut {
 		where += "..."
 	}

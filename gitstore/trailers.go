@@ -60,6 +60,19 @@ func quotePath(p string) string {
 	return p
 }
 
+// shownPath returns p as an error line shows it: quoted as quotePath
+// quotes it, and also whenever state.TermSafe would quote it (a format
+// character such as a zero width or a bidi control), so a refusal names a
+// remote's path as the sync report does (kept local "\u200c"), never with
+// the raw character, while a name with leading or trailing white space
+// still shows where it ends.
+func shownPath(p string) string {
+	if needsQuote(p) || state.TermSafe(p) != p {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
 func needsQuote(p string) bool {
 	if p == "" || p[0] == '"' || p != strings.TrimSpace(p) || !utf8.ValidString(p) {
 		return true
@@ -113,12 +126,8 @@ func writeTrailers(b *strings.Builder, ps []pending) {
 // Lines that are not strata trailers are ignored, so a message written by a
 // later version with more trailers still parses.
 func parseTrailers(msg string) []state.Entry {
-	msg = strings.TrimRight(msg, "\n")
-	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
-		msg = msg[i+2:]
-	}
 	var out []state.Entry
-	for _, line := range strings.Split(msg, "\n") {
+	for _, line := range strings.Split(trailerParagraph(msg), "\n") {
 		key, val, ok := strings.Cut(line, ": ")
 		if !ok {
 			continue
@@ -151,4 +160,40 @@ func parseTrailers(msg string) []state.Entry {
 		}
 	}
 	return out
+}
+
+// trailerParagraph returns the last paragraph of a commit message, where
+// its trailers are.
+func trailerParagraph(msg string) string {
+	msg = strings.TrimRight(msg, "\n")
+	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
+// blockWithoutAction returns the path of the first trailer block of msg
+// that has no Strata-Action line, and the path of the block after it, ""
+// when it is the last: a Strata-Path line opens a block, so a second one
+// before the first's action names two paths in one block. It returns
+// ok false when every block has its action.
+func blockWithoutAction(msg string) (path, next string, ok bool) {
+	open, acted := "", true
+	for _, line := range strings.Split(trailerParagraph(msg), "\n") {
+		key, val, found := strings.Cut(line, ": ")
+		switch {
+		case !found:
+		case key == trailerPath:
+			if !acted {
+				return open, unquotePath(val), true
+			}
+			open, acted = unquotePath(val), false
+		case key == trailerAction:
+			acted = true
+		}
+	}
+	if !acted {
+		return open, "", true
+	}
+	return "", "", false
 }

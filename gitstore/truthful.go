@@ -149,6 +149,12 @@ func (hc *historyCheck) commit(ci commitInfo) (string, string) {
 	if p, why := hc.diff(parent, ci.tree, "", 0, changed); why != "" {
 		return p, why
 	}
+	if p, next, ok := blockWithoutAction(ci.message); ok {
+		if next != "" {
+			return p, "its Strata-* trailer block names a second path, " + shownPath(next) + ", before any Strata-Action"
+		}
+		return p, "its Strata-* trailer block has no Strata-Action"
+	}
 	named := map[string]state.Action{}
 	for _, e := range parseTrailers(ci.message) {
 		if _, twice := named[e.Path]; twice {
@@ -585,7 +591,9 @@ func checkEntry(e rawEntry, p string, depth int) string {
 		return "null object id"
 	}
 	switch string(e.mode) {
-	case "100644", "100755":
+	case "100644":
+	case "100755":
+		return executable
 	case "40000":
 		if depth+1 >= state.MaxPathDepth {
 			return fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1)
@@ -595,7 +603,7 @@ func checkEntry(e rawEntry, p string, depth int) string {
 	case "160000":
 		return "a gitlink (submodule), not a regular file"
 	default:
-		return "mode " + string(e.mode) + ", want 100644, 100755 or 40000"
+		return "mode " + string(e.mode) + ", want 100644 or 40000"
 	}
 	return ""
 }

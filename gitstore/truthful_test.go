@@ -144,3 +144,46 @@ func cut(p string) (string, string, bool) {
 	}
 	return p, "", false
 }
+
+// blockWithoutAction finds the first trailer block with no Strata-Action:
+// one a second Strata-Path line cuts short (two paths in one block), or
+// the last one; strata's own blocks, and lines that are not trailers, pass.
+func TestBlockWithoutAction(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg, path, next string
+		ok                    bool
+	}{
+		{"strata's blocks", "update\n\nStrata-Path: a.json\nStrata-Action: update\nStrata-Source: record\nStrata-Path: b.json\nStrata-Action: add\nStrata-Time: x\n", "", "", false},
+		{"no trailers", "housekeeping\n", "", "", false},
+		{"an empty action is an action", "x\n\nStrata-Path: a.json\nStrata-Action: \n", "", "", false},
+		{"two paths in one block", "x\n\nStrata-Path: a.json\nStrata-Path: b.json\nStrata-Action: update\n", "a.json", "b.json", true},
+		{"the second path quoted", "x\n\nStrata-Path: a.json\nStrata-Path: \" b.json\"\nStrata-Action: update\n", "a.json", " b.json", true},
+		{"the last block has none", "x\n\nStrata-Path: a.json\nStrata-Action: add\nStrata-Path: b.json\nStrata-Source: record\n", "b.json", "", true},
+		{"an action line without its space", "x\n\nStrata-Path: a.json\nStrata-Action:add\n", "a.json", "", true},
+		{"only the last paragraph counts", "x\n\nStrata-Path: a.json\n\nStrata-Path: b.json\nStrata-Action: add\n", "", "", false},
+	} {
+		p, next, ok := blockWithoutAction(tc.msg)
+		if p != tc.path || next != tc.next || ok != tc.ok {
+			t.Errorf("%s: blockWithoutAction = %q, %q, %v; want %q, %q, %v", tc.name, p, next, ok, tc.path, tc.next, tc.ok)
+		}
+	}
+}
+
+// shownPath quotes a path wherever state.TermSafe would (so a refusal names
+// a remote's path as the sync report does) and wherever quotePath would
+// (so white space at either end shows).
+func TestShownPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{".claude/notes.json", ".claude/notes.json"},
+		{".claude/café.json", ".claude/café.json"},
+		{".claude/.g\u200cit", `".claude/.g\u200cit"`},
+		{".claude/\u202ex.json", `".claude/\u202ex.json"`},
+		{".claude/\x1b[2J", `".claude/\x1b[2J"`},
+		{".claude/notes.json ", `".claude/notes.json "`},
+		{"\xff.json", `"\xff.json"`},
+	} {
+		if got := shownPath(tc.in); got != tc.want {
+			t.Errorf("shownPath(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

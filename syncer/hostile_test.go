@@ -83,13 +83,16 @@ func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
 		{rawEntry{"100644", "git~1", good}, ".git path element"},
 		{rawEntry{"100644", ".git. .", good}, ".git path element"},
 		{rawEntry{"100644", ".git::$INDEX_ALLOCATION", good}, ".git path element"},
-		{rawEntry{"100644", ".g\u200cit", good}, ".git path element"},
+		// named quoted, as the sync report names it: never the raw zero width
+		{rawEntry{"100644", ".g\u200cit", good}, `entry ".claude/.g\u200cit": .git path element`},
+		{rawEntry{"100644", ".gi\u202et", good}, `entry ".claude/.gi\u202et": .git path element`},
 		{rawEntry{"100644", "/abs.json", good}, "name holds a slash"},
 		{rawEntry{"100644", "../../x.json", good}, "name holds a slash"},
 		{rawEntry{"100644", `..\..\x.json`, good}, "backslash-separated"},
 		{rawEntry{"120000", "link.json", good}, "symbolic link"},
 		{rawEntry{"160000", "sub.json", pushed}, "gitlink"},
-		{rawEntry{"100664", "grp.json", good}, "mode 100664"},
+		{rawEntry{"100664", "grp.json", good}, "mode 100664, want 100644 or 40000"},
+		{rawEntry{"100755", "run.json", good}, "entry .claude/run.json: an executable (mode 100755), not a file strata writes"},
 	}
 	settings := blobIn(t, w.remote, `{"n": 3}`+"\n")
 	for i, tc := range cases {
@@ -110,8 +113,8 @@ func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Fatalf("%q: sync = %v, want an UnsafeTreeError", tc.entry.name, err)
 		}
-		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: error %q, want one line with %q", tc.entry.name, err, tc.want)
+		if !strings.Contains(err.Error(), tc.want) || state.TermSafe(err.Error()) != err.Error() {
+			t.Errorf("%q: error %q, want one line of printable text with %q", tc.entry.name, err, tc.want)
 		}
 		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
 			t.Errorf("%q: the local state ref moved to %s from %s: %s", tc.entry.name, got, local, git(t, a.dir, "log", "--format=%H %s", "-3", "refs/strata/state"))

@@ -575,8 +575,11 @@ func report(rep *Report, m *engine.Merge) {
 
 // losses lists the local versions m does not take: those that lost in
 // merges made elsewhere that m brings in, and those that lose in m itself.
-// A version another machine refused is lost only if m still replaces it (a
-// check here may have kept it).
+// A version lost elsewhere — decided by time there, or refused there — is
+// lost here only if m replaces this side's version at its path: a path m
+// leaves as it is (a check here kept the local version, "kept local", or
+// both sides already hold the same version) lost nothing here, and naming
+// it would send the user to restore the version the file still holds.
 func losses(m *engine.Merge) []engine.Lost {
 	replaced := map[string]bool{}
 	for _, p := range m.Paths {
@@ -584,7 +587,7 @@ func losses(m *engine.Merge) []engine.Lost {
 	}
 	var out []engine.Lost
 	for _, l := range m.Lost {
-		if l.Refused == "" || replaced[l.Path] {
+		if replaced[l.Path] {
 			out = append(out, l)
 		}
 	}
@@ -657,7 +660,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", p.Path, err)
+				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 			}
 			f.Content, f.Exists = data, true
 			if keep -= int64(len(data)); keep >= 0 {
@@ -673,7 +676,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", p.Path, err)
+				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 			}
 			prev = data
 		}
@@ -687,7 +690,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			continue
 		}
 		if _, err := keepWhatRuns(eng, p, f.Content, m.Theirs); err != nil {
-			return fmt.Errorf("merge %s: %w", p.Path, err)
+			return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 		}
 	}
 	keepBothOrNeither(m)
@@ -727,7 +730,7 @@ func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
 		return nil // over max_size here: the merge kept it out already
 	}
 	if err != nil {
-		return fmt.Errorf("merge %s: %w", p.Path, err)
+		return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 	}
 	taken := p.Merged
 	if taken == nil {
@@ -735,7 +738,7 @@ func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
 			if taken, err = eng.Blob(p.Result); errors.As(err, &tl) {
 				return nil
 			} else if err != nil {
-				return fmt.Errorf("merge %s: %w", p.Path, err)
+				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
 			}
 		}
 	}
