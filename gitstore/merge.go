@@ -863,17 +863,29 @@ func (s *Store) MergeInto(ref, theirs, title string, when time.Time, check func(
 }
 
 // writeMerge writes the merge commit of plan. Callers hold s.mu.
+//
+// With no history here (ours zero) the commit has theirs as its only
+// parent, and like every commit its trailer blocks name what it changes
+// from that parent: a delete block for each version of theirs it kept local
+// (dropped). An older strata wrote add blocks for every file instead, with
+// the drops named only on kept local lines, so that log, blame and restore
+// never saw them (attack24 recheck H1); historyCheck still reads that form.
 func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string, when time.Time) (plumbing.Hash, error) {
-	var root plumbing.Hash
-	if !ours.IsZero() {
-		var err error
-		if root, err = s.commitTree(ours); err != nil {
-			return plumbing.ZeroHash, err
-		}
+	from := ours
+	if ours.IsZero() {
+		from = theirs
+	}
+	root, err := s.commitTree(from)
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
 	var ps []pending
 	for _, p := range plan.Paths {
-		if !p.Changed() {
+		was := p.Ours // the version at path in from's tree
+		if ours.IsZero() {
+			was = p.Theirs
+		}
+		if p.Result == was {
 			continue
 		}
 		if p.Merged != nil {
@@ -885,7 +897,7 @@ func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string
 		switch {
 		case p.Result == "":
 			pd.action, pd.ch.Deleted = state.ActionDelete, true
-		case p.Ours == "":
+		case was == "":
 			pd.action, pd.blob = state.ActionAdd, plumbing.NewHash(p.Result)
 		default:
 			pd.action, pd.blob = state.ActionUpdate, plumbing.NewHash(p.Result)
@@ -1005,8 +1017,10 @@ type Decision struct {
 	MovedFrom string `json:"moved_from,omitempty"` // where the later version went
 }
 
-// Decisions reads the decisions a merge commit's message lists; other
-// commits have none.
+// Decisions reads the decisions a merge commit's message lists. A commit
+// of one parent has only its kept local lines (a sync's with no history of
+// its own: each names why the file its delete block drops was not taken);
+// other commits have none.
 func (s *Store) Decisions(commit string) ([]Decision, error) {
 	c, err := s.resolve(commit)
 	if err != nil {
@@ -1018,8 +1032,17 @@ func (s *Store) Decisions(commit string) ([]Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ci.parents) < 2 {
+	switch len(ci.parents) {
+	case 0:
 		return nil, nil
+	case 1:
+		var kept []Decision
+		for _, d := range decisionsOf(ci.message) {
+			if d.Kept != "" {
+				kept = append(kept, d)
+			}
+		}
+		return kept, nil
 	}
 	return decisionsOf(ci.message), nil
 }

@@ -43,6 +43,13 @@ type Remote struct {
 	// watcher adds GIT_TERMINAL_PROMPT=0, so a remote asking for a password
 	// fails instead of waiting for a terminal nobody watches).
 	Env []string
+	// WouldKeep, when set, says whether this machine, holding no version
+	// of path, would keep that (none) over version blob if a remote
+	// offered it: the rules of its sync's merge check (its schema,
+	// max_size, the guard of what Claude Code runs). Fetch judges with it
+	// each file an older strata's kept local commit drops without a delete
+	// block; unset, every such drop is refused.
+	WouldKeep func(path, blob string) bool
 }
 
 // RemoteError is a failed git fetch or push: the remote is unreachable,
@@ -208,8 +215,11 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 		return "", s.untrack(r.Ref, before, err)
 	}
 	s.mu.Lock()
-	err = s.checkNew(r.Name, h)
+	drops, err := s.checkNew(r.Name, h)
 	s.mu.Unlock()
+	if err == nil {
+		err = s.judgeDrops(r, h, drops)
+	}
 	if err != nil {
 		return "", s.untrack(r.Ref, before, err)
 	}

@@ -36,16 +36,20 @@ var maxCheckEntries = 4_000_000
 // entry it adds or changes must pass checkFetched's rules (name, mode,
 // depth, length). A commit at a shallow clone's boundary is not checked (its
 // parent is not here). Callers hold s.mu.
-func (s *Store) checkNew(remote string, head plumbing.Hash) error {
+//
+// It returns the drops of the commits of an older strata's kept local form
+// (keptLocalCommit), for the caller to judge with Remote.WouldKeep once
+// s.mu is released (judgeDrops).
+func (s *Store) checkNew(remote string, head plumbing.Hash) ([]keptDrop, error) {
 	local, err := s.readRef(s.StateRef())
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
-		return fmt.Errorf("fetch %s: %w", remote, err)
+		return nil, fmt.Errorf("fetch %s: %w", remote, err)
 	}
 	commits, err := s.newCommits(local, head)
 	if err != nil {
-		return fmt.Errorf("fetch %s: %w", remote, damaged(s.sharedRef(), head, err))
+		return nil, fmt.Errorf("fetch %s: %w", remote, damaged(s.sharedRef(), head, err))
 	}
-	hc := &historyCheck{s: s, budget: maxCheckEntries}
+	hc := &historyCheck{s: s, budget: maxCheckEntries, seen: map[keptDrop]bool{}}
 	shallow := s.shallowList()
 	// newest first: a commit's tree was read as its child's parent tree
 	// the step before, and packs (strata's and git's) store older versions
@@ -57,8 +61,35 @@ func (s *Store) checkNew(remote string, head plumbing.Hash) error {
 			continue
 		}
 		if p, why := hc.commit(ci); why != "" {
-			return &UnsafeTreeError{Remote: remote, Commit: head.String(), In: ci.hash.String(), Path: p, Reason: why}
+			return nil, &UnsafeTreeError{Remote: remote, Commit: head.String(), In: ci.hash.String(), Path: p, Reason: why}
 		}
+	}
+	return hc.drops, nil
+}
+
+// keptDrop is a file a commit of an older strata's kept local form drops
+// from its parent without a delete block: the version it drops (blob) at
+// path.
+type keptDrop struct {
+	commit plumbing.Hash
+	path   string
+	blob   plumbing.Hash
+}
+
+// judgeDrops refuses the first drop this machine would not keep local
+// itself. An older strata's commit of a machine with no history names what
+// it drops from the remote's tree only on its kept local lines, lines
+// anyone who can push may write: such a commit is taken only where the
+// dropped version is one this machine's rules refuse too (r.WouldKeep), so
+// that log, blame and restore, which read no kept local line, miss no
+// deletion a peer chose. Callers do not hold s.mu (WouldKeep reads blobs).
+func (s *Store) judgeDrops(r Remote, head plumbing.Hash, drops []keptDrop) error {
+	for _, d := range drops {
+		if r.WouldKeep != nil && r.WouldKeep(d.path, d.blob.String()) {
+			continue
+		}
+		return &UnsafeTreeError{Remote: r.Name, Commit: head.String(), In: d.commit.String(), Path: d.path,
+			Reason: "the commit deletes it, its Strata-* trailers do not name it, and its kept local line is no reason here: this machine would take that version"}
 	}
 	return nil
 }
@@ -132,6 +163,10 @@ type historyCheck struct {
 	s        *Store
 	cur, old map[plumbing.Hash][]byte
 	budget   int // tree entries still to parse
+	// drops are those of the commits of an older strata's kept local
+	// form, each (path, blob) once, for judgeDrops
+	drops []keptDrop
+	seen  map[keptDrop]bool
 }
 
 // commit checks one commit; it returns the path at fault and why, or "".
@@ -164,46 +199,70 @@ func (hc *historyCheck) commit(ci commitInfo) (string, string) {
 	}
 	p, why := mismatch(changed, named)
 	if why != "" && len(ci.parents) == 1 && keptLocalCommit(ci.message) {
-		// A sync that kept local versions when this side had no history
-		// yet writes one commit on the remote's head whose trailers say
-		// what it holds, every file an add from nothing (writeMerge with
-		// no ours); what it drops from its parent is each a kept local
-		// line of its message.
-		if _, why2 := hc.keptLocal(ci, parent, named); why2 == "" {
-			return "", ""
+		// An older strata's sync that kept local versions when this side
+		// had no history yet wrote one commit on the remote's head whose
+		// trailers say what it holds, every file an add from nothing;
+		// what it drops from its parent is each a kept local line of its
+		// message, and judged by this machine's rules (judgeDrops).
+		// strata now writes a delete block for each instead (writeMerge).
+		if drops, _, why2 := hc.keptLocal(ci, parent, named); why2 == "" {
+			return hc.judgeLater(drops)
 		}
 	}
 	return p, why
 }
 
+// judgeLater keeps drops for judgeDrops, each (path, blob) once. Each
+// judged reads and validates a blob: at most as many as a fetched head may
+// hold files.
+func (hc *historyCheck) judgeLater(drops []keptDrop) (string, string) {
+	for _, d := range drops {
+		k := keptDrop{path: d.path, blob: d.blob}
+		if hc.seen[k] {
+			continue
+		}
+		if hc.seen[k] = true; len(hc.seen) > maxRemoteFiles {
+			return d.path, fmt.Sprintf("more than %d files dropped on kept local lines in the fetched commits, over strata's limit", maxRemoteFiles)
+		}
+		hc.drops = append(hc.drops, d)
+	}
+	return "", ""
+}
+
 // keptLocal checks a commit of keptLocalCommit's form: its trailers against
 // its tree read from nothing, and each path it drops from its parent
-// against its message's kept local lines.
-func (hc *historyCheck) keptLocal(ci commitInfo, parent plumbing.Hash, named map[string]state.Action) (string, string) {
+// against its message's kept local lines; it returns what it drops.
+func (hc *historyCheck) keptLocal(ci commitInfo, parent plumbing.Hash, named map[string]state.Action) ([]keptDrop, string, string) {
 	all := map[string]state.Action{}
 	if p, why := hc.diff(plumbing.ZeroHash, ci.tree, "", 0, all); why != "" {
-		return p, why
+		return nil, p, why
 	}
 	if p, why := mismatch(all, named); why != "" {
-		return p, why
+		return nil, p, why
 	}
 	dropped := map[string]state.Action{}
 	if p, why := hc.diff(parent, ci.tree, "", 0, dropped); why != "" {
-		return p, why
+		return nil, p, why
 	}
 	kept, more := keptLines(ci.message)
+	var drops []keptDrop
 	for _, p := range sortedKeys(dropped) {
 		switch {
 		case dropped[p] != state.ActionDelete:
-			return p, "the commit " + actionVerb(dropped[p]) + " it, and its trailers read from no history"
+			return nil, p, "the commit " + actionVerb(dropped[p]) + " it, and its trailers read from no history"
 		case kept[p]:
 		case more > 0:
 			more--
 		default:
-			return p, "the commit deletes it, and its message keeps no local version of it"
+			return nil, p, "the commit deletes it, and its message keeps no local version of it"
 		}
+		e, err := hc.s.lookup(parent, p)
+		if err != nil {
+			return nil, p, "unreadable parent: " + hc.s.objectErr(err).Error()
+		}
+		drops = append(drops, keptDrop{commit: ci.hash, path: p, blob: e.Hash})
 	}
-	return "", ""
+	return drops, "", ""
 }
 
 // keptLocalCommit reports whether msg is that of a sync's commit of the

@@ -143,6 +143,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		return nil, ErrNoOrigin // origin is not configured (it resolved to a path)
 	}
 	remote.Env = o.Env
+	remote.WouldKeep = wouldKeep(eng, o.Lock)
 	release, err := eng.HoldSync() // one sync of a work tree at a time
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -194,6 +195,14 @@ func TestSyncTakesEveryHistoryStrataWrites(t *testing.T) {
 	if got, want := git(t, d.dir, "rev-parse", "refs/strata/state"), git(t, w.remote, "rev-parse", "refs/strata/state"); got != want {
 		t.Fatalf("d at %s, the remote at %s", got, want)
 	}
+	// c's commit names what it drops in a delete block (attack24 recheck
+	// H1): log reads the deletion on every machine
+	for _, m := range []*machine{a, d} {
+		ents, err := m.eng.Log(state.LogQuery{Path: ".claude/delegation-log.json"})
+		if err != nil || len(ents) == 0 || ents[0].Action != state.ActionDelete || ents[0].Source != state.SourceSync {
+			t.Errorf("%s: log .claude/delegation-log.json = %+v, %v; want c's sync deletion first", m.name, ents, err)
+		}
+	}
 	w.fsckAll()
 }
 
@@ -315,4 +324,103 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 	if err != nil || len(ents) == 0 || ents[0].Action != state.ActionDelete {
 		t.Fatalf("log %s = %+v, %v; want its deletion first", notes, ents, err)
 	}
+}
+
+// An older strata's commit of a machine with no history that kept its own
+// version (every block a sync add of a file it holds; what it drops from
+// the remote's head named only on kept local lines) is taken only where
+// this machine would have kept its own too: the dropped version changes
+// what Claude Code runs, fails its schema, or is over max_size here. Any
+// other drop is a deletion that log, blame and restore would never see,
+// and refused like an untruthful commit, naming the commit and the path
+// (attack24 recheck H1).
+func TestSyncJudgesOlderKeptLocalCommits(t *testing.T) {
+	w := newWorld(t, "a", "b", "c")
+	a, b, c := w.ms[0], w.ms[1], w.ms[2]
+	const notes, settings, big = ".claude/notes.json", ".claude/settings.json", ".claude/big.json"
+	a.write(wsPath, ws("plan"))
+	a.write(notes, `{"k": 1}`+"\n")
+	a.write(settings, `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}`+"\n")
+	a.write(big, `{"note": "`+strings.Repeat("x", 4096)+`"}`+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	base := git(t, w.remote, "rev-parse", "refs/strata/state")
+	// an invalid workflow state on the remote, as a truthful commit
+	tree := func(commit string, drop ...string) string {
+		git(t, w.remote, "read-tree", commit)
+		for _, p := range drop {
+			cmd := exec.Command("git", "update-index", "--index-info")
+			cmd.Dir, cmd.Env = w.remote, gitEnv(w.remote)
+			cmd.Stdin = strings.NewReader("0 " + strings.Repeat("0", 40) + "\t" + p + "\n")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("update-index: %v: %s", err, out)
+			}
+		}
+		return git(t, w.remote, "write-tree")
+	}
+	git(t, w.remote, "read-tree", base)
+	git(t, w.remote, "update-index", "--cacheinfo", "100644,"+blobIn(t, w.remote, `{"type": "NOPE"}`+"\n")+","+wsPath)
+	invalid := commitTruthful(t, w.remote, git(t, w.remote, "write-tree"), base, "invalid")
+	// older makes the older form on parent, dropping paths
+	older := func(parent string, drop ...string) string {
+		tr := tree(parent, drop...)
+		var msg strings.Builder
+		msg.WriteString("sync with origin\n\n")
+		for _, p := range drop {
+			msg.WriteString("kept local " + p + ": not taken\n")
+		}
+		msg.WriteString("\n")
+		for _, p := range strings.Fields(git(t, w.remote, "ls-tree", "-r", "--name-only", tr)) {
+			msg.WriteString("Strata-Path: " + p + "\nStrata-Action: add\nStrata-Class: x\nStrata-Source: sync\nStrata-Schema: \n")
+		}
+		msg.WriteString("Strata-Time: 2026-11-22T10:00:00.000000000Z\n")
+		return git(t, w.remote, "commit-tree", tr, "-p", parent, "-m", msg.String())
+	}
+	refused := func(who *machine, what, head, in, path string) {
+		t.Helper()
+		git(t, w.remote, "update-ref", "refs/strata/state", head)
+		local := git(t, who.dir, "for-each-ref", "--format=%(objectname)", "refs/strata/state")
+		err := who.syncErr()
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: sync = %v, want one line of an UnsafeTreeError", what, err)
+		}
+		want := "entry " + path + ": the commit deletes it, its Strata-* trailers do not name it"
+		if ue.In != in || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %q (commit %s), want commit %s and %q", what, err, ue.In, in, want)
+		}
+		if got := git(t, who.dir, "for-each-ref", "--format=%(objectname)", "refs/strata/state"); got != local {
+			t.Errorf("%s: the local state ref moved", what)
+		}
+	}
+
+	// the report's case: a valid file, named on a kept local line
+	h1 := older(base, notes)
+	refused(b, "a valid notes.json dropped", h1, h1, notes)
+	if b.read(notes) != `{"k": 1}`+"\n" {
+		t.Fatalf("b's %s is %q", notes, b.read(notes))
+	}
+	// buried under a truthful commit, and fetched by a machine with no
+	// history
+	clean := commitTruthful(t, w.remote, tree(h1, wsPath), h1, "clean")
+	refused(c, "under a clean head, on a fresh machine", clean, h1, notes)
+	// one true drop beside a false one
+	both := older(base, notes, settings)
+	refused(b, "settings and notes dropped", both, both, notes)
+
+	// what this machine would keep too: settings that run something, an
+	// invalid version, one over max_size here
+	if err := os.WriteFile(filepath.Join(b.dir, config.FileName), []byte("max_size: 2KB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.reopen()
+	git(t, w.remote, "update-ref", "refs/strata/state", older(older(invalid, wsPath), settings, big))
+	noRefusal(t, "b", b.syncErr())
+	if got, want := git(t, b.dir, "rev-parse", "refs/strata-remotes/origin/state"), git(t, w.remote, "rev-parse", "refs/strata/state"); got != want {
+		t.Fatalf("b's tracking ref at %s, the remote at %s", got, want)
+	}
+	// a machine whose max_size takes the big file refuses its drop
+	refused(c, "big.json dropped, under c's max_size", git(t, w.remote, "rev-parse", "refs/strata/state"),
+		git(t, w.remote, "rev-parse", "refs/strata/state"), big)
 }
