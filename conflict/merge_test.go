@@ -21,6 +21,35 @@ func TestLaterTiesByCommitID(t *testing.T) {
 	}
 }
 
+// A recorded time past what bounds it by more than ClockSkew counts as the
+// bound, and says so; within the allowance it counts as it is.
+func TestBoundTakesTimesAheadAsTheLimit(t *testing.T) {
+	now := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
+	forged := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		t        time.Time
+		by       string
+		want     time.Time
+		wantNote string
+	}{
+		{now.Add(-time.Hour), "", now.Add(-time.Hour), ""},
+		{now.Add(ClockSkew), "", now.Add(ClockSkew), ""},
+		{now.Add(ClockSkew + time.Nanosecond), "", now, "its time 2026-11-22T09:35:00.000000001Z is ahead of this machine's clock; taken as now"},
+		{forged, "", now, "its time 2099-01-01T00:00:00Z is ahead of this machine's clock; taken as now"},
+		{forged, "0123456789abcdef", now, "its time 2099-01-01T00:00:00Z is after that of 0123456789, built on it; taken as that"},
+	} {
+		s := Bound("c1", tc.t, now, tc.by)
+		if !s.Time.Equal(tc.want) || s.Commit != "c1" || s.Note() != tc.wantNote {
+			t.Errorf("Bound(%v, %q) = %v, note %q; want %v, %q", tc.t, tc.by, s.Time, s.Note(), tc.want, tc.wantNote)
+		}
+	}
+	// taken as now, a version from 2099 no longer beats an edit made later
+	later := Stamp{Time: now.Add(time.Minute), Commit: "0000"}
+	if Later(later, Bound("ffff", forged, now, "")) {
+		t.Error("a bounded 2099 still wins over a later edit")
+	}
+}
+
 func TestMergeMemoryKeepsBothSidesLines(t *testing.T) {
 	base := "# Memory\n\n## Learnings\n- one\n- two\n\n## Notes\nSome text.\n"
 	a := "# Memory\n\n## Learnings\n- one\n- two\n- from a\n\n## Notes\nSome text.\n"
