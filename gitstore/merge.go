@@ -361,10 +361,10 @@ func (s *Store) commitFiles(c plumbing.Hash, role string) (map[string]plumbing.H
 // changed (to different versions) the plan carries the three versions and
 // when each side recorded its own (the Strata-Time trailer of the recording
 // commit, else its commit time, and the commit's id), and takes the one
-// conflict.Later picks, so both machines reach the same tree. Each time is
-// bounded (conflict.Bound) by the commits built on it and, for a side's
-// newest commit, by now, this machine's clock: a time past them counts as
-// them, and the path says so (WinnerNote, LoserNote). A check
+// conflict.Later picks, so both machines reach the same tree. A time ahead
+// of now, this machine's clock, counts as now or as the earliest time of
+// the commits built on it (conflict.Bound, stamps), and the path says so
+// (WinnerNote, LoserNote). A check
 // (MergeInto) may replace that decision by class (conflict.Resolve). The
 // plan is symmetric: swapping ours and theirs gives the same Result for
 // every path. A history whose merge bases would take more than
@@ -453,15 +453,15 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 				oursTimes = s.versionTimes(anc.oursOnly, ours, now)
 				theirsTimes = s.versionTimes(anc.theirsOnly, theirs, now)
 			}
-			os, err := oursTimes.of(s, p, oh)
+			oursAt, err := oursTimes.of(s, p, oh)
 			if err != nil {
 				return nil, err
 			}
-			ts, err := theirsTimes.of(s, p, th)
+			theirsAt, err := theirsTimes.of(s, p, th)
 			if err != nil {
 				return nil, err
 			}
-			mp.ByTime, mp.OursAt, mp.TheirsAt = true, os, ts
+			mp.ByTime, mp.OursAt, mp.TheirsAt = true, oursAt, theirsAt
 			mp.Decide(conflict.Later(mp.OursAt, mp.TheirsAt))
 		}
 		m.Paths = append(m.Paths, mp)
@@ -724,7 +724,7 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash, now time.Time
 	st := stamps(side, now)
 	var ok bool
 	if vt.tipAt, ok = st[tip]; !ok {
-		vt.tipAt = conflict.Bound(tip.String(), stampTime(vt.tip), now, "")
+		vt.tipAt = conflict.Bound(tip.String(), stampTime(vt.tip), now, now, "")
 	}
 	for _, ci := range side {
 		if len(ci.parents) > 1 {
@@ -748,11 +748,11 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash, now time.Time
 }
 
 // stamps returns the time of each commit of one side of a merge as a
-// decision takes it: its writer's time (stampTime), bounded by
-// conflict.Bound by the earliest writer's time of the side's commits built
-// on it, directly or not, and by now (none is built on the side's newest).
-// A commit and those built on it are on one side together, so both
-// machines of a merge bound a time alike, but for now.
+// decision takes it: its writer's time (stampTime), which, when it is ahead
+// of now, conflict.Bound lowers to now or to the earliest writer's time of
+// the side's commits built on it, directly or not. A commit and those built
+// on it are on one side together, so both machines of a merge bound a time
+// alike, but for their clocks.
 func stamps(side []commitInfo, now time.Time) map[plumbing.Hash]conflict.Stamp {
 	idx := make(map[plumbing.Hash]int, len(side))
 	for i, ci := range side {
@@ -792,7 +792,7 @@ func stamps(side []commitInfo, now time.Time) map[plumbing.Hash]conflict.Stamp {
 		i := ready[len(ready)-1]
 		ready = ready[:len(ready)-1]
 		ci := side[i]
-		out[ci.hash] = conflict.Bound(ci.hash.String(), raw[i], lim[i].t, lim[i].by)
+		out[ci.hash] = conflict.Bound(ci.hash.String(), raw[i], now, lim[i].t, lim[i].by)
 		l := lim[i] // what bounds the commits ci is built on
 		if own := (limit{raw[i], ci.hash.String()}); before(own, l) {
 			l = own

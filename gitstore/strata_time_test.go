@@ -68,11 +68,12 @@ func TestParseTimeTakesOnlyStrataForm(t *testing.T) {
 	}
 }
 
-// A side's time past this machine's clock (a peer's clock set to 2099, or a
-// forged trailer) counts in a decision as now, on either side, and the
+// A side's time ahead of this machine's clock (a peer's clock set to 2099,
+// or a forged trailer) counts in a decision as now, on either side, and the
 // decision says so; once a commit is built on that version (the merge that
 // took it, or any later record), it counts as that commit's time, so an
-// edit made after it wins the next decision.
+// edit made after it wins the next decision. A time not ahead of the clock
+// counts as it is.
 func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 	r := newTestRepo(t, "plain")
 	s, err := Open(r.open)
@@ -141,7 +142,7 @@ func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 			t.Errorf("from %s: winner %s, loser %s at %v; want the later edit %s to win over %s, taken as of %s",
 				side[0][:7], mp.Winner[:7], mp.Loser[:7], mp.LoserTime, later[:7], ahead[:7], built[:7])
 		}
-		if want := "its time 2099-01-01T00:00:00Z is after that of " + built[:10] + ", built on it; taken as that"; mp.LoserNote != want {
+		if want := "its time 2099-01-01T00:00:00Z is ahead of this machine's clock; taken as that of " + built[:10] + ", built on it"; mp.LoserNote != want {
 			t.Errorf("loser note %q, want %q", mp.LoserNote, want)
 		}
 	}
@@ -156,5 +157,21 @@ func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 	}
 	if mp := m.Paths[0]; mp.Winner != skewed || !mp.WinnerTime.Equal(t0.Add(44*time.Minute)) || mp.WinnerNote != "" {
 		t.Errorf("a time 4 minutes ahead: winner %s at %v, note %q; want it as it is", mp.Winner[:7], mp.WinnerTime, mp.WinnerNote)
+	}
+
+	// a time not ahead of the clock counts as it is, even under a commit
+	// from a slower clock
+	runGit(t, r.main, "update-ref", s.StateRef(), base)
+	mustRecord(t, s, change(p, "honest", t0.Add(35*time.Minute)))
+	honest, _ := s.Head(s.StateRef())
+	mustRecord(t, s, change(q, "slow clock", t0.Add(time.Minute)))
+	slow, _ := s.Head(s.StateRef())
+	if m, err = s.PlanMerge(later, slow, t0.Add(40*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, mp := range m.Paths {
+		if mp.Path == p && (mp.Winner != honest || !mp.WinnerTime.Equal(t0.Add(35*time.Minute)) || mp.WinnerNote != "") {
+			t.Errorf("under a slower clock: winner %s at %v, note %q; want %s as it is", mp.Winner[:7], mp.WinnerTime, mp.WinnerNote, honest[:7])
+		}
 	}
 }

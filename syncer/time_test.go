@@ -55,7 +55,7 @@ func TestSyncBoundsTimesAheadOfTheClock(t *testing.T) {
 	if got := c.read(notes); got != `{"k": "c, after a's merge"}`+"\n" {
 		t.Fatalf("c holds %q, want its own later edit (decisions %+v)", got, rep.Decisions)
 	}
-	if len(rep.Decisions) != 1 || !strings.Contains(rep.Decisions[0].LoserNote, "built on it; taken as that") {
+	if len(rep.Decisions) != 1 || !strings.Contains(rep.Decisions[0].LoserNote, "is ahead of this machine's clock; taken as that of "+git(t, a.dir, "rev-parse", "--short=10", "refs/strata/state")+", built on it") {
 		t.Errorf("c's decisions = %+v, want b's time taken as that of a's merge", rep.Decisions)
 	}
 	a.now = c.now.Add(time.Minute)
