@@ -19,8 +19,54 @@ import (
 // Stamp is when, and in which commit, one side recorded its version of a
 // path.
 type Stamp struct {
-	Time   time.Time // the writer's time (the Strata-Time trailer), else the commit time
+	Time   time.Time // the writer's time (the Strata-Time trailer), else the commit time; see Bound
 	Commit string
+	// Claimed is set when Time is not the time the commit gives: that
+	// time, ahead of this machine's clock (Bound). Limit is then the commit
+	// built on it whose time Time is, or "" when Time is now.
+	Claimed time.Time
+	Limit   string
+}
+
+// ClockSkew is how far ahead of this machine's clock a recorded time may be
+// and still count as it is: machines' clocks disagree by a little. NTP
+// keeps them within a second; a laptop that slept or a machine without NTP
+// drifts by seconds to a few minutes before it is corrected. Five minutes
+// (Kerberos's default for the same question) covers that, and bounds the
+// lead a wrong or forged clock can take over edits made after its version
+// arrived.
+const ClockSkew = 5 * time.Minute
+
+// Bound is the one rule that keeps a recorded time honest. A time t more
+// than ClockSkew ahead of now, this machine's clock, is not when the version
+// was recorded (a clock set wrong, or a forged trailer); it counts as limit:
+// now, or the earliest time of the commits built on the recording commit
+// when that is earlier (they were written after it; by names that commit).
+// A time that is not ahead of now counts as it is. A peer that writes a
+// time in 2099 thus wins no more than a version recorded now would, and once
+// a commit is built on it (the merge that took it), no more than that
+// commit's time, so an edit made after it wins the next decision.
+func Bound(commit string, t, now, limit time.Time, by string) Stamp {
+	if !t.After(now.Add(ClockSkew)) {
+		return Stamp{Time: t, Commit: commit}
+	}
+	if by == "" || limit.After(now) {
+		limit, by = now, ""
+	}
+	return Stamp{Time: limit, Commit: commit, Claimed: t, Limit: by}
+}
+
+// Note says, in a few words for a decision line, that the stamp's time was
+// bounded ("" when it was not).
+func (s Stamp) Note() string {
+	if s.Claimed.IsZero() {
+		return ""
+	}
+	note := "its time " + s.Claimed.UTC().Format(time.RFC3339Nano) + " is ahead of this machine's clock; taken as "
+	if s.Limit == "" {
+		return note + "now"
+	}
+	return note + "that of " + state.ShortID(s.Limit) + ", built on it"
 }
 
 // Later reports whether theirs was recorded after ours: the later time

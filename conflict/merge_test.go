@@ -21,6 +21,39 @@ func TestLaterTiesByCommitID(t *testing.T) {
 	}
 }
 
+// A recorded time more than ClockSkew ahead of the clock counts as now, or
+// as the earlier time of a commit built on it, and says so; any other
+// time counts as it is, however early the commits built on it.
+func TestBoundTakesTimesAheadAsNow(t *testing.T) {
+	now := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
+	forged := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	early := now.Add(-time.Hour)
+	for _, tc := range []struct {
+		t, limit time.Time
+		by       string
+		want     time.Time
+		wantNote string
+	}{
+		{now.Add(-time.Hour), now, "", now.Add(-time.Hour), ""},
+		{now.Add(-time.Minute), early, "0123456789abcdef", now.Add(-time.Minute), ""}, // a slow clock built on it lowers nothing
+		{now.Add(ClockSkew), now, "", now.Add(ClockSkew), ""},
+		{now.Add(ClockSkew + time.Nanosecond), now, "", now, "its time 2026-11-22T09:35:00.000000001Z is ahead of this machine's clock; taken as now"},
+		{forged, now, "", now, "its time 2099-01-01T00:00:00Z is ahead of this machine's clock; taken as now"},
+		{forged, early, "0123456789abcdef", early, "its time 2099-01-01T00:00:00Z is ahead of this machine's clock; taken as that of 0123456789, built on it"},
+		{forged, now.Add(time.Hour), "0123456789abcdef", now, "its time 2099-01-01T00:00:00Z is ahead of this machine's clock; taken as now"},
+	} {
+		s := Bound("c1", tc.t, now, tc.limit, tc.by)
+		if !s.Time.Equal(tc.want) || s.Commit != "c1" || s.Note() != tc.wantNote {
+			t.Errorf("Bound(%v, %v, %q) = %v, note %q; want %v, %q", tc.t, tc.limit, tc.by, s.Time, s.Note(), tc.want, tc.wantNote)
+		}
+	}
+	// taken as now, a version from 2099 no longer beats an edit made later
+	later := Stamp{Time: now.Add(time.Minute), Commit: "0000"}
+	if Later(later, Bound("ffff", forged, now, now, "")) {
+		t.Error("a bounded 2099 still wins over a later edit")
+	}
+}
+
 func TestMergeMemoryKeepsBothSidesLines(t *testing.T) {
 	base := "# Memory\n\n## Learnings\n- one\n- two\n\n## Notes\nSome text.\n"
 	a := "# Memory\n\n## Learnings\n- one\n- two\n- from a\n\n## Notes\nSome text.\n"

@@ -60,9 +60,10 @@ func (e *Engine) Push(ctx context.Context, r Remote, commit, expected string) er
 	return e.store.Push(ctx, r, commit, expected)
 }
 
-// PlanMerge plans the merge of theirs into ours without recording anything.
+// PlanMerge plans the merge of theirs into ours without recording anything,
+// at the engine's time (a recorded time past it counts as it).
 func (e *Engine) PlanMerge(ours, theirs string) (*Merge, error) {
-	return e.store.PlanMerge(ours, theirs)
+	return e.store.PlanMerge(ours, theirs, e.Now())
 }
 
 // MergeState merges theirs into the state ref, with check run on the plan

@@ -62,6 +62,10 @@ type MergePath struct {
 	WinnerTime   time.Time `json:"winner_time,omitzero"`
 	Loser        string    `json:"loser,omitempty"` // commit that recorded the losing version
 	LoserTime    time.Time `json:"loser_time,omitzero"`
+	// WinnerNote and LoserNote say when the side's time was bounded
+	// (conflict.Stamp.Note): its commit gave a later one.
+	WinnerNote string `json:"winner_note,omitempty"`
+	LoserNote  string `json:"loser_note,omitempty"`
 
 	// KeptLocal, set by a merge check, says why the local version was kept
 	// over the merged one (it failed its schema or a transition rule).
@@ -357,13 +361,16 @@ func (s *Store) commitFiles(c plumbing.Hash, role string) (map[string]plumbing.H
 // changed (to different versions) the plan carries the three versions and
 // when each side recorded its own (the Strata-Time trailer of the recording
 // commit, else its commit time, and the commit's id), and takes the one
-// conflict.Later picks, so both machines reach the same tree. A check
+// conflict.Later picks, so both machines reach the same tree. A time ahead
+// of now, this machine's clock, counts as now or as the earliest time of
+// the commits built on it (conflict.Bound, stamps), and the path says so
+// (WinnerNote, LoserNote). A check
 // (MergeInto) may replace that decision by class (conflict.Resolve). The
 // plan is symmetric: swapping ours and theirs gives the same Result for
 // every path. A history whose merge bases would take more than
 // maxBaseMerges merges of merge bases to fold is refused with an error
 // wrapping ErrTangled.
-func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
+func (s *Store) PlanMerge(ours, theirs string, now time.Time) (*Merge, error) {
 	var o, t plumbing.Hash
 	var err error
 	if ours != "" {
@@ -376,12 +383,12 @@ func (s *Store) PlanMerge(ours, theirs string) (*Merge, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.planMerge(o, t, 0, &baseMerges{})
+	return s.planMerge(o, t, now, 0, &baseMerges{})
 }
 
 // planMerge plans the merge of theirs into ours; depth counts the merges of
 // merge bases it is nested in, and bm holds those its merge has run.
-func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges) (*Merge, error) {
+func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, bm *baseMerges) (*Merge, error) {
 	m := &Merge{Ours: hashString(ours), Theirs: theirs.String(), Head: hashString(ours)}
 	if ours.IsZero() {
 		// Nothing local yet: everything comes from theirs.
@@ -414,7 +421,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 		m.Kind = MergeMerged
 	}
 
-	base, err := s.baseFiles(anc.bases, depth, bm)
+	base, err := s.baseFiles(anc.bases, now, depth, bm)
 	if err != nil {
 		return nil, err
 	}
@@ -443,25 +450,23 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, depth int, bm *baseMerges)
 			continue // changed here only: ours stands, nothing to report
 		default:
 			if oursTimes == nil {
-				oursTimes = s.versionTimes(anc.oursOnly, ours)
-				theirsTimes = s.versionTimes(anc.theirsOnly, theirs)
+				oursTimes = s.versionTimes(anc.oursOnly, ours, now)
+				theirsTimes = s.versionTimes(anc.theirsOnly, theirs, now)
 			}
-			oc, ot, err := oursTimes.of(s, p, oh)
+			oursAt, err := oursTimes.of(s, p, oh)
 			if err != nil {
 				return nil, err
 			}
-			tc, tt, err := theirsTimes.of(s, p, th)
+			theirsAt, err := theirsTimes.of(s, p, th)
 			if err != nil {
 				return nil, err
 			}
-			mp.ByTime = true
-			mp.OursAt = conflict.Stamp{Time: ot, Commit: oc.String()}
-			mp.TheirsAt = conflict.Stamp{Time: tt, Commit: tc.String()}
+			mp.ByTime, mp.OursAt, mp.TheirsAt = true, oursAt, theirsAt
 			mp.Decide(conflict.Later(mp.OursAt, mp.TheirsAt))
 		}
 		m.Paths = append(m.Paths, mp)
 	}
-	s.markAtHead(m.Paths, anc.theirsOnly, theirs, &theirsTimes)
+	s.markAtHead(m.Paths, anc.theirsOnly, theirs, now, &theirsTimes)
 	if refused := s.refusedElsewhere(anc, of, m.Paths); len(refused) > 0 {
 		m.Lost = append(m.Lost, refused...)
 		sort.SliceStable(m.Lost, func(i, j int) bool { return m.Lost[i].Path < m.Lost[j].Path })
@@ -561,6 +566,7 @@ func (p *MergePath) Decide(theirs bool) {
 		p.Result = p.Theirs
 	}
 	p.Winner, p.WinnerTime, p.Loser, p.LoserTime = w.Commit, w.Time, l.Commit, l.Time
+	p.WinnerNote, p.LoserNote = w.Note(), l.Note()
 }
 
 // fromMerges reads the decisions of the merge commits only theirs reaches:
@@ -652,7 +658,7 @@ type baseMergeKey struct {
 // criss-cross) their own merge, folded in id order, as git's recursive
 // strategy does. It returns an error wrapping ErrTangled when that takes
 // more than maxBaseMerges merges. Callers hold s.mu.
-func (s *Store) baseFiles(bases []plumbing.Hash, depth int, bm *baseMerges) (map[string]plumbing.Hash, error) {
+func (s *Store) baseFiles(bases []plumbing.Hash, now time.Time, depth int, bm *baseMerges) (map[string]plumbing.Hash, error) {
 	switch {
 	case len(bases) == 0:
 		return map[string]plumbing.Hash{}, nil
@@ -672,7 +678,7 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int, bm *baseMerges) (map
 			}
 			bm.ran++
 			s.subMerges++
-			sub, err := s.planMerge(bases[0], b, depth+1, bm)
+			sub, err := s.planMerge(bases[0], b, now, depth+1, bm)
 			if err != nil {
 				return nil, err
 			}
@@ -695,30 +701,36 @@ func (s *Store) baseFiles(bases []plumbing.Hash, depth int, bm *baseMerges) (map
 
 // versionTimes finds, for one side, the commit that recorded a path's
 // current version: the newest of the side's own non-merge commits whose
-// trailers name the path and whose snapshot holds that version. Merge
-// commits are skipped: they only carry a version recorded elsewhere, at a
-// time that says nothing about the edit.
+// trailers name the path and whose snapshot holds that version, by their
+// bounded times (stamps). Merge commits are skipped: they only carry a
+// version recorded elsewhere, at a time that says nothing about the edit.
 type versionTimes struct {
 	tip     commitInfo
+	tipAt   conflict.Stamp
 	byPath  map[string][]stamped // newest first
 	anyHead bool                 // some version has a Strata-Head trailer
 }
 
 type stamped struct {
 	commitInfo
-	at     time.Time // stampTime
-	atHead string    // the path's Strata-Head commit, if any
+	at     conflict.Stamp // stamps
+	atHead string         // the path's Strata-Head commit, if any
 }
 
-func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes {
+func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash, now time.Time) *versionTimes {
 	vt := &versionTimes{byPath: map[string][]stamped{}}
 	vt.tip, _ = s.readCommit(tip)
 	vt.tip.hash = tip
+	st := stamps(side, now)
+	var ok bool
+	if vt.tipAt, ok = st[tip]; !ok {
+		vt.tipAt = conflict.Bound(tip.String(), stampTime(vt.tip), now, now, "")
+	}
 	for _, ci := range side {
 		if len(ci.parents) > 1 {
 			continue
 		}
-		at := stampTime(ci)
+		at := st[ci.hash]
 		for _, e := range parseTrailers(ci.message) {
 			vt.byPath[e.Path] = append(vt.byPath[e.Path], stamped{ci, at, e.AtHead})
 			vt.anyHead = vt.anyHead || e.AtHead != ""
@@ -726,8 +738,8 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 	}
 	for _, list := range vt.byPath {
 		sort.Slice(list, func(i, j int) bool {
-			if !list[i].at.Equal(list[j].at) {
-				return list[i].at.After(list[j].at)
+			if !list[i].at.Time.Equal(list[j].at.Time) {
+				return list[i].at.Time.After(list[j].at.Time)
 			}
 			return list[i].hash.String() > list[j].hash.String()
 		})
@@ -735,11 +747,77 @@ func (s *Store) versionTimes(side []commitInfo, tip plumbing.Hash) *versionTimes
 	return vt
 }
 
+// stamps returns the time of each commit of one side of a merge as a
+// decision takes it: its writer's time (stampTime), which, when it is ahead
+// of now, conflict.Bound lowers to now or to the earliest writer's time of
+// the side's commits built on it, directly or not. A commit and those built
+// on it are on one side together, so both machines of a merge bound a time
+// alike, but for their clocks.
+func stamps(side []commitInfo, now time.Time) map[plumbing.Hash]conflict.Stamp {
+	idx := make(map[plumbing.Hash]int, len(side))
+	for i, ci := range side {
+		idx[ci.hash] = i
+	}
+	type limit struct {
+		t  time.Time
+		by string // the commit that gives t; "" for now
+	}
+	// before orders limits by time, then now first, then by commit id, so
+	// that the commit a note names is the same on every machine
+	before := func(a, b limit) bool {
+		if !a.t.Equal(b.t) {
+			return a.t.Before(b.t)
+		}
+		return b.by != "" && (a.by == "" || a.by < b.by)
+	}
+	raw := make([]time.Time, len(side))
+	lim := make([]limit, len(side))
+	children := make([]int, len(side)) // those not yet stamped
+	for i, ci := range side {
+		raw[i], lim[i] = stampTime(ci), limit{t: now}
+		for _, p := range ci.parents {
+			if j, ok := idx[p]; ok {
+				children[j]++
+			}
+		}
+	}
+	var ready []int
+	for i := range side {
+		if children[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	out := make(map[plumbing.Hash]conflict.Stamp, len(side))
+	for len(ready) > 0 {
+		i := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		ci := side[i]
+		out[ci.hash] = conflict.Bound(ci.hash.String(), raw[i], now, lim[i].t, lim[i].by)
+		l := lim[i] // what bounds the commits ci is built on
+		if own := (limit{raw[i], ci.hash.String()}); before(own, l) {
+			l = own
+		}
+		for _, p := range ci.parents {
+			j, ok := idx[p]
+			if !ok {
+				continue
+			}
+			if before(l, lim[j]) {
+				lim[j] = l
+			}
+			if children[j]--; children[j] == 0 {
+				ready = append(ready, j)
+			}
+		}
+	}
+	return out
+}
+
 // markAtHead sets TheirsHead on each path the remote changed whose
 // remote-only history holds a version recorded with a Strata-Head trailer. The commits' trailers
 // are parsed once (already, when a path was decided by time), and only when
 // a message has such a line; no tree is looked up otherwise.
-func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, vt **versionTimes) {
+func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, now time.Time, vt **versionTimes) {
 	if len(paths) == 0 {
 		return
 	}
@@ -756,7 +834,7 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 		if !marked {
 			return
 		}
-		*vt = s.versionTimes(side, tip)
+		*vt = s.versionTimes(side, tip, now)
 	}
 	if !(*vt).anyHead {
 		return
@@ -785,23 +863,23 @@ func (vt *versionTimes) atHead(path string) string {
 	return ""
 }
 
-func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (plumbing.Hash, time.Time, error) {
+func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (conflict.Stamp, error) {
 	list := vt.byPath[path]
 	for _, ci := range list {
 		e, err := s.lookup(ci.tree, path)
 		switch {
 		case errors.Is(err, state.ErrNotFound) && blob.IsZero():
-			return ci.hash, ci.at, nil
+			return ci.at, nil
 		case err != nil && !errors.Is(err, state.ErrNotFound):
-			return plumbing.ZeroHash, time.Time{}, err
+			return conflict.Stamp{}, err
 		case err == nil && !e.IsDir() && e.Hash == blob:
-			return ci.hash, ci.at, nil
+			return ci.at, nil
 		}
 	}
 	if len(list) > 0 {
-		return list[0].hash, list[0].at, nil
+		return list[0].at, nil
 	}
-	return vt.tip.hash, stampTime(vt.tip), nil
+	return vt.tipAt, nil
 }
 
 // MergeInto merges theirs into ref by compare-and-swap under the ref's lock
@@ -823,7 +901,7 @@ func (s *Store) MergeInto(ref, theirs, title string, when time.Time, check func(
 	var plan *Merge
 	_, err = s.updateRef(ref, func(parent plumbing.Hash) (plumbing.Hash, error) {
 		s.mu.Lock()
-		p, err := s.planMerge(parent, t, 0, &baseMerges{})
+		p, err := s.planMerge(parent, t, when, 0, &baseMerges{})
 		s.mu.Unlock()
 		plan = p
 		if err != nil {
@@ -982,6 +1060,7 @@ const MergedExcept = "both sides' edits kept except: "
 // local by a check:
 //
 //	decided PATH: WINNER (TIME) over LOSER (TIME)
+//	  WINNER: its time T is ahead of this machine's clock; taken as now
 //	kept local PATH: REASON
 //	merged PATH: both sides' edits kept
 //	merged PATH: both sides' edits kept except: WHAT (COMMIT); WHAT (COMMIT)
@@ -997,8 +1076,17 @@ func decisionLine(p MergePath) string {
 	case p.MergedBoth:
 		return mergedPrefix + quotePath(p.Path) + ": both sides' edits kept"
 	case p.ByTime:
-		return fmt.Sprintf("%s%s: %s (%s) over %s (%s)", decidedPrefix, quotePath(p.Path),
+		line := fmt.Sprintf("%s%s: %s (%s) over %s (%s)", decidedPrefix, quotePath(p.Path),
 			p.Winner, p.WinnerTime.UTC().Format(time.RFC3339Nano), p.Loser, p.LoserTime.UTC().Format(time.RFC3339Nano))
+		// a bounded time (conflict.Bound) is said on a line of its own
+		// below, which readers of decided lines (older strata versions
+		// too) pass over
+		for _, n := range [][2]string{{p.Winner, p.WinnerNote}, {p.Loser, p.LoserNote}} {
+			if n[1] != "" {
+				line += "\n  " + state.ShortID(n[0]) + ": " + n[1]
+			}
+		}
+		return line
 	}
 	return ""
 }

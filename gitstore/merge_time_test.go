@@ -30,7 +30,7 @@ func TestMergeDecidesBySubSecondTime(t *testing.T) {
 		t.Fatalf("Strata-Time trailer = %q", got)
 	}
 	for _, side := range [][2]string{{earlier, later}, {later, earlier}} {
-		m, err := s.PlanMerge(side[0], side[1])
+		m, err := s.PlanMerge(side[0], side[1], t0.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

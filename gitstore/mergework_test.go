@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // importHistory writes commits into the repository at dir with git
@@ -102,7 +103,7 @@ func TestWalkWideOctopusIsLinear(t *testing.T) {
 		t.Errorf("the walk took %d steps over %d commits, want at most %d", s.walkSteps, len(commits), 4*k)
 	}
 	steps := s.walkSteps
-	m, err := s.PlanMerge(ids["local"], ids["octopus"])
+	m, err := s.PlanMerge(ids["local"], ids["octopus"], t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func ladder(width, levels int) []fastCommit {
 func TestCrissCrossLadderMergesEachPairOnce(t *testing.T) {
 	const width, levels = 3, 10
 	s, ids := openHistory(t, ladder(width, levels))
-	m, err := s.PlanMerge(ids["tip1"], ids["tip2"])
+	m, err := s.PlanMerge(ids["tip1"], ids["tip2"], t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestCrissCrossLadderMergesEachPairOnce(t *testing.T) {
 // merge allows is refused, with ErrTangled, rather than merged slowly.
 func TestTangledHistoryIsRefused(t *testing.T) {
 	s, ids := openHistory(t, ladder(maxBaseMerges+2, 1))
-	_, err := s.PlanMerge(ids["tip1"], ids["tip2"])
+	_, err := s.PlanMerge(ids["tip1"], ids["tip2"], t0.Add(time.Hour))
 	if !errors.Is(err, ErrTangled) {
 		t.Fatalf("PlanMerge = %v, want ErrTangled", err)
 	}

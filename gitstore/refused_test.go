@@ -3,6 +3,7 @@ package gitstore
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // A merge made elsewhere that kept its own version over the one it was
@@ -35,7 +36,7 @@ func TestRefusedElsewhereNamesOnlyRealLosses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.PlanMerge(offered, merge)
+	m, err := s.PlanMerge(offered, merge, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestRefusedElsewhereNamesOnlyRealLosses(t *testing.T) {
 	// the same merge seen from a side that never held that version
 	mustRecord(t, s, change(p, "another", t0.Add(2)))
 	other, _ := s.Head(s.StateRef())
-	if m, err = s.PlanMerge(other, merge); err != nil {
+	if m, err = s.PlanMerge(other, merge, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Lost) != 0 {
@@ -100,7 +101,7 @@ func TestForgedDecidedLinesNameNoLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.PlanMerge(base, merge)
+	m, err := s.PlanMerge(base, merge, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,20 +30,70 @@ const (
 )
 
 // timeLayout is RFC 3339 with nine fraction digits, so times sort as text.
+// It is the one form strata has written the trailer in, since the trailer
+// exists, always in UTC ("Z").
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func writeTime(b *strings.Builder, t time.Time) {
 	b.WriteString(trailerTime + ": " + t.UTC().Format(timeLayout) + "\n")
 }
 
-// stampTime is when a commit's writer recorded it: its Strata-Time trailer,
-// else (a commit written before the trailer existed) its commit time.
+// timeValue returns the value of a message's Strata-Time line (the last
+// one, which ends the trailers of every commit strata writes), and whether
+// it has one: a commit written before the trailer existed has none.
+func timeValue(msg string) (string, bool) {
+	msg = strings.TrimRight(msg, "\n")
+	i := strings.LastIndex(msg, "\n"+trailerTime+": ")
+	if i < 0 {
+		return "", false
+	}
+	v, _, _ := strings.Cut(msg[i+len(trailerTime)+3:], "\n")
+	return v, true
+}
+
+// minTime is the earliest Strata-Time strata can have written: git's commit
+// times count seconds from 1970, and strata's commit time is its trailer's
+// second.
+var minTime = time.Unix(0, 0).UTC()
+
+// parseTime reads a Strata-Time value in the form strata writes, and only
+// that: timeLayout in UTC, written back to the same text, not before
+// minTime (a time past 9999 does not fit the form). ok is false for
+// anything else, such as "-1" or "2099-01-01T00:00:00Z".
+func parseTime(v string) (t time.Time, ok bool) {
+	t, err := time.Parse(timeLayout, v)
+	if err != nil || t.UTC().Format(timeLayout) != v || t.Before(minTime) {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// badTime returns why a message's Strata-Time line is not one strata
+// writes, or "" when it is (or the message has none).
+func badTime(msg string) string {
+	v, ok := timeValue(msg)
+	if !ok {
+		return ""
+	}
+	if _, ok := parseTime(v); !ok {
+		if len(v) > 64 {
+			v = v[:64] + "..."
+		}
+		return "its Strata-Time " + strconv.Quote(v) + " is not a time in strata's form (YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ, from 1970 on)"
+	}
+	return ""
+}
+
+// stampTime is the time a commit's writer gives for it: its Strata-Time
+// trailer, else (a commit written before the trailer existed) its commit
+// time. A fetched commit's trailer was checked when it came (badTime); one
+// a machine took before that check existed and that does not parse counts
+// as its commit time. What a decision makes of the time is bounded
+// (stamps, conflict.Bound).
 func stampTime(ci commitInfo) time.Time {
-	msg := strings.TrimRight(ci.message, "\n")
-	if i := strings.LastIndex(msg, "\n"+trailerTime+": "); i >= 0 {
-		v, _, _ := strings.Cut(msg[i+len(trailerTime)+3:], "\n")
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			return t.UTC()
+	if v, ok := timeValue(ci.message); ok {
+		if t, ok := parseTime(v); ok {
+			return t
 		}
 	}
 	return time.Unix(ci.time, 0).UTC()

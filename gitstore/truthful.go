@@ -170,7 +170,26 @@ type historyCheck struct {
 }
 
 // commit checks one commit; it returns the path at fault and why, or "".
+// Besides its trailer blocks (blocks), its Strata-Time must be one strata
+// writes (badTime): a sync decides by it. The time is named with the
+// commit's first recorded path ("/" for none).
 func (hc *historyCheck) commit(ci commitInfo) (string, string) {
+	if p, why := hc.blocks(ci); why != "" {
+		return p, why
+	}
+	if why := badTime(ci.message); why != "" {
+		p := "/"
+		if es := parseTrailers(ci.message); len(es) > 0 {
+			p = es[0].Path
+		}
+		return p, why
+	}
+	return "", ""
+}
+
+// blocks checks a commit's tree against its parent's and its trailer
+// blocks.
+func (hc *historyCheck) blocks(ci commitInfo) (string, string) {
 	hc.old, hc.cur = hc.cur, map[plumbing.Hash][]byte{}
 	var parent plumbing.Hash
 	if len(ci.parents) > 0 {

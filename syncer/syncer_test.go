@@ -242,7 +242,7 @@ func (m *machine) checkIndex() {
 			m.tb.Errorf("%s: Log misses %s", m.name, c)
 		}
 	}
-	if at, err := m.eng.Commit(engine.Point{At: time.Now().Add(24 * 365 * time.Hour)}); err != nil || at != head {
+	if at, err := m.eng.Commit(engine.Point{At: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil || at != head { // past every commit, a machine's clock in 2099 too
 		m.tb.Errorf("%s: At(future) = %s, %v; want the head %s", m.name, at, err, head)
 	}
 }

@@ -27,6 +27,12 @@ import (
 // the commit a peer running strata would write for that change.
 func commitTruthful(tb testing.TB, dir, tree, parent, subject string) string {
 	tb.Helper()
+	return commitTruthfulAt(tb, dir, tree, parent, subject, "2026-11-22T10:00:00.000000000Z")
+}
+
+// commitTruthfulAt is commitTruthful with the Strata-Time value at.
+func commitTruthfulAt(tb testing.TB, dir, tree, parent, subject, at string) string {
+	tb.Helper()
 	from := "4b825dc642cb6eb9a060e54bf8d69288fbee4904" // the empty tree
 	if parent != "" {
 		from = git(tb, dir, "rev-parse", parent+"^{tree}")
@@ -42,7 +48,7 @@ func commitTruthful(tb testing.TB, dir, tree, parent, subject string) string {
 		}
 		b.WriteString("Strata-Path: " + trailerPath(f[i+1]) + "\nStrata-Action: " + action + "\nStrata-Class: x\nStrata-Source: record\nStrata-Schema: \n")
 	}
-	b.WriteString("Strata-Time: 2026-11-22T10:00:00.000000000Z\n")
+	b.WriteString("Strata-Time: " + at + "\n")
 	args := []string{"commit-tree", tree, "-m", b.String()}
 	if parent != "" {
 		args = append(args, "-p", parent)

@@ -208,7 +208,7 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 				side = "remote"
 			}
 			fmt.Fprintf(e.Out, "decided %s: %s version recorded later (%s) wins over %s (%s); restore with strata restore %s --rev %s\n",
-				name(d.Path), side, d.WinnerTime.Local().Format(time.RFC3339), state.TermSafe(state.ShortID(d.Loser)), d.LoserTime.Local().Format(time.RFC3339),
+				name(d.Path), side, decidedAt(d.WinnerTime, d.WinnerNote), state.TermSafe(state.ShortID(d.Loser)), decidedAt(d.LoserTime, d.LoserNote),
 				state.ShellPath(path(d.Path)), state.ShellWord(d.Loser)) // a command to paste: one word each, "~/" left to the shell
 		}
 	}
@@ -220,6 +220,16 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		}
 		fmt.Fprintln(e.Err, p.Error())
 	}
+}
+
+// decidedAt is a decided line's time of one side, with the note of a bounded
+// time: "2026-11-22T10:00:05+01:00; its time 2099-… is ahead of this
+// machine's clock; taken as now".
+func decidedAt(t time.Time, note string) string {
+	if note == "" {
+		return t.Local().Format(time.RFC3339)
+	}
+	return t.Local().Format(time.RFC3339) + "; " + note
 }
 
 // maxReportLines is how many decisions, and how many problems, sync's

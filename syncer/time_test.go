@@ -1,0 +1,132 @@
+package syncer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/gitstore"
+)
+
+// A machine whose clock reads 2099 (or a peer that writes that
+// Strata-Time) no longer wins every concurrent decision: the sync that
+// takes its version counts its time as its own clock's now, and says so,
+// and from then on it counts as the time of the merge built on it, so an
+// edit made after that merge wins the next concurrent decision (attack24
+// recheck: the time was taken on trust).
+func TestSyncBoundsTimesAheadOfTheClock(t *testing.T) {
+	w := newWorld(t, "a", "b", "c")
+	a, b, c := w.ms[0], w.ms[1], w.ms[2]
+	const notes = ".claude/notes.json"
+	a.write(notes, `{"k": "base"}`+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	c.sync()
+
+	b.now = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC) // b's clock is wrong
+	b.write(notes, `{"k": "b, in 2099"}`+"\n")
+	b.record()
+	b.sync()
+
+	a.now = t0.Add(time.Hour)
+	a.write(notes, `{"k": "a"}`+"\n")
+	a.record()
+	rep := a.sync() // b's version is taken, as of now
+	if got := a.read(notes); got != `{"k": "b, in 2099"}`+"\n" {
+		t.Fatalf("a holds %q, want b's version, taken as now", got)
+	}
+	if len(rep.Decisions) != 1 || !strings.HasSuffix(rep.Decisions[0].WinnerNote, "is ahead of this machine's clock; taken as now") ||
+		!rep.Decisions[0].WinnerTime.Before(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("a's decisions = %+v, want b's time taken as now", rep.Decisions)
+	}
+	msg := git(t, a.dir, "log", "-1", "--format=%B", "refs/strata/state")
+	if !strings.Contains(msg, "\n  "+rep.Decisions[0].Winner[:10]+": its time 2099-01-01T00:00:00Z is ahead of this machine's clock; taken as now\n") {
+		t.Errorf("the merge's message does not say the time was taken as now:\n%s", msg)
+	}
+
+	// c, which never saw b's version, edits notes after a's merge: its
+	// edit is the later one
+	c.now = a.now.Add(time.Minute)
+	c.write(notes, `{"k": "c, after a's merge"}`+"\n")
+	c.record()
+	rep = c.sync()
+	if got := c.read(notes); got != `{"k": "c, after a's merge"}`+"\n" {
+		t.Fatalf("c holds %q, want its own later edit (decisions %+v)", got, rep.Decisions)
+	}
+	if len(rep.Decisions) != 1 || !strings.Contains(rep.Decisions[0].LoserNote, "is ahead of this machine's clock; taken as that of "+git(t, a.dir, "rev-parse", "--short=10", "refs/strata/state")+", built on it") {
+		t.Errorf("c's decisions = %+v, want b's time taken as that of a's merge", rep.Decisions)
+	}
+	a.now = c.now.Add(time.Minute)
+	a.sync()
+	if got := a.read(notes); got != `{"k": "c, after a's merge"}`+"\n" {
+		t.Errorf("a holds %q after c's sync, want c's edit", got)
+	}
+	w.fsckAll()
+}
+
+// A fetched commit whose Strata-Time is not in the form strata writes
+// (nine fraction digits, UTC, from 1970 on) is refused with one line naming
+// the commit and its path, as an untruthful trailer is: exit 3, nothing
+// merged. A well-formed time in 2099 is taken (and bounded).
+func TestSyncRefusesMalformedStrataTime(t *testing.T) {
+	w, a, b := syncedPair(t)
+	const notes = ".claude/notes.json"
+	b.write(notes, `{"k": 1}`+"\n")
+	b.record()
+	b.sync()
+	a.sync()
+	base := git(t, w.remote, "rev-parse", "refs/strata/state")
+	// the remote's tree with notes.json replaced
+	withNotes := func(content string) string {
+		blob := blobIn(t, w.remote, content)
+		ls := git(t, w.remote, "ls-tree", base+":.claude")
+		var es []rawEntry
+		for _, l := range strings.Split(ls, "\n") {
+			f := strings.Fields(l)
+			if f[3] == "notes.json" {
+				es = append(es, rawEntry{"100644", "notes.json", blob})
+				continue
+			}
+			es = append(es, rawEntry{f[0], f[3], f[2]})
+		}
+		return writeRawTree(t, w.remote, rawEntry{"40000", ".claude", writeRawTree(t, w.remote, es...)})
+	}
+	local := git(t, a.dir, "rev-parse", "refs/strata/state")
+	for _, v := range []string{"-1", "2099-01-01T00:00:00Z", "2026-11-22T10:00:00.000000000+01:00", "garbage"} {
+		c := commitTruthfulAt(t, w.remote, withNotes(`{"k": "`+v+`"}`+"\n"), base, "update .claude/notes.json", v)
+		git(t, w.remote, "update-ref", "refs/strata/state", c)
+		err := a.syncErr()
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Strata-Time %q: sync = %v, want one line of an UnsafeTreeError", v, err)
+		}
+		if want := "entry .claude/notes.json: its Strata-Time \"" + v + "\" is not a time in strata's form"; !strings.Contains(err.Error(), want) ||
+			!strings.HasSuffix(err.Error(), "(nothing merged)") {
+			t.Errorf("Strata-Time %q: %q, want %q", v, err, want)
+		}
+		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+			t.Errorf("Strata-Time %q: the local state ref moved", v)
+		}
+		if got := a.read(notes); got != `{"k": 1}`+"\n" {
+			t.Errorf("Strata-Time %q: notes became %q", v, got)
+		}
+	}
+	// buried under a commit with a good time, it is refused all the same,
+	// naming the commit
+	bad := commitTruthfulAt(t, w.remote, withNotes(`{"k": "bad"}`+"\n"), base, "update", "-1")
+	good := commitTruthfulAt(t, w.remote, withNotes(`{"k": "good"}`+"\n"), bad, "update", "2026-11-22T10:00:00.000000000Z")
+	git(t, w.remote, "update-ref", "refs/strata/state", good)
+	err := a.syncErr()
+	if err == nil || !strings.Contains(err.Error(), "commit "+bad[:10]+": entry .claude/notes.json: its Strata-Time \"-1\"") {
+		t.Errorf("a bad time under a good one: sync = %v", err)
+	}
+
+	ahead := commitTruthfulAt(t, w.remote, withNotes(`{"k": "ahead"}`+"\n"), base, "update", "2099-01-01T00:00:00.000000000Z")
+	git(t, w.remote, "update-ref", "refs/strata/state", ahead)
+	a.sync()
+	if got := a.read(notes); got != `{"k": "ahead"}`+"\n" {
+		t.Errorf("a well-formed time in 2099 was not taken: notes %q", got)
+	}
+}
