@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,14 @@ type Tree struct {
 // to Judge. A missing file, or a directory on the way that is not one, gives
 // an error wrapping fs.ErrNotExist.
 func (t Tree) ReadFile(rel string, limit int64) ([]byte, error) {
+	data, _, err := t.readFile(rel, limit)
+	return data, err
+}
+
+// ReadFileMode is ReadFile, also giving the file's permission bits (from
+// the descriptor read, not from a second look by name): for a writer that
+// replaces the file and keeps its mode (the L3 graph file).
+func (t Tree) ReadFileMode(rel string, limit int64) ([]byte, fs.FileMode, error) {
 	return t.readFile(rel, limit)
 }
 

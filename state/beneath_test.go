@@ -161,3 +161,17 @@ func TestTreeReadFileFolderSwappedOut(t *testing.T) {
 		}
 	})
 }
+
+// ReadFileMode gives the permission bits of the file it read.
+func TestTreeReadFileMode(t *testing.T) {
+	eachResolution(t, func(t *testing.T) {
+		tr, _ := treeFixture(t)
+		if err := os.Chmod(filepath.Join(tr.Root, "other", "f"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		got, mode, err := tr.ReadFileMode("rel/f", 0)
+		if err != nil || string(got) != "in other" || mode != 0o640 {
+			t.Fatalf("%q, %v, %v; want the file's content and mode 0640", got, mode, err)
+		}
+	})
+}
