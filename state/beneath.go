@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,10 @@ type Tree struct {
 	// path under Real, all links resolved): a .git directory or a nested
 	// repository is inside the tree, yet not the tree's.
 	Judge func(realDir string) error
+	// Dir, when set, is Root held open for a batch of reads (OpenDir):
+	// ReadFile resolves beneath it rather than opening Root at each read.
+	// Once its holder has closed it, Root is opened at each read again.
+	Dir *os.File
 }
 
 // ReadFile reads the regular file at rel (slash-separated, relative to

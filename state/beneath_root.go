@@ -79,6 +79,10 @@ func (t Tree) readFile(rel string, limit int64) ([]byte, fs.FileMode, error) {
 	return data, fi.Mode().Perm(), nil
 }
 
+// OpenDir opens a Tree's root for a batch of reads (Tree.Dir). Here
+// os.Root opens it at each read: Dir is not used.
+func OpenDir(root string) (*os.File, error) { return os.Open(root) }
+
 // outside says ErrOutside for os.Root's refusal of a path out of it.
 func outside(err error) error {
 	var pe *fs.PathError

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 
@@ -35,14 +36,47 @@ func (t Tree) readFile(rel string, limit int64) ([]byte, fs.FileMode, error) {
 }
 
 // open opens rel beneath the root and returns the descriptor (still
-// O_NONBLOCK, which changes nothing for a regular file) and its fstat.
+// O_NONBLOCK, which changes nothing for a regular file) and its fstat:
+// beneath t.Dir when the caller holds the root open for a batch of reads,
+// else beneath the root opened now.
 func (t Tree) open(rel, name string) (int, unix.Stat_t, error) {
-	var st unix.Stat_t
+	if t.Dir != nil {
+		if rc, err := t.Dir.SyscallConn(); err == nil {
+			var (
+				fd  int
+				st  unix.Stat_t
+				err error
+			)
+			// Control keeps the descriptor from being closed (OpenDir's
+			// holder closing it) until the open is done; a holder that has
+			// closed it already gives an error: the root is opened again.
+			if rc.Control(func(root uintptr) { fd, st, err = t.openBeneath(int(root), rel, name) }) == nil {
+				return fd, st, err
+			}
+		}
+	}
 	root, err := openatRetry(unix.AT_FDCWD, t.Root, dirFlags&^unix.O_NOFOLLOW)
 	if err != nil {
-		return -1, st, &fs.PathError{Op: "open", Path: t.Root, Err: err}
+		return -1, unix.Stat_t{}, &fs.PathError{Op: "open", Path: t.Root, Err: err}
 	}
 	defer unix.Close(root)
+	return t.openBeneath(root, rel, name)
+}
+
+// OpenDir opens a Tree's root for a batch of reads (Tree.Dir): the folder
+// at root now, whatever is renamed later, so a holder keeps it no longer
+// than one command or one watcher batch, and closes it.
+func OpenDir(root string) (*os.File, error) {
+	fd, err := openatRetry(unix.AT_FDCWD, root, dirFlags&^unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: root, Err: err}
+	}
+	return os.NewFile(uintptr(fd), root), nil
+}
+
+// openBeneath is open's work beneath the root's descriptor.
+func (t Tree) openBeneath(root int, rel, name string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
 	if beforeTreeOpen != nil {
 		beforeTreeOpen(rel)
 	}
