@@ -640,3 +640,47 @@ func TestValueErrorPosition(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want, tc.yaml)
 	}
 }
+
+// A .strata.yaml link to a file of the work tree whose folder is swapped
+// for a symbolic link out of the tree (or into .git) after readConfig's
+// checks and before its read (attack25 K1) is refused with the words of a
+// link out, the outside file never read; one swapped for a folder of the
+// tree is followed.
+func TestConfigSymlinkFolderSwappedBeforeTheRead(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	outDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outDir, "strata.yaml"), []byte("files:\n  - glob: \"AKIA-SECRET\n"), 0o644))
+	for _, tc := range []struct {
+		name   string
+		target func(root string) string
+		want   string // "": read, the other folder's rule applies
+	}{
+		{"out", func(string) string { return outDir }, "a symbolic link out of the work tree; not followed"},
+		{"into .git", func(root string) string { return filepath.Join(root, ".git") }, "a symbolic link into the git directory; not followed"},
+		{"in the tree", func(root string) string { return "other" }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for dir, glob := range map[string]string{"conf": "notes/*.json", "other": "other/*.json", ".git": "git/*.json"} {
+				require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, dir, "strata.yaml"), []byte("files:\n  - {glob: "+glob+", schema: json}\n"), 0o644))
+			}
+			require.NoError(t, os.Symlink("conf/strata.yaml", filepath.Join(root, FileName)))
+			beforeConfigRead = func() {
+				conf := filepath.Join(root, "conf")
+				require.NoError(t, os.Rename(conf, conf+".real"))
+				require.NoError(t, os.Symlink(tc.target(root), conf))
+			}
+			t.Cleanup(func() { beforeConfigRead = nil })
+			c, err := Load(root, filepath.Join(root, ".git"))
+			if tc.want != "" {
+				require.Error(t, err)
+				assert.Equal(t, "read .strata.yaml: "+tc.want, err.Error())
+				return
+			}
+			require.NoError(t, err)
+			_, kept := c.Classify("other/a.json")
+			assert.True(t, kept, "the in-tree folder's configuration applies")
+		})
+	}
+}

@@ -156,7 +156,11 @@ func checkFormat(f string) error {
 // path is a file of the work tree, outside .git and the git directories
 // (docs/contract.md §2). One that leaves them is refused without a word of
 // its target, which may be any file on the machine (/proc/self/environ,
-// a key): the error would quote the lines it could not parse.
+// a key): the error would quote the lines it could not parse. The checks
+// of the link's target are of names; the read resolves the real path
+// again beneath the work tree (state.Tree) and judges the folder it found
+// the file in, so that a folder swapped for a symbolic link out of the
+// tree (or into .git) after the checks is refused, never read.
 func readConfig(root string, gitDirs []string) ([]byte, error) {
 	name := filepath.Join(root, FileName)
 	fi, err := os.Lstat(name)
@@ -172,22 +176,49 @@ func readConfig(root string, gitDirs []string) ([]byte, error) {
 		return nil, err
 	}
 	if !state.Within(realRoot, real) {
-		return nil, errors.New("a symbolic link out of the work tree; not followed")
+		return nil, errOutOfTree
+	}
+	inGit := func(real string) bool {
+		rel, _ := filepath.Rel(realRoot, real)
+		if errors.Is(state.CheckPath(filepath.ToSlash(rel)), state.ErrDotGit) {
+			return true
+		}
+		for _, d := range gitDirs {
+			if d, err := filepath.EvalSymlinks(d); err == nil && state.Within(d, real) {
+				return true
+			}
+		}
+		return false
+	}
+	if inGit(real) {
+		return nil, errIntoGit
+	}
+	if beforeConfigRead != nil {
+		beforeConfigRead()
 	}
 	rel, _ := filepath.Rel(realRoot, real)
-	inGit := errors.Is(state.CheckPath(filepath.ToSlash(rel)), state.ErrDotGit)
-	for _, d := range gitDirs {
-		if d, err := filepath.EvalSymlinks(d); err == nil && state.Within(d, real) {
-			inGit = true
+	tree := state.Tree{Root: root, Real: realRoot, Judge: func(dir string) error {
+		if inGit(filepath.Join(dir, filepath.Base(real))) {
+			return errIntoGit
 		}
+		return nil
+	}}
+	data, err := tree.ReadFile(filepath.ToSlash(rel), maxConfigSize)
+	if errors.Is(err, state.ErrOutside) {
+		return nil, errOutOfTree
 	}
-	if inGit {
-		return nil, errors.New("a symbolic link into the git directory; not followed")
-	}
-	// The real path, every link resolved: a link put in its place since
-	// is not followed.
-	return state.ReadRegular(real, maxConfigSize, false)
+	return data, err
 }
+
+var (
+	errOutOfTree = errors.New("a symbolic link out of the work tree; not followed")
+	errIntoGit   = errors.New("a symbolic link into the git directory; not followed")
+)
+
+// beforeConfigRead, when set by a test, runs between readConfig's checks of
+// a .strata.yaml link's target and its read: where a racing process swaps
+// a folder.
+var beforeConfigRead func()
 
 // maxConfigSize bounds .strata.yaml, as the YAML decoder does.
 const maxConfigSize = validate.DefaultMaxSize

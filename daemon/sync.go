@@ -85,6 +85,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 				t.Stop()
 			}
 			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Root(), Env: env, Lock: r.mu, AfterRecord: afterRecord})
+			seng.Release() // the work tree's root, held for the round's reads
 			if ctx.Err() != nil {
 				return
 			}

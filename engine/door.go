@@ -130,12 +130,23 @@ func (e *Engine) CheckWritable(rel string) error { return e.inside(config.Kept{P
 // that path has passed the check every write through the engine passes:
 // a directory of it that resolves out of the work tree or into a .git
 // directory is refused with a *PathError, and write is not run. write
-// itself must not follow a symlink at the file's own name.
+// itself must not follow a symlink at the file's own name, and reads the
+// file through Door(k): the check is of names, made before write runs.
 func (e *Engine) WriteOwn(k config.Kept, write func(name string) (bool, error)) (bool, error) {
 	if err := e.inside(k); err != nil {
 		return false, err
 	}
 	return write(e.cfg.Abs(k.Path))
+}
+
+// Door is the door k's file is read through, as Read reads it: a
+// state.Tree of its base (the work tree, or the home directory for "~/"
+// paths) whose reads are judged as every write's check judges a folder,
+// and the file's path relative to it. A writer of its own (WriteOwn) reads
+// the version it edits through it, so that a folder swapped for a symbolic
+// link out of the tree after WriteOwn's check is never read.
+func (e *Engine) Door(k config.Kept) (tree state.Tree, rel string) {
+	return e.tree(k), strings.TrimPrefix(k.Path, "~/")
 }
 
 // ErrChanged is wrapped by the error of a write that found the file on

@@ -43,6 +43,11 @@ type Engine struct {
 	// goroutine beside the recorder's.
 	realMu   sync.Mutex
 	realDirs map[string]string
+	// rootDirs are the bases kept files are read beneath (the work tree,
+	// the home directory), each opened once for one command's run or one
+	// watcher batch (heldDir), under realMu; forget closes them, so a
+	// work tree renamed while a watcher runs is opened anew at its name.
+	rootDirs map[string]*os.File
 	// nested is whether a directory holds a .git entry (nestedRepo), for
 	// one command's run; config.Classify asks it, which a watcher calls
 	// from its own goroutine beside the recorder's, hence the lock.
@@ -102,6 +107,7 @@ func (e *Engine) Forget() {
 func (e *Engine) forget() {
 	e.realMu.Lock()
 	e.realDirs = nil
+	e.releaseLocked()
 	e.realMu.Unlock()
 	e.nestedMu.Lock()
 	e.nested = nil
@@ -578,7 +584,52 @@ func (e *Engine) tree(k config.Kept) state.Tree {
 	if rb == "" {
 		rb = base
 	}
-	return state.Tree{Root: base, Real: rb, Judge: func(real string) error { return e.insideReal(k, real) }}
+	return state.Tree{Root: base, Real: rb, Dir: e.heldDir(base), Judge: func(real string) error { return e.insideReal(k, real) }}
+}
+
+// Release closes the work tree's root (and the home directory) held open
+// for a batch of reads (heldDir), its own and the home view's: the next
+// read opens it again at its name. Forget releases too. A long-running
+// caller that does not Forget (the watcher's sync engine) releases after
+// each round, so that a work tree renamed meanwhile is not read through a
+// descriptor of its old place for ever.
+func (e *Engine) Release() {
+	for _, v := range []*Engine{e, e.home} {
+		if v == nil {
+			continue
+		}
+		v.realMu.Lock()
+		v.releaseLocked()
+		v.realMu.Unlock()
+	}
+}
+
+func (e *Engine) releaseLocked() {
+	for _, f := range e.rootDirs {
+		f.Close() // a read beneath it still running finishes first (state.Tree.Dir)
+	}
+	e.rootDirs = nil
+}
+
+// heldDir is base opened once, for the reads of one command's run (or of
+// one watcher batch: Forget closes it): a command reading 1 000 kept files
+// opens and closes the work tree's root once, not at each read. nil when
+// it cannot be opened: each read then opens it, and says why.
+func (e *Engine) heldDir(base string) *os.File {
+	e.realMu.Lock()
+	defer e.realMu.Unlock()
+	if f, ok := e.rootDirs[base]; ok {
+		return f
+	}
+	f, err := state.OpenDir(base)
+	if err != nil {
+		return nil
+	}
+	if e.rootDirs == nil {
+		e.rootDirs = map[string]*os.File{}
+	}
+	e.rootDirs[base] = f
+	return f
 }
 
 func errText(err error) string {

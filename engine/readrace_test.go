@@ -76,3 +76,32 @@ func TestReadRefusesAFolderSwappedForALinkIntoGit(t *testing.T) {
 		t.Fatalf("read %q, %v; want the .git refusal", f.Content, p)
 	}
 }
+
+// The work tree's root is opened once for a command's reads (heldDir), and
+// again after Forget or Release (each watcher batch, each sync round): a
+// work tree moved away and another put at its name is then read there,
+// never through the old folder's descriptor for the watcher's whole run.
+func TestReadOpensTheRootAgainAfterRelease(t *testing.T) {
+	for name, release := range map[string]func(*Engine){"Release": (*Engine).Release, "Forget": (*Engine).Forget} {
+		t.Run(name, func(t *testing.T) {
+			e := withConfig(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n")
+			edit(t, e, "d/config.json", `{"a":0}`)
+			k := kept(t, e, "d/config.json")
+			if f, p := e.Read(k); p != nil || string(f.Content) != `{"a":0}` {
+				t.Fatalf("read %q, %v", f.Content, p)
+			}
+			root := e.Config().Root
+			if err := os.Rename(root, root+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("cp", "-a", root+".moved", root).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v: %s", err, out)
+			}
+			edit(t, e, "d/config.json", `{"a":1}`)
+			release(e)
+			if f, p := e.Read(k); p != nil || string(f.Content) != `{"a":1}` {
+				t.Fatalf("read %q, %v; want the file at the work tree's name now", f.Content, p)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,10 +37,25 @@ var (
 	poll        = 2 * time.Millisecond
 )
 
+// File is a graph file as strata edits it: Name is where it is written
+// (its lock, temp file and replace are beside it, by name); Tree and Rel,
+// when Tree.Root is set, are the door its content is read through
+// (state.Tree.ReadFileMode): every read of the version an edit is based on
+// resolves Rel beneath the work tree at that read and judges the real
+// folder it found the file in. A folder swapped for a symbolic link out of
+// the tree after the caller's checks (engine.WriteOwn) is then refused
+// (state.ErrOutside), never read, edited and written back (attack25 K1).
+// Without a Tree the file is read by Name.
+type File struct {
+	Name string
+	Tree state.Tree
+	Rel  string
+}
+
 // Read reads a graph file. A missing file is an error wrapping
 // fs.ErrNotExist; a symbolic link is not followed.
 func Read(path string) (*Graph, error) {
-	data, exists, _, err := readFile(path)
+	data, exists, _, err := File{Name: path}.read()
 	if err != nil {
 		return nil, err
 	}
@@ -76,15 +92,25 @@ func Read(path string) (*Graph, error) {
 // the other entities, and the error (not wrapping ErrUnavailable) joins an
 // *ObservationsError per such entity, naming the file, line and column.
 func Upsert(path string, entities []Entity) (changed bool, err error) {
-	return update(path, func(d []byte) ([]byte, bool, error) { return upsertLines(d, entities) })
+	return File{Name: path}.Upsert(entities)
+}
+
+// Upsert is the package's Upsert of the file f.
+func (f File) Upsert(entities []Entity) (changed bool, err error) {
+	return f.update(func(d []byte) ([]byte, bool, error) { return upsertLines(d, entities) })
 }
 
 // UpsertRemove is Upsert of entities and Remove of the entity lines named
 // remove, in one write under the same protocol (the L1 documents strata
 // mirrors, some of them cleared).
 func UpsertRemove(path string, entities []Entity, remove []string) (changed bool, err error) {
+	return File{Name: path}.UpsertRemove(entities, remove)
+}
+
+// UpsertRemove is the package's UpsertRemove of the file f.
+func (f File) UpsertRemove(entities []Entity, remove []string) (changed bool, err error) {
 	gone := map[string]string{}
-	return update(path, func(d []byte) ([]byte, bool, error) {
+	return f.update(func(d []byte) ([]byte, bool, error) {
 		out, removed := removeLines(d, remove, gone)
 		out, upserted, err := upsertLines(out, entities)
 		return out, removed || upserted, err
@@ -95,8 +121,13 @@ func UpsertRemove(path string, entities []Entity, remove []string) (changed bool
 // later line of a name is the memory server's and stays), with the same
 // protocol as Upsert. Removing what Upsert added gives back the file's bytes.
 func Remove(path string, names ...string) (changed bool, err error) {
+	return File{Name: path}.Remove(names...)
+}
+
+// Remove is the package's Remove of the file f.
+func (f File) Remove(names ...string) (changed bool, err error) {
 	gone := map[string]string{}
-	return update(path, func(d []byte) ([]byte, bool, error) {
+	return f.update(func(d []byte) ([]byte, bool, error) {
 		out, changed := removeLines(d, names, gone)
 		return out, changed, nil
 	})
@@ -105,7 +136,8 @@ func Remove(path string, names ...string) (changed bool, err error) {
 // update runs edit on the file's content under the sharing protocol. The
 // error of edit's last run (the entities it refused) is returned as it is,
 // once the rest is written.
-func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool, err error) {
+func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err error) {
+	path := f.Name
 	var refused error
 	defer func() {
 		if err != nil {
@@ -134,7 +166,7 @@ func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool,
 	quiet := false
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		waitServer(path)
-		cur, _, mode, err := readFile(path)
+		cur, _, mode, err := f.read()
 		if err != nil {
 			return changed, err
 		}
@@ -169,7 +201,7 @@ func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool,
 			return changed, err
 		}
 		waitServer(path)
-		now, _, _, err := readFile(path)
+		now, _, _, err := f.read()
 		if err != nil {
 			os.Remove(tmp)
 			return changed, err
@@ -179,7 +211,7 @@ func update(path string, edit func([]byte) ([]byte, bool, error)) (changed bool,
 			hasPending = false
 			continue
 		}
-		displaced, exchanged, err := replace(tmp, path)
+		displaced, exchanged, err := f.replace(tmp)
 		if errors.Is(err, fs.ErrExist) { // created meanwhile
 			os.Remove(tmp)
 			continue
@@ -230,10 +262,16 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// readFile reads a regular file without following a symbolic link. A missing
-// file gives exists false and mode 0644.
-func readFile(path string) (data []byte, exists bool, mode fs.FileMode, err error) {
-	st, err := os.Lstat(path)
+// beforeRead, when set by a test, runs before each read of the file's
+// content: where a racing process swaps a folder, after the caller's
+// checks.
+var beforeRead func()
+
+// read reads the file: a regular file, a symbolic link at its name never
+// followed; through f's door when it has one. A missing file gives exists
+// false and mode 0644.
+func (f File) read() (data []byte, exists bool, mode fs.FileMode, err error) {
+	st, err := os.Lstat(f.Name) // the early word on what is there; the read decides
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, 0o644, nil
@@ -246,22 +284,50 @@ func readFile(path string) (data []byte, exists bool, mode fs.FileMode, err erro
 	case !st.Mode().IsRegular():
 		return nil, false, 0, errors.New("not a regular file")
 	}
+	if beforeRead != nil {
+		beforeRead()
+	}
+	if f.Tree.Root != "" {
+		return f.readBeneath(f.Rel)
+	}
+	data, exists, err = readByName(f.Name)
+	return data, exists, st.Mode().Perm(), err
+}
+
+// readBeneath reads rel (the file, or a temp file beside it) through the
+// door: resolved beneath the tree, its real folder judged.
+func (f File) readBeneath(rel string) (data []byte, exists bool, mode fs.FileMode, err error) {
+	data, mode, err = f.Tree.ReadFileMode(rel, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, 0o644, nil
+	case errors.Is(err, state.ErrNotRegular): // swapped since the Lstat
+		return nil, false, 0, errors.New("not a regular file")
+	case err != nil:
+		return nil, false, 0, unwrapPath(err)
+	}
+	return data, true, mode, nil
+}
+
+// readByName reads the regular file path, not following a link at its
+// name, for a File without a door.
+func readByName(path string) (data []byte, exists bool, err error) {
 	f, _, err := state.OpenRegular(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, 0o644, nil
+		return nil, false, nil
 	}
 	if errors.Is(err, state.ErrNotRegular) { // swapped since the Lstat
-		return nil, false, 0, errors.New("not a regular file")
+		return nil, false, errors.New("not a regular file")
 	}
 	if err != nil {
-		return nil, false, 0, unwrapPath(err)
+		return nil, false, unwrapPath(err)
 	}
 	defer f.Close()
 	data, err = io.ReadAll(f)
 	if err != nil {
-		return nil, false, 0, unwrapPath(err)
+		return nil, false, unwrapPath(err)
 	}
-	return data, true, st.Mode().Perm(), nil
+	return data, true, nil
 }
 
 // writeTemp writes data to a new temp file beside path (atomicfile's
@@ -282,18 +348,21 @@ const (
 	moveRenamed                       // tmp renamed to a path that did not exist
 )
 
-// replace moves tmp over path. Where the file system can exchange the two
-// atomically, it does, and returns the displaced content (exchanged true);
-// otherwise it renames. A missing path is created without replacing one
-// that appeared meanwhile (an error wrapping fs.ErrExist) where supported.
-func replace(tmp, path string) (displaced []byte, exchanged bool, err error) {
+// replace moves tmp over the file. Where the file system can exchange the
+// two atomically, it does, and returns the displaced content (exchanged
+// true), read at tmp through f's door when it has one (content an edit is
+// based on next); otherwise it renames. A missing file is created without
+// replacing one that appeared meanwhile (an error wrapping fs.ErrExist)
+// where supported.
+func (f File) replace(tmp string) (displaced []byte, exchanged bool, err error) {
+	path := f.Name
 	res, err := exchange(tmp, path)
 	if err != nil {
 		return nil, false, err
 	}
 	switch res {
 	case moveExchanged:
-		displaced, rerr := settled(tmp)
+		displaced, rerr := settled(f.tempReader(tmp))
 		os.Remove(tmp)
 		return displaced, rerr == nil, nil
 	case moveRenamed:
@@ -318,8 +387,8 @@ var replaceStep func(step string)
 // written, and what lands after the read would be lost. A write landing
 // later than that is lost with the file: no lock of the server's closes
 // that window. The file is never followed if a link, nor opened blocking.
-func settled(tmp string) ([]byte, error) {
-	prev, err := state.ReadRegular(tmp, 0, false)
+func settled(read func() ([]byte, error)) ([]byte, error) {
+	prev, err := read()
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +397,7 @@ func settled(tmp string) ([]byte, error) {
 	}
 	for range 10 {
 		time.Sleep(displacedSettle)
-		now, err := state.ReadRegular(tmp, 0, false)
+		now, err := read()
 		if err != nil {
 			return nil, err
 		}
@@ -338,6 +407,16 @@ func settled(tmp string) ([]byte, error) {
 		prev = now
 	}
 	return prev, nil
+}
+
+// tempReader reads tmp, a temp file beside the file: through f's door
+// when it has one (its folder is the file's), else by name.
+func (f File) tempReader(tmp string) func() ([]byte, error) {
+	if f.Tree.Root == "" {
+		return func() ([]byte, error) { return state.ReadRegular(tmp, 0, false) }
+	}
+	rel := path.Join(path.Dir(f.Rel), filepath.Base(tmp))
+	return func() ([]byte, error) { return f.Tree.ReadFile(rel, 0) }
 }
 
 // lock takes <path>.lock by mkdir, waiting while another holder has it. A

@@ -3,6 +3,8 @@ package layers
 import (
 	"errors"
 
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/state"
 )
@@ -14,11 +16,11 @@ type Entity = graph.Entity
 type Graph interface {
 	// FromState builds the L3 entity of an L1 document.
 	FromState(class state.Class, doc map[string]any) (Entity, bool)
-	// Upsert replaces or adds entities in the JSONL file at path and
-	// removes the entities named remove (of L1 documents cleared), keeping
-	// every other line byte for byte, atomically; it reports whether the
-	// file changed.
-	Upsert(path string, entities []Entity, remove []string) (bool, error)
+	// Upsert replaces or adds entities in the JSONL file f (written at
+	// f.Name, read through f's door) and removes the entities named remove
+	// (of L1 documents cleared), keeping every other line byte for byte,
+	// atomically; it reports whether the file changed.
+	Upsert(f graph.File, entities []Entity, remove []string) (bool, error)
 }
 
 // MCPGraph is the MCP memory server's JSONL file, through package graph.
@@ -31,8 +33,8 @@ func (MCPGraph) FromState(c state.Class, doc map[string]any) (Entity, bool) {
 
 // Upsert writes entities into the file and removes those named remove,
 // keeping every other line (graph.UpsertRemove).
-func (MCPGraph) Upsert(path string, entities []Entity, remove []string) (bool, error) {
-	return graph.UpsertRemove(path, entities, remove)
+func (MCPGraph) Upsert(f graph.File, entities []Entity, remove []string) (bool, error) {
+	return f.UpsertRemove(entities, remove)
 }
 
 var _ Graph = MCPGraph{}
@@ -44,12 +46,19 @@ type NoGraph struct{}
 func (NoGraph) FromState(state.Class, map[string]any) (Entity, bool) { return Entity{}, false }
 
 // Upsert writes nothing.
-func (NoGraph) Upsert(string, []Entity, []string) (bool, error) { return false, nil }
+func (NoGraph) Upsert(graph.File, []Entity, []string) (bool, error) { return false, nil }
 
 var _ Graph = NoGraph{}
 
 // DefaultGraph is the Graph new agents use.
 var DefaultGraph Graph = MCPGraph{}
+
+// graphFile is the graph file of k at name (WriteOwn's), read through the
+// engine's door for k: resolved beneath the work tree at each read.
+func graphFile(eng *engine.Engine, k config.Kept, name string) graph.File {
+	tree, rel := eng.Door(k)
+	return graph.File{Name: name, Tree: tree, Rel: rel}
+}
 
 // refusals splits an Upsert error into the entities it refused to write
 // (graph.ObservationsError, named by the file's repo-relative path shown)

@@ -707,7 +707,7 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		if _, err := os.Lstat(name); err != nil {
 			return false, err // only a graph file that exists is kept up to date
 		}
-		return a.Graph.Upsert(name, ents, cleared)
+		return a.Graph.Upsert(graphFile(a.Eng, k, name), ents, cleared)
 	})
 	if err != nil {
 		var refused []string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/schemas"
 	"github.com/strata-dev/strata/state"
 )
@@ -83,12 +84,12 @@ func (g *fakeGraph) FromState(c state.Class, doc map[string]any) (Entity, bool) 
 	return Entity{Name: string(c), EntityType: "state", Observations: []string{"phase: " + str(doc, "phase")}}, true
 }
 
-func (g *fakeGraph) Upsert(path string, ents []Entity, _ []string) (bool, error) {
+func (g *fakeGraph) Upsert(f graph.File, ents []Entity, _ []string) (bool, error) {
 	if g.broken {
 		return false, errors.New("read-only")
 	}
 	g.got = ents
-	return true, os.WriteFile(path, []byte(`{"type":"entity","name":"workflow-state","entityType":"state","observations":["x"]}`+"\n"), 0o644)
+	return true, os.WriteFile(f.Name, []byte(`{"type":"entity","name":"workflow-state","entityType":"state","observations":["x"]}`+"\n"), 0o644)
 }
 
 // TestDegradedL3 shows the warning given once while L3 cannot be written,

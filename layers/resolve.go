@@ -253,9 +253,9 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 		case conflict.L3:
 			var err error
 			if a.Kind == conflict.ActionClear {
-				err = r.writeL3(func(name string) (bool, error) { return graph.Remove(name, graph.EntityName(class)) })
+				err = r.writeL3(func(f graph.File) (bool, error) { return f.Remove(graph.EntityName(class)) })
 			} else {
-				err = r.writeL3(func(name string) (bool, error) { return graph.Upsert(name, []graph.Entity{want}) })
+				err = r.writeL3(func(f graph.File) (bool, error) { return f.Upsert([]graph.Entity{want}) })
 			}
 			if err != nil {
 				res.Result = "failed"
@@ -296,18 +296,21 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur 
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.
 	if e, ok := graph.FromState(class, decodeObject(next)); ok {
-		_ = r.writeL3(func(name string) (bool, error) { return graph.Upsert(name, []graph.Entity{e}) })
+		_ = r.writeL3(func(f graph.File) (bool, error) { return f.Upsert([]graph.Entity{e}) })
 	}
 	return nil, nil
 }
 
-// writeL3 runs one graph edit on the graph file's path, through the
-// engine's check of where it may write (engine.WriteOwn), and records the
+// writeL3 runs one graph edit on the graph file (read through the
+// engine's door), after the engine's check of where it may write
+// (engine.WriteOwn), and records the
 // file with source resolve. A graph file strata may not write (its
 // directory a symbolic link out of the work tree or into .git) counts as
 // an unavailable L3: nothing is written.
-func (r *resolver) writeL3(edit func(name string) (bool, error)) error {
-	changed, err := r.eng.WriteOwn(r.graphK, edit)
+func (r *resolver) writeL3(edit func(graph.File) (bool, error)) error {
+	changed, err := r.eng.WriteOwn(r.graphK, func(name string) (bool, error) {
+		return edit(graphFile(r.eng, r.graphK, name))
+	})
 	if err != nil {
 		var lines []string
 		if lines, err = refusals(err, r.graphK.Path); len(lines) > 0 {

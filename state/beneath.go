@@ -2,6 +2,8 @@ package state
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -25,6 +27,10 @@ type Tree struct {
 	// path under Real, all links resolved): a .git directory or a nested
 	// repository is inside the tree, yet not the tree's.
 	Judge func(realDir string) error
+	// Dir, when set, is Root held open for a batch of reads (OpenDir):
+	// ReadFile resolves beneath it rather than opening Root at each read.
+	// Once its holder has closed it, Root is opened at each read again.
+	Dir *os.File
 }
 
 // ReadFile reads the regular file at rel (slash-separated, relative to
@@ -36,6 +42,14 @@ type Tree struct {
 // to Judge. A missing file, or a directory on the way that is not one, gives
 // an error wrapping fs.ErrNotExist.
 func (t Tree) ReadFile(rel string, limit int64) ([]byte, error) {
+	data, _, err := t.readFile(rel, limit)
+	return data, err
+}
+
+// ReadFileMode is ReadFile, also giving the file's permission bits (from
+// the descriptor read, not from a second look by name): for a writer that
+// replaces the file and keeps its mode (the L3 graph file).
+func (t Tree) ReadFileMode(rel string, limit int64) ([]byte, fs.FileMode, error) {
 	return t.readFile(rel, limit)
 }
 

@@ -16,10 +16,10 @@ import (
 // readFile opens rel through os.Root, which resolves it beneath the root
 // and refuses a link out of it; the real directory Judge is given is
 // resolved by name afterwards.
-func (t Tree) readFile(rel string, limit int64) ([]byte, error) {
+func (t Tree) readFile(rel string, limit int64) ([]byte, fs.FileMode, error) {
 	root, err := os.OpenRoot(t.Root)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer root.Close()
 	if beforeTreeOpen != nil {
@@ -29,41 +29,41 @@ func (t Tree) readFile(rel string, limit int64) ([]byte, error) {
 	name := filepath.FromSlash(rel)
 	st, err := root.Lstat(name)
 	if err != nil {
-		return nil, outside(err)
+		return nil, 0, outside(err)
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
+		return nil, 0, fmt.Errorf("%w (a symbolic link; not followed)", ErrNotRegular)
 	}
 	if !st.Mode().IsRegular() { // before the open: a named pipe would block it
-		return nil, notRegular(st.Mode())
+		return nil, 0, notRegular(st.Mode())
 	}
 	f, err := root.Open(name)
 	if err != nil {
-		return nil, outside(err)
+		return nil, 0, outside(err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, notRegular(fi.Mode())
+		return nil, 0, notRegular(fi.Mode())
 	}
 	if t.Judge != nil {
 		real, err := filepath.EvalSymlinks(filepath.Join(t.Root, filepath.Dir(name)))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rel, err := filepath.Rel(t.Real, real)
 		if err != nil || !Within(t.Real, real) {
-			return nil, ErrOutside
+			return nil, 0, ErrOutside
 		}
 		if err := t.judge(filepath.ToSlash(filepath.Join(rel, "x"))); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if limit > 0 && fi.Size() > limit {
-		return nil, largerThan(fi.Size(), limit)
+		return nil, 0, largerThan(fi.Size(), limit)
 	}
 	r := io.Reader(f)
 	if limit > 0 {
@@ -71,13 +71,17 @@ func (t Tree) readFile(rel string, limit int64) ([]byte, error) {
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if limit > 0 && int64(len(data)) > limit {
-		return nil, grewPast(limit)
+		return nil, 0, grewPast(limit)
 	}
-	return data, nil
+	return data, fi.Mode().Perm(), nil
 }
+
+// OpenDir opens a Tree's root for a batch of reads (Tree.Dir). Here
+// os.Root opens it at each read: Dir is not used.
+func OpenDir(root string) (*os.File, error) { return os.Open(root) }
 
 // outside says ErrOutside for os.Root's refusal of a path out of it.
 func outside(err error) error {

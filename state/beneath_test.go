@@ -161,3 +161,50 @@ func TestTreeReadFileFolderSwappedOut(t *testing.T) {
 		}
 	})
 }
+
+// ReadFileMode gives the permission bits of the file it read.
+func TestTreeReadFileMode(t *testing.T) {
+	eachResolution(t, func(t *testing.T) {
+		tr, _ := treeFixture(t)
+		if err := os.Chmod(filepath.Join(tr.Root, "other", "f"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		got, mode, err := tr.ReadFileMode("rel/f", 0)
+		if err != nil || string(got) != "in other" || mode != 0o640 {
+			t.Fatalf("%q, %v, %v; want the file's content and mode 0640", got, mode, err)
+		}
+	})
+}
+
+// A Tree with Dir reads beneath the folder held open, even once the root
+// was renamed and another put at its name (one command's or one batch's
+// view); with Dir closed by its holder, it opens the root at its name again.
+func TestTreeReadFileBeneathAHeldDir(t *testing.T) {
+	eachResolution(t, func(t *testing.T) {
+		tr, _ := treeFixture(t)
+		dir, err := OpenDir(tr.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Dir = dir
+		if got, err := tr.ReadFile("d/f", 0); err != nil || string(got) != "in d" {
+			t.Fatalf("%q, %v", got, err)
+		}
+		if err := os.Rename(tr.Root, tr.Root+".moved"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(tr.Root, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tr.Root, "d", "f"), []byte("the new tree"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tr.ReadFile("d/f", 0); err != nil || string(got) != "in d" {
+			t.Fatalf("held: %q, %v; want the held folder's file", got, err)
+		}
+		dir.Close()
+		if got, err := tr.ReadFile("d/f", 0); err != nil || string(got) != "the new tree" {
+			t.Fatalf("released: %q, %v; want the file at the root's name now", got, err)
+		}
+	})
+}

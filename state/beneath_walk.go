@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 
@@ -20,24 +21,62 @@ var errWalk = errors.New("resolve by walking")
 // fileFlags open the file itself: never blocking, never following a link.
 const fileFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-func (t Tree) readFile(rel string, limit int64) ([]byte, error) {
+func (t Tree) readFile(rel string, limit int64) ([]byte, fs.FileMode, error) {
 	name := filepath.Join(t.Root, filepath.FromSlash(rel))
-	fd, size, err := t.open(rel, name)
+	fd, st, err := t.open(rel, name)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer unix.Close(fd)
-	return readFD(fd, name, size, limit)
+	data, err := readFD(fd, name, st.Size, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return data, fs.FileMode(st.Mode & 0o777), nil
 }
 
 // open opens rel beneath the root and returns the descriptor (still
-// O_NONBLOCK, which changes nothing for a regular file) and its size.
-func (t Tree) open(rel, name string) (int, int64, error) {
+// O_NONBLOCK, which changes nothing for a regular file) and its fstat:
+// beneath t.Dir when the caller holds the root open for a batch of reads,
+// else beneath the root opened now.
+func (t Tree) open(rel, name string) (int, unix.Stat_t, error) {
+	if t.Dir != nil {
+		if rc, err := t.Dir.SyscallConn(); err == nil {
+			var (
+				fd  int
+				st  unix.Stat_t
+				err error
+			)
+			// Control keeps the descriptor from being closed (OpenDir's
+			// holder closing it) until the open is done; a holder that has
+			// closed it already gives an error: the root is opened again.
+			if rc.Control(func(root uintptr) { fd, st, err = t.openBeneath(int(root), rel, name) }) == nil {
+				return fd, st, err
+			}
+		}
+	}
 	root, err := openatRetry(unix.AT_FDCWD, t.Root, dirFlags&^unix.O_NOFOLLOW)
 	if err != nil {
-		return -1, 0, &fs.PathError{Op: "open", Path: t.Root, Err: err}
+		return -1, unix.Stat_t{}, &fs.PathError{Op: "open", Path: t.Root, Err: err}
 	}
 	defer unix.Close(root)
+	return t.openBeneath(root, rel, name)
+}
+
+// OpenDir opens a Tree's root for a batch of reads (Tree.Dir): the folder
+// at root now, whatever is renamed later, so a holder keeps it no longer
+// than one command or one watcher batch, and closes it.
+func OpenDir(root string) (*os.File, error) {
+	fd, err := openatRetry(unix.AT_FDCWD, root, dirFlags&^unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: root, Err: err}
+	}
+	return os.NewFile(uintptr(fd), root), nil
+}
+
+// openBeneath is open's work beneath the root's descriptor.
+func (t Tree) openBeneath(root int, rel, name string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
 	if beforeTreeOpen != nil {
 		beforeTreeOpen(rel)
 	}
@@ -50,22 +89,21 @@ func (t Tree) open(rel, name string) (int, int64, error) {
 		if errors.As(err, &errno) {
 			err = &fs.PathError{Op: "open", Path: name, Err: errno}
 		}
-		return -1, 0, err
+		return -1, st, err
 	}
 	if err := t.judge(realRel); err != nil {
 		unix.Close(fd)
-		return -1, 0, err
+		return -1, st, err
 	}
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, 0, &fs.PathError{Op: "stat", Path: name, Err: err}
+		return -1, st, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return -1, 0, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfStat(uint32(st.Mode)))
+		return -1, st, fmt.Errorf("%w (%s)", ErrNotRegular, kindOfStat(uint32(st.Mode)))
 	}
-	return fd, st.Size, nil
+	return fd, st, nil
 }
 
 // walk resolves rel one name at a time from the root's descriptor, each
