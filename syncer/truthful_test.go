@@ -268,7 +268,7 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 		if ue.In != in || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "(nothing merged)") {
 			t.Errorf("%s: %q (commit %s), want commit %s and %q", what, err, ue.In, in, want)
 		}
-		if in != "" && in != head && !strings.Contains(err.Error(), "commit "+in[:10]+": ") {
+		if in != head && !strings.Contains(err.Error(), "commit "+in[:10]+": ") {
 			t.Errorf("%s: %q does not name commit %s", what, err, in[:10])
 		}
 		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
@@ -301,15 +301,6 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 	refused("two paths in one block", c6, c6, "entry .claude/notes.json: its Strata-* trailer block names a second path, .claude/workflow-state.json, before any Strata-Action (nothing merged)")
 	c7 := commit(tree(phase("attacker")), base, "x\n\nStrata-Path: "+wsPath+"\nStrata-Source: record\n")
 	refused("a block with no action", c7, c7, "entry .claude/workflow-state.json: its Strata-* trailer block has no Strata-Action (nothing merged)")
-	// a commit that only makes notes.json executable: strata writes files
-	// 100644 only, and no trailer can name a mode (before: taken, the ref
-	// holding a change log did not show and the file did not get)
-	notesBlob := git(t, w.remote, "rev-parse", base+":"+notes)
-	exe := commit(tree(rawEntry{"100755", "notes.json", notesBlob}), base, "housekeeping")
-	refused("a mode-only change", exe, "", "entry .claude/notes.json: an executable (mode 100755), not a file strata writes")
-	// under a head that flips it back, its trailers naming what else it changes
-	back := commit(tree(phase("attacker")), exe, "x\n\n"+block(wsPath, "update"))
-	refused("a mode-only change under a clean head", back, exe, "entry .claude/notes.json: an executable (mode 100755)")
 	// buried under a clean head: a truthful commit on top of the liar
 	liar := commit(tree(phase("attacker")), base, "gc")
 	clean := commitTruthful(t, w.remote, tree(phase("attacker"), rawEntry{"100644", "x.json", blobIn(t, w.remote, "{}\n")}), liar, "clean")
