@@ -421,3 +421,57 @@ func TestSyncJudgesOlderKeptLocalCommits(t *testing.T) {
 	refused(c, "big.json dropped, under c's max_size", git(t, w.remote, "rev-parse", "refs/strata/state"),
 		git(t, w.remote, "rev-parse", "refs/strata/state"), big)
 }
+
+// TestSyncTakesAModeOnlyChange: a file's mode is not part of its version
+// (strata writes files 100644 and never writes a mode to disk), so a
+// fetched commit that only makes a kept file executable is taken like any
+// commit that changes no version: nothing named, nothing written. Refusing
+// it (tried in this session) left every machine that had taken such an
+// entry, and every machine after it, unable to sync for good.
+func TestSyncTakesAModeOnlyChange(t *testing.T) {
+	w := newWorld(t, "a", "b", "c")
+	a, b, c := w.ms[0], w.ms[1], w.ms[2]
+	const notes = ".claude/notes.json"
+	a.write(wsPath, ws("plan"))
+	a.write(notes, `{"k": 1}`+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	base := git(t, w.remote, "rev-parse", "refs/strata/state")
+	ls := git(t, w.remote, "ls-tree", base+":.claude")
+	var es []rawEntry
+	for _, l := range strings.Split(ls, "\n") {
+		f := strings.Fields(l)
+		mode := f[0]
+		if f[3] == "notes.json" {
+			mode = "100755"
+		}
+		es = append(es, rawEntry{mode, f[3], f[2]})
+	}
+	tree := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", writeRawTree(t, w.remote, es...)})
+	exe := git(t, w.remote, "commit-tree", tree, "-p", base, "-m", "housekeeping")
+	git(t, w.remote, "update-ref", "refs/strata/state", exe)
+
+	b.sync() // takes it: no version changed
+	if got := git(t, b.dir, "rev-parse", "refs/strata/state"); got != exe {
+		t.Fatalf("b's ref %s, want the mode-only commit %s", got, exe)
+	}
+	if got := b.read(notes); got != `{"k": 1}`+"\n" {
+		t.Fatalf("b's notes.json %q changed", got)
+	}
+	// b goes on recording on top of it; a, and c joining with no history,
+	// take b's work
+	b.write(wsPath, ws("implement"))
+	b.record()
+	b.sync()
+	a.sync()
+	c.sync()
+	for _, m := range []*machine{a, c} {
+		if got := m.read(wsPath); got != ws("implement") {
+			t.Errorf("%s: workflow state %q, want b's", m.dir, got)
+		}
+		if got := m.read(notes); got != `{"k": 1}`+"\n" {
+			t.Errorf("%s: notes.json %q", m.dir, got)
+		}
+	}
+}
