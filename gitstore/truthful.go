@@ -669,9 +669,7 @@ func checkEntry(e rawEntry, p string, depth int) string {
 		return "null object id"
 	}
 	switch string(e.mode) {
-	case "100644":
-	case "100755":
-		return executable
+	case "100644", "100755":
 	case "40000":
 		if depth+1 >= state.MaxPathDepth {
 			return fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1)
@@ -681,7 +679,7 @@ func checkEntry(e rawEntry, p string, depth int) string {
 	case "160000":
 		return "a gitlink (submodule), not a regular file"
 	default:
-		return "mode " + string(e.mode) + ", want 100644 or 40000"
+		return "mode " + string(e.mode) + ", want 100644, 100755 or 40000"
 	}
 	return ""
 }

@@ -14,8 +14,8 @@ import (
 
 // UnsafeTreeError is a fetched state ref whose tree holds an entry strata
 // refuses: a name state.CheckName refuses (empty, ".", "..", a name of
-// ".git" on any file system, a slash), a mode other than a file as strata
-// writes it (100644) or a tree (40000, as git spells it), a duplicate name,
+// ".git" on any file system, a slash), a mode other than a regular blob
+// (100644, 100755) or a tree (40000, as git spells it), a duplicate name,
 // entries out of git's order, a path deeper or longer than
 // state.CheckPath allows (state.MaxPathDepth, state.MaxPathLen), more files
 // in all than maxRemoteFiles, or a tree object over maxTreeObject bytes.
@@ -38,13 +38,6 @@ func (e *UnsafeTreeError) Error() string {
 	return fmt.Sprintf("sync %s: refused the remote's state %s: %sentry %s: %s (nothing merged)",
 		e.Remote, state.ShortID(e.Commit), in, shownPath(e.Path), e.Reason)
 }
-
-// executable is why a fetched 100755 entry is refused. strata writes every
-// file 100644 (record, merge) and never writes a mode to disk, so a peer's
-// executable entry, or a commit that only flips a file's mode, is a change
-// no trailer can name, log cannot show and the file on disk would not
-// carry: refused, as a symbolic link is.
-const executable = "an executable (mode 100755), not a file strata writes: strata keeps files as 100644"
 
 // verifiedTrees holds tree objects already found safe, with their whole
 // subtree, and the size of the paths below them: a tree's id names its
@@ -165,7 +158,7 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (st
 		// increasing also rules out duplicate names of the same kind.
 		key := append([]byte{}, entry...)
 		switch mode {
-		case "100644":
+		case "100644", "100755":
 			if z.files++; *seen+z.files > maxRemoteFiles {
 				return name, tooMany(), z
 			}
@@ -183,12 +176,10 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (st
 			subtrees, subnames = append(subtrees, id), append(subnames, p)
 		case "120000":
 			return p, "a symbolic link, not a regular file", z
-		case "100755":
-			return p, executable, z
 		case "160000":
 			return p, "a gitlink (submodule), not a regular file", z
 		default:
-			return p, "mode " + mode + ", want 100644 or 40000", z
+			return p, "mode " + mode + ", want 100644, 100755 or 40000", z
 		}
 		if names[string(entry)] || prev != nil && bytes.Compare(prev, key) >= 0 {
 			return p, "duplicate or unsorted tree entry", z

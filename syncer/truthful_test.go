@@ -268,7 +268,7 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 		if ue.In != in || !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "(nothing merged)") {
 			t.Errorf("%s: %q (commit %s), want commit %s and %q", what, err, ue.In, in, want)
 		}
-		if in != "" && in != head && !strings.Contains(err.Error(), "commit "+in[:10]+": ") {
+		if in != head && !strings.Contains(err.Error(), "commit "+in[:10]+": ") {
 			t.Errorf("%s: %q does not name commit %s", what, err, in[:10])
 		}
 		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
@@ -301,15 +301,6 @@ func TestSyncRefusesUntruthfulCommits(t *testing.T) {
 	refused("two paths in one block", c6, c6, "entry .claude/notes.json: its Strata-* trailer block names a second path, .claude/workflow-state.json, before any Strata-Action (nothing merged)")
 	c7 := commit(tree(phase("attacker")), base, "x\n\nStrata-Path: "+wsPath+"\nStrata-Source: record\n")
 	refused("a block with no action", c7, c7, "entry .claude/workflow-state.json: its Strata-* trailer block has no Strata-Action (nothing merged)")
-	// a commit that only makes notes.json executable: strata writes files
-	// 100644 only, and no trailer can name a mode (before: taken, the ref
-	// holding a change log did not show and the file did not get)
-	notesBlob := git(t, w.remote, "rev-parse", base+":"+notes)
-	exe := commit(tree(rawEntry{"100755", "notes.json", notesBlob}), base, "housekeeping")
-	refused("a mode-only change", exe, "", "entry .claude/notes.json: an executable (mode 100755), not a file strata writes")
-	// under a head that flips it back, its trailers naming what else it changes
-	back := commit(tree(phase("attacker")), exe, "x\n\n"+block(wsPath, "update"))
-	refused("a mode-only change under a clean head", back, exe, "entry .claude/notes.json: an executable (mode 100755)")
 	// buried under a clean head: a truthful commit on top of the liar
 	liar := commit(tree(phase("attacker")), base, "gc")
 	clean := commitTruthful(t, w.remote, tree(phase("attacker"), rawEntry{"100644", "x.json", blobIn(t, w.remote, "{}\n")}), liar, "clean")
@@ -429,4 +420,58 @@ func TestSyncJudgesOlderKeptLocalCommits(t *testing.T) {
 	// a machine whose max_size takes the big file refuses its drop
 	refused(c, "big.json dropped, under c's max_size", git(t, w.remote, "rev-parse", "refs/strata/state"),
 		git(t, w.remote, "rev-parse", "refs/strata/state"), big)
+}
+
+// TestSyncTakesAModeOnlyChange: a file's mode is not part of its version
+// (strata writes files 100644 and never writes a mode to disk), so a
+// fetched commit that only makes a kept file executable is taken like any
+// commit that changes no version: nothing named, nothing written. Refusing
+// it (tried in this session) left every machine that had taken such an
+// entry, and every machine after it, unable to sync for good.
+func TestSyncTakesAModeOnlyChange(t *testing.T) {
+	w := newWorld(t, "a", "b", "c")
+	a, b, c := w.ms[0], w.ms[1], w.ms[2]
+	const notes = ".claude/notes.json"
+	a.write(wsPath, ws("plan"))
+	a.write(notes, `{"k": 1}`+"\n")
+	a.record()
+	a.sync()
+	b.sync()
+	base := git(t, w.remote, "rev-parse", "refs/strata/state")
+	ls := git(t, w.remote, "ls-tree", base+":.claude")
+	var es []rawEntry
+	for _, l := range strings.Split(ls, "\n") {
+		f := strings.Fields(l)
+		mode := f[0]
+		if f[3] == "notes.json" {
+			mode = "100755"
+		}
+		es = append(es, rawEntry{mode, f[3], f[2]})
+	}
+	tree := writeRawTree(t, w.remote, rawEntry{"40000", ".claude", writeRawTree(t, w.remote, es...)})
+	exe := git(t, w.remote, "commit-tree", tree, "-p", base, "-m", "housekeeping")
+	git(t, w.remote, "update-ref", "refs/strata/state", exe)
+
+	b.sync() // takes it: no version changed
+	if got := git(t, b.dir, "rev-parse", "refs/strata/state"); got != exe {
+		t.Fatalf("b's ref %s, want the mode-only commit %s", got, exe)
+	}
+	if got := b.read(notes); got != `{"k": 1}`+"\n" {
+		t.Fatalf("b's notes.json %q changed", got)
+	}
+	// b goes on recording on top of it; a, and c joining with no history,
+	// take b's work
+	b.write(wsPath, ws("implement"))
+	b.record()
+	b.sync()
+	a.sync()
+	c.sync()
+	for _, m := range []*machine{a, c} {
+		if got := m.read(wsPath); got != ws("implement") {
+			t.Errorf("%s: workflow state %q, want b's", m.dir, got)
+		}
+		if got := m.read(notes); got != `{"k": 1}`+"\n" {
+			t.Errorf("%s: notes.json %q", m.dir, got)
+		}
+	}
 }
