@@ -42,9 +42,11 @@ const DefaultMaxSize = 10 << 20
 // a file make every reader slow and memory-hungry: git compresses a GiB of
 // one byte to about a MiB, so such a file costs a clone nothing, while
 // strata holds each kept file whole and a decoder several times over.
-// Agents' state files are kilobytes; at 64 MiB a check costs seconds and a
-// few hundred MB at most (docs/contract.md §2).
-const MaxSizeCeiling = 64 << 20
+// Agents' state files are kilobytes. The decoded JSON of an array of small
+// values costs ~45 bytes a source byte: measured, 64 MB of [1,1,…] took 33 s
+// and 3 GB, 10 MB 2–4 s and 230–345 MB; at 16 MiB it stays near a few
+// seconds and ~600 MB (docs/contract.md §2).
+const MaxSizeCeiling = 16 << 20
 
 // Rule maps a glob of repo-relative paths to a class and a schema. Globs use
 // path.Match syntax per path segment ("*" never crosses "/").
@@ -899,7 +901,7 @@ func parseSize(v any) (int64, error) {
 		if _, ok := v.(string); ok {
 			written = strconv.Quote(written)
 		}
-		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most 64MB (%d bytes)", written, int64(MaxSizeCeiling))
+		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most %dMB (%d bytes)", written, int64(MaxSizeCeiling>>20), int64(MaxSizeCeiling))
 	}
 	return n, err
 }

@@ -254,18 +254,18 @@ func TestMaxSizeOverflow(t *testing.T) {
 			t.Logf("%s: max size %d", bad, c.MaxSize)
 		}
 	}
-	c := load(t, "max_size: 64MB\n")
-	assert.EqualValues(t, int64(64)<<20, c.MaxSize)
+	c := load(t, "max_size: 16MB\n")
+	assert.EqualValues(t, int64(16)<<20, c.MaxSize)
 }
 
 // max_size has a ceiling a configuration cannot lift: a committed
 // .strata.yaml must not make strata read a huge file whole (attack25 K3).
 func TestMaxSizeCeiling(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"100GB", `.strata.yaml:2:11: /max_size: size "100GB" is larger than strata reads a kept file: at most 64MB (67108864 bytes)`},
-		{"65MB", `.strata.yaml:2:11: /max_size: size "65MB" is larger than strata reads a kept file: at most 64MB (67108864 bytes)`},
-		{"67108865", `.strata.yaml:2:11: /max_size: size 67108865 is larger than strata reads a kept file: at most 64MB (67108864 bytes)`},
-		{"9223372036854775807", `.strata.yaml:2:11: /max_size: size 9223372036854775807 is larger than strata reads a kept file: at most 64MB (67108864 bytes)`},
+		{"100GB", `.strata.yaml:2:11: /max_size: size "100GB" is larger than strata reads a kept file: at most 16MB (16777216 bytes)`},
+		{"17MB", `.strata.yaml:2:11: /max_size: size "17MB" is larger than strata reads a kept file: at most 16MB (16777216 bytes)`},
+		{"16777217", `.strata.yaml:2:11: /max_size: size 16777217 is larger than strata reads a kept file: at most 16MB (16777216 bytes)`},
+		{"9223372036854775807", `.strata.yaml:2:11: /max_size: size 9223372036854775807 is larger than strata reads a kept file: at most 16MB (16777216 bytes)`},
 	} {
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+tc.in+"\n"), 0o644))
@@ -274,7 +274,7 @@ func TestMaxSizeCeiling(t *testing.T) {
 		require.ErrorAs(t, err, &ce, tc.in)
 		assert.Equal(t, tc.want, err.Error(), tc.in)
 	}
-	for in, want := range map[string]int64{"64MB": 64 << 20, "67108864": 64 << 20, "65536KB": 64 << 20} {
+	for in, want := range map[string]int64{"16MB": 16 << 20, "16777216": 16 << 20, "16384KB": 16 << 20} {
 		c := load(t, "max_size: "+in+"\n")
 		assert.Equal(t, want, c.MaxSize, in)
 	}
