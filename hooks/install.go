@@ -734,28 +734,24 @@ func (e *outOfTreeError) Error() string {
 	return fmt.Sprintf("%s: a symbolic link to %s, outside the work tree; core.hooksPath %s, so strata's hooks would be written there. Nothing installed: point core.hooksPath at a folder in the work tree (or unset it) and run this again", e.Link, to, via)
 }
 
-// staysInTree judges a hooks directory core.hooksPath names inside the
-// work tree at root (a relative value, or an absolute one below root):
-// such a folder may come from the repository itself (a committed
-// .githooks), and a committed symbolic link on the way could lead
-// anywhere (~/.local/bin), so it must really be in the work tree, or in
-// the git directory's hooks/. It walks dir's path from root, and refuses
-// (outOfTreeError) at the first symbolic link that leads elsewhere, or
-// that leads nowhere. A folder not (yet) there is made below one that is.
-// A path below the work tree's .git is git's own, never checked out, and
-// not judged, nor is a hooks directory outside the work tree (the user's
-// own choice, in the repository's configuration, see notShared). It
-// returns the check again for the writes (nil when none applies), judging
-// where the directory written in really is then.
+// staysInTree judges a hooks directory core.hooksPath names that is, or
+// passes through, the work tree at root: such a folder may come from the
+// repository itself (a committed .githooks), and a committed symbolic link
+// on the way could lead anywhere (~/.local/bin), so it must really be in
+// the work tree, or in the git directory's hooks/. Whether a path is in
+// the work tree is decided from real paths, never from the value's text:
+// it walks dir from the file system's root as the system resolves it, one
+// folder and one link at a time (an absolute value may reach the work tree
+// through a link to it, ~/src -> /data/src, or leave it through one), and
+// refuses (outOfTreeError) at the first symbolic link in the work tree
+// that leads out of it, or that leads nowhere. A folder not (yet) there is
+// made below one that is. A link below the work tree's .git (or .git
+// itself) is git's own, never checked out, and not judged, nor is a folder
+// the walk never reaches in the work tree (the user's own choice, in the
+// repository's configuration, see notShared). It returns the check again
+// for the writes (nil when none applies), judging where the directory
+// written in really is then.
 func staysInTree(root, dir string) (func(dir, real string) error, error) {
-	rel, err := filepath.Rel(root, dir)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, nil
-	}
-	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	if strings.EqualFold(first, ".git") {
-		return nil, nil
-	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, fmt.Errorf("read work tree: %w", err)
@@ -777,35 +773,26 @@ func staysInTree(root, dir string) (func(dir, real string) error, error) {
 		return *gitHooks != "" && within(*gitHooks, real)
 	}
 	shown := func(p string) string {
-		if r, err := filepath.Rel(root, p); err == nil {
-			return filepath.ToSlash(r)
+		for _, base := range []string{root, realRoot} {
+			if within(base, p) {
+				if r, err := filepath.Rel(base, p); err == nil {
+					return filepath.ToSlash(r)
+				}
+			}
 		}
 		return p
 	}
-	p := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		p = filepath.Join(p, part)
-		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			break // made by install, below a folder judged already
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read hooks directory: %w", err)
-		}
-		if st.Mode()&fs.ModeSymlink == 0 {
-			continue
-		}
-		target, err := os.Readlink(p)
-		if err != nil {
-			return nil, fmt.Errorf("read hooks directory: %w", err)
-		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return nil, &outOfTreeError{Dir: shown(dir), Link: shown(p), Target: target + ", which does not exist"}
-		}
-		if !inside(real) {
-			return nil, &outOfTreeError{Dir: shown(dir), Link: shown(p), Target: target, Real: real}
-		}
+	w := &treeWalk{realRoot: realRoot, inside: inside, dir: shown(dir), shown: shown}
+	abs := dir
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, abs)
+	}
+	real, err := w.resolve("", abs, abs)
+	if err != nil && !errors.Is(err, errMissing) {
+		return nil, err
+	}
+	if !w.judged && !w.inTree(real) {
+		return nil, nil
 	}
 	return func(d, real string) error {
 		if inside(real) {
@@ -813,6 +800,106 @@ func staysInTree(root, dir string) (func(dir, real string) error, error) {
 		}
 		return &outOfTreeError{Dir: shown(dir), Link: shown(d), Target: real}
 	}, nil
+}
+
+// errMissing: the walk reached a name that does not exist.
+var errMissing = errors.New("does not exist")
+
+// treeWalk resolves a hooks directory's path as the system does, judging
+// each symbolic link met in the work tree (staysInTree).
+type treeWalk struct {
+	realRoot string
+	inside   func(real string) bool // the work tree or the git directory's hooks/
+	dir      string                 // the hooks directory, as shown
+	shown    func(string) string
+	hops     int  // links followed, at most 255 as the system allows
+	judged   bool // a link in the work tree was followed
+}
+
+// inTree reports whether the real path p is in the work tree, not below
+// its .git.
+func (w *treeWalk) inTree(p string) bool {
+	if p == "" || !within(w.realRoot, p) {
+		return false
+	}
+	rel, err := filepath.Rel(w.realRoot, p)
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return !strings.EqualFold(first, ".git")
+}
+
+// resolve follows path (absolute, or relative to the real folder base)
+// and returns its real path; with errMissing, the real path of the part
+// that exists. text, when not "", is path as core.hooksPath gives it,
+// named in a refusal.
+func (w *treeWalk) resolve(base, path, text string) (string, error) {
+	cur := base
+	if filepath.IsAbs(path) {
+		vol := filepath.VolumeName(path)
+		cur, path = vol+string(filepath.Separator), path[len(vol):]
+	}
+	shownAt := text
+	if text != "" {
+		vol := filepath.VolumeName(text)
+		shownAt = vol + string(filepath.Separator)
+	}
+	for _, c := range strings.Split(filepath.ToSlash(path), "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur is real: its parent is the system's ..
+			if text != "" {
+				shownAt = filepath.Dir(shownAt)
+			}
+			continue
+		}
+		next := filepath.Join(cur, c)
+		label := next
+		if text != "" {
+			shownAt = filepath.Join(shownAt, c)
+			label = shownAt
+		}
+		st, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return cur, errMissing // made by install, below a folder judged already
+		}
+		if err != nil {
+			return "", fmt.Errorf("read hooks directory: %w", err)
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if w.hops++; w.hops > 255 {
+			return "", fmt.Errorf("read hooks directory: %s: too many symbolic links", label)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("read hooks directory: %w", err)
+		}
+		real, err := w.resolve(cur, target, "")
+		if !w.inTree(next) {
+			if err != nil {
+				return real, err
+			}
+			cur = real
+			continue
+		}
+		w.judged = true
+		switch {
+		case errors.Is(err, errMissing):
+			return "", &outOfTreeError{Dir: w.dir, Link: w.shown(label), Target: target + ", which does not exist"}
+		case err != nil:
+			return "", err
+		case !w.inside(real):
+			return "", &outOfTreeError{Dir: w.dir, Link: w.shown(label), Target: target, Real: real}
+		}
+		cur = real
+	}
+	return cur, nil
 }
 
 // within reports whether path is dir or below it (both clean, absolute).

@@ -162,3 +162,122 @@ func TestUninstallUndoesAnOlderInstallThroughALink(t *testing.T) {
 	}
 	untouched(t, bin, mine)
 }
+
+// An absolute core.hooksPath written through another name of the work
+// tree (git config core.hooksPath "$PWD/.githooks" in ~/src/repo, where
+// ~/src links to the real storage; or a link to the repository itself)
+// is judged from where it really is: the committed .githooks leading out
+// is refused as in the relative form, and nothing is written there
+// (attack25 N4).
+func TestInstallRefusesAbsoluteHooksPathThroughAnAliasOfTheWorkTree(t *testing.T) {
+	for _, alias := range []string{"parent", "repo"} {
+		t.Run(alias, func(t *testing.T) {
+			root := newRepo(t)
+			bin, mine := outside(t)
+			target, err := filepath.Rel(root, bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(root, ".githooks")); err != nil {
+				t.Fatal(err)
+			}
+			aliases, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			logical := filepath.Join(aliases, "alias")
+			if alias == "parent" { // ~/src -> /data/src; the user is in ~/src/repo
+				if err := os.Symlink(filepath.Dir(root), filepath.Join(aliases, "src")); err != nil {
+					t.Fatal(err)
+				}
+				logical = filepath.Join(aliases, "src", filepath.Base(root))
+			} else if err := os.Symlink(root, logical); err != nil {
+				t.Fatal(err)
+			}
+			hooksPath := filepath.Join(logical, ".githooks")
+			git(t, root, "config", "core.hooksPath", hooksPath)
+			_, err = Install(root, "/opt/strata")
+			var refused *outOfTreeError
+			if !errors.As(err, &refused) {
+				t.Fatalf("install: %v, want a refusal", err)
+			}
+			if !strings.HasPrefix(err.Error(), hooksPath+": a symbolic link to "+target) || !strings.Contains(err.Error(), "core.hooksPath names it") {
+				t.Fatalf("message: %v", err)
+			}
+			untouched(t, bin, mine)
+		})
+	}
+}
+
+// The same absolute value through an alias, naming a folder that is
+// really in the work tree (or a link to one there, or one not made yet),
+// is the repository's own: installed there.
+func TestInstallFollowsAnAbsoluteHooksPathThroughAnAlias(t *testing.T) {
+	for _, name := range []string{".githooks", ".linked", "new/hooks"} {
+		t.Run(name, func(t *testing.T) {
+			root := newRepo(t)
+			if err := os.MkdirAll(filepath.Join(root, "tools", "hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("tools/hooks", filepath.Join(root, ".linked")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(root, ".githooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			aliases, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(root, filepath.Join(aliases, "alias")); err != nil {
+				t.Fatal(err)
+			}
+			git(t, root, "config", "core.hooksPath", filepath.Join(aliases, "alias", name))
+			if _, err := Install(root, "/opt/strata"); err != nil {
+				t.Fatal(err)
+			}
+			really := map[string]string{".githooks": ".githooks", ".linked": "tools/hooks", "new/hooks": "new/hooks"}[name]
+			if _, err := os.Stat(filepath.Join(root, really, HookName)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A hooks folder of the user's own outside the work tree, reached through
+// a link of the user's, is not judged; one that reaches a committed link
+// out of the work tree is (~/myhooks -> repo/.githooks -> ~/.local/bin).
+func TestInstallJudgesALinkOutsideOnlyWhenItLeadsThroughTheWorkTree(t *testing.T) {
+	root := newRepo(t)
+	bin, mine := outside(t)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(root, ".githooks")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, ".githooks"), filepath.Join(home, "myhooks")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "config", "core.hooksPath", filepath.Join(home, "myhooks"))
+	_, err = Install(root, "/opt/strata")
+	var refused *outOfTreeError
+	if !errors.As(err, &refused) || !strings.HasPrefix(err.Error(), ".githooks: a symbolic link to "+bin) {
+		t.Fatalf("install: %v, want a refusal naming .githooks", err)
+	}
+	untouched(t, bin, mine)
+
+	if err := os.Remove(filepath.Join(home, "myhooks")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(home, "myhooks")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(root, "/opt/strata"); err != nil {
+		t.Fatalf("the user's own folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(bin, HookName+ChainedSuffix)); err != nil {
+		t.Fatal(err)
+	}
+}
