@@ -354,3 +354,49 @@ func links(fi fs.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// errIsDir is unlinkat's refusal of a directory without AT_REMOVEDIR.
+var errIsDir error = unix.EISDIR
+
+func (d *dir) rmdir(name string) error {
+	if err := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+func (d *dir) mkdir(name string, perm fs.FileMode) error {
+	if err := unix.Mkdirat(d.fd, name, uint32(perm.Perm())); err != nil {
+		return &os.PathError{Op: "mkdir", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+// sub opens the directory name in d, not following a link at name.
+func (d *dir) sub(name string) (*dir, error) {
+	fd, err := openatRetry(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return &dir{path: filepath.Join(d.path, name), fd: fd}, nil
+}
+
+// readDir lists d, through a descriptor of its own (d's offset is left).
+func (d *dir) readDir() ([]fs.DirEntry, error) {
+	fd, err := openatRetry(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+func openatRetry(dir int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -109,3 +110,26 @@ func (d *dir) openAppend(string) (*os.File, error) { return nil, ErrNoAppend }
 func isLoop(error) bool { return false }
 
 func links(fs.FileInfo) uint64 { return 1 }
+
+// errIsDir is never os.Remove's error: it removes an empty directory.
+var errIsDir = errors.New("is a directory")
+
+func (d *dir) rmdir(name string) error { return os.Remove(filepath.Join(d.path, name)) }
+
+func (d *dir) mkdir(name string, perm fs.FileMode) error {
+	return os.Mkdir(filepath.Join(d.path, name), perm)
+}
+
+func (d *dir) sub(name string) (*dir, error) {
+	p := filepath.Join(d.path, name)
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, &os.PathError{Op: "open", Path: p, Err: errNotDir}
+	}
+	return &dir{path: p}, nil
+}
+
+func (d *dir) readDir() ([]fs.DirEntry, error) { return os.ReadDir(d.path) }

@@ -38,7 +38,9 @@ var (
 )
 
 // File is a graph file as strata edits it: Name is where it is written
-// (its lock, temp file and replace are beside it, by name); Tree and Rel,
+// (its lock folder, temp file and replace are beside it, each relative to
+// its folder opened once per edit and judged where it really is, see
+// update); Tree and Rel,
 // when Tree.Root is set, are the door its content is read through
 // (state.Tree.ReadFileMode): every read of the version an edit is based on
 // resolves Rel beneath the work tree at that read and judges the real
@@ -55,7 +57,7 @@ type File struct {
 // Read reads a graph file. A missing file is an error wrapping
 // fs.ErrNotExist; a symbolic link is not followed.
 func Read(path string) (*Graph, error) {
-	data, exists, _, err := File{Name: path}.read()
+	data, exists, _, err := File{Name: path}.read(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +153,22 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 		}
 		err = refused
 	}()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Every write (the lock folder, the temp file, the exchange or rename)
+	// is made relative to the file's folder, opened once and judged where
+	// it really is (in the tree, not in a .git directory): a folder swapped
+	// for a symbolic link out of the tree after the judgement is never
+	// written through (attack25-recheck N6).
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o755, f.mkdirOK); err != nil {
 		return false, unwrapPath(err)
 	}
-	release, err := lock(path)
+	d, err := atomicfile.OpenDir(filepath.Dir(path), f.dirOK)
+	if err != nil {
+		return false, unwrapPath(err)
+	}
+	defer d.Close()
+	base := filepath.Base(path)
+	step("lock")
+	release, err := lock(d, base)
 	if err != nil {
 		return false, err
 	}
@@ -165,8 +179,9 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 	var seen []byte // the content last seen holding our entities
 	quiet := false
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		waitServer(path)
-		cur, _, mode, err := f.read()
+		waitServer(d, base)
+		step("read")
+		cur, _, mode, err := f.read(d)
 		if err != nil {
 			return changed, err
 		}
@@ -178,11 +193,11 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 		if err := notGraph(cur); err != nil {
 			return changed, err
 		}
-		base := cur
+		from := cur
 		if hasPending {
-			base = pending
+			from = pending
 		}
-		next, need, rerr := edit(base)
+		next, need, rerr := edit(from)
 		refused = rerr
 		if !need && !hasPending {
 			// After a write, return only once the file has held our
@@ -196,31 +211,34 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 			continue
 		}
 		quiet = false
-		tmp, err := writeTemp(path, next, mode)
+		step("temp")
+		tmp, err := d.WriteTemp(base, next, mode)
 		if err != nil {
-			return changed, err
+			return changed, unwrapPath(err)
 		}
-		waitServer(path)
-		now, _, _, err := f.read()
+		waitServer(d, base)
+		step("reread")
+		now, _, _, err := f.read(d)
 		if err != nil {
-			os.Remove(tmp)
+			d.Remove(tmp)
 			return changed, err
 		}
 		if !bytes.Equal(now, cur) { // changed meanwhile: start over on the new content
-			os.Remove(tmp)
+			d.Remove(tmp)
 			hasPending = false
 			continue
 		}
-		displaced, exchanged, err := f.replace(tmp)
+		step("replace")
+		displaced, exchanged, err := f.replace(d, tmp)
 		if errors.Is(err, fs.ErrExist) { // created meanwhile
-			os.Remove(tmp)
+			d.Remove(tmp)
 			continue
 		}
 		if err != nil {
-			os.Remove(tmp)
+			d.Remove(tmp)
 			return changed, unwrapPath(err)
 		}
-		atomicfile.SyncDir(filepath.Dir(path))
+		d.Sync()
 		changed, wrote, hasPending = true, true, false
 		if exchanged && !bytes.Equal(displaced, cur) {
 			pending, hasPending = displaced, true // a server write landed just before ours
@@ -267,11 +285,51 @@ func unjoin(err error) []error {
 // checks.
 var beforeRead func()
 
+// writeStep, when set by a test, runs at each step of update: "lock"
+// (before the lock folder is made), "read", "temp" (before the temp file
+// is written), "reread", "replace" (before the exchange or rename) and
+// "unlock": where a racing process swaps the folder after its judgement.
+var writeStep func(step string)
+
+func step(name string) {
+	if writeStep != nil {
+		writeStep(name)
+	}
+}
+
+// dirOK judges the file's folder, opened for update's writes, where it
+// really is: as the door judges a folder it reads in. Without a door,
+// anywhere.
+func (f File) dirOK(_, real string) error {
+	if f.Tree.Root == "" {
+		return nil
+	}
+	return f.Tree.JudgeDir(real)
+}
+
+// mkdirOK judges the nearest existing folder of the file's, in which its
+// missing folders are made: dirOK's judgement, but a folder above the
+// tree's root (not made yet) is fine, the root being made below it.
+func (f File) mkdirOK(real string) error {
+	if f.Tree.Root == "" {
+		return nil
+	}
+	if rb := f.Tree.Real; rb != "" && state.Within(real, rb) {
+		return nil
+	}
+	return f.Tree.JudgeDir(real)
+}
+
 // read reads the file: a regular file, a symbolic link at its name never
-// followed; through f's door when it has one. A missing file gives exists
-// false and mode 0644.
-func (f File) read() (data []byte, exists bool, mode fs.FileMode, err error) {
-	st, err := os.Lstat(f.Name) // the early word on what is there; the read decides
+// followed; through f's door when it has one. d is its folder, as update
+// opened it. A missing file gives exists false and mode 0644.
+func (f File) read(d *atomicfile.Dir) (data []byte, exists bool, mode fs.FileMode, err error) {
+	var st fs.FileInfo
+	if d != nil {
+		st, err = d.Lstat(filepath.Base(f.Name))
+	} else {
+		st, err = os.Lstat(f.Name)
+	} // the early word on what is there; the read decides
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, 0o644, nil
@@ -330,45 +388,29 @@ func readByName(path string) (data []byte, exists bool, err error) {
 	return data, true, nil
 }
 
-// writeTemp writes data to a new temp file beside path (atomicfile's
-// naming, which the watcher ignores), synced and with the given mode.
-func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
-	tmp, err := atomicfile.WriteTemp(path, data, mode)
-	if err != nil {
-		return "", unwrapPath(err)
-	}
-	return tmp, nil
-}
-
-type moveResult int
-
-const (
-	moveUnsupported moveResult = iota // nothing moved: rename instead
-	moveExchanged                     // tmp and path swapped
-	moveRenamed                       // tmp renamed to a path that did not exist
-)
-
 // replace moves tmp over the file. Where the file system can exchange the
 // two atomically, it does, and returns the displaced content (exchanged
 // true), read at tmp through f's door when it has one (content an edit is
 // based on next); otherwise it renames. A missing file is created without
 // replacing one that appeared meanwhile (an error wrapping fs.ErrExist)
 // where supported.
-func (f File) replace(tmp string) (displaced []byte, exchanged bool, err error) {
-	path := f.Name
-	res, err := exchange(tmp, path)
-	if err != nil {
-		return nil, false, err
-	}
-	switch res {
-	case moveExchanged:
-		displaced, rerr := settled(f.tempReader(tmp))
-		os.Remove(tmp)
+// All in d, the file's folder as update opened it; tmp is a base name.
+func (f File) replace(d *atomicfile.Dir, tmp string) (displaced []byte, exchanged bool, err error) {
+	base := filepath.Base(f.Name)
+	err = d.Exchange(tmp, base)
+	switch {
+	case err == nil:
+		displaced, rerr := settled(f.tempReader(d, tmp))
+		d.Remove(tmp)
 		return displaced, rerr == nil, nil
-	case moveRenamed:
-		return nil, false, nil
+	case errors.Is(err, fs.ErrNotExist):
+		// no file yet: created without replacing one that appeared
+		// meanwhile (an error wrapping fs.ErrExist)
+		return nil, false, d.RenameNew(tmp, base)
+	case errors.Is(err, atomicfile.ErrNoExchange):
+		return nil, false, d.Rename(tmp, base)
 	}
-	return nil, false, os.Rename(tmp, path)
+	return nil, false, err
 }
 
 // displacedSettle is how long the file an exchange displaced is watched,
@@ -409,42 +451,49 @@ func settled(read func() ([]byte, error)) ([]byte, error) {
 	return prev, nil
 }
 
-// tempReader reads tmp, a temp file beside the file: through f's door
-// when it has one (its folder is the file's), else by name.
-func (f File) tempReader(tmp string) func() ([]byte, error) {
+// tempReader reads tmp, a temp file (base name) in d, the file's folder:
+// through f's door when it has one, else by name.
+func (f File) tempReader(d *atomicfile.Dir, tmp string) func() ([]byte, error) {
 	if f.Tree.Root == "" {
-		return func() ([]byte, error) { return state.ReadRegular(tmp, 0, false) }
+		name := filepath.Join(d.Path(), tmp)
+		return func() ([]byte, error) { return state.ReadRegular(name, 0, false) }
 	}
-	rel := path.Join(path.Dir(f.Rel), filepath.Base(tmp))
+	rel := path.Join(path.Dir(f.Rel), tmp)
 	return func() ([]byte, error) { return f.Tree.ReadFile(rel, 0) }
 }
 
-// lock takes <path>.lock by mkdir, waiting while another holder has it. A
+// lock takes <base>.lock in d by mkdir, waiting while another holder has it. A
 // lock older than lockStale is a crash leftover and is taken over. strata
 // marks its own lock with an empty file naming its process id
 // (strata-<pid>), so a lock a killed strata left is taken over at once,
 // instead of failing every layer write for lockStale (attack19-crash 5).
-func lock(path string) (release func(), err error) {
-	name := path + ".lock"
+// The lock folder, its mark and their removal are all relative to d.
+func lock(d *atomicfile.Dir, base string) (release func(), err error) {
+	name := base + ".lock"
 	deadline := time.Now().Add(lockWait)
 	for {
-		err := os.Mkdir(name, 0o755)
+		err := d.Mkdir(name, 0o755)
 		if err == nil {
-			mark := filepath.Join(name, holderPrefix+strconv.Itoa(os.Getpid()))
-			if f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
+			mark := holderPrefix + strconv.Itoa(os.Getpid())
+			if sub, err := d.Sub(name); err == nil {
+				sub.CreateEmpty(mark, 0o644)
+				sub.Close()
 			}
-			return func() { os.Remove(mark); os.Remove(name) }, nil
+			return func() {
+				step("unlock")
+				removeIn(d, name, mark)
+				d.Remove(name)
+			}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock: %w", unwrapPath(err))
 		}
-		if mark, dead := deadHolder(name); dead {
-			os.Remove(filepath.Join(name, mark))
-			if os.Remove(name) == nil {
+		if mark, dead := deadHolder(d, name); dead {
+			removeIn(d, name, mark)
+			if d.Remove(name) == nil {
 				continue
 			}
-		} else if st, serr := os.Lstat(name); serr == nil && time.Since(st.ModTime()) > lockStale && os.Remove(name) == nil {
+		} else if st, serr := d.Lstat(name); serr == nil && time.Since(st.ModTime()) > lockStale && d.Remove(name) == nil {
 			continue // an empty lock left by a crash: only an empty one, as git's and the server's
 		}
 		// A lock that cannot be taken over (a live strata's however old,
@@ -452,7 +501,7 @@ func lock(path string) (release func(), err error) {
 		// lockWait: never looped on without a pause (attack19 verify N5:
 		// a stale lock holding a file spun at 100 % CPU for ever).
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s is held by another writer", name)
+			return nil, fmt.Errorf("%s is held by another writer", filepath.Join(d.Path(), name))
 		}
 		time.Sleep(poll)
 	}
@@ -461,11 +510,25 @@ func lock(path string) (release func(), err error) {
 // holderPrefix starts the name of the file strata puts in a lock it holds.
 const holderPrefix = "strata-"
 
-// deadHolder reports whether the lock directory name holds only strata's
-// mark of a process no longer running (or running something other than
-// strata now: its pid reused), and the mark's name.
-func deadHolder(name string) (mark string, dead bool) {
-	ents, err := os.ReadDir(name)
+// removeIn removes the file name in d's folder sub (not followed if a
+// link).
+func removeIn(d *atomicfile.Dir, sub, name string) {
+	if s, err := d.Sub(sub); err == nil {
+		s.Remove(name)
+		s.Close()
+	}
+}
+
+// deadHolder reports whether the lock directory name in d holds only
+// strata's mark of a process no longer running (or running something
+// other than strata now: its pid reused), and the mark's name.
+func deadHolder(d *atomicfile.Dir, name string) (mark string, dead bool) {
+	sub, err := d.Sub(name)
+	if err != nil {
+		return "", false
+	}
+	ents, err := sub.ReadDir()
+	sub.Close()
 	if err != nil || len(ents) != 1 {
 		return "", false
 	}
@@ -476,23 +539,19 @@ func deadHolder(name string) (mark string, dead bool) {
 	return ents[0].Name(), !proc.Running(pid) || !proc.MayRunStrata(pid)
 }
 
-// waitServer waits (bounded) while the server's temp file for path exists:
-// it is between writing its new version and renaming it over path.
-func waitServer(path string) {
+// waitServer waits (bounded) while the server's temp file for base exists
+// in d: it is between writing its new version and renaming it over base.
+func waitServer(d *atomicfile.Dir, base string) {
 	deadline := time.Now().Add(lockWait)
-	for serverWriting(path) && time.Now().Before(deadline) {
+	for serverWriting(d, base) && time.Now().Before(deadline) {
 		time.Sleep(poll)
 	}
 }
 
-// serverWriting reports whether a fresh "<base>.<32 hex>.tmp" sits beside
-// path, the temp file the server's saveGraph renames over the graph.
-func serverWriting(path string) bool {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	ents, err := os.ReadDir(dir)
+// serverWriting reports whether a fresh "<base>.<32 hex>.tmp" sits in d,
+// the temp file the server's saveGraph renames over the graph.
+func serverWriting(d *atomicfile.Dir, base string) bool {
+	ents, err := d.ReadDir()
 	if err != nil {
 		return false
 	}

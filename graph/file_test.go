@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -192,7 +193,10 @@ func TestLockOfAKilledStrataTakenOver(t *testing.T) {
 		require.NoError(t, os.RemoveAll(path+".lock"))
 	}
 	// strata's own lock carries its mark while held, and goes with it
-	release, err := lock(path)
+	d, err := atomicfile.OpenDir(filepath.Dir(path), nil)
+	require.NoError(t, err)
+	defer d.Close()
+	release, err := lock(d, filepath.Base(path))
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(path+".lock", holderPrefix+strconv.Itoa(os.Getpid())))
 	release()

@@ -69,3 +69,80 @@ func TestUpsertNeverReadsThroughAFolderSwappedOutOfTheTree(t *testing.T) {
 		}
 	}
 }
+
+// The graph file's folder swapped for a symbolic link out of the work tree
+// after update judged it, and back, at each of its writes (attack25-recheck
+// N6): the lock folder, the temp file and the exchange are made in the
+// folder judged, never through the link; the outside folder gets no byte
+// and no lock folder.
+func TestUpsertNeverWritesThroughAFolderSwappedOutOfTheTree(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, out := filepath.Join(base, "root"), filepath.Join(base, "out")
+	secret := `{"type":"entity","name":"SECRETMARKER","entityType":"x","observations":[]}` + "\n"
+	mine := `{"type":"entity","name":"mine","entityType":"x","observations":[]}` + "\n"
+	for name, content := range map[string]string{"root/mem/memory.jsonl": mine, "out/memory.jsonl": secret} {
+		name = filepath.Join(base, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := File{
+		Name: filepath.Join(root, "mem", "memory.jsonl"),
+		Tree: state.Tree{Root: root, Real: root},
+		Rel:  "mem/memory.jsonl",
+	}
+	mem := filepath.Join(root, "mem")
+	swapped := false
+	swap := func(toOut bool) {
+		if swapped == toOut {
+			return
+		}
+		swapped = toOut
+		if toOut {
+			if err := os.Rename(mem, mem+".real"); err != nil {
+				t.Error(err)
+			}
+			if err := os.Symlink(out, mem); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		if err := os.Remove(mem); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(mem+".real", mem); err != nil {
+			t.Error(err)
+		}
+	}
+	// out for each write, back for each read (so that the reads, through
+	// the door, find the tree's file and go on), back at the end
+	writeStep = func(step string) {
+		switch step {
+		case "lock", "temp", "replace":
+			swap(true)
+		default:
+			swap(false)
+		}
+	}
+	t.Cleanup(func() { writeStep = nil })
+	_, _ = f.Upsert([]Entity{ours})
+	swap(false)
+	if got, _ := os.ReadFile(filepath.Join(out, "memory.jsonl")); string(got) != secret {
+		t.Errorf("the outside file was edited:\n%s", got)
+	}
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		if e.Name() != "memory.jsonl" {
+			t.Errorf("left in the outside folder: %s", e.Name())
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(mem, "memory.jsonl")); !strings.Contains(string(got), `"mine"`) {
+		t.Errorf("the tree's graph file is now:\n%s", got)
+	}
+}

@@ -97,3 +97,21 @@ func (t Tree) judge(realRel string) error {
 	}
 	return t.Judge(filepath.Join(real, filepath.FromSlash(path.Dir(realRel))))
 }
+
+// JudgeDir judges real, a directory with every symbolic link resolved (a
+// writer's directory opened and read back from its descriptor), as a read
+// through the door judges the folder it found a file in: not under Real
+// (Root when Real is empty) is an error wrapping ErrOutside; then Judge.
+func (t Tree) JudgeDir(real string) error {
+	base := t.Real
+	if base == "" {
+		base = t.Root
+	}
+	if !Within(base, real) {
+		return ErrOutside
+	}
+	if t.Judge == nil {
+		return nil
+	}
+	return t.Judge(real)
+}
