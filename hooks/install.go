@@ -756,21 +756,30 @@ func staysInTree(root, dir string) (func(dir, real string) error, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read work tree: %w", err)
 	}
-	var gitHooks *string // the git directory's hooks/, really; asked once, when needed
+	// the git directory and its hooks/, really; asked once, when needed
+	var gitDir, gitHooks *string
 	inside := func(real string) bool {
-		if within(realRoot, real) {
-			return true
-		}
 		if gitHooks == nil {
-			h := ""
+			g, h := "", ""
 			if common, err := gitCommonDir(root); err == nil {
+				if r, err := filepath.EvalSymlinks(common); err == nil {
+					g = r
+				}
 				if r, err := filepath.EvalSymlinks(filepath.Join(common, "hooks")); err == nil {
 					h = r
 				}
 			}
-			gitHooks = &h
+			gitDir, gitHooks = &g, &h
 		}
-		return *gitHooks != "" && within(*gitHooks, real)
+		if *gitHooks != "" && within(*gitHooks, real) {
+			return true
+		}
+		// a link into the git directory anywhere but hooks/ (.githooks ->
+		// .git, -> .git/objects) is not the work tree, though under its root
+		if *gitDir != "" && within(*gitDir, real) {
+			return false
+		}
+		return within(realRoot, real)
 	}
 	shown := func(p string) string {
 		for _, base := range []string{root, realRoot} {

@@ -281,3 +281,28 @@ func TestInstallJudgesALinkOutsideOnlyWhenItLeadsThroughTheWorkTree(t *testing.T
 		t.Fatal(err)
 	}
 }
+
+// A committed link into the git directory anywhere but its hooks/
+// (.githooks -> .git, -> .git/objects) is refused as a link out of the
+// tree is: strata's hooks would be written among git's own files
+// (attack25 recheck). A core.hooksPath that names such a folder with no
+// link is the user's own and is left alone.
+func TestInstallRefusesALinkIntoTheGitDirectory(t *testing.T) {
+	for _, target := range []string{".git", ".git/objects"} {
+		t.Run(target, func(t *testing.T) {
+			root := newRepo(t)
+			if err := os.Symlink(target, filepath.Join(root, ".githooks")); err != nil {
+				t.Fatal(err)
+			}
+			git(t, root, "config", "core.hooksPath", ".githooks")
+			_, err := Install(root, "/opt/strata")
+			var refused *outOfTreeError
+			if !errors.As(err, &refused) {
+				t.Fatalf("install: %v, want a refusal", err)
+			}
+			if _, err := os.Lstat(filepath.Join(root, target, HookName)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%s/%s written: %v", target, HookName, err)
+			}
+		})
+	}
+}
