@@ -43,8 +43,9 @@ const DefaultMaxSize = 10 << 20
 // one byte to about a MiB, so such a file costs a clone nothing, while
 // strata holds each kept file whole and a decoder several times over.
 // Agents' state files are kilobytes. The decoded JSON of an array of small
-// values costs ~45 bytes a source byte: measured, 64 MB of [1,1,…] took 33 s
-// and 3 GB, 16 MB 12 s and 690 MB on a loaded machine (docs/contract.md §2).
+// values costs ~45 bytes a source byte: measured, 64 MB of [1,1,…] with a
+// schema took 33 s and 3 GB, 16 MB 12 s and 690 MB on a loaded machine
+// (docs/contract.md §2; a file checked for syntax alone builds nothing now).
 const MaxSizeCeiling = 16 << 20
 
 // Rule maps a glob of repo-relative paths to a class and a schema. Globs use

@@ -33,6 +33,13 @@ type jsonParser struct {
 	index *posIndex // nil unless positions are wanted
 	cur   int32     // index's node of the value being parsed, when recording
 
+	// trie, when recording, limits the index to the values on the paths
+	// it names (nil: every value); tcur is its node for the value being
+	// parsed, nil off those paths. dupsAtKey reports a duplicate key where
+	// it is read (seen), as a syntax error's second pass wants.
+	trie, tcur *ptrTrie
+	dupsAtKey  bool
+
 	// members holds the members of the objects being parsed, innermost
 	// last: an object's map is made once its size is known (a map grown one
 	// key at a time rehashed 50 keys three times).
@@ -82,9 +89,10 @@ func inner(c *Want) *Want {
 
 // syntaxError is a JSON syntax error at a byte offset.
 type syntaxError struct {
-	off int
-	msg string
-	dup string // the repeated key, for a duplicate key error
+	off   int
+	msg   string
+	dup   string // the repeated key, for a duplicate key error
+	first int    // where the first value of the repeated key starts, when known (recording)
 }
 
 func (e *syntaxError) Error() string { return e.msg }
@@ -199,10 +207,46 @@ func quoteRune(r rune) string {
 }
 
 func (p *jsonParser) record() {
-	if p.index == nil {
+	if p.index == nil || p.trie != nil && p.tcur == nil {
 		return
 	}
 	p.index.record(p.cur, p.posAt(p.i))
+}
+
+// enter moves the index to the value of key in the object being parsed,
+// or to element n (n ≥ 0) of the array: it adds the value's node when
+// recording and the value is on a wanted path (added). leave moves back.
+func (p *jsonParser) enter(key string, n int) (up *ptrTrie, added bool) {
+	if p.index == nil {
+		return nil, false
+	}
+	up = p.tcur
+	if p.trie != nil {
+		if p.tcur == nil {
+			return up, false
+		}
+		if n < 0 {
+			p.tcur = p.tcur.keys[p.index.token(key)]
+		} else {
+			p.tcur = p.tcur.elems[n]
+		}
+		if p.tcur == nil {
+			return up, false
+		}
+	}
+	if n < 0 {
+		p.cur = p.index.member(p.cur, key)
+	} else {
+		p.cur = p.index.elem(p.cur, n)
+	}
+	return up, true
+}
+
+func (p *jsonParser) leave(up *ptrTrie, added bool) {
+	if added {
+		p.cur = p.index.parent(p.cur)
+	}
+	p.tcur = up
 }
 
 // value parses the value starting at p.i (whitespace already skipped),
@@ -274,9 +318,10 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 	// When recording, a duplicate key is reported where it is read, before
 	// its value (that is the error a user sees); otherwise it is found when
 	// the map is made: either way the document fails.
-	var seen map[string]bool
-	if p.index != nil {
-		seen = map[string]bool{}
+	// seen maps each key read to the offset of its value
+	var seen map[string]int
+	if p.dupsAtKey {
+		seen = map[string]int{}
 	}
 	for {
 		if p.i >= len(p.data) {
@@ -294,10 +339,11 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 			return nil, err
 		}
 		if seen != nil {
-			if seen[key] {
-				return nil, dupKey(keyOff, key)
+			if first, ok := seen[key]; ok {
+				e := dupKey(keyOff, key)
+				e.first = first
+				return nil, e
 			}
-			seen[key] = true
 		}
 		p.skipSpace()
 		if p.i >= len(p.data) {
@@ -308,9 +354,10 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 		}
 		p.i++
 		p.skipSpace()
-		if p.index != nil {
-			p.cur = p.index.member(p.cur, key)
+		if seen != nil {
+			seen[key] = p.i
 		}
+		up, added := p.enter(key, -1)
 		c := w
 		if w != nil && w != skipAll {
 			c = inner(w.Keys[key])
@@ -319,9 +366,7 @@ func (p *jsonParser) object(depth int, w *Want) (any, *syntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		if p.index != nil {
-			p.cur = p.index.parent(p.cur)
-		}
+		p.leave(up, added)
 		p.members = append(p.members, member{key, v, keyOff, c != skipAll})
 		p.skipSpace()
 		if p.i >= len(p.data) {
@@ -430,7 +475,7 @@ func (p *jsonParser) checkDups(ms []member) *syntaxError {
 var dupSeed = maphash.MakeSeed()
 
 func dupKey(off int, key string) *syntaxError {
-	return &syntaxError{off, "duplicate key " + strconv.Quote(key), key}
+	return &syntaxError{off: off, msg: "duplicate key " + strconv.Quote(key), dup: key, first: -1}
 }
 
 func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
@@ -452,9 +497,7 @@ func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
 		if p.i < len(p.data) && p.data[p.i] == ']' {
 			return nil, &syntaxError{off: p.i, msg: "invalid JSON: trailing comma before ']'"}
 		}
-		if p.index != nil {
-			p.cur = p.index.elem(p.cur, n)
-		}
+		up, added := p.enter("", n)
 		c := w
 		if w != nil && w != skipAll {
 			c = inner(w.Elems[n])
@@ -463,9 +506,7 @@ func (p *jsonParser) array(depth int, w *Want) (any, *syntaxError) {
 		if err != nil {
 			return nil, err
 		}
-		if p.index != nil {
-			p.cur = p.index.parent(p.cur)
-		}
+		p.leave(up, added)
 		if w != skipAll {
 			arr = append(arr, v) // an element not wanted is nil: the length stays
 		}

@@ -8,7 +8,7 @@ import (
 // The rules themselves live in package phase; validate decodes and positions.
 
 // rules runs phase.DocumentRules on a decoded document.
-func rules(schema, file string, doc any, loc locator) state.Problems {
+func rules(schema, file string, doc any, loc *locator) state.Problems {
 	return phase.DocumentRules(schema, file, doc, func(ptr, msg string) state.Problem { return loc.at(file, ptr, msg) })
 }
 

@@ -23,7 +23,7 @@ var printer = message.NewPrinter(language.English)
 
 // check validates doc against sch and translates the validator's error tree
 // into one problem per leaf cause, positioned by loc.
-func check(path string, doc any, loc locator, sch *jsonschema.Schema) []state.Problem {
+func check(path string, doc any, loc *locator, sch *jsonschema.Schema) []state.Problem {
 	err := sch.Validate(doc)
 	if err == nil {
 		return nil
@@ -37,13 +37,16 @@ func check(path string, doc any, loc locator, sch *jsonschema.Schema) []state.Pr
 	if !errors.As(err, &ve) {
 		return []state.Problem{loc.at(path, "", lowerFirst(strings.TrimPrefix(err.Error(), "jsonschema: ")))}
 	}
-	var ps []state.Problem
+	// the findings first, then their positions: a large document is
+	// scanned once for all of them
+	type finding struct{ ptr, msg string }
+	var found []finding
 	seen := make(map[string]bool)
 	add := func(ptr, msg string) {
 		msg = oneLine(msg)
 		if key := ptr + "\x00" + msg; !seen[key] {
 			seen[key] = true
-			ps = append(ps, loc.at(path, ptr, msg))
+			found = append(found, finding{ptr, msg})
 		}
 	}
 	// The tree is as deep as the schema's nesting of subschemas, which the
@@ -73,6 +76,18 @@ func check(path string, doc any, loc locator, sch *jsonschema.Schema) []state.Pr
 		default:
 			add(ptr, describe(e.ErrorKind))
 		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	ptrs := make([]string, len(found))
+	for i, f := range found {
+		ptrs[i] = f.ptr
+	}
+	loc.prepare(ptrs)
+	ps := make([]state.Problem, len(found))
+	for i, f := range found {
+		ps[i] = loc.at(path, f.ptr, f.msg)
 	}
 	return ps
 }

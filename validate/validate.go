@@ -161,7 +161,8 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 		case FormatJSONL:
 			return v.validateLines(path, data, nil)
 		}
-		_, _, ps := decodeJSON(path, data)
+		// syntax only: nothing is built
+		_, _, ps := decodeJSONFor(path, data, skipAll)
 		return ps
 	case SchemaJSONLMCP, SchemaMCPMemory:
 		return v.validateJSONL(path, data)
@@ -282,18 +283,30 @@ func isBlank(data []byte) bool {
 	return len(bytes.TrimSpace(data)) == 0
 }
 
-// locator returns the position of the value at a JSON Pointer or, when it
+// locator finds the position of the value at a JSON Pointer or, when it
 // has none, of its nearest ancestor that has one; false when none has.
-type locator func(ptr string) (pos, bool)
+// want, when set, is told the pointers about to be asked for, so a large
+// document is scanned once for all of them.
+type locator struct {
+	find func(ptr string) (pos, bool)
+	want func(ptrs []string)
+}
+
+// prepare tells loc the pointers about to be asked for.
+func (loc *locator) prepare(ptrs []string) {
+	if loc != nil && loc.want != nil {
+		loc.want(ptrs)
+	}
+}
 
 // at returns a problem at ptr, positioned at the value there or, failing
 // that, at its nearest ancestor that has a known position.
-func (loc locator) at(path, ptr, msg string) state.Problem {
+func (loc *locator) at(path, ptr, msg string) state.Problem {
 	p := state.Problem{Path: path, Pointer: ptr, Message: msg}
 	if loc == nil {
 		return p
 	}
-	if at, ok := loc(ptr); ok {
+	if at, ok := loc.find(ptr); ok {
 		p.Line, p.Col = at.line, at.col
 	}
 	return p
@@ -324,11 +337,11 @@ func DecodeJSONFor(path string, data []byte, want *Want) (any, state.Problems) {
 
 // decodeJSON decodes data and returns a locator that, on first use, scans
 // the text again to index the positions of its values.
-func decodeJSON(path string, data []byte) (any, locator, state.Problems) {
+func decodeJSON(path string, data []byte) (any, *locator, state.Problems) {
 	return decodeJSONFor(path, data, nil)
 }
 
-func decodeJSONFor(path string, data []byte, want *Want) (any, locator, state.Problems) {
+func decodeJSONFor(path string, data []byte, want *Want) (any, *locator, state.Problems) {
 	data, ps := checkBytes(path, data)
 	if ps != nil {
 		return nil, nil, ps
@@ -343,34 +356,27 @@ func decodeJSONFor(path string, data []byte, want *Want) (any, locator, state.Pr
 		}
 		return nil, nil, state.Problems{syntaxProblem(path, data)}
 	}
-	var index *posIndex
-	loc := func(ptr string) (pos, bool) {
-		if index == nil {
-			rp := newJSONParser(data, true)
-			rp.parse()
-			index = rp.index
-		}
-		at, ok, _ := index.find(ptr)
-		return at, ok
-	}
-	return v, loc, nil
+	return v, newJSONLocator(data), nil
 }
 
 // syntaxProblem describes the syntax error in data. It parses data again,
 // recording positions, to learn the JSON Pointer of the value being read
 // when the error happened and, for a duplicate key, the line of the first.
 func syntaxProblem(path string, data []byte) state.Problem {
+	// building no value and keeping only the nodes of the values open, so
+	// the second pass costs a scan, whatever the document's size
 	p := newJSONParser(data, true)
+	p.index.stack = true
+	p.want = skipAll
+	p.dupsAtKey = true
 	_, err := p.parse()
 	if err == nil { // cannot happen: parsing is deterministic
 		return state.Problem{Path: path, Message: "invalid JSON"}
 	}
 	msg := err.msg
 	ptr := p.index.pointer(p.cur)
-	if err.dup != "" {
-		if at, _, exact := p.index.find(ptr + "/" + pointerToken(err.dup)); exact {
-			msg += " (first at line " + strconv.Itoa(at.line) + ")"
-		}
+	if err.dup != "" && err.first >= 0 {
+		msg += " (first at line " + strconv.Itoa(p.posAt(err.first).line) + ")"
 	}
 	at := p.posAt(err.off)
 	return state.Problem{Path: path, Line: at.line, Col: at.col, Pointer: ptr, Message: msg}

@@ -35,7 +35,7 @@ func DecodeYAML(path string, data []byte) (any, state.Problems) {
 	return v, ps
 }
 
-func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems) {
+func decodeYAML(path string, data []byte) (v any, loc *locator, ps state.Problems) {
 	data, ps = checkBytes(path, data)
 	if ps != nil {
 		return nil, nil, ps
@@ -54,7 +54,7 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) { // only comments: a null document
-			return nil, func(string) (pos, bool) { return pos{}, false }, nil
+			return nil, &locator{find: func(string) (pos, bool) { return pos{}, false }}, nil
 		}
 		return nil, nil, yamlError(path, err)
 	}
@@ -81,10 +81,10 @@ func decodeYAML(path string, data []byte) (v any, loc locator, ps state.Problems
 	if err != nil {
 		return nil, nil, state.Problems{{Path: path, Line: err.at.line, Col: err.at.col, Pointer: err.ptr, Message: err.msg}}
 	}
-	return v, func(ptr string) (pos, bool) {
+	return v, &locator{find: func(ptr string) (pos, bool) {
 		at, ok, _ := c.index.find(ptr)
 		return at, ok
-	}, nil
+	}}, nil
 }
 
 var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })

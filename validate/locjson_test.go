@@ -1,0 +1,107 @@
+package validate
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// allocatedBy returns the bytes f allocates.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// numbers is a JSON array of n ones, wrapped as in a workflow-state file
+// (tail closes it: "]}" well-formed, ",]}" a syntax error at the end).
+func numbers(n int, tail string) []byte {
+	return []byte(`{"phase":"x","extra":[` + strings.Repeat("1,", n-1) + "1" + tail)
+}
+
+// TestLargeDocumentIsLocatedWithoutIndexingIt: a problem about a large
+// document is positioned by a scan that builds no value and indexes only
+// the path to it. A 10 MB array of ones with its required keys missing
+// took 39 s and 1.3 GB when the whole document was indexed at the first
+// problem (the bytes allocated grew with the document, a hundred bytes a
+// value); now a few kilobytes beyond the decoded document.
+func TestLargeDocumentIsLocatedWithoutIndexingIt(t *testing.T) {
+	v := newValidator(t, Options{})
+	doc := numbers(400_000, "]}")
+	require.Greater(t, len(doc), smallJSON)
+	want := []string{
+		ws + `:1:1: /: missing required property "lastUpdated"`,
+		ws + `:1:1: /: missing required property "type"`,
+	}
+	var ps []string
+	decodeOnly := allocatedBy(func() { DecodeJSON(ws, doc) })
+	all := allocatedBy(func() { ps = lines(v.Validate(ws, doc, "workflow-state")) })
+	assert.Equal(t, want, ps)
+	t.Logf("decode %d bytes, validate %d bytes", decodeOnly, all)
+	assert.Less(t, all, decodeOnly+decodeOnly/4, "locating the problems costs more than a quarter of decoding")
+}
+
+// TestSyntaxErrorIsLocatedWithoutBuilding: the second pass that finds the
+// pointer of a syntax error builds no value and keeps one index node a
+// level (a 10 MB array with a trailing comma at its end took 25 s and 1.1
+// GB); a duplicate key is still named with the line of its first value.
+func TestSyntaxErrorIsLocatedWithoutBuilding(t *testing.T) {
+	doc := numbers(400_000, ",]}")
+	var p string
+	bytes := allocatedBy(func() { p = lines(state.Problems{syntaxProblem(ws, doc)})[0] })
+	assert.Equal(t, fmt.Sprintf("%s:1:%d: /extra: invalid JSON: trailing comma before ']'", ws, len(doc)-1), p)
+	assert.Less(t, bytes, uint64(3*len(doc)), "allocated %d bytes for a %d-byte document", bytes, len(doc))
+
+	dup := []byte("{\n \"a\": [1, {\"b\":\n   2,\n \"b\": 3}]}")
+	assert.Equal(t, ws+`:4:2: /a/1: duplicate key "b" (first at line 3)`, lines(state.Problems{syntaxProblem(ws, dup)})[0])
+}
+
+// TestSyntaxOnlyBuildsNothing: a file whose schema is plain JSON is
+// checked without building its values.
+func TestSyntaxOnlyBuildsNothing(t *testing.T) {
+	v := newValidator(t, Options{})
+	doc := numbers(400_000, "]}")
+	bytes := allocatedBy(func() { assert.Empty(t, v.Validate(".claude/big.json", doc, SchemaJSON)) })
+	assert.Less(t, bytes, uint64(3*len(doc)), "allocated %d bytes for a %d-byte document", bytes, len(doc))
+}
+
+// TestPartialIndexAgreesWithTheWholeOne: for every value of a document,
+// and pointers to values it does not have, the index of only the paths
+// asked for gives the position the index of every value gives.
+func TestPartialIndexAgreesWithTheWholeOne(t *testing.T) {
+	docs := []string{
+		`{"a": [1, {"b": "x", "c/d": [true, null]}, [2, 3]], "~k": {"0": {"1": 2}}, "": 5, "e": {"f": {}}}`,
+		"[\n  {\"x\": 1},\n  [ [ ], { \"y\" : [ 7 ] } ]\n]",
+		`{"line\nkey": 1, "line\\nkey": 2, "10": [0,1,2,3,4,5,6,7,8,9,10,11]}`,
+		`"just a string"`,
+	}
+	for _, d := range docs {
+		whole := (&jsonLocator{data: []byte(d)}).scan(nil)
+		whole.link()
+		var ptrs []string
+		for n := range whole.nodes {
+			ptrs = append(ptrs, whole.pointer(int32(n)))
+		}
+		for _, ptr := range ptrs[:len(ptrs):len(ptrs)] {
+			ptrs = append(ptrs, ptr+"/zz", ptr+"/99")
+		}
+		ptrs = append(ptrs, "nope", "/", "//")
+		for _, ptr := range ptrs {
+			l := &jsonLocator{data: []byte(d), wanted: map[string]bool{ptr: true}}
+			part := l.scan(newPtrTrie(l.wanted))
+			wantAt, wantOK, wantExact := whole.find(ptr)
+			at, ok, exact := part.find(ptr)
+			assert.Equal(t, []any{wantAt, wantOK, wantExact}, []any{at, ok, exact}, "%s in %s", ptr, d)
+			// a node a level, or two where two keys share a token
+			assert.LessOrEqual(t, len(part.nodes), 2*(strings.Count(ptr, "/")+1), "%s in %s", ptr, d)
+		}
+	}
+}
