@@ -105,3 +105,50 @@ func TestPartialIndexAgreesWithTheWholeOne(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPartialIndex: on any document that decodes, the index of the paths
+// to a few pointers answers as the index of every value; and a syntax
+// error's pointer and message are those of a parse that indexes every
+// value and builds every value (as before the stack index).
+func FuzzPartialIndex(f *testing.F) {
+	addSeeds(f, ".json")
+	for _, s := range []string{`{"a":[1,{"b":2}],"c":{"d":[[]]}}`, `[1,[2,[3]]]`, `{"a":1,"a":2}`, `{"a":[1,}`, `{"k\n":{"k\\n":0}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, _, ps := decodeJSON("f.json", data); ps != nil {
+			if len(ps) != 1 || ps[0].Line == 0 {
+				return
+			}
+			// the old second pass: every value built and indexed
+			p := newJSONParser(data, true)
+			p.dupsAtKey = true
+			if _, err := p.parse(); err != nil {
+				got := syntaxProblem("f.json", data)
+				require.Equal(t, p.index.pointer(p.cur), got.Pointer, "%q", data)
+			}
+			return
+		}
+		whole := (&jsonLocator{data: data}).scan(nil)
+		var ptrs []string
+		for n := range whole.nodes {
+			ptrs = append(ptrs, whole.pointer(int32(n)))
+		}
+		if len(ptrs) > 200 {
+			ptrs = ptrs[:200]
+		}
+		for i, ptr := range ptrs {
+			wanted := map[string]bool{ptr: true, ptr + "/0": true}
+			if i > 0 {
+				wanted[ptrs[i-1]] = true
+			}
+			l := &jsonLocator{data: data, wanted: wanted}
+			part := l.scan(newPtrTrie(wanted))
+			for w := range wanted {
+				a1, o1, e1 := whole.find(w)
+				a2, o2, e2 := part.find(w)
+				require.Equal(t, []any{a1, o1, e1}, []any{a2, o2, e2}, "%s in %q", w, data)
+			}
+		}
+	})
+}
