@@ -152,3 +152,23 @@ func FuzzPartialIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestYAMLValuesAreBounded: a YAML document of more values than
+// MaxYAMLValues is one problem at the value past the limit, found before
+// the rest is read (10 MB of "[1,1,…]" took 27 s and 2.2 GB); one within
+// it is checked as before. The limit is lowered here to keep the test fast;
+// TestYAMLPastTheLimitIsNotRead: the bytes allocated to refuse a YAML
+// file of far more values than the limit are those of the limit, not of
+// the file: the decoder stops at the value past it.
+func TestYAMLPastTheLimitIsNotRead(t *testing.T) {
+	defer func(n int) { maxYAMLValues = n }(maxYAMLValues)
+	maxYAMLValues = 10_000
+	v := newValidator(t, Options{})
+	path := defaultPaths["phase-outcome"]
+	doc := []byte("x: [" + strings.Repeat("1,", 100*maxYAMLValues) + "1]\n")
+	var ps []string
+	bytes := allocatedBy(func() { ps = lines(v.Validate(path, doc, SchemaYAML)) })
+	require.Len(t, ps, 1)
+	assert.Contains(t, ps[0], "more than 10000 values in the document")
+	assert.Less(t, bytes, uint64(2*len(doc)+1000*maxYAMLValues), "allocated %d bytes for %d bytes of YAML", bytes, len(doc))
+}

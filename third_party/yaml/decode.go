@@ -36,6 +36,8 @@ type parser struct {
 	anchors  map[string]*Node
 	doneInit bool
 	textless bool
+	maxNodes int // the most nodes one document may have (0: no limit; strata)
+	nodes    int // nodes made in the document being parsed
 }
 
 func newParser(b []byte) *parser {
@@ -202,6 +204,15 @@ func (p *parser) node(kind Kind, defaultTag, tag, value string) *Node {
 	} else if kind == ScalarNode {
 		tag, _ = resolve("", value)
 	}
+	if p.maxNodes > 0 && kind != DocumentNode {
+		if p.nodes++; p.nodes > p.maxNodes {
+			fail(&MarkedError{
+				msg:    fmt.Sprintf("yaml: line %d: more than %d values in the document", p.event.start_mark.line+1, p.maxNodes),
+				Line:   p.event.start_mark.line + 1,
+				Column: p.event.start_mark.column + 1,
+			})
+		}
+	}
 	n := &Node{
 		Kind:  kind,
 		Tag:   tag,
@@ -225,6 +236,7 @@ func (p *parser) parseChild(parent *Node) *Node {
 }
 
 func (p *parser) document() *Node {
+	p.nodes = 0
 	n := p.node(DocumentNode, "", "", "")
 	p.doc = n
 	p.expect(yaml_DOCUMENT_START_EVENT)

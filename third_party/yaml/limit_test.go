@@ -1,6 +1,7 @@
 package yaml_test
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -129,4 +130,37 @@ func benchmark(b *testing.B, name string) {
 	}
 
 	b.Errorf("testcase %q not found", name)
+}
+
+// TestMaxNodes (strata): a document of more nodes than MaxNodes allows
+// fails at the node past the limit, with its line; one within it decodes.
+func TestMaxNodes(t *testing.T) {
+	decode := func(doc string, n int) error {
+		dec := yaml.NewDecoder(strings.NewReader(doc))
+		dec.MaxNodes(n)
+		var v yaml.Node
+		return dec.Decode(&v)
+	}
+	// a mapping of two keys, one a sequence of three: 1 + 2 + 2 + 3 = 8 nodes
+	doc := "a: 1\nb:\n  - x\n  - y\n  - z\n"
+	if err := decode(doc, 8); err != nil {
+		t.Fatalf("8 nodes within a limit of 8: %v", err)
+	}
+	err := decode(doc, 7)
+	var me *yaml.MarkedError
+	if !errors.As(err, &me) || me.Line != 5 || me.Error() != "yaml: line 5: more than 7 values in the document" {
+		t.Fatalf("8 nodes over a limit of 7: %#v", err)
+	}
+	if err := decode("["+strings.Repeat("1,", 100_000)+"1]", 1000); err == nil || !strings.Contains(err.Error(), "more than 1000 values") {
+		t.Fatalf("a long flow sequence: %v", err)
+	}
+	// a second document starts counting again
+	dec := yaml.NewDecoder(strings.NewReader("[1, 2]\n---\n[3, 4]\n"))
+	dec.MaxNodes(3)
+	for i := 0; i < 2; i++ {
+		var v yaml.Node
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+	}
 }
