@@ -125,6 +125,12 @@ type Config struct {
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
 	// are never kept, even when a rule names them.
 	Nested func(rel string) string
+	// LinkAbove returns, for a folder of rel (as named) that is a symbolic
+	// link to the folder holding it or to one above it (loop -> .), a link
+	// loop, the reason WhyLinkAbove gives; "" when there is none (nil:
+	// none). Such a path names a file strata reaches by another name, or
+	// none at all; it is never kept.
+	LinkAbove func(rel string) string
 	// KeepPrivate reports whether the user's own git configuration
 	// (strata.keepPrivate) keeps a private repo-relative path that a rule
 	// matches (nil: none does). Nothing else keeps a private file: not a
@@ -480,6 +486,20 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 // the work tree is not kept (Nested); no rule keeps such a file.
 const WhyNested = "inside another git repository, "
 
+// WhyLinkAbove is why a file under link, a symbolic link (to target) to
+// the folder holding it or one above it, is not kept (Config.LinkAbove).
+func WhyLinkAbove(link, target string) string {
+	return whyLinkAbove + state.ShownPath(link) + " -> " + state.ShownPath(target) + ", a link loop"
+}
+
+const whyLinkAbove = "under a symbolic link to a folder above it, "
+
+// NeverKept reports whether why, a reason privacy gives, is one no setting
+// overrides: a nested repository's file, or one under a link loop.
+func NeverKept(why string) bool {
+	return strings.HasPrefix(why, WhyNested) || strings.HasPrefix(why, whyLinkAbove)
+}
+
 // WhyOutside is why a layer file named outside the work tree and the home
 // directory ($MEMORY_FILE_PATH=/data/memory.jsonl) is neither kept nor
 // written.
@@ -613,6 +633,11 @@ func (c *Config) Named(rel string) bool {
 // can push, who would read the file off the remote after the next sync
 // (attack19-remote 5, verify-remote N2); the reason then says how to keep it.
 func (c *Config) privacy(rel string, named bool) string {
+	if c.LinkAbove != nil {
+		if why := c.LinkAbove(rel); why != "" {
+			return why
+		}
+	}
 	if c.Nested != nil {
 		if repo := c.Nested(rel); repo != "" {
 			return WhyNested + repo

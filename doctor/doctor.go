@@ -201,11 +201,18 @@ func keptFiles(eng *engine.Engine) []Finding {
 	// (attack25 K5).
 	for _, p := range eng.Withheld() {
 		fix := "to keep it anyway: " + p.KeepCommand()
-		if p.Nested() {
+		switch {
+		case p.Nested():
 			fix = "none: strata never keeps a file of another repository; that repository keeps its own files"
+		case p.Never():
+			fix = "none: strata never keeps a file through a symbolic link to a folder above it"
+		}
+		why := "private: " + p.Reason
+		if p.Never() && !p.Nested() {
+			why = p.Reason // a link loop: nothing private about it
 		}
 		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
-			Message: fmt.Sprintf("%s matches a rule but is not kept (private: %s)", state.TermSafe(p.Path), p.Reason),
+			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.TermSafe(p.Path), why),
 			Fix:     fix})
 	}
 	return fs
