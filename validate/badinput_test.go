@@ -221,6 +221,28 @@ func TestCustomSchema(t *testing.T) {
 	}
 }
 
+// A user schema's $ref cycle is named by the schema's repo-relative path,
+// as a compile error is, never by its absolute file:// URL (attack25
+// hostile observation); a root with a space, which a URL escapes, too.
+func TestCustomSchemaRefCycle(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "my repo")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "schemas"), 0o755))
+	for name, body := range map[string]string{
+		"schemas/self.json": `{"$ref": "#"}`,
+		"schemas/a.json":    `{"$ref": "b.json"}`,
+		"schemas/b.json":    `{"$ref": "a.json"}`,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(body), 0o644))
+	}
+	v := newValidator(t, Options{Root: root})
+	for schema, want := range map[string]string{
+		"schemas/self.json": `x.json:1:1: /: schema $ref cycle: both /$ref and / resolve to "schemas/self.json#"`,
+		"schemas/a.json":    `x.json:1:1: /: schema $ref cycle: both /$ref/$ref and / resolve to "schemas/a.json#"`,
+	} {
+		assert.Equal(t, []string{want}, lines(v.Validate("x.json", []byte(`{"a": 1}`), schema)), schema)
+	}
+}
+
 func TestCustomSchemaSymlinkNotFollowed(t *testing.T) {
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "s.json")

@@ -80,6 +80,7 @@ type Validator struct {
 type compiled struct {
 	schema *jsonschema.Schema
 	broken string
+	base   string // a user schema's URL prefix, file://ROOT/ (check)
 }
 
 // New returns a Validator. The built-in schemas are parsed when first needed
@@ -200,7 +201,7 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 	if sch.broken != "" {
 		return state.Problems{{Path: path, Message: sch.broken}}
 	}
-	ps = check(path, doc, loc, sch.schema)
+	ps = check(path, doc, loc, sch.schema, sch.base)
 	ps = append(ps, rules(schema, path, doc, loc)...)
 	sortProblems(ps)
 	return ps
@@ -453,7 +454,7 @@ func (v *Validator) validateLines(path string, data []byte, sch *compiled) state
 		}
 		doc, loc, lps := decodeJSON(path, line)
 		if lps == nil && sch != nil {
-			lps = check(path, doc, loc, sch.schema)
+			lps = check(path, doc, loc, sch.schema, sch.base)
 			sortProblems(lps)
 		}
 		for _, p := range lps {
