@@ -76,9 +76,20 @@ func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, e
 	if err != nil {
 		return "", err
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
+	if err := fill(f, data, &mode, sync); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// fill writes data to the new temp file f, gives it mode when mode is not
+// nil (os.CreateTemp makes a file 0600), fsyncs it when sync, and closes
+// it; the first error is returned, and the caller removes the file then.
+func fill(f *os.File, data []byte, mode *fs.FileMode, sync bool) error {
+	_, err := f.Write(data)
+	if err == nil && mode != nil {
+		err = f.Chmod(*mode)
 	}
 	if err == nil && sync {
 		err = f.Sync()
@@ -86,11 +97,7 @@ func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, e
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return err
 }
 
 // Write replaces name with data atomically: WriteTemp, rename over name,

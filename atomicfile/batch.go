@@ -588,24 +588,28 @@ func (d *dir) placeCopy(f *os.File, base string) error {
 	if err != nil {
 		return err
 	}
-	t, tmp, err := d.createTemp(base, st.Mode().Perm())
+	tmp, err := d.writeTemp(base, data, st.Mode().Perm())
 	if err != nil {
 		return err
 	}
-	_, err = t.Write(data)
-	if err == nil {
-		err = t.Sync()
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = d.renameNew(tmp, base)
-	}
-	if err != nil {
+	if err = d.renameNew(tmp, base); err != nil {
 		d.remove(tmp)
 	}
 	return err
+}
+
+// writeTemp writes data to a new temp file of base in d (createTemp), with
+// mode, fsynced and closed, and returns its name. On error nothing is left.
+func (d *dir) writeTemp(base string, data []byte, mode fs.FileMode) (string, error) {
+	f, tmp, err := d.createTemp(base, mode)
+	if err != nil {
+		return "", err
+	}
+	if err := fill(f, data, nil, true); err != nil {
+		d.remove(tmp)
+		return "", err
+	}
+	return tmp, nil
 }
 
 // Abort removes the temp files not yet in place. It is safe to call after

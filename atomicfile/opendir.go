@@ -43,22 +43,7 @@ func (D *Dir) Close() { D.d.close() }
 // WriteTemp names the temp file of base, with mode, fsynced and closed,
 // and returns the temp file's base name. On error nothing is left.
 func (D *Dir) WriteTemp(base string, data []byte, mode fs.FileMode) (string, error) {
-	f, tmp, err := D.d.createTemp(base, mode)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		D.d.remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return D.d.writeTemp(base, data, mode)
 }
 
 // Exchange swaps the files a and b in the directory in one step: an error

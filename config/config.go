@@ -126,6 +126,12 @@ type Config struct {
 	// .git entry — that holds rel, "" when none does (nil: none). Its files
 	// are never kept, even when a rule names them.
 	Nested func(rel string) string
+	// LinkAbove returns, for a folder of rel (as named) that is a symbolic
+	// link to the folder holding it or to one above it (loop -> .), a link
+	// loop, the reason WhyLinkAbove gives; "" when there is none (nil:
+	// none). Such a path names a file strata reaches by another name, or
+	// none at all; it is never kept.
+	LinkAbove func(rel string) string
 	// KeepPrivate reports whether the user's own git configuration
 	// (strata.keepPrivate) keeps a private repo-relative path that a rule
 	// matches (nil: none does). Nothing else keeps a private file: not a
@@ -262,7 +268,8 @@ func Parse(root string, data []byte) (*Config, error) {
 	}
 	c.MemoryCreate, c.SyncHome = f.MemoryCreate, f.SyncHome
 	if f.MaxSize != nil {
-		n, err := parseSize(f.MaxSize)
+		written, _ := validate.WrittenScalar(data, "max_size")
+		n, err := parseSize(f.MaxSize, written)
 		if err != nil {
 			return nil, bad("/max_size", err)
 		}
@@ -480,6 +487,20 @@ func (c *Config) Classify(rel string) (Kept, bool) {
 // the work tree is not kept (Nested); no rule keeps such a file.
 const WhyNested = "inside another git repository, "
 
+// WhyLinkAbove is why a file under link, a symbolic link (to target) to
+// the folder holding it or one above it, is not kept (Config.LinkAbove).
+func WhyLinkAbove(link, target string) string {
+	return whyLinkAbove + state.ShownPath(link) + " -> " + state.ShownPath(target) + ", a link loop"
+}
+
+const whyLinkAbove = "under a symbolic link to a folder above it, "
+
+// NeverKept reports whether why, a reason privacy gives, is one no setting
+// overrides: a nested repository's file, or one under a link loop.
+func NeverKept(why string) bool {
+	return strings.HasPrefix(why, WhyNested) || strings.HasPrefix(why, whyLinkAbove)
+}
+
 // WhyOutside is why a layer file named outside the work tree and the home
 // directory ($MEMORY_FILE_PATH=/data/memory.jsonl) is neither kept nor
 // written.
@@ -613,6 +634,11 @@ func (c *Config) Named(rel string) bool {
 // can push, who would read the file off the remote after the next sync
 // (attack19-remote 5, verify-remote N2); the reason then says how to keep it.
 func (c *Config) privacy(rel string, named bool) string {
+	if c.LinkAbove != nil {
+		if why := c.LinkAbove(rel); why != "" {
+			return why
+		}
+	}
 	if c.Nested != nil {
 		if repo := c.Nested(rel); repo != "" {
 			return WhyNested + repo
@@ -891,66 +917,81 @@ func (c *Config) Extra() []string {
 	return out
 }
 
-// parseSize parses max_size: a positive number of bytes, or a whole number
-// followed by B, KB, MB or GB, at most MaxSizeCeiling. A size past what an
-// int64 holds is refused, never wrapped to a negative limit.
-func parseSize(v any) (int64, error) {
-	n, err := parseSizeValue(v)
-	if err == nil && n > MaxSizeCeiling {
-		written := fmt.Sprint(v)
-		if _, ok := v.(string); ok {
-			written = strconv.Quote(written)
+// sizeForm splits max_size as written into its digits and unit, ok when it
+// is a size: a positive whole number of bytes in decimal digits (no sign, no
+// leading zero), alone or followed at once by B, KB, MB or GB in capitals
+// (binary: 1KB is 1024 bytes).
+func sizeForm(s string) (digits, unit string, ok bool) {
+	for _, u := range []string{"KB", "MB", "GB", "B"} {
+		if rest, cut := strings.CutSuffix(s, u); cut {
+			s, unit = rest, u
+			break
 		}
-		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most %dMB (%d bytes)", written, int64(MaxSizeCeiling>>20), int64(MaxSizeCeiling))
+	}
+	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+		return "", "", false
+	}
+	return s, unit, true
+}
+
+// sizeHint is what an invalid max_size is told to be.
+const sizeHint = "want a whole number of bytes in decimal digits (1048576) or one followed by B, KB, MB or GB (10MB)"
+
+// parseSize parses max_size: v is its value as decoded, written its text in
+// .strata.yaml ("" when unknown). Only sizeForm is a size: 0x4000000, 1e9,
+// 2.0, +64, 064, 64mb and "64 MB" are refused, never read as some number.
+// A size past what an int64 holds is refused, never wrapped to a negative
+// limit, and so is one over MaxSizeCeiling.
+func parseSize(v any, written string) (int64, error) {
+	n, err := parseSizeValue(v, written)
+	if err == nil && n > MaxSizeCeiling {
+		w := fmt.Sprint(v)
+		if _, ok := v.(string); ok {
+			w = strconv.Quote(w)
+		}
+		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most %dMB (%d bytes)", w, int64(MaxSizeCeiling>>20), int64(MaxSizeCeiling))
 	}
 	return n, err
 }
 
-func parseSizeValue(v any) (int64, error) {
+func parseSizeValue(v any, written string) (int64, error) {
+	var text string
 	switch x := v.(type) {
 	case json.Number:
-		// Read exactly, never through a float: 1.5 is not 1, 1e3 is 1000,
-		// and a size too large is printed as written. Float64 first bounds
-		// the value (+Inf past float64), so the exact reading stays small.
-		f, _ := x.Float64()
-		switch {
-		case f > 1e19: // past math.MaxInt64 (~9.2e18) whatever the rounding
-			return 0, fmt.Errorf("size %s is too large", x)
-		case f <= 0:
-			return 0, errors.New("must be a positive integer or a size like 10MB")
+		text = written
+		if text == "" {
+			text = string(x)
 		}
-		r, ok := new(big.Rat).SetString(string(x))
-		switch {
-		case !ok:
-			return 0, errors.New("must be a positive integer or a size like 10MB")
-		case !r.IsInt():
-			return 0, fmt.Errorf("size %s is not a whole number of bytes: want a positive integer or a size like 10MB", x)
-		case !r.Num().IsInt64():
-			return 0, fmt.Errorf("size %s is too large", x)
-		}
-		return r.Num().Int64(), nil
-	case string:
-		s := strings.ToUpper(strings.TrimSpace(x))
-		mult := int64(1)
-		for _, u := range []struct {
-			suffix string
-			m      int64
-		}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
-			if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-				s, mult = strings.TrimSpace(rest), u.m
-				break
+		if _, _, ok := sizeForm(text); !ok {
+			// the reason that says most: not positive, not whole, or
+			// only not written as a size is
+			r, ok := new(big.Rat).SetString(string(x))
+			switch {
+			case ok && r.Sign() <= 0:
+				return 0, errors.New("must be a positive integer or a size like 10MB")
+			case ok && !r.IsInt():
+				return 0, fmt.Errorf("size %s is not a whole number of bytes: want a positive integer or a size like 10MB", text)
 			}
+			return 0, fmt.Errorf("invalid size %s: %s", text, sizeHint)
 		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if errors.Is(err, strconv.ErrRange) || err == nil && n > math.MaxInt64/mult {
-			return 0, fmt.Errorf("size %q is too large", x)
+	case string:
+		text = x
+		if _, _, ok := sizeForm(text); !ok {
+			return 0, fmt.Errorf("invalid size %q: %s", x, sizeHint)
 		}
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("invalid size %q: want e.g. 10MB", x)
-		}
-		return n * mult, nil
+	default:
+		return 0, errors.New("must be a positive integer or a size like 10MB")
 	}
-	return 0, errors.New("must be a positive integer or a size like 10MB")
+	digits, unit, _ := sizeForm(text)
+	mult := map[string]int64{"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[unit]
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > math.MaxInt64/mult {
+		if _, ok := v.(string); ok {
+			return 0, fmt.Errorf("size %q is too large", text)
+		}
+		return 0, fmt.Errorf("size %s is too large", text)
+	}
+	return n * mult, nil
 }
 
 // kindName says what a configuration value of type t looks like in YAML.

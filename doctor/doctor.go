@@ -127,6 +127,7 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	add := func(f ...Finding) { fs = append(fs, f...) }
 	add(configFinding(eng))
 	add(keptFiles(eng)...)
+	add(linkedFolders(eng)...)
 	add(watcher(eng, o))
 	add(preCommit(eng))
 	add(claude(eng)...)
@@ -200,14 +201,65 @@ func keptFiles(eng *engine.Engine) []Finding {
 	// (attack25 K5).
 	for _, p := range eng.Withheld() {
 		fix := "to keep it anyway: " + p.KeepCommand()
-		if p.Nested() {
+		switch {
+		case p.Nested():
 			fix = "none: strata never keeps a file of another repository; that repository keeps its own files"
+		case p.Never():
+			fix = "none: strata never keeps a file through a symbolic link to a folder above it"
+		}
+		why := "private: " + p.Reason
+		if p.Never() && !p.Nested() {
+			why = p.Reason // a link loop: nothing private about it
 		}
 		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
-			Message: fmt.Sprintf("%s matches a rule but is not kept (private: %s)", state.TermSafe(p.Path), p.Reason),
+			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.TermSafe(p.Path), why),
 			Fix:     fix})
 	}
 	return fs
+}
+
+// linkedFolders finds each folder the rules keep files in (.claude,
+// PhaseOutputs) that is a symbolic link out of the work tree, as a hostile
+// repository may commit it: strata reads and writes nothing through it, so
+// validate checks no file there and the files finding counts none; this
+// says why (attack25 hostile observation).
+func linkedFolders(eng *engine.Engine) []Finding {
+	root := eng.Root()
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil
+	}
+	var out []Finding
+	seen := map[string]bool{}
+	for _, r := range eng.Config().Rules {
+		dir, rest, ok := strings.Cut(r.Glob, "/")
+		if !ok || rest == "" || r.Ignore || seen[dir] || strings.ContainsAny(dir, `*?[\`) {
+			continue
+		}
+		seen[dir] = true
+		link := filepath.Join(root, dir)
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := os.Readlink(link)
+		if err != nil {
+			continue
+		}
+		to := target
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(realRoot, to)
+		}
+		if real, err := filepath.EvalSymlinks(link); err == nil {
+			to = real
+		}
+		if rel, err := filepath.Rel(realRoot, to); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue // a link inside the work tree: judged as its files are
+		}
+		out = append(out, Finding{Check: "files", Level: LevelWarn,
+			Message: fmt.Sprintf("%s: a symbolic link out of the work tree (-> %s); strata keeps no file through it", state.ShownPath(dir), state.ShownPath(target)),
+			Fix:     "to keep its files, make " + state.ShownPath(dir) + " a folder of the work tree: strata never follows a link out of it"})
+	}
+	return out
 }
 
 func watcher(eng *engine.Engine, o Options) Finding {

@@ -161,6 +161,7 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.PrivateBefore = e.privateBefore // and so are files HEAD's or an earlier HEAD's rules made private
 	cfg.Filter = e.filtered             // and so are files git filters
 	cfg.Nested = e.nestedRel            // files of a submodule or a nested clone are its own
+	cfg.LinkAbove = e.linkAbove         // and files through a link loop (loop -> .)
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
 	cfg.FollowDir = e.followDir
 	return e, nil
@@ -278,6 +279,40 @@ func (e *Engine) nestedRel(rel string) string {
 		return ""
 	}
 	return e.nestedRepo(filepath.Join(e.cfg.Root, filepath.FromSlash(dir)), e.cfg.Root)
+}
+
+// linkAbove is config.Config.LinkAbove: the reason for the first folder of
+// a repo-relative path's folders, taken as named, that is a symbolic link
+// to the folder holding it or to one above it (loop -> ., up -> ..). Seen
+// through it, the work tree's own .git looks like a nested repository's,
+// which is not why such a path is not kept (attack25 hostile observation).
+func (e *Engine) linkAbove(rel string) string {
+	if strings.HasPrefix(rel, "~/") {
+		return ""
+	}
+	dir := e.cfg.Root
+	for _, el := range strings.Split(path.Dir(rel), "/") {
+		if el == "." {
+			return ""
+		}
+		d := filepath.Join(dir, el)
+		if fi, err := os.Lstat(d); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			dir = d
+			continue
+		}
+		real, err1 := filepath.EvalSymlinks(d)
+		holder, err2 := filepath.EvalSymlinks(dir)
+		target, err3 := os.Readlink(d)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return ""
+		}
+		if real == holder || strings.HasPrefix(holder, real+string(filepath.Separator)) || real == string(filepath.Separator) {
+			link, _ := filepath.Rel(e.cfg.Root, d)
+			return config.WhyLinkAbove(filepath.ToSlash(link), target)
+		}
+		dir = d
+	}
+	return ""
 }
 
 // Shared is the repository's core.sharedRepository, which gives every file

@@ -576,3 +576,46 @@ func TestPutAppendsInPlaceOnlyToMemory(t *testing.T) {
 		t.Errorf("%s was appended in place; only MEMORY.md is", k.Path)
 	}
 }
+
+// A folder link to itself or above (loop -> ., up -> ..) is a link loop,
+// not a nested repository: through it the work tree's own .git shows, which
+// made the reason "inside another git repository, loop" (attack25 hostile
+// observation). Its files are not kept, and no setting keeps them.
+func TestLinkAboveIsNotNested(t *testing.T) {
+	e := newRepo(t)
+	root := e.Config().Root
+	if err := os.Symlink(".", filepath.Join(root, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(root, "d", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a.json"), []byte(`{"a": 1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = withConfig(t, e, "files:\n  - glob: \"loop/*.json\"\n  - glob: \"d/up/*.json\"\n")
+	for path, want := range map[string]string{
+		"loop/a.json": "under a symbolic link to a folder above it, loop -> ., a link loop",
+		"d/up/a.json": "under a symbolic link to a folder above it, d/up -> .., a link loop",
+	} {
+		if _, ok := e.Config().Classify(path); ok {
+			t.Errorf("%s is kept", path)
+		}
+		p := Private{Path: path, Reason: e.Config().Private(path)}
+		if p.Reason != want || p.Nested() || !p.Never() || p.KeepCommand() != "" {
+			t.Errorf("%s: reason %q (nested %v, never %v, keep %q), want %q", path, p.Reason, p.Nested(), p.Never(), p.KeepCommand(), want)
+		}
+	}
+	// a nested repository is still one
+	sub := filepath.Join(root, "sub")
+	if out, err := exec.Command("git", "init", "-q", sub).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	e = withConfig(t, e, "files:\n  - glob: \"sub/*.json\"\n")
+	if p := (Private{Path: "sub/a.json", Reason: e.Config().Private("sub/a.json")}); !p.Nested() {
+		t.Errorf("sub/a.json: reason %q, want a nested repository", p.Reason)
+	}
+}

@@ -90,12 +90,16 @@ type Private struct {
 // own files.
 func (p Private) Nested() bool { return strings.HasPrefix(p.Reason, config.WhyNested) }
 
+// Never reports whether no setting keeps p: a nested repository's file
+// (Nested), or one under a symbolic link to a folder above it (a loop).
+func (p Private) Never() bool { return config.NeverKept(p.Reason) }
+
 // KeepCommand is the command that keeps p anyway, its path one shell word:
 // only the user's git configuration (strata.keepPrivate) keeps a private
-// file, never a .strata.yaml rule. It is "" for a nested repository's file,
-// which nothing keeps.
+// file, never a .strata.yaml rule. It is "" for a nested repository's file
+// or one under a link loop, which nothing keeps.
 func (p Private) KeepCommand() string {
-	if p.Nested() {
+	if p.Never() {
 		return ""
 	}
 	return "git config --add strata.keepPrivate " + state.ShellWord(p.Path)

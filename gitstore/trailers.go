@@ -111,13 +111,14 @@ func quotePath(p string) string {
 }
 
 // shownPath returns p as an error line shows it: quoted as quotePath
-// quotes it, and also whenever state.TermSafe would quote it (a format
-// character such as a zero width or a bidi control), so a refusal names a
-// remote's path as the sync report does (kept local "\u200c"), never with
-// the raw character, while a name with leading or trailing white space
-// still shows where it ends.
+// quotes it, and also whenever state.ShownPath would quote it (a format
+// character such as a zero width or a bidi control, white space at either
+// end of an element), so a refusal names a remote's path as the sync report
+// does (kept local "\u200c", wrote ".claude/ lead.json"), never with the raw
+// character, and a name with leading or trailing white space shows where it
+// begins and ends.
 func shownPath(p string) string {
-	if needsQuote(p) || state.TermSafe(p) != p {
+	if needsQuote(p) || state.ShownPath(p) != p {
 		return strconv.Quote(p)
 	}
 	return p

@@ -181,6 +181,10 @@ func TestShownPath(t *testing.T) {
 		{".claude/\x1b[2J", `".claude/\x1b[2J"`},
 		{".claude/notes.json ", `".claude/notes.json "`},
 		{"\xff.json", `"\xff.json"`},
+		// white space at either end of any element (attack25 recheck)
+		{".claude/ lead.json", `".claude/ lead.json"`},
+		{".claude /x.json", `".claude /x.json"`},
+		{".claude/lead .json", ".claude/lead .json"},
 	} {
 		if got := shownPath(tc.in); got != tc.want {
 			t.Errorf("shownPath(%q) = %s, want %s", tc.in, got, tc.want)

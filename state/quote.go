@@ -23,6 +23,23 @@ func TermSafe(s string) string {
 	return strconv.Quote(s)
 }
 
+// ShownPath returns a path as a report or a refusal line names it: quoted
+// as TermSafe quotes it wherever TermSafe would, and also when the path
+// starts with a double quote or one of its elements starts or ends with
+// white space (".claude/ lead.json"), so where each name begins and ends
+// shows. Every other path is printed as it is.
+func ShownPath(p string) string {
+	if p != "" && p[0] == '"' || !printable(p) {
+		return strconv.Quote(p)
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el != strings.TrimSpace(el) {
+			return strconv.Quote(p)
+		}
+	}
+	return p
+}
+
 // printable reports whether s is text TermSafe leaves as it is.
 func printable(s string) bool {
 	if !utf8.ValidString(s) {

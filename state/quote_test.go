@@ -193,3 +193,26 @@ func TestShellPathRoundTrip(t *testing.T) {
 		t.Errorf("pasting the paths ran something: %v", ents)
 	}
 }
+
+// ShownPath quotes a path as TermSafe does, and also where white space at
+// either end of an element, or a leading double quote, would hide where a
+// name begins or ends (attack25 recheck: ".claude/ lead.json").
+func TestShownPath(t *testing.T) {
+	for in, want := range map[string]string{
+		".claude/notes.json":   ".claude/notes.json",
+		".claude/café.json":    ".claude/café.json",
+		".claude/lead .json":   ".claude/lead .json",
+		`.claude/x\u0041.json`: `.claude/x\u0041.json`,
+		".claude/ lead.json":   `".claude/ lead.json"`,
+		".claude/lead.json ":   `".claude/lead.json "`,
+		".claude\t/x.json":     `".claude\t/x.json"`,
+		".claude /x.json":      `".claude /x.json"`,
+		`"q.json`:              `"\"q.json"`,
+		".claude/x\u200b.json": `".claude/x\u200b.json"`,
+		".claude/\xff.json":    `".claude/\xff.json"`,
+	} {
+		if got := ShownPath(in); got != want {
+			t.Errorf("ShownPath(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -92,6 +92,8 @@ func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
 		{rawEntry{"120000", "link.json", good}, "symbolic link"},
 		{rawEntry{"160000", "sub.json", pushed}, "gitlink"},
 		{rawEntry{"100664", "grp.json", good}, "mode 100664"},
+		// a name with white space at its start is quoted, so it shows
+		{rawEntry{"100664", " grp.json", good}, `entry ".claude/ grp.json": mode 100664`},
 	}
 	settings := blobIn(t, w.remote, `{"n": 3}`+"\n")
 	for i, tc := range cases {

@@ -29,7 +29,12 @@ func TestBadInput(t *testing.T) {
 		{"control char", "json", "{\"a\": \"x\ty\"}", ws + `:1:9: /a: invalid JSON: control character U+0009 in string`},
 		{"bad escape", "json", `{"a": "\q"}`, ws + `:1:8: /a: invalid JSON: invalid escape "\\q" in string`},
 		{"binary", "workflow-state", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ws + `:3:1: /: file is binary (NUL byte)`},
-		{"not utf8", "workflow-state", "{\"type\": \"\xc3\x28\"}", ws + `:1:11: /: file is not valid UTF-8`},
+		// invalid UTF-8 is named at the value that holds it (attack25 hostile)
+		{"not utf8", "workflow-state", "{\"type\": \"\xc3\x28\"}", ws + `:1:11: /type: file is not valid UTF-8`},
+		{"not utf8 nested", "json", "{\"a\": 1,\n \"b\": {\"c\": [\"ok\", \"x\xffy\"]}}", ws + `:2:22: /b/c/1: file is not valid UTF-8`},
+		{"not utf8 in a key", "json", "{\"a\": {\"k\xff\": 1}}", ws + `:1:10: /a: file is not valid UTF-8`},
+		{"not utf8 outside a string", "json", "{\"a\": [1, \xff]}", ws + `:1:11: /a/1: file is not valid UTF-8`},
+		{"not utf8 jsonl", "mcp-memory", "{\"type\":\"entity\",\"name\":\"a\",\"entityType\":\"t\",\"observations\":[]}\n{\"type\":\"entity\",\"name\":\"b\",\"entityType\":\"t\",\"observations\":[\"o\xff\"]}\n", `.claude/memory.jsonl:2:64: /observations/0: file is not valid UTF-8`},
 		{"utf16", "workflow-state", "\xff\xfe{\x00}\x00", ws + `:1:1: /: file is UTF-16 encoded, want UTF-8`},
 		{"deep arrays", "json", deep, ws + ":1:1001: /0/0/0/0/0/0/…(991 more)…/0/0/0: nesting deeper than 1000 levels"},
 		{"huge exponent", "workflow-state", `{"ttl": 1e999999999}`, ws + `:1:9: /ttl: number out of range: more than 100 characters or an exponent beyond ±400`},
@@ -213,6 +218,28 @@ func TestCustomSchema(t *testing.T) {
 		}
 		// cached: the same problem again
 		assert.Equal(t, got, v.Validate(f, []byte(`{}`), schema))
+	}
+}
+
+// A user schema's $ref cycle is named by the schema's repo-relative path,
+// as a compile error is, never by its absolute file:// URL (attack25
+// hostile observation); a root with a space, which a URL escapes, too.
+func TestCustomSchemaRefCycle(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "my repo")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "schemas"), 0o755))
+	for name, body := range map[string]string{
+		"schemas/self.json": `{"$ref": "#"}`,
+		"schemas/a.json":    `{"$ref": "b.json"}`,
+		"schemas/b.json":    `{"$ref": "a.json"}`,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(body), 0o644))
+	}
+	v := newValidator(t, Options{Root: root})
+	for schema, want := range map[string]string{
+		"schemas/self.json": `x.json:1:1: /: schema $ref cycle: both /$ref and / resolve to "schemas/self.json#"`,
+		"schemas/a.json":    `x.json:1:1: /: schema $ref cycle: both /$ref/$ref and / resolve to "schemas/a.json#"`,
+	} {
+		assert.Equal(t, []string{want}, lines(v.Validate("x.json", []byte(`{"a": 1}`), schema)), schema)
 	}
 }
 

@@ -60,7 +60,7 @@ func (v *Validator) compileCustom(name string) *compiled {
 	if err != nil {
 		return broken("is invalid: %s", cleanCompileError(err, root))
 	}
-	return &compiled{schema: sch}
+	return &compiled{schema: sch, base: (&url.URL{Scheme: "file", Path: filepath.ToSlash(root) + "/"}).String()}
 }
 
 // readSchema reads the schema file rel (repo-relative; file is its path in

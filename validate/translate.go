@@ -22,8 +22,10 @@ import (
 var printer = message.NewPrinter(language.English)
 
 // check validates doc against sch and translates the validator's error tree
-// into one problem per leaf cause, positioned by loc.
-func check(path string, doc any, loc *locator, sch *jsonschema.Schema) []state.Problem {
+// into one problem per leaf cause, positioned by loc. base is the URL
+// prefix of the user's schema files (file://ROOT/, "" for the built-in
+// ones), which a schema location is named without, as compile errors are.
+func check(path string, doc any, loc *locator, sch *jsonschema.Schema, base string) []state.Problem {
 	err := sch.Validate(doc)
 	if err == nil {
 		return nil
@@ -73,6 +75,20 @@ func check(path string, doc any, loc *locator, sch *jsonschema.Schema) []state.P
 			}
 		case *kind.Group, *kind.Schema, *kind.Reference:
 			// containers without causes carry no finding of their own
+		case *kind.RefCycle:
+			// a user schema's $ref loop: named by the schema's
+			// repo-relative path, never the absolute file:// URL
+			at := func(kw string) string {
+				if kw == "" {
+					return "/"
+				}
+				return kw
+			}
+			u := k.URL
+			if base != "" {
+				u = strings.TrimPrefix(u, base)
+			}
+			add(ptr, fmt.Sprintf("schema $ref cycle: both %s and %s resolve to %s", at(k.KeywordLocation1), at(k.KeywordLocation2), strconv.Quote(u)))
 		default:
 			add(ptr, describe(e.ErrorKind))
 		}

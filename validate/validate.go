@@ -80,6 +80,7 @@ type Validator struct {
 type compiled struct {
 	schema *jsonschema.Schema
 	broken string
+	base   string // a user schema's URL prefix, file://ROOT/ (check)
 }
 
 // New returns a Validator. The built-in schemas are parsed when first needed
@@ -201,7 +202,7 @@ func (v *Validator) ValidateAs(path string, data []byte, schema, format string) 
 	if sch.broken != "" {
 		return state.Problems{{Path: path, Message: sch.broken}}
 	}
-	ps = check(path, doc, loc, sch.schema)
+	ps = check(path, doc, loc, sch.schema, sch.base)
 	ps = append(ps, rules(schema, path, doc, loc)...)
 	sortProblems(ps)
 	return ps
@@ -256,10 +257,54 @@ func checkBytes(path string, data []byte) ([]byte, state.Problems) {
 		return nil, state.Problems{problemAt(path, data, i, "file is binary (NUL byte)")}
 	}
 	if !utf8.Valid(data) {
-		return nil, state.Problems{problemAt(path, data, firstInvalidUTF8(data), "file is not valid UTF-8")}
+		return nil, state.Problems{problemAt(path, data, firstInvalidUTF8(data), notUTF8)}
 	}
 	return data, nil
 }
+
+// checkJSONBytes is checkBytes for JSON text (sep 0: one document; '\n':
+// one a line): invalid UTF-8 inside a value is reported at that value's
+// JSON pointer (/a/b for a string there), not at the document's, as a
+// syntax error would be.
+func checkJSONBytes(path string, data []byte, sep byte) ([]byte, state.Problems) {
+	text, ps := checkBytes(path, data)
+	if len(ps) != 1 || ps[0].Message != notUTF8 {
+		return text, ps
+	}
+	text = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	off := firstInvalidUTF8(text)
+	doc := text
+	if sep != 0 {
+		start := bytes.LastIndexByte(text[:off], sep) + 1
+		end := bytes.IndexByte(text[off:], sep)
+		if end < 0 {
+			end = len(text) - off
+		}
+		doc, off = text[start:off+end], off-start
+	}
+	ps[0].Pointer = pointerAtByte(doc, off)
+	return nil, ps
+}
+
+// pointerAtByte is the JSON pointer of the value being read at byte off of
+// data when the parser stops there: the string holding an invalid UTF-8
+// byte, or the object whose key holds it. The byte is replaced, in a copy,
+// by a control character, which JSON refuses wherever it is. "" when the
+// parser stops elsewhere (a syntax error before it).
+func pointerAtByte(data []byte, off int) string {
+	c := bytes.Clone(data)
+	c[off] = 0x01
+	p := newJSONParser(c, true)
+	p.index.stack = true // as syntaxProblem: no value built, a node a level
+	p.want = skipAll
+	if _, err := p.parse(); err == nil || err.off != off {
+		return ""
+	}
+	return p.index.pointer(p.cur)
+}
+
+// notUTF8 is checkBytes's message for a file that is not valid UTF-8.
+const notUTF8 = "file is not valid UTF-8"
 
 func firstInvalidUTF8(data []byte) int {
 	for i := 0; i < len(data); {
@@ -342,7 +387,7 @@ func decodeJSON(path string, data []byte) (any, *locator, state.Problems) {
 }
 
 func decodeJSONFor(path string, data []byte, want *Want) (any, *locator, state.Problems) {
-	data, ps := checkBytes(path, data)
+	data, ps := checkJSONBytes(path, data, 0)
 	if ps != nil {
 		return nil, nil, ps
 	}
@@ -399,7 +444,7 @@ func (v *Validator) validateJSONL(path string, data []byte) state.Problems {
 // validateLines checks that every non-empty line is a JSON document valid
 // against sch (well-formed only when sch is nil).
 func (v *Validator) validateLines(path string, data []byte, sch *compiled) state.Problems {
-	data, ps := checkBytes(path, data)
+	data, ps := checkJSONBytes(path, data, '\n')
 	if ps != nil {
 		return ps
 	}
@@ -417,7 +462,7 @@ func (v *Validator) validateLines(path string, data []byte, sch *compiled) state
 		}
 		doc, loc, lps := decodeJSON(path, line)
 		if lps == nil && sch != nil {
-			lps = check(path, doc, loc, sch.schema)
+			lps = check(path, doc, loc, sch.schema, sch.base)
 			sortProblems(lps)
 		}
 		for _, p := range lps {

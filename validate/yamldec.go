@@ -414,3 +414,61 @@ func (c *yamlConverter) decimal(n *yaml.Node) (any, *yamlErr) {
 	f := new(big.Float).SetPrec(200).SetRat(r)
 	return json.Number(f.Text('g', -1)), nil
 }
+
+// WrittenScalar returns the text of the scalar that the top-level key holds
+// in the YAML mapping document data, as written: "0x10" for max_size: 0x10,
+// where DecodeYAML gives the number 16. Anchors and merge keys (<<) are
+// followed as DecodeYAML follows them. ok is false when data holds no such
+// scalar. data is expected to be a document DecodeYAML accepted.
+func WrittenScalar(data []byte, key string) (text string, ok bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return "", false
+	}
+	return writtenScalar(doc.Content[0], key, 0)
+}
+
+func writtenScalar(m *yaml.Node, key string, depth int) (string, bool) {
+	m = unalias(m)
+	if m == nil || m.Kind != yaml.MappingNode || depth > MaxDepth {
+		return "", false
+	}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := unalias(m.Content[i]), m.Content[i+1]
+		switch {
+		case k == nil || k.Kind != yaml.ScalarNode:
+		case k.ShortTag() == "!!merge":
+			merges = append(merges, v)
+		case k.Value == key:
+			if v = unalias(v); v != nil && v.Kind == yaml.ScalarNode {
+				return v.Value, true
+			}
+			return "", false
+		}
+	}
+	// the mapping's own key wins; among merged mappings the earlier one
+	for _, mv := range merges {
+		srcs := []*yaml.Node{mv}
+		if mv = unalias(mv); mv != nil && mv.Kind == yaml.SequenceNode {
+			srcs = mv.Content
+		}
+		for _, src := range srcs {
+			if s, ok := writtenScalar(src, key, depth+1); ok {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
+// unalias is the node an alias names (bounded: a self-naming alias is nil).
+func unalias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
+		if i > MaxDepth {
+			return nil
+		}
+		n = n.Alias
+	}
+	return n
+}

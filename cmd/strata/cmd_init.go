@@ -156,6 +156,10 @@ func printWithheld(e *env, eng *engine.Engine) {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
 			continue
 		}
+		if p.Never() {
+			fmt.Fprintf(e.Out, "not kept (%s): %s\n", p.Reason, state.TermSafe(p.Path))
+			continue
+		}
 		if strings.Contains(p.Reason, "strata.keepPrivate") {
 			fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
 			continue

@@ -134,7 +134,7 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		return p
 	}
 	name := func(p string) string {
-		return state.TermSafe(path(p)) // a remote names its paths
+		return state.ShownPath(path(p)) // a remote names its paths
 	}
 	label := "sync with "
 	if shown != nil {
