@@ -172,3 +172,14 @@ func TestYAMLPastTheLimitIsNotRead(t *testing.T) {
 	assert.Contains(t, ps[0], "more than 10000 values in the document")
 	assert.Less(t, bytes, uint64(2*len(doc)+1000*maxYAMLValues), "allocated %d bytes for %d bytes of YAML", bytes, len(doc))
 }
+
+// TestInvalidUTF8IsLocatedWithoutBuilding: the pass that finds the
+// pointer of a string holding an invalid UTF-8 byte builds no value either.
+func TestInvalidUTF8IsLocatedWithoutBuilding(t *testing.T) {
+	v := newValidator(t, Options{})
+	doc := append(numbers(400_000, `], "s": "a`), "\xffb\"}"...)
+	var ps []string
+	bytes := allocatedBy(func() { ps = lines(v.Validate(ws, doc, SchemaJSON)) })
+	assert.Equal(t, []string{fmt.Sprintf("%s:1:%d: /s: file is not valid UTF-8", ws, len(doc)-3)}, ps)
+	assert.Less(t, bytes, uint64(4*len(doc)), "allocated %d bytes for a %d-byte document", bytes, len(doc))
+}
