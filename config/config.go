@@ -138,6 +138,15 @@ type Config struct {
 	// rule of .strata.yaml, which may come with the repository from
 	// anyone who can push to it.
 	KeepPrivate func(rel string) bool
+	// Tracked reports whether git tracks a repo-relative path: the index
+	// holds it, as written (nil: every path counts as tracked). A file that
+	// git does not track and that only a rule of .strata.yaml keeps — no
+	// built-in rule (DefaultRules, the layer files) matches it — is private:
+	// that file may come with the repository from anyone who can push, and
+	// its rule would otherwise publish a file the user never gave to git
+	// (attack25 K4: a committed config/* rule and the user's own
+	// config/credentials.yml). It too is kept only when KeepPrivate says so.
+	Tracked func(rel string) bool
 	// Filter names the filter driver git passes a repo-relative path through
 	// (its filter attribute; "" or nil: none). git publishes such a file
 	// only in its cleaned (encrypted) form, so, like an ignored one, it is
@@ -513,12 +522,17 @@ const (
 	whyLocalJSON = "a *.local.json file (private by convention)"
 )
 
+// WhyUntracked is the reason a file that git does not track, and that only
+// a rule of .strata.yaml keeps (no built-in rule), is private (Tracked).
+const WhyUntracked = "git does not track it and only a " + FileName + " rule keeps it"
+
 // Private reports why a path that a rule would keep is withheld as private
 // ("" when it is not): git ignores it, git filters it (a clean/smudge
 // driver such as git-crypt's: git publishes only the cleaned form), or it
 // is a *.local.json file (Claude Code's settings.local.json holds API
-// keys). A user rule naming the path exactly, without wildcards, keeps it
-// anyway.
+// keys), or git does not track it and only a .strata.yaml rule keeps it
+// (Tracked). Only the user's git configuration keeps it anyway
+// (KeepPrivate), never a rule.
 func (c *Config) Private(rel string) string {
 	if _, why := c.classify(rel); why != whyNot {
 		return why
@@ -580,7 +594,7 @@ func (c *Config) classify(rel string) (Kept, string) {
 		if strings.HasPrefix(rel, "~/") {
 			return k, ""
 		}
-		return k, c.privacy(rel, named)
+		return k, c.privacy(rel, named, false)
 	}
 	if checkRel(rel) != nil || strings.HasPrefix(rel, "~/") || Transient(path.Base(rel)) || hasControl(rel) {
 		return Kept{}, whyNot
@@ -611,12 +625,40 @@ func (c *Config) classify(rel string) (Kept, string) {
 		if k.TTL == "" {
 			k.TTL = c.TTL
 		}
-		if why := c.privacy(rel, i < c.user && r.Glob == rel); why != "" {
+		if why := c.privacy(rel, i < c.user && r.Glob == rel, i < c.user && !builtin(rel)); why != "" {
 			return Kept{}, why
 		}
 		return k, ""
 	}
 	return Kept{}, whyNot
+}
+
+// builtin reports whether a built-in rule (DefaultRules) matches rel: a
+// state file strata keeps without any .strata.yaml, untracked or not (an
+// agent's state file is usually untracked; keeping it is the product).
+func builtin(rel string) bool {
+	for _, r := range DefaultRules {
+		if globMatch(r.Glob, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// OnlyUserRule reports whether rel is matched first by a rule of
+// .strata.yaml and by no built-in rule, so that it is kept only while git
+// tracks it or the user's git configuration keeps it (Tracked): sync asks
+// git itself whether it tracks such a path before it publishes it.
+func (c *Config) OnlyUserRule(rel string) bool {
+	if rel == c.L2() || rel == c.Graph || c.OtherMemory(rel) || builtin(rel) {
+		return false
+	}
+	for i, r := range c.Rules {
+		if globMatch(r.Glob, rel) {
+			return i < c.user && !r.Ignore
+		}
+	}
+	return false
 }
 
 // Named reports whether rel is kept even when it is private: the user's
@@ -633,7 +675,9 @@ func (c *Config) Named(rel string) bool {
 // its merge commit, or left untracked by a reset), written by anyone who
 // can push, who would read the file off the remote after the next sync
 // (attack19-remote 5, verify-remote N2); the reason then says how to keep it.
-func (c *Config) privacy(rel string, named bool) string {
+// userOnly is set when only a rule of .strata.yaml matches rel (no built-in
+// one): then a file git does not track is private too (Tracked).
+func (c *Config) privacy(rel string, named, userOnly bool) string {
 	if c.LinkAbove != nil {
 		if why := c.LinkAbove(rel); why != "" {
 			return why
@@ -661,6 +705,10 @@ func (c *Config) privacy(rel string, named bool) string {
 	}
 	if why == "" && c.PrivateBefore != nil {
 		why = c.PrivateBefore(rel)
+	}
+	if why == "" && userOnly && c.Tracked != nil && !c.Tracked(rel) {
+		// the reason itself says a .strata.yaml rule does not keep it
+		why, named = WhyUntracked, false
 	}
 	switch {
 	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):

@@ -631,6 +631,49 @@ files:
 	assert.True(t, ok, "not private: kept as before")
 }
 
+// TestUntrackedOnlyUserRuleIsPrivate: a file git does not track that only
+// a .strata.yaml rule keeps is private (attack25 K4: a committed config/*
+// rule published the user's untracked config/credentials.yml), whether the
+// rule names it or not; a tracked one is kept, and so is an untracked file
+// a built-in rule matches (a user rule giving it another schema included)
+// and the layer files. The user's strata.keepPrivate keeps it.
+func TestUntrackedOnlyUserRuleIsPrivate(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	c := load(t, `
+files:
+  - {glob: "config/*", schema: yaml}
+  - {glob: "notes/secret.md", schema: markdown}
+  - {glob: ".claude/*.json", schema: json}
+`)
+	tracked := map[string]bool{"config/app.yml": true}
+	c.Tracked = func(rel string) bool { return tracked[rel] }
+	keep := map[string]bool{}
+	c.KeepPrivate = func(rel string) bool { return keep[rel] }
+	for _, p := range []string{"config/credentials.yml", "notes/secret.md"} {
+		_, ok := c.Classify(p)
+		assert.False(t, ok, "kept: %s", p)
+		assert.Equal(t, "git does not track it and only a .strata.yaml rule keeps it", c.Private(p), p)
+		assert.True(t, c.OnlyUserRule(p), p)
+	}
+	for _, p := range []string{"config/app.yml", ".claude/workflow-state.json", ".claude/x.json", "PhaseOutputs/p1/phase-1.json", ".claude/memory/MEMORY.md", DefaultGraph} {
+		_, ok := c.Classify(p)
+		assert.True(t, ok, "not kept: %s", p)
+	}
+	for _, p := range []string{".claude/x.json", ".claude/memory/MEMORY.md", DefaultGraph, "elsewhere/x.yml"} {
+		assert.False(t, c.OnlyUserRule(p), p)
+	}
+	keep["config/credentials.yml"] = true
+	_, ok := c.Classify("config/credentials.yml")
+	assert.True(t, ok, "strata.keepPrivate")
+	// git's other reasons come first: an ignored file says so
+	c.Ignored = func(rel string) bool { return rel == "notes/secret.md" }
+	assert.Contains(t, c.Private("notes/secret.md"), "ignored by git; .strata.yaml names it")
+	// without an answer (nil) every path counts as tracked
+	c.Tracked, c.Ignored = nil, nil
+	_, ok = c.Classify("notes/secret.md")
+	assert.True(t, ok)
+}
+
 // TestLocalJSONFolded: the *.local.json convention holds for every name a
 // case-insensitive file system takes for one (attack24 G2: a peer's
 // .claude/Settings.Local.json, on a Mac the user's settings.local.json,

@@ -398,6 +398,13 @@ func TestSchemaEditReloads(t *testing.T) {
 	write(t, eng, config.FileName, "files:\n  - glob: \"notes/*.json\"\n    schema: schemas/note.schema.json\n")
 	write(t, eng, "schemas/note.schema.json", `{"type": "object"}`)
 	write(t, eng, "notes/a.json", `{"id": 1}`)
+	// only the rule of .strata.yaml keeps the untracked notes: the user's
+	// git configuration keeps them
+	for _, p := range []string{"notes/a.json", "notes/c.json"} {
+		if out, err := exec.Command("git", "-C", eng.Root(), "config", "--add", "strata.keepPrivate", p).CombinedOutput(); err != nil {
+			t.Fatalf("git config: %v: %s", err, out)
+		}
+	}
 	eng, err := engine.Open(eng.Root())
 	if err != nil {
 		t.Fatal(err)

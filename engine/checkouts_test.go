@@ -78,7 +78,7 @@ func TestCheckoutsBatch(t *testing.T) {
 func TestCheckoutsAddContent(t *testing.T) {
 	e := newRepo(t)
 	yaml := "files:\n  - glob: \".claude/sub/*.json\"\n    schema: json\n"
-	e = withConfig(t, e, yaml)
+	e = withOwnFiles(t, e, yaml, ".claude/sub/b.json", ".claude/sub/c.json")
 	paths := []string{".claude/a.json", ".claude/sub/b.json", ".claude/sub/c.json"}
 	for _, p := range paths {
 		edit(t, e, p, `{"v": "`+p+`"}`)

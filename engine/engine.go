@@ -160,6 +160,7 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.Ignored = e.ignored             // git-ignored files are private (trust.go)
 	cfg.PrivateBefore = e.privateBefore // and so are files HEAD's or an earlier HEAD's rules made private
 	cfg.Filter = e.filtered             // and so are files git filters
+	cfg.Tracked = e.tracked             // and untracked files only a .strata.yaml rule keeps
 	cfg.Nested = e.nestedRel            // files of a submodule or a nested clone are its own
 	cfg.LinkAbove = e.linkAbove         // and files through a link loop (loop -> .)
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
@@ -262,6 +263,20 @@ func (e *Engine) privateBefore(rel string) string {
 		}
 	}
 	return ""
+}
+
+// tracked is config.Config.Tracked: the index holds rel, or the path where
+// it really is when a folder of it is a symbolic link to another folder of
+// the work tree (git shares that file already).
+func (e *Engine) tracked(rel string) bool {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	if ig.Tracked(rel) {
+		return true
+	}
+	real, ok := e.realRel(rel)
+	return ok && ig.Tracked(real)
 }
 
 func (e *Engine) filtered(rel string) string {

@@ -64,6 +64,20 @@ func withConfig(tb testing.TB, e *Engine, yaml string) *Engine {
 	return e
 }
 
+// withOwnFiles is withConfig for rules of the user's own that keep files
+// git does not track (paths): the user's git configuration keeps them
+// (strata.keepPrivate), as only it keeps an untracked file no built-in
+// rule matches.
+func withOwnFiles(tb testing.TB, e *Engine, yaml string, paths ...string) *Engine {
+	tb.Helper()
+	for _, p := range paths {
+		if out, err := exec.Command("git", "-C", e.Config().Root, "config", "--add", "strata.keepPrivate", p).CombinedOutput(); err != nil {
+			tb.Fatalf("git config: %v: %s", err, out)
+		}
+	}
+	return withConfig(tb, e, yaml)
+}
+
 func kept(t *testing.T, e *Engine, path string) config.Kept {
 	t.Helper()
 	k, ok := e.Config().Classify(path)

@@ -26,7 +26,7 @@ func TestNothingThroughALinkIntoGit(t *testing.T) {
 		{"a nested repository's", "sub/.git"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n")
+			e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n", "g/probe", "g/new")
 			now := t0
 			e.Now = func() time.Time { now = now.Add(time.Minute); return now }
 			root := e.Config().Root
@@ -147,7 +147,7 @@ func TestDanglingLinkDirIsNotADeletion(t *testing.T) {
 func TestCheckoutsDirSwappedForLinkIntoGit(t *testing.T) {
 	for _, when := range []string{"before Commit", "within Add"} {
 		t.Run(when, func(t *testing.T) {
-			e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n")
+			e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n", "g/pwned")
 			root := e.Config().Root
 			if err := os.Mkdir(filepath.Join(root, "g"), 0o755); err != nil {
 				t.Fatal(err)
@@ -205,7 +205,7 @@ func TestCheckoutsDirSwappedForLinkIntoGit(t *testing.T) {
 // only when inside() looked: with the directory's resolution cached from
 // before g was swapped for a link into .git, it still writes nothing there.
 func TestPutThroughASwappedDirWritesNothing(t *testing.T) {
-	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n")
+	e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n", "g/probe")
 	root := e.Config().Root
 	edit(t, e, "g/probe", "recorded\n")
 	k := kept(t, e, "g/probe")
@@ -232,7 +232,7 @@ func TestPutThroughASwappedDirWritesNothing(t *testing.T) {
 // judged where it really is: with g's resolution cached from before g was
 // swapped for a link into .git, a write of g/sub/new makes no .git/sub.
 func TestNoDirectoryMadeThroughASwappedDir(t *testing.T) {
-	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n  - {glob: \"g/*/*\", schema: markdown}\n")
+	e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"g/*\", schema: markdown}\n  - {glob: \"g/*/*\", schema: markdown}\n", "g/probe", "g/sub/new")
 	root := e.Config().Root
 	edit(t, e, "g/probe", "recorded\n")
 	if _, p := e.Read(kept(t, e, "g/probe")); p != nil { // inside() caches g's resolution

@@ -33,7 +33,7 @@ func swapBeforeRead(t *testing.T, e *Engine, d, target string) {
 }
 
 func TestRecordNeverReadsThroughAFolderSwappedOutOfTheTree(t *testing.T) {
-	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n")
+	e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n", "d/config.json")
 	edit(t, e, "d/config.json", `{"a":0}`)
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "config.json"), []byte(`{"auths":"SECRETMARKER"}`), 0o644); err != nil {
@@ -57,7 +57,7 @@ func TestRecordNeverReadsThroughAFolderSwappedOutOfTheTree(t *testing.T) {
 }
 
 func TestReadFollowsAFolderSwappedForALinkInsideTheTree(t *testing.T) {
-	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n")
+	e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n", "d/config.json")
 	edit(t, e, "d/config.json", `{"a":0}`)
 	edit(t, e, "other/config.json", `{"a":1}`)
 	swapBeforeRead(t, e, "d", filepath.Join(e.Config().Root, "other"))
@@ -68,7 +68,7 @@ func TestReadFollowsAFolderSwappedForALinkInsideTheTree(t *testing.T) {
 }
 
 func TestReadRefusesAFolderSwappedForALinkIntoGit(t *testing.T) {
-	e := withConfig(t, newRepo(t), "files:\n  - {glob: \"d/*\"}\n")
+	e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"d/*\"}\n", "d/config")
 	edit(t, e, "d/config", "x\n")
 	swapBeforeRead(t, e, "d", ".git")
 	f, p := e.Read(kept(t, e, "d/config"))
@@ -84,7 +84,7 @@ func TestReadRefusesAFolderSwappedForALinkIntoGit(t *testing.T) {
 func TestReadOpensTheRootAgainAfterRelease(t *testing.T) {
 	for name, release := range map[string]func(*Engine){"Release": (*Engine).Release, "Forget": (*Engine).Forget} {
 		t.Run(name, func(t *testing.T) {
-			e := withConfig(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n")
+			e := withOwnFiles(t, newRepo(t), "files:\n  - {glob: \"d/*\", schema: json}\n", "d/config.json")
 			edit(t, e, "d/config.json", `{"a":0}`)
 			k := kept(t, e, "d/config.json")
 			if f, p := e.Read(k); p != nil || string(f.Content) != `{"a":0}` {

@@ -82,7 +82,7 @@ func markSaved(outs []Outcome, saved map[string]Outcome) {
 // Private is a file a rule would keep but strata withholds as private.
 type Private struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", or the *.local.json convention
+	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", the *.local.json convention, config.WhyUntracked...
 }
 
 // Nested reports whether p is withheld as a file of another git repository
@@ -107,7 +107,8 @@ func (p Private) KeepCommand() string {
 
 // Withheld lists the private files the last scan found (AllPaths, Status
 // and Init scan): git ignores or filters them, they are *.local.json files,
-// or they belong to a git repository nested in the work tree. Only the
+// git does not track them and only a .strata.yaml rule keeps them, or they
+// belong to a git repository nested in the work tree. Only the
 // user's git configuration (strata.keepPrivate) keeps one, and never a
 // nested repository's.
 func (e *Engine) Withheld() []Private {
@@ -134,8 +135,10 @@ func (e *Engine) Withheld() []Private {
 // itself here (one `git check-ignore` and one `git check-attr filter` over
 // the paths the rules would keep, Store.CheckIgnore and Store.CheckFilter),
 // so a source of git's rules that the in-process matchers read differently
-// (gitstore.Ignores, gitstore.Attributes) cannot let such a file out: it is
-// published only when the user's strata.keepPrivate names it. The home view, whose
+// (gitstore.Ignores, gitstore.Attributes) cannot let such a file out; so is
+// whether git tracks a path that only a .strata.yaml rule keeps (one `git
+// ls-files` over those paths, Store.CheckTracked, beside the other two). Such
+// a file is published only when the user's strata.keepPrivate names it. The home view, whose
 // tree names are not work-tree paths, is not asked about.
 //
 // The commits the remote lacks are found in-process (PathsSinceQuick).
@@ -246,11 +249,12 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 
 // unpublishable returns, by path, why each of paths is one the current
 // rules would not keep: outside the work tree, kept by no rule, private by
-// the in-process rules, or ignored or filtered by git as git itself answers
-// (unless the user's strata.keepPrivate names it).
+// the in-process rules, or ignored or filtered by git as git itself
+// answers, or, kept only by a .strata.yaml rule, not tracked by git as git
+// itself answers (unless the user's strata.keepPrivate names it).
 func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[string]string, error) {
 	why := map[string]string{}
-	var ask []string
+	var ask, askTracked []string // askTracked: kept only by a .strata.yaml rule, so only while git tracks it
 	for _, p := range sortedKeys(paths) {
 		if strings.HasPrefix(p, "~") || gitstore.ValidPath(p) != nil {
 			why[p] = "outside the work tree"
@@ -261,24 +265,37 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 			}
 		} else if e.display == "" && !e.cfg.Named(p) {
 			ask = append(ask, p)
+			if e.cfg.OnlyUserRule(p) {
+				askTracked = append(askTracked, p)
+			}
 		}
 	}
 	if len(ask) > 0 {
-		// the two git processes run side by side: a sync waits for one
-		// start of git, not two in turn, before it pushes
+		// the git processes run side by side: a sync waits for one start
+		// of git, not three in turn, before it pushes
 		type answer struct {
 			filtered map[string]string
+			tracked  map[string]bool
 			err      error
 		}
-		attr := make(chan answer, 1)
+		attr, track := make(chan answer, 1), make(chan answer, 1)
 		go func() {
 			filtered, err := e.store.CheckFilter(ctx, ask)
-			attr <- answer{filtered, err}
+			attr <- answer{filtered: filtered, err: err}
+		}()
+		go func() {
+			tracked, err := e.store.CheckTracked(ctx, askTracked)
+			track <- answer{tracked: tracked, err: err}
 		}()
 		ignored, err := e.store.CheckIgnore(ctx, ask)
-		a := <-attr
-		if err = cmp.Or(a.err, err); err != nil {
+		a, t := <-attr, <-track
+		if err = cmp.Or(a.err, t.err, err); err != nil {
 			return nil, err
+		}
+		for _, p := range askTracked {
+			if !t.tracked[p] {
+				why[p] = "private: " + config.WhyUntracked
+			}
 		}
 		for p, driver := range a.filtered {
 			why[p] = "private: " + config.WhyFiltered(driver)

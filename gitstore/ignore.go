@@ -140,6 +140,20 @@ func (ig *Ignores) isTracked(rel string) bool {
 	return ig.tracked[rel]
 }
 
+// Tracked reports whether git tracks the repo-relative path rel: the index
+// holds it as written, case included, as `git ls-files -- rel` answers
+// (Store.CheckTracked). An index that cannot be read tracks nothing. The
+// index is read once per Ignores, with the ignore rules (a watcher's
+// engine reads both again for each batch).
+func (ig *Ignores) Tracked(rel string) bool {
+	if ig == nil || rel == "" {
+		return false
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	return ig.isTrackedExact(rel)
+}
+
 // isTrackedExact reports whether the index holds rel as written, case
 // included: under core.ignorecase a tracked PROD.ENV made an ignored
 // prod.env count as tracked where git itself, on a file system that tells

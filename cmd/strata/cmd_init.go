@@ -152,18 +152,20 @@ func formatOf(p string) string {
 // private, and how to keep one anyway.
 func printWithheld(e *env, eng *engine.Engine) {
 	for _, p := range eng.Withheld() {
-		if p.Nested() {
-			fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
-			continue
-		}
-		if p.Never() {
-			fmt.Fprintf(e.Out, "not kept (%s): %s\n", p.Reason, state.TermSafe(p.Path))
-			continue
-		}
-		if strings.Contains(p.Reason, "strata.keepPrivate") {
-			fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
-			continue
-		}
+		printPrivate(e, p)
+	}
+}
+
+// printPrivate is printWithheld's line for one private file.
+func printPrivate(e *env, p engine.Private) {
+	switch {
+	case p.Nested():
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
+	case p.Never():
+		fmt.Fprintf(e.Out, "not kept (%s): %s\n", p.Reason, state.TermSafe(p.Path))
+	case strings.Contains(p.Reason, "strata.keepPrivate"):
+		fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
+	default:
 		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: %s\n", p.Reason, state.TermSafe(p.Path), p.KeepCommand())
 	}
 }

@@ -39,7 +39,10 @@ against every version before it is written.
 Without -o the schema goes to stdout. --apply (with -o FILE.json inside the
 work tree) adds {glob, schema: FILE} as the first rule of .strata.yaml for
 each glob, keeping the file's comments, and validates the matching files,
-those skipped because they do not parse included (exit 1 if one fails).`,
+those skipped because they do not parse included (exit 1 if one fails); a
+matching file strata withholds as private (one git does not track, which
+only a rule of .strata.yaml would keep, or one git ignores) is named with
+the command that keeps it, not validated.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Usage: "write the schema to `FILE` (missing folders are created)", Destination: &o.Output},
 			&cli.BoolFlag{Name: "apply", Usage: "add the rule to .strata.yaml and validate the files (needs -o)", Destination: &o.Apply},
@@ -137,13 +140,34 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 			}
 		}
 	}
+	ve := *e
+	ve.Dir = root
+	// A file the new rule matches but strata withholds as private (git
+	// does not track it and only this rule keeps it, or git ignores it) is
+	// not kept until the user's git configuration keeps it: said, not
+	// validated (attack25 K4).
+	if len(paths) > 0 {
+		after, err := open(&ve)
+		if err != nil {
+			return err
+		}
+		slices.Sort(paths)
+		kept := paths[:0]
+		for _, p := range paths {
+			if _, ok := after.Config().Classify(p); !ok {
+				if why := after.Config().Private(p); why != "" {
+					printPrivate(e, engine.Private{Path: p, Reason: why})
+					continue
+				}
+			}
+			kept = append(kept, p)
+		}
+		paths = kept
+	}
 	if len(paths) == 0 {
 		return nil
 	}
 	fmt.Fprintln(e.Out, "strata validate now says:")
-	slices.Sort(paths)
-	ve := *e
-	ve.Dir = root
 	return runValidate(&ve, validateOptions{Paths: paths})
 }
 

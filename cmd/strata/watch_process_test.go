@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -56,6 +57,23 @@ func newProcRepo(t *testing.T) *procRepo {
 	r.git("commit", "-q", "--allow-empty", "-m", "base")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".strata.yaml"), []byte(stateGlobConfig), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "state"), 0o755))
+	// Only the rule of .strata.yaml keeps the untracked state files: the
+	// user's git configuration keeps every name the tests write
+	// (strata.keepPrivate), appended to .git/config in one write.
+	var keep strings.Builder
+	keep.WriteString("[strata]\n")
+	for _, f := range []struct {
+		prefix string
+		n      int
+	}{{"f", 20}, {"r", 5}, {"w", 15}} {
+		for i := range f.n {
+			fmt.Fprintf(&keep, "\tkeepPrivate = state/%s%02d.json\n", f.prefix, i)
+		}
+	}
+	gc, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = gc.WriteString(keep.String())
+	require.NoError(t, errors.Join(err, gc.Close()))
 	return r
 }
 

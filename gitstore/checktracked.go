@@ -1,0 +1,77 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// CheckTracked asks git itself which of the repo-relative paths it tracks
+// (the index holds them): `git --literal-pathspecs ls-files -z` in the work
+// tree over the paths, so an index the in-process reader (Ignores.Tracked)
+// reads differently cannot let an untracked file out. A path with a
+// symbolic link among its folders counts as tracked also when git tracks
+// the file where it really is, in the work tree (git shares that file
+// already). The paths go to git as arguments, in as few runs as the
+// command line allows (one for any usual number). A store with no work tree
+// tracks nothing. It returns an error only when git cannot be run or fails.
+func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if s.root == "" || len(paths) == 0 {
+		return out, nil
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, errors.New("sync needs the git binary on PATH")
+	}
+	asked := map[string][]string{} // the name git is asked about -> the paths it answers for
+	var names []string
+	ask := func(name, p string) {
+		if _, dup := asked[name]; !dup {
+			names = append(names, name)
+		}
+		asked[name] = append(asked[name], p)
+	}
+	linked := map[string]bool{}
+	var realRoot string
+	for _, p := range paths {
+		if p == "" || strings.ContainsRune(p, 0) {
+			continue
+		}
+		ask(p, p)
+		if s.beyondSymlink(p, linked) {
+			if realRoot == "" {
+				realRoot, _ = filepath.EvalSymlinks(s.root)
+			}
+			if real, ok := s.realRel(realRoot, p); ok {
+				ask(real, p)
+			}
+		}
+	}
+	for len(names) > 0 {
+		// at most ~100 KB of names a run: far below any system's limit on
+		// a command line
+		n, size := 0, 0
+		for n < len(names) && (n == 0 || size+len(names[n]) < 100<<10) {
+			size += len(names[n]) + 1
+			n++
+		}
+		args := append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, names[:n]...)
+		names = names[n:]
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = s.root
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, &gitError{args: []string{"ls-files"}, stderr: stderr.String(), err: err}
+		}
+		for _, name := range strings.Split(stdout.String(), "\x00") {
+			for _, p := range asked[name] {
+				out[p] = true
+			}
+		}
+	}
+	return out, nil
+}
