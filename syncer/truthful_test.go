@@ -416,6 +416,26 @@ func TestSyncJudgesOlderKeptLocalCommits(t *testing.T) {
 	if got, want := git(t, b.dir, "rev-parse", "refs/strata-remotes/origin/state"), git(t, w.remote, "rev-parse", "refs/strata/state"); got != want {
 		t.Fatalf("b's tracking ref at %s, the remote at %s", got, want)
 	}
+	// taken in two steps — a trailered update to an invalid version, then
+	// the older form's drop of it — the drop is a deletion log PATH shows,
+	// and restore PATH finds the version before it (attack25 recheck N2:
+	// log showed the update only, restore said "not recorded")
+	if got := b.read(wsPath); got != "<absent>" {
+		t.Fatalf("b's %s: %q, want the drop taken", wsPath, got)
+	}
+	ents, err := b.eng.Log(state.LogQuery{Path: wsPath})
+	if err != nil || len(ents) < 2 || ents[0].Action != state.ActionDelete || ents[0].Source != state.SourceSync || ents[1].Action != state.ActionUpdate {
+		t.Fatalf("b: log %s = %+v, %v; want the drop as a sync deletion, then the update", wsPath, ents, err)
+	}
+	if all, err := b.eng.Log(state.LogQuery{}); err != nil || !slices.ContainsFunc(all, func(e state.Entry) bool {
+		return e.Path == wsPath && e.Action == state.ActionDelete
+	}) {
+		t.Fatalf("b: log = %+v, %v; want the deletion of %s", all, err, wsPath)
+	}
+	k, _ := b.eng.Config().Classify(wsPath)
+	if _, err := b.eng.Restore([]config.Kept{k}, engine.Point{}); err == nil || strings.Contains(err.Error(), "not recorded") {
+		t.Fatalf("b: restore %s = %v; want the invalid version before the drop found (and refused by its schema)", wsPath, err)
+	}
 	// a machine whose max_size takes the big file refuses its drop
 	refused(c, "big.json dropped, under c's max_size", git(t, w.remote, "rev-parse", "refs/strata/state"),
 		git(t, w.remote, "rev-parse", "refs/strata/state"), big)
