@@ -430,7 +430,7 @@ type FileStatus struct {
 	Path         string         `json:"path"`
 	Class        state.Class    `json:"class"`
 	Schema       string         `json:"schema"`
-	State        string         `json:"state"` // recorded, modified, new, deleted, invalid, unreadable
+	State        string         `json:"state"` // recorded, modified, new, deleted, not taken, invalid, unreadable
 	Valid        bool           `json:"valid"`
 	Problems     state.Problems `json:"problems,omitempty"`
 	LastRecorded *time.Time     `json:"last_recorded,omitempty"`
@@ -486,6 +486,8 @@ func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string,
 	switch {
 	case p != nil:
 		s.State, s.Valid, s.Problems = "unreadable", false, state.Problems{*p}
+	case !f.Exists && had && e.notTakenHere(k.Path, blob):
+		s.State = "not taken" // a sync kept the remote's version in the ref, not here
 	case !f.Exists:
 		s.State = "deleted"
 	default:

@@ -67,7 +67,7 @@ func (e *Engine) Differing(paths []config.Kept) ([]config.Kept, error) {
 			}
 			continue
 		}
-		if f, p := e.Read(k); p != nil || f.ID() != files[k.Path] {
+		if f, p := e.Read(k); p != nil || f.ID() != files[k.Path] && !(!f.Exists && e.notTakenHere(k.Path, files[k.Path])) {
 			out = append(out, k)
 		}
 	}
@@ -215,6 +215,9 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 	if f.ID() == files[k.Path] {
 		return o, nil, nil // unchanged (or still absent): no loops on our own writes
 	}
+	if !f.Exists && e.notTakenHere(k.Path, files[k.Path]) {
+		return o, nil, nil // a version a sync kept in the ref but did not take here: no deletion
+	}
 	var prev []byte
 	if data, ok := planned[k.Path]; ok {
 		prev = data
@@ -286,7 +289,7 @@ func (e *Engine) Unrecorded() ([]config.Kept, error) {
 	out := paths[:0]
 	for _, k := range paths {
 		if !OutsideTree(k.Path) {
-			if f, p := e.Read(k); p == nil && f.ID() == files[k.Path] {
+			if f, p := e.Read(k); p == nil && (f.ID() == files[k.Path] || !f.Exists && e.notTakenHere(k.Path, files[k.Path])) {
 				continue // as prepare finds it: nothing to record
 			}
 		}

@@ -71,9 +71,16 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 	if ents[0].Action != state.ActionDelete {
 		return nil, notRecorded
 	}
-	parent, err := e.store.Resolve(ents[0].Commit + "^")
-	if err != nil {
-		return nil, notRecorded
+	// The version before the deletion is the one in the commit log PATH
+	// compared the deletion against: the ref's previous commit (Entry.Parent),
+	// which is a merge's second parent when the ref fast-forwarded to another
+	// machine's merge (attack25 recheck N3: `restore` read the first parent,
+	// which never held the file, while `log PATH` showed the deletion).
+	parent := ents[0].Parent
+	if parent == "" {
+		if parent, err = e.store.Resolve(ents[0].Commit + "^"); err != nil {
+			return nil, notRecorded
+		}
 	}
 	return &Revived{Commit: parent, DeletedIn: ents[0].Commit, DeletedAt: ents[0].Time}, nil
 }

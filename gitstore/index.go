@@ -31,7 +31,7 @@ import (
 // match; deleting it loses nothing. The format is in docs/format.md.
 const (
 	idxMagic   = "STRATAIX"
-	idxVersion = 3  // 3: a record carries its chain's last time inversion; 2: CRC-32C; older files are rebuilt
+	idxVersion = 4  // 4: an older kept local commit's bloom has the paths it drops; 3: a record carries its chain's last time inversion; 2: CRC-32C; older files are rebuilt
 	idxHeader  = 16 // magic, version (uint32), record size (uint32)
 	idxRecSize = 44 // time (int64), path bloom (uint64), hash (20 bytes), last inversion (uint32), CRC-32C of the first 40 bytes
 	idxCRCAt   = 40 // offset of the CRC in a record
@@ -275,7 +275,14 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 			return nil, 0, damaged(ref, c, err)
 		}
 		r := idxRec{time: ci.time, hash: c}
-		for _, e := range parseTrailers(ci.message) {
+		ents := parseTrailers(ci.message)
+		if olderKeptLocal(ci) {
+			// Log reads what it drops as deletions: so does its bloom
+			if ents, err = s.changedFrom(ci.parents[0], c, ents); err != nil {
+				return nil, 0, err
+			}
+		}
+		for _, e := range ents {
 			r.bloom |= bloomBits(e.Path)
 		}
 		walked = append(walked, r)
@@ -360,6 +367,14 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 		}
 		c = next
 	}
+}
+
+// olderKeptLocal reports whether ci is an older strata's commit of a machine
+// with no history that kept local versions (keptLocalCommit: one parent,
+// every block a sync add, kept local lines), whose trailers do not say what
+// it changed from its parent.
+func olderKeptLocal(ci commitInfo) bool {
+	return len(ci.parents) == 1 && keptLocalCommit(ci.message)
 }
 
 // changedFrom lists what commit c changed from commit from, a parent of c
@@ -690,6 +705,21 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 			}
 			when := commitTime(ci)
 			ents := parseTrailers(ci.message)
+			if olderKeptLocal(ci) {
+				// an older strata's kept local commit (keptLocalCommit): its
+				// add blocks read its tree from nothing, and what it drops
+				// from its parent is named only on kept local lines; what it
+				// changed, read from the trees, shows each drop as the
+				// deletion it is (attack25 recheck N2), so log PATH, blame and
+				// restore PATH read it as any deletion
+				s.mu.Lock()
+				ents, err = s.changedFrom(ci.parents[0], r.hash, ents)
+				s.mu.Unlock()
+				if err != nil {
+					yield(state.Entry{}, fmt.Errorf("log: %w", err))
+					return
+				}
+			}
 			if i > 0 && len(ci.parents) > 1 && ci.parents[0] != ix.recs[i-1].hash {
 				// the other machine's merge, which this one's ref was
 				// fast-forwarded to: its trailers say what changed from that

@@ -70,6 +70,15 @@ type MergePath struct {
 	// KeptLocal, set by a merge check, says why the local version was kept
 	// over the merged one (it failed its schema or a transition rule).
 	KeptLocal string `json:"kept_local,omitempty"`
+	// NotTaken, set with KeptLocal when this side holds no version at the
+	// path on disk (none, or one a sync here did not take either), says the
+	// merge keeps Result, the other side's version, in its tree — the
+	// shared state, which a refusal by this machine's own rules (its
+	// max_size, its schema, what Claude Code runs here) must not turn into
+	// a deletion for the machines that take it — while this work tree is
+	// not written (engine.NotTaken remembers it). The merge's message has
+	// no kept local line for it: its tree kept nothing local.
+	NotTaken bool `json:"not_taken,omitempty"`
 	// Merged, set by a check, is content built from both versions; Result
 	// is its blob id, and the merge writes the blob.
 	Merged []byte `json:"-"`
@@ -917,7 +926,7 @@ func (s *Store) MergeInto(ref, theirs, title string, when time.Time, check func(
 		}
 		kept := false
 		for _, p := range plan.Paths {
-			kept = kept || p.KeptLocal != ""
+			kept = kept || p.KeptLocal != "" && !p.NotTaken
 		}
 		if plan.Kind == MergeFastForward && !kept {
 			return t, nil
@@ -1034,7 +1043,7 @@ func decisionLines(paths []MergePath) []string {
 	for _, p := range paths {
 		line := decisionLine(p)
 		switch {
-		case line == "":
+		case line == "" || p.NotTaken:
 			continue
 		case p.KeptLocal != "":
 			if len(kept) < maxDecisionLines {

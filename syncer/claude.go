@@ -115,7 +115,9 @@ func keepWhatRuns(eng *engine.Engine, p *engine.MergePath, result []byte, theirs
 		return false, nil
 	}
 	var ours []byte
-	if p.Ours != "" {
+	// against what runs here: none when this machine's file is absent
+	// because a sync kept the ref's version without taking it (NotTaken)
+	if p.Ours != "" && eng.NotTaken()[p.Path] != p.Ours {
 		var err error
 		if ours, err = eng.Blob(p.Ours); err != nil {
 			return false, err

@@ -451,8 +451,9 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 			return "", err
 		}
 		report(rep, m)
+		nt := eng.NotTaken()
 		for _, p := range m.Paths {
-			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
+			if _, kept := eng.Config().Classify(p.Path); kept && written(p, nt) {
 				rep.wrote(p)
 			}
 		}
@@ -480,10 +481,19 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 			return err
 		}
 		var owed []engine.JournalEntry
+		nt := eng.NotTaken()
+		held := map[string]string{}
 		for _, p := range m.Paths {
-			if _, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
-				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: p.Ours, Result: p.Result})
+			if p.NotTaken {
+				held[p.Path] = p.Result
 			}
+			if _, kept := eng.Config().Classify(p.Path); kept && written(p, nt) {
+				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: onDisk(p, nt), Result: p.Result})
+			}
+		}
+		// noted before the ref moves: a note the ref does not match is void
+		if err := eng.KeepNotTaken(held); err != nil {
+			return err
 		}
 		if err := eng.BeginWrites(m.Ours, owed, losses(m)); err != nil {
 			return err
@@ -584,7 +594,7 @@ func report(rep *Report, m *engine.Merge) {
 func losses(m *engine.Merge) []engine.Lost {
 	replaced := map[string]bool{}
 	for _, p := range m.Paths {
-		replaced[p.Path] = p.Changed()
+		replaced[p.Path] = p.Changed() && !p.NotTaken
 	}
 	var out []engine.Lost
 	for _, l := range m.Lost {
@@ -637,9 +647,14 @@ func lostLocal(p engine.MergePath) bool {
 // append-only rule). Paths this work tree does not keep are merged as they
 // are and never written.
 func checkMerge(eng *engine.Engine, m *engine.Merge) error {
+	want := make(map[string]string, len(m.Paths)) // what the plan takes, before any check
+	for _, p := range m.Paths {
+		want[p.Path] = p.Result
+	}
 	if err := resolve(eng, m); err != nil {
 		return err
 	}
+	defer keepNotTaken(eng, m, want)
 	keep := int64(keptContent) // what may stay in memory for writeTree
 	for i := range m.Paths {
 		p := &m.Paths[i]
@@ -703,6 +718,49 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 	return nil
 }
 
+// keepNotTaken keeps in the merged tree the other side's version of each
+// path this machine refused by its own rules (kept local) while its work
+// tree holds no version there: none on disk, the path absent here or a
+// version an earlier sync kept in the ref without taking it
+// (engine.NotTaken). Kept local as a deletion, the refusal would delete
+// the file for every machine that takes the merge, whose own rules take the
+// version (attack25 recheck N3: a machine with a 10 MB max_size deleted
+// another's 15 MB file); kept in the tree, it stays the shared state, and
+// this work tree is not written (NotTaken; the next record reads the
+// missing file as not taken, not as deleted).
+func keepNotTaken(eng *engine.Engine, m *engine.Merge, want map[string]string) {
+	nt := eng.NotTaken()
+	for i := range m.Paths {
+		p := &m.Paths[i]
+		none := p.Ours == "" || nt[p.Path] == p.Ours
+		if p.KeptLocal == "" || !none || p.Theirs == "" || want[p.Path] != p.Theirs || p.Result != p.Ours || p.KeptBoth != "" || p.MovedFrom != "" {
+			continue
+		}
+		if _, kept := eng.Config().Classify(p.Path); !kept {
+			continue
+		}
+		p.Result, p.Content, p.Merged, p.NotTaken = p.Theirs, nil, nil, true
+		p.KeptLocal += "; not written here, and kept in the shared state for the machines that take it"
+	}
+}
+
+// onDisk is the version of p's path this work tree's file holds as the
+// merge starts: p.Ours, or none when that is a version a sync kept in the
+// ref without writing it here (nt, engine.NotTaken).
+func onDisk(p engine.MergePath, nt map[string]string) string {
+	if p.Ours != "" && nt[p.Path] == p.Ours {
+		return ""
+	}
+	return p.Ours
+}
+
+// written reports whether the merge changes p's file in this work tree: its
+// version changes, it is not one this machine refused but keeps in the
+// tree (NotTaken), and it is not what the file already holds.
+func written(p engine.MergePath, nt map[string]string) bool {
+	return p.Changed() && !p.NotTaken && p.Result != onDisk(p, nt)
+}
+
 // replacesEdit sets p.ReplacesEdit when the merge takes a version the
 // other machine's checked-out commit held (a checkout, a stash, a pull
 // there: no step of the workflow) over a local version this machine's
@@ -712,7 +770,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 // version is named as lost, with the restore that brings it back, instead
 // of going without a word.
 func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
-	if p.TheirsHead == "" || p.Ours == "" || p.Result == p.Ours {
+	if p.TheirsHead == "" || p.Ours == "" || p.Result == p.Ours || p.NotTaken {
 		return nil
 	}
 	if _, kept := eng.Config().Classify(p.Path); !kept || eng.CheckedOutBlob(p.Ours, p.Path) {
@@ -791,8 +849,10 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 	}
 	var changes []change
 	files := 0 // versions to write, deletions aside
+	nt := eng.NotTaken()
 	for _, p := range m.Paths {
-		if k, kept := eng.Config().Classify(p.Path); kept && p.Changed() {
+		if k, kept := eng.Config().Classify(p.Path); kept && written(p, nt) {
+			p.Ours = onDisk(p, nt) // what the file must still be to be replaced
 			changes = append(changes, change{k, p})
 			if p.Result != "" {
 				files++

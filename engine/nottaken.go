@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/state"
+)
+
+// A sync on a machine with no version of a kept file on disk that refuses
+// the remote's version by its own rules (over its max_size, invalid by its
+// schema, changing what Claude Code runs here) keeps that version in the
+// merged tree — the shared state, which other machines take — and does not
+// write it here (gitstore.MergePath.NotTaken, contract §9 step 4). The state
+// ref then holds a version this work tree's file does not: without a note,
+// the next record would read the missing file as a deletion and push it to
+// every machine. The note is one JSON file per view beside the losses
+// (lossPath), mapping each such path to the blob the ref held when the sync
+// left it out; it counts only while the ref still holds that blob there and
+// the file is still absent. Any other version recorded or merged at the path
+// makes it void.
+type notTakenFile struct {
+	Paths map[string]string `json:"paths"`
+}
+
+// notTakenPath is where this view's note is kept (per work tree, apart for
+// the home view), as its losses are.
+func (e *Engine) notTakenPath() string {
+	name := "sync-not-taken.json"
+	if e.display != "" {
+		name = "sync-not-taken-home.json"
+	}
+	return filepath.Join(e.store.GitDir(), "strata", name)
+}
+
+// NotTaken returns the versions syncs kept in the state ref but did not
+// write to this work tree, path to blob; a missing or damaged note is
+// empty (a damaged note only forgets: the next record may then read such
+// a file as deleted, as before the note existed).
+func (e *Engine) NotTaken() map[string]string {
+	data, err := state.ReadRegular(e.notTakenPath(), 0, true)
+	if err != nil {
+		return map[string]string{}
+	}
+	var f notTakenFile
+	if json.Unmarshal(bytes.TrimSpace(data), &f) != nil || f.Paths == nil {
+		return map[string]string{}
+	}
+	return f.Paths
+}
+
+// notTakenHere reports whether a kept file absent on disk is absent because
+// a sync did not take the version blob the state ref holds at path: no
+// deletion to record, nothing modified.
+func (e *Engine) notTakenHere(path, blob string) bool {
+	return blob != "" && e.NotTaken()[path] == blob
+}
+
+// KeepNotTaken notes the versions of add (path to blob) as kept in the
+// state ref and not written here, keeping the earlier notes the ref still
+// holds as they were (files: the ref's head snapshot, before the merge that
+// adds these moves it). It is written before that merge moves the ref, so a
+// crash in between leaves at most a note the ref does not match (void).
+func (e *Engine) KeepNotTaken(add map[string]string) error {
+	old := e.NotTaken()
+	if len(old) == 0 && len(add) == 0 {
+		return nil
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return err
+	}
+	keep := map[string]string{}
+	for p, b := range old {
+		if files[p] == b {
+			keep[p] = b
+		}
+	}
+	for p, b := range add {
+		keep[p] = b
+	}
+	file := e.notTakenPath()
+	if len(keep) == 0 {
+		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := json.MarshalIndent(notTakenFile{Paths: keep}, "", "  ")
+	if err != nil {
+		return err
+	}
+	sh := e.store.Shared()
+	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
+		return err
+	}
+	return atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644))
+}
