@@ -35,7 +35,7 @@ func TestCostlySchemaStops(t *testing.T) {
 	v := newValidator(t, Options{Root: dir})
 	start := time.Now()
 	got := lines(v.Validate("x.json", []byte(`{"a": 1}`), "costly.json"))
-	assert.Equal(t, []string{fmt.Sprintf("x.json: /: schema is too costly to evaluate for this file (over %d subschema evaluations); simplify its nesting of anyOf, oneOf and $ref", jsonschema.MaxEvaluations)}, got)
+	assert.Equal(t, []string{fmt.Sprintf("x.json: /: schema is too costly to evaluate for this file (over %d subschema evaluations: 2 a byte of the file, at least %d); simplify its nesting of anyOf, oneOf and $ref", jsonschema.MaxEvaluations, jsonschema.MaxEvaluations)}, got)
 	assert.Less(t, time.Since(start), time.Minute) // 2^40 evaluations without the budget
 
 	got = lines(v.Validate("x.json", []byte(`{"a": 1}`), "cheap.json"))
@@ -63,4 +63,33 @@ func TestCostlyWorkCounts(t *testing.T) {
 	got := lines(v.Validate("x.json", []byte(long), "pat.json"))
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0], "schema is too costly to evaluate for this file")
+}
+
+// TestLargeValidDocumentIsJudged: the evaluations a schema may take grow
+// with the document (two a byte), so a large valid document is valid
+// whatever its size (attack26 recheck F3: a valid 3.9 MB workflow-state of
+// 300 000 phases was "too costly"), while a small one still stops an
+// exponential schema (TestCostlySchemaStops). The fixed budget is lowered
+// here to keep the document small.
+func TestLargeValidDocumentIsJudged(t *testing.T) {
+	defer func(n int) { jsonschema.MaxEvaluations = n }(jsonschema.MaxEvaluations)
+	jsonschema.MaxEvaluations = 1000
+	v := newValidator(t, Options{})
+	doc := `{"type":"APEX","phase":"plan","lastUpdated":"2026-01-01T00:00:00Z","phases":[` +
+		strings.TrimSuffix(strings.Repeat(`{"name":"p"},`, 2000), ",") + `]}`
+	assert.Empty(t, lines(v.Validate(ws, []byte(doc), "workflow-state")))
+}
+
+// TestProblemsAreCapped: a file is named with at most MaxProblems
+// problems, the first by position, and one line counting the rest
+// (attack26 recheck F4: 390 000 lines for one handoff).
+func TestProblemsAreCapped(t *testing.T) {
+	v := newValidator(t, Options{})
+	doc := `{"type":"APEX","phase":"plan","lastUpdated":"2026-01-01T00:00:00Z","phases":[` +
+		strings.TrimSuffix(strings.Repeat("{\"name\":1},\n", 150), ",\n") + `]}`
+	got := lines(v.Validate(ws, []byte(doc), "workflow-state"))
+	require.Len(t, got, MaxProblems+1)
+	assert.Equal(t, ws+`:1:86: /phases/0/name: value must be string, got number`, got[0])
+	assert.Equal(t, ws+`:100:9: /phases/99/name: value must be string, got number`, got[MaxProblems-1])
+	assert.Equal(t, ws+`: /: … and 50 more problems in this file (the first 100 are listed)`, got[MaxProblems])
 }

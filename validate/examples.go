@@ -72,7 +72,7 @@ func CheckAgainst(schema []byte, path string, data []byte, format string) state.
 		if ps.Invalid() {
 			return ps
 		}
-		ps = check(path, doc, loc, sch, "")
+		ps = check(path, doc, loc, sch, "", len(data))
 		sortProblems(ps)
 		return ps
 	}
@@ -80,7 +80,7 @@ func CheckAgainst(schema []byte, path string, data []byte, format string) state.
 	if ps != nil {
 		return ps
 	}
-	ps = check(path, doc, l, sch, "")
+	ps = check(path, doc, l, sch, "", len(data))
 	sortProblems(ps)
 	return ps
 }

@@ -21,19 +21,37 @@ import (
 
 var printer = message.NewPrinter(language.English)
 
+// evaluationsPerByte is how many subschema evaluations one validation may
+// make for each byte of the document, above jsonschema.MaxEvaluations: a
+// valid workflow-state.json of 300 000 phases (3.9 MB) takes ~3 an item,
+// a quarter of one a byte, and was refused by the fixed budget (attack26
+// recheck F3). The work stays linear in the file's size, as decoding is.
+const evaluationsPerByte = 2
+
+// evaluations is the budget of subschema evaluations for a document of
+// size bytes.
+func evaluations(size int) int {
+	return max(jsonschema.MaxEvaluations, evaluationsPerByte*size)
+}
+
 // check validates doc against sch and translates the validator's error tree
 // into one problem per leaf cause, positioned by loc. base is the URL
 // prefix of the user's schema files (file://ROOT/, "" for the built-in
 // ones), which a schema location is named without, as compile errors are.
-func check(path string, doc any, loc *locator, sch *jsonschema.Schema, base string) []state.Problem {
-	err := sch.Validate(doc)
+//
+// size is the document's in bytes: the evaluations allowed grow with it
+// (evaluations), so a large valid document is judged whatever its size
+// while an exponential schema still stops on a small one.
+func check(path string, doc any, loc *locator, sch *jsonschema.Schema, base string, size int) []state.Problem {
+	steps := evaluations(size)
+	err := sch.ValidateWithin(doc, steps)
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, jsonschema.ErrTooCostly) {
 		// a small schema of nested anyOf/oneOf/$ref is exponential to
 		// evaluate: it stops at the budget, in bounded time and memory
-		return []state.Problem{{Path: path, Message: fmt.Sprintf("schema is too costly to evaluate for this file (over %d subschema evaluations); simplify its nesting of anyOf, oneOf and $ref", jsonschema.MaxEvaluations)}}
+		return []state.Problem{{Path: path, Message: fmt.Sprintf("schema is too costly to evaluate for this file (over %d subschema evaluations: %d a byte of the file, at least %d); simplify its nesting of anyOf, oneOf and $ref", steps, evaluationsPerByte, jsonschema.MaxEvaluations)}}
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
