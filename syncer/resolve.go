@@ -221,6 +221,10 @@ type Loss = engine.Lost
 // with `strata restore PATH --rev REV` (engine.Engine.Losses).
 func Losses(eng *engine.Engine) ([]engine.Lost, error) { return eng.Losses() }
 
+// onTrackingRef ends tooLarge's kept local reason; a version kept in the
+// shared state (keepNotTaken) says where it stays instead.
+const onTrackingRef = " (it stays on the remote's tracking ref)"
+
 // tooLarge keeps the local version of a path when a version the merge would
 // need is over max_size (judged by its object header, never read whole): the
 // remote's version stays on the tracking ref, reported, and every other path
@@ -230,7 +234,7 @@ func tooLarge(p *engine.MergePath, err error) bool {
 	if !errors.As(err, &tl) {
 		return false
 	}
-	p.KeptLocal = fmt.Sprintf("a version is %d bytes, over max_size %d: not taken (it stays on the remote's tracking ref)", tl.Size, tl.Limit)
+	p.KeptLocal = fmt.Sprintf("a version is %d bytes, over max_size %d: not taken", tl.Size, tl.Limit) + onTrackingRef
 	p.Result, p.Merged, p.Why = p.Ours, nil, ""
 	return true
 }

@@ -740,7 +740,8 @@ func keepNotTaken(eng *engine.Engine, m *engine.Merge, want map[string]string) {
 			continue
 		}
 		p.Result, p.Content, p.Merged, p.NotTaken = p.Theirs, nil, nil, true
-		p.KeptLocal += "; not written here, and kept in the shared state for the machines that take it"
+		// one story: the version stays in the shared state, not only on the tracking ref
+		p.KeptLocal = strings.TrimSuffix(p.KeptLocal, onTrackingRef) + "; not written here, and kept in the shared state for the machines that take it"
 	}
 }
 
