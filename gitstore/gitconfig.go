@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -528,6 +529,42 @@ type Settings struct {
 	SyncHome *bool
 }
 
+// keepPath is a strata.keepPrivate value as the repo-relative path it
+// names: "./config/a.yml", "config//a.yml" and an absolute path inside the
+// work tree (root, symlinks resolved, or the path as the shell printed it
+// when it resolves there) name config/a.yml, as a user typing them means;
+// git config keeps what they typed. Any other value is kept as written
+// (it names no kept path).
+func keepPath(root, val string) string {
+	if filepath.IsAbs(val) {
+		for _, p := range []string{val, evalSymlinks(val)} {
+			if rel, err := filepath.Rel(root, p); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+				return filepath.ToSlash(rel)
+			}
+		}
+		return val
+	}
+	if c := path.Clean(val); c != "." && !strings.HasPrefix(c, "../") && c != ".." {
+		return c
+	}
+	return val
+}
+
+// evalSymlinks is p with the symbolic links of its longest existing
+// prefix resolved (the file it names need not exist yet), or p.
+func evalSymlinks(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
 // Settings reads strata.keepPrivate and strata.syncHome as git reads its
 // configuration (readConfig: system, global, the repository's own, then
 // $GIT_CONFIG_COUNT's), once per store. An empty strata.keepPrivate value
@@ -544,7 +581,7 @@ func (s *Store) Settings() Settings {
 					s.settings.KeepPrivate = nil
 					return
 				}
-				s.settings.KeepPrivate = append(s.settings.KeepPrivate, val)
+				s.settings.KeepPrivate = append(s.settings.KeepPrivate, keepPath(s.root, val))
 			case "synchome":
 				b := gitBool(val, hasVal)
 				s.settings.SyncHome = &b
