@@ -65,7 +65,7 @@ func readIndexEntries(file string) (map[string]indexEntry, error) {
 	}
 	version := binary.BigEndian.Uint32(data[4:])
 	if version < 2 || version > 4 {
-		return nil, &errIndexPartial{fmt.Sprintf("index version %d", version)}
+		return nil, &errIndexPartial{fmt.Sprintf("version %d", version)}
 	}
 	count := binary.BigEndian.Uint32(data[8:])
 	end := len(data) - indexHashSize
@@ -139,7 +139,7 @@ func readIndexEntries(file string) (map[string]indexEntry, error) {
 		case sig == "sdir":
 			return nil, &errIndexPartial{"sparse index"}
 		case sig[0] < 'A' || sig[0] > 'Z':
-			return nil, &errIndexPartial{"index extension " + state.TermSafe(sig)}
+			return nil, &errIndexPartial{"extension " + state.TermSafe(sig)}
 		}
 		if size < 0 || size > end-at-8 {
 			return nil, bad

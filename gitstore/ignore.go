@@ -34,6 +34,7 @@ type Ignores struct {
 	exact     map[string]bool      // the index's paths as written
 	hidden    map[string]string    // the index's paths with a local-changes flag (SkipWorktree, AssumeUnchanged)
 	indexNote string               // why the index was asked of git rather than read in-process ("" when it was not)
+	indexLost bool                 // neither the in-process reader nor git could read the index
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
 	fold bool
@@ -173,15 +174,16 @@ func (ig *Ignores) Hidden(rel string) string {
 
 // IndexNote says why the index was not read in-process but asked of git
 // (a split index, a sparse index...), or that neither could read it; ""
-// when the in-process reader read it whole. doctor shows it.
-func (ig *Ignores) IndexNote() string {
+// when the in-process reader read it whole. read is false when no reader
+// could: then no file counts as tracked. doctor shows it.
+func (ig *Ignores) IndexNote() (note string, read bool) {
 	if ig == nil {
-		return ""
+		return "", true
 	}
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	ig.readIndex()
-	return ig.indexNote
+	return ig.indexNote, !ig.indexLost
 }
 
 // isTrackedExact reports whether the index holds rel as written, case
@@ -207,12 +209,12 @@ func (ig *Ignores) readIndex() {
 	entries, err := readIndexEntries(filepath.Join(ig.gitDir, "index"))
 	var partial *errIndexPartial
 	if errors.As(err, &partial) && ig.root != "" {
-		ig.indexNote = partial.why + ": asked git for its paths"
+		ig.indexNote = partial.why
 		if entries, err = lsFilesIndex(context.Background(), ig.root); err != nil {
-			ig.indexNote = partial.why + ", and git could not list it (" + err.Error() + "): no file counts as tracked"
+			ig.indexNote, ig.indexLost = partial.why+", and git could not list it ("+err.Error()+")", true
 		}
 	} else if err != nil {
-		ig.indexNote = "the index could not be read (" + err.Error() + "): no file counts as tracked"
+		ig.indexNote, ig.indexLost = err.Error(), true
 	}
 	for p, e := range entries {
 		ig.exact[p] = true
