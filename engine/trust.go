@@ -82,7 +82,7 @@ func markSaved(outs []Outcome, saved map[string]Outcome) {
 // Private is a file a rule would keep but strata withholds as private.
 type Private struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", the *.local.json convention, config.WhyUntracked...
+	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", the *.local.json convention, config.WhyHidden, config.WhyUntracked...
 }
 
 // Nested reports whether p is withheld as a file of another git repository
