@@ -147,6 +147,13 @@ type Config struct {
 	// (attack25 K4: a committed config/* rule and the user's own
 	// config/credentials.yml). It too is kept only when KeepPrivate says so.
 	Tracked func(rel string) bool
+	// Hidden names the flag by which git is told to ignore the local
+	// changes of a tracked repo-relative path ("skip-worktree",
+	// "assume-unchanged"; "" or nil: none). git never publishes that
+	// file's version in the work tree — the usual way to keep a real
+	// password in a committed template — so, whatever rule keeps it, it is
+	// kept only when KeepPrivate says so (attack26 F1).
+	Hidden func(rel string) string
 	// Filter names the filter driver git passes a repo-relative path through
 	// (its filter attribute; "" or nil: none). git publishes such a file
 	// only in its cleaned (encrypted) form, so, like an ignored one, it is
@@ -526,11 +533,18 @@ const (
 // a rule of .strata.yaml keeps (no built-in rule), is private (Tracked).
 const WhyUntracked = "git does not track it and only a " + FileName + " rule keeps it"
 
+// WhyHidden is the reason a tracked file whose local changes git is told
+// to ignore (flag: skip-worktree or assume-unchanged, Hidden) is private.
+func WhyHidden(flag string) string {
+	return "git is told to ignore its local changes (" + flag + ")"
+}
+
 // Private reports why a path that a rule would keep is withheld as private
 // ("" when it is not): git ignores it, git filters it (a clean/smudge
 // driver such as git-crypt's: git publishes only the cleaned form), or it
 // is a *.local.json file (Claude Code's settings.local.json holds API
-// keys), or git does not track it and only a .strata.yaml rule keeps it
+// keys), or git is told to ignore its local changes (Hidden), or git does
+// not track it and only a .strata.yaml rule keeps it
 // (Tracked). Only the user's git configuration keeps it anyway
 // (KeepPrivate), never a rule.
 func (c *Config) Private(rel string) string {
@@ -705,6 +719,11 @@ func (c *Config) privacy(rel string, named, userOnly bool) string {
 	}
 	if why == "" && c.PrivateBefore != nil {
 		why = c.PrivateBefore(rel)
+	}
+	if why == "" && c.Hidden != nil {
+		if flag := c.Hidden(rel); flag != "" {
+			why = WhyHidden(flag)
+		}
 	}
 	if why == "" && userOnly && c.Tracked != nil && !c.Tracked(rel) {
 		// the reason itself says a .strata.yaml rule does not keep it

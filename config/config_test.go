@@ -674,6 +674,34 @@ files:
 	assert.True(t, ok)
 }
 
+// TestHiddenIsPrivate: a tracked file whose local changes git is told to
+// ignore (skip-worktree, assume-unchanged) is private whatever rule keeps
+// it — a .strata.yaml rule, a built-in one, a layer file — since git never
+// publishes that version (attack26 F1: a committed config/credentials.yml
+// template marked skip-worktree holding the real password); the user's
+// strata.keepPrivate keeps it.
+func TestHiddenIsPrivate(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "")
+	c := load(t, "files:\n  - {glob: \"config/*\", schema: yaml}\n")
+	hidden := map[string]string{"config/credentials.yml": "skip-worktree", ".claude/settings.json": "assume-unchanged", ".claude/memory/MEMORY.md": "skip-worktree"}
+	c.Tracked = func(string) bool { return true }
+	c.Hidden = func(rel string) string { return hidden[rel] }
+	keep := map[string]bool{}
+	c.KeepPrivate = func(rel string) bool { return keep[rel] }
+	for p, flag := range hidden {
+		_, ok := c.Classify(p)
+		assert.False(t, ok, "kept: %s", p)
+		assert.Equal(t, "git is told to ignore its local changes ("+flag+")", c.Private(p), p)
+	}
+	for _, p := range []string{"config/app.yml", ".claude/workflow-state.json"} {
+		_, ok := c.Classify(p)
+		assert.True(t, ok, "not kept: %s", p)
+	}
+	keep["config/credentials.yml"] = true
+	_, ok := c.Classify("config/credentials.yml")
+	assert.True(t, ok, "strata.keepPrivate")
+}
+
 // TestLocalJSONFolded: the *.local.json convention holds for every name a
 // case-insensitive file system takes for one (attack24 G2: a peer's
 // .claude/Settings.Local.json, on a Mac the user's settings.local.json,

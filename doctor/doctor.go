@@ -127,6 +127,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	add := func(f ...Finding) { fs = append(fs, f...) }
 	add(configFinding(eng))
 	add(keptFiles(eng)...)
+	if f, ok := indexFinding(eng); ok {
+		add(f)
+	}
 	add(linkedFolders(eng)...)
 	add(watcher(eng, o))
 	add(preCommit(eng))
@@ -145,6 +148,22 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	add(worktrees(ctx, eng))
 	add(remotes(eng)...)
 	return fs
+}
+
+// indexFinding says when git's index is not read in-process: a split or
+// sparse index is asked of git itself (one git ls-files a command); an
+// index nothing could read leaves every file kept only by a .strata.yaml
+// rule private, as untracked.
+func indexFinding(eng *engine.Engine) (Finding, bool) {
+	note, read := eng.IndexNote()
+	switch {
+	case note == "":
+		return Finding{}, false
+	case !read:
+		return Finding{Check: "index", Level: LevelWarn, Message: "git's index could not be read (" + state.TermSafe(note) + "): no file counts as tracked, so files only a " + config.FileName + " rule keeps are private",
+			Fix: "git status rewrites a damaged index; git update-index --no-split-index undoes a split one"}, true
+	}
+	return Finding{Check: "index", Level: LevelInfo, Message: "git's index (" + state.TermSafe(note) + ") is not read in-process: strata asks git for its paths (one git ls-files a command)"}, true
 }
 
 func configFinding(eng *engine.Engine) Finding {

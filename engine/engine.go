@@ -161,6 +161,7 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.PrivateBefore = e.privateBefore // and so are files HEAD's or an earlier HEAD's rules made private
 	cfg.Filter = e.filtered             // and so are files git filters
 	cfg.Tracked = e.tracked             // and untracked files only a .strata.yaml rule keeps
+	cfg.Hidden = e.hidden               // and files whose local changes git is told to ignore
 	cfg.Nested = e.nestedRel            // files of a submodule or a nested clone are its own
 	cfg.LinkAbove = e.linkAbove         // and files through a link loop (loop -> .)
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
@@ -277,6 +278,34 @@ func (e *Engine) tracked(rel string) bool {
 	}
 	real, ok := e.realRel(rel)
 	return ok && ig.Tracked(real)
+}
+
+// IndexNote says why git's index was asked of git rather than read
+// in-process (a split index, a sparse index), "" when it was not; read is
+// false when it could not be read at all, so no file counts as tracked
+// (doctor).
+func (e *Engine) IndexNote() (note string, read bool) {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	return ig.IndexNote()
+}
+
+// hidden is config.Config.Hidden: the local-changes flag (skip-worktree,
+// assume-unchanged) of rel's index entry, or of the entry where it really
+// is when a folder of it is a symbolic link to another folder of the work
+// tree.
+func (e *Engine) hidden(rel string) string {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	if flag := ig.Hidden(rel); flag != "" || ig.Tracked(rel) {
+		return flag
+	}
+	if real, ok := e.realRel(rel); ok {
+		return ig.Hidden(real)
+	}
+	return ""
 }
 
 func (e *Engine) filtered(rel string) string {

@@ -82,7 +82,7 @@ func markSaved(outs []Outcome, saved map[string]Outcome) {
 // Private is a file a rule would keep but strata withholds as private.
 type Private struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", the *.local.json convention, config.WhyUntracked...
+	Reason string `json:"reason"` // "ignored by git", "git filters it (filter=NAME)", the *.local.json convention, config.WhyHidden, config.WhyUntracked...
 }
 
 // Nested reports whether p is withheld as a file of another git repository
@@ -136,8 +136,10 @@ func (e *Engine) Withheld() []Private {
 // the paths the rules would keep, Store.CheckIgnore and Store.CheckFilter),
 // so a source of git's rules that the in-process matchers read differently
 // (gitstore.Ignores, gitstore.Attributes) cannot let such a file out; so is
-// whether git tracks a path that only a .strata.yaml rule keeps (one `git
-// ls-files` over those paths, Store.CheckTracked, beside the other two). Such
+// whether git tracks a path that only a .strata.yaml rule keeps, and
+// whether git is told to ignore the local changes of any kept path
+// (skip-worktree, assume-unchanged): one `git ls-files -v` over the paths,
+// Store.CheckTracked, beside the other two. Such
 // a file is published only when the user's strata.keepPrivate names it. The home view, whose
 // tree names are not work-tree paths, is not asked about.
 //
@@ -251,7 +253,9 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 // rules would not keep: outside the work tree, kept by no rule, private by
 // the in-process rules, or ignored or filtered by git as git itself
 // answers, or, kept only by a .strata.yaml rule, not tracked by git as git
-// itself answers (unless the user's strata.keepPrivate names it).
+// itself answers, or tracked with its local changes ignored (skip-worktree,
+// assume-unchanged) as git itself answers (unless the user's
+// strata.keepPrivate names it).
 func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[string]string, error) {
 	why := map[string]string{}
 	var ask, askTracked []string // askTracked: kept only by a .strata.yaml rule, so only while git tracks it
@@ -275,7 +279,7 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 		// of git, not three in turn, before it pushes
 		type answer struct {
 			filtered map[string]string
-			tracked  map[string]bool
+			tracked  map[string]string
 			err      error
 		}
 		attr, track := make(chan answer, 1), make(chan answer, 1)
@@ -284,7 +288,7 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 			attr <- answer{filtered: filtered, err: err}
 		}()
 		go func() {
-			tracked, err := e.store.CheckTracked(ctx, askTracked)
+			tracked, err := e.store.CheckTracked(ctx, ask)
 			track <- answer{tracked: tracked, err: err}
 		}()
 		ignored, err := e.store.CheckIgnore(ctx, ask)
@@ -293,8 +297,13 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 			return nil, err
 		}
 		for _, p := range askTracked {
-			if !t.tracked[p] {
+			if _, ok := t.tracked[p]; !ok {
 				why[p] = "private: " + config.WhyUntracked
+			}
+		}
+		for p, flag := range t.tracked {
+			if flag != "" {
+				why[p] = "private: " + config.WhyHidden(flag)
 			}
 		}
 		for p, driver := range a.filtered {

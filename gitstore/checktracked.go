@@ -10,16 +10,17 @@ import (
 )
 
 // CheckTracked asks git itself which of the repo-relative paths it tracks
-// (the index holds them): `git --literal-pathspecs ls-files -z` in the work
-// tree over the paths, so an index the in-process reader (Ignores.Tracked)
+// (the index holds them), path -> the local-changes flag of its entry
+// (SkipWorktree, AssumeUnchanged; "" for none): `git --literal-pathspecs
+// ls-files -v -z` in the work tree over the paths, so an index the in-process reader (Ignores.Tracked)
 // reads differently cannot let an untracked file out. A path with a
 // symbolic link among its folders counts as tracked also when git tracks
 // the file where it really is, in the work tree (git shares that file
 // already). The paths go to git as arguments, in as few runs as the
 // command line allows (one for any usual number). A store with no work tree
 // tracks nothing. It returns an error only when git cannot be run or fails.
-func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]bool, error) {
-	out := map[string]bool{}
+func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]string, error) {
+	out := map[string]string{}
 	if s.root == "" || len(paths) == 0 {
 		return out, nil
 	}
@@ -58,7 +59,7 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]bo
 			size += len(names[n]) + 1
 			n++
 		}
-		args := append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, names[:n]...)
+		args := append([]string{"--literal-pathspecs", "ls-files", "-v", "-z", "--"}, names[:n]...)
 		names = names[n:]
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = s.root
@@ -67,9 +68,15 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]bo
 		if err := cmd.Run(); err != nil {
 			return nil, &gitError{args: []string{"ls-files"}, stderr: stderr.String(), err: err}
 		}
-		for _, name := range strings.Split(stdout.String(), "\x00") {
+		for _, rec := range strings.Split(stdout.String(), "\x00") {
+			name, hidden, ok := lsFilesTag(rec)
+			if !ok {
+				continue
+			}
 			for _, p := range asked[name] {
-				out[p] = true
+				if was, seen := out[p]; !seen || was == "" {
+					out[p] = hidden // as named, or where a linked folder leads: either flag counts
+				}
 			}
 		}
 	}

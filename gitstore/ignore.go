@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,6 +32,9 @@ type Ignores struct {
 	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
 	tracked   map[string]bool      // the index's paths (folded under core.ignorecase), read on first need
 	exact     map[string]bool      // the index's paths as written
+	hidden    map[string]string    // the index's paths with a local-changes flag (SkipWorktree, AssumeUnchanged)
+	indexNote string               // why the index was asked of git rather than read in-process ("" when it was not)
+	indexLost bool                 // neither the in-process reader nor git could read the index
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
 	fold bool
@@ -154,6 +159,33 @@ func (ig *Ignores) Tracked(rel string) bool {
 	return ig.isTrackedExact(rel)
 }
 
+// Hidden is the local-changes flag of the index entry of the tracked path
+// rel (SkipWorktree, AssumeUnchanged), "" when it has none: git was told
+// never to look at its version in the work tree, so never to publish it.
+func (ig *Ignores) Hidden(rel string) string {
+	if ig == nil || rel == "" {
+		return ""
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	ig.readIndex()
+	return ig.hidden[rel]
+}
+
+// IndexNote says why the index was not read in-process but asked of git
+// (a split index, a sparse index...), or that neither could read it; ""
+// when the in-process reader read it whole. read is false when no reader
+// could: then no file counts as tracked. doctor shows it.
+func (ig *Ignores) IndexNote() (note string, read bool) {
+	if ig == nil {
+		return "", true
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	ig.readIndex()
+	return ig.indexNote, !ig.indexLost
+}
+
 // isTrackedExact reports whether the index holds rel as written, case
 // included: under core.ignorecase a tracked PROD.ENV made an ignored
 // prod.env count as tracked where git itself, on a file system that tells
@@ -163,21 +195,36 @@ func (ig *Ignores) isTrackedExact(rel string) bool {
 	return ig.exact[rel]
 }
 
-// readIndex reads the index's paths once (tracked, exact).
+// readIndex reads the index's paths and flags once (tracked, exact,
+// hidden). An index the in-process reader cannot read whole — a split
+// index, whose entries mostly live in a shared file, a sparse index, an
+// extension or a version it does not know — is asked of git itself, one
+// `git ls-files -v -z`: guessing "not tracked" there called committed
+// files private and stopped recording their edits (attack26 F2).
 func (ig *Ignores) readIndex() {
 	if ig.tracked != nil {
 		return
 	}
-	ig.tracked, ig.exact = map[string]bool{}, map[string]bool{}
-	s := &Store{gitDir: ig.gitDir}
-	if files, err := s.Staged(""); err == nil {
-		for p := range files {
-			ig.exact[p] = true
-			if ig.fold {
-				p = asciiLower(p)
-			}
-			ig.tracked[p] = true
+	ig.tracked, ig.exact, ig.hidden = map[string]bool{}, map[string]bool{}, map[string]string{}
+	entries, err := readIndexEntries(filepath.Join(ig.gitDir, "index"))
+	var partial *errIndexPartial
+	if errors.As(err, &partial) && ig.root != "" {
+		ig.indexNote = partial.why
+		if entries, err = lsFilesIndex(context.Background(), ig.root); err != nil {
+			ig.indexNote, ig.indexLost = partial.why+", and git could not list it ("+err.Error()+")", true
 		}
+	} else if err != nil {
+		ig.indexNote, ig.indexLost = err.Error(), true
+	}
+	for p, e := range entries {
+		ig.exact[p] = true
+		if e.hidden != "" {
+			ig.hidden[p] = e.hidden
+		}
+		if ig.fold {
+			p = asciiLower(p)
+		}
+		ig.tracked[p] = true
 	}
 }
 
