@@ -35,6 +35,9 @@ for ((i = 0; i < N; i++)); do
 	ws "$i" 0 >"$repo/state/ws-$(printf %04d "$i").json"
 done
 cd "$repo"
+# the team's own files, committed to git: a rule of .strata.yaml keeps a
+# file git tracks (an untracked one only with strata.keepPrivate)
+git add state
 "$STRATA" init >/dev/null
 for ((i = 0; i < N; i += 10)); do
 	f=state/ws-$(printf %04d "$i").json

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -23,6 +24,12 @@ func statusRepo(tb testing.TB, n int) *Engine {
 	for i := 0; i < n; i++ {
 		edit(tb, e, fmt.Sprintf("state/ws-%04d.json", i), ws(i, 0))
 	}
+	// the team's own files, tracked by git: a rule of .strata.yaml keeps a
+	// file git tracks (an untracked one only with strata.keepPrivate)
+	if out, err := exec.Command("git", "-C", e.Config().Root, "add", "state").CombinedOutput(); err != nil {
+		tb.Fatalf("git add: %v: %s", err, out)
+	}
+	e = withConfig(tb, e, yaml) // the index read again
 	if _, err := e.Init(); err != nil {
 		tb.Fatal(err)
 	}

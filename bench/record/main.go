@@ -52,6 +52,9 @@ func main() {
 		check(os.WriteFile(filepath.Join(r, ".strata.yaml"), []byte(config), 0o644))
 		writeAll(r, *n, 0)
 	}
+	// the team's own files, tracked by git: a rule of .strata.yaml keeps a
+	// file git tracks (an untracked one only with strata.keepPrivate)
+	run(sRepo, nil, "git", "add", "state")
 	run(sRepo, nil, bin, "init")
 	// The git side starts from the same snapshot on the same ref.
 	run(gRepo, nil, "git", "add", "-A")

@@ -53,8 +53,11 @@ func newRepo() *repo {
 		"GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")}
 	r.run("git", "init", "-q")
 	r.run("git", "commit", "-q", "--allow-empty", "-m", "base")
-	check(os.WriteFile(filepath.Join(dir, ".strata.yaml"), []byte("files:\n  - glob: state/*.json\n    class: workflow-state\n    schema: workflow-state\n"), 0o644))
-	check(os.MkdirAll(filepath.Join(dir, "state"), 0o755))
+	// the files appear during the run, untracked: they live where a built-in
+	// rule keeps state files (.claude/*.json), which a rule of .strata.yaml
+	// alone would not keep without the user's strata.keepPrivate
+	check(os.WriteFile(filepath.Join(dir, ".strata.yaml"), []byte("files:\n  - glob: .claude/*.json\n    class: workflow-state\n    schema: workflow-state\n"), 0o644))
+	check(os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
 	return r
 }
 
@@ -130,7 +133,7 @@ func latency() {
 	lat := make([]time.Duration, 0, *changes)
 	for v := 0; v < *changes; v++ {
 		before := r.refValue()
-		name := filepath.Join(r.dir, "state", fmt.Sprintf("f%02d.json", v%20))
+		name := filepath.Join(r.dir, ".claude", fmt.Sprintf("f%02d.json", v%20))
 		t0 := time.Now()
 		writeAtomic(name, doc(v%20, v))
 		deadline := t0.Add(10 * time.Second)
@@ -162,11 +165,11 @@ func throughput() {
 	time.Sleep(200 * time.Millisecond)
 	t0 := time.Now()
 	for i := 0; i < *burst; i++ {
-		writeAtomic(filepath.Join(r.dir, "state", fmt.Sprintf("b%05d.json", i)), doc(i, 0))
+		writeAtomic(filepath.Join(r.dir, ".claude", fmt.Sprintf("b%05d.json", i)), doc(i, 0))
 	}
 	// Then rewrite a tenth of them, so the burst also has updates.
 	for i := 0; i < *burst; i += 10 {
-		writeAtomic(filepath.Join(r.dir, "state", fmt.Sprintf("b%05d.json", i)), doc(i, 1))
+		writeAtomic(filepath.Join(r.dir, ".claude", fmt.Sprintf("b%05d.json", i)), doc(i, 1))
 	}
 	writeDone := time.Since(t0)
 	deadline := time.Now().Add(5 * time.Minute)
@@ -185,7 +188,7 @@ func throughput() {
 
 // headMatchesDisk compares the ref's tree with the files on disk, by blob id.
 func (r *repo) headMatchesDisk() bool {
-	cmd := exec.Command("git", "ls-tree", "-r", "refs/strata/state", "state/")
+	cmd := exec.Command("git", "ls-tree", "-r", "refs/strata/state", ".claude/")
 	cmd.Dir, cmd.Env = r.dir, r.env
 	out, err := cmd.Output()
 	if err != nil {
@@ -197,11 +200,11 @@ func (r *repo) headMatchesDisk() bool {
 			recorded[f[3]] = f[2]
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(r.dir, "state"))
+	entries, _ := os.ReadDir(filepath.Join(r.dir, ".claude"))
 	var names []string
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, "state/"+e.Name())
+			names = append(names, ".claude/"+e.Name())
 		}
 	}
 	if len(names) != len(recorded) {
@@ -226,7 +229,7 @@ func idleRSS() {
 	r := newRepo()
 	defer r.cleanup()
 	for i := 0; i < *kept; i++ {
-		check(os.WriteFile(filepath.Join(r.dir, "state", fmt.Sprintf("k%05d.json", i)), doc(i, 0), 0o644))
+		check(os.WriteFile(filepath.Join(r.dir, ".claude", fmt.Sprintf("k%05d.json", i)), doc(i, 0), 0o644))
 	}
 	r.run(*strataBin, "init")
 	w := r.startWatcher()
