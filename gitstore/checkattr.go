@@ -33,35 +33,14 @@ func (s *Store) CheckFilter(ctx context.Context, paths []string) (map[string]str
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, errors.New("sync needs the git binary on PATH")
 	}
-	var in bytes.Buffer
-	var names []string // in the order asked
-	asked := map[string][]string{}
-	ask := func(name, p string) {
-		if _, dup := asked[name]; !dup {
-			names = append(names, name)
-			in.WriteString(name)
-			in.WriteByte(0)
-		}
-		asked[name] = append(asked[name], p)
-	}
-	linked := map[string]bool{}
-	var realRoot string
-	for _, p := range paths {
-		if p == "" || strings.ContainsRune(p, 0) {
-			continue
-		}
-		ask(p, p)
-		if s.beyondSymlink(p, linked) {
-			if realRoot == "" {
-				realRoot, _ = filepath.EvalSymlinks(s.root)
-			}
-			if real, ok := s.realRel(realRoot, p); ok {
-				ask(real, p)
-			}
-		}
-	}
+	names, asked := s.askedNames(paths)
 	if len(names) == 0 {
 		return out, nil
+	}
+	var in bytes.Buffer
+	for _, name := range names {
+		in.WriteString(name)
+		in.WriteByte(0)
 	}
 	cmd := exec.CommandContext(ctx, "git", "check-attr", "-z", "--stdin", "filter")
 	cmd.Dir = s.root
@@ -89,4 +68,36 @@ func (s *Store) CheckFilter(ctx context.Context, paths []string) (map[string]str
 		}
 	}
 	return out, nil
+}
+
+// askedNames is what CheckFilter and CheckTracked ask git about: each
+// path under its name and, when a folder of it is a symbolic link, also
+// where it really is, when that is in the work tree. names holds each name
+// once, in the order first asked; asked maps it to the paths it answers
+// for. Empty paths and paths with a NUL are left out.
+func (s *Store) askedNames(paths []string) (names []string, asked map[string][]string) {
+	asked = map[string][]string{}
+	ask := func(name, p string) {
+		if _, dup := asked[name]; !dup {
+			names = append(names, name)
+		}
+		asked[name] = append(asked[name], p)
+	}
+	linked := map[string]bool{}
+	var realRoot string
+	for _, p := range paths {
+		if p == "" || strings.ContainsRune(p, 0) {
+			continue
+		}
+		ask(p, p)
+		if s.beyondSymlink(p, linked) {
+			if realRoot == "" {
+				realRoot, _ = filepath.EvalSymlinks(s.root)
+			}
+			if real, ok := s.realRel(realRoot, p); ok {
+				ask(real, p)
+			}
+		}
+	}
+	return names, asked
 }

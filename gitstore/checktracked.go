@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 )
 
@@ -27,30 +26,7 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]st
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, errors.New("sync needs the git binary on PATH")
 	}
-	asked := map[string][]string{} // the name git is asked about -> the paths it answers for
-	var names []string
-	ask := func(name, p string) {
-		if _, dup := asked[name]; !dup {
-			names = append(names, name)
-		}
-		asked[name] = append(asked[name], p)
-	}
-	linked := map[string]bool{}
-	var realRoot string
-	for _, p := range paths {
-		if p == "" || strings.ContainsRune(p, 0) {
-			continue
-		}
-		ask(p, p)
-		if s.beyondSymlink(p, linked) {
-			if realRoot == "" {
-				realRoot, _ = filepath.EvalSymlinks(s.root)
-			}
-			if real, ok := s.realRel(realRoot, p); ok {
-				ask(real, p)
-			}
-		}
-	}
+	names, asked := s.askedNames(paths)
 	for len(names) > 0 {
 		// at most ~100 KB of names a run: far below any system's limit on
 		// a command line
