@@ -1,10 +1,5 @@
 package validate
 
-import (
-	"strconv"
-	"strings"
-)
-
 // smallJSON is the size up to which a document's locator indexes every
 // value at its first lookup; above it, a lookup indexes only the values on
 // the paths to the pointers asked for, in one scan that builds nothing.
@@ -84,14 +79,7 @@ func newPtrTrie(ptrs map[string]bool) *ptrTrie {
 	root := &ptrTrie{}
 	for ptr := range ptrs {
 		t := root
-		for ptr != "" && ptr[0] == '/' {
-			ptr = ptr[1:]
-			tok := ptr
-			if i := strings.IndexByte(ptr, '/'); i >= 0 {
-				tok, ptr = ptr[:i], ptr[i:]
-			} else {
-				ptr = ""
-			}
+		for tok, rest, more := nextToken(ptr); more; tok, rest, more = nextToken(rest) {
 			t = t.kid(tok)
 		}
 	}
@@ -109,11 +97,11 @@ func (t *ptrTrie) kid(tok string) *ptrTrie {
 	}
 	k := &ptrTrie{}
 	t.keys[tok] = k
-	if n, err := strconv.ParseInt(tok, 10, 32); err == nil && n >= 0 && strconv.Itoa(int(n)) == tok {
+	if n, ok := elemIndex(tok); ok {
 		if t.elems == nil {
 			t.elems = make(map[int]*ptrTrie)
 		}
-		t.elems[int(n)] = k
+		t.elems[n] = k
 	}
 	return k
 }

@@ -105,6 +105,30 @@ func (x *posIndex) pointer(n int32) string {
 	return pointer(tokens)
 }
 
+// nextToken splits the first token off a JSON Pointer as written ("/a/b":
+// "a", "/b"); more is false when ptr does not start with one ("" or a
+// pointer without its leading slash).
+func nextToken(ptr string) (tok, rest string, more bool) {
+	if ptr == "" || ptr[0] != '/' {
+		return "", "", false
+	}
+	ptr = ptr[1:]
+	if i := strings.IndexByte(ptr, '/'); i >= 0 {
+		return ptr[:i], ptr[i:], true
+	}
+	return ptr, "", true
+}
+
+// elemIndex reports whether a pointer token names an array element: a
+// canonical non-negative integer that fits 32 bits.
+func elemIndex(tok string) (int, bool) {
+	n, err := strconv.ParseInt(tok, 10, 32)
+	if err != nil || n < 0 || strconv.Itoa(int(n)) != tok {
+		return 0, false
+	}
+	return int(n), true
+}
+
 // link makes the lookup table. Nodes are chained in the order they were
 // added, which is the order their first positions were recorded in.
 func (x *posIndex) link() {
@@ -154,18 +178,13 @@ func (x *posIndex) find(ptr string) (at pos, ok, exact bool) {
 		} else {
 			exact = false
 		}
-		if ptr == "" || ptr[0] != '/' {
+		tok, rest, more := nextToken(ptr)
+		if !more {
 			return at, ok, exact && ptr == ""
 		}
-		ptr = ptr[1:]
-		tok := ptr
-		if i := strings.IndexByte(ptr, '/'); i >= 0 {
-			tok, ptr = ptr[:i], ptr[i:]
-		} else {
-			ptr = ""
-		}
+		ptr = rest
 		elem := int32(-1)
-		if n, err := strconv.ParseInt(tok, 10, 32); err == nil && n >= 0 && strconv.Itoa(int(n)) == tok {
+		if n, isElem := elemIndex(tok); isElem {
 			elem = int32(n)
 		}
 		var next []int32
