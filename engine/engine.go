@@ -195,14 +195,21 @@ func (e *Engine) followDir(rel string) bool {
 // .gitattributes that makes a kept file private takes effect at once, not
 // at the watcher's restart).
 func (e *Engine) ignored(rel string) bool {
+	return e.byNameOrReal(rel, (*gitstore.Ignores).Ignored)
+}
+
+// byNameOrReal asks git's rules as last read (has) about rel and, when a
+// folder of it is a symbolic link to another folder of the work tree,
+// about where it really is: true when either answers true.
+func (e *Engine) byNameOrReal(rel string, has func(*gitstore.Ignores, string) bool) bool {
 	e.rules.Lock()
 	ig := e.rules.ig
 	e.rules.Unlock()
-	if ig.Ignored(rel) {
+	if has(ig, rel) {
 		return true
 	}
 	real, ok := e.realRel(rel)
-	return ok && ig.Ignored(real)
+	return ok && has(ig, real)
 }
 
 // RealRel is realRel: where rel really is when a folder of it is a
@@ -270,14 +277,7 @@ func (e *Engine) privateBefore(rel string) string {
 // it really is when a folder of it is a symbolic link to another folder of
 // the work tree (git shares that file already).
 func (e *Engine) tracked(rel string) bool {
-	e.rules.Lock()
-	ig := e.rules.ig
-	e.rules.Unlock()
-	if ig.Tracked(rel) {
-		return true
-	}
-	real, ok := e.realRel(rel)
-	return ok && ig.Tracked(real)
+	return e.byNameOrReal(rel, (*gitstore.Ignores).Tracked)
 }
 
 // IndexNote says why git's index was asked of git rather than read
