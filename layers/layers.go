@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
@@ -183,20 +184,77 @@ func (a *Agent) stepLines(en *state.Entry) ([]string, error) {
 		if len(cur) > 0 || len(prev) == 0 {
 			return nil, nil
 		}
-		return []string{expiredLine(prev)}, nil
+		return []string{expiredLine(prev, en.Commit)}, nil
 	}
-	return Transition(prev, cur), nil
+	return Transition(prev, cur, en.Commit), nil
 }
 
 // expiredPrefix starts the line of an expiry.
 const expiredPrefix = "Expired workflow: "
 
-// expiredLine is the L2 line of the TTL's reset of doc: a state whose
-// phase is white space (the schema's minLength lets " " through) is "at
-// (no phase)", as a blank context is "for (no context)", so the line reads
-// and the cap counts it.
-func expiredLine(doc map[string]any) string {
-	return lineOf(expiredPrefix+"%s at %s for %s", str(doc, "type"), phaseOf(doc), contextOf(doc))
+// expiredLine is the L2 line of the TTL's reset of doc, recorded in the
+// commit reset (so doc is in reset~1): a state whose phase is white space
+// (the schema's minLength lets " " through) is "at (no phase)", as a
+// blank context is "for (no context)", so the line reads and the cap
+// counts it. Each value is cut as lineValues cuts it.
+func expiredLine(doc map[string]any, reset string) string {
+	v := lineValues{}
+	typ, ph, ctx := str(doc, "type"), v.clip(phaseOf(doc)), v.clip(contextOf(doc))
+	return v.line(reset+"~1", expiredPrefix+"%s at %s for %s", typ, ph, ctx)
+}
+
+// MaxLineValue is how many characters of one value of the workflow state
+// (its phase, the previous phase, context, outcome) a protocol line quotes,
+// counted as written in MEMORY.md (white space folded, escapes spelt out).
+// A longer value is cut there and ends in "…", and the line then ends with
+// where the whole state lives: " (cut; the whole state: strata show
+// .claude/workflow-state.json --rev ID)". So a line strata writes into the
+// file Claude Code loads only the first 25 KB of stays under about 1 KB,
+// whatever an agent pasted into the state.
+const MaxLineValue = 200
+
+// lineValues cuts the values of one protocol line and remembers whether it
+// cut any.
+type lineValues struct{ cut bool }
+
+// clip is s as the line quotes it: white space folded, then at most
+// MaxLineValue characters once escaped (an escape is never split), and
+// "…" after a cut.
+func (v *lineValues) clip(s string) string {
+	s = markdown.Normalize(s)
+	if len(s) <= MaxLineValue && state.EscapeText(s) == s {
+		return s
+	}
+	n := 0
+	for i, r := range s {
+		w := utf8.RuneCountInString(state.EscapeText(string(r))) // 1, or the escape's length
+		if n+w > MaxLineValue {
+			v.cut = true
+			return s[:i] + "…"
+		}
+		n += w
+	}
+	return s
+}
+
+// line is lineOf of format and args, with the pointer to the whole state
+// (strata show … --rev rev) when a value was cut.
+func (v *lineValues) line(rev, format string, args ...any) string {
+	l := lineOf(format, args...)
+	if v.cut {
+		l += fmt.Sprintf(" (cut; the whole state: strata show %s --rev %s)", WorkflowStatePath, shortRev(rev))
+	}
+	return l
+}
+
+// shortRev is rev with its commit id cut to the ten characters strata
+// prints ("abc…~1" → "abc1234567~1").
+func shortRev(rev string) string {
+	id, rest, _ := strings.Cut(rev, "~")
+	if rest != "" {
+		rest = "~" + rest
+	}
+	return state.ShortID(id) + rest
 }
 
 func phaseOf(doc map[string]any) string {
@@ -407,12 +465,15 @@ func contextOf(doc map[string]any) string {
 }
 
 // Transition returns the L2 lines for a change of the workflow state from
-// prev to cur: `Completed {type} for {context}: {outcome}` when its status
-// became completed (outcome from its outcome or summary field, else
-// "done"); otherwise `Active {type} workflow: {prev} completed, {verb}
-// {context}` when the phase changed within the same workflow (sameWorkflow,
-// both phases set). Starting or clearing a workflow writes nothing.
-func Transition(prev, cur map[string]any) []string {
+// prev to cur, cur recorded in commit: `Completed {type} for {context}:
+// {outcome}` when its status became completed (outcome from its outcome or
+// summary field, else "done"); otherwise `Active {type} workflow: {prev}
+// completed, {verb} {context}` when the phase changed within the same
+// workflow (sameWorkflow, both phases set). Starting or clearing a
+// workflow writes nothing. Each value is cut at MaxLineValue characters,
+// and a line with a cut value names commit (lineValues).
+func Transition(prev, cur map[string]any, commit string) []string {
+	v := lineValues{}
 	typ := str(cur, "type")
 	if typ == "" {
 		return nil
@@ -425,17 +486,18 @@ func Transition(prev, cur map[string]any) []string {
 		if blank(outcome) {
 			outcome = "done"
 		}
-		return []string{lineOf("Completed %s for %s: %s", typ, contextOf(cur), outcome)}
+		ctx := v.clip(contextOf(cur))
+		return []string{v.line(commit, "Completed %s for %s: %s", typ, ctx, v.clip(outcome))}
 	}
 	p, c := str(prev, "phase"), str(cur, "phase")
 	if blank(p) || blank(c) || p == c || !sameWorkflow(prev, cur) {
 		return nil
 	}
-	line := fmt.Sprintf("Active %s workflow: %s completed, %s", typ, p, Verb(c))
+	line := fmt.Sprintf("Active %s workflow: %s completed, %s", typ, v.clip(p), Verb(v.clip(c)))
 	if ctx := str(cur, "context"); ctx != "" {
-		line += " " + ctx
+		line += " " + v.clip(ctx)
 	}
-	return []string{lineOf("%s", line)}
+	return []string{v.line(commit, "%s", line)}
 }
 
 // blank reports whether s is empty once the line is made (white space
@@ -893,7 +955,6 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 	if now.Before(x.Deadline) {
 		return nil, outs, nil
 	}
-	x.Line = expiredLine(doc)
 	o, err := a.Eng.Put(k, f.ID(), []byte("{}\n"), state.SourceExpire)
 	if errors.Is(err, engine.ErrChanged) {
 		return nil, outs, nil // written since it was read: not stale, nothing expired
@@ -905,6 +966,11 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 		return nil, outs, o.Problems
 	}
 	x.Entry = o.Entry
+	reset := ""
+	if o.Entry != nil {
+		reset = o.Entry.Commit
+	}
+	x.Line = expiredLine(doc, reset)
 	more, err = a.writeMemory([]placed{{text: x.Line}}, state.SourceExpire)
 	outs = append(outs, more...)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/config"
@@ -50,9 +51,21 @@ func TestTransition(t *testing.T) {
 		{"controls in outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "c\u202e", "outcome", "ok\x1b]8;;http://x\a"), []string{`Completed APEX for c\u202e: ok\x1b]8;;http://x\a`}},
 		{"blank context and outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "\u0085\n", "outcome", " \u2028"), []string{"Completed APEX for (no context): done"}},
 		{"blank phase", doc("type", "APEX", "phase", "\n"), doc("type", "APEX", "phase", "plan"), nil},
+		// a value is cut at MaxLineValue characters, the line then names
+		// the whole state (attack27 F3: a 200 000-character context)
+		{"long context", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", "doc\n" + strings.Repeat("C", 200000)),
+			[]string{"Active APEX workflow: plan completed, implementing doc " + strings.Repeat("C", 196) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
+		{"long phases", doc("type", "APEX", "phase", strings.Repeat("p", 5000)), doc("type", "APEX", "phase", strings.Repeat("q", 5000)),
+			[]string{"Active APEX workflow: " + strings.Repeat("p", 200) + "… completed, entering " + strings.Repeat("q", 200) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
+		{"long outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "c", "outcome", strings.Repeat("東", 300)),
+			[]string{"Completed APEX for c: " + strings.Repeat("東", 200) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
+		{"escape not split", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", strings.Repeat("a", 197) + "\x1b[2J"),
+			[]string{"Active APEX workflow: plan completed, implementing " + strings.Repeat("a", 197) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
+		{"exactly the limit", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", strings.Repeat("a", 200)),
+			[]string{"Active APEX workflow: plan completed, implementing " + strings.Repeat("a", 200)}},
 	}
 	for _, tc := range tests {
-		if got := Transition(tc.prev, tc.cur); !reflect.DeepEqual(got, tc.want) {
+		if got := Transition(tc.prev, tc.cur, "0123456789abcdef"); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 		for _, l := range tc.want {
@@ -60,6 +73,22 @@ func TestTransition(t *testing.T) {
 				t.Errorf("%s: %q is not matched by the cap", tc.name, l)
 			}
 		}
+	}
+}
+
+func TestExpiredLineCut(t *testing.T) {
+	doc := map[string]any{"type": "APEX", "phase": "build", "context": "pasted design doc " + strings.Repeat("C", 200000)}
+	got := expiredLine(doc, "fedcba9876543210")
+	want := "Expired workflow: APEX at build for pasted design doc " + strings.Repeat("C", 182) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev fedcba9876~1)"
+	if got != want {
+		t.Errorf("got %q (%d), want %q", got, len(got), want)
+	}
+	if !IsProtocolLine(got) {
+		t.Errorf("%q is not matched by the cap", got)
+	}
+	short := map[string]any{"type": "APEX", "phase": "build", "context": "auth"}
+	if got := expiredLine(short, "fedcba9876543210"); got != "Expired workflow: APEX at build for auth" {
+		t.Errorf("got %q", got)
 	}
 }
 
