@@ -53,13 +53,13 @@ func TestTransition(t *testing.T) {
 		{"blank phase", doc("type", "APEX", "phase", "\n"), doc("type", "APEX", "phase", "plan"), nil},
 		// a value is cut at MaxLineValue characters, the line then names
 		// the whole state (attack27 F3: a 200 000-character context)
-		{"long context", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", "doc\n" + strings.Repeat("C", 200000)),
+		{"long context", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", "doc\n"+strings.Repeat("C", 200000)),
 			[]string{"Active APEX workflow: plan completed, implementing doc " + strings.Repeat("C", 196) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
 		{"long phases", doc("type", "APEX", "phase", strings.Repeat("p", 5000)), doc("type", "APEX", "phase", strings.Repeat("q", 5000)),
 			[]string{"Active APEX workflow: " + strings.Repeat("p", 200) + "… completed, entering " + strings.Repeat("q", 200) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
 		{"long outcome", doc("type", "APEX", "phase", "review"), doc("type", "APEX", "phase", "review", "status", "completed", "context", "c", "outcome", strings.Repeat("東", 300)),
 			[]string{"Completed APEX for c: " + strings.Repeat("東", 200) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
-		{"escape not split", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", strings.Repeat("a", 197) + "\x1b[2J"),
+		{"escape not split", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", strings.Repeat("a", 197)+"\x1b[2J"),
 			[]string{"Active APEX workflow: plan completed, implementing " + strings.Repeat("a", 197) + "… (cut; the whole state: strata show .claude/workflow-state.json --rev 0123456789)"}},
 		{"exactly the limit", doc("type", "APEX", "phase", "plan"), doc("type", "APEX", "phase", "implement", "context", strings.Repeat("a", 200)),
 			[]string{"Active APEX workflow: plan completed, implementing " + strings.Repeat("a", 200)}},
