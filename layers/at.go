@@ -29,13 +29,10 @@ type Context struct {
 	At     *time.Time `json:"at,omitempty"` // the moment asked for; absent for a revision
 	Commit string     `json:"commit"`
 	*Report
-	L1       []L1File      `json:"l1_files"`
-	Memory   *MemoryWindow `json:"memory,omitempty"`
-	Entities []GraphEntity `json:"entities"`
-	// PastTTL is the deadline the workflow state had passed at T: a resume
-	// then would have expired it (absent for a revision).
-	PastTTL   *time.Time `json:"past_ttl,omitempty"`
-	Relations int        `json:"relations"`
+	L1        []L1File      `json:"l1_files"`
+	Memory    *MemoryWindow `json:"memory,omitempty"`
+	Entities  []GraphEntity `json:"entities"`
+	Relations int           `json:"relations"`
 	// NotRead names each version the moment holds over max_size, one line
 	// each (`PATH: recorded version is N bytes, larger than max_size M;
 	// not read`): never read, so never part of the rest.
@@ -103,7 +100,7 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 	if !s.Time.IsZero() {
 		t := s.Time
 		c.At = &t
-		if d, ok := a.deadlineAt(s); ok && !t.Before(d) && c.Active {
+		if d, ok := a.deadlineAt(s); ok && (&Expiry{Deadline: d}).Due(t) && c.Active {
 			c.PastTTL = &d
 			c.Next = append([]string{fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
 				state.TermSafe(c.Type), d.Format(time.RFC3339))}, c.Next...)
@@ -289,10 +286,20 @@ func clipText(s string, n int) string {
 }
 
 // Peek is Resume without its writes: the report of the disk as it is now,
-// a workflow past its TTL reported as it stands, nothing expired or
-// recorded. The read-only MCP server answers with it.
+// nothing expired or recorded. A workflow state that Resume would expire
+// (judgeDisk, Due: the one judgement of both) is reported as it stands,
+// with PastTTL set, and the first next line says so and what `strata
+// resume` would do, in place of "continue the … workflow". The read-only
+// MCP server answers with it.
 func (a *Agent) Peek() *Report {
-	return a.report(disk{a}, a.Eng.Now())
+	now := a.Eng.Now()
+	r := a.report(disk{a}, now)
+	if _, _, x, _, ok := a.judgeDisk(); ok && x.Due(now) {
+		d := x.Deadline
+		r.PastTTL = &d
+		r.Next = next(r)
+	}
+	return r
 }
 
 // Pending lists the unresolved pending decisions of every Phase Outcome on
@@ -301,11 +308,9 @@ func (a *Agent) Pending() []Decision {
 	return decisionsOf(disk{a}.folders())
 }
 
-// deadlineAt is the TTL deadline of the workflow state recorded in s, by
-// the rules Expire applies: lastUpdated (or the last restore recorded by
-// then, when later) plus the document's ttl, the configured ttl or 24h; ok
-// is false when it has none (ttl: off, a state of the user's own shape, no
-// lastUpdated).
+// deadlineAt is the TTL deadline of the workflow state recorded in s, as
+// judge gives it for the state as recorded by then; ok is false when it
+// has none (ttl: off, a state of the user's own shape, no lastUpdated).
 func (a *Agent) deadlineAt(s *engine.Snapshot) (time.Time, bool) {
 	k, ok := a.workflowTTL()
 	if !ok {
@@ -315,16 +320,11 @@ func (a *Agent) deadlineAt(s *engine.Snapshot) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	_, last, ttl, ok := a.ttlOf(k, data)
+	x, _, ok := a.judge(k, data, s.Time)
 	if !ok {
 		return time.Time{}, false
 	}
-	base := last
-	if ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Until: s.Time, Limit: 1}); err == nil && len(ents) > 0 &&
-		ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
-		base = ents[0].Time
-	}
-	return base.Add(ttl), true
+	return x.Deadline, true
 }
 
 func orDash(s string) string {

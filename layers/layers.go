@@ -901,8 +901,54 @@ type Expiry struct {
 	Entry       *state.Entry `json:"entry,omitempty"`
 }
 
+// judge is the TTL's one judgement of the workflow state k whose bytes
+// are data, as recorded up to until (zero: now): Expire resets by it, Peek
+// (the MCP server's resume) and At say what it found. The deadline is
+// lastUpdated plus the document's ttl, else the rule's or the global one,
+// else DefaultTTL; or, when the last record of k up to until is a restore
+// of these very bytes made after lastUpdated, that restore's time plus the
+// ttl (a restored state gets a fresh TTL). ok is false when the TTL does
+// not apply (ttlOf).
+func (a *Agent) judge(k config.Kept, data []byte, until time.Time) (x *Expiry, doc map[string]any, ok bool) {
+	doc, last, ttl, ok := a.ttlOf(k, data)
+	if !ok {
+		return nil, nil, false
+	}
+	base := last
+	ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Until: until, Limit: 1})
+	if err == nil && len(ents) > 0 && ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
+		if rec, err := a.Eng.FileAt(ents[0].Commit, k.Path); err == nil && string(rec) == string(data) {
+			base = ents[0].Time
+		}
+	}
+	x = &Expiry{Type: str(doc, "type"), Phase: str(doc, "phase"), Context: contextOf(doc), LastUpdated: last, Deadline: base.Add(ttl)}
+	return x, doc, true
+}
+
+// Due reports whether the deadline has passed at now.
+func (x *Expiry) Due(now time.Time) bool { return !now.Before(x.Deadline) }
+
+// judgeDisk is judge of the workflow state on disk, f, as Expire and Peek
+// read it: ok is false too when the TTL does not apply to the file, it is
+// missing or unreadable, or the checked-out commit holds these bytes (a
+// branch's version, not an idle session's: never expired).
+func (a *Agent) judgeDisk() (k config.Kept, f engine.File, x *Expiry, doc map[string]any, ok bool) {
+	k, ok = a.workflowTTL()
+	if !ok {
+		return k, f, nil, nil, false
+	}
+	f, p := a.Eng.Read(k)
+	if p != nil || !f.Exists {
+		return k, f, nil, nil, false
+	}
+	if x, doc, ok = a.judge(k, f.Content, time.Time{}); !ok || a.Eng.CheckedOutBlob(f.ID(), k.Path) {
+		return k, f, nil, nil, false
+	}
+	return k, f, x, doc, true
+}
+
 // Expire resets the workflow state to {} when lastUpdated + ttl (default
-// 24h) has passed: the current version is recorded first (with src), the
+// 24h) has passed (judge): the current version is recorded first (with src), the
 // reset is written and recorded with source expire, so `strata restore
 // .claude/workflow-state.json --at T` undoes it, and then the L2 line
 // `Expired workflow: {type} at {phase} for {context}` is written. A restored
@@ -914,17 +960,9 @@ type Expiry struct {
 // its L2 line and L3 upsert here, as engine.Record's caller would give
 // them), the reset's L2 and L3 writes.
 func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
-	k, ok := a.workflowTTL()
+	k, f, x, doc, ok := a.judgeDisk()
 	if !ok {
 		return nil, nil, nil
-	}
-	f, p := a.Eng.Read(k)
-	if p != nil || !f.Exists {
-		return nil, nil, nil
-	}
-	doc, last, ttl, ok := a.ttlOf(k, f.Content)
-	if !ok || a.Eng.CheckedOutBlob(f.ID(), k.Path) {
-		return nil, nil, nil // (as the checked-out commit holds it: a branch's, not an idle session's)
 	}
 	outs, err := a.Eng.Record([]config.Kept{k}, src)
 	if err != nil {
@@ -942,17 +980,7 @@ func (a *Agent) Expire(src state.Source) (*Expiry, []engine.Outcome, error) {
 	if err != nil {
 		return nil, outs, err
 	}
-	base := last
-	ents, err := a.Eng.Log(state.LogQuery{Path: k.Path, Limit: 1})
-	if err != nil {
-		return nil, outs, err
-	}
-	if len(ents) > 0 && ents[0].Source == state.SourceRestore && ents[0].Time.After(base) {
-		base = ents[0].Time
-	}
-	now := a.Eng.Now()
-	x := &Expiry{Type: str(doc, "type"), Phase: str(doc, "phase"), Context: contextOf(doc), LastUpdated: last, Deadline: base.Add(ttl)}
-	if now.Before(x.Deadline) {
+	if !x.Due(a.Eng.Now()) {
 		return nil, outs, nil
 	}
 	o, err := a.Eng.Put(k, f.ID(), []byte("{}\n"), state.SourceExpire)

@@ -57,24 +57,28 @@ type Session struct {
 
 // Report is what a new session needs to resume, in the read protocol's order.
 type Report struct {
-	Active      bool           `json:"active"`
-	Type        string         `json:"type,omitempty"`
-	Phase       string         `json:"phase,omitempty"`
-	Context     string         `json:"context,omitempty"`
-	Status      string         `json:"status,omitempty"`
-	LastUpdated *time.Time     `json:"last_updated,omitempty"`
-	Age         string         `json:"age,omitempty"`
-	AgeSeconds  int64          `json:"age_seconds,omitempty"`
-	Expired     *Expiry        `json:"expired,omitempty"` // expired by this resume
-	Tier        string         `json:"tier"`
-	Layers      Layers         `json:"layers"`
-	Paths       map[string]any `json:"paths"`
-	L3          []string       `json:"l3_observations,omitempty"` // of the workflow-state entity
-	L2          []string       `json:"l2_workflow_lines,omitempty"`
-	Foreign     []string       `json:"foreign_state,omitempty"` // L1 files in their own shape: not interpreted
-	Decisions   []Decision     `json:"pending_decisions"`
-	Sessions    []Session      `json:"sessions"`
-	Next        []string       `json:"next"`
+	Active      bool       `json:"active"`
+	Type        string     `json:"type,omitempty"`
+	Phase       string     `json:"phase,omitempty"`
+	Context     string     `json:"context,omitempty"`
+	Status      string     `json:"status,omitempty"`
+	LastUpdated *time.Time `json:"last_updated,omitempty"`
+	Age         string     `json:"age,omitempty"`
+	AgeSeconds  int64      `json:"age_seconds,omitempty"`
+	Expired     *Expiry    `json:"expired,omitempty"` // expired by this resume
+	// PastTTL is the deadline the workflow state has passed and a resume
+	// would expire it by: now for Peek (which expires nothing), at T for
+	// At (absent for a revision).
+	PastTTL   *time.Time     `json:"past_ttl,omitempty"`
+	Tier      string         `json:"tier"`
+	Layers    Layers         `json:"layers"`
+	Paths     map[string]any `json:"paths"`
+	L3        []string       `json:"l3_observations,omitempty"` // of the workflow-state entity
+	L2        []string       `json:"l2_workflow_lines,omitempty"`
+	Foreign   []string       `json:"foreign_state,omitempty"` // L1 files in their own shape: not interpreted
+	Decisions []Decision     `json:"pending_decisions"`
+	Sessions  []Session      `json:"sessions"`
+	Next      []string       `json:"next"`
 }
 
 // Resume expires a workflow state past its TTL (recording with src first),
@@ -293,6 +297,10 @@ func next(r *Report) []string {
 		}
 	}
 	switch {
+	case r.PastTTL != nil && r.Expired == nil:
+		// Peek's: what Resume would have done
+		out = append(out, fmt.Sprintf("the %s workflow at %s is past its TTL (deadline %s): strata resume would expire it, resetting %s to {} (strata restore undoes that); nothing was expired here",
+			q(r.Type), q(phaseOf(map[string]any{"phase": r.Phase})), r.PastTTL.Format(time.RFC3339), WorkflowStatePath))
 	case r.Active:
 		line := fmt.Sprintf("continue the %s workflow: %s", q(r.Type), Verb(q(r.Phase)))
 		if r.Context != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -253,4 +254,50 @@ func TestTextResultsAreQuoted(t *testing.T) {
 		require.False(t, raw.MatchString(text), "%s %v: raw control in text:\n%q", c.tool, c.args, text)
 		require.Contains(t, text, c.want, "%s %v", c.tool, c.args)
 	}
+}
+
+// strata_resume on a workflow state past its TTL says so and what `strata
+// resume` would do, by the same judgement the CLI's expiry uses, instead
+// of "continue the … workflow"; it expires nothing (attack27 F4).
+func TestResumePastTTL(t *testing.T) {
+	dir := repo(t)
+	wf := filepath.Join(dir, ".claude/workflow-state.json")
+	stale := []byte(`{"type": "APEX", "phase": "build", "ttl": "1h", "lastUpdated": "2026-11-22T09:00:00Z"}` + "\n")
+	require.NoError(t, os.WriteFile(wf, stale, 0o644))
+	head := func() string {
+		out, err := exec.Command("git", "-C", dir, "rev-parse", "refs/strata/state").Output()
+		require.NoError(t, err)
+		return string(out)
+	}
+	before := head()
+
+	cs := connect(t, dir) // now: 12:00, two hours past the deadline
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_resume", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	text := res.Content[0].(*mcp.TextContent).Text
+	require.Contains(t, text, "the APEX workflow at build is past its TTL (deadline 2026-11-22T10:00:00Z): strata resume would expire it")
+	require.NotContains(t, text, "continue the APEX workflow")
+	data, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"past_ttl":"2026-11-22T10:00:00Z"`)
+	got, err := os.ReadFile(wf)
+	require.NoError(t, err)
+	require.Equal(t, stale, got, "the server expired nothing")
+	require.Equal(t, before, head(), "the server recorded nothing")
+
+	// the CLI's judgement agrees: a resume at that moment expires it
+	eng, err := engine.Open(dir)
+	require.NoError(t, err)
+	eng.Now = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
+	x, _, err := layers.New(eng, nil).Expire(state.SourceRecord)
+	require.NoError(t, err)
+	require.NotNil(t, x)
+
+	// within the TTL: continue, and no word of it
+	require.NoError(t, os.WriteFile(wf, []byte(`{"type": "APEX", "phase": "build", "ttl": "1h", "lastUpdated": "2026-11-22T11:30:00Z"}`+"\n"), 0o644))
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_resume", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	text = res.Content[0].(*mcp.TextContent).Text
+	require.Contains(t, text, "continue the APEX workflow: entering build")
+	require.NotContains(t, text, "past its TTL")
 }
