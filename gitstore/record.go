@@ -54,7 +54,7 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 	byPath := make(map[string]state.Change, len(changes))
 	for _, ch := range changes {
 		if err := ValidPath(ch.Path); err != nil {
-			return nil, fmt.Errorf("record: %w", err)
+			return nil, err
 		}
 		if _, ok := byPath[ch.Path]; !ok {
 			order = append(order, ch.Path)
@@ -81,7 +81,7 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 		var err error
 		if !parent.IsZero() {
 			if root, err = s.commitTree(parent); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("record: head: %w", err)
+				return plumbing.ZeroHash, fmt.Errorf("head: %w", err)
 			}
 		}
 		recorded, err = s.classify(recorded[:0], root, order, byPath, blobs)
@@ -96,12 +96,12 @@ func (s *Store) Record(changes ...state.Change) ([]state.Entry, error) {
 				continue
 			}
 			if err := s.storeObject(plumbing.BlobObject, pd.ch.Content, pd.blob); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("record %s: %w", pd.ch.Path, err)
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", pd.ch.Path, err)
 			}
 		}
 		newRoot, err := s.applyChanges(root, recorded)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record: %w", err)
+			return plumbing.ZeroHash, err
 		}
 		exact := latestExact(recorded)
 		when = exact.Truncate(time.Second)

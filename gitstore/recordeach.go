@@ -38,7 +38,7 @@ func (s *Store) RecordEach(changes []state.Change) ([]state.Entry, error) {
 	}
 	for _, ch := range changes {
 		if err := ValidPath(ch.Path); err != nil {
-			return nil, fmt.Errorf("record: %w", err)
+			return nil, err
 		}
 	}
 	s.mu.Lock()
@@ -63,7 +63,7 @@ func (s *Store) RecordEach(changes []state.Change) ([]state.Entry, error) {
 		var root plumbing.Hash
 		if !parent.IsZero() {
 			if root, err = s.commitTree(parent); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("record: head: %w", err)
+				return plumbing.ZeroHash, fmt.Errorf("head: %w", err)
 			}
 		}
 		cur := parent
@@ -80,12 +80,12 @@ func (s *Store) RecordEach(changes []state.Change) ([]state.Entry, error) {
 			pd := one[0]
 			if pd.action != state.ActionDelete {
 				if err := s.storeObject(plumbing.BlobObject, ch.Content, pd.blob); err != nil {
-					return plumbing.ZeroHash, fmt.Errorf("record %s: %w", ch.Path, err)
+					return plumbing.ZeroHash, fmt.Errorf("%s: %w", ch.Path, err)
 				}
 			}
 			newRoot, err := s.applyChanges(root, one)
 			if err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("record: %w", err)
+				return plumbing.ZeroHash, err
 			}
 			exact := latestExact(one)
 			when := exact.Truncate(time.Second)
@@ -101,7 +101,7 @@ func (s *Store) RecordEach(changes []state.Change) ([]state.Entry, error) {
 			return plumbing.ZeroHash, state.ErrUnchanged
 		}
 		if err := s.objects.Flush(PackMin, Fsync); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("record: %w", err)
+			return plumbing.ZeroHash, err
 		}
 		return cur, nil
 	})
