@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -117,16 +118,48 @@ func add[In any](s *mcp.Server, slots chan struct{}, name, desc string, h func(c
 	})
 }
 
-// toolError words an error as the CLI's one line.
+// toolError words an error as the CLI's one line, at most maxErrorText
+// bytes (clipMiddle).
 func toolError(err error) error {
 	var ps state.Problems
 	if errors.As(err, &ps) {
-		return errors.New(ps.Error())
+		return errors.New(clipMiddle(ps.Error()))
 	}
+	msg := err.Error()
 	if errors.Is(err, state.ErrNotFound) { // as the CLI: the sentinel is not repeated
-		return errors.New(strings.TrimSuffix(err.Error(), ": "+state.ErrNotFound.Error()))
+		msg = strings.TrimSuffix(msg, ": "+state.ErrNotFound.Error())
+	}
+	if len(msg) > maxErrorText {
+		return errors.New(clipMiddle(msg))
+	}
+	if msg != err.Error() {
+		return errors.New(msg)
 	}
 	return err
+}
+
+// maxErrorText bounds a tool error's text: an error quotes the argument
+// it is about (`"aaaa…": not a kept file`), and an agent would otherwise
+// get back, and pay for, a 16 MB path it sent.
+const maxErrorText = 1024
+
+// clipMiddle keeps the start and the end of a longer message (the value
+// quoted and what is wrong with it) and says how much it left out between:
+// `"aaa… [16776210 bytes cut] …aaa": not a kept file`. It cuts between
+// whole UTF-8 characters.
+func clipMiddle(msg string) string {
+	if len(msg) <= maxErrorText {
+		return msg
+	}
+	head, tail := maxErrorText*2/3, maxErrorText/3
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	start := len(msg) - tail
+	for start < len(msg) && !utf8.RuneStart(msg[start]) {
+		start++
+	}
+	return fmt.Sprintf("%s… [%d bytes cut] …%s", msg[:head], start-head, msg[start:])
 }
 
 type handlers struct{ o Options }

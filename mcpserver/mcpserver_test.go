@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -300,4 +302,23 @@ func TestResumePastTTL(t *testing.T) {
 	text = res.Content[0].(*mcp.TextContent).Text
 	require.Contains(t, text, "continue the APEX workflow: entering build")
 	require.NotContains(t, text, "past its TTL")
+}
+
+// A tool error quotes at most about 1 KB of what was sent: its start and
+// end, and how many bytes it left out (attack27 F5: a 16 MB path came back
+// whole).
+func TestToolErrorQuotesBounded(t *testing.T) {
+	cs := connect(t, repo(t))
+	long := ".claude/" + strings.Repeat("é", 1<<20) + ".json"
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_show", Arguments: map[string]any{"path": long}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	text := res.Content[0].(*mcp.TextContent).Text
+	require.LessOrEqual(t, len(text), maxErrorText+64, "%.200q", text)
+	require.True(t, utf8.ValidString(text))
+	require.Regexp(t, `^.*\.claude/é+… \[[0-9]+ bytes cut\] …é+\.json.*$`, text)
+
+	short, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_show", Arguments: map[string]any{"path": ".claude/nope.txt"}})
+	require.NoError(t, err)
+	require.NotContains(t, short.Content[0].(*mcp.TextContent).Text, "bytes cut")
 }
