@@ -32,6 +32,7 @@ type drain struct {
 	cond        *sync.Cond
 	outstanding map[jsonrpc.ID]bool
 	partial     []byte
+	initialized bool // an initialize request was passed on
 
 	// wmu makes each line written to out whole: the SDK writes one
 	// message, newline included, per Write, and pump writes its answers
@@ -89,6 +90,18 @@ func (d *drain) pump(in io.Reader) {
 // pass vets one line, then passes it on or answers it.
 func (d *drain) pass(line []byte) error {
 	v := vet(line)
+	if v.call && v.method == "initialize" {
+		// The SDK answers a second initialize with error code 0, in no
+		// range JSON-RPC reserves: it is refused here, as Invalid Request.
+		d.mu.Lock()
+		again := d.initialized
+		d.initialized = true
+		d.mu.Unlock()
+		if again {
+			return d.answer(errorReply(v.rawID, jsonrpc.CodeInvalidRequest, "Invalid Request",
+				"initialize: the session is already initialized"))
+		}
+	}
 	if v.call {
 		d.mu.Lock()
 		busy := d.outstanding[v.id]

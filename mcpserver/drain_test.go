@@ -98,6 +98,12 @@ func TestServeAnswersBadLines(t *testing.T) {
 		{"nested 1000 deep", deep, `"id":9,` + invalid},
 		{"response without id", `{"jsonrpc":"2.0","result":{}}`, `"id":null,` + invalid},
 		{"response with a bad error", `{"jsonrpc":"2.0","id":7,"error":"x"}`, `"id":7,` + invalid},
+		// attack27 F5: a duplicate key was read as its last occurrence
+		{"duplicate id", `{"jsonrpc":"2.0","id":4,"id":5,"method":"ping"}`, `"id":null,` + invalid + `,"data":"duplicate key \"id\""`},
+		{"duplicate tool name", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"strata_log","arguments":{},"name":"strata_nope"}}`, `"id":6,` + invalid + `,"data":"duplicate key \"name\""`},
+		{"duplicate argument", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"strata_log","arguments":{"limit":1,"limit":2}}}`, `"id":8,` + invalid},
+		// attack27 F5: the SDK answered a second initialize with code 0
+		{"second initialize", strings.Replace(initLine, `"id":0`, `"id":1`, 1), `"id":1,` + invalid + `,"data":"initialize: the session is already initialized"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := serve(t, dir, initLine, tc.line, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)

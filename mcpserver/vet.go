@@ -20,11 +20,12 @@ import (
 
 // verdict is what pump does with one line.
 type verdict struct {
-	skip  bool            // a blank line: nothing to pass on or answer
-	reply []byte          // not nil: write this answer, pass nothing on
-	call  bool            // a request with an id: one answer will come
-	id    jsonrpc.ID      // the call's id as the SDK reads it (and answers it)
-	rawID json.RawMessage // the id as sent, for an error answer of ours
+	skip   bool            // a blank line: nothing to pass on or answer
+	reply  []byte          // not nil: write this answer, pass nothing on
+	call   bool            // a request with an id: one answer will come
+	method string          // the call's method
+	id     jsonrpc.ID      // the call's id as the SDK reads it (and answers it)
+	rawID  json.RawMessage // the id as sent, for an error answer of ours
 }
 
 // vet judges one line (its newline included or not).
@@ -59,6 +60,12 @@ func vet(line []byte) verdict {
 	if hasID && (rawID[0] == '"' || rawID[0] == '-' || rawID[0] >= '0' && rawID[0] <= '9') {
 		echo = rawID
 	}
+	if k, ok := dupKey(line); ok {
+		if k == "id" {
+			echo = nil // which one was meant cannot be told
+		}
+		return verdict{reply: errorReply(echo, jsonrpc.CodeInvalidRequest, "Invalid Request", "duplicate key "+clipMiddle(strconv.Quote(k)))}
+	}
 	if hasID && !goodID(rawID) {
 		// null (MCP: an id must be a string or an integer; the SDK would
 		// take a request with a null id for a notification and not answer
@@ -75,7 +82,57 @@ func vet(line []byte) verdict {
 	if !ok || !req.IsCall() {
 		return verdict{} // a notification, or a response to a call of the server's
 	}
-	return verdict{call: true, id: req.ID, rawID: rawID}
+	return verdict{call: true, method: req.Method, id: req.ID, rawID: rawID}
+}
+
+// dupKey returns the first member name that occurs twice in one object of
+// line, valid JSON, at any depth: encoding/json, and so the SDK, would
+// take the last one ("id":4,"id":5 answered as 5; a tool "name" given
+// twice called as the second), which the sender may not mean. strata
+// refuses a duplicate key in a state file for the same reason.
+func dupKey(line []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	type object struct {
+		keys    map[string]bool
+		wantKey bool
+	}
+	var stack []*object // nil for an array
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &object{keys: map[string]bool{}, wantKey: true})
+				continue
+			case '[':
+				stack = append(stack, nil)
+				continue
+			}
+			stack = stack[:len(stack)-1] // '}' or ']': a value of its parent ended
+		case string:
+			if o := top(stack); o != nil && o.wantKey {
+				if o.keys[t] {
+					return t, true
+				}
+				o.keys[t], o.wantKey = true, false
+				continue
+			}
+		}
+		if o := top(stack); o != nil {
+			o.wantKey = true // a member's value ended
+		}
+	}
+}
+
+func top[T any](s []*T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[len(s)-1]
 }
 
 // maxID is the largest integer id: an integer of at most 53 bits. The SDK

@@ -73,3 +73,22 @@ func FuzzVet(f *testing.F) {
 		}
 	})
 }
+
+// dupKey finds a member name given twice in one object, at any depth, and
+// nothing else: the same name in sibling or nested objects is no duplicate.
+func TestDupKey(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"id":4,"id":5}`:                             "id",
+		`{"a":1,"b":{"c":[1,{"d":1,"d":2}]}}`:         "d",
+		`{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"a"}`: "",
+		`{"a":[],"b":{},"a":0}`:                       "a",
+		`{"a":"b","b":"a"}`:                           "",
+		`[{"x":1},{"x":1}]`:                           "",
+		`{"\u0061":1,"a":2}`:                          "a", // the same name, escaped
+	} {
+		got, ok := dupKey([]byte(line))
+		if got != want || ok != (want != "") {
+			t.Errorf("dupKey(%s) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+}
