@@ -401,9 +401,12 @@ func (e *PathError) Error() string { return state.TermSafe(e.Path) + ": " + e.Re
 func (e *PathError) Unwrap() error { return e.Err }
 
 // Resolve turns a user-given name, relative to cwd as in git, into a kept
-// path. Names that leave the work tree through "..", absolute names (other
-// than the home-directory files strata keeps) and paths no rule keeps are
-// refused with a *PathError.
+// path; from a cwd outside the work tree (a git dir kept apart from it,
+// core.worktree or $GIT_WORK_TREE, strata run where .git is), a relative
+// name is taken from the top of the work tree, as git takes it then. Names
+// that leave the work tree through "..", absolute names (other than the
+// home-directory files strata keeps) and paths no rule keeps are refused
+// with a *PathError.
 func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 	if strings.ContainsRune(name, 0) {
 		return config.Kept{}, &PathError{Path: name, Reason: "name contains a NUL byte"}
@@ -420,6 +423,9 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 	default:
 		if real, err := e.realDir(cwd); err == nil {
 			cwd = real // the root has its symlinks resolved too
+		}
+		if r, err := filepath.Rel(e.cfg.Root, cwd); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			cwd = e.cfg.Root
 		}
 		r, err := filepath.Rel(e.cfg.Root, filepath.Join(cwd, name))
 		rel = filepath.ToSlash(r)

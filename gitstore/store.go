@@ -100,6 +100,24 @@ func Open(dir string) (*Store, error) {
 		if err := checkOwnership(gitfile, root, ownDir); err != nil {
 			return nil, err
 		}
+		// The git dir found may name its work tree elsewhere
+		// (core.worktree, the "dotfiles" set-up, or $GIT_WORK_TREE), as
+		// git takes it: taken for the folder holding .git, every kept
+		// file would be recorded as deleted and sync would delete them
+		// on the peers (attack27 F1).
+		top := root
+		if root, err = setWorkTree(abs, top, gitDir, commonDir); err != nil {
+			return nil, err
+		}
+		if root != top {
+			if err := checkWorkTree(root); err != nil {
+				return nil, err
+			}
+			// The git processes strata runs in the work tree find the
+			// repository only through these, as under $GIT_DIR.
+			os.Setenv("GIT_DIR", gitDir)
+			os.Setenv("GIT_WORK_TREE", root)
+		}
 	}
 	partial, err := checkFormat(commonDir)
 	if err != nil {
@@ -127,46 +145,21 @@ func Open(dir string) (*Store, error) {
 // git sets it for the hooks it runs in a linked worktree, and as users set
 // it for a git dir kept apart from its work tree, the "dotfiles" set-up):
 // the git dir is $GIT_DIR (a directory or a .git file), taken from dir
-// when relative; the work tree is $GIT_WORK_TREE (from dir), else the
-// repository's core.worktree (from the git dir), else dir itself, as git
-// takes the current directory for the top of the work tree then. A git dir
-// whose core.bare is true and which names no work tree is a bare
-// repository. No discovery takes place, and so, as in git, no ownership
+// when relative; the work tree is as setWorkTree finds it ($GIT_WORK_TREE,
+// else none for a bare one, else core.worktree), else dir itself, as git
+// takes the current directory for the top of the work tree then. No
+// discovery takes place, and so, as in git, no ownership
 // check: whoever set $GIT_DIR chose the repository. Both variables are
 // then set to the absolute paths found, for the git processes strata runs.
 func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
-	from := func(base, p string) string {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(base, p)
-		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return real
-		}
-		return filepath.Clean(p)
-	}
-	named := from(dir, env)
+	named := fromDir(dir, env)
 	if gitDir, commonDir, err = gitDirs(filepath.Dir(named), named); err != nil {
 		return "", "", "", fmt.Errorf("$GIT_DIR %s: %w", named, state.ErrNotRepo)
 	}
-	worktree, bare := "", false
-	home, _ := os.UserHomeDir()
-	r := &configReader{gitDir: gitDir, home: home, take: func(sec, sub, key, val string, hasVal bool, _ *configReader) {
-		switch {
-		case sec == "core" && sub == "" && key == "worktree" && hasVal:
-			worktree = val
-		case sec == "core" && sub == "" && key == "bare":
-			bare = gitBool(val, hasVal)
-		}
-	}}
-	r.file(filepath.Join(commonDir, "config"), 0)
-	switch {
-	case os.Getenv("GIT_WORK_TREE") != "":
-		root = from(dir, os.Getenv("GIT_WORK_TREE"))
-	case worktree != "":
-		root = from(gitDir, worktree)
-	case bare:
-		return "", "", "", &bareError{dir: gitDir}
-	default:
+	if root, err = setWorkTree(dir, "", gitDir, commonDir); err != nil {
+		return "", "", "", err
+	}
+	if root == "" {
 		// git takes the current directory for the top of the work tree;
 		// but when discovery from it finds this very git directory (a
 		// $GIT_DIR exported by a tool, strata run in a subfolder), its work
@@ -180,14 +173,23 @@ func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 			}
 		}
 	}
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return "", "", "", fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
+	if err := checkWorkTree(root); err != nil {
+		return "", "", "", err
 	}
 	// The git processes strata runs (in the work tree, or with -C) find
 	// the same repository: relative values would be taken from there.
 	os.Setenv("GIT_DIR", named)
 	os.Setenv("GIT_WORK_TREE", root)
 	return root, gitDir, commonDir, nil
+}
+
+// checkWorkTree refuses a work tree that is not a directory, as git
+// refuses to chdir into it.
+func checkWorkTree(root string) error {
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
+	}
+	return nil
 }
 
 // findDotGit walks up from dir to the first directory holding a .git entry
@@ -288,9 +290,15 @@ func validHead(head string) bool {
 
 // bareError is strata run in a bare repository, which has no work tree and
 // so no kept files.
-type bareError struct{ dir string }
+type bareError struct {
+	dir      string
+	worktree string // core.worktree, which git ignores when core.bare is true
+}
 
 func (e *bareError) Error() string {
+	if e.worktree != "" {
+		return e.dir + " is a bare repository (core.bare is true) that also names a work tree (core.worktree " + e.worktree + "); git takes no work tree then, and warns that the two do not make sense, and strata needs a work tree: unset one of them (git --git-dir=" + e.dir + " config --unset core.bare)"
+	}
 	return e.dir + " is a bare repository; strata needs a work tree (run it in a clone with one, e.g. git clone " + e.dir + ")"
 }
 

@@ -1,0 +1,131 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// TestOpenWorkTreeAsGit: the work tree Open takes for a git dir that names
+// one elsewhere (core.worktree, $GIT_WORK_TREE) is the one git takes, with
+// `git rev-parse --show-toplevel` as the judge, in each layout; where git
+// finds no work tree, Open refuses (attack27 F1: the folder holding .git
+// was taken, and every kept file looked deleted).
+func TestOpenWorkTreeAsGit(t *testing.T) {
+	// Open exports GIT_DIR and GIT_WORK_TREE for the git processes it
+	// runs; each case starts without them.
+	clean := func(t *testing.T) {
+		for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE"} {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	type layout struct {
+		name  string
+		setup func(t *testing.T, w string) (from string, env []string)
+	}
+	git := func(t *testing.T, dir string, args ...string) { runGit(t, dir, args...) }
+	mk := func(t *testing.T, dirs ...string) {
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	layouts := []layout{
+		{"relative core.worktree", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta", w+"/wt")
+			initRepo(t, w+"/meta", false)
+			git(t, w+"/meta", "config", "core.worktree", "../../wt")
+			return w + "/meta", nil
+		}},
+		{"absolute core.worktree, from a subfolder", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta/sub", w+"/wt")
+			initRepo(t, w+"/meta", false)
+			git(t, w+"/meta", "config", "core.worktree", w+"/wt")
+			return w + "/meta/sub", nil
+		}},
+		{"core.worktree in an included file (git does not read it there)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta", w+"/wt")
+			initRepo(t, w+"/meta", false)
+			writeFile(t, w+"/inc.cfg", "[core]\n\tworktree = "+w+"/wt\n")
+			git(t, w+"/meta", "config", "include.path", w+"/inc.cfg")
+			return w + "/meta", nil
+		}},
+		{"separate git dir", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/s", w+"/o")
+			git(t, w, "init", "-q", "--separate-git-dir", w+"/sg", w+"/s")
+			git(t, w+"/s", "config", "core.worktree", w+"/o")
+			return w + "/s", nil
+		}},
+		{"linked worktree ignores the common core.worktree", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/r", w+"/other")
+			initRepo(t, w+"/r", true)
+			git(t, w+"/r", "worktree", "add", "-q", "../l")
+			git(t, w+"/r", "config", "core.worktree", w+"/other")
+			return w + "/l", nil
+		}},
+		{"linked worktree with extensions.worktreeConfig", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/r", w+"/other", w+"/o2")
+			initRepo(t, w+"/r", true)
+			git(t, w+"/r", "worktree", "add", "-q", "../l")
+			git(t, w+"/r", "config", "extensions.worktreeConfig", "true")
+			git(t, w+"/l", "config", "--worktree", "core.worktree", w+"/o2")
+			git(t, w+"/r", "config", "core.worktree", w+"/other")
+			return w + "/l", nil
+		}},
+		{"core.bare with core.worktree (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta", w+"/wt")
+			initRepo(t, w+"/meta", false)
+			git(t, w+"/meta", "config", "core.worktree", w+"/wt")
+			git(t, w+"/meta", "config", "core.bare", "true")
+			return w + "/meta", nil
+		}},
+		{"core.bare in a discovered .git (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta")
+			initRepo(t, w+"/meta", false)
+			git(t, w+"/meta", "config", "core.bare", "true")
+			return w + "/meta", nil
+		}},
+		{"$GIT_WORK_TREE with a discovered git dir", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta", w+"/wt")
+			initRepo(t, w+"/meta", false)
+			return w + "/meta", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"$GIT_DIR with core.bare and core.worktree (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/meta", w+"/wt")
+			initRepo(t, w+"/meta", false)
+			git(t, w+"/meta", "config", "core.worktree", w+"/wt")
+			git(t, w+"/meta", "config", "core.bare", "true")
+			return w, []string{"GIT_DIR", w + "/meta/.git"}
+		}},
+	}
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) {
+			clean(t)
+			w := realPath(t, t.TempDir())
+			from, env := l.setup(t, w)
+			for i := 0; i+1 < len(env); i += 2 {
+				t.Setenv(env[i], env[i+1])
+			}
+			want, gitErr := gitOut(from, nil, "rev-parse", "--show-toplevel")
+			s, err := Open(from)
+			if err == nil {
+				defer s.Close()
+			}
+			switch {
+			case gitErr != nil && err == nil:
+				t.Fatalf("git finds no work tree (%v); Open took %s", gitErr, s.Root())
+			case gitErr != nil && !errors.Is(err, state.ErrNotRepo):
+				t.Fatalf("git finds no work tree; Open: %v, want ErrNotRepo", err)
+			case gitErr == nil && err != nil:
+				t.Fatalf("git's work tree is %s; Open: %v", want, err)
+			case gitErr == nil && s.Root() != filepath.Clean(want):
+				t.Fatalf("Root = %s, git's work tree is %s", s.Root(), want)
+			}
+		})
+	}
+}
