@@ -536,7 +536,20 @@ const WhyUntracked = "git does not track it and only a " + FileName + " rule kee
 // WhyHidden is the reason a tracked file whose local changes git is told
 // to ignore (flag: skip-worktree or assume-unchanged, Hidden) is private.
 func WhyHidden(flag string) string {
-	return "git is told to ignore its local changes (" + flag + ")"
+	return whyHidden + flag + ")"
+}
+
+const whyHidden = "git is told to ignore its local changes ("
+
+// IndexDecides reports whether why, a reason Private gives, is one git's
+// index may take back with no change to the file: git does not track it
+// (WhyUntracked: a `git add` keeps it), git ignores it (a file git tracks
+// is not ignored: `git add -f`), or its index entry tells git to ignore
+// its local changes (WhyHidden: `git update-index --no-skip-worktree`). A
+// watcher judges the files it passed over for such a reason again when
+// the index changes.
+func IndexDecides(why string) bool {
+	return why == WhyUntracked || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyHidden)
 }
 
 // Private reports why a path that a rule would keep is withheld as private

@@ -166,6 +166,8 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	ctx, stopWatcher := context.WithCancel(ctx)
 	defer stopWatcher()
 	unread := &unreadPaths{}
+	skipped := &privateSkips{}
+	index := eng.IndexFile()
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
@@ -176,9 +178,14 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 		FollowLink: cfg.FollowDir,
 		// Kept files, and those kept but for a control character in their
 		// name, reported when their event arrives (reportBadName).
+		// A file passed over as private for a reason git's index decides
+		// is noted, to be judged again when the index changes.
 		Match: func(rel string) bool {
-			_, ok := cfg.Classify(rel)
-			return ok || cfg.BadName(rel)
+			if _, ok := cfg.Classify(rel); ok || cfg.BadName(rel) {
+				return true
+			}
+			skipped.note(rel, cfg.Private(rel))
+			return false
 		},
 		Reread: func(key string) bool {
 			if filepath.IsAbs(key) {
@@ -186,8 +193,10 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			}
 			return unread.reread(key)
 		},
-		// The configuration files are watched too (configFiles).
-		Extra:  append(cfg.Extra(), files...),
+		// The configuration files are watched too (configFiles), and git's
+		// index: a `git add` keeps a file it tracks from then on
+		// (privateSkips).
+		Extra:  append(append(cfg.Extra(), files...), index),
 		Logger: log,
 	})
 	if err != nil {
@@ -202,6 +211,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	counts := pb.p
 	pb.mu.Unlock()
 	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
+		skipped: skipped, index: index,
 		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	r.replayOwed() // what a killed watcher owed comes before what changed since
@@ -467,6 +477,96 @@ func (u *unreadPaths) done(outs []engine.Outcome) {
 	u.busy = false
 }
 
+// privateSkips are the files the watcher passed over as private for a
+// reason git's index decides (config.IndexDecides): git does not track
+// them and only a .strata.yaml rule keeps them, git ignores them, or git
+// is told to ignore their local changes. A `git add` keeps such a file
+// with no change to the file itself, so no event of the file's would
+// ever have it recorded: when the index changes, these files, and only
+// these (a `git status` may rewrite the index too), are judged again
+// (recorder.rejudge). Each rescan lists them afresh.
+type privateSkips struct {
+	// mu guards paths: the watcher's goroutine notes (Match) while Run's
+	// judges.
+	mu    sync.Mutex
+	paths map[string]bool
+}
+
+// note adds rel when why, the reason it is private, is one the index
+// decides.
+func (s *privateSkips) note(rel, why string) {
+	if !config.IndexDecides(why) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.paths == nil {
+		s.paths = map[string]bool{}
+	}
+	s.paths[rel] = true
+}
+
+// reset replaces the set with the private files a rescan found.
+func (s *privateSkips) reset(found []engine.Private) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paths = map[string]bool{}
+	for _, p := range found {
+		if config.IndexDecides(p.Reason) {
+			s.paths[p.Path] = true
+		}
+	}
+}
+
+// list returns the set, sorted.
+func (s *privateSkips) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.paths))
+	for p := range s.paths {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// drop removes rel: it is kept now, or private for a reason the index
+// does not decide.
+func (s *privateSkips) drop(rel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.paths, rel)
+}
+
+// rejudge judges the files passed over as private (privateSkips) again,
+// against the index as it is now (the engine forgot the one it read), and
+// returns those kept now but for those in settled, which the batch reads
+// anyway. They are read as an event's paths are: handed to recheck, to be
+// read once quiet, or returned to be recorded now when recheck is nil or
+// takes nothing. A file private still is noted still, unless the reason is
+// one the index no longer decides.
+func (r *recorder) rejudge(settled []string, recheck func([]string) bool) []config.Kept {
+	cfg := r.eng.Config()
+	var kept []config.Kept
+	var keys []string
+	for _, rel := range r.skipped.list() {
+		k, ok := cfg.Classify(rel)
+		switch {
+		case ok:
+			r.skipped.drop(rel)
+			if !slices.Contains(settled, rel) {
+				kept, keys = append(kept, k), append(keys, rel)
+			}
+		case !config.IndexDecides(cfg.Private(rel)):
+			r.skipped.drop(rel)
+		}
+	}
+	if len(keys) == 0 || recheck != nil && recheck(keys) {
+		return nil
+	}
+	return kept
+}
+
 // recorder applies batches; only Run's goroutine uses it.
 type recorder struct {
 	eng      *engine.Engine
@@ -482,6 +582,8 @@ type recorder struct {
 	rejected int
 	agent    *layers.Agent   // the write protocol after recorded L1 changes
 	unread   *unreadPaths    // read again on a chmod
+	skipped  *privateSkips   // judged again when the index changes
+	index    string          // git's index file, as the watcher names it
 	badSeen  map[string]bool // bad file names already reported
 	// place is where the watcher started; gone, once set, says it is gone
 	// and nothing is recorded any more (stillHere).
@@ -793,6 +895,8 @@ func (r *recorder) handle(b watcher.Batch) bool { return r.handleThen(b, nil) }
 // write after it, and record a deletion or a half-written version that no
 // debounce window would have shown. When recheck takes nothing (the
 // watcher is stopping), everything is recorded at once, as without it.
+// A batch that reports git's index changed judges the files passed over
+// as private again (rejudge): those kept now are handed to recheck too.
 func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool {
 	if !r.stillHere() {
 		return true // nothing to retry: Run stops
@@ -805,6 +909,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			r.log.Warn("rescan", "err", err)
 			return false
 		}
+		r.skipped.reset(r.eng.Withheld())
 		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
 		if rescanListed != nil {
@@ -818,7 +923,12 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			}
 		}
 	} else {
+		indexChanged := false
 		for _, p := range b.Paths {
+			if p == r.index {
+				indexChanged = true
+				continue
+			}
 			rel := p
 			if filepath.IsAbs(p) {
 				rel = r.eng.Config().Rel(r.eng.Root(), p)
@@ -831,7 +941,14 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 				kept = append(kept, k)
 			} else if r.eng.Config().BadName(rel) {
 				r.reportBadName(rel)
+			} else {
+				// the watcher's Match judged it against an index read
+				// before a `git rm --cached`: private now, noted as such
+				r.skipped.note(rel, r.eng.Config().Private(rel))
 			}
+		}
+		if indexChanged {
+			kept = append(kept, r.rejudge(b.Paths, recheck)...)
 		}
 	}
 	if len(kept) == 0 {

@@ -28,6 +28,10 @@ func (e *Engine) Root() string { return e.cfg.Root }
 // linked work tree).
 func (e *Engine) GitDir() string { return e.store.GitDir() }
 
+// IndexFile is git's index of the work tree, which says which files git
+// tracks (config.IndexDecides).
+func (e *Engine) IndexFile() string { return e.store.IndexFile() }
+
 // StateRef is the ref valid versions are recorded on.
 func (e *Engine) StateRef() string { return e.store.StateRef() }
 

@@ -790,6 +790,9 @@ type Outcome struct {
 	// disk after the restore saved it (its Problems say so): that newer
 	// version is recorded next, as any edit.
 	Late bool
+	// Held is set when restore --all left the file as it is: what it would
+	// have written there changes what Claude Code runs (Held).
+	Held *Held
 
 	// read and seen: Record read the file, and found the version seen (a
 	// blob id, "" when absent). unread is why it could not read it as a

@@ -86,20 +86,22 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 }
 
 // planAll lists what RestoreAll writes (with the bytes) and removes, every
-// version read and checked, and every file on disk it would replace or
-// remove checked savable, before anything changes.
-func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, err error) {
+// version read and checked before anything is written, and the files it
+// leaves as they are (held): the Claude Code settings files and .mcp.json
+// whose version at p, or whose removal, changes what Claude Code runs
+// here (holdWhatRuns).
+func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, held []Held, err error) {
 	c, err := e.Commit(p)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	then, err := e.store.Files(c)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	now, err := e.AllPaths()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	seen := map[string]bool{}
 	for path := range then {
@@ -121,29 +123,84 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 	datas = make([][]byte, len(write))
 	for i, k := range write {
 		if datas[i], err = e.restorable(k, c, p); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
-			return nil, nil, nil, ps // as the single-path restore: nothing written
+			return nil, nil, nil, nil, ps // as the single-path restore: nothing written
 		}
+	}
+	write, datas, remove, held = e.holdWhatRuns(c, write, datas, remove)
+	for _, k := range write {
 		if err := e.savable(k); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	for _, k := range remove {
 		if err := e.savable(k); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
-	return write, datas, remove, nil
+	return write, datas, remove, held, nil
+}
+
+// Held is a file restore --all leaves as it is: writing its version at the
+// point restored, or removing it, would change what Claude Code runs here
+// (ChangesWhatRuns, the judgement sync makes of a remote version). A bulk
+// restore takes such a file only when it is named: `strata restore PATH
+// --rev COMMIT` writes it, once the user has read it.
+type Held struct {
+	Path    string   `json:"path"`
+	Changes []string `json:"changes"`          // what it would change (ChangesWhatRuns)
+	Remove  bool     `json:"remove,omitempty"` // it was not recorded at the point: the restore would remove it
+	Commit  string   `json:"commit"`           // the commit restored from
+}
+
+// holdWhatRuns takes out of a bulk restore's writes and removals the
+// Claude Code settings files and .mcp.json (ClaudeRuns) whose new state
+// changes what Claude Code runs compared with the file on disk, and
+// returns them as held. A file on disk that cannot be read is compared as
+// a whole: held.
+func (e *Engine) holdWhatRuns(c string, write []config.Kept, datas [][]byte, remove []config.Kept) ([]config.Kept, [][]byte, []config.Kept, []Held) {
+	var held []Held
+	changes := func(k config.Kept, after []byte) []string {
+		whole, ok := ClaudeRuns(k.Path)
+		if !ok || OutsideTree(k.Path) {
+			return nil
+		}
+		f, prob := e.Read(k)
+		if prob != nil {
+			return []string{"the whole file: the one on disk cannot be read (" + prob.Message + ")"}
+		}
+		return ChangesWhatRuns(f.Content, after, whole)
+	}
+	var w []config.Kept
+	var d [][]byte
+	for i, k := range write {
+		if ch := changes(k, datas[i]); len(ch) > 0 {
+			held = append(held, Held{Path: k.Path, Changes: ch, Commit: c})
+			continue
+		}
+		w, d = append(w, k), append(d, datas[i])
+	}
+	var r []config.Kept
+	for _, k := range remove {
+		if ch := changes(k, nil); len(ch) > 0 {
+			held = append(held, Held{Path: k.Path, Changes: ch, Remove: true, Commit: c})
+			continue
+		}
+		r = append(r, k)
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i].Path < held[j].Path })
+	return w, d, r, held
 }
 
 // RestorePlan is what a restore would do, found without changing anything.
 type RestorePlan struct {
 	Point  string         `json:"point"`
-	Save   []PlannedSave  `json:"save"`   // unrecorded versions on disk it would record first
-	Write  []PlannedWrite `json:"write"`  // files it would write
-	Remove []string       `json:"remove"` // kept files it would remove
+	Save   []PlannedSave  `json:"save"`           // unrecorded versions on disk it would record first
+	Write  []PlannedWrite `json:"write"`          // files it would write
+	Remove []string       `json:"remove"`         // kept files it would remove
+	Held   []Held         `json:"held,omitempty"` // files restore --all leaves as they are (Held)
 }
 
 // PlannedSave is an unrecorded version a restore would record before it
@@ -186,11 +243,13 @@ func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) 
 // PlanRestoreAll says what RestoreAll(p) would save, write and remove, with
 // the same checks and the same refusals; it changes nothing.
 func (e *Engine) PlanRestoreAll(p Point) (RestorePlan, error) {
-	write, datas, remove, err := e.planAll(p)
+	write, datas, remove, held, err := e.planAll(p)
 	if err != nil {
 		return RestorePlan{}, err
 	}
-	return e.plan(p, write, datas, remove)
+	plan, err := e.plan(p, write, datas, remove)
+	plan.Held = held
+	return plan, err
 }
 
 // plan compares the disk with what a restore would write and remove, and

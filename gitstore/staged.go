@@ -34,7 +34,7 @@ type StagedFile struct {
 // the file; it never writes or locks the index.
 func (s *Store) Staged(indexFile string) (map[string]StagedFile, error) {
 	if indexFile == "" {
-		indexFile = filepath.Join(s.gitDir, "index")
+		indexFile = s.IndexFile()
 	}
 	f, err := openRegular(indexFile)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -367,6 +367,10 @@ func (s *Store) Root() string { return s.root }
 // a linked worktree.
 func (s *Store) GitDir() string { return s.gitDir }
 
+// IndexFile is the work tree's own index, in its git directory: git
+// writes a new one as index.lock beside it and renames it over the old.
+func (s *Store) IndexFile() string { return filepath.Join(s.gitDir, "index") }
+
 // CommonDir returns the git directory shared by all work trees; refs and
 // objects live there.
 func (s *Store) CommonDir() string { return s.commonDir }

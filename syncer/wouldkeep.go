@@ -34,7 +34,7 @@ func wouldKeep(eng *engine.Engine, lock sync.Locker) func(path, blob string) boo
 		if eng.Check(engine.File{Kept: k, Content: data, Exists: true}, nil).Invalid() {
 			return true
 		}
-		whole, runs := claudeRuns(path)
-		return runs && len(changesWhatRuns(nil, data, whole)) > 0
+		whole, runs := engine.ClaudeRuns(path)
+		return runs && len(engine.ChangesWhatRuns(nil, data, whole)) > 0
 	}
 }

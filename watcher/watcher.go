@@ -69,9 +69,13 @@ type Options struct {
 	// its files under rel. A link whose real path is outside Root is never
 	// followed. Nil follows no link. It is called on Run's goroutine.
 	FollowLink func(rel string) bool
-	// Extra lists absolute paths of kept files outside Root. Their parent
-	// directories are watched (a parent that does not exist is retried at
-	// each rescan) and they are emitted as the absolute path.
+	// Extra lists absolute paths of files reported beside the kept ones:
+	// kept files outside Root, or files in directories WatchDir passes
+	// over that the caller wants to hear of (its configuration, git's
+	// index). Their parent directories are watched (a parent that does
+	// not exist is retried at each rescan) and they are emitted as the
+	// absolute path, debounced as any path: a file replaced by a rename
+	// (git's index.lock renamed over the index) is reported once quiet.
 	Extra []string
 	// Logger receives warnings about errors the watcher survives. Nil
 	// discards them.

@@ -160,6 +160,8 @@ type outcomeJSON struct {
 	// replacing it, on the rejected ref when SavedRejected
 	Saved         *state.Entry `json:"saved,omitempty"`
 	SavedRejected bool         `json:"saved_rejected,omitempty"`
+	// restore --all only: why it left the file (result held)
+	Held *engine.Held `json:"held,omitempty"`
 }
 
 // reportOutcomes prints what recording did and reports whether anything was

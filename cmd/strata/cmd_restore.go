@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -40,6 +41,9 @@ replace or remove but cannot read to record (larger than max_size,
 unreadable) stops the restore before anything is written (exit 3), and a
 file edited while the restore runs is left as edited and reported "not
 restored PATH: edited on disk during the restore (recorded next)" (exit 1).
+--all leaves a Claude Code settings file (or .mcp.json) whose version then,
+or whose removal, changes what Claude Code runs (as sync judges a remote
+version), naming the restore of that path that takes it (exit 1).
 --dry-run lists what would be saved, written and removed, and changes
 nothing. Paths outside the kept files, "..", absolute paths and symlinks
 are refused and nothing is written.`,
@@ -99,9 +103,9 @@ func runRestore(e *env, o restoreOptions) error {
 	if err != nil {
 		return err
 	}
-	late := false
+	late := false // not everything asked for was restored: exit 1
 	for _, out := range outs {
-		late = late || out.Late
+		late = late || out.Late || out.Held != nil
 	}
 	// an unrecorded step the restore saved first gets the write protocol
 	// (its MEMORY.md line), as any recorded step: no watcher finds it again;
@@ -124,6 +128,10 @@ func runRestore(e *env, o restoreOptions) error {
 	}
 	n := 0
 	for _, out := range outs {
+		if out.Held != nil {
+			fmt.Fprintln(e.Out, heldLine("not restored", out.Held))
+			continue
+		}
 		if out.Late {
 			// changed on disk after the restore saved it: that edit is
 			// newer, left in place, and recorded next as any edit
@@ -177,13 +185,16 @@ func runRestore(e *env, o restoreOptions) error {
 
 // restoreJSON is restore's --json: per path, result restored (written: a
 // new version, or the recorded one put back over an unrecorded or rejected
-// one), deleted, skipped (edited on disk during the restore) or unchanged,
+// one), deleted, skipped (edited on disk during the restore), held (left
+// by --all: it changes what Claude Code runs; engine.Held) or unchanged,
 // with the entry it recorded and the unrecorded version it saved first.
 func restoreJSON(outs []engine.Outcome) []outcomeJSON {
 	list := make([]outcomeJSON, 0, len(outs))
 	for _, o := range outs {
 		j := outcomeJSON{Path: o.Path, Entry: o.Entry, Problems: o.Problems, Result: "unchanged"}
 		switch {
+		case o.Held != nil:
+			j.Result, j.Held = "held", o.Held
 		case o.Late:
 			j.Result = "skipped"
 		case o.Entry != nil && o.Entry.Action == state.ActionDelete, o.Removed:
@@ -210,6 +221,20 @@ func appendOnlyNote(e *env, eng *engine.Engine, path string) {
 	}
 	fmt.Fprintf(e.Out, "  %s is append-only: its recorded version stays in history, and only those bytes may be written there again (strata restore %s); new content goes in a new numbered file\n",
 		state.TermSafe(path), state.ShellWord(path))
+}
+
+// heldLine says why restore --all left a file (engine.Held), starting
+// with what (not restored, would leave), and how the user takes it: by
+// name, from the same commit, once they have read it; a removal by hand.
+func heldLine(what string, h *engine.Held) string {
+	word := state.ShellWord(h.Path)
+	changes := state.TermSafe(strings.Join(h.Changes, ", "))
+	if h.Remove {
+		return fmt.Sprintf("%s %s: it was not recorded at %s, and removing it changes what Claude Code runs (%s); restore --all leaves that to you: remove it yourself if you mean to (rm %s)",
+			what, state.TermSafe(h.Path), state.ShortID(h.Commit), changes, word)
+	}
+	return fmt.Sprintf("%s %s: its version at %s changes what Claude Code runs (%s), and restore --all writes it only when you name it: read it (strata show %s --rev %s), then take it if you trust it (strata restore %s --rev %s)",
+		what, state.TermSafe(h.Path), state.ShortID(h.Commit), changes, word, h.Commit, word, h.Commit)
 }
 
 // revivedFrom names the version a restore brought back for a deleted file.
@@ -242,7 +267,10 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSO
 		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", state.TermSafe(r), plan.Point)
 		appendOnlyNote(e, eng, r)
 	}
-	if len(plan.Write)+len(plan.Remove) == 0 {
+	for i := range plan.Held {
+		fmt.Fprintln(e.Out, heldLine("would leave", &plan.Held[i]))
+	}
+	if len(plan.Write)+len(plan.Remove)+len(plan.Held) == 0 {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)
 	}
 	fmt.Fprintln(e.Out, "dry run: nothing changed")

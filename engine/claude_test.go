@@ -1,4 +1,4 @@
-package syncer
+package engine
 
 import (
 	"reflect"
@@ -26,7 +26,7 @@ func TestChangesWhatRuns(t *testing.T) {
 		{`{"mcpServers": {}}`, `{"mcpServers": {}}`, true, nil},
 		{`{"mcpServers": {}}`, `{"mcpServers": {} }`, true, []string{"mcpServers"}},
 	} {
-		if got := changesWhatRuns([]byte(tc.before), []byte(tc.after), tc.whole); !reflect.DeepEqual(got, tc.want) {
+		if got := ChangesWhatRuns([]byte(tc.before), []byte(tc.after), tc.whole); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q -> %q: %v, want %v", tc.before, tc.after, got, tc.want)
 		}
 	}
@@ -45,8 +45,8 @@ func TestChangesWhatRuns(t *testing.T) {
 		".claude/SETTIN~1.TXT": false, ".claude/SETTIN~.JSO": false, ".claude/SETTIN~1X.JSO": false,
 		".claude/WORKFL~1.JSO": false, "OTHER~1/SETTIN~1.JSO": false, ".claude/SETTINGS~1.JSO": false,
 	} {
-		if _, ok := claudeRuns(rel); ok != want {
-			t.Errorf("claudeRuns(%s) = %v", rel, ok)
+		if _, ok := ClaudeRuns(rel); ok != want {
+			t.Errorf("ClaudeRuns(%s) = %v", rel, ok)
 		}
 	}
 }
