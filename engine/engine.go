@@ -43,6 +43,11 @@ type Engine struct {
 	// goroutine beside the recorder's.
 	realMu   sync.Mutex
 	realDirs map[string]string
+	// linksAbove are linkAbove's answers by folder, for the same run and
+	// under the same lock as realDirs: a sync classifies each of 1 000
+	// paths in one folder several times, and each asked lstat of every
+	// folder above it.
+	linksAbove map[string]string
 	// rootDirs are the bases kept files are read beneath (the work tree,
 	// the home directory), each opened once for one command's run or one
 	// watcher batch (heldDir), under realMu; forget closes them, so a
@@ -106,7 +111,7 @@ func (e *Engine) Forget() {
 
 func (e *Engine) forget() {
 	e.realMu.Lock()
-	e.realDirs = nil
+	e.realDirs, e.linksAbove = nil, nil
 	e.releaseLocked()
 	e.realMu.Unlock()
 	e.nestedMu.Lock()
@@ -334,8 +339,24 @@ func (e *Engine) linkAbove(rel string) string {
 	if strings.HasPrefix(rel, "~/") {
 		return ""
 	}
+	folder := path.Dir(rel)
+	e.realMu.Lock()
+	defer e.realMu.Unlock()
+	if why, ok := e.linksAbove[folder]; ok {
+		return why
+	}
+	why := e.findLinkAbove(folder)
+	if e.linksAbove == nil {
+		e.linksAbove = map[string]string{}
+	}
+	e.linksAbove[folder] = why
+	return why
+}
+
+// findLinkAbove is linkAbove's answer for the folder holding a path.
+func (e *Engine) findLinkAbove(folder string) string {
 	dir := e.cfg.Root
-	for _, el := range strings.Split(path.Dir(rel), "/") {
+	for _, el := range strings.Split(folder, "/") {
 		if el == "." {
 			return ""
 		}
