@@ -191,7 +191,7 @@ func keptFiles(eng *engine.Engine) []Finding {
 	first := ""
 	for _, r := range results {
 		if r.Problems.Invalid() {
-			invalid = append(invalid, state.TermSafe(r.Path))
+			invalid = append(invalid, state.ShownPath(r.Path))
 			if first == "" {
 				first = r.Path
 			}
@@ -231,7 +231,7 @@ func keptFiles(eng *engine.Engine) []Finding {
 			why = p.Reason // a link loop: nothing private about it
 		}
 		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
-			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.TermSafe(p.Path), why),
+			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.ShownPath(p.Path), why),
 			Fix:     fix})
 	}
 	return fs
@@ -564,7 +564,7 @@ func pendingSync(eng *engine.Engine) (Finding, bool) {
 	}
 	return Finding{Check: "sync-journal", Level: LevelWarn,
 		Message: fmt.Sprintf("a sync was interrupted after its merge; %d %s not yet written (%s); until then they show as modified",
-			len(owed), engine.Plural(len(owed), "file is", "files are"), state.TermSafe(strings.Join(owed, " "))),
+			len(owed), engine.Plural(len(owed), "file is", "files are"), state.ShownPaths(owed, " ")),
 		Fix: "strata record (or strata sync) writes them"}, true
 }
 

@@ -397,7 +397,7 @@ type PathError struct {
 	IO     bool  // refused because of what is on disk (a symlink out, not a regular file), not how it was named
 }
 
-func (e *PathError) Error() string { return state.TermSafe(e.Path) + ": " + e.Reason }
+func (e *PathError) Error() string { return state.ShownPath(e.Path) + ": " + e.Reason }
 func (e *PathError) Unwrap() error { return e.Err }
 
 // Resolve turns a user-given name, relative to cwd as in git, into a kept
