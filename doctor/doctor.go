@@ -234,6 +234,15 @@ func keptFiles(eng *engine.Engine) []Finding {
 			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.ShownPath(p.Path), why),
 			Fix:     fix})
 	}
+	// A strata.keepPrivate value naming no file keeps nothing, and nothing
+	// else says so (attack26 recheck F7: config/* and typos were silently
+	// not honoured).
+	for _, k := range eng.StrayKeeps() {
+		fs = append(fs, Finding{Check: "private", Level: LevelWarn,
+			Message: fmt.Sprintf("strata.keepPrivate %s keeps nothing: %s", strconv.Quote(k.Value), k.Why),
+			Fix: "name each file to keep by its path from the top of the work tree, one value each (git config --add strata.keepPrivate PATH); " +
+				"to drop this value: git config --unset --fixed-value strata.keepPrivate " + state.ShellWord(k.Value)})
+	}
 	return fs
 }
 
