@@ -432,6 +432,15 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 		return config.Kept{}, &PathError{Path: rel, Reason: BadName(rel).Message, Err: ErrBadName}
 	}
 	if !ok {
+		// a private file a rule would keep says why, and what keeps it,
+		// as status says it (attack26 recheck F7)
+		if why := e.cfg.Private(rel); why != "" {
+			why, then := Private{Path: rel, Reason: why}.NotKept()
+			if then != "" {
+				why += "; " + then
+			}
+			return config.Kept{}, &PathError{Path: rel, Reason: why, Err: ErrNotKept}
+		}
 		return config.Kept{}, &PathError{Path: rel, Reason: "not a kept file (see strata status and .strata.yaml)", Err: ErrNotKept}
 	}
 	return k, nil

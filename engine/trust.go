@@ -107,6 +107,23 @@ func (p Private) KeepCommand() string {
 	return "git config --add strata.keepPrivate " + state.ShellWord(p.Path)
 }
 
+// NotKept is why p is not kept and what keeps it, as every line naming a
+// private file says it: "not kept (private: REASON); to keep it anyway:
+// git config --add strata.keepPrivate PATH" — init's and status's lines put
+// the path after the parenthesis, a refusal of a named path (validate PATH,
+// record PATH) before "not kept". then is "" when nothing is to be done.
+func (p Private) NotKept() (why, then string) {
+	switch {
+	case p.Nested():
+		return "not kept (private: " + p.Reason + ")", "that repository keeps its own files"
+	case p.Never():
+		return "not kept (" + p.Reason + ")", "" // a link loop: nothing private about it
+	case strings.Contains(p.Reason, "strata.keepPrivate"):
+		return "not kept (private: " + p.Reason + ")", "" // the reason says how to keep it
+	}
+	return "not kept (private: " + p.Reason + ")", "to keep it anyway: " + p.KeepCommand()
+}
+
 // Withheld lists the private files the last scan found (AllPaths, Status
 // and Init scan): git ignores or filters them, they are *.local.json files,
 // git does not track them and only a .strata.yaml rule keeps them, or they

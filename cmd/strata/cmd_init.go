@@ -158,14 +158,9 @@ func printWithheld(e *env, eng *engine.Engine) {
 
 // printPrivate is printWithheld's line for one private file.
 func printPrivate(e *env, p engine.Private) {
-	switch {
-	case p.Nested():
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.ShownPath(p.Path))
-	case p.Never():
-		fmt.Fprintf(e.Out, "not kept (%s): %s\n", p.Reason, state.ShownPath(p.Path))
-	case strings.Contains(p.Reason, "strata.keepPrivate"):
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.ShownPath(p.Path))
-	default:
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: %s\n", p.Reason, state.ShownPath(p.Path), p.KeepCommand())
+	why, then := p.NotKept()
+	if then != "" {
+		then = "; " + then
 	}
+	fmt.Fprintf(e.Out, "%s: %s%s\n", why, state.ShownPath(p.Path), then)
 }
