@@ -433,8 +433,9 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 	}
 	if !ok {
 		// a private file a rule would keep says why, and what keeps it,
-		// as status says it (attack26 recheck F7)
-		if why := e.cfg.Private(rel); why != "" {
+		// as status says it (attack26 recheck F7); a name no file has (a
+		// typo) is not offered a command keeping it
+		if why := e.cfg.Private(rel); why != "" && e.onDiskAt(rel) {
 			why, then := Private{Path: rel, Reason: why}.NotKept()
 			if then != "" {
 				why += "; " + then
@@ -1345,4 +1346,11 @@ func (c *schemaChecks) wait() []state.Problems {
 func openRegular(name string) (*os.File, error) {
 	f, _, err := state.OpenRegular(name, true)
 	return f, err
+}
+
+// onDiskAt reports whether anything is at the repo-relative path rel in
+// the work tree (a file, a link, a FIFO: whatever status would list).
+func (e *Engine) onDiskAt(rel string) bool {
+	_, err := os.Lstat(e.cfg.Abs(rel))
+	return err == nil
 }
