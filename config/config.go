@@ -998,9 +998,10 @@ func (c *Config) Extra() []string {
 }
 
 // sizeForm splits max_size as written into its digits and unit, ok when it
-// is a size: a positive whole number of bytes in decimal digits (no sign, no
-// leading zero), alone or followed at once by B, KB, MB or GB in capitals
-// (binary: 1KB is 1024 bytes).
+// is written as a size: a whole number of bytes in decimal digits (no sign;
+// leading zeros are still decimal, 010MB is 10MB), alone or followed at once
+// by B, KB, MB or GB in capitals (binary: 1KB is 1024 bytes). Whether it is
+// positive is parseSizeValue's question.
 func sizeForm(s string) (digits, unit string, ok bool) {
 	for _, u := range []string{"KB", "MB", "GB", "B"} {
 		if rest, cut := strings.CutSuffix(s, u); cut {
@@ -1008,33 +1009,51 @@ func sizeForm(s string) (digits, unit string, ok bool) {
 			break
 		}
 	}
-	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return "", "", false
 	}
 	return s, unit, true
 }
 
-// sizeHint is what an invalid max_size is told to be.
-const sizeHint = "want a whole number of bytes in decimal digits (1048576) or one followed by B, KB, MB or GB (10MB)"
+// sizeHint is what an invalid max_size is told to be, after the reason.
+const sizeHint = "want a positive whole number of bytes in decimal digits (1048576) or one followed by B, KB, MB or GB (10MB)"
 
 // parseSize parses max_size: v is its value as decoded, written its text in
 // .strata.yaml ("" when unknown). Only sizeForm is a size: 0x4000000, 1e9,
-// 2.0, +64, 064, 64mb and "64 MB" are refused, never read as some number.
-// A size past what an int64 holds is refused, never wrapped to a negative
-// limit, and so is one over MaxSizeCeiling.
+// 2.0, +64, 64mb and "64 MB" are refused, never read as some number; 064 is
+// 64, as decimal digits read (YAML 1.1 would read it as octal 52). A size of
+// zero, past what an int64 holds, or over MaxSizeCeiling is refused, never
+// wrapped to a negative limit. Every refusal is one line naming the value as
+// written (quoted when YAML read a string) and, but for a size too large,
+// the same hint.
 func parseSize(v any, written string) (int64, error) {
 	n, err := parseSizeValue(v, written)
 	if err == nil && n > MaxSizeCeiling {
-		w := fmt.Sprint(v)
-		if _, ok := v.(string); ok {
-			w = strconv.Quote(w)
-		}
-		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most %dMB (%d bytes)", w, int64(MaxSizeCeiling>>20), int64(MaxSizeCeiling))
+		return 0, fmt.Errorf("size %s is larger than strata reads a kept file: at most %dMB (%d bytes)", shownSize(v, written), int64(MaxSizeCeiling>>20), int64(MaxSizeCeiling))
 	}
 	return n, err
 }
 
+// shownSize is max_size as an error names it: as written, quoted when YAML
+// read it as a string.
+func shownSize(v any, written string) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case json.Number:
+		if written != "" {
+			return written
+		}
+		return string(x)
+	}
+	if written != "" {
+		return written
+	}
+	return fmt.Sprint(v)
+}
+
 func parseSizeValue(v any, written string) (int64, error) {
+	shown := shownSize(v, written)
 	var text string
 	switch x := v.(type) {
 	case json.Number:
@@ -1043,33 +1062,35 @@ func parseSizeValue(v any, written string) (int64, error) {
 			text = string(x)
 		}
 		if _, _, ok := sizeForm(text); !ok {
-			// the reason that says most: not positive, not whole, or
-			// only not written as a size is
+			// the reason that says most: negative, not whole, or only
+			// not written as a size is
 			r, ok := new(big.Rat).SetString(string(x))
 			switch {
-			case ok && r.Sign() <= 0:
-				return 0, errors.New("must be a positive integer or a size like 10MB")
+			case ok && r.Sign() < 0:
+				return 0, fmt.Errorf("size %s is negative: %s", shown, sizeHint)
 			case ok && !r.IsInt():
-				return 0, fmt.Errorf("size %s is not a whole number of bytes: want a positive integer or a size like 10MB", text)
+				return 0, fmt.Errorf("size %s is not a whole number of bytes: %s", shown, sizeHint)
 			}
-			return 0, fmt.Errorf("invalid size %s: %s", text, sizeHint)
+			return 0, fmt.Errorf("invalid size %s: %s", shown, sizeHint)
 		}
 	case string:
 		text = x
 		if _, _, ok := sizeForm(text); !ok {
-			return 0, fmt.Errorf("invalid size %q: %s", x, sizeHint)
+			return 0, fmt.Errorf("invalid size %s: %s", shown, sizeHint)
 		}
+	case bool:
+		return 0, fmt.Errorf("invalid size %t: %s", x, sizeHint)
 	default:
-		return 0, errors.New("must be a positive integer or a size like 10MB")
+		return 0, fmt.Errorf("invalid size (%s): %s", kindName(reflect.TypeOf(v)), sizeHint)
 	}
 	digits, unit, _ := sizeForm(text)
+	if strings.Trim(digits, "0") == "" {
+		return 0, fmt.Errorf("size %s is zero: %s", shown, sizeHint)
+	}
 	mult := map[string]int64{"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[unit]
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n > math.MaxInt64/mult {
-		if _, ok := v.(string); ok {
-			return 0, fmt.Errorf("size %q is too large", text)
-		}
-		return 0, fmt.Errorf("size %s is too large", text)
+		return 0, fmt.Errorf("size %s is too large", shown)
 	}
 	return n * mult, nil
 }

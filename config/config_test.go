@@ -283,14 +283,13 @@ func TestMaxSizeCeiling(t *testing.T) {
 // and a number too large is printed as the user wrote it, not as a float.
 func TestMaxSizeExact(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"1.5", ".strata.yaml:2:11: /max_size: size 1.5 is not a whole number of bytes: want a positive integer or a size like 10MB"},
-		{"1048576.5", ".strata.yaml:2:11: /max_size: size 1048576.5 is not a whole number of bytes: want a positive integer or a size like 10MB"},
+		{"1.5", ".strata.yaml:2:11: /max_size: size 1.5 is not a whole number of bytes: " + sizeHint},
+		{"1048576.5", ".strata.yaml:2:11: /max_size: size 1048576.5 is not a whole number of bytes: " + sizeHint},
 		{"9223372036854775808", ".strata.yaml:2:11: /max_size: size 9223372036854775808 is too large"},
 		{"99999999999999999999", ".strata.yaml:2:11: /max_size: size 99999999999999999999 is too large"},
 		{"1e400", ".strata.yaml:2:11: /max_size: invalid size 1e400: " + sizeHint},
-		{"-99999999999999999999", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
-		{"0", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
-		{"-1.5", ".strata.yaml:2:11: /max_size: must be a positive integer or a size like 10MB"},
+		{"-99999999999999999999", ".strata.yaml:2:11: /max_size: size -99999999999999999999 is negative: " + sizeHint},
+		{"-1.5", ".strata.yaml:2:11: /max_size: size -1.5 is negative: " + sizeHint},
 	} {
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+tc.in+"\n"), 0o644))
@@ -309,7 +308,7 @@ func TestMaxSizeExact(t *testing.T) {
 
 // max_size is a size only as documented: decimal digits, alone or followed
 // at once by B, KB, MB or GB in capitals. Other spellings YAML or a reader
-// might take for a size (hex, an exponent, a sign, a leading zero, lower
+// might take for a size (hex, an exponent, a sign, lower
 // case, a space) are one config error, not read as some number (attack25
 // recheck observation: 0x4000000, 64mb, "64 MB" and 1e9 were accepted).
 func TestMaxSizeWrittenForm(t *testing.T) {
@@ -320,12 +319,10 @@ func TestMaxSizeWrittenForm(t *testing.T) {
 		"1e3":         "invalid size 1e3: " + sizeHint,
 		"2.0":         "invalid size 2.0: " + sizeHint,
 		"+64":         "invalid size +64: " + sizeHint,
-		"0064":        "invalid size 0064: " + sizeHint,
 		"64mb":        `invalid size "64mb": ` + sizeHint,
 		"64 MB":       `invalid size "64 MB": ` + sizeHint,
 		`"64MB "`:     `invalid size "64MB ": ` + sizeHint,
 		"+64MB":       `invalid size "+64MB": ` + sizeHint,
-		"0064MB":      `invalid size "0064MB": ` + sizeHint,
 		"64MiB":       `invalid size "64MiB": ` + sizeHint,
 		"1TB":         `invalid size "1TB": ` + sizeHint,
 		"64.0MB":      `invalid size "64.0MB": ` + sizeHint,
@@ -353,6 +350,38 @@ func TestMaxSizeWrittenForm(t *testing.T) {
 	}
 	c := load(t, "<<: {max_size: 2KB}\n")
 	assert.EqualValues(t, 2048, c.MaxSize)
+}
+
+// A max_size of zero is one reason however it is written, and decimal
+// digits with leading zeros are decimal (attack26 recheck F7: 0 and 0B gave
+// two different reasons, and 010MB was refused as "not decimal digits").
+func TestMaxSizeZeroAndLeadingZeros(t *testing.T) {
+	for in, want := range map[string]string{
+		"0":      "size 0 is zero: " + sizeHint,
+		"000":    "size 000 is zero: " + sizeHint,
+		"0B":     `size "0B" is zero: ` + sizeHint,
+		"00MB":   `size "00MB" is zero: ` + sizeHint,
+		`"0"`:    `size "0" is zero: ` + sizeHint,
+		"-5":     "size -5 is negative: " + sizeHint,
+		"-5MB":   `invalid size "-5MB": ` + sizeHint,
+		"true":   "invalid size true: " + sizeHint,
+		"[1]":    "invalid size (a list): " + sizeHint,
+		"{a: 1}": "invalid size (a mapping): " + sizeHint,
+		"0064MB": `size "0064MB" is larger than strata reads a kept file: at most 16MB (16777216 bytes)`,
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+in+"\n"), 0o644))
+		_, err := Load(root)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, in)
+		assert.Equal(t, ".strata.yaml:2:11: /max_size: "+want, err.Error(), in)
+	}
+	for in, want := range map[string]int64{
+		"010MB": 10 << 20, "0064": 64, `"010MB"`: 10 << 20, "0001KB": 1024, "007B": 7,
+	} {
+		c := load(t, "max_size: "+in+"\n")
+		assert.Equal(t, want, c.MaxSize, in)
+	}
 }
 
 // memory: and graph: name a file of the work tree and nothing else: a

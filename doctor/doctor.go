@@ -191,7 +191,7 @@ func keptFiles(eng *engine.Engine) []Finding {
 	first := ""
 	for _, r := range results {
 		if r.Problems.Invalid() {
-			invalid = append(invalid, state.TermSafe(r.Path))
+			invalid = append(invalid, state.ShownPath(r.Path))
 			if first == "" {
 				first = r.Path
 			}
@@ -231,8 +231,17 @@ func keptFiles(eng *engine.Engine) []Finding {
 			why = p.Reason // a link loop: nothing private about it
 		}
 		fs = append(fs, Finding{Check: "private", Level: LevelInfo,
-			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.TermSafe(p.Path), why),
+			Message: fmt.Sprintf("%s matches a rule but is not kept (%s)", state.ShownPath(p.Path), why),
 			Fix:     fix})
+	}
+	// A strata.keepPrivate value naming no file keeps nothing, and nothing
+	// else says so (attack26 recheck F7: config/* and typos were silently
+	// not honoured).
+	for _, k := range eng.StrayKeeps() {
+		fs = append(fs, Finding{Check: "private", Level: LevelWarn,
+			Message: fmt.Sprintf("strata.keepPrivate %s keeps nothing: %s", strconv.Quote(k.Value), k.Why),
+			Fix: "name each file to keep by its path from the top of the work tree, one value each (git config --add strata.keepPrivate PATH); " +
+				"to drop this value: git config --unset --fixed-value strata.keepPrivate " + state.ShellWord(k.Value)})
 	}
 	return fs
 }
@@ -564,7 +573,7 @@ func pendingSync(eng *engine.Engine) (Finding, bool) {
 	}
 	return Finding{Check: "sync-journal", Level: LevelWarn,
 		Message: fmt.Sprintf("a sync was interrupted after its merge; %d %s not yet written (%s); until then they show as modified",
-			len(owed), engine.Plural(len(owed), "file is", "files are"), state.TermSafe(strings.Join(owed, " "))),
+			len(owed), engine.Plural(len(owed), "file is", "files are"), state.ShownPaths(owed, " ")),
 		Fix: "strata record (or strata sync) writes them"}, true
 }
 

@@ -169,7 +169,7 @@ type ChangedError struct {
 }
 
 func (e *ChangedError) Error() string {
-	p := state.TermSafe(e.Path)
+	p := state.ShownPath(e.Path)
 	if e.Tries > 0 {
 		return fmt.Sprintf("%s: changed on disk each of the %d times it was read and edited; nothing written, run it again", p, e.Tries)
 	}

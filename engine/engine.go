@@ -418,7 +418,7 @@ type PathError struct {
 	IO     bool  // refused because of what is on disk (a symlink out, not a regular file), not how it was named
 }
 
-func (e *PathError) Error() string { return state.TermSafe(e.Path) + ": " + e.Reason }
+func (e *PathError) Error() string { return state.ShownPath(e.Path) + ": " + e.Reason }
 func (e *PathError) Unwrap() error { return e.Err }
 
 // Resolve turns a user-given name, relative to cwd as in git, into a kept
@@ -459,6 +459,16 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 		return config.Kept{}, &PathError{Path: rel, Reason: BadName(rel).Message, Err: ErrBadName}
 	}
 	if !ok {
+		// a private file a rule would keep says why, and what keeps it,
+		// as status says it (attack26 recheck F7); a name no file has (a
+		// typo) is not offered a command keeping it
+		if why := e.cfg.Private(rel); why != "" && e.onDiskAt(rel) {
+			why, then := Private{Path: rel, Reason: why}.NotKept()
+			if then != "" {
+				why += "; " + then
+			}
+			return config.Kept{}, &PathError{Path: rel, Reason: why, Err: ErrNotKept}
+		}
 		return config.Kept{}, &PathError{Path: rel, Reason: "not a kept file (see strata status and .strata.yaml)", Err: ErrNotKept}
 	}
 	return k, nil
@@ -1366,4 +1376,11 @@ func (c *schemaChecks) wait() []state.Problems {
 func openRegular(name string) (*os.File, error) {
 	f, _, err := state.OpenRegular(name, true)
 	return f, err
+}
+
+// onDiskAt reports whether anything is at the repo-relative path rel in
+// the work tree (a file, a link, a FIFO: whatever status would list).
+func (e *Engine) onDiskAt(rel string) bool {
+	_, err := os.Lstat(e.cfg.Abs(rel))
+	return err == nil
 }

@@ -95,7 +95,7 @@ func (e *Engine) SavedNote(o Outcome) string {
 	if o.SavedRejected {
 		where = " on " + e.RejectedRefOf(o.Saved) + ", invalid"
 	}
-	return fmt.Sprintf("saved the unrecorded %s first (%s%s)", state.TermSafe(o.Path), state.ShortID(o.Saved.Commit), where)
+	return fmt.Sprintf("saved the unrecorded %s first (%s%s)", state.ShownPath(o.Path), state.ShortID(o.Saved.Commit), where)
 }
 
 // fromHome turns a home view's outcome back into the kept path's.

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -103,6 +105,23 @@ func (p Private) KeepCommand() string {
 		return ""
 	}
 	return "git config --add strata.keepPrivate " + state.ShellWord(p.Path)
+}
+
+// NotKept is why p is not kept and what keeps it, as every line naming a
+// private file says it: "not kept (private: REASON); to keep it anyway:
+// git config --add strata.keepPrivate PATH" — init's and status's lines put
+// the path after the parenthesis, a refusal of a named path (validate PATH,
+// record PATH) before "not kept". then is "" when nothing is to be done.
+func (p Private) NotKept() (why, then string) {
+	switch {
+	case p.Nested():
+		return "not kept (private: " + p.Reason + ")", "that repository keeps its own files"
+	case p.Never():
+		return "not kept (" + p.Reason + ")", "" // a link loop: nothing private about it
+	case strings.Contains(p.Reason, "strata.keepPrivate"):
+		return "not kept (private: " + p.Reason + ")", "" // the reason says how to keep it
+	}
+	return "not kept (private: " + p.Reason + ")", "to keep it anyway: " + p.KeepCommand()
 }
 
 // Withheld lists the private files the last scan found (AllPaths, Status
@@ -340,6 +359,43 @@ const pastHeads = 10
 // names rel.
 func (e *Engine) keepPrivate(rel string) bool {
 	return slices.Contains(e.store.Settings().KeepPrivate, rel)
+}
+
+// StrayKeep is a strata.keepPrivate value that names no file of the work
+// tree: Value as the user wrote it, Why what it names instead.
+type StrayKeep struct {
+	Value string `json:"value"`
+	Why   string `json:"why"`
+}
+
+// StrayKeeps lists each strata.keepPrivate value that names no file of the
+// work tree now, so keeps nothing: a pattern (config/*: a value is one path,
+// taken literally), a folder, a path outside the work tree, or a name with
+// no file (a typo, a file not made yet). sync and record never warn about
+// one: doctor does (attack26 recheck F7).
+func (e *Engine) StrayKeeps() []StrayKeep {
+	var out []StrayKeep
+	for _, v := range e.store.Settings().KeepValues {
+		p, why := v.Path, ""
+		switch {
+		case filepath.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../"):
+			why = "it names no path inside the work tree"
+		default:
+			fi, err := os.Lstat(filepath.Join(e.cfg.Root, filepath.FromSlash(p)))
+			switch {
+			case err != nil && strings.ContainsAny(v.Value, "*?["):
+				why = "no file has that name: a value is one path, taken literally, not a pattern (no globs)"
+			case err != nil:
+				why = "no file has that name in the work tree (a value is taken literally)"
+			case fi.IsDir():
+				why = "it names a folder: a value names one file, so the files in it are not kept"
+			}
+		}
+		if why != "" {
+			out = append(out, StrayKeep{Value: v.Value, Why: why})
+		}
+	}
+	return out
 }
 
 // SyncHome reports whether `strata sync` also syncs the auto-memory file's

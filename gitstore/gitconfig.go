@@ -525,8 +525,20 @@ type Settings struct {
 	// each) that are kept even though they are private: git ignores or
 	// filters them, or they are *.local.json files.
 	KeepPrivate []string
+	// KeepValues are the same values as the user wrote them, each beside
+	// the path it names (KeepPrivate's entry), so that doctor can name a
+	// value that names no file.
+	KeepValues []KeepValue
 	// SyncHome is strata.syncHome: nil when unset.
 	SyncHome *bool
+}
+
+// KeepValue is one strata.keepPrivate value: Value as git config holds it,
+// Path the repo-relative path it names (keepPath), or Value itself when it
+// names no path of the work tree.
+type KeepValue struct {
+	Value string
+	Path  string
 }
 
 // keepPath is a strata.keepPrivate value as the repo-relative path it
@@ -578,10 +590,12 @@ func (s *Store) Settings() Settings {
 			switch key {
 			case "keepprivate":
 				if !hasVal || val == "" {
-					s.settings.KeepPrivate = nil
+					s.settings.KeepPrivate, s.settings.KeepValues = nil, nil
 					return
 				}
-				s.settings.KeepPrivate = append(s.settings.KeepPrivate, keepPath(s.root, val))
+				p := keepPath(s.root, val)
+				s.settings.KeepPrivate = append(s.settings.KeepPrivate, p)
+				s.settings.KeepValues = append(s.settings.KeepValues, KeepValue{Value: val, Path: p})
 			case "synchome":
 				b := gitBool(val, hasVal)
 				s.settings.SyncHome = &b

@@ -977,7 +977,7 @@ func (s *Store) writeMerge(ours, theirs plumbing.Hash, plan *Merge, title string
 		}
 		if p.Merged != nil {
 			if err := s.storeObject(plumbing.BlobObject, p.Merged, plumbing.NewHash(p.Result)); err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+				return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 			}
 		}
 		pd := pending{ch: state.Change{Path: p.Path, Class: p.Class, Schema: p.Schema, Source: state.SourceSync}}

@@ -305,7 +305,7 @@ func SavedStepNote(o engine.Outcome) string {
 	if o.Entry == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s %s for the saved step (%s)", o.Entry.Action, state.TermSafe(o.Path), state.ShortID(o.Entry.Commit))
+	return fmt.Sprintf("%s %s for the saved step (%s)", o.Entry.Action, state.ShownPath(o.Path), state.ShortID(o.Entry.Commit))
 }
 
 // replayWindow is how many log entries back Replay looks for its base,
@@ -610,7 +610,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 		outs = append(outs, o...)
 	}
 	if err := memoryDoor(a.Eng, f); err != nil {
-		a.Warn(fmt.Sprintf("L2 %s not written: %v", state.TermSafe(k.Path), err))
+		a.Warn(fmt.Sprintf("L2 %s not written: %v", state.ShownPath(k.Path), err))
 		return outs, nil
 	}
 	data := f.Content
@@ -644,7 +644,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 	case errors.Is(err, engine.ErrChanged):
 		return outs, err // read again (writeMemory)
 	case err != nil && !o.Written:
-		a.Warn(fmt.Sprintf("L2 %s not written: %s", state.TermSafe(k.Path), reasonFor(k.Path, err)))
+		a.Warn(fmt.Sprintf("L2 %s not written: %s", state.ShownPath(k.Path), reasonFor(k.Path, err)))
 		return outs, nil
 	case !o.Written:
 		a.Warn(fmt.Sprintf("L2 %s not written: it would be invalid: %s", k.Path, o.Problems.Error()))
@@ -809,7 +809,7 @@ func (a *Agent) sayPrivate(layer, path, undone string) {
 		a.unkept = map[string]bool{}
 	}
 	a.unkept[path] = true
-	a.Warn(fmt.Sprintf("%s %s is private (%s): strata keeps no private file, so %s", layer, state.TermSafe(path), why, undone))
+	a.Warn(fmt.Sprintf("%s %s is private (%s): strata keeps no private file, so %s", layer, state.ShownPath(path), why, undone))
 }
 
 // Degraded reports whether the last L3 write failed.

@@ -298,7 +298,7 @@ func (h *handlers) log(_ context.Context, in logIn) (any, string, error) {
 	}
 	text := ""
 	for _, en := range ents {
-		text += fmt.Sprintf("%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), state.TermSafe(string(en.Action)), state.TermSafe(en.Path), state.TermSafe(string(en.Source)))
+		text += fmt.Sprintf("%s %s %-6s %s (%s)\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), state.TermSafe(string(en.Action)), state.ShownPath(en.Path), state.TermSafe(string(en.Source)))
 	}
 	if text == "" {
 		text = "nothing recorded\n"

@@ -40,6 +40,16 @@ func ShownPath(p string) string {
 	return p
 }
 
+// ShownPaths returns paths as a line lists them: each as ShownPath shows
+// it, joined by sep.
+func ShownPaths(paths []string, sep string) string {
+	shown := make([]string, len(paths))
+	for i, p := range paths {
+		shown[i] = ShownPath(p)
+	}
+	return strings.Join(shown, sep)
+}
+
 // printable reports whether s is text TermSafe leaves as it is.
 func printable(s string) bool {
 	if !utf8.ValidString(s) {

@@ -142,7 +142,7 @@ type Problem struct {
 
 func (p Problem) Error() string {
 	var b strings.Builder
-	b.WriteString(TermSafe(p.Path)) // one line whatever the name
+	b.WriteString(ShownPath(p.Path)) // one line whatever the name
 	if p.Line > 0 {
 		b.WriteString(":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(max(p.Col, 1)))
 	}

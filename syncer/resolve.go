@@ -64,7 +64,7 @@ paths:
 				continue paths // that version stays out; everything else merges
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+				return fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 			}
 			v.dst.Present, v.dst.Data = true, data
 		}

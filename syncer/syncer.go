@@ -676,7 +676,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+				return fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 			}
 			f.Content, f.Exists = data, true
 			if keep -= int64(len(data)); keep >= 0 {
@@ -692,7 +692,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+				return fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 			}
 			prev = data
 		}
@@ -706,7 +706,7 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 			continue
 		}
 		if _, err := keepWhatRuns(eng, p, f.Content, m.Theirs); err != nil {
-			return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+			return fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 		}
 	}
 	keepBothOrNeither(m)
@@ -790,7 +790,7 @@ func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
 		return nil // over max_size here: the merge kept it out already
 	}
 	if err != nil {
-		return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+		return fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 	}
 	taken := p.Merged
 	if taken == nil {
@@ -798,7 +798,7 @@ func replacesEdit(eng *engine.Engine, p *engine.MergePath) error {
 			if taken, err = eng.Blob(p.Result); errors.As(err, &tl) {
 				return nil
 			} else if err != nil {
-				return fmt.Errorf("merge %s: %w", state.TermSafe(p.Path), err)
+				return fmt.Errorf("merge %s: %w", state.ShownPath(p.Path), err)
 			}
 		}
 	}

@@ -413,7 +413,7 @@ func phaseLabel(ph string) string {
 // written to a terminal (timeline without -o) must not carry its escapes
 // there.
 func recordLabel(en state.Entry, rejected bool) string {
-	l := fmt.Sprintf("%s %s at %s (%s)", state.TermSafe(string(en.Action)), state.TermSafe(en.Path), stamp(en.Time), state.TermSafe(string(en.Source)))
+	l := fmt.Sprintf("%s %s at %s (%s)", state.TermSafe(string(en.Action)), state.ShownPath(en.Path), stamp(en.Time), state.TermSafe(string(en.Source)))
 	if rejected {
 		l = "rejected " + l
 	}

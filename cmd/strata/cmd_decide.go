@@ -68,7 +68,7 @@ func runDecide(e *env, o decideOptions) error {
 	if res.Entry != nil {
 		commit = state.ShortID(res.Entry.Commit)
 	}
-	fmt.Fprintf(e.Out, "%s: %s resolved as %q (%s)\n", state.TermSafe(res.Path), state.TermSafe(o.ID), o.Choice, commit)
+	fmt.Fprintf(e.Out, "%s: %s resolved as %q (%s)\n", state.ShownPath(res.Path), state.TermSafe(o.ID), o.Choice, commit)
 	return nil
 }
 

@@ -83,7 +83,7 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 				if a == "" {
 					return usagef("forget: an empty path")
 				}
-				return usagef("forget %s: %v", state.TermSafe(a), err)
+				return usagef("forget %s: %v", state.ShownPath(a), err)
 			}
 		default:
 			return err
@@ -100,7 +100,7 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 	}
 	quoted, words := make([]string, len(paths)), make([]string, len(paths))
 	for i, p := range paths {
-		quoted[i], words[i] = state.TermSafe(p), state.ShellWord(p)
+		quoted[i], words[i] = state.ShownPath(p), state.ShellWord(p)
 	}
 	names := strings.Join(quoted, ", ")
 	switch {
@@ -137,7 +137,7 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 	fmt.Fprintf(e.Out, "%s moved from %s to %s; to put the old history back: git update-ref %s %s %s\n",
 		eng.StateRef(), state.ShortID(res.Old), state.ShortID(res.New), eng.StateRef(), res.Old, res.New)
 	for _, p := range kept {
-		fmt.Fprintf(e.Out, "note: %s is still kept: its file is recorded again at the next record (stop keeping it in .strata.yaml, or edit it first)\n", state.TermSafe(p))
+		fmt.Fprintf(e.Out, "note: %s is still kept: its file is recorded again at the next record (stop keeping it in .strata.yaml, or edit it first)\n", state.ShownPath(p))
 	}
 	return nil
 }

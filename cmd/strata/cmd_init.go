@@ -39,11 +39,11 @@ func runInit(e *env) error {
 	var hints, broken, added []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil && o.Entry.Home {
-			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.TermSafe(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
+			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.ShownPath(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
 		} else if o.Entry != nil {
 			recorded++
 			if o.Entry.Action == state.ActionAdd {
-				added = append(added, state.TermSafe(o.Path))
+				added = append(added, state.ShownPath(o.Path))
 			}
 		}
 		switch {
@@ -158,14 +158,9 @@ func printWithheld(e *env, eng *engine.Engine) {
 
 // printPrivate is printWithheld's line for one private file.
 func printPrivate(e *env, p engine.Private) {
-	switch {
-	case p.Nested():
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; that repository keeps its own files\n", p.Reason, state.TermSafe(p.Path))
-	case p.Never():
-		fmt.Fprintf(e.Out, "not kept (%s): %s\n", p.Reason, state.TermSafe(p.Path))
-	case strings.Contains(p.Reason, "strata.keepPrivate"):
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s\n", p.Reason, state.TermSafe(p.Path))
-	default:
-		fmt.Fprintf(e.Out, "not kept (private: %s): %s; to keep it anyway: %s\n", p.Reason, state.TermSafe(p.Path), p.KeepCommand())
+	why, then := p.NotKept()
+	if then != "" {
+		then = "; " + then
 	}
+	fmt.Fprintf(e.Out, "%s: %s%s\n", why, state.ShownPath(p.Path), then)
 }

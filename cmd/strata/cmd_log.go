@@ -105,7 +105,7 @@ func runLog(e *env, o logOptions) error {
 			fmt.Fprintf(e.Out, "%s %s merge  (%s): no path changed here%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339), state.TermSafe(string(en.Source)), home)
 		} else {
 			fmt.Fprintf(e.Out, "%s %s %-6s %s (%s)%s\n", state.ShortID(en.Commit), en.Time.Format(time.RFC3339),
-				state.TermSafe(string(en.Action)), state.TermSafe(en.Path), state.TermSafe(string(en.Source)), home)
+				state.TermSafe(string(en.Action)), state.ShownPath(en.Path), state.TermSafe(string(en.Source)), home)
 			if o.Patch || o.Keys {
 				printPatch(e, eng, en, o.Keys)
 			}
@@ -133,20 +133,20 @@ func printMergeDecisions(e *env, eng *engine.Engine, commit, path string) {
 		}
 		switch {
 		case d.Kept != "":
-			fmt.Fprintf(e.Out, "           kept local %s: %s\n", state.TermSafe(d.Path), state.TermSafe(d.Kept))
+			fmt.Fprintf(e.Out, "           kept local %s: %s\n", state.ShownPath(d.Path), state.TermSafe(d.Kept))
 			continue
 		case d.Merged && d.Dropped != "":
-			fmt.Fprintf(e.Out, "           merged %s: %s%s\n", state.TermSafe(d.Path), engine.MergedExcept, state.TermSafe(d.Dropped))
+			fmt.Fprintf(e.Out, "           merged %s: %s%s\n", state.ShownPath(d.Path), engine.MergedExcept, state.TermSafe(d.Dropped))
 			continue
 		case d.Merged:
-			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", state.TermSafe(d.Path))
+			fmt.Fprintf(e.Out, "           merged %s: both sides' edits kept\n", state.ShownPath(d.Path))
 			continue
 		case d.KeptBoth != "":
-			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", state.TermSafe(d.Path), state.TermSafe(d.KeptBoth))
+			fmt.Fprintf(e.Out, "           kept both %s: the version recorded later is now %s\n", state.ShownPath(d.Path), state.TermSafe(d.KeptBoth))
 			continue
 		}
 		fmt.Fprintf(e.Out, "           decided %s: later edit %s wins over %s (strata restore %s --rev %s)\n",
-			state.TermSafe(d.Path), state.TermSafe(state.ShortID(d.Winner)), state.TermSafe(state.ShortID(d.Loser)), state.ShellWord(d.Path), state.ShellWord(d.Loser))
+			state.ShownPath(d.Path), state.TermSafe(state.ShortID(d.Winner)), state.TermSafe(state.ShortID(d.Loser)), state.ShellWord(d.Path), state.ShellWord(d.Loser))
 	}
 }
 

@@ -129,10 +129,10 @@ func runMemoryShow(e *env, o memoryOptions) error {
 		return writeJSON(e.Out, out)
 	}
 	if !f.Exists {
-		fmt.Fprintf(e.Out, "%s: no such file (strata memory add creates it)\n", f.Path)
+		fmt.Fprintf(e.Out, "%s: no such file (strata memory add creates it)\n", state.ShownPath(f.Path))
 		return nil
 	}
-	fmt.Fprintf(e.Out, "%s: %d lines, %d bytes\n", f.Path, out.Lines, out.Bytes)
+	fmt.Fprintf(e.Out, "%s: %d lines, %d bytes\n", state.ShownPath(f.Path), out.Lines, out.Bytes)
 	for _, s := range out.Sections {
 		// Headings and items may come from another machine (sync): quoted
 		// when a terminal would act on them.
@@ -167,10 +167,10 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 		return err
 	}
 	if !added {
-		fmt.Fprintf(e.Out, "already in %s under %q\n", f.Path, layers.CleanHeading(o.Section))
+		fmt.Fprintf(e.Out, "already in %s under %q\n", state.ShownPath(f.Path), layers.CleanHeading(o.Section))
 		return nil
 	}
-	fmt.Fprintf(e.Out, "added to %s under %q", f.Path, layers.CleanHeading(o.Section))
+	fmt.Fprintf(e.Out, "added to %s under %q", state.ShownPath(f.Path), layers.CleanHeading(o.Section))
 	if out.Entry != nil {
 		fmt.Fprintf(e.Out, " (%s)", state.ShortID(out.Entry.Commit))
 	}
@@ -199,9 +199,9 @@ func runMemoryLint(e *env, o memoryOptions) error {
 		}
 		switch {
 		case !f.Exists:
-			fmt.Fprintf(e.Out, "%s: no such file\n", f.Path)
+			fmt.Fprintf(e.Out, "%s: no such file\n", state.ShownPath(f.Path))
 		case len(problems) == 0:
-			fmt.Fprintf(e.Out, "%s: ok\n", f.Path)
+			fmt.Fprintf(e.Out, "%s: ok\n", state.ShownPath(f.Path))
 		}
 	}
 	if problems.Invalid() {

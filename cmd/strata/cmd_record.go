@@ -128,25 +128,25 @@ func printNotWritten(e *env, eng *engine.Engine) {
 				where = "kept on " + eng.RejectedRef() + ", invalid"
 			}
 			fmt.Fprintf(e.Err, "strata: found %s: %s; it is %s (see it: strata show %s --rev %s), and the file on disk is recorded next\n",
-				state.TermSafe(n.Path), what, where, state.ShellWord(n.Path), state.ShellWord(n.Found))
+				state.ShownPath(n.Path), what, where, state.ShellWord(n.Path), state.ShellWord(n.Found))
 			continue
 		}
 		switch {
 		case n.Merged != "" && n.Rev == "": // kept for later (engine.MergeOverEdits): fixed now
 			fmt.Fprintf(e.Err, "strata: merged %s again: the edit a sync could not write over, invalid then, is fixed; merged with the merged version, both sides' work kept (%s)\n",
-				state.TermSafe(n.Path), state.ShortID(n.Merged))
+				state.ShownPath(n.Path), state.ShortID(n.Merged))
 			continue
 		case n.Merged != "":
 			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version (%s)\n",
-				state.TermSafe(n.Path), state.ShortID(n.Merged))
+				state.ShownPath(n.Path), state.ShortID(n.Merged))
 			continue
 		case n.Later:
 			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version (see it: strata show %s --rev %s)\n",
-				state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+				state.ShownPath(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 			continue
 		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
-			state.TermSafe(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+			state.ShownPath(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}
 }
 
@@ -175,7 +175,7 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 		case o.Entry != nil:
 			j.Result = "recorded"
 			if !asJSON {
-				fmt.Fprintf(e.Out, "%s %s (%s)\n", o.Entry.Action, state.TermSafe(o.Path), state.ShortID(o.Entry.Commit))
+				fmt.Fprintf(e.Out, "%s %s (%s)\n", o.Entry.Action, state.ShownPath(o.Path), state.ShortID(o.Entry.Commit))
 			}
 		case o.Rejected != nil:
 			j.Result = "rejected"
@@ -190,7 +190,7 @@ func reportOutcomes(e *env, eng *engine.Engine, outs []engine.Outcome, asJSON bo
 		if !asJSON && len(o.Problems) > 0 {
 			fmt.Fprintln(e.Err, o.Problems.Error())
 			if o.Rejected != nil {
-				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", state.TermSafe(o.Path), eng.RejectedRefOf(o.Rejected), state.ShortID(o.Rejected.Commit))
+				fmt.Fprintf(e.Err, "strata: %s rejected; kept on %s (%s)\n", state.ShownPath(o.Path), eng.RejectedRefOf(o.Rejected), state.ShortID(o.Rejected.Commit))
 			}
 		}
 		list = append(list, j)

@@ -135,7 +135,7 @@ func runRestore(e *env, o restoreOptions) error {
 		if out.Late {
 			// changed on disk after the restore saved it: that edit is
 			// newer, left in place, and recorded next as any edit
-			fmt.Fprintf(e.Out, "not restored %s: edited on disk during the restore (recorded next)\n", state.TermSafe(out.Path))
+			fmt.Fprintf(e.Out, "not restored %s: edited on disk during the restore (recorded next)\n", state.ShownPath(out.Path))
 			continue
 		}
 		if out.Saved != nil && out.Written {
@@ -144,13 +144,13 @@ func runRestore(e *env, o restoreOptions) error {
 		switch {
 		case out.Entry != nil && out.Entry.Action == state.ActionDelete:
 			n++
-			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", state.TermSafe(out.Path), p, state.ShortID(out.Entry.Commit))
+			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s) (%s)\n", state.ShownPath(out.Path), p, state.ShortID(out.Entry.Commit))
 			appendOnlyNote(e, eng, out.Path)
 		case out.Removed:
 			// never recorded (an invalid version, saved on the rejected ref
 			// first): removed, with no deletion to record
 			n++
-			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s)\n", state.TermSafe(out.Path), p)
+			fmt.Fprintf(e.Out, "deleted %s (not recorded at %s)\n", state.ShownPath(out.Path), p)
 			appendOnlyNote(e, eng, out.Path)
 		case out.Revived != nil && out.Written:
 			n++
@@ -158,15 +158,15 @@ func runRestore(e *env, o restoreOptions) error {
 			if out.Entry != nil {
 				id = " (" + state.ShortID(out.Entry.Commit) + ")"
 			}
-			fmt.Fprintf(e.Out, "restored %s from %s%s\n", state.TermSafe(out.Path), revivedFrom(out.Revived), id)
+			fmt.Fprintf(e.Out, "restored %s from %s%s\n", state.ShownPath(out.Path), revivedFrom(out.Revived), id)
 		case out.Entry != nil:
 			n++
-			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", state.TermSafe(out.Path), p, state.ShortID(out.Entry.Commit))
+			fmt.Fprintf(e.Out, "restored %s from %s (%s)\n", state.ShownPath(out.Path), p, state.ShortID(out.Entry.Commit))
 		case out.Written:
 			// Written back, but equal to the recorded head (it had been
 			// overwritten by an unrecorded or rejected version): no new commit.
 			n++
-			fmt.Fprintf(e.Out, "restored %s from %s\n", state.TermSafe(out.Path), p)
+			fmt.Fprintf(e.Out, "restored %s from %s\n", state.ShownPath(out.Path), p)
 		}
 	}
 	for _, s := range saves {
@@ -220,7 +220,7 @@ func appendOnlyNote(e *env, eng *engine.Engine, path string) {
 		return
 	}
 	fmt.Fprintf(e.Out, "  %s is append-only: its recorded version stays in history, and only those bytes may be written there again (strata restore %s); new content goes in a new numbered file\n",
-		state.TermSafe(path), state.ShellWord(path))
+		state.ShownPath(path), state.ShellWord(path))
 }
 
 // heldLine says why restore --all left a file (engine.Held), starting
@@ -251,20 +251,20 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSO
 	}
 	for _, s := range plan.Save {
 		if s.Deleted {
-			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", state.TermSafe(s.Path))
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", state.ShownPath(s.Path))
 		} else {
-			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", state.TermSafe(s.Path))
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", state.ShownPath(s.Path))
 		}
 	}
 	for _, w := range plan.Write {
 		if w.Revived != nil {
-			fmt.Fprintf(e.Out, "would write %s from %s\n", state.TermSafe(w.Path), revivedFrom(w.Revived))
+			fmt.Fprintf(e.Out, "would write %s from %s\n", state.ShownPath(w.Path), revivedFrom(w.Revived))
 		} else {
-			fmt.Fprintf(e.Out, "would write %s from %s\n", state.TermSafe(w.Path), plan.Point)
+			fmt.Fprintf(e.Out, "would write %s from %s\n", state.ShownPath(w.Path), plan.Point)
 		}
 	}
 	for _, r := range plan.Remove {
-		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", state.TermSafe(r), plan.Point)
+		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", state.ShownPath(r), plan.Point)
 		appendOnlyNote(e, eng, r)
 	}
 	for i := range plan.Held {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -128,10 +127,10 @@ func runStatus(e *env, o statusOptions) error {
 	}
 	printLost(e, lost)
 	if len(owed) > 0 {
-		fmt.Fprintf(e.Out, "sync: interrupted after its merge; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", state.TermSafe(strings.Join(owed, " ")))
+		fmt.Fprintf(e.Out, "sync: interrupted after its merge; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", state.ShownPaths(owed, " "))
 	}
 	if len(later) > 0 {
-		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.TermSafe(strings.Join(later, " ")))
+		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(later, " "))
 	}
 	if laterErr != "" {
 		fmt.Fprintf(e.Out, "sync: merges kept for later cannot be read: %s (a MEMORY.md or graph edited during a sync may not be merged again: check it holds the other machine's lines, then remove the file)\n", state.TermSafe(laterErr))
@@ -158,7 +157,7 @@ func runStatus(e *env, o statusOptions) error {
 		}
 		// Quoted as log quotes it: no escape reaches the terminal, and no
 		// 0xFF byte (tabwriter's escape) the table.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", state.TermSafe(f.Path), class, f.State, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", state.ShownPath(f.Path), class, f.State, last)
 	}
 	tw.Flush()
 	printProblemSample(e, files)

@@ -249,7 +249,7 @@ func printLost(e *env, lost []syncer.Loss) {
 			refused += ", after a checkout on the other machine"
 		}
 		fmt.Fprintf(e.Out, "lost local version of %s (%s) to %s%s; bring it back with strata restore %s --rev %s\n",
-			state.TermSafe(l.Path), state.TermSafe(state.ShortID(l.Rev)), state.TermSafe(state.ShortID(l.Winner)), refused,
+			state.ShownPath(l.Path), state.TermSafe(state.ShortID(l.Rev)), state.TermSafe(state.ShortID(l.Winner)), refused,
 			state.ShellWord(l.Path), state.ShellWord(l.Rev))
 	}
 }
