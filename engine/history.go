@@ -288,9 +288,11 @@ func markWritten(outs []Outcome, written map[string]bool) {
 // then are written, kept files that did not exist then are removed. Every
 // version is checked as Restore checks it before anything is written or
 // removed: one that fails changes nothing. A file that changes on disk
-// after it was saved is left alone, as Restore leaves it.
+// after it was saved is left alone, as Restore leaves it. A file whose
+// version on disk is invalid is held (planAll): left as it is, returned
+// with its Outcome's Held set, and the other files restored.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
-	write, datas, remove, err := e.planAll(p)
+	write, datas, remove, held, err := e.planAll(p)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +314,9 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	markWritten(outs, written)
 	markRemoved(outs, remove)
 	markSaved(outs, saved)
+	for i := range held {
+		outs = append(outs, Outcome{Path: held[i].Path, Held: &held[i], Rejected: held[i].Rejected, Problems: held[i].Problems})
+	}
 	return outs, err
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -66,6 +67,15 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 		return nil, err
 	}
 	if len(ents) == 0 {
+		// a version record rejected is no version to restore (it is
+		// invalid), but its bytes are there: say how to read them
+		// (attack27 F2: "never recorded" sent the user nowhere)
+		rej, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Path: path, Limit: 1})
+		if err == nil && len(rej) > 0 && rej[0].Action != state.ActionDelete {
+			id := state.ShortID(rej[0].Commit)
+			return nil, fmt.Errorf("%s: never recorded; its last version, invalid, is kept on %s (%s): strata show %s --rev %s prints it: %w",
+				path, e.store.RejectedRef(), id, state.ShellWord(path), id, state.ErrNotFound)
+		}
 		return nil, fmt.Errorf("%s: never recorded: %w", path, state.ErrNotFound)
 	}
 	if ents[0].Action != state.ActionDelete {
@@ -88,18 +98,25 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 // planAll lists what RestoreAll writes (with the bytes) and removes, every
 // version read and checked, and every file on disk it would replace or
 // remove checked savable, before anything changes.
-func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, err error) {
+//
+// A file whose version on disk is invalid (so it cannot be recorded on the
+// state ref first, only kept on the rejected ref) is held: neither written
+// nor removed, and returned with why, unless it is already the version the
+// restore would write (attack27 F2: a draft an agent was still writing,
+// kept only on the rejected ref, was deleted by a restore --all). Restore
+// of that one PATH is how it is replaced anyway (Restore saves it first).
+func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, held []Held, err error) {
 	c, err := e.Commit(p)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	then, err := e.store.Files(c)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	now, err := e.AllPaths()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	seen := map[string]bool{}
 	for path := range then {
@@ -121,21 +138,136 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 	datas = make([][]byte, len(write))
 	for i, k := range write {
 		if datas[i], err = e.restorable(k, c, p); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if ps := e.v.Validate(k.Path, datas[i], k.Schema); ps.Invalid() {
-			return nil, nil, nil, ps // as the single-path restore: nothing written
+			return nil, nil, nil, nil, ps // as the single-path restore: nothing written
 		}
 		if err := e.savable(k); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	for _, k := range remove {
 		if err := e.savable(k); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
-	return write, datas, remove, nil
+	saves, err := e.judgeOnDisk(append(append([]config.Kept{}, write...), remove...))
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	hold := map[string]Held{}
+	for _, s := range saves {
+		if s.Invalid && !s.Deleted {
+			hold[s.Path] = Held{Path: s.Path, Rejected: s.Rejected, Problems: s.Problems, content: s.content}
+		}
+	}
+	var (
+		w  []config.Kept
+		ds [][]byte
+		r  []config.Kept
+	)
+	for i, k := range write {
+		h, ok := hold[k.Path]
+		if ok && !bytes.Equal(h.content, datas[i]) {
+			h.AtPoint = true
+			held = append(held, h)
+			continue
+		}
+		w, ds = append(w, k), append(ds, datas[i])
+	}
+	for _, k := range remove {
+		if h, ok := hold[k.Path]; ok {
+			held = append(held, h)
+			continue
+		}
+		r = append(r, k)
+	}
+	return w, ds, r, held, nil
+}
+
+// Held is a kept file restore --all leaves as it is: its version on disk
+// is invalid, so it cannot be recorded on the state ref before the restore
+// replaces or removes it; that version is kept only on the rejected ref
+// (Rejected, found there), or on no ref yet (Rejected nil).
+type Held struct {
+	Path     string         `json:"path"`
+	Rejected *state.Entry   `json:"rejected,omitempty"`
+	Problems state.Problems `json:"problems"`
+	// AtPoint: the point restored holds a version of it, which `restore
+	// PATH` with that point writes anyway; else the restore would have
+	// removed it
+	AtPoint bool `json:"at_point"`
+
+	content []byte // the version on disk
+}
+
+// judgeOnDisk says what saveOnDisk would do with the file on disk of each
+// of paths (that savable let through), judged by the function record
+// judges with (judge): nothing when it is the recorded version, else save
+// it on the state ref, or, invalid, keep it on the rejected ref (Rejected
+// when an earlier record kept it there already). The file is read as the
+// restore will find it (plannedReader). A restore's plan and its real run
+// decide with it, so that --dry-run says what the run does.
+func (e *Engine) judgeOnDisk(paths []config.Kept) ([]PlannedSave, error) {
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	read, err := e.plannedReader()
+	if err != nil {
+		return nil, err
+	}
+	gone, err := e.deletedPaths(paths, files)
+	if err != nil {
+		return nil, err
+	}
+	var out []PlannedSave
+	for _, k := range paths {
+		f, prob := read(k)
+		if prob != nil || OutsideTree(k.Path) {
+			continue
+		}
+		o, ch, err := e.judge(f, state.SourceRecord, head, files, gone, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ch == nil {
+			continue
+		}
+		s := PlannedSave{Path: k.Path, Deleted: !f.Exists, content: f.Content}
+		if o.Problems.Invalid() {
+			s.Invalid, s.Problems = true, o.Problems
+			s.Rejected = e.rejectedVersion(k.Path, f.ID())
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// plannedReader reads kept files as a restore will find them: a sync
+// killed after its merge owes files (owedWrites), which the restore
+// writes first (RecoverWrites), so they are judged as it will find them,
+// not as local edits to save (attack19-crash 3).
+func (e *Engine) plannedReader() (func(config.Kept) (File, *state.Problem), error) {
+	owed, err := e.owedWrites()
+	if err != nil {
+		return nil, err
+	}
+	return func(k config.Kept) (File, *state.Problem) {
+		blob, ok := owed[k.Path]
+		if !ok {
+			return e.Read(k)
+		}
+		if blob == "" {
+			return File{Kept: k}, nil
+		}
+		data, err := e.Blob(blob)
+		if err != nil {
+			return e.Read(k)
+		}
+		return File{Kept: k, Content: data, Exists: true}, nil
+	}, nil
 }
 
 // RestorePlan is what a restore would do, found without changing anything.
@@ -144,13 +276,21 @@ type RestorePlan struct {
 	Save   []PlannedSave  `json:"save"`   // unrecorded versions on disk it would record first
 	Write  []PlannedWrite `json:"write"`  // files it would write
 	Remove []string       `json:"remove"` // kept files it would remove
+	Hold   []Held         `json:"hold"`   // files restore --all would leave as they are (planAll)
 }
 
 // PlannedSave is an unrecorded version a restore would record before it
-// replaces it: the file on disk, or its deletion.
+// replaces it: the file on disk, or its deletion. An invalid one goes to
+// the rejected ref (Invalid, with its Problems), or is there already
+// (Rejected: the entry an earlier record kept it with).
 type PlannedSave struct {
-	Path    string `json:"path"`
-	Deleted bool   `json:"deleted,omitempty"`
+	Path     string         `json:"path"`
+	Deleted  bool           `json:"deleted,omitempty"`
+	Invalid  bool           `json:"invalid,omitempty"`
+	Problems state.Problems `json:"problems,omitempty"`
+	Rejected *state.Entry   `json:"rejected,omitempty"`
+
+	content []byte
 }
 
 // PlannedWrite is one file a restore would write.
@@ -172,7 +312,7 @@ func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) 
 	for i, j := range jobs {
 		write[i], datas[i] = j.k, j.data
 	}
-	plan, err := e.plan(p, write, datas, nil)
+	plan, err := e.plan(p, write, datas, nil, nil)
 	for i, j := range jobs {
 		for w := range plan.Write {
 			if plan.Write[w].Path == j.k.Path {
@@ -186,49 +326,26 @@ func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) 
 // PlanRestoreAll says what RestoreAll(p) would save, write and remove, with
 // the same checks and the same refusals; it changes nothing.
 func (e *Engine) PlanRestoreAll(p Point) (RestorePlan, error) {
-	write, datas, remove, err := e.planAll(p)
+	write, datas, remove, held, err := e.planAll(p)
 	if err != nil {
 		return RestorePlan{}, err
 	}
-	return e.plan(p, write, datas, remove)
+	return e.plan(p, write, datas, remove, held)
 }
 
 // plan compares the disk with what a restore would write and remove, and
-// with the recorded head (what saveOnDisk would record first).
-func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []config.Kept) (RestorePlan, error) {
-	plan := RestorePlan{Point: p.String(), Save: []PlannedSave{}, Write: []PlannedWrite{}, Remove: []string{}}
-	_, files, err := e.recorded()
+// with the recorded head (what saveOnDisk would record first, judgeOnDisk).
+func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []config.Kept, held []Held) (RestorePlan, error) {
+	plan := RestorePlan{Point: p.String(), Save: []PlannedSave{}, Write: []PlannedWrite{}, Remove: []string{}, Hold: []Held{}}
+	plan.Hold = append(plan.Hold, held...)
+	saves, err := e.judgeOnDisk(append(append([]config.Kept{}, write...), remove...))
 	if err != nil {
 		return plan, err
 	}
-	// A sync killed after its merge owes files (owedWrites): the restore
-	// writes them first (RecoverWrites), so they are judged as it will
-	// find them, not as local edits to save (attack19-crash 3).
-	owed, err := e.owedWrites()
+	plan.Save = append(plan.Save, saves...)
+	read, err := e.plannedReader()
 	if err != nil {
 		return plan, err
-	}
-	read := func(k config.Kept) (File, *state.Problem) {
-		blob, ok := owed[k.Path]
-		if !ok {
-			return e.Read(k)
-		}
-		if blob == "" {
-			return File{Kept: k}, nil
-		}
-		data, err := e.Blob(blob)
-		if err != nil {
-			return e.Read(k)
-		}
-		return File{Kept: k, Content: data, Exists: true}, nil
-	}
-	for _, k := range append(append([]config.Kept{}, write...), remove...) {
-		f, prob := read(k)
-		switch {
-		case prob != nil, OutsideTree(k.Path):
-		case f.ID() != files[k.Path]: // an edit or a deletion not recorded
-			plan.Save = append(plan.Save, PlannedSave{Path: k.Path, Deleted: !f.Exists})
-		}
 	}
 	for i, k := range write {
 		if f, _ := read(k); !f.Exists || string(f.Content) != string(datas[i]) {

@@ -88,7 +88,7 @@ func runRestore(e *env, o restoreOptions) error {
 		if err != nil {
 			return err
 		}
-		return printRestorePlan(e, eng, plan, o.JSON)
+		return printRestorePlan(e, eng, plan, p, o.JSON)
 	}
 	var outs []engine.Outcome
 	if o.All {
@@ -99,9 +99,9 @@ func runRestore(e *env, o restoreOptions) error {
 	if err != nil {
 		return err
 	}
-	late := false
+	late := false // not everything asked for was restored
 	for _, out := range outs {
-		late = late || out.Late
+		late = late || out.Late || out.Held != nil
 	}
 	// an unrecorded step the restore saved first gets the write protocol
 	// (its MEMORY.md line), as any recorded step: no watcher finds it again;
@@ -124,6 +124,10 @@ func runRestore(e *env, o restoreOptions) error {
 	}
 	n := 0
 	for _, out := range outs {
+		if out.Held != nil {
+			heldNote(e, eng, *out.Held, p, false)
+			continue
+		}
 		if out.Late {
 			// changed on disk after the restore saved it: that edit is
 			// newer, left in place, and recorded next as any edit
@@ -175,6 +179,37 @@ func runRestore(e *env, o restoreOptions) error {
 	return nil
 }
 
+// heldNote prints why restore --all leaves h as it is (its problem lines
+// on stderr, as record prints them) and what the user may do: fix it, or
+// replace it anyway with the restore of that one path, which saves it
+// first (or delete it, when the point has no version of it); dry words
+// it as --dry-run. A git user's uncommitted work is not overwritten by a
+// checkout that cannot keep it either.
+func heldNote(e *env, eng *engine.Engine, h engine.Held, p engine.Point, dry bool) {
+	fmt.Fprintln(e.Err, h.Problems.Error())
+	where := "on no ref yet"
+	if h.Rejected != nil {
+		where = "kept only on " + eng.RejectedRef() + ", " + state.ShortID(h.Rejected.Commit)
+	}
+	verb, left := "not restored", "it was left as it is"
+	if dry {
+		verb, left = "would not restore", "it would be left as it is"
+	}
+	next := "fix it, or delete it yourself"
+	if h.AtPoint {
+		next = "fix it, or replace it anyway, its version staying on " + eng.RejectedRef() + ": strata restore " + state.ShellWord(h.Path) + " " + pointArgs(p)
+	}
+	fmt.Fprintf(e.Out, "%s %s: its version on disk is invalid (%s), so %s; %s\n", verb, state.TermSafe(h.Path), where, left, next)
+}
+
+// pointArgs is the flag naming p on a command line strata prints.
+func pointArgs(p engine.Point) string {
+	if p.Rev != "" {
+		return "--rev " + state.ShellWord(p.Rev)
+	}
+	return "--at " + p.At.Format(time.RFC3339)
+}
+
 // restoreJSON is restore's --json: per path, result restored (written: a
 // new version, or the recorded one put back over an unrecorded or rejected
 // one), deleted, skipped (edited on disk during the restore) or unchanged,
@@ -186,6 +221,8 @@ func restoreJSON(outs []engine.Outcome) []outcomeJSON {
 		switch {
 		case o.Late:
 			j.Result = "skipped"
+		case o.Held != nil:
+			j.Result, j.Rejected = "skipped", o.Rejected
 		case o.Entry != nil && o.Entry.Action == state.ActionDelete, o.Removed:
 			j.Result = "deleted"
 		case o.Written || o.Entry != nil:
@@ -220,15 +257,28 @@ func revivedFrom(r *engine.Revived) string {
 
 // printRestorePlan prints what restore --dry-run found, in the order the
 // restore would do it: save, write, remove.
-func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSON bool) error {
+func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, p engine.Point, asJSON bool) error {
 	if asJSON {
-		return writeJSON(e.Out, plan)
+		_ = writeJSON(e.Out, plan)
+		if len(plan.Hold) > 0 {
+			return errReported // as the restore would
+		}
+		return nil
+	}
+	for _, h := range plan.Hold {
+		heldNote(e, eng, h, p, true)
 	}
 	for _, s := range plan.Save {
-		if s.Deleted {
-			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", state.TermSafe(s.Path))
-		} else {
-			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", state.TermSafe(s.Path))
+		path := state.TermSafe(s.Path)
+		switch {
+		case s.Deleted:
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", path)
+		case s.Invalid && s.Rejected != nil:
+			fmt.Fprintf(e.Out, "would replace the invalid unrecorded %s, kept on %s (%s)\n", path, eng.RejectedRef(), state.ShortID(s.Rejected.Commit))
+		case s.Invalid:
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first (on %s, invalid)\n", path, eng.RejectedRef())
+		default:
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", path)
 		}
 	}
 	for _, w := range plan.Write {
@@ -242,9 +292,12 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSO
 		fmt.Fprintf(e.Out, "would delete %s (not recorded at %s)\n", state.TermSafe(r), plan.Point)
 		appendOnlyNote(e, eng, r)
 	}
-	if len(plan.Write)+len(plan.Remove) == 0 {
+	if len(plan.Write)+len(plan.Remove)+len(plan.Hold) == 0 {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)
 	}
 	fmt.Fprintln(e.Out, "dry run: nothing changed")
+	if len(plan.Hold) > 0 {
+		return errReported // as the restore would
+	}
 	return nil
 }
