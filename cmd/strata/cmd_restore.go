@@ -35,12 +35,16 @@ recorded version before the deletion. --all --at T puts the whole kept state
 back as of T (files that did not exist then are removed; a removed Phase
 Outcome or resolution stays recorded, and a line says that only its
 recorded bytes may be written there again). An unrecorded
-version on disk is recorded first, so nothing is lost; a file it would
-replace or remove but cannot read to record (larger than max_size,
-unreadable) stops the restore before anything is written (exit 3), and a
-file edited while the restore runs is left as edited and reported "not
-restored PATH: edited on disk during the restore (recorded next)" (exit 1).
---dry-run lists what would be saved, written and removed, and changes
+version on disk is recorded first, so nothing is lost (an invalid one on
+refs/strata/rejected, named with the "strata show PATH --rev ID" that
+prints it); a file it would replace or remove but cannot read to record
+(larger than max_size, unreadable) stops the restore before anything is
+written (exit 3), and a file edited while the restore runs is left as
+edited and reported "not restored PATH: edited on disk during the restore
+(recorded next)" (exit 1). --all leaves a file whose version on disk is
+invalid as it is, reported "not restored PATH: its version on disk is
+invalid ..." (exit 1); restore PATH replaces it on purpose. --dry-run
+lists what would be saved, written, removed and left, and changes
 nothing. Paths outside the kept files, "..", absolute paths and symlinks
 are refused and nothing is written.`,
 		Flags: append(pointFlags(&o.At, &o.Rev),
