@@ -98,6 +98,9 @@ func (e *Engine) SavedNote(o Outcome) string {
 		return fmt.Sprintf("saved the unrecorded %s first (%s)", path, id)
 	}
 	show := "strata show " + state.ShellWord(o.Path) + " --rev " + id
+	if o.Saved.Action == state.ActionDelete && o.savedEarlier {
+		return fmt.Sprintf("the unrecorded deletion of %s, invalid, is kept on %s (%s)", path, e.RejectedRefOf(o.Saved), id)
+	}
 	if o.Saved.Action == state.ActionDelete {
 		return fmt.Sprintf("saved the unrecorded deletion of %s first (%s on %s, invalid)", path, id, e.RejectedRefOf(o.Saved))
 	}

@@ -275,6 +275,10 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, p eng
 	for _, s := range plan.Save {
 		path := state.TermSafe(s.Path)
 		switch {
+		case s.Deleted && s.Invalid && s.Rejected != nil:
+			fmt.Fprintf(e.Out, "the unrecorded deletion of %s, invalid, is kept on %s (%s)\n", path, eng.RejectedRef(), state.ShortID(s.Rejected.Commit))
+		case s.Deleted && s.Invalid:
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first (on %s, invalid)\n", path, eng.RejectedRef())
 		case s.Deleted:
 			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", path)
 		case s.Invalid && s.Rejected != nil:
