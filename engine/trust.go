@@ -17,8 +17,9 @@ import (
 // overwrite or delete, before anything is written: a valid unrecorded
 // version goes to the state ref (source record), an invalid one to the
 // rejected ref (or, already there, found on it), so nothing a restore
-// replaces is lost. It returns the saved versions by path, and the version of every path it read (a blob id, ""
-// when absent), now in a ref or equal to the recorded head: the restore
+// replaces is lost. It returns the saved versions by path, and the
+// version of every path it read (a blob id, "" when absent), now in a
+// ref or equal to the recorded head: the restore
 // replaces a file only while it is still that version (Checkouts). A file
 // it cannot read as a regular file within max_size (grown or made
 // unreadable since the restore's plan checked it, see savable) cannot be
