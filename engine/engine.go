@@ -813,17 +813,22 @@ type Outcome struct {
 	// it (on the rejected ref when SavedRejected).
 	Saved         *state.Entry
 	SavedRejected bool
+	// savedEarlier: Saved is a rejected version an earlier record kept
+	// (the restore found it there rather than saving it)
+	savedEarlier bool
 	// Revived is set when a restore of the last recorded version brought
 	// back a file whose deletion was recorded: the version it wrote is the
 	// one before that deletion.
 	Revived *Revived
+	// Held is set when restore --all left the file as it is (planAll):
+	// its version on disk is invalid (Held says where that version is
+	// kept, and Problems why it is invalid), or what it would have written
+	// there changes what Claude Code runs (Held says what).
+	Held *Held
 	// Late is set when a restore left the file alone because it changed on
 	// disk after the restore saved it (its Problems say so): that newer
 	// version is recorded next, as any edit.
 	Late bool
-	// Held is set when restore --all left the file as it is: what it would
-	// have written there changes what Claude Code runs (Held).
-	Held *Held
 
 	// read and seen: Record read the file, and found the version seen (a
 	// blob id, "" when absent). unread is why it could not read it as a
@@ -963,19 +968,30 @@ func (e *Engine) quarantine(out []Outcome, vs []invalidVersion) error {
 
 // alreadyRejected reports whether the newest version of ch's path on the
 // rejected ref is this exact version, so re-running record on unchanged
-// invalid files does not pile up identical quarantine commits. It asks the
-// path's own history, not the ref's head: with several invalid files the
-// head holds only the last of them, and each run quarantined all again.
+// invalid files does not pile up identical quarantine commits.
 func (e *Engine) alreadyRejected(ch state.Change) bool {
-	ents, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Path: ch.Path, Limit: 1})
+	id := ""
+	if !ch.Deleted {
+		id = gitstore.BlobHash(ch.Content)
+	}
+	return e.rejectedVersion(ch.Path, id) != nil
+}
+
+// rejectedVersion is the rejected ref's entry of path when its newest
+// version there is the one given (a blob id, "" for a deletion), nil
+// otherwise. It asks the path's own history, not the ref's head: with
+// several invalid files the head holds only the last of them, and each
+// run quarantined all again.
+func (e *Engine) rejectedVersion(path, id string) *state.Entry {
+	ents, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Path: path, Limit: 1})
 	if err != nil || len(ents) == 0 {
-		return false
+		return nil
 	}
-	id, err := e.store.BlobID(ents[0].Commit, ch.Path)
-	if ch.Deleted {
-		return errors.Is(err, state.ErrNotFound)
+	got, err := e.store.BlobID(ents[0].Commit, path)
+	if id == "" && errors.Is(err, state.ErrNotFound) || err == nil && got == id {
+		return &ents[0]
 	}
-	return err == nil && id == gitstore.BlobHash(ch.Content)
+	return nil
 }
 
 // WriteStep, set by tests only, is called at the named steps of a single

@@ -288,9 +288,11 @@ func markWritten(outs []Outcome, written map[string]bool) {
 // then are written, kept files that did not exist then are removed. Every
 // version is checked as Restore checks it before anything is written or
 // removed: one that fails changes nothing. A file that changes on disk
-// after it was saved is left alone, as Restore leaves it. A Claude Code
-// settings file or .mcp.json whose version then (or removal) changes what
-// Claude Code runs is left alone too, and returned with Outcome.Held set.
+// after it was saved is left alone, as Restore leaves it. A file whose
+// version on disk is invalid, and a Claude Code settings file or .mcp.json
+// whose version then (or removal) changes what Claude Code runs, are held
+// (planAll): left as they are, returned with their Outcome's Held set, and
+// the other files restored.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	write, datas, remove, held, err := e.planAll(p)
 	if err != nil {
@@ -315,7 +317,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	markRemoved(outs, remove)
 	markSaved(outs, saved)
 	for i := range held {
-		outs = append(outs, Outcome{Path: held[i].Path, Held: &held[i]})
+		outs = append(outs, Outcome{Path: held[i].Path, Held: &held[i], Rejected: held[i].Rejected, Problems: held[i].Problems})
 	}
 	return outs, err
 }

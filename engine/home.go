@@ -85,17 +85,29 @@ func (e *Engine) RejectedRefOf(ent *state.Entry) string {
 
 // SavedNote is the line a write prints when it recorded first the
 // unrecorded version it replaced (o.Saved): "saved the unrecorded PATH
-// first (ID)", with " on REF, invalid" after the id when that version went
-// to the rejected ref; "" when there was none.
+// first (ID)"; for an invalid version, on the rejected ref, the ref and
+// the command that prints those bytes, which no restore writes back (an
+// invalid version is never restored), and when an earlier record had
+// kept it there already, that it was found there; "" when there was none.
 func (e *Engine) SavedNote(o Outcome) string {
 	if o.Saved == nil {
 		return ""
 	}
-	where := ""
-	if o.SavedRejected {
-		where = " on " + e.RejectedRefOf(o.Saved) + ", invalid"
+	path, id := state.ShownPath(o.Path), state.ShortID(o.Saved.Commit)
+	if !o.SavedRejected {
+		return fmt.Sprintf("saved the unrecorded %s first (%s)", path, id)
 	}
-	return fmt.Sprintf("saved the unrecorded %s first (%s%s)", state.ShownPath(o.Path), state.ShortID(o.Saved.Commit), where)
+	show := "strata show " + state.ShellWord(o.Path) + " --rev " + id
+	if o.Saved.Action == state.ActionDelete && o.savedEarlier {
+		return fmt.Sprintf("the unrecorded deletion of %s, invalid, is kept on %s (%s)", path, e.RejectedRefOf(o.Saved), id)
+	}
+	if o.Saved.Action == state.ActionDelete {
+		return fmt.Sprintf("saved the unrecorded deletion of %s first (%s on %s, invalid)", path, id, e.RejectedRefOf(o.Saved))
+	}
+	if o.savedEarlier {
+		return fmt.Sprintf("replaced the invalid unrecorded %s, kept on %s (%s): %s prints it", path, e.RejectedRefOf(o.Saved), id, show)
+	}
+	return fmt.Sprintf("saved the unrecorded %s first (%s on %s, invalid): %s prints it", path, id, e.RejectedRefOf(o.Saved), show)
 }
 
 // fromHome turns a home view's outcome back into the kept path's.

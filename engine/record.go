@@ -211,6 +211,17 @@ func (e *Engine) prepare(k config.Kept, src state.Source, head string, files map
 		o.Problems, o.unread = state.Problems{*p}, p
 		return o, nil, nil // not readable as a regular file: reported, never stored
 	}
+	return e.judge(f, src, head, files, gone, planned)
+}
+
+// judge is prepare's verdict on the version f read of a kept path: nil
+// when it is the recorded one (or a version a sync did not take here),
+// else the change, invalid (for the rejected ref) when its Outcome's
+// problems say so. A restore's plan asks it too (judgeOnDisk), so that
+// what --dry-run says it would save, and where, is what record does.
+func (e *Engine) judge(f File, src state.Source, head string, files map[string]string, gone map[string]bool, planned map[string][]byte) (Outcome, *state.Change, error) {
+	k := f.Kept
+	o := Outcome{Path: k.Path}
 	o.read, o.seen = true, f.ID()
 	if f.ID() == files[k.Path] {
 		return o, nil, nil // unchanged (or still absent): no loops on our own writes

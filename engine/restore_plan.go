@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -66,6 +67,15 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 		return nil, err
 	}
 	if len(ents) == 0 {
+		// a version record rejected is no version to restore (it is
+		// invalid), but its bytes are there: say how to read them
+		// (attack27 F2: "never recorded" sent the user nowhere)
+		rej, err := e.store.Log(e.store.RejectedRef(), gitstore.LogQuery{Path: path, Limit: 1})
+		if err == nil && len(rej) > 0 && rej[0].Action != state.ActionDelete {
+			id := state.ShortID(rej[0].Commit)
+			return nil, fmt.Errorf("%s: never recorded; its last version, invalid, is kept on %s (%s): strata show %s --rev %s prints it: %w",
+				path, e.store.RejectedRef(), id, state.ShellWord(path), id, state.ErrNotFound)
+		}
 		return nil, fmt.Errorf("%s: never recorded: %w", path, state.ErrNotFound)
 	}
 	if ents[0].Action != state.ActionDelete {
@@ -86,10 +96,19 @@ func (e *Engine) beforeDeletion(path string) (*Revived, error) {
 }
 
 // planAll lists what RestoreAll writes (with the bytes) and removes, every
-// version read and checked before anything is written, and the files it
-// leaves as they are (held): the Claude Code settings files and .mcp.json
-// whose version at p, or whose removal, changes what Claude Code runs
-// here (holdWhatRuns).
+// version read and checked, and every file on disk it would replace or
+// remove checked savable, before anything changes, and the files it leaves
+// as they are (held), for one of two reasons.
+//
+// A file whose version on disk is invalid (so it cannot be recorded on the
+// state ref first, only kept on the rejected ref) is held: neither written
+// nor removed, and returned with why, unless it is already the version the
+// restore would write (attack27 F2: a draft an agent was still writing,
+// kept only on the rejected ref, was deleted by a restore --all). Restore
+// of that one PATH is how it is replaced anyway (Restore saves it first).
+//
+// A Claude Code settings file or .mcp.json whose version at p, or whose
+// removal, changes what Claude Code runs here is held too (holdWhatRuns).
 func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove []config.Kept, held []Held, err error) {
 	c, err := e.Commit(p)
 	if err != nil {
@@ -140,19 +159,61 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 			return nil, nil, nil, nil, err
 		}
 	}
-	return write, datas, remove, held, nil
+	saves, err := e.judgeOnDisk(append(append([]config.Kept{}, write...), remove...))
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	hold := map[string]Held{}
+	for _, s := range saves {
+		if s.Invalid && !s.Deleted {
+			hold[s.Path] = Held{Path: s.Path, Commit: c, Invalid: true, Rejected: s.Rejected, Problems: s.Problems, content: s.content}
+		}
+	}
+	var (
+		w  []config.Kept
+		ds [][]byte
+		r  []config.Kept
+	)
+	for i, k := range write {
+		h, ok := hold[k.Path]
+		if ok && !bytes.Equal(h.content, datas[i]) {
+			held = append(held, h)
+			continue
+		}
+		w, ds = append(w, k), append(ds, datas[i])
+	}
+	for _, k := range remove {
+		if h, ok := hold[k.Path]; ok {
+			h.Remove = true
+			held = append(held, h)
+			continue
+		}
+		r = append(r, k)
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i].Path < held[j].Path })
+	return w, ds, r, held, nil
 }
 
-// Held is a file restore --all leaves as it is: writing its version at the
-// point restored, or removing it, would change what Claude Code runs here
-// (ChangesWhatRuns, the judgement sync makes of a remote version). A bulk
-// restore takes such a file only when it is named: `strata restore PATH
-// --rev COMMIT` writes it, once the user has read it.
+// Held is a kept file restore --all leaves as it is, for one of two
+// reasons. Its version on disk is invalid (Invalid): it cannot be recorded
+// on the state ref before the restore replaces or removes it, and that
+// version is kept only on the rejected ref (Rejected, found there) or on
+// no ref yet (Rejected nil); `strata restore PATH` replaces it anyway,
+// saving it there first. Or writing its version at the point restored, or
+// removing it, would change what Claude Code runs here (Changes:
+// ChangesWhatRuns, the judgement sync makes of a remote version): a bulk
+// restore takes such a file only when it is named, `strata restore PATH
+// --rev COMMIT` writing it once the user has read it.
 type Held struct {
-	Path    string   `json:"path"`
-	Changes []string `json:"changes"`          // what it would change (ChangesWhatRuns)
-	Remove  bool     `json:"remove,omitempty"` // it was not recorded at the point: the restore would remove it
-	Commit  string   `json:"commit"`           // the commit restored from
+	Path     string         `json:"path"`
+	Commit   string         `json:"commit"`             // the commit restored from
+	Remove   bool           `json:"remove,omitempty"`   // it was not recorded at the point: the restore would remove it
+	Changes  []string       `json:"changes,omitempty"`  // what it would change in what Claude Code runs (ChangesWhatRuns)
+	Invalid  bool           `json:"invalid,omitempty"`  // its version on disk is invalid
+	Rejected *state.Entry   `json:"rejected,omitempty"` // that version on the rejected ref, when an earlier record kept it there
+	Problems state.Problems `json:"problems,omitempty"` // why it is invalid
+
+	content []byte // the version on disk (an invalid one)
 }
 
 // holdWhatRuns takes out of a bulk restore's writes and removals the
@@ -194,20 +255,95 @@ func (e *Engine) holdWhatRuns(c string, write []config.Kept, datas [][]byte, rem
 	return w, d, r, held
 }
 
+// judgeOnDisk says what saveOnDisk would do with the file on disk of each
+// of paths (that savable let through), judged by the function record
+// judges with (judge): nothing when it is the recorded version, else save
+// it on the state ref, or, invalid, keep it on the rejected ref (Rejected
+// when an earlier record kept it there already). The file is read as the
+// restore will find it (plannedReader). A restore's plan and its real run
+// decide with it, so that --dry-run says what the run does.
+func (e *Engine) judgeOnDisk(paths []config.Kept) ([]PlannedSave, error) {
+	head, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	read, err := e.plannedReader()
+	if err != nil {
+		return nil, err
+	}
+	gone, err := e.deletedPaths(paths, files)
+	if err != nil {
+		return nil, err
+	}
+	var out []PlannedSave
+	for _, k := range paths {
+		f, prob := read(k)
+		if prob != nil || OutsideTree(k.Path) {
+			continue
+		}
+		o, ch, err := e.judge(f, state.SourceRecord, head, files, gone, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ch == nil {
+			continue
+		}
+		s := PlannedSave{Path: k.Path, Deleted: !f.Exists, content: f.Content}
+		if o.Problems.Invalid() {
+			s.Invalid, s.Problems = true, o.Problems
+			s.Rejected = e.rejectedVersion(k.Path, f.ID())
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// plannedReader reads kept files as a restore will find them: a sync
+// killed after its merge owes files (owedWrites), which the restore
+// writes first (RecoverWrites), so they are judged as it will find them,
+// not as local edits to save (attack19-crash 3).
+func (e *Engine) plannedReader() (func(config.Kept) (File, *state.Problem), error) {
+	owed, err := e.owedWrites()
+	if err != nil {
+		return nil, err
+	}
+	return func(k config.Kept) (File, *state.Problem) {
+		blob, ok := owed[k.Path]
+		if !ok {
+			return e.Read(k)
+		}
+		if blob == "" {
+			return File{Kept: k}, nil
+		}
+		data, err := e.Blob(blob)
+		if err != nil {
+			return e.Read(k)
+		}
+		return File{Kept: k, Content: data, Exists: true}, nil
+	}, nil
+}
+
 // RestorePlan is what a restore would do, found without changing anything.
 type RestorePlan struct {
 	Point  string         `json:"point"`
-	Save   []PlannedSave  `json:"save"`           // unrecorded versions on disk it would record first
-	Write  []PlannedWrite `json:"write"`          // files it would write
-	Remove []string       `json:"remove"`         // kept files it would remove
-	Held   []Held         `json:"held,omitempty"` // files restore --all leaves as they are (Held)
+	Save   []PlannedSave  `json:"save"`   // unrecorded versions on disk it would record first
+	Write  []PlannedWrite `json:"write"`  // files it would write
+	Remove []string       `json:"remove"` // kept files it would remove
+	Held   []Held         `json:"held"`   // files restore --all would leave as they are (Held)
 }
 
 // PlannedSave is an unrecorded version a restore would record before it
-// replaces it: the file on disk, or its deletion.
+// replaces it: the file on disk, or its deletion. An invalid one goes to
+// the rejected ref (Invalid, with its Problems), or is there already
+// (Rejected: the entry an earlier record kept it with).
 type PlannedSave struct {
-	Path    string `json:"path"`
-	Deleted bool   `json:"deleted,omitempty"`
+	Path     string         `json:"path"`
+	Deleted  bool           `json:"deleted,omitempty"`
+	Invalid  bool           `json:"invalid,omitempty"`
+	Problems state.Problems `json:"problems,omitempty"`
+	Rejected *state.Entry   `json:"rejected,omitempty"`
+
+	content []byte
 }
 
 // PlannedWrite is one file a restore would write.
@@ -229,7 +365,7 @@ func (e *Engine) PlanRestore(paths []config.Kept, p Point) (RestorePlan, error) 
 	for i, j := range jobs {
 		write[i], datas[i] = j.k, j.data
 	}
-	plan, err := e.plan(p, write, datas, nil)
+	plan, err := e.plan(p, write, datas, nil, nil)
 	for i, j := range jobs {
 		for w := range plan.Write {
 			if plan.Write[w].Path == j.k.Path {
@@ -247,47 +383,22 @@ func (e *Engine) PlanRestoreAll(p Point) (RestorePlan, error) {
 	if err != nil {
 		return RestorePlan{}, err
 	}
-	plan, err := e.plan(p, write, datas, remove)
-	plan.Held = held
-	return plan, err
+	return e.plan(p, write, datas, remove, held)
 }
 
 // plan compares the disk with what a restore would write and remove, and
-// with the recorded head (what saveOnDisk would record first).
-func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []config.Kept) (RestorePlan, error) {
-	plan := RestorePlan{Point: p.String(), Save: []PlannedSave{}, Write: []PlannedWrite{}, Remove: []string{}}
-	_, files, err := e.recorded()
+// with the recorded head (what saveOnDisk would record first, judgeOnDisk).
+func (e *Engine) plan(p Point, write []config.Kept, datas [][]byte, remove []config.Kept, held []Held) (RestorePlan, error) {
+	plan := RestorePlan{Point: p.String(), Save: []PlannedSave{}, Write: []PlannedWrite{}, Remove: []string{}, Held: []Held{}}
+	plan.Held = append(plan.Held, held...)
+	saves, err := e.judgeOnDisk(append(append([]config.Kept{}, write...), remove...))
 	if err != nil {
 		return plan, err
 	}
-	// A sync killed after its merge owes files (owedWrites): the restore
-	// writes them first (RecoverWrites), so they are judged as it will
-	// find them, not as local edits to save (attack19-crash 3).
-	owed, err := e.owedWrites()
+	plan.Save = append(plan.Save, saves...)
+	read, err := e.plannedReader()
 	if err != nil {
 		return plan, err
-	}
-	read := func(k config.Kept) (File, *state.Problem) {
-		blob, ok := owed[k.Path]
-		if !ok {
-			return e.Read(k)
-		}
-		if blob == "" {
-			return File{Kept: k}, nil
-		}
-		data, err := e.Blob(blob)
-		if err != nil {
-			return e.Read(k)
-		}
-		return File{Kept: k, Content: data, Exists: true}, nil
-	}
-	for _, k := range append(append([]config.Kept{}, write...), remove...) {
-		f, prob := read(k)
-		switch {
-		case prob != nil, OutsideTree(k.Path):
-		case f.ID() != files[k.Path]: // an edit or a deletion not recorded
-			plan.Save = append(plan.Save, PlannedSave{Path: k.Path, Deleted: !f.Exists})
-		}
 	}
 	for i, k := range write {
 		if f, _ := read(k); !f.Exists || string(f.Content) != string(datas[i]) {

@@ -18,9 +18,10 @@ import (
 // saveOnDisk records what is on disk for paths a restore is about to
 // overwrite or delete, before anything is written: a valid unrecorded
 // version goes to the state ref (source record), an invalid one to the
-// rejected ref, so nothing a restore replaces is lost. It returns the saved
-// versions by path, and the version of every path it read (a blob id, ""
-// when absent), now in a ref or equal to the recorded head: the restore
+// rejected ref (or, already there, found on it), so nothing a restore
+// replaces is lost. It returns the saved versions by path, and the
+// version of every path it read (a blob id, "" when absent), now in a
+// ref or equal to the recorded head: the restore
 // replaces a file only while it is still that version (Checkouts). A file
 // it cannot read as a regular file within max_size (grown or made
 // unreadable since the restore's plan checked it, see savable) cannot be
@@ -37,6 +38,13 @@ func (e *Engine) saveOnDisk(paths []config.Kept) (saved map[string]Outcome, seen
 		}
 		if o.read {
 			seen[o.Path] = o.seen
+		}
+		if o.read && o.Rejected == nil && o.Problems.Invalid() && !OutsideTree(o.Path) {
+			// invalid, and on the rejected ref already (an earlier record
+			// or the watcher kept it there): that entry is where its bytes
+			// are, named as a version saved now would be (attack27 F2)
+			o.Rejected = e.rejectedVersion(o.Path, o.seen)
+			o.savedEarlier = o.Rejected != nil
 		}
 		if o.Entry != nil || o.Rejected != nil {
 			saved[o.Path] = o
@@ -75,6 +83,7 @@ func markSaved(outs []Outcome, saved map[string]Outcome) {
 			outs[i].Saved = s.Entry
 			if s.Entry == nil {
 				outs[i].Saved, outs[i].SavedRejected = s.Rejected, true
+				outs[i].savedEarlier = s.savedEarlier
 			}
 			delete(saved, outs[i].Path)
 		}

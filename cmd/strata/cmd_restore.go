@@ -36,15 +36,20 @@ recorded version before the deletion. --all --at T puts the whole kept state
 back as of T (files that did not exist then are removed; a removed Phase
 Outcome or resolution stays recorded, and a line says that only its
 recorded bytes may be written there again). An unrecorded
-version on disk is recorded first, so nothing is lost; a file it would
-replace or remove but cannot read to record (larger than max_size,
-unreadable) stops the restore before anything is written (exit 3), and a
-file edited while the restore runs is left as edited and reported "not
-restored PATH: edited on disk during the restore (recorded next)" (exit 1).
---all leaves a Claude Code settings file (or .mcp.json) whose version then,
-or whose removal, changes what Claude Code runs (as sync judges a remote
+version on disk is recorded first, so nothing is lost (an invalid one on
+refs/strata/rejected, named with the "strata show PATH --rev ID" that
+prints it); a file it would replace or remove but cannot read to record
+(larger than max_size, unreadable) stops the restore before anything is
+written (exit 3), and a file edited while the restore runs is left as
+edited and reported "not restored PATH: edited on disk during the restore
+(recorded next)" (exit 1). --all leaves a file whose version on disk is
+invalid as it is, reported "not restored PATH: its version on disk is
+invalid ..." (exit 1); restore PATH replaces it on purpose. --all also
+leaves a Claude Code settings file (or .mcp.json) whose version then, or
+whose removal, changes what Claude Code runs (as sync judges a remote
 version), naming the restore of that path that takes it (exit 1).
---dry-run lists what would be saved, written and removed, and changes
+--dry-run lists what would be saved, written, removed and left, exits as
+the restore would, and changes
 nothing. Paths outside the kept files, "..", absolute paths and symlinks
 are refused and nothing is written.`,
 		Flags: append(pointFlags(&o.At, &o.Rev),
@@ -92,7 +97,7 @@ func runRestore(e *env, o restoreOptions) error {
 		if err != nil {
 			return err
 		}
-		return printRestorePlan(e, eng, plan, o.JSON)
+		return printRestorePlan(e, eng, plan, p, o.JSON)
 	}
 	var outs []engine.Outcome
 	if o.All {
@@ -129,7 +134,11 @@ func runRestore(e *env, o restoreOptions) error {
 	n := 0
 	for _, out := range outs {
 		if out.Held != nil {
-			fmt.Fprintln(e.Out, heldLine("not restored", out.Held))
+			if out.Held.Invalid {
+				heldNote(e, eng, *out.Held, p, false)
+			} else {
+				fmt.Fprintln(e.Out, heldLine("not restored", out.Held))
+			}
 			continue
 		}
 		if out.Late {
@@ -183,10 +192,42 @@ func runRestore(e *env, o restoreOptions) error {
 	return nil
 }
 
+// heldNote prints why restore --all leaves h as it is (its problem lines
+// on stderr, as record prints them) and what the user may do: fix it, or
+// replace it anyway with the restore of that one path, which saves it
+// first (or delete it, when the point has no version of it); dry words
+// it as --dry-run. A git user's uncommitted work is not overwritten by a
+// checkout that cannot keep it either.
+func heldNote(e *env, eng *engine.Engine, h engine.Held, p engine.Point, dry bool) {
+	fmt.Fprintln(e.Err, h.Problems.Error())
+	where := "on no ref yet"
+	if h.Rejected != nil {
+		where = "kept only on " + eng.RejectedRef() + ", " + state.ShortID(h.Rejected.Commit)
+	}
+	verb, left := "not restored", "it was left as it is"
+	if dry {
+		verb, left = "would not restore", "it would be left as it is"
+	}
+	next := "fix it, or delete it yourself"
+	if !h.Remove {
+		next = "fix it, or replace it anyway, its version staying on " + eng.RejectedRef() + ": strata restore " + state.ShellWord(h.Path) + " " + pointArgs(p)
+	}
+	fmt.Fprintf(e.Out, "%s %s: its version on disk is invalid (%s), so %s; %s\n", verb, state.ShownPath(h.Path), where, left, next)
+}
+
+// pointArgs is the flag naming p on a command line strata prints.
+func pointArgs(p engine.Point) string {
+	if p.Rev != "" {
+		return "--rev " + state.ShellWord(p.Rev)
+	}
+	return "--at " + p.At.Format(time.RFC3339)
+}
+
 // restoreJSON is restore's --json: per path, result restored (written: a
 // new version, or the recorded one put back over an unrecorded or rejected
 // one), deleted, skipped (edited on disk during the restore), held (left
-// by --all: it changes what Claude Code runs; engine.Held) or unchanged,
+// by --all: its version on disk is invalid, or it changes what Claude Code
+// runs; engine.Held) or unchanged,
 // with the entry it recorded and the unrecorded version it saved first.
 func restoreJSON(outs []engine.Outcome) []outcomeJSON {
 	list := make([]outcomeJSON, 0, len(outs))
@@ -245,15 +286,34 @@ func revivedFrom(r *engine.Revived) string {
 
 // printRestorePlan prints what restore --dry-run found, in the order the
 // restore would do it: save, write, remove.
-func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSON bool) error {
+func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, p engine.Point, asJSON bool) error {
 	if asJSON {
-		return writeJSON(e.Out, plan)
+		_ = writeJSON(e.Out, plan)
+		if len(plan.Held) > 0 {
+			return errReported // as the restore would
+		}
+		return nil
+	}
+	for _, h := range plan.Held {
+		if h.Invalid {
+			heldNote(e, eng, h, p, true)
+		}
 	}
 	for _, s := range plan.Save {
-		if s.Deleted {
-			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", state.ShownPath(s.Path))
-		} else {
-			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", state.ShownPath(s.Path))
+		path := state.ShownPath(s.Path)
+		switch {
+		case s.Deleted && s.Invalid && s.Rejected != nil:
+			fmt.Fprintf(e.Out, "the unrecorded deletion of %s, invalid, is kept on %s (%s)\n", path, eng.RejectedRef(), state.ShortID(s.Rejected.Commit))
+		case s.Deleted && s.Invalid:
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first (on %s, invalid)\n", path, eng.RejectedRef())
+		case s.Deleted:
+			fmt.Fprintf(e.Out, "would record the unrecorded deletion of %s first\n", path)
+		case s.Invalid && s.Rejected != nil:
+			fmt.Fprintf(e.Out, "would replace the invalid unrecorded %s, kept on %s (%s)\n", path, eng.RejectedRef(), state.ShortID(s.Rejected.Commit))
+		case s.Invalid:
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first (on %s, invalid)\n", path, eng.RejectedRef())
+		default:
+			fmt.Fprintf(e.Out, "would save the unrecorded %s first\n", path)
 		}
 	}
 	for _, w := range plan.Write {
@@ -268,11 +328,16 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, asJSO
 		appendOnlyNote(e, eng, r)
 	}
 	for i := range plan.Held {
-		fmt.Fprintln(e.Out, heldLine("would leave", &plan.Held[i]))
+		if !plan.Held[i].Invalid {
+			fmt.Fprintln(e.Out, heldLine("would leave", &plan.Held[i]))
+		}
 	}
 	if len(plan.Write)+len(plan.Remove)+len(plan.Held) == 0 {
 		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)
 	}
 	fmt.Fprintln(e.Out, "dry run: nothing changed")
+	if len(plan.Held) > 0 {
+		return errReported // as the restore would
+	}
 	return nil
 }
