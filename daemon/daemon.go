@@ -540,8 +540,8 @@ func (s *privateSkips) drop(rel string) {
 
 // rejudge judges the files passed over as private (privateSkips) again,
 // against the index as it is now (the engine forgot the one it read), and
-// returns those kept now but for those in settled, which the batch reads
-// anyway. They are read as an event's paths are: handed to recheck, to be
+// returns those kept now and committed (in HEAD's tree) but for those in
+// settled, which the batch reads anyway. They are read as an event's paths are: handed to recheck, to be
 // read once quiet, or returned to be recorded now when recheck is nil or
 // takes nothing. A file private still is noted still, unless the reason is
 // one the index no longer decides.
@@ -552,6 +552,13 @@ func (r *recorder) rejudge(settled []string, recheck func([]string) bool) []conf
 	for _, rel := range r.skipped.list() {
 		k, ok := cfg.Classify(rel)
 		switch {
+		case ok && !r.eng.Committed(rel):
+			// tracked, but only staged: a `git add` undone a moment later
+			// must not put the file on the state ref (attack27-recheck N1:
+			// a password staged for 0.3 s was recorded, and published with
+			// the path once a template of it was committed). It stays
+			// noted: the commit changes the index too, and its next edit,
+			// a record or a rescan keep it as before.
 		case ok:
 			r.skipped.drop(rel)
 			if !slices.Contains(settled, rel) {
