@@ -41,12 +41,6 @@ func originOf(e state.Entry) Origin {
 	return Origin{Commit: e.Commit, Time: e.Time, Source: e.Source, Session: e.Session, ToolUse: e.ToolUse}
 }
 
-// readAheadDepth is how many versions Blame's reading (readAhead) may run
-// beyond its walk: enough to keep it busy while the walk decodes, few
-// enough that a walk ending early (a recent key's) reads little it does
-// not use.
-const readAheadDepth = 16
-
 // History is a file's recorded versions, counted back from the last one
 // (0 is the last), whose entries and bytes are read on demand: a blame reads
 // only as far back as its answer needs.
@@ -102,6 +96,8 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 			return nil, err
 		}
 	}
+	// entry is the i-th version back, which the walk has already reached
+	entry := func(i int) state.Entry { e, _, _ := h.Entry(i); return e }
 	if kind == KindMemory {
 		return blameLines(h, lastContent)
 	}
@@ -123,19 +119,6 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 	}
 	if prefix != "" && len(wanted) == 0 {
 		return nil, fmt.Errorf("%s: %s: no such key in the last recorded version: %w", path, prefix, state.ErrNotFound)
-	}
-	// versions 1, 2, … are read ahead of the walk, in a goroutine of its
-	// own, while the walk decodes the one before (readAhead); the walk and
-	// what comes after it ask for them there, and only there
-	ahead := newReadAhead(h, 1, readAheadDepth)
-	defer ahead.stop()
-	// entry is the i-th version back, which the walk has already reached
-	entry := func(i int) state.Entry {
-		if i == 0 {
-			return last
-		}
-		e, _, _ := ahead.Entry(i)
-		return e
 	}
 	// versions are counted back from the last (0)
 	run := make(map[string]int, len(wanted))   // key → oldest version of its run so far
@@ -174,12 +157,12 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 	var values recent[string, func(string) (string, bool)]
 	values.put(string(lastContent), func(k string) (string, bool) { v, ok := final[k]; return v, ok })
 	for i := 1; len(open) > 0 || len(restored) > 0; i++ {
-		if _, ok, err := ahead.Entry(i); err != nil {
+		if _, ok, err := h.Entry(i); err != nil {
 			return nil, err
 		} else if !ok {
 			break
 		}
-		content, err := ahead.Content(i)
+		content, err := h.Content(i)
 		if err != nil {
 			content = nil // an unreadable past version: its keys are unknown
 		}
