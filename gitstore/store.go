@@ -186,7 +186,13 @@ func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 // checkWorkTree refuses a work tree that is not a directory, as git
 // refuses to chdir into it.
 func checkWorkTree(root string) error {
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("work tree %s (named by core.worktree or $GIT_WORK_TREE) does not exist: %w", root, state.ErrNotRepo)
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("work tree %s (named by core.worktree or $GIT_WORK_TREE) is not a folder: %w", root, state.ErrNotRepo)
+	case err != nil:
 		return fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
 	}
 	return nil
