@@ -52,6 +52,11 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 	if err == nil && !dry {
 		err = e.remapLosses(res.Mapped, paths)
 	}
+	if err == nil && !dry {
+		// the refused versions are out of the unpublished history: no
+		// longer withheld (a version the remote holds stays published)
+		err = e.withhold(nil, paths)
+	}
 	return res, err
 }
 

@@ -207,8 +207,21 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 		}
 	}
 	why, err := e.unpublishable(ctx, local)
-	if err != nil || len(why) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	// paths kept now whose versions an earlier sync refused as private
+	// (withheld): the push may not publish those versions either
+	held := e.withheld()
+	var again []string
+	for p := range held {
+		if _, private := why[p]; !private && local[p] && !e.keepPrivate(p) {
+			again = append(again, p)
+		}
+	}
+	slices.Sort(again)
+	if len(why) == 0 && len(again) == 0 {
+		return nil, nil
 	}
 	var pastTrees []map[string]string // the trees of the remote's earlier heads
 	var past []string
@@ -236,10 +249,13 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 	newInTree := func(p string) bool { blob, in := files[p]; return in && !publishedAt(p, blob) }
 	var recheck []string
 	for p := range why {
-		if !newInTree(p) {
+		// a private path's versions are wanted even where its tree's
+		// version already stands: each is noted as refused (withheld)
+		if !newInTree(p) || strings.HasPrefix(why[p], "private: ") {
 			recheck = append(recheck, p)
 		}
 	}
+	recheck = append(recheck, again...)
 	var versions map[string]map[string]bool
 	if len(recheck) > 0 {
 		if versions, err = e.store.VersionsSince(ctx, head, fetched, recheck); err != nil {
@@ -261,10 +277,21 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 		}
 	}
 	var ps state.Problems
+	refused := map[string][]string{} // the versions refused here as private, noted (withheld)
 	for _, p := range slices.Sorted(maps.Keys(why)) {
 		stands := newInTree(p)
 		for v := range versions[p] {
 			stands = stands || !publishedAt(p, v)
+		}
+		if stands && strings.HasPrefix(why[p], "private: ") {
+			if newInTree(p) {
+				refused[p] = append(refused[p], files[p])
+			}
+			for v := range versions[p] {
+				if !publishedAt(p, v) {
+					refused[p] = append(refused[p], v)
+				}
+			}
 		}
 		if stands {
 			way := "take its unpublished versions out: strata forget " + state.ShellWord(p)
@@ -272,6 +299,36 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 				way = "keep it again with a rule in " + ConfigFile + ", or " + way
 			}
 			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed (" + way + ")"})
+		}
+	}
+	var staged map[string]gitstore.StagedFile
+	if len(again) > 0 {
+		if staged, err = e.store.Staged(""); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range again {
+		// a refused version the user has given to git since (staged, or
+		// committed in HEAD: `git add` of those very bytes) is shared by
+		// their choice, as git shares it; any other stays withheld
+		head, _ := e.store.BlobID("HEAD", p)
+		withheld := func(v string) bool {
+			return slices.Contains(held[p], v) && !publishedAt(p, v) && v != staged[p].Blob && v != head
+		}
+		out := false
+		if blob, in := files[p]; in && withheld(blob) {
+			out = true
+		}
+		for v := range versions[p] {
+			out = out || withheld(v)
+		}
+		if out {
+			ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was refused by an earlier sync as private, and is not published now that the file is kept: nothing was pushed (take its unpublished versions out: strata forget " + state.ShellWord(p) + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
+		}
+	}
+	if len(refused) > 0 {
+		if err := e.withhold(refused, nil); err != nil {
+			return nil, err
 		}
 	}
 	return ps, nil

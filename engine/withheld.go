@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/state"
+)
+
+// A version recorded while its path was kept, then refused by sync once
+// the path became private (a `git add` undone, skip-worktree set again),
+// is the user's secret as long as nothing publishes it. Unpublishable
+// refuses it while the path is private; without a note, the refusal would
+// end the moment the path is kept again (a template of the file committed,
+// the flag dropped), and the next push would publish the path's whole
+// history, the refused version with it (attack27-recheck w2, w3). The note
+// keeps, per path, the blobs a sync refused as private; Unpublishable goes
+// on refusing a push that would publish one of them, whatever the path's
+// state now, until `strata forget PATH` takes them out of the unpublished
+// history (which clears the note's entry) or the user's strata.keepPrivate
+// names the path. One JSON file per view, beside the not-taken note.
+type withheldFile struct {
+	Paths map[string][]string `json:"paths"`
+}
+
+func (e *Engine) withheldPath() string {
+	name := "sync-withheld.json"
+	if e.display != "" {
+		name = "sync-withheld-home.json"
+	}
+	return filepath.Join(e.store.GitDir(), "strata", name)
+}
+
+// withheld returns the note: path to the blobs sync refused as private. A
+// missing note is empty; a damaged one too (it then only forgets, as
+// before the note existed).
+func (e *Engine) withheld() map[string][]string {
+	data, err := state.ReadRegular(e.withheldPath(), 0, true)
+	if err != nil {
+		return map[string][]string{}
+	}
+	var f withheldFile
+	if json.Unmarshal(bytes.TrimSpace(data), &f) != nil || f.Paths == nil {
+		return map[string][]string{}
+	}
+	return f.Paths
+}
+
+// withhold adds blobs (path to blobs) to the note; drop removes paths
+// from it. Nothing is written when nothing changes.
+func (e *Engine) withhold(add map[string][]string, drop []string) error {
+	notes := e.withheld()
+	changed := false
+	for p, blobs := range add {
+		for _, b := range blobs {
+			if b != "" && !slices.Contains(notes[p], b) {
+				notes[p], changed = append(notes[p], b), true
+			}
+		}
+		slices.Sort(notes[p])
+	}
+	for _, p := range drop {
+		if _, ok := notes[p]; ok {
+			delete(notes, p)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	file := e.withheldPath()
+	if len(notes) == 0 {
+		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	data, err := json.MarshalIndent(withheldFile{Paths: notes}, "", "  ")
+	if err != nil {
+		return err
+	}
+	sh := e.store.Shared()
+	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
+		return err
+	}
+	return atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644))
+}
