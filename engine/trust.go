@@ -309,11 +309,11 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 	}
 	for _, p := range again {
 		// a refused version the user has given to git since (staged, or
-		// committed in HEAD: `git add` of those very bytes) is shared by
-		// their choice, as git shares it; any other stays withheld
-		head, _ := e.store.BlobID("HEAD", p)
+		// committed in a commit HEAD reaches: `git add` of those very
+		// bytes) is shared by their choice, as git shares it; any other
+		// stays withheld
 		withheld := func(v string) bool {
-			return slices.Contains(held[p], v) && !publishedAt(p, v) && v != staged[p].Blob && v != head
+			return slices.Contains(held[p], v) && !publishedAt(p, v) && v != staged[p].Blob && !e.store.InHistory(ctx, p, v)
 		}
 		out := false
 		if blob, in := files[p]; in && withheld(blob) {

@@ -36,11 +36,14 @@ func (e *Engine) withheldPath() string {
 	return filepath.Join(e.store.GitDir(), "strata", name)
 }
 
+// withheldLimit bounds the note read: far more than any refusal writes.
+const withheldLimit = 16 << 20
+
 // withheld returns the note: path to the blobs sync refused as private. A
-// missing note is empty; a damaged one too (it then only forgets, as
-// before the note existed).
+// missing note is empty; a damaged or oversized one too (it then only
+// forgets, as before the note existed).
 func (e *Engine) withheld() map[string][]string {
-	data, err := state.ReadRegular(e.withheldPath(), 0, true)
+	data, err := state.ReadRegular(e.withheldPath(), withheldLimit, true)
 	if err != nil {
 		return map[string][]string{}
 	}

@@ -58,3 +58,12 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]st
 	}
 	return out, nil
 }
+
+// InHistory reports whether a commit HEAD reaches holds blob at path: a
+// version the user committed (`git log -1 --find-object=BLOB HEAD --
+// PATH`). Asked only where a version sync once refused as private would
+// otherwise stay refused; an error (no HEAD yet) answers false.
+func (s *Store) InHistory(ctx context.Context, path, blob string) bool {
+	out, err := s.git(ctx, nil, "--literal-pathspecs", "log", "-1", "--format=%H", "--find-object="+blob, "HEAD", "--", path)
+	return err == nil && out != ""
+}
