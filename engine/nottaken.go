@@ -83,14 +83,20 @@ func (e *Engine) KeepNotTaken(add map[string]string) error {
 	for p, b := range add {
 		keep[p] = b
 	}
-	file := e.notTakenPath()
-	if len(keep) == 0 {
+	return e.writeNote(e.notTakenPath(), len(keep) == 0, notTakenFile{Paths: keep})
+}
+
+// writeNote writes one of sync's notes in the git directory (the
+// not-taken note, the withheld one) as indented JSON, atomically, or
+// removes it when empty is set: no note left behind that says nothing.
+func (e *Engine) writeNote(file string, empty bool, note any) error {
+	if empty {
 		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	data, err := json.MarshalIndent(notTakenFile{Paths: keep}, "", "  ")
+	data, err := json.MarshalIndent(note, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,9 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -76,20 +73,5 @@ func (e *Engine) withhold(add map[string][]string, drop []string) error {
 	if !changed {
 		return nil
 	}
-	file := e.withheldPath()
-	if len(notes) == 0 {
-		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	data, err := json.MarshalIndent(withheldFile{Paths: notes}, "", "  ")
-	if err != nil {
-		return err
-	}
-	sh := e.store.Shared()
-	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
-		return err
-	}
-	return atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644))
+	return e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes})
 }
