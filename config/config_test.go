@@ -328,12 +328,7 @@ func TestMaxSizeWrittenForm(t *testing.T) {
 		"64.0MB":      `invalid size "64.0MB": ` + sizeHint,
 		`!!int 0x400`: "invalid size 0x400: " + sizeHint,
 	} {
-		root := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+in+"\n"), 0o644))
-		_, err := Load(root)
-		var ce *Error
-		require.ErrorAs(t, err, &ce, in)
-		assert.Equal(t, ".strata.yaml:2:11: /max_size: "+want, err.Error(), in)
+		assertMaxSizeRefused(t, in, want)
 	}
 	// anchored or written through a merge key, the text is still judged
 	for _, doc := range []string{
@@ -350,6 +345,18 @@ func TestMaxSizeWrittenForm(t *testing.T) {
 	}
 	c := load(t, "<<: {max_size: 2KB}\n")
 	assert.EqualValues(t, 2048, c.MaxSize)
+}
+
+// assertMaxSizeRefused loads a .strata.yaml whose max_size is in and
+// checks that it is refused with the one config error line want names.
+func assertMaxSizeRefused(t *testing.T, in, want string) {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+in+"\n"), 0o644))
+	_, err := Load(root)
+	var ce *Error
+	require.ErrorAs(t, err, &ce, in)
+	assert.Equal(t, ".strata.yaml:2:11: /max_size: "+want, err.Error(), in)
 }
 
 // A max_size of zero is one reason however it is written, and decimal
@@ -369,12 +376,7 @@ func TestMaxSizeZeroAndLeadingZeros(t *testing.T) {
 		"{a: 1}": "invalid size (a mapping): " + sizeHint,
 		"0064MB": `size "0064MB" is larger than strata reads a kept file: at most 16MB (16777216 bytes)`,
 	} {
-		root := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(root, FileName), []byte("version: 1\nmax_size: "+in+"\n"), 0o644))
-		_, err := Load(root)
-		var ce *Error
-		require.ErrorAs(t, err, &ce, in)
-		assert.Equal(t, ".strata.yaml:2:11: /max_size: "+want, err.Error(), in)
+		assertMaxSizeRefused(t, in, want)
 	}
 	for in, want := range map[string]int64{
 		"010MB": 10 << 20, "0064": 64, `"010MB"`: 10 << 20, "0001KB": 1024, "007B": 7,
