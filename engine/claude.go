@@ -84,6 +84,19 @@ func ChangesWhatRuns(before, after []byte, whole bool) []string {
 	return out
 }
 
+// ShownChanges is what ChangesWhatRuns found as a report line names it:
+// each member name quoted where it holds a control byte or other text a
+// terminal would act on (the names come from a remote's or a past
+// version's JSON), joined by ", ". Sync's kept-local line and restore
+// --all's held line both print it.
+func ShownChanges(changes []string) string {
+	shown := make([]string, len(changes))
+	for i, m := range changes {
+		shown[i] = state.TermSafe(m)
+	}
+	return strings.Join(shown, ", ")
+}
+
 // members decodes a JSON object's members, each re-encoded so that layout
 // does not count (keys sorted by encoding/json; numbers as written). ok is
 // false when data is not one JSON object; an empty file has no members.

@@ -1,8 +1,6 @@
 package syncer
 
 import (
-	"strings"
-
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -31,11 +29,8 @@ func keepWhatRuns(eng *engine.Engine, p *engine.MergePath, result []byte, theirs
 	if len(changed) == 0 {
 		return false, nil
 	}
-	for i, m := range changed { // names from the other version's JSON: none reaches the terminal raw
-		changed[i] = state.TermSafe(m)
-	}
 	word := state.ShellWord(p.Path)
-	p.KeptLocal = "the other version changes what Claude Code runs (" + strings.Join(changed, ", ") + "), and is not taken without you: read it (strata show " + word + " --rev " + theirs + "), then take it if you trust it (strata restore " + word + " --rev " + theirs + ")"
+	p.KeptLocal = "the other version changes what Claude Code runs (" + engine.ShownChanges(changed) + "), and is not taken without you: read it (strata show " + word + " --rev " + theirs + "), then take it if you trust it (strata restore " + word + " --rev " + theirs + ")"
 	p.Result, p.Content, p.Merged = p.Ours, nil, nil
 	return true, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -269,7 +268,7 @@ func appendOnlyNote(e *env, eng *engine.Engine, path string) {
 // name, from the same commit, once they have read it; a removal by hand.
 func heldLine(what string, h *engine.Held) string {
 	word := state.ShellWord(h.Path)
-	changes := state.TermSafe(strings.Join(h.Changes, ", "))
+	changes := engine.ShownChanges(h.Changes)
 	if h.Remove {
 		return fmt.Sprintf("%s %s: it was not recorded at %s, and removing it changes what Claude Code runs (%s); restore --all leaves that to you: remove it yourself if you mean to (rm %s)",
 			what, state.TermSafe(h.Path), state.ShortID(h.Commit), changes, word)
