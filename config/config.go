@@ -147,6 +147,15 @@ type Config struct {
 	// (attack25 K4: a committed config/* rule and the user's own
 	// config/credentials.yml). It too is kept only when KeepPrivate says so.
 	Tracked func(rel string) bool
+	// Committed reports whether HEAD's commit holds a repo-relative path
+	// that git tracks (nil: every tracked path counts as committed). A
+	// file only a rule of .strata.yaml keeps is kept once a commit holds
+	// it, not from its `git add`: a file only staged may be unstaged a
+	// moment later (a password staged by mistake), and a version recorded
+	// in between would go out with the path's history once a template of
+	// the file is committed (attack27-withheld a1, a2). Such a file is
+	// private (WhyStagedOnly) until the commit, unless KeepPrivate says so.
+	Committed func(rel string) bool
 	// Hidden names the flag by which git is told to ignore the local
 	// changes of a tracked repo-relative path ("skip-worktree",
 	// "assume-unchanged"; "" or nil: none). git never publishes that
@@ -533,6 +542,11 @@ const (
 // a rule of .strata.yaml keeps (no built-in rule), is private (Tracked).
 const WhyUntracked = "git does not track it and only a " + FileName + " rule keeps it"
 
+// WhyStagedOnly is the reason a file git tracks, that no commit of HEAD
+// holds yet (only staged: `git add` without the commit), and that only a
+// rule of .strata.yaml keeps, is private (Committed).
+const WhyStagedOnly = "git has it only staged, in no commit yet, and only a " + FileName + " rule keeps it"
+
 // WhyHidden is the reason a tracked file whose local changes git is told
 // to ignore (flag: skip-worktree or assume-unchanged, Hidden) is private.
 func WhyHidden(flag string) string {
@@ -543,13 +557,14 @@ const whyHidden = "git is told to ignore its local changes ("
 
 // IndexDecides reports whether why, a reason Private gives, is one git's
 // index may take back with no change to the file: git does not track it
-// (WhyUntracked: a `git add` keeps it), git ignores it (a file git tracks
+// (WhyUntracked: a `git add` then a `git commit` keep it; WhyStagedOnly:
+// the commit keeps it), git ignores it (a file git tracks
 // is not ignored: `git add -f`), or its index entry tells git to ignore
 // its local changes (WhyHidden: `git update-index --no-skip-worktree`). A
 // watcher judges the files it passed over for such a reason again when
 // the index changes.
 func IndexDecides(why string) bool {
-	return why == WhyUntracked || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyHidden)
+	return why == WhyUntracked || why == WhyStagedOnly || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyHidden)
 }
 
 // Private reports why a path that a rule would keep is withheld as private
@@ -741,6 +756,9 @@ func (c *Config) privacy(rel string, named, userOnly bool) string {
 	if why == "" && userOnly && c.Tracked != nil && !c.Tracked(rel) {
 		// the reason itself says a .strata.yaml rule does not keep it
 		why, named = WhyUntracked, false
+	}
+	if why == "" && userOnly && c.Committed != nil && !c.Committed(rel) {
+		why, named = WhyStagedOnly, false
 	}
 	switch {
 	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):

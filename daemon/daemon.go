@@ -194,8 +194,8 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			return unread.reread(key)
 		},
 		// The configuration files are watched too (configFiles), and git's
-		// index: a `git add` keeps a file it tracks from then on
-		// (privateSkips).
+		// index: a `git add` and `git commit` keep a file only a
+		// .strata.yaml rule keeps from then on (privateSkips).
 		Extra:  append(append(cfg.Extra(), files...), index),
 		Logger: log,
 	})
@@ -479,12 +479,12 @@ func (u *unreadPaths) done(outs []engine.Outcome) {
 
 // privateSkips are the files the watcher passed over as private for a
 // reason git's index decides (config.IndexDecides): git does not track
-// them and only a .strata.yaml rule keeps them, git ignores them, or git
-// is told to ignore their local changes. A `git add` keeps such a file
-// with no change to the file itself, so no event of the file's would
-// ever have it recorded: when the index changes, these files, and only
-// these (a `git status` may rewrite the index too), are judged again
-// (recorder.rejudge). Each rescan lists them afresh.
+// them (or has them only staged) and only a .strata.yaml rule keeps them,
+// git ignores them, or git is told to ignore their local changes. A `git
+// commit` keeps such a file with no change to the file itself, so no event
+// of the file's would ever have it recorded: when the index changes, these
+// files, and only these (a `git status` may rewrite the index too), are
+// judged again (recorder.rejudge). Each rescan lists them afresh.
 type privateSkips struct {
 	// mu guards paths: the watcher's goroutine notes (Match) while Run's
 	// judges.
@@ -539,8 +539,10 @@ func (s *privateSkips) drop(rel string) {
 }
 
 // rejudge judges the files passed over as private (privateSkips) again,
-// against the index as it is now (the engine forgot the one it read), and
-// returns those kept now and committed (in HEAD's tree) but for those in
+// against the index and HEAD as they are now (the engine forgot the ones
+// it read), and returns those kept now — a file only a .strata.yaml rule
+// keeps once a commit holds it (config.WhyStagedOnly: a password staged
+// for 0.3 s was recorded, attack27-recheck N1) — but for those in
 // settled, which the batch reads anyway. They are read as an event's paths are: handed to recheck, to be
 // read once quiet, or returned to be recorded now when recheck is nil or
 // takes nothing. A file private still is noted still, unless the reason is
@@ -552,13 +554,6 @@ func (r *recorder) rejudge(settled []string, recheck func([]string) bool) []conf
 	for _, rel := range r.skipped.list() {
 		k, ok := cfg.Classify(rel)
 		switch {
-		case ok && !r.eng.Committed(rel):
-			// tracked, but only staged: a `git add` undone a moment later
-			// must not put the file on the state ref (attack27-recheck N1:
-			// a password staged for 0.3 s was recorded, and published with
-			// the path once a template of it was committed). It stays
-			// noted: the commit changes the index too, and its next edit,
-			// a record or a rescan keep it as before.
 		case ok:
 			r.skipped.drop(rel)
 			if !slices.Contains(settled, rel) {

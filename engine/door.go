@@ -436,11 +436,3 @@ func (e *Engine) sameButLineEnds(stored string, content []byte) bool {
 	}
 	return bytes.Equal(bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n")), bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
 }
-
-// Committed reports whether HEAD's commit holds rel: git shares a file
-// once it is committed, while a file only staged may be unstaged a moment
-// later (the watcher's judgement after an index change, daemon.rejudge).
-func (e *Engine) Committed(rel string) bool {
-	_, err := e.store.BlobID("HEAD", rel)
-	return err == nil
-}

@@ -171,6 +171,12 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.LinkAbove = e.linkAbove         // and files through a link loop (loop -> .)
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
 	cfg.FollowDir = e.followDir
+	if ix == nil {
+		// and files only staged, in no commit yet, that only a
+		// .strata.yaml rule keeps; the pre-commit hook judges the commit
+		// being made, which holds what the index stages
+		cfg.Committed = e.committed
+	}
 	return e, nil
 }
 
@@ -283,6 +289,15 @@ func (e *Engine) privateBefore(rel string) string {
 // the work tree (git shares that file already).
 func (e *Engine) tracked(rel string) bool {
 	return e.byNameOrReal(rel, (*gitstore.Ignores).Tracked)
+}
+
+// committed is config.Config.Committed: HEAD's commit holds rel where
+// git tracks it — under its own name, or where it really is when a folder
+// of it is a symbolic link to another folder of the work tree.
+func (e *Engine) committed(rel string) bool {
+	return e.byNameOrReal(rel, func(ig *gitstore.Ignores, p string) bool {
+		return ig.Tracked(p) && ig.Committed(p)
+	})
 }
 
 // IndexNote says why git's index was asked of git rather than read

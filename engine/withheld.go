@@ -10,7 +10,7 @@ import (
 )
 
 // A version recorded while its path was kept, then refused by sync once
-// the path became private (a `git add` undone, skip-worktree set again),
+// the path became private (skip-worktree set again, `git rm --cached`),
 // is the user's secret as long as nothing publishes it. Unpublishable
 // refuses it while the path is private; without a note, the refusal would
 // end the moment the path is kept again (a template of the file committed,

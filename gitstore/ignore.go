@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/strata-dev/strata/gitstore/internal/odb"
 )
 
 // Ignores answers git's question "is this path ignored?" for the work tree,
@@ -35,6 +36,9 @@ type Ignores struct {
 	hidden    map[string]string    // the index's paths with a local-changes flag (SkipWorktree, AssumeUnchanged)
 	indexNote string               // why the index was asked of git rather than read in-process ("" when it was not)
 	indexLost bool                 // neither the in-process reader nor git could read the index
+	headTree  plumbing.Hash        // HEAD's tree, read on first need (Committed); zero: none
+	headTrees map[string][]byte    // HEAD's folders read so far, by repo-relative path ("" = root); nil: not a tree
+	headRead  bool
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
 	fold bool
@@ -190,6 +194,58 @@ func (ig *Ignores) IndexNote() (note string, read bool) {
 // included: under core.ignorecase a tracked PROD.ENV made an ignored
 // prod.env count as tracked where git itself, on a file system that tells
 // case apart, still ignores it (attack20-ignore F5).
+// Committed reports whether HEAD's commit holds the repo-relative path rel
+// as a file (as written, case included): git shares a file once a commit
+// holds it, while a file only staged may be unstaged a moment later. HEAD
+// is read once per Ignores, as the index is, and each of its folders on
+// the paths asked is read once; an unborn HEAD (no commit yet) or one that
+// cannot be read holds nothing.
+func (ig *Ignores) Committed(rel string) bool {
+	if ig == nil || ig.store == nil || rel == "" {
+		return false
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	if !ig.headRead {
+		ig.headRead, ig.headTrees = true, map[string][]byte{}
+		if c, err := ig.store.resolve("HEAD"); err == nil {
+			ig.store.mu.Lock()
+			ig.headTree, _ = ig.store.commitTree(c)
+			ig.store.mu.Unlock()
+		}
+	}
+	if ig.headTree.IsZero() {
+		return false
+	}
+	segs := strings.Split(rel, "/")
+	cur := ig.headTree
+	for i, name := range segs {
+		dir := strings.Join(segs[:i], "/")
+		raw, seen := ig.headTrees[dir]
+		if !seen {
+			ig.store.mu.Lock()
+			t, data, err := ig.store.readObject(cur)
+			ig.store.mu.Unlock()
+			if err == nil && t == plumbing.TreeObject {
+				raw = data
+			}
+			ig.headTrees[dir] = raw
+		}
+		e, ok, err := odb.FindRaw(raw, name)
+		if raw == nil || err != nil || !ok {
+			return false
+		}
+		if i == len(segs)-1 {
+			return notAFile(e) == nil
+		}
+		if !e.IsDir() {
+			return false
+		}
+		cur = e.Hash
+	}
+	return false
+}
+
 func (ig *Ignores) isTrackedExact(rel string) bool {
 	ig.readIndex()
 	return ig.exact[rel]

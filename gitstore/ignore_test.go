@@ -383,3 +383,65 @@ func TestIgnoresStepBudget(t *testing.T) {
 		t.Error("x.txt: not ignored once the budget is spent, want the safe side (ignored)")
 	}
 }
+
+// Committed answers as `git cat-file -e HEAD:PATH` on a file: an unborn
+// HEAD holds nothing, a file only staged is not held, a folder and a
+// symbolic link are not files, and case counts. The answers are read once
+// per Ignores (a new one sees a new commit).
+func TestIgnoresCommitted(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	runGit(t, dir, "init", "-q", ".")
+	write := func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("config/app.yml", "a: 1\n")
+	write("config/deep/x.yml", "x: 1\n")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runGit(t, dir, "add", "config/app.yml")
+	if s.Ignores().Committed("config/app.yml") {
+		t.Error("Committed before the first commit = true, want false")
+	}
+	runGit(t, dir, "commit", "-q", "-m", "one")
+	if err := os.Symlink("app.yml", filepath.Join(dir, "config", "link.yml")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "add", "config/link.yml", "config/deep/x.yml")
+	runGit(t, dir, "commit", "-q", "-m", "two")
+	write("config/staged.yml", "s: 1\n")
+	runGit(t, dir, "add", "config/staged.yml")
+	ig := s.Ignores()
+	for rel, want := range map[string]bool{
+		"config/app.yml":    true,
+		"config/deep/x.yml": true,
+		"config/App.yml":    false,
+		"config/staged.yml": false,
+		"config/link.yml":   false,
+		"config":            false,
+		"config/deep":       false,
+		"config/app.yml/x":  false,
+		"nothing/here.yml":  false,
+	} {
+		if got := ig.Committed(rel); got != want {
+			t.Errorf("Committed(%q) = %v, want %v", rel, got, want)
+		}
+	}
+	runGit(t, dir, "commit", "-q", "-m", "three")
+	if !ig.Committed("config/app.yml") || ig.Committed("config/staged.yml") {
+		t.Error("one Ignores read HEAD again")
+	}
+	if !s.Ignores().Committed("config/staged.yml") {
+		t.Error("a new Ignores does not see the new commit")
+	}
+}
