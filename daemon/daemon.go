@@ -486,10 +486,14 @@ func (u *unreadPaths) done(outs []engine.Outcome) {
 // files, and only these (a `git status` may rewrite the index too), are
 // judged again (recorder.rejudge). Each rescan lists them afresh.
 type privateSkips struct {
-	// mu guards paths: the watcher's goroutine notes (Match) while Run's
-	// judges.
+	// mu guards paths and fresh: the watcher's goroutine notes (Match)
+	// while Run's judges.
 	mu    sync.Mutex
 	paths map[string]bool
+	// fresh holds the files noted since the last batch took them (takeFresh),
+	// with the reason: a kept file turned private is one whose recorded
+	// versions no sync refused yet (engine.NotePrivate)
+	fresh map[string]string
 }
 
 // note adds rel when why, the reason it is private, is one the index
@@ -501,16 +505,29 @@ func (s *privateSkips) note(rel, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.paths == nil {
-		s.paths = map[string]bool{}
+		s.paths, s.fresh = map[string]bool{}, map[string]string{}
 	}
-	s.paths[rel] = true
+	s.paths[rel], s.fresh[rel] = true, why
+}
+
+// takeFresh returns the files noted since it last ran, with their reasons,
+// and forgets them.
+func (s *privateSkips) takeFresh() []engine.Private {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]engine.Private, 0, len(s.fresh))
+	for p, why := range s.fresh {
+		out = append(out, engine.Private{Path: p, Reason: why})
+	}
+	s.fresh = map[string]string{}
+	return out
 }
 
 // reset replaces the set with the private files a rescan found.
 func (s *privateSkips) reset(found []engine.Private) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.paths = map[string]bool{}
+	s.paths, s.fresh = map[string]bool{}, map[string]string{}
 	for _, p := range found {
 		if config.IndexDecides(p.Reason) {
 			s.paths[p.Path] = true
@@ -567,6 +584,15 @@ func (r *recorder) rejudge(settled []string, recheck func([]string) bool) []conf
 		return nil
 	}
 	return kept
+}
+
+// notePrivate notes the recorded versions of files found private that no
+// sync refused yet (engine.NotePrivate), logging a failure: the sync that
+// would publish them refuses them anyway while they are private.
+func (r *recorder) notePrivate(found []engine.Private) {
+	if err := r.eng.NotePrivate(context.Background(), found); err != nil {
+		r.log.Warn("note private versions", "err", err)
+	}
 }
 
 // recorder applies batches; only Run's goroutine uses it.
@@ -912,6 +938,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			return false
 		}
 		r.skipped.reset(r.eng.Withheld())
+		r.notePrivate(r.eng.Withheld())
 		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
 		if rescanListed != nil {
@@ -949,6 +976,9 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 				r.skipped.note(rel, r.eng.Config().Private(rel))
 			}
 		}
+		// the files turned private since the last batch (their events,
+		// or the ones just read): noted before rejudge may keep them again
+		r.notePrivate(r.skipped.takeFresh())
 		if indexChanged {
 			kept = append(kept, r.rejudge(b.Paths, recheck)...)
 		}

@@ -77,6 +77,10 @@ type Engine struct {
 	mergingAgain atomic.Bool
 	nwMu         sync.Mutex
 	notWritten   []NotWritten // owed writes completed journals left undone (TakeNotWritten)
+	// privateSeen is, by path, the state ref's version of it NotePrivate
+	// last looked at, so a watcher's every rescan asks git nothing again
+	privateMu   sync.Mutex
+	privateSeen map[string]string
 }
 
 // realDir resolves a directory's symlinks, remembering the answer: a command

@@ -323,7 +323,7 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 			out = out || withheld(v)
 		}
 		if out {
-			ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was refused by an earlier sync as private, and is not published now that the file is kept: nothing was pushed (take its unpublished versions out: strata forget " + state.ShellWord(p) + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
+			ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was found private after it was recorded (by a sync that refused it, or a scan), and is not published now that the file is kept: nothing was pushed (take its unpublished versions out: strata forget " + state.ShellWord(p) + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
 		}
 	}
 	if len(refused) > 0 {

@@ -9,9 +9,11 @@ import (
 	"github.com/strata-dev/strata/config"
 )
 
-// A file only a .strata.yaml rule keeps is kept while git tracks it, as
-// the index read in-process says (attack25 K4): a `git add` keeps it from
-// the next batch (Forget), a `git rm --cached` makes it private again, and
+// A file only a .strata.yaml rule keeps is kept while git tracks it and
+// HEAD's commit holds it, as the index and HEAD read in-process say
+// (attack25 K4): a `git add` and `git commit` keep it from the next batch
+// (Forget; staged only, it is private), a `git rm --cached` makes it
+// private again, and
 // sync then refuses to publish the version recorded while it was tracked.
 // sync asks git itself (git ls-files), so an index read before the
 // `git rm --cached` does not let it out either.
@@ -32,6 +34,12 @@ func TestUntrackedOnlyUserRuleFollowsTheIndex(t *testing.T) {
 		t.Fatalf("private %q, want %q", why, config.WhyUntracked)
 	}
 	git("add", "config/app.yml")
+	e.Forget()
+	// only staged: private until a commit holds it
+	if why := e.Config().Private("config/app.yml"); why != config.WhyStagedOnly {
+		t.Fatalf("staged: private %q, want %q", why, config.WhyStagedOnly)
+	}
+	git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "app")
 	e.Forget()
 	record(t, e, "config/app.yml")
 	head := mustHead(t, e)

@@ -2,10 +2,13 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -74,4 +77,80 @@ func (e *Engine) withhold(add map[string][]string, drop []string) error {
 		return nil
 	}
 	return e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes})
+}
+
+// NotePrivate notes the versions of private files that no sync has
+// refused yet: for each of found (the private files a scan or a watcher's
+// event found) whose reason git's index decides (config.IndexDecides: git
+// does not track it, has it only staged, ignores it, or is told to ignore
+// its local changes) and whose version on the state ref's head the note
+// lacks, the versions of it recorded by commits no remote's tracking ref
+// reaches, and that no tracking ref's tree holds, are
+// added to the note, as a sync refusing them would add them. Without it, a
+// version recorded while the file was kept (skip-worktree dropped for a
+// moment), made private again and kept again later (the template put
+// back, the flag dropped for good) with no sync in between went out with
+// the path's history (attack27-withheld a3). The home view notes nothing.
+func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
+	if e.display != "" || len(found) == 0 {
+		return nil
+	}
+	head, err := e.store.Head(e.store.StateRef())
+	if err != nil {
+		return nil // nothing recorded yet (or unreadable: a sync says so)
+	}
+	notes := e.withheld()
+	var ask []string
+	heads := map[string]string{}
+	e.privateMu.Lock()
+	for _, p := range found {
+		if !config.IndexDecides(p.Reason) {
+			continue
+		}
+		blob, err := e.store.BlobID(head, p.Path)
+		if err != nil || e.privateSeen[p.Path] == blob || slices.Contains(notes[p.Path], blob) {
+			continue
+		}
+		ask, heads[p.Path] = append(ask, p.Path), blob
+	}
+	e.privateMu.Unlock()
+	if len(ask) == 0 {
+		return nil
+	}
+	tracking, err := e.store.TrackingRefs()
+	if err != nil {
+		return err
+	}
+	refs := slices.Sorted(maps.Keys(tracking))
+	versions, err := e.store.VersionsBeyond(ctx, head, refs, ask)
+	if err != nil {
+		return err
+	}
+	add := map[string][]string{}
+	for _, p := range ask {
+		for v := range versions[p] {
+			published := false
+			for _, ref := range refs {
+				if b, err := e.store.BlobID(ref, p); err == nil && b == v {
+					published = true
+					break
+				}
+			}
+			if !published {
+				add[p] = append(add[p], v)
+			}
+		}
+	}
+	if err := e.withhold(add, nil); err != nil {
+		return err
+	}
+	e.privateMu.Lock()
+	defer e.privateMu.Unlock()
+	if e.privateSeen == nil {
+		e.privateSeen = map[string]string{}
+	}
+	for p, blob := range heads {
+		e.privateSeen[p] = blob
+	}
+	return nil
 }

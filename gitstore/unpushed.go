@@ -18,7 +18,7 @@ import (
 // the whole history.
 func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]bool, error) {
 	paths := map[string]bool{}
-	err := s.eachSince(ctx, head, base, func(ci commitInfo) error {
+	err := s.eachSince(ctx, head, bases(base), func(ci commitInfo) error {
 		for _, e := range parseTrailers(ci.message) {
 			paths[e.Path] = true
 		}
@@ -27,13 +27,21 @@ func (s *Store) PathsSince(ctx context.Context, head, base string) (map[string]b
 	return paths, err
 }
 
-// eachSince runs fn on each commit reachable from head but not from base
-// ("" base: every commit of head), as `git rev-list` lists them (so clock
-// skew cannot hide one), holding s.mu.
-func (s *Store) eachSince(ctx context.Context, head, base string, fn func(commitInfo) error) error {
+// bases is the one base of a walk, none for "".
+func bases(base string) []string {
+	if base == "" {
+		return nil
+	}
+	return []string{base}
+}
+
+// eachSince runs fn on each commit reachable from head but from none of
+// bases (none: every commit of head), as `git rev-list` lists them (so
+// clock skew cannot hide one), holding s.mu.
+func (s *Store) eachSince(ctx context.Context, head string, bases []string, fn func(commitInfo) error) error {
 	args := []string{"rev-list", head}
-	if base != "" {
-		args = append(args, "^"+base)
+	for _, b := range bases {
+		args = append(args, "^"+b)
 	}
 	args = append(args, "--")
 	out, err := s.git(ctx, nil, args...)
@@ -142,12 +150,20 @@ func (s *Store) LastChanges(commit string, paths []string, max int) (map[string]
 // records the path's deletion adds none. Like PathsSince it asks git
 // rev-list for the commits, so clock skew cannot hide one.
 func (s *Store) VersionsSince(ctx context.Context, head, base string, paths []string) (map[string]map[string]bool, error) {
+	return s.VersionsBeyond(ctx, head, bases(base), paths)
+}
+
+// VersionsBeyond is VersionsSince past several bases: the versions of
+// paths the commits reachable from head, and from none of bases, record
+// (bases: the tracking refs of every remote, for what no remote is known
+// to hold).
+func (s *Store) VersionsBeyond(ctx context.Context, head string, bases []string, paths []string) (map[string]map[string]bool, error) {
 	want := map[string]bool{}
 	for _, p := range paths {
 		want[p] = true
 	}
 	versions := map[string]map[string]bool{}
-	err := s.eachSince(ctx, head, base, func(ci commitInfo) error {
+	err := s.eachSince(ctx, head, bases, func(ci commitInfo) error {
 		for _, e := range parseTrailers(ci.message) {
 			if !want[e.Path] {
 				continue

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,12 +42,12 @@ errors, the recorded head keeps the last valid version, and strata exits 1.`,
 		},
 		Action: func(c *cli.Context) error {
 			o.Paths = c.Args().Slice()
-			return runRecord(e, o)
+			return runRecord(c.Context, e, o)
 		},
 	}
 }
 
-func runRecord(e *env, o recordOptions) error {
+func runRecord(ctx context.Context, e *env, o recordOptions) error {
 	eng, err := open(e)
 	if err != nil {
 		return err
@@ -55,6 +56,11 @@ func runRecord(e *env, o recordOptions) error {
 	var refused state.Problems
 	if len(o.Paths) == 0 {
 		kept, err = eng.AllPaths()
+		if err == nil {
+			// the scan's private files: their versions no sync refused
+			// yet stay unpublished (engine.NotePrivate)
+			err = eng.NotePrivate(ctx, eng.Withheld())
+		}
 		if err == nil {
 			kept = eng.RemoveTempLeftovers(kept)
 			refused, err = eng.BadNames()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -40,7 +41,7 @@ func TestTimelineServe(t *testing.T) {
 	require.NoError(t, os.MkdirAll(dir+"/.claude", 0o755))
 	require.NoError(t, os.WriteFile(dir+"/.claude/workflow-state.json", []byte(`{"type": "DEBUG", "phase": "fix", "lastUpdated": "2026-11-22T10:00:00Z"}`), 0o644))
 	e := &env{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Dir: dir, Now: time.Now}
-	require.NoError(t, runRecord(e, recordOptions{}))
+	require.NoError(t, runRecord(context.Background(), e, recordOptions{}))
 
 	cmd := exec.Command("strata", "-C", dir, "timeline", "--serve", "127.0.0.1:0")
 	var out, stderr syncbuf.Buffer
@@ -78,7 +79,7 @@ func TestTimelineServe(t *testing.T) {
 	require.NotContains(t, body, `aria-label="update .claude/workflow-state.json`)
 	// what was recorded since is on the next reload
 	require.NoError(t, os.WriteFile(dir+"/.claude/workflow-state.json", []byte(`{"type": "DEBUG", "phase": "verify", "lastUpdated": "2026-11-22T11:00:00Z"}`), 0o644))
-	require.NoError(t, runRecord(e, recordOptions{}))
+	require.NoError(t, runRecord(context.Background(), e, recordOptions{}))
 	code, body = get("Sec-Fetch-Site", "same-origin")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `aria-label="update .claude/workflow-state.json`)
