@@ -168,6 +168,11 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	unread := &unreadPaths{}
 	skipped := &privateSkips{}
 	index := eng.IndexFile()
+	// HEAD's reflog, appended when a commit moves HEAD: a plain `git
+	// commit` writes the index before the commit exists, so a batch the
+	// index's change starts may still read the old HEAD, under which a
+	// file only a .strata.yaml rule keeps is only staged (private)
+	headLog := filepath.Join(eng.GitDir(), "logs", "HEAD")
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
@@ -196,7 +201,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 		// The configuration files are watched too (configFiles), and git's
 		// index: a `git add` and `git commit` keep a file only a
 		// .strata.yaml rule keeps from then on (privateSkips).
-		Extra:  append(append(cfg.Extra(), files...), index),
+		Extra:  append(append(cfg.Extra(), files...), index, headLog),
 		Logger: log,
 	})
 	if err != nil {
@@ -211,7 +216,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	counts := pb.p
 	pb.mu.Unlock()
 	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
-		skipped: skipped, index: index,
+		skipped: skipped, index: index, headLog: headLog,
 		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	r.replayOwed() // what a killed watcher owed comes before what changed since
@@ -612,6 +617,7 @@ type recorder struct {
 	unread   *unreadPaths    // read again on a chmod
 	skipped  *privateSkips   // judged again when the index changes
 	index    string          // git's index file, as the watcher names it
+	headLog  string          // HEAD's reflog: a commit moved HEAD (judged as an index change)
 	badSeen  map[string]bool // bad file names already reported
 	// place is where the watcher started; gone, once set, says it is gone
 	// and nothing is recorded any more (stillHere).
@@ -954,7 +960,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	} else {
 		indexChanged := false
 		for _, p := range b.Paths {
-			if p == r.index {
+			if p == r.index || p == r.headLog {
 				indexChanged = true
 				continue
 			}
