@@ -518,6 +518,9 @@ func (s *privateSkips) note(rel, why string) {
 // takeFresh returns the files noted since it last ran, with their reasons,
 // and forgets them.
 func (s *privateSkips) takeFresh() []engine.Private {
+	if s == nil {
+		return nil // a recorder made without one (tests)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]engine.Private, 0, len(s.fresh))
