@@ -77,6 +77,11 @@ type Engine struct {
 	mergingAgain atomic.Bool
 	nwMu         sync.Mutex
 	notWritten   []NotWritten // owed writes completed journals left undone (TakeNotWritten)
+	// unwrittenNotes are the withheld notes a refusal could not write
+	// (TakeUnwrittenNotes); the lock, as a watcher's sync and a command's
+	// may share the engine.
+	noteMu         sync.Mutex
+	unwrittenNotes []*NoteError
 }
 
 // realDir resolves a directory's symlinks, remembering the answer: a command
