@@ -81,6 +81,11 @@ type Engine struct {
 	// last looked at, so a watcher's every rescan asks git nothing again
 	privateMu   sync.Mutex
 	privateSeen map[string]string
+	// unwrittenNotes are the withheld notes a refusal could not write
+	// (TakeUnwrittenNotes); the lock, as a watcher's sync and a command's
+	// may share the engine.
+	noteMu         sync.Mutex
+	unwrittenNotes []*NoteError
 }
 
 // realDir resolves a directory's symlinks, remembering the answer: a command

@@ -299,9 +299,25 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 		return nil, err
 	}
 	all := append(append([]config.Kept{}, write...), remove...)
-	saved, seen, err := e.saveOnDisk(all)
+	// An invalid version left on disk that no ref holds yet (no record ran
+	// since it turned invalid, no watcher) is saved on the rejected ref with
+	// the versions this restore replaces, by the record that saves those,
+	// as the next record would save it: the held line then names where its
+	// bytes are, as it does for one an earlier record kept there.
+	var unsaved []config.Kept
+	for _, h := range held {
+		if h.Invalid && h.Rejected == nil {
+			unsaved = append(unsaved, h.kept)
+		}
+	}
+	saved, seen, err := e.saveOnDisk(append(append([]config.Kept{}, all...), unsaved...))
 	if err != nil {
 		return nil, err
+	}
+	for i := range held {
+		if s, ok := saved[held[i].Path]; ok && held[i].Invalid && held[i].Rejected == nil && s.Rejected != nil {
+			held[i].Rejected, held[i].Saved = s.Rejected, !s.savedEarlier
+		}
 	}
 	jobs := make([]restoreJob, len(write))
 	for i, k := range write {

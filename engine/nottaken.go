@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
@@ -26,6 +27,10 @@ import (
 type notTakenFile struct {
 	Paths map[string]string `json:"paths"`
 }
+
+// notTakenMeans is what a not-taken note that cannot be written costs: the
+// sync stops before its merge moves the ref.
+const notTakenMeans = "nothing was merged: without the note, the next record would take a file this sync left out of the work tree for deleted"
 
 // notTakenPath is where this view's note is kept (per work tree, apart for
 // the home view), as its losses are.
@@ -83,16 +88,27 @@ func (e *Engine) KeepNotTaken(add map[string]string) error {
 	for p, b := range add {
 		keep[p] = b
 	}
-	return e.writeNote(e.notTakenPath(), len(keep) == 0, notTakenFile{Paths: keep})
+	return e.writeNote(e.notTakenPath(), len(keep) == 0, notTakenFile{Paths: keep}, notTakenMeans)
 }
 
 // writeNote writes one of sync's notes in the git directory (the
 // not-taken note, the withheld one) as indented JSON, atomically, or
 // removes it when empty is set: no note left behind that says nothing.
-func (e *Engine) writeNote(file string, empty bool, note any) error {
+// A note it cannot write is a *NoteError saying so, with means (what the
+// missing note costs) and, when something the rename cannot replace stands
+// at its name (a folder), what that is and how to clear it: the rename's
+// "file exists" named only a temp file.
+func (e *Engine) writeNote(file string, empty bool, note any, means string) error {
+	st, err := os.Lstat(file)
+	if err == nil && st.IsDir() {
+		if empty {
+			return nil // read as no note: nothing to remove
+		}
+		return &NoteError{Path: file, Means: means, Stands: "a folder"}
+	}
 	if empty {
 		if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+			return &NoteError{Path: file, Means: means, Err: err}
 		}
 		return nil
 	}
@@ -102,7 +118,33 @@ func (e *Engine) writeNote(file string, empty bool, note any) error {
 	}
 	sh := e.store.Shared()
 	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
-		return err
+		return &NoteError{Path: file, Means: means, Err: err}
 	}
-	return atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644))
+	if err := atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644)); err != nil {
+		return &NoteError{Path: file, Means: means, Err: err}
+	}
+	return nil
 }
+
+// NoteError is one of sync's notes in the git directory that could not be
+// written: Stands names what stands at its name (a folder) when that is
+// why, Err the failure otherwise; Means is what the missing note costs.
+type NoteError struct {
+	Path   string
+	Stands string
+	Means  string
+	Err    error
+}
+
+func (e *NoteError) Error() string {
+	why := "not written"
+	if e.Stands != "" {
+		why += " (" + e.Stands + " stands there; remove it, then sync again: rm -r " + state.ShellWord(e.Path) + ")"
+	} else if e.Err != nil {
+		first, _, _ := strings.Cut(e.Err.Error(), "\n")
+		why += " (" + first + ")"
+	}
+	return state.ShownPath(e.Path) + ": " + why + ": " + e.Means
+}
+
+func (e *NoteError) Unwrap() error { return e.Err }

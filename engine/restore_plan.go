@@ -177,6 +177,7 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 	for i, k := range write {
 		h, ok := hold[k.Path]
 		if ok && !bytes.Equal(h.content, datas[i]) {
+			h.kept = k
 			held = append(held, h)
 			continue
 		}
@@ -184,7 +185,7 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 	}
 	for _, k := range remove {
 		if h, ok := hold[k.Path]; ok {
-			h.Remove = true
+			h.Remove, h.kept = true, k
 			held = append(held, h)
 			continue
 		}
@@ -197,9 +198,10 @@ func (e *Engine) planAll(p Point) (write []config.Kept, datas [][]byte, remove [
 // Held is a kept file restore --all leaves as it is, for one of two
 // reasons. Its version on disk is invalid (Invalid): it cannot be recorded
 // on the state ref before the restore replaces or removes it, and that
-// version is kept only on the rejected ref (Rejected, found there) or on
-// no ref yet (Rejected nil); `strata restore PATH` replaces it anyway,
-// saving it there first. Or writing its version at the point restored, or
+// version is kept only on the rejected ref (Rejected: found there, or
+// saved there by this restore, Saved, as the next record would save it;
+// nil in a plan when it is on no ref yet); `strata restore PATH` replaces
+// it anyway. Or writing its version at the point restored, or
 // removing it, would change what Claude Code runs here (Changes:
 // ChangesWhatRuns, the judgement sync makes of a remote version): a bulk
 // restore takes such a file only when it is named, `strata restore PATH
@@ -210,10 +212,12 @@ type Held struct {
 	Remove   bool           `json:"remove,omitempty"`   // it was not recorded at the point: the restore would remove it
 	Changes  []string       `json:"changes,omitempty"`  // what it would change in what Claude Code runs (ChangesWhatRuns)
 	Invalid  bool           `json:"invalid,omitempty"`  // its version on disk is invalid
-	Rejected *state.Entry   `json:"rejected,omitempty"` // that version on the rejected ref, when an earlier record kept it there
+	Rejected *state.Entry   `json:"rejected,omitempty"` // that version on the rejected ref
+	Saved    bool           `json:"saved,omitempty"`    // Rejected was saved there by this restore (on no ref before)
 	Problems state.Problems `json:"problems,omitempty"` // why it is invalid
 
-	content []byte // the version on disk (an invalid one)
+	content []byte      // the version on disk (an invalid one)
+	kept    config.Kept // the file, to save that version (RestoreAll)
 }
 
 // holdWhatRuns takes out of a bulk restore's writes and removals the

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
@@ -76,7 +78,37 @@ func (e *Engine) withhold(add map[string][]string, drop []string) error {
 	if !changed {
 		return nil
 	}
-	return e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes})
+	err := e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes}, withheldMeans)
+	var ne *NoteError
+	if len(add) > 0 && errors.As(err, &ne) {
+		// a sync's refusal stands without its note: the refusal is
+		// reported, and beside it that it is not remembered
+		// (TakeUnwrittenNotes), rather than an error in its place
+		e.noteMu.Lock()
+		if !slices.ContainsFunc(e.unwrittenNotes, func(n *NoteError) bool { return n.Path == ne.Path }) {
+			e.unwrittenNotes = append(e.unwrittenNotes, ne)
+		}
+		e.noteMu.Unlock()
+		return nil
+	}
+	return err
+}
+
+// withheldMeans is what a withheld note that cannot be written costs.
+const withheldMeans = "the refusal is not remembered: once the file is kept again, a later sync will publish the version refused now"
+
+// TakeUnwrittenNotes returns, as warnings, the notes of refusals this
+// engine could not write since the last call (withhold), and forgets them.
+func (e *Engine) TakeUnwrittenNotes() state.Problems {
+	e.noteMu.Lock()
+	defer e.noteMu.Unlock()
+	var ps state.Problems
+	for _, ne := range e.unwrittenNotes {
+		msg, _ := strings.CutPrefix(ne.Error(), state.ShownPath(ne.Path)+": ")
+		ps = append(ps, state.Problem{Path: ne.Path, Message: msg, Warning: true})
+	}
+	e.unwrittenNotes = nil
+	return ps
 }
 
 // NotePrivate notes the versions of private files that no sync has

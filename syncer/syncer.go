@@ -216,7 +216,9 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 			if err != nil {
 				return rep, err
 			}
-			return rep, ps // a private file never leaves the machine (issue 9.1)
+			// a private file never leaves the machine (issue 9.1); a
+			// refusal whose note could not be written says so beside it
+			return rep, append(ps, eng.TakeUnwrittenNotes()...)
 		}
 		if beforePush != nil {
 			beforePush(attempt)

@@ -43,7 +43,9 @@ written (exit 3), and a file edited while the restore runs is left as
 edited and reported "not restored PATH: edited on disk during the restore
 (recorded next)" (exit 1). --all leaves a file whose version on disk is
 invalid as it is, reported "not restored PATH: its version on disk is
-invalid ..." (exit 1); restore PATH replaces it on purpose. --all also
+invalid ..." (exit 1), that version kept on refs/strata/rejected (saved
+there first when no record had kept it); restore PATH replaces it on
+purpose. --all also
 leaves a Claude Code settings file (or .mcp.json) whose version then, or
 whose removal, changes what Claude Code runs (as sync judges a remote
 version), naming the restore of that path that takes it (exit 1).
@@ -200,8 +202,13 @@ func runRestore(e *env, o restoreOptions) error {
 func heldNote(e *env, eng *engine.Engine, h engine.Held, p engine.Point, dry bool) {
 	fmt.Fprintln(e.Err, h.Problems.Error())
 	where := "on no ref yet"
-	if h.Rejected != nil {
+	switch {
+	case h.Rejected != nil && h.Saved:
+		where = "saved now on " + eng.RejectedRef() + ", " + state.ShortID(h.Rejected.Commit)
+	case h.Rejected != nil:
 		where = "kept only on " + eng.RejectedRef() + ", " + state.ShortID(h.Rejected.Commit)
+	case dry:
+		where = "on no ref yet: the restore saves it on " + eng.RejectedRef() + " first"
 	}
 	verb, left := "not restored", "it was left as it is"
 	if dry {
