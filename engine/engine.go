@@ -293,20 +293,36 @@ func (e *Engine) privateBefore(rel string) string {
 	return ""
 }
 
-// tracked is config.Config.Tracked: the index holds rel, or the path where
-// it really is when a folder of it is a symbolic link to another folder of
-// the work tree (git shares that file already).
+// tracked is config.Config.Tracked: the index holds rel — or, when a
+// folder of it is a symbolic link to another folder of the work tree,
+// the path where it really is, and only that (git shares that file
+// already). git tracks nothing beyond a symbolic link: an index entry
+// under the link's name is one git sees deleted, so it keeps nothing
+// (attack28 F1: config/ replaced by a link to secrets/, the untracked
+// password there was kept by the template's stale entry, and published).
 func (e *Engine) tracked(rel string) bool {
-	return e.byNameOrReal(rel, (*gitstore.Ignores).Tracked)
+	return e.whereItIs(rel, (*gitstore.Ignores).Tracked)
 }
 
-// committed is config.Config.Committed: HEAD's commit holds rel where
-// git tracks it — under its own name, or where it really is when a folder
-// of it is a symbolic link to another folder of the work tree.
+// committed is config.Config.Committed: HEAD's commit holds rel where git
+// tracks it, judged where it really is as tracked is.
 func (e *Engine) committed(rel string) bool {
-	return e.byNameOrReal(rel, func(ig *gitstore.Ignores, p string) bool {
+	return e.whereItIs(rel, func(ig *gitstore.Ignores, p string) bool {
 		return ig.Tracked(p) && ig.Committed(p)
 	})
+}
+
+// whereItIs asks git's rules as last read (has) about where rel really
+// is: rel itself, or, when a folder of it is a symbolic link to another
+// folder of the work tree, that path alone.
+func (e *Engine) whereItIs(rel string, has func(*gitstore.Ignores, string) bool) bool {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	if real, ok := e.realRel(rel); ok {
+		return has(ig, real)
+	}
+	return has(ig, rel)
 }
 
 // IndexNote says why git's index was asked of git rather than read
