@@ -986,7 +986,19 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			}
 		}
 		// the files turned private since the last batch (their events,
-		// or the ones just read): noted before rejudge may keep them again
+		// the ones just read, and, when the index changed, the recorded
+		// ones it made private: skip-worktree set, git rm --cached, with
+		// no event of the file's own): noted before rejudge may keep
+		// them again
+		if indexChanged {
+			turned, err := r.eng.TurnedPrivate()
+			if err != nil {
+				r.log.Warn("note private versions", "err", err)
+			}
+			for _, p := range turned {
+				r.skipped.note(p.Path, p.Reason)
+			}
+		}
 		r.notePrivate(r.skipped.takeFresh())
 		if indexChanged {
 			kept = append(kept, r.rejudge(b.Paths, recheck)...)

@@ -77,10 +77,12 @@ type Engine struct {
 	mergingAgain atomic.Bool
 	nwMu         sync.Mutex
 	notWritten   []NotWritten // owed writes completed journals left undone (TakeNotWritten)
-	// privateSeen is, by path, the state ref's version of it NotePrivate
-	// last looked at, so a watcher's every rescan asks git nothing again
+	// privateSeen is, by path, the newest commit recording it that
+	// NotePrivate last looked at, so a watcher's every rescan asks git
+	// nothing again
 	privateMu   sync.Mutex
 	privateSeen map[string]string
+	privateAt   map[string]string // by path, the state ref's head when NotePrivate looked
 	// unwrittenNotes are the withheld notes a refusal could not write
 	// (TakeUnwrittenNotes); the lock, as a watcher's sync and a command's
 	// may share the engine.

@@ -112,17 +112,21 @@ func (e *Engine) TakeUnwrittenNotes() state.Problems {
 }
 
 // NotePrivate notes the versions of private files that no sync has
-// refused yet: for each of found (the private files a scan or a watcher's
-// event found) whose reason git's index decides (config.IndexDecides: git
-// does not track it, has it only staged, ignores it, or is told to ignore
-// its local changes) and whose version on the state ref's head the note
-// lacks, the versions of it recorded by commits no remote's tracking ref
-// reaches, and that no tracking ref's tree holds, are
-// added to the note, as a sync refusing them would add them. Without it, a
-// version recorded while the file was kept (skip-worktree dropped for a
-// moment), made private again and kept again later (the template put
-// back, the flag dropped for good) with no sync in between went out with
-// the path's history (attack27-withheld a3). The home view notes nothing.
+// refused yet: for each of found (the private files a scan or a watcher
+// found) whose reason git's index decides (config.IndexDecides: git does
+// not track it, has it only staged, ignores it, or is told to ignore its
+// local changes) and that the state ref records, the versions of it
+// recorded by commits no remote's tracking ref reaches, and that no
+// tracking ref's tree holds, are added to the note, as a sync refusing
+// them would add them. Without it, a version recorded while the file was
+// kept (skip-worktree dropped for a moment), made private again and kept
+// again later (the template put back, the flag dropped for good) with no
+// sync in between went out with the path's history (attack27-withheld
+// a3). A path is looked at again only when a newer commit records it (a
+// watcher's every rescan asks git nothing again), and not when the note
+// already holds the version the state ref's head records; when the head
+// records its deletion, the versions before it are looked at all the
+// same (attack28 F2). The home view notes nothing.
 func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
 	if e.display != "" || len(found) == 0 {
 		return nil
@@ -133,17 +137,28 @@ func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
 	}
 	notes := e.withheld()
 	var ask []string
-	heads := map[string]string{}
+	newest := map[string]string{} // path -> the newest commit recording it
 	e.privateMu.Lock()
+	if e.privateSeen == nil {
+		e.privateSeen, e.privateAt = map[string]string{}, map[string]string{}
+	}
 	for _, p := range found {
-		if !config.IndexDecides(p.Reason) {
+		if !config.IndexDecides(p.Reason) || e.privateAt[p.Path] == head {
+			continue // looked at under this very head
+		}
+		ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: p.Path, Limit: 1})
+		if err != nil {
+			continue // a sync refuses what a damaged history hides
+		}
+		if len(ents) == 0 || e.privateSeen[p.Path] == ents[0].Commit {
+			e.privateAt[p.Path] = head // never recorded, or looked at since its last record
 			continue
 		}
-		blob, err := e.store.BlobID(head, p.Path)
-		if err != nil || e.privateSeen[p.Path] == blob || slices.Contains(notes[p.Path], blob) {
+		if blob, err := e.store.BlobID(head, p.Path); err == nil && slices.Contains(notes[p.Path], blob) {
+			e.privateAt[p.Path] = head // the note holds the head's version, and with it what came before
 			continue
 		}
-		ask, heads[p.Path] = append(ask, p.Path), blob
+		ask, newest[p.Path] = append(ask, p.Path), ents[0].Commit
 	}
 	e.privateMu.Unlock()
 	if len(ask) == 0 {
@@ -178,11 +193,35 @@ func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
 	}
 	e.privateMu.Lock()
 	defer e.privateMu.Unlock()
-	if e.privateSeen == nil {
-		e.privateSeen = map[string]string{}
-	}
-	for p, blob := range heads {
-		e.privateSeen[p] = blob
+	maps.Copy(e.privateSeen, newest)
+	for p := range newest {
+		e.privateAt[p] = head
 	}
 	return nil
+}
+
+// TurnedPrivate lists the files the state ref's head records that the
+// rules, as last read, hold private for a reason git's index decides
+// (config.IndexDecides): a watcher asks when the index changes, since
+// `git update-index --skip-worktree` or `git rm --cached` makes a kept
+// file private with no event of the file's own (attack28 F5), and
+// NotePrivate notes their versions.
+func (e *Engine) TurnedPrivate() ([]Private, error) {
+	if e.display != "" {
+		return nil, nil
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
+	var out []Private
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if OutsideTree(p) {
+			continue
+		}
+		if why := e.cfg.Private(p); config.IndexDecides(why) {
+			out = append(out, Private{Path: p, Reason: why})
+		}
+	}
+	return out, nil
 }
