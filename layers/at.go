@@ -100,10 +100,12 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 	if !s.Time.IsZero() {
 		t := s.Time
 		c.At = &t
-		if d, ok := a.deadlineAt(s); ok && (&Expiry{Deadline: d}).Due(t) && c.Active {
-			c.PastTTL = &d
-			c.Next = append([]string{fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
-				state.TermSafe(c.Type), d.Format(time.RFC3339))}, c.Next...)
+		// judged as Expire judges, whatever the status: a resume expires
+		// a completed workflow past its TTL too; the TTL line then takes
+		// the place of "continue the … workflow" (next)
+		if d, ok := a.deadlineAt(s); ok && (&Expiry{Deadline: d}).Due(t) {
+			c.PastTTL, c.then = &d, true
+			c.Next = next(c.Report)
 		}
 	}
 	cfg := a.Eng.Config()

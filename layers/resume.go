@@ -69,7 +69,9 @@ type Report struct {
 	// PastTTL is the deadline the workflow state has passed and a resume
 	// would expire it by: now for Peek (which expires nothing), at T for
 	// At (absent for a revision).
-	PastTTL   *time.Time     `json:"past_ttl,omitempty"`
+	PastTTL *time.Time `json:"past_ttl,omitempty"`
+	// then: PastTTL was judged at a moment of history (At), not now
+	then      bool
 	Tier      string         `json:"tier"`
 	Layers    Layers         `json:"layers"`
 	Paths     map[string]any `json:"paths"`
@@ -297,6 +299,10 @@ func next(r *Report) []string {
 		}
 	}
 	switch {
+	case r.PastTTL != nil && r.Expired == nil && r.then:
+		// At's: what a resume at that moment would have done
+		out = append(out, fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
+			q(r.Type), r.PastTTL.Format(time.RFC3339)))
 	case r.PastTTL != nil && r.Expired == nil:
 		// Peek's: what Resume would have done
 		out = append(out, fmt.Sprintf("the %s workflow at %s is past its TTL (deadline %s): strata resume would expire it, resetting %s to {} (strata restore undoes that); nothing was expired here",

@@ -304,6 +304,35 @@ func TestResumePastTTL(t *testing.T) {
 	require.NotContains(t, text, "past its TTL")
 }
 
+// strata_at past the TTL says what a resume then would have done, in place
+// of "continue the … workflow" (which would send an agent on with a stale
+// workflow), and for a completed workflow too: a resume expires both.
+func TestAtPastTTL(t *testing.T) {
+	for _, tc := range []struct{ name, doc, instead string }{
+		{"active", `{"type": "APEX", "phase": "build", "ttl": "1h", "lastUpdated": "2026-11-22T09:30:00Z"}`, "continue the APEX workflow"},
+		{"completed", `{"type": "APEX", "phase": "build", "status": "completed", "completedAt": "2026-11-22T09:30:00Z", "ttl": "1h", "lastUpdated": "2026-11-22T09:30:00Z"}`, "start a new one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude/workflow-state.json"), []byte(tc.doc+"\n"), 0o644))
+			eng, err := engine.Open(dir)
+			require.NoError(t, err)
+			eng.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC) }
+			paths, err := eng.AllPaths()
+			require.NoError(t, err)
+			_, err = eng.Record(paths, state.SourceRecord)
+			require.NoError(t, err)
+
+			cs := connect(t, dir) // now: 12:00, past the 10:30 deadline
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_at", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			text := res.Content[0].(*mcp.TextContent).Text
+			require.Contains(t, text, "the APEX workflow was past its TTL (deadline 2026-11-22T10:30:00Z): a resume then would have expired it")
+			require.NotContains(t, text, tc.instead)
+		})
+	}
+}
+
 // A tool error quotes at most about 1 KB of what was sent: its start and
 // end, and how many bytes it left out (attack27 F5: a 16 MB path came back
 // whole).
