@@ -84,6 +84,9 @@ type snap struct{ s *engine.Snapshot }
 func (v snap) read(rel string) ([]byte, bool) { return v.s.Read(rel) }
 func (v snap) phaseFiles() []phase.TierFile   { return v.s.PhaseFiles() }
 func (v snap) folders() []phase.Folder        { return v.s.Folders() }
+func (v snap) whole(rel string) string {
+	return fmt.Sprintf("strata show %s --rev %s", state.ShellWord(rel), state.ShortID(v.s.Commit))
+}
 
 // At reads the context as of a point of history. It writes nothing and
 // expires nothing: a workflow past its TTL then is reported as it was.

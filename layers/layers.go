@@ -909,7 +909,9 @@ func (a *Agent) judge(k config.Kept, data []byte, until time.Time) (x *Expiry, d
 			base = ents[0].Time
 		}
 	}
-	x = &Expiry{Type: str(doc, "type"), Phase: str(doc, "phase"), Context: contextOf(doc), LastUpdated: last, Deadline: base.Add(ttl)}
+	ph, _ := state.Cut(str(doc, "phase"), MaxLineValue) // as the report quotes them
+	ctx, _ := state.Cut(contextOf(doc), MaxLineValue)
+	x = &Expiry{Type: str(doc, "type"), Phase: ph, Context: ctx, LastUpdated: last, Deadline: base.Add(ttl)}
 	return x, doc, true
 }
 

@@ -56,11 +56,19 @@ type Session struct {
 }
 
 // Report is what a new session needs to resume, in the read protocol's order.
+// The state's phase and context, the L3 observations and the L2 lines are
+// quoted at most MaxLineValue characters each (state.Cut), as the protocol
+// writes its lines: an agent reads the report as context, and a pasted
+// design document would fill it. WholeState then says where the whole
+// state is.
 type Report struct {
-	Active      bool       `json:"active"`
-	Type        string     `json:"type,omitempty"`
-	Phase       string     `json:"phase,omitempty"`
-	Context     string     `json:"context,omitempty"`
+	Active  bool   `json:"active"`
+	Type    string `json:"type,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Context string `json:"context,omitempty"`
+	// WholeState, set when phase or context was cut, is where the whole
+	// state is: the file on disk (resume), `strata show PATH --rev ID` (at).
+	WholeState  string     `json:"whole_state,omitempty"`
 	Status      string     `json:"status,omitempty"`
 	LastUpdated *time.Time `json:"last_updated,omitempty"`
 	Age         string     `json:"age,omitempty"`
@@ -102,6 +110,8 @@ type view interface {
 	read(rel string) ([]byte, bool)
 	phaseFiles() []phase.TierFile
 	folders() []phase.Folder
+	// whole says where the whole file rel of this view is
+	whole(rel string) string
 }
 
 // report reads the layers from v; now is the moment ages are measured from.
@@ -129,7 +139,13 @@ func (a *Agent) report(v view, now time.Time) *Report {
 			if len(doc) == 0 {
 				continue
 			}
-			r.Type, r.Phase, r.Context, r.Status = str(doc, "type"), str(doc, "phase"), str(doc, "context"), str(doc, "status")
+			r.Type, r.Status = str(doc, "type"), str(doc, "status")
+			var cutPhase, cutContext bool
+			r.Phase, cutPhase = state.Cut(str(doc, "phase"), MaxLineValue)
+			r.Context, cutContext = state.Cut(str(doc, "context"), MaxLineValue)
+			if cutPhase || cutContext {
+				r.WholeState = v.whole(p)
+			}
 			r.Active = r.Status != "completed"
 			if t, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated")); err == nil {
 				r.LastUpdated = &t
@@ -147,7 +163,7 @@ func (a *Agent) report(v view, now time.Time) *Report {
 	r.Paths["l3"] = cfg.Graph
 	if data, ok := v.read(cfg.Graph); ok {
 		r.Layers.L3 = true
-		r.L3 = graphObservations(data, "workflow-state")
+		r.L3 = cutAll(graphObservations(data, "workflow-state"))
 	}
 	// L2
 	r.Paths["l2"] = cfg.L2()
@@ -157,12 +173,21 @@ func (a *Agent) report(v view, now time.Time) *Report {
 		if len(r.L2) > 5 {
 			r.L2 = r.L2[len(r.L2)-5:]
 		}
+		r.L2 = cutAll(r.L2) // a line an older strata, or a person, wrote whole
 	}
 	r.Tier = r.Layers.Tier()
 	r.Sessions = sessionsOf(v.phaseFiles())
 	r.Decisions = decisionsOf(v.folders())
 	r.Next = next(r)
 	return r
+}
+
+// cutAll cuts each of lines as the report quotes a value (state.Cut).
+func cutAll(lines []string) []string {
+	for i, l := range lines {
+		lines[i], _ = state.Cut(l, MaxLineValue)
+	}
+	return lines
 }
 
 // read reads a kept file through the engine (no symlinks, size-limited).
@@ -230,6 +255,10 @@ func graphObservations(data []byte, name string) []string {
 type disk struct{ a *Agent }
 
 func (d disk) read(rel string) ([]byte, bool) { return d.a.read(rel) }
+
+// whole is the file itself: the version reported may be one no record
+// holds yet.
+func (d disk) whole(rel string) string { return state.ShellWord(rel) }
 
 // phaseFiles are the phase-output files on disk; problems with them are
 // gaps there, not errors of resume.
@@ -371,6 +400,9 @@ func (r *Report) Text() string {
 		b.WriteString("\n")
 		if r.Context != "" {
 			fmt.Fprintf(&b, "context: %s\n", q(r.Context))
+		}
+		if r.WholeState != "" {
+			fmt.Fprintf(&b, "(values cut at %d characters; the whole state: %s)\n", MaxLineValue, q(r.WholeState))
 		}
 		if r.Age != "" {
 			ago := r.Age + " ago"
