@@ -56,11 +56,12 @@ type Session struct {
 }
 
 // Report is what a new session needs to resume, in the read protocol's order.
-// The state's phase and context, the L3 observations and the L2 lines are
-// quoted at most MaxLineValue characters each (state.Cut), as the protocol
-// writes its lines: an agent reads the report as context, and a pasted
-// design document would fill it. WholeState then says where the whole
-// state is.
+// The state's phase and context and the L3 observations are quoted at
+// most MaxLineValue characters each (state.Cut), as the protocol cuts the
+// values of its lines (those lines the report quotes as they are, their
+// pointer to the whole state kept): an agent reads the report as context,
+// and a pasted design document would fill it. WholeState then says where
+// the whole state is.
 type Report struct {
 	Active  bool   `json:"active"`
 	Type    string `json:"type,omitempty"`
@@ -173,7 +174,6 @@ func (a *Agent) report(v view, now time.Time) *Report {
 		if len(r.L2) > 5 {
 			r.L2 = r.L2[len(r.L2)-5:]
 		}
-		r.L2 = cutAll(r.L2) // a line an older strata, or a person, wrote whole
 	}
 	r.Tier = r.Layers.Tier()
 	r.Sessions = sessionsOf(v.phaseFiles())
