@@ -28,21 +28,22 @@ type field struct {
 // catalogue is, per class, the entity name and type and the observations in
 // the order FromState writes them. phase_index (workflow-state) and the
 // delegation-log summary are derived, not mapped back by Apply.
+// path is the L1 file the entity mirrors, named where a value is cut.
 var catalogue = map[state.Class]struct {
-	name, entityType string
-	fields           []field
+	name, entityType, path string
+	fields                 []field
 }{
-	state.ClassWorkflowState: {EntityWorkflowState, "workflow_state", []field{
+	state.ClassWorkflowState: {EntityWorkflowState, "workflow_state", ".claude/workflow-state.json", []field{
 		{"type", "type"}, {"phase", "phase"}, {"phase_index", ""}, {"status", "status"},
 		{"started", "startedAt"}, {"context", "context"}, {"updated", "lastUpdated"},
 	}},
-	state.ClassInitiative: {EntityInitiative, "initiative", []field{
+	state.ClassInitiative: {EntityInitiative, "initiative", ".claude/initiative.json", []field{
 		{"name", "name"}, {"status", "status"}, {"milestone", "milestone"}, {"updated", "lastUpdated"},
 	}},
-	state.ClassInterviewState: {EntityInterviewState, "interview_state", []field{
+	state.ClassInterviewState: {EntityInterviewState, "interview_state", ".claude/interview-state.json", []field{
 		{"skill", "skill"}, {"confidence", "confidence"}, {"questions_asked", "questions_asked"}, {"updated", "timestamp"},
 	}},
-	state.ClassDelegationLog: {EntityDelegationLog, "delegation_log", []field{
+	state.ClassDelegationLog: {EntityDelegationLog, "delegation_log", ".claude/delegation-log.json", []field{
 		{"entries", ""}, {"last_agent", ""}, {"last_outcome", ""}, {"updated", ""},
 	}},
 }
@@ -75,7 +76,8 @@ func EntityName(class state.Class) string { return catalogue[class].name }
 // observations in the seed's catalogue format ("type: APEX", "phase:
 // implement", "phase_index: 3/5" when derivable from phases history,
 // "started: …", "context: …", "updated: …", for initiative "status: …",
-// "milestone: …"). ok=false for other classes or `{}`.
+// "milestone: …"). ok=false for other classes or `{}`. Each value is
+// quoted at most state.MaxQuoted characters (observed).
 func FromState(class state.Class, doc map[string]any) (Entity, bool) {
 	c, known := catalogue[class]
 	if !known || len(doc) == 0 {
@@ -85,10 +87,28 @@ func FromState(class state.Class, doc map[string]any) (Entity, bool) {
 	for _, f := range c.fields {
 		v, ok := derive(class, f, doc)
 		if ok {
-			e.Observations = append(e.Observations, f.key+": "+v)
+			e.Observations = append(e.Observations, f.key+": "+observed(class, v))
 		}
 	}
 	return e, true
+}
+
+// observed is a value as an observation quotes it: at most
+// state.MaxQuoted characters (state.Cut, as MEMORY.md's protocol lines
+// quote a value), a cut one followed by where the whole state is. The
+// memory server hands the graph to an agent whole (read_graph), so a
+// design document pasted into a context would fill its context. A cut
+// value is never mapped back into the L1 file (Changes).
+func observed(class state.Class, v string) string {
+	if c, cut := state.Cut(v, state.MaxQuoted); cut {
+		return c + cutNote(class)
+	}
+	return v
+}
+
+// cutNote ends a cut observation: where the whole value is.
+func cutNote(class state.Class) string {
+	return " (cut; the whole state: strata show " + catalogue[class].path + ")"
 }
 
 func derive(class state.Class, f field, doc map[string]any) (string, bool) {
@@ -169,7 +189,9 @@ type MemberChange struct {
 // would stay the same (a number written 1.0 where L3 says 1) is not
 // changed. A value whose member held a number, boolean, object or array is
 // decoded as JSON when it parses so, numbers as json.Number (never
-// float64, so 12345678901234567890 stays exact).
+// float64, so 12345678901234567890 stays exact). A cut observation
+// (observed) sets nothing: the document holds its whole value already,
+// or another one the cut could not give back whole.
 func Changes(class state.Class, doc map[string]any, e Entity) []MemberChange {
 	var out []MemberChange
 	for _, f := range catalogue[class].fields {
@@ -180,10 +202,13 @@ func Changes(class state.Class, doc map[string]any, e Entity) []MemberChange {
 		if !ok {
 			continue
 		}
-		if cur, ok := text(doc[f.member]); ok && cur == v {
+		if cur, ok := text(doc[f.member]); ok && (cur == v || observed(class, cur) == v) {
 			if _, present := doc[f.member]; present {
 				continue
 			}
+		}
+		if strings.HasSuffix(v, "…"+cutNote(class)) {
+			continue // a cut value (observed) stands for another state: not a value to write
 		}
 		var val any = v
 		if _, isString := doc[f.member].(string); !isString {

@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/state"
@@ -23,5 +24,39 @@ func TestChanges(t *testing.T) {
 	got = Changes(state.ClassWorkflowState, doc, e)
 	if want := []MemberChange{{"status", json.Number("12345678901234567890")}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Changes = %#v, want %#v", got, want)
+	}
+}
+
+// A long value is quoted cut in its observation, naming the L1 file; the
+// cut observation maps nothing back, so L1 keeps its whole value.
+func TestLongValueCut(t *testing.T) {
+	long := strings.Repeat("C", 200000)
+	doc := map[string]any{"type": "APEX", "phase": "build", "context": long, "lastUpdated": "2026-03-01T09:00:00Z"}
+	e, ok := FromState(state.ClassWorkflowState, doc)
+	if !ok {
+		t.Fatal("no entity")
+	}
+	want := "context: " + strings.Repeat("C", 200) + "… (cut; the whole state: strata show .claude/workflow-state.json)"
+	if got, _ := e.Value("context"); "context: "+got != want {
+		t.Fatalf("context observation = %.300q, want %q", got, want)
+	}
+	line := renderEntity(e)
+	if len(line) > 1000 {
+		t.Errorf("entity line is %d bytes", len(line))
+	}
+	if got := Changes(state.ClassWorkflowState, doc, e); len(got) != 0 {
+		t.Errorf("Changes of its own entity = %.300v, want none", got)
+	}
+	other := map[string]any{"type": "APEX", "phase": "build", "context": "short", "lastUpdated": "2026-03-01T09:00:00Z"}
+	if got := Changes(state.ClassWorkflowState, other, e); len(got) != 0 {
+		t.Errorf("a cut value was mapped back: %.300v", got)
+	}
+	if !Same(state.ClassWorkflowState, e, e) {
+		t.Error("not Same as itself")
+	}
+	// a short context an agent set through the memory server still maps back
+	e.Observations = append(e.Observations, "context: new")
+	if got := Changes(state.ClassWorkflowState, doc, e); len(got) != 1 || got[0].Value != "new" {
+		t.Errorf("Changes = %.300v, want context: new", got)
 	}
 }

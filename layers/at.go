@@ -84,6 +84,9 @@ type snap struct{ s *engine.Snapshot }
 func (v snap) read(rel string) ([]byte, bool) { return v.s.Read(rel) }
 func (v snap) phaseFiles() []phase.TierFile   { return v.s.PhaseFiles() }
 func (v snap) folders() []phase.Folder        { return v.s.Folders() }
+func (v snap) whole(rel string) string {
+	return fmt.Sprintf("strata show %s --rev %s", state.ShellWord(rel), state.ShortID(v.s.Commit))
+}
 
 // At reads the context as of a point of history. It writes nothing and
 // expires nothing: a workflow past its TTL then is reported as it was.
@@ -100,10 +103,12 @@ func (a *Agent) At(p engine.Point) (*Context, error) {
 	if !s.Time.IsZero() {
 		t := s.Time
 		c.At = &t
-		if d, ok := a.deadlineAt(s); ok && (&Expiry{Deadline: d}).Due(t) && c.Active {
-			c.PastTTL = &d
-			c.Next = append([]string{fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
-				state.TermSafe(c.Type), d.Format(time.RFC3339))}, c.Next...)
+		// judged as Expire judges, whatever the status: a resume expires
+		// a completed workflow past its TTL too; the TTL line then takes
+		// the place of "continue the … workflow" (next)
+		if d, ok := a.deadlineAt(s); ok && (&Expiry{Deadline: d}).Due(t) {
+			c.PastTTL, c.then = &d, true
+			c.Next = next(c.Report)
 		}
 	}
 	cfg := a.Eng.Config()

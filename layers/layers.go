@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
@@ -211,7 +210,7 @@ func expiredLine(doc map[string]any, reset string) string {
 // .claude/workflow-state.json --rev ID)". So a line strata writes into the
 // file Claude Code loads only the first 25 KB of stays under about 1 KB,
 // whatever an agent pasted into the state.
-const MaxLineValue = 200
+const MaxLineValue = state.MaxQuoted
 
 // lineValues cuts the values of one protocol line and remembers whether it
 // cut any.
@@ -221,19 +220,8 @@ type lineValues struct{ cut bool }
 // MaxLineValue characters once escaped (an escape is never split), and
 // "…" after a cut.
 func (v *lineValues) clip(s string) string {
-	s = markdown.Normalize(s)
-	if len(s) <= MaxLineValue && state.EscapeText(s) == s {
-		return s
-	}
-	n := 0
-	for i, r := range s {
-		w := utf8.RuneCountInString(state.EscapeText(string(r))) // 1, or the escape's length
-		if n+w > MaxLineValue {
-			v.cut = true
-			return s[:i] + "…"
-		}
-		n += w
-	}
+	s, cut := state.Cut(markdown.Normalize(s), MaxLineValue)
+	v.cut = v.cut || cut
 	return s
 }
 
@@ -921,7 +909,9 @@ func (a *Agent) judge(k config.Kept, data []byte, until time.Time) (x *Expiry, d
 			base = ents[0].Time
 		}
 	}
-	x = &Expiry{Type: str(doc, "type"), Phase: str(doc, "phase"), Context: contextOf(doc), LastUpdated: last, Deadline: base.Add(ttl)}
+	ph, _ := state.Cut(str(doc, "phase"), MaxLineValue) // as the report quotes them
+	ctx, _ := state.Cut(contextOf(doc), MaxLineValue)
+	x = &Expiry{Type: str(doc, "type"), Phase: ph, Context: ctx, LastUpdated: last, Deadline: base.Add(ttl)}
 	return x, doc, true
 }
 

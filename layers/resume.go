@@ -56,11 +56,20 @@ type Session struct {
 }
 
 // Report is what a new session needs to resume, in the read protocol's order.
+// The state's phase and context and the L3 observations are quoted at
+// most MaxLineValue characters each (state.Cut), as the protocol cuts the
+// values of its lines (those lines the report quotes as they are, their
+// pointer to the whole state kept): an agent reads the report as context,
+// and a pasted design document would fill it. WholeState then says where
+// the whole state is.
 type Report struct {
-	Active      bool       `json:"active"`
-	Type        string     `json:"type,omitempty"`
-	Phase       string     `json:"phase,omitempty"`
-	Context     string     `json:"context,omitempty"`
+	Active  bool   `json:"active"`
+	Type    string `json:"type,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Context string `json:"context,omitempty"`
+	// WholeState, set when phase or context was cut, is where the whole
+	// state is: the file on disk (resume), `strata show PATH --rev ID` (at).
+	WholeState  string     `json:"whole_state,omitempty"`
 	Status      string     `json:"status,omitempty"`
 	LastUpdated *time.Time `json:"last_updated,omitempty"`
 	Age         string     `json:"age,omitempty"`
@@ -69,7 +78,9 @@ type Report struct {
 	// PastTTL is the deadline the workflow state has passed and a resume
 	// would expire it by: now for Peek (which expires nothing), at T for
 	// At (absent for a revision).
-	PastTTL   *time.Time     `json:"past_ttl,omitempty"`
+	PastTTL *time.Time `json:"past_ttl,omitempty"`
+	// then: PastTTL was judged at a moment of history (At), not now
+	then      bool
 	Tier      string         `json:"tier"`
 	Layers    Layers         `json:"layers"`
 	Paths     map[string]any `json:"paths"`
@@ -100,6 +111,8 @@ type view interface {
 	read(rel string) ([]byte, bool)
 	phaseFiles() []phase.TierFile
 	folders() []phase.Folder
+	// whole says where the whole file rel of this view is
+	whole(rel string) string
 }
 
 // report reads the layers from v; now is the moment ages are measured from.
@@ -127,7 +140,13 @@ func (a *Agent) report(v view, now time.Time) *Report {
 			if len(doc) == 0 {
 				continue
 			}
-			r.Type, r.Phase, r.Context, r.Status = str(doc, "type"), str(doc, "phase"), str(doc, "context"), str(doc, "status")
+			r.Type, r.Status = str(doc, "type"), str(doc, "status")
+			var cutPhase, cutContext bool
+			r.Phase, cutPhase = state.Cut(str(doc, "phase"), MaxLineValue)
+			r.Context, cutContext = state.Cut(str(doc, "context"), MaxLineValue)
+			if cutPhase || cutContext {
+				r.WholeState = v.whole(p)
+			}
 			r.Active = r.Status != "completed"
 			if t, err := time.Parse(time.RFC3339Nano, str(doc, "lastUpdated")); err == nil {
 				r.LastUpdated = &t
@@ -145,7 +164,7 @@ func (a *Agent) report(v view, now time.Time) *Report {
 	r.Paths["l3"] = cfg.Graph
 	if data, ok := v.read(cfg.Graph); ok {
 		r.Layers.L3 = true
-		r.L3 = graphObservations(data, "workflow-state")
+		r.L3 = cutAll(graphObservations(data, "workflow-state"))
 	}
 	// L2
 	r.Paths["l2"] = cfg.L2()
@@ -161,6 +180,14 @@ func (a *Agent) report(v view, now time.Time) *Report {
 	r.Decisions = decisionsOf(v.folders())
 	r.Next = next(r)
 	return r
+}
+
+// cutAll cuts each of lines as the report quotes a value (state.Cut).
+func cutAll(lines []string) []string {
+	for i, l := range lines {
+		lines[i], _ = state.Cut(l, MaxLineValue)
+	}
+	return lines
 }
 
 // read reads a kept file through the engine (no symlinks, size-limited).
@@ -228,6 +255,10 @@ func graphObservations(data []byte, name string) []string {
 type disk struct{ a *Agent }
 
 func (d disk) read(rel string) ([]byte, bool) { return d.a.read(rel) }
+
+// whole is the file itself: the version reported may be one no record
+// holds yet.
+func (d disk) whole(rel string) string { return state.ShellWord(rel) }
 
 // phaseFiles are the phase-output files on disk; problems with them are
 // gaps there, not errors of resume.
@@ -297,6 +328,10 @@ func next(r *Report) []string {
 		}
 	}
 	switch {
+	case r.PastTTL != nil && r.Expired == nil && r.then:
+		// At's: what a resume at that moment would have done
+		out = append(out, fmt.Sprintf("the %s workflow was past its TTL (deadline %s): a resume then would have expired it",
+			q(r.Type), r.PastTTL.Format(time.RFC3339)))
 	case r.PastTTL != nil && r.Expired == nil:
 		// Peek's: what Resume would have done
 		out = append(out, fmt.Sprintf("the %s workflow at %s is past its TTL (deadline %s): strata resume would expire it, resetting %s to {} (strata restore undoes that); nothing was expired here",
@@ -365,6 +400,9 @@ func (r *Report) Text() string {
 		b.WriteString("\n")
 		if r.Context != "" {
 			fmt.Fprintf(&b, "context: %s\n", q(r.Context))
+		}
+		if r.WholeState != "" {
+			fmt.Fprintf(&b, "(values cut at %d characters; the whole state: %s)\n", MaxLineValue, q(r.WholeState))
 		}
 		if r.Age != "" {
 			ago := r.Age + " ago"

@@ -32,14 +32,20 @@ func repo(t *testing.T) string {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude/workflow-state.json"),
 		[]byte(`{"type": "APEX", "phase": "plan", "ttl": "36500d", "lastUpdated": "2026-11-22T09:00:00Z"}`), 0o644))
+	recordAll(t, dir, time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	return dir
+}
+
+// recordAll records every kept file of dir at now.
+func recordAll(t *testing.T, dir string, now time.Time) {
+	t.Helper()
 	eng, err := engine.Open(dir)
 	require.NoError(t, err)
-	eng.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC) }
+	eng.Now = func() time.Time { return now }
 	paths, err := eng.AllPaths()
 	require.NoError(t, err)
 	_, err = eng.Record(paths, state.SourceRecord)
 	require.NoError(t, err)
-	return dir
 }
 
 // connect runs the server on an in-memory transport and returns the SDK's
@@ -302,6 +308,50 @@ func TestResumePastTTL(t *testing.T) {
 	text = res.Content[0].(*mcp.TextContent).Text
 	require.Contains(t, text, "continue the APEX workflow: entering build")
 	require.NotContains(t, text, "past its TTL")
+}
+
+// strata_at past the TTL says what a resume then would have done, in place
+// of "continue the … workflow" (which would send an agent on with a stale
+// workflow), and for a completed workflow too: a resume expires both.
+func TestAtPastTTL(t *testing.T) {
+	for _, tc := range []struct{ name, doc, instead string }{
+		{"active", `{"type": "APEX", "phase": "build", "ttl": "1h", "lastUpdated": "2026-11-22T09:30:00Z"}`, "continue the APEX workflow"},
+		{"completed", `{"type": "APEX", "phase": "build", "status": "completed", "completedAt": "2026-11-22T09:30:00Z", "ttl": "1h", "lastUpdated": "2026-11-22T09:30:00Z"}`, "start a new one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude/workflow-state.json"), []byte(tc.doc+"\n"), 0o644))
+			recordAll(t, dir, time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC))
+
+			cs := connect(t, dir) // now: 12:00, past the 10:30 deadline
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_at", Arguments: map[string]any{}})
+			require.NoError(t, err)
+			text := res.Content[0].(*mcp.TextContent).Text
+			require.Contains(t, text, "the APEX workflow was past its TTL (deadline 2026-11-22T10:30:00Z): a resume then would have expired it")
+			require.NotContains(t, text, tc.instead)
+		})
+	}
+}
+
+// strata_resume quotes a 200 000-character context cut at 200 characters,
+// in its text and its structured content, and says where the whole state
+// is: an agent reads both as context.
+func TestResumeLongContextBounded(t *testing.T) {
+	dir := repo(t)
+	long := strings.Repeat("C", 200000)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude/workflow-state.json"),
+		[]byte(`{"type": "APEX", "phase": "build", "ttl": "36500d", "context": "`+long+`", "lastUpdated": "2026-11-22T11:00:00Z"}`+"\n"), 0o644))
+	cs := connect(t, dir)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_resume", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	text := res.Content[0].(*mcp.TextContent).Text
+	require.Less(t, len(text), 2000, "%.300q", text)
+	require.Contains(t, text, "context: "+strings.Repeat("C", 200)+"…\n")
+	require.Contains(t, text, "the whole state: .claude/workflow-state.json")
+	data, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.Less(t, len(data), 2000, "%.300s", data)
+	require.Contains(t, string(data), `"whole_state":".claude/workflow-state.json"`)
 }
 
 // A tool error quotes at most about 1 KB of what was sent: its start and

@@ -104,6 +104,31 @@ func EscapeText(s string) string {
 	return b.String()
 }
 
+// MaxQuoted is how many characters of one value from a state file strata
+// quotes where an agent reads it as context (a MEMORY.md protocol line, the
+// resume report, an L3 observation strata writes): an agent may paste a
+// design document into a workflow state's context, and a 200 000-character
+// value would become a 200 KB line.
+const MaxQuoted = 200
+
+// Cut is s cut to at most n characters counted as EscapeText writes them
+// (an escape is never split), with "…" after a cut; cut reports whether it
+// cut. s comes back as it is when it fits.
+func Cut(s string, n int) (out string, cut bool) {
+	if len(s) <= n && EscapeText(s) == s {
+		return s, false
+	}
+	w := 0
+	for i, r := range s {
+		c := utf8.RuneCountInString(EscapeText(string(r))) // 1, or the escape's length
+		if w+c > n {
+			return s[:i] + "…", true
+		}
+		w += c
+	}
+	return s, false
+}
+
 // JSONSafe returns data, JSON text as encoding/json writes it, with each
 // character TermSafe would quote that encoding/json leaves as it is (DEL,
 // the C1 controls U+0080–U+009F, format characters such as the bidi

@@ -216,3 +216,22 @@ func TestShownPath(t *testing.T) {
 		}
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		cut      bool
+	}{
+		{"short", "short", false},
+		{strings.Repeat("a", 5), "aaaaa", false},
+		{strings.Repeat("a", 6), "aaaaa…", true},
+		{"ééééééé", "ééééé…", true}, // characters, not bytes
+		{"ab\x1bcd", "ab…", true},   // \x1b counts as its four characters, never split
+		{"a\x1b", "a\x1b", false},   // five once escaped: fits, and comes back as it is
+	} {
+		got, cut := Cut(tc.in, 5)
+		if got != tc.want || cut != tc.cut {
+			t.Errorf("Cut(%q) = %q, %v; want %q, %v", tc.in, got, cut, tc.want, tc.cut)
+		}
+	}
+}
