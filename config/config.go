@@ -102,6 +102,8 @@ type Config struct {
 	// otherwise every in-tree candidate (MemoryCandidates) that exists is
 	// kept as a memory file, Memory being the first.
 	MemoryPinned bool
+	// graphNamed is set when .strata.yaml names the L3 file (graph:).
+	graphNamed bool
 	// l2 is the L2 file found by the last RefreshL2 (nil: Memory).
 	l2 atomic.Pointer[string]
 	// MemoryCreate lets the layer protocol create the L2 file when it does
@@ -314,7 +316,7 @@ func Parse(root string, data []byte) (*Config, error) {
 	if c.Memory == "" {
 		c.Memory = c.findMemory()
 	}
-	c.Graph = f.Graph
+	c.Graph, c.graphNamed = f.Graph, f.Graph != ""
 	if env := os.Getenv("MEMORY_FILE_PATH"); c.Graph == "" && env != "" {
 		c.Graph = c.relOf(env)
 	}
@@ -636,7 +638,7 @@ func (c *Config) classify(rel string) (Kept, string) {
 		if strings.HasPrefix(rel, "~/") {
 			return k, ""
 		}
-		return k, c.privacy(rel, named, false)
+		return k, c.privacy(rel, named, c.layerNamedOnly(rel))
 	}
 	if checkRel(rel) != nil || strings.HasPrefix(rel, "~/") || Transient(path.Base(rel)) || hasControl(rel) {
 		return Kept{}, whyNot
@@ -687,11 +689,33 @@ func builtin(rel string) bool {
 	return false
 }
 
+// layerNamedOnly reports whether rel is a layer file only .strata.yaml
+// names: its memory: or graph: key names rel, which is none of the places
+// strata looks for the layer file without it (MemoryCandidates,
+// DefaultGraph). As a rule of .strata.yaml does, such a key keeps a file
+// git tracks and HEAD commits, not the user's own untracked notes: the
+// file may come with the repository from anyone who can push (a committed
+// `memory: notes/MEMORY.md` would otherwise have sync publish the
+// notes a user keeps there and never gave to git). $MEMORY_FILE_PATH
+// is the user's own setting: it names no such file.
+func (c *Config) layerNamedOnly(rel string) bool {
+	switch {
+	case rel == c.Memory && c.MemoryPinned:
+		return !slices.Contains(MemoryCandidates, rel)
+	case rel == c.Graph && c.graphNamed:
+		return rel != DefaultGraph
+	}
+	return false
+}
+
 // OnlyUserRule reports whether rel is matched first by a rule of
 // .strata.yaml and by no built-in rule, so that it is kept only while git
 // tracks it or the user's git configuration keeps it (Tracked): sync asks
 // git itself whether it tracks such a path before it publishes it.
 func (c *Config) OnlyUserRule(rel string) bool {
+	if c.layerNamedOnly(rel) {
+		return true
+	}
 	if rel == c.L2() || rel == c.Graph || c.OtherMemory(rel) || builtin(rel) {
 		return false
 	}

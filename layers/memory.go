@@ -32,7 +32,16 @@ func CleanHeading(s string) string { return markdown.CleanHeading(s) }
 func (a *Agent) MemoryFile() (engine.File, error) {
 	k, ok := a.memoryKept()
 	if !ok {
-		return engine.File{}, &engine.PathError{Path: a.Eng.Config().L2(), Reason: "the memory file is not a kept path (see strata status and .strata.yaml)", Err: engine.ErrNotKept}
+		l2 := a.Eng.Config().L2()
+		reason := "the memory file is not a kept path (see strata status and .strata.yaml)"
+		if why := a.Eng.Config().Private(l2); why != "" {
+			// the reason and the fix, as status gives them
+			notKept, then := engine.Private{Path: l2, Reason: why}.NotKept()
+			if reason = "the memory file is " + notKept; then != "" {
+				reason += "; " + then
+			}
+		}
+		return engine.File{}, &engine.PathError{Path: l2, Reason: reason, Err: engine.ErrNotKept}
 	}
 	if err := a.Eng.CheckWritable(k.Path); err != nil {
 		return engine.File{Kept: k}, err // a link out of the work tree or into .git: exit 3, as every such refusal

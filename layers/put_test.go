@@ -439,6 +439,11 @@ func TestMemoryDoorWritesOnlyMarkdown(t *testing.T) {
 			}
 			r.write(tc.path, []byte(tc.content))
 			r.write(WorkflowStatePath, []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-11-22T10:00:00Z"}`))
+			// kept by the user's own configuration, so the door itself
+			// is what refuses (a file only .strata.yaml names is private)
+			if out, err := exec.Command("git", "-C", r.dir, "config", "--add", "strata.keepPrivate", tc.path).CombinedOutput(); err != nil {
+				t.Fatalf("git config: %v: %s", err, out)
+			}
 			r.open()
 			r.recordAll()
 			cfg := r.eng.Config()
