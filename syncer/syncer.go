@@ -486,10 +486,18 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		nt := eng.NotTaken()
 		held := map[string]string{}
 		for _, p := range m.Paths {
-			if p.NotTaken {
+			_, kept := eng.Config().Classify(p.Path)
+			if p.NotTaken || !kept && p.Changed() && p.Result != "" {
+				// a version this work tree does not take: refused here, or
+				// at a path this machine does not keep (private here, no
+				// rule). Noted, the file's absence is not a deletion to
+				// record once the path is kept (strata.keepPrivate added,
+				// the file committed, a rule added): the next record
+				// pushed the deletion and every machine deleted the file
+				// (attack28-recheck N3)
 				held[p.Path] = p.Result
 			}
-			if _, kept := eng.Config().Classify(p.Path); kept && written(p, nt) {
+			if kept && written(p, nt) {
 				owed = append(owed, engine.JournalEntry{Path: p.Path, Ours: onDisk(p, nt), Result: p.Result})
 			}
 		}
