@@ -134,6 +134,15 @@ type Config struct {
 	// none). Such a path names a file strata reaches by another name, or
 	// none at all; it is never kept.
 	LinkAbove func(rel string) string
+	// LinkedByGit names the folder of a repo-relative path that is a
+	// symbolic link git tracks, when the path reaches the file through it
+	// to another folder of the work tree ("" or nil: none). A commit
+	// brings such a link from anyone who can push (.claude/memory ->
+	// ../notes): a file a built-in rule keeps by the link's name is then
+	// kept only as one a .strata.yaml rule keeps — once git tracks it and
+	// HEAD commits it where it really is (Tracked, Committed), or
+	// KeepPrivate says so (attack28-recheck N1).
+	LinkedByGit func(rel string) string
 	// KeepPrivate reports whether the user's own git configuration
 	// (strata.keepPrivate) keeps a private repo-relative path that a rule
 	// matches (nil: none does). Nothing else keeps a private file: not a
@@ -549,6 +558,15 @@ const WhyUntracked = "git does not track it and only a " + FileName + " rule kee
 // rule of .strata.yaml keeps, is private (Committed).
 const WhyStagedOnly = "git has it only staged, in no commit yet, and only a " + FileName + " rule keeps it"
 
+// WhyBehindLink is the reason a file that a built-in rule keeps by a name
+// reaching it through link, a symbolic link git tracks, is private while
+// git has no commit of it where it really is (LinkedByGit).
+func WhyBehindLink(link string) string {
+	return whyBehindLink + state.ShownPath(link) + " that git tracks, and git has no commit of it where it really is"
+}
+
+const whyBehindLink = "reached through the symbolic link "
+
 // WhyHidden is the reason a tracked file whose local changes git is told
 // to ignore (flag: skip-worktree or assume-unchanged, Hidden) is private.
 func WhyHidden(flag string) string {
@@ -566,7 +584,7 @@ const whyHidden = "git is told to ignore its local changes ("
 // watcher judges the files it passed over for such a reason again when
 // the index changes.
 func IndexDecides(why string) bool {
-	return why == WhyUntracked || why == WhyStagedOnly || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyHidden)
+	return why == WhyUntracked || why == WhyStagedOnly || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyHidden) || strings.HasPrefix(why, whyBehindLink)
 }
 
 // Private reports why a path that a rule would keep is withheld as private
@@ -783,6 +801,11 @@ func (c *Config) privacy(rel string, named, userOnly bool) string {
 	}
 	if why == "" && userOnly && c.Committed != nil && !c.Committed(rel) {
 		why, named = WhyStagedOnly, false
+	}
+	if why == "" && !userOnly && c.LinkedByGit != nil {
+		if link := c.LinkedByGit(rel); link != "" && (c.Tracked != nil && !c.Tracked(rel) || c.Committed != nil && !c.Committed(rel)) {
+			why, named = WhyBehindLink(link), false
+		}
 	}
 	switch {
 	case why == "", c.KeepPrivate != nil && c.KeepPrivate(rel):

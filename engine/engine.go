@@ -180,6 +180,7 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	cfg.Hidden = e.hidden               // and files whose local changes git is told to ignore
 	cfg.Nested = e.nestedRel            // files of a submodule or a nested clone are its own
 	cfg.LinkAbove = e.linkAbove         // and files through a link loop (loop -> .)
+	cfg.LinkedByGit = e.linkedByGit     // and files behind a link a commit brought
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
 	cfg.FollowDir = e.followDir
 	if ix == nil {
@@ -267,6 +268,32 @@ func (e *Engine) realRel(rel string) (string, bool) {
 		return "", false
 	}
 	return real, true
+}
+
+// linkedByGit is config.Config.LinkedByGit: the first folder of rel that
+// is a symbolic link git tracks, when rel reaches the file through a link
+// to another folder of the work tree ("" when it does not, or no such
+// link is git's). Only a path whose folder leads elsewhere is looked at
+// folder by folder (realRel remembers each folder's answer).
+func (e *Engine) linkedByGit(rel string) string {
+	if _, ok := e.realRel(rel); !ok {
+		return ""
+	}
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	segs := strings.Split(rel, "/")
+	for i := 1; i < len(segs); i++ {
+		folder := strings.Join(segs[:i], "/")
+		fi, err := os.Lstat(e.cfg.Abs(folder))
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink != 0 && ig.Tracked(folder) {
+			return folder
+		}
+	}
+	return ""
 }
 
 // privateBefore is config.Config.PrivateBefore: why rel, which the work
