@@ -173,6 +173,10 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	// index's change starts may still read the old HEAD, under which a
 	// file only a .strata.yaml rule keeps is only staged (private)
 	headLog := filepath.Join(eng.GitDir(), "logs", "HEAD")
+	// and the ignore files that make a recorded file private with no
+	// event of its own (attack28-recheck N2): .git/info/exclude, the
+	// top .gitignore
+	ignores := []string{filepath.Join(eng.CommonDir(), "info", "exclude"), cfg.Abs(".gitignore")}
 	w, err := watcher.New(watcher.Options{
 		Root:     cfg.Root,
 		Debounce: o.Debounce,
@@ -201,7 +205,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 		// The configuration files are watched too (configFiles), and git's
 		// index: a `git add` and `git commit` keep a file only a
 		// .strata.yaml rule keeps from then on (privateSkips).
-		Extra:  append(append(cfg.Extra(), files...), index, headLog),
+		Extra:  append(append(append(cfg.Extra(), files...), index, headLog), ignores...),
 		Logger: log,
 	})
 	if err != nil {
@@ -216,7 +220,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	counts := pb.p
 	pb.mu.Unlock()
 	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
-		skipped: skipped, index: index, headLog: headLog,
+		skipped: skipped, index: index, headLog: headLog, ignores: ignores,
 		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	r.replayOwed() // what a killed watcher owed comes before what changed since
@@ -621,6 +625,7 @@ type recorder struct {
 	skipped  *privateSkips   // judged again when the index changes
 	index    string          // git's index file, as the watcher names it
 	headLog  string          // HEAD's reflog: a commit moved HEAD (judged as an index change)
+	ignores  []string        // ignore files whose change is judged as an index change
 	badSeen  map[string]bool // bad file names already reported
 	// place is where the watcher started; gone, once set, says it is gone
 	// and nothing is recorded any more (stillHere).
@@ -963,7 +968,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	} else {
 		indexChanged := false
 		for _, p := range b.Paths {
-			if p == r.index || p == r.headLog {
+			if p == r.index || p == r.headLog || slices.Contains(r.ignores, p) {
 				indexChanged = true
 				continue
 			}

@@ -28,6 +28,10 @@ func (e *Engine) Root() string { return e.cfg.Root }
 // linked work tree).
 func (e *Engine) GitDir() string { return e.store.GitDir() }
 
+// CommonDir is the git directory the work trees of the repository share
+// (GitDir, but for a linked work tree: the main one's).
+func (e *Engine) CommonDir() string { return e.store.CommonDir() }
+
 // IndexFile is git's index of the work tree, which says which files git
 // tracks (config.IndexDecides).
 func (e *Engine) IndexFile() string { return e.store.IndexFile() }
