@@ -952,7 +952,9 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			return false
 		}
 		r.skipped.reset(r.eng.Withheld())
-		r.notePrivate(r.eng.Withheld())
+		if err := r.eng.NoteScanned(context.Background()); err != nil {
+			r.log.Warn("note private versions", "err", err)
+		}
 		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
 		if rescanListed != nil {

@@ -225,3 +225,21 @@ func (e *Engine) TurnedPrivate() ([]Private, error) {
 	}
 	return out, nil
 }
+
+// NoteScanned is NotePrivate over what the last scan found private
+// (Withheld) and the recorded files the rules hold private now
+// (TurnedPrivate: one deleted from disk is in no scan), as `strata
+// record` and a watcher's rescan note them (attack28-recheck B4).
+func (e *Engine) NoteScanned(ctx context.Context) error {
+	found := e.Withheld()
+	turned, err := e.TurnedPrivate()
+	if err != nil {
+		return err
+	}
+	for _, p := range turned {
+		if !slices.ContainsFunc(found, func(f Private) bool { return f.Path == p.Path }) {
+			found = append(found, p)
+		}
+	}
+	return e.NotePrivate(ctx, found)
+}

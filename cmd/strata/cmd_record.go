@@ -59,7 +59,7 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 		if err == nil {
 			// the scan's private files: their versions no sync refused
 			// yet stay unpublished (engine.NotePrivate)
-			err = eng.NotePrivate(ctx, eng.Withheld())
+			err = eng.NoteScanned(ctx)
 		}
 		if err == nil {
 			kept = eng.RemoveTempLeftovers(kept)
