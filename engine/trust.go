@@ -315,16 +315,29 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 		withheld := func(v string) bool {
 			return slices.Contains(held[p], v) && !publishedAt(p, v) && v != staged[p].Blob && !e.store.InHistory(ctx, p, v)
 		}
-		out := false
+		var out []string // the withheld versions this push would publish
 		if blob, in := files[p]; in && withheld(blob) {
-			out = true
+			out = append(out, blob)
 		}
 		for v := range versions[p] {
-			out = out || withheld(v)
+			if withheld(v) {
+				out = append(out, v)
+			}
 		}
-		if out {
-			ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was found private after it was recorded (by a sync that refused it, or a scan), and is not published now that the file is kept: nothing was pushed (take its unpublished versions out: strata forget " + state.ShellWord(p) + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
+		if len(out) == 0 {
+			continue
 		}
+		way := "take its unpublished versions out: strata forget " + state.ShellWord(p)
+		if other, this, err := e.elsewhere(ctx, head, tracking, p, out); err != nil {
+			return nil, err
+		} else if other != "" {
+			// another remote holds them already (published there while
+			// strata.keepPrivate named the path): `forget PATH` finds
+			// nothing unpublished, only --remote takes them out of what
+			// this remote gets (attack28 F4)
+			way = "another remote, " + other + ", holds it already: take it out of what this remote gets: strata forget " + state.ShellWord(p) + " --remote " + state.ShellWord(this)
+		}
+		ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was found private after it was recorded (by a sync that refused it, or a scan), and is not published now that the file is kept: nothing was pushed (" + way + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
 	}
 	if len(refused) > 0 {
 		if err := e.withhold(refused, nil); err != nil {
@@ -399,6 +412,37 @@ func (e *Engine) unpublishable(ctx context.Context, paths map[string]bool) (map[
 		}
 	}
 	return why, nil
+}
+
+// elsewhere names the other remotes when every one of versions of path is
+// recorded by commits some remote's tracking ref reaches (none is
+// unpublished everywhere, so `forget PATH` takes none out), and this
+// remote, the one tracking follows; other is "" otherwise.
+func (e *Engine) elsewhere(ctx context.Context, head, tracking, path string, versions []string) (other, this string, err error) {
+	refs, err := e.store.TrackingRefs()
+	if err != nil {
+		return "", "", err
+	}
+	unpub, err := e.store.VersionsBeyond(ctx, head, slices.Sorted(maps.Keys(refs)), []string{path})
+	if err != nil {
+		return "", "", err
+	}
+	for _, v := range versions {
+		if unpub[path][v] {
+			return "", "", nil // no remote holds it: forget takes it out
+		}
+	}
+	var names []string
+	for ref, name := range refs {
+		if ref != tracking {
+			names = append(names, state.ShownPath(name))
+		}
+	}
+	if len(names) == 0 || refs[tracking] == "" {
+		return "", "", nil
+	}
+	slices.Sort(names)
+	return strings.Join(names, " or "), refs[tracking], nil
 }
 
 func sortedKeys(m map[string]bool) []string {
