@@ -575,10 +575,6 @@ func WhyHidden(flag string) string {
 
 const whyHidden = "git is told to ignore its local changes ("
 
-// HiddenReason reports whether why, a reason Private gives, is WhyHidden's:
-// git's index entry tells it to ignore the file's local changes.
-func HiddenReason(why string) bool { return strings.HasPrefix(why, whyHidden) }
-
 // IndexDecides reports whether why, a reason Private gives, is one git's
 // index may take back with no change to the file: git does not track it
 // (WhyUntracked: a `git add` then a `git commit` keep it; WhyStagedOnly:

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,20 +143,8 @@ func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
 		e.privateSeen, e.privateAt = map[string]string{}, map[string]string{}
 	}
 	for _, p := range found {
-		if !config.IndexDecides(p.Reason) || p.Reason == config.WhyStagedOnly || e.privateAt[p.Path] == head {
-			// a file only staged says nothing of privacy (a `git reset
-			// --soft` over the commit that added it, to squash): what
-			// was recorded of it was recorded while a commit held it,
-			// and noting it would refuse a squashed history's versions
-			continue
-		}
-		if _, err := os.Lstat(e.cfg.Abs(p.Path)); errors.Is(err, fs.ErrNotExist) && !config.HiddenReason(p.Reason) {
-			// nor is a file gone from disk that git's index no longer
-			// holds (or ignores): a checkout of a commit without it (a
-			// rebase passing its base, a branch switch) took it away.
-			// One whose index entry hides its changes (skip-worktree) is
-			// noted, gone or not (attack28-recheck B4).
-			continue
+		if !config.IndexDecides(p.Reason) || e.privateAt[p.Path] == head {
+			continue // looked at under this very head
 		}
 		ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: p.Path, Limit: 1})
 		if err != nil {
