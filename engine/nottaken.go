@@ -65,6 +65,22 @@ func (e *Engine) notTakenHere(path, blob string) bool {
 	return blob != "" && e.NotTaken()[path] == blob
 }
 
+// NotTakenAt reports whether the kept file at path is absent here because
+// a sync did not take the version the state ref holds there (status's
+// `not taken`): a file made there now would be recorded over that version,
+// replacing it on every machine (attack28-recheck2: memory add created a
+// fresh MEMORY.md over the other machine's).
+func (e *Engine) NotTakenAt(path string) bool {
+	_, files, err := e.recorded()
+	if err != nil {
+		return false
+	}
+	if _, err := os.Lstat(e.cfg.Abs(path)); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return e.notTakenHere(path, files[path])
+}
+
 // KeepNotTaken notes the versions of add (path to blob) as kept in the
 // state ref and not written here, keeping the earlier notes the ref still
 // holds as they were (files: the ref's head snapshot, before the merge that

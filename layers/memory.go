@@ -121,6 +121,11 @@ func memoryDoor(eng *engine.Engine, f engine.File) error {
 	if f.Exists && (!utf8.Valid(f.Content) || bytes.IndexByte(f.Content, 0) >= 0) {
 		return errors.New("it is not UTF-8 text, so not a Markdown file; left unchanged")
 	}
+	if !f.Exists && eng != nil && eng.NotTakenAt(f.Path) {
+		// a new file would be recorded over the version another
+		// machine keeps there, replacing it everywhere
+		return errors.New("not created: refs/strata/state holds a version of it a sync did not write here (not taken); strata restore " + state.ShellWord(f.Path) + " writes it")
+	}
 	return nil
 }
 
