@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -190,8 +191,8 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 		// A file passed over as private for a reason git's index decides
 		// is noted, to be judged again when the index changes.
 		Match: func(rel string) bool {
-			if _, ok := cfg.Classify(rel); ok || cfg.BadName(rel) {
-				return true
+			if _, ok := cfg.Classify(rel); ok || cfg.BadName(rel) || path.Base(rel) == ".gitignore" {
+				return true // a .gitignore in a watched folder: judged as an index change
 			}
 			skipped.note(rel, cfg.Private(rel))
 			return false
@@ -970,7 +971,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	} else {
 		indexChanged := false
 		for _, p := range b.Paths {
-			if p == r.index || p == r.headLog || slices.Contains(r.ignores, p) {
+			if p == r.index || p == r.headLog || slices.Contains(r.ignores, p) || filepath.Base(p) == ".gitignore" {
 				indexChanged = true
 				continue
 			}
