@@ -270,11 +270,13 @@ func (e *Engine) realRel(rel string) (string, bool) {
 	return real, true
 }
 
-// linkedByGit is config.Config.LinkedByGit: the first folder of rel that
-// is a symbolic link git tracks, when rel reaches the file through a link
-// to another folder of the work tree ("" when it does not, or no such
-// link is git's). Only a path whose folder leads elsewhere is looked at
-// folder by folder (realRel remembers each folder's answer).
+// linkedByGit is config.Config.LinkedByGit: the first symbolic link git
+// tracks met on the way from rel's name to the folder its file is in — a
+// folder of rel, or a link met while resolving one (.claude/memory ->
+// ../mem, the user's own, then mem -> notes, a commit's:
+// attack28-recheck2 N1b) — when that folder is another of the work tree;
+// "" when none is git's. Only a path whose folder leads elsewhere is
+// walked (realRel remembers each folder's answer).
 func (e *Engine) linkedByGit(rel string) string {
 	if _, ok := e.realRel(rel); !ok {
 		return ""
@@ -282,16 +284,42 @@ func (e *Engine) linkedByGit(rel string) string {
 	e.rules.Lock()
 	ig := e.rules.ig
 	e.rules.Unlock()
-	segs := strings.Split(rel, "/")
-	for i := 1; i < len(segs); i++ {
-		folder := strings.Join(segs[:i], "/")
-		fi, err := os.Lstat(e.cfg.Abs(folder))
+	todo := strings.Split(path.Dir(rel), "/") // the folders still to walk
+	done := ""                                // the walked ones, no link among them
+	for hops := 0; len(todo) > 0; {
+		next := path.Join(done, todo[0])
+		todo = todo[1:]
+		fi, err := os.Lstat(e.cfg.Abs(next))
 		if err != nil {
 			return ""
 		}
-		if fi.Mode()&os.ModeSymlink != 0 && ig.Tracked(folder) {
-			return folder
+		if fi.Mode()&os.ModeSymlink == 0 {
+			done = next
+			continue
 		}
+		if ig.Tracked(next) {
+			return next
+		}
+		target, err := os.Readlink(e.cfg.Abs(next))
+		if hops++; err != nil || hops > 40 {
+			return ""
+		}
+		t := path.Join(done, filepath.ToSlash(target))
+		if filepath.IsAbs(target) {
+			r, err := filepath.Rel(e.cfg.Root, target)
+			if err != nil {
+				return ""
+			}
+			t = filepath.ToSlash(r)
+		}
+		if t = path.Clean(t); t == ".." || strings.HasPrefix(t, "../") {
+			return "" // out of the work tree: refused elsewhere
+		}
+		var segs []string
+		if t != "." {
+			segs = strings.Split(t, "/")
+		}
+		todo, done = append(segs, todo...), ""
 	}
 	return ""
 }
