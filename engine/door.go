@@ -241,6 +241,12 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 		return o, nil
 	}
 	_, kept := e.cfg.Classify(k.Path)
+	if kept && base == "" && e.NotTakenAt(k.Path) {
+		// a file made here would be recorded over the version another
+		// machine keeps at the path, replacing it everywhere
+		// (attack28-recheck3 N3c, N3d: resolve, claude install)
+		return o, &NotTakenError{Path: k.Path}
+	}
 	var saved map[string]Outcome
 	if kept && base != "" {
 		// the version this one replaces is recorded first when it is not
@@ -439,4 +445,12 @@ func (e *Engine) sameButLineEnds(stored string, content []byte) bool {
 		return false
 	}
 	return bytes.Equal(bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n")), bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
+}
+
+// NotTakenError is a write that would make a file where a sync did not
+// take the version the state ref holds (status's `not taken`).
+type NotTakenError struct{ Path string }
+
+func (e *NotTakenError) Error() string {
+	return state.ShownPath(e.Path) + ": not created: refs/strata/state holds a version of it a sync did not write here (not taken); strata restore " + state.ShellWord(e.Path) + " writes it"
 }
