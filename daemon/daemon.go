@@ -971,15 +971,12 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	} else {
 		indexChanged := false
 		for _, p := range b.Paths {
-			if p == r.index {
-				indexChanged = true
-				continue
-			}
-			if p == r.headLog || slices.Contains(r.ignores, p) || filepath.Base(p) == ".gitignore" {
+			if p == r.index || p == r.headLog || slices.Contains(r.ignores, p) || filepath.Base(p) == ".gitignore" {
 				// judged as the index's change while it exists: one
 				// removed (rm -rf .git going through it) starts no work
-				// that could write into a git directory being removed;
-				// the next rescan reads what its removal changed
+				// that could write into a git directory being removed
+				// (git's rules read, their memo written); the next
+				// rescan reads what its removal changed
 				if _, err := os.Lstat(p); err == nil {
 					indexChanged = true
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -174,9 +175,15 @@ func (s *Store) saveRuleMemo() {
 	if s.memo.fresh < memoSaveAt {
 		return
 	}
+	name := s.ruleMemoFile()
+	if _, err := os.Lstat(filepath.Join(filepath.Dir(filepath.Dir(name)), "HEAD")); err != nil {
+		// the git directory is gone or going (rm -rf .git under a
+		// watcher): a memo written now would make it again, or keep its
+		// removal from ending ("directory not empty")
+		return
+	}
 	s.memo.fresh = 0
 	buf := encodeRuleMemo(s.memo.m)
-	name := s.ruleMemoFile()
 	if s.Shared().MkdirAll(filepath.Dir(name)) != nil {
 		return
 	}
