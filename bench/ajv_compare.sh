@@ -84,8 +84,10 @@ JSON
 done
 
 # The files are the team's own, committed to git: a rule of .strata.yaml
-# keeps a file git tracks (an untracked one only with strata.keepPrivate).
+# keeps a file git has in a commit (an untracked or only staged one only
+# with strata.keepPrivate).
 git -C "$repo" add state
+git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m state
 
 # Our schema, as strata exports it for editors (or from the source tree).
 mkdir -p "$tmp/schemas"

@@ -36,8 +36,10 @@ for ((i = 0; i < N; i++)); do
 done
 cd "$repo"
 # the team's own files, committed to git: a rule of .strata.yaml keeps a
-# file git tracks (an untracked one only with strata.keepPrivate)
+# file git has in a commit (an untracked or only staged one only with
+# strata.keepPrivate)
 git add state
+git -c user.name=bench -c user.email=bench@example.com commit -q -m state
 "$STRATA" init >/dev/null
 for ((i = 0; i < N; i += 10)); do
 	f=state/ws-$(printf %04d "$i").json

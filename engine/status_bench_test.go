@@ -24,10 +24,13 @@ func statusRepo(tb testing.TB, n int) *Engine {
 	for i := 0; i < n; i++ {
 		edit(tb, e, fmt.Sprintf("state/ws-%04d.json", i), ws(i, 0))
 	}
-	// the team's own files, tracked by git: a rule of .strata.yaml keeps a
-	// file git tracks (an untracked one only with strata.keepPrivate)
-	if out, err := exec.Command("git", "-C", e.Config().Root, "add", "state").CombinedOutput(); err != nil {
-		tb.Fatalf("git add: %v: %s", err, out)
+	// the team's own files, committed to git: a rule of .strata.yaml keeps
+	// a file git has in a commit (an untracked or only staged one only
+	// with strata.keepPrivate)
+	for _, args := range [][]string{{"add", "state"}, {"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "state"}} {
+		if out, err := exec.Command("git", append([]string{"-C", e.Config().Root}, args...)...).CombinedOutput(); err != nil {
+			tb.Fatalf("git %v: %v: %s", args, err, out)
+		}
 	}
 	e = withConfig(tb, e, yaml) // the index read again
 	if _, err := e.Init(); err != nil {

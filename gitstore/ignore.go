@@ -29,15 +29,15 @@ type Ignores struct {
 	commonDir string
 	settings  func() ignoreSettings // git's configuration for the rules, read once per store (Store.ruleSettings)
 	mu        sync.Mutex
-	base      ignoreList           // excludesFile, info/exclude, read with the root's rules
-	dirs      map[string]*dirRules // by repo-relative dir ("" = root)
-	tracked   map[string]bool      // the index's paths (folded under core.ignorecase), read on first need
-	exact     map[string]bool      // the index's paths as written
-	hidden    map[string]string    // the index's paths with a local-changes flag (SkipWorktree, AssumeUnchanged)
-	indexNote string               // why the index was asked of git rather than read in-process ("" when it was not)
-	indexLost bool                 // neither the in-process reader nor git could read the index
-	headTree  plumbing.Hash        // HEAD's tree, read on first need (Committed); zero: none
-	headTrees map[string][]byte    // HEAD's folders read so far, by repo-relative path ("" = root); nil: not a tree
+	base      ignoreList                      // excludesFile, info/exclude, read with the root's rules
+	dirs      map[string]*dirRules            // by repo-relative dir ("" = root)
+	tracked   map[string]bool                 // the index's paths (folded under core.ignorecase), read on first need
+	exact     map[string]bool                 // the index's paths as written
+	hidden    map[string]string               // the index's paths with a local-changes flag (SkipWorktree, AssumeUnchanged)
+	indexNote string                          // why the index was asked of git rather than read in-process ("" when it was not)
+	indexLost bool                            // neither the in-process reader nor git could read the index
+	headTree  plumbing.Hash                   // HEAD's tree, read on first need (Committed); zero: none
+	headTrees map[string]map[string]odb.Entry // HEAD's folders read so far, by repo-relative path ("" = root), by name; nil: not a tree
 	headRead  bool
 	// fold is core.ignorecase: patterns, paths and the index's paths are
 	// compared lowercased, as git compares them case-insensitively.
@@ -207,7 +207,7 @@ func (ig *Ignores) Committed(rel string) bool {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	if !ig.headRead {
-		ig.headRead, ig.headTrees = true, map[string][]byte{}
+		ig.headRead, ig.headTrees = true, map[string]map[string]odb.Entry{}
 		if c, err := ig.store.resolve("HEAD"); err == nil {
 			ig.store.mu.Lock()
 			ig.headTree, _ = ig.store.commitTree(c)
@@ -221,18 +221,25 @@ func (ig *Ignores) Committed(rel string) bool {
 	cur := ig.headTree
 	for i, name := range segs {
 		dir := strings.Join(segs[:i], "/")
-		raw, seen := ig.headTrees[dir]
+		names, seen := ig.headTrees[dir]
 		if !seen {
+			// each folder parsed once into a map: a status of 1 000
+			// files in one folder asked 1 000 times of its 1 000 entries
 			ig.store.mu.Lock()
 			t, data, err := ig.store.readObject(cur)
 			ig.store.mu.Unlock()
 			if err == nil && t == plumbing.TreeObject {
-				raw = data
+				if entries, err := odb.DecodeTree(data); err == nil {
+					names = make(map[string]odb.Entry, len(entries))
+					for _, e := range entries {
+						names[e.Name] = e
+					}
+				}
 			}
-			ig.headTrees[dir] = raw
+			ig.headTrees[dir] = names
 		}
-		e, ok, err := odb.FindRaw(raw, name)
-		if raw == nil || err != nil || !ok {
+		e, ok := names[name]
+		if !ok {
 			return false
 		}
 		if i == len(segs)-1 {
