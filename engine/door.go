@@ -451,6 +451,9 @@ func (e *Engine) sameButLineEnds(stored string, content []byte) bool {
 // take the version the state ref holds (status's `not taken`).
 type NotTakenError struct{ Path string }
 
-func (e *NotTakenError) Error() string {
-	return state.ShownPath(e.Path) + ": not created: refs/strata/state holds a version of it a sync did not write here (not taken); strata restore " + state.ShellWord(e.Path) + " writes it"
+func (e *NotTakenError) Error() string { return state.ShownPath(e.Path) + ": " + e.Reason() }
+
+// Reason is the refusal without the path, for a line that already names it.
+func (e *NotTakenError) Reason() string {
+	return "not created: refs/strata/state holds a version of it a sync did not write here (not taken); strata restore " + state.ShellWord(e.Path) + " writes it"
 }

@@ -649,6 +649,10 @@ func reasonFor(path string, err error) string {
 	if errors.As(err, &pe) && pe.Path == path && err.Error() == pe.Error() {
 		return pe.Reason
 	}
+	var nt *engine.NotTakenError
+	if errors.As(err, &nt) && nt.Path == path && err.Error() == nt.Error() {
+		return nt.Reason()
+	}
 	return err.Error()
 }
 

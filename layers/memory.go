@@ -104,7 +104,8 @@ func (a *Agent) AddLearning(f engine.File, section, text string) (added bool, o 
 // (config.MemoryName, which .strata.yaml's memory: passed when it loaded),
 // also where it really is, and what is on disk now is text (UTF-8, no NUL byte), so that strata
 // never appends its lines to a file of another kind (attack23-hostile F1).
-// A missing file passes: it is created as a Markdown file.
+// A missing file passes: it is created as a Markdown file (unless a sync
+// did not take the ref's version there: engine.Put's *NotTakenError).
 func memoryDoor(eng *engine.Engine, f engine.File) error {
 	if err := config.MemoryName(f.Path); err != nil {
 		return err
@@ -120,11 +121,6 @@ func memoryDoor(eng *engine.Engine, f engine.File) error {
 	}
 	if f.Exists && (!utf8.Valid(f.Content) || bytes.IndexByte(f.Content, 0) >= 0) {
 		return errors.New("it is not UTF-8 text, so not a Markdown file; left unchanged")
-	}
-	if !f.Exists && eng != nil && eng.NotTakenAt(f.Path) {
-		// a new file would be recorded over the version another
-		// machine keeps there, replacing it everywhere
-		return errors.New("not created: refs/strata/state holds a version of it a sync did not write here (not taken); strata restore " + state.ShellWord(f.Path) + " writes it")
 	}
 	return nil
 }
@@ -166,6 +162,10 @@ func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o 
 		return false, o, nil
 	}
 	o, err = a.Eng.Put(f.Kept, f.ID(), data, state.SourceRecord)
+	var nt *engine.NotTakenError
+	if errors.As(err, &nt) {
+		return false, o, state.Problems{{Path: f.Path, Message: nt.Reason() + "; the learning was not added"}}
+	}
 	if err != nil {
 		return false, o, err
 	}
