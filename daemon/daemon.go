@@ -599,11 +599,12 @@ func (r *recorder) rejudge(settled []string, recheck func([]string) bool) []conf
 	return kept
 }
 
-// notePrivate notes the recorded versions of files found private that no
-// sync refused yet (engine.NotePrivate), logging a failure: the sync that
-// would publish them refuses them anyway while they are private.
-func (r *recorder) notePrivate(found []engine.Private) {
-	if err := r.eng.NotePrivate(context.Background(), found); err != nil {
+// warnNote logs err, a failure to note the recorded versions of files
+// found private that no sync refused yet (engine.NotePrivate, NoteScanned)
+// or to find them (TurnedPrivate), and goes on: the sync that would
+// publish them refuses them anyway while they are private.
+func (r *recorder) warnNote(err error) {
+	if err != nil {
 		r.log.Warn("note private versions", "err", err)
 	}
 }
@@ -953,9 +954,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 			return false
 		}
 		r.skipped.reset(r.eng.Withheld())
-		if err := r.eng.NoteScanned(context.Background()); err != nil {
-			r.log.Warn("note private versions", "err", err)
-		}
+		r.warnNote(r.eng.NoteScanned(context.Background()))
 		kept = r.eng.RemoveTempLeftovers(all)
 		r.reportBadNames()
 		if rescanListed != nil {
@@ -1007,14 +1006,12 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 		// them again
 		if indexChanged {
 			turned, err := r.eng.TurnedPrivate()
-			if err != nil {
-				r.log.Warn("note private versions", "err", err)
-			}
+			r.warnNote(err)
 			for _, p := range turned {
 				r.skipped.note(p.Path, p.Reason)
 			}
 		}
-		r.notePrivate(r.skipped.takeFresh())
+		r.warnNote(r.eng.NotePrivate(context.Background(), r.skipped.takeFresh()))
 		if indexChanged {
 			kept = append(kept, r.rejudge(b.Paths, recheck)...)
 		}
