@@ -460,6 +460,19 @@ func layersFinding(eng *engine.Engine) Finding {
 	if l.Tier() != "Full" {
 		f.Level, f.Fix = LevelInfo, "strata memory add creates the L2 MEMORY.md; the MCP memory server writes the L3 graph"
 	}
+	// a layer file on disk that is private is not missing: memory add
+	// would refuse it, and keeping it is the user's choice
+	why2, why3 := layers.New(eng, nil).Withheld()
+	var private []string
+	for _, x := range []struct{ name, path, why string }{{"L2", eng.Config().L2(), why2}, {"L3", eng.Config().Graph, why3}} {
+		if x.why != "" {
+			private = append(private, x.name+" "+state.ShownPath(x.path)+" is private ("+x.why+")")
+		}
+	}
+	if len(private) > 0 {
+		f.Message += "; " + strings.Join(private, "; ")
+		f.Fix = "strata keeps a private layer file only if you ask: git config --add strata.keepPrivate PATH (or give it to git in a commit, when only a .strata.yaml rule keeps it)"
+	}
 	return f
 }
 

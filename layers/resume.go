@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -488,4 +489,19 @@ func (a *Agent) Present() Layers {
 	_, l.L2 = a.read(a.Eng.Config().L2())
 	_, l.L3 = a.read(a.Eng.Config().Graph)
 	return l
+}
+
+// Withheld says, for the L2 and the L3 file, why a file that exists there
+// is private ("" when it is kept, or when nothing is there): Present counts
+// such a layer as missing, which status and doctor must not leave at
+// "missing" while the file is on disk.
+func (a *Agent) Withheld() (l2, l3 string) {
+	cfg := a.Eng.Config()
+	why := func(rel string) string {
+		if fi, err := os.Lstat(cfg.Abs(rel)); err != nil || !fi.Mode().IsRegular() {
+			return ""
+		}
+		return cfg.Private(rel)
+	}
+	return why(cfg.L2()), why(cfg.Graph)
 }

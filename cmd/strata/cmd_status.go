@@ -104,7 +104,8 @@ func runStatus(e *env, o statusOptions) error {
 		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: later, MergeLaterError: laterErr, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
-	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers), lj.Tier)
+	l2, l3 := layers.New(eng, nil).Withheld()
+	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers, l2, l3), lj.Tier)
 	if w.Running {
 		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",
 			w.PID, w.Since.Local().Format(time.RFC3339), w.Recorded, w.Rejected)
@@ -199,15 +200,21 @@ func countWithProblems(files []engine.FileStatus) int {
 	return n
 }
 
-// layerList says which layers are there: "L1 present, L2 present, L3 missing".
-func layerList(l layers.Layers) string {
-	mark := func(name string, ok bool) string {
-		if ok {
+// layerList says which layers are there: "L1 present, L2 present, L3
+// missing"; a layer whose file is on disk but private (why2, why3: the
+// list of files not kept, printed last, says why and how to keep it) is
+// "private", not "missing".
+func layerList(l layers.Layers, why2, why3 string) string {
+	mark := func(name string, ok bool, why string) string {
+		switch {
+		case ok:
 			return name + " present"
+		case why != "":
+			return name + " private"
 		}
 		return name + " missing"
 	}
-	return mark("L1", l.L1) + ", " + mark("L2", l.L2) + ", " + mark("L3", l.L3)
+	return mark("L1", l.L1, "") + ", " + mark("L2", l.L2, why2) + ", " + mark("L3", l.L3, why3)
 }
 
 // plural says "1 file" or "3 files".
