@@ -162,7 +162,12 @@ func (s *Store) newCommits(local, head plumbing.Hash) ([]commitInfo, error) {
 type historyCheck struct {
 	s        *Store
 	cur, old map[plumbing.Hash][]byte
-	budget   int // tree entries still to parse
+	// free are the buffers of trees neither map holds any more, for the
+	// next reads (readInto): along a chain of 1 000 commits each read
+	// of a 45 KB tree otherwise touched fresh memory, and its page faults
+	// were most of the check's time
+	free   [][]byte
+	budget int // tree entries still to parse
 	// drops are those of the commits of an older strata's kept local
 	// form, each (path, blob) once, for judgeDrops
 	drops []keptDrop
@@ -190,7 +195,7 @@ func (hc *historyCheck) commit(ci commitInfo) (string, string) {
 // blocks checks a commit's tree against its parent's and its trailer
 // blocks.
 func (hc *historyCheck) blocks(ci commitInfo) (string, string) {
-	hc.old, hc.cur = hc.cur, map[plumbing.Hash][]byte{}
+	hc.rotate()
 	var parent plumbing.Hash
 	if len(ci.parents) > 0 {
 		t, err := hc.s.commitTree(ci.parents[0])
@@ -389,12 +394,61 @@ func (hc *historyCheck) read(h plumbing.Hash) ([]byte, string) {
 		hc.cur[h] = raw
 		return raw, ""
 	}
-	raw, why := hc.s.fetchedTree(h)
+	buf := hc.take()
+	raw, why := hc.s.fetchedTreeInto(h, buf)
+	if !sameStorage(raw, buf) {
+		hc.give(buf)
+	}
 	if why != "" {
 		return nil, why
 	}
 	hc.cur[h] = raw
 	return raw, ""
+}
+
+// rotate starts a commit's check: the trees of the one checked last become
+// the old ones, and those of the one before that, unless read again since,
+// are free for reuse.
+func (hc *historyCheck) rotate() {
+	for h, raw := range hc.old {
+		if _, again := hc.cur[h]; !again {
+			hc.give(raw)
+		}
+	}
+	hc.old, hc.cur = hc.cur, map[plumbing.Hash][]byte{}
+}
+
+// maxFree bounds the buffers kept for reuse.
+const maxFree = 64
+
+// take returns the largest free buffer, or nil.
+func (hc *historyCheck) take() []byte {
+	best := -1
+	for i, b := range hc.free {
+		if best < 0 || cap(b) > cap(hc.free[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	b := hc.free[best]
+	last := len(hc.free) - 1
+	hc.free[best], hc.free[last] = hc.free[last], nil
+	hc.free = hc.free[:last]
+	return b
+}
+
+// give keeps b for reuse.
+func (hc *historyCheck) give(b []byte) {
+	if cap(b) > 0 && len(hc.free) < maxFree {
+		hc.free = append(hc.free, b)
+	}
+}
+
+// sameStorage reports whether a and b start at the same byte.
+func sameStorage(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }
 
 // rawEntry is one entry of a raw tree.

@@ -271,9 +271,15 @@ func logErr(err error) error {
 // it where it is missing (a partial clone), within maxTreeObject bytes; why
 // says what is wrong when it cannot be read as a tree, as a refusal puts it.
 func (s *Store) fetchedTree(h plumbing.Hash) (raw []byte, why string) {
-	t, raw, err := s.objects.ReadLimit(h, maxTreeObject)
+	return s.fetchedTreeInto(h, nil)
+}
+
+// fetchedTreeInto is fetchedTree reading into buf's storage when it fits
+// (odb.DB.ReadLimitInto).
+func (s *Store) fetchedTreeInto(h plumbing.Hash, buf []byte) (raw []byte, why string) {
+	t, raw, err := s.objects.ReadLimitInto(h, maxTreeObject, buf)
 	if s.fetched(h, err) {
-		t, raw, err = s.objects.ReadLimit(h, maxTreeObject)
+		t, raw, err = s.objects.ReadLimitInto(h, maxTreeObject, buf)
 	}
 	var tl *odb.TooLargeError
 	switch {

@@ -46,6 +46,12 @@ func deltaSizes(delta []byte) (src, dst int64, rest []byte, err error) {
 // the result they produce must be the size the delta announces, so nothing
 // is allocated beyond what the delta really makes.
 func ApplyDelta(base, delta []byte) ([]byte, error) {
+	return applyDeltaInto(base, delta, nil)
+}
+
+// applyDeltaInto is ApplyDelta into buf's storage when it fits; buf must
+// not share storage with base or delta.
+func applyDeltaInto(base, delta, buf []byte) ([]byte, error) {
 	srcSize, dstSize, ops, err := deltaSizes(delta)
 	if err != nil {
 		return nil, err
@@ -60,7 +66,7 @@ func ApplyDelta(base, delta []byte) ([]byte, error) {
 	if int64(n) != dstSize {
 		return nil, errors.New("delta result size mismatch")
 	}
-	out := make([]byte, n)
+	out := sized(buf, int64(n))
 	_, err = runDelta(base, ops, out)
 	return out, err
 }

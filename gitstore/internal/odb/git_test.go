@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,4 +243,45 @@ func TestMatchesGitLoose(t *testing.T) {
 	}
 	git(t, mine, nil, "fsck", "--strict", "--no-dangling")
 	compare(t, "loose, written by odb", mine, want)
+}
+
+// TestReadIntoReusesBuffers reads every object of a packed history with
+// chains of deltas through ReadLimitInto, two buffers taken in turn (as the
+// fetch's history check does), with a delta-base cache of 16 KB, so small that it
+// starts over at almost every base and its buffers are reused: each object
+// must read as git reads it, and the buffers must be used.
+func TestReadIntoReusesBuffers(t *testing.T) {
+	repo := genRepo(t)
+	want := catAll(t, repo)
+	git(t, repo, nil, "repack", "-adf", "-q", "--depth=100", "--window=50")
+	if n := deltas(t, repo); n < 50 {
+		t.Fatalf("only %d deltas; the test proves little", n)
+	}
+	defer func(b int) { baseBytes = b }(baseBytes)
+	baseBytes = 16 << 10
+	db := Open(filepath.Join(repo, "objects"))
+	defer db.Close()
+	hashes := make([]plumbing.Hash, 0, len(want))
+	for h := range want {
+		hashes = append(hashes, h)
+	}
+	slices.SortFunc(hashes, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	bufs := [2][]byte{make([]byte, 0, 256<<10), make([]byte, 0, 256<<10)}
+	reused := 0
+	for round := 0; round < 2; round++ { // the second round with every base dropped and read again
+		for i, h := range hashes {
+			buf := bufs[i%2]
+			typ, data, err := db.ReadLimitInto(h, -1, buf)
+			o := want[h]
+			if err != nil || typ != o.typ || !bytes.Equal(data, o.data) {
+				t.Fatalf("%s: odb reads %v (%d bytes, %v), git %v (%d bytes)", h, typ, len(data), err, o.typ, len(o.data))
+			}
+			if len(data) > 0 && &data[:1][0] == &buf[:1][0] {
+				reused++
+			}
+		}
+	}
+	if reused < len(hashes) {
+		t.Fatalf("the buffers held %d of %d reads", reused, 2*len(hashes))
+	}
 }

@@ -63,6 +63,7 @@ type DB struct {
 	packs    []*pack
 	seen     map[string]bool
 	bases    map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
+	baseFree [][]byte            // buffers of bases the cache dropped, for the next ones
 	bytes    int
 	batch    *batch // objects written since Begin (packwrite.go)
 	// Shared is the repository's core.sharedRepository, asked for when a
@@ -89,7 +90,7 @@ type baseObj struct {
 }
 
 // baseBytes bounds the delta-base cache.
-const baseBytes = 16 << 20
+var baseBytes = 16 << 20 // a var for the tests
 
 // Open returns a DB for the objects directory dir. Nothing is opened until
 // the first read.
@@ -122,13 +123,23 @@ func (db *DB) rescan() {
 // Read returns the type and content of object h, or an error wrapping
 // ErrNotFound.
 func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	return db.read(h, -1, 0)
+	return db.read(h, -1, 0, nil)
 }
 
 // ReadLimit is Read for an object of at most limit bytes: a larger one is
 // refused with a *TooLargeError before its content is inflated.
 func (db *DB) ReadLimit(h plumbing.Hash, limit int64) (plumbing.ObjectType, []byte, error) {
-	return db.read(h, limit, 0)
+	return db.read(h, limit, 0, nil)
+}
+
+// ReadLimitInto is ReadLimit that puts a packed object's content in buf's
+// storage when it fits (the result then shares it): a caller reading
+// thousands of objects of one size in turn, and done with each before the
+// next, reuses a few buffers instead of touching fresh memory for each
+// (the page faults of 1 000 fetched trees of 45 KB cost a sync more than
+// their deltas).
+func (db *DB) ReadLimitInto(h plumbing.Hash, limit int64, buf []byte) (plumbing.ObjectType, []byte, error) {
+	return db.read(h, limit, 0, buf)
 }
 
 // Stat returns the type and size of object h from its headers alone: a
@@ -186,7 +197,7 @@ func isTooLarge(err error) bool {
 	return errors.As(err, &tl)
 }
 
-func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectType, data []byte, err error) {
+func (db *DB) read(h plumbing.Hash, limit int64, depth int, into []byte) (t plumbing.ObjectType, data []byte, err error) {
 	if i, ok := db.batch.index(h); ok {
 		o := db.batch.objs[i]
 		if limit >= 0 && int64(o.size) > limit {
@@ -200,7 +211,7 @@ func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectTy
 			t, data, err = db.readLoose(h, limit)
 		} else {
 			defer guard(&err)()
-			t, data, err = db.readPacked(p, off, limit, depth)
+			t, data, err = db.readPacked(p, off, limit, depth, into)
 		}
 		var tl *TooLargeError
 		if errors.As(err, &tl) {
@@ -210,7 +221,7 @@ func (db *DB) read(h plumbing.Hash, limit int64, depth int) (t plumbing.ObjectTy
 	})
 	if errors.Is(err, ErrNotFound) {
 		for _, a := range db.alternates() {
-			if at, adata, aerr := a.read(h, limit, depth); !errors.Is(aerr, ErrNotFound) {
+			if at, adata, aerr := a.read(h, limit, depth, into); !errors.Is(aerr, ErrNotFound) {
 				return at, adata, aerr
 			}
 		}
@@ -306,14 +317,28 @@ func inflater(src io.Reader) (io.ReadCloser, error) {
 	return zlib.NewReader(src)
 }
 
+// sized returns buf's storage cut to n bytes when it holds them, else new
+// storage.
+func sized(buf []byte, n int64) []byte {
+	if int64(cap(buf)) >= n {
+		return buf[:n]
+	}
+	return make([]byte, n)
+}
+
 // inflate reads exactly n bytes of zlib data from src.
 func inflate(src io.Reader, n int64) ([]byte, error) {
+	return inflateInto(src, n, nil)
+}
+
+// inflateInto is inflate into buf's storage when it fits.
+func inflateInto(src io.Reader, n int64, buf []byte) ([]byte, error) {
 	z, err := inflater(src)
 	if err != nil {
 		return nil, err
 	}
 	defer zReaders.Put(z)
-	data := make([]byte, n)
+	data := sized(buf, n)
 	if _, err := io.ReadFull(z, data); err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
 	}

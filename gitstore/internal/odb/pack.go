@@ -456,9 +456,10 @@ func (e entry) isDelta() bool {
 	return e.typ == plumbing.OFSDeltaObject || e.typ == plumbing.REFDeltaObject
 }
 
-// readPacked reads the object at off, resolving deltas; an object larger
-// than limit (when limit >= 0) is refused before its content is inflated.
-func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectType, []byte, error) {
+// readPacked reads the object at off, resolving deltas, into into's
+// storage when it fits; an object larger than limit (when limit >= 0) is
+// refused before its content is inflated.
+func (db *DB) readPacked(p *pack, off, limit int64, depth int, into []byte) (plumbing.ObjectType, []byte, error) {
 	if depth > maxDeltaDepth {
 		return 0, nil, errors.New("delta chain too long")
 	}
@@ -471,7 +472,7 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 			e.release()
 			return 0, nil, &TooLargeError{Size: e.size, Limit: limit}
 		}
-		data, err := inflate(e.r, e.size)
+		data, err := inflateInto(e.r, e.size, into)
 		e.release()
 		return e.typ, data, err
 	}
@@ -494,7 +495,7 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 		base     []byte
 	)
 	if e.typ == plumbing.REFDeltaObject {
-		if baseType, base, err = db.top().read(e.base, -1, depth+1); err != nil {
+		if baseType, base, err = db.top().read(e.base, -1, depth+1, nil); err != nil {
 			return 0, nil, err
 		}
 	} else {
@@ -502,10 +503,16 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 		if b, ok := db.bases[k]; ok {
 			baseType, base = b.typ, b.data
 		} else {
-			if baseType, base, err = db.readPacked(p, e.baseOff, -1, depth+1); err != nil {
+			if baseType, base, err = db.readPacked(p, e.baseOff, -1, depth+1, db.takeBase()); err != nil {
 				return 0, nil, err
 			}
 			if db.bytes+len(base) > baseBytes {
+				// the cache starts over; its buffers, which no caller
+				// holds, serve the bases read next
+				db.baseFree = db.baseFree[:0]
+				for _, b := range db.bases {
+					db.baseFree = append(db.baseFree, b.data)
+				}
 				clear(db.bases)
 				db.bytes = 0
 			}
@@ -513,8 +520,20 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int) (plumbing.ObjectT
 			db.bytes += len(base)
 		}
 	}
-	out, err := ApplyDelta(base, delta)
+	out, err := applyDeltaInto(base, delta, into)
 	return baseType, out, err
+}
+
+// takeBase returns a free buffer of the delta-base cache, or nil.
+func (db *DB) takeBase() []byte {
+	n := len(db.baseFree)
+	if n == 0 {
+		return nil
+	}
+	b := db.baseFree[n-1]
+	db.baseFree[n-1] = nil
+	db.baseFree = db.baseFree[:n-1]
+	return b
 }
 
 // statPacked returns the type and size of the object at off from headers:
