@@ -55,7 +55,7 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 	if err == nil && !dry {
 		// the refused versions are out of the unpublished history: no
 		// longer withheld (a version the remote holds stays published)
-		err = e.withhold(nil, paths)
+		err = e.withhold(nil, paths, refusedMeans)
 	}
 	return res, err
 }

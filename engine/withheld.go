@@ -58,7 +58,7 @@ func (e *Engine) withheld() map[string][]string {
 
 // withhold adds blobs (path to blobs) to the note; drop removes paths
 // from it. Nothing is written when nothing changes.
-func (e *Engine) withhold(add map[string][]string, drop []string) error {
+func (e *Engine) withhold(add map[string][]string, drop []string, means string) error {
 	notes := e.withheld()
 	changed := false
 	for p, blobs := range add {
@@ -78,7 +78,7 @@ func (e *Engine) withhold(add map[string][]string, drop []string) error {
 	if !changed {
 		return nil
 	}
-	err := e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes}, withheldMeans)
+	err := e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes}, means)
 	var ne *NoteError
 	if len(add) > 0 && errors.As(err, &ne) {
 		// a sync's refusal stands without its note: the refusal is
@@ -94,8 +94,13 @@ func (e *Engine) withhold(add map[string][]string, drop []string) error {
 	return err
 }
 
-// withheldMeans is what a withheld note that cannot be written costs.
-const withheldMeans = "the refusal is not remembered: once the file is kept again, a later sync will publish the version refused now"
+// refusedMeans and foundMeans are what a withheld note that cannot be
+// written costs, after a sync's refusal and after a scan's finding
+// (NotePrivate).
+const (
+	refusedMeans = "the refusal is not remembered: once the file is kept again, a later sync will publish the version refused now"
+	foundMeans   = "the versions found private are not remembered: once the file is kept again, a later sync will publish them"
+)
 
 // TakeUnwrittenNotes returns, as warnings, the notes of refusals this
 // engine could not write since the last call (withhold), and forgets them.
@@ -188,7 +193,7 @@ func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
 			}
 		}
 	}
-	if err := e.withhold(add, nil); err != nil {
+	if err := e.withhold(add, nil, foundMeans); err != nil {
 		return err
 	}
 	e.privateMu.Lock()

@@ -58,8 +58,12 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 		kept, err = eng.AllPaths()
 		if err == nil {
 			// the scan's private files: their versions no sync refused
-			// yet stay unpublished (engine.NotePrivate)
+			// yet stay unpublished (engine.NotePrivate); a note that
+			// cannot be written is said, as a sync says it
 			err = eng.NoteScanned(ctx)
+			for _, p := range eng.TakeUnwrittenNotes() {
+				fmt.Fprintln(e.Err, p.Error())
+			}
 		}
 		if err == nil {
 			kept = eng.RemoveTempLeftovers(kept)
