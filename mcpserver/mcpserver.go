@@ -517,7 +517,11 @@ func (h *handlers) validate(_ context.Context, in validateIn) (any, string, erro
 			text += ps.Error() + "\n"
 		}
 	}
-	text += fmt.Sprintf("%d files checked, %d invalid\n", len(out), bad)
+	files := "files"
+	if len(out) == 1 {
+		files = "file"
+	}
+	text += fmt.Sprintf("%d %s checked, %d invalid\n", len(out), files, bad)
 	return map[string]any{"files": out, "invalid": bad}, text, nil
 }
 

@@ -74,7 +74,7 @@ func runInit(e *env) error {
 	}
 	switch {
 	case recorded > 0:
-		fmt.Fprintf(e.Out, "recorded %d files on %s (%s)\n", recorded, eng.StateRef(), state.ShortID(head))
+		fmt.Fprintf(e.Out, "recorded %s on %s (%s)\n", plural(recorded, "file"), eng.StateRef(), state.ShortID(head))
 		printFirstRecorded(e, added)
 	case head != "":
 		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.StateRef(), state.ShortID(head))
@@ -82,10 +82,14 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Out, "no valid kept files yet; strata records them as they appear\n")
 	}
 	if len(hints) > 0 {
-		fmt.Fprintf(e.Err, "%d files fail their schema (kept on %s). If they follow a shape of your own,\n"+
+		fails := plural(len(hints), "file") + " fail their schema"
+		if len(hints) == 1 {
+			fails = "1 file fails its schema"
+		}
+		fmt.Fprintf(e.Err, "%s (kept on %s). If they follow a shape of your own,\n"+
 			"point `schema:` in %s at your own JSON Schema file, or keep them as well-formed only:\n"+
 			"files:\n%s\n",
-			len(hints), eng.RejectedRef(), engine.ConfigFile, strings.Join(hints, "\n"))
+			fails, eng.RejectedRef(), engine.ConfigFile, strings.Join(hints, "\n"))
 	}
 	if len(broken) > 0 {
 		fmt.Fprintf(e.Err, "%d %s not well-formed (kept on %s): no `schema:` accepts %s, so fix %s\n"+

@@ -138,7 +138,7 @@ func runValidate(e *env, o validateOptions) error {
 				fmt.Fprintln(e.Out, p.Error())
 			}
 		}
-		fmt.Fprintf(e.Err, "%d files checked, %d invalid\n", len(files), invalid)
+		fmt.Fprintf(e.Err, "%s checked, %d invalid\n", plural(len(files), "file"), invalid)
 	}
 	if invalid > 0 {
 		return errReported
