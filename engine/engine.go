@@ -287,8 +287,24 @@ func (e *Engine) linkedByGit(rel string) string {
 	todo := strings.Split(path.Dir(rel), "/") // the folders still to walk
 	done := ""                                // the walked ones, no link among them
 	for hops := 0; len(todo) > 0; {
-		next := path.Join(done, todo[0])
+		seg := todo[0]
 		todo = todo[1:]
+		switch seg {
+		case "", ".":
+			continue
+		case "..":
+			// as the kernel goes: to the parent of the folder reached so
+			// far, after the links before it (a link's target
+			// ../mem/../notes2 passes through mem)
+			if done == "" {
+				return "" // out of the work tree: refused elsewhere
+			}
+			if done = path.Dir(done); done == "." {
+				done = ""
+			}
+			continue
+		}
+		next := path.Join(done, seg)
 		fi, err := os.Lstat(e.cfg.Abs(next))
 		if err != nil {
 			return ""
@@ -304,22 +320,17 @@ func (e *Engine) linkedByGit(rel string) string {
 		if hops++; err != nil || hops > 40 {
 			return ""
 		}
-		t := path.Join(done, filepath.ToSlash(target))
+		t := filepath.ToSlash(target)
 		if filepath.IsAbs(target) {
 			r, err := filepath.Rel(e.cfg.Root, target)
 			if err != nil {
 				return ""
 			}
-			t = filepath.ToSlash(r)
+			t, done = filepath.ToSlash(r), ""
 		}
-		if t = path.Clean(t); t == ".." || strings.HasPrefix(t, "../") {
-			return "" // out of the work tree: refused elsewhere
-		}
-		var segs []string
-		if t != "." {
-			segs = strings.Split(t, "/")
-		}
-		todo, done = append(segs, todo...), ""
+		// the target's names walked one by one from the link's folder
+		// (done), its ".." included, each link on the way asked about
+		todo = append(strings.Split(t, "/"), todo...)
 	}
 	return ""
 }
