@@ -22,7 +22,8 @@ type Forgotten = gitstore.Forgotten
 // merge is never rewritten under it. With dry set nothing is written.
 //
 // With remote set, only what that remote is known to hold (its tracking
-// ref) counts as published.
+// ref) counts as published, and the paths' notes of versions found
+// private stay.
 func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool, remote string) (Forgotten, error) {
 	var only *Remote
 	var tracking []string
@@ -52,9 +53,13 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 	if err == nil && !dry {
 		err = e.remapLosses(res.Mapped, paths)
 	}
-	if err == nil && !dry {
+	if err == nil && !dry && remote == "" {
 		// the refused versions are out of the unpublished history: no
-		// longer withheld (a version the remote holds stays published)
+		// longer withheld (a version the remote holds stays published).
+		// Taken out of one remote's share only, they stay noted: the
+		// remote that holds them brings them back with its history at
+		// the next sync with it, and this remote must not get them then
+		// (attack28-recheck3 F4b)
 		err = e.withhold(nil, paths, refusedMeans)
 	}
 	return res, err
