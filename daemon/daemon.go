@@ -607,6 +607,11 @@ func (r *recorder) warnNote(err error) {
 	if err != nil {
 		r.log.Warn("note private versions", "err", err)
 	}
+	// a note that could not be written (a folder stands at its name) is
+	// said, as record prints it and a sync reports it
+	for _, p := range r.eng.TakeUnwrittenNotes() {
+		r.log.Warn("note private versions", "err", p.Error())
+	}
 }
 
 // recorder applies batches; only Run's goroutine uses it.

@@ -770,3 +770,47 @@ func TestOwedLineGoesBeforeAnExpiry(t *testing.T) {
 		t.Errorf("MEMORY.md %q, %v; want the owed line before the Expired one", data, err)
 	}
 }
+
+// A note of versions found private that the watcher cannot write (a folder
+// stands at .git/strata/sync-withheld.json) is logged, as a record prints it
+// and a sync reports it; it was dropped with no word.
+func TestUnwrittenNoteIsLogged(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, ".claude/notes.json", `{"token": "NOTESECRET"}`)
+	var logs syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func() { close(ready) }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	<-ready
+	waitFor(t, "notes.json recorded", func() bool {
+		ents, err := eng.Log(state.LogQuery{Path: ".claude/notes.json"})
+		return err == nil && len(ents) == 1
+	})
+	note := filepath.Join(eng.Root(), ".git", "strata", "sync-withheld.json")
+	if err := os.MkdirAll(filepath.Join(note, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exclude := filepath.Join(eng.Root(), ".git", "info", "exclude")
+	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exclude, []byte(".claude/notes.json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the unwritten note logged", func() bool {
+		return strings.Contains(logs.String(), "sync-withheld.json: /: warning: not written (a folder stands there")
+	})
+	if !strings.Contains(logs.String(), "the versions found private are not remembered") {
+		t.Errorf("log: %s", logs.String())
+	}
+}
