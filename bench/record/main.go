@@ -52,9 +52,11 @@ func main() {
 		check(os.WriteFile(filepath.Join(r, ".strata.yaml"), []byte(config), 0o644))
 		writeAll(r, *n, 0)
 	}
-	// the team's own files, tracked by git: a rule of .strata.yaml keeps a
-	// file git tracks (an untracked one only with strata.keepPrivate)
+	// the team's own files, committed: a rule of .strata.yaml keeps a file
+	// a commit holds (an untracked or only staged one only with
+	// strata.keepPrivate)
 	run(sRepo, nil, "git", "add", "state")
+	run(sRepo, nil, "git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "state")
 	run(sRepo, nil, bin, "init")
 	// The git side starts from the same snapshot on the same ref.
 	run(gRepo, nil, "git", "add", "-A")
