@@ -285,3 +285,30 @@ func TestReadIntoReusesBuffers(t *testing.T) {
 		t.Fatalf("the buffers held %d of %d reads", reused, 2*len(hashes))
 	}
 }
+
+// TestLooseReadsListPacksOnce reads every object of a repository of loose
+// objects only: the pack folder is listed at the first lookup, not at each
+// (a hook reading 20 staged blobs listed it 20 times and more).
+func TestLooseReadsListPacksOnce(t *testing.T) {
+	repo := genRepo(t)
+	want := catAll(t, repo)
+	loose := t.TempDir()
+	git(t, loose, nil, "init", "-q", "--bare", ".")
+	for _, idx := range packs(t, repo) {
+		data, err := os.ReadFile(strings.TrimSuffix(idx, ".idx") + ".pack")
+		if err != nil {
+			t.Fatal(err)
+		}
+		git(t, loose, data, "unpack-objects", "-q")
+	}
+	db := Open(filepath.Join(loose, "objects"))
+	defer db.Close()
+	for h := range want {
+		if _, _, err := db.Read(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db.rescans != 1 {
+		t.Fatalf("%d reads listed the pack folder %d times, want once", len(want), db.rescans)
+	}
+}

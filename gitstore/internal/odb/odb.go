@@ -62,6 +62,7 @@ type DB struct {
 	root     *DB // for an alternate's DB, the DB whose alternates it is
 	packs    []*pack
 	seen     map[string]bool
+	rescans  int                 // how many times the pack folder was listed, for the tests
 	bases    map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
 	baseFree [][]byte            // buffers of bases the cache dropped, for the next ones
 	bytes    int
@@ -104,6 +105,12 @@ func (db *DB) Dir() string { return db.dir }
 // rescan opens packs that appeared since the last scan. Packs that git
 // repacked away stay readable through their open descriptors.
 func (db *DB) rescan() {
+	db.rescans++
+	if db.packs == nil {
+		// scanned, even when there is no pack: a repository of loose
+		// objects only listed its pack folder at every lookup (find)
+		db.packs = []*pack{}
+	}
 	names, _ := filepath.Glob(filepath.Join(db.dir, "pack", "pack-*.idx"))
 	for _, idxName := range names {
 		if db.seen[idxName] {
