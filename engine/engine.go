@@ -313,7 +313,11 @@ func (e *Engine) linkedByGit(rel string) string {
 			done = next
 			continue
 		}
-		if ig.Tracked(next) {
+		if ig.Tracked(next) || e.nestedRel(next) != "" {
+			// git's: this repository's index has it, or a submodule's or
+			// a nested clone's commit brought it (that repository's
+			// link, which its update or a pushed gitlink can move:
+			// attack29 F1)
 			return next
 		}
 		target, err := os.Readlink(e.cfg.Abs(next))
