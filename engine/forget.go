@@ -54,13 +54,14 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		err = e.remapLosses(res.Mapped, paths)
 	}
 	if err == nil && !dry && remote == "" {
-		// the refused versions are out of the unpublished history: no
-		// longer withheld (a version the remote holds stays published).
-		// Taken out of one remote's share only, they stay noted: the
-		// remote that holds them brings them back with its history at
-		// the next sync with it, and this remote must not get them then
-		// (attack28-recheck3 F4b)
-		err = e.withhold(nil, paths, refusedMeans)
+		// the refused versions out of the history are no longer withheld;
+		// those a remote holds are still in it, and stay noted: a remote
+		// that never got them must not get them now (attack29 F2).
+		// Taken out of one remote's share only (--remote), every one
+		// stays noted: the remote that holds them brings them back with
+		// its history at the next sync with it, and this remote must not
+		// get them then (attack28-recheck3 F4b)
+		err = e.narrowNote(paths)
 	}
 	return res, err
 }

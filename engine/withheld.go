@@ -94,12 +94,55 @@ func (e *Engine) withhold(add map[string][]string, drop []string, means string) 
 	return err
 }
 
+// narrowNote keeps, of each of paths' noted versions, those the state
+// ref's history still records (after forget: the versions a remote holds)
+// and drops the others, in one write.
+func (e *Engine) narrowNote(paths []string) error {
+	notes := e.withheld()
+	changed := false
+	for _, p := range paths {
+		noted, ok := notes[p]
+		if !ok {
+			continue
+		}
+		ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: p})
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
+		}
+		present := map[string]bool{}
+		for _, en := range ents {
+			if b, err := e.store.BlobID(en.Commit, p); err == nil {
+				present[b] = true
+			}
+		}
+		var still []string
+		for _, b := range noted {
+			if present[b] {
+				still = append(still, b)
+			}
+		}
+		switch {
+		case len(still) == len(noted):
+			continue
+		case len(still) == 0:
+			delete(notes, p)
+		default:
+			notes[p] = still
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes}, refusedMeans)
+}
+
 // refusedMeans and foundMeans are what a withheld note that cannot be
 // written costs, after a sync's refusal and after a scan's finding
 // (NotePrivate).
 const (
 	refusedMeans = "the refusal is not remembered: once the file is kept again, a later sync will publish the version refused now"
-	foundMeans   = "the versions found private are not remembered: once the file is kept again, a later sync will publish them"
+	foundMeans   = "the versions found private are not remembered: remove it while the file is still private, and the next record notes them; once the file is kept again, a later sync will publish them"
 )
 
 // TakeUnwrittenNotes returns, as warnings, the notes of refusals this
