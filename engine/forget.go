@@ -61,7 +61,7 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		// stays noted: the remote that holds them brings them back with
 		// its history at the next sync with it, and this remote must not
 		// get them then (attack28-recheck3 F4b)
-		err = e.narrowNote(paths)
+		err = e.narrowNote(ctx, paths)
 	}
 	return res, err
 }

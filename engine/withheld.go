@@ -94,35 +94,37 @@ func (e *Engine) withhold(add map[string][]string, drop []string, means string) 
 	return err
 }
 
-// narrowNote keeps, of each of paths' noted versions, those the state
-// ref's history still records (after forget: the versions a remote holds)
-// and drops the others, in one write.
-func (e *Engine) narrowNote(paths []string) error {
+// narrowNote keeps, of each of paths' noted versions, those a commit the
+// state ref reaches still records — along any parent, a merge's second
+// included (after forget: the versions a remote holds) — and drops the
+// others, in one write.
+func (e *Engine) narrowNote(ctx context.Context, paths []string) error {
 	notes := e.withheld()
-	changed := false
+	var noted []string
 	for _, p := range paths {
-		noted, ok := notes[p]
-		if !ok {
-			continue
+		if _, ok := notes[p]; ok {
+			noted = append(noted, p)
 		}
-		ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: p})
-		if err != nil && !errors.Is(err, state.ErrNotFound) {
+	}
+	if len(noted) == 0 {
+		return nil
+	}
+	present := map[string]map[string]bool{}
+	if head, err := e.store.Head(e.store.StateRef()); err == nil {
+		if present, err = e.store.VersionsBeyond(ctx, head, nil, noted); err != nil {
 			return err
 		}
-		present := map[string]bool{}
-		for _, en := range ents {
-			if b, err := e.store.BlobID(en.Commit, p); err == nil {
-				present[b] = true
-			}
-		}
+	}
+	changed := false
+	for _, p := range noted {
 		var still []string
-		for _, b := range noted {
-			if present[b] {
+		for _, b := range notes[p] {
+			if present[p][b] {
 				still = append(still, b)
 			}
 		}
 		switch {
-		case len(still) == len(noted):
+		case len(still) == len(notes[p]):
 			continue
 		case len(still) == 0:
 			delete(notes, p)
