@@ -209,9 +209,10 @@ func TestMatchesGitPacked(t *testing.T) {
 	compare(t, "large offsets", repo, want)
 }
 
-func TestMatchesGitLoose(t *testing.T) {
-	repo := genRepo(t)
-	want := catAll(t, repo)
+// unpacked returns a new bare repository holding repo's packed objects as
+// loose objects, unpacked by git.
+func unpacked(t *testing.T, repo string) string {
+	t.Helper()
 	loose := t.TempDir()
 	git(t, loose, nil, "init", "-q", "--bare", ".")
 	for _, idx := range packs(t, repo) {
@@ -221,6 +222,13 @@ func TestMatchesGitLoose(t *testing.T) {
 		}
 		git(t, loose, data, "unpack-objects", "-q")
 	}
+	return loose
+}
+
+func TestMatchesGitLoose(t *testing.T) {
+	repo := genRepo(t)
+	want := catAll(t, repo)
+	loose := unpacked(t, repo)
 	compare(t, "loose, written by git", loose, want)
 
 	// Written by odb (stored below 4 KiB, compressed above), read by git.
@@ -292,15 +300,7 @@ func TestReadIntoReusesBuffers(t *testing.T) {
 func TestLooseReadsListPacksOnce(t *testing.T) {
 	repo := genRepo(t)
 	want := catAll(t, repo)
-	loose := t.TempDir()
-	git(t, loose, nil, "init", "-q", "--bare", ".")
-	for _, idx := range packs(t, repo) {
-		data, err := os.ReadFile(strings.TrimSuffix(idx, ".idx") + ".pack")
-		if err != nil {
-			t.Fatal(err)
-		}
-		git(t, loose, data, "unpack-objects", "-q")
-	}
+	loose := unpacked(t, repo)
 	db := Open(filepath.Join(loose, "objects"))
 	defer db.Close()
 	for h := range want {
