@@ -446,7 +446,8 @@ func claude(eng *engine.Engine) []Finding {
 }
 
 func layersFinding(eng *engine.Engine) Finding {
-	l := layers.New(eng, nil).Present()
+	agent := layers.New(eng, nil)
+	l := agent.Present()
 	var have []string
 	for _, x := range []struct {
 		n  string
@@ -462,7 +463,7 @@ func layersFinding(eng *engine.Engine) Finding {
 	}
 	// a layer file on disk that is private is not missing: memory add
 	// would refuse it, and keeping it is the user's choice
-	why2, why3 := layers.New(eng, nil).Withheld()
+	why2, why3 := agent.Withheld()
 	var private []string
 	for _, x := range []struct{ name, path, why string }{{"L2", eng.Config().L2(), why2}, {"L3", eng.Config().Graph, why3}} {
 		if x.why != "" {

@@ -95,7 +95,8 @@ func runStatus(e *env, o statusOptions) error {
 	if lerr != nil {
 		laterErr = lerr.Error()
 	}
-	present := layers.New(eng, nil).Present()
+	agent := layers.New(eng, nil)
+	present := agent.Present()
 	lj := layersJSON{Layers: present, Tier: present.Tier()}
 	if o.JSON {
 		if files == nil {
@@ -104,7 +105,7 @@ func runStatus(e *env, o statusOptions) error {
 		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: later, MergeLaterError: laterErr, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
-	l2, l3 := layers.New(eng, nil).Withheld()
+	l2, l3 := agent.Withheld()
 	fmt.Fprintf(e.Out, "layers: %s (tier %s)\n", layerList(lj.Layers, l2, l3), lj.Tier)
 	if w.Running {
 		fmt.Fprintf(e.Out, "watcher: running (pid %d, since %s; %d changes recorded, %d rejected)\n",
