@@ -340,7 +340,7 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 		ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was found private after it was recorded (by a sync that refused it, or a scan), and is not published now that the file is kept: nothing was pushed (" + way + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
 	}
 	if len(refused) > 0 {
-		if err := e.withhold(refused, nil, refusedMeans); err != nil {
+		if err := e.withhold(refused, refusedMeans); err != nil {
 			return nil, err
 		}
 	}

@@ -56,9 +56,9 @@ func (e *Engine) withheld() map[string][]string {
 	return f.Paths
 }
 
-// withhold adds blobs (path to blobs) to the note; drop removes paths
-// from it. Nothing is written when nothing changes.
-func (e *Engine) withhold(add map[string][]string, drop []string, means string) error {
+// withhold adds blobs (path to blobs) to the note (narrowNote takes them
+// out). Nothing is written when nothing changes.
+func (e *Engine) withhold(add map[string][]string, means string) error {
 	notes := e.withheld()
 	changed := false
 	for p, blobs := range add {
@@ -69,18 +69,12 @@ func (e *Engine) withhold(add map[string][]string, drop []string, means string) 
 		}
 		slices.Sort(notes[p])
 	}
-	for _, p := range drop {
-		if _, ok := notes[p]; ok {
-			delete(notes, p)
-			changed = true
-		}
-	}
 	if !changed {
 		return nil
 	}
 	err := e.writeNote(e.withheldPath(), len(notes) == 0, withheldFile{Paths: notes}, means)
 	var ne *NoteError
-	if len(add) > 0 && errors.As(err, &ne) {
+	if errors.As(err, &ne) {
 		// a sync's refusal stands without its note: the refusal is
 		// reported, and beside it that it is not remembered
 		// (TakeUnwrittenNotes), rather than an error in its place
@@ -238,7 +232,7 @@ func (e *Engine) NotePrivate(ctx context.Context, found []Private) error {
 			}
 		}
 	}
-	if err := e.withhold(add, nil, foundMeans); err != nil {
+	if err := e.withhold(add, foundMeans); err != nil {
 		return err
 	}
 	e.privateMu.Lock()
