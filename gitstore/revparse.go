@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,7 +30,7 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 	var h plumbing.Hash
 	var err error
 	switch {
-	case reflogRev().MatchString(base):
+	case reflogRev(base):
 		h, err = s.gitRevParse(base) // a reflog entry, an upstream; ~N and ^N are read here
 	case base == "" || strings.ContainsAny(base, ":@{} \t\n") && base != "@":
 		return plumbing.ZeroHash, errRevSyntax
@@ -148,14 +146,23 @@ func (s *Store) peel(h plumbing.Hash) (plumbing.Hash, error) {
 // gives to git, saying which it takes.
 var errRevSyntax = fmt.Errorf("unsupported revision syntax (a commit id, a ref, HEAD, with ~N or ^N; HEAD@{1}, stash@{0}, main@{upstream}): %w", state.ErrNotFound)
 
-// reflogRev is the one shape of "@{...}" revision given to git: a ref name
-// (or nothing, for the current branch) and one "@{...}" holding no space,
-// colon or brace. Anything after it must be ~N or ^N, which revParse reads
-// itself: git would read "HEAD@{1}:path" or "HEAD@{1} HEAD" as a date it
-// does not know, "now", and answer HEAD's commit without a word.
-var reflogRev = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[^\s:@{}~^]*@\{[^\s:{}]+\}$`)
-})
+// reflogRev reports whether base is the one shape of "@{...}" revision
+// given to git: a ref name (or nothing, for the current branch) holding no
+// space, colon, "@", brace, "~" or "^", then one "@{...}" holding no space,
+// colon or brace, ending base. Anything after it must be ~N or ^N, which
+// revParse reads itself: git would read "HEAD@{1}:path" or "HEAD@{1} HEAD"
+// as a date it does not know, "now", and answer HEAD's commit without a
+// word. (Read by hand, not by a regular expression: every command resolves
+// a revision, and compiling one cost each process more than the match.)
+func reflogRev(base string) bool {
+	const space = " \t\n\f\r" // what \s matches
+	at := strings.IndexByte(base, '@')
+	if at < 0 || !strings.HasPrefix(base[at:], "@{") || !strings.HasSuffix(base, "}") || len(base)-at < 4 {
+		return false
+	}
+	name, inner := base[:at], base[at+2:len(base)-1]
+	return !strings.ContainsAny(name, space+":{}~^") && !strings.ContainsAny(inner, space+":{}")
+}
 
 // gitRevParse asks the git binary for the forms strata does not read
 // itself: a reflog entry (HEAD@{1}, stash@{0}, main@{2.days.ago}) or an

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +45,20 @@ func TestResolveLikeGit(t *testing.T) {
 			runGit(t, r.main, "gc", "--quiet", "--prune=now")
 		}
 		runGit(t, r.main, "tag", "-d", "ann", "light") // the user's refs as they were
+	})
+}
+
+// FuzzReflogRev: the hand-read reflogRev accepts exactly what the regular
+// expression it replaced matched.
+func FuzzReflogRev(f *testing.F) {
+	re := regexp.MustCompile(`^[^\s:@{}~^]*@\{[^\s:{}]+\}$`)
+	for _, s := range []string{"HEAD@{1}", "@{u}", "main@{2.days.ago}", "stash@{0}", "@{}", "@{", "a@{b}c", "a@{b}}", "a@b@{1}",
+		"x@{a b}", "x@{a:b}", "x y@{1}", "x~1@{1}", "@{{1}}", "@{1}@{2}", "\f@{1}", "x@{\v}", "é@{ü}", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := reflogRev(s), re.MatchString(s); got != want {
+			t.Fatalf("reflogRev(%q) = %v, the expression says %v", s, got, want)
+		}
 	})
 }
