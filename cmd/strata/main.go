@@ -10,7 +10,7 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-func main() { os.Exit(Main()) }
+func main() { growStack(); os.Exit(Main()) }
 
 // Main runs strata with the process's arguments and streams; testscript
 // calls it in-process. A command that writes or runs long catches SIGINT
