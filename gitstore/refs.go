@@ -107,7 +107,7 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 // packedRef looks ref up in the common dir's packed-refs file, skipping the
 // header and the "^" peel lines that follow annotated tags.
 func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
-	f, err := openRegular(filepath.Join(s.commonDir, "packed-refs"))
+	f, size, err := state.OpenRegular(filepath.Join(s.commonDir, "packed-refs"), true)
 	if errors.Is(err, os.ErrNotExist) {
 		return plumbing.ZeroHash, false, nil
 	}
@@ -116,7 +116,10 @@ func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	// a buffer the size of the file, up to 64 KB: every ref read comes
+	// here, and a fresh 64 KB for a file of a few lines cost each command
+	// page faults (the scanner grows it for a longer line, up to 1 MB)
+	sc.Buffer(make([]byte, min(max(size+1, 512), 64*1024)), 1024*1024)
 	want := []byte(ref)
 	for sc.Scan() {
 		line := sc.Bytes()
