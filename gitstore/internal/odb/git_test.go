@@ -287,6 +287,14 @@ func TestReadIntoReusesBuffers(t *testing.T) {
 			if len(data) > 0 && &data[:1][0] == &buf[:1][0] {
 				reused++
 			}
+			held, largest := 0, 0
+			for _, b := range db.bases {
+				held += cap(b.data)
+				largest = max(largest, cap(b.data))
+			}
+			if held > max(baseBytes, largest) {
+				t.Fatalf("after %s the delta-base cache holds %d bytes of buffers, over its %d", h, held, baseBytes)
+			}
 		}
 	}
 	if reused < len(hashes) {

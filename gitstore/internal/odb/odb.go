@@ -65,8 +65,8 @@ type DB struct {
 	rescans  int                 // how many times the pack folder was listed, for the tests
 	bases    map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
 	baseFree [][]byte            // buffers of bases the cache dropped, for the next ones
-	bytes    int
-	batch    *batch // objects written since Begin (packwrite.go)
+	bytes    int                 // the capacity of the bases' buffers
+	batch    *batch              // objects written since Begin (packwrite.go)
 	// Shared is the repository's core.sharedRepository, asked for when a
 	// file is about to be created (nil: "umask").
 	Shared func() gitperm.Shared
@@ -90,7 +90,8 @@ type baseObj struct {
 	data []byte
 }
 
-// baseBytes bounds the delta-base cache.
+// baseBytes bounds the delta-base cache: the capacity of the buffers it
+// holds (a single base larger than it is still held, alone).
 var baseBytes = 16 << 20 // a var for the tests
 
 // Open returns a DB for the objects directory dir. Nothing is opened until

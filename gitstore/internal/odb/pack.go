@@ -506,7 +506,9 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int, into []byte) (plu
 			if baseType, base, err = db.readPacked(p, e.baseOff, -1, depth+1, db.takeBase()); err != nil {
 				return 0, nil, err
 			}
-			if db.bytes+len(base) > baseBytes {
+			// counted by capacity: a buffer taken from a dropped base may
+			// be larger than the base it now holds
+			if db.bytes+cap(base) > baseBytes {
 				// the cache starts over; its buffers, which no caller
 				// holds, serve the bases read next
 				db.baseFree = db.baseFree[:0]
@@ -517,7 +519,7 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int, into []byte) (plu
 				db.bytes = 0
 			}
 			db.bases[k] = baseObj{baseType, base}
-			db.bytes += len(base)
+			db.bytes += cap(base)
 		}
 	}
 	out, err := applyDeltaInto(base, delta, into)
