@@ -438,11 +438,17 @@ func (e *Engine) elsewhere(ctx context.Context, head, tracking, path string, ver
 			names = append(names, state.ShownPath(name))
 		}
 	}
-	if len(names) == 0 || refs[tracking] == "" {
+	this = refs[tracking]
+	if this == "" {
+		// a remote never synced yet has no tracking ref, and gets
+		// everything: forget --remote takes the versions out all the same
+		this, _ = gitstore.RemoteOf(tracking)
+	}
+	if len(names) == 0 || this == "" {
 		return "", "", nil
 	}
 	slices.Sort(names)
-	return strings.Join(names, " or "), refs[tracking], nil
+	return strings.Join(names, " or "), this, nil
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -306,18 +306,28 @@ func rejectedLine(out string) string {
 	return ""
 }
 
+// RemoteOf returns the remote (unescaped) that ref, a tracking ref of the
+// state ref as Remote names it, follows, whether or not the ref exists yet;
+// ok is false for any other ref.
+func RemoteOf(ref string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(ref, TrackingPrefix)
+	if !ok {
+		return "", false
+	}
+	name, leaf, ok := strings.Cut(rest, "/")
+	if !ok || leaf != "state" {
+		return "", false
+	}
+	return UnescapeRemote(name), true
+}
+
 // TrackingRefs lists strata's tracking refs, sorted, each with the remote it
 // tracks (unescaped).
 func (s *Store) TrackingRefs() (map[string]string, error) {
 	out := map[string]string{}
 	add := func(ref string) {
-		rest, ok := strings.CutPrefix(ref, TrackingPrefix)
-		if !ok {
-			return
-		}
-		name, leaf, ok := strings.Cut(rest, "/")
-		if ok && leaf == "state" {
-			out[ref] = UnescapeRemote(name)
+		if name, ok := RemoteOf(ref); ok {
+			out[ref] = name
 		}
 	}
 	dir := filepath.Join(s.commonDir, filepath.FromSlash(TrackingPrefix))
