@@ -406,10 +406,16 @@ func DecodeJSONFor(path string, data []byte, want *Want) (any, state.Problems) {
 // decodeJSON decodes data and returns a locator that, on first use, scans
 // the text again to index the positions of its values.
 func decodeJSON(path string, data []byte) (any, *locator, state.Problems) {
-	return decodeJSONFor(path, data, nil)
+	v, text, ps := decodeJSONFor(path, data, nil)
+	if ps != nil {
+		return nil, nil, ps
+	}
+	return v, newJSONLocator(text), nil
 }
 
-func decodeJSONFor(path string, data []byte, want *Want) (any, *locator, state.Problems) {
+// decodeJSONFor decodes of data what want asks for (nil: all of it), and
+// returns the text it read (data without a byte-order mark).
+func decodeJSONFor(path string, data []byte, want *Want) (any, []byte, state.Problems) {
 	data, ps := checkJSONBytes(path, data, 0)
 	if ps != nil {
 		return nil, nil, ps
@@ -424,7 +430,7 @@ func decodeJSONFor(path string, data []byte, want *Want) (any, *locator, state.P
 		}
 		return nil, nil, state.Problems{syntaxProblem(path, data)}
 	}
-	return v, newJSONLocator(data), nil
+	return v, data, nil
 }
 
 // syntaxProblem describes the syntax error in data. It parses data again,
