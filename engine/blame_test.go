@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -50,6 +52,42 @@ func TestBlameReadsBackOnlyAsFarAsItNeeds(t *testing.T) {
 	for _, l := range lines {
 		if l.Commit != last {
 			t.Errorf("%s = %s blamed on %s, want the last version's commit %s", l.Key, l.Value, state.ShortID(l.Commit), state.ShortID(last))
+		}
+	}
+}
+
+// TestBlameAcrossEntryBlocks: a blame whose answer lies hundreds of versions
+// back, past the blocks lazyHistory keeps its entries in, names the commit
+// of each key's oldest version in its run.
+func TestBlameAcrossEntryBlocks(t *testing.T) {
+	e := newRepo(t)
+	const path = ".claude/notes.json"
+	const versions, mid = 3*entryBlock + 7, entryBlock + 44
+	k := kept(t, e, path)
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for v := 0; v < versions; v++ {
+		content := fmt.Sprintf("{\"since\": 0, \"mid\": %d, \"n\": %d}\n", min(v, mid)/mid, v)
+		ch := state.Change{Path: path, Content: []byte(content), Class: k.Class, Schema: k.Schema, Source: state.SourceRecord, Time: t0.Add(time.Duration(v) * time.Second)}
+		if _, err := e.store.Record(ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := e.store.Log(e.store.StateRef(), state.LogQuery{Path: path})
+	if err != nil || len(ents) != versions {
+		t.Fatalf("log: %v, %d entries", err, len(ents))
+	}
+	want := map[string]string{ // newest first: version v is ents[versions-1-v]
+		"/since": ents[versions-1].Commit,
+		"/mid":   ents[versions-1-mid].Commit,
+		"/n":     ents[0].Commit,
+	}
+	lines, err := e.Blame(k, "")
+	if err != nil || len(lines) != len(want) {
+		t.Fatalf("blame: %v, %+v", err, lines)
+	}
+	for _, l := range lines {
+		if l.Commit != want[l.Key] {
+			t.Errorf("%s blamed on %s, want %s", l.Key, state.ShortID(l.Commit), state.ShortID(want[l.Key]))
 		}
 	}
 }

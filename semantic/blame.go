@@ -169,9 +169,10 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 		value := none
 		if content != nil {
 			var known bool
-			if value, known = values.get(string(content)); !known {
+			key := string(content)
+			if value, known = values.get(key); !known {
 				value = valueIn(content)
-				values.put(string(content), value)
+				values.put(key, value)
 			}
 		}
 		holds := func(k string) bool {
