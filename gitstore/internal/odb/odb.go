@@ -56,17 +56,18 @@ const maxDeltaDepth = 10000
 // DB reads and writes the objects of one objects directory; it also reads
 // those of the directories its info/alternates file names (alternates.go).
 type DB struct {
-	dir      string // <commondir>/objects
-	alts     []*DB  // the alternates' DBs (alternates.go), once altsRead
-	altsRead bool
-	root     *DB // for an alternate's DB, the DB whose alternates it is
-	packs    []*pack
-	seen     map[string]bool
-	rescans  int                 // how many times the pack folder was listed, for the tests
-	bases    map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
-	baseFree [][]byte            // buffers of bases the cache dropped, for the next ones
-	bytes    int                 // the capacity of the bases' buffers
-	batch    *batch              // objects written since Begin (packwrite.go)
+	dir       string // <commondir>/objects
+	alts      []*DB  // the alternates' DBs (alternates.go), once altsRead
+	altsRead  bool
+	root      *DB // for an alternate's DB, the DB whose alternates it is
+	packs     []*pack
+	seen      map[string]bool
+	rescans   int                 // how many times the pack folder was listed, for the tests
+	bases     map[baseKey]baseObj // resolved delta bases, bounded by baseBytes
+	baseFree  [][]byte            // buffers of bases the cache dropped, for the next ones
+	deltaBufs [][]byte            // by depth in a chain, the buffer of the last delta read (deltaBuf)
+	bytes     int                 // the capacity of the bases' buffers
+	batch     *batch              // objects written since Begin (packwrite.go)
 	// Shared is the repository's core.sharedRepository, asked for when a
 	// file is about to be created (nil: "umask").
 	Shared func() gitperm.Shared

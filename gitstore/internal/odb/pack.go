@@ -476,11 +476,12 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int, into []byte) (plu
 		e.release()
 		return e.typ, data, err
 	}
-	delta, err := inflate(e.r, e.size)
+	delta, err := inflateInto(e.r, e.size, db.deltaBuf(depth))
 	e.release()
 	if err != nil {
 		return 0, nil, err
 	}
+	defer db.keepDeltaBuf(depth, delta)
 	if limit >= 0 {
 		_, dst, _, err := deltaSizes(delta)
 		if err != nil {
@@ -525,6 +526,31 @@ func (db *DB) readPacked(p *pack, off, limit int64, depth int, into []byte) (plu
 	out, err := applyDeltaInto(base, delta, into)
 	return baseType, out, err
 }
+
+// deltaBuf returns the buffer for the delta read at depth of a chain (a
+// read of the base below it, at depth+1, uses another), or nil; the
+// delta's instructions are spent once applied, so every delta read at that
+// depth reuses it (keepDeltaBuf).
+func (db *DB) deltaBuf(depth int) []byte {
+	if depth < len(db.deltaBufs) {
+		return db.deltaBufs[depth]
+	}
+	return nil
+}
+
+// keepDeltaBuf keeps buf, once its delta is applied, for the next delta read
+// at depth, unless it is larger than a delta of ordinary files.
+func (db *DB) keepDeltaBuf(depth int, buf []byte) {
+	if cap(buf) > deltaBufMax {
+		return
+	}
+	for len(db.deltaBufs) <= depth {
+		db.deltaBufs = append(db.deltaBufs, nil)
+	}
+	db.deltaBufs[depth] = buf[:0]
+}
+
+const deltaBufMax = 64 << 10
 
 // takeBase returns a free buffer of the delta-base cache, or nil.
 func (db *DB) takeBase() []byte {
