@@ -539,9 +539,11 @@ func (db *DB) deltaBuf(depth int) []byte {
 }
 
 // keepDeltaBuf keeps buf, once its delta is applied, for the next delta read
-// at depth, unless it is larger than a delta of ordinary files.
+// at depth, unless it is larger than a delta of ordinary files or the depth
+// deeper than git makes chains (50; 250 with --aggressive): a hostile
+// pack's chain of 10 000 deltas would keep 10 000 buffers for the DB's life.
 func (db *DB) keepDeltaBuf(depth int, buf []byte) {
-	if cap(buf) > deltaBufMax {
+	if cap(buf) > deltaBufMax || depth >= deltaBufDepths {
 		return
 	}
 	for len(db.deltaBufs) <= depth {
@@ -550,7 +552,10 @@ func (db *DB) keepDeltaBuf(depth int, buf []byte) {
 	db.deltaBufs[depth] = buf[:0]
 }
 
-const deltaBufMax = 64 << 10
+const (
+	deltaBufMax    = 64 << 10
+	deltaBufDepths = 256
+)
 
 // takeBase returns a free buffer of the delta-base cache, or nil.
 func (db *DB) takeBase() []byte {

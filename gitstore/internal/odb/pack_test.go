@@ -150,3 +150,23 @@ func TestPrefixPacked(t *testing.T) {
 		t.Fatalf("Prefix of no object = %v, %v", got, err)
 	}
 }
+
+// TestDeltaBufsBounded: the buffers kept for reading deltas stop at
+// deltaBufDepths depths and deltaBufMax bytes, whatever chain a pack holds.
+func TestDeltaBufsBounded(t *testing.T) {
+	db := Open(t.TempDir())
+	defer db.Close()
+	for depth := 0; depth < maxDeltaDepth; depth += 97 {
+		db.keepDeltaBuf(depth, make([]byte, 100))
+	}
+	db.keepDeltaBuf(1, make([]byte, deltaBufMax+1))
+	if len(db.deltaBufs) > deltaBufDepths {
+		t.Fatalf("%d depths kept, over %d", len(db.deltaBufs), deltaBufDepths)
+	}
+	if b := db.deltaBuf(1); cap(b) > deltaBufMax {
+		t.Fatalf("a %d-byte buffer kept, over %d", cap(b), deltaBufMax)
+	}
+	if b := db.deltaBuf(97); cap(b) != 100 {
+		t.Fatalf("depth 97 keeps a %d-byte buffer, want the 100-byte one", cap(b))
+	}
+}
