@@ -169,11 +169,16 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	unread := &unreadPaths{}
 	skipped := &privateSkips{}
 	index := eng.IndexFile()
-	// HEAD's reflog, appended when a commit moves HEAD: a plain `git
-	// commit` writes the index before the commit exists, so a batch the
-	// index's change starts may still read the old HEAD, under which a
-	// file only a .strata.yaml rule keeps is only staged (private)
-	headLog := filepath.Join(eng.GitDir(), "logs", "HEAD")
+	// the files git writes when HEAD moves: a plain `git commit` writes
+	// the index before the commit exists, so a batch the index's change
+	// starts may still read the old HEAD, under which a file only a
+	// .strata.yaml rule keeps is only staged (private); and a `git reset
+	// --soft` writes no index at all. HEAD's reflog is one of them, but
+	// core.logAllRefUpdates=false leaves it unwritten: the branch's own
+	// file and ORIG_HEAD are written all the same (attack30 V3b). A
+	// checkout of another branch reloads the watch (headMoved), so that
+	// branch's file is the one watched.
+	heads, branch := eng.HeadFiles()
 	// and the ignore files that make a recorded file private with no
 	// event of its own (attack28-recheck N2): .git/info/exclude, the
 	// top .gitignore
@@ -206,7 +211,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 		// The configuration files are watched too (configFiles), and git's
 		// index: a `git add` and `git commit` keep a file only a
 		// .strata.yaml rule keeps from then on (privateSkips).
-		Extra:  append(append(append(cfg.Extra(), files...), index, headLog), ignores...),
+		Extra:  append(append(append(append(cfg.Extra(), files...), index), heads...), ignores...),
 		Logger: log,
 	})
 	if err != nil {
@@ -221,7 +226,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	counts := pb.p
 	pb.mu.Unlock()
 	r := &recorder{eng: eng, log: log, problems: o.Problems, status: pb, mu: &sync.Mutex{}, unread: unread, place: place,
-		skipped: skipped, index: index, headLog: headLog, ignores: ignores,
+		skipped: skipped, index: index, heads: heads, ignores: ignores,
 		recorded: counts.Recorded, rejected: counts.Rejected}
 	r.agent = layers.New(eng, func(msg string) { log.Warn(msg) })
 	r.replayOwed() // what a killed watcher owed comes before what changed since
@@ -255,6 +260,19 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			}
 			if next != nil {
 				continue // drained: the next run's catch-up reads them with the new configuration
+			}
+			if slices.Contains(b.Paths, heads[0]) && eng.HeadBranch() != branch {
+				// another branch checked out: watch its file (HEAD moves
+				// with it), from a new run whose catch-up reads what the
+				// checkout changed
+				if n, err := engine.Open(cfg.Root); err == nil {
+					log.Info("HEAD names another branch: watching it", "branch", n.HeadBranch())
+					n.Now = eng.Now
+					next, nextStamp = n, stamps[0]
+					stopWatcher()
+					retry = nil
+					continue
+				}
 			}
 			if (b.Rescan || slices.ContainsFunc(b.Paths, func(p string) bool { return slices.Contains(files, p) })) &&
 				!slices.Equal(configStamps(files), stamps) {
@@ -631,7 +649,7 @@ type recorder struct {
 	unread   *unreadPaths    // read again on a chmod
 	skipped  *privateSkips   // judged again when the index changes
 	index    string          // git's index file, as the watcher names it
-	headLog  string          // HEAD's reflog: a commit moved HEAD (judged as an index change)
+	heads    []string        // the files a move of HEAD writes (judged as an index change)
 	ignores  []string        // ignore files whose change is judged as an index change
 	badSeen  map[string]bool // bad file names already reported
 	// place is where the watcher started; gone, once set, says it is gone
@@ -975,7 +993,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	} else {
 		indexChanged := false
 		for _, p := range b.Paths {
-			if p == r.index || p == r.headLog || slices.Contains(r.ignores, p) || filepath.Base(p) == ".gitignore" {
+			if p == r.index || slices.Contains(r.heads, p) || slices.Contains(r.ignores, p) || filepath.Base(p) == ".gitignore" {
 				// judged as the index's change while it exists: one
 				// removed (rm -rf .git going through it) starts no work
 				// that could write into a git directory being removed

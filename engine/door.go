@@ -36,6 +36,13 @@ func (e *Engine) CommonDir() string { return e.store.CommonDir() }
 // tracks (config.IndexDecides).
 func (e *Engine) IndexFile() string { return e.store.IndexFile() }
 
+// HeadFiles are the files git writes when HEAD moves, and the branch HEAD
+// names now (gitstore.Store.HeadFiles).
+func (e *Engine) HeadFiles() ([]string, string) { return e.store.HeadFiles() }
+
+// HeadBranch is the branch HEAD names now, "" when detached.
+func (e *Engine) HeadBranch() string { return e.store.HeadBranch() }
+
 // StateRef is the ref valid versions are recorded on.
 func (e *Engine) StateRef() string { return e.store.StateRef() }
 

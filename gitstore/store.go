@@ -377,6 +377,36 @@ func (s *Store) GitDir() string { return s.gitDir }
 // writes a new one as index.lock beside it and renames it over the old.
 func (s *Store) IndexFile() string { return filepath.Join(s.gitDir, "index") }
 
+// HeadFiles are the files git writes when HEAD moves: the work tree's
+// HEAD (a detached one, a checkout), ORIG_HEAD (a reset, a merge, a
+// rebase), HEAD's reflog (unless core.logAllRefUpdates is off), and the
+// loose file of the branch HEAD names, as it names one now (a commit, a
+// reset: with no reflog, the only one a `git reset --soft` writes besides
+// ORIG_HEAD). branch is that branch ("" for a detached HEAD).
+func (s *Store) HeadFiles() (files []string, branch string) {
+	files = []string{filepath.Join(s.gitDir, "HEAD"), filepath.Join(s.gitDir, "ORIG_HEAD"), filepath.Join(s.gitDir, "logs", "HEAD")}
+	branch = s.HeadBranch()
+	if branch != "" {
+		files = append(files, s.refFile(branch))
+	}
+	return files, branch
+}
+
+// HeadBranch is the branch the work tree's HEAD names ("refs/heads/…"),
+// "" for a detached or unreadable HEAD.
+func (s *Store) HeadBranch() string {
+	data, err := state.ReadRegular(filepath.Join(s.gitDir, "HEAD"), 4096, false)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	ref, ok := strings.CutPrefix(line, "ref:")
+	if ref = strings.TrimSpace(ref); !ok || !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return ""
+	}
+	return ref
+}
+
 // CommonDir returns the git directory shared by all work trees; refs and
 // objects live there.
 func (s *Store) CommonDir() string { return s.commonDir }
