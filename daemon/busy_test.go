@@ -109,7 +109,7 @@ func TestReloadSeesAnEditBeforeItsStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, _, err := watch(ctx, eng, p, "a stamp from before the last edit", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
+	next, _, err := watch(ctx, eng, p, "a stamp from before the last edit", true, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
 		slog.New(slog.DiscardHandler), &publisher{lock: held})
 	if err != nil || next == nil {
 		t.Fatalf("watch: engine %v, %v; want a reload", next, err)
@@ -144,7 +144,7 @@ func TestReloadIntoAReplacedRepositoryStops(t *testing.T) {
 	holdLock(t, again) // the new repository's own watcher
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	next, _, err := watch(ctx, again, started, "", Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
+	next, _, err := watch(ctx, again, started, "", true, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour},
 		slog.New(slog.DiscardHandler), &publisher{lock: held})
 	if next != nil || !errors.Is(err, state.ErrNotRepo) {
 		t.Fatalf("watch: engine %v, %v; want the work tree said gone", next, err)

@@ -132,12 +132,13 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		return err
 	}
 	loaded := "" // the stamp of .strata.yaml taken before eng read it ("": at the run's start)
+	reload := false
 	for {
-		next, stamp, err := watch(ctx, eng, place, loaded, o, log, pb)
+		next, stamp, err := watch(ctx, eng, place, loaded, reload, o, log, pb)
 		if next == nil {
 			return err
 		}
-		loaded = stamp
+		loaded, reload = stamp, true
 		// .strata.yaml or a schema file it names changed: watch again with
 		// the configuration now on disk (the lock held throughout). The new
 		// run's catch-up records, against it, whatever differs from the ref.
@@ -148,10 +149,10 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 
 // watch is one run of the watcher, in place, with eng's configuration, whose
 // .strata.yaml had the stamp loaded before eng read it ("" when not known:
-// taken now). It returns a new engine, opened on the configuration on disk,
+// taken now); reload is true for a run a reload started. It returns a new engine, opened on the configuration on disk,
 // when that changed (configStamps), with the stamp .strata.yaml had before
 // that engine read it; otherwise nil and Run's error.
-func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, string, error) {
+func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, reload bool, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, string, error) {
 	cfg := eng.Config()
 	if gone := place.check(); gone != nil {
 		return nil, "", gone // a reload racing rm -rf of the repository, or its making again
@@ -176,8 +177,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	// --soft` writes no index at all. HEAD's reflog is one of them, but
 	// core.logAllRefUpdates=false leaves it unwritten: the branch's own
 	// file and ORIG_HEAD are written all the same (attack30 V3b). A
-	// checkout of another branch reloads the watch (headMoved), so that
-	// branch's file is the one watched.
+	// checkout of another branch adds that branch's file.
 	heads, branch := eng.HeadFiles()
 	// and the ignore files that make a recorded file private with no
 	// event of its own (attack28-recheck N2): .git/info/exclude, the
@@ -262,16 +262,20 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 				continue // drained: the next run's catch-up reads them with the new configuration
 			}
 			if slices.Contains(b.Paths, heads[0]) && eng.HeadBranch() != branch {
-				// another branch checked out: watch its file (HEAD moves
-				// with it), from a new run whose catch-up reads what the
-				// checkout changed
-				if n, err := engine.Open(cfg.Root); err == nil {
-					log.Info("HEAD names another branch: watching it", "branch", n.HeadBranch())
-					n.Now = eng.Now
-					next, nextStamp = n, stamps[0]
-					stopWatcher()
-					retry = nil
-					continue
+				// another branch checked out: its file is watched too
+				// from now on (HEAD moves with it); the files of the
+				// branches checked out before stay watched
+				var added []string
+				var now []string
+				now, branch = eng.HeadFiles()
+				for _, f := range now {
+					if !slices.Contains(r.heads, f) {
+						added = append(added, f)
+					}
+				}
+				if len(added) > 0 && w.AddExtra(added) {
+					r.heads = append(r.heads, added...)
+					log.Info("HEAD names another branch: watching it", "branch", branch)
 				}
 			}
 			if (b.Rescan || slices.ContainsFunc(b.Paths, func(p string) bool { return slices.Contains(files, p) })) &&
@@ -291,9 +295,12 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 				}
 			}
 			// After the catch-up, what a rescan finds is read once quiet
-			// (handleThen), as an event's path is.
+			// (handleThen), as an event's path is; so is what the
+			// catch-up of a run that a reload started finds (a checkout
+			// reloads while agents write: attack30b F3). Only the
+			// catch-up at start records at once.
 			recheck := w.Recheck
-			if first {
+			if first && !reload {
 				recheck = nil
 			}
 			if !r.handleThen(b, recheck) && retry == nil {
@@ -998,8 +1005,15 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 				// removed (rm -rf .git going through it) starts no work
 				// that could write into a git directory being removed
 				// (git's rules read, their memo written); the next
-				// rescan reads what its removal changed
-				if _, err := os.Lstat(p); err == nil {
+				// rescan reads what its removal changed. A file of
+				// HEAD's counts while HEAD exists: git pack-refs removes
+				// the branch's loose file right after it moved
+				// (attack30b F2)
+				exists := p
+				if slices.Contains(r.heads, p) {
+					exists = r.heads[0]
+				}
+				if _, err := os.Lstat(exists); err == nil {
 					indexChanged = true
 				}
 				continue

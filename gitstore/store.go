@@ -377,14 +377,17 @@ func (s *Store) GitDir() string { return s.gitDir }
 // writes a new one as index.lock beside it and renames it over the old.
 func (s *Store) IndexFile() string { return filepath.Join(s.gitDir, "index") }
 
-// HeadFiles are the files git writes when HEAD moves: the work tree's
-// HEAD (a detached one, a checkout), ORIG_HEAD (a reset, a merge, a
-// rebase), HEAD's reflog (unless core.logAllRefUpdates is off), and the
-// loose file of the branch HEAD names, as it names one now (a commit, a
-// reset: with no reflog, the only one a `git reset --soft` writes besides
-// ORIG_HEAD). branch is that branch ("" for a detached HEAD).
+// HeadFiles are the files git writes when HEAD moves, the work tree's HEAD
+// first (a detached one, a checkout): ORIG_HEAD (a reset, a merge, a
+// rebase), HEAD's reflog (unless core.logAllRefUpdates is off),
+// packed-refs (a git pack-refs right after the branch moved removes its
+// loose file), and the loose file of the branch HEAD names, as it names
+// one now (a commit, a reset: with no reflog, the only one a `git reset
+// --soft` writes besides ORIG_HEAD). branch is that branch ("" for a
+// detached HEAD).
 func (s *Store) HeadFiles() (files []string, branch string) {
-	files = []string{filepath.Join(s.gitDir, "HEAD"), filepath.Join(s.gitDir, "ORIG_HEAD"), filepath.Join(s.gitDir, "logs", "HEAD")}
+	files = []string{filepath.Join(s.gitDir, "HEAD"), filepath.Join(s.gitDir, "ORIG_HEAD"), filepath.Join(s.gitDir, "logs", "HEAD"),
+		filepath.Join(s.commonDir, "packed-refs")}
 	branch = s.HeadBranch()
 	if branch != "" {
 		files = append(files, s.refFile(branch))
@@ -395,13 +398,25 @@ func (s *Store) HeadFiles() (files []string, branch string) {
 // HeadBranch is the branch the work tree's HEAD names ("refs/heads/…"),
 // "" for a detached or unreadable HEAD.
 func (s *Store) HeadBranch() string {
-	data, err := state.ReadRegular(filepath.Join(s.gitDir, "HEAD"), 4096, false)
-	if err != nil {
-		return ""
+	head := filepath.Join(s.gitDir, "HEAD")
+	var ref string
+	if target, err := os.Readlink(head); err == nil {
+		// a symbolic link to the branch's file, as git writes HEAD with
+		// core.preferSymlinkRefs (attack30b F1: read as detached)
+		ref = filepath.ToSlash(target)
+	} else {
+		data, err := state.ReadRegular(head, 4096, false)
+		if err != nil {
+			return ""
+		}
+		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+		r, ok := strings.CutPrefix(line, "ref:")
+		if !ok {
+			return ""
+		}
+		ref = strings.TrimSpace(r)
 	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
-	ref, ok := strings.CutPrefix(line, "ref:")
-	if ref = strings.TrimSpace(ref); !ok || !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
 		return ""
 	}
 	return ref

@@ -144,6 +144,8 @@ type Watcher struct {
 	inspect chan func()
 	// recheck carries Recheck's paths to Run's goroutine.
 	recheck chan []string
+	// addExtra carries AddExtra's paths to Run's goroutine.
+	addExtra chan []string
 
 	// The fields below are owned by the goroutine running Run; nothing else
 	// touches them.
@@ -227,6 +229,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		done:     make(chan struct{}),
 		inspect:  make(chan func()),
 		recheck:  make(chan []string),
+		addExtra: make(chan []string),
 		watched:  make(map[string]bool),
 		via:      make(map[string]string),
 		names:    make(map[string][]string),
@@ -262,14 +265,40 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		if !filepath.IsAbs(p) {
 			return nil, fmt.Errorf("watcher: extra path %q is not absolute", p)
 		}
-		p = filepath.Clean(p)
-		w.extra[p] = true
-		if d := filepath.Dir(p); !slices.Contains(w.extraDirs, d) {
-			w.extraDirs = append(w.extraDirs, d)
-		}
+		w.addExtraPath(p)
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	return w, nil
+}
+
+// addExtraPath makes the absolute path p one of Options.Extra.
+func (w *Watcher) addExtraPath(p string) {
+	p = filepath.Clean(p)
+	w.extra[p] = true
+	if d := filepath.Dir(p); !slices.Contains(w.extraDirs, d) {
+		w.extraDirs = append(w.extraDirs, d)
+	}
+}
+
+// AddExtra adds absolute paths to Options.Extra while Run runs: from when
+// Run's goroutine takes them, their directories are watched and they are
+// reported as the others are (a file that exists already is not reported
+// for that). It reports false, adding nothing, when Run returns first or
+// the Watcher is closed.
+func (w *Watcher) AddExtra(paths []string) bool {
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return false
+		}
+	}
+	select {
+	case w.addExtra <- paths:
+		return true
+	case <-w.done:
+		return false
+	case <-w.ctx.Done():
+		return false
+	}
 }
 
 // Batches returns the channel of settled changes. The first Batch has Rescan
@@ -346,6 +375,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.readyBatch = nil
 		case keys := <-w.recheck:
 			w.touchQuiet(keys, time.Now())
+		case paths := <-w.addExtra:
+			for _, p := range paths {
+				w.addExtraPath(p)
+			}
+			w.watchExtras(time.Now())
 		case f := <-w.inspect:
 			f()
 		}
