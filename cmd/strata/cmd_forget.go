@@ -113,6 +113,12 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 			fmt.Fprintf(e.Out, "note: a commit any remote's tracking ref reaches counts as published; when sync to one remote refuses a version only another (or a removed) remote holds: strata forget %s --remote REMOTE\n", strings.Join(words, " "))
 		}
 		return nil
+	case errors.Is(err, gitstore.ErrNothingLeft) && o.Remote != "":
+		// another remote holds versions of it, this one none: nothing
+		// could be sent to this one but the version refused
+		fmt.Fprintf(e.Err, "strata: forget %s --remote %s: every commit of %s recorded only it and %s holds none of them, so nothing would be left to send it; nothing was changed (to publish the version anyway: git config --add strata.keepPrivate %s; or do not sync with %s)\n",
+			names, state.ShellWord(o.Remote), eng.StateRef(), state.TermSafe(o.Remote), strings.Join(words, " "), state.ShellWord(o.Remote))
+		return errReported
 	case errors.Is(err, gitstore.ErrNothingLeft):
 		fmt.Fprintf(e.Err, "strata: forget %s: every commit of %s recorded only it and no remote holds one; nothing was changed (remove the ref with git update-ref -d %s to start over)\n",
 			names, eng.StateRef(), eng.StateRef())
