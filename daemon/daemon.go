@@ -141,7 +141,8 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 		loaded, reload = stamp, true
 		// .strata.yaml or a schema file it names changed: watch again with
 		// the configuration now on disk (the lock held throughout). The new
-		// run's catch-up records, against it, whatever differs from the ref.
+		// run's catch-up records, against it, whatever differs from the ref,
+		// each file once quiet.
 		eng, o.Ready = next, nil
 		log.Info("reloaded", "config", config.FileName)
 	}
@@ -149,9 +150,10 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 
 // watch is one run of the watcher, in place, with eng's configuration, whose
 // .strata.yaml had the stamp loaded before eng read it ("" when not known:
-// taken now); reload is true for a run a reload started. It returns a new engine, opened on the configuration on disk,
-// when that changed (configStamps), with the stamp .strata.yaml had before
-// that engine read it; otherwise nil and Run's error.
+// taken now); reload is true for a run a reload started. It returns a new
+// engine, opened on the configuration on disk, when that changed
+// (configStamps), with the stamp .strata.yaml had before that engine read
+// it; otherwise nil and Run's error.
 func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, reload bool, o Options, log *slog.Logger, pb *publisher) (*engine.Engine, string, error) {
 	cfg := eng.Config()
 	if gone := place.check(); gone != nil {
@@ -265,10 +267,10 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 				// another branch checked out: its file is watched too
 				// from now on (HEAD moves with it); the files of the
 				// branches checked out before stay watched
+				var moved []string
+				moved, branch = eng.HeadFiles()
 				var added []string
-				var now []string
-				now, branch = eng.HeadFiles()
-				for _, f := range now {
+				for _, f := range moved {
 					if !slices.Contains(r.heads, f) {
 						added = append(added, f)
 					}
@@ -296,9 +298,9 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			}
 			// After the catch-up, what a rescan finds is read once quiet
 			// (handleThen), as an event's path is; so is what the
-			// catch-up of a run that a reload started finds (a checkout
-			// reloads while agents write: attack30b F3). Only the
-			// catch-up at start records at once.
+			// catch-up of a run that a reload started finds (a reload
+			// while agents write read their files mid-write: attack30b
+			// F3). Only the catch-up at start records at once.
 			recheck := w.Recheck
 			if first && !reload {
 				recheck = nil
