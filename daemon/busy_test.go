@@ -78,6 +78,41 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 	}
 }
 
+// TestBusyRecordsWhatItJudged: a busy path read whole is recorded with the
+// bytes that read gave, not read again: the writer's next truncation,
+// landing between the two reads, was recorded as an empty version,
+// rejected and reported (attack30c G1: 3-20 "file is empty" lines in 20 s
+// of a writer that never paused).
+func TestBusyRecordsWhatItJudged(t *testing.T) {
+	eng := newRepo(t)
+	lock, held := holdLock(t, eng)
+	pl, err := here(eng, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []byte
+	r := &recorder{eng: eng, log: slog.New(slog.DiscardHandler), status: &publisher{lock: held}, mu: &sync.Mutex{},
+		unread: &unreadPaths{}, place: pl, problems: writerFunc(func(b []byte) { problems = append(problems, b...) })}
+	r.agent = layers.New(eng, nil)
+	const p = ".claude/busy.json"
+	write(t, eng, p, `{"n": 1}`)
+	afterHalfWritten = func(k config.Kept) { write(t, eng, k.Path, "") } // the writer's next open(O_TRUNC)
+	defer func() { afterHalfWritten = nil }()
+	r.handle(watcher.Batch{Paths: []string{p}, Busy: []string{p}})
+	rej, _ := eng.RejectedLog(state.LogQuery{Path: p})
+	if len(rej) != 0 || len(problems) != 0 {
+		t.Fatalf("%d rejected, problems %q; want the whole version read recorded", len(rej), problems)
+	}
+	ents, _ := eng.Log(state.LogQuery{Path: p})
+	if len(ents) != 1 {
+		t.Fatalf("%d recorded, want 1", len(ents))
+	}
+	data, err := eng.Show(p, engine.Point{Rev: ents[0].Commit})
+	if err != nil || string(data) != `{"n": 1}` {
+		t.Fatalf("recorded %q (%v), want the bytes judged whole", data, err)
+	}
+}
+
 // holdLock takes the watcher's lock of eng, as Run does, until the test
 // ends, for a test that drives a recorder or one watch run itself.
 func holdLock(t *testing.T, eng *engine.Engine) (string, *pidlock.Lock) {

@@ -946,17 +946,24 @@ var rescanListed, rescanDone func()
 // version either: a writer that deletes and makes it again (`rm f; printf
 // … > f`, over and over, faster than the debounce) is caught between the
 // two; a deletion that stays is reported again once quiet, and recorded.
-func (r *recorder) halfWritten(k config.Kept) bool {
+func (r *recorder) halfWritten(k config.Kept) (content []byte, half bool) {
 	f, prob := r.eng.Read(k)
+	if afterHalfWritten != nil {
+		afterHalfWritten(k)
+	}
 	if prob != nil || !f.Exists {
-		return true
+		return nil, true
 	}
 	prev, err := r.eng.LastVersion(k)
 	if err != nil {
-		return false // recorded as any file: its record says what is wrong
+		return f.Content, false // recorded as any file: its record says what is wrong
 	}
-	return r.eng.Check(f, prev).Invalid()
+	return f.Content, r.eng.Check(f, prev).Invalid()
 }
+
+// afterHalfWritten, when set (tests), runs after halfWritten read k: a
+// writer's next truncation, landing between that read and the record.
+var afterHalfWritten func(k config.Kept)
 
 // handle records a batch and reports whether it succeeded; invalid content
 // is a success (it was judged and quarantined), an I/O failure is not.
@@ -979,6 +986,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	}
 	r.eng.Forget()
 	var kept []config.Kept
+	var read map[string][]byte // the content a busy path was judged whole by (halfWritten)
 	if b.Rescan {
 		all, err := r.eng.AllPaths()
 		if err != nil {
@@ -1001,6 +1009,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 		}
 	} else {
 		indexChanged := false
+		read = map[string][]byte{}
 		for _, p := range b.Paths {
 			if p == r.index || slices.Contains(r.heads, p) || slices.Contains(r.ignores, p) || filepath.Base(p) == ".gitignore" {
 				// judged as the index's change while it exists: one
@@ -1025,9 +1034,15 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 				rel = r.eng.Config().Rel(r.eng.Root(), p)
 			}
 			if k, ok := r.eng.Config().Classify(rel); ok {
-				if slices.Contains(b.Busy, p) && r.halfWritten(k) {
-					r.log.Debug("still being written", "path", rel)
-					continue
+				if slices.Contains(b.Busy, p) {
+					content, half := r.halfWritten(k)
+					if half {
+						r.log.Debug("still being written", "path", rel)
+						continue
+					}
+					// the bytes judged whole are the ones recorded: the
+					// writer may have cut the file again since
+					read[k.Path] = content
 				}
 				kept = append(kept, k)
 			} else if r.eng.Config().BadName(rel) {
@@ -1065,7 +1080,7 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 	}
 	r.unread.setBusy()
 	r.mu.Lock()
-	outs, err := r.eng.Record(kept, state.SourceWatch)
+	outs, err := r.eng.RecordRead(kept, state.SourceWatch, read)
 	r.mu.Unlock()
 	r.logNotWritten()
 	r.unread.done(outs)

@@ -29,6 +29,17 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 	return e.record(paths, src, nil)
 }
 
+// RecordRead is Record, recording for each path in read the content given
+// there instead of reading the file again: the watcher read a file its
+// writer never let rest, found it whole, and records those very bytes (a
+// second read could fall on the writer's next truncation and be taken for
+// a settled, invalid version: attack30c G1). A path outside the work tree
+// is read as Record reads it.
+func (e *Engine) RecordRead(paths []config.Kept, src state.Source, read map[string][]byte) ([]Outcome, error) {
+	e.noteHead()
+	return e.record(paths, src, read)
+}
+
 // Differing returns those of paths whose file is not what the state ref's
 // head (the home ref's, for the auto-memory file) records: changed, made,
 // deleted, or not readable as a kept file. It records nothing. It first
