@@ -116,8 +116,16 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 	case errors.Is(err, gitstore.ErrNothingLeft) && o.Remote != "":
 		// another remote holds versions of it, this one none: nothing
 		// could be sent to this one but the version refused
-		fmt.Fprintf(e.Err, "strata: forget %s --remote %s: every commit of %s recorded only it and %s holds none of them, so nothing would be left to send it; nothing was changed (to publish the version anyway: git config --add strata.keepPrivate %s; or do not sync with %s)\n",
-			names, state.ShellWord(o.Remote), eng.StateRef(), state.TermSafe(o.Remote), strings.Join(words, " "), state.ShellWord(o.Remote))
+		publish := make([]string, len(words)) // git config --add takes one value a call
+		for i, w := range words {
+			publish[i] = "git config --add strata.keepPrivate " + w
+		}
+		them := "it"
+		if len(paths) > 1 {
+			them = "them"
+		}
+		fmt.Fprintf(e.Err, "strata: forget %s --remote %s: every commit of %s recorded only %s and %s holds none of them, so nothing would be left to send it; nothing was changed (to publish the versions anyway: %s; or do not sync with %s)\n",
+			names, state.ShellWord(o.Remote), eng.StateRef(), them, state.TermSafe(o.Remote), strings.Join(publish, "; "), state.ShellWord(o.Remote))
 		return errReported
 	case errors.Is(err, gitstore.ErrNothingLeft):
 		fmt.Fprintf(e.Err, "strata: forget %s: every commit of %s recorded only it and no remote holds one; nothing was changed (remove the ref with git update-ref -d %s to start over)\n",
