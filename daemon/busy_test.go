@@ -27,15 +27,7 @@ import (
 // Reported quiet, an invalid file is rejected as before.
 func TestBusyHalfWrittenWaits(t *testing.T) {
 	eng := newRepo(t)
-	lock, held := holdLock(t, eng)
-	pl, err := here(eng, lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var problems []byte
-	r := &recorder{eng: eng, log: slog.New(slog.DiscardHandler), status: &publisher{lock: held}, mu: &sync.Mutex{},
-		unread: &unreadPaths{}, place: pl, problems: writerFunc(func(b []byte) { problems = append(problems, b...) })}
-	r.agent = layers.New(eng, nil)
+	r, problems := busyRecorder(t, eng)
 	const p = ".claude/big.json"
 	count := func() (recorded, rejected int) {
 		ents, _ := eng.Log(state.LogQuery{Path: p})
@@ -45,8 +37,8 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 
 	write(t, eng, p, `{"a": [1, 2, `) // a writer half-way
 	r.handle(watcher.Batch{Paths: []string{p}, Busy: []string{p}})
-	if rec, rej := count(); rec != 0 || rej != 0 || len(problems) != 0 {
-		t.Fatalf("half-written, busy: %d recorded, %d rejected, problems %q", rec, rej, problems)
+	if rec, rej := count(); rec != 0 || rej != 0 || len(*problems) != 0 {
+		t.Fatalf("half-written, busy: %d recorded, %d rejected, problems %q", rec, rej, *problems)
 	}
 	write(t, eng, p, `{"a": [1, 2, 3]}`)
 	r.handle(watcher.Batch{Paths: []string{p}, Busy: []string{p}})
@@ -55,8 +47,8 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 	}
 	write(t, eng, p, `{"a": [1, 2, `)
 	r.handle(watcher.Batch{Paths: []string{p}}) // quiet: the writer stopped there
-	if rec, rej := count(); rec != 1 || rej != 1 || len(problems) == 0 {
-		t.Fatalf("invalid, quiet: %d recorded, %d rejected, problems %q", rec, rej, problems)
+	if rec, rej := count(); rec != 1 || rej != 1 || len(*problems) == 0 {
+		t.Fatalf("invalid, quiet: %d recorded, %d rejected, problems %q", rec, rej, *problems)
 	}
 
 	// Missing while busy: a writer deleting and making the file again, over
@@ -85,23 +77,15 @@ func TestBusyHalfWrittenWaits(t *testing.T) {
 // of a writer that never paused).
 func TestBusyRecordsWhatItJudged(t *testing.T) {
 	eng := newRepo(t)
-	lock, held := holdLock(t, eng)
-	pl, err := here(eng, lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var problems []byte
-	r := &recorder{eng: eng, log: slog.New(slog.DiscardHandler), status: &publisher{lock: held}, mu: &sync.Mutex{},
-		unread: &unreadPaths{}, place: pl, problems: writerFunc(func(b []byte) { problems = append(problems, b...) })}
-	r.agent = layers.New(eng, nil)
+	r, problems := busyRecorder(t, eng)
 	const p = ".claude/busy.json"
 	write(t, eng, p, `{"n": 1}`)
 	afterHalfWritten = func(k config.Kept) { write(t, eng, k.Path, "") } // the writer's next open(O_TRUNC)
 	defer func() { afterHalfWritten = nil }()
 	r.handle(watcher.Batch{Paths: []string{p}, Busy: []string{p}})
 	rej, _ := eng.RejectedLog(state.LogQuery{Path: p})
-	if len(rej) != 0 || len(problems) != 0 {
-		t.Fatalf("%d rejected, problems %q; want the whole version read recorded", len(rej), problems)
+	if len(rej) != 0 || len(*problems) != 0 {
+		t.Fatalf("%d rejected, problems %q; want the whole version read recorded", len(rej), *problems)
 	}
 	ents, _ := eng.Log(state.LogQuery{Path: p})
 	if len(ents) != 1 {
@@ -111,6 +95,22 @@ func TestBusyRecordsWhatItJudged(t *testing.T) {
 	if err != nil || string(data) != `{"n": 1}` {
 		t.Fatalf("recorded %q (%v), want the bytes judged whole", data, err)
 	}
+}
+
+// busyRecorder is a recorder of eng, holding the watcher's lock as Run
+// does, whose problem lines the test reads in *problems.
+func busyRecorder(t *testing.T, eng *engine.Engine) (*recorder, *[]byte) {
+	t.Helper()
+	lock, held := holdLock(t, eng)
+	pl, err := here(eng, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := new([]byte)
+	r := &recorder{eng: eng, log: slog.New(slog.DiscardHandler), status: &publisher{lock: held}, mu: &sync.Mutex{},
+		unread: &unreadPaths{}, place: pl, problems: writerFunc(func(b []byte) { *problems = append(*problems, b...) })}
+	r.agent = layers.New(eng, nil)
+	return r, problems
 }
 
 // holdLock takes the watcher's lock of eng, as Run does, until the test
