@@ -291,8 +291,14 @@ func (w *Watcher) AddExtra(paths []string) bool {
 			return false
 		}
 	}
+	return w.hand(w.addExtra, paths)
+}
+
+// hand gives v to Run's goroutine on ch (Recheck, AddExtra), reporting
+// false, giving nothing, when Run returns first or the Watcher is closed.
+func (w *Watcher) hand(ch chan<- []string, v []string) bool {
 	select {
-	case w.addExtra <- paths:
+	case ch <- v:
 		return true
 	case <-w.done:
 		return false
@@ -396,16 +402,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 // read. It waits for Run's goroutine to take keys, and reports false,
 // taking nothing, when Run returns first (it is stopping) or the Watcher
 // is closed.
-func (w *Watcher) Recheck(keys []string) bool {
-	select {
-	case w.recheck <- keys:
-		return true
-	case <-w.done:
-		return false
-	case <-w.ctx.Done():
-		return false
-	}
-}
+func (w *Watcher) Recheck(keys []string) bool { return w.hand(w.recheck, keys) }
 
 // touchQuiet makes each of keys pending as of now (Recheck), but for those
 // pending or settled already.
