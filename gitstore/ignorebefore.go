@@ -79,18 +79,14 @@ func (s *Store) otherHeads() []plumbing.Hash {
 	}
 	var out []plumbing.Hash
 	for _, f := range files {
-		data, err := state.ReadRegular(f, 4096, false)
-		if err != nil {
-			continue
-		}
-		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
-		var h plumbing.Hash
-		if ref, ok := strings.CutPrefix(line, "ref: "); ok {
+		// a HEAD that is a symbolic link (core.preferSymlinkRefs) is read
+		// as git reads it: skipped, its rules did not count here
+		ref, h := readHeadFile(f)
+		if ref != "" {
+			var err error
 			if h, err = s.readRef(ref); err != nil {
 				continue
 			}
-		} else if plumbing.IsHash(line) {
-			h = plumbing.NewHash(line)
 		}
 		if !h.IsZero() {
 			out = append(out, h)

@@ -329,6 +329,35 @@ func TestIgnoredBeforeSeenByAnotherWorktree(t *testing.T) {
 	}
 }
 
+// TestIgnoredBeforeOtherWorktreeLinkHead: the main work tree's HEAD is a
+// symbolic link to its branch's file (core.preferSymlinkRefs) and names
+// the commit that ignores secret/; strata never ran there. A worktree added
+// at an older commit, before any .gitignore, counts that HEAD's rules: read
+// as a file, the link was skipped and secret/a.json was shareable there.
+func TestIgnoredBeforeOtherWorktreeLinkHead(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", "-b", "main", ".")
+	commitFile(t, dir, "README", "x\n", "start")
+	start := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+	commitFile(t, dir, ".gitignore", "secret/\n", "ignore")
+	ignoring := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD"))
+	runGit(t, dir, "config", "core.preferSymlinkRefs", "true")
+	runGit(t, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+	if fi, err := os.Lstat(filepath.Join(dir, ".git", "HEAD")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Skipf("git did not write HEAD as a symbolic link (%v)", err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	runGit(t, dir, "worktree", "add", "-q", "--detach", wt, start)
+	s, err := Open(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Ignores().IgnoredBefore("secret/a.json"); got != ignoring[:10] {
+		t.Errorf("IgnoredBefore = %q, want %q (the main work tree's HEAD, a link)", got, ignoring[:10])
+	}
+}
+
 // noteHead has strata see dir's HEAD, as any command that asks about a
 // kept file does.
 func noteHead(t *testing.T, dir string) {

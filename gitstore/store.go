@@ -398,28 +398,38 @@ func (s *Store) HeadFiles() (files []string, branch string) {
 // HeadBranch is the branch the work tree's HEAD names ("refs/heads/…"),
 // "" for a detached or unreadable HEAD.
 func (s *Store) HeadBranch() string {
-	head := filepath.Join(s.gitDir, "HEAD")
-	var ref string
-	if target, err := os.Readlink(head); err == nil {
-		// a symbolic link to the branch's file, as git writes HEAD with
-		// core.preferSymlinkRefs (attack30b F1: read as detached)
+	ref, _ := readHeadFile(filepath.Join(s.gitDir, "HEAD"))
+	return ref
+}
+
+// readHeadFile reads a HEAD file (a work tree's HEAD, or a gitrules-head
+// strata wrote) as git does: a symbolic link to the branch's file, as git
+// writes HEAD with core.preferSymlinkRefs (attack30b F1: read as
+// detached), a "ref: " line, or an object id. ref is the branch it names,
+// hash the commit a detached one names; both are empty for a file that is
+// neither, unreadable, or names a ref outside refs/.
+func readHeadFile(file string) (ref string, hash plumbing.Hash) {
+	if target, err := os.Readlink(file); err == nil {
 		ref = filepath.ToSlash(target)
 	} else {
-		data, err := state.ReadRegular(head, 4096, false)
+		data, err := state.ReadRegular(file, 4096, false)
 		if err != nil {
-			return ""
+			return "", plumbing.ZeroHash
 		}
 		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 		r, ok := strings.CutPrefix(line, "ref:")
 		if !ok {
-			return ""
+			if plumbing.IsHash(line) {
+				return "", plumbing.NewHash(line)
+			}
+			return "", plumbing.ZeroHash
 		}
 		ref = strings.TrimSpace(r)
 	}
 	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
-		return ""
+		return "", plumbing.ZeroHash
 	}
-	return ref
+	return ref, plumbing.ZeroHash
 }
 
 // CommonDir returns the git directory shared by all work trees; refs and
