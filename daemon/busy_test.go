@@ -97,6 +97,32 @@ func TestBusyRecordsWhatItJudged(t *testing.T) {
 	}
 }
 
+// TestBusyRecordsWhatItJudgedHome: the same for the auto-memory file in
+// the home folder, recorded on the home ref: recordHome read the file
+// again, so the writer's truncation between the two was recorded.
+func TestBusyRecordsWhatItJudgedHome(t *testing.T) {
+	eng := newRepo(t)
+	r, problems := busyRecorder(t, eng)
+	p := eng.Config().AutoMemory()
+	const whole = "# Memory\n\n- a learning\n"
+	write(t, eng, p, whole)
+	eng.Config().RefreshL2() // the L2 file now: no candidate in the work tree
+	if _, ok := eng.Config().Classify(p); !ok {
+		t.Fatalf("%s is not kept", p)
+	}
+	afterHalfWritten = func(k config.Kept) { write(t, eng, k.Path, "") } // the writer's next open(O_TRUNC)
+	defer func() { afterHalfWritten = nil }()
+	r.handle(watcher.Batch{Paths: []string{eng.Config().Abs(p)}, Busy: []string{eng.Config().Abs(p)}})
+	ents, _ := eng.Log(state.LogQuery{Path: p})
+	if len(ents) != 1 {
+		t.Fatalf("%d recorded (problems %q), want 1", len(ents), *problems)
+	}
+	data, err := eng.Show(p, engine.Point{Rev: ents[0].Commit})
+	if err != nil || string(data) != whole {
+		t.Fatalf("recorded %q (%v), want the bytes judged whole", data, err)
+	}
+}
+
 // busyRecorder is a recorder of eng, holding the watcher's lock as Run
 // does, whose problem lines the test reads in *problems.
 func busyRecorder(t *testing.T, eng *engine.Engine) (*recorder, *[]byte) {

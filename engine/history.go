@@ -370,7 +370,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 		switch {
 		case OutsideTree(k.Path):
 			var err error
-			if o, err = e.recordHome(k, src); err != nil { // its own commit on the home ref (home.go)
+			if o, err = e.recordHome(k, src, nil); err != nil { // its own commit on the home ref (home.go)
 				return nil, err
 			}
 		case p != nil:

@@ -131,8 +131,10 @@ func homeProblems(ps state.Problems, path string) state.Problems {
 	return ps
 }
 
-// recordHome records the home file on the home ref.
-func (e *Engine) recordHome(k config.Kept, src state.Source) (Outcome, error) {
+// recordHome records the home file on the home ref; its content is
+// wrote's when wrote has the path (record: the bytes the watcher judged
+// whole, never read again).
+func (e *Engine) recordHome(k config.Kept, src state.Source, wrote map[string][]byte) (Outcome, error) {
 	hk, ok := e.homeKept(k)
 	if !ok {
 		return Outcome{Path: k.Path}, nil
@@ -141,7 +143,11 @@ func (e *Engine) recordHome(k config.Kept, src state.Source) (Outcome, error) {
 	if err != nil {
 		return Outcome{Path: k.Path}, err
 	}
-	outs, err := h.Record([]config.Kept{hk}, src) // completes a home sync cut short first
+	var read map[string][]byte
+	if data, ok := wrote[k.Path]; ok {
+		read = map[string][]byte{hk.Path: data}
+	}
+	outs, err := h.RecordRead([]config.Kept{hk}, src, read) // completes a home sync cut short first
 	if len(outs) == 0 {
 		return Outcome{Path: k.Path}, err
 	}

@@ -33,8 +33,8 @@ func (e *Engine) Record(paths []config.Kept, src state.Source) ([]Outcome, error
 // there instead of reading the file again: the watcher read a file its
 // writer never let rest, found it whole, and records those very bytes (a
 // second read could fall on the writer's next truncation and be taken for
-// a settled, invalid version: attack30c G1). A path outside the work tree
-// is read as Record reads it.
+// a settled, invalid version: attack30c G1), the auto-memory file in the
+// home folder included.
 func (e *Engine) RecordRead(paths []config.Kept, src state.Source, read map[string][]byte) ([]Outcome, error) {
 	e.noteHead()
 	return e.record(paths, src, read)
@@ -151,7 +151,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[str
 	for _, k := range paths {
 		if OutsideTree(k.Path) {
 			// never on the state ref, which sync publishes: on the home ref (home.go)
-			o, err := e.recordHome(k, src)
+			o, err := e.recordHome(k, src, wrote)
 			if err != nil {
 				return out, err
 			}
