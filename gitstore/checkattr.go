@@ -45,9 +45,10 @@ func (s *Store) CheckFilter(ctx context.Context, paths []string) (map[string]str
 	cmd := exec.CommandContext(ctx, "git", "check-attr", "-z", "--stdin", "filter")
 	cmd.Dir = s.root
 	cmd.Stdin = &in
+	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		return nil, &gitError{args: []string{"check-attr"}, stderr: stderr.String(), err: err}
 	}
 	// One "PATH\0filter\0VALUE\0" per path asked, in turn.

@@ -77,9 +77,13 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 	cmd := exec.CommandContext(ctx, "git", "check-ignore", "--stdin", "-z")
 	cmd.Dir = s.root
 	cmd.Stdin = &in
+	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // git answered; a process it started holds the pipes
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 1 {
 		err = nil // git's answer: none of them is ignored

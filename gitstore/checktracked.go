@@ -39,9 +39,10 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]st
 		names = names[n:]
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = s.root
+		boundWait(cmd)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
+		if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 			return nil, &gitError{args: []string{"ls-files"}, stderr: stderr.String(), err: err}
 		}
 		for _, rec := range strings.Split(stdout.String(), "\x00") {

@@ -197,9 +197,10 @@ func lsFilesTag(rec string) (path, hidden string, ok bool) {
 func lsFilesIndex(ctx context.Context, root string) (map[string]indexEntry, error) {
 	cmd := exec.CommandContext(ctx, "git", "ls-files", "-v", "-z")
 	cmd.Dir = root
+	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		return nil, &gitError{args: []string{"ls-files"}, stderr: stderr.String(), err: err}
 	}
 	out := map[string]indexEntry{}

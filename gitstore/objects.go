@@ -41,6 +41,11 @@ func (s *Store) fetched(h plumbing.Hash, err error) bool {
 	return err != nil && s.partial && errors.Is(err, odb.ErrNotFound) && s.fetchPromised(h)
 }
 
+// PromisorTimeout bounds the wait for git to fetch one object a partial
+// clone lacks (fetchPromised): git and every process it started are killed
+// then (boundWait). Tests shorten it.
+var PromisorTimeout = 2 * time.Minute
+
 // fetchPromised has git fetch an object a partial clone lacks from its
 // promisor remote (git cat-file fetches it on demand, as any git command
 // that reads it would) and reports whether git found it. strata itself
@@ -53,7 +58,7 @@ func (s *Store) fetchPromised(h plumbing.Hash) bool {
 	if s.promisorDown {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), PromisorTimeout)
 	defer cancel()
 	_, err := s.git(ctx, nil, "cat-file", "-t", h.String())
 	s.promisorDown = err != nil

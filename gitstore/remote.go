@@ -10,9 +10,11 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/strata-dev/strata/internal/proc"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -432,10 +434,31 @@ func (s *Store) gitRaw(ctx context.Context, env []string, args ...string) ([]byt
 		cmd.Dir = s.gitDir
 	}
 	cmd.Env = env
+	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		return stdout.Bytes(), &gitError{args: args, stderr: stderr.String(), err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// gitWaitDelay is how long a git command's output is waited for once git
+// has exited or been killed: a process git started may hold its pipes.
+const gitWaitDelay = 5 * time.Second
+
+// boundWait has cmd, when its context ends, kill git and every process it
+// started (a promisor fetch under git cat-file, a transport, ssh: killed
+// alone, git left them holding the pipes strata reads, and the wait
+// outlived the context's bound by as long as they ran: attack31 F5), and
+// wait for its output at most gitWaitDelay after git is gone. A process
+// git left running on purpose (a credential-cache daemon) holding a pipe
+// of a git that succeeded costs the delay, not the success: Run's
+// exec.ErrWaitDelay is no failure.
+func boundWait(cmd *exec.Cmd) {
+	cmd.Cancel = func() error {
+		proc.KillTree(cmd.Process.Pid)
+		return nil
+	}
+	cmd.WaitDelay = gitWaitDelay
 }
