@@ -123,6 +123,9 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkObjectDir(commonDir, abs, root); err != nil {
+		return nil, err
+	}
 	s := &Store{
 		root:      root,
 		gitDir:    gitDir,
