@@ -106,11 +106,14 @@ func Config(err error) Finding {
 }
 
 // Format is the finding for a repository Open refused for its format (a
-// SHA-256 or reftable one, an unknown extension): nothing else can be
-// checked.
+// SHA-256 or reftable one, an unknown extension) or for a setting it cannot
+// follow ($GIT_OBJECT_DIRECTORY): nothing else can be checked.
 func Format(err *gitstore.FormatError) Finding {
-	return Finding{Check: "repository", Level: LevelFail, Message: err.Error(),
-		Fix: "none here: strata's objects and refs are SHA-1 files; use it in a SHA-1 repository with files refs"}
+	fix := err.Fix
+	if fix == "" {
+		fix = "none here: strata's objects and refs are SHA-1 files; use it in a SHA-1 repository with files refs"
+	}
+	return Finding{Check: "repository", Level: LevelFail, Message: err.Error(), Fix: fix}
 }
 
 // Ownership is the finding for a repository Open refused because another

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -88,9 +89,36 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	return partial || ext["partialclone"] != "", nil
 }
 
+// checkObjectDir refuses $GIT_OBJECT_DIRECTORY naming another object store
+// than the repository's own (<commondir>/objects): git then reads and writes
+// objects there, while strata's own reads and writes (internal/odb) use the
+// repository's, so refs/strata/state would point at commits git in that
+// environment cannot see (git log and fsck fail on it, a push is rejected).
+// A relative value may be taken from where strata runs or from the top of
+// the work tree; naming the repository's own store either way, it is
+// harmless and accepted.
+func checkObjectDir(commonDir, dir, root string) error {
+	env := os.Getenv("GIT_OBJECT_DIRECTORY")
+	if env == "" {
+		return nil
+	}
+	own := fromDir(commonDir, "objects")
+	for _, base := range []string{dir, root} {
+		if base != "" && fromDir(base, env) == own {
+			return nil
+		}
+	}
+	return &FormatError{
+		Msg: fmt.Sprintf("$GIT_OBJECT_DIRECTORY = %s: strata works only with the repository's own object store (%s); nothing was written", env, own),
+		Fix: "unset GIT_OBJECT_DIRECTORY to run strata (git writes the objects it names there, not in " + own + ", and strata's refs would point at objects git cannot see)",
+	}
+}
+
 // FormatError is Open's refusal of a repository whose format strata would
-// damage (checkFormat): exit 3, and a fail finding of doctor.
-type FormatError struct{ Msg string }
+// damage (checkFormat), or of a setting of git's it cannot follow
+// (checkObjectDir): exit 3, and a fail finding of doctor, whose fix is Fix
+// when set.
+type FormatError struct{ Msg, Fix string }
 
 func (e *FormatError) Error() string { return e.Msg }
 

@@ -123,6 +123,9 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkObjectDir(commonDir, abs, root); err != nil {
+		return nil, err
+	}
 	s := &Store{
 		root:      root,
 		gitDir:    gitDir,
@@ -196,33 +199,6 @@ func checkWorkTree(root string) error {
 		return fmt.Errorf("work tree %s: %w", root, state.ErrNotRepo)
 	}
 	return nil
-}
-
-// findDotGit walks up from dir to the first directory holding a .git entry
-// git would take: a .git file, or a .git directory that is a git directory
-// (isGitDir). A .git directory that is none (objects/ and refs/ left without
-// HEAD by a process writing into a deleted repository) is passed over, as
-// git passes it over.
-func findDotGit(dir string) (root, dotgit string, err error) {
-	for d := dir; ; {
-		p := filepath.Join(d, ".git")
-		if fi, err := os.Stat(p); err == nil && (!fi.IsDir() || isGitDir(p)) {
-			return d, p, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			for b := dir; ; b = filepath.Dir(b) {
-				if isBare(b) {
-					return "", "", &bareError{dir: b}
-				}
-				if filepath.Dir(b) == b {
-					break
-				}
-			}
-			return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
-		}
-		d = parent
-	}
 }
 
 // isBare reports whether d is the directory of a bare repository: HEAD,

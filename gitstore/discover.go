@@ -1,0 +1,177 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// findDotGit walks up from dir to the first directory holding a .git entry
+// git would take: a .git file, or a .git directory that is a git directory
+// (isGitDir). A .git directory that is none (objects/ and refs/ left without
+// HEAD by a process writing into a deleted repository) is passed over, as
+// git passes it over. The walk goes no higher than git's discovery goes
+// (discoveryLimit): not into a $GIT_CEILING_DIRECTORIES entry or above it,
+// and not onto another file system unless $GIT_DISCOVERY_ACROSS_FILESYSTEM
+// is true; stopped there, it returns an error wrapping state.ErrNotRepo that
+// names why.
+func findDotGit(dir string) (root, dotgit string, err error) {
+	lim := newDiscoveryLimit(dir)
+	var stop error
+	d := dir
+	for {
+		p := filepath.Join(d, ".git")
+		if fi, err := os.Stat(p); err == nil && (!fi.IsDir() || isGitDir(p)) {
+			return d, p, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		if stop = lim.stop(d, parent); stop != nil {
+			break
+		}
+		d = parent
+	}
+	for b := dir; ; b = filepath.Dir(b) {
+		if isBare(b) {
+			return "", "", &bareError{dir: b}
+		}
+		if b == d {
+			break
+		}
+	}
+	if stop != nil {
+		return "", "", stop
+	}
+	return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
+}
+
+// discoveryLimit is where git's discovery (setup.c,
+// setup_git_directory_gently_1) stops walking up from start.
+type discoveryLimit struct {
+	start   string
+	ceiling string // the nearest $GIT_CEILING_DIRECTORIES entry above start, as written there or resolved
+	ceilLen int    // its length in start (git's ceil_offset), -1 for none
+	oneFS   bool   // $GIT_DISCOVERY_ACROSS_FILESYSTEM is not true
+	dev     uint64 // start's device, when oneFS
+	devErr  error
+}
+
+// deviceOf is the device holding path (stat's st_dev); a variable so that
+// a test can put a file-system boundary where it needs one.
+var deviceOf = statDevice
+
+func newDiscoveryLimit(start string) *discoveryLimit {
+	l := &discoveryLimit{start: start, ceilLen: -1}
+	l.ceiling, l.ceilLen = longestCeiling(start, ceilingDirs(os.Getenv("GIT_CEILING_DIRECTORIES")))
+	v, set := os.LookupEnv("GIT_DISCOVERY_ACROSS_FILESYSTEM")
+	l.oneFS = !set || !gitBool(v, true)
+	if l.oneFS {
+		l.dev, l.devErr = deviceOf(start)
+	}
+	return l
+}
+
+// stop returns nil when git's walk goes on from d to its parent, else why
+// it does not: parent is the ceiling or above it (git never looks in a
+// ceiling directory), or on another device than the start (d is then the
+// top of the start's file system, its mount point).
+func (l *discoveryLimit) stop(d, parent string) error {
+	n := len(parent)
+	if parent == string(filepath.Separator) {
+		n = 0
+	}
+	if n <= l.ceilLen {
+		return fmt.Errorf("%s: %w (nor any parent below %s, a $GIT_CEILING_DIRECTORIES entry: discovery stops there, as git's does)", l.start, state.ErrNotRepo, l.ceiling)
+	}
+	if !l.oneFS {
+		return nil
+	}
+	dev, err := deviceOf(parent)
+	if l.devErr != nil || err != nil {
+		if err == nil {
+			err = l.devErr
+		}
+		return fmt.Errorf("%s: %w (stat: %v)", l.start, state.ErrNotRepo, err)
+	}
+	if dev != l.dev {
+		return fmt.Errorf("%s: %w (nor any parent up to mount point %s: discovery stops at a file-system boundary, as git's does unless GIT_DISCOVERY_ACROSS_FILESYSTEM is true)", l.start, state.ErrNotRepo, d)
+	}
+	return nil
+}
+
+// ceilingDirs reads $GIT_CEILING_DIRECTORIES as git's
+// canonicalize_ceiling_entry does: entries are separated by the path-list
+// separator; relative ones are dropped; an empty entry turns off the
+// resolving of symbolic links in the entries after it (they are taken as
+// written); the others are resolved (an entry whose last component does not
+// exist is kept, one that cannot be resolved otherwise is dropped).
+func ceilingDirs(env string) []string {
+	if env == "" {
+		return nil
+	}
+	var out []string
+	raw := false
+	for _, c := range filepath.SplitList(env) {
+		switch {
+		case c == "":
+			raw = true
+		case !filepath.IsAbs(c):
+		case raw:
+			out = append(out, c)
+		default:
+			if r, ok := resolveCeiling(c); ok {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// resolveCeiling is git's realpath with a missing last component allowed.
+func resolveCeiling(p string) (string, bool) {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r, true
+	}
+	p = filepath.Clean(p)
+	dir, base := filepath.Split(p)
+	if _, err := os.Lstat(p); !os.IsNotExist(err) || base == "" {
+		return "", false
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	return filepath.Join(r, base), true
+}
+
+// longestCeiling is git's longest_ancestor_length: the longest entry that
+// is a proper ancestor of path (a prefix followed by a separator; the root
+// matches every path with length 0), and its length; -1 for none. A path
+// equal to an entry is not below it: discovery starting in a ceiling
+// directory looks there and above.
+func longestCeiling(path string, ceilings []string) (string, int) {
+	sep := string(filepath.Separator)
+	best, longest := "", -1
+	if path == sep {
+		return best, longest
+	}
+	for _, c := range ceilings {
+		n := len(c)
+		switch {
+		case c == sep:
+			n = 0
+		case strings.HasPrefix(path, c) && len(path) > n && path[n] == filepath.Separator:
+		default:
+			continue
+		}
+		if n > longest {
+			best, longest = c, n
+		}
+	}
+	return best, longest
+}
