@@ -530,7 +530,8 @@ func (s *Store) headCommit() (plumbing.Hash, error) {
 // headUnreadable is the error of a HEAD naming commit h, which could not
 // be read (err).
 func headUnreadable(h plumbing.Hash, err error) error {
-	if errors.Is(err, state.ErrNotFound) {
+	var m *missingObject
+	if errors.As(err, &m) {
 		return fmt.Errorf("HEAD unreadable: its commit %s is not in the object store", state.ShortID(h.String()))
 	}
 	return fmt.Errorf("HEAD unreadable: %w", err)
