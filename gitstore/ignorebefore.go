@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,7 +151,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	}
 	found := ""
 	if ig.setsErr != nil {
-		found = "? (" + ig.store.RulesRef() + " unreadable: " + ig.setsErr.Error() + ")"
+		found = "? (" + ig.setsErr.Error() + ")"
 	}
 	dirs := segs[:len(segs)-1]
 	own := make([]plumbing.Hash, len(segs))
@@ -195,7 +196,7 @@ func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 	defer ig.store.saveRuleMemo()
 	ig.loadSets()
 	if ig.setsErr != nil {
-		return "? (" + ig.store.RulesRef() + " unreadable: " + ig.setsErr.Error() + ")", "?"
+		return "? (" + ig.setsErr.Error() + ")", "?"
 	}
 	if ig.attrs == nil {
 		ig.attrs = ig.store.Attributes()
@@ -435,23 +436,24 @@ func (s *Store) keptRuleFile(blob plumbing.Hash) (data string, ok, unreadable, h
 // of HEAD found but could not keep (noteHead), each to be looked up in its
 // tree, and the index of those refs/strata/gitrules keeps (nil when there
 // are none, or too many rule files to index: then they are among the
-// sets). A repository without a commit has no HEAD set.
+// sets). A repository without a commit has no HEAD set; a HEAD naming a
+// commit that cannot be read is an error, as the kept ref's are: every
+// untracked file then counts as ignored by the sets (IgnoredBefore). The
+// error says which of the two could not be read.
 func (s *Store) ruleSets() ([]*ruleSet, *keptIndex, error) {
 	var sets []*ruleSet
-	head, err := s.resolve("HEAD")
-	switch {
-	case err == nil:
+	head, err := s.headCommit()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !head.IsZero() {
 		s.mu.Lock()
 		tree, terr := s.commitTree(head)
 		s.mu.Unlock()
 		if terr != nil {
-			return nil, nil, terr
+			return nil, nil, headUnreadable(head, terr)
 		}
 		sets = append(sets, newRuleSet("HEAD", tree))
-	case errors.Is(err, state.ErrNotFound):
-		head = plumbing.ZeroHash
-	default:
-		return nil, nil, err
 	}
 	for _, h := range s.otherHeads() {
 		if h == head {
@@ -464,9 +466,10 @@ func (s *Store) ruleSets() ([]*ruleSet, *keptIndex, error) {
 			sets = append(sets, newRuleSet(state.ShortID(h.String()), tree))
 		}
 	}
+	keptErr := func(err error) error { return fmt.Errorf("%s unreadable: %w", s.RulesRef(), err) }
 	unkept, err := s.noteHead(head)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, keptErr(err)
 	}
 	for _, e := range unkept { // the sets that could not be kept, for this run
 		sets = append(sets, newRuleSet(state.ShortID(e.Name), e.Hash))
@@ -475,23 +478,23 @@ func (s *Store) ruleSets() ([]*ruleSet, *keptIndex, error) {
 	if errors.Is(err, state.ErrNotFound) {
 		return sets, nil, nil
 	} else if err != nil {
-		return nil, nil, err
+		return nil, nil, keptErr(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tree, err := s.commitTree(kept)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, keptErr(err)
 	}
 	entries, err := s.tree(tree)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, keptErr(err)
 	}
 	x, err := s.keptIndex(kept, entries)
 	if err == nil {
 		return sets, x, nil
 	} else if !errors.Is(err, errIndexTooBig) {
-		return nil, nil, err
+		return nil, nil, keptErr(err)
 	}
 	for _, e := range entries { // too large to index: each looked up in its tree
 		if e.IsDir() {
@@ -499,6 +502,39 @@ func (s *Store) ruleSets() ([]*ruleSet, *keptIndex, error) {
 		}
 	}
 	return sets, nil, nil
+}
+
+// headCommit is the commit HEAD names, zero on an unborn branch (HEAD
+// names a branch that has no commit yet: nothing is ignored by HEAD).
+// A HEAD that names an object the store cannot give as a commit (a clone
+// made with --shared whose source moved away, a pruned commit) is not
+// unborn: the error says so (headUnreadable), and its rules count as
+// unreadable, as a tree of HEAD's that cannot be read does.
+func (s *Store) headCommit() (plumbing.Hash, error) {
+	h, err := s.readRef("HEAD")
+	if errors.Is(err, state.ErrNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("HEAD unreadable: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.peel(h)
+	if err != nil {
+		return plumbing.ZeroHash, headUnreadable(h, err)
+	}
+	return c, nil
+}
+
+// headUnreadable is the error of a HEAD naming commit h, which could not
+// be read (err).
+func headUnreadable(h plumbing.Hash, err error) error {
+	var m *missingObject
+	if errors.As(err, &m) {
+		return fmt.Errorf("HEAD unreadable: its commit %s is not in the object store", state.ShortID(h.String()))
+	}
+	return fmt.Errorf("HEAD unreadable: %w", err)
 }
 
 // noteHead compares head with the HEAD strata saw last, and with every

@@ -206,6 +206,68 @@ func TestIgnoredBeforeUnreadable(t *testing.T) {
 	}
 }
 
+// TestIgnoredBeforeHeadCommitMissing: a HEAD naming a commit the object
+// store lacks (a clone made with --shared whose source moved away; a
+// detached HEAD or a branch naming a pruned commit) is not an unborn
+// branch: its .gitignore files cannot be read, so every untracked file
+// counts as ignored by them, as when HEAD's tree is missing (attack31 F2:
+// the file HEAD's .gitignore ignored was recorded and synced). An unborn
+// branch ignores nothing.
+func TestIgnoredBeforeHeadCommitMissing(t *testing.T) {
+	asks := func(t *testing.T, dir string, want map[string]string) {
+		t.Helper()
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ig := s.Ignores()
+		for p, w := range want {
+			got := ig.IgnoredBefore(p)
+			if w == "unreadable" && !strings.HasPrefix(got, "? (HEAD unreadable: its commit ") || w != "unreadable" && got != w {
+				t.Errorf("IgnoredBefore(%s) = %q, want %s", p, got, w)
+			}
+		}
+	}
+	unreadable := map[string]string{"secret.json": "unreadable", "other.json": "unreadable"}
+	base := realPath(t, t.TempDir())
+	src := filepath.Join(base, "src")
+	runGit(t, base, "init", "-q", src)
+	writeFile(t, filepath.Join(src, ".gitignore"), "secret.json\n")
+	runGit(t, src, "add", "-A")
+	runGit(t, src, "commit", "-q", "-m", "ignore it")
+	head := strings.TrimSpace(runGit(t, src, "rev-parse", "HEAD"))
+	clone := filepath.Join(base, "clone")
+	runGit(t, base, "clone", "-q", "--shared", src, clone)
+	writeFile(t, filepath.Join(clone, ".gitignore"), "")                       // the rules on disk no longer ignore it
+	asks(t, clone, map[string]string{"secret.json": "HEAD", "other.json": ""}) // HEAD readable
+	if err := os.Rename(src, src+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("shared clone, source moved", func(t *testing.T) { asks(t, clone, unreadable) })
+
+	other := strings.Repeat("ab", 20) // no object of the repository
+	t.Run("detached", func(t *testing.T) {
+		dir := realPath(t, t.TempDir())
+		runGit(t, dir, "init", "-q", ".")
+		writeFile(t, filepath.Join(dir, ".git", "HEAD"), other+"\n")
+		asks(t, dir, unreadable)
+	})
+	t.Run("branch", func(t *testing.T) {
+		dir := realPath(t, t.TempDir())
+		runGit(t, dir, "init", "-q", ".")
+		writeFile(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		writeFile(t, filepath.Join(dir, ".git", "refs", "heads", "main"), head+"\n")
+		asks(t, dir, unreadable)
+	})
+	t.Run("unborn", func(t *testing.T) {
+		dir := realPath(t, t.TempDir())
+		runGit(t, dir, "init", "-q", ".")
+		writeFile(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		asks(t, dir, map[string]string{"secret.json": "", "other.json": ""})
+	})
+}
+
 func mktree(t *testing.T, dir, entries string) string {
 	t.Helper()
 	out, err := gitOut(dir, []byte(entries), "mktree")

@@ -29,9 +29,38 @@ func (s *Store) readObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 		t, data, err = s.objects.Read(h) // the odb rescans its packs on a miss
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("object %s: %w", h, s.objectErr(err))
+		if err = s.objectErr(err); errors.Is(err, state.ErrNotFound) {
+			return 0, nil, &missingObject{hash: h, err: err}
+		}
+		return 0, nil, fmt.Errorf("object %s: %w", h, err)
 	}
 	return t, data, nil
+}
+
+// missingObject is readObject's error for an object the store does not
+// hold. It wraps state.ErrNotFound, as every "is it there?" asks; a
+// revision that a ref or a commit's parent leads to it is damage instead
+// (missingErr).
+type missingObject struct {
+	hash plumbing.Hash
+	err  error
+}
+
+func (e *missingObject) Error() string { return "object " + e.hash.String() + ": " + e.err.Error() }
+func (e *missingObject) Unwrap() error { return e.err }
+
+// missingErr says what a missing object (missingObject) behind err is,
+// when the repository names it — a ref, a commit's parent — and so lacks
+// what it should hold: an error of its own, not state.ErrNotFound (no
+// "no such revision", exit 1, but a damaged repository, exit 3), with the
+// way out (attack31 F9: `restore --rev HEAD~1` said `revision "HEAD~1":
+// object ID`, the sentence cut, exit 1). Other errors pass as they are.
+func missingErr(err error) error {
+	var m *missingObject
+	if errors.As(err, &m) {
+		return fmt.Errorf("object %s is missing from the repository (git fsck --full shows the damage: objects pruned, or an object store named in objects/info/alternates gone; fetch them again, or restore .git from a backup)", m.hash)
+	}
+	return err
 }
 
 // fetched reports whether err is an object missing from this partial clone

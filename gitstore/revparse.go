@@ -42,8 +42,21 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// an object a ref or a parent names that the store lacks is damage, not
+	// an unknown revision; one whose full id was given may simply not be here
+	named := !plumbing.IsHash(base)
+	damage := func(err error) error {
+		var m *missingObject
+		switch {
+		case named:
+			return missingErr(err)
+		case errors.As(err, &m):
+			return fmt.Errorf("no such commit: %w", state.ErrNotFound) // as resolve says of a bare id
+		}
+		return err
+	}
 	if h, err = s.peel(h); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, damage(err)
 	}
 	for rest != "" {
 		op := rest[0]
@@ -77,16 +90,17 @@ func (s *Store) revParse(rev string) (plumbing.Hash, error) {
 		for ; steps > 0; steps-- {
 			ci, err := s.readCommit(h)
 			if err != nil {
-				return plumbing.ZeroHash, err
+				return plumbing.ZeroHash, damage(err)
 			}
 			if rank >= len(ci.parents) {
 				return plumbing.ZeroHash, fmt.Errorf("no such parent: %w", state.ErrNotFound)
 			}
 			h = ci.parents[rank]
+			named = true
 		}
 	}
 	if _, err := s.commitTree(h); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, damage(err)
 	}
 	return h, nil
 }

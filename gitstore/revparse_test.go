@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,4 +63,37 @@ func FuzzReflogRev(f *testing.F) {
 			t.Fatalf("reflogRev(%q) = %v, the expression says %v", s, got, want)
 		}
 	})
+}
+
+// TestResolveMissingCommit: a commit a ref or a parent names that the
+// object store lacks is a damaged repository, said whole and not as
+// state.ErrNotFound (attack31 F9: `revision "HEAD~1": object ID`, the
+// sentence cut, exit 1); a full id given that is not here is no such
+// commit, as before.
+func TestResolveMissingCommit(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", "-b", "main", ".")
+	for _, m := range []string{"one", "two", "three"} {
+		runGit(t, dir, "commit", "-q", "--allow-empty", "-m", m)
+	}
+	parent := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD~1"))
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", parent[:2], parent[2:])); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, rev := range []string{"HEAD~1", "HEAD~2", "HEAD^^", "main~1", "refs/heads/main^"} {
+		_, err := s.Resolve(rev)
+		if err == nil || errors.Is(err, state.ErrNotFound) || err.Error() != "object "+parent+" is missing from the repository (git fsck --full shows the damage: objects pruned, or an object store named in objects/info/alternates gone; fetch them again, or restore .git from a backup)" {
+			t.Errorf("Resolve(%s) = %v (not found: %v), want the missing commit named", rev, err, errors.Is(err, state.ErrNotFound))
+		}
+	}
+	for _, rev := range []string{parent, parent + "~1", parent + "^{commit}"} {
+		if _, err := s.Resolve(rev); !errors.Is(err, state.ErrNotFound) || !strings.HasPrefix(err.Error(), "no such commit") {
+			t.Errorf("Resolve(%s) = %v, want no such commit", rev, err)
+		}
+	}
 }

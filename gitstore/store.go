@@ -141,6 +141,10 @@ func Open(dir string) (*Store, error) {
 	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, commonDir) })
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
 	s.objects.Shared = s.shared
+	// read as git reads it, before objects/info/alternates: a clone whose
+	// objects git finds only through it had an unreadable HEAD here
+	// (attack31 F2); relative entries are taken from where git would run
+	s.objects.SetEnvAlternates(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"), abs)
 	return s, nil
 }
 

@@ -90,6 +90,84 @@ func TestMatchesGitAlternates(t *testing.T) {
 	}
 }
 
+// $GIT_ALTERNATE_OBJECT_DIRECTORIES is read as git reads it (attack31
+// F2: a clone whose objects git found only through it had an unreadable
+// HEAD): ':'-separated entries, a comment, a C-quoted path holding a ':',
+// an empty entry, a relative path (from where git runs), a missing
+// directory; each entry's own alternates are linked too, and the
+// variable's entries come with the objects directory's own alternates.
+func TestEnvAlternatesAsGit(t *testing.T) {
+	base := genRepo(t)
+	git(t, base, nil, "repack", "-adq")
+	mid := filepath.Join(t.TempDir(), "m:id.git")
+	git(t, base, nil, "clone", "-q", "--bare", "--shared", base, mid) // names base in its alternates
+	commitOn(t, mid, "mid", 5)
+	top := filepath.Join(t.TempDir(), "top.git")
+	git(t, mid, nil, "clone", "-q", "--bare", "--shared", mid, top)
+	commitOn(t, top, "top", 5)
+	if err := os.Remove(filepath.Join(top, "objects", "info", "alternates")); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.git")
+	git(t, top, nil, "init", "-q", "--bare", other)
+	blob := strings.TrimSpace(string(git(t, other, []byte("only in other\n"), "hash-object", "-w", "--stdin")))
+	rel, err := filepath.Rel(top, filepath.Join(other, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := "#a comment:" + fmt.Sprintf("%q", filepath.Join(mid, "objects")) + "::" + rel + ":" + filepath.Join(t.TempDir(), "gone")
+	own := catAllOwn(t, top)
+	t.Setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", env)
+	want := catAll(t, top)
+	if _, ok := want[plumbing.NewHash(blob)]; !ok || len(want) <= len(own)+1 {
+		t.Fatalf("git reads %d objects, %d of its own; the test proves little", len(want), len(own))
+	}
+	for h := range catAllOwn(t, base) {
+		if _, ok := want[h]; !ok {
+			t.Fatalf("git does not read %s of base through mid's alternates", h)
+		}
+	}
+
+	db := Open(filepath.Join(top, "objects"))
+	defer db.Close()
+	db.SetEnvAlternates(env, top)
+	compareDB(t, "$GIT_ALTERNATE_OBJECT_DIRECTORIES", db, want)
+	if n := len(db.alternates()); n != 3 {
+		t.Fatalf("%d alternates linked, want 3 (mid, base, other)", n)
+	}
+	hs, err := db.Prefix(blob[:10])
+	if err != nil || !containsHash(hs, plumbing.NewHash(blob)) {
+		t.Fatalf("prefix of %s, held by the relative entry: %v %v", blob, hs, err)
+	}
+	// without the variable, what only it names is not read
+	plain := Open(filepath.Join(top, "objects"))
+	defer plain.Close()
+	if _, _, err := plain.Read(plumbing.NewHash(blob)); err != ErrNotFound {
+		t.Fatalf("read without the variable: %v, want ErrNotFound", err)
+	}
+}
+
+// altPaths reads an entry as git's parse_alt_odb_entry does.
+func TestAltPaths(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		want []string
+	}{
+		{"/a:/b", []string{"/a", "/b"}},
+		{"#/a:/b", []string{"/b"}},
+		{`"/a:b":/c`, []string{"/a:b", "/c"}},
+		{`"/a\072b"x/c`, []string{"/a:b", "/c"}},        // the character after the quote is taken for the separator
+		{`"/a\qb":/c`, []string{`/base/"/a\qb"`, "/c"}}, // badly quoted: as it is, so relative
+		{"::/a::", []string{"/a"}},
+		{"rel:", []string{"/base/rel"}},
+	} {
+		got := altPaths(c.list, ':', "/base")
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("altPaths(%q) = %q, want %q", c.list, got, c.want)
+		}
+	}
+}
+
 // A chain of alternates files deeper than git's bound is cut where git
 // cuts it: an object only past it is not found, by git or by odb.
 func TestAlternatesDepthAsGit(t *testing.T) {

@@ -124,6 +124,12 @@ func compare(t *testing.T, what, repo string, want map[plumbing.Hash]gitObject) 
 	t.Helper()
 	db := Open(filepath.Join(repo, "objects"))
 	defer db.Close()
+	compareDB(t, what, db, want)
+}
+
+// compareDB reads every object of want through db.
+func compareDB(t *testing.T, what string, db *DB, want map[plumbing.Hash]gitObject) {
+	t.Helper()
 	trees, commits := 0, 0
 	for h, o := range want {
 		typ, data, err := db.Read(h)

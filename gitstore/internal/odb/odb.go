@@ -59,7 +59,9 @@ type DB struct {
 	dir       string // <commondir>/objects
 	alts      []*DB  // the alternates' DBs (alternates.go), once altsRead
 	altsRead  bool
-	root      *DB // for an alternate's DB, the DB whose alternates it is
+	env       string // $GIT_ALTERNATE_OBJECT_DIRECTORIES (SetEnvAlternates)
+	envBase   string // the directory its relative entries are taken from
+	root      *DB    // for an alternate's DB, the DB whose alternates it is
 	packs     []*pack
 	seen      map[string]bool
 	rescans   int                 // how many times the pack folder was listed, for the tests
