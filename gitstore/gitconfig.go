@@ -33,9 +33,9 @@ type ignoreSettings struct {
 // alike and for every fresh pair a watcher asks for: the rule files are
 // read again, git's configuration is not (as .strata.yaml, a watcher reads
 // it at start).
-func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
+func readIgnoreSettings(gitDir, linkGit, commonDir string) ignoreSettings {
 	var set ignoreSettings
-	readConfig(gitDir, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+	readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
 		switch {
 		case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
 			set.excludesFile = r.expand(val)
@@ -51,9 +51,9 @@ func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
 // readShared reads core.sharedRepository as git does (readConfig, the
 // repository's config included): the last value wins. A value git would
 // refuse is taken as unset ("umask"): git itself refuses to run there.
-func readShared(gitDir, commonDir string) gitperm.Shared {
+func readShared(gitDir, linkGit, commonDir string) gitperm.Shared {
 	val, hasVal, found := "", false, false
-	readConfig(gitDir, commonDir, false, func(sec, sub, key, v string, has bool, _ *configReader) {
+	readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, v string, has bool, _ *configReader) {
 		if sec == "core" && sub == "" && key == "sharedrepository" {
 			val, hasVal, found = v, has, true
 		}
@@ -76,7 +76,7 @@ func readShared(gitDir, commonDir string) gitperm.Shared {
 // the list; "~/" is the home directory.
 func readSafeDirectories() []string {
 	var dirs []string
-	readConfig("", "", true, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+	readConfig("", "", "", true, func(sec, sub, key, val string, hasVal bool, r *configReader) {
 		if sec != "safe" || sub != "" || key != "directory" {
 			return
 		}
@@ -101,10 +101,13 @@ func readSafeDirectories() []string {
 // and when early also $GIT_CONFIG_PARAMETERS (`git -c`, which git passes
 // on to the hooks it runs). [include] path and [includeIf] with a gitdir:,
 // gitdir/i: or onbranch: condition are read where they stand (at most 10
-// deep, as git); with no git directory (early) no condition holds.
-func readConfig(gitDir, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) {
+// deep, as git); with no git directory (early) no condition holds. A
+// gitdir: condition is matched, as git does, against gitDir's real path and
+// against linkGit, the name git found it by through a symbolic link ("" when
+// none: linkdir.go).
+func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) {
 	home, _ := os.UserHomeDir()
-	r := &configReader{gitDir: gitDir, home: home, take: take}
+	r := &configReader{gitDir: gitDir, linkGit: linkGit, home: home, take: take}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		sys := "/etc/gitconfig"
 		if v, ok := os.LookupEnv("GIT_CONFIG_SYSTEM"); ok {
@@ -143,8 +146,9 @@ func readConfig(gitDir, commonDir string, early bool, take func(sec, sub, key, v
 
 // configReader follows git's configuration files and their includes.
 type configReader struct {
-	gitDir string
-	home   string
+	gitDir  string
+	linkGit string // gitDir as git names it before resolving links, or "" (Store.linkGit)
+	home    string
 	take   func(sec, sub, key, val string, hasVal bool, r *configReader)
 }
 
@@ -217,9 +221,13 @@ func (r *configReader) met(cond, from string) bool {
 			pat += "**"
 		}
 		re := wildRegexp(pat, kind == "gitdir/i")
+		// the real path, then the name git found it by (include_by_gitdir)
 		dirs := []string{filepath.ToSlash(r.gitDir)}
 		if real, err := filepath.EvalSymlinks(r.gitDir); err == nil {
-			dirs = append(dirs, filepath.ToSlash(real))
+			dirs[0] = filepath.ToSlash(real)
+		}
+		if r.linkGit != "" {
+			dirs = append(dirs, filepath.ToSlash(r.linkGit))
 		}
 		for _, d := range dirs {
 			if re != nil && re.MatchString(strings.TrimSuffix(d, "/")) {
@@ -513,7 +521,7 @@ func sqWord(s string) (word, rest string, ok bool) {
 
 // ruleSettings is readIgnoreSettings for this store, read on first use.
 func (s *Store) ruleSettings() ignoreSettings {
-	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.commonDir) })
+	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.linkGit, s.commonDir) })
 	return s.rules
 }
 
@@ -583,7 +591,7 @@ func evalSymlinks(p string) string {
 // empties the list, as git's multi-valued settings do.
 func (s *Store) Settings() Settings {
 	s.settingsOnce.Do(func() {
-		readConfig(s.gitDir, s.commonDir, false, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
+		readConfig(s.gitDir, s.linkGit, s.commonDir, false, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
 			if sec != "strata" || sub != "" {
 				return
 			}
