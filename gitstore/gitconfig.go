@@ -149,7 +149,7 @@ type configReader struct {
 	gitDir  string
 	linkGit string // gitDir as git names it before resolving links, or "" (Store.linkGit)
 	home    string
-	take   func(sec, sub, key, val string, hasVal bool, r *configReader)
+	take    func(sec, sub, key, val string, hasVal bool, r *configReader)
 }
 
 // file reads one configuration file; a missing or unreadable one is empty.
