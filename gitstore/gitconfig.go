@@ -1,7 +1,10 @@
 package gitstore
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/user"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -19,6 +22,11 @@ type ignoreSettings struct {
 	excludesFile   string // core.excludesFile, "" when unset
 	attributesFile string // core.attributesFile, "" when unset
 	ignoreCase     bool   // core.ignorecase
+	// unread says why git's rules cannot be read as git reads them (a
+	// value git fails to expand, "~nobody/ignore", where git itself stops
+	// with "failed to expand user dir"): every file git does not track is
+	// then private (Ignores.Unread). "" when they can.
+	unread string
 }
 
 // readIgnoreSettings reads core.excludesFile, core.attributesFile and
@@ -35,16 +43,17 @@ type ignoreSettings struct {
 // it at start).
 func readIgnoreSettings(gitDir, linkGit, commonDir string) ignoreSettings {
 	var set ignoreSettings
-	readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+	r := readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
 		switch {
 		case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
-			set.excludesFile = r.expand(val)
+			set.excludesFile = r.pathname("core.excludesFile", val)
 		case sec == "core" && sub == "" && key == "attributesfile" && hasVal:
-			set.attributesFile = r.expand(val)
+			set.attributesFile = r.pathname("core.attributesFile", val)
 		case sec == "core" && sub == "" && key == "ignorecase":
 			set.ignoreCase = gitBool(val, hasVal)
 		}
 	})
+	set.unread = r.unread
 	return set
 }
 
@@ -104,8 +113,10 @@ func readSafeDirectories() []string {
 // deep, as git); with no git directory (early) no condition holds. A
 // gitdir: condition is matched, as git does, against gitDir's real path and
 // against linkGit, the name git found it by through a symbolic link ("" when
-// none: linkdir.go).
-func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) {
+// none: linkdir.go). It returns the reader, whose unread says why what it
+// read is not what git reads (an include.path git fails to expand: git
+// refuses to run then).
+func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) *configReader {
 	home, _ := os.UserHomeDir()
 	r := &configReader{gitDir: gitDir, linkGit: linkGit, home: home, take: take}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
@@ -142,6 +153,7 @@ func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, su
 			r.envSetting(kv.key, kv.val, kv.hasVal)
 		}
 	}
+	return r
 }
 
 // configReader follows git's configuration files and their includes.
@@ -149,6 +161,7 @@ type configReader struct {
 	gitDir  string
 	linkGit string // gitDir as git names it before resolving links, or "" (Store.linkGit)
 	home    string
+	unread  string // why the rules read are not git's: a pathname git fails to expand (pathname)
 	take    func(sec, sub, key, val string, hasVal bool, r *configReader)
 }
 
@@ -183,7 +196,10 @@ func (r *configReader) envSetting(name, val string, hasVal bool) {
 // setting takes one variable of the file from (section and key lowercase).
 func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from string, depth int) {
 	if key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)) {
-		p := r.expand(val)
+		p := r.pathname("include.path", val)
+		if p == "" {
+			return
+		}
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(from), p)
 		}
@@ -193,13 +209,55 @@ func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from stri
 	r.take(sec, sub, key, val, hasVal, r)
 }
 
-// expand replaces a leading "~/" with the home directory, as git does for
-// pathname values.
-func (r *configReader) expand(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok && r.home != "" {
-		return filepath.Join(r.home, rest)
+// pathname is the value val of the pathname variable key, interpolated
+// (interpolatePath); when git fails to expand it, and so refuses to run
+// (git_config_pathname: "failed to expand user dir"), "", and the reader
+// notes why the rules it reads are unread.
+func (r *configReader) pathname(key, val string) string {
+	p, err := interpolatePath(val, r.home)
+	if err != nil {
+		if r.unread == "" {
+			r.unread = key + " " + state.TermSafe(val) + ": " + err.Error()
+		}
+		return ""
 	}
 	return p
+}
+
+// expand is p interpolated (interpolatePath), or p itself when git fails
+// to expand it.
+func (r *configReader) expand(p string) string {
+	if x, err := interpolatePath(p, r.home); err == nil {
+		return x
+	}
+	return p
+}
+
+// interpolatePath expands a leading "~" of a pathname value as git's
+// interpolate_path does: "~" or "~/…" is home ($HOME), "~USER" or
+// "~USER/…" that user's home directory in the password database (os/user:
+// /etc/passwd when built without cgo). It fails, as git does, with no
+// $HOME or no such user.
+func interpolatePath(p, home string) (string, error) {
+	name, ok := strings.CutPrefix(p, "~")
+	if !ok {
+		return p, nil
+	}
+	rest := ""
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name, rest = name[:i], name[i:]
+	}
+	if name == "" {
+		if home == "" {
+			return "", errors.New("$HOME is not set")
+		}
+		return home + rest, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return "", fmt.Errorf("no user %s", state.TermSafe(name))
+	}
+	return u.HomeDir + rest, nil
 }
 
 // met reports whether an includeIf condition holds for this repository.
@@ -210,7 +268,15 @@ func (r *configReader) met(cond, from string) bool {
 	}
 	switch kind {
 	case "gitdir", "gitdir/i":
-		pat = r.expand(pat)
+		// "~/" is the real path of $HOME here (interpolate_path(…, 1)); a
+		// pattern git fails to expand stays as written
+		home := r.home
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			home = real
+		}
+		if x, err := interpolatePath(pat, home); err == nil {
+			pat = x
+		}
 		if rest, ok := strings.CutPrefix(pat, "./"); ok {
 			pat = filepath.Dir(from) + "/" + rest
 		}

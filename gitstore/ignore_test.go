@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,6 +166,24 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
 			writeFile(t, filepath.Join(home, "main.cfg"), "[core]\n\texcludesFile = ~/excl\n")
 			runGit(t, dir, "config", "includeIf.onbranch:main.path", filepath.Join(home, "main.cfg"))
+		}},
+		// "~USER/" is that user's home directory, as git expands it
+		// (attack31 F7); the file is reached from there by "../"
+		{"excludesfile-tilde-user", func(t *testing.T, home, dir string) {
+			me, err := user.Current()
+			if err != nil || me.Username == "" {
+				t.Skipf("no current user in the password database: %v", err)
+			}
+			myHome, err := filepath.EvalSymlinks(me.HomeDir)
+			if err != nil {
+				t.Skipf("the current user's home directory: %v", err)
+			}
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			rel, err := filepath.Rel(myHome, filepath.Join(home, "excl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, dir, "config", "core.excludesFile", "~"+me.Username+"/"+rel)
 		}},
 		{"git-config-global", func(t *testing.T, home, dir string) {
 			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
