@@ -278,7 +278,10 @@ func (r *configReader) met(cond, from string) bool {
 			pat = x
 		}
 		if rest, ok := strings.CutPrefix(pat, "./"); ok {
-			pat = filepath.Dir(from) + "/" + rest
+			// the folder of the including file's real path: a
+			// ~/.gitconfig that is a link into a dotfiles folder is
+			// taken from there, as git takes it
+			pat = filepath.Dir(evalSymlinks(from)) + "/" + rest
 		}
 		if !strings.HasPrefix(pat, "/") {
 			pat = "**/" + pat

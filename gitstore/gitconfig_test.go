@@ -116,3 +116,26 @@ func TestGitdirTildeFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestGitdirDotRelative takes a "gitdir:./…" pattern from the folder of
+// the including file's real path, as git does: with ~/.gitconfig a link to
+// dotfiles/gitconfig, "./work/" is dotfiles/work/, not ~/work/.
+func TestGitdirDotRelative(t *testing.T) {
+	base := realPath(t, t.TempDir())
+	for _, d := range []string{"dotfiles/work/r/.git", "home/work/r/.git"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(base, "dotfiles", "gitconfig"), "")
+	link := filepath.Join(base, "home", ".gitconfig")
+	if err := os.Symlink(filepath.Join(base, "dotfiles", "gitconfig"), link); err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]bool{"dotfiles/work/r/.git": true, "home/work/r/.git": false} {
+		r := &configReader{gitDir: filepath.Join(base, d)}
+		if got := r.met("gitdir:./work/", link); got != want {
+			t.Errorf("%s: met %v, want %v", d, got, want)
+		}
+	}
+}
