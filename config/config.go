@@ -579,12 +579,12 @@ const whyHidden = "git is told to ignore its local changes ("
 // index may take back with no change to the file: git does not track it
 // (WhyUntracked: a `git add` then a `git commit` keep it; WhyStagedOnly:
 // the commit keeps it), git ignores it (a file git tracks
-// is not ignored: `git add -f`), or its index entry tells git to ignore
+// is not ignored: `git add -f`; WhyUnread likewise), or its index entry tells git to ignore
 // its local changes (WhyHidden: `git update-index --no-skip-worktree`). A
 // watcher judges the files it passed over for such a reason again when
 // the index changes.
 func IndexDecides(why string) bool {
-	return why == WhyUntracked || why == WhyStagedOnly || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyHidden) || strings.HasPrefix(why, whyBehindLink)
+	return why == WhyUntracked || why == WhyStagedOnly || strings.HasPrefix(why, whyIgnored) || strings.HasPrefix(why, whyUnread) || strings.HasPrefix(why, whyHidden) || strings.HasPrefix(why, whyBehindLink)
 }
 
 // Private reports why a path that a rule would keep is withheld as private
@@ -619,6 +619,16 @@ func WhyFilteredBefore(at, driver string) string {
 	}
 	return "git filtered it at commit " + at + " (filter=" + state.TermSafe(driver) + "; a .gitattributes change since no longer does)"
 }
+
+// WhyUnread is the reason a file git does not track is private when git's
+// rules cannot be read as git reads them (why: a core.excludesFile value
+// git fails to expand, gitstore.Ignores.Unread): git itself stops there, so
+// what it would ignore is unknown.
+func WhyUnread(why string) string {
+	return whyUnread + why + "; git stops there too, so every file it does not track counts as ignored)"
+}
+
+const whyUnread = "git's ignore rules cannot be read ("
 
 // WhyIgnoredBefore is the reason a path that the .gitignore files of
 // commit at (a short id, or "HEAD") ignore, and the ones on disk do not, is

@@ -353,6 +353,11 @@ func (e *Engine) privateBefore(rel string) string {
 		names = append(names, real)
 	}
 	for _, p := range names {
+		if why := ig.Unread(p); why != "" {
+			return config.WhyUnread(why)
+		}
+	}
+	for _, p := range names {
 		if at := ig.IgnoredBefore(p); at != "" {
 			return config.WhyIgnoredBefore(at)
 		}

@@ -42,8 +42,7 @@ func (s *Store) CheckFilter(ctx context.Context, paths []string) (map[string]str
 		in.WriteString(name)
 		in.WriteByte(0)
 	}
-	cmd := exec.CommandContext(ctx, "git", "check-attr", "-z", "--stdin", "filter")
-	cmd.Dir = s.root
+	cmd := s.gitCmd(exec.CommandContext(ctx, "git", "check-attr", "-z", "--stdin", "filter"))
 	cmd.Stdin = &in
 	boundWait(cmd)
 	var stdout, stderr bytes.Buffer

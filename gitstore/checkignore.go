@@ -74,8 +74,7 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 	if in.Len() == 0 {
 		return out, nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "check-ignore", "--stdin", "-z")
-	cmd.Dir = s.root
+	cmd := s.gitCmd(exec.CommandContext(ctx, "git", "check-ignore", "--stdin", "-z"))
 	cmd.Stdin = &in
 	boundWait(cmd)
 	var stdout, stderr bytes.Buffer

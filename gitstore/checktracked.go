@@ -37,8 +37,7 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]st
 		}
 		args := append([]string{"--literal-pathspecs", "ls-files", "-v", "-z", "--"}, names[:n]...)
 		names = names[n:]
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = s.root
+		cmd := s.gitCmd(exec.CommandContext(ctx, "git", args...))
 		boundWait(cmd)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

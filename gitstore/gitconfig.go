@@ -1,7 +1,10 @@
 package gitstore
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/user"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -19,6 +22,11 @@ type ignoreSettings struct {
 	excludesFile   string // core.excludesFile, "" when unset
 	attributesFile string // core.attributesFile, "" when unset
 	ignoreCase     bool   // core.ignorecase
+	// unread says why git's rules cannot be read as git reads them (a
+	// value git fails to expand, "~nobody/ignore", where git itself stops
+	// with "failed to expand user dir"): every file git does not track is
+	// then private (Ignores.Unread). "" when they can.
+	unread string
 }
 
 // readIgnoreSettings reads core.excludesFile, core.attributesFile and
@@ -33,27 +41,28 @@ type ignoreSettings struct {
 // alike and for every fresh pair a watcher asks for: the rule files are
 // read again, git's configuration is not (as .strata.yaml, a watcher reads
 // it at start).
-func readIgnoreSettings(gitDir, commonDir string) ignoreSettings {
+func readIgnoreSettings(gitDir, linkGit, commonDir string) ignoreSettings {
 	var set ignoreSettings
-	readConfig(gitDir, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+	r := readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
 		switch {
 		case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
-			set.excludesFile = r.expand(val)
+			set.excludesFile = r.pathname("core.excludesFile", val)
 		case sec == "core" && sub == "" && key == "attributesfile" && hasVal:
-			set.attributesFile = r.expand(val)
+			set.attributesFile = r.pathname("core.attributesFile", val)
 		case sec == "core" && sub == "" && key == "ignorecase":
 			set.ignoreCase = gitBool(val, hasVal)
 		}
 	})
+	set.unread = r.unread
 	return set
 }
 
 // readShared reads core.sharedRepository as git does (readConfig, the
 // repository's config included): the last value wins. A value git would
 // refuse is taken as unset ("umask"): git itself refuses to run there.
-func readShared(gitDir, commonDir string) gitperm.Shared {
+func readShared(gitDir, linkGit, commonDir string) gitperm.Shared {
 	val, hasVal, found := "", false, false
-	readConfig(gitDir, commonDir, false, func(sec, sub, key, v string, has bool, _ *configReader) {
+	readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, v string, has bool, _ *configReader) {
 		if sec == "core" && sub == "" && key == "sharedrepository" {
 			val, hasVal, found = v, has, true
 		}
@@ -76,7 +85,7 @@ func readShared(gitDir, commonDir string) gitperm.Shared {
 // the list; "~/" is the home directory.
 func readSafeDirectories() []string {
 	var dirs []string
-	readConfig("", "", true, func(sec, sub, key, val string, hasVal bool, r *configReader) {
+	readConfig("", "", "", true, func(sec, sub, key, val string, hasVal bool, r *configReader) {
 		if sec != "safe" || sub != "" || key != "directory" {
 			return
 		}
@@ -101,10 +110,15 @@ func readSafeDirectories() []string {
 // and when early also $GIT_CONFIG_PARAMETERS (`git -c`, which git passes
 // on to the hooks it runs). [include] path and [includeIf] with a gitdir:,
 // gitdir/i: or onbranch: condition are read where they stand (at most 10
-// deep, as git); with no git directory (early) no condition holds.
-func readConfig(gitDir, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) {
+// deep, as git); with no git directory (early) no condition holds. A
+// gitdir: condition is matched, as git does, against gitDir's real path and
+// against linkGit, the name git found it by through a symbolic link ("" when
+// none: linkdir.go). It returns the reader, whose unread says why what it
+// read is not what git reads (an include.path git fails to expand: git
+// refuses to run then).
+func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) *configReader {
 	home, _ := os.UserHomeDir()
-	r := &configReader{gitDir: gitDir, home: home, take: take}
+	r := &configReader{gitDir: gitDir, linkGit: linkGit, home: home, take: take}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		sys := "/etc/gitconfig"
 		if v, ok := os.LookupEnv("GIT_CONFIG_SYSTEM"); ok {
@@ -139,13 +153,16 @@ func readConfig(gitDir, commonDir string, early bool, take func(sec, sub, key, v
 			r.envSetting(kv.key, kv.val, kv.hasVal)
 		}
 	}
+	return r
 }
 
 // configReader follows git's configuration files and their includes.
 type configReader struct {
-	gitDir string
-	home   string
-	take   func(sec, sub, key, val string, hasVal bool, r *configReader)
+	gitDir  string
+	linkGit string // gitDir as git names it before resolving links, or "" (Store.linkGit)
+	home    string
+	unread  string // why the rules read are not git's: a pathname git fails to expand (pathname)
+	take    func(sec, sub, key, val string, hasVal bool, r *configReader)
 }
 
 // file reads one configuration file; a missing or unreadable one is empty.
@@ -179,7 +196,10 @@ func (r *configReader) envSetting(name, val string, hasVal bool) {
 // setting takes one variable of the file from (section and key lowercase).
 func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from string, depth int) {
 	if key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)) {
-		p := r.expand(val)
+		p := r.pathname("include.path", val)
+		if p == "" {
+			return
+		}
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(from), p)
 		}
@@ -189,13 +209,55 @@ func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from stri
 	r.take(sec, sub, key, val, hasVal, r)
 }
 
-// expand replaces a leading "~/" with the home directory, as git does for
-// pathname values.
-func (r *configReader) expand(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok && r.home != "" {
-		return filepath.Join(r.home, rest)
+// pathname is the value val of the pathname variable key, interpolated
+// (interpolatePath); when git fails to expand it, and so refuses to run
+// (git_config_pathname: "failed to expand user dir"), "", and the reader
+// notes why the rules it reads are unread.
+func (r *configReader) pathname(key, val string) string {
+	p, err := interpolatePath(val, r.home)
+	if err != nil {
+		if r.unread == "" {
+			r.unread = key + " " + state.TermSafe(val) + ": " + err.Error()
+		}
+		return ""
 	}
 	return p
+}
+
+// expand is p interpolated (interpolatePath), or p itself when git fails
+// to expand it.
+func (r *configReader) expand(p string) string {
+	if x, err := interpolatePath(p, r.home); err == nil {
+		return x
+	}
+	return p
+}
+
+// interpolatePath expands a leading "~" of a pathname value as git's
+// interpolate_path does: "~" or "~/…" is home ($HOME), "~USER" or
+// "~USER/…" that user's home directory in the password database (os/user:
+// /etc/passwd when built without cgo). It fails, as git does, with no
+// $HOME or no such user.
+func interpolatePath(p, home string) (string, error) {
+	name, ok := strings.CutPrefix(p, "~")
+	if !ok {
+		return p, nil
+	}
+	rest := ""
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name, rest = name[:i], name[i:]
+	}
+	if name == "" {
+		if home == "" {
+			return "", errors.New("$HOME is not set")
+		}
+		return home + rest, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return "", fmt.Errorf("no user %s", state.TermSafe(name))
+	}
+	return u.HomeDir + rest, nil
 }
 
 // met reports whether an includeIf condition holds for this repository.
@@ -206,9 +268,20 @@ func (r *configReader) met(cond, from string) bool {
 	}
 	switch kind {
 	case "gitdir", "gitdir/i":
-		pat = r.expand(pat)
+		// "~/" is the real path of $HOME here (interpolate_path(…, 1)); a
+		// pattern git fails to expand stays as written
+		home := r.home
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			home = real
+		}
+		if x, err := interpolatePath(pat, home); err == nil {
+			pat = x
+		}
 		if rest, ok := strings.CutPrefix(pat, "./"); ok {
-			pat = filepath.Dir(from) + "/" + rest
+			// the folder of the including file's real path: a
+			// ~/.gitconfig that is a link into a dotfiles folder is
+			// taken from there, as git takes it
+			pat = filepath.Dir(evalSymlinks(from)) + "/" + rest
 		}
 		if !strings.HasPrefix(pat, "/") {
 			pat = "**/" + pat
@@ -217,9 +290,13 @@ func (r *configReader) met(cond, from string) bool {
 			pat += "**"
 		}
 		re := wildRegexp(pat, kind == "gitdir/i")
+		// the real path, then the name git found it by (include_by_gitdir)
 		dirs := []string{filepath.ToSlash(r.gitDir)}
 		if real, err := filepath.EvalSymlinks(r.gitDir); err == nil {
-			dirs = append(dirs, filepath.ToSlash(real))
+			dirs[0] = filepath.ToSlash(real)
+		}
+		if r.linkGit != "" {
+			dirs = append(dirs, filepath.ToSlash(r.linkGit))
 		}
 		for _, d := range dirs {
 			if re != nil && re.MatchString(strings.TrimSuffix(d, "/")) {
@@ -513,7 +590,7 @@ func sqWord(s string) (word, rest string, ok bool) {
 
 // ruleSettings is readIgnoreSettings for this store, read on first use.
 func (s *Store) ruleSettings() ignoreSettings {
-	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.commonDir) })
+	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.linkGit, s.commonDir) })
 	return s.rules
 }
 
@@ -583,7 +660,7 @@ func evalSymlinks(p string) string {
 // empties the list, as git's multi-valued settings do.
 func (s *Store) Settings() Settings {
 	s.settingsOnce.Do(func() {
-		readConfig(s.gitDir, s.commonDir, false, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
+		readConfig(s.gitDir, s.linkGit, s.commonDir, false, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
 			if sec != "strata" || sub != "" {
 				return
 			}

@@ -76,6 +76,28 @@ func (ig *Ignores) Ignored(rel string) bool {
 	return ig.byPattern(segs) && !ig.isTracked(rel)
 }
 
+// Unread says why git's rules cannot be read as git reads them, when they
+// cannot and rel is a path git does not track: a core.excludesFile,
+// core.attributesFile or include.path value git fails to expand ("~nobody/…",
+// an unknown user), where git itself refuses to run. Every file git does
+// not track is then private; "" otherwise.
+func (ig *Ignores) Unread(rel string) string {
+	if ig == nil || rel == "" || strings.HasPrefix(rel, "~") {
+		return ""
+	}
+	why := ig.settings().unread
+	if why == "" {
+		return ""
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	ig.dir(nil) // core.ignorecase, for isTracked
+	if ig.isTracked(rel) {
+		return ""
+	}
+	return why
+}
+
 // byPattern reports whether the work tree's rules ignore the path segs by
 // its patterns (a folder of it ignored, its own pattern, or this machine's
 // exclusions), tracked or not. Callers hold ig.mu.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,6 +150,41 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			runGit(t, dir, "config", "includeIf.onbranch:ma*.path", filepath.Join(home, "main.cfg"))
 			runGit(t, dir, "config", "includeIf.onbranch:dev/.path", filepath.Join(home, "dev.cfg"))
 		}},
+		// through a symbolic link git matches the name it found the git
+		// dir by as well as its real path (attack31 F1)
+		{"includeif-gitdir-link", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "work.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[includeIf \"gitdir:"+dir+"/\"]\n\tpath = work.cfg\n")
+		}},
+		{"includeif-gitdir-i-link", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "*.env\n")
+			writeFile(t, filepath.Join(home, "work.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[includeIf \"gitdir/i:"+strings.ToUpper(dir)+"/\"]\n\tpath = work.cfg\n")
+		}},
+		{"includeif-onbranch-link", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "main.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			runGit(t, dir, "config", "includeIf.onbranch:main.path", filepath.Join(home, "main.cfg"))
+		}},
+		// "~USER/" is that user's home directory, as git expands it
+		// (attack31 F7); the file is reached from there by "../"
+		{"excludesfile-tilde-user", func(t *testing.T, home, dir string) {
+			me, err := user.Current()
+			if err != nil || me.Username == "" {
+				t.Skipf("no current user in the password database: %v", err)
+			}
+			myHome, err := filepath.EvalSymlinks(me.HomeDir)
+			if err != nil {
+				t.Skipf("the current user's home directory: %v", err)
+			}
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			rel, err := filepath.Rel(myHome, filepath.Join(home, "excl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, dir, "config", "core.excludesFile", "~"+me.Username+"/"+rel)
+		}},
 		{"git-config-global", func(t *testing.T, home, dir string) {
 			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
 			writeFile(t, filepath.Join(home, "global.cfg"), "[core]\n\texcludesFile = "+filepath.Join(home, "excl")+"\n")
@@ -176,9 +212,17 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			runGit(t, dir, "init", "-q", "-b", "main", ".")
+			if strings.HasSuffix(c.name, "-link") {
+				// the repository as base/link/repo, link -> .
+				if err := os.Symlink(".", filepath.Join(base, "link")); err != nil {
+					t.Fatal(err)
+				}
+				dir = filepath.Join(base, "link", "repo")
+			}
 			c.setup(t, home, dir)
 			cmd := exec.Command("git", "check-ignore", "--stdin", "-z")
 			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "PWD="+dir) // git names the git dir from $PWD
 			cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
 			out, _ := cmd.Output() // exit 1 when nothing is ignored
 			want := map[string]bool{}

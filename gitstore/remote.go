@@ -429,11 +429,12 @@ func (s *Store) gitRaw(ctx context.Context, env []string, args ...string) ([]byt
 		return nil, errors.New("sync needs the git binary on PATH")
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = s.root
-	if cmd.Dir == "" {
+	cmd.Env = env
+	if s.root != "" {
+		s.gitCmd(cmd)
+	} else {
 		cmd.Dir = s.gitDir
 	}
-	cmd.Env = env
 	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

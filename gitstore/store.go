@@ -12,6 +12,7 @@
 package gitstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,8 @@ import (
 type Store struct {
 	root      string // work-tree root, absolute, symlinks resolved
 	gitDir    string // this work tree's git dir
+	linkRoot  string // root as the user's path names it, through a symbolic link; "" when that is root (linkedDirs)
+	linkGit   string // gitDir as git names it before resolving links; "" when that is gitDir (linkedDirs)
 	commonDir string // the common git dir (== gitDir outside linked worktrees)
 	worktree  string // linked worktree name, "" in the main work tree
 	prefix    string // "" for the work tree's refs, "home/" for the home refs (OpenHome)
@@ -77,13 +80,17 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
+	given := abs // as the user named it ($PWD, -C): git matches includeIf gitdir: against it too
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	var root, gitDir, commonDir string
+	var root, gitDir, commonDir, linkRoot, linkGit string
 	if env := os.Getenv("GIT_DIR"); env != "" {
 		if root, gitDir, commonDir, err = explicitDirs(abs, env); err != nil {
 			return nil, err
+		}
+		if linkGit = linkedGitDir(given, env, gitDir); linkGit != "" {
+			os.Setenv("GIT_DIR", linkGit)
 		}
 	} else {
 		var dotgit string
@@ -106,6 +113,9 @@ func Open(dir string) (*Store, error) {
 		// file would be recorded as deleted and sync would delete them
 		// on the peers (attack27 F1).
 		top := root
+		if gitfile == "" {
+			linkRoot, linkGit = linkedTop(given, abs, top)
+		}
 		if root, err = setWorkTree(abs, top, gitDir, commonDir); err != nil {
 			return nil, err
 		}
@@ -115,8 +125,9 @@ func Open(dir string) (*Store, error) {
 			}
 			// The git processes strata runs in the work tree find the
 			// repository only through these, as under $GIT_DIR.
-			os.Setenv("GIT_DIR", gitDir)
+			os.Setenv("GIT_DIR", cmp.Or(linkGit, gitDir))
 			os.Setenv("GIT_WORK_TREE", root)
+			linkRoot = ""
 		}
 	}
 	partial, err := checkFormat(commonDir)
@@ -129,6 +140,8 @@ func Open(dir string) (*Store, error) {
 	s := &Store{
 		root:      root,
 		gitDir:    gitDir,
+		linkRoot:  linkRoot,
+		linkGit:   linkGit,
 		commonDir: commonDir,
 		trees:     make(map[plumbing.Hash][]treeEntry),
 		commits:   make(map[plumbing.Hash]plumbing.Hash),
@@ -138,7 +151,7 @@ func Open(dir string) (*Store, error) {
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
 	}
-	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, commonDir) })
+	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, linkGit, commonDir) })
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
 	s.objects.Shared = s.shared
 	// read as git reads it, before objects/info/alternates: a clone whose

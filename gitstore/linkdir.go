@@ -1,0 +1,87 @@
+package gitstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// A repository reached through a symbolic link (~/src -> /data/src, /tmp
+// -> /private/tmp on macOS) has two names for its git dir, and git matches
+// an [includeIf "gitdir:…"] condition against both (config.c
+// include_by_gitdir): the real path, then the path as git found it, made
+// absolute from $PWD when $PWD names the current directory. strata finds
+// the repository by its real path (Open), so it keeps the other name
+// beside it: the config reader matches both (configReader.met), and the
+// git processes it runs are pointed at the repository by that name
+// (Store.gitCmd), or git there would miss the include the user's own git
+// reads, and `git check-ignore` would pass a file the user's git ignores.
+
+// linkedTop is the top of the work tree top (its links resolved) and its
+// .git directory as the user's path names them: given is the directory
+// strata was pointed at as named (filepath.Abs: $PWD-based), real the same
+// resolved, inside top. Both are "" when given names top by its real path,
+// or when walking up from given does not come to top. git names the .git
+// directory so only when run at the top itself (from a subfolder it takes
+// the real path); strata takes it from any folder, so that a file is as
+// private in a subfolder as git at the top says.
+func linkedTop(given, real, top string) (linkRoot, linkGit string) {
+	rel, err := filepath.Rel(top, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", ""
+	}
+	d := given
+	if rel != "." {
+		for range strings.Split(rel, string(filepath.Separator)) {
+			d = filepath.Dir(d)
+		}
+	}
+	if d == top || !sameDir(d, top) {
+		return "", ""
+	}
+	return d, filepath.Join(d, ".git")
+}
+
+// linkedGitDir is $GIT_DIR (env) as git names it, made absolute from given
+// (the directory strata was pointed at, as named), when that differs from
+// gitDir (its real path) and is the same directory; else "". A $GIT_DIR
+// naming a .git file is none: git takes the real path of the directory the
+// file names.
+func linkedGitDir(given, env, gitDir string) string {
+	p := env
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(given, p)
+	}
+	p = filepath.Clean(p)
+	if p == gitDir || !sameDir(p, gitDir) {
+		return ""
+	}
+	return p
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil || !fa.IsDir() {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// gitCmd points cmd, a git process to run in the work tree, at the
+// repository as the user's git finds it: in the work tree as the user's
+// path names it, with $PWD saying so (git takes the git dir's name from
+// $PWD when it names the current directory), else in the work tree.
+func (s *Store) gitCmd(cmd *exec.Cmd) *exec.Cmd {
+	cmd.Dir = s.root
+	if s.linkRoot != "" {
+		cmd.Dir = s.linkRoot
+		if cmd.Env != nil {
+			// os/exec sets $PWD to Dir only when Env is nil
+			cmd.Env = append(cmd.Env, "PWD="+s.linkRoot)
+		}
+	}
+	return cmd
+}
