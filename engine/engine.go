@@ -492,6 +492,11 @@ func (e *Engine) findLinkAbove(folder string) string {
 	return ""
 }
 
+// Sudo is the owner's uid when strata runs as root through sudo on that
+// user's repository (gitstore Store.Sudo), 0 otherwise: then nothing is
+// written in the repository, and a command that would write refuses.
+func (e *Engine) Sudo() int { return e.store.Sudo() }
+
 // Shared is the repository's core.sharedRepository, which gives every file
 // and directory strata creates in the git directory its mode (gitperm).
 func (e *Engine) Shared() gitperm.Shared { return e.store.Shared() }

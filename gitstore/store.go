@@ -58,6 +58,7 @@ type Store struct {
 	indexes      map[string]*refIndex            // per-ref time index (index.go)
 	counter      *os.File                        // open gc-count file (gc.go)
 	shared       func() gitperm.Shared           // core.sharedRepository, read at the first file created
+	sudo         int                             // the owner's uid under sudo: nothing is written (Sudo)
 
 	// Work counters, read by the tests that check a merge's work stays
 	// near linear in the history it reads.
@@ -131,6 +132,7 @@ func Open(dir string) (*Store, error) {
 		commits:   make(map[plumbing.Hash]plumbing.Hash),
 		indexes:   make(map[string]*refIndex),
 		partial:   partial,
+		sudo:      sudoOwner(root, commonDir),
 	}
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
@@ -138,6 +140,9 @@ func Open(dir string) (*Store, error) {
 	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, commonDir) })
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
 	s.objects.Shared = s.shared
+	if s.sudo != 0 {
+		s.objects.Refuse = ErrSudo
+	}
 	return s, nil
 }
 
