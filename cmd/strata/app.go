@@ -138,8 +138,11 @@ func exitCode(err error, w io.Writer) int {
 		return exitUsage
 	case errors.As(err, &pe):
 		fmt.Fprintf(w, "strata: %s\n", oneLine(pe))
-		if pe.IO {
+		switch {
+		case pe.IO:
 			return exitOther
+		case pe.Absent:
+			return exitInvalid
 		}
 		return exitUsage
 	case errors.Is(err, state.ErrDamaged):
