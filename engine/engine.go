@@ -497,6 +497,11 @@ func (e *Engine) findLinkAbove(folder string) string {
 	return ""
 }
 
+// Sudo is the owner's uid when strata runs as root through sudo on that
+// user's repository (gitstore Store.Sudo), 0 otherwise: then nothing is
+// written in the repository, and a command that would write refuses.
+func (e *Engine) Sudo() int { return e.store.Sudo() }
+
 // Shared is the repository's core.sharedRepository, which gives every file
 // and directory strata creates in the git directory its mode (gitperm).
 func (e *Engine) Shared() gitperm.Shared { return e.store.Shared() }
@@ -533,6 +538,10 @@ type PathError struct {
 	Reason string
 	Err    error // ErrNotKept, or nil
 	IO     bool  // refused because of what is on disk (a symlink out, not a regular file), not how it was named
+	// Absent: a kept path git keeps out of the work tree (skip-worktree:
+	// outside a sparse checkout's cone), named rightly; a check that
+	// failed, not a usage error
+	Absent bool
 }
 
 func (e *PathError) Error() string { return state.ShownPath(e.Path) + ": " + e.Reason }
@@ -585,6 +594,9 @@ func (e *Engine) Resolve(cwd, name string) (config.Kept, error) {
 				why += "; " + then
 			}
 			return config.Kept{}, &PathError{Path: rel, Reason: why, Err: ErrNotKept}
+		}
+		if why := e.cfg.Private(rel); why == config.WhyHidden(gitstore.SkipWorktree) {
+			return config.Kept{}, &PathError{Path: rel, Reason: e.skipWorktreeAbsent(rel), Err: ErrNotKept, Absent: true}
 		}
 		return config.Kept{}, &PathError{Path: rel, Reason: "not a kept file (see strata status and .strata.yaml)", Err: ErrNotKept}
 	}
@@ -1513,6 +1525,24 @@ func openRegular(name string) (*os.File, error) {
 
 // onDiskAt reports whether anything is at the repo-relative path rel in
 // the work tree (a file, a link, a FIFO: whatever status would list).
+// skipWorktreeAbsent is why rel, a path a rule would keep whose index
+// entry has git's skip-worktree bit and which is not in the work tree, is
+// not kept, and how to get it: in a sparse checkout (its pattern file
+// exists) it lies outside the cone, and `git sparse-checkout add` of its
+// folder brings it in; otherwise the bit was set by hand. git ≥ 2.37
+// clears the bit of a file written there anyway, which is then kept.
+func (e *Engine) skipWorktreeAbsent(rel string) string {
+	shown := state.ShellWord(rel)
+	if _, err := os.Stat(filepath.Join(e.store.GitDir(), "info", "sparse-checkout")); err == nil {
+		dir := path.Dir(rel)
+		if dir == "." {
+			dir = rel
+		}
+		return "outside this sparse checkout (git's skip-worktree bit keeps it out of the work tree, and strata leaves such a file alone); to work on it: git sparse-checkout add " + state.ShellWord(dir) + ", then strata restore " + shown
+	}
+	return "not in the work tree, and git's skip-worktree bit on it (git update-index --skip-worktree) keeps it private; to work on it: git update-index --no-skip-worktree " + shown + ", then strata restore " + shown
+}
+
 func (e *Engine) onDiskAt(rel string) bool {
 	_, err := os.Lstat(e.cfg.Abs(rel))
 	return err == nil

@@ -857,6 +857,9 @@ func (s *Store) keepRuleSets(add []treeEntry) error {
 // writeSeen notes head as the HEAD last compared, how long HEAD's reflog
 // was then, and the shallow clone's boundary then (shallowStamp).
 func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64, shallow string) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	if _, err := os.Lstat(filepath.Join(s.gitDir, "HEAD")); err != nil {
 		// the git directory is gone or going (rm -rf .git under a
 		// watcher): a note written now would make it again, or keep its

@@ -219,9 +219,11 @@ func (s *Store) index(ref string) (*refIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", ref, err)
 	}
-	nix := &refIndex{recs: recs}
+	nix := &refIndex{recs: recs, diskSize: -1}
 	nix.derive()
-	nix.diskSize = persistIndex(file, ix, nix, appendFrom, s.Shared())
+	if s.writable() == nil { // a cache: a Store that writes nothing reads it, keeps it in memory
+		nix.diskSize = persistIndex(file, ix, nix, appendFrom, s.Shared())
+	}
 	s.indexes[ref] = nix
 	return nix, nil
 }

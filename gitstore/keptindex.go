@@ -103,7 +103,7 @@ func (s *Store) keptIndex(commit plumbing.Hash, entries []treeEntry) (*keptIndex
 	} else if err != nil {
 		return nil, err
 	}
-	if sh := s.Shared(); sh.MkdirAll(filepath.Dir(s.keptIndexFile())) == nil {
+	if sh := s.Shared(); s.writable() == nil && sh.MkdirAll(filepath.Dir(s.keptIndexFile())) == nil {
 		atomicfile.Write(s.keptIndexFile(), encodeKeptIndex(x, commit), sh.Mode(0o644)) // a cache: best effort
 	}
 	if x == nil {

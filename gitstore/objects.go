@@ -84,8 +84,8 @@ var PromisorTimeout = 2 * time.Minute
 // there) it asks no more: each try may wait for a network, and a command
 // needing many objects would wait for each in turn.
 func (s *Store) fetchPromised(h plumbing.Hash) bool {
-	if s.promisorDown {
-		return false
+	if s.promisorDown || s.sudo != 0 {
+		return false // under sudo a fetch would add root's packs to the owner's objects
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), PromisorTimeout)
 	defer cancel()
@@ -99,6 +99,9 @@ func (s *Store) fetchPromised(h plumbing.Hash) bool {
 // not "not recorded" — it is recorded and could not be fetched, an I/O
 // failure (exit 3) that names how to see git's own answer.
 func (s *Store) objectErr(err error) error {
+	if s.partial && s.sudo != 0 && errors.Is(err, odb.ErrNotFound) {
+		return errors.New("not in this partial clone, and strata run as root through sudo fetches nothing into another user's repository (run it as that user)")
+	}
 	if s.partial && s.promisorDown && errors.Is(err, odb.ErrNotFound) {
 		return errors.New("not in this partial clone, and git could not fetch it from the promisor remote (git cat-file -t ID shows why)")
 	}

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -65,11 +66,67 @@ func ownedByUs(path string) (owner, uid int, ok bool) {
 		if owner == 0 {
 			return owner, uid, true
 		}
-		if v := strings.TrimLeft(os.Getenv("SUDO_UID"), " \t\n\v\f\r"); v != "" {
-			if n, err := strconv.ParseUint(strings.TrimPrefix(v, "+"), 10, 64); err == nil {
-				uid = int(uint32(n))
-			}
+		if n, ok := sudoUID(); ok {
+			uid = n
 		}
 	}
 	return owner, uid, owner == uid
+}
+
+// sudoUID is $SUDO_UID read as git reads it (strtoul after leading
+// spaces), when it holds a number.
+func sudoUID() (int, bool) {
+	v := strings.TrimLeft(os.Getenv("SUDO_UID"), " \t\n\v\f\r")
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(v, "+"), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return int(uint32(n)), true
+}
+
+// sudoOwner is the user sudo runs strata for, when strata runs as root
+// through sudo on that user's repository: $SUDO_UID, when it is not root
+// and owns (lstat) the work tree's top directory or the common git
+// directory. 0 otherwise. Such a Store writes nothing (ErrSudo): what root
+// creates in the repository would be root's, and a root-owned directory
+// in .git stops the owner's next git commit and every strata command
+// (attack31 F6).
+func sudoOwner(root, commonDir string) int {
+	if os.Geteuid() != 0 {
+		return 0
+	}
+	uid, ok := sudoUID()
+	if !ok || uid == 0 {
+		return 0
+	}
+	for _, p := range []string{root, commonDir} {
+		if p == "" {
+			continue
+		}
+		if owner, err := fileOwner(p); err == nil && owner == uid {
+			return uid
+		}
+	}
+	return 0
+}
+
+// ErrSudo is a write refused in a repository strata runs in as root
+// through sudo (sudoOwner): nothing is created there.
+var ErrSudo = errors.New("strata runs as root through sudo in another user's repository and creates nothing in it")
+
+// Sudo is the owner's uid when strata runs as root through sudo on that
+// user's repository, 0 otherwise. Such a Store refuses to write (ErrSudo)
+// and keeps none of its caches: a command that writes must refuse before
+// it starts.
+func (s *Store) Sudo() int { return s.sudo }
+
+// writable is ErrSudo for a Store that must create nothing (Sudo), else nil.
+func (s *Store) writable() error {
+	if s.sudo != 0 {
+		return ErrSudo
+	}
+	return nil
 }

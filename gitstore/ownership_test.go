@@ -2,11 +2,13 @@ package gitstore
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -176,5 +178,71 @@ func TestOwnershipAsRoot(t *testing.T) {
 	os.WriteFile(global, []byte("[safe]\n\tdirectory = "+root+"\n"), 0o644)
 	if err := open(); err != nil || gitRefuses() {
 		t.Fatalf("safe.directory: Open = %v; git refuses: %v", err, gitRefuses())
+	}
+}
+
+// TestSudoWritesNothing, run as root, opens a repository of uid 1234 as
+// sudo runs strata for that user (SUDO_UID): the Store says so (Sudo),
+// refuses to record (ErrSudo), reads what the owner recorded without
+// keeping its time index, and leaves no file or directory of root's in the
+// repository, found by discovery or named by $GIT_DIR (attack31 F6).
+func TestSudoWritesNothing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a repository to another user")
+	}
+	base := realPath(t, t.TempDir())
+	root := filepath.Join(base, "repo")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, root, true)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("SUDO_UID", "")
+	s, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sudo() != 0 {
+		t.Fatalf("root's own repository: Sudo = %d", s.Sudo())
+	}
+	mustRecord(t, s, change(".claude/state.json", `{"a":1}`, t0))
+	s.Close()
+	os.RemoveAll(filepath.Join(root, ".git", "strata", "index"))
+	if out, err := exec.Command("chown", "-R", "1234:1234", root).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v: %s", err, out)
+	}
+	t.Setenv("SUDO_UID", "1234")
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE"} { // Open exports both under $GIT_DIR
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	for _, gitDir := range []string{"", filepath.Join(root, ".git")} {
+		if gitDir != "" {
+			os.Setenv("GIT_DIR", gitDir)
+		}
+		s, err := Open(root)
+		if err != nil {
+			t.Fatalf("GIT_DIR=%q: %v", gitDir, err)
+		}
+		if s.Sudo() != 1234 {
+			t.Errorf("GIT_DIR=%q: Sudo = %d, want 1234", gitDir, s.Sudo())
+		}
+		if _, err := s.Record(change(".claude/state.json", `{"a":2}`, t0.Add(time.Minute))); !errors.Is(err, ErrSudo) {
+			t.Errorf("GIT_DIR=%q: Record = %v, want ErrSudo", gitDir, err)
+		}
+		es, err := s.Log(s.StateRef(), LogQuery{})
+		if err != nil || len(es) != 1 {
+			t.Errorf("GIT_DIR=%q: Log = %v, %v", gitDir, es, err)
+		}
+		s.Close()
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if owner, _ := fileOwner(p); owner != 1234 {
+				t.Errorf("GIT_DIR=%q: %s is uid %d's", gitDir, p, owner)
+			}
+			return nil
+		})
 	}
 }

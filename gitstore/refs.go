@@ -146,6 +146,9 @@ type refLock struct {
 // is atomic. A held lock is retried with a short backoff for LockTimeout,
 // then an error wrapping state.ErrLocked names the lock file.
 func (s *Store) lockRef(ref string) (*refLock, error) {
+	if err := s.writable(); err != nil {
+		return nil, fmt.Errorf("update %s: %w", ref, err)
+	}
 	path := s.refFile(ref) + ".lock"
 	deadline := time.Now().Add(LockTimeout)
 	wait := 100 * time.Microsecond

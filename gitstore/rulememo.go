@@ -172,7 +172,7 @@ func parseRuleMemo(data []byte) (map[memoKey]memoVal, bool) {
 func (s *Store) saveRuleMemo() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.memo.fresh < memoSaveAt {
+	if s.memo.fresh < memoSaveAt || s.writable() != nil {
 		return
 	}
 	name := s.ruleMemoFile()

@@ -61,6 +61,7 @@ type Store struct {
 	indexes      map[string]*refIndex            // per-ref time index (index.go)
 	counter      *os.File                        // open gc-count file (gc.go)
 	shared       func() gitperm.Shared           // core.sharedRepository, read at the first file created
+	sudo         int                             // the owner's uid under sudo: nothing is written (Sudo)
 
 	// Work counters, read by the tests that check a merge's work stays
 	// near linear in the history it reads.
@@ -147,6 +148,7 @@ func Open(dir string) (*Store, error) {
 		commits:   make(map[plumbing.Hash]plumbing.Hash),
 		indexes:   make(map[string]*refIndex),
 		partial:   partial,
+		sudo:      sudoOwner(root, commonDir),
 	}
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)
@@ -158,6 +160,9 @@ func Open(dir string) (*Store, error) {
 	// objects git finds only through it had an unreadable HEAD here
 	// (attack31 F2); relative entries are taken from where git would run
 	s.objects.SetEnvAlternates(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"), abs)
+	if s.sudo != 0 {
+		s.objects.Refuse = ErrSudo
+	}
 	return s, nil
 }
 

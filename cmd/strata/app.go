@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +33,8 @@ type env struct {
 	caught       bool                                   // catchSignals was called
 	stopped      error                                  // what failed because a signal canceled the command (runApp)
 
-	unknownCommand bool // set by the app's CommandNotFound, which cannot return an error
+	unknownCommand bool     // set by the app's CommandNotFound, which cannot return an error
+	args           []string // the command line (run), for a refusal that names it again
 }
 
 // Exit codes (docs/contract.md §11).
@@ -72,6 +74,7 @@ var errBlocked = errors.New("blocked")
 // run is the whole program: it parses args, runs one command and maps its
 // error to an exit code. It never calls os.Exit, so deferred cleanup runs.
 func run(ctx context.Context, args []string, e *env) int {
+	e.args = args
 	if isHookCall(args) {
 		return exitCode(runValidateHook(e), e.Err)
 	}
@@ -135,8 +138,11 @@ func exitCode(err error, w io.Writer) int {
 		return exitUsage
 	case errors.As(err, &pe):
 		fmt.Fprintf(w, "strata: %s\n", oneLine(pe))
-		if pe.IO {
+		switch {
+		case pe.IO:
 			return exitOther
+		case pe.Absent:
+			return exitInvalid
 		}
 		return exitUsage
 	case errors.Is(err, state.ErrDamaged):
@@ -520,14 +526,53 @@ func takesValue(flags []cli.Flag, arg string) bool {
 	return false
 }
 
-// open opens the repository strata runs in.
+// open opens the repository strata runs in, for a command that may write
+// in it. Run as root through sudo on the repository of the user sudo runs
+// it for, it refuses before anything is written (sudoRefusal): what root
+// creates in .git and the work tree would be root's, and would stop that
+// user's strata and git (attack31 F6).
 func open(e *env) (*engine.Engine, error) {
+	eng, err := openRead(e)
+	if err != nil {
+		return nil, err
+	}
+	if uid := eng.Sudo(); uid != 0 {
+		return nil, sudoRefusal(e, eng.Root(), uid)
+	}
+	return eng, nil
+}
+
+// openRead is open for a command that only reads (log, show, status,
+// validate, ...): under sudo it runs, and the repository writes nothing,
+// not even strata's caches (gitstore Store.Sudo).
+func openRead(e *env) (*engine.Engine, error) {
 	eng, err := engine.Open(e.Dir)
 	if err != nil {
 		return nil, err
 	}
 	eng.Now = e.Now
 	return eng, nil
+}
+
+// sudoRefusal is the one line that refuses a command that writes, run as
+// root through sudo in the repository at root of the user uid: it names
+// the command line to run as that user instead.
+func sudoRefusal(e *env, root string, uid int) error {
+	id := "uid " + strconv.Itoa(uid)
+	who, name, as := id, id, state.ShellWord("#"+strconv.Itoa(uid))
+	if n := os.Getenv("SUDO_USER"); n != "" && state.ShellWord(n) == n && !strings.HasPrefix(n, "-") {
+		who, name, as = n+" ("+id+")", n, n
+	}
+	line := "strata …"
+	if len(e.args) > 1 {
+		words := []string{"strata"}
+		for _, a := range e.args[1:] {
+			words = append(words, state.ShellWord(a))
+		}
+		line = strings.Join(words, " ")
+	}
+	return fmt.Errorf("%s belongs to %s, and strata runs as root through sudo: what it would write there would be root's and would stop %s's own strata and git; run it as %s (sudo -u %s %s) or without sudo; nothing was written",
+		state.TermSafe(root), who, name, name, as, line)
 }
 
 // writeJSON prints one indented JSON document, every --json and --hook

@@ -64,7 +64,7 @@ func runAt(e *env, o atOptions) error {
 	} else {
 		p.Rev = o.Rev
 	}
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ the commit that first wrote it, marked "restored".`,
 }
 
 func runBlame(e *env, o blameOptions) error {
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

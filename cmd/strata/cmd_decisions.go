@@ -50,7 +50,7 @@ type decisionsJSON struct {
 }
 
 func runDecisions(e *env, o decisionsOptions) error {
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

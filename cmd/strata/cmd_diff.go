@@ -60,7 +60,7 @@ func pointOf(e *env, s string) engine.Point {
 }
 
 func runDiff(e *env, o diffOptions) error {
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func runDoctor(c *cli.Context, e *env, o doctorOptions) error {
 	opts := doctor.Options{Version: version(), Now: e.Now}
 	opts.Companion, opts.CompanionErr = findCompanion()
 	fs := doctor.Setup(c.Context, opts)
-	eng, err := open(e)
+	eng, err := openRead(e)
 	var ce *engine.ConfigError
 	var cre *engine.ConfigReadError
 	var oe *state.OwnershipError

@@ -69,7 +69,7 @@ func runLog(e *env, o logOptions) error {
 			return usagef("--until: %v", err)
 		}
 	}
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func runShow(e *env, o showOptions) error {
 	if err != nil {
 		return err
 	}
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

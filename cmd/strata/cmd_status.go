@@ -53,7 +53,7 @@ type layersJSON struct {
 }
 
 func runStatus(e *env, o statusOptions) error {
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func runTimeline(e *env, o timelineOptions) error {
 			return usagef("--serve: %v", err)
 		}
 	}
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ type validatedFile struct {
 }
 
 func runValidate(e *env, o validateOptions) error {
-	eng, err := open(e)
+	eng, err := openRead(e)
 	if fe := (*gitstore.FormatError)(nil); o.SkipUnkept && errors.As(err, &fe) {
 		// the pre-commit framework's hook, shared by a team through the
 		// repository's config: in a repository strata cannot read (SHA-256,

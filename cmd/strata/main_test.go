@@ -160,8 +160,18 @@ func runScripts(t *testing.T, clock string) {
 			}
 			return setupScript(e)
 		},
-		Cmds: scriptCmds,
+		Cmds:      scriptCmds,
+		Condition: scriptCondition,
 	})
+}
+
+// scriptCondition answers a scenario's own conditions: [root], strata run
+// as root (a scenario that gives files to another user needs it).
+func scriptCondition(cond string) (bool, error) {
+	if cond == "root" {
+		return os.Geteuid() == 0, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // setupScript gives every scenario a clean git identity and home, and the

@@ -73,6 +73,9 @@ type DB struct {
 	// Shared is the repository's core.sharedRepository, asked for when a
 	// file is about to be created (nil: "umask").
 	Shared func() gitperm.Shared
+	// Refuse, when not nil, is what Write and Flush return instead of
+	// creating anything (a repository strata must not write in).
+	Refuse error
 }
 
 // shared is the setting new files and directories get their modes from.

@@ -71,6 +71,9 @@ func (db *DB) Flush(packMin int, fsync bool) error {
 	if b == nil || len(b.objs) == 0 {
 		return nil
 	}
+	if db.Refuse != nil {
+		return fmt.Errorf("write objects: %w", db.Refuse)
+	}
 	if len(b.objs) < packMin {
 		for i, o := range b.objs {
 			data, err := b.content(i)

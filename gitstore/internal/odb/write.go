@@ -73,6 +73,9 @@ func (db *DB) Write(t plumbing.ObjectType, data []byte, h plumbing.Hash, fsync b
 	if _, err := os.Lstat(final); err == nil {
 		return nil
 	}
+	if db.Refuse != nil {
+		return fmt.Errorf("write object: %w", db.Refuse)
+	}
 	// Compress into memory first so the object reaches the file in one
 	// write: on slow file systems every syscall on a new inode counts.
 	buf := bufPool.Get().(*bytes.Buffer)
