@@ -85,3 +85,25 @@ func (s *Store) gitCmd(cmd *exec.Cmd) *exec.Cmd {
 	}
 	return cmd
 }
+
+// GitName is the name under which git, run by the user here, finds the
+// work tree root: the name the current directory reaches it by through a
+// symbolic link ($PWD), as Open keeps it (linkedTop), else root. A git
+// process strata starts for root outside the store (the hooks, doctor)
+// runs there, so that git reads the [includeIf "gitdir:…"] blocks the
+// user's git reads (a core.hooksPath one: strata's hook went into
+// .git/hooks, where git never ran it).
+func GitName(root string) string {
+	given, err := filepath.Abs(".")
+	if err != nil {
+		return root
+	}
+	real, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		return root
+	}
+	if linkRoot, _ := linkedTop(given, real, root); linkRoot != "" {
+		return linkRoot
+	}
+	return root
+}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -49,7 +50,7 @@ func marker(name string) string { return "# strata " + name + " hook" }
 // needs the git binary.
 func Dir(root string) (string, error) {
 	cmd := exec.Command("git", "rev-parse", "--git-path", "hooks")
-	cmd.Dir = root
+	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -483,7 +484,7 @@ func written(name string, data []byte) bool {
 // directory would. A value set for this repository is its own.
 func notShared(root, dir string) error {
 	cmd := exec.Command("git", "config", "--show-scope", "--get", "core.hooksPath")
-	cmd.Dir = root
+	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
 	out, err := cmd.Output()
 	if err != nil {
 		return nil // not set, or a git without --show-scope (before 2.26)
@@ -921,7 +922,7 @@ func within(dir, path string) bool {
 // (shared by its linked worktrees), absolute.
 func gitCommonDir(root string) (string, error) {
 	cmd := exec.Command("git", "rev-parse", "--git-common-dir")
-	cmd.Dir = root
+	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
 	out, err := cmd.Output()
 	if err != nil {
 		return "", err
