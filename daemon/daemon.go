@@ -283,7 +283,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			if (b.Rescan || slices.ContainsFunc(b.Paths, func(p string) bool { return slices.Contains(files, p) })) &&
 				!slices.Equal(configStamps(files), stamps) {
 				stamps = configStamps(files)
-				n, err := engine.Open(cfg.Root)
+				n, err := engine.Open(eng.Named())
 				nextStamp = stamps[0]
 				if err != nil {
 					// An invalid .strata.yaml: the one loaded stays in force.

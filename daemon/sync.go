@@ -30,7 +30,7 @@ const maxBackoff = 5 * time.Minute
 // every interval, and after the recorder records something; a failing remote
 // is retried with exponential backoff. stop cancels it and waits.
 func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Logger, r *recorder) (stop func(), err error) {
-	seng, err := engine.Open(eng.Root())
+	seng, err := engine.Open(eng.Named()) // as named: its git reads what the watcher's does
 	if err != nil {
 		return nil, err
 	}

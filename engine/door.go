@@ -24,6 +24,11 @@ func (e *Engine) Config() *config.Config { return e.cfg }
 // Root is the work tree's root directory.
 func (e *Engine) Root() string { return e.cfg.Root }
 
+// Named is the work tree's top as the user's path names it, through a
+// symbolic link (gitstore.Store.Named): the directory to open the
+// repository again from.
+func (e *Engine) Named() string { return e.store.Named() }
+
 // GitDir is the repository's git directory (the work tree's own, for a
 // linked work tree).
 func (e *Engine) GitDir() string { return e.store.GitDir() }

@@ -367,6 +367,14 @@ func (s *Store) Close() error {
 // Root returns the work-tree root: absolute, symlinks resolved.
 func (s *Store) Root() string { return s.root }
 
+// Named is the top of the work tree as the user's path names it, through a
+// symbolic link (linkedTop), else Root. A second store of the repository
+// opened from it (the watcher's sync, its reload of .strata.yaml) reads the
+// [includeIf "gitdir:…"] blocks this one reads; opened from Root, the
+// watcher's sync missed a core.excludesFile set there and published the
+// file it ignores (attack31b A).
+func (s *Store) Named() string { return cmp.Or(s.linkRoot, s.root) }
+
 // GitDir returns this work tree's git dir: .git, or .git/worktrees/<name> in
 // a linked worktree.
 func (s *Store) GitDir() string { return s.gitDir }
