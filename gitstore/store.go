@@ -158,8 +158,10 @@ func Open(dir string) (*Store, error) {
 	s.objects.Shared = s.shared
 	// read as git reads it, before objects/info/alternates: a clone whose
 	// objects git finds only through it had an unreadable HEAD here
-	// (attack31 F2); relative entries are taken from where git would run
-	s.objects.SetEnvAlternates(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"), abs)
+	// (attack31 F2); relative entries are taken from the top of the work
+	// tree, where git runs once it found the repository (attack31b G:
+	// taken from a subfolder they named nothing, or another store)
+	s.objects.SetEnvAlternates(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"), cmp.Or(root, abs))
 	if s.sudo != 0 {
 		s.objects.Refuse = ErrSudo
 	}
