@@ -620,6 +620,30 @@ func WhyFilteredBefore(at, driver string) string {
 	return "git filtered it at commit " + at + " (filter=" + state.TermSafe(driver) + "; a .gitattributes change since no longer does)"
 }
 
+// WhyFilterUnread is the reason a file, tracked or not, is private when
+// the .gitattributes files of HEAD and of the earlier HEADs strata kept
+// cannot be read (why: HEAD's commit missing from the object store,
+// refs/strata/gitrules damaged): whether one of them gave it a filter
+// (git-crypt), so whether the work tree holds a plaintext git publishes
+// only in its cleaned form, is unknown. No driver is named: none is known.
+// Unlike the other reasons, it says nothing about the file, only that the
+// rules could not be read: a sync refusing a version for it does not note
+// that version as private (RulesUnread), so the file is kept again, its
+// versions published, once the rules can be read and hold nothing against
+// it.
+func WhyFilterUnread(why string) string {
+	return whyFilterUnread + why + "), so whether git filters it is unknown"
+}
+
+const whyFilterUnread = "the .gitattributes files of HEAD and earlier HEADs cannot be read ("
+
+// RulesUnread reports whether why, a reason Private gives (with or without
+// sync's "private: " before it), says only that git's earlier rules could
+// not be read (WhyFilterUnread).
+func RulesUnread(why string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(why, "private: "), whyFilterUnread)
+}
+
 // WhyUnread is the reason a file git does not track is private when git's
 // rules cannot be read as git reads them (why: a core.excludesFile value
 // git fails to expand, gitstore.Ignores.Unread): git itself stops there, so

@@ -133,6 +133,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	if f, ok := indexFinding(eng); ok {
 		add(f)
 	}
+	if f, ok := rulesFinding(eng); ok {
+		add(f)
+	}
 	add(linkedFolders(eng)...)
 	add(watcher(eng, o))
 	add(preCommit(eng))
@@ -167,6 +170,25 @@ func indexFinding(eng *engine.Engine) (Finding, bool) {
 			Fix: "git status rewrites a damaged index; git update-index --no-split-index undoes a split one"}, true
 	}
 	return Finding{Check: "index", Level: LevelInfo, Message: "git's index (" + state.TermSafe(note) + ") is not read in-process: strata asks git for its paths (one git ls-files a command)"}, true
+}
+
+// rulesFinding says when git's rules of HEAD and earlier HEADs cannot be
+// read: every untracked kept file then counts as ignored, every kept file
+// as filtered, so they are private and sync refuses them. A damaged
+// refs/strata/gitrules is strata's own record: deleting it forgets the
+// earlier HEADs' rules it kept, and strata keeps those of the HEADs it sees
+// from then on.
+func rulesFinding(eng *engine.Engine) (Finding, bool) {
+	why, kept := eng.RulesUnread()
+	if why == "" {
+		return Finding{}, false
+	}
+	f := Finding{Check: "gitrules", Level: LevelWarn, Message: "git's rules of HEAD and earlier HEADs cannot be read (" + state.TermSafe(why) + "): every kept file is private until they can, and sync refuses them",
+		Fix: "git fsck --full shows the damage; fetch the missing objects again, or restore .git from a backup"}
+	if kept {
+		f.Fix = "git update-ref -d refs/strata/gitrules (forgets the earlier HEADs' rules strata kept there; those of the HEADs it sees from then on are kept again)"
+	}
+	return f, true
 }
 
 func configFinding(eng *engine.Engine) Finding {

@@ -363,8 +363,10 @@ func (e *Engine) privateBefore(rel string) string {
 		}
 	}
 	for _, p := range names {
-		if at, driver := ig.FilteredBefore(p); at != "" {
+		if at, driver := ig.FilteredBefore(p); driver != "" {
 			return config.WhyFilteredBefore(at, driver)
+		} else if at != "" {
+			return config.WhyFilterUnread(at)
 		}
 	}
 	return ""
@@ -411,6 +413,20 @@ func (e *Engine) IndexNote() (note string, read bool) {
 	ig := e.rules.ig
 	e.rules.Unlock()
 	return ig.IndexNote()
+}
+
+// RulesUnread says why git's rules of HEAD and of the earlier HEADs strata
+// kept cannot be read, "" when they can; kept is true when the record on
+// refs/strata/gitrules is what cannot be read (doctor).
+func (e *Engine) RulesUnread() (why string, kept bool) {
+	e.rules.Lock()
+	ig := e.rules.ig
+	e.rules.Unlock()
+	err := ig.RulesErr()
+	if err == nil {
+		return "", false
+	}
+	return err.Error(), e.store.KeptRulesUnread(err)
 }
 
 // hidden is config.Config.Hidden: the local-changes flag (skip-worktree,

@@ -283,7 +283,9 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 		for v := range versions[p] {
 			stands = stands || !publishedAt(p, v)
 		}
-		if stands && strings.HasPrefix(why[p], "private: ") {
+		// a refusal only because the rules could not be read is not
+		// noted: nothing is known against the file (config.RulesUnread)
+		if stands && strings.HasPrefix(why[p], "private: ") && !config.RulesUnread(why[p]) {
 			if newInTree(p) {
 				refused[p] = append(refused[p], files[p])
 			}
@@ -297,6 +299,12 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 			way := "take its unpublished versions out: strata forget " + state.ShellWord(p)
 			if why[p] == "no rule keeps it" {
 				way = "keep it again with a rule in " + ConfigFile + ", or " + way
+			}
+			if config.RulesUnread(why[p]) {
+				way = "it is published once they can be read"
+				if strings.Contains(why[p], e.store.RulesRef()+" unreadable") {
+					way = "git update-ref -d " + e.store.RulesRef() + " forgets the damaged record, then sync again"
+				}
 			}
 			ps = append(ps, state.Problem{Path: p, Message: "recorded on " + e.store.StateRef() + " but not kept by the current rules (" + why[p] + "); sync refuses to publish it, nothing was pushed (" + way + ")"})
 		}

@@ -22,6 +22,11 @@ type ignoreSettings struct {
 	excludesFile   string // core.excludesFile, "" when unset
 	attributesFile string // core.attributesFile, "" when unset
 	ignoreCase     bool   // core.ignorecase
+	// presentNotSkipped is core.sparseCheckout true with
+	// sparse.expectFilesOutsideOfPatterns false: git then clears the
+	// skip-worktree bit of an entry whose file is in the work tree as it
+	// reads the index (Ignores.Hidden).
+	presentNotSkipped bool
 	// unread says why git's rules cannot be read as git reads them (a
 	// value git fails to expand, "~nobody/ignore", where git itself stops
 	// with "failed to expand user dir"): every file git does not track is
@@ -29,10 +34,11 @@ type ignoreSettings struct {
 	unread string
 }
 
-// readIgnoreSettings reads core.excludesFile, core.attributesFile and
-// core.ignorecase as git does (readConfig, the repository's config
+// readIgnoreSettings reads core.excludesFile, core.attributesFile,
+// core.ignorecase, core.sparseCheckout and sparse.expectFilesOutsideOfPatterns
+// as git does (readConfig, the repository's config and config.worktree
 // included). Not read:
-// hasconfig: conditions (never met here), config.worktree, and `git -c`
+// hasconfig: conditions (never met here), and `git -c`
 // settings ($GIT_CONFIG_PARAMETERS); sync asks git itself before it
 // publishes anything (Store.CheckIgnore, Store.CheckFilter), so what this
 // misreads is at worst recorded locally, never pushed.
@@ -43,6 +49,7 @@ type ignoreSettings struct {
 // it at start).
 func readIgnoreSettings(gitDir, linkGit, commonDir string) ignoreSettings {
 	var set ignoreSettings
+	sparse, expectOutside := false, false
 	r := readConfig(gitDir, linkGit, commonDir, false, func(sec, sub, key, val string, hasVal bool, r *configReader) {
 		switch {
 		case sec == "core" && sub == "" && key == "excludesfile" && hasVal:
@@ -51,8 +58,13 @@ func readIgnoreSettings(gitDir, linkGit, commonDir string) ignoreSettings {
 			set.attributesFile = r.pathname("core.attributesFile", val)
 		case sec == "core" && sub == "" && key == "ignorecase":
 			set.ignoreCase = gitBool(val, hasVal)
+		case sec == "core" && sub == "" && key == "sparsecheckout":
+			sparse = gitBool(val, hasVal)
+		case sec == "sparse" && sub == "" && key == "expectfilesoutsideofpatterns":
+			expectOutside = gitBool(val, hasVal)
 		}
 	})
+	set.presentNotSkipped = sparse && !expectOutside
 	set.unread = r.unread
 	return set
 }
@@ -105,8 +117,10 @@ func readSafeDirectories() []string {
 // order git reads them, later winning: the system file ($GIT_CONFIG_SYSTEM,
 // else /etc/gitconfig; none with $GIT_CONFIG_NOSYSTEM), the global ones
 // ($GIT_CONFIG_GLOBAL, else $XDG_CONFIG_HOME/git/config and ~/.gitconfig),
-// the repository's config (unless early, as git's very early config for
-// its ownership check), then $GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n pairs,
+// the repository's config and, when its extensions.worktreeConfig is true,
+// the worktree's config.worktree (unless early, as git's very early config
+// for its ownership check; `git sparse-checkout` writes core.sparseCheckout
+// there), then $GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n pairs,
 // and when early also $GIT_CONFIG_PARAMETERS (`git -c`, which git passes
 // on to the hooks it runs). [include] path and [includeIf] with a gitdir:,
 // gitdir/i: or onbranch: condition are read where they stand (at most 10
@@ -142,6 +156,9 @@ func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, su
 	}
 	if !early {
 		r.file(filepath.Join(commonDir, "config"), 0)
+		if worktreeConfigOn(commonDir) {
+			r.file(filepath.Join(gitDir, "config.worktree"), 0)
+		}
 	}
 	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
 		for i := 0; i < n; i++ {

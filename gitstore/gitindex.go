@@ -25,6 +25,9 @@ const (
 // indexEntry is what the in-process reader keeps of a stage-0 entry.
 type indexEntry struct {
 	hidden string // SkipWorktree, AssumeUnchanged or ""
+	// valid is the assume-unchanged bit under a skip-worktree one: the
+	// flag left when git clears skip-worktree (Ignores.Hidden)
+	valid bool
 }
 
 // The index file's bits strata reads (git's Documentation/gitformat-index).
@@ -121,7 +124,7 @@ func readIndexEntries(file string) (map[string]indexEntry, error) {
 		if (flags>>12)&3 != 0 || ext&ceIntentToAdd != 0 {
 			continue
 		}
-		e := indexEntry{}
+		e := indexEntry{valid: flags&ceValid != 0}
 		switch {
 		case ext&ceSkipWorktree != 0:
 			e.hidden = SkipWorktree

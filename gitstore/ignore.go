@@ -34,6 +34,7 @@ type Ignores struct {
 	tracked   map[string]bool                 // the index's paths (folded under core.ignorecase), read on first need
 	exact     map[string]bool                 // the index's paths as written
 	hidden    map[string]string               // the index's paths with a local-changes flag (SkipWorktree, AssumeUnchanged)
+	validToo  map[string]bool                 // of the skip-worktree ones, those with the assume-unchanged bit too
 	indexNote string                          // why the index was asked of git rather than read in-process ("" when it was not)
 	indexLost bool                            // neither the in-process reader nor git could read the index
 	headTree  plumbing.Hash                   // HEAD's tree, read on first need (Committed); zero: none
@@ -188,6 +189,17 @@ func (ig *Ignores) Tracked(rel string) bool {
 // Hidden is the local-changes flag of the index entry of the tracked path
 // rel (SkipWorktree, AssumeUnchanged), "" when it has none: git was told
 // never to look at its version in the work tree, so never to publish it.
+//
+// In a sparse checkout (core.sparseCheckout true and
+// sparse.expectFilesOutsideOfPatterns false) git clears the skip-worktree
+// bit of every entry whose file is in the work tree (any lstat answer) as
+// it reads the index, and writes that back only when a command writes the
+// index (git 2.39's clear_skip_worktree_from_present_files): a file the user
+// writes outside the cone is `H` in `git ls-files -v`, tracked, its changes
+// seen. Hidden answers the same, asked when the question comes: the bit as
+// the index file holds it made such a file private until some git command
+// happened to rewrite the index (attack31b D). Outside a sparse checkout a
+// bit set by `git update-index --skip-worktree` stands, file present or not.
 func (ig *Ignores) Hidden(rel string) string {
 	if ig == nil || rel == "" {
 		return ""
@@ -195,7 +207,16 @@ func (ig *Ignores) Hidden(rel string) string {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	ig.readIndex()
-	return ig.hidden[rel]
+	h := ig.hidden[rel]
+	if h == SkipWorktree && ig.root != "" && ig.settings != nil && ig.settings().presentNotSkipped {
+		if _, err := os.Lstat(filepath.Join(ig.root, filepath.FromSlash(rel))); err == nil {
+			if ig.validToo[rel] {
+				return AssumeUnchanged
+			}
+			return ""
+		}
+	}
+	return h
 }
 
 // IndexNote says why the index was not read in-process but asked of git
@@ -290,7 +311,7 @@ func (ig *Ignores) readIndex() {
 	if ig.tracked != nil {
 		return
 	}
-	ig.tracked, ig.exact, ig.hidden = map[string]bool{}, map[string]bool{}, map[string]string{}
+	ig.tracked, ig.exact, ig.hidden, ig.validToo = map[string]bool{}, map[string]bool{}, map[string]string{}, map[string]bool{}
 	entries, err := readIndexEntries(filepath.Join(ig.gitDir, "index"))
 	var partial *errIndexPartial
 	if errors.As(err, &partial) && ig.root != "" {
@@ -305,6 +326,9 @@ func (ig *Ignores) readIndex() {
 		ig.exact[p] = true
 		if e.hidden != "" {
 			ig.hidden[p] = e.hidden
+		}
+		if e.hidden == SkipWorktree && e.valid {
+			ig.validToo[p] = true
 		}
 		if ig.fold {
 			p = asciiLower(p)

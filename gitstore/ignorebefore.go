@@ -185,8 +185,12 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 // adds `creds.json -filter`, does not make the plaintext shareable
 // (attack20-headline H1), as a dropped .gitignore line does not
 // (IgnoredBefore). A tracked file is concerned too: git publishes only its
-// cleaned form. When the earlier rule sets cannot be read, every file
-// counts as filtered by them.
+// cleaned form. When the earlier rule sets cannot be read (HEAD's commit
+// missing, refs/strata/gitrules damaged), every file counts as filtered by
+// them, tracked or not — whether one of them filtered it, and so whether
+// the work tree holds a plaintext git publishes only encrypted, is
+// unknown —, and the answer is at = why they cannot be read, driver = ""
+// (no driver is known: config.WhyFilterUnread).
 func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 	if ig == nil || ig.store == nil || rel == "" || strings.HasPrefix(rel, "~") {
 		return "", ""
@@ -196,7 +200,7 @@ func (ig *Ignores) FilteredBefore(rel string) (at, driver string) {
 	defer ig.store.saveRuleMemo()
 	ig.loadSets()
 	if ig.setsErr != nil {
-		return "? (" + ig.setsErr.Error() + ")", "?"
+		return ig.setsErr.Error(), ""
 	}
 	if ig.attrs == nil {
 		ig.attrs = ig.store.Attributes()
@@ -281,6 +285,25 @@ func (ig *Ignores) NoteHead() {
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
 	ig.loadSets()
+}
+
+// RulesErr says why the rule sets of HEAD and the earlier HEADs cannot be
+// read (HEAD's commit missing, refs/strata/gitrules damaged), nil when
+// they can; KeptRulesUnread tells the kept ref's case. doctor shows it.
+func (ig *Ignores) RulesErr() error {
+	if ig == nil || ig.store == nil {
+		return nil
+	}
+	ig.mu.Lock()
+	defer ig.mu.Unlock()
+	ig.loadSets()
+	return ig.setsErr
+}
+
+// KeptRulesUnread reports whether err, from RulesErr, is about
+// refs/strata/gitrules, not HEAD.
+func (s *Store) KeptRulesUnread(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), s.RulesRef()+" unreadable")
 }
 
 func (ig *Ignores) loadSets() {

@@ -43,6 +43,22 @@ func workTreeSettings(gitDir, commonDir string) (worktree string, bare bool) {
 	return worktree, bare
 }
 
+// worktreeConfigOn reports whether the common directory's config sets
+// extensions.worktreeConfig true (read without its includes, as git's
+// check_repository_format reads it): git then reads each worktree's
+// config.worktree after the repository's config.
+func worktreeConfigOn(commonDir string) bool {
+	on := false
+	if data, err := readConfigFile(filepath.Join(commonDir, "config")); err == nil {
+		parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
+			if sec == "extensions" && sub == "" && key == "worktreeconfig" {
+				on = gitBool(val, hasVal)
+			}
+		})
+	}
+	return on
+}
+
 // readConfigFile reads a config file of the git directory, at most 1 MiB
 // (as checkFormat).
 func readConfigFile(name string) ([]byte, error) {
