@@ -35,6 +35,7 @@ import (
 type Engine struct {
 	cfg   *config.Config
 	store *gitstore.Store
+	opts  gitstore.Options // what store was opened with; the home view's too
 	v     *validate.Validator
 	Now   func() time.Time
 
@@ -137,13 +138,19 @@ func (e *Engine) forget() {
 // Open finds the repository containing dir and loads its configuration.
 // It returns an error wrapping state.ErrNotRepo outside a git work tree.
 func Open(dir string) (*Engine, error) {
-	return open(dir, nil)
+	return open(dir, nil, gitstore.Options{})
+}
+
+// OpenWith is Open, the repository opened with o (a hook's shorter bound
+// on fetching what a partial clone lacks).
+func OpenWith(dir string, o gitstore.Options) (*Engine, error) {
+	return open(dir, nil, o)
 }
 
 // open is Open, reading the configuration and the user's schema files from
 // the index ix when it is not nil (OpenIndex).
-func open(dir string, ix *indexView) (*Engine, error) {
-	st, err := gitstore.Open(dir)
+func open(dir string, ix *indexView, o gitstore.Options) (*Engine, error) {
+	st, err := gitstore.OpenWith(dir, o)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +178,7 @@ func open(dir string, ix *indexView) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, store: st, v: v, Now: state.Now, index: ix}
+	e := &Engine{cfg: cfg, store: st, opts: o, v: v, Now: state.Now, index: ix}
 	e.rules.ig, e.rules.at = st.Ignores(), st.Attributes()
 	cfg.Ignored = e.ignored             // git-ignored files are private (trust.go)
 	cfg.PrivateBefore = e.privateBefore // and so are files HEAD's or an earlier HEAD's rules made private

@@ -45,12 +45,12 @@ func (e *Engine) homeView() (*Engine, error) {
 	if e.home != nil {
 		return e.home, nil
 	}
-	st, err := gitstore.OpenHome(e.cfg.Root)
+	st, err := gitstore.OpenHome(e.cfg.Root, e.opts)
 	if err != nil {
 		return nil, err
 	}
 	cfg := e.cfg.HomeView(filepath.Dir(filepath.Dir(e.cfg.Abs(e.cfg.AutoMemory()))), HomeName)
-	e.home = &Engine{cfg: cfg, store: st, v: e.v, Now: func() time.Time { return e.Now() }, display: e.cfg.AutoMemory()}
+	e.home = &Engine{cfg: cfg, store: st, opts: e.opts, v: e.v, Now: func() time.Time { return e.Now() }, display: e.cfg.AutoMemory()}
 	return e.home, nil
 }
 

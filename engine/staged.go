@@ -28,9 +28,10 @@ type StagedFile = gitstore.StagedFile
 // and then a schema file the index does not hold is read from the work
 // tree too; a schema file the index's own .strata.yaml names must be in
 // the index, as the commit would otherwise fail `strata validate` in a
-// clone. The engine reads the index; it never writes it.
-func OpenIndex(dir, indexFile string) (*Engine, error) {
-	return open(dir, &indexView{file: indexFile})
+// clone. The engine reads the index; it never writes it. The repository
+// is opened with o (OpenWith).
+func OpenIndex(dir, indexFile string, o gitstore.Options) (*Engine, error) {
+	return open(dir, &indexView{file: indexFile}, o)
 }
 
 // Staged returns the stage-0 entries of the index of an engine opened by

@@ -6,9 +6,9 @@ package gitstore
 // refs/strata/home/state and refs/strata/home/rejected (in a linked
 // worktree refs/strata/worktrees/<name>/home/state and .../home/rejected):
 // local refs that Fetch and Push never name, so what is recorded there never
-// leaves the machine with a sync.
-func OpenHome(dir string) (*Store, error) {
-	s, err := Open(dir)
+// leaves the machine with a sync. o are as for OpenWith.
+func OpenHome(dir string, o Options) (*Store, error) {
+	s, err := OpenWith(dir, o)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
+	"github.com/strata-dev/strata/state"
 )
 
 // Ignores answers git's question "is this path ignored?" for the work tree,
@@ -30,6 +31,7 @@ type Ignores struct {
 	settings  func() ignoreSettings // git's configuration for the rules, read once per store (Store.ruleSettings)
 	mu        sync.Mutex
 	base      ignoreList                      // excludesFile, info/exclude, read with the root's rules
+	baseWhy   string                          // why git stops at the excludes file (excludesUnusable), read with base
 	dirs      map[string]*dirRules            // by repo-relative dir ("" = root)
 	tracked   map[string]bool                 // the index's paths (folded under core.ignorecase), read on first need
 	exact     map[string]bool                 // the index's paths as written
@@ -80,20 +82,21 @@ func (ig *Ignores) Ignored(rel string) bool {
 // Unread says why git's rules cannot be read as git reads them, when they
 // cannot and rel is a path git does not track: a core.excludesFile,
 // core.attributesFile or include.path value git fails to expand ("~nobody/…",
-// an unknown user), where git itself refuses to run. Every file git does
+// an unknown user), or an excludes file git cannot use (a folder:
+// excludesUnusable), where git itself refuses to run. Every file git does
 // not track is then private; "" otherwise.
 func (ig *Ignores) Unread(rel string) string {
 	if ig == nil || rel == "" || strings.HasPrefix(rel, "~") {
 		return ""
 	}
 	why := ig.settings().unread
-	if why == "" {
-		return ""
-	}
 	ig.mu.Lock()
 	defer ig.mu.Unlock()
-	ig.dir(nil) // core.ignorecase, for isTracked
-	if ig.isTracked(rel) {
+	ig.dir(nil) // core.ignorecase, for isTracked; the excludes file, for baseWhy
+	if why == "" {
+		why = ig.baseWhy
+	}
+	if why == "" || ig.isTracked(rel) {
 		return ""
 	}
 	return why
@@ -145,7 +148,9 @@ func (ig *Ignores) dir(segs []string) *dirRules {
 	if len(segs) == 0 {
 		set := ig.settings()
 		ig.fold = set.ignoreCase
-		ig.base = append(ig.base, ig.readIgnoreFile(excludesFile(set.excludesFile, ig.root))...)
+		excludes := excludesFile(set.excludesFile, ig.root)
+		ig.baseWhy = excludesUnusable(excludes, set.excludesFile)
+		ig.base = append(ig.base, ig.readIgnoreFile(excludes)...)
 		ig.base = append(ig.base, ig.readIgnoreFile(filepath.Join(ig.commonDir, "info", "exclude"))...)
 		d = &dirRules{ps: ig.base}
 	} else {
@@ -410,6 +415,37 @@ func xdgGitFile(name string) string {
 		xdg = filepath.Join(home, ".config")
 	}
 	return filepath.Join(xdg, "git", name)
+}
+
+// excludesUnusable says why git stops at the excludes file name (the value
+// of core.excludesFile it comes from, "" for git's default): a folder, which
+// git opens, then fails to read ("fatal: cannot use NAME as an exclude
+// file"; attack31b E: strata took it for no rules and recorded every file,
+// the one the user meant to exclude included). "" when git reads it or
+// skips it: missing, or one it may not open (git warns, and goes on
+// without it), or a folder whose size the file system gives as 0 (git
+// reads that as an empty file). Never opened unless a folder: a FIFO
+// would block.
+func excludesUnusable(name, value string) string {
+	if name == "" {
+		return ""
+	}
+	fi, err := os.Stat(name)
+	if err != nil || !fi.IsDir() || fi.Size() == 0 {
+		return ""
+	}
+	f, err := os.Open(name) // git asks access(R_OK) first
+	if err != nil {
+		return ""
+	}
+	f.Close()
+	what := "core.excludesFile " + state.TermSafe(value)
+	if value == "" {
+		what = "git's default excludes file " + state.TermSafe(name)
+	} else if value != name {
+		what += " (" + state.TermSafe(name) + ")"
+	}
+	return what + ": a folder, which git cannot use as an exclude file"
 }
 
 // excludesFile is the ignore file core.excludesFile (found, as read by

@@ -1,10 +1,13 @@
 package gitstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -12,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/gitstore/internal/odb"
 	"github.com/strata-dev/strata/state"
 )
@@ -71,9 +75,15 @@ func (s *Store) fetched(h plumbing.Hash, err error) bool {
 }
 
 // PromisorTimeout bounds the wait for git to fetch one object a partial
-// clone lacks (fetchPromised): git and every process it started are killed
-// then (boundWait). Tests shorten it.
+// clone lacks (fetchPromised), unless the Store was opened with another
+// bound (Options.PromisorTimeout): git and every process it started are
+// killed then (boundWait). Tests shorten it.
 var PromisorTimeout = 2 * time.Minute
+
+// PromisorMemory is how long a fetch cut by its bound is remembered across
+// processes (promisorDownFile): the commands started meanwhile fetch
+// nothing, and decide at once what they would have decided after waiting.
+const PromisorMemory = 10 * time.Minute
 
 // fetchPromised has git fetch an object a partial clone lacks from its
 // promisor remote (git cat-file fetches it on demand, as any git command
@@ -82,16 +92,74 @@ var PromisorTimeout = 2 * time.Minute
 //
 // After one failure (the promisor remote unreachable, the object not
 // there) it asks no more: each try may wait for a network, and a command
-// needing many objects would wait for each in turn.
+// needing many objects would wait for each in turn. A fetch the bound cut
+// (a remote that hangs: a dead link) is remembered for PromisorMemory in
+// <commondir>/strata/promisor-down, so that the next commands, the hooks
+// Claude Code runs on every write among them, do not wait again (attack31b
+// C); a quick failure costs little to ask again, and is not remembered.
 func (s *Store) fetchPromised(h plumbing.Hash) bool {
 	if s.promisorDown || s.sudo != 0 {
 		return false // under sudo a fetch would add root's packs to the owner's objects
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), PromisorTimeout)
+	if s.promisorRecentlyDown() {
+		s.promisorDown, s.promisorRemembered = true, true
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.promisorWait, PromisorTimeout))
 	defer cancel()
 	_, err := s.git(ctx, nil, "cat-file", "-t", h.String())
 	s.promisorDown = err != nil
+	switch {
+	case err == nil:
+		s.notePromisor(false)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		s.notePromisor(true)
+	}
 	return err == nil
+}
+
+// promisorDownFile is where a fetch the bound cut is remembered: the time
+// it failed, in Unix seconds.
+func (s *Store) promisorDownFile() string {
+	return filepath.Join(s.commonDir, "strata", "promisor-down")
+}
+
+// promisorRecentlyDown reports whether a fetch from the promisor remote was
+// cut by its bound less than PromisorMemory ago (strata's clock, now): a
+// time in the future (a clock set back) or an unreadable file is not.
+func (s *Store) promisorRecentlyDown() bool {
+	data, err := os.ReadFile(s.promisorDownFile())
+	if err != nil {
+		return false
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return false
+	}
+	age := now().Sub(time.Unix(sec, 0))
+	return age >= 0 && age < PromisorMemory
+}
+
+// notePromisor writes down that a fetch was cut by its bound now (down), or
+// removes the note after a fetch that succeeded. Best effort, and nothing
+// under sudo (writable).
+func (s *Store) notePromisor(down bool) {
+	if s.writable() != nil {
+		return
+	}
+	name := s.promisorDownFile()
+	if !down {
+		os.Remove(name)
+		return
+	}
+	if _, err := os.Lstat(filepath.Join(s.gitDir, "HEAD")); err != nil {
+		return // the git directory is gone or going: a note would make it again
+	}
+	sh := s.Shared()
+	if sh.MkdirAll(filepath.Dir(name)) != nil {
+		return
+	}
+	atomicfile.Write(name, []byte(strconv.FormatInt(now().Unix(), 10)+"\n"), sh.Mode(0o644))
 }
 
 // objectErr is objectErr for this store: in a partial clone whose promisor
@@ -101,6 +169,9 @@ func (s *Store) fetchPromised(h plumbing.Hash) bool {
 func (s *Store) objectErr(err error) error {
 	if s.partial && s.sudo != 0 && errors.Is(err, odb.ErrNotFound) {
 		return errors.New("not in this partial clone, and strata run as root through sudo fetches nothing into another user's repository (run it as that user)")
+	}
+	if s.partial && s.promisorRemembered && errors.Is(err, odb.ErrNotFound) {
+		return fmt.Errorf("not in this partial clone, and a fetch from the promisor remote was cut by its time limit less than %d minutes ago, so none is tried until then (delete %s to try at once; git cat-file -t ID shows why)", int(PromisorMemory/time.Minute), s.promisorDownFile())
 	}
 	if s.partial && s.promisorDown && errors.Is(err, odb.ErrNotFound) {
 		return errors.New("not in this partial clone, and git could not fetch it from the promisor remote (git cat-file -t ID shows why)")

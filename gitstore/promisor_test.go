@@ -151,3 +151,152 @@ func runningWith(marker string) []int {
 	}
 	return out
 }
+
+// hangingPartialClone makes a partial clone lacking one blob, whose
+// promisor remote's transport hangs (a marked sleep stands for a dead
+// link), and returns the clone, the blob and the marker.
+func hangingPartialClone(t *testing.T, marker string) (clone, blob string) {
+	t.Helper()
+	base := realPath(t, t.TempDir())
+	remote := filepath.Join(base, "remote.git")
+	src := filepath.Join(base, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, src, true)
+	writeFile(t, filepath.Join(src, "f.txt"), "one\n")
+	runGit(t, src, "add", "f.txt")
+	runGit(t, src, "commit", "-q", "-m", "one")
+	blob = runGit(t, src, "rev-parse", "HEAD:f.txt")
+	runGit(t, base, "clone", "-q", "--bare", src, remote)
+	runGit(t, remote, "config", "uploadpack.allowfilter", "true")
+	clone = filepath.Join(base, "clone")
+	runGit(t, base, "-c", "protocol.file.allow=always", "clone", "-q", "--no-checkout", "--filter=blob:none", "file://"+remote, clone)
+	runGit(t, clone, "config", "remote.origin.uploadpack", marker+"; git-upload-pack")
+	t.Setenv("GIT_ALLOW_PROTOCOL", "file")
+	t.Cleanup(func() {
+		for _, pid := range runningWith(marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return clone, blob
+}
+
+// readWithin reads blob from a Store opened on clone with o, failing the
+// test when the read takes more than limit (a liveness bound) or succeeds.
+func readWithin(t *testing.T, clone, blob string, o Options, limit time.Duration) error {
+	t.Helper()
+	s, err := OpenWith(clone, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.ReadBlobLimit(blob, 1<<20)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		s.Close()
+		return err
+	case <-time.After(limit):
+		t.Fatalf("the read still waits after %v", limit) // s is left: Close would wait for the read
+	}
+	return nil
+}
+
+// A Store opened with a shorter promisor bound (a hook's: Claude Code
+// kills a hook after 60 s) waits that long, not PromisorTimeout
+// (attack31b C).
+func TestPromisorOptionBound(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to find the processes git started")
+	}
+	clone, blob := hangingPartialClone(t, "sleep 913.418")
+	old := PromisorTimeout
+	PromisorTimeout = 40 * time.Second // the default bound is not reached here
+	defer func() { PromisorTimeout = old }()
+	err := readWithin(t, clone, blob, Options{PromisorTimeout: 300 * time.Millisecond}, 20*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "promisor remote") {
+		t.Fatalf("read: %v, want a failure naming the promisor remote", err)
+	}
+}
+
+// A fetch cut by its bound is remembered across Stores (processes) for
+// PromisorMemory on strata's clock: the next Store fetches nothing and
+// says why; once the note is older, the next one asks git again, and a
+// fetch that succeeds removes the note (attack31b C: every command waited
+// the two minutes again).
+func TestPromisorDownRemembered(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to find the processes git started")
+	}
+	const marker = "sleep 913.419"
+	clone, blob := hangingPartialClone(t, marker)
+	old := PromisorTimeout
+	PromisorTimeout = 300 * time.Millisecond
+	defer func() { PromisorTimeout = old }()
+	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	oldNow := now
+	now = func() time.Time { return at }
+	defer func() { now = oldNow }()
+
+	// count the git cat-file runs through a git on PATH that logs them
+	shim := filepath.Join(t.TempDir(), "bin")
+	logFile := filepath.Join(filepath.Dir(shim), "git.log")
+	writeFile(t, filepath.Join(shim, "git"), "#!/bin/sh\necho \"$*\" >> "+logFile+"\nexec "+realGit+" \"$@\"\n")
+	if err := os.Chmod(filepath.Join(shim, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	catFiles := func() int {
+		data, _ := os.ReadFile(logFile)
+		return strings.Count(string(data), "cat-file")
+	}
+
+	note := filepath.Join(clone, ".git", "strata", "promisor-down")
+	if err := readWithin(t, clone, blob, Options{}, 60*time.Second); err == nil || !strings.Contains(err.Error(), "promisor remote") {
+		t.Fatalf("first read: %v, want a failure naming the promisor remote", err)
+	}
+	if data, err := os.ReadFile(note); err != nil || strings.TrimSpace(string(data)) != strconv.FormatInt(at.Unix(), 10) {
+		t.Fatalf("note after a fetch cut by its bound: %q, %v; want the time of the failure", data, err)
+	}
+	if n := catFiles(); n != 1 {
+		t.Fatalf("git cat-file ran %d times, want 1", n)
+	}
+
+	// 9 minutes later, another process: decided at once, with the reason
+	at = at.Add(9 * time.Minute)
+	err = readWithin(t, clone, blob, Options{}, 60*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "promisor remote") || !strings.Contains(err.Error(), note) {
+		t.Fatalf("read within the memory: %v, want a failure naming the promisor remote and the note", err)
+	}
+	if errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("read within the memory: %v is \"not recorded\"; want an I/O failure", err)
+	}
+	if n := catFiles(); n != 1 {
+		t.Fatalf("git cat-file ran %d times, want 1: the note was not honoured", n)
+	}
+
+	// past the memory, with the remote answering again: asked, fetched,
+	// and the note removed
+	at = at.Add(PromisorMemory)
+	runGit(t, clone, "config", "--unset", "remote.origin.uploadpack")
+	PromisorTimeout = 60 * time.Second // a fetch that works, on a loaded machine
+	if err := readWithin(t, clone, blob, Options{}, 60*time.Second); err != nil {
+		t.Fatalf("read after the memory, the remote back: %v", err)
+	}
+	if n := catFiles(); n != 2 {
+		t.Fatalf("git cat-file ran %d times, want 2", n)
+	}
+	if _, err := os.Lstat(note); !os.IsNotExist(err) {
+		t.Fatalf("note left after a fetch that succeeded: %v", err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -44,24 +45,26 @@ type Store struct {
 
 	// mu serialises use of objects (odb.DB is not safe for concurrent use)
 	// and of the in-memory caches below.
-	mu           sync.Mutex
-	objects      *odb.DB                         // strata's own reads and writes of objects (internal/odb)
-	trees        map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
-	partial      bool                            // a partial clone: a missing object may be fetched (readObject)
-	promisorDown bool                            // a fetch of a missing object failed: no more are tried (fetchPromised)
-	shallow      map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots (shallowList)
-	shallowOnce  sync.Once                       // reads shallow (shallowList)
-	rulesOnce    sync.Once                       // reads rules (ruleSettings)
-	rules        ignoreSettings                  // git's settings for the ignore and attribute rules
-	settingsOnce sync.Once                       // reads settings (Settings)
-	settings     Settings                        // strata's own settings in git's configuration
-	treeBytes    int                             // treeCost of what trees holds
-	commits      map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
-	memo         ruleMemo                        // look-ups in the rule sets' trees (rulememo.go)
-	indexes      map[string]*refIndex            // per-ref time index (index.go)
-	counter      *os.File                        // open gc-count file (gc.go)
-	shared       func() gitperm.Shared           // core.sharedRepository, read at the first file created
-	sudo         int                             // the owner's uid under sudo: nothing is written (Sudo)
+	mu                 sync.Mutex
+	objects            *odb.DB                         // strata's own reads and writes of objects (internal/odb)
+	trees              map[plumbing.Hash][]treeEntry   // decoded trees by hash; content-addressed, never stale
+	partial            bool                            // a partial clone: a missing object may be fetched (readObject)
+	promisorDown       bool                            // a fetch of a missing object failed: no more are tried (fetchPromised)
+	promisorWait       time.Duration                   // bounds one fetch of a missing object (Options.PromisorTimeout)
+	promisorRemembered bool                            // promisorDown from an earlier process's note (promisorRecentlyDown)
+	shallow            map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots (shallowList)
+	shallowOnce        sync.Once                       // reads shallow (shallowList)
+	rulesOnce          sync.Once                       // reads rules (ruleSettings)
+	rules              ignoreSettings                  // git's settings for the ignore and attribute rules
+	settingsOnce       sync.Once                       // reads settings (Settings)
+	settings           Settings                        // strata's own settings in git's configuration
+	treeBytes          int                             // treeCost of what trees holds
+	commits            map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
+	memo               ruleMemo                        // look-ups in the rule sets' trees (rulememo.go)
+	indexes            map[string]*refIndex            // per-ref time index (index.go)
+	counter            *os.File                        // open gc-count file (gc.go)
+	shared             func() gitperm.Shared           // core.sharedRepository, read at the first file created
+	sudo               int                             // the owner's uid under sudo: nothing is written (Sudo)
 
 	// Work counters, read by the tests that check a merge's work stays
 	// near linear in the history it reads.
@@ -76,7 +79,19 @@ type Store struct {
 // state.ErrNotRepo when dir is not inside a git work tree, and a
 // *state.OwnershipError (which wraps it too) for a repository git refuses
 // for its owner (checkOwnership).
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// Options are what a Store is opened with (OpenWith).
+type Options struct {
+	// PromisorTimeout bounds the wait for git to fetch one object a
+	// partial clone lacks (fetchPromised); 0 is the package's
+	// PromisorTimeout. A hook that must answer within its caller's own
+	// timeout (Claude Code's is 60 s) sets a shorter one.
+	PromisorTimeout time.Duration
+}
+
+// OpenWith is Open with the options o.
+func OpenWith(dir string, o Options) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
@@ -149,6 +164,8 @@ func Open(dir string) (*Store, error) {
 		indexes:   make(map[string]*refIndex),
 		partial:   partial,
 		sudo:      sudoOwner(root, commonDir),
+
+		promisorWait: o.PromisorTimeout,
 	}
 	if gitDir != commonDir {
 		s.worktree = filepath.Base(gitDir)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/phase"
 )
 
@@ -80,7 +81,7 @@ pending_decisions:
 // hook does: a new engine each time, since one reads the index when opened.
 func preCommit(tb testing.TB, root string) (Report, error) {
 	tb.Helper()
-	eng, err := engine.OpenIndex(root, "")
+	eng, err := engine.OpenIndex(root, "", gitstore.Options{})
 	if err != nil {
 		return Report{}, err
 	}

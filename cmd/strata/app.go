@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 	"github.com/strata-dev/strata/syncer"
 )
@@ -27,6 +28,8 @@ type env struct {
 	Err io.Writer
 	Dir string // the directory strata runs in (-C)
 	Now func() time.Time
+
+	hook bool // runs as a Claude Code or git hook: must answer within the caller's timeout (storeOptions)
 
 	catchSignals func()                                 // installs the SIGINT/SIGTERM handler (signals.go); nil: none
 	exec         func(path string, argv []string) error // becomes another program (companion.go); nil: cannot
@@ -546,12 +549,28 @@ func open(e *env) (*engine.Engine, error) {
 // validate, ...): under sudo it runs, and the repository writes nothing,
 // not even strata's caches (gitstore Store.Sudo).
 func openRead(e *env) (*engine.Engine, error) {
-	eng, err := engine.Open(e.Dir)
+	eng, err := engine.OpenWith(e.Dir, e.storeOptions())
 	if err != nil {
 		return nil, err
 	}
 	eng.Now = e.Now
 	return eng, nil
+}
+
+// hookPromisorTimeout bounds, in a hook, the wait for the promisor remote
+// of a partial clone to give one object (gitstore.Options): well inside
+// Claude Code's default hook timeout of 60 s, where the two minutes
+// strata waits elsewhere had the hook killed before it answered
+// (attack31b C).
+const hookPromisorTimeout = 10 * time.Second
+
+// storeOptions are what the repository is opened with: a hook's shorter
+// bounds.
+func (e *env) storeOptions() gitstore.Options {
+	if e.hook {
+		return gitstore.Options{PromisorTimeout: hookPromisorTimeout}
+	}
+	return gitstore.Options{}
 }
 
 // sudoRefusal is the one line that refuses a command that writes, run as

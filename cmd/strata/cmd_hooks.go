@@ -138,7 +138,8 @@ func runHooksPreCommit(e *env) error {
 			return err
 		}
 	}
-	eng, err := engine.OpenIndex(e.Dir, indexFile)
+	e.hook = true
+	eng, err := engine.OpenIndex(e.Dir, indexFile, e.storeOptions())
 	if err != nil {
 		return err
 	}

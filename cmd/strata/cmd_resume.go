@@ -54,6 +54,7 @@ type hookOutput struct {
 }
 
 func runResume(e *env, o resumeOptions) error {
+	e.hook = o.Hook
 	r, err := resume(e)
 	if o.Hook {
 		var h hookOutput

@@ -68,7 +68,7 @@ func runValidateHook(e *env) error {
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(dir, name)
 	}
-	eng, err := open(&env{In: e.In, Out: e.Out, Err: e.Err, Dir: dir, Now: e.Now})
+	eng, err := open(&env{In: e.In, Out: e.Out, Err: e.Err, Dir: dir, Now: e.Now, hook: true})
 	if errors.Is(err, state.ErrNotRepo) {
 		return nil
 	}
