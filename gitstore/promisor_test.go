@@ -86,52 +86,17 @@ func TestPromisorHangBounded(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc to find the processes git started")
 	}
-	base := realPath(t, t.TempDir())
-	remote := filepath.Join(base, "remote.git")
-	src := filepath.Join(base, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	initRepo(t, src, true)
-	writeFile(t, filepath.Join(src, "f.txt"), "one\n")
-	runGit(t, src, "add", "f.txt")
-	runGit(t, src, "commit", "-q", "-m", "one")
-	blob := runGit(t, src, "rev-parse", "HEAD:f.txt")
-	runGit(t, base, "clone", "-q", "--bare", src, remote)
-	runGit(t, remote, "config", "uploadpack.allowfilter", "true")
-	clone := filepath.Join(base, "clone")
-	runGit(t, base, "-c", "protocol.file.allow=always", "clone", "-q", "--no-checkout", "--filter=blob:none", "file://"+remote, clone)
-	// the transport hangs: a marked sleep stands for the dead link
-	const hang = "sleep 913.417"
-	runGit(t, clone, "config", "remote.origin.uploadpack", hang+"; git-upload-pack")
-	t.Setenv("GIT_ALLOW_PROTOCOL", "file")
-
+	const hang = "sleep 913.417" // the marked sleep standing for the dead link
+	clone, blob := hangingPartialClone(t, hang)
 	old := PromisorTimeout
 	PromisorTimeout = 300 * time.Millisecond
 	defer func() { PromisorTimeout = old }()
-	s, err := Open(clone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.ReadBlobLimit(blob, 1<<20)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "promisor remote") {
-			t.Fatalf("read: %v, want a failure naming the promisor remote", err)
-		}
-	case <-time.After(60 * time.Second): // a liveness bound, far above the timeout and the wait delay
-		t.Fatal("the read still waits 60 s after a 300 ms bound: the fetch's processes hold the pipe")
+	// a liveness bound, far above the timeout and the wait delay
+	if err := readWithin(t, clone, blob, Options{}, 60*time.Second); err == nil || !strings.Contains(err.Error(), "promisor remote") {
+		t.Fatalf("read: %v, want a failure naming the promisor remote", err)
 	}
 	if left := runningWith(hang); len(left) > 0 {
-		for _, pid := range left {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Fatalf("processes git started outlived the kill: %v", left)
+		t.Fatalf("processes git started outlived the kill: %v", left) // killed at the test's end
 	}
 }
 
