@@ -128,7 +128,8 @@ func (s *Store) promisorDownFile() string {
 // cut by its bound less than PromisorMemory ago (strata's clock, now): a
 // time in the future (a clock set back) or an unreadable file is not.
 func (s *Store) promisorRecentlyDown() bool {
-	data, err := os.ReadFile(s.promisorDownFile())
+	// a regular file of a line, never a FIFO to block on (the hooks read it)
+	data, err := state.ReadRegular(s.promisorDownFile(), 64, false)
 	if err != nil {
 		return false
 	}
