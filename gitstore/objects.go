@@ -260,6 +260,20 @@ func (s *Store) commitTree(c plumbing.Hash) (plumbing.Hash, error) {
 	return ci.tree, nil
 }
 
+// notCommit is readCommit's error for an object that is there but is not a
+// commit (a HEAD or a ref naming a tree or a blob). It wraps
+// state.ErrNotFound (no such commit), without saying "not found" of an
+// object that is found (attack31b H).
+type notCommit struct {
+	hash plumbing.Hash
+	typ  plumbing.ObjectType
+}
+
+func (e *notCommit) Error() string {
+	return "object " + e.hash.String() + " is a " + e.typ.String() + ", not a commit"
+}
+func (e *notCommit) Unwrap() error { return state.ErrNotFound }
+
 // readCommit reads and parses commit c. Callers hold s.mu.
 func (s *Store) readCommit(c plumbing.Hash) (commitInfo, error) {
 	t, raw, err := s.readObject(c)
@@ -267,7 +281,7 @@ func (s *Store) readCommit(c plumbing.Hash) (commitInfo, error) {
 		return commitInfo{}, err
 	}
 	if t != plumbing.CommitObject {
-		return commitInfo{}, fmt.Errorf("object %s: not a commit: %w", c, state.ErrNotFound)
+		return commitInfo{}, &notCommit{hash: c, typ: t}
 	}
 	oc, err := odb.ParseCommit(raw)
 	if err != nil {

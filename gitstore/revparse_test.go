@@ -97,3 +97,24 @@ func TestResolveMissingCommit(t *testing.T) {
 		}
 	}
 }
+
+// A HEAD naming a tree is unreadable as a commit, and said so: the object
+// is there, and is a tree (attack31b H: "object ID: not a commit: not
+// found").
+func TestHeadNamingTreeSaysSo(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", "-b", "main", ".")
+	commitFile(t, dir, ".gitignore", "secret/\n", "ignore")
+	tree := strings.TrimSpace(runGit(t, dir, "rev-parse", "HEAD^{tree}"))
+	writeFile(t, filepath.Join(dir, ".git", "HEAD"), tree+"\n")
+	writeFile(t, filepath.Join(dir, ".gitignore"), "")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := s.Ignores().IgnoredBefore("secret/a.json")
+	if !strings.Contains(got, "object "+tree+" is a tree, not a commit") || strings.Contains(got, "not found") {
+		t.Errorf("IgnoredBefore = %q, want the tree named as not a commit", got)
+	}
+}
