@@ -633,3 +633,44 @@ func TestLinkAboveIsNotNested(t *testing.T) {
 		t.Errorf("sub/a.json: reason %q, want a nested repository", p.Reason)
 	}
 }
+
+// realRel's answers are remembered by folder for one command's run, and
+// forgotten with the folder resolutions they come from (Forget, which a
+// watcher calls for each batch): a folder swapped for a link to another
+// folder is judged where it now leads after Forget. A folder that does
+// not exist yet is not remembered: once made (a sync writing a new
+// folder), it is resolved.
+func TestRealRelForgotten(t *testing.T) {
+	e := newRepo(t)
+	root := e.Config().Root
+	mk := func(dir string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(".claude/ctx")
+	mk("secret")
+	if real, ok := e.RealRel(".claude/ctx/a.json"); ok {
+		t.Fatalf("a plain folder leads to %s", real)
+	}
+	if real, ok := e.RealRel("later/a.json"); ok {
+		t.Fatalf("a missing folder leads to %s", real)
+	}
+	if err := os.Remove(filepath.Join(root, ".claude/ctx")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../secret", filepath.Join(root, ".claude/ctx")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("secret", filepath.Join(root, "later")); err != nil {
+		t.Fatal(err)
+	}
+	if real, ok := e.RealRel("later/a.json"); !ok || real != "secret/a.json" {
+		t.Errorf("later/a.json, made after its first look: (%q, %v), want secret/a.json", real, ok)
+	}
+	e.Forget()
+	if real, ok := e.RealRel(".claude/ctx/a.json"); !ok || real != "secret/a.json" {
+		t.Errorf(".claude/ctx/a.json after Forget: (%q, %v), want secret/a.json", real, ok)
+	}
+}
