@@ -17,9 +17,18 @@ import (
 // (discoveryLimit): not into a $GIT_CEILING_DIRECTORIES entry or above it,
 // and not onto another file system unless $GIT_DISCOVERY_ACROSS_FILESYSTEM
 // is true; stopped there, it returns an error wrapping state.ErrNotRepo that
-// names why.
+// names why. A $GIT_DISCOVERY_ACROSS_FILESYSTEM git refuses is refused
+// before the walk (acrossFileSystems).
 func findDotGit(dir string) (root, dotgit string, err error) {
-	lim := newDiscoveryLimit(dir)
+	across, err := acrossFileSystems()
+	if err != nil {
+		return "", "", err
+	}
+	return walkToDotGit(dir, newDiscoveryLimit(dir, across))
+}
+
+// walkToDotGit is findDotGit's walk, within lim.
+func walkToDotGit(dir string, lim *discoveryLimit) (root, dotgit string, err error) {
 	var stop error
 	d := dir
 	for {
@@ -65,15 +74,39 @@ type discoveryLimit struct {
 // a test can put a file-system boundary where it needs one.
 var deviceOf = statDevice
 
-func newDiscoveryLimit(start string) *discoveryLimit {
+// newDiscoveryLimit is the limit of a walk from start; across is
+// $GIT_DISCOVERY_ACROSS_FILESYSTEM as acrossFileSystems reads it.
+func newDiscoveryLimit(start string, across bool) *discoveryLimit {
 	l := &discoveryLimit{start: start, ceilLen: -1}
 	l.ceiling, l.ceilLen = longestCeiling(start, ceilingDirs(os.Getenv("GIT_CEILING_DIRECTORIES")))
-	v, set := os.LookupEnv("GIT_DISCOVERY_ACROSS_FILESYSTEM")
-	l.oneFS = !set || !gitBool(v, true)
+	l.oneFS = !across
 	if l.oneFS {
 		l.dev, l.devErr = deviceOf(start)
 	}
 	return l
+}
+
+// acrossFileSystems reads $GIT_DISCOVERY_ACROSS_FILESYSTEM as git's
+// discovery does (git_env_bool): unset is false, else the value must be a
+// boolean git reads (parseGitBool: "", true, yes, on, false, no, off in any
+// case, or an integer such as 1, 0, 0x1 or 1k), with nothing around it.
+// git dies on any other value (" true", "maybe": "bad boolean config value
+// ' true' for 'GIT_DISCOVERY_ACROSS_FILESYSTEM'") before it looks for the
+// repository, in every folder; strata refuses it there too, with a
+// *FormatError (exit 3), rather than run where git refuses to.
+func acrossFileSystems() (bool, error) {
+	v, set := os.LookupEnv("GIT_DISCOVERY_ACROSS_FILESYSTEM")
+	if !set {
+		return false, nil
+	}
+	b, ok := parseGitBool(v)
+	if !ok {
+		return false, &FormatError{
+			Msg: fmt.Sprintf("$GIT_DISCOVERY_ACROSS_FILESYSTEM = %q is not a boolean git reads (git refuses it too: \"bad boolean config value\"); set it to true or false, or unset it; nothing was written", v),
+			Fix: "set GIT_DISCOVERY_ACROSS_FILESYSTEM to true or false (nothing around the word), or unset it: git refuses to run under any other value",
+		}
+	}
+	return b, nil
 }
 
 // stop returns nil when git's walk goes on from d to its parent, else why

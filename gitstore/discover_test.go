@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,5 +89,61 @@ func TestDiscoveryStopsAtMountPoint(t *testing.T) {
 	t.Setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", "true")
 	if s, err := Open(m); err != nil || s.Root() != r {
 		t.Fatalf("GIT_DISCOVERY_ACROSS_FILESYSTEM=true: Open(%s) = %v, want the repository at %s", m, err, r)
+	}
+}
+
+// TestDiscoveryAcrossFileSystemValue: $GIT_DISCOVERY_ACROSS_FILESYSTEM is
+// read as git reads it (git_env_bool): a value git dies on (" true",
+// "maybe", "1 ") is refused before discovery, in any folder, with a
+// *FormatError naming it, where strata read " true" as true and "maybe" as
+// false and ran; any value git reads has git's meaning ("0x1", "1k" and " 1"
+// are true, "0k" false). Under $GIT_DIR git reads no such variable, nor
+// does strata. The device lookup is replaced as in
+// TestDiscoveryStopsAtFileSystemBoundary.
+func TestDiscoveryAcrossFileSystemValue(t *testing.T) {
+	r := filepath.Join(realPath(t, t.TempDir()), "r")
+	m := filepath.Join(r, "m")
+	if err := os.MkdirAll(filepath.Join(m, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, r, true)
+	old := deviceOf
+	t.Cleanup(func() { deviceOf = old })
+	deviceOf = func(p string) (uint64, error) {
+		if p == m || strings.HasPrefix(p, m+string(filepath.Separator)) {
+			return 2, nil
+		}
+		return 1, nil
+	}
+	start := filepath.Join(m, "sub")
+	for _, v := range []string{" true", "true ", "maybe", "1 ", "k", "08", "2147483648"} {
+		t.Setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", v)
+		for _, dir := range []string{start, r} {
+			_, err := Open(dir)
+			var fe *FormatError
+			if !errors.As(err, &fe) || errors.Is(err, state.ErrNotRepo) ||
+				!strings.HasPrefix(err.Error(), fmt.Sprintf("$GIT_DISCOVERY_ACROSS_FILESYSTEM = %q is not a boolean git reads", v)) ||
+				!strings.Contains(fe.Fix, "unset it") {
+				t.Errorf("GIT_DISCOVERY_ACROSS_FILESYSTEM=%q: Open(%s) = %v, want the value refused", v, dir, err)
+			}
+		}
+		t.Setenv("GIT_DIR", filepath.Join(r, ".git"))
+		if _, err := Open(start); err != nil {
+			t.Errorf("GIT_DISCOVERY_ACROSS_FILESYSTEM=%q under $GIT_DIR: Open(%s) = %v, want the repository", v, start, err)
+		}
+		os.Unsetenv("GIT_DIR")
+		os.Unsetenv("GIT_WORK_TREE") // Open sets both under $GIT_DIR
+	}
+	for _, v := range []string{"0x1", "1k", " 1", "\t1", "TRUE", "+1", "010"} {
+		t.Setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", v)
+		if s, err := Open(start); err != nil || s.Root() != r {
+			t.Errorf("GIT_DISCOVERY_ACROSS_FILESYSTEM=%q: Open(%s) = %v, want the repository at %s", v, start, err, r)
+		}
+	}
+	for _, v := range []string{"0k", "0x0", "OFF", "00"} {
+		t.Setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", v)
+		if _, err := Open(start); !errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), "mount point "+m+":") {
+			t.Errorf("GIT_DISCOVERY_ACROSS_FILESYSTEM=%q: Open(%s) = %v, want not a git repository naming mount point %s", v, start, err, m)
+		}
 	}
 }

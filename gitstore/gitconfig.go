@@ -350,6 +350,116 @@ func gitBool(v string, hasVal bool) bool {
 	return err == nil && n != 0
 }
 
+// parseGitBool reads v as git 2.39's git_parse_maybe_bool does, the reading
+// behind git_config_bool and git_env_bool: "" is false; true, yes and on,
+// false, no and off are themselves in any case (ASCII only, as strcasecmp),
+// with nothing around them; else v must be an integer as parseGitInt reads
+// it, true when not 0. ok is false for any other value, which git refuses
+// with "bad boolean config value".
+func parseGitBool(v string) (val, ok bool) {
+	switch {
+	case v == "":
+		return false, true
+	case asciiEqualFold(v, "true"), asciiEqualFold(v, "yes"), asciiEqualFold(v, "on"):
+		return true, true
+	case asciiEqualFold(v, "false"), asciiEqualFold(v, "no"), asciiEqualFold(v, "off"):
+		return false, true
+	}
+	n, ok := parseGitInt(v)
+	return n != 0, ok
+}
+
+// parseGitInt reads v as git 2.39's git_parse_int does (git_parse_signed
+// with an int's bound): strtoimax with base 0, so white space (" \t\n\v\f\r")
+// may come first, then a sign, then decimal digits, octal ones after a
+// leading 0 ("010" is 8, "08" is refused) or hexadecimal ones after 0x or
+// 0X; then, ending v, nothing or one unit k, m or g in either case (times
+// 1024, 1024² or 1024³). At least one digit must be read ("k" and "0x" alone
+// are refused, "0k" is 0), and the value times its unit must lie within
+// ±2147483647. ok is false for anything else.
+func parseGitInt(v string) (n int64, ok bool) {
+	const limit = 1<<31 - 1
+	i := 0
+	for i < len(v) && strings.IndexByte(" \t\n\v\f\r", v[i]) >= 0 {
+		i++
+	}
+	neg := false
+	if i < len(v) && (v[i] == '+' || v[i] == '-') {
+		neg = v[i] == '-'
+		i++
+	}
+	base := uint64(10)
+	switch {
+	case i+2 < len(v) && v[i] == '0' && v[i+1]|0x20 == 'x' && digitValue(v[i+2]) < 16:
+		base, i = 16, i+2
+	case i < len(v) && v[i] == '0':
+		base = 8
+	}
+	start := i
+	var mag uint64
+	for ; i < len(v) && digitValue(v[i]) < base; i++ {
+		if mag <= limit { // past it the value is refused: stop growing
+			mag = mag*base + digitValue(v[i])
+		}
+	}
+	if i == start {
+		return 0, false
+	}
+	var unit uint64
+	switch rest := v[i:]; {
+	case rest == "":
+		unit = 1
+	case asciiEqualFold(rest, "k"):
+		unit = 1 << 10
+	case asciiEqualFold(rest, "m"):
+		unit = 1 << 20
+	case asciiEqualFold(rest, "g"):
+		unit = 1 << 30
+	default:
+		return 0, false
+	}
+	if mag > limit || mag*unit > limit {
+		return 0, false
+	}
+	n = int64(mag * unit)
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// digitValue is c's value as a digit of base up to 36; 36 for none.
+func digitValue(c byte) uint64 {
+	switch {
+	case '0' <= c && c <= '9':
+		return uint64(c - '0')
+	case 'a' <= c|0x20 && c|0x20 <= 'z':
+		return uint64(c|0x20-'a') + 10
+	}
+	return 36
+}
+
+// asciiEqualFold is strcasecmp(a, b) == 0 in the C locale: only ASCII
+// letters fold (strings.EqualFold takes "K" for "k").
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
 // wildRegexp compiles a wildmatch pattern with git's WM_PATHNAME rules ("*"
 // and "?" stop at "/", "**/" and "/**" span folders) into a regexp; nil when
 // it does not compile.

@@ -210,8 +210,11 @@ func explicitDirs(dir, env string) (root, gitDir, commonDir string, err error) {
 		// tree is the one: taken from the subfolder, every kept file
 		// outside it would be recorded as deleted, and published by sync
 		// (attack19 verify N7)
+		// (git reads no $GIT_DISCOVERY_ACROSS_FILESYSTEM under $GIT_DIR:
+		// a value it would refuse is taken for false here)
 		root = dir
-		if top, dotgit, err := findDotGit(dir); err == nil {
+		across, _ := acrossFileSystems()
+		if top, dotgit, err := walkToDotGit(dir, newDiscoveryLimit(dir, across)); err == nil {
 			if g, _, err := gitDirs(top, dotgit); err == nil && g == gitDir {
 				root = top
 			}
