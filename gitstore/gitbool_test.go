@@ -61,6 +61,26 @@ func TestParseGitBool(t *testing.T) {
 	}
 }
 
+// TestGitBoolConfig: gitBool, which reads the configuration's booleans,
+// gives a value git reads git's meaning (git -c core.bare=0x1 is bare), and
+// reads one git refuses as before.
+func TestGitBoolConfig(t *testing.T) {
+	for _, c := range []struct {
+		v      string
+		hasVal bool
+		want   bool
+	}{
+		{"", false, true}, {"", true, false}, {"true", true, true}, {"0x1", true, true},
+		{"1k", true, true}, {"010", true, true}, {" 1", true, true}, {"0k", true, false},
+		// git refuses these; strata reads them as it always has
+		{" true", true, true}, {"maybe", true, false}, {"08", true, true}, {"1 ", true, false},
+	} {
+		if got := gitBool(c.v, c.hasVal); got != c.want {
+			t.Errorf("gitBool(%q, %v) = %v, want %v", c.v, c.hasVal, got, c.want)
+		}
+	}
+}
+
 // TestParseGitInt: the integers git_parse_int reads, with their values.
 func TestParseGitInt(t *testing.T) {
 	for _, c := range []struct {

@@ -335,10 +335,17 @@ func (r *configReader) met(cond, from string) bool {
 	return false
 }
 
-// gitBool reads a boolean value as git does; a key with no value is true.
+// gitBool reads a boolean value of git's configuration; a key with no
+// value is true. A value git reads (parseGitBool) has git's meaning, so
+// "0x1", "1k" and "010" are true. git refuses any other value ("bad boolean
+// config value"); strata reads one as it always has: the words trimmed,
+// else a decimal number, else false.
 func gitBool(v string, hasVal bool) bool {
 	if !hasVal {
 		return true
+	}
+	if b, ok := parseGitBool(v); ok {
+		return b
 	}
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "yes", "on":
