@@ -89,27 +89,62 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	return partial || ext["partialclone"] != "", nil
 }
 
-// checkObjectDir refuses $GIT_OBJECT_DIRECTORY naming another object store
-// than the repository's own (<commondir>/objects): git then reads and writes
-// objects there, while strata's own reads and writes (internal/odb) use the
-// repository's, so refs/strata/state would point at commits git in that
-// environment cannot see (git log and fsck fail on it, a push is rejected).
-// A relative value may be taken from where strata runs or from the top of
-// the work tree; naming the repository's own store either way, it is
+// checkObjectDir refuses $GIT_OBJECT_DIRECTORY where git 2.39 finds no
+// repository under it, and where it names another object store than the
+// repository's own (<commondir>/objects).
+//
+// git checks the value before it takes any folder for a git directory
+// (is_git_directory: access(2) of the value, from the current folder, in
+// discovery and under $GIT_DIR alike): an empty value, or one that names no
+// folder from there (".git/objects" run in a subfolder of the work tree),
+// makes every folder fail, and git says "not a git repository". strata
+// refuses there too, rather than run where git does not.
+//
+// Naming another store, git reads and writes objects there, while strata's
+// own reads and writes (internal/odb) use the repository's, so
+// refs/strata/state would point at commits git in that environment cannot
+// see (git log and fsck fail on it, a push is rejected). Once it found the
+// repository, git takes a relative value from the top of the work tree
+// when it runs inside it (it moves there), else from the current folder
+// (dir); under $GIT_DIR (explicit), where git without a work tree setting
+// stays in the current folder and strata's git processes run at the top,
+// either is accepted. Naming the repository's own store so, the value is
 // harmless and accepted.
-func checkObjectDir(commonDir, dir, root string) error {
-	env := os.Getenv("GIT_OBJECT_DIRECTORY")
-	if env == "" {
+func checkObjectDir(commonDir, dir, root string, explicit bool) error {
+	env, set := os.LookupEnv("GIT_OBJECT_DIRECTORY")
+	if !set {
 		return nil
 	}
-	own := fromDir(commonDir, "objects")
-	for _, base := range []string{dir, root} {
-		if base != "" && fromDir(base, env) == own {
-			return nil
+	const noRepo = "git finds no repository under it (\"not a git repository\"); unset GIT_OBJECT_DIRECTORY to run strata; nothing was written"
+	const noRepoFix = "unset GIT_OBJECT_DIRECTORY to run strata (git finds no repository under it either)"
+	if env == "" {
+		return &FormatError{Msg: "$GIT_OBJECT_DIRECTORY is set but empty: " + noRepo, Fix: noRepoFix}
+	}
+	named := env
+	if !filepath.IsAbs(named) {
+		named = filepath.Join(dir, env)
+	}
+	if _, err := os.Stat(named); err != nil {
+		where := ""
+		if !filepath.IsAbs(env) {
+			where = " from " + dir + ", where strata runs (a relative value is taken from there)"
 		}
+		return &FormatError{Msg: fmt.Sprintf("$GIT_OBJECT_DIRECTORY = %s names no folder%s: %s", env, where, noRepo), Fix: noRepoFix}
+	}
+	own := fromDir(commonDir, "objects")
+	base := dir
+	if root != "" && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
+		base = root
+	}
+	if fromDir(base, env) == own || explicit && (fromDir(dir, env) == own || root != "" && fromDir(root, env) == own) {
+		return nil
+	}
+	why := ""
+	if fromDir(dir, env) == own {
+		why = fmt.Sprintf(", and git takes a relative value from the top of the work tree (%s) once it found the repository", base)
 	}
 	return &FormatError{
-		Msg: fmt.Sprintf("$GIT_OBJECT_DIRECTORY = %s: strata works only with the repository's own object store (%s); nothing was written", env, own),
+		Msg: fmt.Sprintf("$GIT_OBJECT_DIRECTORY = %s: strata works only with the repository's own object store (%s)%s; nothing was written", env, own, why),
 		Fix: "unset GIT_OBJECT_DIRECTORY to run strata (git writes the objects it names there, not in " + own + ", and strata's refs would point at objects git cannot see)",
 	}
 }

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,5 +49,53 @@ func TestOpenRefusesFormatsItWouldDamage(t *testing.T) {
 				t.Fatalf(".git/strata exists after a refused open: %v", err)
 			}
 		})
+	}
+}
+
+// TestObjectDirectoryEnvGitFindsNoRepository: $GIT_OBJECT_DIRECTORY under
+// which git finds no repository is refused with a *FormatError, as git
+// refuses ("not a git repository"): set but empty (strata took it for
+// unset), or naming no folder from where strata runs (".git/objects" in a
+// subfolder: strata took it from the top of the work tree). A relative value
+// naming the own store from the subfolder but another from the top, where
+// git takes it once it found the repository, is another store. What names
+// the own store where git takes it is accepted.
+func TestObjectDirectoryEnvGitFindsNoRepository(t *testing.T) {
+	r := realPath(t, t.TempDir())
+	initRepo(t, r, true)
+	sub := filepath.Join(r, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(r, ".git", "objects")
+	for _, tc := range []struct{ dir, env, refuse string }{
+		{r, "", "$GIT_OBJECT_DIRECTORY is set but empty: git finds no repository under it"},
+		{sub, "", "$GIT_OBJECT_DIRECTORY is set but empty: git finds no repository under it"},
+		{sub, ".git/objects", "$GIT_OBJECT_DIRECTORY = .git/objects names no folder from " + sub},
+		{r, filepath.Join(r, "nowhere"), "names no folder: git finds no repository"},
+		{sub, "../.git/objects", "own object store (" + own + "), and git takes a relative value from the top of the work tree (" + r + ")"},
+		{r, ".git/objects", ""},
+		{r, "./.git/objects/", ""},
+		{sub, own, ""},
+	} {
+		t.Setenv("GIT_OBJECT_DIRECTORY", tc.env)
+		_, err := Open(tc.dir)
+		var fe *FormatError
+		switch {
+		case tc.refuse == "" && err != nil:
+			t.Errorf("GIT_OBJECT_DIRECTORY=%q in %s: Open = %v, want the repository", tc.env, tc.dir, err)
+		case tc.refuse != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), tc.refuse) || !strings.HasPrefix(fe.Fix, "unset GIT_OBJECT_DIRECTORY")):
+			t.Errorf("GIT_OBJECT_DIRECTORY=%q in %s: Open = %v, want a *FormatError saying %q", tc.env, tc.dir, err, tc.refuse)
+		}
+	}
+	// under $GIT_DIR, git checks the value from the current folder too
+	t.Setenv("GIT_DIR", filepath.Join(r, ".git"))
+	t.Setenv("GIT_WORK_TREE", "")
+	for _, env := range []string{"", ".git/objects"} {
+		t.Setenv("GIT_OBJECT_DIRECTORY", env)
+		var fe *FormatError
+		if _, err := Open(sub); !errors.As(err, &fe) {
+			t.Errorf("GIT_OBJECT_DIRECTORY=%q under $GIT_DIR in %s: Open = %v, want refused", env, sub, err)
+		}
 	}
 }

@@ -101,6 +101,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		abs = real
 	}
 	var root, gitDir, commonDir, linkRoot, linkGit string
+	explicit := os.Getenv("GIT_DIR") != "" // before Open sets it for its git processes
 	if env := os.Getenv("GIT_DIR"); env != "" {
 		if root, gitDir, commonDir, err = explicitDirs(abs, env); err != nil {
 			return nil, err
@@ -150,7 +151,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkObjectDir(commonDir, abs, root); err != nil {
+	if err := checkObjectDir(commonDir, abs, root, explicit); err != nil {
 		return nil, err
 	}
 	s := &Store{
