@@ -51,8 +51,11 @@ func (e *Engine) Commit(p Point) (string, error) {
 		return c, nil
 	}
 	h, err := e.store.Head(e.store.StateRef())
-	if err != nil {
+	if errors.Is(err, state.ErrNotFound) {
 		return "", fmt.Errorf("nothing recorded yet: %w", err)
+	}
+	if err != nil {
+		return "", err // a ref that is there but cannot be read: not "nothing recorded yet"
 	}
 	return h, nil
 }

@@ -51,24 +51,104 @@ func (s *Store) refFile(ref string) string {
 	return filepath.Join(s.commonDir, filepath.FromSlash(ref))
 }
 
-// errRefBusy marks a loose ref that exists but does not (yet) hold a hash:
-// another writer that ignores git's lock protocol is in the middle of a write.
+// errRefBusy marks a loose ref that does not hold a hash while its
+// <ref>.lock is there: another writer is at work on the ref.
 var errRefBusy = errors.New("ref is being written")
+
+// BrokenRefError is a loose ref file that holds no object ID (garbage, or
+// nothing), read again and again for a while: not a write in progress (git
+// renames a complete <ref>.lock over the file, never writes it in place),
+// a broken ref, which git ignores (git rev-parse REF: "warning: ignoring
+// broken ref REF"; through HEAD, git log: "fatal: your current branch
+// appears to be broken") and git update-ref refuses to move ("reference
+// broken"), git 2.39. It wraps no sentinel:
+// the ref is there, neither missing (a record must not start a history
+// over it) nor locked.
+type BrokenRefError struct {
+	Ref     string // the ref whose file it is (HEAD's branch for HEAD)
+	File    string // the file, as shown: relative to the work tree when in it
+	Content string // what the file holds, but a final newline, at most 64 bytes of it ("": nothing)
+	Last    string // the newest commit its reflog names; "" when none
+}
+
+func (e *BrokenRefError) Error() string {
+	held := "is empty"
+	if e.Content != "" {
+		held = "holds " + strconv.Quote(e.Content)
+	}
+	fix := "write into it the commit it should name, or remove it if the ref should not exist"
+	if e.Last != "" {
+		fix = "write into it the commit it should name (its reflog's newest entry names " + e.Last + ")"
+	}
+	return fmt.Sprintf("%s %s, not an object ID: a broken ref (git rev-parse %s warns \"ignoring broken ref %s\", and git update-ref cannot move it); %s",
+		e.File, held, e.Ref, e.Ref, fix)
+}
+
+// badRef is readRefOnce's error for a loose ref file that does not hold
+// an object ID (yet: readRef reads it again).
+type badRef struct {
+	ref, file string
+	content   []byte
+}
+
+func (e *badRef) Error() string { return "read ref " + e.ref + ": " + errRefBusy.Error() }
 
 // readRef reads ref the way git does: the loose file first, then
 // packed-refs, following symbolic refs. It returns an error wrapping
 // state.ErrNotFound when neither has the ref.
 func (s *Store) readRef(ref string) (plumbing.Hash, error) {
+	return s.readRefHolding(ref, "")
+}
+
+// readRefHolding is readRef by a writer holding the lock file held ("":
+// none). A loose file without an object ID is read again for a while (a
+// writer ignoring git's lock protocol may be midway); one that still has
+// none is a ref being written (errRefBusy) while another writer's
+// <ref>.lock is there, else a *BrokenRefError.
+func (s *Store) readRefHolding(ref, held string) (plumbing.Hash, error) {
 	var err error
 	for try := 0; try < 20; try++ {
 		var h plumbing.Hash
 		h, err = s.readRefOnce(ref, 0)
-		if !errors.Is(err, errRefBusy) {
+		if _, busy := err.(*badRef); !busy {
 			return h, err
 		}
 		time.Sleep(time.Duration(try+1) * time.Millisecond)
 	}
-	return plumbing.ZeroHash, err
+	bad := err.(*badRef)
+	if lock := bad.file + ".lock"; lock != held {
+		if _, err := os.Lstat(lock); err == nil {
+			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", bad.ref, errRefBusy)
+		}
+	}
+	return plumbing.ZeroHash, s.brokenRef(bad)
+}
+
+// brokenRef names the loose ref file bad describes as broken.
+func (s *Store) brokenRef(bad *badRef) *BrokenRefError {
+	e := &BrokenRefError{Ref: bad.ref, File: bad.file}
+	if rel, err := filepath.Rel(s.root, bad.file); s.root != "" && err == nil && filepath.IsLocal(rel) {
+		e.File = rel
+	}
+	content := string(bad.content)
+	if c := strings.TrimSuffix(content, "\n"); c != "" {
+		content = c
+	}
+	if len(content) > 64 {
+		content = content[:64] + "..."
+	}
+	e.Content = content
+	// the reflog's newest move, read as it is: its object is not looked up
+	// (a caller of readRef may hold s.mu, which that takes)
+	if data, err := state.ReadRegular(s.logFile(bad.ref), 0, true); err == nil {
+		lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+		for i := len(lines) - 1; i >= 0 && e.Last == ""; i-- {
+			if _, nw, ok := reflogMove(lines[i]); ok && !nw.IsZero() {
+				e.Last = nw.String()
+			}
+		}
+	}
+	return e
 }
 
 func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
@@ -83,7 +163,7 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 			return s.readRefOnce(strings.TrimSpace(target), depth+1)
 		}
 		if !plumbing.IsHash(line) {
-			return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, errRefBusy)
+			return plumbing.ZeroHash, &badRef{ref: ref, file: s.refFile(ref), content: b}
 		}
 		return plumbing.NewHash(line), nil
 	case errors.Is(err, os.ErrNotExist):
@@ -346,10 +426,11 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 // readLocked reads ref while holding its lock. Nobody who follows git's
 // protocol can change the loose file now, so a missing loose file means
 // packed-refs is authoritative and a ref missing from both is truly new. A
-// loose file without a hash (a writer ignoring the protocol) is retried and
-// never mistaken for a missing ref.
+// loose file without a hash (a writer ignoring the protocol) is retried,
+// then named broken (the lock there is this writer's), and never mistaken
+// for a missing ref.
 func (s *Store) readLocked(ref string) (plumbing.Hash, bool, error) {
-	h, err := s.readRef(ref)
+	h, err := s.readRefHolding(ref, s.refFile(ref)+".lock")
 	if errors.Is(err, state.ErrNotFound) {
 		return plumbing.ZeroHash, false, nil
 	}

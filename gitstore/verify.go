@@ -258,10 +258,12 @@ func damaged(ref string, c plumbing.Hash, err error) error {
 }
 
 // logErr prefixes a failure to read a ref's history with "log: ", except
-// a *DamagedError, which names the ref itself.
+// a *DamagedError, which names the ref itself, and a *BrokenRefError,
+// which names its file.
 func logErr(err error) error {
 	var de *DamagedError
-	if errors.As(err, &de) {
+	var be *BrokenRefError
+	if errors.As(err, &de) || errors.As(err, &be) {
 		return err
 	}
 	return fmt.Errorf("log: %w", err)
