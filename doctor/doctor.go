@@ -120,7 +120,7 @@ func Format(err *gitstore.FormatError) Finding {
 // user owns it (git's "dubious ownership"): nothing else can be checked.
 func Ownership(err *state.OwnershipError) Finding {
 	return Finding{Check: "ownership", Level: LevelFail,
-		Message: fmt.Sprintf("%s is owned by uid %d, strata runs as uid %d: git refuses this repository (dubious ownership), and so does strata", state.TermSafe(err.Path), err.Owner, err.UID),
+		Message: err.Owners() + ": git refuses this repository (dubious ownership), and so does strata",
 		Fix:     err.Fix() + " (if you trust it), or run strata as its owner"}
 }
 

@@ -35,9 +35,9 @@ func checkOwnership(gitfile, root, gitDir string) error {
 		if p == "" {
 			continue
 		}
-		owner, uid, ok := ownedByUs(p)
+		owner, uid, sudo, ok := ownedByUs(p)
 		if !ok || different {
-			bad = &state.OwnershipError{Dir: root, Path: p, Owner: owner, UID: uid}
+			bad = &state.OwnershipError{Dir: root, Path: p, Owner: owner, UID: uid, Sudo: sudo}
 			break
 		}
 	}
@@ -54,23 +54,24 @@ func checkOwnership(gitfile, root, gitDir string) error {
 
 // ownedByUs is git's is_path_owned_by_current_uid: path's owner (lstat)
 // against the effective uid, or, when that is root and path is not root's,
-// against $SUDO_UID when it holds a number. A path that cannot be read is
-// not ours (owner -1).
-func ownedByUs(path string) (owner, uid int, ok bool) {
+// against $SUDO_UID when it holds a number (sudo: a number other than 0;
+// uid is then that, not who strata runs as). A path that cannot be read
+// is not ours (owner -1).
+func ownedByUs(path string) (owner, uid int, sudo, ok bool) {
 	uid = os.Geteuid()
 	owner, err := fileOwner(path)
 	if err != nil {
-		return -1, uid, false
+		return -1, uid, false, false
 	}
 	if uid == 0 {
 		if owner == 0 {
-			return owner, uid, true
+			return owner, uid, false, true
 		}
 		if n, ok := sudoUID(); ok {
-			uid = n
+			uid, sudo = n, n != 0
 		}
 	}
-	return owner, uid, owner == uid
+	return owner, uid, sudo, owner == uid
 }
 
 // sudoUID is $SUDO_UID read as git reads it (strtoul after leading

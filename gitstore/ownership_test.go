@@ -246,3 +246,62 @@ func TestSudoWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnershipUnderSudoSaysRoot, run as root with $SUDO_UID=1234, opens a
+// repository of the sudo user, of root and of a third user (uid 1000): the
+// first is the sudo user's (Sudo), the second root's own, and the third
+// refused as git refuses it, saying strata runs as root through sudo for
+// uid 1234, never that it runs as uid 1234.
+func TestOwnershipUnderSudoSaysRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a repository to another user")
+	}
+	base := realPath(t, t.TempDir())
+	root := filepath.Join(base, "repo")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, root, true)
+	global := filepath.Join(base, "global")
+	os.WriteFile(global, nil, 0o644)
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("SUDO_UID", "1234")
+	give := func(uid string) {
+		t.Helper()
+		if out, err := exec.Command("chown", "-R", uid+":"+uid, root).CombinedOutput(); err != nil {
+			t.Fatalf("chown: %v: %s", err, out)
+		}
+	}
+	gitRefuses := func() bool {
+		git := exec.Command("git", "status", "--porcelain")
+		git.Dir = root
+		return git.Run() != nil
+	}
+	for _, c := range []struct {
+		owner string
+		sudo  int
+	}{{"0", 0}, {"1234", 1234}} {
+		give(c.owner)
+		s, err := Open(root)
+		if err != nil || gitRefuses() {
+			t.Fatalf("owned by uid %s: Open = %v; git refuses: %v", c.owner, err, gitRefuses())
+		}
+		if s.Sudo() != c.sudo {
+			t.Errorf("owned by uid %s: Sudo = %d, want %d", c.owner, s.Sudo(), c.sudo)
+		}
+		s.Close()
+	}
+	give("1000")
+	_, err := Open(root)
+	want := root + ": dubious ownership (" + root + " is owned by uid 1000, neither by root, which strata runs as through sudo, nor by uid 1234, the user sudo runs it for): git refuses such a repository and so does strata; to trust it: git config --global --add safe.directory " + root
+	var oe *state.OwnershipError
+	if !errors.As(err, &oe) || err.Error() != want || !gitRefuses() {
+		t.Fatalf("owned by a third user: Open =\n%v\nwant\n%s\n(git refuses: %v)", err, want, gitRefuses())
+	}
+	// $SUDO_UID 0 names root: strata runs as uid 0, and says so
+	t.Setenv("SUDO_UID", "0")
+	if _, err := Open(root); err == nil || !strings.Contains(err.Error(), "is owned by uid 1000, strata runs as uid 0)") {
+		t.Fatalf("SUDO_UID=0: Open = %v", err)
+	}
+}

@@ -233,12 +233,27 @@ type OwnershipError struct {
 	Dir   string // the repository as git names it: the work tree's top directory
 	Path  string // what another user owns (Dir, its .git, or the git directory)
 	Owner int    // Path's owner
-	UID   int    // who strata runs as (under sudo as root: $SUDO_UID, as git)
+	UID   int    // whose a path must be: who strata runs as, or, Sudo, $SUDO_UID (as git)
+	// Sudo: strata runs as root through sudo ($SUDO_UID a number other
+	// than 0), and git takes a path of root's or of UID's, the user sudo
+	// runs it for: UID is not who strata runs as.
+	Sudo bool
 }
 
 func (e *OwnershipError) Error() string {
-	return fmt.Sprintf("%s: dubious ownership (%s is owned by uid %d, strata runs as uid %d): git refuses such a repository and so does strata; to trust it: %s",
-		TermSafe(e.Dir), TermSafe(e.Path), e.Owner, e.UID, e.Fix())
+	return fmt.Sprintf("%s: dubious ownership (%s): git refuses such a repository and so does strata; to trust it: %s",
+		TermSafe(e.Dir), e.Owners(), e.Fix())
+}
+
+// Owners says whose Path is and whose it had to be: "PATH is owned by uid
+// N, strata runs as uid M", or under sudo, where strata runs as root, that
+// it is neither root's nor the sudo user's.
+func (e *OwnershipError) Owners() string {
+	if e.Sudo {
+		return fmt.Sprintf("%s is owned by uid %d, neither by root, which strata runs as through sudo, nor by uid %d, the user sudo runs it for",
+			TermSafe(e.Path), e.Owner, e.UID)
+	}
+	return fmt.Sprintf("%s is owned by uid %d, strata runs as uid %d", TermSafe(e.Path), e.Owner, e.UID)
 }
 
 // Fix is git's own advice for the repository.
