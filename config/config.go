@@ -149,6 +149,10 @@ type Config struct {
 	// rule of .strata.yaml, which may come with the repository from
 	// anyone who can push to it.
 	KeepPrivate func(rel string) bool
+	// Memo, when set, remembers classify's answers while what they were
+	// judged from stays as it was (the engine's: one command's run, one
+	// watcher batch); nil: every classification is made afresh.
+	Memo ClassifyMemo
 	// Tracked reports whether git tracks a repo-relative path: the index
 	// holds it, as written (nil: every path counts as tracked). A file that
 	// git does not track and that only a rule of .strata.yaml keeps — no
@@ -664,7 +668,32 @@ func WhyIgnoredBefore(at string) string {
 	return "ignored by git at commit " + at + " (a .gitignore change since no longer ignores it)"
 }
 
+// classify is Classify's answer and, when rel is not kept, why: whyNot
+// when no rule matches, else the reason privacy gives.
 func (c *Config) classify(rel string) (Kept, string) {
+	if c.Memo == nil {
+		return c.judge(rel)
+	}
+	k, why, ok, put := c.Memo.Lookup(rel)
+	if ok {
+		return k, why
+	}
+	k, why = c.judge(rel)
+	if put != nil {
+		put(k, why)
+	}
+	return k, why
+}
+
+// ClassifyMemo is Config.Memo: Lookup returns the answer remembered for
+// rel (ok), else put, which remembers the answer judged afresh when it may
+// be (nil when it may not: it depends on something read anew each time).
+type ClassifyMemo interface {
+	Lookup(rel string) (k Kept, why string, ok bool, put func(Kept, string))
+}
+
+// judge is classify without the memo.
+func (c *Config) judge(rel string) (Kept, string) {
 	// The layer files' names come from .strata.yaml, which Load checks, or
 	// from $MEMORY_FILE_PATH, which it does not: no control character either way.
 	if (rel == c.L2() || rel == c.Graph || c.OtherMemory(rel)) && !hasControl(rel) {

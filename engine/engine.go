@@ -56,6 +56,9 @@ type Engine struct {
 	// two resolutions again (60% of a 1 000-path sync's classifying).
 	realRels map[string]realFolder
 	realGen  uint64 // counts forget's: an answer begun before one is not kept
+	// classified are config.Classify's answers by path, for the same run
+	// and under the same lock (classifyMemo).
+	classified map[string]classified
 	// rootDirs are the bases kept files are read beneath (the work tree,
 	// the home directory), each opened once for one command's run or one
 	// watcher batch (heldDir), under realMu; forget closes them, so a
@@ -130,7 +133,7 @@ func (e *Engine) Forget() {
 
 func (e *Engine) forget() {
 	e.realMu.Lock()
-	e.realDirs, e.linksAbove, e.realRels = nil, nil, nil
+	e.realDirs, e.linksAbove, e.realRels, e.classified = nil, nil, nil, nil
 	e.realGen++
 	e.releaseLocked()
 	e.realMu.Unlock()
@@ -141,6 +144,12 @@ func (e *Engine) forget() {
 	e.rules.ig, e.rules.at = e.store.Ignores(), e.store.Attributes()
 	e.rules.Unlock()
 	e.cfg.RefreshL2()
+	// a classification begun before the rules and the L2 file were read
+	// again is not remembered (classifyMemo)
+	e.realMu.Lock()
+	e.classified = nil
+	e.realGen++
+	e.realMu.Unlock()
 }
 
 // Open finds the repository containing dir and loads its configuration.
@@ -197,6 +206,7 @@ func open(dir string, ix *indexView, o gitstore.Options) (*Engine, error) {
 	cfg.LinkAbove = e.linkAbove         // and files through a link loop (loop -> .)
 	cfg.LinkedByGit = e.linkedByGit     // and files behind a link a commit brought
 	cfg.KeepPrivate = e.keepPrivate     // the user's git configuration may keep a private file
+	cfg.Memo = classifyMemo{e}          // each answer judged once a run while what it was judged from stays
 	cfg.FollowDir = e.followDir
 	if ix == nil {
 		// and files only staged, in no commit yet, that only a
