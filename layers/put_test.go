@@ -448,6 +448,7 @@ func TestMemoryDoorWritesOnlyMarkdown(t *testing.T) {
 			r.recordAll()
 			cfg := r.eng.Config()
 			cfg.Memory, cfg.MemoryPinned = tc.path, true
+			r.eng.Forget() // the configuration changed under the engine: paths judged again
 			var warnings []string
 			a := New(r.eng, func(m string) { warnings = append(warnings, m) })
 			a.Graph = NoGraph{}
