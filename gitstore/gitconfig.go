@@ -321,9 +321,10 @@ func (r *configReader) met(cond, from string) bool {
 			}
 		}
 	case "onbranch":
-		head, err := state.ReadRegular(filepath.Join(r.gitDir, "HEAD"), 0, true)
-		branch, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
-		if err != nil || !ok {
+		// HEAD read as git reads it ("ref:refs/heads/main" too)
+		ref, _ := readHeadFile(filepath.Join(r.gitDir, "HEAD"))
+		branch, ok := strings.CutPrefix(ref, "refs/heads/")
+		if !ok {
 			return false
 		}
 		if strings.HasSuffix(pat, "/") {

@@ -150,6 +150,14 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			runGit(t, dir, "config", "includeIf.onbranch:ma*.path", filepath.Join(home, "main.cfg"))
 			runGit(t, dir, "config", "includeIf.onbranch:dev/.path", filepath.Join(home, "dev.cfg"))
 		}},
+		// HEAD as git's files backend reads it: "ref:" with no space, or
+		// with white space around the branch's name
+		{"includeif-onbranch-head-text", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "main.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			runGit(t, dir, "config", "includeIf.onbranch:main.path", filepath.Join(home, "main.cfg"))
+			writeFile(t, filepath.Join(dir, ".git", "HEAD"), "ref:\trefs/heads/main \r\n")
+		}},
 		// through a symbolic link git matches the name it found the git
 		// dir by as well as its real path (attack31 F1)
 		{"includeif-gitdir-link", func(t *testing.T, home, dir string) {

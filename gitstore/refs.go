@@ -158,14 +158,14 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 	b, err := state.ReadRegular(s.refFile(ref), 0, true)
 	switch {
 	case err == nil:
-		line := strings.TrimSpace(string(b))
-		if target, ok := strings.CutPrefix(line, "ref:"); ok {
-			return s.readRefOnce(strings.TrimSpace(target), depth+1)
-		}
-		if !plumbing.IsHash(line) {
+		h, target, sym, ok := parseLooseRef(b)
+		switch {
+		case !ok:
 			return plumbing.ZeroHash, &badRef{ref: ref, file: s.refFile(ref), content: b}
+		case sym:
+			return s.readRefOnce(target, depth+1)
 		}
-		return plumbing.NewHash(line), nil
+		return h, nil
 	case errors.Is(err, os.ErrNotExist):
 	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR), errors.Is(err, state.ErrNotRegular) && isDir(s.refFile(ref)):
 		// refs/strata is a directory, or a file stands where a directory of
@@ -183,6 +183,41 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 	}
 	return h, nil
 }
+
+// parseLooseRef reads what a loose ref file (or a HEAD) holds as git
+// 2.39's files backend does (files_read_raw_ref, then
+// parse_loose_ref_contents): as a C string, up to a NUL byte, with git's
+// white space (isGitSpace) trimmed from its end. "ref:" starts a symbolic
+// ref: target is the rest, past any white space (sym is true). Else it must
+// start with an object ID, 40 hexadecimal digits in either case, followed
+// by its end or by white space, and whatever comes after that is ignored:
+// "ID junk", "ID\tjunk", "ID  ", "ID\r\n", an ID without a newline, and
+// FETCH_HEAD's "ID\t\tbranch 'main' of URL" lines are the ID. ok is false
+// for anything else, which git calls a broken ref: white space before the
+// ID, a digit short, or another character right after it ("IDjunk", "ID\v").
+func parseLooseRef(b []byte) (h plumbing.Hash, target string, sym, ok bool) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	for len(b) > 0 && isGitSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	if rest, found := bytes.CutPrefix(b, []byte("ref:")); found {
+		for len(rest) > 0 && isGitSpace(rest[0]) {
+			rest = rest[1:]
+		}
+		return plumbing.ZeroHash, string(rest), true, true
+	}
+	const hexSize = 40
+	if len(b) < hexSize || len(b) > hexSize && !isGitSpace(b[hexSize]) || !plumbing.IsHash(string(b[:hexSize])) {
+		return plumbing.ZeroHash, "", false, false
+	}
+	return plumbing.NewHash(string(b[:hexSize])), "", false, true
+}
+
+// isGitSpace is git's isspace (sane_ctype's GIT_SPACE): the space, \t, \n
+// and \r, not \v nor \f.
+func isGitSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // packedRef looks ref up in the common dir's packed-refs file, skipping the
 // header and the "^" peel lines that follow annotated tags.

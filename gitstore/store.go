@@ -434,9 +434,12 @@ func (s *Store) HeadBranch() string {
 // readHeadFile reads a HEAD file (a work tree's HEAD, or a gitrules-head
 // strata wrote) as git does: a symbolic link to the branch's file, as git
 // writes HEAD with core.preferSymlinkRefs (attack30b F1: read as
-// detached), a "ref: " line, or an object id. ref is the branch it names,
-// hash the commit a detached one names; both are empty for a file that is
-// neither, unreadable, or names a ref outside refs/.
+// detached), or what a loose ref file holds (parseLooseRef: "ref: " and
+// the branch, or an object id and maybe more after white space). ref is the
+// branch it names, hash the commit a detached one names; both are empty for
+// a file that is neither (git: a broken HEAD), unreadable, or names a ref
+// outside refs/ or by a name git refuses (badRefChars: "ref:
+// refs/heads/main\njunk" names no branch, as git resolves no such name).
 func readHeadFile(file string) (ref string, hash plumbing.Hash) {
 	if target, err := os.Readlink(file); err == nil {
 		ref = filepath.ToSlash(target)
@@ -445,21 +448,26 @@ func readHeadFile(file string) (ref string, hash plumbing.Hash) {
 		if err != nil {
 			return "", plumbing.ZeroHash
 		}
-		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
-		r, ok := strings.CutPrefix(line, "ref:")
-		if !ok {
-			if plumbing.IsHash(line) {
-				return "", plumbing.NewHash(line)
-			}
+		h, target, sym, ok := parseLooseRef(data)
+		switch {
+		case !ok:
 			return "", plumbing.ZeroHash
+		case !sym:
+			return "", h
 		}
-		ref = strings.TrimSpace(r)
+		ref = target
 	}
-	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") || strings.ContainsAny(ref, badRefChars) {
 		return "", plumbing.ZeroHash
 	}
 	return ref, plumbing.ZeroHash
 }
+
+// badRefChars are the characters git never takes in a ref's name
+// (check_refname_format): the ASCII control characters, DEL, the space and
+// ~^:?*[\.
+const badRefChars = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f" +
+	"\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f ~^:?*[\\"
 
 // CommonDir returns the git directory shared by all work trees; refs and
 // objects live there.
