@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -54,28 +53,37 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	version := "0"
+	var n int64 // git's default: version 0
+	bad, badSet := "", false
 	ext := map[string]string{}
 	parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
 		switch {
 		case sec == "remote" && key == "promisor" && gitBool(val, hasVal):
 			partial = true
 		case sec == "core" && sub == "" && key == "repositoryformatversion":
-			version = strings.TrimSpace(val)
+			// git reads each value with git_config_int (parseGitInt: "01"
+			// and "0x1" are 1, "010" is 8, a unit k, m or g multiplies)
+			// and dies at the first it cannot read, as an integer
+			// (a value left out too), whatever follows
+			v, ok := parseGitInt(val)
+			switch {
+			case badSet:
+			case !ok || !hasVal:
+				bad, badSet = val, true
+			default:
+				n = v
+			}
 		case sec == "extensions" && sub == "":
 			ext[key] = strings.ToLower(strings.TrimSpace(val))
 		}
 	})
-	// git reads the version as an integer (git_config_int: "01" is 1, a
-	// suffix k, m or g multiplies) and refuses a value that is not one.
-	n, ok := gitInt(version)
 	switch {
-	case !ok:
-		return false, fmt.Errorf("%s: core.repositoryformatversion %q is not a number (git refuses it too); nothing was written", commonDir, version)
+	case badSet:
+		return false, fmt.Errorf("%s: core.repositoryformatversion %q is not a number git reads (git refuses it too: \"bad numeric config value\"); nothing was written", commonDir, bad)
 	case n <= 0:
 		return partial, nil
 	case n > 1:
-		return false, fmt.Errorf("%s: repository format version %s is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, version)
+		return false, fmt.Errorf("%s: repository format version %d is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, n)
 	}
 	for key, val := range ext {
 		want, known := knownExtensions[key]
@@ -180,23 +188,4 @@ func readShallow(commonDir string) map[plumbing.Hash]bool {
 		}
 	}
 	return out
-}
-
-// gitInt reads an integer as git_config_int does: decimal (leading zeros
-// and a sign allowed), with an optional k, m or g suffix.
-func gitInt(v string) (int64, bool) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "k"), strings.HasSuffix(v, "K"):
-		mult, v = 1<<10, v[:len(v)-1]
-	case strings.HasSuffix(v, "m"), strings.HasSuffix(v, "M"):
-		mult, v = 1<<20, v[:len(v)-1]
-	case strings.HasSuffix(v, "g"), strings.HasSuffix(v, "G"):
-		mult, v = 1<<30, v[:len(v)-1]
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n * mult, true
 }

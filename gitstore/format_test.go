@@ -99,3 +99,71 @@ func TestObjectDirectoryEnvGitFindsNoRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryFormatVersionReadAsGit: core.repositoryformatversion is
+// read as git 2.39 reads it (git_config_int, parseGitInt), asked of git
+// itself for each value written into .git/config, with and without an
+// extension git does not know: "0x1", "01", "+1" and "1" quoted with a
+// space before it are version 1 (the extension refused), "0x0", "0k" and
+// "-1" version 0 (the extension ignored), "010", "1k" and "0x2" past 1;
+// "0x", "1x", "08", "1.0", "", "1 " quoted, a value left out and one out of
+// an int's range are no number, refused even when a readable value
+// follows, and a readable value past 1 followed by "0" is read as 0.
+// strata read the version with strconv (base 10): "0x1" and "0x0" were
+// refused as no number, "08" was version 8.
+func TestRepositoryFormatVersionReadAsGit(t *testing.T) {
+	for _, v := range []string{
+		"0", "1", "0x1", "0X1", "01", "+1", `" 1"`, " 1 ", "0x0", "0k", "-1", "010", "1k", "0x2", "2", "08",
+		"0x", "1x", "1.0", "abc", "", `"1 "`, "NONE", "4294967297",
+		"abc\n\trepositoryformatversion = 0", "5\n\trepositoryformatversion = 0", "0\n\trepositoryformatversion = 0x1",
+	} {
+		for _, ext := range []bool{false, true} {
+			dir := realPath(t, t.TempDir())
+			runGit(t, dir, "init", "-q")
+			cfgFile := filepath.Join(dir, ".git", "config")
+			b, err := os.ReadFile(cfgFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := "repositoryformatversion = " + v
+			if v == "NONE" {
+				line = "repositoryformatversion"
+			}
+			cfg := strings.Replace(string(b), "repositoryformatversion = 0", line, 1)
+			if ext {
+				cfg += "[extensions]\n\tfuturething = yes\n"
+			}
+			writeFile(t, cfgFile, cfg)
+
+			_, gitErr := gitOut(dir, nil, "rev-parse", "--git-dir")
+			s, err := Open(dir)
+			if err == nil {
+				s.Close()
+			}
+			var fe *FormatError
+			what := func(e error) string {
+				switch {
+				case e == nil:
+					return "accepted"
+				case strings.Contains(e.Error(), "bad numeric config value"):
+					return "no number"
+				case strings.Contains(e.Error(), "Expected git repo version"), strings.Contains(e.Error(), "is newer than strata knows"):
+					return "past 1"
+				case strings.Contains(e.Error(), "futurething"):
+					return "unknown extension"
+				default:
+					return "other: " + e.Error()
+				}
+			}
+			if err != nil && !errors.As(err, &fe) {
+				t.Errorf("%q (extension %v): Open = %v, want a *FormatError", v, ext, err)
+			}
+			if g, s := what(gitErr), what(err); g != s {
+				t.Errorf("%q (extension %v): git: %s (%v), strata: %s (%v)", v, ext, g, gitErr, s, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q (extension %v): a refusal of more than one line: %q", v, ext, err)
+			}
+		}
+	}
+}
