@@ -179,16 +179,32 @@ func indexFinding(eng *engine.Engine) (Finding, bool) {
 // earlier HEADs' rules it kept, and strata keeps those of the HEADs it sees
 // from then on.
 func rulesFinding(eng *engine.Engine) (Finding, bool) {
-	why, kept := eng.RulesUnread()
-	if why == "" {
+	kept, err := eng.RulesUnread()
+	if err == nil {
 		return Finding{}, false
 	}
-	f := Finding{Check: "gitrules", Level: LevelWarn, Message: "git's rules of HEAD and earlier HEADs cannot be read (" + state.TermSafe(why) + "): every kept file is private until they can, and sync refuses them",
+	f := Finding{Check: "gitrules", Level: LevelWarn, Message: "git's rules of HEAD and earlier HEADs cannot be read (" + state.TermSafe(err.Error()) + "): every kept file is private until they can, and sync refuses them",
 		Fix: "git fsck --full shows the damage; fetch the missing objects again, or restore .git from a backup"}
-	if kept {
+	if fix, ok := brokenRefFix(err); ok {
+		// a ref file without an object ID (HEAD's branch, or
+		// refs/strata/gitrules, which git update-ref -d refuses too):
+		// no object is missing
+		f.Fix = fix
+	} else if kept {
 		f.Fix = "git update-ref -d refs/strata/gitrules (forgets the earlier HEADs' rules strata kept there; those of the HEADs it sees from then on are kept again)"
 	}
 	return f, true
+}
+
+// brokenRefFix is the fix of a finding whose error is a broken ref (a
+// *gitstore.BrokenRefError in its chain): the words of the error's own
+// advice, on the ref's file.
+func brokenRefFix(err error) (string, bool) {
+	var be *gitstore.BrokenRefError
+	if !errors.As(err, &be) {
+		return "", false
+	}
+	return state.TermSafe(be.File) + ": " + be.Fix(), true
 }
 
 func configFinding(eng *engine.Engine) Finding {
@@ -530,8 +546,11 @@ func history(ctx context.Context, eng *engine.Engine) []Finding {
 	head, err := eng.Head()
 	switch {
 	case err != nil:
-		fs = append(fs, Finding{Check: "history", Level: LevelFail, Message: eng.StateRef() + ": " + err.Error(),
-			Fix: "git fsck; restore the ref from a clone or a remote (strata sync)"})
+		fix := "git fsck; restore the ref from a clone or a remote (strata sync)"
+		if f, ok := brokenRefFix(err); ok {
+			fix = f
+		}
+		fs = append(fs, Finding{Check: "history", Level: LevelFail, Message: eng.StateRef() + ": " + err.Error(), Fix: fix})
 	case head == "":
 		fs = append(fs, Finding{Check: "history", Level: LevelInfo, Message: eng.StateRef() + ": nothing recorded yet", Fix: "strata init"})
 	default:

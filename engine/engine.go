@@ -473,17 +473,18 @@ func (e *Engine) IndexNote() (note string, read bool) {
 }
 
 // RulesUnread says why git's rules of HEAD and of the earlier HEADs strata
-// kept cannot be read, "" when they can; kept is true when the record on
+// kept cannot be read, nil when they can (a *gitstore.BrokenRefError in its
+// chain for a broken ref); kept is true when the record on
 // refs/strata/gitrules is what cannot be read (doctor).
-func (e *Engine) RulesUnread() (why string, kept bool) {
+func (e *Engine) RulesUnread() (kept bool, err error) {
 	e.rules.Lock()
 	ig := e.rules.ig
 	e.rules.Unlock()
-	err := ig.RulesErr()
+	err = ig.RulesErr()
 	if err == nil {
-		return "", false
+		return false, nil
 	}
-	return err.Error(), e.store.KeptRulesUnread(err)
+	return e.store.KeptRulesUnread(err), err
 }
 
 // hidden is config.Config.Hidden: the local-changes flag (skip-worktree,

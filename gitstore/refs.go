@@ -76,12 +76,18 @@ func (e *BrokenRefError) Error() string {
 	if e.Content != "" {
 		held = "holds " + strconv.Quote(e.Content)
 	}
-	fix := "write into it the commit it should name, or remove it if the ref should not exist"
-	if e.Last != "" {
-		fix = "write into it the commit it should name (its reflog's newest entry names " + e.Last + ")"
-	}
 	return fmt.Sprintf("%s %s, not an object ID: a broken ref (git rev-parse %s warns \"ignoring broken ref %s\", and git update-ref cannot move it); %s",
-		e.File, held, e.Ref, e.Ref, fix)
+		e.File, held, e.Ref, e.Ref, e.Fix())
+}
+
+// Fix is what to do about the broken ref, as Error ends: write into its
+// file the commit it should name (the newest its reflog names, when it has
+// one), or remove the file.
+func (e *BrokenRefError) Fix() string {
+	if e.Last != "" {
+		return "write into it the commit it should name (its reflog's newest entry names " + e.Last + ")"
+	}
+	return "write into it the commit it should name, or remove it if the ref should not exist"
 }
 
 // badRef is readRefOnce's error for a loose ref file that does not hold
