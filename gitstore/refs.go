@@ -161,12 +161,19 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 	if depth > 5 {
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: symbolic ref loop", ref)
 	}
+	if !refName(ref) {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %q: not a ref's name: %w", ref, state.ErrNotFound)
+	}
 	b, err := state.ReadRegular(s.refFile(ref), 0, true)
 	switch {
 	case err == nil:
 		h, target, sym, ok := parseLooseRef(b)
 		switch {
-		case !ok:
+		case !ok, sym && !refName(target):
+			// a symbolic ref is followed only to a ref's name: "ref:
+			// ../../../home/u/.ssh/id_rsa" would have read that file, and
+			// a broken ref's message shows what the file holds (git calls
+			// such a ref dangling, and reads nothing)
 			return plumbing.ZeroHash, &badRef{ref: ref, file: s.refFile(ref), content: b}
 		case sym:
 			return s.readRefOnce(target, depth+1)
@@ -188,6 +195,29 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
 	}
 	return h, nil
+}
+
+// refName reports whether t is a ref's name git reads a file of the git
+// directory for (refname_is_safe): under refs/, or a name of capitals and
+// underscores at the top (HEAD, FETCH_HEAD, ORIG_HEAD), with none of the characters or ".."
+// git refuses in a ref's name (check_refname_format). Any other name, a
+// symbolic ref's target or a revision typed (or sent by an agent through
+// the MCP server: "refs/../../../.ssh/id_rsa"), names no ref: its file is
+// never read, since a broken ref's message shows what the file holds.
+func refName(t string) bool {
+	return (allCaps(t) || strings.HasPrefix(t, "refs/")) && !strings.Contains(t, "..") &&
+		!strings.ContainsAny(t, badRefChars) && !strings.HasSuffix(t, "/") && !strings.Contains(t, "//")
+}
+
+// allCaps reports whether t is a name of capitals and underscores only, as
+// git's pseudo-refs at the top of the git directory are.
+func allCaps(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; (c < 'A' || c > 'Z') && c != '_' {
+			return false
+		}
+	}
+	return t != ""
 }
 
 // parseLooseRef reads what a loose ref file (or a HEAD) holds as git
