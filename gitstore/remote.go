@@ -186,6 +186,26 @@ func UnescapeRemote(s string) string {
 	return b.String()
 }
 
+// brokenLocalRef is the *BrokenRefError of the local ref git's fetch
+// stopped at ("fatal: bad object refs/strata/gitrules": git reads every
+// ref before it fetches), nil when msg names none or the ref reads: the
+// fix is the broken ref's own, not the remote's.
+func (s *Store) brokenLocalRef(msg string) error {
+	_, after, ok := strings.Cut(msg, "bad object ")
+	if !ok {
+		return nil
+	}
+	ref, _, _ := strings.Cut(strings.TrimSpace(after), "\n")
+	if !strings.HasPrefix(ref, "refs/") {
+		return nil
+	}
+	var broken *BrokenRefError
+	if _, err := s.readRef(ref); errors.As(err, &broken) {
+		return broken
+	}
+	return nil
+}
+
 // Fetch copies the remote's refs/strata/state (and the objects it needs)
 // into r.Ref with `git fetch`, and returns the fetched head, "" when the
 // remote has no state ref yet (the tracking ref is then removed). It returns
@@ -206,6 +226,9 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 				return "", err
 			}
 			return "", nil
+		}
+		if err := s.brokenLocalRef(msg); err != nil {
+			return "", fmt.Errorf("fetch %s: git fetches nothing while a ref of this repository is broken: %w", r.Name, err)
 		}
 		return "", &RemoteError{Op: "fetch", Remote: r.Name, Msg: msg}
 	}
