@@ -69,14 +69,22 @@ type BrokenRefError struct {
 	File    string // the file, as shown: relative to the work tree when in it
 	Content string // what the file holds, but a final newline, at most 64 bytes of it ("": nothing)
 	Last    string // the newest commit its reflog names; "" when none
+	// Linked: the file is a symbolic link, or lies in a folder that leads
+	// out of the git directory: what it holds is not shown (Content ""),
+	// it may be any file of the machine (attack32 H3: refs/heads/main ->
+	// ~/.ssh/id_ed25519 printed the key's first line).
+	Linked bool
 }
 
 func (e *BrokenRefError) Error() string {
-	held := "is empty"
-	if e.Content != "" {
-		held = "holds " + strconv.Quote(e.Content)
+	held := "is empty, not an object ID"
+	switch {
+	case e.Linked:
+		held = "is a symbolic link, or in a folder that leads out of the git directory, and reads as no object ID"
+	case e.Content != "":
+		held = "holds " + strconv.Quote(e.Content) + ", not an object ID"
 	}
-	return fmt.Sprintf("%s %s, not an object ID: a broken ref (git rev-parse %s warns \"ignoring broken ref %s\", and git update-ref cannot move it); %s",
+	return fmt.Sprintf("%s %s: a broken ref (git rev-parse %s warns \"ignoring broken ref %s\", and git update-ref cannot move it); %s",
 		e.File, held, e.Ref, e.Ref, e.Fix())
 }
 
@@ -130,20 +138,43 @@ func (s *Store) readRefHolding(ref, held string) (plumbing.Hash, error) {
 	return plumbing.ZeroHash, s.brokenRef(bad)
 }
 
+// plainRefFile reports whether file is a regular file (not a symbolic
+// link) whose folder really is in the git directory or the common one:
+// only then may a broken ref's message show what it holds.
+func (s *Store) plainRefFile(file string) bool {
+	if st, err := os.Lstat(file); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(file))
+	if err != nil {
+		return false
+	}
+	for _, d := range []string{s.commonDir, s.gitDir} {
+		if real, err := filepath.EvalSymlinks(d); err == nil && (dir == real || strings.HasPrefix(dir, real+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
 // brokenRef names the loose ref file bad describes as broken.
 func (s *Store) brokenRef(bad *badRef) *BrokenRefError {
 	e := &BrokenRefError{Ref: bad.ref, File: bad.file}
 	if rel, err := filepath.Rel(s.root, bad.file); s.root != "" && err == nil && filepath.IsLocal(rel) {
 		e.File = rel
 	}
-	content := string(bad.content)
-	if c := strings.TrimSuffix(content, "\n"); c != "" {
-		content = c
+	if !s.plainRefFile(bad.file) {
+		e.Linked = true
+	} else {
+		content := string(bad.content)
+		if c := strings.TrimSuffix(content, "\n"); c != "" {
+			content = c
+		}
+		if len(content) > 64 {
+			content = content[:64] + "..."
+		}
+		e.Content = content
 	}
-	if len(content) > 64 {
-		content = content[:64] + "..."
-	}
-	e.Content = content
 	// the reflog's newest move, read as it is: its object is not looked up
 	// (a caller of readRef may hold s.mu, which that takes)
 	if data, err := state.ReadRegular(s.logFile(bad.ref), 0, true); err == nil {
