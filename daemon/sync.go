@@ -84,6 +84,12 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			case <-kick:
 				t.Stop()
 			}
+			// judged afresh each round, as the recorder's batches are: git's
+			// rules and configuration, folders, nested repositories
+			// (attack32 H1: a .gitignore line, a nested repository or an
+			// unset strata.keepPrivate made after the watcher started did
+			// not count, and the round recorded and could push the file)
+			seng.Forget()
 			rep, err := syncer.Sync(ctx, seng, syncer.Options{Remote: o.SyncRemote, Cwd: seng.Root(), Env: env, Lock: r.mu, AfterRecord: afterRecord})
 			seng.Release() // the work tree's root, held for the round's reads
 			if ctx.Err() != nil {

@@ -140,6 +140,7 @@ func (e *Engine) forget() {
 	e.nestedMu.Lock()
 	e.nested = nil
 	e.nestedMu.Unlock()
+	e.store.ForgetConfig() // core.excludesFile, strata.keepPrivate… read again too
 	e.rules.Lock()
 	e.rules.ig, e.rules.at = e.store.Ignores(), e.store.Attributes()
 	e.rules.Unlock()

@@ -723,10 +723,27 @@ func sqWord(s string) (word, rest string, ok bool) {
 	return "", s, false
 }
 
-// ruleSettings is readIgnoreSettings for this store, read on first use.
+// ruleSettings is readIgnoreSettings for this store, read on first use
+// and again after ForgetConfig.
 func (s *Store) ruleSettings() ignoreSettings {
-	s.rulesOnce.Do(func() { s.rules = readIgnoreSettings(s.gitDir, s.linkGit, s.commonDir) })
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
+	if !s.rulesRead {
+		s.rules, s.rulesRead = readIgnoreSettings(s.gitDir, s.linkGit, s.commonDir), true
+	}
 	return s.rules
+}
+
+// ForgetConfig makes the next ruleSettings and Settings read git's
+// configuration again: a watcher forgets at each batch, so that
+// core.excludesFile, core.attributesFile or strata.keepPrivate set or
+// unset while it runs takes effect at once, as an edited .gitignore does
+// (attack32 H2: unsetting strata.keepPrivate left an ignored file kept, and
+// watch --sync pushed its next version).
+func (s *Store) ForgetConfig() {
+	s.configMu.Lock()
+	s.rulesRead, s.settingsRead = false, false
+	s.configMu.Unlock()
 }
 
 // Settings are strata's own settings in git's configuration, which only
@@ -791,10 +808,13 @@ func evalSymlinks(p string) string {
 
 // Settings reads strata.keepPrivate and strata.syncHome as git reads its
 // configuration (readConfig: system, global, the repository's own, then
-// $GIT_CONFIG_COUNT's), once per store. An empty strata.keepPrivate value
+// $GIT_CONFIG_COUNT's), once per store and again after ForgetConfig. An empty strata.keepPrivate value
 // empties the list, as git's multi-valued settings do.
 func (s *Store) Settings() Settings {
-	s.settingsOnce.Do(func() {
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
+	if !s.settingsRead {
+		s.settings, s.settingsRead = Settings{}, true
 		readConfig(s.gitDir, s.linkGit, s.commonDir, false, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
 			if sec != "strata" || sub != "" {
 				return
@@ -813,6 +833,6 @@ func (s *Store) Settings() Settings {
 				s.settings.SyncHome = &b
 			}
 		})
-	})
+	}
 	return s.settings
 }

@@ -54,9 +54,10 @@ type Store struct {
 	promisorRemembered bool                            // promisorDown from an earlier process's note (promisorRecentlyDown)
 	shallow            map[plumbing.Hash]bool          // a shallow clone's boundary commits (<commondir>/shallow): read as roots (shallowList)
 	shallowOnce        sync.Once                       // reads shallow (shallowList)
-	rulesOnce          sync.Once                       // reads rules (ruleSettings)
+	configMu           sync.Mutex                      // guards rules and settings, read again after ForgetConfig
+	rulesRead          bool                            // rules holds what git's configuration says
 	rules              ignoreSettings                  // git's settings for the ignore and attribute rules
-	settingsOnce       sync.Once                       // reads settings (Settings)
+	settingsRead       bool                            // settings holds what git's configuration says
 	settings           Settings                        // strata's own settings in git's configuration
 	treeBytes          int                             // treeCost of what trees holds
 	commits            map[plumbing.Hash]plumbing.Hash // commit -> its tree; content-addressed
