@@ -674,3 +674,18 @@ func TestRealRelForgotten(t *testing.T) {
 		t.Errorf(".claude/ctx/a.json after Forget: (%q, %v), want secret/a.json", real, ok)
 	}
 }
+
+// A revision is named in messages ("not recorded at REV") as the user or
+// an agent gave it, with control characters quoted: an escape sequence in a
+// --rev never reaches the terminal (attack32 LOW).
+func TestPointQuotesControlCharacters(t *testing.T) {
+	for rev, want := range map[string]string{
+		"main~1":         "main~1",
+		"x\x1b[2J":       `"x\x1b[2J"`,
+		"a\x1b]0;T\x07b": `"a\x1b]0;T\ab"`,
+	} {
+		if got := (Point{Rev: rev}).String(); got != want {
+			t.Errorf("Point{Rev: %q}.String() = %q, want %q", rev, got, want)
+		}
+	}
+}

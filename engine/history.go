@@ -23,7 +23,9 @@ type Point struct {
 func (p Point) String() string {
 	switch {
 	case p.Rev != "":
-		return p.Rev
+		// as typed, or sent by an agent through the MCP server: a control
+		// character is quoted, never written to a terminal (attack32 LOW)
+		return state.TermSafe(p.Rev)
 	case !p.At.IsZero():
 		return p.At.Format(time.RFC3339)
 	}
