@@ -641,11 +641,23 @@ func WhyFilterUnread(why string) string {
 
 const whyFilterUnread = "the .gitattributes files of HEAD and earlier HEADs cannot be read ("
 
+// WhyIgnoreUnread is the reason a file git does not track is private when
+// the .gitignore files of HEAD and earlier HEADs cannot be read (why: HEAD
+// unreadable, refs/strata/gitrules damaged): whether one of them ignored it
+// is unknown. It said "ignored by git at commit ? (…)", as if a rule had
+// matched (attack32 LOW).
+func WhyIgnoreUnread(why string) string {
+	return whyIgnoreUnread + why + "), so whether git ignored it is unknown"
+}
+
+const whyIgnoreUnread = "the .gitignore files of HEAD and earlier HEADs cannot be read ("
+
 // RulesUnread reports whether why, a reason Private gives (with or without
 // sync's "private: " before it), says only that git's earlier rules could
-// not be read (WhyFilterUnread).
+// not be read (WhyFilterUnread, WhyIgnoreUnread).
 func RulesUnread(why string) bool {
-	return strings.HasPrefix(strings.TrimPrefix(why, "private: "), whyFilterUnread)
+	why = strings.TrimPrefix(why, "private: ")
+	return strings.HasPrefix(why, whyFilterUnread) || strings.HasPrefix(why, whyIgnoreUnread)
 }
 
 // WhyUnread is the reason a file git does not track is private when git's

@@ -417,6 +417,9 @@ func (e *Engine) privateBefore(rel string) string {
 	}
 	for _, p := range names {
 		if at := ig.IgnoredBefore(p); at != "" {
+			if why, ok := strings.CutPrefix(at, "? ("); ok { // the rule sets cannot be read
+				return config.WhyIgnoreUnread(strings.TrimSuffix(why, ")"))
+			}
 			return config.WhyIgnoredBefore(at)
 		}
 	}
