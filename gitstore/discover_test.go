@@ -12,15 +12,14 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// TestDiscoveryStopsAtFileSystemBoundary: discovery does not walk onto
-// another device than the one it starts on, as git's does not, unless
-// $GIT_DISCOVERY_ACROSS_FILESYSTEM is true (attack31 F3: in a tmpfs mounted
-// inside a work tree, strata init wrote the outer repository's
-// .strata.yaml). The device lookup is replaced, so that the test needs no
-// mount: r/m and below are on device 2, the rest on device 1.
-func TestDiscoveryStopsAtFileSystemBoundary(t *testing.T) {
-	r := filepath.Join(realPath(t, t.TempDir()), "r")
-	m := filepath.Join(r, "m")
+// boundaryRepo makes a repository r whose folder m is on another device
+// than the rest (the device lookup is replaced, so that no mount is
+// needed: m and below are on device 2, the rest on device 1); start is a
+// folder below m.
+func boundaryRepo(t *testing.T) (r, m, start string) {
+	t.Helper()
+	r = filepath.Join(realPath(t, t.TempDir()), "r")
+	m = filepath.Join(r, "m")
 	if err := os.MkdirAll(filepath.Join(m, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +32,17 @@ func TestDiscoveryStopsAtFileSystemBoundary(t *testing.T) {
 		}
 		return 1, nil
 	}
-	start := filepath.Join(m, "sub")
+	return r, m, filepath.Join(m, "sub")
+}
+
+// TestDiscoveryStopsAtFileSystemBoundary: discovery does not walk onto
+// another device than the one it starts on, as git's does not, unless
+// $GIT_DISCOVERY_ACROSS_FILESYSTEM is true (attack31 F3: in a tmpfs mounted
+// inside a work tree, strata init wrote the outer repository's
+// .strata.yaml). The device lookup is replaced, so that the test needs no
+// mount: r/m and below are on device 2, the rest on device 1.
+func TestDiscoveryStopsAtFileSystemBoundary(t *testing.T) {
+	r, m, start := boundaryRepo(t)
 	for _, v := range []string{"", "false", "0", "no"} {
 		t.Setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", v)
 		if v == "" {
@@ -101,21 +110,7 @@ func TestDiscoveryStopsAtMountPoint(t *testing.T) {
 // does strata. The device lookup is replaced as in
 // TestDiscoveryStopsAtFileSystemBoundary.
 func TestDiscoveryAcrossFileSystemValue(t *testing.T) {
-	r := filepath.Join(realPath(t, t.TempDir()), "r")
-	m := filepath.Join(r, "m")
-	if err := os.MkdirAll(filepath.Join(m, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	initRepo(t, r, true)
-	old := deviceOf
-	t.Cleanup(func() { deviceOf = old })
-	deviceOf = func(p string) (uint64, error) {
-		if p == m || strings.HasPrefix(p, m+string(filepath.Separator)) {
-			return 2, nil
-		}
-		return 1, nil
-	}
-	start := filepath.Join(m, "sub")
+	r, m, start := boundaryRepo(t)
 	for _, v := range []string{" true", "true ", "maybe", "1 ", "k", "08", "2147483648"} {
 		t.Setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", v)
 		for _, dir := range []string{start, r} {
