@@ -133,7 +133,7 @@ func (e *Engine) Forget() {
 
 func (e *Engine) forget() {
 	e.realMu.Lock()
-	e.realDirs, e.linksAbove, e.realRels, e.classified = nil, nil, nil, nil
+	e.realDirs, e.linksAbove, e.realRels = nil, nil, nil
 	e.realGen++
 	e.releaseLocked()
 	e.realMu.Unlock()
@@ -417,8 +417,8 @@ func (e *Engine) privateBefore(rel string) string {
 	}
 	for _, p := range names {
 		if at := ig.IgnoredBefore(p); at != "" {
-			if why, ok := strings.CutPrefix(at, "? ("); ok { // the rule sets cannot be read
-				return config.WhyIgnoreUnread(strings.TrimSuffix(why, ")"))
+			if why, ok := gitstore.RulesUnreadAt(at); ok {
+				return config.WhyIgnoreUnread(why)
 			}
 			return config.WhyIgnoredBefore(at)
 		}

@@ -151,7 +151,7 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 	}
 	found := ""
 	if ig.setsErr != nil {
-		found = "? (" + ig.setsErr.Error() + ")"
+		found = unreadPrefix + ig.setsErr.Error() + ")"
 	}
 	dirs := segs[:len(segs)-1]
 	own := make([]plumbing.Hash, len(segs))
@@ -176,6 +176,18 @@ func (ig *Ignores) IgnoredBefore(rel string) string {
 		return ""
 	}
 	return found
+}
+
+// unreadPrefix starts IgnoredBefore's answer when the earlier rule sets
+// cannot be read (RulesUnreadAt).
+const unreadPrefix = "? ("
+
+// RulesUnreadAt reports whether at, an answer of IgnoredBefore, says the
+// earlier rule sets cannot be read rather than naming a commit whose rules
+// ignore the path, and why they cannot.
+func RulesUnreadAt(at string) (why string, ok bool) {
+	why, ok = strings.CutPrefix(at, unreadPrefix)
+	return strings.TrimSuffix(why, ")"), ok
 }
 
 // FilteredBefore returns the commit (short) whose .gitattributes files,
