@@ -229,15 +229,41 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 }
 
 // refName reports whether t is a ref's name git reads a file of the git
-// directory for (refname_is_safe): under refs/, or a name of capitals and
-// underscores at the top (HEAD, FETCH_HEAD, ORIG_HEAD), with none of the characters or ".."
-// git refuses in a ref's name (check_refname_format). Any other name, a
-// symbolic ref's target or a revision typed (or sent by an agent through
-// the MCP server: "refs/../../../.ssh/id_rsa"), names no ref: its file is
-// never read, since a broken ref's message shows what the file holds.
+// directory for: under refs/, or a name of capitals and underscores at the
+// top (HEAD, FETCH_HEAD, ORIG_HEAD; refname_is_safe), in a form git's
+// check_refname_format takes (refnameFormat). Any other name, a symbolic
+// ref's target or a revision typed (or sent by an agent through the MCP
+// server: "refs/../../../.ssh/id_rsa", "refs/./heads/main"), names no ref:
+// its file is never read, since a broken ref's message shows what the file
+// holds, and git reads none for it either (refs_resolve_ref_unsafe returns
+// no ref for a name check_refname_format refuses). git would read a
+// lowercase name at the top ("git rev-parse foo" reads .git/foo); strata
+// does not, as refname_is_safe does not.
 func refName(t string) bool {
-	return (allCaps(t) || strings.HasPrefix(t, "refs/")) && !strings.Contains(t, "..") &&
-		!strings.ContainsAny(t, badRefChars) && !strings.HasSuffix(t, "/") && !strings.Contains(t, "//")
+	return (allCaps(t) || strings.HasPrefix(t, "refs/")) && refnameFormat(t)
+}
+
+// refnameFormat reports whether git 2.39's check_refname_format, with the
+// REFNAME_ALLOW_ONELEVEL its ref reading passes, takes t: no component
+// empty ("//", a leading or trailing "/"), starting with "." ("./", "/.x")
+// or ending in ".lock"; no "..", no "@{", none of the ASCII control
+// characters, DEL, the space or ~^:?*[\; not "@" alone; not ending in ".".
+// Bytes above ASCII are taken.
+func refnameFormat(t string) bool {
+	if t == "@" || strings.HasSuffix(t, ".") || strings.Contains(t, "..") || strings.Contains(t, "@{") {
+		return false
+	}
+	for _, c := range strings.Split(t, "/") {
+		if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") {
+			return false
+		}
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // allCaps reports whether t is a name of capitals and underscores only, as

@@ -1,0 +1,79 @@
+package gitstore
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/state"
+)
+
+// refNameCases are names git's check_refname_format takes or refuses, some
+// of each rule's edges.
+var refNameCases = []string{
+	"refs/heads/main", "refs/heads//main", "refs//heads/main", "refs/heads/main/", "/refs/heads/main",
+	"refs/./heads/main", "refs/heads/./main", "refs/heads/main/.", "refs/heads/../heads/main", "refs/heads/a..b",
+	"refs/heads/main.lock", "refs/heads/a.lock/b", "refs/heads/x.lock.y", "refs/heads/.lock", "refs/heads/.main",
+	"refs/heads/main.", "refs/heads/x./y", "refs/heads/@{x}", "refs/heads/x@{", "refs/heads/@", "refs/heads/@x",
+	"refs/heads/a{b}", "refs/heads/ma in", "refs/heads/ma\tin", "refs/heads/ma\x01in", "refs/heads/ma\x7fin",
+	"refs/heads/a~b", "refs/heads/a^b", "refs/heads/a:b", "refs/heads/a?b", "refs/heads/a*b", "refs/heads/a[b",
+	"refs/heads/a\\b", "refs/heads/a]b", "refs/heads/-x", "refs/heads/é", "refs/heads/a\xffb", "refs/", "refs",
+	"refs/main", "HEAD", "FETCH_HEAD", "@", "HEAD.", "HEAD.lock", "foo", "",
+}
+
+// TestRefNameFormatAsGit: refnameFormat takes the names git check-ref-format
+// --allow-onelevel takes (check_refname_format, as git's ref reading calls
+// it), and refName only those, under refs/ or in capitals. strata took
+// "refs/./heads/main", "refs/heads/main.lock", "refs/heads/.x", "x.",
+// "@{" and "*" in a ref's name, which git refuses to read.
+func TestRefNameFormatAsGit(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range refNameCases {
+		_, err := gitOut(dir, nil, "check-ref-format", "--allow-onelevel", name)
+		gitTakes := err == nil
+		if got := refnameFormat(name); got != gitTakes {
+			t.Errorf("refnameFormat(%q) = %v; git check-ref-format --allow-onelevel takes it: %v", name, got, gitTakes)
+		}
+		want := gitTakes && (allCaps(name) || strings.HasPrefix(name, "refs/"))
+		if got := refName(name); got != want {
+			t.Errorf("refName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestResolveRefusesRefNamesGitRefuses: a revision whose ref name git
+// refuses is no ref for strata either, though a file of that path is there
+// ("refs/./heads/main" is the file of refs/heads/main; a main.lock is a
+// writer's lock): git rev-parse finds none, and strata's Resolve says no
+// such ref (state.ErrNotFound), as it says of "refs/../x". strata read
+// "refs/./heads/main" as main.
+func TestResolveRefusesRefNamesGitRefuses(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	initRepo(t, dir, true)
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	heads := filepath.Join(dir, ".git", "refs", "heads")
+	for _, f := range []string{"main.lock", ".x", "x.", "a.lock/b", "a*b", "a?b", "a[b", "a\\b", "x.lock.y", "-x", "é"} {
+		writeFile(t, filepath.Join(heads, f), head+"\n")
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, rev := range []string{
+		"refs/heads/main", "heads/main", "main", "refs/./heads/main", "refs/heads/./main", "heads/./main", "./main",
+		"refs/heads//main", "refs//heads/main", "refs/heads/main/", "main/", "refs/heads/main/.", "/refs/heads/main",
+		"refs/heads/../heads/main", "refs/heads/main.lock", "main.lock", "refs/heads/.x", ".x", "refs/heads/x.", "x.",
+		"refs/heads/a.lock/b", "a*b", "refs/heads/a?b", "a[b", "a\\b", "x.lock.y", "refs/heads/-x", "é",
+	} {
+		got, gitErr := gitOut(dir, nil, "rev-parse", "--verify", "-q", "--end-of-options", rev)
+		h, err := s.Resolve(rev)
+		switch {
+		case gitErr == nil && (err != nil || h != got):
+			t.Errorf("Resolve(%q) = %s, %v; git rev-parse: %s", rev, h, err, got)
+		case gitErr != nil && !errors.Is(err, state.ErrNotFound):
+			t.Errorf("Resolve(%q) = %s, %v; git rev-parse finds none, want state.ErrNotFound", rev, h, err)
+		}
+	}
+}
