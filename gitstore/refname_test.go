@@ -2,9 +2,12 @@ package gitstore
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -76,4 +79,72 @@ func TestResolveRefusesRefNamesGitRefuses(t *testing.T) {
 			t.Errorf("Resolve(%q) = %s, %v; git rev-parse finds none, want state.ErrNotFound", rev, h, err)
 		}
 	}
+}
+
+// TestHeadRefNameReadAsGit: a HEAD naming a branch ("ref: NAME", or a
+// symbolic link to NAME) is read as git reads it, for each of
+// refNameCases, with a file at each path that can hold one: readHeadFile
+// names the branch git symbolic-ref HEAD names, or the commit git rev-parse
+// HEAD reads when it names none; Resolve("HEAD") reads what git rev-parse
+// reads; validHead takes the HEAD exactly when git takes the directory for
+// a repository (validate_headref). strata's HEAD check refused "..", "//"
+// and git's bad characters only: "ref: refs/heads/main.lock" (a writer's
+// lock) or "ref: refs/heads/./main" was the branch and its commit, where
+// git reads no branch and no commit; and a link to such a name, which git
+// follows to the file, was no commit at all.
+func TestHeadRefNameReadAsGit(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	initRepo(t, dir, true)
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	gitDir := filepath.Join(dir, ".git")
+	for _, name := range refNameCases {
+		if strings.HasPrefix(name, "refs/heads/") && !strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(gitDir, name)), 0o755); err == nil {
+				os.WriteFile(filepath.Join(gitDir, name), []byte(head+"\n"), 0o644)
+			}
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	headFile := filepath.Join(gitDir, "HEAD")
+	for _, name := range refNameCases {
+		for _, form := range []string{"file", "link"} {
+			os.Remove(headFile)
+			if form == "file" {
+				writeFile(t, headFile, "ref: "+name+"\n")
+			} else if err := os.Symlink(name, headFile); err != nil {
+				continue
+			}
+			// git --git-dir checks the directory as discovery does (is_git_directory)
+			_, gitErr := gitOut(dir, nil, "--git-dir=.git", "rev-parse", "--git-dir")
+			repo := gitErr == nil
+			if got := validHead(headFile); got != repo {
+				t.Errorf("%s %q: validHead = %v; git takes the repository: %v (%v)", form, name, got, repo, gitErr)
+			}
+			if !repo {
+				continue
+			}
+			wantRef, gitErr := gitOut(dir, nil, "--git-dir=.git", "symbolic-ref", "-q", "HEAD")
+			if gitErr != nil {
+				wantRef = ""
+			}
+			gitHash, gitErr := gitOut(dir, nil, "--git-dir=.git", "rev-parse", "--verify", "-q", "HEAD")
+			wantHash := plumbing.ZeroHash
+			if gitErr == nil && wantRef == "" {
+				wantHash = plumbing.NewHash(gitHash)
+			}
+			if ref, h := readHeadFile(headFile); ref != wantRef || h != wantHash {
+				t.Errorf("%s %q: readHeadFile = %q, %s; git symbolic-ref HEAD: %q, rev-parse HEAD: %s", form, name, ref, h, wantRef, wantHash)
+			}
+			h, err := s.Resolve("HEAD")
+			if gitErr == nil && (err != nil || h != gitHash) || gitErr != nil && err == nil {
+				t.Errorf("%s %q: Resolve(HEAD) = %s, %v; git rev-parse HEAD: %q, %v", form, name, h, err, gitHash, gitErr)
+			}
+		}
+	}
+	os.Remove(headFile)
+	writeFile(t, headFile, "ref: refs/heads/main\n")
 }

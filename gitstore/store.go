@@ -433,42 +433,42 @@ func (s *Store) HeadBranch() string {
 }
 
 // readHeadFile reads a HEAD file (a work tree's HEAD, or a gitrules-head
-// strata wrote) as git does: a symbolic link to the branch's file, as git
-// writes HEAD with core.preferSymlinkRefs (attack30b F1: read as
-// detached), or what a loose ref file holds (parseLooseRef: "ref: " and
-// the branch, or an object id and maybe more after white space). ref is the
-// branch it names, hash the commit a detached one names; both are empty for
-// a file that is neither (git: a broken HEAD), unreadable, or names a ref
-// outside refs/ or by a name git refuses (badRefChars: "ref:
-// refs/heads/main\njunk" names no branch, as git resolves no such name).
+// strata wrote) as git 2.39's files backend does (files_read_raw_ref): a
+// symbolic link whose target is a ref's name under refs/ names that branch,
+// as git writes HEAD with core.preferSymlinkRefs (attack30b F1: read as
+// detached); any other file, a link to elsewhere followed, holds what a
+// loose ref file holds (parseLooseRef): "ref: " and the branch, or an
+// object id and maybe more after white space. ref is the branch it names,
+// hash the commit a detached one names; both are empty for a file that is
+// neither (git: a broken HEAD), unreadable, or names a ref outside refs/ or
+// by a name git refuses (refName, git's check_refname_format: git reads no
+// branch for "ref: refs/heads//main", "ref: refs/heads/main.lock" or "ref:
+// refs/heads/main\njunk", and git symbolic-ref HEAD says "no such ref").
+// A link to such a name is followed, as git follows it: HEAD linked to
+// refs/heads/./main is detached at main's commit.
 func readHeadFile(file string) (ref string, hash plumbing.Hash) {
 	if target, err := os.Readlink(file); err == nil {
-		ref = filepath.ToSlash(target)
-	} else {
-		data, err := state.ReadRegular(file, 4096, false)
-		if err != nil {
-			return "", plumbing.ZeroHash
+		if target = filepath.ToSlash(target); strings.HasPrefix(target, "refs/") && refName(target) {
+			return target, plumbing.ZeroHash
 		}
-		h, target, sym, ok := parseLooseRef(data)
-		switch {
-		case !ok:
-			return "", plumbing.ZeroHash
-		case !sym:
-			return "", h
-		}
-		ref = target
 	}
-	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") || strings.ContainsAny(ref, badRefChars) {
+	data, err := state.ReadRegular(file, 4096, true)
+	if err != nil {
 		return "", plumbing.ZeroHash
 	}
-	return ref, plumbing.ZeroHash
+	h, target, sym, ok := parseLooseRef(data)
+	switch {
+	case !ok:
+		return "", plumbing.ZeroHash
+	case !sym:
+		return "", h
+	case !strings.HasPrefix(target, "refs/") || !refName(target):
+		// git takes a name outside refs/ only through a link (validate_headref
+		// refuses the repository for "ref: HEAD"); no branch either way
+		return "", plumbing.ZeroHash
+	}
+	return target, plumbing.ZeroHash
 }
-
-// badRefChars are the characters git never takes in a ref's name
-// (check_refname_format): the ASCII control characters, DEL, the space and
-// ~^:?*[\.
-const badRefChars = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f" +
-	"\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f ~^:?*[\\"
 
 // CommonDir returns the git directory shared by all work trees; refs and
 // objects live there.
