@@ -148,3 +148,47 @@ func TestHeadRefNameReadAsGit(t *testing.T) {
 	os.Remove(headFile)
 	writeFile(t, headFile, "ref: refs/heads/main\n")
 }
+
+// TestValidHeadAsGit: validHead takes a HEAD exactly when git takes its
+// directory for a repository (validate_headref, asked of git --git-dir).
+// git reads 255 bytes of the file; strata read 256, so "ref:", 247 spaces
+// and "refs/heads/main" made a repository for strata only.
+func TestValidHeadAsGit(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	initRepo(t, dir, true)
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	headFile := filepath.Join(dir, ".git", "HEAD")
+	cases := []string{
+		"ref: refs/heads/main\n", "ref:refs/heads/main", "ref:\t\r\n refs/heads/main", "ref:\vrefs/heads/main",
+		"ref: refs/", "ref: refs", "ref: HEAD\n", "ref:\x00refs/heads/main", "ref: refs/\x00", "ref: ",
+		"ref:" + strings.Repeat(" ", 246) + "refs/heads/main", "ref:" + strings.Repeat(" ", 247) + "refs/heads/main",
+		head, head + "junk", head[:39], strings.ToUpper(head), " " + head, head[:20] + "\x00" + head[21:], "", "refs/heads/main",
+	}
+	for _, c := range cases {
+		os.Remove(headFile)
+		writeFile(t, headFile, c)
+		_, gitErr := gitOut(dir, nil, "--git-dir=.git", "rev-parse", "--git-dir")
+		if got := validHead(headFile); got != (gitErr == nil) {
+			t.Errorf("%q in HEAD (%d bytes): validHead = %v; git takes the repository: %v (%v)", c, len(c), got, gitErr == nil, gitErr)
+		}
+	}
+	for _, target := range []string{"refs/heads/main", "refs/nowhere", "refs", "refsx", "../x", filepath.Join(dir, ".git", "refs", "heads", "main")} {
+		os.Remove(headFile)
+		if err := os.Symlink(target, headFile); err != nil {
+			t.Fatal(err)
+		}
+		_, gitErr := gitOut(dir, nil, "--git-dir=.git", "rev-parse", "--git-dir")
+		if got := validHead(headFile); got != (gitErr == nil) {
+			t.Errorf("HEAD linked to %q: validHead = %v; git takes the repository: %v (%v)", target, got, gitErr == nil, gitErr)
+		}
+	}
+	os.Remove(headFile)
+	if err := os.Mkdir(headFile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, gitErr := gitOut(dir, nil, "--git-dir=.git", "rev-parse", "--git-dir"); validHead(headFile) != (gitErr == nil) {
+		t.Errorf("HEAD a folder: validHead = %v; git takes the repository: %v", validHead(headFile), gitErr == nil)
+	}
+	os.Remove(headFile)
+	writeFile(t, headFile, "ref: refs/heads/main\n")
+}

@@ -281,7 +281,10 @@ func isGitDir(d string) bool {
 
 // validHead reports whether the file HEAD is one git accepts (its
 // validate_headref): a symbolic link into refs/, "ref: refs/…", or an
-// object id.
+// object id, in the first 255 bytes, all git reads of it. Only the start of
+// a name under refs/ is looked at: a HEAD naming a branch by a name git
+// refuses ("ref: refs/heads/main.lock") is a repository's HEAD for git,
+// one that names no branch (readHeadFile).
 func validHead(head string) bool {
 	fi, err := os.Lstat(head)
 	if err != nil {
@@ -299,7 +302,7 @@ func validHead(head string) bool {
 		return false
 	}
 	defer f.Close()
-	buf := make([]byte, 256)
+	buf := make([]byte, 255)
 	n, _ := io.ReadFull(f, buf)
 	s := string(buf[:n])
 	if rest, ok := strings.CutPrefix(s, "ref:"); ok {
