@@ -40,7 +40,7 @@ var knownExtensions = map[string]string{
 // may be fetched on demand (Store.readObject).
 func checkFormat(commonDir string) (partial bool, err error) {
 	defer func() {
-		if err != nil {
+		if _, ok := err.(*FormatError); err != nil && !ok {
 			err = &FormatError{Msg: err.Error()}
 		}
 	}()
@@ -55,11 +55,24 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	}
 	var n int64 // git's default: version 0
 	bad, badSet := "", false
+	var badBool *FormatError
 	ext := map[string]string{}
 	parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
+		if name, ok := gitBoolKey(sec, sub, key); ok {
+			// git dies on each of these in nearly every command (git
+			// status, commit, fsck; a lazy fetch for remote.*.promisor):
+			// read as false, core.sparseCheckout or core.ignoreCase would
+			// give strata other rules than git's, core.bare another work
+			// tree, and a promisor remote's objects would be damage
+			b, ok := gitBool(val, hasVal)
+			if !ok && badBool == nil {
+				badBool = boolError(filepath.Join(commonDir, "config"), name, val)
+			}
+			if ok && b && sec == "remote" {
+				partial = true
+			}
+		}
 		switch {
-		case sec == "remote" && key == "promisor" && gitBool(val, hasVal):
-			partial = true
 		case sec == "core" && sub == "" && key == "repositoryformatversion":
 			// git reads each value with git_config_int (parseGitInt: "01"
 			// and "0x1" are 1, "010" is 8, a unit k, m or g multiplies)
@@ -78,6 +91,8 @@ func checkFormat(commonDir string) (partial bool, err error) {
 		}
 	})
 	switch {
+	case badBool != nil && !badSet:
+		return false, badBool
 	case badSet:
 		return false, fmt.Errorf("%s: core.repositoryformatversion %q is not a number git reads (git refuses it too: \"bad numeric config value\"); nothing was written", commonDir, bad)
 	case n <= 0:
@@ -155,6 +170,26 @@ func checkObjectDir(commonDir, dir, root string, explicit bool) error {
 		Msg: fmt.Sprintf("$GIT_OBJECT_DIRECTORY = %s: strata works only with the repository's own object store (%s)%s; nothing was written", env, own, why),
 		Fix: "unset GIT_OBJECT_DIRECTORY to run strata (git writes the objects it names there, not in " + own + ", and strata's refs would point at objects git cannot see)",
 	}
+}
+
+// gitBoolKey reports whether sec.sub.key (section and key lowercase) is a
+// boolean git 2.39 reads from the repository's config at every start
+// (check_repository_format, git_default_config) or, for remote.*.promisor,
+// in git status, commit, fsck and any lazy fetch, dying on a value it
+// cannot read; name is the key as git names it then.
+func gitBoolKey(sec, sub, key string) (name string, ok bool) {
+	switch {
+	case sec == "remote" && sub != "" && key == "promisor":
+		return "remote." + sub + ".promisor", true
+	case sub != "":
+		return "", false
+	}
+	switch name = sec + "." + key; name {
+	case "core.bare", "core.ignorecase", "core.sparsecheckout", "sparse.expectfilesoutsideofpatterns",
+		"extensions.worktreeconfig", "extensions.preciousobjects":
+		return name, true
+	}
+	return "", false
 }
 
 // FormatError is Open's refusal of a repository whose format strata would

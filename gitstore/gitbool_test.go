@@ -1,8 +1,11 @@
 package gitstore
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,21 +66,94 @@ func TestParseGitBool(t *testing.T) {
 
 // TestGitBoolConfig: gitBool, which reads the configuration's booleans,
 // gives a value git reads git's meaning (git -c core.bare=0x1 is bare), and
-// reads one git refuses as before.
+// refuses one git refuses: it read " true" and "08" as true and "maybe" as
+// false.
 func TestGitBoolConfig(t *testing.T) {
 	for _, c := range []struct {
-		v      string
-		hasVal bool
-		want   bool
+		v          string
+		hasVal     bool
+		want, isOK bool
 	}{
-		{"", false, true}, {"", true, false}, {"true", true, true}, {"0x1", true, true},
-		{"1k", true, true}, {"010", true, true}, {" 1", true, true}, {"0k", true, false},
-		// git refuses these; strata reads them as it always has
-		{" true", true, true}, {"maybe", true, false}, {"08", true, true}, {"1 ", true, false},
+		{"", false, true, true}, {"", true, false, true}, {"true", true, true, true}, {"0x1", true, true, true},
+		{"1k", true, true, true}, {"010", true, true, true}, {" 1", true, true, true}, {"0k", true, false, true},
+		{" true", true, false, false}, {"maybe", true, false, false}, {"08", true, false, false}, {"1 ", true, false, false},
 	} {
-		if got := gitBool(c.v, c.hasVal); got != c.want {
-			t.Errorf("gitBool(%q, %v) = %v, want %v", c.v, c.hasVal, got, c.want)
+		if got, ok := gitBool(c.v, c.hasVal); got != c.want || ok != c.isOK {
+			t.Errorf("gitBool(%q, %v) = %v, %v, want %v, %v", c.v, c.hasVal, got, ok, c.want, c.isOK)
 		}
+	}
+}
+
+// TestConfigBoolRefusedAsGit: a boolean of the repository's config that
+// git refuses, and dies on ("bad boolean config value"), makes Open refuse
+// the repository with a *FormatError naming the file, the key and the
+// value; one git reads is taken. Each is asked of git itself: git status
+// in a repository with that line in .git/config. strata read each refused
+// value as false (core.sparseCheckout, core.ignoreCase: other rules than
+// git's) or, " true", as true.
+func TestConfigBoolRefusedAsGit(t *testing.T) {
+	keys := []struct{ sec, key, name string }{
+		{"[core]", "bare", "core.bare"}, {"[core]", "ignoreCase", "core.ignorecase"},
+		{"[core]", "sparseCheckout", "core.sparsecheckout"},
+		{"[sparse]", "expectFilesOutsideOfPatterns", "sparse.expectfilesoutsideofpatterns"},
+		{"[extensions]", "worktreeConfig", "extensions.worktreeconfig"},
+		{"[extensions]", "preciousObjects", "extensions.preciousobjects"},
+		{"[remote \"origin\"]\n\turl = ../nowhere\n", "promisor", "remote.origin.promisor"},
+	}
+	for _, k := range keys {
+		for _, v := range []string{"maybe", "\" true\"", "1 x", "08", "yes", "0x1", "off", "", "(none)"} {
+			dir := realPath(t, t.TempDir())
+			initRepo(t, dir, true)
+			cfg := filepath.Join(dir, ".git", "config")
+			base, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := "\t" + k.key + " = " + v + "\n"
+			if v == "(none)" {
+				line = "\t" + k.key + "\n"
+			}
+			writeFile(t, cfg, string(base)+strings.ReplaceAll(k.sec, "\\n", "\n")+"\n"+line)
+			_, gitErr := gitOut(dir, nil, "status", "--short")
+			gitDies := gitErr != nil && strings.Contains(gitErr.Error(), "bad boolean config value")
+			s, err := Open(dir)
+			if err == nil {
+				s.Close()
+			}
+			var fe *FormatError
+			refused := errors.As(err, &fe) && strings.Contains(err.Error(), "is not a boolean git reads")
+			if refused != gitDies {
+				t.Errorf("%s = %s: strata refuses: %v (%v); git dies: %v (%v)", k.name, v, refused, err, gitDies, gitErr)
+			}
+			if refused {
+				value := strings.Trim(v, "\"")
+				if want := cfg + ": " + k.name + " " + strconv.Quote(value) + " is not a boolean git reads"; !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("%s = %s: %v, want it to start %s", k.name, v, err, want)
+				}
+			}
+		}
+	}
+}
+
+// TestRuleBoolRefusedElsewhere: a core.sparseCheckout git refuses in a file
+// Open does not check (an included one, the global one) leaves git's
+// rules unread, as a pathname git cannot expand does: every file git does
+// not track is private.
+func TestRuleBoolRefusedElsewhere(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	initRepo(t, dir, true)
+	writeFile(t, filepath.Join(dir, "inc.cfg"), "[core]\n\tsparseCheckout = maybe\n")
+	runGit(t, dir, "config", "include.path", "../inc.cfg")
+	if _, err := gitOut(dir, nil, "status"); err == nil || !strings.Contains(err.Error(), "bad boolean config value 'maybe' for 'core.sparsecheckout'") {
+		t.Fatalf("git status: %v, want it to die", err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.ruleSettings().unread; !strings.Contains(got, `core.sparsecheckout "maybe": not a boolean git reads`) {
+		t.Errorf("unread = %q, want core.sparsecheckout named", got)
 	}
 }
 

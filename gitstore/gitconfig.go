@@ -57,11 +57,11 @@ func readIgnoreSettings(gitDir, linkGit, commonDir string) ignoreSettings {
 		case sec == "core" && sub == "" && key == "attributesfile" && hasVal:
 			set.attributesFile = r.pathname("core.attributesFile", val)
 		case sec == "core" && sub == "" && key == "ignorecase":
-			set.ignoreCase = gitBool(val, hasVal)
+			set.ignoreCase = r.bool("core.ignorecase", val, hasVal)
 		case sec == "core" && sub == "" && key == "sparsecheckout":
-			sparse = gitBool(val, hasVal)
+			sparse = r.bool("core.sparsecheckout", val, hasVal)
 		case sec == "sparse" && sub == "" && key == "expectfilesoutsideofpatterns":
-			expectOutside = gitBool(val, hasVal)
+			expectOutside = r.bool("sparse.expectfilesoutsideofpatterns", val, hasVal)
 		}
 	})
 	set.presentNotSkipped = sparse && !expectOutside
@@ -241,6 +241,19 @@ func (r *configReader) pathname(key, val string) string {
 	return p
 }
 
+// bool is the boolean variable key's value val (gitBool); when git refuses
+// it, and so refuses to run (git_config_bool: "bad boolean config value"),
+// false, and the reader notes why the rules it reads are unread, as for a
+// pathname git fails to expand. (One in the repository's config is refused
+// before: checkFormat.)
+func (r *configReader) bool(key, val string, hasVal bool) bool {
+	b, ok := gitBool(val, hasVal)
+	if !ok && r.unread == "" {
+		r.unread = key + " " + strconv.Quote(val) + ": not a boolean git reads (git refuses it too: \"bad boolean config value\")"
+	}
+	return b
+}
+
 // expand is p interpolated (interpolatePath), or p itself when git fails
 // to expand it.
 func (r *configReader) expand(p string) string {
@@ -336,26 +349,26 @@ func (r *configReader) met(cond, from string) bool {
 	return false
 }
 
-// gitBool reads a boolean value of git's configuration; a key with no
-// value is true. A value git reads (parseGitBool) has git's meaning, so
-// "0x1", "1k" and "010" are true. git refuses any other value ("bad boolean
-// config value"); strata reads one as it always has: the words trimmed,
-// else a decimal number, else false.
-func gitBool(v string, hasVal bool) bool {
+// gitBool reads a boolean value of git's configuration as git does
+// (git_config_bool): a key with no value is true, else parseGitBool reads
+// it ("0x1", "1k" and "010" are true). ok is false for a value git refuses
+// ("bad boolean config value", " true", "maybe"), on which git dies: each
+// caller refuses it, or treats it as the rules unread, rather than read it
+// as false.
+func gitBool(v string, hasVal bool) (b, ok bool) {
 	if !hasVal {
-		return true
+		return true, true
 	}
-	if b, ok := parseGitBool(v); ok {
-		return b
+	return parseGitBool(v)
+}
+
+// boolError is a boolean of the repository's config (file) git refuses,
+// as a *FormatError: git dies on it in every command.
+func boolError(file, key, val string) *FormatError {
+	return &FormatError{
+		Msg: fmt.Sprintf("%s: %s %q is not a boolean git reads (git refuses it too: \"bad boolean config value\"); nothing was written", file, key, val),
+		Fix: fmt.Sprintf("git config %s true (or false), or remove it: git refuses to run under any other value", key),
 	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "yes", "on":
-		return true
-	case "false", "no", "off", "":
-		return false
-	}
-	n, err := strconv.Atoi(v)
-	return err == nil && n != 0
 }
 
 // parseGitBool reads v as git 2.39's git_parse_maybe_bool does, the reading
@@ -829,8 +842,14 @@ func (s *Store) Settings() Settings {
 				s.settings.KeepPrivate = append(s.settings.KeepPrivate, p)
 				s.settings.KeepValues = append(s.settings.KeepValues, KeepValue{Value: val, Path: p})
 			case "synchome":
-				b := gitBool(val, hasVal)
-				s.settings.SyncHome = &b
+				// git never reads strata's own key, so never dies on it; a
+				// value it would refuse leaves the home ref unsynced (unset),
+				// not synced as " true" was
+				if b, ok := gitBool(val, hasVal); ok {
+					s.settings.SyncHome = &b
+				} else {
+					s.settings.SyncHome = nil
+				}
 			}
 		})
 	}

@@ -29,7 +29,8 @@ func UseTestOwner() { testOwner = true }
 // $SUDO_UID, as git ≥ 2.35.3 lets it. The error is a *state.OwnershipError.
 func checkOwnership(gitfile, root, gitDir string) error {
 	v, set := os.LookupEnv("GIT_TEST_ASSUME_DIFFERENT_OWNER")
-	different := testOwner && set && gitBool(v, true)
+	b, _ := gitBool(v, true)
+	different := testOwner && set && b
 	var bad *state.OwnershipError
 	for _, p := range []string{gitfile, root, gitDir} {
 		if p == "" {

@@ -25,9 +25,9 @@ func workTreeSettings(gitDir, commonDir string) (worktree string, bare bool) {
 		case sec == "core" && sub == "" && key == "worktree" && hasVal:
 			worktree = val
 		case sec == "core" && sub == "" && key == "bare":
-			bare = gitBool(val, hasVal)
+			bare, _ = gitBool(val, hasVal) // one git refuses: checkFormat refuses it
 		case sec == "extensions" && sub == "" && key == "worktreeconfig":
-			perWorktree = gitBool(val, hasVal)
+			perWorktree, _ = gitBool(val, hasVal)
 		}
 	}
 	if data, err := readConfigFile(filepath.Join(commonDir, "config")); err == nil {
@@ -52,7 +52,7 @@ func worktreeConfigOn(commonDir string) bool {
 	if data, err := readConfigFile(filepath.Join(commonDir, "config")); err == nil {
 		parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
 			if sec == "extensions" && sub == "" && key == "worktreeconfig" {
-				on = gitBool(val, hasVal)
+				on, _ = gitBool(val, hasVal)
 			}
 		})
 	}
