@@ -11,6 +11,10 @@ import (
 type classified struct {
 	k   config.Kept
 	why string
+	// absent: judged while the path's folder was not there (realFolder's
+	// absent); the answer holds while it is still not there, which each
+	// use asks lstat.
+	absent bool
 }
 
 // maxClassified bounds how many answers one run remembers (a scan of a
@@ -26,10 +30,15 @@ const maxClassified = 1 << 16
 //
 // Only what is judged from those caches alone is remembered: a path whose
 // folder resolves where it is named (realRel: none of its folders is a link
-// to another folder) or that is at the top. A path through a link to
-// another folder is judged afresh each time (linkedByGit walks the links on
-// disk, uncached), and so is one whose folder does not resolve (a folder a
-// sync is about to make), as are the home directory's files.
+// to another folder) or that is at the top. A path whose folder is not
+// there yet (a folder a sync is about to make), under one that resolves
+// where it is named, is judged by its name alone: its answer is remembered
+// while the folder is still not there, which each use asks lstat (a sync
+// into a clone without .claude classified each received path afresh, and
+// resolved the missing folder about 16 times a path). A path through a link
+// to another folder is judged afresh each time (linkedByGit walks the links
+// on disk, uncached), and so is one whose folder does not resolve (a link
+// to nothing), as are the home directory's files.
 type classifyMemo struct{ e *Engine }
 
 func (m classifyMemo) Lookup(rel string) (config.Kept, string, bool, func(config.Kept, string)) {
@@ -38,14 +47,15 @@ func (m classifyMemo) Lookup(rel string) (config.Kept, string, bool, func(config
 	c, ok := e.classified[rel]
 	gen := e.realGen
 	e.realMu.Unlock()
-	if ok {
+	if ok && (!c.absent || e.notThere(path.Dir(rel))) {
 		return c.k, c.why, true, nil
 	}
 	if strings.HasPrefix(rel, "~/") {
 		return config.Kept{}, "", false, nil
 	}
 	return config.Kept{}, "", false, func(k config.Kept, why string) {
-		if !e.settled(rel) {
+		settled, absent := e.settled(rel)
+		if !settled {
 			return
 		}
 		e.realMu.Lock()
@@ -56,19 +66,24 @@ func (m classifyMemo) Lookup(rel string) (config.Kept, string, bool, func(config
 		if e.classified == nil {
 			e.classified = map[string]classified{}
 		}
-		e.classified[rel] = classified{k, why}
+		e.classified[rel] = classified{k, why, absent}
 	}
 }
 
 // settled reports whether rel's folder is at the top or was resolved this
-// run (realFolder, remembered) to where it is named, inside the work tree.
-func (e *Engine) settled(rel string) bool {
+// run (realFolder, remembered) to where it is named, inside the work tree;
+// or, absent, was found not there under such a folder and is still not.
+func (e *Engine) settled(rel string) (settled, absent bool) {
 	dir := path.Dir(rel)
 	if dir == "." {
-		return true
+		return true, false
 	}
 	e.realMu.Lock()
 	f, ok := e.realRels[dir]
+	absent = e.absent[dir]
 	e.realMu.Unlock()
-	return ok && f.inside && f.rel == dir
+	if ok {
+		return f.inside && f.rel == dir, false
+	}
+	return absent && e.notThere(dir), absent
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -55,7 +56,14 @@ type Engine struct {
 	// tracked), and each answer joined, cleaned and made relative the same
 	// two resolutions again (60% of a 1 000-path sync's classifying).
 	realRels map[string]realFolder
-	realGen  uint64 // counts forget's: an answer begun before one is not kept
+	// absent are the repo-relative folders realFolder found not there,
+	// under the top or a folder that resolves where it is named, for the
+	// same run and under the same lock. Unlike realRels it is not an
+	// answer: each later look asks lstat again (one call, not a
+	// resolution from /), so a folder made since is resolved where it
+	// leads.
+	absent  map[string]bool
+	realGen uint64 // counts forget's: an answer begun before one is not kept
 	// classified are config.Classify's answers by path, for the same run
 	// and under the same lock (classifyMemo).
 	classified map[string]classified
@@ -133,7 +141,7 @@ func (e *Engine) Forget() {
 
 func (e *Engine) forget() {
 	e.realMu.Lock()
-	e.realDirs, e.linksAbove, e.realRels = nil, nil, nil
+	e.realDirs, e.linksAbove, e.realRels, e.absent = nil, nil, nil, nil
 	e.realGen++
 	e.releaseLocked()
 	e.realMu.Unlock()
@@ -298,16 +306,40 @@ type realFolder struct {
 // realFolder resolves dir for realRel, remembered until forget; ok is false
 // when dir or the work tree cannot be resolved (not remembered: a folder
 // the command creates is resolved once it exists), or dir leads outside.
+//
+// A folder not there, under one that resolves where it is named, is noted
+// absent: a sync receiving 1 000 files in a folder the clone lacks asked
+// about 16 resolutions of it a path (0.9 s for the first sync against
+// 0.25 s once the folder exists); each later look is one lstat.
 func (e *Engine) realFolder(dir string) (realFolder, bool) {
 	e.realMu.Lock()
 	f, ok := e.realRels[dir]
+	absent := e.absent[dir]
 	gen := e.realGen
 	e.realMu.Unlock()
 	if ok {
 		return f, f.inside
 	}
+	if absent {
+		if e.notThere(dir) {
+			return realFolder{}, false
+		}
+		e.realMu.Lock()
+		delete(e.absent, dir) // made since: resolved below
+		e.realMu.Unlock()
+	}
 	rd, err := e.realDir(e.cfg.Abs(dir))
 	if err != nil {
+		if e.notThere(dir) && e.namedHere(path.Dir(dir)) {
+			e.realMu.Lock()
+			if e.realGen == gen {
+				if e.absent == nil {
+					e.absent = map[string]bool{}
+				}
+				e.absent[dir] = true
+			}
+			e.realMu.Unlock()
+		}
 		return realFolder{}, false
 	}
 	root, err := e.realDir(e.cfg.Root)
@@ -326,6 +358,28 @@ func (e *Engine) realFolder(dir string) (realFolder, bool) {
 	}
 	e.realMu.Unlock()
 	return f, f.inside
+}
+
+// notThere reports whether the repo-relative folder dir has no entry: lstat finds
+// nothing (a symbolic link to nothing is an entry).
+func (e *Engine) notThere(dir string) bool {
+	_, err := os.Lstat(e.cfg.Abs(dir))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// namedHere reports whether the repo-relative folder dir is the top, or was
+// found this run to resolve where it is named (realFolder), or to be absent
+// under such a folder and still not there.
+func (e *Engine) namedHere(dir string) bool {
+	if dir == "." {
+		return true
+	}
+	if f, ok := e.realFolder(dir); ok {
+		return f.rel == dir
+	}
+	e.realMu.Lock()
+	defer e.realMu.Unlock()
+	return e.absent[dir] // realFolder has just found it still not there
 }
 
 // linkedByGit is config.Config.LinkedByGit: the first symbolic link git
