@@ -56,14 +56,14 @@ rm -rf "$hookdir"
 # creates, comes after the record sections for the same reason.
 kept=$(mktemp -d "$TMPDIR/strata-bench-kept-XXXXXX")
 trap 'rm -rf "$kept" ${shm:+"$shm"}' EXIT
-section "sync of 1 000 changed paths between two clones vs git push + git fetch of the same ref (target strata/git ≤ 1.5): new files (SyncVsGitCLI), then new versions of files the receiver holds (SyncReplace), the same with each version in a commit of its own as record and the watcher write them (SyncReplacePerPath); floor-ms = a plain loop creating, or rewriting in place, the same 1 000 files on this disk"
+section "sync of 1 000 changed paths between two clones vs git push + git fetch of the same ref (target strata/git ≤ 1.5): new files (SyncVsGitCLI), the same into a clone that has no .claude folder yet (SyncFreshVsGitCLI), then new versions of files the receiver holds (SyncReplace), the same with each version in a commit of its own as record and the watcher write them (SyncReplacePerPath); floor-ms = a plain loop creating, or rewriting in place, the same 1 000 files on this disk"
 echo "on $(df -T "$TMPDIR" | awk 'NR==2{print $2}') ($TMPDIR):"
-TMPDIR=$kept STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSync(Replace|ReplacePerPath)?VsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark|creating a file'
+TMPDIR=$kept STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSync(Fresh|Replace|ReplacePerPath)?VsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark|creating a file'
 if [ "$(df -T /dev/shm 2>/dev/null | awk 'NR==2{print $2}')" = tmpfs ]; then
   # how far the disk's file creation bounds the rows: the same work with no disk
   echo "on tmpfs (/dev/shm: no disk latency; what is left is CPU, both sides):"
   shm=$(mktemp -d /dev/shm/strata-bench-sync-XXXXXX)
-  TMPDIR=$shm STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSync(Replace|ReplacePerPath)?VsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark'
+  TMPDIR=$shm STRATA_BENCH_KEEP=1 run go test -run '^$' -bench 'BenchmarkSync(Fresh|Replace|ReplacePerPath)?VsGitCLI' -benchtime 3x -timeout 20m ./syncer/ | grep -E '^Benchmark'
   rm -rf "$shm"
 fi
 

@@ -38,11 +38,15 @@ func fixtureDir(b *testing.B) string {
 
 // setupBench returns two synced clones and their remote, with 1 000 changed
 // kept files recorded on a and not yet synced: new files, or with replace,
-// new versions of files both clones already hold (synced beforehand).
-func setupBench(b *testing.B, replace, perPath bool) *world {
+// new versions of files both clones already hold (synced beforehand). With
+// fresh, nothing was recorded before them: the receiver has no .claude
+// folder yet, as a clone joining the sync.
+func setupBench(b *testing.B, replace, perPath, fresh bool) *world {
 	w := newWorldIn(b, fixtureDir(b), "a", "b")
 	a := w.ms[0]
-	a.write(wsPath, ws("plan"))
+	if !fresh {
+		a.write(wsPath, ws("plan"))
+	}
 	if replace {
 		for i := 0; i < benchPaths; i++ {
 			a.write(benchPath(i), `{"n": -1}`+"\n")
@@ -96,7 +100,12 @@ func benchData(i int) []byte {
 // no fixture is deleted before the benchmark ends, and the first iteration
 // waits until file creation is at its ordinary pace (see calm). It reports
 // each one's milliseconds per op and the ratio strata/git.
-func BenchmarkSyncVsGitCLI(b *testing.B) { benchSync(b, false, false) }
+func BenchmarkSyncVsGitCLI(b *testing.B) { benchSync(b, false, false, false) }
+
+// BenchmarkSyncFreshVsGitCLI is BenchmarkSyncVsGitCLI into a receiver that
+// has no .claude folder yet (nothing was synced before): each received
+// path's folder is made by the sync itself.
+func BenchmarkSyncFreshVsGitCLI(b *testing.B) { benchSync(b, false, false, true) }
 
 // BenchmarkSyncReplaceVsGitCLI is BenchmarkSyncVsGitCLI where the 1 000
 // paths are new versions of files the receiver already holds: its sync
@@ -105,21 +114,21 @@ func BenchmarkSyncVsGitCLI(b *testing.B) { benchSync(b, false, false) }
 // blocks to the disk at once (ext4 mounted with discard), each replaced
 // file's old block is discarded before the rename returns, whoever
 // replaces it; git's push and fetch replace no file.
-func BenchmarkSyncReplaceVsGitCLI(b *testing.B) { benchSync(b, true, false) }
+func BenchmarkSyncReplaceVsGitCLI(b *testing.B) { benchSync(b, true, false, false) }
 
 // BenchmarkSyncReplacePerPathVsGitCLI is BenchmarkSyncReplaceVsGitCLI with
 // each of the 1 000 new versions recorded in a commit of its own, as
 // `strata record` and the watcher record them (the others record them in
 // one commit): the receiver's check of the fetched history reads 1 000
 // commits' trees, and git's push and fetch move 1 000 commits and trees.
-func BenchmarkSyncReplacePerPathVsGitCLI(b *testing.B) { benchSync(b, true, true) }
+func BenchmarkSyncReplacePerPathVsGitCLI(b *testing.B) { benchSync(b, true, true, false) }
 
-func benchSync(b *testing.B, replace, perPath bool) {
+func benchSync(b *testing.B, replace, perPath, fresh bool) {
 	var strataTotal, gitTotal, floorTotal, sweepTotal time.Duration
 	b.StopTimer()
 	calm(b)
 	for i := 0; i < b.N; i++ {
-		w, g, floor := setupBench(b, replace, perPath), setupBench(b, replace, perPath), fixtureDir(b)
+		w, g, floor := setupBench(b, replace, perPath, fresh), setupBench(b, replace, perPath, fresh), fixtureDir(b)
 		if replace {
 			timeFloor(b, floor) // the files the floor then rewrites in place
 		}
