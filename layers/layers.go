@@ -501,7 +501,17 @@ func blank(s string) bool { return strings.TrimSpace(s) == "" }
 // then the very text of the item written, so the cap (IsProtocolLine) and
 // the replay (the section's last line equal to it) recognise it.
 func lineOf(format string, args ...any) string {
-	return state.EscapeText(markdown.Normalize(fmt.Sprintf(format, args...)))
+	return ItemText(fmt.Sprintf(format, args...))
+}
+
+// ItemText is s as strata writes it as one list item of MEMORY.md, the
+// protocol's lines and memory add's learnings alike: runs of white space
+// (line breaks, tabs, U+0085, U+2028 included) become one space, and every
+// other control or format character is written as its escape, as text
+// (state.EscapeText). The item is then one line that cat, git diff and an
+// agent's context read as text, with no byte below 0x20 nor DEL in it.
+func ItemText(s string) string {
+	return state.EscapeText(markdown.Normalize(s))
 }
 
 // protocolLines are the protocol lines of the workflow section of a

@@ -70,7 +70,10 @@ func MemoryOutline(content []byte) (Outline, error) {
 }
 
 // AddLearning adds "- text" as the last item under section of the L2 file f
-// (creating the heading at the end when missing), once. Unrecorded edits of
+// (creating the heading at the end when missing), once; text is written as
+// ItemText writes it, one line with every control character escaped, as the
+// protocol's lines are (attack33 L1: an ESC from an agent's text reached
+// every cat and git diff of the file). Unrecorded edits of
 // the file are recorded first, so the addition is its own change; the new
 // version is checked, written atomically and recorded with source record.
 // added is false when an item with the same text is already there; an
@@ -147,7 +150,7 @@ func (a *Agent) addLearning(f engine.File, section, text string) (added bool, o 
 	if err := memoryDoor(a.Eng, f); err != nil {
 		return false, o, state.Problems{{Path: f.Path, Message: err.Error() + "; the learning was not added"}}
 	}
-	data, changed, err := markdown.AddItem(f.Content, section, 0, text)
+	data, changed, err := markdown.AddItem(f.Content, section, 0, ItemText(text))
 	var ue *markdown.UnsafeError
 	switch {
 	case errors.As(err, &ue): // the file's content is in the way, at that line

@@ -588,3 +588,40 @@ func TestExpiredLineWithNoPhaseIsCapped(t *testing.T) {
 		t.Errorf("%d protocol lines counted, want %d", n, MaxWorkflowLines)
 	}
 }
+
+// memory add's TEXT is written as the protocol writes its lines
+// (ItemText): white space, a tab included, becomes one space and every
+// other control or format character its escape, as text, so cat MEMORY.md
+// or git diff acts on nothing (attack33 L1); the same TEXT again is the
+// same item, not added twice.
+func TestAddLearningEscapesControls(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(memoryPath, []byte("# Memory\n\n## Learnings\n\n- first\n"))
+	r.open()
+	r.recordAll()
+	a := New(r.eng, func(m string) { t.Log(m) })
+	texts := []string{"x\x1b]0;PWN\a", "a\tb\x7f \u009b2J \u202egnp\u0085end", "x\x1b]0;PWN\a"}
+	for i, text := range texts {
+		f, err := a.MemoryFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		added, _, err := a.AddLearning(f, "Learnings", text)
+		if err != nil || added != (i < 2) {
+			t.Fatalf("AddLearning(%q) = %v, %v; want added %v", text, added, err, i < 2)
+		}
+	}
+	want := "# Memory\n\n## Learnings\n\n- first\n- x\\x1b]0;PWN\\a\n- a b\\x7f \\u009b2J \\u202egnp end\n"
+	got := string(r.read(memoryPath))
+	if got != want {
+		t.Errorf("MEMORY.md:\n%q\nwant\n%q", got, want)
+	}
+	for _, c := range got {
+		if c < 0x20 && c != '\n' || c == 0x7f || c >= 0x80 && c < 0xa0 || c == '\u202e' {
+			t.Errorf("MEMORY.md holds %U: %q", c, got)
+		}
+	}
+	if line := lineOf("%s", texts[1]); line != ItemText(texts[1]) {
+		t.Errorf("the protocol's line %q and memory add's item %q differ", line, ItemText(texts[1]))
+	}
+}

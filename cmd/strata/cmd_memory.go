@@ -43,8 +43,11 @@ repository (~/.claude/projects/<key>/memory/MEMORY.md), or "memory:" in
 				ArgsUsage: "TEXT",
 				Description: `Adds "- TEXT" as the last item under the heading (--section, default
 Learnings), creating "## Learnings" at the end of the file when missing. An
-item with the same text is not added twice. The file is written atomically
-and recorded on refs/strata/state. A TEXT that starts with - goes after --:
+item with the same text is not added twice. TEXT is written as one line of
+text, as the write protocol's lines are: white space becomes one space, a
+control or format character its escape (\x1b, \u202e); a --section holding
+one is refused. The file is written atomically and recorded on
+refs/strata/state. A TEXT that starts with - goes after --:
 strata memory add -- '- use uv'.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "section", Value: "Learnings", Usage: "heading to add under", Destination: &o.Section},
@@ -157,6 +160,12 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 	}
 	if strings.ContainsAny(o.Section, "\r\n") {
 		return usagef("memory add: --section is one heading, on one line")
+	}
+	if q := state.TermSafe(o.Section); q != o.Section {
+		// refused, not escaped as TEXT is: the heading is a name matched
+		// against the file's headings, and an escaped one would match a
+		// heading the user typed as those letters (attack33 L1)
+		return usagef("memory add: --section %s holds a control or format character; a heading is plain text", q)
 	}
 	a, f, err := memoryFile(e)
 	if err != nil {
