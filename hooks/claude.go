@@ -148,35 +148,94 @@ func ClaudeInstalled(path string, data []byte) (bool, error) {
 	return true, nil
 }
 
-// UninstallClaude removes strata's entries from a settings.json: an entry
-// of SessionStart or PostToolUse that is exactly one InstallClaude writes,
-// whatever its matcher ({"hooks": [{"type": "command", "command": ...}]},
-// nothing else), and such a hook of strata's from an entry that also runs
-// the user's own (Claude Code would still run it). An entry with a field
-// of its own (a "timeout", another "type") is the user's and stays. Of
-// the objects and arrays that held them, only those in (the record of the
-// install; nil when there is none) created and that are empty again go,
-// and only while data is still the content that install wrote (a file
-// changed since may hold the user's own empty objects at those pointers).
-// When data is still what that install wrote and the result is the file
-// it read, as JSON, the file comes back byte for byte. It returns changed
-// false when none of strata's entries is there.
-func UninstallClaude(path string, data []byte, in *Added) (out []byte, changed bool, err error) {
+// UninstallClaude removes from a settings.json the entries in (the
+// record of this clone's install; nil when there is none) says install
+// added (attack33 L2: before, it removed any entry equal to strata's, the
+// team's committed ones included): of each event install added an entry
+// to, an entry that is exactly one InstallClaude writes, whatever its
+// matcher ({"hooks": [{"type": "command", "command": ...}]}, nothing
+// else), and such a hook of strata's from an entry that also runs the
+// user's own (Claude Code would still run it). An entry with a field of
+// its own (a "timeout", another "type") is the user's and stays. An event
+// install did not add to (its entry was there before install, or there is
+// no record: committed, written by hand, or installed by a strata that
+// recorded nothing) is left as it is. Of the objects and arrays that held
+// the entries, only those in created and that are empty again go, and
+// only while data is still the content that install wrote (a file changed
+// since may hold the user's own empty objects at those pointers). When
+// data is still what that install wrote and the result is the file it
+// read, as JSON, the file comes back byte for byte. changed is false when
+// nothing was removed; left names, as "Event \"command\"", each of
+// strata's hooks Claude Code still runs in out.
+func UninstallClaude(path string, data []byte, in *Added) (out []byte, changed bool, left []string, err error) {
 	if err := checkJSON(path, data); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
+	events := in.installedEvents(path)
 	var created []string
-	if in = in.current(data); in != nil {
-		created = in.Created
+	if cur := in.current(data); cur != nil {
+		created = cur.Created
 	}
-	out, changed, err = keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data, created) })
+	out, changed, err = keepBOM(data, func(data []byte) ([]byte, bool, error) { return uninstallClaude(path, data, events, created) })
 	if err != nil {
-		return nil, false, positioned(path, data, err)
+		return nil, false, nil, positioned(path, data, err)
 	}
-	if !changed {
-		return data, false, nil
+	if changed {
+		out = in.undo(data, out)
 	}
-	return in.undo(data, out), true, nil
+	if left, err = stillRuns(path, out); err != nil {
+		return nil, false, nil, err
+	}
+	return out, changed, left, nil
+}
+
+// installedEvents is the set of events install added strata's entry to,
+// as in (the record of the install) tells: those whose command the file
+// before install (Before) did not run, since install adds an entry where
+// none runs strata's command and only there. Every record strata has
+// written keeps Before, so one from an older strata reads the same. None
+// when in is nil, or when Before does not read as settings (it did when
+// install read it: the record was changed since): entries that may be the
+// team's stay.
+func (in *Added) installedEvents(path string) map[string]bool {
+	events := map[string]bool{}
+	if in == nil {
+		return events
+	}
+	_, hooks, err := decodeSettings(path, bytes.TrimPrefix(in.Before, []byte("\xef\xbb\xbf")))
+	if err != nil {
+		return events
+	}
+	for _, c := range claudeEntries {
+		arr, err := eventArray(path, hooks, c.event)
+		if err != nil {
+			return map[string]bool{}
+		}
+		if !slices.ContainsFunc(arr, func(el json.RawMessage) bool { return runs(el, c.command) }) {
+			events[c.event] = true
+		}
+	}
+	return events
+}
+
+// stillRuns names, as "Event \"command\"", each of strata's hooks that
+// an entry of data runs (what Claude Code still runs after an uninstall).
+func stillRuns(path string, data []byte) ([]string, error) {
+	_, hooks, err := decodeSettings(path, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if err != nil {
+		return nil, positioned(path, data, err)
+	}
+	var left []string
+	for _, c := range claudeEntries {
+		arr, err := eventArray(path, hooks, c.event)
+		if err != nil {
+			return nil, positioned(path, data, err)
+		}
+		if slices.ContainsFunc(arr, func(el json.RawMessage) bool { return runs(el, c.command) }) {
+			left = append(left, fmt.Sprintf("%s %q", c.event, c.command))
+		}
+	}
+	return left, nil
 }
 
 // keepBOM runs edit on data without a leading UTF-8 byte-order mark (JSON
@@ -197,7 +256,7 @@ func keepBOM(data []byte, edit func([]byte) ([]byte, bool, error)) ([]byte, bool
 	return out, true, nil
 }
 
-func uninstallClaude(path string, data []byte, created []string) (out []byte, changed bool, err error) {
+func uninstallClaude(path string, data []byte, events map[string]bool, created []string) (out []byte, changed bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}
@@ -210,6 +269,9 @@ func uninstallClaude(path string, data []byte, created []string) (out []byte, ch
 		arr, err := eventArray(path, hooks, c.event)
 		if err != nil {
 			return nil, false, err
+		}
+		if !events[c.event] {
+			continue // not install's: left as it is
 		}
 		if out, err = removeOurs(path, out, []string{"hooks", c.event}, arr, c.command); err != nil {
 			return nil, false, err

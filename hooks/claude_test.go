@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,52 +81,90 @@ func TestUninstallClaude(t *testing.T) {
 	if err != nil || rec == nil {
 		t.Fatalf("install: %v %v", rec, err)
 	}
-	out, changed, err := UninstallClaude(SettingsPath, in, rec)
+	out, changed, left, err := UninstallClaude(SettingsPath, in, rec)
 	if err != nil || !changed {
 		t.Fatalf("uninstall: %v %v", changed, err)
 	}
-	// strata's hook leaves the entry it shares with the user's own, which
-	// stays: after uninstall Claude Code runs no strata command (before,
-	// strata validate --hook stayed, and uninstall said it had removed it:
-	// attack18-verify N4)
-	want := `{"a":1,"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make"}]}],` +
-		`"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[{"type":"command","command":"mine"}]}]},"b":2}`
-	if string(out) != want {
-		t.Fatalf("uninstall:\ngot  %s\nwant %s", out, want)
+	// only what install added goes: strata's hook in the entry it shares
+	// with the user's own was there before install and stays, and uninstall
+	// names it as left (attack33 L2; before, it took it out of the user's
+	// entry too)
+	if string(out) != orig {
+		t.Fatalf("uninstall:\ngot  %s\nwant %s", out, orig)
+	}
+	if want := []string{`PostToolUse "strata validate --hook"`}; !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
 	}
 	// an entry of strata's whose matcher the user changed is strata's still
 	moved := strings.Replace(string(in), `"hooks":[{"type":"command","command":"strata resume --hook"}]`, `"matcher":"startup","hooks":[{"type":"command","command":"strata resume --hook"}]`, 1)
-	// a hook that is not an object beside strata's does not hide it
-	// (attack18-final F3: "has no strata hooks", and nothing changed)
-	odd := `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,{"type":"command","command":"strata validate --hook"},"x",[1]]}]}}`
-	if out3, changed, err := UninstallClaude(SettingsPath, []byte(odd), nil); err != nil || !changed ||
-		string(out3) != `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,"x",[1]]}]}}` {
-		t.Fatalf("uninstall beside odd hooks: %v %v\n%s", changed, err, out3)
-	}
 	if moved == string(in) {
 		t.Fatalf("the test did not change the matcher:\n%s", in)
 	}
-	if out2, changed, err := UninstallClaude(SettingsPath, []byte(moved), nil); err != nil || !changed || strings.Contains(string(out2), "strata") {
+	if out2, changed, _, err := UninstallClaude(SettingsPath, []byte(moved), rec); err != nil || !changed || strings.Contains(string(out2), "resume") {
 		t.Fatalf("uninstall with a changed matcher: %v %v\n%s", changed, err, out2)
 	}
-	if _, changed, _ := UninstallClaude(SettingsPath, out, nil); changed {
+	// a hook that is not an object beside strata's does not hide it
+	// (attack18-final F3: "has no strata hooks", and nothing changed); the
+	// record is one of an install into {} (both entries added), as any
+	// strata since records began writes it
+	odd := `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,{"type":"command","command":"strata validate --hook"},"x",[1]]}]}}`
+	intoEmpty := &Added{Existed: true, Before: []byte("{}"), After: "not this file"}
+	if out3, changed, left, err := UninstallClaude(SettingsPath, []byte(odd), intoEmpty); err != nil || !changed || len(left) != 0 ||
+		string(out3) != `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit|MultiEdit","hooks":[42,"x",[1]]}]}}` {
+		t.Fatalf("uninstall beside odd hooks: %v %v %q\n%s", changed, err, left, out3)
+	}
+	if _, changed, _, _ := UninstallClaude(SettingsPath, out, rec); changed {
 		t.Fatal("second uninstall changed something")
 	}
 
 	// our entries alone: the arrays and then the "hooks" install created
-	// go; without the record of the install, they stay (the user may have
-	// written them)
+	// go; without the record of the install, everything stays (the
+	// entries may be the team's, committed; the empty objects the user's)
 	fresh, rec, _ := InstallClaude(SettingsPath, []byte(`{"x":true}`))
-	out, _, err = UninstallClaude(SettingsPath, fresh, rec)
+	out, _, _, err = UninstallClaude(SettingsPath, fresh, rec)
 	if err != nil || string(out) != `{"x":true}` {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	out, _, err = UninstallClaude(SettingsPath, fresh, nil)
-	if err != nil || string(out) != `{"x":true,"hooks":{"SessionStart":[],"PostToolUse":[]}}` {
-		t.Fatalf("without the record: got %q, %v", out, err)
+	out, changed, left, err = UninstallClaude(SettingsPath, fresh, nil)
+	if err != nil || changed || string(out) != string(fresh) || len(left) != 2 {
+		t.Fatalf("without the record: got %q, %v, %q, %v", out, changed, left, err)
 	}
-	if out, changed, err := UninstallClaude(SettingsPath, nil, nil); err != nil || changed || out != nil {
+	if out, changed, _, err := UninstallClaude(SettingsPath, nil, nil); err != nil || changed || out != nil {
 		t.Fatalf("missing file: %q %v %v", out, changed, err)
+	}
+}
+
+// uninstall takes out only the entries this clone's install added
+// (attack33 L2): strata's entries committed by a teammate, which install
+// found there and so did not add, stay byte for byte, and are named as
+// left; where install added one of the two, that one goes and the file
+// comes back as it was.
+func TestUninstallClaudeLeavesWhatInstallDidNotAdd(t *testing.T) {
+	committed := "{\n  \"hooks\": {\n    \"SessionStart\": [{\"hooks\":[{\"type\":\"command\",\"command\":\"strata resume --hook\"}]}],\n" +
+		"    \"PostToolUse\": [{\"matcher\":\"Write|Edit|MultiEdit\",\"hooks\":[{\"type\":\"command\",\"command\":\"strata validate --hook\"}]}]\n  }\n}\n"
+	out, rec, err := InstallClaude(SettingsPath, []byte(committed))
+	if err != nil || rec != nil || string(out) != committed {
+		t.Fatalf("install: %v %v", rec, err)
+	}
+	back, changed, left, err := UninstallClaude(SettingsPath, []byte(committed), nil)
+	if err != nil || changed || string(back) != committed {
+		t.Fatalf("uninstall with no record: changed %v, %v\n%s", changed, err, back)
+	}
+	if want := []string{`SessionStart "strata resume --hook"`, `PostToolUse "strata validate --hook"`}; !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
+	}
+
+	half := "{\"hooks\": {\"SessionStart\": [{\"hooks\":[{\"type\":\"command\",\"command\":\"strata resume --hook\"}]}]}}\n"
+	out, rec, err = InstallClaude(SettingsPath, []byte(half))
+	if err != nil || rec == nil {
+		t.Fatalf("install into half: %v %v", rec, err)
+	}
+	back, changed, left, err = UninstallClaude(SettingsPath, out, rec)
+	if err != nil || !changed || string(back) != half {
+		t.Fatalf("uninstall after install into half: changed %v, %v\n%s", changed, err, back)
+	}
+	if want := []string{`SessionStart "strata resume --hook"`}; !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
 	}
 }
 
@@ -158,7 +197,7 @@ func TestClaudeSettingsKeepLayout(t *testing.T) {
 				t.Errorf("%s: the new entries are not laid out as Claude Code lays out the rest:\n%s", name, out)
 			}
 		}
-		back, changed, err := UninstallClaude(SettingsPath, out, rec)
+		back, changed, _, err := UninstallClaude(SettingsPath, out, rec)
 		if err != nil || !changed {
 			t.Fatalf("%s: uninstall %v %v", name, changed, err)
 		}
@@ -178,7 +217,7 @@ func TestClaudeSettingsErrors(t *testing.T) {
 		`{} {}`:                          "",
 	} {
 		_, _, errI := InstallClaude(SettingsPath, []byte(in))
-		_, _, errU := UninstallClaude(SettingsPath, []byte(in), nil)
+		_, _, _, errU := UninstallClaude(SettingsPath, []byte(in), nil)
 		for _, err := range []error{errI, errU} {
 			var ps state.Problems
 			if !errors.As(err, &ps) || ps[0].Pointer != ptr || ps[0].Path != SettingsPath {
@@ -236,7 +275,7 @@ func TestClaudeSettingsWithBOM(t *testing.T) {
 	if err != nil || rec == nil || !bytes.HasPrefix(out, []byte("\xef\xbb\xbf{")) || !json.Valid(bytes.TrimPrefix(out, []byte("\xef\xbb\xbf"))) {
 		t.Fatalf("install: %q, %v, %v", out, rec, err)
 	}
-	back, changed, err := UninstallClaude(".claude/settings.json", out, rec)
+	back, changed, _, err := UninstallClaude(".claude/settings.json", out, rec)
 	if err != nil || !changed || !bytes.HasPrefix(back, []byte("\xef\xbb\xbf{")) || !bytes.Contains(back, []byte(`"model": "x"`)) {
 		t.Fatalf("uninstall: %q, %v, %v", back, changed, err)
 	}
@@ -262,7 +301,7 @@ func TestClaudeRoundTripKeepsTheUsers(t *testing.T) {
 		if err != nil || rec == nil {
 			t.Fatalf("%q: install %v %v", in, rec, err)
 		}
-		back, changed, err := UninstallClaude(SettingsPath, out, rec)
+		back, changed, _, err := UninstallClaude(SettingsPath, out, rec)
 		if err != nil || !changed || string(back) != in {
 			t.Errorf("%q: uninstall gave %q, %v, %v", in, back, changed, err)
 		}
@@ -298,7 +337,7 @@ func TestClaudeSettingsErrorsPositioned(t *testing.T) {
 	if err == nil || err.Error() != ".claude/settings.json:3:12: /hooks: expected an object, found an array" {
 		t.Errorf("got %v", err)
 	}
-	_, _, err = UninstallClaude(SettingsPath, []byte("{\n  \"hooks\": null\n}\n"), nil)
+	_, _, _, err = UninstallClaude(SettingsPath, []byte("{\n  \"hooks\": null\n}\n"), nil)
 	if err == nil || err.Error() != ".claude/settings.json:2:12: /hooks: expected an object, found null" {
 		t.Errorf("got %v", err)
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,11 +51,14 @@ func newClaudeCommand(e *env) *cli.Command {
 SessionStart runs "` + hooks.ResumeCommand + `" (its output joins the session's
 context) and PostToolUse, for ` + hooks.ValidateMatcher + `, runs
 "` + hooks.ValidateCommand + `" (exit 2 shows the agent the errors in the state file
-it just wrote). uninstall removes exactly what install added: entries that
-are exactly strata's, and the "hooks" object and event arrays install
-created (noted in .git/strata/claude-added.json) once they are empty
-again; an entry with fields of your own (a timeout) stays. Both are
-idempotent; the written file is recorded with source record.
+it just wrote). uninstall removes exactly what install on this clone added
+(noted in .git/strata/claude-added.json): the entries it added, while they
+are exactly strata's, and the "hooks" object and event arrays it created
+once they are empty again; an entry with fields of your own (a timeout)
+stays, and so do strata's entries install found there (committed by a
+teammate, written by hand, or added by a strata that noted nothing), which
+uninstall names in one line. Both are idempotent; the written file is
+recorded with source record.
 
 install --mcp also registers "strata mcp" as the project's MCP server
 "strata" in .mcp.json, as 'claude mcp add --scope project' writes it,
@@ -98,9 +103,10 @@ func runClaude(e *env, o claudeOptions) error {
 	// Retry starts again from the read when the file changed meanwhile.
 	var oc engine.Outcome
 	done := false
+	var left []string
 	err = engine.Retry(func() error {
 		var err error
-		oc, done, err = claudeSettings(e, eng, notes, k, o)
+		oc, done, left, err = claudeSettings(e, eng, notes, k, o)
 		return err
 	})
 	if err != nil {
@@ -116,6 +122,7 @@ func runClaude(e *env, o claudeOptions) error {
 	}
 	if o.Remove {
 		fmt.Fprintf(e.Out, "removed strata's hooks from %s\n", k.Path)
+		leftNote(e.Out, k.Path, left)
 	} else {
 		fmt.Fprintf(e.Out, "updated %s: SessionStart runs %q; PostToolUse (%s) runs %q\n", k.Path, hooks.ResumeCommand, hooks.ValidateMatcher, hooks.ValidateCommand)
 	}
@@ -134,70 +141,86 @@ func runClaude(e *env, o claudeOptions) error {
 // claudeSettings reads the settings file k, merges strata's hooks into it
 // (or out of it) and writes it, only while it is still the version read
 // (engine.Put). done is false when nothing was written: a dry run or
-// nothing to change, both reported here.
-func claudeSettings(e *env, eng *engine.Engine, notes *claudeNotes, k engine.Kept, o claudeOptions) (oc engine.Outcome, done bool, err error) {
+// nothing to change, both reported here. left is what an uninstall that
+// wrote left of strata's hooks (hooks.UninstallClaude), for runClaude to
+// say after its report.
+func claudeSettings(e *env, eng *engine.Engine, notes *claudeNotes, k engine.Kept, o claudeOptions) (oc engine.Outcome, done bool, left []string, err error) {
 	f, p := eng.Read(k)
 	if p != nil {
-		return oc, false, notRegular(eng, k.Path, p)
+		return oc, false, nil, notRegular(eng, k.Path, p)
 	}
 	if f.Exists {
 		if ps := eng.ValidateContent(k.Path, f.Content, "json"); ps.Invalid() {
-			return oc, false, ps // left untouched
+			return oc, false, nil, ps // left untouched
 		}
 	}
 	rec, err := notes.read(k.Path)
 	if err != nil {
-		return oc, false, err
+		return oc, false, nil, err
 	}
 	var out []byte
 	changed := false
 	if o.Remove {
-		out, changed, err = hooks.UninstallClaude(k.Path, f.Content, rec)
+		out, changed, left, err = hooks.UninstallClaude(k.Path, f.Content, rec)
 		rec = nil // used: forgotten once uninstalled
 	} else {
 		out, rec, err = hooks.InstallClaude(k.Path, f.Content)
 		changed = rec != nil
 	}
 	if err != nil {
-		return oc, false, err
+		return oc, false, nil, err
 	}
 	if o.DryRun {
 		if _, err := e.Out.Write(out); err != nil {
-			return oc, false, err
+			return oc, false, nil, err
 		}
 		if !changed {
 			fmt.Fprintf(e.Err, "%s: nothing to change\n", k.Path)
 		} else {
 			fmt.Fprintf(e.Err, "%s: would be updated (dry run)\n", k.Path)
 		}
-		return oc, false, nil
+		leftNote(e.Err, k.Path, left)
+		return oc, false, nil, nil
 	}
 	if !changed {
 		if o.Remove {
-			fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
-			return oc, false, notes.save(k.Path, nil)
+			if len(left) == 0 {
+				fmt.Fprintf(e.Out, "%s has no strata hooks\n", k.Path)
+			}
+			leftNote(e.Out, k.Path, left)
+			return oc, false, nil, notes.save(k.Path, nil)
 		}
 		fmt.Fprintf(e.Out, "%s already has strata's hooks\n", k.Path)
-		return oc, false, nil
+		return oc, false, nil, nil
 	}
 	// the record is written after the file: one that cannot be fails now,
 	// before anything is written
 	if err := notes.check(); err != nil {
-		return oc, false, err
+		return oc, false, nil, err
 	}
 	oc, err = eng.Put(k, f.ID(), out, state.SourceRecord)
 	if err != nil {
-		return oc, false, err
+		return oc, false, nil, err
 	}
 	if !oc.Written {
-		return oc, false, oc.Problems // left untouched
+		return oc, false, nil, oc.Problems // left untouched
 	}
 	// what install added, so that uninstall takes out that and no more
 	// (nil after an uninstall: forgotten)
 	if err := notes.save(k.Path, rec); err != nil {
-		return oc, true, err
+		return oc, true, nil, err
 	}
-	return oc, true, nil
+	return oc, true, left, nil
+}
+
+// leftNote says, on one line, which of strata's hooks uninstall left in
+// path and why: claude install here did not add them, so they may be the
+// team's, committed (attack33 L2).
+func leftNote(w io.Writer, path string, left []string) {
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: left %s: claude install here has no record of adding them (committed, written by hand, or installed by an older strata); delete those entries by hand to remove them\n", path, strings.Join(left, ", "))
 }
 
 // notRegular is the error for a settings file Read refused: one over
@@ -216,8 +239,9 @@ func notRegular(eng *engine.Engine, rel string, p *state.Problem) error {
 // claudeNotes reads and writes the record of what claude install added
 // (hooks.Added, in <gitdir>/strata/claude-added.json) for one command. A
 // record file that cannot be read or parsed is named once, on stderr, and
-// read as none: uninstall then keeps the empty objects and arrays install
-// made, which costs the user nothing; the next write replaces it.
+// read as none: uninstall then leaves strata's hooks, saying so, and the
+// empty objects and arrays install made, which loses the user nothing; the
+// next write replaces it.
 type claudeNotes struct {
 	e      *env
 	eng    *engine.Engine
@@ -238,7 +262,7 @@ func (n *claudeNotes) read(path string) (*hooks.Added, error) {
 		}
 		if !n.warned {
 			n.warned = true
-			fmt.Fprintf(n.e.Err, "strata: warning: %s: %s; ignored, as if there were no record of claude install (uninstall keeps the empty objects and arrays it made)\n", bad.Path, bad.Reason)
+			fmt.Fprintf(n.e.Err, "strata: warning: %s: %s; ignored, as if there were no record of claude install (uninstall then leaves strata's hooks and the objects and arrays install made)\n", bad.Path, bad.Reason)
 		}
 		return nil, nil
 	}
