@@ -369,6 +369,7 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 	var out []Outcome
 	var invalid []invalidVersion
 	idx := map[string]int{}
+	atHead := &headHolds{e: e}
 	for _, k := range paths {
 		o := Outcome{Path: k.Path}
 		f, p := e.Read(k)
@@ -389,6 +390,15 @@ func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcom
 			if o.Problems.Invalid() {
 				invalid = append(invalid, invalidVersion{len(out), ch})
 				break
+			}
+			if src == state.SourceInit {
+				// the version git checked out, as Record marks it (a
+				// restore is the user's choice, never git's checkout)
+				if f.Exists {
+					ch.AtHead = atHead.of(k.Path, f.ID(), f.Content)
+				} else {
+					ch.AtHead = atHead.removed(k.Path)
+				}
 			}
 			idx[k.Path] = len(out)
 			changes = append(changes, ch)

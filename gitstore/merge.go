@@ -462,6 +462,19 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 				oursTimes = s.versionTimes(anc.oursOnly, ours, now)
 				theirsTimes = s.versionTimes(anc.theirsOnly, theirs, now)
 			}
+			if b.IsZero() {
+				// both sides made the path since the base (or there is none:
+				// a clone's first sync): a side whose version is git's checkout
+				// of one the other side recorded and moved on from made nothing
+				if s.movedOn(oursTimes, theirsTimes, p, oh) {
+					mp.Result = mp.Theirs
+					m.Paths = append(m.Paths, mp)
+					continue
+				}
+				if s.movedOn(theirsTimes, oursTimes, p, th) {
+					continue // as changed here only
+				}
+			}
 			oursAt, err := oursTimes.of(s, p, oh)
 			if err != nil {
 				return nil, err
@@ -870,6 +883,30 @@ func (vt *versionTimes) atHead(path string) string {
 		}
 	}
 	return ""
+}
+
+// movedOn reports whether blob, one side's version of path, is a version
+// git checked out there (the side's newest record of the path carries
+// Strata-Head and holds blob) that the other side recorded before and then
+// replaced: the path was absent from the merge base, or there is no base
+// (attack33 M2: a clone that records what git checked out — its first
+// sync, or strata init — is no newer work than the remote's history that
+// moved on from that very version; by time, the clone's record, made
+// later, took the committed version back over the first machine's agent).
+func (s *Store) movedOn(side, other *versionTimes, path string, blob plumbing.Hash) bool {
+	list := side.byPath[path]
+	if blob.IsZero() || len(list) == 0 || list[0].atHead == "" {
+		return false
+	}
+	if e, err := s.lookup(list[0].tree, path); err != nil || e.IsDir() || e.Hash != blob {
+		return false
+	}
+	for _, ci := range other.byPath[path] {
+		if e, err := s.lookup(ci.tree, path); err == nil && !e.IsDir() && e.Hash == blob {
+			return true
+		}
+	}
+	return false
 }
 
 func (vt *versionTimes) of(s *Store, path string, blob plumbing.Hash) (conflict.Stamp, error) {
