@@ -866,23 +866,66 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 		if p.Theirs == p.Base {
 			continue
 		}
-		p.TheirsHead = (*vt).atHead(p.Path)
+		head, by := (*vt).atHeadBy(p.Path)
+		if head != "" && p.Ours != "" && s.heldAfter(side, by, p.Path, p.Ours) {
+			// the side took this machine's version after its checkout (a
+			// sync's merge there) and moved on from it: what replaces the
+			// local version was built on it, not on the checkout (attack33
+			// M2: a clone's first sync, then its agent's next step, named
+			// the first machine's version lost after a checkout)
+			head = ""
+		}
+		p.TheirsHead = head
 	}
 }
 
-// atHead returns the Strata-Head commit of the newest version of path
+// heldAfter reports whether a commit of side built on by (by itself
+// excluded) holds the blob ours at path.
+func (s *Store) heldAfter(side []commitInfo, by plumbing.Hash, path, ours string) bool {
+	parents := make(map[plumbing.Hash][]plumbing.Hash, len(side))
+	for _, ci := range side {
+		parents[ci.hash] = ci.parents
+	}
+	seen := map[plumbing.Hash]bool{} // whether a commit is built on by
+	var on func(h plumbing.Hash) bool
+	on = func(h plumbing.Hash) bool {
+		if v, ok := seen[h]; ok {
+			return v
+		}
+		seen[h] = false // no cycles in a history; guards a damaged one
+		for _, p := range parents[h] {
+			if p == by || (parents[p] != nil && on(p)) {
+				seen[h] = true
+				return true
+			}
+		}
+		return false
+	}
+	for _, ci := range side {
+		if ci.hash == by || !on(ci.hash) {
+			continue
+		}
+		if e, err := s.lookup(ci.tree, path); err == nil && !e.IsDir() && e.Hash.String() == ours {
+			return true
+		}
+	}
+	return false
+}
+
+// atHeadBy returns the Strata-Head commit of the newest version of path
 // the side recorded with one (not in a merge): a version git put in that
 // work tree, or a deletion git made there, since the merge base. It need
 // not be the side's last version: an edit made on top of a stash there is
 // built on what the stash put back, and what it lacks of this side's work
 // it lacks because of the stash.
-func (vt *versionTimes) atHead(path string) string {
+// by is the commit that recorded that version.
+func (vt *versionTimes) atHeadBy(path string) (head string, by plumbing.Hash) {
 	for _, ci := range vt.byPath[path] {
 		if ci.atHead != "" {
-			return ci.atHead
+			return ci.atHead, ci.hash
 		}
 	}
-	return ""
+	return "", plumbing.ZeroHash
 }
 
 // movedOn reports whether blob, one side's version of path, is a version
