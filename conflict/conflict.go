@@ -41,6 +41,10 @@ type LayerTime struct {
 	Cleared bool      `json:"cleared,omitempty"` // it holds the cleared state ({} or a recorded deletion)
 	Time    time.Time `json:"time,omitzero"`     // its last change; zero when unknown
 	Basis   Basis     `json:"basis,omitempty"`
+	// Unavailable says why the layer cannot be used this run (a graph file
+	// that is private, outside the work tree, not a regular file): it holds
+	// nothing, and Decide neither picks it nor rewrites it.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Input is everything Decide needs about one item.
@@ -88,7 +92,7 @@ type Decision struct {
 // layer). When the layers are out of sync every other authoritative layer is
 // rewritten (or cleared) from the winner, and a layer more than StaleAfter
 // older than the winner gets a staleness warning. L2 is listed, never chosen
-// and never rewritten.
+// and never rewritten; neither is an Unavailable layer.
 func Decide(in Input) Decision {
 	d := Decision{Item: in.Item, InSync: in.InSync, Actions: []Action{}}
 	by := map[Layer]LayerTime{}
@@ -125,8 +129,8 @@ func Decide(in Input) Decision {
 	if win.Cleared {
 		kind = ActionClear
 	}
-	if !lose.Present && win.Cleared {
-		return d // nothing to clear
+	if (!lose.Present && win.Cleared) || lose.Unavailable != "" {
+		return d // nothing to clear, or no layer to write
 	}
 	d.Actions = append(d.Actions, Action{Layer: lose.Layer, Kind: kind, From: win.Layer})
 	if lose.Present && !lose.Time.IsZero() && !win.Time.IsZero() {

@@ -811,7 +811,13 @@ func (a *Agent) sayPrivate(layer, path, undone string) {
 		a.unkept = map[string]bool{}
 	}
 	a.unkept[path] = true
-	a.Warn(fmt.Sprintf("%s %s is private (%s): strata keeps no private file, so %s", layer, state.ShownPath(path), why, undone))
+	a.Warn(privateLine(layer, path, why, undone))
+}
+
+// privateLine says that the layer file at path is private for the reason
+// why, and what strata leaves undone for it.
+func privateLine(layer, path, why, undone string) string {
+	return fmt.Sprintf("%s %s is private (%s): strata keeps no private file, so %s", layer, state.ShownPath(path), why, undone)
 }
 
 // Degraded reports whether the last L3 write failed.

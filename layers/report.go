@@ -11,11 +11,14 @@ import (
 // (graph.ErrUnavailable); the resolutions are returned with it.
 var ErrUnavailable = graph.ErrUnavailable
 
-// LayerCell is one layer's column of `strata resolve`'s table: "absent",
+// LayerCell is one layer's column of `strata resolve`'s table: "unavailable"
+// (why is on its own line and in --json), "absent",
 // "present (time unknown)", or its time (local, RFC 3339) noting a time read
 // from the document rather than a commit, and a cleared layer.
 func LayerCell(lt conflict.LayerTime) string {
 	switch {
+	case lt.Unavailable != "":
+		return "unavailable"
 	case !lt.Present:
 		return "absent"
 	case lt.Time.IsZero():

@@ -83,7 +83,7 @@ var resolveItems = []struct {
 // what was done about it.
 type Resolution struct {
 	conflict.Decision
-	Result   string         `json:"result"` // consistent, resolved, refused, failed, dry-run
+	Result   string         `json:"result"` // consistent, resolved, refused, failed, dry-run, unavailable (L3: nothing decided)
 	Problems state.Problems `json:"problems,omitempty"`
 }
 
@@ -97,6 +97,7 @@ type resolver struct {
 	g         *graph.Graph // nil when the file does not exist or cannot be read
 	graphRec  bool         // the file on disk is the recorded version
 	graphLog  []state.Entry
+	l3Off     string // why L3 is not used this run (conflict.LayerTime.Unavailable); "" when it is
 	warnedL3  bool
 	l3Failure error
 	saved     []engine.Outcome // L1 rewrites, with what they saved first (AfterSaves)
@@ -115,10 +116,25 @@ func (r *resolver) kept(class state.Class) (config.Kept, bool) {
 	return config.Kept{}, false
 }
 
+// loadGraph reads the graph file, when L3 may be used: a graph file that
+// is not kept (private, or no rule keeps it) is neither read as an
+// authority for L1 nor written nor recorded, as the write protocol never
+// upserts it (attack33 H1); L3 is then unavailable for the run, said once
+// as the protocol says it (privateLine).
 func (r *resolver) loadGraph() error {
-	r.graphK = config.Kept{Path: r.eng.Config().Graph, Class: state.ClassGraph, Schema: "mcp-memory"}
-	if k, ok := r.eng.Config().Classify(r.eng.Config().Graph); ok {
+	cfg := r.eng.Config()
+	r.graphK = config.Kept{Path: cfg.Graph, Class: state.ClassGraph, Schema: "mcp-memory"}
+	k, ok := cfg.Classify(cfg.Graph)
+	switch why := cfg.Private(cfg.Graph); {
+	case ok:
 		r.graphK = k
+	case why != config.WhyOutside:
+		r.l3Off = "not kept (no rule keeps it)"
+		if why != "" {
+			r.l3Off = "private (" + why + ")"
+			r.note("strata: " + privateLine("L3", cfg.Graph, why, "resolve neither reads nor writes it"))
+		}
+		return nil
 	}
 	f, p := r.eng.Read(r.graphK)
 	if p != nil {
@@ -207,7 +223,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 		l1.Present, l1.Cleared, l1.Time, l1.Basis = true, true, last[0].Time, conflict.BasisCommit
 	}
 
-	l3 := conflict.LayerTime{Layer: conflict.L3}
+	l3 := conflict.LayerTime{Layer: conflict.L3, Unavailable: r.l3Off}
 	var ent graph.Entity
 	if r.g != nil {
 		var ok bool
@@ -230,6 +246,9 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	inSync := (!haveWant && !l3.Present) || (haveWant && l3.Present && graph.Same(class, want, ent))
 	res := Resolution{Decision: conflict.Decide(conflict.Input{Item: name, Layers: []conflict.LayerTime{l1, l2, l3}, InSync: inSync})}
 	switch {
+	case len(res.Actions) == 0 && l3.Unavailable != "":
+		res.Result = "unavailable"
+		return res, nil
 	case len(res.Actions) == 0:
 		res.Result = "consistent"
 		return res, nil

@@ -90,6 +90,8 @@ func printDecisions(e *env, ds []layers.Resolution) {
 			action = "would " + strings.Join(acts, ", ")
 		case len(acts) > 0:
 			action = strings.Join(acts, ", ")
+		case d.Result == "unavailable":
+			action = "none (L3 unavailable)"
 		case d.Winner == "":
 			action = "none (absent)"
 		}
