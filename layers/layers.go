@@ -725,8 +725,7 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 	k, ok := a.Eng.Config().Classify(a.Eng.Config().Graph)
 	if !ok && a.Eng.Config().Private(a.Eng.Config().Graph) == config.WhyOutside {
 		if !a.degraded {
-			a.Warn(fmt.Sprintf("%s (%s: %s; strata writes the graph only inside the work tree or the home directory)",
-				DegradedWarning, state.TermSafe(a.Eng.Config().Graph), config.WhyOutside))
+			a.Warn(fmt.Sprintf("%s (%s)", DegradedWarning, outsideWhy(a.Eng.Config().Graph)))
 		}
 		a.degraded = true
 		return nil, nil
@@ -796,6 +795,12 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil
 	}
 	return a.Eng.Record([]config.Kept{k}, state.SourceResolve)
+}
+
+// outsideWhy is why the graph file at path, outside the work tree and the
+// home directory (config.WhyOutside), is neither read nor written.
+func outsideWhy(path string) string {
+	return fmt.Sprintf("%s: %s; strata writes the graph only inside the work tree or the home directory", state.TermSafe(path), config.WhyOutside)
 }
 
 // sayPrivate warns, once per agent, that the layer file at path is private

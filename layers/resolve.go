@@ -120,7 +120,11 @@ func (r *resolver) kept(class state.Class) (config.Kept, bool) {
 // is not kept (private, or no rule keeps it) is neither read as an
 // authority for L1 nor written nor recorded, as the write protocol never
 // upserts it (attack33 H1); L3 is then unavailable for the run, said once
-// as the protocol says it (privateLine).
+// as the protocol says it (privateLine). A graph file outside the work
+// tree and the home directory, or one that cannot be read (a named pipe,
+// a symbolic link), is unavailable too, and the run, --dry-run alike,
+// ends in an error wrapping graph.ErrUnavailable that says why (attack33
+// M1, L3: resolve called it absent, or gave a reason of a link).
 func (r *resolver) loadGraph() error {
 	cfg := r.eng.Config()
 	r.graphK = config.Kept{Path: cfg.Graph, Class: state.ClassGraph, Schema: "mcp-memory"}
@@ -128,7 +132,11 @@ func (r *resolver) loadGraph() error {
 	switch why := cfg.Private(cfg.Graph); {
 	case ok:
 		r.graphK = k
-	case why != config.WhyOutside:
+	case why == config.WhyOutside:
+		r.l3Off = why
+		r.l3Failure = fmt.Errorf("%w: %s", graph.ErrUnavailable, outsideWhy(cfg.Graph))
+		return nil
+	default:
 		r.l3Off = "not kept (no rule keeps it)"
 		if why != "" {
 			r.l3Off = "private (" + why + ")"
@@ -138,7 +146,8 @@ func (r *resolver) loadGraph() error {
 	}
 	f, p := r.eng.Read(r.graphK)
 	if p != nil {
-		r.degraded(p)
+		r.l3Off = p.Message
+		r.l3Failure = fmt.Errorf("%w: %s: %s", graph.ErrUnavailable, state.ShownPath(p.Path), p.Message)
 		return nil
 	}
 	if f.Exists {
