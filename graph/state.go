@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,14 +49,32 @@ var catalogue = map[state.Class]struct {
 	}},
 }
 
+// RepoKey is the key of the observation that ties an entity strata keeps
+// in a graph file outside the work tree — one file under the home
+// directory that every project's memory server and strata share — to the
+// repository whose L1 it mirrors: "repo: /real/path/of/the/work/tree"
+// (WithRepo). strata owns it as it owns its catalogue's keys; Same does
+// not compare it.
+const RepoKey = "repo"
+
+// WithRepo is e with the observation "repo: REPO" last.
+func WithRepo(e Entity, repo string) Entity {
+	e.Observations = append(slices.Clip(e.Observations), RepoKey+": "+repo)
+	return e
+}
+
 // owns reports whether an observation of the entity named name is one
 // strata writes: "key: …" with a key of the entity's catalogue (for
 // workflow-state: type, phase, phase_index, status, started, context,
-// updated). Every observation of an entity strata does not keep is owned.
+// updated), or RepoKey. Every observation of an entity strata does not
+// keep is owned.
 func owns(name, obs string) bool {
 	for _, c := range catalogue {
 		if c.name != name {
 			continue
+		}
+		if strings.HasPrefix(obs, RepoKey+": ") {
+			return true
 		}
 		for _, f := range c.fields {
 			if strings.HasPrefix(obs, f.key+": ") {

@@ -2,6 +2,8 @@ package layers
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
@@ -52,6 +54,39 @@ var _ Graph = NoGraph{}
 
 // DefaultGraph is the Graph new agents use.
 var DefaultGraph Graph = MCPGraph{}
+
+// repoOf is the repository strata ties its entities to in the graph file
+// of k (graph.RepoKey): for a graph file outside the work tree — a "~/"
+// path, which every project's memory server and strata may share — the
+// real path of the work tree's top; "" for one inside the work tree,
+// which is this repository's alone.
+func repoOf(eng *engine.Engine, k config.Kept) string {
+	if !strings.HasPrefix(k.Path, "~/") {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(eng.Root()); err == nil {
+		return real
+	}
+	return eng.Root()
+}
+
+// ownEntity reports whether e, an entity of the graph file whose
+// repository is repo (repoOf), is this repository's: always in a graph
+// file inside the work tree; in a shared one, when its last repo:
+// observation names repo. Else why says whose it is.
+func ownEntity(e Entity, repo string) (ok bool, why string) {
+	if repo == "" {
+		return true, ""
+	}
+	v, has := e.Value(graph.RepoKey)
+	switch {
+	case !has:
+		return false, "no " + graph.RepoKey + ": observation"
+	case v != repo:
+		return false, graph.RepoKey + ": " + state.TermSafe(v)
+	}
+	return true, ""
+}
 
 // graphFile is the graph file of k at name (WriteOwn's), read through the
 // engine's door for k: resolved beneath the work tree at each read.

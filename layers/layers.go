@@ -736,6 +736,7 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 	if !ok || (k.Schema != "mcp-memory" && k.Schema != "jsonl-mcp") {
 		return nil, nil // private, ignored, or under a schema of the user's own: never written
 	}
+	repo := repoOf(a.Eng, k)
 	var ents []Entity
 	var cleared []string
 	head, err := a.Eng.Head()
@@ -754,6 +755,9 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 			}
 			doc := decodeObject(data)
 			if e, ok := a.Graph.FromState(c, doc); ok {
+				if repo != "" {
+					e = graph.WithRepo(e, repo) // a shared graph: whose state it is
+				}
 				ents, found = append(ents, e), true
 			} else if len(doc) == 0 {
 				empty = true

@@ -85,6 +85,10 @@ type Resolution struct {
 	conflict.Decision
 	Result   string         `json:"result"` // consistent, resolved, refused, failed, dry-run, unavailable (L3: nothing decided)
 	Problems state.Problems `json:"problems,omitempty"`
+	// L3Other: the graph file is shared (outside the work tree) and its
+	// entity is another repository's — whose ("repo: /path", "no repo:
+	// observation"); L3 then counts as missing
+	L3Other string `json:"l3_other,omitempty"`
 }
 
 // resolver holds what Resolve gathers once: the repository, the L3 file
@@ -97,7 +101,9 @@ type resolver struct {
 	g         *graph.Graph // nil when the file does not exist or cannot be read
 	graphRec  bool         // the file on disk is the recorded version
 	graphLog  []state.Entry
-	l3Off     string // why L3 is not used this run (conflict.LayerTime.Unavailable); "" when it is
+	l3Off     string          // why L3 is not used this run (conflict.LayerTime.Unavailable); "" when it is
+	repo      string          // what a shared graph's entities must name to be this repository's (repoOf)
+	othered   map[string]bool // the items whose L3 entity was said to be another repository's
 	warnedL3  bool
 	l3Failure error
 	saved     []engine.Outcome // L1 rewrites, with what they saved first (AfterSaves)
@@ -131,7 +137,7 @@ func (r *resolver) loadGraph() error {
 	k, ok := cfg.Classify(cfg.Graph)
 	switch why := cfg.Private(cfg.Graph); {
 	case ok:
-		r.graphK = k
+		r.graphK, r.repo = k, repoOf(r.eng, k)
 	case why == config.WhyOutside:
 		r.l3Off = why
 		r.l3Failure = fmt.Errorf("%w: %s", graph.ErrUnavailable, outsideWhy(cfg.Graph))
@@ -165,6 +171,20 @@ func (r *resolver) loadGraph() error {
 		}
 	}
 	return nil
+}
+
+// sayOther says, once per item, that the entity of a shared graph file is
+// not this repository's (why: whose it is), and so not read into l1.
+func (r *resolver) sayOther(item string, class state.Class, l1, why string) {
+	if r.othered[item] {
+		return
+	}
+	if r.othered == nil {
+		r.othered = map[string]bool{}
+	}
+	r.othered[item] = true
+	r.note(fmt.Sprintf("strata: L3 %s: its %s entity is not this repository's (%s): it is not read into %s, and counts as missing",
+		state.ShownPath(r.graphK.Path), graph.EntityName(class), why, l1))
 }
 
 // degraded warns once that L3 cannot be used.
@@ -234,9 +254,19 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 
 	l3 := conflict.LayerTime{Layer: conflict.L3, Unavailable: r.l3Off}
 	var ent graph.Entity
+	var other string
 	if r.g != nil {
 		var ok bool
 		if ent, ok = r.g.Entity(graph.EntityName(class)); ok {
+			if ok, other = ownEntity(ent, r.repo); !ok {
+				// a shared graph's entity of another project (attack33
+				// H2): never L1's authority here, and missing for the
+				// decision, so L1's state is upserted over it
+				ent = graph.Entity{}
+				r.sayOther(name, class, k1.Path, other)
+			}
+		}
+		if ok {
 			l3.Present = true
 			if t, ok := r.entityTime(class, ent); r.graphRec && ok {
 				l3.Time, l3.Basis = t, conflict.BasisCommit
@@ -253,7 +283,10 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 
 	want, haveWant := graph.FromState(class, doc)
 	inSync := (!haveWant && !l3.Present) || (haveWant && l3.Present && graph.Same(class, want, ent))
-	res := Resolution{Decision: conflict.Decide(conflict.Input{Item: name, Layers: []conflict.LayerTime{l1, l2, l3}, InSync: inSync})}
+	if haveWant && r.repo != "" {
+		want = graph.WithRepo(want, r.repo)
+	}
+	res := Resolution{Decision: conflict.Decide(conflict.Input{Item: name, Layers: []conflict.LayerTime{l1, l2, l3}, InSync: inSync}), L3Other: other}
 	switch {
 	case len(res.Actions) == 0 && l3.Unavailable != "":
 		res.Result = "unavailable"
@@ -324,6 +357,9 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur 
 	// L3 gets the normalised entity (phase_index and the like) so the next
 	// resolve finds both layers in sync.
 	if e, ok := graph.FromState(class, decodeObject(next)); ok {
+		if r.repo != "" {
+			e = graph.WithRepo(e, r.repo)
+		}
 		_ = r.writeL3(func(f graph.File) (bool, error) { return f.Upsert([]graph.Entity{e}) })
 	}
 	return nil, nil

@@ -165,7 +165,11 @@ func (a *Agent) report(v view, now time.Time) *Report {
 	r.Paths["l3"] = cfg.Graph
 	if data, ok := v.read(cfg.Graph); ok {
 		r.Layers.L3 = true
-		r.L3 = cutAll(graphObservations(data, "workflow-state"))
+		obs := graphObservations(data, "workflow-state")
+		k, _ := cfg.Classify(cfg.Graph)
+		if own, _ := ownEntity(Entity{Observations: obs}, repoOf(a.Eng, k)); own {
+			r.L3 = cutAll(obs) // (a shared graph's entity of another project is not quoted: attack33 H2)
+		}
 	}
 	// L2
 	r.Paths["l2"] = cfg.L2()

@@ -76,6 +76,9 @@ func printDecisions(e *env, ds []layers.Resolution) {
 		if len(d.Layers) == 0 { // refused before the layers were read
 			cols = append(cols, "-", "-", "-")
 		}
+		if d.L3Other != "" {
+			cols[4] = "another repository's"
+		}
 		var acts []string
 		for _, a := range d.Actions {
 			acts = append(acts, a.String())
