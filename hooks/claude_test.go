@@ -320,7 +320,7 @@ func TestDuplicateKeysRefused(t *testing.T) {
 	dup := []byte(`{"mcpServers":{"mine":{"command":"my-server"}},"mcpServers":{}}`)
 	for name, err := range map[string]error{
 		"install mcp":   func() error { _, _, err := InstallMCP(MCPPath, dup); return err }(),
-		"uninstall mcp": func() error { _, _, err := UninstallMCP(MCPPath, dup, nil); return err }(),
+		"uninstall mcp": func() error { _, _, _, err := UninstallMCP(MCPPath, dup, nil); return err }(),
 		"install":       func() error { _, _, err := InstallClaude(SettingsPath, []byte(`{"hooks":{},"hooks":{}}`)); return err }(),
 	} {
 		var ps state.Problems

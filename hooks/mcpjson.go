@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -73,7 +74,8 @@ func runsStrataMCP(raw json.RawMessage) bool {
 }
 
 // UninstallMCP removes the server "strata" from the content of a
-// .mcp.json when it is exactly the entry InstallMCP writes, keeping every
+// .mcp.json when in (the record of this clone's install) says install
+// added it and it is exactly the entry InstallMCP writes, keeping every
 // other key in its order and the exact text of every value; the
 // mcpServers object goes with it only when in (the record of the install,
 // nil when there is none) says install created it, data is still what
@@ -83,8 +85,23 @@ func runsStrataMCP(raw json.RawMessage) bool {
 // when there is no "strata" server. A "strata" entry that is not
 // InstallMCP's (it runs something else, or has fields of its own) is not
 // removed: it is reported as state.Problems naming its JSON Pointer, as
-// is content that is not one JSON object.
-func UninstallMCP(path string, data []byte, in *Added) (out []byte, changed bool, err error) {
+// is content that is not one JSON object. One that is, with no record of
+// this clone's install adding it (a teammate's, committed; written by
+// hand), stays, and left says so (attack33 L2, as UninstallClaude: before,
+// uninstall removed it).
+func UninstallMCP(path string, data []byte, in *Added) (out []byte, changed, left bool, err error) {
+	out, changed, err = uninstallMCP(path, data, in)
+	if err == errNotInstalled {
+		return data, false, true, nil
+	}
+	return out, changed, false, err
+}
+
+// errNotInstalled is uninstallMCP's: strata's server is there, and no
+// record says this clone's install added it.
+var errNotInstalled = errors.New("not added by this clone's install")
+
+func uninstallMCP(path string, data []byte, in *Added) (out []byte, changed bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, false, nil
 	}
@@ -113,6 +130,9 @@ func UninstallMCP(path string, data []byte, in *Added) (out []byte, changed bool
 			msg = "the server named strata is not the entry install writes (" + mcpEntry + "); it is yours, not removed"
 		}
 		return nil, false, positioned(path, data, state.Problems{{Path: path, Pointer: "/mcpServers/" + MCPServer, Message: msg}})
+	}
+	if in == nil {
+		return nil, false, errNotInstalled
 	}
 	if out, err = jsonedit.Delete(data, []string{"mcpServers", MCPServer}); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)

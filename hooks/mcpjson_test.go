@@ -41,7 +41,7 @@ func TestMCPKeepsLayout(t *testing.T) {
 	require.NotNil(t, rec)
 	require.Contains(t, string(out), "\"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"]\r\n        },\r\n        \"strata\": {\r\n            \"type\": \"stdio\",\r\n")
 	require.Equal(t, bytes.Count(out, []byte("\n")), bytes.Count(out, []byte("\r\n")), "every line end CRLF")
-	back, changed, err := UninstallMCP(MCPPath, out, rec)
+	back, changed, _, err := UninstallMCP(MCPPath, out, rec)
 	require.NoError(t, err)
 	require.True(t, changed)
 	require.Equal(t, in, string(back))
@@ -49,7 +49,7 @@ func TestMCPKeepsLayout(t *testing.T) {
 	alone := []byte("{\n  \"x\": 1\n}\n")
 	out, rec, err = InstallMCP(MCPPath, alone)
 	require.NoError(t, err)
-	back, _, err = UninstallMCP(MCPPath, out, rec)
+	back, _, _, err = UninstallMCP(MCPPath, out, rec)
 	require.NoError(t, err)
 	require.Equal(t, string(alone), string(back))
 }
@@ -61,7 +61,7 @@ func TestMCPEmptyServersKept(t *testing.T) {
 	in := "{\n  \"mcpServers\": {}\n}\n"
 	out, rec, err := InstallMCP(MCPPath, []byte(in))
 	require.NoError(t, err)
-	back, changed, err := UninstallMCP(MCPPath, out, rec)
+	back, changed, _, err := UninstallMCP(MCPPath, out, rec)
 	require.NoError(t, err)
 	require.True(t, changed)
 	require.Equal(t, in, string(back))
@@ -69,10 +69,28 @@ func TestMCPEmptyServersKept(t *testing.T) {
 	out, rec, err = InstallMCP(MCPPath, []byte(`{"x": 1}`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"/mcpServers"}, rec.Created)
-	back, _, err = UninstallMCP(MCPPath, out, rec)
+	back, _, _, err = UninstallMCP(MCPPath, out, rec)
 	require.NoError(t, err)
 	require.Equal(t, `{"x": 1}`, string(back))
-	back, _, err = UninstallMCP(MCPPath, out, nil)
+	// with no record of this clone's install, the server stays
+	back, changed, left, err := UninstallMCP(MCPPath, out, nil)
 	require.NoError(t, err)
-	require.Equal(t, `{"x": 1, "mcpServers": {}}`, string(back))
+	require.False(t, changed)
+	require.True(t, left)
+	require.Equal(t, string(out), string(back))
+}
+
+// a strata server this clone's install did not add (a teammate's,
+// committed; written by hand) stays, and uninstall says so (attack33 L2:
+// it removed it); with the record of an install that added it, it goes.
+func TestMCPUninstallLeavesWhatInstallDidNotAdd(t *testing.T) {
+	committed := []byte(`{"mcpServers": {"strata": {"type": "stdio", "command": "strata", "args": ["mcp"], "env": {}}}}`)
+	out, rec, err := InstallMCP(MCPPath, committed)
+	require.NoError(t, err)
+	require.Nil(t, rec, "already there: install adds nothing and records nothing")
+	back, changed, left, err := UninstallMCP(MCPPath, out, rec)
+	require.NoError(t, err)
+	require.False(t, changed)
+	require.True(t, left)
+	require.Equal(t, string(committed), string(back))
 }

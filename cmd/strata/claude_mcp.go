@@ -45,9 +45,9 @@ func planMCP(e *env, eng *engine.Engine, notes *claudeNotes, dryRun, remove bool
 		return nil, err
 	}
 	var out []byte
-	changed := false
+	changed, left := false, false
 	if remove {
-		out, changed, err = hooks.UninstallMCP(hooks.MCPPath, data, rec)
+		out, changed, left, err = hooks.UninstallMCP(hooks.MCPPath, data, rec)
 		rec = nil // forgotten once uninstalled
 	} else {
 		out, rec, err = hooks.InstallMCP(hooks.MCPPath, data)
@@ -57,6 +57,18 @@ func planMCP(e *env, eng *engine.Engine, notes *claudeNotes, dryRun, remove bool
 		return nil, err
 	}
 	switch {
+	case left:
+		return func() error {
+			w := e.Out
+			if dryRun {
+				w = e.Err
+			}
+			fmt.Fprintf(w, "%s: left MCP server %q: claude install here has no record of adding it (committed, written by hand, or installed by an older strata); delete it by hand to remove it\n", hooks.MCPPath, hooks.MCPServer)
+			if dryRun {
+				return nil
+			}
+			return notes.save(hooks.MCPPath, nil)
+		}, nil
 	case dryRun:
 		return func() error {
 			fmt.Fprintf(e.Err, "%s: %s MCP server %q (dry run)\n", hooks.MCPPath, would, hooks.MCPServer)

@@ -62,8 +62,9 @@ recorded with source record.
 
 install --mcp also registers "strata mcp" as the project's MCP server
 "strata" in .mcp.json, as 'claude mcp add --scope project' writes it,
-keeping every other key; uninstall --mcp removes that server again (and
-mcpServers when install created it).`,
+keeping every other key; uninstall --mcp removes that server again when
+this clone's install added it (and mcpServers when install created it),
+and names one it did not add, which stays.`,
 		Subcommands: []*cli.Command{
 			sub("install", "merge strata's SessionStart and PostToolUse hooks into .claude/settings.json", false),
 			sub("uninstall", "remove strata's hooks from .claude/settings.json", true),
