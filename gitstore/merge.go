@@ -465,13 +465,17 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 			if b.IsZero() {
 				// both sides made the path since the base (or there is none:
 				// a clone's first sync): a side whose version is git's checkout
-				// of one the other side recorded and moved on from made nothing
-				if s.movedOn(oursTimes, theirsTimes, p, oh) {
+				// of one the other side recorded and moved on from made nothing.
+				// When both did (each checked out the other's), neither
+				// counts: by time, as on every machine whatever the order
+				// of syncs (attack33b F5: the first to push won)
+				oursStale, theirsStale := s.movedOn(oursTimes, theirsTimes, p, oh), s.movedOn(theirsTimes, oursTimes, p, th)
+				switch {
+				case oursStale && !theirsStale:
 					mp.Result = mp.Theirs
 					m.Paths = append(m.Paths, mp)
 					continue
-				}
-				if s.movedOn(theirsTimes, oursTimes, p, th) {
+				case theirsStale && !oursStale:
 					continue // as changed here only
 				}
 			}
