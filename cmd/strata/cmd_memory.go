@@ -158,7 +158,9 @@ func runMemoryAdd(e *env, o memoryOptions) error {
 	if layers.CleanHeading(o.Section) == "" {
 		return usagef("memory add: --section is empty")
 	}
-	if strings.ContainsAny(o.Section, "\r\n") {
+	if strings.ContainsAny(o.Section, "\r\n\u2028\u2029") {
+		// U+2028 and U+2029 too: an editor, JavaScript or an agent's
+		// context breaks the line there (attack33b F7)
 		return usagef("memory add: --section is one heading, on one line")
 	}
 	if q := state.TermSafe(o.Section); q != o.Section {
