@@ -923,6 +923,10 @@ func (r *recorder) logNotWritten() {
 			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
 			continue
 		}
+		if n.NotTaken {
+			r.log.Warn("not taken: an interrupted sync's version could not be written here; status shows it as not taken, and strata restore PATH writes it once it can be written", "path", n.Path)
+			continue
+		}
 		if n.Later {
 			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
 			continue

@@ -219,6 +219,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	if err != nil {
 		return nil, nil, err
 	}
+	refused := map[string]string{}
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if f, saved := found[w.Path]; ok && saved {
@@ -231,8 +232,14 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		written, err := e.checkout(k, w.Ours, w.Result)
 		var unreadable *state.Problem
 		if errors.As(err, &unreadable) {
-			// not a readable regular file any more: left alone, named
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head})
+			// not a readable regular file any more (or its folder a link
+			// out of the work tree): left alone, named, and the version
+			// noted as not taken, so a file absent once that is gone is
+			// no deletion (attack33b F4)
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != ""})
+			if w.Result != "" {
+				refused[w.Path] = w.Result
+			}
 			continue
 		}
 		if err != nil {
@@ -249,6 +256,11 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		// merge keeps both sides, MergeOverEdits), which the user is told
 		// of
 		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result})
+	}
+	if len(refused) > 0 {
+		if err := e.KeepNotTaken(refused); err != nil {
+			return notWritten, nil, fmt.Errorf("sync journal: %w", err)
+		}
 	}
 	if len(j.Lost) > 0 && head != j.From {
 		if err := e.KeepLosses(j.Lost); err != nil {
@@ -306,6 +318,10 @@ type NotWritten struct {
 	// Later is set when the edit was invalid: the merge is made by the
 	// record that finds the file fixed (MergeOverEdits).
 	Later bool
+	// NotTaken is set when the file could not be written (not a regular
+	// file, its folder a link out of the work tree): the merged version is
+	// noted as not taken (KeepNotTaken), so its absence is no deletion.
+	NotTaken bool
 }
 
 // TakeNotWritten returns the writes left undone by the journals this

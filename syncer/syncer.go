@@ -65,9 +65,14 @@ type Report struct {
 	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems   state.Problems     `json:"problems,omitempty"`
-	Pushed     bool               `json:"pushed"`
-	Retried    bool               `json:"retried"`
-	DryRun     bool               `json:"dry_run,omitempty"`
+	// NotTaken lists the versions this sync's merge took into the shared
+	// state without writing them here, and why: private here, or refused
+	// when written (a symbolic link or a folder in the way). Each is noted
+	// (engine.KeepNotTaken), so the missing file is no deletion.
+	NotTaken []NotTaken `json:"not_taken"`
+	Pushed   bool       `json:"pushed"`
+	Retried  bool       `json:"retried"`
+	DryRun   bool       `json:"dry_run,omitempty"`
 	// Home is the sync of the home ref (sync --home), with Shown mapping its
 	// tree name to the auto-memory file's "~/..." path.
 	Home  *Report           `json:"home,omitempty"`
@@ -85,6 +90,20 @@ type Report struct {
 	invalid map[string]bool
 }
 
+// NotTaken is a version a sync took into the shared state but did not write
+// in this work tree: Why is "private here: REASON" for a path this machine
+// does not keep, "not written here: PROBLEM" for one its write refused.
+type NotTaken struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// Why not-taken versions are not here, as the report's NotTaken says.
+const (
+	WhyPrivate    = "private here: "
+	WhyNotWritten = "not written here: "
+)
+
 // problem adds problems to the report, each once: a kept file that is a
 // symbolic link is refused by the scan for unrecorded edits and again when
 // the merge would write it, in the same words.
@@ -94,6 +113,13 @@ func (rep *Report) problem(ps ...state.Problem) {
 			rep.Problems = append(rep.Problems, p)
 		}
 	}
+}
+
+// notTaken adds a version not taken here to the report, once per path (a
+// retry's merge says it again).
+func (rep *Report) notTaken(path, why string) {
+	rep.NotTaken = slices.DeleteFunc(rep.NotTaken, func(n NotTaken) bool { return n.Path == path })
+	rep.NotTaken = append(rep.NotTaken, NotTaken{Path: path, Why: why})
 }
 
 // wrote adds a file the merge wrote (or, dry, would write) to Written, and
@@ -150,7 +176,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	}
 	defer release()
 	rep := &Report{Remote: remote.Name, Tracking: remote.Ref, DryRun: o.DryRun,
-		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, MergedAgain: []string{}, MergeLater: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}}
+		Recorded: []string{}, Written: []string{}, Deleted: []string{}, Skipped: []string{}, MergedAgain: []string{}, MergeLater: []string{}, Decisions: []engine.MergePath{}, Lost: []engine.Lost{}, NotTaken: []NotTaken{}}
 	defer func() {
 		if len(rep.recovered) > 0 {
 			rep.Lost = append(rep.Lost, rep.recovered...)
@@ -343,6 +369,10 @@ func holdAndRecover(eng *engine.Engine, rep *Report) (release func(), err error)
 			}
 			continue
 		}
+		if n.NotTaken { // refused, and noted: no edit to merge again
+			rep.notTaken(n.Path, WhyNotWritten+"refused after an interrupted sync")
+			continue
+		}
 		if !slices.Contains(rep.Skipped, n.Path) {
 			rep.Skipped = append(rep.Skipped, n.Path)
 		}
@@ -487,6 +517,14 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		held := map[string]string{}
 		for _, p := range m.Paths {
 			_, kept := eng.Config().Classify(p.Path)
+			if !kept && p.Changed() && p.Result != "" {
+				if why := eng.Config().Private(p.Path); why != "" {
+					// said, so the user knows why the file is not here
+					// (attack33b F6: a folder linked to an ignored one
+					// left every received file out, with no word)
+					rep.notTaken(p.Path, WhyPrivate+why)
+				}
+			}
 			if p.NotTaken || !kept && p.Changed() && p.Result != "" {
 				// a version this work tree does not take: refused here, or
 				// at a path this machine does not keep (private here, no
@@ -873,13 +911,29 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 	w := eng.Checkouts()
 	defer w.Abort()
 	w.Expect(files)
+	// The versions the ref now holds that the work tree refused: noted as
+	// not taken (engine.KeepNotTaken), or, once the obstacle is gone, the
+	// missing file was a deletion the next record pushed to every machine
+	// (attack33b F4: .claude a link out of the repository, or a folder at
+	// each name, at a clone's first sync).
+	unwritten := map[string]string{}
+	refused := func(p engine.MergePath, why state.Problem) {
+		rep.problem(why)
+		if p.Result != "" {
+			unwritten[p.Path] = p.Result
+			rep.notTaken(p.Path, WhyNotWritten+why.Message)
+		}
+	}
 	for _, c := range changes {
 		k, p := c.k, c.p
 		written, err := w.Add(k, p.Ours, p.Result, p.Content)
 		var unwritable *state.Problem
+		var refusedPath *engine.PathError
 		switch {
 		case errors.As(err, &unwritable): // a name too long, a symlink or pipe in the way: said as it is
-			rep.problem(*unwritable)
+			refused(p, *unwritable)
+		case errors.As(err, &refusedPath) && refusedPath.IO: // not a regular file at the name
+			refused(p, state.Problem{Path: p.Path, Message: refusedPath.Reason})
 		case err != nil:
 			return err
 		case written:
@@ -900,7 +954,21 @@ func writeTree(eng *engine.Engine, m *engine.Merge, rep *Report) error {
 		for _, c := range changes {
 			if c.p.Path == p {
 				rep.mergeOver = append(rep.mergeOver, engine.NotWritten{Path: p, Ours: c.p.Ours, Result: c.p.Result})
+				if c.p.Ours == "" && c.p.Result != "" {
+					// a file to create whose name was taken, or whose folder
+					// was swapped, meanwhile: a file there is recorded as an
+					// edit over the version (the note counts only while the
+					// file is absent); none there is not a deletion
+					unwritten[p] = c.p.Result
+				}
 			}
+		}
+	}
+	// the journal, removed only after this, still owes the writes: a crash
+	// before the note is kept completes them, or notes them (RecoverWrites)
+	if len(unwritten) > 0 {
+		if err := eng.KeepNotTaken(unwritten); err != nil {
+			return err
 		}
 	}
 	sort.Strings(rep.Written)

@@ -150,6 +150,10 @@ func printNotWritten(e *env, eng *engine.Engine) {
 			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version (%s)\n",
 				state.ShownPath(n.Path), state.ShortID(n.Merged))
 			continue
+		case n.NotTaken:
+			fmt.Fprintf(e.Err, "strata: not taken %s: an interrupted sync's version could not be written here (the line below says why); status shows it as not taken, and strata restore %s writes it once it can be written\n",
+				state.ShownPath(n.Path), state.ShellWord(n.Path))
+			continue
 		case n.Later:
 			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version (see it: strata show %s --rev %s)\n",
 				state.ShownPath(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))

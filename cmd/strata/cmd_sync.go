@@ -213,12 +213,44 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		}
 	}
 	printLost(e, r.Lost)
+	printNotTaken(e, r.NotTaken, name)
 	for i, p := range r.Problems {
 		if i == maxReportLines {
 			fmt.Fprintf(e.Err, "and %d more problems (strata sync --json lists them all)\n", len(r.Problems)-i)
 			break
 		}
 		fmt.Fprintln(e.Err, p.Error())
+	}
+}
+
+// printNotTaken says, in one line per reason, how many versions the merge
+// took into the shared state without writing them here, and why, so that a
+// clone whose .claude stays empty is told (attack33b F6): `not taken N
+// files (PATH, …): private here: WHY; …`.
+func printNotTaken(e *env, nt []syncer.NotTaken, name func(string) string) {
+	var whys []string
+	paths := map[string][]string{}
+	for _, n := range nt {
+		why := n.Why
+		if strings.HasPrefix(why, syncer.WhyNotWritten) {
+			why = "not written here (the lines on stderr say why)"
+		}
+		if _, ok := paths[why]; !ok {
+			whys = append(whys, why)
+		}
+		paths[why] = append(paths[why], n.Path)
+	}
+	for _, why := range whys {
+		ps := paths[why]
+		what := name(ps[0])
+		if len(ps) > 1 {
+			what = fmt.Sprintf("%d files (%s and %d more)", len(ps), name(ps[0]), len(ps)-1)
+		}
+		then := "status shows each as not taken, and strata restore PATH writes it once it can be written"
+		if strings.HasPrefix(why, syncer.WhyPrivate) {
+			then = "kept in the shared state and not written here; once the path is kept here, status shows it as not taken, and strata restore PATH writes it"
+		}
+		fmt.Fprintf(e.Out, "not taken %s: %s; %s\n", what, state.TermSafe(why), then)
 	}
 }
 
