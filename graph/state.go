@@ -63,6 +63,29 @@ func WithRepo(e Entity, repo string) Entity {
 	return e
 }
 
+// Tie is the repository the entity e, one strata keeps, names as the one
+// whose L1 it mirrors: the value of its last "repo:" observation (has),
+// and whether nothing strata owns follows that observation (last). The
+// memory server's add_observations appends, so a "phase: …" or
+// "context: …" after it was written by whatever writer came after the
+// strata that wrote the repo: line — in a shared graph file, possibly
+// another project's agent (attack33b F3): the entity is then nobody's
+// for certain. Observations strata does not own (an agent's notes) do not
+// count.
+func Tie(e Entity) (repo string, has, last bool) {
+	last = true
+	for i := len(e.Observations) - 1; i >= 0; i-- {
+		o := e.Observations[i]
+		if v, ok := strings.CutPrefix(o, RepoKey+": "); ok {
+			return v, true, last
+		}
+		if owns(e.Name, o) {
+			last = false
+		}
+	}
+	return "", false, false
+}
+
 // owns reports whether an observation of the entity named name is one
 // strata writes: "key: …" with a key of the entity's catalogue (for
 // workflow-state: type, phase, phase_index, status, started, context,

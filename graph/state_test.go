@@ -60,3 +60,29 @@ func TestLongValueCut(t *testing.T) {
 		t.Errorf("Changes = %.300v, want context: new", got)
 	}
 }
+
+// Tie names the repository of an entity's last repo: observation, and
+// says whether an observation strata owns follows it (the memory server's
+// add_observations appends: attack33b F3); an agent's own note does not.
+func TestTie(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		obs       []string
+		repo      string
+		has, last bool
+	}{
+		{"none", []string{"phase: plan"}, "", false, false},
+		{"last", []string{"phase: plan", "repo: /a"}, "/a", true, true},
+		{"note after", []string{"phase: plan", "repo: /a", "a note of the agent"}, "/a", true, true},
+		{"appended", []string{"phase: plan", "repo: /a", "context: B's"}, "/a", true, false},
+		{"appended updated", []string{"repo: /a", "updated: 2026-11-28T00:00:00Z"}, "/a", true, false},
+		{"last of two", []string{"repo: /b", "phase: plan", "repo: /a"}, "/a", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, has, last := Tie(Entity{Name: EntityWorkflowState, Observations: tc.obs})
+			if repo != tc.repo || has != tc.has || last != tc.last {
+				t.Errorf("Tie(%q) = %q, %v, %v; want %q, %v, %v", tc.obs, repo, has, last, tc.repo, tc.has, tc.last)
+			}
+		})
+	}
+}

@@ -58,12 +58,18 @@ var DefaultGraph Graph = MCPGraph{}
 // repoOf is the repository strata ties its entities to in the graph file
 // of k (graph.RepoKey): for a graph file outside the work tree — a "~/"
 // path, which every project's memory server and strata may share — the
-// real path of the work tree's top; "" for one inside the work tree,
-// which is this repository's alone.
+// real path of the work tree's top (realTop); "" for one inside the work
+// tree, which is this repository's alone.
 func repoOf(eng *engine.Engine, k config.Kept) string {
 	if !strings.HasPrefix(k.Path, "~/") {
 		return ""
 	}
+	return realTop(eng)
+}
+
+// realTop is the real path of the work tree's top: what this repository's
+// repo: observations name.
+func realTop(eng *engine.Engine) string {
 	if real, err := filepath.EvalSymlinks(eng.Root()); err == nil {
 		return real
 	}
@@ -71,19 +77,24 @@ func repoOf(eng *engine.Engine, k config.Kept) string {
 }
 
 // ownEntity reports whether e, an entity of the graph file whose
-// repository is repo (repoOf), is this repository's: always in a graph
-// file inside the work tree; in a shared one, when its last repo:
-// observation names repo. Else why says whose it is.
-func ownEntity(e Entity, repo string) (ok bool, why string) {
-	if repo == "" {
-		return true, ""
-	}
-	v, has := e.Value(graph.RepoKey)
+// repository is repo (repoOf), is this repository's. In a shared graph
+// file (repo not ""), when its last repo: observation names repo and no
+// observation strata owns follows it: one appended after it (the memory
+// server's add_observations, for whichever project's agent called it) may
+// be another project's state (attack33b F3), so the entity is then not
+// read as this repository's. Always in a graph file inside the work tree.
+// Else why says whose it is.
+func ownEntity(e Entity, repo, top string) (ok bool, why string) {
+	v, has, last := graph.Tie(e)
 	switch {
+	case repo == "":
+		return true, ""
 	case !has:
 		return false, "no " + graph.RepoKey + ": observation"
 	case v != repo:
 		return false, graph.RepoKey + ": " + state.TermSafe(v)
+	case !last:
+		return false, "observations of strata's keys follow its " + graph.RepoKey + ": line, appended by another writer, possibly another project's agent"
 	}
 	return true, ""
 }

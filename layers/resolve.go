@@ -103,6 +103,7 @@ type resolver struct {
 	graphLog  []state.Entry
 	l3Off     string          // why L3 is not used this run (conflict.LayerTime.Unavailable); "" when it is
 	repo      string          // what a shared graph's entities must name to be this repository's (repoOf)
+	top       string          // the work tree's real top (realTop): what no entity of an in-tree graph may name another than
 	othered   map[string]bool // the items whose L3 entity was said to be another repository's
 	warnedL3  bool
 	l3Failure error
@@ -137,7 +138,7 @@ func (r *resolver) loadGraph() error {
 	k, ok := cfg.Classify(cfg.Graph)
 	switch why := cfg.Private(cfg.Graph); {
 	case ok:
-		r.graphK, r.repo = k, repoOf(r.eng, k)
+		r.graphK, r.repo, r.top = k, repoOf(r.eng, k), realTop(r.eng)
 	case why == config.WhyOutside:
 		r.l3Off = why
 		r.l3Failure = fmt.Errorf("%w: %s", graph.ErrUnavailable, outsideWhy(cfg.Graph))
@@ -258,7 +259,7 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 	if r.g != nil {
 		var ok bool
 		if ent, ok = r.g.Entity(graph.EntityName(class)); ok {
-			if ok, other = ownEntity(ent, r.repo); !ok {
+			if ok, other = ownEntity(ent, r.repo, r.top); !ok {
 				// a shared graph's entity of another project (attack33
 				// H2): never L1's authority here, and missing for the
 				// decision, so L1's state is upserted over it

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-dev/strata/graph"
 	"github.com/strata-dev/strata/phase"
 	"github.com/strata-dev/strata/state"
 )
@@ -167,7 +168,7 @@ func (a *Agent) report(v view, now time.Time) *Report {
 		r.Layers.L3 = true
 		obs := graphObservations(data, "workflow-state")
 		k, _ := cfg.Classify(cfg.Graph)
-		if own, _ := ownEntity(Entity{Observations: obs}, repoOf(a.Eng, k)); own {
+		if own, _ := ownEntity(Entity{Name: graph.EntityWorkflowState, Observations: obs}, repoOf(a.Eng, k), realTop(a.Eng)); own {
 			r.L3 = cutAll(obs) // (a shared graph's entity of another project is not quoted: attack33 H2)
 		}
 	}
