@@ -546,6 +546,67 @@ func NeverKept(why string) bool {
 // written.
 const WhyOutside = "outside the work tree and the home directory"
 
+// WhyInRepo is why the graph file under the home directory is neither
+// kept, read nor written when it lies inside another git repository: a
+// folder on the way from it up to the home directory (not included) holds
+// a .git entry (file or directory: a work tree, dir its top) or is itself a
+// git directory (gitDir). That repository's strata would record what this
+// one writes there, and push it (attack33b F1: $MEMORY_FILE_PATH=
+// ~/projB/.claude/memory.jsonl while working in project A). The home
+// directory itself is not asked: a repository there (dotfiles) holds
+// every home file, and whether it keeps one is its owner's choice, as for
+// any file under it.
+func WhyInRepo(dir string, gitDir bool) string {
+	if gitDir {
+		return whyInRepoGitDir + state.TermSafe(dir) + ")"
+	}
+	return whyInRepo + state.TermSafe(dir) + ")"
+}
+
+const (
+	whyInRepo       = "inside another repository's work tree ("
+	whyInRepoGitDir = "inside another repository's git directory ("
+)
+
+// InOtherRepo reports whether why, a reason Private gives, is WhyInRepo's.
+func InOtherRepo(why string) bool {
+	return strings.HasPrefix(why, whyInRepo) || strings.HasPrefix(why, whyInRepoGitDir)
+}
+
+// inOtherRepo is WhyInRepo for the home file rel ("~/…") when it lies
+// inside another repository, else "". Only folders that exist are asked.
+func (c *Config) inOtherRepo(rel string) string {
+	home := filepath.Clean(c.Home)
+	shown := func(d string) string {
+		r, _ := filepath.Rel(home, d)
+		return "~/" + filepath.ToSlash(r)
+	}
+	for d := filepath.Dir(c.Abs(rel)); strings.HasPrefix(d, home+string(filepath.Separator)); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return WhyInRepo(shown(d), false)
+		}
+		if isGitDir(d) {
+			return WhyInRepo(shown(d), true)
+		}
+	}
+	return ""
+}
+
+// isGitDir reports whether dir looks like a git directory, as git asks:
+// a HEAD file, and objects and refs folders.
+func isGitDir(dir string) bool {
+	head, err := os.Lstat(filepath.Join(dir, "HEAD"))
+	if err != nil || !head.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
 // Why a path that matches a rule is not kept.
 const (
 	whyNot       = "no rule"
@@ -729,6 +790,11 @@ func (c *Config) judge(rel string) (Kept, string) {
 			named = r.Glob == rel
 		}
 		if strings.HasPrefix(rel, "~/") {
+			if rel == c.Graph {
+				if why := c.inOtherRepo(rel); why != "" {
+					return Kept{}, why
+				}
+			}
 			return k, ""
 		}
 		return k, c.privacy(rel, named, c.layerNamedOnly(rel))
@@ -1104,7 +1170,7 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	}
 	visit(c.Root, ".")
 	for _, extra := range []string{c.L2(), c.Graph} {
-		if strings.HasPrefix(extra, "~/") {
+		if strings.HasPrefix(extra, "~/") && !InOtherRepo(c.Private(extra)) {
 			if _, err := os.Lstat(c.Abs(extra)); err == nil {
 				out = append(out, extra)
 			}

@@ -82,12 +82,17 @@ func realTop(eng *engine.Engine) string {
 // observation strata owns follows it: one appended after it (the memory
 // server's add_observations, for whichever project's agent called it) may
 // be another project's state (attack33b F3), so the entity is then not
-// read as this repository's. Always in a graph file inside the work tree.
-// Else why says whose it is.
+// read as this repository's. In a graph file inside the work tree, unless
+// its last repo: names another work tree than top (this one's real top):
+// another repository's strata wrote it there (attack33b F1). Else why says
+// whose it is.
 func ownEntity(e Entity, repo, top string) (ok bool, why string) {
 	v, has, last := graph.Tie(e)
 	switch {
 	case repo == "":
+		if has && v != top {
+			return false, graph.RepoKey + ": " + state.TermSafe(v)
+		}
 		return true, ""
 	case !has:
 		return false, "no " + graph.RepoKey + ": observation"

@@ -723,9 +723,9 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil
 	}
 	k, ok := a.Eng.Config().Classify(a.Eng.Config().Graph)
-	if !ok && a.Eng.Config().Private(a.Eng.Config().Graph) == config.WhyOutside {
+	if why := a.Eng.Config().Private(a.Eng.Config().Graph); !ok && (why == config.WhyOutside || config.InOtherRepo(why)) {
 		if !a.degraded {
-			a.Warn(fmt.Sprintf("%s (%s)", DegradedWarning, outsideWhy(a.Eng.Config().Graph)))
+			a.Warn(fmt.Sprintf("%s (%s)", DegradedWarning, offWhy(a.Eng.Config().Graph, why)))
 		}
 		a.degraded = true
 		return nil, nil
@@ -799,6 +799,17 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 		return nil, nil
 	}
 	return a.Eng.Record([]config.Kept{k}, state.SourceResolve)
+}
+
+// offWhy is why the graph file at path is neither read nor written, for
+// why, a reason config's Private gives that makes L3 unavailable:
+// config.WhyOutside (outsideWhy), or config.WhyInRepo — a home file inside
+// another repository (attack33b F1).
+func offWhy(path, why string) string {
+	if config.InOtherRepo(why) {
+		return fmt.Sprintf("%s: %s; strata writes no graph file another repository holds", state.TermSafe(path), why)
+	}
+	return outsideWhy(path)
 }
 
 // outsideWhy is why the graph file at path, outside the work tree and the

@@ -139,9 +139,9 @@ func (r *resolver) loadGraph() error {
 	switch why := cfg.Private(cfg.Graph); {
 	case ok:
 		r.graphK, r.repo, r.top = k, repoOf(r.eng, k), realTop(r.eng)
-	case why == config.WhyOutside:
+	case why == config.WhyOutside || config.InOtherRepo(why):
 		r.l3Off = why
-		r.l3Failure = fmt.Errorf("%w: %s", graph.ErrUnavailable, outsideWhy(cfg.Graph))
+		r.l3Failure = fmt.Errorf("%w: %s", graph.ErrUnavailable, offWhy(cfg.Graph, why))
 		return nil
 	default:
 		r.l3Off = "not kept (no rule keeps it)"
