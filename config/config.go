@@ -440,20 +440,71 @@ func (c *Config) findMemory() string {
 }
 
 // relOf turns an absolute or relative file name into a kept path: repo-relative
-// when inside the work tree, "~/..." when under the home directory.
+// when inside the work tree, "~/..." when under the home directory. The
+// work tree comes first, and is found through symbolic links too: the
+// nearest folder of name that exists and is the work tree's top (or the
+// home directory) as the file system resolves it decides, so a name under
+// a home directory that is a link ($HOME=/home/u, /home a link to
+// var/home, as on Fedora Silverblue), naming a file of a work tree
+// whose real top is /var/home/u/proj, is that tree's file, not "~/proj/…"
+// (attack33b F2: the tree's own graph became a shared home graph, given a
+// repo: line and no longer recorded). What lies below that folder is
+// taken as named, as any path of the work tree is.
 func (c *Config) relOf(name string) string {
 	if !filepath.IsAbs(name) {
 		return filepath.ToSlash(filepath.Clean(name))
 	}
-	if r, err := filepath.Rel(c.Root, name); err == nil && !strings.HasPrefix(r, "..") {
-		return filepath.ToSlash(r)
+	name = filepath.Clean(name)
+	if r, ok := below(c.Root, name); ok {
+		return r
+	}
+	if r, ok := c.belowReal(name); ok {
+		return r
 	}
 	if c.Home != "" {
-		if r, err := filepath.Rel(c.Home, name); err == nil && !strings.HasPrefix(r, "..") {
-			return "~/" + filepath.ToSlash(r)
+		if r, ok := below(c.Home, name); ok {
+			return "~/" + r
 		}
 	}
 	return filepath.ToSlash(name) // absolute and outside both: Classify refuses it
+}
+
+// below is name relative to dir, slash-separated, when it lies below dir
+// by name.
+func below(dir, name string) (string, bool) {
+	r, err := filepath.Rel(dir, name)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
+
+// belowReal is relOf's answer for name by what its folders are: the
+// nearest of them that exists and is the work tree's top, or the home
+// directory ("~/…"), as os.SameFile says after following links.
+func (c *Config) belowReal(name string) (string, bool) {
+	root, err := os.Stat(c.Root)
+	if err != nil {
+		return "", false
+	}
+	var home fs.FileInfo
+	if c.Home != "" {
+		home, _ = os.Stat(c.Home)
+	}
+	for d := filepath.Dir(name); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			r, _ := below(d, name)
+			switch {
+			case os.SameFile(fi, root):
+				return r, true
+			case home != nil && os.SameFile(fi, home):
+				return "~/" + r, true
+			}
+		}
+		if d == filepath.Dir(d) {
+			return "", false
+		}
+	}
 }
 
 // Abs is the file-system name of a kept path.

@@ -204,6 +204,36 @@ func TestGraphFromEnv(t *testing.T) {
 	assert.True(t, c.WatchDir("kg"))
 }
 
+// $HOME is a symbolic link (Fedora Silverblue: /home -> var/home) and the
+// work tree's real top is under where it leads: a name through $HOME of a
+// file of the work tree is that tree's file, not a "~/" file (attack33b
+// F2: the tree's own graph became a shared home graph), a folder not made
+// yet included; a home file named by its real path is a home file.
+func TestRelThroughLinkedHome(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(tmp, "var", "home")
+	root := filepath.Join(real, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".claude"), 0o755))
+	home := filepath.Join(tmp, "home")
+	require.NoError(t, os.Symlink(filepath.Join("var", "home"), home))
+	t.Setenv("HOME", home)
+
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(home, "proj", ".claude", "memory.jsonl"))
+	c, err := Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, ".claude/memory.jsonl", c.Graph)
+	k, ok := c.Classify(c.Graph)
+	assert.True(t, ok)
+	assert.Equal(t, state.ClassGraph, k.Class)
+
+	assert.Equal(t, "kg/memory.jsonl", c.Rel(root, filepath.Join(home, "proj", "kg", "memory.jsonl")))
+	assert.Equal(t, ".claude/workflow-state.json", c.Rel(root, filepath.Join(home, "proj", ".claude", "workflow-state.json")))
+	assert.Equal(t, "~/.mem/memory.jsonl", c.Rel(root, filepath.Join(home, ".mem", "memory.jsonl")))
+	assert.Equal(t, "~/.mem/memory.jsonl", c.Rel(root, filepath.Join(real, ".mem", "memory.jsonl")))
+	assert.Equal(t, filepath.ToSlash(filepath.Join(tmp, "elsewhere", "g.jsonl")), c.Rel(root, filepath.Join(tmp, "elsewhere", "g.jsonl")))
+}
+
 // A graph file named by $MEMORY_FILE_PATH with a control character is not
 // kept either: the environment is not checked at load.
 func TestGraphFromEnvControl(t *testing.T) {
