@@ -331,14 +331,7 @@ func (e *Engine) realFolder(dir string) (realFolder, bool) {
 	rd, err := e.realDir(e.cfg.Abs(dir))
 	if err != nil {
 		if e.notThere(dir) && e.namedHere(path.Dir(dir)) {
-			e.realMu.Lock()
-			if e.realGen == gen {
-				if e.absent == nil {
-					e.absent = map[string]bool{}
-				}
-				e.absent[dir] = true
-			}
-			e.realMu.Unlock()
+			remember(e, gen, &e.absent, dir, true)
 		}
 		return realFolder{}, false
 	}
@@ -349,15 +342,22 @@ func (e *Engine) realFolder(dir string) (realFolder, bool) {
 	r, err := filepath.Rel(root, rd)
 	f = realFolder{rel: filepath.ToSlash(r)}
 	f.inside = err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
-	e.realMu.Lock()
-	if e.realGen == gen {
-		if e.realRels == nil {
-			e.realRels = map[string]realFolder{}
-		}
-		e.realRels[dir] = f
-	}
-	e.realMu.Unlock()
+	remember(e, gen, &e.realRels, dir, f)
 	return f, f.inside
+}
+
+// remember sets (*m)[k] to v under realMu, unless the engine forgot since
+// gen (an answer begun before a forget is not kept).
+func remember[T any](e *Engine, gen uint64, m *map[string]T, k string, v T) {
+	e.realMu.Lock()
+	defer e.realMu.Unlock()
+	if e.realGen != gen {
+		return
+	}
+	if *m == nil {
+		*m = map[string]T{}
+	}
+	(*m)[k] = v
 }
 
 // notThere reports whether the repo-relative folder dir has no entry: lstat finds
