@@ -360,6 +360,9 @@ func markRemoved(outs []Outcome, remove []config.Kept) {
 // restore or an init is one event). Invalid files are quarantined together,
 // before it.
 func (e *Engine) recordTogether(paths []config.Kept, src state.Source) ([]Outcome, error) {
+	if err := e.voidNotTaken(paths); err != nil {
+		return nil, err
+	}
 	_, files, err := e.recorded()
 	if err != nil {
 		return nil, err

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -43,10 +45,50 @@ func (e *Engine) notTakenPath() string {
 }
 
 // NotTaken returns the versions syncs kept in the state ref but did not
-// write to this work tree, path to blob; a missing or damaged note is
-// empty (a damaged note only forgets: the next record may then read such
-// a file as deleted, as before the note existed).
+// write to this work tree, path to blob, for the files still absent: a
+// file there now (strata restore wrote it, the user copied it back) is no
+// longer "not taken" (attack33c C1: the note outlived the file, so a later
+// deletion of it was hidden, and a sync took the present file for absent
+// and wrote the other machine's next version over nothing, then recorded
+// the old one back over it). A missing or damaged note is empty (a damaged
+// note only forgets: the next record may then read such a file as
+// deleted, as before the note existed).
 func (e *Engine) NotTaken() map[string]string {
+	nt := e.notTakenNoted()
+	for p := range nt {
+		if _, err := os.Lstat(e.cfg.Abs(p)); !errors.Is(err, fs.ErrNotExist) {
+			delete(nt, p)
+		}
+	}
+	return nt
+}
+
+// voidNotTaken takes out of the note the paths of paths whose file is
+// there: once present, a file's later absence is a deletion like any other.
+// Record calls it, so the note never outlives the file strata saw.
+func (e *Engine) voidNotTaken(paths []config.Kept) error {
+	noted := e.notTakenNoted()
+	if len(noted) == 0 {
+		return nil
+	}
+	changed := false
+	for _, k := range paths {
+		if _, ok := noted[k.Path]; !ok {
+			continue
+		}
+		if _, err := os.Lstat(e.cfg.Abs(k.Path)); !errors.Is(err, fs.ErrNotExist) {
+			delete(noted, k.Path)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return e.writeNote(e.notTakenPath(), len(noted) == 0, notTakenFile{Paths: noted}, notTakenMeans)
+}
+
+// notTakenNoted is the note as written, whether the files are there or not.
+func (e *Engine) notTakenNoted() map[string]string {
 	data, err := state.ReadRegular(e.notTakenPath(), 0, true)
 	if err != nil {
 		return map[string]string{}

@@ -130,6 +130,9 @@ func (e *Engine) readyToRecord() (release func(), err error) {
 // recordHeld is record for a caller that holds the write-phase lock and
 // has completed any sync journal (RecoverWrites, recording a leftover).
 func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
+	if err := e.voidNotTaken(paths); err != nil {
+		return nil, err
+	}
 	head, files, err := e.recorded()
 	if err != nil {
 		return nil, err
