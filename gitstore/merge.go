@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,8 +51,8 @@ type MergePath struct {
 	// TheirsHead is, when the remote side's changes since the merge base
 	// include a version recorded as the one the recording machine's
 	// checked-out commit held (a Strata-Head trailer: a version git put in
-	// that work tree, or the one committed; a deletion git made), that
-	// commit.
+	// that work tree, or the one committed; a deletion git made) that
+	// replaced this side's version (checkoutOver), that commit.
 	TheirsHead string `json:"-"`
 	// ReplacesEdit, set by the sync's check, says the merge takes the
 	// remote's version of a path (TheirsHead set) over a local version
@@ -840,7 +841,8 @@ func stamps(side []commitInfo, now time.Time) map[plumbing.Hash]conflict.Stamp {
 }
 
 // markAtHead sets TheirsHead on each path the remote changed whose
-// remote-only history holds a version recorded with a Strata-Head trailer. The commits' trailers
+// remote-only history holds a version recorded with a Strata-Head trailer
+// that replaced the local version (checkoutOver). The commits' trailers
 // are parsed once (already, when a path was decided by time), and only when
 // a message has such a line; no tree is looked up otherwise.
 func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Hash, now time.Time, vt **versionTimes) {
@@ -870,17 +872,49 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 		if p.Theirs == p.Base {
 			continue
 		}
-		head, by := (*vt).atHeadBy(p.Path)
-		if head != "" && p.Ours != "" && s.heldAfter(side, by, p.Path, p.Ours) {
-			// the side took this machine's version after its checkout (a
-			// sync's merge there) and moved on from it: what replaces the
-			// local version was built on it, not on the checkout (attack33
-			// M2: a clone's first sync, then its agent's next step, named
-			// the first machine's version lost after a checkout)
-			head = ""
-		}
-		p.TheirsHead = head
+		p.TheirsHead = s.checkoutOver(side, *vt, *p)
 	}
+}
+
+// checkoutOver returns the Strata-Head commit of the newest version of
+// p's path the side recorded with one that replaced this side's version
+// p.Ours, or "":
+//   - a record after which the side took p.Ours again (a sync's merge
+//     there) and moved on from it does not count: what replaces the local
+//     version was built on it, not on the checkout (attack33 M2: a clone's
+//     first sync, then its agent's next step, named the first machine's
+//     version lost after a checkout);
+//   - when the side's history holds p.Ours (it is the merge base's, or a
+//     commit of the side's holds it: a version this machine took from
+//     elsewhere, or one the other machine took from here), only a record
+//     made over p.Ours counts, its parent holding it: a checkout that
+//     replaced some other version (a clone's first record, with no parent)
+//     did not replace this one, and the side's own steps that moved on
+//     from p.Ours are no loss (attack33c C5: a clone that edited nothing
+//     was told its version, the first machine's older step, was lost after
+//     a third machine's checkout; C4: a version named lost twice).
+//
+// A local version the side never held (an edit here) is replaced by the
+// side's newest checkout, as its changes since the merge base include it.
+func (s *Store) checkoutOver(side []commitInfo, vt *versionTimes, p MergePath) string {
+	if p.Ours == "" || vt.atHead(p.Path) == "" {
+		return vt.atHead(p.Path)
+	}
+	ours := plumbing.NewHash(p.Ours)
+	known := p.Ours == p.Base || slices.ContainsFunc(side, func(ci commitInfo) bool {
+		e, err := s.lookup(ci.tree, p.Path)
+		return err == nil && !e.IsDir() && e.Hash == ours
+	})
+	for _, ci := range vt.byPath[p.Path] {
+		if ci.atHead == "" || s.heldAfter(side, ci.hash, p.Path, p.Ours) {
+			continue
+		}
+		if known && (len(ci.parents) == 0 || !s.holds(ci.parents[0], p.Path, ours)) {
+			continue
+		}
+		return ci.atHead
+	}
+	return ""
 }
 
 // heldAfter reports whether a commit of side built on by (by itself
@@ -916,20 +950,19 @@ func (s *Store) heldAfter(side []commitInfo, by plumbing.Hash, path, ours string
 	return false
 }
 
-// atHeadBy returns the Strata-Head commit of the newest version of path
+// atHead returns the Strata-Head commit of the newest version of path
 // the side recorded with one (not in a merge): a version git put in that
 // work tree, or a deletion git made there, since the merge base. It need
 // not be the side's last version: an edit made on top of a stash there is
 // built on what the stash put back, and what it lacks of this side's work
 // it lacks because of the stash.
-// by is the commit that recorded that version.
-func (vt *versionTimes) atHeadBy(path string) (head string, by plumbing.Hash) {
+func (vt *versionTimes) atHead(path string) string {
 	for _, ci := range vt.byPath[path] {
 		if ci.atHead != "" {
-			return ci.atHead, ci.hash
+			return ci.atHead
 		}
 	}
-	return "", plumbing.ZeroHash
+	return ""
 }
 
 // movedOn reports whether blob, one side's version of path, is a version

@@ -674,7 +674,16 @@ func losses(m *engine.Merge) []engine.Lost {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
+	// one line a lost version: a merge elsewhere may name what this merge
+	// replaces too (attack33c C4), and the first reason found stands
+	type key struct{ path, rev string }
+	seen := map[key]bool{}
+	return slices.DeleteFunc(out, func(l engine.Lost) bool {
+		k := key{l.Path, l.Rev}
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 }
 
 // lostLocal reports whether a path's local version lost in this merge:
