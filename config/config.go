@@ -441,15 +441,13 @@ func (c *Config) findMemory() string {
 
 // relOf turns an absolute or relative file name into a kept path: repo-relative
 // when inside the work tree, "~/..." when under the home directory. The
-// work tree comes first, and is found through symbolic links too: the
-// nearest folder of name that exists and is the work tree's top (or the
-// home directory) as the file system resolves it decides, so a name under
-// a home directory that is a link ($HOME=/home/u, /home a link to
-// var/home, as on Fedora Silverblue), naming a file of a work tree
-// whose real top is /var/home/u/proj, is that tree's file, not "~/proj/…"
-// (attack33b F2: the tree's own graph became a shared home graph, given a
-// repo: line and no longer recorded). What lies below that folder is
-// taken as named, as any path of the work tree is.
+// work tree comes first, and is found through symbolic links too
+// (belowReal): a name under a home directory that is a link ($HOME=/home/u,
+// /home a link to var/home, as on Fedora Silverblue) naming a file of a
+// work tree whose real top is /var/home/u/proj is that tree's file, not
+// "~/proj/…" (attack33b F2), and so is a name through a link to a folder of
+// the tree (~/mem -> proj/.claude, attack33c C3): the tree's own graph
+// became a shared home graph, given a repo: line and no longer recorded.
 func (c *Config) relOf(name string) string {
 	if !filepath.IsAbs(name) {
 		return filepath.ToSlash(filepath.Clean(name))
@@ -479,11 +477,14 @@ func below(dir, name string) (string, bool) {
 	return filepath.ToSlash(r), true
 }
 
-// belowReal is relOf's answer for name by what its folders are: the
-// nearest of them that exists and is the work tree's top, or the home
-// directory ("~/…"), as os.SameFile says after following links.
+// belowReal is relOf's answer for name by what its folders are, walking up
+// from its own: the nearest that exists and, links followed, lies inside
+// the work tree makes name that folder's real path relative to the tree's
+// real top, then the rest of name as written (where the file really is, as
+// git sees it, so privacy is judged there); the nearest that is the home
+// directory makes it "~/…".
 func (c *Config) belowReal(name string) (string, bool) {
-	root, err := os.Stat(c.Root)
+	realRoot, err := filepath.EvalSymlinks(c.Root)
 	if err != nil {
 		return "", false
 	}
@@ -493,12 +494,14 @@ func (c *Config) belowReal(name string) (string, bool) {
 	}
 	for d := filepath.Dir(name); ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil {
-			r, _ := below(d, name)
-			switch {
-			case os.SameFile(fi, root):
-				return r, true
-			case home != nil && os.SameFile(fi, home):
-				return "~/" + r, true
+			rest, _ := below(d, name)
+			if real, err := filepath.EvalSymlinks(d); err == nil {
+				if top, ok := below(realRoot, real); ok {
+					return path.Join(top, rest), true
+				}
+			}
+			if home != nil && os.SameFile(fi, home) {
+				return "~/" + rest, true
 			}
 		}
 		if d == filepath.Dir(d) {

@@ -234,6 +234,36 @@ func TestRelThroughLinkedHome(t *testing.T) {
 	assert.Equal(t, filepath.ToSlash(filepath.Join(tmp, "elsewhere", "g.jsonl")), c.Rel(root, filepath.Join(tmp, "elsewhere", "g.jsonl")))
 }
 
+// A home folder that is a symbolic link to a folder of the work tree
+// (~/mine -> proj/.claude): a name through it is the tree's file at its
+// real place, not a "~/" file (attack33c C3: the tree's own graph became a
+// shared home graph, given a repo: line and no longer recorded), a file not
+// made yet included; a name through a link from outside into the tree
+// names the file where it really is.
+func TestRelThroughLinkToSubfolder(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home := filepath.Join(tmp, "home")
+	root := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".claude", "deep"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join("proj", ".claude"), filepath.Join(home, "mine")))
+	require.NoError(t, os.Symlink(filepath.Join(root, ".claude", "deep"), filepath.Join(tmp, "outside")))
+	t.Setenv("HOME", home)
+
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(home, "mine", "memory.jsonl"))
+	c, err := Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, ".claude/memory.jsonl", c.Graph)
+	k, ok := c.Classify(c.Graph)
+	assert.True(t, ok)
+	assert.Equal(t, state.ClassGraph, k.Class)
+
+	assert.Equal(t, ".claude/new/g.jsonl", c.Rel(root, filepath.Join(home, "mine", "new", "g.jsonl")))
+	assert.Equal(t, ".claude/deep/g.jsonl", c.Rel(root, filepath.Join(tmp, "outside", "g.jsonl")))
+	assert.Equal(t, "~/.mem/memory.jsonl", c.Rel(root, filepath.Join(home, ".mem", "memory.jsonl")))
+	assert.Equal(t, filepath.ToSlash(filepath.Join(tmp, "elsewhere", "g.jsonl")), c.Rel(root, filepath.Join(tmp, "elsewhere", "g.jsonl")))
+}
+
 // A graph file named by $MEMORY_FILE_PATH with a control character is not
 // kept either: the environment is not checked at load.
 func TestGraphFromEnvControl(t *testing.T) {
