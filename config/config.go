@@ -628,22 +628,62 @@ func InOtherRepo(why string) bool {
 }
 
 // inOtherRepo is WhyInRepo for the home file rel ("~/…") when it lies
-// inside another repository, else "". Only folders that exist are asked.
+// inside another repository, else "". Where the file really is decides,
+// as for git: the nearest existing folder of its name is resolved through
+// symbolic links, and that real path is walked up to the file system's
+// root (attack33c C2: with ~/mem a link to projB/.claude, no folder of the
+// name "~/mem/memory.jsonl" holds a .git, and project A wrote its state
+// into project B's own graph, which B recorded and pushed). Only folders
+// that exist are asked. The home directory itself is not asked (WhyInRepo).
 func (c *Config) inOtherRepo(rel string) string {
-	home := filepath.Clean(c.Home)
-	shown := func(d string) string {
-		r, _ := filepath.Rel(home, d)
-		return "~/" + filepath.ToSlash(r)
+	real, ok := realDir(filepath.Dir(c.Abs(rel)))
+	if !ok {
+		return ""
 	}
-	for d := filepath.Dir(c.Abs(rel)); strings.HasPrefix(d, home+string(filepath.Separator)); d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return WhyInRepo(shown(d), false)
+	realHome, _ := filepath.EvalSymlinks(c.Home)
+	for d := real; ; d = filepath.Dir(d) {
+		if d != realHome {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				return WhyInRepo(c.shownDir(d, realHome), false)
+			}
+			if isGitDir(d) {
+				return WhyInRepo(c.shownDir(d, realHome), true)
+			}
 		}
-		if isGitDir(d) {
-			return WhyInRepo(shown(d), true)
+		if d == filepath.Dir(d) {
+			return ""
 		}
 	}
-	return ""
+}
+
+// realDir is dir with symbolic links resolved, when dir or a folder above
+// it exists: the nearest that does, resolved, then the rest of dir.
+func realDir(dir string) (string, bool) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			rest, _ := below(d, dir)
+			return filepath.Join(real, filepath.FromSlash(rest)), true
+		}
+		if d == filepath.Dir(d) {
+			return "", false
+		}
+	}
+}
+
+// shownDir is the folder d (a real path) as messages show it: "~/…" below
+// the home directory (realHome, its real path), else as it is.
+func (c *Config) shownDir(d, realHome string) string {
+	if realHome == "" {
+		return d
+	}
+	switch r, ok := below(realHome, d); {
+	case !ok:
+		return d
+	case r == ".":
+		return "~"
+	default:
+		return "~/" + r
+	}
 }
 
 // isGitDir reports whether dir looks like a git directory, as git asks:
