@@ -607,9 +607,9 @@ const WhyOutside = "outside the work tree and the home directory"
 // git directory (gitDir). That repository's strata would record what this
 // one writes there, and push it (attack33b F1: $MEMORY_FILE_PATH=
 // ~/projB/.claude/memory.jsonl while working in project A). The home
-// directory itself is not asked: a repository there (dotfiles) holds
-// every home file, and whether it keeps one is its owner's choice, as for
-// any file under it.
+// directory counts as any folder (attack33c C6): a strata repository there
+// (dotfiles) would keep a global ~/.mem/memory.jsonl as its own graph, and
+// record and publish every other project's state written to it.
 func WhyInRepo(dir string, gitDir bool) string {
 	if gitDir {
 		return whyInRepoGitDir + state.TermSafe(dir) + ")"
@@ -634,7 +634,7 @@ func InOtherRepo(why string) bool {
 // root (attack33c C2: with ~/mem a link to projB/.claude, no folder of the
 // name "~/mem/memory.jsonl" holds a .git, and project A wrote its state
 // into project B's own graph, which B recorded and pushed). Only folders
-// that exist are asked. The home directory itself is not asked (WhyInRepo).
+// that exist are asked, the home directory among them (WhyInRepo).
 func (c *Config) inOtherRepo(rel string) string {
 	real, ok := realDir(filepath.Dir(c.Abs(rel)))
 	if !ok {
@@ -642,13 +642,11 @@ func (c *Config) inOtherRepo(rel string) string {
 	}
 	realHome, _ := filepath.EvalSymlinks(c.Home)
 	for d := real; ; d = filepath.Dir(d) {
-		if d != realHome {
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				return WhyInRepo(c.shownDir(d, realHome), false)
-			}
-			if isGitDir(d) {
-				return WhyInRepo(c.shownDir(d, realHome), true)
-			}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return WhyInRepo(c.shownDir(d, realHome), false)
+		}
+		if isGitDir(d) {
+			return WhyInRepo(c.shownDir(d, realHome), true)
 		}
 		if d == filepath.Dir(d) {
 			return ""

@@ -804,10 +804,12 @@ func (a *Agent) SyncGraph() ([]engine.Outcome, error) {
 // offWhy is why the graph file at path is neither read nor written, for
 // why, a reason config's Private gives that makes L3 unavailable:
 // config.WhyOutside (outsideWhy), or config.WhyInRepo — a home file inside
-// another repository (attack33b F1).
+// another repository (attack33b F1), with the way out: a repository at the
+// home directory holds every "~/" graph (attack33c C6), and a global
+// $MEMORY_FILE_PATH is what names it.
 func offWhy(path, why string) string {
 	if config.InOtherRepo(why) {
-		return fmt.Sprintf("%s: %s; strata writes no graph file another repository holds", state.TermSafe(path), why)
+		return fmt.Sprintf("%s: %s; strata writes no graph file another repository holds: point $MEMORY_FILE_PATH outside that repository, or unset it for this project's own %s", state.TermSafe(path), why, config.DefaultGraph)
 	}
 	return outsideWhy(path)
 }
