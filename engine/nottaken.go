@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,15 +55,26 @@ func (e *Engine) notTakenPath() string {
 func (e *Engine) NotTaken() map[string]string {
 	nt := e.notTakenNoted()
 	for p := range nt {
-		if _, err := os.Lstat(e.cfg.Abs(p)); !errors.Is(err, fs.ErrNotExist) {
+		if e.fileThere(p) {
 			delete(nt, p)
 		}
 	}
 	return nt
 }
 
+// fileThere reports whether a regular file stands at the kept path p: a
+// folder, a named pipe or a symbolic link there is what kept a sync from
+// writing the version (attack33b F4), not the file written since
+// (attack33d D1: counted as there, it voided the note, and the folder's
+// removal was recorded and pushed as a deletion nobody made).
+func (e *Engine) fileThere(p string) bool {
+	fi, err := os.Lstat(e.cfg.Abs(p))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // voidNotTaken takes out of the note the paths of paths whose file is
-// there: once present, a file's later absence is a deletion like any other.
+// there (a regular file: fileThere): once present, a file's later absence
+// is a deletion like any other.
 // Record calls it, so the note never outlives the file strata saw.
 func (e *Engine) voidNotTaken(paths []config.Kept) error {
 	noted := e.notTakenNoted()
@@ -76,7 +86,7 @@ func (e *Engine) voidNotTaken(paths []config.Kept) error {
 		if _, ok := noted[k.Path]; !ok {
 			continue
 		}
-		if _, err := os.Lstat(e.cfg.Abs(k.Path)); !errors.Is(err, fs.ErrNotExist) {
+		if e.fileThere(k.Path) {
 			delete(noted, k.Path)
 			changed = true
 		}
