@@ -220,18 +220,26 @@ func TestRelThroughLinkedHome(t *testing.T) {
 	t.Setenv("HOME", home)
 
 	t.Setenv("MEMORY_FILE_PATH", filepath.Join(home, "proj", ".claude", "memory.jsonl"))
-	c, err := Load(root)
-	require.NoError(t, err)
-	assert.Equal(t, ".claude/memory.jsonl", c.Graph)
-	k, ok := c.Classify(c.Graph)
-	assert.True(t, ok)
-	assert.Equal(t, state.ClassGraph, k.Class)
+	c := loadOwnGraph(t, root)
 
 	assert.Equal(t, "kg/memory.jsonl", c.Rel(root, filepath.Join(home, "proj", "kg", "memory.jsonl")))
 	assert.Equal(t, ".claude/workflow-state.json", c.Rel(root, filepath.Join(home, "proj", ".claude", "workflow-state.json")))
 	assert.Equal(t, "~/.mem/memory.jsonl", c.Rel(root, filepath.Join(home, ".mem", "memory.jsonl")))
 	assert.Equal(t, "~/.mem/memory.jsonl", c.Rel(root, filepath.Join(real, ".mem", "memory.jsonl")))
 	assert.Equal(t, filepath.ToSlash(filepath.Join(tmp, "elsewhere", "g.jsonl")), c.Rel(root, filepath.Join(tmp, "elsewhere", "g.jsonl")))
+}
+
+// loadOwnGraph loads root's configuration and checks that its graph is
+// the tree's own .claude/memory.jsonl, kept as the graph.
+func loadOwnGraph(t *testing.T, root string) *Config {
+	t.Helper()
+	c, err := Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, ".claude/memory.jsonl", c.Graph)
+	k, ok := c.Classify(c.Graph)
+	assert.True(t, ok)
+	assert.Equal(t, state.ClassGraph, k.Class)
+	return c
 }
 
 // A home folder that is a symbolic link to a folder of the work tree
@@ -251,12 +259,7 @@ func TestRelThroughLinkToSubfolder(t *testing.T) {
 	t.Setenv("HOME", home)
 
 	t.Setenv("MEMORY_FILE_PATH", filepath.Join(home, "mine", "memory.jsonl"))
-	c, err := Load(root)
-	require.NoError(t, err)
-	assert.Equal(t, ".claude/memory.jsonl", c.Graph)
-	k, ok := c.Classify(c.Graph)
-	assert.True(t, ok)
-	assert.Equal(t, state.ClassGraph, k.Class)
+	c := loadOwnGraph(t, root)
 
 	assert.Equal(t, ".claude/new/g.jsonl", c.Rel(root, filepath.Join(home, "mine", "new", "g.jsonl")))
 	assert.Equal(t, ".claude/deep/g.jsonl", c.Rel(root, filepath.Join(tmp, "outside", "g.jsonl")))
