@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/pidlock"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -77,10 +79,15 @@ func (e *Engine) fileThere(p string) bool {
 // is a deletion like any other.
 // Record calls it, so the note never outlives the file strata saw.
 func (e *Engine) voidNotTaken(paths []config.Kept) error {
-	noted := e.notTakenNoted()
-	if len(noted) == 0 {
+	if len(e.notTakenNoted()) == 0 {
 		return nil
 	}
+	release, err := e.holdNote()
+	if err != nil {
+		return err
+	}
+	defer release()
+	noted := e.notTakenNoted()
 	changed := false
 	for _, k := range paths {
 		if _, ok := noted[k.Path]; !ok {
@@ -95,6 +102,20 @@ func (e *Engine) voidNotTaken(paths []config.Kept) error {
 		return nil
 	}
 	return e.writeNote(e.notTakenPath(), len(noted) == 0, notTakenFile{Paths: noted}, notTakenMeans)
+}
+
+// holdNote takes the lock every change of the note is made under (read,
+// changed, written back): records hold the write-phase lock shared, so
+// two of them (the watcher's and a hook's, restore's and the watcher's)
+// each took a different entry out and the later write put back the one
+// the other had taken out, and a deletion of that file never left the
+// machine (attack33e E2).
+func (e *Engine) holdNote() (release func(), err error) {
+	release, err = pidlock.Hold(e.notTakenPath()+".lock", e.store.Shared(), true, WritesWait)
+	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
+		return nil, fmt.Errorf("the not-taken note is being changed (%s held for %s); try again: %w", held.Path, WritesWait, state.ErrLocked)
+	}
+	return release, err
 }
 
 // notTakenNoted is the note as written, whether the files are there or not.
@@ -139,10 +160,15 @@ func (e *Engine) NotTakenAt(path string) bool {
 // adds these moves it). It is written before that merge moves the ref, so a
 // crash in between leaves at most a note the ref does not match (void).
 func (e *Engine) KeepNotTaken(add map[string]string) error {
-	old := e.NotTaken()
-	if len(old) == 0 && len(add) == 0 {
+	if len(add) == 0 && len(e.NotTaken()) == 0 {
 		return nil
 	}
+	release, err := e.holdNote()
+	if err != nil {
+		return err
+	}
+	defer release()
+	old := e.NotTaken()
 	_, files, err := e.recorded()
 	if err != nil {
 		return err
