@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,28 @@ func (e *Engine) holdNote() (release func(), err error) {
 		return nil, fmt.Errorf("the not-taken note is being changed (%s held for %s); try again: %w", held.Path, WritesWait, state.ErrLocked)
 	}
 	return release, err
+}
+
+// notTakenUnreadable says why the note cannot be read when something
+// stands at its name that is not a note (damaged: not JSON, a folder, a
+// named pipe); "" when it is absent or reads. Such a note names no
+// versions, and every absent kept file could be one a sync did not write
+// here: record then records no deletion (judge), rather than push one to
+// every machine (attack33e E1).
+func (e *Engine) notTakenUnreadable() string {
+	name := e.notTakenPath()
+	if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	data, err := state.ReadRegular(name, 0, false)
+	if err != nil {
+		return err.Error()
+	}
+	var f notTakenFile
+	if err := json.Unmarshal(bytes.TrimSpace(data), &f); err != nil {
+		return "not the JSON strata writes: " + err.Error()
+	}
+	return ""
 }
 
 // notTakenNoted is the note as written, whether the files are there or not.

@@ -243,6 +243,14 @@ func (e *Engine) judge(f File, src state.Source, head string, files map[string]s
 	if !f.Exists && e.notTakenHere(k.Path, files[k.Path]) {
 		return o, nil, nil // a version a sync kept in the ref but did not take here: no deletion
 	}
+	if !f.Exists {
+		if why := e.notTakenUnreadable(); why != "" {
+			o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
+				"absent, and the sync's not-taken note cannot be read (%s: %s): not recorded as a deletion, as a sync may have left it unwritten here; look at the note, then remove it (rm %s) to record deletions again",
+				e.notTakenPath(), why, state.ShellWord(e.notTakenPath()))}}
+			return o, nil, nil
+		}
+	}
 	var prev []byte
 	if data, ok := planned[k.Path]; ok {
 		prev = data
