@@ -83,24 +83,30 @@ func (e *Engine) voidNotTaken(paths []config.Kept) error {
 	if len(e.notTakenNoted()) == 0 {
 		return nil
 	}
+	return e.changeNote(func(noted map[string]string) (bool, error) {
+		changed := false
+		for _, k := range paths {
+			if _, ok := noted[k.Path]; ok && e.fileThere(k.Path) {
+				delete(noted, k.Path)
+				changed = true
+			}
+		}
+		return changed, nil
+	})
+}
+
+// changeNote makes one change of the note under its lock (holdNote):
+// change gets the note as written, edits it in place and says whether it
+// changed it; only then is it written back (removed when empty).
+func (e *Engine) changeNote(change func(noted map[string]string) (bool, error)) error {
 	release, err := e.holdNote()
 	if err != nil {
 		return err
 	}
 	defer release()
 	noted := e.notTakenNoted()
-	changed := false
-	for _, k := range paths {
-		if _, ok := noted[k.Path]; !ok {
-			continue
-		}
-		if e.fileThere(k.Path) {
-			delete(noted, k.Path)
-			changed = true
-		}
-	}
-	if !changed {
-		return nil
+	if changed, err := change(noted); err != nil || !changed {
+		return err
 	}
 	return e.writeNote(e.notTakenPath(), len(noted) == 0, notTakenFile{Paths: noted}, notTakenMeans)
 }
@@ -157,8 +163,12 @@ func (e *Engine) notTakenNoted() map[string]string {
 // notTakenHere reports whether a kept file absent on disk is absent because
 // a sync did not take the version blob the state ref holds at path: no
 // deletion to record, nothing modified.
+//
+// Its callers found no file at path, so the note as written is asked
+// directly: NotTaken's look at every noted file's place (an lstat each)
+// would, for a record of N absent not-taken files, be N² lstats.
 func (e *Engine) notTakenHere(path, blob string) bool {
-	return blob != "" && e.NotTaken()[path] == blob
+	return blob != "" && e.notTakenNoted()[path] == blob
 }
 
 // NotTakenAt reports whether the kept file at path is absent here because
@@ -186,26 +196,21 @@ func (e *Engine) KeepNotTaken(add map[string]string) error {
 	if len(add) == 0 && len(e.NotTaken()) == 0 {
 		return nil
 	}
-	release, err := e.holdNote()
-	if err != nil {
-		return err
-	}
-	defer release()
-	old := e.NotTaken()
-	_, files, err := e.recorded()
-	if err != nil {
-		return err
-	}
-	keep := map[string]string{}
-	for p, b := range old {
-		if files[p] == b {
-			keep[p] = b
+	return e.changeNote(func(noted map[string]string) (bool, error) {
+		_, files, err := e.recorded()
+		if err != nil {
+			return false, err
 		}
-	}
-	for p, b := range add {
-		keep[p] = b
-	}
-	return e.writeNote(e.notTakenPath(), len(keep) == 0, notTakenFile{Paths: keep}, notTakenMeans)
+		for p, b := range noted { // kept: still absent (NotTaken), and still the ref's
+			if e.fileThere(p) || files[p] != b {
+				delete(noted, p)
+			}
+		}
+		for p, b := range add {
+			noted[p] = b
+		}
+		return true, nil
+	})
 }
 
 // writeNote writes one of sync's notes in the git directory (the
