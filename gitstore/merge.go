@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -901,12 +900,17 @@ func (s *Store) checkoutOver(side []commitInfo, vt *versionTimes, p MergePath) s
 		return vt.atHead(p.Path)
 	}
 	ours := plumbing.NewHash(p.Ours)
-	known := p.Ours == p.Base || slices.ContainsFunc(side, func(ci commitInfo) bool {
-		e, err := s.lookup(ci.tree, p.Path)
-		return err == nil && !e.IsDir() && e.Hash == ours
-	})
+	// the side's commits that hold ours at the path, looked up once for
+	// known and for every record heldAfter is asked of
+	held := map[plumbing.Hash]bool{}
+	for _, ci := range side {
+		if e, err := s.lookup(ci.tree, p.Path); err == nil && !e.IsDir() && e.Hash == ours {
+			held[ci.hash] = true
+		}
+	}
+	known := p.Ours == p.Base || len(held) > 0
 	for _, ci := range vt.byPath[p.Path] {
-		if ci.atHead == "" || s.heldAfter(side, ci.hash, p.Path, p.Ours) {
+		if ci.atHead == "" || heldAfter(side, ci.hash, held) {
 			continue
 		}
 		if known && (len(ci.parents) == 0 || !s.holds(ci.parents[0], p.Path, ours)) {
@@ -918,8 +922,11 @@ func (s *Store) checkoutOver(side []commitInfo, vt *versionTimes, p MergePath) s
 }
 
 // heldAfter reports whether a commit of side built on by (by itself
-// excluded) holds the blob ours at path.
-func (s *Store) heldAfter(side []commitInfo, by plumbing.Hash, path, ours string) bool {
+// excluded) is one of held, those that hold this machine's version.
+func heldAfter(side []commitInfo, by plumbing.Hash, held map[plumbing.Hash]bool) bool {
+	if len(held) == 0 {
+		return false
+	}
 	parents := make(map[plumbing.Hash][]plumbing.Hash, len(side))
 	for _, ci := range side {
 		parents[ci.hash] = ci.parents
@@ -940,10 +947,7 @@ func (s *Store) heldAfter(side []commitInfo, by plumbing.Hash, path, ours string
 		return false
 	}
 	for _, ci := range side {
-		if ci.hash == by || !on(ci.hash) {
-			continue
-		}
-		if e, err := s.lookup(ci.tree, path); err == nil && !e.IsDir() && e.Hash.String() == ours {
+		if ci.hash != by && held[ci.hash] && on(ci.hash) {
 			return true
 		}
 	}
