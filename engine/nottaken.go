@@ -127,37 +127,58 @@ func (e *Engine) holdNote() (release func(), err error) {
 
 // notTakenUnreadable says why the note cannot be read when something
 // stands at its name that is not a note (damaged: not JSON, a folder, a
-// named pipe); "" when it is absent or reads. Such a note names no
-// versions, and every absent kept file could be one a sync did not write
-// here: record then records no deletion (judge), rather than push one to
-// every machine (attack33e E1).
+// named pipe, a symbolic link); "" when it is absent or reads. Such a note
+// names no versions, and every absent kept file could be one a sync did
+// not write here: record then records no deletion (judge), rather than
+// push one to every machine (attack33e E1).
 func (e *Engine) notTakenUnreadable() string {
-	name := e.notTakenPath()
-	if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+	_, why := e.readNotTaken()
+	return why
+}
+
+// NotTakenDamaged says why the not-taken note cannot be read ("" when it
+// is absent or reads): while it cannot, record takes no absent kept file
+// for deleted (status names it).
+func (e *Engine) NotTakenDamaged() string {
+	why := e.notTakenUnreadable()
+	if why == "" {
 		return ""
 	}
-	data, err := state.ReadRegular(name, 0, false)
+	return state.ShownPath(e.notTakenPath()) + ": " + why
+}
+
+// notTakenNoted is the note as written, whether the files are there or not;
+// empty when there is none or it cannot be read (notTakenUnreadable).
+func (e *Engine) notTakenNoted() map[string]string {
+	noted, _ := e.readNotTaken()
+	return noted
+}
+
+// readNotTaken reads the note: its paths, or, when something stands at its
+// name that is not a note, why not (with no paths). The one reader of both
+// notTakenNoted and notTakenUnreadable, so what one counts as the note the
+// other never calls damaged: a symbolic link at the name was followed by
+// the one and refused by the other. strata writes the note as a regular
+// file by rename (writeNote), so a link there is not one of its notes: it
+// is not followed (nothing outside .git/strata is read as the note) and
+// reads as damaged; the next note written replaces the link, not what it
+// names.
+func (e *Engine) readNotTaken() (map[string]string, string) {
+	data, err := state.ReadRegular(e.notTakenPath(), 0, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, ""
+	}
 	if err != nil {
-		return err.Error()
+		return map[string]string{}, err.Error()
 	}
 	var f notTakenFile
 	if err := json.Unmarshal(bytes.TrimSpace(data), &f); err != nil {
-		return "not the JSON strata writes: " + err.Error()
+		return map[string]string{}, "not the JSON strata writes: " + err.Error()
 	}
-	return ""
-}
-
-// notTakenNoted is the note as written, whether the files are there or not.
-func (e *Engine) notTakenNoted() map[string]string {
-	data, err := state.ReadRegular(e.notTakenPath(), 0, true)
-	if err != nil {
-		return map[string]string{}
+	if f.Paths == nil {
+		return map[string]string{}, ""
 	}
-	var f notTakenFile
-	if json.Unmarshal(bytes.TrimSpace(data), &f) != nil || f.Paths == nil {
-		return map[string]string{}
-	}
-	return f.Paths
+	return f.Paths, ""
 }
 
 // notTakenHere reports whether a kept file absent on disk is absent because

@@ -40,10 +40,13 @@ type statusJSON struct {
 	MergeLater []string `json:"merge_later,omitempty"`
 	// MergeLaterError: the file of those merges cannot be read (some may
 	// be missing from MergeLater).
-	MergeLaterError string              `json:"merge_later_error,omitempty"`
-	Layers          layersJSON          `json:"layers"`
-	Files           []engine.FileStatus `json:"files"`
-	Private         []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
+	MergeLaterError string `json:"merge_later_error,omitempty"`
+	// NotTakenError: the sync's not-taken note cannot be read; until it is
+	// removed, no absent kept file is recorded as a deletion.
+	NotTakenError string              `json:"not_taken_error,omitempty"`
+	Layers        layersJSON          `json:"layers"`
+	Files         []engine.FileStatus `json:"files"`
+	Private       []engine.Private    `json:"private,omitempty"` // matched by a rule, withheld as private
 }
 
 // layersJSON is which layers exist and the row of the degradation matrix.
@@ -95,6 +98,7 @@ func runStatus(e *env, o statusOptions) error {
 	if lerr != nil {
 		laterErr = lerr.Error()
 	}
+	damaged := eng.NotTakenDamaged()
 	agent := layers.New(eng, nil)
 	present := agent.Present()
 	lj := layersJSON{Layers: present, Tier: present.Tier()}
@@ -102,7 +106,7 @@ func runStatus(e *env, o statusOptions) error {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: later, MergeLaterError: laterErr, Layers: lj, Files: files, Private: eng.Withheld()})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: later, MergeLaterError: laterErr, NotTakenError: damaged, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
 	l2, l3 := agent.Withheld()
@@ -136,6 +140,9 @@ func runStatus(e *env, o statusOptions) error {
 	}
 	if laterErr != "" {
 		fmt.Fprintf(e.Out, "sync: merges kept for later cannot be read: %s (a MEMORY.md or graph edited during a sync may not be merged again: check it holds the other machine's lines, then remove the file)\n", state.TermSafe(laterErr))
+	}
+	if damaged != "" {
+		fmt.Fprintf(e.Out, "sync: the not-taken note cannot be read: %s (no absent kept file is recorded as a deletion until it is removed: look at it, then rm it)\n", state.TermSafe(damaged))
 	}
 	if head == "" {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
