@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -88,6 +89,30 @@ func TestBlameAcrossEntryBlocks(t *testing.T) {
 	for _, l := range lines {
 		if l.Commit != want[l.Key] {
 			t.Errorf("%s blamed on %s, want %s", l.Key, state.ShortID(l.Commit), state.ShortID(want[l.Key]))
+		}
+	}
+}
+
+// TestBlameStopsItsReader: the versions are read ahead of the walk in a
+// goroutine; a blame that stops early (every key changed in the last
+// version) stops that reader and waits for it before it returns, so
+// nothing reads the store once Blame has returned.
+func TestBlameStopsItsReader(t *testing.T) {
+	e := newRepo(t)
+	const path = ".claude/notes.json"
+	for v := range 4 * readAhead {
+		edit(t, e, path, fmt.Sprintf("{\"a\": %d}\n", v))
+		record(t, e, path)
+	}
+	k := kept(t, e, path)
+	before := runtime.NumGoroutine()
+	for range 20 {
+		lines, err := e.Blame(k, "")
+		if err != nil || len(lines) != 1 {
+			t.Fatalf("blame: %v, %+v", err, lines)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Fatalf("%d goroutines after the blame returned, %d before: its reader still runs", n, before)
 		}
 	}
 }

@@ -3,35 +3,62 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"iter"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
 )
 
-// lazyHistory is a path's recorded versions, read back from the last one as
-// far as they are asked for: a blame that stops early reads neither the
-// older commits nor their bytes. close releases the walk.
+// lazyHistory is a path's recorded versions, read back from the last one
+// as far as they are asked for: a blame that stops early reads neither the
+// older commits nor their bytes, but for a few read ahead. One goroutine
+// reads the entries and each version's bytes (readAhead of them ahead of
+// the walk) while the walk decodes the ones it has: a blame of a whole
+// 10 000-version file read, then decoded, each version in turn. close
+// stops the reading and waits for it.
 type lazyHistory struct {
 	e    *Engine
 	path string
 	// the entries newest first, as far as read, in blocks of entryBlock:
 	// one growing slice copied all it held at each doubling (a blame
 	// of 10 000 versions spent 8% of its time there)
-	ents [][]state.Entry
-	n    int
-	next func() (state.Entry, error, bool)
-	stop func()
+	ents  [][]state.Entry
+	n     int
+	items chan versionRead // from read, closed when it ends
+	ended bool             // items is closed and drained
+	done  chan struct{}    // closed by close: read stops
+	// contents: the bytes read ahead of the versions Content has not yet
+	// given, by their index
+	contents map[int]contentRead
+	err      error
+	closed   bool
+}
+
+// versionRead is one version as read: its entry (or the log's error) and
+// its bytes (or why they could not be read).
+type versionRead struct {
+	entry   state.Entry
+	logErr  error
+	content contentRead
+}
+
+type contentRead struct {
+	data []byte
 	err  error
 }
 
-const entryBlock = 256
+const (
+	entryBlock = 256
+	// readAhead is how many versions are read ahead of the walk: what a
+	// blame that stops reads for nothing (the recent keys of a file stop
+	// some 50 versions back), against what keeps the reader busy
+	readAhead = 16
+)
 
 // history opens path's versions, reading its last one. A path never
 // recorded gives an error wrapping state.ErrNotFound.
 func (e *Engine) history(path string) (*lazyHistory, error) {
-	next, stop := iter.Pull2(e.store.LogSeq(e.store.StateRef(), state.LogQuery{Path: path}))
-	h := &lazyHistory{e: e, path: path, next: next, stop: stop}
+	h := &lazyHistory{e: e, path: path, items: make(chan versionRead, readAhead), done: make(chan struct{}), contents: map[int]contentRead{}}
+	go h.read()
 	if _, ok, err := h.Entry(0); err != nil || !ok {
 		h.close()
 		if err == nil || errors.Is(err, state.ErrNotFound) {
@@ -42,24 +69,55 @@ func (e *Engine) history(path string) (*lazyHistory, error) {
 	return h, nil
 }
 
-func (h *lazyHistory) close() { h.stop() }
+// read reads the versions, newest first, into items until the log ends,
+// fails, or close is called.
+func (h *lazyHistory) read() {
+	defer close(h.items)
+	for en, err := range h.e.store.LogSeq(h.e.store.StateRef(), state.LogQuery{Path: h.path}) {
+		v := versionRead{entry: en, logErr: err}
+		if err == nil {
+			v.content.data, v.content.err = h.content(en)
+		}
+		select {
+		case h.items <- v:
+		case <-h.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// close stops the reading and waits for it to end: nothing reads the store
+// once the history is closed.
+func (h *lazyHistory) close() {
+	if h.closed {
+		return
+	}
+	h.closed = true
+	close(h.done)
+	for range h.items { // nothing once ended
+	}
+}
 
 // Entry is the i-th version back from the last (0); ok is false past the
 // first one.
 func (h *lazyHistory) Entry(i int) (state.Entry, bool, error) {
-	for h.n <= i && h.err == nil && h.next != nil {
-		e, err, ok := h.next()
+	for h.n <= i && h.err == nil && !h.ended {
+		v, ok := <-h.items
 		switch {
 		case !ok:
-			h.next = nil
-		case err != nil:
-			h.err = err
+			h.ended = true
+		case v.logErr != nil:
+			h.err = v.logErr
 		default:
 			if h.n%entryBlock == 0 {
 				h.ents = append(h.ents, make([]state.Entry, 0, entryBlock))
 			}
 			last := len(h.ents) - 1
-			h.ents[last] = append(h.ents[last], e)
+			h.ents[last] = append(h.ents[last], v.entry)
+			h.contents[h.n] = v.content
 			h.n++
 		}
 	}
@@ -72,8 +130,18 @@ func (h *lazyHistory) Entry(i int) (state.Entry, bool, error) {
 // entry is the i-th entry read.
 func (h *lazyHistory) entry(i int) state.Entry { return h.ents[i/entryBlock][i%entryBlock] }
 
+// Content is the i-th version's bytes (nil for a deletion), for an i Entry
+// has given: as read ahead, the first time it is asked for.
 func (h *lazyHistory) Content(i int) ([]byte, error) {
-	en := h.entry(i) // Entry(i) read it
+	if c, ok := h.contents[i]; ok {
+		delete(h.contents, i)
+		return c.data, c.err
+	}
+	return h.content(h.entry(i))
+}
+
+// content reads the bytes of the version en records.
+func (h *lazyHistory) content(en state.Entry) ([]byte, error) {
 	if en.Action == state.ActionDelete {
 		return nil, nil
 	}
