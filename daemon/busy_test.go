@@ -211,3 +211,52 @@ func TestReloadIntoAReplacedRepositoryStops(t *testing.T) {
 		t.Fatalf("watch: engine %v, %v; want the work tree said gone", next, err)
 	}
 }
+
+// TestHeadBeingLinkedIsNoRepositoryGone: with core.preferSymlinkRefs, git
+// checkout of another branch removes HEAD and then makes the link in its
+// place, holding HEAD.lock: a watcher that looks in between finds no HEAD
+// and took its git directory for removed (it stopped, exit 3, and the
+// changes after the checkout went unrecorded:
+// watch_reset_soft_no_reflog.txtar under load). A HEAD missing with no
+// lock is still a git directory gone.
+func TestHeadBeingLinkedIsNoRepositoryGone(t *testing.T) {
+	eng := newRepo(t)
+	holdLock(t, eng)
+	p, err := here(eng, LockPath(eng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := filepath.Join(eng.GitDir(), "HEAD")
+	// as git's create_ref_symlink does it, a writer slowed down between
+	// its removal of HEAD and its link
+	if err := os.WriteFile(head+".lock", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(head); err != nil {
+		t.Fatal(err)
+	}
+	linked := make(chan error, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		err := os.Symlink("refs/heads/linked", head)
+		if err == nil {
+			err = os.Remove(head + ".lock")
+		}
+		linked <- err
+	}()
+	if err := p.check(); err != nil {
+		t.Errorf("check while HEAD is being linked: %v, want the repository still there", err)
+	}
+	if err := goneNow(eng); err != nil {
+		t.Errorf("goneNow while HEAD is being linked: %v, want nil", err)
+	}
+	if err := <-linked; err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(head); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.check(); !errors.Is(err, state.ErrNotRepo) {
+		t.Errorf("check with no HEAD and no HEAD.lock: %v, want the git directory said gone", err)
+	}
+}

@@ -430,26 +430,56 @@ func goneNow(eng *engine.Engine) error {
 	if _, err := os.Stat(eng.Root()); err != nil {
 		return treeGone(eng.Root())
 	}
-	for _, p := range []string{filepath.Join(eng.GitDir(), "HEAD"), LockPath(eng)} {
-		if _, err := os.Lstat(p); err != nil {
-			return gitDirGone(eng.GitDir())
-		}
+	if headMissing(eng.GitDir()) != nil {
+		return gitDirGone(eng.GitDir())
+	}
+	if _, err := os.Lstat(LockPath(eng)); err != nil {
+		return gitDirGone(eng.GitDir())
 	}
 	return nil
+}
+
+// headWait bounds how long headMissing waits for a HEAD being written.
+const headWait = 2 * time.Second
+
+// headMissing returns the error of an Lstat of the git directory's HEAD,
+// nil when it is there. A HEAD missing while HEAD.lock is there is one git
+// is writing: with core.preferSymlinkRefs it removes HEAD and then makes
+// the link in its place (refs/files-backend.c, create_ref_symlink), under
+// HEAD.lock, so a look in between (a checkout of another branch) finds no
+// HEAD; it is looked for again until the lock goes, for headWait at most
+// (a lock left by a git that died there). The watcher took that moment
+// for its git directory removed and stopped.
+func headMissing(gitDir string) error {
+	head := filepath.Join(gitDir, "HEAD")
+	deadline := time.Now().Add(headWait)
+	for {
+		_, err := os.Lstat(head)
+		if err == nil {
+			return nil
+		}
+		if _, lerr := os.Lstat(head + ".lock"); lerr != nil || !time.Now().Before(deadline) {
+			// git makes HEAD before it removes the lock: a HEAD made
+			// between the two looks is there now
+			_, err = os.Lstat(head)
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // check returns an error wrapping state.ErrNotRepo when the work tree or
 // the git directory the watcher started in is gone: removed, replaced by
 // another (rm -rf .git; git init), left without HEAD (git would not take it
-// for a repository), or being removed: the lock file the watcher holds is
-// gone (rm -rf reaches .git/strata before HEAD).
+// for a repository; headMissing), or being removed: the lock file the
+// watcher holds is gone (rm -rf reaches .git/strata before HEAD).
 func (p place) check() error {
 	if fi, err := os.Stat(p.root); err != nil || !os.SameFile(fi, p.rootFI) {
 		return treeGone(p.root)
 	}
 	fi, err := os.Stat(p.gitDir)
 	if err == nil && os.SameFile(fi, p.gitDirFI) {
-		_, err = os.Lstat(filepath.Join(p.gitDir, "HEAD"))
+		err = headMissing(p.gitDir)
 	}
 	if err == nil {
 		var lfi os.FileInfo
