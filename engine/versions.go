@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/state"
@@ -69,10 +70,16 @@ func (e *Engine) history(path string) (*lazyHistory, error) {
 	return h, nil
 }
 
+// historyReaders counts the readers running (read), for the tests: none
+// is left once a history is closed.
+var historyReaders atomic.Int32
+
 // read reads the versions, newest first, into items until the log ends,
 // fails, or close is called.
 func (h *lazyHistory) read() {
+	historyReaders.Add(1)
 	defer close(h.items)
+	defer historyReaders.Add(-1) // before items is closed: close waits for that
 	for en, err := range h.e.store.LogSeq(h.e.store.StateRef(), state.LogQuery{Path: h.path}) {
 		v := versionRead{entry: en, logErr: err}
 		if err == nil {
