@@ -54,6 +54,13 @@ func (e *Engine) Parents() []string {
 	return e.index.parents
 }
 
+// RegularAt reports whether commit holds a regular file at path (not a
+// symbolic link, a submodule, a folder, or nothing).
+func (e *Engine) RegularAt(commit, path string) bool {
+	_, err := e.store.BlobID(commit, path)
+	return err == nil
+}
+
 // Amend reports whether the commit being made replaces HEAD (`git commit
 // --amend`, as gitstore.Amending finds it), for an engine opened by
 // OpenIndex.

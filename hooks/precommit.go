@@ -61,7 +61,11 @@ func PreCommit(eng *engine.Engine) (Report, error) {
 	changed := map[string]config.Kept{}
 	var badNames []string
 	for p, sf := range staged {
-		if len(parents) > 0 && parents[0][p] == sf.Blob {
+		// the same entry, not only the same bytes: a kept file staged
+		// again as a submodule or a symbolic link with HEAD's blob id is
+		// a change (attack34b F1: committed unchecked, every clone got an
+		// empty folder or a link in place of the state file)
+		if len(parents) > 0 && parents[0][p] == sf.Blob && (sf.Regular || !eng.RegularAt(eng.Parents()[0], p)) {
 			continue
 		}
 		if k, ok := cfg.Classify(p); ok {
