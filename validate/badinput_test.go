@@ -47,6 +47,11 @@ func TestBadInput(t *testing.T) {
 		{"yaml nan", "yaml", "a: .nan\n", `x.yaml:1:4: /a: value .nan has no JSON equivalent (NaN or infinity)`},
 		{"yaml complex key", "yaml", "? [a]\n: b\n", `x.yaml:1:3: /: mapping key must be a scalar, not a mapping or list`},
 		{"yaml tab", "yaml", "a:\n\tb: 1\n", `x.yaml:2:1: /: invalid YAML: found character that cannot start any token`},
+		// a key's C1 controls and format characters are quoted in the
+		// pointer as in the message (attack34b F3: U+009B, the terminal's
+		// CSI, and U+202E went raw into every problem line)
+		{"key with C1 and bidi", "json", "{\"a\u009b2J\u202eb\": {\"x\": 1, \"x\": 2}}", ws + `:1:21: /a\u009b2J\u202eb: duplicate key "x" (first at line 1)`},
+		{"key with zero width", "yaml", "\"k\u200bz\":\n  x: 1\n  x: 2\n", `x.yaml:3:3: /k\u200bz/x: duplicate key "x" (first at line 2)`},
 	}
 	v := newValidator(t, Options{})
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -768,8 +769,11 @@ func needsEscape(t string) bool {
 }
 
 // oneLine escapes the characters that would break a problem's one-line
-// output (control characters and Unicode line separators) as Go escapes.
-// Keys and patterns are free text; messages must stay one line.
+// output or act on the terminal it is printed to (control characters, C1
+// among them, Unicode line separators and format characters: bidi
+// overrides, zero widths) as Go escapes, as state.TermSafe quotes them
+// everywhere else. Keys and patterns are free text; messages must stay
+// one line.
 func oneLine(s string) string {
 	if !strings.ContainsFunc(s, breaksLine) {
 		return s
@@ -786,6 +790,9 @@ func oneLine(s string) string {
 	return b.String()
 }
 
+// breaksLine reports whether oneLine escapes r: a U+009B in a key was the
+// terminal's CSI in every problem line (attack34b F3), a U+202E turned
+// the rest of the line around.
 func breaksLine(r rune) bool {
-	return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
+	return unicode.IsControl(r) || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r)
 }
