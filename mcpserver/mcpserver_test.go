@@ -372,3 +372,23 @@ func TestToolErrorQuotesBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, short.Content[0].(*mcp.TextContent).Text, "bytes cut")
 }
+
+// TestValidateNamesBadFileNames: a file a rule would keep but for a control
+// character in its name is invalid, as the command line's validate says,
+// in a whole check and when named (attack34b F4: "0 files checked, 0
+// invalid").
+func TestValidateNamesBadFileNames(t *testing.T) {
+	dir := repo(t)
+	bad := "PhaseOutputs/s\x1b[2J/phase-01-query.json"
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(bad)), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, bad), []byte(`{"bad": true}`), 0o644))
+	cs := connect(t, dir)
+	for _, args := range []map[string]any{{}, {"paths": []string{bad}}} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "strata_validate", Arguments: args})
+		require.NoError(t, err)
+		text := res.Content[0].(*mcp.TextContent).Text
+		require.Contains(t, text, `"PhaseOutputs/s\x1b[2J/phase-01-query.json": /: file name contains a control character`, "%v", args)
+		require.NotContains(t, text, "\x1b", "%v", args)
+		require.Regexp(t, `checked, [1-9]\d* invalid`, text, "%v", args)
+	}
+}
