@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -74,6 +75,14 @@ func runValidateHook(e *env) error {
 		return nil
 	}
 	if err != nil {
+		// the agent's own write broke .strata.yaml: it is told, as for an
+		// invalid state file; else strata's trouble is a warning (exit 0,
+		// which Claude Code does not show the agent), and every later
+		// write went unchecked with nobody told (attack34b F5)
+		var ce *engine.ConfigError
+		if errors.As(err, &ce) && agentWroteConfig(name) {
+			return blockWith(e, state.Problems{ce.Problem}, config.FileName)
+		}
 		return hookWarn(e, "%v; nothing checked", err)
 	}
 	// The root has its symlinks resolved; resolve the file's directory too.
@@ -117,6 +126,16 @@ func runValidateHook(e *env) error {
 		return nil
 	}
 	return blockWith(e, ps, k.Path)
+}
+
+// agentWroteConfig reports whether name, the file the agent's tool wrote,
+// is the .strata.yaml of a work tree's top (a .git beside it).
+func agentWroteConfig(name string) bool {
+	if filepath.Base(name) != config.FileName {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(filepath.Dir(name), ".git"))
+	return err == nil
 }
 
 func blockWith(e *env, ps state.Problems, path string) error {
