@@ -321,8 +321,10 @@ func editedError(path, name, what string) error {
 }
 
 // FrameworkHookID is the id of strata's hook in the repository's
-// .pre-commit-hooks.yaml, for the pre-commit framework's config.
-const FrameworkHookID = "strata-validate"
+// .pre-commit-hooks.yaml, for the pre-commit framework's config: the
+// check strata's own git hook runs (strata-validate, the other, checks
+// files one by one and misses deletions: attack34b F2).
+const FrameworkHookID = "strata-pre-commit"
 
 // frameworkIDs mark a hook script as the pre-commit framework's: the
 // hash its hook template carries (`# ID: …`), and the ones it carried

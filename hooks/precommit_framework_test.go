@@ -22,10 +22,22 @@ func TestPreCommitHooksYAML(t *testing.T) {
 		t.Fatal(ps)
 	}
 	list, _ := doc.([]any)
-	if len(list) != 1 {
-		t.Fatalf("want one hook, got %v", doc)
+	if len(list) != 2 {
+		t.Fatalf("want two hooks, got %v", doc)
 	}
-	h, _ := list[0].(map[string]any)
+	// the check strata's own hook runs, first: every staged kept file and
+	// every deletion, judged against the commit's parents (attack34b F2:
+	// strata-validate alone let a deleted or changed Phase Outcome through)
+	pc, _ := list[0].(map[string]any)
+	for k, want := range map[string]any{"id": FrameworkHookID, "entry": "strata hooks run pre-commit --framework", "language": "golang", "pass_filenames": false, "always_run": true} {
+		if pc[k] != want {
+			t.Errorf("%s: %s: %v, want %v", FrameworkHookID, k, pc[k], want)
+		}
+	}
+	if _, ok := pc["files"]; ok {
+		t.Errorf("%s: a files: pattern would skip commits that only delete", FrameworkHookID)
+	}
+	h, _ := list[1].(map[string]any)
 	for k, want := range map[string]any{"id": "strata-validate", "entry": "strata validate --skip-unkept", "language": "golang", "pass_filenames": true} {
 		if h[k] != want {
 			t.Errorf("%s: %v, want %v", k, h[k], want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/hooks"
 )
 
@@ -23,7 +25,7 @@ hook that was there is moved to NAME.strata-chained and run first; uninstall
 puts it back byte for byte. Both are idempotent. Both refuse (exit 3),
 changing nothing, a strata hook someone edited; install also refuses a hook
 that reads its own name ($0: renamed, it could run nothing) and the
-pre-commit framework's (add strata-validate to .pre-commit-config.yaml).
+pre-commit framework's (add strata-pre-commit to .pre-commit-config.yaml).
 run pre-commit (or pre-merge-commit) is what the hook calls: it checks the
 staged blobs of kept files (not the work tree) and exits 1, refusing the
 commit, when one is invalid.`,
@@ -59,12 +61,21 @@ transitions allowed from no parent's status, and changes to or deletions of
 committed Phase Outcomes and decision resolutions are refused. .strata.yaml,
 schema files and the Phase Outcome a resolution names are read from that
 index too (an untracked .strata.yaml, local configuration, applies). Nothing
-is recorded on strata's refs.`,
+is recorded on strata's refs.
+
+--framework is for the pre-commit framework's hook (.pre-commit-hooks.yaml,
+strata-pre-commit), which a team shares through its config: in a repository
+strata cannot read (SHA-256, reftable, a $GIT_OBJECT_DIRECTORY it refuses)
+it says so in one line and lets the commit through, as the Claude Code hook
+does, where strata's own hook refuses the commit.`,
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "framework", Usage: "run as the pre-commit framework's hook: a repository strata cannot read lets the commit through, with one line"},
+				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 || !slices.Contains(hooks.Hooks, c.Args().First()) {
 						return usagef("hooks run takes one hook name: %s", strings.Join(hooks.Hooks, " or "))
 					}
-					return runHooksPreCommit(e)
+					return runHooksPreCommit(e, c.Bool("framework"))
 				},
 			},
 		},
@@ -130,7 +141,7 @@ func runHooksUninstall(e *env) error {
 // runHooksPreCommit is the check the installed hook runs. git runs hooks at
 // the work-tree root and names the index of the commit in GIT_INDEX_FILE
 // (a temporary index for `git commit -a` or `git commit PATH`).
-func runHooksPreCommit(e *env) error {
+func runHooksPreCommit(e *env, framework bool) error {
 	indexFile := os.Getenv("GIT_INDEX_FILE")
 	if indexFile != "" {
 		var err error
@@ -140,6 +151,13 @@ func runHooksPreCommit(e *env) error {
 	}
 	e.hook = true
 	eng, err := engine.OpenIndex(e.Dir, indexFile, e.storeOptions())
+	if fe := (*gitstore.FormatError)(nil); framework && errors.As(err, &fe) {
+		// shared by a team through .pre-commit-config.yaml: a repository
+		// strata cannot read says so and lets the commit through, as
+		// validate --skip-unkept does, rather than refuse every commit
+		fmt.Fprintf(e.Err, "strata: %s; nothing checked\n", strings.TrimSuffix(err.Error(), "; nothing was written"))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
