@@ -268,13 +268,24 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 		t.Spans = append(t.Spans, wf[i])
 	}
 
-	// One marker per decision, where it first appeared.
+	// One marker per decision, where it first appeared, with what the
+	// outcome's latest version says of it: found by ID through an index of
+	// each outcome's decisions (the last of equal IDs), made once, so that
+	// an outcome of D decisions costs D, not D² (attack34 H2).
+	index := map[string]map[string]int{}
 	for k, at := range decisionAt {
-		var d phase.Decision
-		for _, x := range outcomes[k[0]].Decisions {
-			if x.ID == k[1] {
-				d = x
+		ds := outcomes[k[0]].Decisions
+		byID, ok := index[k[0]]
+		if !ok {
+			byID = make(map[string]int, len(ds))
+			for i, x := range ds {
+				byID[x.ID] = i
 			}
+			index[k[0]] = byID
+		}
+		var d phase.Decision
+		if i, ok := byID[k[1]]; ok {
+			d = ds[i]
 		}
 		e := Event{Lane: LaneDecisions, Time: at, Path: k[0], Kind: KindPending}
 		detail := fmt.Sprintf("decision %s (%s)\nquestion: %s\noptions: %s\nrecommended: %s\n",
