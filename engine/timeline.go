@@ -32,6 +32,34 @@ func (e *Engine) Decode(commit, path string) ([]any, error) {
 	return docs, nil
 }
 
+// DecodeKey names a path's version in commit without reading its content:
+// key is the same for two versions Decode gives the same documents (their
+// blob's id and the format they are decoded with), and size is the
+// version's length. A version over max_size is refused as FileAt refuses
+// it (matching state.ErrTooLarge); a commit without the path gives an
+// error wrapping state.ErrNotFound. `strata timeline` decodes each key
+// once.
+func (e *Engine) DecodeKey(commit, path string) (key string, size int64, err error) {
+	id, err := e.store.BlobID(commit, path)
+	if err != nil {
+		return "", 0, err
+	}
+	if size, err = e.store.BlobSize(id); err != nil {
+		return "", 0, err
+	}
+	if size > e.cfg.MaxSize {
+		return "", 0, &TooLargeError{Path: e.shown(path), Blob: id, Size: size, Limit: e.cfg.MaxSize}
+	}
+	format := ""
+	if k, ok := e.cfg.Classify(path); ok {
+		format = k.Format
+	}
+	if format == "" {
+		format = validate.FormatOf(path)
+	}
+	return id + " " + format, size, nil
+}
+
 // HistoryHeads names what the history's readers (Log, RejectedLog and the
 // versions they list: `strata timeline`) read from: the heads of the state
 // and rejected refs, and of the home ref's two when the auto-memory file

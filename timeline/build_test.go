@@ -67,10 +67,15 @@ func pushed(t *testing.T, p string, n int, version func(i int) string) *engine.E
 	return e
 }
 
-// reads counts the versions Build reads.
+// reads counts the versions Build reads, and those it decodes.
 type reads struct {
 	*engine.Engine
-	n int
+	n, decoded int
+}
+
+func (r *reads) Decode(commit, path string) ([]any, error) {
+	r.decoded++
+	return r.Engine.Decode(commit, path)
 }
 
 func (r *reads) FileAt(commit, path string) ([]byte, error) {
@@ -163,14 +168,17 @@ func TestBuildStopsAtMaxDiffRead(t *testing.T) {
 }
 
 // A workflow state going back and forth between two long phases: a span
-// each, its label cut after MaxPhase bytes, so the page stays small.
+// each, its label cut after MaxPhase bytes, so the page stays small; each
+// of the two versions is decoded once.
 func TestBuildCutsLongPhases(t *testing.T) {
 	long := func(c string) string { return strings.Repeat(c, 10_000) + "é" }
 	e := pushed(t, ".claude/workflow-state.json", 40, func(i int) string {
 		return fmt.Sprintf(`{"type": "APEX", "phase": %q, "lastUpdated": "2026-11-22T10:30:00Z"}`+"\n", long([]string{"a", "b"}[i%2]))
 	})
-	tl, err := Build(e, time.Time{})
+	src := &reads{Engine: e}
+	tl, err := Build(src, time.Time{})
 	require.NoError(t, err)
+	require.Equal(t, 2, src.decoded, "each of the two versions decoded once")
 	require.Len(t, tl.Spans, 40)
 	require.Equal(t, strings.Repeat("a", MaxPhase)+"…", tl.Spans[0].Label)
 	require.Equal(t, strings.Repeat("b", MaxPhase)+"…", tl.Spans[1].Label)

@@ -18,6 +18,7 @@ type memSource struct {
 	entries []state.Entry
 	blob    map[[2]string]string // commit, path -> blob
 	docs    map[string]any       // blob -> its one document
+	size    map[string]int64     // blob -> its size, when not its name's
 	decoded int
 }
 
@@ -57,6 +58,17 @@ func (m *memSource) Decode(commit, p string) ([]any, error) {
 	return []any{m.docs[b]}, nil
 }
 
+func (m *memSource) DecodeKey(commit, p string) (string, int64, error) {
+	b, ok := m.blob[[2]string{commit, p}]
+	if !ok {
+		return "", 0, state.ErrNotFound
+	}
+	if n, ok := m.size[b]; ok {
+		return b, n, nil
+	}
+	return b, int64(len(b)), nil
+}
+
 func (m *memSource) MergeDecisions(string) ([]engine.MergeDecision, error) { return nil, nil }
 
 // outcomeDoc is a Phase Outcome of n pending decisions D-0 … D-(n-1).
@@ -87,4 +99,55 @@ func TestBuildManyDecisionsLinear(t *testing.T) {
 		}
 	}
 	require.Positive(t, found)
+}
+
+// A workflow state going back and forth between two versions, as a pushed
+// history can for a commit each: each distinct version is decoded once
+// (it was decoded again for each commit, 0.8 s a version of 9 MB), and
+// every span is on the page.
+func TestBuildDecodesEachVersionOnce(t *testing.T) {
+	m := &memSource{docs: map[string]any{
+		"a": map[string]any{"type": "APEX", "phase": "alpha"},
+		"b": map[string]any{"type": "APEX", "phase": "beta"},
+	}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const n = 1000
+	for i := 0; i < n; i++ {
+		m.add(start.Add(time.Duration(i)*time.Minute), state.ClassWorkflowState, ".claude/workflow-state.json", []string{"a", "b"}[i%2])
+	}
+	tl, err := Build(m, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, 2, m.decoded)
+	require.Len(t, tl.Spans, n)
+	require.Equal(t, "beta", tl.Spans[n-1].Label)
+	require.Zero(t, tl.Unread)
+}
+
+// Distinct versions are decoded until MaxDecodeRead: the version that
+// would pass it and every later one are not read, their phases not on
+// the page, which says from when.
+func TestBuildStopsAtMaxDecodeRead(t *testing.T) {
+	const mib = 1 << 20
+	m := &memSource{docs: map[string]any{}, size: map[string]int64{}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const n = MaxDecodeRead/mib + 10
+	for i := 0; i < n; i++ {
+		b := fmt.Sprintf("v%d", i)
+		m.docs[b], m.size[b] = map[string]any{"phase": fmt.Sprintf("p%d", i)}, mib
+		m.add(start.Add(time.Duration(i)*time.Minute), state.ClassWorkflowState, ".claude/workflow-state.json", b)
+	}
+	tl, err := Build(m, time.Time{})
+	require.NoError(t, err)
+	read := MaxDecodeRead / mib
+	require.Equal(t, read, m.decoded)
+	require.Len(t, tl.Spans, read)
+	require.Equal(t, n-read, tl.Unread)
+	cut := start.Add(time.Duration(read) * time.Minute)
+	require.Equal(t, cut, tl.ReadCut)
+	require.Equal(t, cut, tl.Spans[read-1].End, "the last span read ends where reading stopped")
+	require.Len(t, tl.Events, n, "every version is still an event")
+
+	var page strings.Builder
+	require.NoError(t, Render(&page, tl))
+	require.Contains(t, page.String(), fmt.Sprintf("The phases and decisions of the %d versions from %s on are not read: a page decodes at most 64 MiB of workflow states, Phase Outcomes and resolutions", n-read, CutStamp(cut)))
 }

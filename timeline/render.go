@@ -90,6 +90,9 @@ type view struct {
 	LeftOut    int    // events past the page's diffs, from Cut on
 	Cut        string // RFC 3339, to the nanosecond when it has one: a --since that starts there
 	Budget     string // what a page embeds at most
+	Unread     int    // versions whose phases and decisions are not read, from ReadCut on
+	ReadCut    string
+	ReadBudget string // what a page decodes at most
 	Lanes      []viewLane
 	Ticks      []viewMarker
 	Kinds      []string
@@ -110,6 +113,10 @@ func Render(w io.Writer, t *Timeline) error {
 	if t.LeftOut > 0 {
 		v.LeftOut, v.Cut = t.LeftOut, CutStamp(t.Cut)
 		v.Budget = fmt.Sprintf("%s diffs, %d MiB in all, from %d MiB of versions read", grouped(MaxDiffEvents), MaxDiffs>>20, MaxDiffRead>>20)
+	}
+	if t.Unread > 0 {
+		v.Unread, v.ReadCut = t.Unread, CutStamp(t.ReadCut)
+		v.ReadBudget = fmt.Sprintf("%d MiB", MaxDecodeRead>>20)
 	}
 	if len(t.Events) == 0 {
 		v.From, v.To = "", ""

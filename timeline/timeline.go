@@ -28,6 +28,10 @@ type Source interface {
 	// state.ErrTooLarge, unread: the event names it instead of a diff.
 	FileAt(commit, path string) ([]byte, error)
 	Decode(commit, path string) ([]any, error)
+	// DecodeKey names path's version in commit unread: versions of one key
+	// decode alike, and size is the version's length. A version over
+	// max_size is refused (state.ErrTooLarge).
+	DecodeKey(commit, path string) (key string, size int64, err error)
 	MergeDecisions(commit string) ([]engine.MergeDecision, error)
 }
 
@@ -81,6 +85,17 @@ const (
 	MaxDiffRead   = 256 << 20
 )
 
+// MaxDecodeRead bounds what Build decodes for the phases and decisions:
+// each distinct version of a workflow state, Phase Outcome or resolution
+// (by its Source.DecodeKey) is decoded once, and once the next one would
+// take the versions decoded past MaxDecodeRead bytes, that version and
+// every later one of those classes are not read (Unread, from ReadCut
+// on): no span, decision or resolution of theirs is on the page. A
+// history pushed to a remote can go back and forth between two versions of
+// megabytes for a commit each; decoding each one again cost 0.8 s a
+// version (attack34 H1).
+const MaxDecodeRead = 64 << 20
+
 // Event is one thing that happened at one moment on one lane.
 type Event struct {
 	Lane   string
@@ -111,6 +126,76 @@ type Timeline struct {
 	// that starts there.
 	LeftOut int
 	Cut     time.Time
+	// Unread counts the versions of workflow states, Phase Outcomes and
+	// resolutions past MaxDecodeRead, the first of them at ReadCut: their
+	// phases and decisions are not on the page.
+	Unread  int
+	ReadCut time.Time
+}
+
+// meaning is what the page takes from one decoded version: Build keeps it
+// by the version's DecodeKey (and class), so that a version held by many
+// commits or paths is read and decoded once, and keeps no more of it.
+type meaning struct {
+	ok        bool             // the version is one well-formed document
+	phase     string           // a workflow state's phase
+	decisions []phase.Decision // a Phase Outcome's, read without its path
+	byID      map[string]int   // decisions by ID: the last of equal IDs
+	res       phase.Resolution // a resolution's, read without its path
+}
+
+// decoder decodes versions for Build, each key once, within MaxDecodeRead.
+type decoder struct {
+	src  Source
+	read int64
+	seen map[[2]string]*meaning
+}
+
+// of is what it.Path's version in it.Commit says; false once
+// MaxDecodeRead is spent.
+func (c *decoder) of(it state.Entry) (*meaning, bool) {
+	key, size, err := c.src.DecodeKey(it.Commit, it.Path)
+	if err != nil {
+		return &meaning{}, true // none, or over max_size: nothing to read
+	}
+	k := [2]string{key, string(it.Class)}
+	if m, ok := c.seen[k]; ok {
+		return m, true
+	}
+	if c.read+size > MaxDecodeRead {
+		return nil, false
+	}
+	c.read += size
+	m := &meaning{}
+	c.seen[k] = m
+	docs, err := c.src.Decode(it.Commit, it.Path)
+	if err != nil || len(docs) != 1 {
+		return m, true
+	}
+	m.ok = true
+	switch it.Class {
+	case state.ClassWorkflowState:
+		if o, ok := docs[0].(map[string]any); ok {
+			ph, _ := o["phase"].(string)
+			m.phase = strings.Clone(ph) // not a view of the whole version's text
+		}
+	case state.ClassPhaseOutcome:
+		m.decisions = phase.ParseOutcome("", docs[0]).Decisions
+		m.byID = make(map[string]int, len(m.decisions))
+		for i, d := range m.decisions {
+			d.ID, d.Question, d.Recommended = strings.Clone(d.ID), strings.Clone(d.Question), strings.Clone(d.Recommended)
+			for j := range d.Options {
+				d.Options[j] = strings.Clone(d.Options[j])
+			}
+			m.decisions[i] = d
+			m.byID[d.ID] = i
+		}
+	case state.ClassDecisionResolution:
+		r := phase.ParseResolution("", docs[0])
+		m.res = phase.Resolution{Resolves: strings.Clone(r.Resolves), Outcome: strings.Clone(r.Outcome), Choice: strings.Clone(r.Choice),
+			By: strings.Clone(r.By), At: strings.Clone(r.At), Note: strings.Clone(r.Note)}
+	}
+	return m, true
 }
 
 // Build reads the history at or after since (zero: all of it).
@@ -144,7 +229,9 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	last := map[string][]byte{} // path -> the state ref's version before the current item
 	known := map[string]bool{}
 	merges := map[string][]engine.MergeDecision{}
-	outcomes := map[string]phase.Outcome{} // path -> latest version
+	dec := &decoder{src: src, seen: map[[2]string]*meaning{}}
+	outcomes := map[string]*meaning{} // path -> latest version
+	listed := map[outcomeVersion]bool{}
 	decided := map[[2]string]phase.Resolution{}
 	decisionAt := map[[2]string]time.Time{}
 	var wf []Span
@@ -217,47 +304,62 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			last[it.Path], known[it.Path] = cur, true
 		}
 
-		// What the new version says about phases and decisions (read here
-		// also past the page's diffs, where cur is not).
-		var doc any
-		if it.Action != state.ActionDelete && (it.Class == state.ClassWorkflowState || it.Class == state.ClassPhaseOutcome || it.Class == state.ClassDecisionResolution) {
-			if docs, err := src.Decode(it.Commit, it.Path); err == nil && len(docs) == 1 {
-				doc = docs[0]
+		// What the new version says about phases and decisions: read here
+		// also past the page's diffs, where cur is not, each distinct
+		// version once (decoder), until MaxDecodeRead.
+		if it.Class != state.ClassWorkflowState && it.Class != state.ClassPhaseOutcome && it.Class != state.ClassDecisionResolution {
+			continue
+		}
+		if t.Unread > 0 {
+			t.Unread++
+			continue
+		}
+		m := &meaning{}
+		if it.Action != state.ActionDelete {
+			var ok bool
+			if m, ok = dec.of(it.Entry); !ok {
+				t.Unread, t.ReadCut = 1, it.Time
+				if n := len(wf); n > 0 && wf[n-1].End.IsZero() {
+					wf[n-1].End = it.Time
+				}
+				continue
 			}
 		}
 		switch it.Class {
 		case state.ClassWorkflowState:
-			ph := ""
-			if m, ok := doc.(map[string]any); ok {
-				ph, _ = m["phase"].(string)
-			}
+			ph := m.phase
 			if n := len(wf); n > 0 && wf[n-1].End.IsZero() {
 				if inPhase == ph {
 					continue
 				}
 				wf[n-1].End = it.Time
 			}
-			inPhase = strings.Clone(ph) // not a view of the whole version's text
+			inPhase = ph
 			if ph != "" {
 				wf = append(wf, Span{Label: phaseLabel(ph), Start: it.Time})
 			}
 		case state.ClassPhaseOutcome:
-			if doc == nil {
+			if !m.ok {
 				continue
 			}
-			o := phase.ParseOutcome(it.Path, doc)
-			outcomes[it.Path] = o
-			for _, d := range o.Decisions {
-				k := [2]string{it.Path, d.ID}
-				if _, seen := decisionAt[k]; !seen {
-					decisionAt[k] = it.Time
+			outcomes[it.Path] = m
+			// A version this path held before adds no decision: look at
+			// each version's decisions once a path.
+			if ov := (outcomeVersion{it.Path, m}); !listed[ov] {
+				listed[ov] = true
+				for _, d := range m.decisions {
+					k := [2]string{it.Path, d.ID}
+					if _, seen := decisionAt[k]; !seen {
+						decisionAt[k] = it.Time
+					}
 				}
 			}
 		case state.ClassDecisionResolution:
-			if doc == nil {
+			if !m.ok {
 				continue
 			}
-			r := phase.ParseResolution(it.Path, doc)
+			r := m.res
+			r.Path, r.Number = it.Path, phase.Number(it.Path)
 			k := [2]string{phase.OutcomePath(it.Path, r.Outcome), r.Resolves}
 			if _, done := decided[k]; !done {
 				decided[k] = r
@@ -269,23 +371,15 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	}
 
 	// One marker per decision, where it first appeared, with what the
-	// outcome's latest version says of it: found by ID through an index of
-	// each outcome's decisions (the last of equal IDs), made once, so that
-	// an outcome of D decisions costs D, not D² (attack34 H2).
-	index := map[string]map[string]int{}
+	// outcome's latest version says of it: found by ID through the index
+	// of that version's decisions (meaning.byID), made once, so that an
+	// outcome of D decisions costs D, not D² (attack34 H2).
 	for k, at := range decisionAt {
-		ds := outcomes[k[0]].Decisions
-		byID, ok := index[k[0]]
-		if !ok {
-			byID = make(map[string]int, len(ds))
-			for i, x := range ds {
-				byID[x.ID] = i
-			}
-			index[k[0]] = byID
-		}
 		var d phase.Decision
-		if i, ok := byID[k[1]]; ok {
-			d = ds[i]
+		if o := outcomes[k[0]]; o != nil {
+			if i, ok := o.byID[k[1]]; ok {
+				d = o.decisions[i]
+			}
 		}
 		e := Event{Lane: LaneDecisions, Time: at, Path: k[0], Kind: KindPending}
 		detail := fmt.Sprintf("decision %s (%s)\nquestion: %s\noptions: %s\nrecommended: %s\n",
@@ -321,6 +415,12 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	t.Lanes = append(t.Lanes, names...)
 	t.bounds()
 	return t, nil
+}
+
+// outcomeVersion is a version of a Phase Outcome at a path.
+type outcomeVersion struct {
+	path string
+	m    *meaning
 }
 
 // bounds sets From and To around every event and span, and closes the

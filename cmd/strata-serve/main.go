@@ -129,6 +129,10 @@ func writePage(dir, since, file string, out io.Writer) error {
 		fmt.Fprintf(out, "the diffs of the %d events from %s on are left out (strata timeline --since %s gives a page that starts there)\n",
 			t.LeftOut, timeline.CutStamp(t.Cut), timeline.CutStamp(t.Cut))
 	}
+	if t.Unread > 0 {
+		fmt.Fprintf(out, "the phases and decisions of the %d versions from %s on are not read (strata timeline --since %s gives a page that starts there)\n",
+			t.Unread, timeline.CutStamp(t.ReadCut), timeline.CutStamp(t.ReadCut))
+	}
 	return nil
 }
 
