@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -150,4 +151,70 @@ func TestBuildStopsAtMaxDecodeRead(t *testing.T) {
 	var page strings.Builder
 	require.NoError(t, Render(&page, tl))
 	require.Contains(t, page.String(), fmt.Sprintf("The phases and decisions of the %d versions from %s on are not read: a page decodes at most 64 MiB of workflow states, Phase Outcomes and resolutions", n-read, CutStamp(cut)))
+}
+
+// One commit naming one blob of 2 000 decisions with long questions at 200
+// paths (a pushed commit of a few hundred bytes): at most MaxDecisions
+// markers are drawn, each detail is cut at MaxDiff, and the details count
+// against MaxDiffs with the diffs, so the page stays small. It was 400 200
+// events and a 391 MB page (attack34 M1).
+func TestBuildBoundsDecisions(t *testing.T) {
+	m := &memSource{docs: map[string]any{"o": outcomeDoc(2000, strings.Repeat("Q", 400))}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const paths = 200
+	for i := 0; i < paths; i++ {
+		m.add(start, state.ClassPhaseOutcome, fmt.Sprintf("PhaseOutcomes/f%d/001-plan.yaml", i), "o")
+	}
+	tl, err := Build(m, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, 1, m.decoded)
+	decisions, details := 0, 0
+	for _, e := range tl.Events {
+		if e.Lane != LaneDecisions {
+			details += len(e.Detail) // the diffs
+			continue
+		}
+		decisions++
+		require.LessOrEqual(t, len(e.Label), 300, e.Label)
+		if strings.Contains(e.Detail, "details left out of this page") {
+			require.Regexp(t, `^decision D-[0-9]+: details left out of this page; see its Phase Outcome with: strata show PhaseOutcomes/f[0-9]+/001-plan.yaml --rev c[0-9]+ \(strata decisions lists the pending ones\)\n$`, e.Detail)
+			continue
+		}
+		details += len(e.Detail)
+	}
+	require.Equal(t, MaxDecisions, decisions)
+	require.Equal(t, start, tl.DecisionCut)
+	require.LessOrEqual(t, details, MaxDiffs)
+	require.Positive(t, tl.DetailsLeftOut)
+	require.Len(t, tl.Events, paths+MaxDecisions)
+
+	var page strings.Builder
+	require.NoError(t, Render(&page, tl))
+	require.Less(t, page.Len(), 6<<20)
+	for _, want := range []string{
+		fmt.Sprintf("The decisions that first appeared from %s on are not drawn: a page draws at most 10 000.", CutStamp(start)),
+		fmt.Sprintf("The details of %d decisions are left out: they share the page's 2 MiB with the diffs.", tl.DetailsLeftOut),
+	} {
+		require.True(t, strings.Contains(page.String(), want), "the page says %q", want)
+	}
+}
+
+// A decision's detail is cut at MaxDiff, naming the version that holds it
+// whole, and its label is cut after MaxPhase bytes.
+func TestBuildCutsLongDecisions(t *testing.T) {
+	m := &memSource{docs: map[string]any{"o": outcomeDoc(1, strings.Repeat("é", 1<<20))}}
+	m.add(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), state.ClassPhaseOutcome, "PhaseOutcomes/f/001-plan.yaml", "o")
+	tl, err := Build(m, time.Time{})
+	require.NoError(t, err)
+	var d Event
+	for _, e := range tl.Events {
+		if e.Lane == LaneDecisions {
+			d = e
+		}
+	}
+	require.LessOrEqual(t, len(d.Detail), MaxDiff+200)
+	require.Greater(t, len(d.Detail), MaxDiff-10, "cut at a character, not at the line before the question")
+	require.True(t, utf8.ValidString(d.Detail))
+	require.True(t, strings.HasSuffix(d.Detail, fmt.Sprintf("... cut at %d bytes; see all of it with: strata show PhaseOutcomes/f/001-plan.yaml --rev c0\n", MaxDiff)), "%.300q", d.Detail)
+	require.Equal(t, "decision D-0 pending ("+strings.Repeat("é", MaxPhase/2)+"…)", d.Label)
 }

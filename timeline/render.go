@@ -93,6 +93,12 @@ type view struct {
 	Unread     int    // versions whose phases and decisions are not read, from ReadCut on
 	ReadCut    string
 	ReadBudget string // what a page decodes at most
+	// DecisionCut: where the first decision not drawn appeared (past
+	// MaxDecisions); DetailsLeftOut: decision markers without their detail
+	DecisionCut    string
+	MaxDecisions   string
+	DetailsLeftOut int
+	DetailBudget   string
 	Lanes      []viewLane
 	Ticks      []viewMarker
 	Kinds      []string
@@ -118,6 +124,10 @@ func Render(w io.Writer, t *Timeline) error {
 		v.Unread, v.ReadCut = t.Unread, CutStamp(t.ReadCut)
 		v.ReadBudget = fmt.Sprintf("%d MiB", MaxDecodeRead>>20)
 	}
+	if !t.DecisionCut.IsZero() {
+		v.DecisionCut, v.MaxDecisions = CutStamp(t.DecisionCut), grouped(MaxDecisions)
+	}
+	v.DetailsLeftOut, v.DetailBudget = t.DetailsLeftOut, fmt.Sprintf("%d MiB", MaxDiffs>>20)
 	if len(t.Events) == 0 {
 		v.From, v.To = "", ""
 	}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/phase"
@@ -96,6 +97,16 @@ const (
 // version (attack34 H1).
 const MaxDecodeRead = 64 << 20
 
+// MaxDecisions is the most decision markers a page draws: the decisions
+// that first appear once MaxDecisions are drawn are not (DecisionCut).
+// One pushed commit can name one blob of thousands of decisions at
+// hundreds of paths for a few bytes each: 200 paths of 2 000 decisions
+// made 400 200 events and a 391 MB page (attack34 M1). A marker's detail
+// (its question, options and resolution) is cut at MaxDiff, and counts
+// against MaxDiffs with the diffs: once that is spent, a marker carries
+// the command that prints its Phase Outcome instead.
+const MaxDecisions = 10_000
+
 // Event is one thing that happened at one moment on one lane.
 type Event struct {
 	Lane   string
@@ -131,6 +142,11 @@ type Timeline struct {
 	// phases and decisions are not on the page.
 	Unread  int
 	ReadCut time.Time
+	// DecisionCut is where the first decision past MaxDecisions appeared
+	// (zero: every decision is drawn); DetailsLeftOut counts the markers
+	// whose detail did not fit in MaxDiffs.
+	DecisionCut    time.Time
+	DetailsLeftOut int
 }
 
 // meaning is what the page takes from one decoded version: Build keeps it
@@ -233,7 +249,9 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	outcomes := map[string]*meaning{} // path -> latest version
 	listed := map[outcomeVersion]bool{}
 	decided := map[[2]string]phase.Resolution{}
-	decisionAt := map[[2]string]time.Time{}
+	decisionAt := map[[2]string]seen{} // path, ID -> where it first appeared
+	var order [][2]string              // decisionAt's keys, in the order they appeared
+	latest := map[string]string{}      // outcome path -> the commit of its latest version
 	var wf []Span
 	inPhase := ""                 // the phase of the open span, whole
 	spent, shown, read := 0, 0, 0 // bytes of diffs on the page, events carrying one, bytes of versions read for them
@@ -342,16 +360,22 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 			if !m.ok {
 				continue
 			}
-			outcomes[it.Path] = m
+			outcomes[it.Path], latest[it.Path] = m, it.Commit
 			// A version this path held before adds no decision: look at
-			// each version's decisions once a path.
-			if ov := (outcomeVersion{it.Path, m}); !listed[ov] {
+			// each version's decisions once a path, until MaxDecisions.
+			if ov := (outcomeVersion{it.Path, m}); !listed[ov] && t.DecisionCut.IsZero() {
 				listed[ov] = true
 				for _, d := range m.decisions {
 					k := [2]string{it.Path, d.ID}
-					if _, seen := decisionAt[k]; !seen {
-						decisionAt[k] = it.Time
+					if _, ok := decisionAt[k]; ok {
+						continue
 					}
+					if len(order) == MaxDecisions {
+						t.DecisionCut = it.Time
+						break
+					}
+					decisionAt[k] = seen{at: it.Time, commit: it.Commit, d: d}
+					order = append(order, k)
 				}
 			}
 		case state.ClassDecisionResolution:
@@ -371,31 +395,34 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	}
 
 	// One marker per decision, where it first appeared, with what the
-	// outcome's latest version says of it: found by ID through the index
-	// of that version's decisions (meaning.byID), made once, so that an
-	// outcome of D decisions costs D, not D² (attack34 H2).
-	for k, at := range decisionAt {
-		var d phase.Decision
+	// outcome's latest version says of it (else the version it appeared
+	// in): found by ID through the index of that version's decisions
+	// (meaning.byID), made once, so that an outcome of D decisions costs
+	// D, not D² (attack34 H2). Its detail counts against MaxDiffs, oldest
+	// first, after the diffs.
+	for _, k := range order {
+		first := decisionAt[k]
+		d, commit := first.d, first.commit
 		if o := outcomes[k[0]]; o != nil {
 			if i, ok := o.byID[k[1]]; ok {
-				d = o.decisions[i]
+				d, commit = o.decisions[i], latest[k[0]]
 			}
 		}
-		e := Event{Lane: LaneDecisions, Time: at, Path: k[0], Kind: KindPending}
-		detail := fmt.Sprintf("decision %s (%s)\nquestion: %s\noptions: %s\nrecommended: %s\n",
-			d.ID, k[0], d.Question, strings.Join(d.Options, ", "), d.Recommended)
-		if r, ok := decided[k]; ok {
+		e := Event{Lane: LaneDecisions, Time: first.at, Path: k[0], Commit: commit, Kind: KindPending}
+		r, resolved := decided[k]
+		if resolved {
 			e.Kind = KindResolved
-			e.Label = fmt.Sprintf("decision %s resolved: %s (%s)", state.TermSafe(d.ID), state.TermSafe(r.Choice), state.TermSafe(d.Question))
-			detail += fmt.Sprintf("resolved: %s\nby: %s\nat: %s\nin: %s\n", r.Choice, r.By, r.At, r.Path)
-			if r.Note != "" {
-				detail += "note: " + r.Note + "\n"
-			}
+			e.Label = fmt.Sprintf("decision %s resolved: %s (%s)", state.TermSafe(clip(d.ID)), state.TermSafe(clip(r.Choice)), state.TermSafe(clip(d.Question)))
 		} else {
-			e.Label = fmt.Sprintf("decision %s pending (%s)", state.TermSafe(d.ID), state.TermSafe(d.Question))
-			detail += "pending\n"
+			e.Label = fmt.Sprintf("decision %s pending (%s)", state.TermSafe(clip(d.ID)), state.TermSafe(clip(d.Question)))
 		}
-		e.Detail = detail
+		if e.Detail = decisionDetail(d, k[0], commit, r, resolved); spent+len(e.Detail) > MaxDiffs || t.DetailsLeftOut > 0 {
+			e.Detail = fmt.Sprintf("decision %s: details left out of this page; see its Phase Outcome with: strata show %s --rev %s (strata decisions lists the pending ones)\n",
+				state.TermSafe(clip(d.ID)), state.ShellWord(k[0]), commit)
+			t.DetailsLeftOut++
+		} else {
+			spent += len(e.Detail)
+		}
 		t.Events = append(t.Events, e)
 	}
 	sort.SliceStable(t.Events, func(i, j int) bool {
@@ -415,6 +442,45 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	t.Lanes = append(t.Lanes, names...)
 	t.bounds()
 	return t, nil
+}
+
+// seen is where a decision first appeared: when, in which commit, as what.
+type seen struct {
+	at     time.Time
+	commit string
+	d      phase.Decision
+}
+
+// decisionDetail is a decision marker's detail: what the decision asks,
+// and its resolution when resolved, at most MaxDiff bytes (cut as a diff
+// is, naming the version that holds it whole). No field is copied whole
+// into it: a question can be megabytes.
+func decisionDetail(d phase.Decision, p, commit string, r phase.Resolution, resolved bool) string {
+	short := func(s string) string { return s[:min(len(s), MaxDiff+1)] }
+	var b strings.Builder
+	fmt.Fprintf(&b, "decision %s (%s)\nquestion: %s\noptions: ", short(d.ID), short(p), short(d.Question))
+	for i, o := range d.Options {
+		if b.Len() > MaxDiff {
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(short(o))
+	}
+	fmt.Fprintf(&b, "\nrecommended: %s\n", short(d.Recommended))
+	if !resolved {
+		b.WriteString("pending\n")
+	} else if b.Len() <= MaxDiff {
+		fmt.Fprintf(&b, "resolved: %s\nby: %s\nat: %s\nin: %s\n", short(r.Choice), short(r.By), short(r.At), short(r.Path))
+		if r.Note != "" {
+			fmt.Fprintf(&b, "note: %s\n", short(r.Note))
+		}
+	}
+	if b.Len() <= MaxDiff {
+		return b.String()
+	}
+	return cutAt(b.String(), false) + fmt.Sprintf("... cut at %d bytes; see all of it with: strata show %s --rev %s\n", MaxDiff, state.ShellWord(p), commit)
 }
 
 // outcomeVersion is a version of a Phase Outcome at a path.
@@ -502,21 +568,24 @@ func side(prefix, p string, data []byte) string {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// phaseLabel is a span's label: its phase, cut after MaxPhase bytes (at a
-// character's start), always a copy: a decoded string is a view of the
-// whole version's text, which the span would keep.
-func phaseLabel(ph string) string {
-	if len(ph) <= MaxPhase {
-		return strings.Clone(ph)
+// phaseLabel is a span's label: its phase, cut after MaxPhase bytes.
+func phaseLabel(ph string) string { return clip(ph) }
+
+// clip is s for a label: cut after MaxPhase bytes (at a character's
+// start), always a copy: a decoded string is a view of the whole
+// version's text, which the label would keep.
+func clip(s string) string {
+	if len(s) <= MaxPhase {
+		return strings.Clone(s)
 	}
 	end := 0
-	for i := range ph {
+	for i := range s {
 		if i > MaxPhase {
 			break
 		}
 		end = i
 	}
-	return ph[:end] + "…"
+	return s[:end] + "…"
 }
 
 // recordLabel is a record's label, its action, path and source quoted as
@@ -542,6 +611,22 @@ func leftOut(en state.Entry, rejected bool) string {
 	return fmt.Sprintf("diff left out of this page; see it with: strata diff %s --from %s --to %s\n", state.ShellWord(en.Path), en.Parent, en.Commit)
 }
 
+// cutAt is d's first MaxDiff bytes, up to the end of a line when one
+// ends in them and atLine, else of a character, ending in a newline.
+func cutAt(d string, atLine bool) string {
+	d = d[:min(len(d), MaxDiff)]
+	if i := strings.LastIndexByte(d, '\n'); i > 0 && atLine {
+		return d[:i+1]
+	}
+	for i := 1; i < utf8.UTFMax && len(d) > 0; i++ { // a character cut in two
+		if r, n := utf8.DecodeLastRuneInString(d); r != utf8.RuneError || n != 1 {
+			break
+		}
+		d = d[:len(d)-1]
+	}
+	return d + "\n"
+}
+
 // cut bounds a diff to MaxDiff bytes (at a line end), saying how to see it all.
 func cut(d, commit, p string) string {
 	if d == "" {
@@ -550,9 +635,5 @@ func cut(d, commit, p string) string {
 	if len(d) <= MaxDiff {
 		return d
 	}
-	d = d[:MaxDiff]
-	if i := strings.LastIndexByte(d, '\n'); i > 0 {
-		d = d[:i+1]
-	}
-	return d + fmt.Sprintf("... diff cut at %d bytes; see all of it with: strata show %s --rev %s\n", MaxDiff, state.ShellWord(p), commit)
+	return cutAt(d, true) + fmt.Sprintf("... diff cut at %d bytes; see all of it with: strata show %s --rev %s\n", MaxDiff, state.ShellWord(p), commit)
 }

@@ -133,6 +133,13 @@ func writePage(dir, since, file string, out io.Writer) error {
 		fmt.Fprintf(out, "the phases and decisions of the %d versions from %s on are not read (strata timeline --since %s gives a page that starts there)\n",
 			t.Unread, timeline.CutStamp(t.ReadCut), timeline.CutStamp(t.ReadCut))
 	}
+	if !t.DecisionCut.IsZero() {
+		fmt.Fprintf(out, "the decisions that first appeared from %s on are not drawn, past %d (strata decisions lists the pending ones; strata timeline --since %s gives a page that starts there)\n",
+			timeline.CutStamp(t.DecisionCut), timeline.MaxDecisions, timeline.CutStamp(t.DecisionCut))
+	}
+	if t.DetailsLeftOut > 0 {
+		fmt.Fprintf(out, "the details of %d decisions are left out (the page's diffs and details are spent; each names the strata command that prints it)\n", t.DetailsLeftOut)
+	}
 	return nil
 }
 
