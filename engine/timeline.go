@@ -62,11 +62,12 @@ func (e *Engine) DecodeKey(commit, path string) (key string, size int64, err err
 
 // HistoryHeads names what the history's readers (Log, RejectedLog and the
 // versions they list: `strata timeline`) read from: the heads of the state
-// and rejected refs, and of the home ref's two when the auto-memory file
-// has a home history. While it gives the same answer, so does every read
+// and rejected refs, and with home, of the home ref's two when the
+// auto-memory file has a home history (a page without the home ref's
+// events does not watch it). While it gives the same answer, so does every read
 // of the history; a ref moved, made or removed changes it. A ref that
 // cannot be read is an error.
-func (e *Engine) HistoryHeads() (string, error) {
+func (e *Engine) HistoryHeads(home bool) (string, error) {
 	var b strings.Builder
 	heads := func(s *gitstore.Store) error {
 		for _, ref := range []string{s.StateRef(), s.RejectedRef()} {
@@ -84,7 +85,7 @@ func (e *Engine) HistoryHeads() (string, error) {
 	if err := heads(e.store); err != nil {
 		return "", err
 	}
-	if e.display == "" && e.cfg.Home != "" {
+	if home && e.display == "" && e.cfg.Home != "" {
 		h, err := e.homeView()
 		if err != nil {
 			return "", err

@@ -7,12 +7,13 @@ import (
 
 // HistoryHeads changes when any ref the history is read from moves: the
 // state ref (a record), the rejected ref (a rejected version), the home
-// ref; and not otherwise.
+// ref (asked with home); and not otherwise. Asked without home, the home
+// ref moving changes nothing: a page without its events is the same.
 func TestHistoryHeads(t *testing.T) {
 	e := newRepo(t)
 	heads := func() string {
 		t.Helper()
-		h, err := e.HistoryHeads()
+		h, err := e.HistoryHeads(true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,9 +45,16 @@ func TestHistoryHeads(t *testing.T) {
 	if err != nil {
 		t.Skipf("no home view here: %v", err)
 	}
+	without, err := e.HistoryHeads(false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	git := exec.Command("git", "-C", e.Config().Root, "update-ref", h.store.StateRef(), mustHead(t, e))
 	if out, err := git.CombinedOutput(); err != nil {
 		t.Fatalf("git update-ref: %v: %s", err, out)
 	}
 	moved("the home ref made")
+	if h, err := e.HistoryHeads(false); err != nil || h != without {
+		t.Fatalf("without home, after the home ref was made: %q, %v; want %q", h, err, without)
+	}
 }

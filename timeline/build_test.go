@@ -97,7 +97,7 @@ func TestBuildStopsAtMaxDiffs(t *testing.T) {
 	const n = 600
 	e := pushed(t, memoryMD, n, func(i int) string { return []string{a.String(), b.String()}[i%2] })
 	src := &reads{Engine: e}
-	tl, err := Build(src, time.Time{})
+	tl, err := Build(src, Options{})
 	require.NoError(t, err)
 	require.Len(t, tl.Events, n)
 
@@ -126,7 +126,7 @@ func TestBuildStopsAtMaxDiffs(t *testing.T) {
 	require.Contains(t, page.String(), "<code>strata timeline --since "+cut+"</code>")
 
 	// The page --since the cut starts there, with the diffs left out before.
-	next, err := Build(e, tl.Cut)
+	next, err := Build(e, Options{Since: tl.Cut})
 	require.NoError(t, err)
 	require.Equal(t, tl.LeftOut, len(next.Events))
 	require.Equal(t, tl.Events[shown].Commit, next.Events[0].Commit)
@@ -139,7 +139,7 @@ func TestBuildStopsAtMaxDiffEvents(t *testing.T) {
 	const n = MaxDiffEvents + 20
 	e := pushed(t, memoryMD, n, func(i int) string { return fmt.Sprintf("# M\n\n- %d\n", i) })
 	src := &reads{Engine: e}
-	tl, err := Build(src, time.Time{})
+	tl, err := Build(src, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 20, tl.LeftOut)
 	require.Equal(t, tl.Events[MaxDiffEvents].Time, tl.Cut)
@@ -157,7 +157,7 @@ func TestBuildStopsAtMaxDiffRead(t *testing.T) {
 	n := MaxDiffRead/size + 20
 	e := pushed(t, memoryMD, n, func(i int) string { return []string{a, b}[i%2] })
 	src := &reads{Engine: e}
-	tl, err := Build(src, time.Time{})
+	tl, err := Build(src, Options{})
 	require.NoError(t, err)
 	shown := MaxDiffRead / size // the first version was read alone, with no parent
 	require.Equal(t, n-shown, tl.LeftOut)
@@ -176,7 +176,7 @@ func TestBuildCutsLongPhases(t *testing.T) {
 		return fmt.Sprintf(`{"type": "APEX", "phase": %q, "lastUpdated": "2026-11-22T10:30:00Z"}`+"\n", long([]string{"a", "b"}[i%2]))
 	})
 	src := &reads{Engine: e}
-	tl, err := Build(src, time.Time{})
+	tl, err := Build(src, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 2, src.decoded, "each of the two versions decoded once")
 	require.Len(t, tl.Spans, 40)

@@ -90,7 +90,7 @@ func TestBuildManyDecisionsLinear(t *testing.T) {
 	m := &memSource{docs: map[string]any{"o": outcomeDoc(n, "q")}}
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	m.add(start, state.ClassPhaseOutcome, "PhaseOutcomes/f/001-plan.yaml", "o")
-	tl, err := Build(m, time.Time{})
+	tl, err := Build(m, Options{})
 	require.NoError(t, err)
 	found := 0
 	for _, e := range tl.Events {
@@ -116,7 +116,7 @@ func TestBuildDecodesEachVersionOnce(t *testing.T) {
 	for i := 0; i < n; i++ {
 		m.add(start.Add(time.Duration(i)*time.Minute), state.ClassWorkflowState, ".claude/workflow-state.json", []string{"a", "b"}[i%2])
 	}
-	tl, err := Build(m, time.Time{})
+	tl, err := Build(m, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 2, m.decoded)
 	require.Len(t, tl.Spans, n)
@@ -137,7 +137,7 @@ func TestBuildStopsAtMaxDecodeRead(t *testing.T) {
 		m.docs[b], m.size[b] = map[string]any{"phase": fmt.Sprintf("p%d", i)}, mib
 		m.add(start.Add(time.Duration(i)*time.Minute), state.ClassWorkflowState, ".claude/workflow-state.json", b)
 	}
-	tl, err := Build(m, time.Time{})
+	tl, err := Build(m, Options{})
 	require.NoError(t, err)
 	read := MaxDecodeRead / mib
 	require.Equal(t, read, m.decoded)
@@ -165,7 +165,7 @@ func TestBuildBoundsDecisions(t *testing.T) {
 	for i := 0; i < paths; i++ {
 		m.add(start, state.ClassPhaseOutcome, fmt.Sprintf("PhaseOutcomes/f%d/001-plan.yaml", i), "o")
 	}
-	tl, err := Build(m, time.Time{})
+	tl, err := Build(m, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 1, m.decoded)
 	decisions, details := 0, 0
@@ -204,7 +204,7 @@ func TestBuildBoundsDecisions(t *testing.T) {
 func TestBuildCutsLongDecisions(t *testing.T) {
 	m := &memSource{docs: map[string]any{"o": outcomeDoc(1, strings.Repeat("é", 1<<20))}}
 	m.add(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), state.ClassPhaseOutcome, "PhaseOutcomes/f/001-plan.yaml", "o")
-	tl, err := Build(m, time.Time{})
+	tl, err := Build(m, Options{})
 	require.NoError(t, err)
 	var d Event
 	for _, e := range tl.Events {

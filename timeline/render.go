@@ -86,6 +86,7 @@ type view struct {
 	Title      string
 	From, To   string
 	Since      string
+	Home       bool // the home ref's events are in the page
 	EventCount int
 	LeftOut    int    // events past the page's diffs, from Cut on
 	Cut        string // RFC 3339, to the nanosecond when it has one: a --since that starts there
@@ -99,10 +100,10 @@ type view struct {
 	MaxDecisions   string
 	DetailsLeftOut int
 	DetailBudget   string
-	Lanes      []viewLane
-	Ticks      []viewMarker
-	Kinds      []string
-	Data       viewData
+	Lanes          []viewLane
+	Ticks          []viewMarker
+	Kinds          []string
+	Data           viewData
 }
 
 // Render writes t as one self-contained HTML page: inline CSS and script,
@@ -116,6 +117,7 @@ func Render(w io.Writer, t *Timeline) error {
 	if !t.Since.IsZero() {
 		v.Since = stamp(t.Since)
 	}
+	v.Home = t.Home
 	if t.LeftOut > 0 {
 		v.LeftOut, v.Cut = t.LeftOut, CutStamp(t.Cut)
 		v.Budget = fmt.Sprintf("%s diffs, %d MiB in all, from %d MiB of versions read", grouped(MaxDiffEvents), MaxDiffs>>20, MaxDiffRead>>20)

@@ -132,6 +132,7 @@ type Timeline struct {
 	Spans    []Span
 	From, To time.Time
 	Since    time.Time // zero: the whole history
+	Home     bool      // the home ref's events are included (Options.Home)
 	// LeftOut counts the events past the page's diffs (MaxDiffs,
 	// MaxDiffEvents, MaxDiffRead), the first of them at Cut: `--since Cut` gives a page
 	// that starts there.
@@ -214,8 +215,19 @@ func (c *decoder) of(it state.Entry) (*meaning, bool) {
 	return m, true
 }
 
-// Build reads the history at or after since (zero: all of it).
-func Build(src Source, since time.Time) (*Timeline, error) {
+// Options say what Build reads.
+type Options struct {
+	Since time.Time // zero: the whole history
+	// Home includes the home ref's events: the auto-memory file
+	// (~/.claude/projects/<key>/memory/MEMORY.md), local to this machine
+	// and never pushed. A page is meant to be mailed or archived: without
+	// Home, none of that file's content or path is in it.
+	Home bool
+}
+
+// Build reads the history at or after o.Since (zero: all of it).
+func Build(src Source, o Options) (*Timeline, error) {
+	since := o.Since
 	q := state.LogQuery{Since: since}
 	kept, err := src.Log(q)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
@@ -233,14 +245,18 @@ func Build(src Source, since time.Time) (*Timeline, error) {
 	// Logs are newest first; the page wants oldest first, stable in each
 	// commit's path order.
 	for i := len(kept) - 1; i >= 0; i-- {
-		items = append(items, item{Entry: kept[i]})
+		if !kept[i].Home || o.Home {
+			items = append(items, item{Entry: kept[i]})
+		}
 	}
 	for i := len(rejected) - 1; i >= 0; i-- {
-		items = append(items, item{Entry: rejected[i], rejected: true})
+		if !rejected[i].Home || o.Home {
+			items = append(items, item{Entry: rejected[i], rejected: true})
+		}
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Time.Before(items[j].Time) })
 
-	t := &Timeline{Since: since}
+	t := &Timeline{Since: since, Home: o.Home}
 	sessions := map[string]bool{}
 	last := map[string][]byte{} // path -> the state ref's version before the current item
 	known := map[string]bool{}

@@ -7,8 +7,8 @@
 // (found next to strata, else on PATH):
 //
 //	strata-serve mcp -dir ROOT -version V
-//	strata-serve timeline -dir ROOT -addr ADDR [-since RFC3339]
-//	strata-serve page -dir ROOT [-since RFC3339] [-o FILE]
+//	strata-serve timeline -dir ROOT -addr ADDR [-since RFC3339] [-home]
+//	strata-serve page -dir ROOT [-since RFC3339] [-home] [-o FILE]
 //
 // This calling convention is between the two binaries only; users call
 // strata. Exit codes are strata's: 0, 2 for a usage error, 3 otherwise.
@@ -61,6 +61,7 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	since := fs.String("since", "", "only changes at or after this instant (RFC 3339)")
 	file := fs.String("o", "", "write the page to this file (page)")
 	build := fs.String("build", "", "the revision strata was built from")
+	home := fs.Bool("home", false, "include the home ref's events (timeline, page)")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *dir == "" {
 		fmt.Fprintf(errw, "strata-serve: bad arguments %q (it is run by strata)\n", args)
 		return 2
@@ -77,9 +78,9 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 		log.Info("serving MCP on stdio", "root", *dir)
 		err = mcpserver.Serve(ctx, in, out, mcpserver.Options{Dir: *dir, Now: state.Now, Version: *ver, Log: log})
 	case "timeline":
-		err = serveTimeline(ctx, *dir, *addr, *since, out)
+		err = serveTimeline(ctx, *dir, *addr, *since, *home, out)
 	case "page":
-		err = writePage(*dir, *since, *file, out)
+		err = writePage(*dir, *since, *file, *home, out)
 	default:
 		fmt.Fprintf(errw, "strata-serve: unknown server %q (it is run by strata)\n", args[0])
 		return 2
@@ -91,7 +92,7 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	return 0
 }
 
-func serveTimeline(ctx context.Context, dir, addr, since string, out io.Writer) error {
+func serveTimeline(ctx context.Context, dir, addr, since string, home bool, out io.Writer) error {
 	if err := loopback.Check(addr); err != nil { // strata checked it; never serve elsewhere
 		return fmt.Errorf("--serve: %w", err)
 	}
@@ -99,17 +100,20 @@ func serveTimeline(ctx context.Context, dir, addr, since string, out io.Writer) 
 	if err != nil {
 		return err
 	}
-	page := web.Page{Build: func() (*timeline.Timeline, error) { return timeline.Build(eng, from) }, Heads: eng.HistoryHeads}
+	// Without home, the home ref is neither read nor watched.
+	o := timeline.Options{Since: from, Home: home}
+	page := web.Page{Build: func() (*timeline.Timeline, error) { return timeline.Build(eng, o) },
+		Heads: func() (string, error) { return eng.HistoryHeads(home) }}
 	return web.Serve(ctx, addr, page, out)
 }
 
 // writePage writes the timeline's page to file, or to out without one.
-func writePage(dir, since, file string, out io.Writer) error {
+func writePage(dir, since, file string, home bool, out io.Writer) error {
 	eng, from, err := openTimeline(dir, since)
 	if err != nil {
 		return err
 	}
-	t, err := timeline.Build(eng, from)
+	t, err := timeline.Build(eng, timeline.Options{Since: from, Home: home})
 	if err != nil {
 		return err
 	}
@@ -125,6 +129,9 @@ func writePage(dir, since, file string, out io.Writer) error {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	fmt.Fprintf(out, "wrote %s: %d events in %d lanes\n", file, len(t.Events), len(t.Lanes))
+	if home {
+		fmt.Fprintln(out, "the page includes the home ref's events: this machine's auto-memory file and its content, which strata never pushes")
+	}
 	if t.LeftOut > 0 {
 		fmt.Fprintf(out, "the diffs of the %d events from %s on are left out (strata timeline --since %s gives a page that starts there)\n",
 			t.LeftOut, timeline.CutStamp(t.Cut), timeline.CutStamp(t.Cut))

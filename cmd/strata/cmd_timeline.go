@@ -13,6 +13,7 @@ type timelineOptions struct {
 	Since string
 	Out   string
 	Serve string
+	Home  bool
 }
 
 func newTimelineCommand(e *env) *cli.Command {
@@ -31,13 +32,16 @@ the page says from when (--since that time gives the rest). Without -o the
 page goes to stdout. --serve ADDR serves it on a loopback address instead
 until interrupted, built again on a reload when the history moved; it
 refuses what another web site's page asks of it (403), so open it from the
-address bar. strata-serve, installed with strata, builds and serves the
-page.`,
+address bar. The home ref's events (this machine's auto-memory file,
+~/.claude/projects/<key>/memory/MEMORY.md, which strata never pushes) are
+left out unless --home is given; the page then says it holds them.
+strata-serve, installed with strata, builds and serves the page.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "only changes at or after `T` (RFC 3339 or '2h ago')", Destination: &o.Since,
 				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--since", v) }},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the page to `FILE` (missing folders are created)", Destination: &o.Out},
 			&cli.StringFlag{Name: "serve", Usage: "serve the page on loopback `ADDR` (127.0.0.1:PORT)", Destination: &o.Serve},
+			&cli.BoolFlag{Name: "home", Usage: "include the home ref's events: the local auto-memory file, with its content", Destination: &o.Home},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -73,6 +77,9 @@ func runTimeline(e *env, o timelineOptions) error {
 	args := []string{"-dir", eng.Root()}
 	if !since.IsZero() {
 		args = append(args, "-since", since.Format(time.RFC3339Nano))
+	}
+	if o.Home {
+		args = append(args, "-home")
 	}
 	if o.Serve != "" {
 		return serveWith(e, "timeline", append(args, "-addr", o.Serve)...)
