@@ -218,3 +218,26 @@ func TestBuildCutsLongDecisions(t *testing.T) {
 	require.True(t, strings.HasSuffix(d.Detail, fmt.Sprintf("... cut at %d bytes; see all of it with: strata show PhaseOutcomes/f/001-plan.yaml --rev c0\n", MaxDiff)), "%.300q", d.Detail)
 	require.Equal(t, "decision D-0 pending ("+strings.Repeat("é", MaxPhase/2)+"…)", d.Label)
 }
+
+// Text a remote recorded carries no control character to a terminal when
+// the page goes to stdout: a phase (span text, aria-label, data-span) and
+// a session's lane name are quoted as log quotes them, and in the JSON
+// data block C1 and bidi controls are \u escapes, as C0 ones already were.
+func TestRenderQuotesControls(t *testing.T) {
+	hostile := "x\x1b]0;PWNED\a\x1b[2J\u009b31m\u202e\u2066\u0085"
+	m := &memSource{docs: map[string]any{"w": map[string]any{"type": "APEX", "phase": hostile}}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	m.add(start, state.ClassWorkflowState, ".claude/workflow-state.json", "w")
+	m.add(start.Add(time.Hour), state.ClassPhaseOutput, "PhaseOutputs/s\u202e1/out.json", "detail "+hostile)
+	tl, err := Build(m, Options{})
+	require.NoError(t, err)
+	require.Equal(t, `"x\x1b]0;PWNED\a\x1b[2J\u009b31m\u202e\u2066\u0085"`, tl.Spans[0].Label)
+	require.Contains(t, tl.Lanes, `session "s\u202e1"`)
+	var page strings.Builder
+	require.NoError(t, Render(&page, tl))
+	require.Contains(t, page.String(), "detail x\\u001b]0;PWNED\\u0007\\u001b[2J\\u009b31m\\u202e\\u2066\\u0085", "the diff, escaped in the data block")
+	for i, r := range page.String() {
+		bad := r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+		require.False(t, bad, "control character %U at byte %d: %.80q", r, i, page.String()[max(0, i-40):])
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -103,7 +104,7 @@ type view struct {
 	Lanes          []viewLane
 	Ticks          []viewMarker
 	Kinds          []string
-	Data           viewData
+	Data           template.JS // viewData as JSON (dataJSON)
 }
 
 // Render writes t as one self-contained HTML page: inline CSS and script,
@@ -145,9 +146,10 @@ func Render(w io.Writer, t *Timeline) error {
 		at := t.From.Add(time.Duration(int64(span) / 4 * int64(i)))
 		v.Ticks = append(v.Ticks, viewMarker{Left: pct(float64(i) * 25), Text: stamp(at)})
 	}
+	var data viewData
 	byLane := map[string][]int{}
 	for i, e := range t.Events {
-		v.Data.Events = append(v.Data.Events, viewEvent{Label: e.Label, Detail: e.Detail, Kind: e.Kind})
+		data.Events = append(data.Events, viewEvent{Label: e.Label, Detail: e.Detail, Kind: e.Kind})
 		byLane[e.Lane] = append(byLane[e.Lane], i)
 	}
 	for n, name := range t.Lanes {
@@ -177,15 +179,15 @@ func Render(w io.Writer, t *Timeline) error {
 						kind = "bucket bucket-rejected"
 					}
 				}
-				l.Markers = append(l.Markers, viewMarker{Bucket: true, ID: fmt.Sprintf("b-%d", len(v.Data.Buckets)), Kind: kind,
+				l.Markers = append(l.Markers, viewMarker{Bucket: true, ID: fmt.Sprintf("b-%d", len(data.Buckets)), Kind: kind,
 					Left: pct(float64(b) * width), Width: pct(width), Text: fmt.Sprint(len(cur)),
 					Label:    fmt.Sprintf("%d events in %s from %s to %s", len(cur), name, stamp(first), stamp(last)),
-					EventIdx: len(v.Data.Buckets)})
+					EventIdx: len(data.Buckets)})
 				shown := cur
 				if len(shown) > MaxInBucket {
 					shown = shown[:MaxInBucket]
 				}
-				v.Data.Buckets = append(v.Data.Buckets, append([]int(nil), shown...))
+				data.Buckets = append(data.Buckets, append([]int(nil), shown...))
 				cur = nil
 			}
 			prev := -1
@@ -212,13 +214,41 @@ func Render(w io.Writer, t *Timeline) error {
 		}
 		v.Lanes = append(v.Lanes, l)
 	}
-	if v.Data.Events == nil {
-		v.Data.Events = []viewEvent{}
+	if data.Events == nil {
+		data.Events = []viewEvent{}
 	}
-	if v.Data.Buckets == nil {
-		v.Data.Buckets = [][]int{}
+	if data.Buckets == nil {
+		data.Buckets = [][]int{}
 	}
+	js, err := dataJSON(data)
+	if err != nil {
+		return err
+	}
+	v.Data = js
 	return page().Execute(w, v)
+}
+
+// dataJSON is the page's data block: JSON as encoding/json writes it for
+// HTML (<, > and & escaped, U+2028 and U+2029 too), with every C1 control
+// (U+0080-U+009F) and bidi control (U+202A-U+202E, U+2066-U+2069) also
+// written as a \u escape: a diff holds recorded content as it is, and the
+// page may go to a terminal, which reads a C1 character as an escape.
+// (Outside strings, JSON is ASCII: no escape is written there.)
+func dataJSON(d viewData) (template.JS, error) {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	for _, r := range string(raw) {
+		if r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return template.JS(b.String()), nil
 }
 
 // CutStamp writes a page's Cut for `--since`: RFC 3339, with the

@@ -550,7 +550,7 @@ func laneOf(c state.Class, p string) string {
 	case state.ClassGraph:
 		return LaneL3
 	case state.ClassPhaseOutput:
-		return "session " + path.Base(path.Dir(p))
+		return "session " + state.TermSafe(path.Base(path.Dir(p)))
 	}
 	return LaneL1
 }
@@ -584,8 +584,10 @@ func side(prefix, p string, data []byte) string {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// phaseLabel is a span's label: its phase, cut after MaxPhase bytes.
-func phaseLabel(ph string) string { return clip(ph) }
+// phaseLabel is a span's label: its phase, cut after MaxPhase bytes and
+// quoted as recordLabel quotes (state.TermSafe): a remote writes it, and
+// the page may go to a terminal.
+func phaseLabel(ph string) string { return state.TermSafe(clip(ph)) }
 
 // clip is s for a label: cut after MaxPhase bytes (at a character's
 // start), always a copy: a decoded string is a view of the whole
