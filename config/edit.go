@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
@@ -18,14 +20,66 @@ import (
 func (c *Config) UserRules() []Rule { return c.Rules[:c.user] }
 
 // RuleLine is the rule {glob, schema} as one line of .strata.yaml's files:
-// list, each value a YAML double-quoted string, so any name reads back as
-// itself (": ", " #", "{a,b}" and a leading "*" or "&" included), and with
-// a control or format character escaped, so the line is printable text. It
-// is what PlanRules adds and what init suggests to paste. Go's quoting
-// (strconv.Quote, as state.TermSafe quotes) uses only escapes YAML's
-// double-quoted style reads the same way.
-func RuleLine(glob, schema string) string {
-	return fmt.Sprintf("{glob: %s, schema: %s}", strconv.Quote(glob), strconv.Quote(schema))
+// list, each value a YAML double-quoted string (QuoteYAML), so any name
+// reads back as itself (": ", " #", "{a,b}" and a leading "*" or "&"
+// included), and with a control or format character escaped, so the line
+// is printable text. It is what PlanRules adds and what init suggests to
+// paste. A value that is not UTF-8 is an error: YAML holds only Unicode
+// text, so no rule can name such a file (Go's quoting wrote its byte 0xff
+// as "\xff", which YAML reads as the character U+00FF: a rule for another
+// name, added again on every run; attack34 L3).
+func RuleLine(glob, schema string) (string, error) {
+	g, ok := QuoteYAML(glob)
+	if !ok {
+		return "", notUTF8(glob)
+	}
+	s, ok := QuoteYAML(schema)
+	if !ok {
+		return "", notUTF8(schema)
+	}
+	return fmt.Sprintf("{glob: %s, schema: %s}", g, s), nil
+}
+
+func notUTF8(name string) error {
+	return fmt.Errorf("%s is not UTF-8 text, and %s (YAML) holds only UTF-8: no rule there can name it; rename the file", strconv.Quote(name), FileName)
+}
+
+// QuoteYAML is s as a YAML double-quoted scalar that yaml.v3 reads back
+// as s: '"' and '\\' escaped, a printable character (strconv.IsPrint) as
+// it is, and every other one escaped as YAML defines it, \t, \n, \r, or
+// \xXX, \uXXXX, \UXXXXXXXX by its code point (in Go's quoting \xXX is a
+// byte; in YAML it is the character U+00XX). ok is false when s is not
+// UTF-8: a YAML string is Unicode text and cannot hold such bytes.
+func QuoteYAML(s string) (q string, ok bool) {
+	if !utf8.ValidString(s) {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case strconv.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String(), true
 }
 
 // RuleEdit is .strata.yaml with rules added first, checked (it loads) but
@@ -86,7 +140,10 @@ func PlanRules(root string, globs []string, schema string) (*RuleEdit, error) {
 
 // plan adds the rule for one glob to e.data; c is e.data loaded.
 func (e *RuleEdit) plan(c *Config, glob, schema string) (bool, error) {
-	item := RuleLine(glob, schema)
+	item, err := RuleLine(glob, schema)
+	if err != nil {
+		return false, err
+	}
 	for i, r := range c.UserRules() {
 		if r.Glob != glob {
 			continue

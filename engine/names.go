@@ -39,8 +39,9 @@ func PlanRules(root string, globs []string, schema string) (*RuleEdit, error) {
 }
 
 // RuleLine is the rule {glob, schema} as one line of .strata.yaml, each
-// value YAML-quoted, as PlanRules writes it.
-func RuleLine(glob, schema string) string { return config.RuleLine(glob, schema) }
+// value YAML-quoted, as PlanRules writes it; an error for a name that is
+// not UTF-8, which no YAML rule can name.
+func RuleLine(glob, schema string) (string, error) { return config.RuleLine(glob, schema) }
 
 // LiteralGlob is a glob that matches the path rel and no other.
 func LiteralGlob(rel string) string { return config.LiteralGlob(rel) }

@@ -52,7 +52,13 @@ func runInit(e *env) error {
 			if p := notWellFormed(eng, o); p != nil { // no schema accepts it, the format-only one neither
 				broken = append(broken, "  "+p.Error())
 			} else {
-				hints = append(hints, "  - "+engine.RuleLine(engine.LiteralGlob(o.Path), formatOf(o.Path)))
+				rule, err := engine.RuleLine(engine.LiteralGlob(o.Path), formatOf(o.Path))
+				if err != nil { // a name that is not UTF-8: no rule of YAML names it
+					rule = "# " + err.Error()
+				} else {
+					rule = "- " + rule
+				}
+				hints = append(hints, "  "+rule)
 			}
 		case o.Invalid(): // not read at all (a link, a pipe, too large): nothing kept, no schema helps
 			fmt.Fprintln(e.Err, o.Problems.Error())

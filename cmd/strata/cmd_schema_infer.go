@@ -110,7 +110,13 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	// The rules are planned before the schema is written: when .strata.yaml
 	// cannot take them, neither file is written.
 	var edit *engine.RuleEdit
+	lines := make([]string, len(globs))
 	if o.Apply {
+		for i, g := range globs { // YAML holds only UTF-8: a rule naming another file is never written
+			if lines[i], err = engine.RuleLine(g, rel); err != nil {
+				return usagef("schema infer --apply: %v (nothing written)", err)
+			}
+		}
 		if edit, err = engine.PlanRules(root, globs, rel); err != nil {
 			return err
 		}
@@ -125,11 +131,11 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	if err := edit.Write(); err != nil {
 		return err
 	}
-	for i, g := range globs {
+	for i := range globs {
 		if edit.Added[i] {
-			fmt.Fprintf(e.Out, "added to %s: %s\n", engine.ConfigFile, engine.RuleLine(g, rel))
+			fmt.Fprintf(e.Out, "added to %s: %s\n", engine.ConfigFile, lines[i])
 		} else {
-			fmt.Fprintf(e.Out, "%s already has %s\n", engine.ConfigFile, engine.RuleLine(g, rel))
+			fmt.Fprintf(e.Out, "%s already has %s\n", engine.ConfigFile, lines[i])
 		}
 	}
 	var paths []string
