@@ -133,6 +133,11 @@ func PlanRules(root string, globs []string, schema string) (*RuleEdit, error) {
 			if c, err = Parse(root, e.data); err != nil {
 				return nil, err
 			}
+			// the rule must win over every other: first, as loaded
+			if us := c.UserRules(); len(us) == 0 || us[0].Glob != glob || us[0].Schema != schema {
+				item, _ := RuleLine(glob, schema)
+				return nil, fmt.Errorf("%s: the rule added does not load as the first rule; nothing written; add it by hand: - %s", FileName, item)
+			}
 		}
 	}
 	return e, nil
