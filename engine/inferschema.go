@@ -55,12 +55,30 @@ func (e *Engine) InferSchema(globs []string) (*Inferred, error) {
 	// escaped as every JSON strata prints: an enum value or a name comes from a file
 	out.Schema = state.JSONSafe(infer.Marshal(in.Schema(comment)))
 	for _, x := range used { // the contract: the schema accepts every input
-		if ps := validate.CheckAgainst(out.Schema, x.Path, x.Content, x.Format); ps.Invalid() {
+		ps, err := validate.CheckAgainst(out.Schema, x.Path, x.Content, x.Format)
+		if err != nil { // past the validator's budget: not checked, not a bug
+			return nil, &TooCostlyError{Version: versionName(x), Err: err}
+		}
+		if ps.Invalid() {
 			return nil, fmt.Errorf("inferred schema rejects %s (a bug in strata): %s", versionName(x), ps[0].Error())
 		}
 	}
 	return out, nil
 }
+
+// TooCostlyError is a draft that could not be checked against a version
+// it was inferred from within the validator's evaluation budget: nothing
+// is written, as a draft strata cannot check is one it could not load.
+type TooCostlyError struct {
+	Version string
+	Err     error
+}
+
+func (e *TooCostlyError) Error() string {
+	return fmt.Sprintf("the inferred schema is too large to check against %s within the validator's evaluation budget, so strata could not use it either; nothing written: infer it from fewer or smaller files", e.Version)
+}
+
+func (e *TooCostlyError) Unwrap() error { return e.Err }
 
 func versionName(x Example) string {
 	switch {

@@ -34,7 +34,8 @@ func inferFiles(t *testing.T, files []string) map[string]any {
 	}
 	schema := infer.Marshal(in.Schema("test"))
 	for f, data := range datas {
-		ps := validate.CheckAgainst(schema, f, data, "")
+		ps, err := validate.CheckAgainst(schema, f, data, "")
+		require.NoError(t, err)
 		assert.False(t, ps.Invalid(), "the inferred schema rejects %s: %v\n%s", f, ps, schema)
 	}
 	var m map[string]any

@@ -2,6 +2,10 @@ package validate
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/strata-dev/strata/state"
 )
@@ -46,41 +50,51 @@ func DecodeDocs(path string, data []byte, format string) ([]any, state.Problems)
 // bytes (one that refers to nothing outside itself), as Validate checks a
 // file against a schema file, without the built-in schemas' extra rules.
 // It is how a schema inferred from examples is proved to accept them.
-func CheckAgainst(schema []byte, path string, data []byte, format string) state.Problems {
+func CheckAgainst(schema []byte, path string, data []byte, format string) (state.Problems, error) {
 	doc, _, ps := decodeJSON("schema", schema)
 	if ps != nil {
-		return state.Problems{{Path: path, Message: "schema " + ps[0].Error()}}
+		return state.Problems{{Path: path, Message: "schema " + ps[0].Error()}}, nil
 	}
 	c := newCompiler()
 	c.UseLoader(denyLoader{})
 	const loc = "file:///strata/inferred.schema.json"
 	if err := c.AddResource(loc, doc); err != nil {
-		return state.Problems{{Path: path, Message: "schema is invalid: " + err.Error()}}
+		return state.Problems{{Path: path, Message: "schema is invalid: " + err.Error()}}, nil
 	}
 	sch, err := c.Compile(loc)
+	var meta *jsonschema.SchemaValidationError
+	if errors.As(err, &meta) && errors.Is(meta.Err, jsonschema.ErrTooCostly) {
+		return nil, fmt.Errorf("the schema is too large to check against its metaschema: %w", ErrTooCostly)
+	}
 	if err != nil {
-		return state.Problems{{Path: path, Message: "schema is invalid: " + err.Error()}}
+		return state.Problems{{Path: path, Message: "schema is invalid: " + err.Error()}}, nil
 	}
 	if format == "" {
 		format = FormatOf(path)
 	}
+	var l *locator
 	switch format {
 	case FormatJSONL:
-		return (&Validator{}).validateLines(path, data, &compiled{schema: sch})
+		return (&Validator{}).validateLines(path, data, &compiled{schema: sch}), nil
 	case FormatYAML:
-		doc, loc, ps := decodeYAML(path, data)
-		if ps.Invalid() {
-			return ps
-		}
-		ps = check(path, doc, loc, sch, "", len(data))
-		sortProblems(ps)
-		return ps
+		doc, l, ps = decodeYAML(path, data)
+	default:
+		doc, l, ps = decodeJSON(path, data)
 	}
-	doc, l, ps := decodeJSON(path, data)
-	if ps != nil {
-		return ps
+	if ps.Invalid() {
+		return ps, nil
+	}
+	switch err := sch.ValidateWithin(doc, evaluations(len(data))); {
+	case err == nil:
+		return nil, nil
+	case errors.Is(err, jsonschema.ErrTooCostly):
+		return nil, fmt.Errorf("%s is too large to check against the schema: %w", path, ErrTooCostly)
 	}
 	ps = check(path, doc, l, sch, "", len(data))
 	sortProblems(ps)
-	return ps
+	return ps, nil
 }
+
+// ErrTooCostly is a check CheckAgainst stopped at the validator's
+// evaluation budget: neither valid nor not.
+var ErrTooCostly = jsonschema.ErrTooCostly

@@ -120,6 +120,7 @@ func exitCode(err error, w io.Writer) int {
 	var pe *engine.PathError
 	var ce *engine.ConfigError
 	var tl *engine.TooLargeError
+	var tc *engine.TooCostlyError
 	switch {
 	case errors.Is(err, errReported):
 		return exitInvalid
@@ -156,6 +157,11 @@ func exitCode(err error, w io.Writer) int {
 		return exitOther
 	case errors.Is(err, state.ErrNotFound):
 		fmt.Fprintf(w, "strata: %s\n", strings.ReplaceAll(trimSentinel(err, state.ErrNotFound), "\n", "; "))
+		return exitInvalid
+	case errors.As(err, &tc):
+		// schema infer's draft too large to check (or load): a check
+		// that could not be made, not a bug
+		fmt.Fprintf(w, "strata: %s\n", oneLine(err))
 		return exitInvalid
 	case errors.As(err, &tl):
 		// a recorded version over max_size is never a valid one: refused

@@ -111,6 +111,12 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	// cannot take them, neither file is written.
 	var edit *engine.RuleEdit
 	lines := make([]string, len(globs))
+	if o.Apply && int64(len(inf.Schema)) > eng.Config().MaxSize {
+		// the rule would name a schema strata does not read: every file
+		// under it invalid
+		fmt.Fprintf(e.Err, "strata: the inferred schema is %d bytes, over max_size (%d), the largest schema file strata reads; nothing written: infer it from fewer or smaller files, or raise max_size in %s\n", len(inf.Schema), eng.Config().MaxSize, engine.ConfigFile)
+		return errReported
+	}
 	if o.Apply {
 		for i, g := range globs { // YAML holds only UTF-8: a rule naming another file is never written
 			if lines[i], err = engine.RuleLine(g, rel); err != nil {

@@ -245,7 +245,12 @@ func (rr *roots) validate(r *root, v any, ptr jsonPointer) error {
 	}
 	dialect := r.resource(ptr).dialect
 	meta := dialect.getSchema(rr.assertVocabs, rr.vocabularies)
-	if err := meta.validate(v, rr.regexpEngine, meta, r.resources, rr.assertVocabs, rr.vocabularies); err != nil {
+	// strata: the budget grows with the schema (metaStepsPerValue a JSON
+	// value of it, at least MaxEvaluations): each subschema takes about 16
+	// evaluations of the metaschema, so a schema of 60 000 properties (one
+	// strata schema infer drafts) ran out of the fixed budget
+	steps := max(MaxEvaluations, metaStepsPerValue*countValues(v))
+	if err := meta.validateWithin(v, steps, rr.regexpEngine, meta, r.resources, rr.assertVocabs, rr.vocabularies); err != nil {
 		up := urlPtr{r.url, ptr}
 		return &SchemaValidationError{URL: up.String(), Err: err}
 	}
@@ -291,4 +296,29 @@ type MetaSchemaMismatchError struct {
 
 func (e *MetaSchemaMismatchError) Error() string {
 	return fmt.Sprintf("$schema in %q does not match with $schema in root", e.URL)
+}
+
+// metaStepsPerValue is the metaschema evaluations a schema is allowed per
+// JSON value it holds (strata): twice the most one takes, an empty
+// subschema ({} or true, 16 evaluations against draft 2020-12's).
+const metaStepsPerValue = 32
+
+// countValues is how many JSON values v holds, itself included (strata).
+func countValues(v any) int {
+	n := 0
+	stack := []any{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		switch x := x.(type) {
+		case map[string]any:
+			for _, y := range x {
+				stack = append(stack, y)
+			}
+		case []any:
+			stack = append(stack, x...)
+		}
+	}
+	return n
 }
