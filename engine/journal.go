@@ -139,6 +139,9 @@ func (e *Engine) BeginWrites(from string, entries []JournalEntry, lost []Lost) e
 	if err != nil {
 		return err
 	}
+	if len(data) > maxJournal { // refused before the ref moves: nothing merged
+		return fmt.Errorf("sync journal: %d writes and %d losses make a journal of %d bytes, over the %d strata reads back; nothing merged", len(entries), len(lost), len(data), maxJournal)
+	}
 	name := e.journalPath()
 	sh := e.store.Shared()
 	if err := sh.MkdirAll(filepath.Dir(name)); err != nil {
@@ -159,12 +162,26 @@ func (e *Engine) EndWrites() error {
 	return err
 }
 
+// maxJournal bounds the journal: BeginWrites writes none larger (the sync
+// stops before its ref moves, nothing merged) and readJournal reads none
+// larger, taking one for damaged as it takes one that is not JSON (a 2 GB
+// file made record and doctor read it whole, 2.1 GB of memory: attack34
+// L4). A write is about 110 bytes and its path, a loss about 190, its
+// path and a reason of at most 300: a sync of every file a remote may
+// hold (100 000), with 200-byte paths, each both written and lost with a
+// full reason, writes about 100 MB; real ones write kilobytes.
+var maxJournal = 128 << 20
+
 // readJournal reads the journal a sync left: nil when there is none, torn
-// when it was never written whole (so the ref never moved past it).
+// when it was never written whole (so the ref never moved past it) or is
+// damaged: not JSON, or larger than maxJournal, which no sync writes.
 func (e *Engine) readJournal() (j *journal, torn bool, err error) {
-	data, err := state.ReadRegular(e.journalPath(), 0, true)
+	data, err := state.ReadRegular(e.journalPath(), int64(maxJournal), true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
+	}
+	if errors.Is(err, state.ErrTooLarge) {
+		return nil, true, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("sync journal: %w", err)

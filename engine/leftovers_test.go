@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -299,5 +300,58 @@ func TestRecoverWritesQuietForWhatTheSyncWrote(t *testing.T) {
 	}
 	if len(nw) != 1 || nw[0].Path != b {
 		t.Fatalf("not written %+v, want only %s", nw, b)
+	}
+}
+
+// A journal over maxJournal is damaged, as one that is not JSON: never
+// read whole (a 2 GB sparse file cost record and doctor 2.1 GB of memory,
+// attack34 L4), and removed by the next record; none that large is
+// written: the sync stops before its ref moves.
+func TestJournalOverMaxIsDamaged(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	name := e.journalPath()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(int64(maxJournal) + 1); err != nil { // sparse
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	owed, err := e.PendingWrites()
+	if err != nil || len(owed) != 0 {
+		t.Fatalf("PendingWrites = %v, %v; want none", owed, err)
+	}
+	nw, lost, err := e.RecoverWrites()
+	if err != nil || len(nw) != 0 || len(lost) != 0 {
+		t.Fatalf("RecoverWrites = %v, %v, %v; want nothing", nw, lost, err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(maxJournal)/4 {
+		t.Errorf("allocated %d bytes for a journal over the bound; it is not read", got)
+	}
+	if _, err := os.Lstat(name); !os.IsNotExist(err) {
+		t.Errorf("the damaged journal is still there: %v", err)
+	}
+
+	defer func(n int) { maxJournal = n }(maxJournal)
+	maxJournal = 1000
+	long := make([]JournalEntry, 20)
+	for i := range long {
+		long[i] = JournalEntry{Path: fmt.Sprintf(".claude/f%02d.json", i), Ours: "", Result: strings.Repeat("a", 40)}
+	}
+	err = e.BeginWrites(mustHead(t, e), long, nil)
+	if err == nil || !strings.Contains(err.Error(), "over the 1000 strata reads back") {
+		t.Fatalf("BeginWrites over the bound = %v", err)
+	}
+	if _, err := os.Lstat(name); !os.IsNotExist(err) {
+		t.Errorf("a journal over the bound was written: %v", err)
 	}
 }
