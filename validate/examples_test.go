@@ -59,3 +59,32 @@ func defsChain(n int) string {
 	fmt.Fprintf(&b, `"d%d": {"type": "string"}`, n)
 	return b.String()
 }
+
+// A pattern is charged for its program's size as well as the string's
+// (attack34c: `(?:a|b){0,1000}c`, about 4 000 instructions, reached 256
+// times through $refs of a 654-byte committed schema, took minutes on a
+// 100 KB string, charged a step for every 64 bytes as a pattern of a few
+// instructions is). One such match against 300 KB is past the budget: an
+// error, ErrTooCostly, at once (it took seconds to run, and passed).
+func TestCheckAgainstCostlyPattern(t *testing.T) {
+	schema := `{"properties": {"k": {"pattern": "(?:a|b){0,1000}c"}}}`
+	doc := `{"k": "` + strings.Repeat("a", 300_000) + `"}`
+	ps, err := CheckAgainst([]byte(schema), "k.json", []byte(doc), "")
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrTooCostly), "%v", err)
+	assert.Empty(t, ps)
+	// a pattern of a few instructions on the same string is checked
+	ps, err = CheckAgainst([]byte(`{"properties": {"k": {"pattern": "^a+c$"}}}`), "k.json", []byte(doc), "")
+	require.NoError(t, err)
+	assert.True(t, ps.Invalid())
+	// and so are patternProperties, against each key
+	keys := `{"properties": {"k": {"patternProperties": {"(?:a|b){0,1000}c": true}}}}`
+	var b strings.Builder
+	b.WriteString(`{"k": {`)
+	for i := range 3000 {
+		fmt.Fprintf(&b, `"%s%d": 1, `, strings.Repeat("a", 100), i)
+	}
+	b.WriteString(`"z": 1}}`)
+	_, err = CheckAgainst([]byte(keys), "k.json", []byte(b.String()), "")
+	assert.True(t, errors.Is(err, ErrTooCostly), "%v", err)
+}

@@ -51,7 +51,7 @@ func check(path string, doc any, loc *locator, sch *jsonschema.Schema, base stri
 	if errors.Is(err, jsonschema.ErrTooCostly) {
 		// a small schema of nested anyOf/oneOf/$ref is exponential to
 		// evaluate: it stops at the budget, in bounded time and memory
-		return []state.Problem{{Path: path, Message: fmt.Sprintf("schema is too costly to evaluate for this file (over %d subschema evaluations: %d a byte of the file, at least %d); simplify its nesting of anyOf, oneOf and $ref", steps, evaluationsPerByte, jsonschema.MaxEvaluations)}}
+		return []state.Problem{{Path: path, Message: fmt.Sprintf("schema is too costly to evaluate for this file (over %d subschema evaluations: %d a byte of the file, at least %d); simplify its nesting of anyOf, oneOf and $ref, or its largest patterns", steps, evaluationsPerByte, jsonschema.MaxEvaluations)}}
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {

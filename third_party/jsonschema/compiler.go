@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 )
 
@@ -344,5 +345,49 @@ func (re RegexpEngine) validate(v any) error {
 }
 
 func goRegexpCompile(s string) (Regexp, error) {
-	return regexp.Compile(s)
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil, err
+	}
+	return &goRegexp{Regexp: re, insts: progInsts(s)}, nil
+}
+
+// goRegexp is a pattern of the default engine with the size of its
+// program (strata): matching costs up to that many steps a byte, which
+// the evaluation budget charges (matchCost).
+type goRegexp struct {
+	*regexp.Regexp
+	insts int
+}
+
+// progInsts is the number of instructions of pattern s's program, as
+// regexp.Compile makes it (Perl syntax, simplified); 1 when it cannot tell.
+func progInsts(s string) int {
+	re, err := syntax.Parse(s, syntax.Perl)
+	if err != nil {
+		return 1
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 1
+	}
+	return max(1, len(prog.Inst))
+}
+
+// matchInstsPerStep is how many (program instruction, byte) pairs of a
+// match one step of the evaluation budget pays for: a pattern of a few
+// instructions pays about a step for every 64 bytes, as before patterns
+// were weighed, and one of thousands (a{0,1000} and the like: one such
+// pattern, reached 256 times through $refs, took minutes on a 100 KB
+// string) a step for every few bytes.
+const matchInstsPerStep = 512
+
+// matchCost is the steps a match of re against n bytes is charged
+// (strata).
+func matchCost(re Regexp, n int) int {
+	insts := 8 // another engine: as a small pattern
+	if g, ok := re.(*goRegexp); ok {
+		insts = g.insts
+	}
+	return n * insts / matchInstsPerStep
 }

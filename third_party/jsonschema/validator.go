@@ -287,7 +287,7 @@ func (vd *validator) objValidate(obj map[string]any) {
 
 		// patternProperties --
 		for regex, sch := range s.PatternProperties {
-			if regex.MatchString(pname) {
+			if vd.charge(matchCost(regex, len(pname))) && regex.MatchString(pname) {
 				evaluated = true
 				vd.addErr(vd.validateVal(sch, pvalue, pname))
 			}
@@ -488,7 +488,7 @@ func (vd *validator) strValidate(str string) {
 	}
 
 	// pattern --
-	if s.Pattern != nil && vd.charge(len(str)/64) {
+	if s.Pattern != nil && vd.charge(matchCost(s.Pattern, len(str))) {
 		if !s.Pattern.MatchString(str) {
 			vd.addError(&kind.Pattern{Got: str, Want: s.Pattern.String()})
 		}
