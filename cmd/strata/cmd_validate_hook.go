@@ -80,7 +80,7 @@ func runValidateHook(e *env) error {
 		// which Claude Code does not show the agent), and every later
 		// write went unchecked with nobody told (attack34b F5)
 		var ce *engine.ConfigError
-		if errors.As(err, &ce) && agentWroteConfig(name) {
+		if errors.As(err, &ce) && agentWroteConfig(dir, name) {
 			return blockWith(e, state.Problems{ce.Problem}, config.FileName)
 		}
 		return hookWarn(e, "%v; nothing checked", err)
@@ -129,13 +129,34 @@ func runValidateHook(e *env) error {
 }
 
 // agentWroteConfig reports whether name, the file the agent's tool wrote,
-// is the .strata.yaml of a work tree's top (a .git beside it).
-func agentWroteConfig(name string) bool {
+// is the .strata.yaml of the work tree dir (the payload's cwd) lies in: the
+// nearest folder from dir up that holds a .git. A .strata.yaml of another
+// repository (a nested clone, a sibling) is not the one that failed to
+// load (attack34c: an agent's valid write there was told this tree's
+// broken config was its fault).
+func agentWroteConfig(dir, name string) bool {
 	if filepath.Base(name) != config.FileName {
 		return false
 	}
-	_, err := os.Lstat(filepath.Join(filepath.Dir(name), ".git"))
-	return err == nil
+	top, ok := treeTop(dir)
+	if !ok {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(filepath.Dir(name))
+	b, err2 := filepath.EvalSymlinks(top)
+	return err1 == nil && err2 == nil && a == b
+}
+
+// treeTop is the nearest folder from dir up holding a .git entry.
+func treeTop(dir string) (string, bool) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, true
+		}
+		if d == filepath.Dir(d) {
+			return "", false
+		}
+	}
 }
 
 func blockWith(e *env, ps state.Problems, path string) error {
