@@ -54,13 +54,6 @@ func (e *Engine) Parents() []string {
 	return e.index.parents
 }
 
-// RegularAt reports whether commit holds a regular file at path (not a
-// symbolic link, a submodule, a folder, or nothing).
-func (e *Engine) RegularAt(commit, path string) bool {
-	_, err := e.store.BlobID(commit, path)
-	return err == nil
-}
-
 // Amend reports whether the commit being made replaces HEAD (`git commit
 // --amend`, as gitstore.Amending finds it), for an engine opened by
 // OpenIndex.
@@ -69,7 +62,14 @@ func (e *Engine) Amend() bool { return e.index != nil && e.index.amend }
 // TreeFiles returns the files (path -> blob id) of a commit's tree, walking
 // only the directories descend accepts.
 func (e *Engine) TreeFiles(commit string, descend func(dir string) bool) (map[string]string, error) {
-	return e.store.FilesWhere(commit, descend)
+	files, _, err := e.store.EntriesWhere(commit, descend)
+	return files, err
+}
+
+// TreeEntries is TreeFiles that also says which of the files are symbolic
+// links (by path).
+func (e *Engine) TreeEntries(commit string, descend func(dir string) bool) (files map[string]string, links map[string]bool, err error) {
+	return e.store.EntriesWhere(commit, descend)
 }
 
 // indexView is the commit being made (OpenIndex). It is the state.Files the

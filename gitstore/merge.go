@@ -343,7 +343,7 @@ func (s *Store) independent(bases []plumbing.Hash) ([]plumbing.Hash, error) {
 // flatten lists every file of a tree as path -> blob. Callers hold s.mu.
 func (s *Store) flatten(tree plumbing.Hash) (map[string]plumbing.Hash, error) {
 	out := map[string]plumbing.Hash{}
-	return out, s.walkFiles(tree, nil, func(p string, blob plumbing.Hash) { out[p] = blob })
+	return out, s.walkFiles(tree, nil, func(p string, e treeEntry) { out[p] = e.Hash })
 }
 
 // commitFiles is flatten of commit c's tree; a tree past the bounds is a

@@ -23,6 +23,7 @@ import (
 type StagedFile struct {
 	Blob    string // the blob id
 	Regular bool   // a regular file (mode 100644 or 100755), not a symbolic link or a submodule
+	Link    bool   // a symbolic link (mode 120000)
 }
 
 // Staged returns the stage-0 entries of an index file, path -> entry.
@@ -61,6 +62,7 @@ func (s *Store) Staged(indexFile string) (map[string]StagedFile, error) {
 		out[e.Name] = StagedFile{
 			Blob:    e.Hash.String(),
 			Regular: e.Mode == filemode.Regular || e.Mode == filemode.Executable || e.Mode == filemode.Deprecated,
+			Link:    e.Mode == filemode.Symlink,
 		}
 	}
 	return out, nil
@@ -88,7 +90,7 @@ func (s *Store) lsFilesStaged(indexFile string) (map[string]StagedFile, error) {
 		if !ok || len(f) != 3 || f[2] != "0" {
 			continue
 		}
-		out[name] = StagedFile{Blob: f[1], Regular: f[0] == "100644" || f[0] == "100755" || f[0] == "100664"}
+		out[name] = StagedFile{Blob: f[1], Regular: f[0] == "100644" || f[0] == "100755" || f[0] == "100664", Link: f[0] == "120000"}
 	}
 	return out, nil
 }
@@ -114,21 +116,36 @@ func (s *Store) ReadBlob(id string, limit int64) (data []byte, size int64, err e
 // live does not read the trees of a large repository's other directories.
 // It returns an error wrapping state.ErrNotFound when commit does not exist.
 func (s *Store) FilesWhere(commit string, descend func(dir string) bool) (map[string]string, error) {
+	files, _, err := s.EntriesWhere(commit, descend)
+	return files, err
+}
+
+// EntriesWhere is FilesWhere that also says which of the files are
+// symbolic links (links, by path): what a commit holds at a path is the
+// blob and the kind of entry (attack34b F1, attack34c: a kept file staged
+// again as another kind with the same blob id was taken for unchanged).
+func (s *Store) EntriesWhere(commit string, descend func(dir string) bool) (map[string]string, map[string]bool, error) {
 	c, err := s.resolve(commit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tree, err := s.commitTree(c)
 	if err != nil {
-		return nil, fmt.Errorf("files: %w", err)
+		return nil, nil, fmt.Errorf("files: %w", err)
 	}
 	out := make(map[string]string)
-	if err := s.walkFiles(tree, descend, func(p string, blob plumbing.Hash) { out[p] = blob.String() }); err != nil {
-		return nil, fmt.Errorf("files: %w", inCommit(err, "", c))
+	links := map[string]bool{}
+	if err := s.walkFiles(tree, descend, func(p string, e treeEntry) {
+		out[p] = e.Hash.String()
+		if e.Mode == filemode.Symlink {
+			links[p] = true
+		}
+	}); err != nil {
+		return nil, nil, fmt.Errorf("files: %w", inCommit(err, "", c))
 	}
-	return out, nil
+	return out, links, nil
 }
 
 // MergeHeads returns the commits of MERGE_HEAD, in its order: the other

@@ -718,7 +718,7 @@ func inCommit(err error, role string, commit plumbing.Hash) error {
 // would cost time and memory with the square of the depth (checkFetched
 // refuses such a remote head; this holds for a ref that has one anyway).
 // Callers hold s.mu.
-func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit func(path string, blob plumbing.Hash)) error {
+func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit func(path string, e treeEntry)) error {
 	var walk func(dir string, depth int, h plumbing.Hash) error
 	walk = func(dir string, depth int, h plumbing.Hash) error {
 		if descend != nil && !descend(dir) {
@@ -745,7 +745,7 @@ func (s *Store) walkFiles(h plumbing.Hash, descend func(dir string) bool, visit 
 					return err
 				}
 			case e.Mode != filemode.Submodule:
-				visit(prefix+e.Name, e.Hash)
+				visit(prefix+e.Name, e)
 			}
 		}
 		return nil

@@ -46,10 +46,14 @@ func PreCommit(eng *engine.Engine) (Report, error) {
 	}
 	cfg := eng.Config()
 	var parents []map[string]string
+	var headLinks map[string]bool // the symbolic links among HEAD's files
 	for i, commit := range eng.Parents() {
-		files, err := eng.TreeFiles(commit, mayHoldKept(cfg))
+		files, links, err := eng.TreeEntries(commit, mayHoldKept(cfg))
 		if err != nil {
 			return rep, fmt.Errorf("read %s: %w", parentName(i, eng.Amend()), err)
+		}
+		if i == 0 {
+			headLinks = links
 		}
 		parents = append(parents, files)
 	}
@@ -62,10 +66,12 @@ func PreCommit(eng *engine.Engine) (Report, error) {
 	var badNames []string
 	for p, sf := range staged {
 		// the same entry, not only the same bytes: a kept file staged
-		// again as a submodule or a symbolic link with HEAD's blob id is
-		// a change (attack34b F1: committed unchecked, every clone got an
-		// empty folder or a link in place of the state file)
-		if len(parents) > 0 && parents[0][p] == sf.Blob && (sf.Regular || !eng.RegularAt(eng.Parents()[0], p)) {
+		// again as another kind (a submodule, a symbolic link, a file
+		// where HEAD holds a link) with HEAD's blob id is a change
+		// (attack34b F1: committed unchecked, every clone got an empty
+		// folder or a link in place of the state file; attack34c: a
+		// link HEAD holds, staged as a submodule)
+		if len(parents) > 0 && parents[0][p] == sf.Blob && (sf.Regular && !headLinks[p] || sf.Link && headLinks[p]) {
 			continue
 		}
 		if k, ok := cfg.Classify(p); ok {
