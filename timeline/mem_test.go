@@ -2,6 +2,8 @@ package timeline
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +242,47 @@ func TestRenderQuotesControls(t *testing.T) {
 		bad := r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 		require.False(t, bad, "control character %U at byte %d: %.80q", r, i, page.String()[max(0, i-40):])
 	}
+}
+
+// A pushed history whose workflow state changes phase in every commit has
+// a span per commit: past Dense spans the phases lane is drawn as at most
+// Buckets count markers, as a lane of events is, each listing at most
+// MaxInBucket spans, so what the lane adds to the page is bounded whatever
+// the number of spans. It drew each span as its own button: 100 000
+// pushed phase changes made a 53 MB page of 100 000 buttons (attack34c).
+func TestRenderBucketsManySpans(t *testing.T) {
+	const n = 40_000 // over Buckets*MaxInBucket: the lists are cut too
+	m := &memSource{docs: map[string]any{"a": map[string]any{"type": "APEX", "phase": "plan"}, "b": map[string]any{"type": "APEX", "phase": "build"}}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		m.add(start.Add(time.Duration(i)*time.Minute), state.ClassWorkflowState, ".claude/workflow-state.json", []string{"a", "b"}[i%2])
+	}
+	tl, err := Build(m, Options{})
+	require.NoError(t, err)
+	require.Len(t, tl.Spans, n)
+
+	var page strings.Builder
+	require.NoError(t, Render(&page, tl))
+	p := page.String()
+	require.Zero(t, strings.Count(p, `class="m span"`), "no span drawn one by one")
+	lane := p[strings.Index(p, `data-lane="workflow phases"`):]
+	lane = lane[:strings.Index(lane, "</section>")]
+	require.Contains(t, lane, `data-count="40000" data-dense="true"`)
+	require.Contains(t, lane, "40000 events, grouped")
+	counts := regexp.MustCompile(`data-bucket="\d+">(\d+)</button>`).FindAllStringSubmatch(lane, -1)
+	require.Len(t, counts, Buckets)
+	total := 0
+	for _, c := range counts {
+		k, err := strconv.Atoi(c[1])
+		require.NoError(t, err)
+		total += k
+	}
+	require.Equal(t, n, total, "every span is counted once")
+	require.Regexp(t, `aria-label="800 phases in workflow phases from 2026-11-01T00:00:00Z to 2026-11-01T13:19:00Z"`, lane)
+	// The data block lists at most MaxInBucket spans a bucket, after the
+	// events, whose numbers (#ev-N) stay theirs.
+	require.Equal(t, Buckets*MaxInBucket, strings.Count(p, `"k":"span"`))
+	require.Greater(t, strings.Index(p, `"k":"span"`), strings.LastIndex(p, `"k":"update"`))
+	require.True(t, strings.Contains(p, `{"l":"phase plan from 2026-11-01T00:00:00Z to 2026-11-01T00:01:00Z","d":"","k":"span"}`), "the first span listed")
+	require.Less(t, len(lane), 20<<10)
 }

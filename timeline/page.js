@@ -9,6 +9,7 @@
     if (!e) return;
     title.textContent = e.l;
     clear();
+    if (!e.d) return; // a phase, listed by its bucket: its label says it all
     var pre = document.createElement("pre");
     pre.id = "detail-diff";
     pre.textContent = e.d;

@@ -155,51 +155,36 @@ func Render(w io.Writer, t *Timeline) error {
 	for n, name := range t.Lanes {
 		l := viewLane{ID: fmt.Sprintf("lane-%d", n), Name: name}
 		if name == LanePhases {
-			for _, s := range t.Spans {
-				left, right := pos(s.Start), pos(s.End)
-				l.Markers = append(l.Markers, viewMarker{Span: true, Kind: "span", Left: pct(left), Width: pct(max(right-left, 0.5)), Text: s.Label,
-					Label: fmt.Sprintf("phase %s from %s to %s", s.Label, stamp(s.Start), stamp(s.End)), EventIdx: -1})
-			}
 			l.Count = len(t.Spans)
+			if len(t.Spans) > Dense {
+				// Drawn as count markers, as a lane of events is: a history
+				// pushed to a remote can change phase in every one of any
+				// number of commits, a span each (attack34c). A bucket
+				// lists its first MaxInBucket spans, added to the data
+				// block after the events (their numbers, #ev-N, stay).
+				l.Dense = true
+				bucketed(&l, &data, name, "phases", len(t.Spans), pos,
+					func(j int) time.Time { return t.Spans[j].Start }, func(int) bool { return false },
+					func(j int) int {
+						s := t.Spans[j]
+						data.Events = append(data.Events, viewEvent{Label: spanLabel(s), Kind: "span"})
+						return len(data.Events) - 1
+					})
+			} else {
+				for _, s := range t.Spans {
+					left, right := pos(s.Start), pos(s.End)
+					l.Markers = append(l.Markers, viewMarker{Span: true, Kind: "span", Left: pct(left), Width: pct(max(right-left, 0.5)), Text: s.Label,
+						Label: spanLabel(s), EventIdx: -1})
+				}
+			}
 		}
 		evs := byLane[name]
 		l.Count += len(evs)
 		if len(evs) > Dense {
 			l.Dense = true
-			width := 100.0 / Buckets
-			var cur []int
-			flush := func(b int) {
-				if len(cur) == 0 {
-					return
-				}
-				first, last := t.Events[cur[0]].Time, t.Events[cur[len(cur)-1]].Time
-				kind := "bucket"
-				for _, i := range cur {
-					if t.Events[i].Kind == KindRejected {
-						kind = "bucket bucket-rejected"
-					}
-				}
-				l.Markers = append(l.Markers, viewMarker{Bucket: true, ID: fmt.Sprintf("b-%d", len(data.Buckets)), Kind: kind,
-					Left: pct(float64(b) * width), Width: pct(width), Text: fmt.Sprint(len(cur)),
-					Label:    fmt.Sprintf("%d events in %s from %s to %s", len(cur), name, stamp(first), stamp(last)),
-					EventIdx: len(data.Buckets)})
-				shown := cur
-				if len(shown) > MaxInBucket {
-					shown = shown[:MaxInBucket]
-				}
-				data.Buckets = append(data.Buckets, append([]int(nil), shown...))
-				cur = nil
-			}
-			prev := -1
-			for _, i := range evs {
-				b := min(int(pos(t.Events[i].Time)/width), Buckets-1)
-				if b != prev {
-					flush(prev)
-					prev = b
-				}
-				cur = append(cur, i)
-			}
-			flush(prev)
+			bucketed(&l, &data, name, "events", len(evs), pos,
+				func(j int) time.Time { return t.Events[evs[j]].Time }, func(j int) bool { return t.Events[evs[j]].Kind == KindRejected },
+				func(j int) int { return evs[j] })
 		} else {
 			for _, i := range evs {
 				e := t.Events[i]
@@ -226,6 +211,53 @@ func Render(w io.Writer, t *Timeline) error {
 	}
 	v.Data = js
 	return page().Execute(w, v)
+}
+
+// spanLabel is a span's label, as a screen reader reads it.
+func spanLabel(s Span) string {
+	return fmt.Sprintf("phase %s from %s to %s", s.Label, stamp(s.Start), stamp(s.End))
+}
+
+// bucketed draws a dense lane's n items (oldest first, at(j) the time of
+// the j-th) as at most Buckets count markers, each the items whose time
+// falls in its 1/Buckets of the page; opened, a bucket lists its first
+// MaxInBucket items, their numbers in the data block given by entry (called
+// for those only, in order). So the lane costs the page at most Buckets
+// markers and Buckets*MaxInBucket listed items, whatever n is.
+func bucketed(l *viewLane, data *viewData, name, noun string, n int, pos func(time.Time) float64,
+	at func(int) time.Time, rejected func(int) bool, entry func(int) int) {
+	width := 100.0 / Buckets
+	pct := func(f float64) string { return fmt.Sprintf("%.3f%%", f) }
+	flush := func(b, from, to int) { // items [from, to) in bucket b
+		if to == from {
+			return
+		}
+		kind := "bucket"
+		for j := from; j < to; j++ {
+			if rejected(j) {
+				kind = "bucket bucket-rejected"
+				break
+			}
+		}
+		l.Markers = append(l.Markers, viewMarker{Bucket: true, ID: fmt.Sprintf("b-%d", len(data.Buckets)), Kind: kind,
+			Left: pct(float64(b) * width), Width: pct(width), Text: fmt.Sprint(to - from),
+			Label:    fmt.Sprintf("%d %s in %s from %s to %s", to-from, noun, name, stamp(at(from)), stamp(at(to-1))),
+			EventIdx: len(data.Buckets)})
+		listed := make([]int, 0, min(to-from, MaxInBucket))
+		for j := from; j < to && len(listed) < MaxInBucket; j++ {
+			listed = append(listed, entry(j))
+		}
+		data.Buckets = append(data.Buckets, listed)
+	}
+	prev, from := -1, 0
+	for j := 0; j < n; j++ {
+		b := min(int(pos(at(j))/width), Buckets-1)
+		if b != prev {
+			flush(prev, from, j)
+			prev, from = b, j
+		}
+	}
+	flush(prev, from, n)
 }
 
 // dataJSON is the page's data block: JSON as encoding/json writes it for

@@ -153,11 +153,18 @@ pending_decisions:
 }
 
 // TestTimelineDenseInBrowser renders a generated history of 10 000 events
-// and checks that the page stays small and that Chromium shows dense lanes
-// as count markers that add up to every event.
+// and 1 000 phase spans and checks that the page stays small and that
+// Chromium shows dense lanes, the phases lane too, as count markers that
+// add up to every event and span.
 func TestTimelineDenseInBrowser(t *testing.T) {
 	bin := chromiumBin(t)
 	tl := generated(10000)
+	const spans = 1000
+	tl.Spans = nil
+	for i := 0; i < spans; i++ {
+		at := tl.From.Add(time.Duration(i) * 10 * time.Minute)
+		tl.Spans = append(tl.Spans, timeline.Span{Label: fmt.Sprintf("phase-%d", i%3), Start: at, End: at.Add(10 * time.Minute)})
+	}
 	var buf bytes.Buffer
 	require.NoError(t, timeline.Render(&buf, tl))
 	t.Logf("page for %d events: %d bytes", len(tl.Events), buf.Len())
@@ -175,8 +182,16 @@ func TestTimelineDenseInBrowser(t *testing.T) {
 		total += n
 	}
 	total += len(regexp.MustCompile(`data-event="`).FindAllString(dom, -1))
-	require.Equal(t, 10000, total, "every event is counted once")
+	require.Equal(t, 10000+spans, total, "every event and span is counted once")
 	require.Contains(t, dom, `data-dense="true"`)
+	require.Contains(t, dom, `data-lane="workflow phases" data-count="1000" data-dense="true"`)
+	require.NotContains(t, dom, `class="m span"`, "no span drawn one by one")
+	require.Regexp(t, `class="m bucket"[^>]*aria-label="\d+ phases in workflow phases from `, dom)
+	// A bucket's spans follow the events in the data block: the first one,
+	// opened, shows its phase and no diff.
+	dom = string(headless(t, bin, "file://"+page+"#ev-10000", "--dump-dom"))
+	require.Contains(t, dom, `<h2 id="detail-title">phase phase-0 from 2026-11-01T00:00:00Z to 2026-11-01T00:10:00Z</h2>`)
+	require.NotContains(t, dom, `id="detail-diff"`)
 }
 
 // generated is a history of n events spread over the lanes, a week long.
