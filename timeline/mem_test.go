@@ -286,3 +286,27 @@ func TestRenderBucketsManySpans(t *testing.T) {
 	require.True(t, strings.Contains(p, `{"l":"phase plan from 2026-11-01T00:00:00Z to 2026-11-01T00:01:00Z","d":"","k":"span"}`), "the first span listed")
 	require.Less(t, len(lane), 20<<10)
 }
+
+// TestBuildBoundsEvents: past MaxEvents recorded versions the later ones
+// are not on the page, which says from when and how to see them (--since):
+// every other bound left each version an event, so the page grew with
+// the pushed history (attack34c: 400 000 phase changes, a 210 MB page).
+func TestBuildBoundsEvents(t *testing.T) {
+	m := &memSource{docs: map[string]any{}}
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	const n = MaxEvents + 1234
+	for i := range n {
+		m.add(start.Add(time.Duration(i)*time.Second), state.ClassClaudeJSON, ".claude/notes.json", fmt.Sprintf("v%d", i))
+	}
+	tl, err := Build(m, Options{})
+	require.NoError(t, err)
+	require.Len(t, tl.Events, MaxEvents)
+	require.Equal(t, n-MaxEvents, tl.EventsLeftOut)
+	cut := start.Add(MaxEvents * time.Second)
+	require.Equal(t, cut, tl.EventCut)
+	require.True(t, tl.Events[len(tl.Events)-1].Time.Before(cut), "the oldest are kept")
+
+	var page strings.Builder
+	require.NoError(t, Render(&page, tl))
+	require.Contains(t, page.String(), fmt.Sprintf("The %d versions recorded from %s on are not on this page: a page shows at most 50 000 of them, the oldest first. <code>strata timeline --since %s</code>", n-MaxEvents, CutStamp(cut), CutStamp(cut)))
+}

@@ -101,10 +101,14 @@ type view struct {
 	MaxDecisions   string
 	DetailsLeftOut int
 	DetailBudget   string
-	Lanes          []viewLane
-	Ticks          []viewMarker
-	Kinds          []string
-	Data           template.JS // viewData as JSON (dataJSON)
+	// EventsLeftOut: recorded versions past MaxEvents, from EventCut on
+	EventsLeftOut int
+	EventCut      string
+	MaxEvents     string
+	Lanes         []viewLane
+	Ticks         []viewMarker
+	Kinds         []string
+	Data          template.JS // viewData as JSON (dataJSON)
 }
 
 // Render writes t as one self-contained HTML page: inline CSS and script,
@@ -131,6 +135,9 @@ func Render(w io.Writer, t *Timeline) error {
 		v.DecisionCut, v.MaxDecisions = CutStamp(t.DecisionCut), grouped(MaxDecisions)
 	}
 	v.DetailsLeftOut, v.DetailBudget = t.DetailsLeftOut, fmt.Sprintf("%d MiB", MaxDiffs>>20)
+	if t.EventsLeftOut > 0 {
+		v.EventsLeftOut, v.EventCut, v.MaxEvents = t.EventsLeftOut, CutStamp(t.EventCut), grouped(MaxEvents)
+	}
 	if len(t.Events) == 0 {
 		v.From, v.To = "", ""
 	}

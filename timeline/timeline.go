@@ -107,6 +107,15 @@ const MaxDecodeRead = 64 << 20
 // the command that prints its Phase Outcome instead.
 const MaxDecisions = 10_000
 
+// MaxEvents is the most recorded versions a page shows as events, the
+// oldest first: the ones from EventCut on are not on it (EventsLeftOut),
+// and `--since EventCut` gives a page that starts there. Every other bound
+// leaves an event on the page with less in it (its diff, its phase, its
+// decision's detail), so a pushed history of 100 000 phase changes made a
+// 30 MB page, 400 000 a 210 MB one, growing with what was pushed
+// (attack34c): now at most MaxEvents events and MaxDecisions markers.
+const MaxEvents = 50_000
+
 // Event is one thing that happened at one moment on one lane.
 type Event struct {
 	Lane   string
@@ -148,6 +157,10 @@ type Timeline struct {
 	// whose detail did not fit in MaxDiffs.
 	DecisionCut    time.Time
 	DetailsLeftOut int
+	// EventsLeftOut counts the recorded versions past MaxEvents, the first
+	// of them at EventCut: not on the page at all.
+	EventsLeftOut int
+	EventCut      time.Time
 }
 
 // meaning is what the page takes from one decoded version: Build keeps it
@@ -257,6 +270,10 @@ func Build(src Source, o Options) (*Timeline, error) {
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Time.Before(items[j].Time) })
 
 	t := &Timeline{Since: since, Home: o.Home}
+	if len(items) > MaxEvents {
+		t.EventsLeftOut, t.EventCut = len(items)-MaxEvents, items[MaxEvents].Time
+		items = items[:MaxEvents]
+	}
 	sessions := map[string]bool{}
 	last := map[string][]byte{} // path -> the state ref's version before the current item
 	known := map[string]bool{}

@@ -132,6 +132,10 @@ func writePage(dir, since, file string, home bool, out io.Writer) error {
 	if home {
 		fmt.Fprintln(out, "the page includes the home ref's events: this machine's auto-memory file and its content, which strata never pushes")
 	}
+	if t.EventsLeftOut > 0 {
+		fmt.Fprintf(out, "the %d versions recorded from %s on are not on the page, past %d (strata timeline --since %s gives a page that starts there)\n",
+			t.EventsLeftOut, timeline.CutStamp(t.EventCut), timeline.MaxEvents, timeline.CutStamp(t.EventCut))
+	}
 	if t.LeftOut > 0 {
 		fmt.Fprintf(out, "the diffs of the %d events from %s on are left out (strata timeline --since %s gives a page that starts there)\n",
 			t.LeftOut, timeline.CutStamp(t.Cut), timeline.CutStamp(t.Cut))
