@@ -84,13 +84,12 @@ func CheckAgainst(schema []byte, path string, data []byte, format string) (state
 	if ps.Invalid() {
 		return ps, nil
 	}
-	switch err := sch.ValidateWithin(doc, evaluations(len(data))); {
-	case err == nil:
-		return nil, nil
-	case errors.Is(err, jsonschema.ErrTooCostly):
+	steps := evaluations(len(data))
+	err = sch.ValidateWithin(doc, steps)
+	if errors.Is(err, jsonschema.ErrTooCostly) {
 		return nil, fmt.Errorf("%s is too large to check against the schema: %w", path, ErrTooCostly)
 	}
-	ps = check(path, doc, l, sch, "", len(data))
+	ps = explain(path, l, "", steps, err)
 	sortProblems(ps)
 	return ps, nil
 }

@@ -44,7 +44,12 @@ func evaluations(size int) int {
 // while an exponential schema still stops on a small one.
 func check(path string, doc any, loc *locator, sch *jsonschema.Schema, base string, size int) []state.Problem {
 	steps := evaluations(size)
-	err := sch.ValidateWithin(doc, steps)
+	return explain(path, loc, base, steps, sch.ValidateWithin(doc, steps))
+}
+
+// explain is check's answer for err, what validating doc within steps
+// evaluations returned.
+func explain(path string, loc *locator, base string, steps int, err error) []state.Problem {
 	if err == nil {
 		return nil
 	}
