@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
-	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/hooks"
 )
 
@@ -151,11 +149,7 @@ func runHooksPreCommit(e *env, framework bool) error {
 	}
 	e.hook = true
 	eng, err := engine.OpenIndex(e.Dir, indexFile, e.storeOptions())
-	if fe := (*gitstore.FormatError)(nil); framework && errors.As(err, &fe) {
-		// shared by a team through .pre-commit-config.yaml: a repository
-		// strata cannot read says so and lets the commit through, as
-		// validate --skip-unkept does, rather than refuse every commit
-		fmt.Fprintf(e.Err, "strata: %s; nothing checked\n", strings.TrimSuffix(err.Error(), "; nothing was written"))
+	if framework && sharedHookPasses(e, err) {
 		return nil
 	}
 	if err != nil {

@@ -53,6 +53,21 @@ exit 0 otherwise, also when stdin is not hook JSON (a one-line warning).`,
 	}
 }
 
+// sharedHookPasses reports whether err, opening the repository for a hook
+// the pre-commit framework runs (validate --skip-unkept, hooks run
+// --framework), is a repository strata cannot read (SHA-256, reftable, a
+// $GIT_OBJECT_DIRECTORY it refuses), and then says so in one line: such a
+// hook is shared by a team through the repository's config, and lets the
+// commit through, as the Claude Code hook does, rather than refuse every
+// commit.
+func sharedHookPasses(e *env, err error) bool {
+	if fe := (*gitstore.FormatError)(nil); !errors.As(err, &fe) {
+		return false
+	}
+	fmt.Fprintf(e.Err, "strata: %s; nothing checked\n", strings.TrimSuffix(err.Error(), "; nothing was written"))
+	return true
+}
+
 type validatedFile struct {
 	Path     string         `json:"path"`
 	Class    state.Class    `json:"class"`
@@ -63,12 +78,7 @@ type validatedFile struct {
 
 func runValidate(e *env, o validateOptions) error {
 	eng, err := openRead(e)
-	if fe := (*gitstore.FormatError)(nil); o.SkipUnkept && errors.As(err, &fe) {
-		// the pre-commit framework's hook, shared by a team through the
-		// repository's config: in a repository strata cannot read (SHA-256,
-		// reftable) it says so and lets the commit through, as the Claude
-		// Code hook does, rather than refuse every commit
-		fmt.Fprintf(e.Err, "strata: %s; nothing checked\n", strings.TrimSuffix(err.Error(), "; nothing was written"))
+	if o.SkipUnkept && sharedHookPasses(e, err) {
 		return nil
 	}
 	if err != nil {
