@@ -59,15 +59,9 @@ func (e *Engine) Parents() []string {
 // OpenIndex.
 func (e *Engine) Amend() bool { return e.index != nil && e.index.amend }
 
-// TreeFiles returns the files (path -> blob id) of a commit's tree, walking
-// only the directories descend accepts.
-func (e *Engine) TreeFiles(commit string, descend func(dir string) bool) (map[string]string, error) {
-	files, _, err := e.store.EntriesWhere(commit, descend)
-	return files, err
-}
-
-// TreeEntries is TreeFiles that also says which of the files are symbolic
-// links (by path).
+// TreeEntries returns the files (path -> blob id) of a commit's tree,
+// walking only the directories descend accepts, and which of them are
+// symbolic links (by path).
 func (e *Engine) TreeEntries(commit string, descend func(dir string) bool) (files map[string]string, links map[string]bool, err error) {
 	return e.store.EntriesWhere(commit, descend)
 }
