@@ -230,6 +230,14 @@ func Load(root string, gitDirs ...string) (*Config, error) {
 // caller judges (the git index, for the pre-commit hook); nil means there
 // is none and the defaults apply.
 func Parse(root string, data []byte) (*Config, error) {
+	c, err := parse(root, data)
+	if ce := (*Error)(nil); errors.As(err, &ce) {
+		ce.Root = root
+	}
+	return c, err
+}
+
+func parse(root string, data []byte) (*Config, error) {
 	home, _ := os.UserHomeDir()
 	c := &Config{Root: root, Home: home, MaxSize: DefaultMaxSize}
 	var f file
@@ -237,12 +245,12 @@ func Parse(root string, data []byte) (*Config, error) {
 		v, problems := validate.DecodeYAML(FileName, data)
 		for _, p := range problems {
 			if !p.Warning {
-				return nil, &Error{p}
+				return nil, &Error{Problem: p}
 			}
 		}
 		if v != nil {
 			if at, name, known := unknownKey(v, reflect.TypeOf(f), ""); at != "" {
-				return nil, &Error{validate.ProblemAt(FileName, data, true, at,
+				return nil, &Error{Problem: validate.ProblemAt(FileName, data, true, at,
 					fmt.Sprintf("unknown key %q (known here: %s)", name, strings.Join(known, ", ")))}
 			}
 			if ptr, err := decodeFile(v, &f); err != nil {
@@ -259,14 +267,14 @@ func Parse(root string, data []byte) (*Config, error) {
 						}
 					}
 				}
-				return nil, &Error{validate.ProblemAt(FileName, data, true, ptr, msg)}
+				return nil, &Error{Problem: validate.ProblemAt(FileName, data, true, ptr, msg)}
 			}
 		}
 	}
 	// bad is the one error of a value at ptr: FILE:LINE:COL: POINTER: message,
 	// a usage error in the user's configuration (exit 2).
 	bad := func(ptr string, err error) error {
-		return &Error{validate.ProblemAt(FileName, data, true, ptr, err.Error())}
+		return &Error{Problem: validate.ProblemAt(FileName, data, true, ptr, err.Error())}
 	}
 	if f.Version != 0 && f.Version != 1 {
 		// a file written for another format is not read under this one's rules

@@ -156,7 +156,7 @@ func (e *RuleEdit) plan(c *Config, glob, schema string) (bool, error) {
 		if r.Schema == schema && !r.Ignore && r.Class == "" && r.Format == "" {
 			return false, nil
 		}
-		return false, &Error{validate.ProblemAt(FileName, e.data, true, fmt.Sprintf("/files/%d", i),
+		return false, &Error{Problem: validate.ProblemAt(FileName, e.data, true, fmt.Sprintf("/files/%d", i),
 			fmt.Sprintf("a rule for %s is already here; point its schema: at %s by hand", glob, schema))}
 	}
 	data, err := validate.PrependListItem(e.data, "files", item)
@@ -165,7 +165,7 @@ func (e *RuleEdit) plan(c *Config, glob, schema string) (bool, error) {
 	case errors.As(err, &p):
 		p.Path = FileName
 		p.Message += "; add the rule by hand: - " + item
-		return false, &Error{p}
+		return false, &Error{Problem: p}
 	case err != nil:
 		return false, fmt.Errorf("%s: %w; add the rule by hand: - %s", FileName, err, item)
 	}

@@ -16,7 +16,13 @@ import (
 
 // Error is a mistake in .strata.yaml found after it decoded, positioned at
 // the key at fault. It is a usage error: the configuration must be fixed.
-type Error struct{ state.Problem }
+type Error struct {
+	state.Problem
+	// Root is the work tree whose .strata.yaml it is (Parse's root): the
+	// Claude Code hook tells an agent whose write broke that file, and
+	// only that one, that it did.
+	Root string
+}
 
 func (e *Error) Error() string { return e.Problem.Error() }
 

@@ -80,7 +80,7 @@ func runValidateHook(e *env) error {
 		// which Claude Code does not show the agent), and every later
 		// write went unchecked with nobody told (attack34b F5)
 		var ce *engine.ConfigError
-		if errors.As(err, &ce) && agentWroteConfig(dir, name) {
+		if errors.As(err, &ce) && agentWroteConfig(name, ce.Root) {
 			return blockWith(e, state.Problems{ce.Problem}, config.FileName)
 		}
 		return hookWarn(e, "%v; nothing checked", err)
@@ -129,34 +129,17 @@ func runValidateHook(e *env) error {
 }
 
 // agentWroteConfig reports whether name, the file the agent's tool wrote,
-// is the .strata.yaml of the work tree dir (the payload's cwd) lies in: the
-// nearest folder from dir up that holds a .git. A .strata.yaml of another
-// repository (a nested clone, a sibling) is not the one that failed to
-// load (attack34c: an agent's valid write there was told this tree's
-// broken config was its fault).
-func agentWroteConfig(dir, name string) bool {
-	if filepath.Base(name) != config.FileName {
-		return false
-	}
-	top, ok := treeTop(dir)
-	if !ok {
+// is root's .strata.yaml, the one that failed to load: a .strata.yaml of
+// another repository (a nested clone, a sibling) is not (attack34c: an
+// agent's valid write there was told this tree's broken config was its
+// fault).
+func agentWroteConfig(name, root string) bool {
+	if filepath.Base(name) != config.FileName || root == "" {
 		return false
 	}
 	a, err1 := filepath.EvalSymlinks(filepath.Dir(name))
-	b, err2 := filepath.EvalSymlinks(top)
+	b, err2 := filepath.EvalSymlinks(root)
 	return err1 == nil && err2 == nil && a == b
-}
-
-// treeTop is the nearest folder from dir up holding a .git entry.
-func treeTop(dir string) (string, bool) {
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d, true
-		}
-		if d == filepath.Dir(d) {
-			return "", false
-		}
-	}
 }
 
 func blockWith(e *env, ps state.Problems, path string) error {
