@@ -1536,6 +1536,17 @@ func BadName(rel string) state.Problem {
 	return state.Problem{Path: rel, Message: "file name contains a control character; not kept (rename it)"}
 }
 
+// BadNameOf is BadName's problem for err, a path Resolve refused for a
+// control character in its name (ErrBadName): such a named file is
+// invalid, as in a whole check, never skipped.
+func BadNameOf(err error) (state.Problem, bool) {
+	var pe *PathError
+	if !errors.Is(err, ErrBadName) || !errors.As(err, &pe) {
+		return state.Problem{}, false
+	}
+	return BadName(pe.Path), true
+}
+
 // Result is the validation of one kept file.
 type Result struct {
 	config.Kept

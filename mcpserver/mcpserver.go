@@ -500,9 +500,8 @@ func (h *handlers) validate(_ context.Context, in validateIn) (any, string, erro
 	}
 	for _, p := range in.Paths {
 		k, err := kept(eng, p)
-		var pe *engine.PathError
-		if errors.Is(err, engine.ErrBadName) && errors.As(err, &pe) {
-			badNames = append(badNames, engine.BadName(pe.Path))
+		if bp, bad := engine.BadNameOf(err); bad {
+			badNames = append(badNames, bp)
 			continue
 		}
 		if err != nil {

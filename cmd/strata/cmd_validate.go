@@ -97,9 +97,8 @@ func runValidate(e *env, o validateOptions) error {
 		refused := 0
 		for _, a := range o.Paths {
 			k, err := eng.Resolve(e.Dir, a)
-			var pe *engine.PathError
-			if errors.Is(err, engine.ErrBadName) && errors.As(err, &pe) {
-				badNames = append(badNames, engine.BadName(pe.Path)) // invalid, as in a whole check: never skipped
+			if p, bad := engine.BadNameOf(err); bad {
+				badNames = append(badNames, p)
 				continue
 			}
 			if err != nil {
