@@ -896,8 +896,8 @@ func (s *Store) markAtHead(paths []MergePath, side []commitInfo, tip plumbing.Ha
 // A local version the side never held (an edit here) is replaced by the
 // side's newest checkout, as its changes since the merge base include it.
 func (s *Store) checkoutOver(side []commitInfo, vt *versionTimes, p MergePath) string {
-	if p.Ours == "" || vt.atHead(p.Path) == "" {
-		return vt.atHead(p.Path)
+	if head := vt.atHead(p.Path); p.Ours == "" || head == "" {
+		return head
 	}
 	ours := plumbing.NewHash(p.Ours)
 	// the side's commits that hold ours at the path, looked up once for
@@ -913,7 +913,8 @@ func (s *Store) checkoutOver(side []commitInfo, vt *versionTimes, p MergePath) s
 		if ci.atHead == "" || heldAfter(side, ci.hash, held) {
 			continue
 		}
-		if known && (len(ci.parents) == 0 || !s.holds(ci.parents[0], p.Path, ours)) {
+		// the parent: one of the side's, answered by held, else read
+		if known && (len(ci.parents) == 0 || !held[ci.parents[0]] && !s.holds(ci.parents[0], p.Path, ours)) {
 			continue
 		}
 		return ci.atHead
