@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sync"
 )
 
 // Compiler compiles json schema into *Schema.
@@ -349,15 +350,24 @@ func goRegexpCompile(s string) (Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &goRegexp{Regexp: re, insts: progInsts(s)}, nil
+	return &goRegexp{Regexp: re}, nil
 }
 
-// goRegexp is a pattern of the default engine with the size of its
+// goRegexp is a pattern of the default engine that knows the size of its
 // program (strata): matching costs up to that many steps a byte, which
-// the evaluation budget charges (matchCost).
+// the evaluation budget charges (matchCost). The size is found at the
+// first match charged: a schema compiled and never matched against a
+// string (the built-in schemas, at each hook's start) pays nothing more.
 type goRegexp struct {
 	*regexp.Regexp
-	insts int
+	once sync.Once
+	n    int
+}
+
+// insts is the number of instructions of g's program.
+func (g *goRegexp) insts() int {
+	g.once.Do(func() { g.n = progInsts(g.String()) })
+	return g.n
 }
 
 // progInsts is the number of instructions of pattern s's program, as
@@ -387,7 +397,7 @@ const matchInstsPerStep = 512
 func matchCost(re Regexp, n int) int {
 	insts := 8 // another engine: as a small pattern
 	if g, ok := re.(*goRegexp); ok {
-		insts = g.insts
+		insts = g.insts()
 	}
 	return n * insts / matchInstsPerStep
 }
