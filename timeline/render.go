@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/strata-dev/strata/state"
 )
 
 // Dense is the number of events above which a lane is drawn as Buckets
@@ -268,26 +270,17 @@ func bucketed(l *viewLane, data *viewData, name, noun string, n int, pos func(ti
 }
 
 // dataJSON is the page's data block: JSON as encoding/json writes it for
-// HTML (<, > and & escaped, U+2028 and U+2029 too), with every C1 control
-// (U+0080-U+009F) and bidi control (U+202A-U+202E, U+2066-U+2069) also
-// written as a \u escape: a diff holds recorded content as it is, and the
-// page may go to a terminal, which reads a C1 character as an escape.
-// (Outside strings, JSON is ASCII: no escape is written there.)
+// HTML (<, > and & escaped, U+2028 and U+2029 too), with every character
+// a terminal acts on written as a \u escape as in every JSON document
+// strata prints (state.JSONSafe: C1 controls, bidi controls, zero widths):
+// a diff holds recorded content as it is, and the page may go to a
+// terminal, which reads a C1 character as an escape.
 func dataJSON(d viewData) (template.JS, error) {
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.Grow(len(raw))
-	for _, r := range string(raw) {
-		if r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return template.JS(b.String()), nil
+	return template.JS(state.JSONSafe(raw)), nil
 }
 
 // CutStamp writes a page's Cut for `--since`: RFC 3339, with the
