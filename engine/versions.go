@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -153,8 +154,9 @@ func (h *lazyHistory) content(en state.Entry) ([]byte, error) {
 		return nil, nil
 	}
 	data, err := h.e.readAt(en.Commit, h.path)
-	if errors.Is(err, state.ErrTooLarge) {
-		return nil, err // names the path already
+	var missing *gitstore.MissingBlobError
+	if errors.Is(err, state.ErrTooLarge) || errors.As(err, &missing) {
+		return nil, err // names the path and the version already
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", h.path, state.ShortID(en.Commit), err)

@@ -586,6 +586,10 @@ func (s *Store) ReadFile(commit, path string, limit int64) ([]byte, error) {
 	}
 	data, err := s.readBlobLimit(e.Hash, limit)
 	if err != nil {
+		if _, _, serr := s.objects.Stat(e.Hash); errors.Is(err, state.ErrNotFound) && errors.Is(serr, odb.ErrNotFound) {
+			// the tree names it: recorded, and lost since
+			return nil, &MissingBlobError{Commit: c.String(), Path: path, Blob: e.Hash.String()}
+		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return data, nil

@@ -247,6 +247,21 @@ func (e *DamagedError) Error() string {
 
 func (e *DamagedError) Unwrap() error { return state.ErrDamaged }
 
+// MissingBlobError is a recorded version whose bytes are gone: the tree of
+// Commit names Blob at Path, and the object store does not hold it (a
+// damaged or hand-pruned repository). It wraps state.ErrDamaged, never
+// state.ErrNotFound: the path was recorded there, so "not recorded" would
+// be a wrong answer, and a blame walking past it a wrong origin.
+type MissingBlobError struct {
+	Commit, Path, Blob string
+}
+
+func (e *MissingBlobError) Error() string {
+	return fmt.Sprintf("%s at %s: history damaged: its blob %s is missing", e.Path, state.ShortID(e.Commit), e.Blob)
+}
+
+func (e *MissingBlobError) Unwrap() error { return state.ErrDamaged }
+
 // damaged turns the failure to read commit c of ref's chain into a
 // *DamagedError when the object is missing; other errors (I/O) pass as
 // they are.

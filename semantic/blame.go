@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -163,8 +164,13 @@ func Blame(path string, kind Kind, h History, prefix string) ([]BlameLine, error
 			break
 		}
 		content, err := h.Content(i)
-		if err != nil {
-			content = nil // an unreadable past version: its keys are unknown
+		switch {
+		case errors.Is(err, state.ErrTooLarge):
+			content = nil // a version over max_size is never read: its keys are unknown
+		case err != nil:
+			// an unreadable version (a missing object): which keys it held
+			// is not known, so neither is where their runs began
+			return nil, err
 		}
 		value := none
 		if content != nil {
