@@ -70,6 +70,19 @@ func (s *Store) sharedRef() string { return "refs/strata/" + s.prefix + "state" 
 
 func (e *RemoteError) Error() string { return e.Op + " " + e.Remote + ": " + e.Msg }
 
+// FsckRefusedError is a fetch git refused because an object the remote
+// sent fails git fsck's checks (fetch.fsckObjects): nothing of it was kept.
+// Msg is git's verdict on the first such object.
+type FsckRefusedError struct {
+	Remote string
+	Msg    string
+}
+
+func (e *FsckRefusedError) Error() string {
+	return "sync " + e.Remote + ": refused the remote's state: git fsck refuses an object it holds (" + state.TermSafe(e.Msg) +
+		"), and every remote that checks what it receives would refuse it from this machine too (nothing fetched, nothing merged)"
+}
+
 // ResolveRemote names a remote for sync: a remote configured in the
 // repository keeps its name; anything else is a URL or a path, a path being
 // made absolute from cwd so the same remote always gets the same tracking ref.
@@ -217,10 +230,22 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	before, _ := s.readRef(r.Ref)
 	// with a reflog for the tracking ref, which git keeps only for the
 	// refs/remotes it knows: the heads the remote had (PastHeads)
-	_, err := s.git(ctx, r.Env, "-c", "core.logAllRefUpdates=always", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+	// fetch.fsckObjects: git checks each object it receives as git fsck
+	// does and keeps none of a pack holding one it refuses (a commit
+	// with no author line, a malformed tree): taken, such an object would
+	// be pushed on by this machine, and every remote that checks what it
+	// receives (receive.fsckObjects, as the big hosts set it) would then
+	// refuse this machine's state; kept unreachable, git fsck and doctor
+	// would fail on it for weeks (attack35 M1, L1). It costs a few
+	// milliseconds for 1 000 files.
+	_, err := s.git(ctx, r.Env, "-c", "core.logAllRefUpdates=always", "-c", "fetch.fsckObjects=true", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
 		"--", r.Arg, "+"+s.sharedRef()+":"+r.Ref)
 	if err != nil {
 		msg := gitMessage(err)
+		var ge *gitError
+		if errors.As(err, &ge) && strings.Contains(ge.stderr, "fatal: fsck error in") {
+			return "", &FsckRefusedError{Remote: r.Name, Msg: msg}
+		}
 		if strings.Contains(msg, "couldn't find remote ref") {
 			if err := s.deleteRef(r.Ref); err != nil {
 				return "", err

@@ -175,10 +175,19 @@ type historyCheck struct {
 }
 
 // commit checks one commit; it returns the path at fault and why, or "".
-// Besides its trailer blocks (blocks), its Strata-Time must be one strata
-// writes (badTime): a sync decides by it. The time is named with the
+// Its header must be one git fsck passes (odb.CommitFault); besides its
+// trailer blocks (blocks), its Strata-Time must be one strata writes
+// (badTime): a sync decides by it. The time is named with the
 // commit's first recorded path ("/" for none).
 func (hc *historyCheck) commit(ci commitInfo) (string, string) {
+	// a header git fsck fails on (no author line, a bad ident): pushed on,
+	// every remote that checks what it receives would refuse this
+	// machine's state from then on (attack35 M1)
+	if _, raw, err := hc.s.readObject(ci.hash); err != nil {
+		return "/", "commit cannot be read: " + err.Error()
+	} else if f := odb.CommitFault(raw); f != "" {
+		return "/", "not a commit git accepts (git fsck: " + f + "), and every remote that checks what it receives refuses it"
+	}
 	if p, why := hc.blocks(ci); why != "" {
 		return p, why
 	}

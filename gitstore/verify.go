@@ -88,6 +88,13 @@ func (s *Store) checkFetched(remote string, head plumbing.Hash) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ci, err := s.readCommit(head)
+	var nc *notCommit
+	if errors.As(err, &nc) {
+		// a remote's ref naming a blob, a tree or a tag is a state
+		// refused, as a hostile tree is (exit 3), not a version not
+		// found (attack35 L2)
+		return &UnsafeTreeError{Remote: remote, Commit: head.String(), Path: "/", Reason: nc.Error()}
+	}
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", remote, err)
 	}

@@ -1023,7 +1023,8 @@ func Remotes(eng *engine.Engine) ([]Tracking, error) {
 
 // SyncHome syncs the home ref (the local history of Claude Code's
 // auto-memory file) with the same remote, after the state ref: what
-// `strata sync --home`, `sync_home: true` and `watch --sync` with it run. The
+// `strata sync --home`, `git config strata.syncHome true` and `watch --sync`
+// with it run. The
 // report's Shown maps the home tree's name to the path the user knows.
 func SyncHome(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	home, err := eng.HomeView()

@@ -1,12 +1,15 @@
 package syncer
 
 import (
+	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
 )
 
 // A machine whose clock reads 2099 (or a peer that writes that
@@ -128,5 +131,111 @@ func TestSyncRefusesMalformedStrataTime(t *testing.T) {
 	a.sync()
 	if got := a.read(notes); got != `{"k": "ahead"}`+"\n" {
 		t.Errorf("a well-formed time in 2099 was not taken: notes %q", got)
+	}
+}
+
+// A fetched commit whose header git fsck fails on (no author line, a
+// committer ident it refuses, two authors) is refused with one line naming
+// git's verdict, nothing merged: taken, this machine would push it on, and
+// every remote that checks what it receives (receive.fsckObjects, as the
+// big hosts set it) would refuse its state from then on (attack35 M1).
+// git's own check of the fetch refuses it and keeps none of its objects,
+// so git fsck stays clean (L1); a commit already in the object store, which
+// that check never sees, is refused by strata's check of the fetched
+// history. A remote ref naming a blob is refused the same way (exit 3, not
+// "not found", L2).
+func TestSyncRefusesCommitGitFsckFails(t *testing.T) {
+	w, a, b := syncedPair(t)
+	const notes = ".claude/notes.json"
+	b.write(notes, `{"k": 1}`+"\n")
+	b.record()
+	b.sync()
+	a.sync()
+	b.write(notes, `{"k": 2}`+"\n")
+	b.record()
+	good := git(t, b.dir, "rev-parse", "refs/strata/state")
+	raw := git(t, b.dir, "cat-file", "commit", good) + "\n"
+	line := func(key string) string {
+		l := raw[strings.Index(raw, "\n"+key+" ")+1:]
+		return l[:strings.Index(l, "\n")+1]
+	}
+	author, committer := line("author"), line("committer")
+	// the good commit's objects on the remote, under no shared ref yet
+	git(t, b.dir, "push", "-q", w.remote, good+":refs/held/good")
+	literal := func(dir, s string) string {
+		cmd := exec.Command("git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin")
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, gitEnv(dir), strings.NewReader(s)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	local := git(t, a.dir, "rev-parse", "refs/strata/state")
+	unmoved := func(name string) {
+		t.Helper()
+		if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != local {
+			t.Errorf("%s: the local state ref moved", name)
+		}
+		if got := a.read(notes); got != `{"k": 1}`+"\n" {
+			t.Errorf("%s: notes became %q", name, got)
+		}
+	}
+	cases := []struct{ name, raw, want string }{
+		{"no author", strings.Replace(raw, author, "", 1), "missingAuthor"},
+		{"two authors", strings.Replace(raw, author, author+author, 1), "multipleAuthors"},
+		{"zero-padded date", strings.Replace(raw, committer, "committer x <x@x> 01 +0000\n", 1), "zeroPaddedDate"},
+		{"bad zone", strings.Replace(raw, committer, "committer x <x@x> 1 0000\n", 1), "badTimezone"},
+	}
+	for _, tc := range cases {
+		bad := literal(w.remote, tc.raw)
+		for _, head := range []string{bad, commitTruthful(t, w.remote, git(t, w.remote, "rev-parse", good+"^{tree}"), bad, "on top")} {
+			git(t, w.remote, "update-ref", "refs/strata/state", head)
+			err := a.syncErr()
+			var fe *gitstore.FsckRefusedError
+			if !errors.As(err, &fe) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), bad+": "+tc.want+": ") {
+				t.Fatalf("%s: sync = %v, want one line of a FsckRefusedError naming %s and %q", tc.name, err, bad, tc.want)
+			}
+			unmoved(tc.name)
+			cmd := exec.Command("git", "cat-file", "-e", bad)
+			cmd.Dir, cmd.Env = a.dir, gitEnv(a.dir)
+			if cmd.Run() == nil {
+				t.Errorf("%s: the refused commit was kept in the object store", tc.name)
+			}
+		}
+	}
+	fsck(t, a.dir)
+
+	// already in the object store (a plain git fetch brought it), the
+	// commit is refused by strata's check of the history
+	for _, tc := range cases {
+		bad := literal(a.dir, tc.raw)
+		literal(w.remote, tc.raw)
+		git(t, a.dir, "fetch", "-q", w.remote, "refs/held/good:refs/held/good")
+		git(t, w.remote, "update-ref", "refs/strata/state", bad)
+		err := a.syncErr()
+		var ue *gitstore.UnsafeTreeError
+		if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "(git fsck: "+tc.want+": ") {
+			t.Fatalf("%s, already here: sync = %v, want one line of an UnsafeTreeError with %q", tc.name, err, tc.want)
+		}
+		unmoved(tc.name + ", already here")
+	}
+
+	blob := blobIn(t, w.remote, "not a commit\n")
+	git(t, w.remote, "update-ref", "refs/strata/state", blob)
+	err := a.syncErr()
+	var ue *gitstore.UnsafeTreeError
+	if !errors.As(err, &ue) || errors.Is(err, state.ErrNotFound) || !strings.Contains(err.Error(), "is a blob, not a commit") {
+		t.Errorf("a ref naming a blob: sync = %v, want an UnsafeTreeError (exit 3)", err)
+	}
+	unmoved("a blob")
+
+	// the same commit, well formed, is taken
+	git(t, w.remote, "update-ref", "refs/strata/state", good)
+	if _, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.read(notes); got != `{"k": 2}`+"\n" {
+		t.Errorf("the well-formed commit was not taken: notes %q", got)
 	}
 }

@@ -43,8 +43,9 @@ are written atomically, then the result is pushed with --force-with-lease;
 when the remote moved meanwhile, the fetch and merge run once more.
 --dry-run fetches and prints the plan, and changes nothing else.
 The auto-memory file's history (refs/strata/home/state) is local: only
---home, or sync_home: true in .strata.yaml, syncs it too, with the remote's
-refs/strata/home/state, after the state ref.
+--home, or git config strata.syncHome true, syncs it too, with the remote's
+refs/strata/home/state, after the state ref (sync_home in .strata.yaml, a
+file that may come with the repository, is not honoured).
 Exits 1 when a local file or a merged version was invalid (reported), 3 when
 the remote cannot be reached (nothing is changed locally).`,
 		Flags: []cli.Flag{
