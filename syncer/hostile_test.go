@@ -90,7 +90,7 @@ func TestSyncRefusesUnsafeRemoteTree(t *testing.T) {
 		{rawEntry{"100644", "../../x.json", good}, "name holds a slash"},
 		{rawEntry{"100644", `..\..\x.json`, good}, "backslash-separated"},
 		{rawEntry{"120000", "link.json", good}, "symbolic link"},
-		{rawEntry{"160000", "sub.json", pushed}, "gitlink"},
+		{rawEntry{"160000", "mod.json", pushed}, "gitlink"}, // sorted before settings.json: an unsorted tree is git fsck's to refuse
 		{rawEntry{"100664", "grp.json", good}, "mode 100664"},
 		// a name with white space at its start is quoted, so it shows
 		{rawEntry{"100664", " grp.json", good}, `entry ".claude/ grp.json": mode 100664`},

@@ -7,9 +7,9 @@ import (
 	"strconv"
 )
 
-// CommitFault is what git fsck says of a commit object's header, as its
-// ERROR and FATAL checks of a commit say it (fsck.c: verify_headers,
-// fsck_commit, fsck_ident in git 2.39), or "" when it has nothing to say:
+// CommitFault is what git fsck --strict says of a commit object, as its
+// checks of a commit say it (fsck.c: verify_headers, fsck_commit,
+// fsck_ident in git 2.39), or "" when it has nothing to say:
 // a commit it faults is one git fsck fails on and every remote that checks
 // what it receives (receive.fsckObjects, as the big hosts set it) refuses,
 // so a history holding it can never be pushed there again. The message is
@@ -70,7 +70,15 @@ func CommitFault(raw []byte) string {
 	if !ok {
 		return "missingCommitter: invalid format - expected 'committer' line"
 	}
-	return identFault(v)
+	if f := identFault(v); f != "" {
+		return f
+	}
+	// a warning of git fsck's, which its strict form (a fetch's or a
+	// push's check) takes as an error
+	if bytes.IndexByte(raw, 0) >= 0 {
+		return "nulInCommit: NUL byte in the commit object body"
+	}
+	return ""
 }
 
 // headerFault is git's verify_headers: no NUL before the blank line that

@@ -7,8 +7,9 @@ import (
 )
 
 // TestCommitFaultAsGitFsck writes commit objects of many shapes with
-// `git hash-object --literally` and compares CommitFault with what git
-// fsck says of each: the same message id, or nothing from either.
+// `git hash-object --literally` and compares CommitFault with what
+// git fsck --strict (a fetch's and a push's check) says of each: the same
+// message id, or nothing from either.
 func TestCommitFaultAsGitFsck(t *testing.T) {
 	const tree = "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
 	const parent = "parent 1111111111111111111111111111111111111111\n"
@@ -68,7 +69,7 @@ func TestCommitFaultAsGitFsck(t *testing.T) {
 		id := strings.TrimSpace(string(git(t, dir, []byte(raw), "hash-object", "-t", "commit", "--literally", "-w", "--stdin")))
 		names[id] = name
 	}
-	out, _ := gitCmd(dir, "fsck", "--no-dangling").CombinedOutput() // fails when any object is faulted
+	out, _ := gitCmd(dir, "fsck", "--strict", "--no-dangling").CombinedOutput() // fails when any object is faulted
 	said := map[string]string{}                                     // case → git's message id
 	re := regexp.MustCompile(`(?m)^error in commit ([0-9a-f]{40}): (\w+):`)
 	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
