@@ -70,7 +70,7 @@ func TestCommitFaultAsGitFsck(t *testing.T) {
 		names[id] = name
 	}
 	out, _ := gitCmd(dir, "fsck", "--strict", "--no-dangling").CombinedOutput() // fails when any object is faulted
-	said := map[string]string{}                                     // case → git's message id
+	said := map[string]string{}                                                 // case → git's message id
 	re := regexp.MustCompile(`(?m)^error in commit ([0-9a-f]{40}): (\w+):`)
 	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
 		if _, ok := said[names[m[1]]]; !ok {
