@@ -174,6 +174,33 @@ func (q *walkQueue) Pop() any {
 	return it
 }
 
+// backdated reports whether one of the commits a fast-forward of ours
+// would bring (news) was committed more than conflict.ClockSkew before
+// ours: a peer whose clock is behind, or a forged date (clocks a few
+// seconds apart, as machines' clocks are, fast-forward as before: a merge
+// for each would keep machines syncing in turn from converging in one
+// round). The index answers `show --at T` and `restore
+// --at T` with the newest commit of this ref's chain committed by T, so
+// such a commit on the chain would be taken as the head at a moment before
+// this machine had it, hiding its own versions from then (a commit dated
+// 1970: every version before the sync). A merge commit is written instead,
+// dated now, with ours as its first parent: the chain keeps this machine's
+// own commits at their times, and the peer's versions are on it from the
+// sync on (attack35 M2). An unreadable ours is taken as not dated: the
+// fast-forward then fails or succeeds as before. Callers hold s.mu.
+func (s *Store) backdated(ours plumbing.Hash, news []commitInfo) bool {
+	ci, err := s.readCommit(ours)
+	if err != nil {
+		return false
+	}
+	for _, n := range news {
+		if n.time < ci.time-int64(conflict.ClockSkew/time.Second) {
+			return true
+		}
+	}
+	return false
+}
+
 // ancestry is what the merge-base walk learns about two heads.
 type ancestry struct {
 	bases      []plumbing.Hash
@@ -424,7 +451,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 	case len(anc.theirsOnly) == 0:
 		m.Kind = MergeUpToDate // theirs is ours or one of its ancestors
 		return m, nil
-	case len(anc.oursOnly) == 0:
+	case len(anc.oursOnly) == 0 && !s.backdated(ours, anc.theirsOnly):
 		m.Kind, m.Head = MergeFastForward, theirs.String()
 	default:
 		m.Kind = MergeMerged

@@ -202,7 +202,11 @@ func (m *machine) checkIndex() {
 			next = ps[0]
 		}
 		for _, p := range ps[min(1, len(ps)):] {
-			if !stood[next] && stood[p] {
+			// a parent the ref stood at, where the first did not; or
+			// where the first is below it (a merge written in place of
+			// a fast-forward to a commit dated before this side's head,
+			// which the other side then fast-forwarded to)
+			if stood[p] && (!stood[next] || ancestry(parents, p)[next]) {
 				next = p
 				break
 			}

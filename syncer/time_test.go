@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
@@ -238,4 +239,62 @@ func TestSyncRefusesCommitGitFsckFails(t *testing.T) {
 	if got := a.read(notes); got != `{"k": 2}`+"\n" {
 		t.Errorf("the well-formed commit was not taken: notes %q", got)
 	}
+}
+
+// A peer whose clock is ten minutes behind pushes a commit on top of this
+// machine's head: taken by a fast-forward, that commit (dated before this
+// machine's own last version) would be what `show --at` and `restore --at` answer for
+// a moment before the sync, and a date of 1970 would hide every version
+// recorded here. The sync writes a merge commit instead, dated by this
+// machine's clock, its own head first: a moment before the sync still
+// reads its own version, a moment after the peer's (attack35 M2). A peer
+// whose clock is right, or seconds off, is fast-forwarded to as before.
+func TestSyncMergesBackdatedPeerCommit(t *testing.T) {
+	w, a, b := syncedPair(t)
+	const notes = ".claude/notes.json"
+	b.now = t0.Add(time.Hour)
+	b.write(notes, `{"v": "b's own"}`+"\n")
+	b.record()
+	b.sync()
+	own := git(t, b.dir, "rev-parse", "refs/strata/state")
+	// a's clock is ten minutes behind b's
+	a.now = b.now.Add(-10 * time.Minute)
+	a.sync()
+	a.write(notes, `{"v": "a's"}`+"\n")
+	a.record()
+	a.sync()
+	b.now = b.now.Add(time.Minute)
+	rep := b.sync()
+	if got := b.read(notes); got != `{"v": "a's"}`+"\n" {
+		t.Fatalf("b holds %q after the sync, want a's later edit", got)
+	}
+	head := git(t, b.dir, "rev-parse", "refs/strata/state")
+	if parents := strings.Fields(git(t, b.dir, "log", "-1", "--format=%P", head)); len(parents) != 2 || parents[0] != own {
+		t.Fatalf("b's head %s has parents %v (result %s), want a merge with b's own head %s first", head, parents, rep.Result, own)
+	}
+	before, err := b.eng.Show(notes, engine.Point{At: b.now.Add(-30 * time.Second)})
+	if err != nil || string(before) != `{"v": "b's own"}`+"\n" {
+		t.Errorf("show --at a moment before the sync = %q, %v; want b's own version", before, err)
+	}
+	after, err := b.eng.Show(notes, engine.Point{At: b.now.Add(time.Minute)})
+	if err != nil || string(after) != `{"v": "a's"}`+"\n" {
+		t.Errorf("show --at after the sync = %q, %v; want a's version", after, err)
+	}
+	// a takes b's merge by a fast-forward: its time is after a's head
+	a.sync()
+	if got := git(t, a.dir, "rev-parse", "refs/strata/state"); got != head {
+		t.Errorf("a is at %s, want b's merge %s", got, head)
+	}
+	// a peer whose clock is right is fast-forwarded to
+	a.now = b.now.Add(time.Hour)
+	a.write(notes, `{"v": "a's, later"}`+"\n")
+	a.record()
+	a.sync()
+	aHead := git(t, a.dir, "rev-parse", "refs/strata/state")
+	b.now = a.now.Add(time.Minute)
+	b.sync()
+	if got := git(t, b.dir, "rev-parse", "refs/strata/state"); got != aHead {
+		t.Errorf("b is at %s, want a fast-forward to a's %s", got, aHead)
+	}
+	w.fsckAll()
 }
