@@ -174,29 +174,69 @@ func (q *walkQueue) Pop() any {
 	return it
 }
 
-// backdated reports whether one of the commits a fast-forward of ours
-// would bring (news) was committed more than conflict.ClockSkew before
-// ours: a peer whose clock is behind, or a forged date (clocks a few
-// seconds apart, as machines' clocks are, fast-forward as before: a merge
-// for each would keep machines syncing in turn from converging in one
-// round). The index answers `show --at T` and `restore
-// --at T` with the newest commit of this ref's chain committed by T, so
-// such a commit on the chain would be taken as the head at a moment before
-// this machine had it, hiding its own versions from then (a commit dated
-// 1970: every version before the sync). A merge commit is written instead,
-// dated now, with ours as its first parent: the chain keeps this machine's
-// own commits at their times, and the peer's versions are on it from the
-// sync on (attack35 M2). An unreadable ours is taken as not dated: the
-// fast-forward then fails or succeeds as before. Callers hold s.mu.
-func (s *Store) backdated(ours plumbing.Hash, news []commitInfo) bool {
-	ci, err := s.readCommit(ours)
+// backdated reports whether a fast-forward of ours to theirs would put on
+// this ref's chain a commit dated more than conflict.ClockSkew before ours:
+// a peer whose clock is behind, or a forged date. The chain is the one the
+// time index follows (docs/format.md): from theirs down to ours, at each
+// merge the first parent that leads to ours — a commit of another line
+// merged in on the way (news holds every commit theirs reaches and ours
+// does not) is never on it. The index answers `show --at T` and `restore
+// --at T` with the newest commit of the chain dated by T, so such a commit
+// would be taken as the head at a moment before this machine had it,
+// hiding its own versions from then (a commit dated 1970: every version
+// before the sync). A merge commit is written instead, dated now, with
+// ours as its first parent: the chain keeps this machine's own commits at
+// their times, and the peer's versions are on it from the sync on
+// (attack35 M2). Clocks a few seconds apart, as machines' clocks are,
+// fast-forward as before: a merge for each would keep machines syncing in
+// turn from converging in one round. An unreadable ours is taken as not
+// dated. Callers hold s.mu.
+func (s *Store) backdated(ours, theirs plumbing.Hash, news []commitInfo) bool {
+	oc, err := s.readCommit(ours)
 	if err != nil {
 		return false
 	}
+	floor := oc.time - int64(conflict.ClockSkew/time.Second)
+	// the commits of news that lead to ours, found from ours up through
+	// their children
+	children := make(map[plumbing.Hash][]plumbing.Hash, len(news))
+	byHash := make(map[plumbing.Hash]commitInfo, len(news))
 	for _, n := range news {
-		if n.time < ci.time-int64(conflict.ClockSkew/time.Second) {
+		byHash[n.hash] = n
+		for _, p := range n.parents {
+			children[p] = append(children[p], n.hash)
+		}
+	}
+	leads := map[plumbing.Hash]bool{ours: true}
+	for todo := []plumbing.Hash{ours}; len(todo) > 0; {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, c := range children[h] {
+			if !leads[c] {
+				leads[c] = true
+				todo = append(todo, c)
+			}
+		}
+	}
+	for c := theirs; c != ours; {
+		ci, ok := byHash[c]
+		if !ok {
+			return false
+		}
+		if ci.time < floor {
 			return true
 		}
+		next := plumbing.ZeroHash
+		for _, p := range ci.parents {
+			if leads[p] {
+				next = p
+				break
+			}
+		}
+		if next.IsZero() {
+			return false
+		}
+		c = next
 	}
 	return false
 }
@@ -451,7 +491,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 	case len(anc.theirsOnly) == 0:
 		m.Kind = MergeUpToDate // theirs is ours or one of its ancestors
 		return m, nil
-	case len(anc.oursOnly) == 0 && !s.backdated(ours, anc.theirsOnly):
+	case len(anc.oursOnly) == 0 && !s.backdated(ours, theirs, anc.theirsOnly):
 		m.Kind, m.Head = MergeFastForward, theirs.String()
 	default:
 		m.Kind = MergeMerged
