@@ -372,6 +372,9 @@ func preCommit(eng *engine.Engine) Finding {
 		return Finding{Check: check, Level: LevelWarn, Message: "not installed; invalid state files can be committed",
 			Fix: "strata hooks install"}
 	}
+	if tracked, err := hooks.Tracked(eng.Root(), name); err == nil && tracked {
+		return trackedHook(name, data)
+	}
 	msg, chained := "installed", name+hooks.ChainedSuffix
 	if !bytes.Contains(data, []byte("strata pre-commit hook")) && hooks.IsFramework(data) {
 		// the pre-commit framework installed after strata runs strata's
@@ -424,6 +427,25 @@ func preCommit(eng *engine.Engine) Finding {
 		}
 	}
 	return Finding{Check: check, Level: LevelOK, Message: msg + ", calling " + exe}
+}
+
+// trackedHook is the pre-commit finding for a hook file git tracks (the
+// repository's own, core.hooksPath .githooks): install refuses it, so
+// the fix is the one line that runs strata's check, in that hook and in
+// a commit. strata's own hook committed there (by an older install) calls
+// one machine's binary in every clone and chains a file no clone has.
+func trackedHook(name string, data []byte) Finding {
+	const check = "pre-commit"
+	line := "strata hooks run " + hooks.HookName
+	switch {
+	case bytes.Contains(data, []byte("strata pre-commit hook")):
+		return Finding{Check: check, Level: LevelWarn, Message: name + " is strata's hook in a file git tracks: committed, every clone calls this machine's binary and skips the hook it chained",
+			Fix: "put the repository's hook back in a commit (git log -- " + name + "), with this line in it: " + line}
+	case bytes.Contains(data, []byte(line)):
+		return Finding{Check: check, Level: LevelOK, Message: name + ", a hook git tracks, runs " + line}
+	}
+	return Finding{Check: check, Level: LevelWarn, Message: name + " is a hook git tracks (the repository's own); strata's check does not run in it",
+		Fix: "add this line to it in a commit: " + line}
 }
 
 // strataHookIn reports whether strata's hook name is at path, or, when the

@@ -165,6 +165,9 @@ func Install(root, exe string) ([]Installed, error) {
 		return nil, err
 	}
 	for _, name := range Hooks {
+		if err := notTracked(root, dir, name); err != nil {
+			return nil, err
+		}
 		f, err := readHook(filepath.Join(dir, name), name)
 		if err != nil {
 			return nil, err
@@ -193,8 +196,9 @@ func Install(root, exe string) ([]Installed, error) {
 // another binary is rewritten in place, also as NAME.legacy under the
 // pre-commit framework. It refuses, changing nothing (installRefusal): a
 // strata hook someone edited, the pre-commit framework's hook, a foreign
-// hook that reads its own name (nameBound), and a foreign hook when a
-// chained hook exists too (a second chain would lose one of them).
+// hook that reads its own name (nameBound), a foreign hook when a
+// chained hook exists too (a second chain would lose one of them), and
+// any hook file git tracks (Tracked).
 func InstallHook(root, exe, name string) (Installed, error) {
 	dir, err := Dir(root)
 	if err != nil {
@@ -207,7 +211,25 @@ func InstallHook(root, exe, name string) (Installed, error) {
 	if err != nil {
 		return Installed{}, err
 	}
+	if err := notTracked(root, dir, name); err != nil {
+		return Installed{}, err
+	}
 	return installHook(dir, name, exe, ok)
+}
+
+// notTracked refuses to install hook name in dir when git tracks the file
+// there (Tracked): install never writes over, nor moves aside, a hook the
+// repository holds.
+func notTracked(root, dir, name string) error {
+	hook := filepath.Join(dir, name)
+	tracked, err := Tracked(root, hook)
+	if err != nil {
+		return err
+	}
+	if tracked {
+		return trackedError(hook, name)
+	}
+	return nil
 }
 
 // installHook installs hook name in dir. ok, when not nil, judges where
@@ -525,7 +547,7 @@ func Uninstall(root string) ([]Removed, error) {
 		return nil, err
 	}
 	for _, name := range Hooks {
-		if err := uninstallRefusal(dir, name); err != nil {
+		if err := uninstallRefusal(root, dir, name); err != nil {
 			return nil, err
 		}
 	}
@@ -543,21 +565,23 @@ func Uninstall(root string) ([]Removed, error) {
 // UninstallHook removes strata's hook name and moves the hook it chained
 // back in its place, exactly as it was. A hook that is not strata's is left
 // alone, and so is one strata wrote that has been edited since (an error:
-// the edits would be lost). It is idempotent.
+// the edits would be lost), or one in a file git tracks (an error: the
+// repository's file). It is idempotent.
 func UninstallHook(root, name string) (Removed, error) {
 	dir, err := Dir(root)
 	if err != nil {
 		return Removed{}, err
 	}
-	if err := uninstallRefusal(dir, name); err != nil {
+	if err := uninstallRefusal(root, dir, name); err != nil {
 		return Removed{Name: name, Hook: filepath.Join(dir, name)}, err
 	}
 	return uninstallHook(dir, name)
 }
 
 // uninstallRefusal refuses to remove strata's hook name when it has been
-// edited, at NAME or under another tool's hook as NAME.legacy.
-func uninstallRefusal(dir, name string) error {
+// edited, at NAME or under another tool's hook as NAME.legacy, or when git
+// tracks its file (Tracked).
+func uninstallRefusal(root, dir, name string) error {
 	f, err := readHook(filepath.Join(dir, name), name)
 	if err != nil {
 		return err
@@ -572,6 +596,15 @@ func uninstallRefusal(dir, name string) error {
 	}
 	if f.kind == noHook {
 		return staleChained(f.path+ChainedSuffix, name)
+	}
+	if f.kind == strataHook {
+		tracked, err := Tracked(root, f.path)
+		if err != nil {
+			return err
+		}
+		if tracked {
+			return trackedStrataError(f.path, name)
+		}
 	}
 	return nil
 }

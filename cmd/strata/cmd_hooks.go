@@ -21,9 +21,11 @@ func newHooksCommand(e *env) *cli.Command {
 commits by itself, in the hooks directory git uses (core.hooksPath when set). A
 hook that was there is moved to NAME.strata-chained and run first; uninstall
 puts it back byte for byte. Both are idempotent. Both refuse (exit 3),
-changing nothing, a strata hook someone edited; install also refuses a hook
-that reads its own name ($0: renamed, it could run nothing) and the
-pre-commit framework's (add strata-pre-commit to .pre-commit-config.yaml).
+changing nothing, a strata hook someone edited, and a hook file git tracks
+(a committed .githooks/pre-commit: add strata hooks run pre-commit to it in
+a commit); install also refuses a hook that reads its own name ($0:
+renamed, it could run nothing) and the pre-commit framework's (add
+strata-pre-commit to .pre-commit-config.yaml).
 run pre-commit (or pre-merge-commit) is what the hook calls: it checks the
 staged blobs of kept files (not the work tree) and exits 1, refusing the
 commit, when one is invalid.`,
