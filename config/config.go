@@ -298,6 +298,9 @@ func parse(root string, data []byte) (*Config, error) {
 				return nil, bad(at+"/schema", err)
 			}
 		}
+		if err := checkClass(string(r.Class)); err != nil {
+			return nil, bad(at+"/class", err)
+		}
 		if err := checkFormat(r.Format); err != nil {
 			return nil, bad(at+"/format", err)
 		}

@@ -840,6 +840,12 @@ func TestValueErrorPosition(t *testing.T) {
 		{"files:\n  - glob: a/*.json\n  - glob: ../b.json\n", ".strata.yaml:3:11: /files/1/glob: path has an empty"},
 		{"files:\n  - glob: a/*.json\n    schema: ../s.json\n", ".strata.yaml:3:13: /files/0/schema: path has an empty"},
 		{"files:\n  - glob: a/*.json\n    format: xml\n", ".strata.yaml:3:13: /files/0/format: unknown format \"xml\""},
+		// a class is a name: it goes raw into trailers and the status table (attack35b L1)
+		{"files:\n  - glob: a/*.json\n    class: \"ok\\e]0;pwned\\a\\e[2J\"\n", `.strata.yaml:3:12: /files/0/class: class "ok\x1b]0;pwned\a\x1b[2J" is not a name: want ASCII letters`},
+		{"files:\n  - glob: a/*.json\n    class: \"a\\u202eb\"\n", `/files/0/class: class "a\u202eb" is not a name`},
+		{"files:\n  - glob: a/*.json\n    class: -x\n", `/files/0/class: class "-x" is not a name`},
+		{"files:\n  - glob: a/*.json\n    class: a b\n", `/files/0/class: class "a b" is not a name`},
+		{"files:\n  - glob: a/*.json\n    class: " + strings.Repeat("x", MaxClass+1) + "\n", `/files/0/class: class "` + strings.Repeat("x", MaxClass) + `..." is not a name`},
 		{"files:\n  - glob: a/*.json\n    ttl: soon\n", ".strata.yaml:3:10: /files/0/ttl: "},
 		{"ttl: soon\n", ".strata.yaml:1:6: /ttl: "},
 		{"max_size: huge\n", ".strata.yaml:1:11: /max_size: "},
@@ -850,6 +856,20 @@ func TestValueErrorPosition(t *testing.T) {
 		var ce *Error
 		require.ErrorAs(t, err, &ce, tc.yaml)
 		assert.Contains(t, err.Error(), tc.want, tc.yaml)
+	}
+}
+
+// A rule's class is a name, as the built-in classes are; every class of
+// the built-in rules passes the check a user's rule gets (attack35b L1).
+func TestClassNames(t *testing.T) {
+	for _, r := range DefaultRules {
+		assert.NoError(t, checkClass(string(r.Class)), r.Class)
+	}
+	for _, c := range []string{"", "workflow-state", "docs", "My_Class.v2", "9lives", strings.Repeat("x", MaxClass)} {
+		assert.NoError(t, checkClass(c), c)
+	}
+	for _, c := range []string{"-x", ".x", "_x", "a b", "a/b", "café", "a\x1b[2J", "a\u202eb", "a\tb", "a:b"} {
+		assert.Error(t, checkClass(c), c)
 	}
 }
 

@@ -157,6 +157,33 @@ func checkFormat(f string) error {
 	return fmt.Errorf("unknown format %q, want one of %s", f, strings.Join(validate.Formats, ", "))
 }
 
+// MaxClass is the longest class name a rule may give.
+const MaxClass = 64
+
+// checkClass refuses a rule's class that is not a name: ASCII letters,
+// digits, '-', '_' and '.', starting with a letter or digit, at most
+// MaxClass of them, as every built-in class is (workflow-state,
+// claude-json). A class goes raw into the Strata-Class trailer of every
+// commit that records the rule's files, which sync publishes, and into the
+// CLASS column of status; .strata.yaml may come with the repository from
+// anyone who can push (attack35b L1: an escape sequence as a class reached
+// every machine's terminal through git log). "" is the default class.
+func checkClass(c string) error {
+	ok := len(c) <= MaxClass
+	for i := 0; ok && i < len(c); i++ {
+		b := c[i]
+		ok = 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || i > 0 && (b == '-' || b == '_' || b == '.')
+	}
+	if ok {
+		return nil
+	}
+	shown := c
+	if len(shown) > MaxClass {
+		shown = shown[:MaxClass] + "..."
+	}
+	return fmt.Errorf("class %q is not a name: want ASCII letters, digits, '-', '_' and '.' (workflow-state), starting with a letter or digit, at most %d of them", shown, MaxClass)
+}
+
 // readConfig reads root/.strata.yaml, a regular file. A committed
 // .strata.yaml may be a symbolic link: it is followed only when its real
 // path is a file of the work tree, outside .git and the git directories

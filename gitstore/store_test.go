@@ -800,6 +800,19 @@ func TestTrailersRoundTrip(t *testing.T) {
 	}
 }
 
+// A Strata-Class an older strata wrote from a .strata.yaml class that is
+// not a name (before config refused one, attack35b L1) still reads, as
+// written: the check is of configuration, not of history.
+func TestTrailersOldClassStillReads(t *testing.T) {
+	for _, class := range []string{"ok\x1b]0;t\a\x1b[2J", "a b", "caf\u00e9", "a\u202eb"} {
+		msg := "record\n\nStrata-Path: x\nStrata-Action: add\nStrata-Class: " + class + "\nStrata-Source: record\nStrata-Schema: json\n"
+		got := parseTrailers(msg)
+		if len(got) != 1 || got[0].Class != state.Class(class) || got[0].Source != state.SourceRecord || got[0].Schema != "json" {
+			t.Errorf("class %q: parse = %+v", class, got)
+		}
+	}
+}
+
 func TestFsync(t *testing.T) {
 	Fsync = true
 	defer func() { Fsync = false }()

@@ -160,7 +160,7 @@ func runStatus(e *env, o statusOptions) error {
 		if f.LastRecorded != nil {
 			last = f.LastRecorded.Local().Format(time.RFC3339)
 		}
-		class := string(f.Class)
+		class := state.TermSafe(string(f.Class)) // a name (config.checkClass); quoted all the same
 		if class == "" {
 			class = "-"
 		}
