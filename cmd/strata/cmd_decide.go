@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -50,12 +51,24 @@ git config user.name, then $USER.`,
 }
 
 func runDecide(e *env, o decideOptions) error {
+	// a resolution is YAML, which holds UTF-8 only: a flag in another
+	// encoding (Latin-1 from an old terminal) is the user's to fix
+	if !utf8.ValidString(o.Note) {
+		return usagef("--note is not UTF-8 text; a resolution is YAML, which holds only UTF-8: write the note in UTF-8")
+	}
+	if !utf8.ValidString(o.By) {
+		return usagef("--by is not UTF-8 text; a resolution is YAML, which holds only UTF-8: write the name in UTF-8")
+	}
 	eng, err := open(e)
 	if err != nil {
 		return err
 	}
 	if o.By == "" {
-		o.By = whoAmI(eng.Root())
+		var from string
+		o.By, from = whoAmI(eng.Root())
+		if !utf8.ValidString(o.By) {
+			return usagef("%s is not UTF-8 text, and decide writes it as by: in a resolution, which YAML holds only in UTF-8: set it in UTF-8, or pass --by NAME", from)
+		}
 	}
 	if o.By == "" {
 		return usagef("cannot tell who decides: set git config user.name or pass --by NAME")
@@ -72,14 +85,15 @@ func runDecide(e *env, o decideOptions) error {
 	return nil
 }
 
-// whoAmI is git config user.name in the repository, else $USER.
-func whoAmI(root string) string {
+// whoAmI is git config user.name in the repository, else $USER, and
+// which of them it is, as a refusal names it.
+func whoAmI(root string) (name, from string) {
 	cmd := exec.Command("git", "config", "user.name")
 	cmd.Dir = root
 	if out, err := cmd.Output(); err == nil {
 		if name := strings.TrimSpace(string(out)); name != "" {
-			return name
+			return name, "git config user.name"
 		}
 	}
-	return os.Getenv("USER")
+	return os.Getenv("USER"), "$USER"
 }
