@@ -337,7 +337,11 @@ func (r *resolver) resolveItem(name string, class state.Class, k1 config.Kept, d
 func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur []byte, doc map[string]any, ent graph.Entity) (state.Problems, error) {
 	var edits []jsonedit.Edit
 	for _, c := range graph.Changes(class, doc, ent) {
-		edits = append(edits, jsonedit.Edit{Key: c.Member, Value: c.Value})
+		v, err := safeJSON(c.Value)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, jsonedit.Edit{Key: c.Member, Value: v})
 	}
 	if doc == nil {
 		cur = []byte("{}\n") // a deleted file (or a null) comes back as a new object
@@ -364,6 +368,23 @@ func (r *resolver) rewriteL1(class state.Class, k config.Kept, base string, cur 
 		_ = r.writeL3(func(f graph.File) (bool, error) { return f.Upsert([]graph.Entity{e}) })
 	}
 	return nil, nil
+}
+
+// safeJSON encodes a value resolve writes into an L1 file as jsonedit
+// would (encoding/json, no HTML escaping), with every character
+// state.JSONSafe escapes — a bidi control, a zero width, DEL, a C1
+// control — written as its \uXXXX escape: the rule of every JSON strata
+// prints holds for the JSON it writes, so cat and git diff show the file
+// in order (attack35b L3: an L3 "phase: review \u202egnp.exe" became a raw
+// U+202E in .claude/workflow-state.json). The value decodes the same.
+func safeJSON(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(state.JSONSafe(bytes.TrimSuffix(b.Bytes(), []byte("\n")))), nil
 }
 
 // writeL3 runs one graph edit on the graph file (read through the

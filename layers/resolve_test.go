@@ -113,6 +113,30 @@ func TestResolveRewritesOnlyTheEditedMembers(t *testing.T) {
 	}
 }
 
+// TestResolveEscapesFormatCharacters: a value the graph holds with a bidi
+// control (escaped there, as JSON.stringify or Python writes it) is
+// written into the L1 file as the \u202e escape, as every JSON strata
+// prints writes it, not as the raw U+202E that cat and git diff show
+// reordered; the file decodes to the same value (attack35b L3).
+func TestResolveEscapesFormatCharacters(t *testing.T) {
+	r := newTestRepo(t)
+	r.write(WorkflowStatePath, []byte("{\n  \"type\": \"APEX\",\n  \"phase\": \"plan\",\n  \"lastUpdated\": \"2026-11-22T10:00:00Z\"\n}\n"))
+	r.open()
+	r.recordAll()
+	r.now = r.now.Add(5 * time.Second)
+	r.write(".claude/memory.jsonl", []byte(`{"type":"entity","name":"workflow-state","entityType":"workflow_state","observations":["type: APEX","phase: review \u202egnp.exe\u200b<&>","updated: 2026-11-22T10:00:05Z"]}`+"\n"))
+	r.recordAll()
+	res, notes := r.resolve()
+	if len(res) == 0 || res[0].Result != "resolved" {
+		t.Fatalf("resolutions %+v, notes %q", res, notes)
+	}
+	got := string(r.read(WorkflowStatePath))
+	want := "{\n  \"type\": \"APEX\",\n  \"phase\": \"review \\u202egnp.exe\\u200b<&>\",\n  \"lastUpdated\": \"2026-11-22T10:00:05Z\"\n}\n"
+	if got != want {
+		t.Errorf("workflow state after resolve:\n%q\nwant\n%q", got, want)
+	}
+}
+
 // TestUpsertKeepsTheEntityLine: the write protocol (record --layers)
 // updates the workflow-state entity of a CRLF graph file of a fork server
 // (the corpus's ontology-manager lines, with createdAt and version) in

@@ -371,8 +371,12 @@ func (r Resolution) YAML() []byte {
 
 // quoteYAML writes s as a YAML double-quoted scalar. Only printable ASCII
 // other than '"' and '\' and printable non-ASCII runes outside YAML's line
-// breaks and the byte order mark are written as they are; everything else
-// is a \uXXXX escape. Invalid UTF-8 becomes U+FFFD.
+// breaks are written as they are; everything else is a \uXXXX escape
+// (\UXXXXXXXX past U+FFFF, where YAML has no surrogate pairs). Printable is
+// state.PrintableRune, the rule of all strata's output: a control (C0, DEL,
+// C1), U+FFFD and a format character (a bidi control such as U+202E, a zero
+// width, the byte order mark) are escaped, so cat and git diff show the
+// file as it reads (attack35b L3). Invalid UTF-8 becomes U+FFFD.
 func quoteYAML(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -385,8 +389,12 @@ func quoteYAML(s string) string {
 			b.WriteRune(c)
 		case c == utf8.RuneError:
 			b.WriteString(`\uFFFD`)
-		case c < 0xa0 || c == 0x2028 || c == 0x2029 || c == 0xfeff || c >= 0xd800 && c < 0xe000:
-			fmt.Fprintf(&b, `\u%04X`, c)
+		case c < 0xa0 || c == 0x2028 || c == 0x2029 || !state.PrintableRune(c):
+			if c > 0xffff {
+				fmt.Fprintf(&b, `\U%08X`, c)
+			} else {
+				fmt.Fprintf(&b, `\u%04X`, c)
+			}
 		default:
 			b.WriteRune(c)
 		}

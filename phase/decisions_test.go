@@ -145,7 +145,8 @@ func TestCheckResolution(t *testing.T) {
 
 func TestResolutionYAMLRoundTrip(t *testing.T) {
 	for _, note := range []string{"", "plain", `"quoted" and \back\slash`, "two\nlines\r\n", "tab\there", "#not a comment: {x}", "- [a]",
-		"café ünïcode 中文 😀", "nel\u0085ls\u2028ps\u2029bom\ufeff", "ctl\x01\x1f\x7f", "bad utf8 \xff", "  spaces  ", "yes", "null", "~", "0x10"} {
+		"café ünïcode 中文 😀", "nel\u0085ls\u2028ps\u2029bom\ufeff", "ctl\x01\x1f\x7f", "bad utf8 \xff", "  spaces  ", "yes", "null", "~", "0x10",
+		"bidi \u202egnp.exe\u2066x\u2069", "zero\u200bwidth\u200d", "tag \U000E0041 past U+FFFF", "real \ufffd"} {
 		r := phase.Resolution{Resolves: "D-001", Outcome: "PhaseOutcomes/a b/001-plan.yaml", Choice: note + "!", By: "Ann O'Neil", At: "2026-11-22T10:00:00Z", Note: note}
 		data := r.YAML()
 		doc, ps := validate.DecodeYAML("x.yaml", data)
@@ -159,6 +160,24 @@ func TestResolutionYAMLRoundTrip(t *testing.T) {
 		if got.Note != want.Note || got.Choice != want.Choice || got.By != r.By || got.Outcome != r.Outcome || got.At != r.At {
 			t.Errorf("%q: round trip gave %+v\n%s", note, got, data)
 		}
+	}
+}
+
+// The resolution YAML escapes what strata's output escapes (state.TermSafe):
+// a bidi control, a zero width or another format character is written as
+// its escape, never raw, so cat and git diff show the file in order
+// (attack35b L3); printable non-ASCII stays as it is.
+func TestResolutionYAMLEscapesFormatCharacters(t *testing.T) {
+	r := phase.Resolution{Resolves: "D-001", Outcome: "PhaseOutcomes/a/001-plan.yaml", Choice: "rotate", By: "me\u202e", At: "2026-11-22T10:00:00Z",
+		Note: "zw\u200bj\u200d tag\U000E0041 café 😀"}
+	got := string(r.YAML())
+	for _, want := range []string{"by: \"me\\u202E\"\n", "note: \"zw\\u200Bj\\u200D tag\\U000E0041 café 😀\"\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("YAML lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.ContainsAny(got, "\u202e\u200b\u200d\U000E0041") {
+		t.Errorf("a format character is written raw:\n%q", got)
 	}
 }
 

@@ -63,6 +63,11 @@ func printable(s string) bool {
 	return true
 }
 
+// PrintableRune reports whether r is a character TermSafe leaves as it is
+// (printableRune), for a writer of another format that escapes the others
+// its own way: the resolution YAML decide writes.
+func PrintableRune(r rune) bool { return printableRune(r) }
+
 // printableRune reports whether r is a character TermSafe leaves as it is:
 // not a control character (C0, DEL, C1), not U+FFFD (what invalid UTF-8
 // decodes to) and not a format character (bidi controls, zero widths,
