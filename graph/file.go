@@ -112,11 +112,7 @@ func UpsertRemove(path string, entities []Entity, remove []string) (changed bool
 // UpsertRemove is the package's UpsertRemove of the file f.
 func (f File) UpsertRemove(entities []Entity, remove []string) (changed bool, err error) {
 	gone := map[string]string{}
-	return f.update(func(d []byte) ([]byte, bool, error) {
-		out, removed := removeLines(d, remove, gone)
-		out, upserted, err := upsertLines(out, entities)
-		return out, removed || upserted, err
-	})
+	return f.update(func(d []byte) ([]byte, bool, error) { return upsertRemove(d, entities, remove, gone) })
 }
 
 // Remove deletes the first entity line of each of the names (strata's; a
@@ -176,7 +172,8 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 
 	var pending []byte // a version our replace displaced; our edit of it must go in
 	hasPending, wrote := false, false
-	var seen []byte // the content last seen holding our entities
+	var seen []byte    // the content last seen holding our entities
+	var written []byte // what the last replace put there
 	quiet := false
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		waitServer(d, base)
@@ -193,12 +190,22 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 		if err := notGraph(cur); err != nil {
 			return changed, err
 		}
-		from := cur
-		if hasPending {
-			from = pending
+		var next []byte
+		need := false
+		switch {
+		case !hasPending && wrote && bytes.Equal(cur, written):
+			// the file is still what this edit wrote: editing it again
+			// changes nothing (each edit is idempotent) and would parse the
+			// whole file once more for each settle round
+		default:
+			from := cur
+			if hasPending {
+				from = pending
+			}
+			var rerr error
+			next, need, rerr = edit(from)
+			refused = rerr
 		}
-		next, need, rerr := edit(from)
-		refused = rerr
 		if !need && !hasPending {
 			// After a write, return only once the file has held our
 			// entities, unchanged, for a settle time: a server write that
@@ -239,7 +246,7 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 			return changed, unwrapPath(err)
 		}
 		d.Sync()
-		changed, wrote, hasPending = true, true, false
+		changed, wrote, hasPending, written = true, true, false, next
 		if exchanged && !bytes.Equal(displaced, cur) {
 			pending, hasPending = displaced, true // a server write landed just before ours
 		}
