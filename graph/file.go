@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -48,11 +47,41 @@ var (
 // the tree after the caller's checks (engine.WriteOwn) is then refused
 // (state.ErrOutside), never read, edited and written back (attack25 K1).
 // Without a Tree the file is read by Name.
+//
+// Max, when above 0, is the largest file an edit reads (max_size): a file
+// over it is neither read, edited nor written (a *TooLargeError, so
+// ErrUnavailable). strata records no version over max_size, so an edit of
+// such a file would replace a version no ref holds with another no ref
+// holds, at the cost of parsing and rewriting all of it at every agent step
+// (attack35b H2: 10 s a step at 11 MB, 94 s and 608 MB at 86 MB).
 type File struct {
 	Name string
 	Tree state.Tree
 	Rel  string
+	Max  int64
 }
+
+// TooLargeError is a graph file over File.Max: nothing of it was read,
+// nothing written. Size is 0 when the file grew past Max while it was read.
+// Edited: the file is within Max, but strata's edit would take it past
+// (Size): nothing was written. It matches state.ErrTooLarge.
+type TooLargeError struct {
+	Size, Max int64
+	Edited    bool
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Edited {
+		return fmt.Sprintf("strata's edit would make it %d bytes, larger than max_size %d; left unchanged", e.Size, e.Max)
+	}
+	if e.Size == 0 {
+		return fmt.Sprintf("file grew past max_size %d while read; strata neither edits nor records it", e.Max)
+	}
+	return fmt.Sprintf("file is %d bytes, larger than max_size %d; strata neither edits nor records it", e.Size, e.Max)
+}
+
+// Is makes a *TooLargeError match state.ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == state.ErrTooLarge }
 
 // Read reads a graph file. A missing file is an error wrapping
 // fs.ErrNotExist; a symbolic link is not followed.
@@ -191,8 +220,12 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 			return changed, err
 		}
 		var next []byte
-		need := false
+		need, putBack := false, false
 		switch {
+		case hasPending && f.Max > 0 && int64(len(pending)) > f.Max:
+			// A server write our replace displaced, over max_size: it is
+			// put back as it is, not edited, and the next read refuses it.
+			next, need, putBack = pending, true, true
 		case !hasPending && wrote && bytes.Equal(cur, written):
 			// the file is still what this edit wrote: editing it again
 			// changes nothing (each edit is idempotent) and would parse the
@@ -218,6 +251,15 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 			continue
 		}
 		quiet = false
+		if f.Max > 0 && int64(len(next)) > f.Max && !putBack {
+			// a version strata would not record: not written. A server
+			// write our replace displaced is put back as it is, and the
+			// next round finds the edit of it too large.
+			if !hasPending {
+				return changed, &TooLargeError{Size: int64(len(next)), Max: f.Max, Edited: true}
+			}
+			next = pending
+		}
 		step("temp")
 		tmp, err := d.WriteTemp(base, next, mode)
 		if err != nil {
@@ -348,6 +390,8 @@ func (f File) read(d *atomicfile.Dir) (data []byte, exists bool, mode fs.FileMod
 		return nil, false, 0, errors.New("is a directory")
 	case !st.Mode().IsRegular():
 		return nil, false, 0, errors.New("not a regular file")
+	case f.Max > 0 && st.Size() > f.Max:
+		return nil, false, 0, &TooLargeError{Size: st.Size(), Max: f.Max}
 	}
 	if beforeRead != nil {
 		beforeRead()
@@ -355,19 +399,21 @@ func (f File) read(d *atomicfile.Dir) (data []byte, exists bool, mode fs.FileMod
 	if f.Tree.Root != "" {
 		return f.readBeneath(f.Rel)
 	}
-	data, exists, err = readByName(f.Name)
+	data, exists, err = readByName(f.Name, f.Max)
 	return data, exists, st.Mode().Perm(), err
 }
 
 // readBeneath reads rel (the file, or a temp file beside it) through the
 // door: resolved beneath the tree, its real folder judged.
 func (f File) readBeneath(rel string) (data []byte, exists bool, mode fs.FileMode, err error) {
-	data, mode, err = f.Tree.ReadFileMode(rel, 0)
+	data, mode, err = f.Tree.ReadFileMode(rel, f.Max)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, 0o644, nil
 	case errors.Is(err, state.ErrNotRegular): // swapped since the Lstat
 		return nil, false, 0, errors.New("not a regular file")
+	case errors.Is(err, state.ErrTooLarge): // grew since the Lstat
+		return nil, false, 0, &TooLargeError{Max: f.Max}
 	case err != nil:
 		return nil, false, 0, unwrapPath(err)
 	}
@@ -375,21 +421,17 @@ func (f File) readBeneath(rel string) (data []byte, exists bool, mode fs.FileMod
 }
 
 // readByName reads the regular file path, not following a link at its
-// name, for a File without a door.
-func readByName(path string) (data []byte, exists bool, err error) {
-	f, _, err := state.OpenRegular(path, false)
-	if errors.Is(err, fs.ErrNotExist) {
+// name, for a File without a door: at most max bytes when max is above 0.
+func readByName(path string, max int64) (data []byte, exists bool, err error) {
+	data, err = state.ReadRegular(path, max, false)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, nil
-	}
-	if errors.Is(err, state.ErrNotRegular) { // swapped since the Lstat
+	case errors.Is(err, state.ErrNotRegular): // swapped since the Lstat
 		return nil, false, errors.New("not a regular file")
-	}
-	if err != nil {
-		return nil, false, unwrapPath(err)
-	}
-	defer f.Close()
-	data, err = io.ReadAll(f)
-	if err != nil {
+	case errors.Is(err, state.ErrTooLarge): // grew since the Lstat
+		return nil, false, &TooLargeError{Max: max}
+	case err != nil:
 		return nil, false, unwrapPath(err)
 	}
 	return data, true, nil

@@ -105,10 +105,13 @@ func ownEntity(e Entity, repo, top string) (ok bool, why string) {
 }
 
 // graphFile is the graph file of k at name (WriteOwn's), read through the
-// engine's door for k: resolved beneath the work tree at each read.
+// engine's door for k: resolved beneath the work tree at each read. A file
+// over max_size is neither read nor written (graph.File.Max): strata
+// records no version of it, neither the one before an upsert nor the one
+// after, and resume and resolve already take it for an unavailable L3.
 func graphFile(eng *engine.Engine, k config.Kept, name string) graph.File {
 	tree, rel := eng.Door(k)
-	return graph.File{Name: name, Tree: tree, Rel: rel}
+	return graph.File{Name: name, Tree: tree, Rel: rel, Max: eng.Config().MaxSize}
 }
 
 // refusals splits an Upsert error into the entities it refused to write

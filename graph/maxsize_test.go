@@ -1,0 +1,92 @@
+package graph
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-dev/strata/state"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A graph file over File.Max (max_size) is neither read nor written: strata
+// records no version of it, before the edit or after (attack35b H2). The
+// error is L3 unavailable, and says the size.
+func TestUpsertRefusesAFileOverMax(t *testing.T) {
+	data := bigGraph(100)
+	for _, tree := range []bool{false, true} {
+		t.Run(fmt.Sprint("door=", tree), func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, "memory.jsonl")
+			require.NoError(t, os.WriteFile(path, data, 0o600))
+			f := File{Name: path, Max: int64(len(data)) - 1}
+			if tree {
+				f.Tree, f.Rel = state.Tree{Root: root, Real: root}, "memory.jsonl"
+			}
+			reads := 0
+			beforeRead = func() { reads++ }
+			defer func() { beforeRead = nil }()
+			changed, err := f.UpsertRemove([]Entity{ours}, []string{"entity-number-000001"})
+			assert.False(t, changed)
+			require.ErrorIs(t, err, ErrUnavailable)
+			require.ErrorIs(t, err, state.ErrTooLarge)
+			assert.Contains(t, err.Error(), fmt.Sprintf("file is %d bytes, larger than max_size %d", len(data), len(data)-1))
+			assert.Zero(t, reads, "the file was read")
+			got, _ := os.ReadFile(path)
+			assert.Equal(t, string(data), string(got))
+			left, _ := filepath.Glob(filepath.Join(root, "*"))
+			assert.Equal(t, []string{path}, left, "no temp file or lock left behind")
+
+			// at max_size exactly, it is read, but an edit that takes it
+			// past max_size is not written either
+			f.Max = int64(len(data))
+			changed, err = f.UpsertRemove([]Entity{ours}, nil)
+			assert.False(t, changed)
+			require.ErrorIs(t, err, state.ErrTooLarge)
+			assert.Contains(t, err.Error(), fmt.Sprintf("strata's edit would make it %d bytes, larger than max_size %d; left unchanged", len(data)+len(oursLine)+1, len(data)))
+			got, _ = os.ReadFile(path)
+			assert.Equal(t, string(data), string(got))
+			// and within it, it is edited
+			f.Max = int64(len(data) + len(oursLine) + 1)
+			changed, err = f.UpsertRemove([]Entity{ours}, nil)
+			require.NoError(t, err)
+			assert.True(t, changed)
+		})
+	}
+}
+
+// A server write over max_size that lands in the file an exchange
+// displaced is put back as it is, not edited (and not lost): the next read
+// refuses it, and the upsert ends unavailable.
+func TestUpsertPutsBackADisplacedServerWriteOverMax(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.jsonl")
+	old := bigGraph(10)
+	require.NoError(t, os.WriteFile(path, old, 0o644))
+	srv := bigGraph(1000)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	once := false
+	replaceStep = func(string) {
+		if !once {
+			once = true
+			assert.NoError(t, f.Truncate(0))
+			_, err := f.WriteAt(srv, 0)
+			assert.NoError(t, err)
+		}
+	}
+	defer func() { replaceStep = nil }()
+	_, err = File{Name: path, Max: int64(len(old)) + 1000}.Upsert([]Entity{ours})
+	if !once {
+		t.Skip("no exchange on this file system")
+	}
+	require.ErrorIs(t, err, state.ErrTooLarge)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(srv, got), "the server's version is the file, unedited")
+	assert.False(t, errors.Is(err, os.ErrNotExist))
+}
