@@ -258,7 +258,7 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 			if !hasPending {
 				return changed, &TooLargeError{Size: int64(len(next)), Max: f.Max, Edited: true}
 			}
-			next = pending
+			next, putBack = pending, true
 		}
 		step("temp")
 		tmp, err := d.WriteTemp(base, next, mode)
@@ -289,6 +289,9 @@ func (f File) update(edit func([]byte) ([]byte, bool, error)) (changed bool, err
 		}
 		d.Sync()
 		changed, wrote, hasPending, written = true, true, false, next
+		if putBack {
+			written = nil // not our edit: the next round edits it
+		}
 		if exchanged && !bytes.Equal(displaced, cur) {
 			pending, hasPending = displaced, true // a server write landed just before ours
 		}

@@ -90,3 +90,39 @@ func TestUpsertPutsBackADisplacedServerWriteOverMax(t *testing.T) {
 	assert.True(t, bytes.Equal(srv, got), "the server's version is the file, unedited")
 	assert.False(t, errors.Is(err, os.ErrNotExist))
 }
+
+// A server write within max_size displaced by the exchange, which strata's
+// edit would take past it, is put back as the server wrote it, and the
+// upsert ends saying the edit is too large: neither lost nor silently left
+// without strata's entity.
+func TestUpsertPutsBackADisplacedServerWriteItsEditWouldTakeOverMax(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.jsonl")
+	old := bigGraph(10)
+	require.NoError(t, os.WriteFile(path, old, 0o644))
+	max := int64(len(old) + 400)
+	srv := append(bigGraph(10), []byte("\n"+string(bytes.Repeat([]byte(" "), 380)))...)
+	require.LessOrEqual(t, int64(len(srv)), max)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	once := false
+	replaceStep = func(string) {
+		if !once {
+			once = true
+			assert.NoError(t, f.Truncate(0))
+			_, err := f.WriteAt(srv, 0)
+			assert.NoError(t, err)
+		}
+	}
+	defer func() { replaceStep = nil }()
+	_, err = File{Name: path, Max: max}.Upsert([]Entity{ours})
+	if !once {
+		t.Skip("no exchange on this file system")
+	}
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.True(t, tl.Edited)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(srv), string(got), "the server's version is the file, unedited")
+}
