@@ -672,6 +672,7 @@ type parser struct {
 	astTransformers       []ASTTransformer
 	escapedSpace          bool
 	maxNesting            int // strata: WithMaxNesting, 0 for no bound
+	maxBlocks             int // strata: WithMaxBlocks, 0 for no bound
 	config                *Config
 	initSync              sync.Once
 }
@@ -897,6 +898,7 @@ func (p *parser) Parse(reader text.Reader, opts ...ParseOption) ast.Node {
 		}
 		p.escapedSpace = p.config.EscapedSpace
 		p.maxNesting, _ = p.config.Options[optMaxNesting].(int)
+		p.maxBlocks, _ = p.config.Options[optMaxBlocks].(int)
 		p.config = nil
 	})
 	c := &ParseConfig{}
@@ -907,6 +909,9 @@ func (p *parser) Parse(reader text.Reader, opts ...ParseOption) ast.Node {
 		c.Context = NewContext()
 	}
 	pc := c.Context
+	if p.maxBlocks > 0 { // strata: WithMaxBlocks
+		pc.Set(blockBudgetKey, &blockBudget{left: p.maxBlocks})
+	}
 	root := ast.NewDocument()
 	p.parseBlocks(root, reader, pc)
 
@@ -1048,6 +1053,7 @@ retry:
 				p.closeBlocks(lastPos, lastPos, reader, pc)
 			}
 			parent.AppendChild(parent, node)
+			p.spendBlock(pc) // strata: WithMaxBlocks
 			result = newBlocksOpened
 			be := Block{node, bp}
 			pc.SetOpenedBlocks(append(pc.OpenedBlocks(), be))
@@ -1100,7 +1106,7 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 	blankLines := make([]lineStat, 0, 128)
 	for { // process blocks separated by blank lines
 		_, _, ok := reader.SkipBlankLines()
-		if !ok {
+		if !ok || p.overBudget(reader, pc) { // strata: WithMaxBlocks
 			return
 		}
 		// first, we try to open blocks
@@ -1116,6 +1122,10 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 			l := len(openedBlocks)
 			if l == 0 {
 				break
+			}
+			if p.overBudget(reader, pc) { // strata: WithMaxBlocks; as at the end of the input
+				p.closeBlocks(l-1, 0, reader, pc)
+				return
 			}
 			// strata: isBlankLine reads the entries of this line and the
 			// one before only; the older ones, one per open block and

@@ -100,3 +100,67 @@ func TestMaxNesting(t *testing.T) {
 		t.Errorf("shallow input: cut at %d", off)
 	}
 }
+
+// nodes is the number of blocks under root, and its top-level blocks as
+// kind@offset.
+func nodes(root ast.Node) (int, []string) {
+	n := 0
+	var count func(ast.Node)
+	count = func(b ast.Node) {
+		for c := b.FirstChild(); c != nil; c = c.NextSibling() {
+			if c.Type() == ast.TypeBlock {
+				n++
+				count(c)
+			}
+		}
+	}
+	count(root)
+	var top []string
+	for c := root.FirstChild(); c != nil; c = c.NextSibling() {
+		top = append(top, fmt.Sprintf("%s@%d", c.Kind(), c.Pos()))
+	}
+	return n, top
+}
+
+// With WithMaxBlocks the parse stops at the first line that starts once n
+// blocks have opened; the top-level blocks before the last one read are
+// those of the whole parse.
+func TestMaxBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		cut  int // the offset of the line where a bound of 10 stops
+	}{
+		{"empty headings", "# A\n## B\n- x\n" + strings.Repeat("#\n", 20), 13 + 2*5},
+		{"one long list", "# A\n" + strings.Repeat("-\n", 20), 4 + 2*8},
+		{"items with text", "- a\n- b\n- c\n- d\n- e\n- f\n", 4 * 5},
+		{"paragraphs", strings.Repeat("text\nmore\n\n", 20), 11*9 + 5}, // inside the tenth,
+		{"nested on one line", "- - - - - - a\n- b\n", 14},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := []byte(tc.src)
+			_, whole := nodes(NewParser(WithBlockParsers(DefaultBlockParsers()...)).Parse(text.NewReader(src)))
+			pc := NewContext()
+			root := NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxBlocks(10)).Parse(text.NewReader(src), WithContext(pc))
+			n, top := nodes(root)
+			off, ok := BlocksCut(pc)
+			if !ok || off != tc.cut {
+				t.Fatalf("cut at %d (%v), want %d", off, ok, tc.cut)
+			}
+			if n < 10 || n > 10+14 { // the line that passes the bound opens its blocks
+				t.Errorf("%d blocks, want about 10", n)
+			}
+			for i := 0; i+1 < len(top); i++ {
+				if i >= len(whole) || top[i] != whole[i] {
+					t.Fatalf("top-level blocks %v, whole parse %v", top, whole)
+				}
+			}
+		})
+	}
+	pc := NewContext()
+	NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxBlocks(10)).
+		Parse(text.NewReader([]byte("# a\n- b\n- c\n\npara\n")), WithContext(pc))
+	if off, ok := BlocksCut(pc); ok {
+		t.Errorf("small input: cut at %d", off)
+	}
+}
