@@ -630,7 +630,7 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 			data, _, err = markdown.TrimSection(data, WorkflowSection, 0, MaxWorkflowLines, IsProtocolLine)
 		}
 		if err != nil {
-			a.Warn(fmt.Sprintf("L2 %s not written: %v", k.Path, err))
+			a.Warn(fmt.Sprintf("L2 %s not written: %v; it would have said: %s", k.Path, err, texts(lines)))
 			return outs, nil
 		}
 	}

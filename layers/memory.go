@@ -19,7 +19,7 @@ type (
 	Section = markdown.Section
 	// MemoryWarning is a parse warning of the L2 file (too long, an
 	// unclosed code fence, a repeated heading, lists nested past
-	// markdown.MaxNesting).
+	// markdown.MaxNesting, reading stopped at markdown.MaxBlocks).
 	MemoryWarning = markdown.Warning
 )
 

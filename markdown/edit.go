@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -77,7 +78,11 @@ func AddItem(src []byte, heading string, level int, text string) ([]byte, bool, 
 	}
 	var p int
 	var lines []string
-	if s := d.Find(heading, level); s != nil {
+	s := d.Find(heading, level)
+	if err := d.needs(s); err != nil {
+		return src, false, err
+	}
+	if s != nil {
 		for _, it := range s.Items {
 			if Normalize(it.Text) == text {
 				return src, false, nil
@@ -137,6 +142,9 @@ func InsertItem(src []byte, heading string, level int, text string, before func(
 	s := d.Find(heading, level)
 	if s == nil {
 		return AddItem(src, heading, level, text)
+	}
+	if err := d.needs(s); err != nil {
+		return src, false, err
 	}
 	at := -1
 	for i, it := range s.Items {
@@ -217,6 +225,9 @@ func RemoveItem(src []byte, heading string, level int, text string) ([]byte, boo
 	if s == nil {
 		return src, false, nil
 	}
+	if err := d.needs(s); err != nil {
+		return src, false, err
+	}
 	for _, it := range s.Items {
 		if Normalize(it.Text) == text {
 			return d.removeItem(it), true, nil
@@ -233,6 +244,16 @@ func (d *Doc) removeItem(it Item) []byte {
 		}
 	}
 	return removeLines(d.src, a, it.End)
+}
+
+// needs refuses an edit of section s (nil: a heading to add at the end of
+// the file) when s runs into the part of the file past MaxBlocks, which
+// strata did not read.
+func (d *Doc) needs(s *Section) error {
+	if d.cut == len(d.src) || s != nil && s.bodyEnd < len(d.src) {
+		return nil
+	}
+	return &UnsafeError{Line: d.Line(d.cut), Reason: fmt.Sprintf("strata reads no further than this line (more than %d blocks), and the edit needs what follows", MaxBlocks)}
 }
 
 // blankBefore moves a line start back over one blank line inside the body.
@@ -260,6 +281,9 @@ func RemoveSection(src []byte, heading string, level int) ([]byte, bool, error) 
 	if s == nil {
 		return src, false, nil
 	}
+	if d.cut < len(src) && s.End == len(src) {
+		return src, false, d.needs(nil)
+	}
 	a := s.Start
 	if s.End == len(src) {
 		a = d.blankBefore(a)
@@ -284,6 +308,9 @@ func TrimSection(src []byte, heading string, level, keep int, match func(text st
 	s := d.Find(heading, level)
 	if s == nil {
 		return src, 0, nil
+	}
+	if err := d.needs(s); err != nil {
+		return src, 0, err
 	}
 	var hits []Item
 	for _, it := range s.Items {

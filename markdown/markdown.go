@@ -49,12 +49,15 @@ type Doc struct {
 	blocks   []block
 	sections []Section
 	warnings []Warning
+	// cut is where strata stopped reading the file (MaxBlocks): the start
+	// of the top-level block it would have read next, or len(src).
+	cut int
 	// openFence is the line of a top-level code fence never closed, which
 	// runs to the end of the file; 0 when none.
 	openFence int
-	// newlines holds the offset of every "\n" of src, in order: a line
-	// number is a binary search, not a count from the start of the file
-	// (which made a file of n headings or items cost n²).
+	// newlines holds the offset of every "\n" of src before cut, in
+	// order: a line number is a binary search, not a count from the start
+	// of the file (which made a file of n headings or items cost n²).
 	newlines []int
 	// lineWork is how many bytes finding line numbers has read; tests hold
 	// it linear in the size of the file.
@@ -121,6 +124,19 @@ type Warning struct {
 // the bound leaves as they are.
 const MaxNesting = 32
 
+// MaxBlocks is how many blocks (headings, lists, items, paragraphs, of
+// any depth) strata reads of a memory file. goldmark keeps a node for
+// every block until the parse ends, and strata a section for every
+// heading, so a file of empty headings ("#" lines) took some 400 bytes of
+// memory per byte: 3 GB and ten seconds for 8 MB, in every SessionStart
+// hook and more in each layer step. Past the bound the rest of the file is
+// kept as it is but not read: it has no sections or items, a warning says
+// where reading stopped, and an edit that needs the rest (a section that
+// runs into it, a heading to add at the end of the file) is refused. A
+// memory file people write has a few hundred blocks; Claude Code loads its
+// first 200 lines.
+const MaxBlocks = 100_000
+
 // Parse reads a memory file. It fails only when goldmark itself fails.
 func Parse(src []byte) (d *Doc, err error) {
 	defer func() {
@@ -128,8 +144,7 @@ func Parse(src []byte) (d *Doc, err error) {
 			d, err = nil, fmt.Errorf("markdown parser: %v", r)
 		}
 	}()
-	d = &Doc{src: src, eol: dominantEOL(src), newlines: newlineIndex(src)}
-	d.lineWork = len(src)
+	d = &Doc{src: src, eol: dominantEOL(src)}
 	d.body = bodyStart(src)
 	body := src[d.body:]
 	// Block parsers only: strata reads blocks and their raw lines, never an
@@ -142,15 +157,39 @@ func Parse(src []byte) (d *Doc, err error) {
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 		parser.WithMaxNesting(MaxNesting),
+		parser.WithMaxBlocks(MaxBlocks),
 	).Parse(text.NewReader(body), parser.WithContext(pc))
+	d.cut = len(src)
+	last := root.LastChild()
+	if _, ok := parser.BlocksCut(pc); ok {
+		// the last top-level block read may go on past where the parse
+		// stopped: reading stops at its start
+		for last != nil && last.Pos() < 0 {
+			last = last.PreviousSibling()
+		}
+		if last != nil {
+			d.cut = d.lineStart(d.body + last.Pos())
+		} else {
+			d.cut = d.body
+		}
+	}
+	d.newlines = newlineIndex(src[:d.cut])
+	d.lineWork = d.cut
 	if off, ok := parser.NestingCut(pc); ok {
 		off += d.body
 		d.warnings = append(d.warnings, Warning{Line: d.Line(off), Col: off - d.lineStart(off) + 1,
 			Message: fmt.Sprintf("lists and block quotes nest more than %d deep: strata reads the deeper ones as text", MaxNesting)})
 	}
+	if d.cut < len(src) {
+		d.warnings = append(d.warnings, Warning{Line: d.Line(d.cut),
+			Message: fmt.Sprintf("more than %d blocks: strata reads no sections or items from this line on, and makes no edit that needs them; the file is kept as it is", MaxBlocks)})
+	}
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if n.Pos() < 0 {
 			continue
+		}
+		if d.cut < len(src) && n == last {
+			break
 		}
 		b := block{start: d.lineStart(d.body + n.Pos())}
 		switch n := n.(type) {
@@ -173,7 +212,7 @@ func Parse(src []byte) (d *Doc, err error) {
 		d.blocks = append(d.blocks, b)
 	}
 	for i := range d.blocks {
-		next := len(src)
+		next := d.cut
 		if i+1 < len(d.blocks) {
 			next = d.blocks[i+1].start
 		}
@@ -326,19 +365,34 @@ func (d *Doc) buildSections() {
 func (d *Doc) Sections() []Section { return d.sections }
 
 // Warnings lists what a reader should know: a code fence never closed, a
-// heading repeated at the same path.
+// heading repeated at the same path (the first MaxRepeatWarnings, then
+// one line that counts the rest), lists nested past MaxNesting, the line
+// where reading stopped (MaxBlocks).
 func (d *Doc) Warnings() []Warning {
 	out := append([]Warning{}, d.warnings...)
 	seen := map[string]bool{}
+	repeats, more := 0, Warning{}
 	for _, s := range d.sections {
 		k := strings.ToLower(strings.Join(s.Path, "\x00"))
 		if seen[k] {
-			out = append(out, Warning{Line: s.StartLine, Message: fmt.Sprintf("heading %q repeats one at the same level; edits go to the first", s.Heading)})
+			if repeats++; repeats <= MaxRepeatWarnings {
+				out = append(out, Warning{Line: s.StartLine, Message: fmt.Sprintf("heading %q repeats one at the same level; edits go to the first", s.Heading)})
+			} else if more.Line == 0 {
+				more.Line = s.StartLine
+			}
 		}
 		seen[k] = true
 	}
+	if more.Line > 0 {
+		more.Message = fmt.Sprintf("%d more headings from this line on repeat one at the same level; edits go to the first", repeats-MaxRepeatWarnings)
+		out = append(out, more)
+	}
 	return out
 }
+
+// MaxRepeatWarnings is how many repeated headings Warnings names one by
+// one; a file of thousands of "#" lines gets one more line, not thousands.
+const MaxRepeatWarnings = 20
 
 // Lines is the number of lines of the file (a final line without newline counts).
 func (d *Doc) Lines() int {
@@ -369,7 +423,12 @@ func CleanHeading(name string) string {
 
 // Line is the 1-based line number of a byte offset.
 func (d *Doc) Line(off int) int {
-	return sort.SearchInts(d.newlines, min(off, len(d.src))) + 1 // the newlines before off, plus one
+	off = min(off, len(d.src))
+	if off > d.cut { // past where strata read (the end of a section that runs there): counted
+		d.lineWork += off - d.cut
+		return len(d.newlines) + bytes.Count(d.src[d.cut:off], []byte("\n")) + 1
+	}
+	return sort.SearchInts(d.newlines, off) + 1 // the newlines before off, plus one
 }
 
 // newlineIndex is the offsets of the "\n"s of src.

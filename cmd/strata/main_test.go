@@ -286,7 +286,9 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	// with Go's escapes (\n, \x9b, \u009b: names no script can spell).
 	// KIND: big (SIZE bytes of JSON string), deep (SIZE nested arrays),
 	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte),
-	// phase (a completed tier 1 of a phase-output session).
+	// phase (a completed tier 1 of a phase-output session), headings and
+	// items (a MEMORY.md of a workflow section of one note, then SIZE
+	// empty "#" headings, or SIZE more empty items of its list).
 	"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: mkfile KIND SIZE FILE")
@@ -308,6 +310,9 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			data = []byte(`{"type": "APEX", "phase": "plan", "lastUpdated": "2026-11-22T10:00:00Z"}` + "\n")
 		case "phase": // a completed tier 1 of a phase-output session
 			data = []byte(`{"$schema": "phase-output-v2.0.0", "phase": 1, "tier_name": "Query", "tier_label": "query", "workers_executed": [], "started_at": "2026-11-22T09:00:00Z", "completed_at": "2026-11-22T09:01:00Z", "duration_seconds": 60, "memory_snapshot": {}, "quality_metrics": {"completeness": 1, "accuracy": 1, "tier_score": 1}, "status": "completed", "errors": []}` + "\n")
+		case "headings", "items":
+			line := map[string]string{"headings": "#\n", "items": "-\n"}[args[0]]
+			data = []byte("# Memory\n\n## Workflow state\n\n- a note\n" + strings.Repeat(line, n))
 		case "latin1":
 			data = []byte("{\"type\": \"APEX\", \"phase\": \"caf\xe9\", \"lastUpdated\": \"2026-11-22T10:00:00Z\"}\n")
 		default:

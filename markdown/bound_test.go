@@ -1,0 +1,101 @@
+package markdown
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// workflowThen is a workflow section of one item, then n copies of line.
+func workflowThen(line string, n int) []byte {
+	return []byte("# Memory\n\n## Workflow state\n\n- a note\n" + strings.Repeat(line, n))
+}
+
+// TestMaxBlocksBoundsParse: a file of empty headings ("#" lines) cost some
+// 400 bytes of memory per byte in every parse (3 GB for 8 MB); strata
+// reads no more than MaxBlocks blocks, so a file four times longer past
+// the bound costs the parse no more.
+func TestMaxBlocksBoundsParse(t *testing.T) {
+	for _, line := range []string{"#\n", "-\n", "a\n\n"} {
+		small, large := workflowThen(line, 2*MaxBlocks), workflowThen(line, 8*MaxBlocks)
+		allocated(t, small) // warm up
+		s, l := allocated(t, small), allocated(t, large)
+		t.Logf("%q: %d bytes allocated for %d, %d for %d", line, s, len(small), l, len(large))
+		if l > s+s/4 {
+			t.Errorf("%q: Parse allocated %d bytes for %d, %d for %d: want no more past MaxBlocks", line, s, len(small), l, len(large))
+		}
+	}
+}
+
+// TestMaxBlocksCut: past MaxBlocks the file has no sections or items, one
+// warning names the line where reading stopped, and an edit that needs
+// the rest is refused there; an edit before it keeps every byte.
+func TestMaxBlocksCut(t *testing.T) {
+	src := append(workflowThen("", 0), repeat("# h%d\n", MaxBlocks+10)...)
+	d, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 blocks before the headings h0, h1, ..., then MaxBlocks-5 of them;
+	// the last one read may go on, so reading stops at its line
+	cutLine := 5 + MaxBlocks - 5
+	if n := len(d.Sections()); n != 2+MaxBlocks-6 {
+		t.Errorf("%d sections", n)
+	}
+	if w := d.Warnings(); len(w) != 1 || w[0].Line != cutLine || !strings.Contains(w[0].Message, "more than 100000 blocks: strata reads no sections or items from this line on") {
+		t.Errorf("warnings %+v, want one at line %d", w, cutLine)
+	}
+	if s := d.Find("Workflow state", 2); s == nil || s.EndLine != 5 || len(s.Items) != 1 {
+		t.Fatalf("workflow section %+v", s)
+	}
+	if l := d.Lines(); l != 5+MaxBlocks+10 {
+		t.Errorf("%d lines", l)
+	}
+	if s := d.Sections()[len(d.Sections())-1]; s.Heading != "h99993" || s.EndLine != d.Lines() {
+		t.Errorf("the last section read ends at line %d, want the last line %d", s.EndLine, d.Lines())
+	}
+
+	const line = "Active APEX workflow: p1 completed, entering p2 ctx"
+	out, changed, err := AddItem(src, "Workflow state", 2, line)
+	want := bytes.Replace(src, []byte("- a note\n"), []byte("- a note\n- "+line+"\n"), 1)
+	if err != nil || !changed || !bytes.Equal(out, want) {
+		t.Fatalf("AddItem before the cut: changed %v err %v", changed, err)
+	}
+	back, changed, err := RemoveItem(out, "Workflow state", 2, line)
+	if err != nil || !changed || !bytes.Equal(back, src) {
+		t.Fatalf("RemoveItem before the cut: changed %v err %v", changed, err)
+	}
+	trimmed, n, err := TrimSection(out, "Workflow state", 2, 1, func(string) bool { return true })
+	if err != nil || n != 1 || !bytes.Equal(trimmed, bytes.Replace(src, []byte("- a note\n"), []byte("- "+line+"\n"), 1)) {
+		t.Fatalf("TrimSection before the cut: removed %d err %v", n, err)
+	}
+
+	var ue *UnsafeError
+	for name, edit := range map[string]func([]byte) ([]byte, bool, error){
+		"add a heading":                func(src []byte) ([]byte, bool, error) { return AddItem(src, "Learnings", 2, "x") },
+		"add to the last section read": func(src []byte) ([]byte, bool, error) { return AddItem(src, "h99993", 1, "x") },
+		"remove the last section read": func(src []byte) ([]byte, bool, error) { return RemoveSection(src, "h99993", 1) },
+	} {
+		out, changed, err := edit(src)
+		if !errors.As(err, &ue) || !errors.Is(err, ErrUnsafe) || ue.Line != cutLine || changed || !bytes.Equal(out, src) {
+			t.Errorf("%s: changed %v, err %v; want refused at line %d", name, changed, err, cutLine)
+		}
+	}
+
+	// one list of empty items past the bound: the section runs into it
+	items := workflowThen("-\n", MaxBlocks+10)
+	for name, edit := range map[string]func([]byte) ([]byte, bool, error){
+		"add":    func(src []byte) ([]byte, bool, error) { return AddItem(src, "Workflow state", 2, line) },
+		"remove": func(src []byte) ([]byte, bool, error) { return RemoveItem(src, "Workflow state", 2, "a note") },
+		"trim": func(src []byte) ([]byte, bool, error) {
+			out, n, err := TrimSection(src, "Workflow state", 2, 0, func(string) bool { return true })
+			return out, n > 0, err
+		},
+	} {
+		out, changed, err := edit(items)
+		if !errors.As(err, &ue) || ue.Line != 5 || changed || !bytes.Equal(out, items) {
+			t.Errorf("%s in a list past the bound: changed %v, err %v; want refused at line 5", name, changed, err)
+		}
+	}
+}
