@@ -621,13 +621,25 @@ func (a *Agent) writeMemoryOnce(k config.Kept, lines []placed, src state.Source)
 				continue
 			}
 		} else {
-			data, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line.text)
+			var moved []byte
+			moved, _, err = markdown.RemoveItem(data, WorkflowSection, 0, line.text)
+			var ue *markdown.UnsafeError
+			if errors.Is(err, markdown.ErrRereads) && errors.As(err, &ue) {
+				// the line stays where it is, and AddItem finds it there
+				a.Warn(fmt.Sprintf("L2 %s:%d: the line is left where it is, not moved to the end: %s", k.Path, ue.Line, ue.Reason))
+				moved, err = data, nil
+			}
+			data = moved
 			if err == nil {
 				data, _, err = markdown.AddItem(data, WorkflowSection, 2, line.text)
 			}
 		}
 		if err == nil {
-			data, _, err = markdown.TrimSection(data, WorkflowSection, 0, MaxWorkflowLines, IsProtocolLine)
+			var kept []markdown.Item
+			data, _, kept, err = markdown.TrimSection(data, WorkflowSection, 0, MaxWorkflowLines, IsProtocolLine)
+			for _, it := range kept {
+				a.Warn(fmt.Sprintf("L2 %s:%d: the line is kept past the cap of %d: removing it would change how the lines around it read (text becoming a heading, a section taken into an HTML block)", k.Path, it.Line, MaxWorkflowLines))
+			}
 		}
 		if err != nil {
 			a.Warn(fmt.Sprintf("L2 %s not written: %v; it would have said: %s", k.Path, err, texts(lines)))
@@ -694,6 +706,9 @@ func placeOwed(data []byte, l placed) ([]byte, error) {
 		return data, nil // already where it belongs
 	}
 	out, _, err := markdown.RemoveItem(data, WorkflowSection, 0, l.text)
+	if errors.Is(err, markdown.ErrRereads) {
+		return data, errNoPlace // the earlier copy cannot be taken out
+	}
 	if err != nil {
 		return data, err
 	}

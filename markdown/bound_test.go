@@ -66,9 +66,9 @@ func TestMaxBlocksCut(t *testing.T) {
 	if err != nil || !changed || !bytes.Equal(back, src) {
 		t.Fatalf("RemoveItem before the cut: changed %v err %v", changed, err)
 	}
-	trimmed, n, err := TrimSection(out, "Workflow state", 2, 1, func(string) bool { return true })
-	if err != nil || n != 1 || !bytes.Equal(trimmed, bytes.Replace(src, []byte("- a note\n"), []byte("- "+line+"\n"), 1)) {
-		t.Fatalf("TrimSection before the cut: removed %d err %v", n, err)
+	trimmed, n, kept, err := TrimSection(out, "Workflow state", 2, 1, func(string) bool { return true })
+	if err != nil || n != 1 || len(kept) != 0 || !bytes.Equal(trimmed, bytes.Replace(src, []byte("- a note\n"), []byte("- "+line+"\n"), 1)) {
+		t.Fatalf("TrimSection before the cut: removed %d kept %v err %v", n, kept, err)
 	}
 
 	var ue *UnsafeError
@@ -89,7 +89,7 @@ func TestMaxBlocksCut(t *testing.T) {
 		"add":    func(src []byte) ([]byte, bool, error) { return AddItem(src, "Workflow state", 2, line) },
 		"remove": func(src []byte) ([]byte, bool, error) { return RemoveItem(src, "Workflow state", 2, "a note") },
 		"trim": func(src []byte) ([]byte, bool, error) {
-			out, n, err := TrimSection(src, "Workflow state", 2, 0, func(string) bool { return true })
+			out, n, _, err := TrimSection(src, "Workflow state", 2, 0, func(string) bool { return true })
 			return out, n > 0, err
 		},
 	} {

@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -215,6 +216,15 @@ func lastBullet(d *Doc, s *Section) int {
 // only item of its list, one blank line just before it goes too. It reports
 // whether the file changed. AddItem followed by RemoveItem of the same text
 // gives back the original bytes.
+//
+// The removal is checked as an insertion is: the file must read back with
+// the same sections and items, less this one. Lines that were apart can
+// read differently once together: a paragraph over a "---" line becomes a
+// heading; an HTML block that the blank line ended takes in the next
+// section. When taking the blank line too would do that, the blank line
+// stays; when taking the item's lines at all would, RemoveItem returns an
+// *UnsafeError naming the item's line and wrapping ErrRereads, and src
+// unchanged.
 func RemoveItem(src []byte, heading string, level int, text string) ([]byte, bool, error) {
 	text = itemLine(text)
 	d, err := Parse(src)
@@ -230,20 +240,84 @@ func RemoveItem(src []byte, heading string, level int, text string) ([]byte, boo
 	}
 	for _, it := range s.Items {
 		if Normalize(it.Text) == text {
-			return d.removeItem(it), true, nil
+			if out, _, ok := d.removeItem(it); ok {
+				return out, true, nil
+			}
+			return src, false, changesReading(it)
 		}
 	}
 	return src, false, nil
 }
 
-func (d *Doc) removeItem(it Item) []byte {
+// changesReading is the refusal to remove it.
+func changesReading(it Item) error {
+	return &UnsafeError{Line: it.Line, Err: ErrRereads,
+		Reason: "removing this item would change how the lines around it read (text becoming a heading, a section taken into an HTML block)"}
+}
+
+// removeItem removes it as RemoveItem does, from the file d was parsed
+// from, and returns the result and its parse, or false when no removal
+// reads back with the other sections and items unchanged.
+func (d *Doc) removeItem(it Item) ([]byte, *Doc, bool) {
+	gone := map[int]bool{it.Start: true}
 	a := it.Start
 	for _, b := range d.blocks {
 		if b.kind == kindList && len(b.items) == 1 && b.items[0].Start == it.Start {
 			a = d.blankBefore(a)
 		}
 	}
-	return removeLines(d.src, a, it.End)
+	if out, od, ok := d.removeChecked([][2]int{{a, it.End}}, gone); ok {
+		return out, od, true
+	}
+	if a < it.Start { // the blank line may be what ends the block before
+		return d.removeChecked([][2]int{{it.Start, it.End}}, gone)
+	}
+	return nil, nil, false
+}
+
+// removeChecked removes the line ranges cuts (in order, none touching
+// another, each ending before d.cut) from d's file. It returns the result
+// and its parse, and whether that reads back as d with the items starting
+// at the offsets in gone taken out: every section's level, heading path
+// and items' texts, in order, the same up to where either parse stopped
+// reading.
+func (d *Doc) removeChecked(cuts [][2]int, gone map[int]bool) ([]byte, *Doc, bool) {
+	out := make([]byte, 0, len(d.src))
+	prev := 0
+	for _, c := range cuts { // only the last can run to the end of the file
+		out = append(out, d.src[prev:cutStart(d.src, c[0], c[1])]...)
+		prev = c[1]
+	}
+	out = append(out, d.src[prev:]...)
+	od, err := Parse(out)
+	if err != nil {
+		return out, nil, false
+	}
+	shift := len(d.src) - len(out) // the bytes after the cuts moved back by it
+	limit := min(d.cut, od.cut+shift)
+	return out, od, slices.Equal(d.outline(limit, gone), od.outline(limit-shift, nil))
+}
+
+// outline is what an edit of one section must leave as it was in the
+// others: each section's level and heading path, then its items' texts,
+// up to limit, less the items starting at an offset in skip.
+func (d *Doc) outline(limit int, skip map[int]bool) []string {
+	var out []string
+	for _, s := range d.sections {
+		if s.Start >= limit {
+			break
+		}
+		out = append(out, fmt.Sprintf("%d %q", s.Level, s.Path))
+		for _, it := range s.Items {
+			if it.End > limit {
+				break
+			}
+			if !skip[it.Start] {
+				out = append(out, "- "+it.Text)
+			}
+		}
+	}
+	return out
 }
 
 // needs refuses an edit of section s (nil: a heading to add at the end of
@@ -293,24 +367,30 @@ func RemoveSection(src []byte, heading string, level int) ([]byte, bool, error) 
 
 // TrimSection keeps at most keep of the items under the heading for which
 // match is true, removing the oldest (first) ones. Other items and lines
-// are untouched. It returns the new bytes and how many items it removed.
+// are untouched. It returns the new bytes, how many items it removed, and
+// the surplus items it left where they are (kept, as they were in src):
+// those whose removal would change how the file reads, as RemoveItem
+// checks it.
 //
 // The result is that of RemoveItem of the oldest surplus item, one after
 // the other, worked out from one parse (a parse per item made a section of
 // n protocol lines cost n², minutes for a few thousand): each item's lines
 // go, and an item that is by then the only one left of its list also
 // takes the blank line just before it, past the items removed before it.
-func TrimSection(src []byte, heading string, level, keep int, match func(text string) bool) ([]byte, int, error) {
+// The result is parsed once more to check it; only when that finds the
+// file reading differently are the items removed one at a time, each
+// checked, at most trimTries of them.
+func TrimSection(src []byte, heading string, level, keep int, match func(text string) bool) (out []byte, removed int, kept []Item, err error) {
 	d, err := Parse(src)
 	if err != nil {
-		return src, 0, err
+		return src, 0, nil, err
 	}
 	s := d.Find(heading, level)
 	if s == nil {
-		return src, 0, nil
+		return src, 0, nil, nil
 	}
 	if err := d.needs(s); err != nil {
-		return src, 0, err
+		return src, 0, nil, err
 	}
 	var hits []Item
 	for _, it := range s.Items {
@@ -319,7 +399,7 @@ func TrimSection(src []byte, heading string, level, keep int, match func(text st
 		}
 	}
 	if len(hits) <= keep {
-		return src, 0, nil
+		return src, 0, nil, nil
 	}
 	drop := hits[:len(hits)-keep]
 	gone := make(map[int]bool, len(drop)) // item starts
@@ -350,13 +430,50 @@ func TrimSection(src []byte, heading string, level, keep int, match func(text st
 		}
 		cuts = append(cuts, [2]int{a, it.End})
 	}
-	out := make([]byte, 0, len(src))
-	prev := 0
-	for _, c := range cuts { // only the last can run to the end of the file
-		out = append(out, src[prev:cutStart(src, c[0], c[1])]...)
-		prev = c[1]
+	if out, _, ok := d.removeChecked(cuts, gone); ok {
+		return out, len(drop), nil, nil
 	}
-	return append(out, src[prev:]...), len(drop), nil
+	return d.trimEach(drop, heading, level, match)
+}
+
+// trimTries is how many of the surplus items TrimSection removes one at a
+// time, each with a parse to check it, when removing them all at once
+// would change how the file reads; the rest stay for the next trim.
+const trimTries = 16
+
+// trimEach is TrimSection one item at a time: drop, the surplus items of
+// d, oldest first, each removed from the file as the removals before it
+// left it when that reads back unchanged, and else kept.
+func (d *Doc) trimEach(drop []Item, heading string, level int, match func(text string) bool) ([]byte, int, []Item, error) {
+	cur, removed := d, 0
+	var kept []Item
+	for _, orig := range drop[:min(len(drop), trimTries)] {
+		// the item in cur: the kept ones come before it
+		s := cur.Find(heading, level)
+		if s == nil {
+			break
+		}
+		var it *Item
+		n := 0
+		for i := range s.Items {
+			if match(s.Items[i].Text) {
+				if n == len(kept) {
+					it = &s.Items[i]
+					break
+				}
+				n++
+			}
+		}
+		if it == nil || it.Text != orig.Text {
+			break // read differently after all: leave the rest to the next trim
+		}
+		if _, od, ok := cur.removeItem(*it); ok {
+			cur, removed = od, removed+1
+		} else {
+			kept = append(kept, orig)
+		}
+	}
+	return cur.src, removed, kept, nil
 }
 
 func allGone(items []Item, gone map[int]bool) bool {

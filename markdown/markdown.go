@@ -28,18 +28,29 @@ import (
 // is changed.
 var ErrUnsafe = errors.New("edit would not read back as a list item; file left unchanged")
 
+// ErrRereads is the cause of the *UnsafeError of a removal that would
+// change how the lines around the removed ones read (see RemoveItem).
+var ErrRereads = errors.New("removal would change how the lines around it read")
+
 // UnsafeError is ErrUnsafe with its cause, when the parse names one: the
 // line a reader fixes.
 type UnsafeError struct {
 	Line   int    // 1-based
 	Reason string // what is wrong at Line
+	Err    error  // a sentinel to branch on (ErrRereads), or nil
 }
 
 func (e *UnsafeError) Error() string {
 	return fmt.Sprintf("line %d: %s; file left unchanged", e.Line, e.Reason)
 }
 
-func (e *UnsafeError) Unwrap() error { return ErrUnsafe }
+// Unwrap gives ErrUnsafe, and Err when set.
+func (e *UnsafeError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrUnsafe, e.Err}
+	}
+	return []error{ErrUnsafe}
+}
 
 // Doc is a parsed memory file. Offsets are into the bytes given to Parse.
 type Doc struct {

@@ -100,7 +100,7 @@ func TestAddItemUnsafe(t *testing.T) {
 
 func TestTrimSection(t *testing.T) {
 	src := "# M\n## Workflow state\n- note\n- Active 1\n- Active 2\n- keep me\n- Active 3\n## Other\n- Active x\n"
-	out, n, err := TrimSection([]byte(src), "Workflow state", 2, 1, func(s string) bool { return strings.HasPrefix(s, "Active") })
+	out, n, _, err := TrimSection([]byte(src), "Workflow state", 2, 1, func(s string) bool { return strings.HasPrefix(s, "Active") })
 	if err != nil || n != 2 {
 		t.Fatalf("removed %d, err %v", n, err)
 	}

@@ -28,7 +28,11 @@ func trimOneByOne(src []byte, heading string, level, keep int, match func(string
 		if len(hits) <= keep {
 			return src, removed
 		}
-		src = d.removeItem(hits[0])
+		out, _, ok := d.removeItem(hits[0])
+		if !ok {
+			return src, removed
+		}
+		src = out
 		removed++
 	}
 }
@@ -59,8 +63,8 @@ func TestTrimSectionAsOneByOne(t *testing.T) {
 	for _, src := range trims {
 		for keep := 0; keep <= 4; keep++ {
 			want, wn := trimOneByOne([]byte(src), "Workflow state", 2, keep, isActive)
-			got, n, err := TrimSection([]byte(src), "Workflow state", 2, keep, isActive)
-			if err != nil || n != wn || string(got) != string(want) {
+			got, n, kept, err := TrimSection([]byte(src), "Workflow state", 2, keep, isActive)
+			if err != nil || len(kept) != 0 || n != wn || string(got) != string(want) {
 				t.Errorf("keep %d of %q:\ngot  %q (%d, %v)\nwant %q (%d)", keep, src, got, n, err, want, wn)
 			}
 		}
@@ -79,7 +83,7 @@ func TestTrimSectionLinear(t *testing.T) {
 		perByte := func(n int) float64 {
 			src := append([]byte("# M\n\n## Workflow state\n"), repeat(line, n)...)
 			return cpuPerByte(len(src), func() {
-				out, removed, err := TrimSection(src, "Workflow state", 2, 20, isActive)
+				out, removed, _, err := TrimSection(src, "Workflow state", 2, 20, isActive)
 				if err != nil || removed != n-20 || len(out) >= len(src) {
 					t.Fatalf("removed %d of %d, err %v", removed, n, err)
 				}
