@@ -73,6 +73,22 @@ func CommitFault(raw []byte) string {
 	if f := identFault(v); f != "" {
 		return f
 	}
+	// strata's own, stricter than git fsck, which reads nothing past the
+	// committer line: a tree, parent, author or committer line there is
+	// read by some of git (a pretty format takes the last committer) and
+	// not by the rest, and no git or strata writes one (attack35c M1)
+	for len(b) > 0 && b[0] != '\n' {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			nl = len(b)
+		}
+		key, _, _ := bytes.Cut(b[:nl], []byte{' '})
+		switch string(key) {
+		case "tree", "parent", "author", "committer":
+			return "repeatedHeader: a " + string(key) + " line after the committer line (strata refuses it; git reads such a commit two ways)"
+		}
+		b = b[min(nl+1, len(b)):]
+	}
 	// a warning of git fsck's, which its strict form (a fetch's or a
 	// push's check) takes as an error
 	if bytes.IndexByte(raw, 0) >= 0 {
