@@ -5,84 +5,97 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/strata-dev/strata/gitstore"
 )
 
 // Tracked reports whether git tracks the hook file at path (a file of
 // the hooks directory Dir gives for the work tree at root): the index or
-// HEAD's commit holds it. Such a hook is the repository's own, committed
-// by the team (core.hooksPath .githooks): strata's hook in its place would
-// reach every clone with the next `git commit -a`, calling this machine's
-// binary and chaining a file no clone has, so the team's hook would stop
-// running everywhere else (attack35b M2). A file outside the work tree, or
-// in its .git, is never tracked. The folder is judged where it really is
-// (a link to a folder of the work tree), the file itself as named (a
-// tracked symbolic link is tracked). It needs the git binary.
+// HEAD's commit of the repository whose work tree holds it — the work
+// tree at root, or a submodule of it, or another repository a local
+// core.hooksPath names — holds it. Such a hook is a repository's own,
+// committed by the team (core.hooksPath .githooks, or a hooks submodule):
+// strata's hook in its place would reach every clone with the next `git
+// commit -a`, calling this machine's binary and chaining a file no clone
+// has, so the team's hook would stop running everywhere else (attack35b
+// M2, attack35c M2). A file in no work tree, or in a git directory, is
+// never tracked. The folder is judged where it really is (a link to a
+// folder), the file itself as named (a tracked symbolic link is tracked).
+// It needs the git binary.
 func Tracked(root, path string) (bool, error) {
-	rel, ok, err := inWorkTree(root, path)
-	if err != nil || !ok {
-		return false, err
+	dir, rest, ok := existing(path)
+	if !ok {
+		return false, nil
 	}
-	if out, err := gitOutput(root, "--literal-pathspecs", "ls-files", "-z", "--", rel); err != nil {
+	top, err := gitIn(dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		// in no work tree (a folder of its own, or a git directory)
+		return false, nil
+	}
+	top = strings.TrimRight(top, "\n")
+	if top == "" {
+		return false, nil
+	}
+	realTop, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return false, nil
+	}
+	full := filepath.Join(dir, rest)
+	rel, err := filepath.Rel(realTop, full)
+	if err != nil || !within(realTop, full) || rel == "." {
+		return false, nil
+	}
+	rel = filepath.ToSlash(rel)
+	if first, _, _ := strings.Cut(rel, "/"); strings.EqualFold(first, ".git") {
+		return false, nil
+	}
+	if out, err := gitIn(realTop, "--literal-pathspecs", "ls-files", "-z", "--", rel); err != nil {
 		return false, err
 	} else if out != "" {
 		return true, nil
 	}
-	if _, err := gitOutput(root, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
+	if _, err := gitIn(realTop, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
 		return false, nil // no commit yet: the index answered
 	}
-	out, err := gitOutput(root, "--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD", "--", rel)
+	out, err := gitIn(realTop, "--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD", "--", rel)
 	if err != nil {
 		return false, err
 	}
 	return out != "", nil
 }
 
-// inWorkTree returns path relative to the work tree's top, slash-separated,
-// and whether it is in the work tree and not below its .git. Its folder is
-// taken where it really is; a folder not there yet is judged by the part
-// of it that is.
-func inWorkTree(root, path string) (string, bool, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", false, fmt.Errorf("read work tree: %w", err)
-	}
-	dir, rest := filepath.Dir(path), filepath.Base(path)
+// existing splits path into its deepest folder that exists, taken where it
+// really is (links followed), and the rest below it; ok is false when no
+// part of it can be read.
+func existing(path string) (dir, rest string, ok bool) {
+	dir, rest = filepath.Dir(path), filepath.Base(path)
 	for {
 		real, err := filepath.EvalSymlinks(dir)
 		if err == nil {
-			dir = real
-			break
+			return real, rest, true
 		}
 		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
-			return "", false, nil // unreadable: install's own reads say why
+			return "", "", false // unreadable: install's own reads say why
 		}
 		dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest)
 	}
-	full := filepath.Join(dir, rest)
-	if !within(realRoot, full) {
-		return "", false, nil
-	}
-	rel, err := filepath.Rel(realRoot, full)
-	if err != nil {
-		return "", false, nil
-	}
-	rel = filepath.ToSlash(rel)
-	if first, _, _ := strings.Cut(rel, "/"); strings.EqualFold(first, ".git") || rel == "." {
-		return "", false, nil
-	}
-	return rel, true, nil
 }
 
-// gitOutput runs git with args at the work tree's top and returns what it
-// printed; an error names git's own message.
-func gitOutput(root string, args ...string) (string, error) {
+// gitIn runs git with args in dir, the repository git finds from there:
+// none of the environment that names another (GIT_DIR, GIT_WORK_TREE,
+// GIT_INDEX_FILE…, as a hook git runs sets them) is passed on.
+func gitIn(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
-	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
+	cmd.Dir = dir
+	for _, e := range os.Environ() {
+		if k, _, _ := strings.Cut(e, "="); k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE" ||
+			k == "GIT_COMMON_DIR" || k == "GIT_OBJECT_DIRECTORY" || k == "GIT_ALTERNATE_OBJECT_DIRECTORIES" || k == "GIT_PREFIX" {
+			continue
+		}
+		cmd.Env = append(cmd.Env, e)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -40,6 +40,25 @@ func TestTracked(t *testing.T) {
 		t.Fatal(err)
 	}
 	outside := t.TempDir()
+	// a hooks folder in a repository of its own: a submodule-like nested
+	// clone, and another repository a local core.hooksPath names
+	// (attack35c M2)
+	nested := filepath.Join(root, "vendor", "hooks")
+	other := filepath.Join(t.TempDir(), "team-hooks")
+	for _, r := range []string{nested, other} {
+		if err := os.MkdirAll(r, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(t, r, "init", "-q")
+		if err := os.WriteFile(filepath.Join(r, "pre-commit"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(t, r, "add", "pre-commit")
+		git(t, r, "commit", "-q", "-m", "hook")
+		if err := os.WriteFile(filepath.Join(r, "post-merge"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		path string
 		want bool
@@ -53,6 +72,11 @@ func TestTracked(t *testing.T) {
 		{filepath.Join(outside, "pre-commit"), false},                // outside the work tree
 		{filepath.Join(root, ".githooks", "pre-applypatch"), false},  // no such file
 		{filepath.Join(root, "tools", "hooks", "..", "hooks", "pre-commit"), true},
+		{filepath.Join(nested, "pre-commit"), true},  // the nested repository's own
+		{filepath.Join(nested, "post-merge"), false}, // there, untracked
+		{filepath.Join(other, "pre-commit"), true},   // another repository's own
+		{filepath.Join(other, "post-merge"), false},  //
+		{filepath.Join(other, ".git", "hooks", "x"), false},
 	} {
 		if ok, err := Tracked(root, tc.path); err != nil || ok != tc.want {
 			t.Errorf("Tracked(%s) = %v, %v; want %v", tc.path, ok, err, tc.want)
