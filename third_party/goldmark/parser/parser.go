@@ -673,6 +673,7 @@ type parser struct {
 	escapedSpace          bool
 	maxNesting            int // strata: WithMaxNesting, 0 for no bound
 	maxBlocks             int // strata: WithMaxBlocks, 0 for no bound
+	maxLines              int // strata: WithMaxLines, 0 for no bound
 	config                *Config
 	initSync              sync.Once
 }
@@ -899,6 +900,7 @@ func (p *parser) Parse(reader text.Reader, opts ...ParseOption) ast.Node {
 		p.escapedSpace = p.config.EscapedSpace
 		p.maxNesting, _ = p.config.Options[optMaxNesting].(int)
 		p.maxBlocks, _ = p.config.Options[optMaxBlocks].(int)
+		p.maxLines, _ = p.config.Options[optMaxLines].(int)
 		p.config = nil
 	})
 	c := &ParseConfig{}
@@ -909,8 +911,8 @@ func (p *parser) Parse(reader text.Reader, opts ...ParseOption) ast.Node {
 		c.Context = NewContext()
 	}
 	pc := c.Context
-	if p.maxBlocks > 0 { // strata: WithMaxBlocks
-		pc.Set(blockBudgetKey, &blockBudget{left: p.maxBlocks})
+	if p.bounded() { // strata: WithMaxBlocks, WithMaxLines
+		pc.Set(readBudgetKey, p.newReadBudget())
 	}
 	root := ast.NewDocument()
 	p.parseBlocks(root, reader, pc)
@@ -1105,8 +1107,8 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 	pc.SetOpenedBlocks(nil)
 	blankLines := make([]lineStat, 0, 128)
 	for { // process blocks separated by blank lines
-		_, _, ok := reader.SkipBlankLines()
-		if !ok || p.overBudget(reader, pc) { // strata: WithMaxBlocks
+		ok := p.skipBlankLines(reader, pc)   // strata: WithMaxLines spends each
+		if !ok || p.overBudget(reader, pc) { // strata: WithMaxBlocks, WithMaxLines
 			return
 		}
 		// first, we try to open blocks
@@ -1114,6 +1116,7 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 			return
 		}
 		reader.AdvanceLine()
+		p.spendLine(pc) // strata: WithMaxLines
 		blankLines = blankLines[0:0]
 		// strata: where the entries of the line before start in blankLines
 		lineStart := 0
@@ -1123,7 +1126,7 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 			if l == 0 {
 				break
 			}
-			if p.overBudget(reader, pc) { // strata: WithMaxBlocks; as at the end of the input
+			if p.overBudget(reader, pc) { // strata: WithMaxBlocks, WithMaxLines; as at the end of the input
 				p.closeBlocks(l-1, 0, reader, pc)
 				return
 			}
@@ -1178,6 +1181,7 @@ func (p *parser) parseBlocks(parent ast.Node, reader text.Reader, pc Context) {
 			}
 
 			reader.AdvanceLine()
+			p.spendLine(pc) // strata: WithMaxLines
 		}
 	}
 }

@@ -164,3 +164,69 @@ func TestMaxBlocks(t *testing.T) {
 		t.Errorf("small input: cut at %d", off)
 	}
 }
+
+// With WithMaxLines the parse stops at the start of the line after the
+// first n, blank or not, inside a block or between blocks; the top-level
+// blocks before the last one read are those of the whole parse, and no
+// block holds a line past the cut.
+func TestMaxLines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		cut  int // the offset of the line where a bound of 10 stops
+	}{
+		{"one paragraph", "# A\n" + strings.Repeat("a\n", 20), 4 + 2*9},
+		{"blank lines", "# A\n" + strings.Repeat("\n", 20) + "b\n", 4 + 9},
+		{"blank lines between paragraphs", strings.Repeat("a\n\n\n", 10), 4*3 + 2},
+		{"a block quote's lazy lines", "> q\n" + strings.Repeat("a\n", 20), 4 + 2*9},
+		{"an item's lines", "- a\n" + strings.Repeat("  b\n", 20), 4 + 4*9},
+		{"an open fence", "```\n" + strings.Repeat("a\n", 20), 4 + 2*9},
+		{"an HTML block", "<div>\n" + strings.Repeat("a\n", 20), 6 + 2*9},
+		{"a setext heading to be", strings.Repeat("a\n", 20) + "---\n", 2 * 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := []byte(tc.src)
+			_, whole := nodes(NewParser(WithBlockParsers(DefaultBlockParsers()...)).Parse(text.NewReader(src)))
+			pc := NewContext()
+			root := NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxLines(10)).Parse(text.NewReader(src), WithContext(pc))
+			_, top := nodes(root)
+			off, ok := LinesCut(pc)
+			if !ok || off != tc.cut {
+				t.Fatalf("cut at %d (%v), want %d", off, ok, tc.cut)
+			}
+			if _, ok := BlocksCut(pc); ok {
+				t.Errorf("cut by blocks too")
+			}
+			for i := 0; i+1 < len(top); i++ {
+				if i >= len(whole) || top[i] != whole[i] {
+					t.Fatalf("top-level blocks %v, whole parse %v", top, whole)
+				}
+			}
+			_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+				if !entering || n.Type() != ast.TypeBlock {
+					return ast.WalkContinue, nil
+				}
+				if l := n.Lines(); l.Len() > 0 && l.At(l.Len()-1).Stop > tc.cut {
+					t.Errorf("%s holds a line past the cut: %d", n.Kind(), l.At(l.Len()-1).Stop)
+				}
+				return ast.WalkContinue, nil
+			})
+		})
+	}
+	// both bounds spent at the same line: the blocks' cut
+	pc := NewContext()
+	NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxBlocks(10), WithMaxLines(10)).
+		Parse(text.NewReader([]byte(strings.Repeat("#\n", 20))), WithContext(pc))
+	if off, ok := BlocksCut(pc); !ok || off != 20 {
+		t.Errorf("headings: blocks cut at %d (%v), want 20", off, ok)
+	}
+	if off, ok := LinesCut(pc); ok {
+		t.Errorf("headings: lines cut at %d too", off)
+	}
+	pc = NewContext()
+	NewParser(WithBlockParsers(DefaultBlockParsers()...), WithMaxLines(10)).
+		Parse(text.NewReader([]byte(strings.Repeat("a\n", 9)+"\n")), WithContext(pc))
+	if off, ok := LinesCut(pc); ok {
+		t.Errorf("ten lines: cut at %d", off)
+	}
+}
