@@ -19,7 +19,8 @@ type (
 	Section = markdown.Section
 	// MemoryWarning is a parse warning of the L2 file (too long, an
 	// unclosed code fence, a repeated heading, lists nested past
-	// markdown.MaxNesting, reading stopped at markdown.MaxBlocks).
+	// markdown.MaxNesting, reading stopped at markdown.MaxBlocks or
+	// markdown.MaxLines).
 	MemoryWarning = markdown.Warning
 )
 

@@ -99,3 +99,61 @@ func TestMaxBlocksCut(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxLinesBoundsParse: one block of many short lines (a paragraph, a
+// block quote's lazy lines, a code fence, an HTML block, a list item's
+// continuation lines) opened one block and cost 0.5-1 GB per 8 MB in
+// every parse; strata reads no more than MaxLines lines, so a file four
+// times longer past the bound costs the parse no more.
+func TestMaxLinesBoundsParse(t *testing.T) {
+	for _, tc := range []struct{ open, line string }{
+		{"\n## Notes\n", "a\n"},
+		{"\n## Notes\n> q\n", "a\n"},
+		{"\n## Notes\n```\n", "a\n"},
+		{"\n## Notes\n<div>\n", "a\n"},
+		{"", "  a\n"},
+		{"\n## Notes\n", "\n"},
+	} {
+		small := append(workflowThen(tc.open, 1), strings.Repeat(tc.line, 2*MaxLines)...)
+		large := append(workflowThen(tc.open, 1), strings.Repeat(tc.line, 8*MaxLines)...)
+		allocated(t, small) // warm up
+		s, l := allocated(t, small), allocated(t, large)
+		t.Logf("%q %q: %d bytes allocated for %d, %d for %d", tc.open, tc.line, s, len(small), l, len(large))
+		if l > s+s/4 {
+			t.Errorf("%q %q: Parse allocated %d bytes for %d, %d for %d: want no more past MaxLines", tc.open, tc.line, s, len(small), l, len(large))
+		}
+	}
+}
+
+// TestMaxLinesCut: a paragraph running past MaxLines is not read from its
+// first line on; one warning says so there, the sections before it are
+// edited byte for byte, and an edit of the section that runs into it is
+// refused at that line.
+func TestMaxLinesCut(t *testing.T) {
+	src := append(workflowThen("\n## Notes\n", 1), strings.Repeat("a\n", MaxLines+10)...)
+	d, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cutLine = 8 // "# Memory", "", "## Workflow state", "", "- a note", "", "## Notes", then the paragraph
+	if w := d.Warnings(); len(w) != 1 || w[0].Line != cutLine || w[0].Message != "more than 100000 lines: strata reads no sections or items from this line on, and makes no edit that needs them; the file is kept as it is" {
+		t.Errorf("warnings %+v, want one at line %d", w, cutLine)
+	}
+	if s := d.Find("Workflow state", 2); s == nil || s.EndLine != 6 || len(s.Items) != 1 {
+		t.Fatalf("workflow section %+v", s)
+	}
+	const line = "Active APEX workflow: p1 completed, entering p2 ctx"
+	out, changed, err := AddItem(src, "Workflow state", 2, line)
+	want := bytes.Replace(src, []byte("- a note\n"), []byte("- a note\n- "+line+"\n"), 1)
+	if err != nil || !changed || !bytes.Equal(out, want) {
+		t.Fatalf("AddItem before the cut: changed %v err %v", changed, err)
+	}
+	if back, changed, err := RemoveItem(out, "Workflow state", 2, line); err != nil || !changed || !bytes.Equal(back, src) {
+		t.Fatalf("RemoveItem before the cut: changed %v err %v", changed, err)
+	}
+	var ue *UnsafeError
+	out, changed, err = AddItem(src, "Notes", 2, "x")
+	if !errors.As(err, &ue) || ue.Line != cutLine || !strings.Contains(ue.Reason, "(more than 100000 lines)") || changed || !bytes.Equal(out, src) {
+		t.Errorf("AddItem to the section running past the bound: changed %v, err %v; want refused at line %d", changed, err, cutLine)
+	}
+}

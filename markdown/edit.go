@@ -321,13 +321,13 @@ func (d *Doc) outline(limit int, skip map[int]bool) []string {
 }
 
 // needs refuses an edit of section s (nil: a heading to add at the end of
-// the file) when s runs into the part of the file past MaxBlocks, which
-// strata did not read.
+// the file) when s runs into the part of the file past MaxBlocks or
+// MaxLines, which strata did not read.
 func (d *Doc) needs(s *Section) error {
 	if d.cut == len(d.src) || s != nil && s.bodyEnd < len(d.src) {
 		return nil
 	}
-	return &UnsafeError{Line: d.Line(d.cut), Reason: fmt.Sprintf("strata reads no further than this line (more than %d blocks), and the edit needs what follows", MaxBlocks)}
+	return &UnsafeError{Line: d.Line(d.cut), Reason: fmt.Sprintf("strata reads no further than this line (more than %s), and the edit needs what follows", d.over)}
 }
 
 // blankBefore moves a line start back over one blank line inside the body.

@@ -60,9 +60,11 @@ type Doc struct {
 	blocks   []block
 	sections []Section
 	warnings []Warning
-	// cut is where strata stopped reading the file (MaxBlocks): the start
-	// of the top-level block it would have read next, or len(src).
-	cut int
+	// cut is where strata stopped reading the file (MaxBlocks, MaxLines):
+	// the start of the top-level block it would have read next, or
+	// len(src); over names the bound, "100000 blocks" or "100000 lines".
+	cut  int
+	over string
 	// openFence is the line of a top-level code fence never closed, which
 	// runs to the end of the file; 0 when none.
 	openFence int
@@ -148,6 +150,20 @@ const MaxNesting = 32
 // first 200 lines.
 const MaxBlocks = 100_000
 
+// MaxLines is how many lines (blank ones too) strata reads of a memory
+// file, with the same consequences as MaxBlocks past it. One block can
+// hold any number of lines, and goldmark keeps a segment for each line of
+// an open block, which its parser and the paragraph transformers go over
+// again, and strata an offset for each line read: one 8 MB paragraph (or
+// block quote, list item, code fence, HTML block) of short lines cost
+// 0.5-1 GB in every SessionStart hook and 1.8 GB in a layer step, while
+// opening one block. Blocks are bounded by MaxBlocks and lines by this, so
+// the parse costs at most a small multiple of max_size whatever the
+// shape of the file; a single long line costs no more than its bytes (the
+// parse has no inline parsers). 100 000 lines is some 500 times the 200
+// Claude Code loads.
+const MaxLines = 100_000
+
 // Parse reads a memory file. It fails only when goldmark itself fails.
 func Parse(src []byte) (d *Doc, err error) {
 	defer func() {
@@ -169,10 +185,16 @@ func Parse(src []byte) (d *Doc, err error) {
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 		parser.WithMaxNesting(MaxNesting),
 		parser.WithMaxBlocks(MaxBlocks),
+		parser.WithMaxLines(MaxLines),
 	).Parse(text.NewReader(body), parser.WithContext(pc))
 	d.cut = len(src)
 	last := root.LastChild()
 	if _, ok := parser.BlocksCut(pc); ok {
+		d.over = fmt.Sprintf("%d blocks", MaxBlocks)
+	} else if _, ok := parser.LinesCut(pc); ok {
+		d.over = fmt.Sprintf("%d lines", MaxLines)
+	}
+	if d.over != "" {
 		// the last top-level block read may go on past where the parse
 		// stopped: reading stops at its start
 		for last != nil && last.Pos() < 0 {
@@ -193,7 +215,7 @@ func Parse(src []byte) (d *Doc, err error) {
 	}
 	if d.cut < len(src) {
 		d.warnings = append(d.warnings, Warning{Line: d.Line(d.cut),
-			Message: fmt.Sprintf("more than %d blocks: strata reads no sections or items from this line on, and makes no edit that needs them; the file is kept as it is", MaxBlocks)})
+			Message: fmt.Sprintf("more than %s: strata reads no sections or items from this line on, and makes no edit that needs them; the file is kept as it is", d.over)})
 	}
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if n.Pos() < 0 {
@@ -378,7 +400,7 @@ func (d *Doc) Sections() []Section { return d.sections }
 // Warnings lists what a reader should know: a code fence never closed, a
 // heading repeated at the same path (the first MaxRepeatWarnings, then
 // one line that counts the rest), lists nested past MaxNesting, the line
-// where reading stopped (MaxBlocks).
+// where reading stopped (MaxBlocks, MaxLines).
 func (d *Doc) Warnings() []Warning {
 	out := append([]Warning{}, d.warnings...)
 	seen := map[string]bool{}

@@ -288,7 +288,9 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	// binary (SIZE bytes with NULs), latin1 (JSON with a non-UTF-8 byte),
 	// phase (a completed tier 1 of a phase-output session), headings and
 	// items (a MEMORY.md of a workflow section of one note, then SIZE
-	// empty "#" headings, or SIZE more empty items of its list).
+	// empty "#" headings, or SIZE more empty items of its list), paragraph
+	// (that workflow section, then a "## Notes" section of one paragraph
+	// of SIZE "a" lines).
 	"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: mkfile KIND SIZE FILE")
@@ -313,6 +315,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		case "headings", "items":
 			line := map[string]string{"headings": "#\n", "items": "-\n"}[args[0]]
 			data = []byte("# Memory\n\n## Workflow state\n\n- a note\n" + strings.Repeat(line, n))
+		case "paragraph":
+			data = []byte("# Memory\n\n## Workflow state\n\n- a note\n\n## Notes\n" + strings.Repeat("a\n", n))
 		case "latin1":
 			data = []byte("{\"type\": \"APEX\", \"phase\": \"caf\xe9\", \"lastUpdated\": \"2026-11-22T10:00:00Z\"}\n")
 		default:
