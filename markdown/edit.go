@@ -3,6 +3,7 @@ package markdown
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -218,10 +219,11 @@ func lastBullet(d *Doc, s *Section) int {
 // gives back the original bytes.
 //
 // The removal is checked as an insertion is: the file must read back with
-// the same sections and items, less this one. Lines that were apart can
-// read differently once together: a paragraph over a "---" line becomes a
-// heading; an HTML block that the blank line ended takes in the next
-// section. When taking the blank line too would do that, the blank line
+// the same sections and items, less this one, and the same top-level
+// blocks, of the same kinds, each where it was less the removed bytes.
+// Lines that were apart can read differently once together: a paragraph
+// over a "---" line becomes a heading; an HTML block that the blank line
+// ended takes in the next section, block quote or code fence. When taking the blank line too would do that, the blank line
 // stays; when taking the item's lines at all would, RemoveItem returns an
 // *UnsafeError naming the item's line and wrapping ErrRereads, and src
 // unchanged.
@@ -278,14 +280,17 @@ func (d *Doc) removeItem(it Item) ([]byte, *Doc, bool) {
 // removeChecked removes the line ranges cuts (in order, none touching
 // another, each ending before d.cut) from d's file. It returns the result
 // and its parse, and whether that reads back as d with the items starting
-// at the offsets in gone taken out: every section's level, heading path
-// and items' texts, in order, the same up to where either parse stopped
-// reading.
+// at the offsets in gone taken out, up to where either parse stopped
+// reading: every section's level, heading path and items' texts, in
+// order, and every top-level block's kind and start (see layout).
 func (d *Doc) removeChecked(cuts [][2]int, gone map[int]bool) ([]byte, *Doc, bool) {
 	out := make([]byte, 0, len(d.src))
+	removed := make([][2]int, 0, len(cuts)) // the byte ranges taken out
 	prev := 0
 	for _, c := range cuts { // only the last can run to the end of the file
-		out = append(out, d.src[prev:cutStart(d.src, c[0], c[1])]...)
+		a := cutStart(d.src, c[0], c[1])
+		out = append(out, d.src[prev:a]...)
+		removed = append(removed, [2]int{a, c[1]})
 		prev = c[1]
 	}
 	out = append(out, d.src[prev:]...)
@@ -295,7 +300,64 @@ func (d *Doc) removeChecked(cuts [][2]int, gone map[int]bool) ([]byte, *Doc, boo
 	}
 	shift := len(d.src) - len(out) // the bytes after the cuts moved back by it
 	limit := min(d.cut, od.cut+shift)
-	return out, od, slices.Equal(d.outline(limit, gone), od.outline(limit-shift, nil))
+	return out, od, slices.Equal(d.outline(limit, gone), od.outline(limit-shift, nil)) &&
+		slices.Equal(d.layout(limit, removed, gone), od.layout(limit-shift, nil, nil))
+}
+
+// shape is a top-level block (or a list's item) as layout compares it.
+type shape struct {
+	name  string
+	level int // a heading's level, an HTML block's type
+	start int
+}
+
+// layout is how the lines of d read, block by block, up to limit: each
+// top-level block's kind and start, and each list's items' starts, as
+// they would be with the byte ranges cut taken out (in order; an offset
+// past one moves back by its length), less the items starting at an
+// offset in skip; a list then starts at its first item left, and one with
+// none left is gone. A block's end is where the next one starts, less
+// blank lines, so the starts give the ends. Comparing it catches what the
+// outline does not: a block quote or a code fence taken into an HTML
+// block that the removed blank line ended.
+func (d *Doc) layout(limit int, cut [][2]int, skip map[int]bool) []shape {
+	gone := make([]int, len(cut)+1) // gone[i]: the bytes of the ranges before cut[i]
+	for i, c := range cut {
+		gone[i+1] = gone[i] + c[1] - c[0]
+	}
+	moved := func(p int) int {
+		i := sort.Search(len(cut), func(i int) bool { return cut[i][0] > p }) // the ranges starting at or before p
+		if i == 0 {
+			return p
+		}
+		if c := cut[i-1]; p < c[1] { // inside c: where c was
+			return c[0] - gone[i-1]
+		}
+		return p - gone[i]
+	}
+	var out []shape
+	for _, b := range d.blocks {
+		if b.start >= limit {
+			break
+		}
+		if b.kind != kindList {
+			out = append(out, shape{b.name, b.level + b.html, moved(b.start)})
+			continue
+		}
+		list := len(out)
+		out = append(out, shape{name: b.name})
+		for _, it := range b.items {
+			if !skip[it.Start] {
+				out = append(out, shape{"item", 0, moved(it.Start)})
+			}
+		}
+		if len(out) == list+1 { // a list with no item left is gone
+			out = out[:list]
+		} else { // and starts at its first item left
+			out[list].start = out[list+1].start
+		}
+	}
+	return out
 }
 
 // outline is what an edit of one section must leave as it was in the

@@ -88,9 +88,11 @@ const (
 // block is one top-level block.
 type block struct {
 	kind   blockKind
-	start  int // start of its first line
-	end    int // start of the line after its last non-blank line (or the end of the file)
-	level  int // heading level
+	name   string // goldmark's kind of the block (Paragraph, HTMLBlock, FencedCodeBlock, ...)
+	html   int    // an HTML block's type (CommonMark's 1-7), else 0
+	start  int    // start of its first line
+	end    int    // start of the line after its last non-blank line (or the end of the file)
+	level  int    // heading level
 	text   string
 	bullet bool // a bullet (not ordered) list
 	items  []Item
@@ -224,8 +226,10 @@ func Parse(src []byte) (d *Doc, err error) {
 		if d.cut < len(src) && n == last {
 			break
 		}
-		b := block{start: d.lineStart(d.body + n.Pos())}
+		b := block{start: d.lineStart(d.body + n.Pos()), name: n.Kind().String()}
 		switch n := n.(type) {
+		case *ast.HTMLBlock:
+			b.html = int(n.HTMLBlockType)
 		case *ast.Heading:
 			b.kind, b.level = kindHeading, n.Level
 			b.text = headingText(n, body)
