@@ -317,26 +317,36 @@ func TestServerWriteInPlaceIntoTheDisplacedFile(t *testing.T) {
 	old, _, _ := upsertLines(nil, []Entity{{Name: "old", EntityType: "t", Observations: []string{}}})
 	require.NoError(t, os.WriteFile(path, old, 0o644))
 	srv, _, _ := upsertLines(old, []Entity{{Name: "srv", EntityType: "t", Observations: []string{}}})
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	once := serverWritesInPlace(t, path, srv)
+	_, err := Upsert(path, []Entity{ours})
 	require.NoError(t, err)
-	defer f.Close()
-	once := false
-	replaceStep = func(string) {
-		if !once {
-			once = true
-			assert.NoError(t, f.Truncate(0))
-			_, err := f.WriteAt(srv, 0)
-			assert.NoError(t, err)
-		}
-	}
-	defer func() { replaceStep = nil }()
-	_, err = Upsert(path, []Entity{ours})
-	require.NoError(t, err)
-	require.True(t, once, "no exchange here")
+	require.True(t, *once, "no exchange here")
 	g, err := Read(path)
 	require.NoError(t, err)
 	for _, n := range []string{"old", "srv", ours.Name} {
 		_, ok := g.Entity(n)
 		assert.True(t, ok, "entity %s kept", n)
 	}
+}
+
+// serverWritesInPlace makes the memory server write srv into path as it
+// does (the file opened beforehand, truncated, written) once, at the first
+// step of Upsert's exchange, so that the write lands in the file the
+// exchange displaces; the result tells whether that step came.
+func serverWritesInPlace(t *testing.T, path string, srv []byte) *bool {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	once := new(bool)
+	replaceStep = func(string) {
+		if !*once {
+			*once = true
+			assert.NoError(t, f.Truncate(0))
+			_, err := f.WriteAt(srv, 0)
+			assert.NoError(t, err)
+		}
+	}
+	t.Cleanup(func() { replaceStep = nil })
+	return once
 }

@@ -67,21 +67,9 @@ func TestUpsertPutsBackADisplacedServerWriteOverMax(t *testing.T) {
 	old := bigGraph(10)
 	require.NoError(t, os.WriteFile(path, old, 0o644))
 	srv := bigGraph(1000)
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer f.Close()
-	once := false
-	replaceStep = func(string) {
-		if !once {
-			once = true
-			assert.NoError(t, f.Truncate(0))
-			_, err := f.WriteAt(srv, 0)
-			assert.NoError(t, err)
-		}
-	}
-	defer func() { replaceStep = nil }()
-	_, err = File{Name: path, Max: int64(len(old)) + 1000}.Upsert([]Entity{ours})
-	if !once {
+	once := serverWritesInPlace(t, path, srv)
+	_, err := File{Name: path, Max: int64(len(old)) + 1000}.Upsert([]Entity{ours})
+	if !*once {
 		t.Skip("no exchange on this file system")
 	}
 	require.ErrorIs(t, err, state.ErrTooLarge)
@@ -102,21 +90,9 @@ func TestUpsertPutsBackADisplacedServerWriteItsEditWouldTakeOverMax(t *testing.T
 	max := int64(len(old) + 400)
 	srv := append(bigGraph(10), []byte("\n"+string(bytes.Repeat([]byte(" "), 380)))...)
 	require.LessOrEqual(t, int64(len(srv)), max)
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer f.Close()
-	once := false
-	replaceStep = func(string) {
-		if !once {
-			once = true
-			assert.NoError(t, f.Truncate(0))
-			_, err := f.WriteAt(srv, 0)
-			assert.NoError(t, err)
-		}
-	}
-	defer func() { replaceStep = nil }()
-	_, err = File{Name: path, Max: max}.Upsert([]Entity{ours})
-	if !once {
+	once := serverWritesInPlace(t, path, srv)
+	_, err := File{Name: path, Max: max}.Upsert([]Entity{ours})
+	if !*once {
 		t.Skip("no exchange on this file system")
 	}
 	var tl *TooLargeError
