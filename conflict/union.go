@@ -57,6 +57,15 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 			anchor = strings.TrimRight(lines[r.At-1], "\r\n")
 			section = sectionPath(ed, offs[r.At-1])
 		}
+		if r.At > 0 && offs[r.At-1] >= ed.ReadTo() {
+			// past where the earlier version was read (markdown.MaxBlocks,
+			// MaxLines) its section is not known: the run goes right
+			// after its anchor line, else at the end of the file
+			// (attack35d M1: it went into the last section read,
+			// thousands of lines from its anchor)
+			out = splice(out, afterAnchor(out, anchor, headingLevel(add) > 0), add)
+			continue
+		}
 		od, err := markdown.Parse(out)
 		if err != nil {
 			return nil, err
@@ -343,6 +352,27 @@ func insertPoint(d *markdown.Doc, out []byte, anchor string, section []string, a
 		return hi
 	}
 	return p
+}
+
+// afterAnchor is where a run whose anchor lies past where the earlier
+// version was read goes in out: after the first line equal to anchor, else
+// (or for a run that opens a section, which would take in whatever follows
+// it there) at the end of out.
+func afterAnchor(out []byte, anchor string, opens bool) int {
+	if opens {
+		return len(out)
+	}
+	for p := 0; p < len(out); {
+		next := len(out)
+		if e := bytes.IndexByte(out[p:], '\n'); e >= 0 {
+			next = p + e + 1
+		}
+		if strings.TrimRight(string(out[p:next]), "\r\n") == anchor {
+			return next
+		}
+		p = next
+	}
+	return len(out)
 }
 
 // splice inserts lines at p (a line start or the end of out). A last line

@@ -401,6 +401,11 @@ func (d *Doc) buildSections() {
 // Sections lists the headed sections in document order.
 func (d *Doc) Sections() []Section { return d.sections }
 
+// ReadTo is where strata stopped reading the file (MaxBlocks, MaxLines):
+// no section or item is known from that offset on; len of the file when it
+// was read whole.
+func (d *Doc) ReadTo() int { return d.cut }
+
 // Warnings lists what a reader should know: a code fence never closed, a
 // heading repeated at the same path (the first MaxRepeatWarnings, then
 // one line that counts the rest), lists nested past MaxNesting, the line

@@ -1,0 +1,51 @@
+package conflict
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/markdown"
+)
+
+// A MEMORY.md past the parse's bound (markdown.MaxLines): a line the
+// earlier version added where the file was not read goes right after its
+// anchor line, not into the last section read (attack35d M1: a fact added
+// under "## S600" of a 103 000-line file was merged into "## S495",
+// 10 000 lines away, when the later version deleted "## S0"). No line is
+// lost either way.
+func TestMergeMemoryPastTheBound(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("# Memory\n\n")
+	for s := 0; s < 1000; s++ {
+		fmt.Fprintf(&b, "## S%d\n\n", s)
+		for i := 0; i < 100; i++ {
+			fmt.Fprintf(&b, "- item %d.%d\n", s, i)
+		}
+		b.WriteString("\n")
+	}
+	base := b.Bytes()
+	if d, err := markdown.Parse(base); err != nil || d.ReadTo() == len(base) {
+		t.Fatalf("the file is read whole (%v): the test needs one past the bound", err)
+	}
+	earlier := bytes.Replace(base, []byte("- item 600.50\n"), []byte("- item 600.50\n- a new fact for S600\n"), 1)
+	s0 := bytes.Index(base, []byte("## S0\n"))
+	s1 := bytes.Index(base, []byte("## S1\n"))
+	later := append(append([]byte{}, base[:s0]...), base[s1:]...)
+	got, err := MergeMemory(base, earlier, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, []byte("- item 600.50\n- a new fact for S600\n- item 600.51\n")) {
+		i := bytes.Index(got, []byte("- a new fact for S600"))
+		if i < 0 {
+			t.Fatal("the new line is lost")
+		}
+		head := got[:i]
+		t.Fatalf("the new line went under %q, not after its anchor in ## S600", head[bytes.LastIndex(head, []byte("\n## "))+1:][:8])
+	}
+	if bytes.Contains(got, []byte("## S0\n")) || strings.Count(string(got), "\n") != strings.Count(string(later), "\n")+1 {
+		t.Errorf("the merge is not the later version plus the one line")
+	}
+}
