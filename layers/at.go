@@ -60,6 +60,10 @@ type MemoryWindow struct {
 	LoadedBytes int        `json:"loaded_bytes"`
 	Loaded      string     `json:"loaded"` // the loaded text
 	Cut         []CutEntry `json:"cut"`    // entries past the window
+	// UnreadFrom is the line from which strata reads no sections or items
+	// (markdown.MaxBlocks, MaxLines): the entries past it are not in Cut;
+	// 0 when the file is read whole.
+	UnreadFrom int `json:"unread_from,omitempty"`
 }
 
 // CutEntry is a heading or list item of MEMORY.md that Claude Code does not
@@ -187,6 +191,9 @@ func Window(path string, data []byte) *MemoryWindow {
 	if err != nil {
 		return w
 	}
+	if d.ReadTo() < len(data) {
+		w.UnreadFrom = d.Line(d.ReadTo())
+	}
 	for _, sec := range d.Sections() {
 		if sec.Start >= end {
 			w.Cut = append(w.Cut, CutEntry{Line: sec.StartLine, Section: sec.Heading, Text: strings.Repeat("#", sec.Level) + " " + sec.Heading})
@@ -258,6 +265,11 @@ func (c *Context) Text() string {
 	}
 	if m := c.Memory; m != nil {
 		fmt.Fprintf(&b, "L2 %s: %d lines, %d bytes; Claude Code loads %d lines, %d bytes\n", q(m.Path), m.Lines, m.Bytes, m.LoadedLines, m.LoadedBytes)
+		if m.UnreadFrom > 0 {
+			// past the parse's bound no entry is known: counted, the cut
+			// would look smaller than it is (attack35d L1)
+			fmt.Fprintf(&b, "  not loaded: everything from line %d on is unread by strata too (more than %d blocks or lines), so its entries are not listed\n", m.UnreadFrom, markdown.MaxLines)
+		}
 		if len(m.Cut) > 0 {
 			fmt.Fprintf(&b, "  not loaded (%d entries):\n", len(m.Cut))
 			for _, e := range m.Cut {

@@ -323,12 +323,20 @@ func readSections(data []byte) []section {
 	for _, s := range d.Sections() {
 		first = min(first, s.StartLine)
 	}
-	if first > 1 {
-		out = append(out, section{Key: "(top)", Lines: nonBlank(lines[:min(first-1, len(lines))])})
-	}
 	secs := d.Sections()
+	// past where strata reads the file (markdown.MaxBlocks, MaxLines) no
+	// section is known: its lines are one section of their own, not the
+	// last one read's (attack35d L1: a change 90 000 lines on was filed
+	// under the last section read)
+	unread := len(lines)
+	if d.ReadTo() < len(data) {
+		unread = d.Line(d.ReadTo()) - 1
+	}
+	if first > 1 {
+		out = append(out, section{Key: "(top)", Lines: nonBlank(lines[:min(first-1, unread)])})
+	}
 	for i, s := range secs {
-		end := len(lines)
+		end := unread
 		if i+1 < len(secs) {
 			end = secs[i+1].StartLine - 1
 		}
@@ -337,6 +345,9 @@ func readSections(data []byte) []section {
 			body = nonBlank(lines[s.StartLine:min(end, len(lines))])
 		}
 		out = append(out, section{Key: strings.Repeat("#", s.Level) + " " + strings.Join(s.Path, " > "), Lines: body})
+	}
+	if unread < len(lines) {
+		out = append(out, section{Key: fmt.Sprintf("(from line %d: not read as sections, past %d blocks or lines)", unread+1, markdown.MaxLines), Lines: nonBlank(lines[unread:])})
 	}
 	return out
 }
