@@ -49,3 +49,40 @@ func TestMergeMemoryPastTheBound(t *testing.T) {
 		t.Errorf("the merge is not the later version plus the one line")
 	}
 }
+
+// A line added after a line that is not unique in the file — a closing
+// code fence, a blank line — past the bound goes after that very line, as
+// the diff pairs the two versions' lines, not after the first line of the
+// same text (attack35e M1: it went to the top of the file, inside a code
+// block there).
+func TestMergeMemoryPastTheBoundCommonAnchor(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("# Memory\n\n```\ntop code\n```\n\n")
+	for s := 0; s < 1000; s++ {
+		fmt.Fprintf(&b, "## S%d\n\n", s)
+		for i := 0; i < 100; i++ {
+			fmt.Fprintf(&b, "- item %d.%d\n", s, i)
+		}
+		fmt.Fprintf(&b, "\n```\ncode %d\n```\n\n", s)
+	}
+	base := b.Bytes()
+	s0 := bytes.Index(base, []byte("## S0\n"))
+	s1 := bytes.Index(base, []byte("## S1\n"))
+	later := append(append([]byte{}, base[:s0]...), base[s1:]...)
+	for _, tc := range []struct{ name, after, add string }{
+		{"after a closing fence", "code 600\n```\n", "- after the fence of S600\n"},
+		{"after a blank line", "- item 600.99\n\n", "A paragraph for S600.\n\n"},
+	} {
+		i := bytes.Index(base, []byte(tc.after)) + len(tc.after)
+		earlier := append(append(append([]byte{}, base[:i]...), tc.add...), base[i:]...)
+		got, err := MergeMemory(base, earlier, later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tc.after + tc.add
+		if !bytes.Contains(got, []byte(want)) {
+			j := bytes.Index(got, []byte(tc.add))
+			t.Errorf("%s: the new line is at byte %d of %d, not after %q in ## S600", tc.name, j, len(got), tc.after)
+		}
+	}
+}

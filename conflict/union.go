@@ -60,10 +60,16 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 		if r.At > 0 && offs[r.At-1] >= ed.ReadTo() {
 			// past where the earlier version was read (markdown.MaxBlocks,
 			// MaxLines) its section is not known: the run goes right
-			// after its anchor line, else at the end of the file
-			// (attack35d M1: it went into the last section read,
-			// thousands of lines from its anchor)
-			out = splice(out, afterAnchor(out, anchor, headingLevel(add) > 0), add)
+			// after the line of out its anchor line stays as (by the
+			// diff's pairing of lines, not by text: a blank line, a
+			// closing fence or a repeated item is no place; attack35e
+			// M1), else at the end of the file (attack35d M1: it went
+			// into the last section read, thousands of lines from its
+			// anchor)
+			if parsed += len(out); parsed > mergeParseBudget {
+				return appendRuns(out, runs[i:]), nil
+			}
+			out = splice(out, afterKept(earlier, out, r.At-1, headingLevel(add) > 0), add)
 			continue
 		}
 		od, err := markdown.Parse(out)
@@ -354,23 +360,34 @@ func insertPoint(d *markdown.Doc, out []byte, anchor string, section []string, a
 	return p
 }
 
-// afterAnchor is where a run whose anchor lies past where the earlier
-// version was read goes in out: after the first line equal to anchor, else
-// (or for a run that opens a section, which would take in whatever follows
-// it there) at the end of out.
-func afterAnchor(out []byte, anchor string, opens bool) int {
+// afterKept is where a run whose anchor, line at of earlier (0-based),
+// lies past where earlier was read goes in out: right after the line of
+// out that the anchor stays as by the diff of earlier and out
+// (textdiff.Kept), or, when out dropped the anchor, after the line the
+// nearest line above it stays as; at the end of out when the diff is past
+// its edit limit, when no line above stayed, or for a run that opens a
+// section (it would take in whatever follows it there).
+func afterKept(earlier, out []byte, at int, opens bool) int {
 	if opens {
 		return len(out)
 	}
-	for p := 0; p < len(out); {
-		next := len(out)
-		if e := bytes.IndexByte(out[p:], '\n'); e >= 0 {
-			next = p + e + 1
+	kept, ok := textdiff.Kept(earlier, out)
+	if !ok {
+		return len(out)
+	}
+	for i := min(at, len(kept)-1); i >= 0; i-- {
+		if kept[i] < 0 {
+			continue
 		}
-		if strings.TrimRight(string(out[p:next]), "\r\n") == anchor {
-			return next
+		p := 0 // the start of line kept[i]+1 of out
+		for n := 0; n <= kept[i] && p < len(out); n++ {
+			e := bytes.IndexByte(out[p:], '\n')
+			if e < 0 {
+				return len(out)
+			}
+			p += e + 1
 		}
-		p = next
+		return p
 	}
 	return len(out)
 }
