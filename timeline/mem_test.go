@@ -22,7 +22,9 @@ type memSource struct {
 	blob    map[[2]string]string // commit, path -> blob
 	docs    map[string]any       // blob -> its one document
 	size    map[string]int64     // blob -> its size, when not its name's
-	decoded int
+	// decisions are the merge decisions of a commit (sync's)
+	decisions map[string][]engine.MergeDecision
+	decoded   int
 }
 
 func (m *memSource) add(at time.Time, class state.Class, p, blob string) {
@@ -72,7 +74,9 @@ func (m *memSource) DecodeKey(commit, p string) (string, int64, error) {
 	return b, int64(len(b)), nil
 }
 
-func (m *memSource) MergeDecisions(string) ([]engine.MergeDecision, error) { return nil, nil }
+func (m *memSource) MergeDecisions(c string) ([]engine.MergeDecision, error) {
+	return m.decisions[c], nil
+}
 
 // outcomeDoc is a Phase Outcome of n pending decisions D-0 … D-(n-1).
 func outcomeDoc(n int, question string) any {
@@ -309,4 +313,40 @@ func TestBuildBoundsEvents(t *testing.T) {
 	var page strings.Builder
 	require.NoError(t, Render(&page, tl))
 	require.Contains(t, page.String(), fmt.Sprintf("The %d versions recorded from %s on are not on this page: a page shows at most 50 000 of them, the oldest first. <code>strata timeline --since %s</code>", n-MaxEvents, CutStamp(cut), CutStamp(cut)))
+}
+
+// A sync merge's decisions are labelled as log says them: a merge of both
+// sides' edits and both kept name no winner or loser, and no restore of
+// an empty revision (attack35e L1: "won, losing side (strata restore PATH
+// --rev ”)" on every MEMORY.md merge).
+func TestBuildLabelsMergeDecisions(t *testing.T) {
+	m := &memSource{}
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, p := range []string{"m1.md", "m2.md", "both.yaml", "kept.json", "won.json"} {
+		m.add(at.Add(time.Duration(i)*time.Minute), state.ClassMemory, p, "b"+p)
+		m.entries[len(m.entries)-1].Source = state.SourceSync
+	}
+	m.decisions = map[string][]engine.MergeDecision{
+		"c0": {{Path: "m1.md", Merged: true}},
+		"c1": {{Path: "m2.md", Merged: true, Dropped: "an edit of a deleted entity"}},
+		"c2": {{Path: "both.yaml", KeptBoth: "002-x.yaml"}},
+		"c3": {{Path: "kept.json", Kept: "invalid"}},
+		"c4": {{Path: "won.json", Winner: "aaaaaaaaaaaa", Loser: "bbbbbbbbbbbb"}},
+	}
+	tl, err := Build(m, Options{})
+	require.NoError(t, err)
+	labels := map[string]string{}
+	for _, e := range tl.Events {
+		labels[e.Path] = e.Label
+	}
+	require.Contains(t, labels["m1.md"], "; merged: both sides' edits kept")
+	require.Contains(t, labels["m2.md"], "; merged: "+engine.MergedExcept+"an edit of a deleted entity")
+	require.Contains(t, labels["both.yaml"], "; kept both: the version recorded later is now 002-x.yaml")
+	require.Contains(t, labels["kept.json"], "; kept local: invalid")
+	require.Contains(t, labels["won.json"], "won, losing side")
+	for p, l := range labels {
+		if p != "won.json" {
+			require.NotContains(t, l, "won, losing side", p)
+		}
+	}
 }

@@ -339,9 +339,20 @@ func Build(src Source, o Options) (*Timeline, error) {
 				if d.Path != it.Path {
 					continue
 				}
-				if d.Kept != "" {
+				// as log says each kind of decision (printMergeDecisions):
+				// a merge of both sides' edits, or both kept, has no
+				// winner or loser to name (attack35e L1: "won, losing
+				// side (… --rev '')" for every MEMORY.md merge)
+				switch {
+				case d.Kept != "":
 					e.Label += "; kept local: " + state.TermSafe(d.Kept)
-				} else {
+				case d.Merged && d.Dropped != "":
+					e.Label += "; merged: " + engine.MergedExcept + state.TermSafe(d.Dropped)
+				case d.Merged:
+					e.Label += "; merged: both sides' edits kept"
+				case d.KeptBoth != "":
+					e.Label += "; kept both: the version recorded later is now " + state.TermSafe(d.KeptBoth)
+				default:
 					e.Label += fmt.Sprintf("; %s won, losing side %s (strata restore %s --rev %s)",
 						state.ShortID(d.Winner), state.ShortID(d.Loser), state.ShellWord(d.Path), state.ShellWord(d.Loser))
 				}
