@@ -223,10 +223,10 @@ func lastBullet(d *Doc, s *Section) int {
 // blocks, of the same kinds, each where it was less the removed bytes.
 // Lines that were apart can read differently once together: a paragraph
 // over a "---" line becomes a heading; an HTML block that the blank line
-// ended takes in the next section, block quote or code fence. When taking the blank line too would do that, the blank line
-// stays; when taking the item's lines at all would, RemoveItem returns an
-// *UnsafeError naming the item's line and wrapping ErrRereads, and src
-// unchanged.
+// ended takes in the next section, block quote or code fence. When taking
+// the blank line too would do that, the blank line stays; when taking the
+// item's lines at all would, RemoveItem returns an *UnsafeError naming the
+// item's line and wrapping ErrRereads, and src unchanged.
 func RemoveItem(src []byte, heading string, level int, text string) ([]byte, bool, error) {
 	text = itemLine(text)
 	d, err := Parse(src)
