@@ -27,7 +27,7 @@ import (
 
 // HomeName is the auto-memory file's name in the home ref's tree and
 // trailers, relative to ~/.claude/projects/<key>.
-const HomeName = gitstore.HomeFile
+const HomeName = "memory/MEMORY.md"
 
 // homeKept maps a kept "~/..." path to the home view's path. Only the
 // auto-memory file has a home history; another file outside the work tree

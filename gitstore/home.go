@@ -15,20 +15,3 @@ func OpenHome(dir string, o Options) (*Store, error) {
 	s.prefix = "home/"
 	return s, nil
 }
-
-// HomeFile is the one file a home history holds: the auto-memory file,
-// under its name in the home ref's tree (engine.HomeName).
-const HomeFile = "memory/MEMORY.md"
-
-// foreignHomePath says why a path a fetched home history holds is refused:
-// a home ref holds the auto-memory file only, so any other path is what a
-// hostile remote put there (never written to disk, but kept on the local
-// home ref, pushed back at each sync and listed by log: attack35d L2).
-// "" for the home file, and for every path of a store that is not a home
-// store.
-func (s *Store) foreignHomePath(path string) string {
-	if s.prefix != "home/" || path == HomeFile {
-		return ""
-	}
-	return "a home history holds only " + HomeFile + " (the auto-memory file)"
-}

@@ -188,11 +188,6 @@ func (hc *historyCheck) commit(ci commitInfo) (string, string) {
 	} else if f := odb.CommitFault(raw); f != "" {
 		return "/", "not a commit git accepts (git fsck: " + f + "), and every remote that checks what it receives refuses it"
 	}
-	for _, e := range parseTrailers(ci.message) {
-		if why := hc.s.foreignHomePath(e.Path); why != "" {
-			return e.Path, why
-		}
-	}
 	if p, why := hc.blocks(ci); why != "" {
 		return p, why
 	}
