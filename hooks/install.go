@@ -168,6 +168,11 @@ func Install(root, exe string) ([]Installed, error) {
 		if err := notTracked(root, dir, name); err != nil {
 			return nil, err
 		}
+	}
+	if err := notTrackedFolder(root, dir); err != nil {
+		return nil, err
+	}
+	for _, name := range Hooks {
 		f, err := readHook(filepath.Join(dir, name), name)
 		if err != nil {
 			return nil, err
@@ -214,6 +219,9 @@ func InstallHook(root, exe, name string) (Installed, error) {
 	if err := notTracked(root, dir, name); err != nil {
 		return Installed{}, err
 	}
+	if err := notTrackedFolder(root, dir); err != nil {
+		return Installed{}, err
+	}
 	return installHook(dir, name, exe, ok)
 }
 
@@ -228,6 +236,22 @@ func notTracked(root, dir, name string) error {
 	}
 	if tracked {
 		return trackedError(hook, name)
+	}
+	return nil
+}
+
+// notTrackedFolder refuses to install in a hooks folder that holds a file
+// git tracks (a committed .githooks/ whose tracked hooks are others, say
+// post-checkout): a hook strata writes there, untracked, would be
+// committed with the next `git add -A`, calling this machine's binary in
+// every clone. The line to add to the repository's own hook is the way.
+func notTrackedFolder(root, dir string) error {
+	tracked, err := Tracked(root, dir)
+	if err != nil {
+		return err
+	}
+	if tracked {
+		return fmt.Errorf("%s: a hooks folder git tracks (the repository's own); nothing installed: a hook strata writes there would be committed with the next git add -A, calling this machine's binary in every clone. Add this line to the repository's pre-commit hook in a commit: strata hooks run %s", dir, HookName)
 	}
 	return nil
 }
