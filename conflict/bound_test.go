@@ -16,23 +16,8 @@ import (
 // 10 000 lines away, when the later version deleted "## S0"). No line is
 // lost either way.
 func TestMergeMemoryPastTheBound(t *testing.T) {
-	var b bytes.Buffer
-	b.WriteString("# Memory\n\n")
-	for s := 0; s < 1000; s++ {
-		fmt.Fprintf(&b, "## S%d\n\n", s)
-		for i := 0; i < 100; i++ {
-			fmt.Fprintf(&b, "- item %d.%d\n", s, i)
-		}
-		b.WriteString("\n")
-	}
-	base := b.Bytes()
-	if d, err := markdown.Parse(base); err != nil || d.ReadTo() == len(base) {
-		t.Fatalf("the file is read whole (%v): the test needs one past the bound", err)
-	}
+	base, later := pastTheBound(t, "", "")
 	earlier := bytes.Replace(base, []byte("- item 600.50\n"), []byte("- item 600.50\n- a new fact for S600\n"), 1)
-	s0 := bytes.Index(base, []byte("## S0\n"))
-	s1 := bytes.Index(base, []byte("## S1\n"))
-	later := append(append([]byte{}, base[:s0]...), base[s1:]...)
 	got, err := MergeMemory(base, earlier, later)
 	if err != nil {
 		t.Fatal(err)
@@ -56,19 +41,7 @@ func TestMergeMemoryPastTheBound(t *testing.T) {
 // same text (attack35e M1: it went to the top of the file, inside a code
 // block there).
 func TestMergeMemoryPastTheBoundCommonAnchor(t *testing.T) {
-	var b bytes.Buffer
-	b.WriteString("# Memory\n\n```\ntop code\n```\n\n")
-	for s := 0; s < 1000; s++ {
-		fmt.Fprintf(&b, "## S%d\n\n", s)
-		for i := 0; i < 100; i++ {
-			fmt.Fprintf(&b, "- item %d.%d\n", s, i)
-		}
-		fmt.Fprintf(&b, "\n```\ncode %d\n```\n\n", s)
-	}
-	base := b.Bytes()
-	s0 := bytes.Index(base, []byte("## S0\n"))
-	s1 := bytes.Index(base, []byte("## S1\n"))
-	later := append(append([]byte{}, base[:s0]...), base[s1:]...)
+	base, later := pastTheBound(t, "```\ntop code\n```\n\n", "\n```\ncode %d\n```\n")
 	for _, tc := range []struct{ name, after, add string }{
 		{"after a closing fence", "code 600\n```\n", "- after the fence of S600\n"},
 		{"after a blank line", "- item 600.99\n\n", "A paragraph for S600.\n\n"},
@@ -85,4 +58,32 @@ func TestMergeMemoryPastTheBoundCommonAnchor(t *testing.T) {
 			t.Errorf("%s: the new line is at byte %d of %d, not after %q in ## S600", tc.name, j, len(got), tc.after)
 		}
 	}
+}
+
+// pastTheBound is a MEMORY.md (base) of 1 000 sections "## S<n>" of 100
+// items each, past the lines strata reads: top goes after its title, and
+// tail (given the section's number) at the end of each section, before its
+// blank line. later is base without "## S0", as the machine that recorded
+// later left it.
+func pastTheBound(t *testing.T, top, tail string) (base, later []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("# Memory\n\n" + top)
+	for s := 0; s < 1000; s++ {
+		fmt.Fprintf(&b, "## S%d\n\n", s)
+		for i := 0; i < 100; i++ {
+			fmt.Fprintf(&b, "- item %d.%d\n", s, i)
+		}
+		if tail != "" {
+			fmt.Fprintf(&b, tail, s)
+		}
+		b.WriteString("\n")
+	}
+	base = b.Bytes()
+	if d, err := markdown.Parse(base); err != nil || d.ReadTo() == len(base) {
+		t.Fatalf("the file is read whole (%v): the test needs one past the bound", err)
+	}
+	s0 := bytes.Index(base, []byte("## S0\n"))
+	s1 := bytes.Index(base, []byte("## S1\n"))
+	return base, append(append([]byte{}, base[:s0]...), base[s1:]...)
 }
