@@ -136,5 +136,8 @@ func syncHome(ctx context.Context, eng *engine.Engine, remote string, env []stri
 		return err
 	}
 	log.Info("synced home", "remote", remote, "result", rep.Result, "written", len(rep.Written), "pushed", rep.Pushed, "lost", len(rep.Lost))
+	if len(rep.Dropped) > 0 {
+		log.Warn("dropped from the home history: it holds only "+engine.HomeName+" (the auto-memory file)", "remote", remote, "paths", len(rep.Dropped), "first", state.ShownPath(rep.Dropped[0]))
+	}
 	return nil
 }

@@ -168,9 +168,11 @@ func (e *Engine) homeLog(q state.LogQuery, rejected bool) ([]state.Entry, error)
 	if rejected {
 		ref = h.store.RejectedRef()
 	}
-	if q.Path != "" {
-		q.Path = HomeName
-	}
+	// the auto-memory file only: another path in a home history came from
+	// a remote's (dropped by the sync that took it, gitstore.DropForeign),
+	// never from this machine, and shown here it would read as a file of
+	// this home recorded
+	q.Path = HomeName
 	ents, err := h.store.Log(ref, q)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
@@ -291,3 +293,11 @@ func (e *Engine) HomeView() (*Engine, error) {
 // Shown is the name a path of this engine is shown under (the "~/..." path
 // of the auto-memory file in the home view).
 func (e *Engine) Shown(p string) string { return e.shown(p) }
+
+// DropForeign records, on the home view's ref, the deletion of every path
+// but HomeName its head holds (gitstore.Store.DropForeign), at the engine's
+// time, and returns them: a home history holds the auto-memory file only,
+// and a strata before this one took a remote's other paths into it.
+func (e *Engine) DropForeign() ([]string, error) {
+	return e.store.DropForeign(e.Now())
+}

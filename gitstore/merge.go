@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -103,6 +104,9 @@ type MergePath struct {
 	MovedFrom string `json:"moved_from,omitempty"`
 	// Why says why a history rule overruled the time decision.
 	Why string `json:"why,omitempty"`
+	// Foreign says a home merge drops the path (Result ""): a home history
+	// holds the auto-memory file only (dropForeign).
+	Foreign bool `json:"foreign,omitempty"`
 	// Class and Schema go to the merge commit's trailers; a check fills them.
 	Class  state.Class `json:"class,omitempty"`
 	Schema string      `json:"-"`
@@ -126,6 +130,9 @@ type Merge struct {
 	// made elsewhere that this merge brings in (this merge's own decisions
 	// are in Paths).
 	Lost []Lost `json:"lost,omitempty"`
+	// Foreign names the paths a home merge drops: a home history holds
+	// the auto-memory file only (dropForeign).
+	Foreign []string `json:"foreign,omitempty"`
 }
 
 // Lost is a local version that a merge did not take.
@@ -477,6 +484,7 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 			m.Paths = append(m.Paths, MergePath{Path: p, Theirs: b.String(), Result: b.String()})
 		}
 		sortPaths(m.Paths)
+		s.dropForeign(m, nil, files)
 		return m, nil
 	}
 	anc, err := s.walk(ours, theirs)
@@ -564,7 +572,59 @@ func (s *Store) planMerge(ours, theirs plumbing.Hash, now time.Time, depth int, 
 		m.Lost = append(m.Lost, refused...)
 		sort.SliceStable(m.Lost, func(i, j int) bool { return m.Lost[i].Path < m.Lost[j].Path })
 	}
+	s.dropForeign(m, of, tf)
 	return m, nil
+}
+
+// dropForeign keeps a home store's merge from taking any path but HomeFile
+// (foreign): such a path of theirs is left out of the merged tree, one
+// ours holds (taken by a strata before this one) is deleted by it, and
+// neither is named as lost. A fast-forward to a head holding one becomes
+// a merge, so that the merged head, pushed, is a fast-forward for the
+// remote and for every machine syncing after it: the path is gone from the
+// shared history's head too. m.Foreign names the paths dropped. ours and
+// theirs are the two heads' files; ours nil: no history here, and the
+// merge is a commit on theirs whose delete blocks name them. Nothing for a
+// store that is not a home store.
+func (s *Store) dropForeign(m *Merge, ours, theirs map[string]plumbing.Hash) {
+	if s.prefix != "home/" {
+		return
+	}
+	planned := map[string]bool{}
+	kept := m.Paths[:0]
+	for _, p := range m.Paths {
+		planned[p.Path] = true
+		switch {
+		case !s.foreign(p.Path):
+			kept = append(kept, p)
+		case ours == nil: // a commit on theirs: it deletes the path
+			kept = append(kept, MergePath{Path: p.Path, Theirs: p.Theirs, Foreign: true})
+		case p.Ours != "": // held here: the merge deletes it
+			kept = append(kept, MergePath{Path: p.Path, Base: p.Base, Ours: p.Ours, Theirs: p.Theirs, Foreign: true})
+		}
+	}
+	m.Paths = kept
+	for _, files := range []map[string]plumbing.Hash{ours, theirs} {
+		for p := range files {
+			if !s.foreign(p) || slices.Contains(m.Foreign, p) {
+				continue
+			}
+			m.Foreign = append(m.Foreign, p)
+			if oh := ours[p]; !planned[p] && !oh.IsZero() {
+				// the same version on both sides, which the plan passes over
+				m.Paths = append(m.Paths, MergePath{Path: p, Ours: oh.String(), Theirs: hashString(theirs[p]), Foreign: true})
+			}
+		}
+	}
+	if len(m.Foreign) == 0 {
+		return
+	}
+	sort.Strings(m.Foreign)
+	sortPaths(m.Paths)
+	m.Lost = slices.DeleteFunc(m.Lost, func(l Lost) bool { return s.foreign(l.Path) })
+	if m.Kind == MergeFastForward {
+		m.Kind, m.Head = MergeMerged, m.Ours
+	}
 }
 
 // refusedElsewhere names the local versions that a merge made elsewhere

@@ -70,9 +70,14 @@ type Report struct {
 	// when written (a symbolic link or a folder in the way). Each is noted
 	// (engine.KeepNotTaken), so the missing file is no deletion.
 	NotTaken []NotTaken `json:"not_taken"`
-	Pushed   bool       `json:"pushed"`
-	Retried  bool       `json:"retried"`
-	DryRun   bool       `json:"dry_run,omitempty"`
+	// Dropped lists the paths a home sync left out of the home history
+	// (from the remote's, and from the local ref's when a strata before
+	// this one took them): it holds the auto-memory file only. Never
+	// written to disk; the merge's delete blocks name them.
+	Dropped []string `json:"dropped,omitempty"`
+	Pushed  bool     `json:"pushed"`
+	Retried bool     `json:"retried"`
+	DryRun  bool     `json:"dry_run,omitempty"`
 	// Home is the sync of the home ref (sync --home), with Shown mapping its
 	// tree name to the auto-memory file's "~/..." path.
 	Home  *Report           `json:"home,omitempty"`
@@ -614,6 +619,12 @@ func crashPoint(step string) {
 
 func report(rep *Report, m *engine.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
+	for _, p := range m.Foreign {
+		if !slices.Contains(rep.Dropped, p) {
+			rep.Dropped = append(rep.Dropped, p)
+		}
+	}
+	sort.Strings(rep.Dropped)
 	rep.Decisions = rep.Decisions[:0]
 	for _, p := range m.Paths {
 		if p.ByTime || p.KeptLocal != "" {
@@ -1031,10 +1042,26 @@ func SyncHome(ctx context.Context, eng *engine.Engine, o Options) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
+	var dropped []string
+	if !o.DryRun {
+		// what a strata before this one took from a remote goes first, in
+		// a commit of its own, so that the merge below has only the
+		// remote's to leave out (an up-to-date remote gets the deletion
+		// with the push)
+		if dropped, err = home.DropForeign(); err != nil {
+			return nil, fmt.Errorf("sync home: %w", err)
+		}
+	}
 	rep, err := Sync(ctx, home, o)
 	if err != nil {
 		return nil, fmt.Errorf("sync home: %w", err)
 	}
+	for _, p := range dropped {
+		if !slices.Contains(rep.Dropped, p) {
+			rep.Dropped = append(rep.Dropped, p)
+		}
+	}
+	sort.Strings(rep.Dropped)
 	rep.Shown = map[string]string{engine.HomeName: home.Shown(engine.HomeName)}
 	return rep, nil
 }

@@ -215,6 +215,18 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	}
 	printLost(e, r.Lost)
 	printNotTaken(e, r.NotTaken, name)
+	if n := len(r.Dropped); n > 0 {
+		what := name(r.Dropped[0])
+		if n > 1 {
+			what = fmt.Sprintf("%d paths (%s and %d more)", n, what, n-1)
+		}
+		verb := "dropped"
+		if r.DryRun {
+			verb = "would drop"
+		}
+		fmt.Fprintf(e.Err, "%s %s from the home history: it holds only %s (the auto-memory file); a remote's history put them there, never written here\n",
+			verb, what, engine.HomeName)
+	}
 	for i, p := range r.Problems {
 		if i == maxReportLines {
 			fmt.Fprintf(e.Err, "and %d more problems (strata sync --json lists them all)\n", len(r.Problems)-i)
