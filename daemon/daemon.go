@@ -112,7 +112,7 @@ func Run(ctx context.Context, eng *engine.Engine, o Options) error {
 			return fmt.Errorf("another watcher is running on this work tree (pid %d, since %s): %w",
 				le.Holder.PID, le.Holder.Since.Local().Format(time.RFC3339), state.ErrLocked)
 		}
-		return fmt.Errorf("lock: %w", err)
+		return err // pidlock's errors say "lock: …" themselves
 	}
 	defer lock.Release()
 	log := o.Logger

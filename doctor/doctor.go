@@ -743,7 +743,7 @@ func unreachableFault(ctx context.Context, root string, refs []string, out strin
 	}
 	return Finding{Check: "fsck", Level: LevelWarn,
 		Message: fmt.Sprintf("git fsck fails on %d object(s) none of strata's refs reach (%.10s…): kept by a fetch strata refused; nothing strata reads is damaged", len(ms), ms[0][1]),
-		Fix:     "git gc --prune=now removes unreachable objects (or wait for git gc to prune them)"}, true
+		Fix:     "with strata watch stopped (a prune beside a record can remove what it is writing), git gc --prune=now removes unreachable objects; or wait for git gc to prune them"}, true
 }
 
 func firstLine(out string, err error) string {

@@ -295,7 +295,7 @@ func (s *Store) walk(ours, theirs plumbing.Hash) (ancestry, error) {
 		if !ok {
 			var err error
 			if ci, err = s.readCommit(h); err != nil {
-				return err
+				return walkDamaged(h, err)
 			}
 			infos[h] = ci
 		}
@@ -1500,7 +1500,7 @@ func (s *Store) eachReachable(h plumbing.Hash, visit func(commitInfo)) error {
 		stack = stack[:len(stack)-1]
 		ci, err := s.readCommit(c)
 		if err != nil {
-			return err
+			return walkDamaged(c, err)
 		}
 		visit(ci)
 		for _, p := range ci.parents {

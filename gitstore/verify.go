@@ -249,6 +249,9 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
+	if e.Ref == "" { // a walk of more than one ref's history (a merge base, what a push sends)
+		return "history damaged: commit " + e.Object + " is missing"
+	}
 	return e.Ref + ": history damaged: commit " + e.Object + " is missing"
 }
 
@@ -275,6 +278,19 @@ func (e *MissingBlobError) Unwrap() error { return state.ErrDamaged }
 func damaged(ref string, c plumbing.Hash, err error) error {
 	if errors.Is(err, state.ErrNotFound) {
 		return &DamagedError{Ref: ref, Object: c.String()}
+	}
+	return err
+}
+
+// walkDamaged is damaged for a walk that follows commits' parents from
+// more than one head (a merge base, the commits a push sends): a commit it
+// reaches and cannot find is damage, said with no ref (attack36 M5: sync
+// on a history a `git gc --prune=now` had cut ended with `strata: object
+// ID`, exit 1, the code for invalid content).
+func walkDamaged(c plumbing.Hash, err error) error {
+	var m *missingObject
+	if errors.As(err, &m) {
+		return &DamagedError{Object: c.String()}
 	}
 	return err
 }
