@@ -87,3 +87,76 @@ func pastTheBound(t *testing.T, top, tail string) (base, later []byte) {
 	s1 := bytes.Index(base, []byte("## S1\n"))
 	return base, append(append([]byte{}, base[:s0]...), base[s1:]...)
 }
+
+// Past the bound, where the later version rewrote the fences around the
+// anchor, the diff can pair the anchor (a closing fence) with another
+// block's opening fence: a line the earlier version added after its code
+// block goes after the block it would land in instead, outside every
+// fence, as it was written (attack35f L1: it went inside that block and
+// stopped reading as a list item). A line added inside a code block stays
+// inside one.
+func TestMergeMemoryPastTheBoundRewrittenFences(t *testing.T) {
+	var pre strings.Builder
+	pre.WriteString("# M\n\n")
+	for i := 0; i < markdown.MaxLines+100; i++ {
+		fmt.Fprintf(&pre, "- f%d\n", i)
+	}
+	file := func(lines ...string) []byte { return []byte(pre.String() + strings.Join(lines, "\n") + "\n") }
+	const f = "```"
+	base := file("", f, "A", f)
+	rewritten := file("B", f, "c1", f, "A", f, "c1", f, "")
+	for _, tc := range []struct {
+		name           string
+		earlier, later []byte
+		add            string
+		inside         bool
+	}{
+		{"after the block", file("", f, "A", f, "- NEW"), rewritten, "- NEW", false},
+		{"inside the block", file("", f, "A", "NEW CODE", f), file("B", "", f, "A", f), "NEW CODE", true},
+	} {
+		later := tc.later
+		got, err := MergeMemory(base, tc.earlier, later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := bytes.Index(got, []byte("\n"+tc.add+"\n"))
+		if i < 0 {
+			t.Fatalf("%s: the line is lost", tc.name)
+		}
+		if _, in := fenceAround(got, i+1); in != tc.inside {
+			t.Errorf("%s: inside a code block: %v, want %v; the file ends:\n%s", tc.name, in, tc.inside, got[len(pre.String()):])
+		}
+		if n := bytes.Count(got, []byte("\n")); n != bytes.Count(later, []byte("\n"))+1 {
+			t.Errorf("%s: %d lines, want the later version's and one", tc.name, n)
+		}
+	}
+}
+
+func TestFenceAround(t *testing.T) {
+	b := []byte("a\n```go\nx\n````\ny\n```\n~~~\nz\n~~~~ \nq\n   ```\n``` no `backtick`\n~~~\nunclosed\n")
+	for _, tc := range []struct {
+		line int
+		open bool
+		end  int // line after the closing fence, -1: none
+	}{
+		{0, false, -1}, {1, false, -1}, {2, true, 4}, {3, true, 4}, {4, false, -1}, {5, false, -1},
+		{6, true, 11}, {7, true, 11}, {8, true, 11}, {9, true, 11}, {10, true, 11}, {11, false, -1},
+		{12, false, -1}, {13, true, -1}, {14, true, -1},
+	} {
+		p := 0
+		for n := 0; n < tc.line; n++ {
+			p += bytes.IndexByte(b[p:], '\n') + 1
+		}
+		end, open := fenceAround(b, p)
+		want := -1
+		if tc.end >= 0 {
+			want = 0
+			for n := 0; n < tc.end; n++ {
+				want += bytes.IndexByte(b[want:], '\n') + 1
+			}
+		}
+		if open != tc.open || open && end != want {
+			t.Errorf("line %d: open %v end %d, want %v %d", tc.line, open, end, tc.open, want)
+		}
+	}
+}

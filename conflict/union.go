@@ -69,7 +69,18 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 			if parsed += len(out); parsed > mergeParseBudget {
 				return appendRuns(out, runs[i:]), nil
 			}
-			out = splice(out, afterKept(earlier, out, r.At-1, headingLevel(add) > 0), add)
+			if parsed += len(out); parsed > mergeParseBudget {
+				return appendRuns(out, runs[i:]), nil
+			}
+			p := afterKept(earlier, out, r.At-1, headingLevel(add) > 0)
+			if _, open := fenceAround(earlier, offs[r.At]); !open {
+				// the diff pairs lines by text: where the other side
+				// rewrote the fences near the anchor, a closing fence can
+				// pair with another block's opening one, putting a line
+				// added outside any code block inside one (attack35f L1)
+				p = pastFence(out, p)
+			}
+			out = splice(out, p, add)
 			continue
 		}
 		od, err := markdown.Parse(out)
@@ -390,6 +401,78 @@ func afterKept(earlier, out []byte, at int, opens bool) int {
 		return p
 	}
 	return len(out)
+}
+
+// fenceAround reports whether line start p of b lies inside a fenced code
+// block, by a scan of b's lines from its start: a fence opens at a line of
+// at most three spaces' indent and three or more backticks (with no
+// backtick after them) or tildes, and closes at a line of the same
+// character, at least as many, and nothing after them but blanks. It
+// reads fences at the top level only (one inside a list item or a quote is
+// indented or prefixed, and not seen), so it is an estimate, used past the
+// parse bound where nothing better is known. end is the start of the line
+// after the closing fence, or -1 when the block is never closed.
+func fenceAround(b []byte, p int) (end int, open bool) {
+	var ch byte
+	n := 0 // the open fence's length; 0: none open
+	for q := 0; q < len(b); {
+		e := bytes.IndexByte(b[q:], '\n')
+		next := len(b)
+		if e >= 0 {
+			next = q + e + 1
+		}
+		line := bytes.TrimRight(b[q:next], "\r\n")
+		if q >= p && n == 0 {
+			return -1, false
+		}
+		c, k, rest := fenceLine(line)
+		switch {
+		case n == 0 && k > 0 && !(c == '`' && bytes.IndexByte(rest, '`') >= 0):
+			if q >= p {
+				return -1, false
+			}
+			ch, n = c, k
+		case n > 0 && c == ch && k >= n && len(bytes.TrimSpace(rest)) == 0:
+			n = 0
+			if q >= p {
+				return next, true
+			}
+		}
+		q = next
+	}
+	return -1, n > 0
+}
+
+// fenceLine reads a line as a fence: its character and length (0 when it
+// is no fence), and what follows.
+func fenceLine(line []byte) (c byte, n int, rest []byte) {
+	i := 0
+	for i < len(line) && i < 3 && line[i] == ' ' {
+		i++
+	}
+	if i == len(line) || line[i] != '`' && line[i] != '~' {
+		return 0, 0, nil
+	}
+	c = line[i]
+	j := i
+	for j < len(line) && line[j] == c {
+		j++
+	}
+	if j-i < 3 {
+		return 0, 0, nil
+	}
+	return c, j - i, line[j:]
+}
+
+// pastFence moves p, a line start of out, to after the closing fence of
+// the fenced code block it lies inside (fenceAround); p as it is when it
+// lies in none, or in one never closed (the block is the file's own
+// structure, and past its end is nowhere).
+func pastFence(out []byte, p int) int {
+	if end, open := fenceAround(out, p); open && end >= 0 {
+		return end
+	}
+	return p
 }
 
 // splice inserts lines at p (a line start or the end of out). A last line
