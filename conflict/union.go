@@ -69,9 +69,6 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 			if parsed += len(out); parsed > mergeParseBudget {
 				return appendRuns(out, runs[i:]), nil
 			}
-			if parsed += len(out); parsed > mergeParseBudget {
-				return appendRuns(out, runs[i:]), nil
-			}
 			p := afterKept(earlier, out, r.At-1, headingLevel(add) > 0)
 			if _, open := fenceAround(earlier, offs[r.At]); !open {
 				// the diff pairs lines by text: where the other side
