@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -1242,7 +1243,7 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	var out, private, temps, dirs []string
 	var visit func(dir, rel string)
 	visit = func(dir, rel string) {
-		entries, err := os.ReadDir(dir)
+		entries, err := readDirLong(c.Root, dir, rel)
 		if err != nil {
 			return // unreadable: skipped
 		}
@@ -1285,6 +1286,29 @@ func (c *Config) ScanAll() (kept, badNames []string, err error) {
 	sort.Strings(dirs)
 	c.private, c.temps, c.dirs = private, temps, dirs
 	return out, badNames, nil
+}
+
+// readDirLong reads the directory dir, rel under root. A dir whose
+// absolute name is longer than PATH_MAX (ENAMETOOLONG) is read through
+// root, one name at a time, so the kept files in it are listed, and each
+// is then reported as the file that cannot be read that it is (attack36
+// M4), never left out of record, status and validate without a word.
+func readDirLong(root, dir, rel string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if !errors.Is(err, syscall.ENAMETOOLONG) {
+		return entries, err
+	}
+	r, rerr := os.OpenRoot(root)
+	if rerr != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, rerr := r.Open(filepath.FromSlash(rel))
+	if rerr != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // Extra lists the kept files outside the work tree (absolute names) for a

@@ -916,3 +916,27 @@ func TestConfigSymlinkFolderSwappedBeforeTheRead(t *testing.T) {
 		})
 	}
 }
+
+// A kept file whose absolute name is longer than PATH_MAX is listed, so
+// that record, status and validate report it as a file they cannot read,
+// never leave it out without a word (attack36 M4).
+func TestScanPastPathMax(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	root := t.TempDir()
+	for len(root) < 3900 {
+		root = filepath.Join(root, strings.Repeat("d", min(250, 3950-len(root))))
+		require.NoError(t, os.Mkdir(root, 0o755))
+	}
+	rel := "PhaseOutputs/" + strings.Repeat("s", 250) + "/phase-01-query.json"
+	require.Greater(t, len(root)+1+len(rel), 4096)
+	r, err := os.OpenRoot(root)
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.MkdirAll(filepath.Dir(rel), 0o755))
+	require.NoError(t, r.WriteFile(rel, []byte("{}\n"), 0o644))
+	c, err := Load(root)
+	require.NoError(t, err)
+	files, err := c.Scan()
+	require.NoError(t, err)
+	assert.Equal(t, []string{rel}, files)
+}

@@ -2,9 +2,10 @@
 // settled changes of kept files: it watches the directories a caller selects,
 // follows directories created and removed while it runs, debounces events per
 // path so a half-written file is never reported, and tells the caller to
-// rescan everything when events may have been lost. It reports paths only; the
-// caller reads, validates and records them. It is strata's only importer of
-// fsnotify.
+// rescan everything when events may have been lost. A directory the inotify
+// watch limit keeps from being watched is polled instead (limit.go). It
+// reports paths only; the caller reads, validates and records them. It is
+// strata's only importer of fsnotify.
 package watcher
 
 import (
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -168,7 +170,42 @@ type Watcher struct {
 	asked   *pending
 	timer   *time.Timer
 	armedAt time.Time // zero when timer is stopped
+
+	// polled are the directories (as the kept paths name them) that could
+	// not be watched because the inotify watch limit was reached: each is
+	// looked at every pollEvery instead (poll), and at stop. warned is the
+	// set last named in the limit's warning, so it is logged once per set.
+	polled      map[string]*polledDir
+	pollDirty   bool // polled changed since notePolled last looked
+	warned      map[string]bool
+	pollEvery   time.Duration
+	pollTicker  *time.Ticker
+	pollRunning bool
 }
+
+// polledDir is a directory polled in place of a watch.
+type polledDir struct {
+	real string // its real directory (below a followed link's target)
+	// tree: a directory of the tree (its entries are judged as a watched
+	// directory's events are); otherwise only the Options.Extra files in
+	// it are looked at (a .git folder, the L2 file's folder)
+	tree bool
+	seen map[string]stamp // entry name → what it was at the last look
+}
+
+// stamp is what a poll compares of a directory entry: any write, rename
+// over or re-creation changes one of these.
+type stamp struct {
+	size         int64
+	mtime, ctime int64
+	ino          uint64
+	mode         fs.FileMode
+}
+
+// MinPoll is the shortest period at which a directory that could not be
+// watched (the inotify watch limit) is polled; the debounce, when longer,
+// is the period.
+const MinPoll = time.Second
 
 // pending is a path that has seen events and is not yet settled.
 type pending struct {
@@ -190,9 +227,9 @@ func (p *pending) due(debounce time.Duration) time.Time {
 
 // New checks opts and creates a Watcher. It adds no watch before Run.
 func New(opts Options) (*Watcher, error) {
-	src, err := newFsnotifySource()
+	src, err := newSource()
 	if err != nil {
-		return nil, fmt.Errorf("watcher: %w", err)
+		return nil, fmt.Errorf("watcher: %w", translateInit(err))
 	}
 	w, err := newWithSource(opts, src)
 	if err != nil {
@@ -236,6 +273,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 		pending:  make(map[string]*pending),
 		ready:    make(map[string]bool),
 		busy:     make(map[string]bool),
+		polled:   make(map[string]*polledDir),
 	}
 	if w.realRoot, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, fmt.Errorf("watcher: %w", err)
@@ -249,6 +287,7 @@ func newWithSource(opts Options, src source) (*Watcher, error) {
 	if w.rescan == 0 {
 		w.rescan = DefaultRescan
 	}
+	w.pollEvery = max(MinPoll, w.debounce)
 	if w.watchDir == nil {
 		w.watchDir = func(rel string) bool { return rel != ".git" && !strings.HasPrefix(rel, ".git/") }
 	}
@@ -345,17 +384,29 @@ func (w *Watcher) Run(ctx context.Context) error {
 		tick = t.C
 	}
 
+	w.pollTicker = time.NewTicker(time.Hour)
+	w.pollTicker.Stop()
+	defer w.pollTicker.Stop()
+
 	w.resync()
 	events, errs := w.src.Events(), w.src.Errors()
 	for {
+		if w.pollDirty {
+			w.notePolled()
+		}
 		var out chan<- Batch
 		var b Batch
 		if w.hasReady() {
 			out, b = w.out, w.batch()
 		}
+		var pollTick <-chan time.Time
+		if w.pollRunning {
+			pollTick = w.pollTicker.C
+		}
 		select {
 		case <-ctx.Done():
 			w.drain(events)
+			w.poll(time.Now()) // what changed in them since the last look
 			w.flush()
 			return nil
 		case ev, ok := <-events:
@@ -374,6 +425,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.settle(now)
 		case <-tick:
 			w.resync()
+		case now := <-pollTick:
+			w.poll(now)
 		case out <- b:
 			clear(w.ready)
 			clear(w.busy)
@@ -798,7 +851,11 @@ func (w *Watcher) watchExtras(now time.Time) {
 			// followed: a ~/.claude that dotfiles link elsewhere is watched
 			// through the link, as the kept file is found through it
 			if isDir(dir) {
-				if w.add(dir) && !was {
+				ok, limit := w.add(dir)
+				if limit {
+					w.pollDir(dir, dir, false)
+				}
+				if ok && !was {
 					for p := range w.extra {
 						if filepath.Dir(p) == dir {
 							if _, err := os.Lstat(p); err == nil {
@@ -813,7 +870,12 @@ func (w *Watcher) watchExtras(now time.Time) {
 			for a != filepath.Dir(a) && !isDir(a) {
 				a, next = filepath.Dir(a), a
 			}
-			if !w.add(a) {
+			if ok, limit := w.add(a); limit {
+				// its extra files are looked for in place of the
+				// watch that would have seen their folder made
+				w.pollDir(dir, dir, false)
+				break
+			} else if !ok {
 				if isDir(a) {
 					break // a watch that failed for another reason: logged, a rescan asked for
 				}
@@ -848,7 +910,11 @@ func (w *Watcher) addTree(dir, real, rel string, scan bool, now time.Time) {
 	if old := w.via[dir]; w.watched[dir] && old != real {
 		w.unwatch(dir, false, now) // a link now pointing elsewhere
 	}
-	if !w.addAs(dir, real) {
+	if ok, limit := w.addAs(dir, real); limit {
+		// not watched, polled: its entries are still read (its
+		// subdirectories are watched or polled in their own right)
+		w.pollDir(dir, real, true)
+	} else if !ok {
 		return
 	}
 	entries, err := os.ReadDir(real)
@@ -876,15 +942,27 @@ func (w *Watcher) addTree(dir, real, rel string, scan bool, now time.Time) {
 	}
 }
 
-// add watches dir and reports whether it is watched.
-func (w *Watcher) add(dir string) bool { return w.addAs(dir, dir) }
+// add watches dir and reports whether it is watched, and whether it is not
+// for the inotify watch limit (the caller then polls it).
+func (w *Watcher) add(dir string) (ok, limit bool) { return w.addAs(dir, dir) }
 
 // addAs watches the directory named dir, whose real directory is real, and
-// reports whether it is watched.
-func (w *Watcher) addAs(dir, real string) bool {
+// reports whether it is watched, and whether it is not for the inotify
+// watch limit (ENOSPC from inotify_add_watch: fs.inotify.max_user_watches
+// reached), which the caller answers by polling it (pollDir) rather than
+// by a warning and a rescan.
+func (w *Watcher) addAs(dir, real string) (ok, limit bool) {
 	if err := w.src.Add(real); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			w.log.Debug("add watch", "dir", dir, "err", err)
+			return false, true
+		}
 		w.failed("add watch", dir, err)
-		return false
+		return false, false
+	}
+	if w.polled[dir] != nil {
+		delete(w.polled, dir) // watched again: the rescan of this resync covers the gap
+		w.pollDirty = true
 	}
 	w.watched[dir] = true
 	if real != dir {
@@ -893,7 +971,7 @@ func (w *Watcher) addAs(dir, real string) bool {
 			w.names[real] = append(w.names[real], dir)
 		}
 	}
-	return true
+	return true, false
 }
 
 // realOf returns the real directory of dir, a directory in a watched one:
@@ -941,8 +1019,8 @@ func (w *Watcher) resolve(name string) (string, error) {
 
 // failed logs a watch or read failure. A directory that vanished is not a
 // loss (its removal is an event of its own); any other failure (permission
-// denied, the inotify watch limit) means changes below dir go unseen, so a
-// rescan is asked for.
+// denied) means changes below dir go unseen, so a rescan is asked for. The
+// inotify watch limit is no failure here: such a directory is polled.
 func (w *Watcher) failed(what, dir string, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		w.log.Debug(what, "dir", dir, "err", err)
