@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,8 +35,12 @@ var ErrNoAppend = errors.New("no append in place here")
 // false and no error: nothing was added to the file at name. Bytes another
 // writer appends between same's check and the write come before tail.
 //
-// A crash in the middle of the write can leave the first part of tail
-// at the end of the file; what was there before is never touched.
+// A write that fails (a full disk: the kernel has often written part of
+// tail by then), or whose fsync fails, is undone: what it added is cut off
+// again, so the file holds exactly the bytes it held before (an
+// *AppendError; Left 0). Only a crash in the middle of the write can leave
+// the first part of tail at the end of the file; what was there before is
+// never touched.
 func Append(name string, tail []byte, dirOK func(dir, real string) error, same func(f *os.File, fi fs.FileInfo) bool) (bool, error) {
 	d, err := openDir(filepath.Dir(name))
 	if err != nil {
@@ -65,11 +71,14 @@ func Append(name string, tail []byte, dirOK func(dir, real string) error, same f
 	if AppendStep != nil {
 		AppendStep("checked", name)
 	}
-	if _, err := f.Write(tail); err != nil {
-		return false, err
+	n, err := appendWrite(f, tail)
+	if err == nil {
+		if err = f.Sync(); err != nil {
+			n = len(tail) // written, but perhaps never to reach the disk
+		}
 	}
-	if err := f.Sync(); err != nil {
-		return false, err
+	if err != nil {
+		return false, cutBack(f, tail[:n], err)
 	}
 	if now := d.stat(base); now == nil || !SameFile(now, fi) {
 		return false, nil // replaced by a rename before the write: the bytes went with it
@@ -84,3 +93,63 @@ func Links(fi fs.FileInfo) uint64 { return links(fi) }
 // "checked" and the file's name once Append has checked the file it opened,
 // right before it writes.
 var AppendStep func(step, name string)
+
+// appendWrite is Append's write of tail; tests replace it to fail part way.
+var appendWrite = (*os.File).Write
+
+// An AppendError is Append's failed write: Err, the system's error (no
+// space left on device); Left, how many bytes of the new text stay at
+// the end of the file because cutting them off failed (Cut says why),
+// 0 when the file is as it was.
+type AppendError struct {
+	Err  error
+	Left int
+	Cut  error
+}
+
+func (e *AppendError) Error() string {
+	if e.Left == 0 {
+		return e.Err.Error() + "; nothing added, the file is as it was"
+	}
+	return fmt.Sprintf("%v; the first %d bytes of the new text stay at the end of the file (not cut off: %v)", e.Err, e.Left, e.Cut)
+}
+
+func (e *AppendError) Unwrap() error { return e.Err }
+
+// cutBack undoes an append to f that failed with cause after written (a
+// first part of the new text) reached the file: written is cut off its end
+// again, when the end is still written (a writer appending after it
+// leaves it in place, with its own line). The error is an *AppendError.
+func cutBack(f *os.File, written []byte, cause error) error {
+	var pe *fs.PathError
+	if errors.As(cause, &pe) {
+		cause = pe.Err // the caller names the file
+	}
+	e := &AppendError{Err: cause}
+	if len(written) == 0 {
+		return e
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		start := fi.Size() - int64(len(written))
+		got := make([]byte, len(written))
+		switch {
+		case start < 0:
+			err = errors.New("the file is shorter than what was written")
+		default:
+			if _, err = f.ReadAt(got, start); err == nil && !bytes.Equal(got, written) {
+				err = errors.New("another writer appended after it")
+			}
+		}
+		if err == nil {
+			err = f.Truncate(start)
+		}
+		if err == nil {
+			_ = f.Sync() // best effort: the truncation is what frees the space
+		}
+	}
+	if err != nil {
+		e.Left, e.Cut = len(written), err
+	}
+	return e
+}

@@ -3,6 +3,8 @@
 package atomicfile
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -163,5 +165,65 @@ func TestSettleUndoesTheSwapOfAFileWrittenInPlace(t *testing.T) {
 	}
 	if left := Leftovers(filepath.Dir(name)); len(left) != 0 {
 		t.Errorf("leftovers %v", left)
+	}
+}
+
+// A write that fails part way (a full disk: the kernel has written the
+// start of the new text, cut inside a UTF-8 character, then ENOSPC) is cut
+// off again: the file holds exactly its old bytes, and the error says so
+// (attack36 finding 1).
+func TestAppendFailedWriteCutBack(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "MEMORY.md")
+	old := []byte("# Memory\n\n- an earlier learning\n")
+	if err := os.WriteFile(name, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tail := []byte("- note ééééé end\n")
+	defer func(w func(*os.File, []byte) (int, error)) { appendWrite = w }(appendWrite)
+	appendWrite = func(f *os.File, b []byte) (int, error) {
+		n, err := f.Write(b[:9]) // "- note " and half of "é"
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	ok, err := Append(name, tail, nil, anyFile)
+	var ae *AppendError
+	if ok || !errors.Is(err, syscall.ENOSPC) || !errors.As(err, &ae) || ae.Left != 0 {
+		t.Fatalf("Append = %v, %v; want false, an *AppendError wrapping ENOSPC, nothing left", ok, err)
+	}
+	if want := "no space left on device; nothing added, the file is as it was"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if got, _ := os.ReadFile(name); !bytes.Equal(got, old) {
+		t.Fatalf("file after the failed append: %q, want its old bytes %q", got, old)
+	}
+}
+
+// A line another writer appended after the failed part is never cut: the
+// error says how many bytes of the new text stay.
+func TestAppendFailedWriteOtherWriterAfter(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "MEMORY.md")
+	if err := os.WriteFile(name, []byte("# Memory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(w func(*os.File, []byte) (int, error)) { appendWrite = w }(appendWrite)
+	appendWrite = func(f *os.File, b []byte) (int, error) {
+		n, _ := f.Write(b[:4])
+		other, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other.WriteString("- theirs\n")
+		other.Close()
+		return n, syscall.ENOSPC
+	}
+	_, err := Append(name, []byte("- mine\n"), nil, anyFile)
+	var ae *AppendError
+	if !errors.As(err, &ae) || ae.Left != 4 || !strings.Contains(err.Error(), "the first 4 bytes of the new text stay at the end of the file") {
+		t.Fatalf("Append error %v; want one saying 4 bytes stay", err)
+	}
+	if got, _ := os.ReadFile(name); string(got) != "# Memory\n- mi- theirs\n" {
+		t.Fatalf("file %q: the other writer's line must stay", got)
 	}
 }

@@ -16,10 +16,10 @@ package atomicfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -59,37 +59,73 @@ func IsTemp(name string) bool {
 	return strings.HasPrefix(base, Prefix)
 }
 
+// Default, given as the mode of a file to write, asks for the mode the
+// kernel gives a file created with 0666: less the process's umask, as git
+// checkout, cp and editors create files (0644 under umask 022, 0600 under
+// 077; never executable). Write gives it only to a new file: a file it
+// replaces keeps its own mode. Any other mode is given to the file
+// exactly, whatever the umask: callers replacing a file pass its mode.
+const Default fs.FileMode = 0
+
+// createPerm is the permission a file written with mode is created with
+// (the kernel then takes the umask off): mode's own, or 0666 for Default.
+func createPerm(mode fs.FileMode) fs.FileMode {
+	if mode.Perm() == Default {
+		return 0o666
+	}
+	return mode.Perm()
+}
+
+// exactMode is the fix that gives a file written with mode that mode
+// itself (setMode), nil for Default: the file keeps what the kernel gave it.
+func exactMode(mode fs.FileMode) func(*os.File) error {
+	if mode.Perm() == Default {
+		return nil
+	}
+	return func(f *os.File) error { return setMode(f, mode) }
+}
+
 // WriteTemp writes data to a new temp file in the directory of name (named
-// Prefix, name's base, cut when long, this process's id and a random
-// suffix), with mode, fsynced and closed, and returns the temp file's
-// path. The caller renames it into place or removes it; on error nothing
-// is left behind.
+// Prefix, name's base, cut when long, this process's id and a number),
+// with mode (Default: 0666 less the umask), fsynced and closed, and
+// returns the temp file's path. The caller renames it into place or
+// removes it; on error nothing is left behind.
 func WriteTemp(name string, data []byte, mode fs.FileMode) (string, error) {
-	return writeTemp(name, data, mode, true)
+	return writeTemp(name, data, createPerm(mode), exactMode(mode), true)
 }
 
-// writeTemp is WriteTemp, with the fsync only when sync is true.
-func writeTemp(name string, data []byte, mode fs.FileMode, sync bool) (string, error) {
-	// BASE-PID-RANDOM, as a Batch names its files: Leftovers tells a
-	// dead process's from a running one's by the pid
-	f, err := os.CreateTemp(filepath.Dir(name), Prefix+tempBase(filepath.Base(name))+"-"+strconv.Itoa(os.Getpid())+"-*")
-	if err != nil {
-		return "", err
+// writeTemp is WriteTemp for a file created with perm (less the umask)
+// and then given fix, when not nil, with the fsync only when sync is true.
+func writeTemp(name string, data []byte, perm fs.FileMode, fix func(*os.File) error, sync bool) (string, error) {
+	// BASE-PID-NUMBER, as a Batch names its files: Leftovers tells a
+	// dead process's from a running one's by the pid. Made with perm by
+	// open(2) itself (os.CreateTemp would make it 0600), so that the
+	// kernel applies the umask as it does to any new file.
+	dir := filepath.Dir(name)
+	for try := 0; ; try++ {
+		tmp := filepath.Join(dir, tempName(filepath.Base(name)))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue // left by an earlier process of the same id
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := fill(f, data, fix, sync); err != nil {
+			os.Remove(tmp)
+			return "", err
+		}
+		return tmp, nil
 	}
-	if err := fill(f, data, &mode, sync); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
 }
 
-// fill writes data to the new temp file f, gives it mode when mode is not
-// nil (os.CreateTemp makes a file 0600), fsyncs it when sync, and closes
-// it; the first error is returned, and the caller removes the file then.
-func fill(f *os.File, data []byte, mode *fs.FileMode, sync bool) error {
+// fill writes data to the new temp file f, gives it fix when fix is not
+// nil (its mode), fsyncs it when sync, and closes it; the first error is
+// returned, and the caller removes the file then.
+func fill(f *os.File, data []byte, fix func(*os.File) error, sync bool) error {
 	_, err := f.Write(data)
-	if err == nil && mode != nil {
-		err = f.Chmod(*mode)
+	if err == nil && fix != nil {
+		err = fix(f)
 	}
 	if err == nil && sync {
 		err = f.Sync()
@@ -102,24 +138,41 @@ func fill(f *os.File, data []byte, mode *fs.FileMode, sync bool) error {
 
 // Write replaces name with data atomically: WriteTemp, rename over name,
 // fsync of the directory. The directory must exist. name, if it exists, is
-// replaced whatever it is (callers refuse symbolic links first).
+// replaced whatever it is (callers refuse symbolic links first). With mode
+// Default a regular file at name keeps its mode (a page the user keeps
+// 0600 stays 0600), and a new file gets 0666 less the umask; any other
+// mode is the new file's exactly.
 func Write(name string, data []byte, mode fs.FileMode) error {
-	return writeVia(name, data, mode, os.Rename)
+	if mode.Perm() == Default {
+		if fi, err := os.Lstat(name); err == nil && fi.Mode().IsRegular() {
+			mode = fi.Mode().Perm()
+		}
+	}
+	return writeVia(name, data, createPerm(mode), exactMode(mode), os.Rename)
+}
+
+// WriteFixed is Write for a file whose mode fix sets (gitperm's
+// Shared.FixFile, for a file in a git directory): the new file is created
+// with 0666 less the umask, as git creates its own files, then given fix
+// before it takes name's place, whatever mode a file at name had.
+func WriteFixed(name string, data []byte, fix func(*os.File) error) error {
+	return writeVia(name, data, 0o666, fix, os.Rename)
 }
 
 // WriteNew creates name with data atomically as Write does, unless name
 // exists: then it writes nothing and returns an error wrapping fs.ErrExist.
 // On Linux the check and the creation are one step (RENAME_NOREPLACE), so a
-// file that appears at name meanwhile is never replaced.
+// file that appears at name meanwhile is never replaced. mode is as
+// WriteTemp's.
 func WriteNew(name string, data []byte, mode fs.FileMode) error {
-	return writeVia(name, data, mode, renameNew)
+	return writeVia(name, data, createPerm(mode), exactMode(mode), renameNew)
 }
 
-// writeVia is Write and WriteNew: WriteTemp, rename (which puts the temp
+// writeVia is Write and WriteNew: writeTemp, rename (which puts the temp
 // file at name, or fails and leaves it to be removed), fsync of the
 // directory.
-func writeVia(name string, data []byte, mode fs.FileMode, rename func(tmp, name string) error) error {
-	tmp, err := WriteTemp(name, data, mode)
+func writeVia(name string, data []byte, perm fs.FileMode, fix func(*os.File) error, rename func(tmp, name string) error) error {
+	tmp, err := writeTemp(name, data, perm, fix, true)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,5 +122,73 @@ func TestLongNamesWritten(t *testing.T) {
 		if ents, _ := os.ReadDir(d); len(ents) != len(longNames) {
 			t.Fatalf("%s holds %d entries, want %d (no temp left)", d, len(ents), len(longNames))
 		}
+	}
+}
+
+// umask is this process's umask, as /proc/self/status gives it.
+func umask(t *testing.T) fs.FileMode {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fs.FileMode(m)
+		}
+	}
+	t.Skip("no Umask line")
+	return 0
+}
+
+// With Default a new file gets 0666 less the umask and a file replaced
+// keeps its mode; any other mode is the file's exactly (attack36 finding 2).
+func TestWriteModes(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "page.html")
+	modeOf := func() fs.FileMode {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	if err := Write(name, []byte("new"), Default); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := modeOf(), 0o666&^umask(t); got != want {
+		t.Fatalf("new file: mode %v, want %v", got, want)
+	}
+	for _, keep := range []fs.FileMode{0o600, 0o666, 0o640} {
+		if err := os.Chmod(name, keep); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(name, []byte("again"), Default); err != nil {
+			t.Fatal(err)
+		}
+		if got := modeOf(); got != keep {
+			t.Fatalf("replaced %v file: mode %v", keep, got)
+		}
+	}
+	if err := Write(name, []byte("exact"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if got := modeOf(); got != 0o640 {
+		t.Fatalf("exact mode: %v, want 0640", got)
+	}
+	other := filepath.Join(dir, "new.json")
+	var b Batch
+	if err := b.AddNew(other, []byte("{}"), Default); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(other); st.Mode().Perm() != 0o666&^umask(t) {
+		t.Fatalf("batch's new file: mode %v", st.Mode().Perm())
 	}
 }

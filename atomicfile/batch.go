@@ -156,7 +156,9 @@ var errNoUnnamed = errors.New("no unnamed temp files here")
 const syncGroup = 64
 
 // Add writes data, with mode, to a temp file beside name (whose directory
-// must exist), to be renamed over name by Commit.
+// must exist), to be renamed over name by Commit. mode is the file's
+// exactly, whatever the umask (a caller replacing a file passes its
+// mode), or Default: 0666 less the umask, as a new file gets.
 func (b *Batch) Add(name string, data []byte, mode fs.FileMode) error {
 	return b.add(name, data, mode, false)
 }
@@ -260,7 +262,7 @@ func (b *Batch) unnamedAllowed(isNew bool) bool {
 // open; a named one open too, unless closeNamed. On error nothing is left.
 func createWrite(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (f *os.File, tmp string, err error) {
 	if unnamed {
-		if f, err = d.openUnnamed(mode); err == nil {
+		if f, err = d.openUnnamed(createPerm(mode)); err == nil {
 			if err = setMode(f, mode); err != nil {
 				f.Close()
 				return nil, "", err
@@ -363,7 +365,7 @@ func tempName(base string) string {
 func (d *dir) createTemp(base string, mode fs.FileMode) (*os.File, string, error) {
 	for try := 0; ; try++ {
 		tmp := tempName(base)
-		f, err := d.create(tmp, mode)
+		f, err := d.create(tmp, createPerm(mode))
 		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue // left by an earlier process of the same id
 		}
@@ -381,8 +383,12 @@ func (d *dir) createTemp(base string, mode fs.FileMode) (*os.File, string, error
 
 // setMode gives f, just created with mode, mode itself: only when the
 // umask took bits away is it changed (a chmod per file is a second
-// metadata write).
+// metadata write). A file of mode Default keeps what the kernel gave it,
+// 0666 less the umask.
 func setMode(f *os.File, mode fs.FileMode) error {
+	if mode.Perm() == Default {
+		return nil
+	}
 	if st, err := f.Stat(); err == nil && st.Mode().Perm() == mode.Perm() {
 		return nil
 	}
@@ -605,7 +611,7 @@ func (d *dir) writeTemp(base string, data []byte, mode fs.FileMode) (string, err
 	if err != nil {
 		return "", err
 	}
-	if err := fill(f, data, nil, true); err != nil {
+	if err := fill(f, data, nil, true); err != nil { // its mode set by createTemp
 		d.remove(tmp)
 		return "", err
 	}

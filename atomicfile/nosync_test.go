@@ -10,7 +10,7 @@ func TestWriteUnsyncedReplacesAndLeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "note.json")
 	for _, content := range []string{"one", "two"} {
-		if err := WriteUnsynced(name, []byte(content), 0o600); err != nil {
+		if err := WriteUnsynced(name, []byte(content), func(f *os.File) error { return f.Chmod(0o600) }); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(name)
@@ -25,7 +25,7 @@ func TestWriteUnsyncedReplacesAndLeavesNoTemp(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("%d entries, want only note.json", len(ents))
 	}
-	if err := WriteUnsynced(filepath.Join(dir, "missing", "x"), []byte("x"), 0o644); err == nil {
+	if err := WriteUnsynced(filepath.Join(dir, "missing", "x"), []byte("x"), nil); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 }

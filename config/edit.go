@@ -103,7 +103,7 @@ type RuleEdit struct {
 // a files: the edit cannot add to (a flow list, an alias), with the rule to
 // add by hand. Nothing is written.
 func PlanRules(root string, globs []string, schema string) (*RuleEdit, error) {
-	e := &RuleEdit{name: filepath.Join(root, FileName), mode: 0o644}
+	e := &RuleEdit{name: filepath.Join(root, FileName), mode: atomicfile.Default}
 	c, err := Load(root)
 	if err != nil {
 		return nil, err

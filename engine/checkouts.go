@@ -109,7 +109,7 @@ func (c *Checkouts) Add(k config.Kept, expect, blob string, data []byte) (bool, 
 			c.dirs[dir] = true
 		}
 	}
-	mode := os.FileMode(0o644)
+	mode := atomicfile.Default // a new file: 0666 less the umask, as git checkout makes it
 	if st != nil {
 		mode = st.Mode().Perm()
 	}

@@ -1344,7 +1344,7 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 			return false, err
 		}
 	}
-	mode := os.FileMode(0o644)
+	mode := atomicfile.Default // a new file: 0666 less the umask, as git checkout makes it
 	if st != nil {
 		mode = st.Mode().Perm()
 	}

@@ -445,7 +445,7 @@ func (e *Engine) Init() (InitResult, error) {
 	e.noteHead()
 	name := filepath.Join(e.cfg.Root, config.FileName)
 	if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(name, []byte(config.Template), 0o644); err != nil {
+		if err := os.WriteFile(name, []byte(config.Template), 0o666); err != nil {
 			return res, fmt.Errorf("write %s: %w", config.FileName, err)
 		}
 		res.ConfigWritten = true

@@ -147,7 +147,7 @@ func (e *Engine) BeginWrites(from string, entries []JournalEntry, lost []Lost) e
 	if err := sh.MkdirAll(filepath.Dir(name)); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
-	if err := atomicfile.Write(name, data, sh.Mode(0o644)); err != nil {
+	if err := atomicfile.WriteFixed(name, data, sh.FixFile); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
 	return nil

@@ -78,7 +78,7 @@ func (e *Engine) writeLosses(keep []keptLoss) error {
 	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
 		return err
 	}
-	return atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644))
+	return atomicfile.WriteFixed(file, append(data, '\n'), sh.FixFile)
 }
 
 func (e *Engine) readLosses() ([]keptLoss, error) {

@@ -182,7 +182,7 @@ func (e *Engine) writeMergeAgain(ms []mergeAgain) {
 	}
 	sh := e.store.Shared()
 	if sh.MkdirAll(filepath.Dir(name)) == nil {
-		_ = atomicfile.Write(name, data, sh.Mode(0o644)) // as the journal and the losses are written
+		_ = atomicfile.WriteFixed(name, data, sh.FixFile) // as the journal and the losses are written
 	}
 }
 

@@ -263,7 +263,7 @@ func (e *Engine) writeNote(file string, empty bool, note any, means string) erro
 	if err := sh.MkdirAll(filepath.Dir(file)); err != nil {
 		return &NoteError{Path: file, Means: means, Err: err}
 	}
-	if err := atomicfile.Write(file, append(data, '\n'), sh.Mode(0o644)); err != nil {
+	if err := atomicfile.WriteFixed(file, append(data, '\n'), sh.FixFile); err != nil {
 		return &NoteError{Path: file, Means: means, Err: err}
 	}
 	return nil

@@ -86,9 +86,14 @@ func WriteOutput(name string, data []byte, mode os.FileMode) error {
 	return WriteUserFile(name, data, mode)
 }
 
+// UserMode, as WriteUserFile's mode, keeps the mode of the file it
+// replaces and gives a new file 0666 less the umask (atomicfile.Default).
+const UserMode = atomicfile.Default
+
 // WriteUserFile writes a file the user asked for that strata does not keep
 // (a schema, a page, .mcp.json) atomically with mode, creating its
-// directory. A symbolic link at name is replaced, not followed.
+// directory: UserMode, or a mode the file gets exactly. A symbolic link
+// at name is replaced, not followed.
 func WriteUserFile(name string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err

@@ -109,7 +109,7 @@ func (e *Engine) compactProvenance(drop map[string]provenanceNote) {
 			lines = append(lines, l...)
 		}
 	}
-	_ = atomicfile.WriteUnsynced(e.provenanceLog(), lines, e.store.Shared().Mode(0o644))
+	_ = atomicfile.WriteUnsynced(e.provenanceLog(), lines, e.store.Shared().FixFile)
 }
 
 // NoteProvenance remembers that session and toolUse wrote content to k, for

@@ -904,7 +904,7 @@ func (s *Store) writeSeen(name string, head plumbing.Hash, logSize int64, shallo
 	if err := s.Shared().MkdirAll(filepath.Dir(name)); err != nil {
 		return err
 	}
-	return atomicfile.Write(name, []byte(head.String()+"\n"+strconv.FormatInt(logSize, 10)+"\n"+shallow+"\n"), s.Shared().Mode(0o644))
+	return atomicfile.WriteFixed(name, []byte(head.String()+"\n"+strconv.FormatInt(logSize, 10)+"\n"+shallow+"\n"), s.Shared().FixFile)
 }
 
 // shallowStamp names a shallow clone's boundary (<commondir>/shallow):

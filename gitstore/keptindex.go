@@ -104,7 +104,7 @@ func (s *Store) keptIndex(commit plumbing.Hash, entries []treeEntry) (*keptIndex
 		return nil, err
 	}
 	if sh := s.Shared(); s.writable() == nil && sh.MkdirAll(filepath.Dir(s.keptIndexFile())) == nil {
-		atomicfile.Write(s.keptIndexFile(), encodeKeptIndex(x, commit), sh.Mode(0o644)) // a cache: best effort
+		atomicfile.WriteFixed(s.keptIndexFile(), encodeKeptIndex(x, commit), sh.FixFile) // a cache: best effort
 	}
 	if x == nil {
 		return nil, errIndexTooBig

@@ -160,7 +160,7 @@ func (s *Store) notePromisor(down bool) {
 	if sh.MkdirAll(filepath.Dir(name)) != nil {
 		return
 	}
-	atomicfile.Write(name, []byte(strconv.FormatInt(now().Unix(), 10)+"\n"), sh.Mode(0o644))
+	atomicfile.WriteFixed(name, []byte(strconv.FormatInt(now().Unix(), 10)+"\n"), sh.FixFile)
 }
 
 // objectErr is objectErr for this store: in a partial clone whose promisor

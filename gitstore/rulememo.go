@@ -187,7 +187,7 @@ func (s *Store) saveRuleMemo() {
 	if s.Shared().MkdirAll(filepath.Dir(name)) != nil {
 		return
 	}
-	atomicfile.Write(name, buf, s.Shared().Mode(0o644))
+	atomicfile.WriteFixed(name, buf, s.Shared().FixFile)
 }
 
 // encodeRuleMemo is the file's content for m (parseRuleMemo reads it),

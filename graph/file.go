@@ -374,7 +374,8 @@ func (f File) mkdirOK(real string) error {
 
 // read reads the file: a regular file, a symbolic link at its name never
 // followed; through f's door when it has one. d is its folder, as update
-// opened it. A missing file gives exists false and mode 0644.
+// opened it. A missing file gives exists false and mode atomicfile.Default
+// (it is created 0666 less the umask).
 func (f File) read(d *atomicfile.Dir) (data []byte, exists bool, mode fs.FileMode, err error) {
 	var st fs.FileInfo
 	if d != nil {
@@ -384,7 +385,7 @@ func (f File) read(d *atomicfile.Dir) (data []byte, exists bool, mode fs.FileMod
 	} // the early word on what is there; the read decides
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, false, 0o644, nil
+		return nil, false, atomicfile.Default, nil
 	case err != nil:
 		return nil, false, 0, unwrapPath(err)
 	case st.Mode()&fs.ModeSymlink != 0:
@@ -412,7 +413,7 @@ func (f File) readBeneath(rel string) (data []byte, exists bool, mode fs.FileMod
 	data, mode, err = f.Tree.ReadFileMode(rel, f.Max)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, false, 0o644, nil
+		return nil, false, atomicfile.Default, nil
 	case errors.Is(err, state.ErrNotRegular): // swapped since the Lstat
 		return nil, false, 0, errors.New("not a regular file")
 	case errors.Is(err, state.ErrTooLarge): // grew since the Lstat

@@ -236,7 +236,7 @@ func SaveAdded(gitDir string, sh gitperm.Shared, path string, in *Added, limit i
 	if err := sh.MkdirAll(filepath.Dir(name)); err != nil {
 		return err
 	}
-	return atomicfile.Write(name, data, sh.Mode(0o644))
+	return atomicfile.WriteFixed(name, data, sh.FixFile)
 }
 
 // current is in when data is still the content install wrote (its

@@ -78,7 +78,7 @@ func Export(dir string) error {
 		b, _ := Get(n)
 		// atomically: a symbolic link of that name (a clone may commit
 		// one) is replaced, never written through
-		if err := atomicfile.Write(filepath.Join(dir, n+suffix), b, 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, n+suffix), b, atomicfile.Default); err != nil {
 			return fmt.Errorf("export schemas: %w", err)
 		}
 	}

@@ -125,7 +125,7 @@ func writePage(dir, since, file string, home bool, out io.Writer) error {
 		_, err = out.Write(buf.Bytes())
 		return err
 	}
-	if err := engine.WriteOutput(file, buf.Bytes(), 0o644); err != nil {
+	if err := engine.WriteOutput(file, buf.Bytes(), engine.UserMode); err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	fmt.Fprintf(out, "wrote %s: %d events in %d lanes\n", file, len(t.Events), len(t.Lanes))

@@ -83,7 +83,7 @@ func planMCP(e *env, eng *engine.Engine, notes *claudeNotes, dryRun, remove bool
 			return nil
 		}, nil
 	}
-	mode := fs.FileMode(0o644)
+	mode := engine.UserMode // a new .mcp.json: 0666 less the umask
 	if st != nil {
 		mode = st.Mode().Perm()
 	}

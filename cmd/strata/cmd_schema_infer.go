@@ -127,7 +127,7 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 			return err
 		}
 	}
-	if err := engine.WriteOutput(out, inf.Schema, 0o644); err != nil {
+	if err := engine.WriteOutput(out, inf.Schema, engine.UserMode); err != nil {
 		return fmt.Errorf("write %s: %w", o.Output, err)
 	}
 	fmt.Fprintf(e.Out, "wrote %s (from %s)\n", o.Output, counts)
