@@ -206,6 +206,17 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 			local[p] = true
 		}
 	}
+	if e.display != "" {
+		// the home view: a path but the auto-memory file is none of this
+		// machine's (its record writes that file only); it came from a
+		// remote's home history, which a sync drops (gitstore.DropForeign),
+		// and a commit that still names it, an older strata's merge or
+		// one made by hand, is no leak: refusing it stopped every home
+		// sync with another remote for good, with no way out (attack36c
+		// H1, H2: no rule applies to the home view, forget does not
+		// reach it)
+		maps.DeleteFunc(local, func(p string, _ bool) bool { return p != HomeName })
+	}
 	why, err := e.unpublishable(ctx, local)
 	if err != nil {
 		return nil, err

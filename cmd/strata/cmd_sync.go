@@ -83,11 +83,15 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	if ignored && !o.Home && !o.JSON {
 		fmt.Fprintln(e.Err, "strata: sync_home in .strata.yaml is not honoured (the file may come with the repository from anyone who can push, and it publishes your own auto-memory file); to sync it: strata sync --home, or git config strata.syncHome true")
 	}
+	var homeErr error
 	if o.Home || home {
-		if err := syncHome(ctx, e, o, eng, rep); err != nil {
-			return err
+		// the state ref is synced by now, pushed and written: its report
+		// is printed whatever the home ref's sync gives (attack36c M1: a
+		// failed home sync hid it, its "lost local version" lines too, and
+		// --json printed nothing)
+		if homeErr = syncHome(ctx, e, o, eng, rep); homeErr == nil {
+			failed = failed || syncFailed(rep.Home)
 		}
-		failed = failed || syncFailed(rep.Home)
 	}
 	sweepLater(e, eng)
 	if o.JSON {
@@ -100,7 +104,10 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 			printSync(e, rep.Home, func(p string) string { return rep.Home.Shown[p] })
 		}
 	}
-	if failed {
+	switch {
+	case homeErr != nil:
+		return homeErr
+	case failed:
 		return errReported
 	}
 	return nil
