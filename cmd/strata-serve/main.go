@@ -17,6 +17,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,14 +88,22 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(errw, "strata: %s\n", err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 3
 	}
 	return 0
 }
 
+// usageError is an error of strata's arguments (exit 2).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
 func serveTimeline(ctx context.Context, dir, addr, since string, home bool, out io.Writer) error {
 	if err := loopback.Check(addr); err != nil { // strata checked it; never serve elsewhere
-		return fmt.Errorf("--serve: %w", err)
+		return usageError{fmt.Errorf("--serve: %w", err)}
 	}
 	eng, from, err := openTimeline(dir, since)
 	if err != nil {
@@ -104,7 +113,11 @@ func serveTimeline(ctx context.Context, dir, addr, since string, home bool, out 
 	o := timeline.Options{Since: from, Home: home}
 	page := web.Page{Build: func() (*timeline.Timeline, error) { return timeline.Build(eng, o) },
 		Heads: func() (string, error) { return eng.HistoryHeads(home) }}
-	return web.Serve(ctx, addr, page, out)
+	err = web.Serve(ctx, addr, page, out)
+	if errors.Is(err, web.ErrNotLoopback) {
+		return usageError{fmt.Errorf("--serve: %w", err)}
+	}
+	return err
 }
 
 // writePage writes the timeline's page to file, or to out without one.
