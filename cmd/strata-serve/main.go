@@ -138,7 +138,7 @@ func writePage(dir, since, file string, home bool, out io.Writer) error {
 		_, err = out.Write(buf.Bytes())
 		return err
 	}
-	if err := engine.WriteOutput(file, buf.Bytes(), 0o644); err != nil {
+	if err := writeOutput(file, buf.Bytes(), home); err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	fmt.Fprintf(out, "wrote %s: %d events in %d lanes\n", file, len(t.Events), len(t.Lanes))
@@ -165,6 +165,33 @@ func writePage(dir, since, file string, home bool, out io.Writer) error {
 		fmt.Fprintf(out, "the details of %d decisions are left out (the page's diffs and details are spent; each names the strata command that prints it)\n", t.DetailsLeftOut)
 	}
 	return nil
+}
+
+// writeOutput writes the page to file (engine.WriteOutput). A page with
+// the home ref's events holds this machine's auto-memory notes, which the
+// home folder's permissions keep from other users: its file is 0600
+// whatever the umask and whatever mode a file it replaces had. A file
+// already there is made 0600 first, so that a write that keeps the mode of
+// the file it replaces keeps 0600, and the file written is made 0600 after,
+// whatever mode the write gave it; a device or pipe written into is left
+// as it is.
+func writeOutput(file string, data []byte, home bool) error {
+	if !home {
+		return engine.WriteOutput(file, data, 0o644)
+	}
+	private := func() error {
+		if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+			return os.Chmod(file, 0o600)
+		}
+		return nil
+	}
+	if err := private(); err != nil {
+		return err
+	}
+	if err := engine.WriteOutput(file, data, 0o600); err != nil {
+		return err
+	}
+	return private()
 }
 
 // openTimeline opens the repository at dir and reads since (RFC 3339, or
