@@ -1366,7 +1366,9 @@ type Decision struct {
 // Decisions reads the decisions a merge commit's message lists. A commit
 // of one parent has only its kept local lines (a sync's with no history of
 // its own: each names why the file its delete block drops was not taken);
-// other commits have none.
+// other commits have none. A decided line's winner and loser are commit
+// ids: a line whose loser is not one is passed over, and a winner that is
+// not one is the merge commit's own id.
 func (s *Store) Decisions(commit string) ([]Decision, error) {
 	c, err := s.resolve(commit)
 	if err != nil {
@@ -1390,10 +1392,18 @@ func (s *Store) Decisions(commit string) ([]Decision, error) {
 		}
 		return kept, nil
 	}
-	return decisionsOf(ci.message), nil
+	ds := decisionsOf(ci.message)
+	for i := range ds {
+		if ds[i].Loser != "" && ds[i].Winner == "" {
+			ds[i].Winner = c.String() // the merge that decided, rather than a forged name
+		}
+	}
+	return ds, nil
 }
 
-// decisionsOf reads the decision lines of a merge commit's message.
+// decisionsOf reads the decision lines of a merge commit's message. A
+// decided line's loser is a commit id (else the line is passed over), and
+// its winner one or "".
 func decisionsOf(msg string) []Decision {
 	var out []Decision
 	for _, line := range strings.Split(msg, "\n") {
@@ -1404,9 +1414,18 @@ func decisionsOf(msg string) []Decision {
 			if i < 0 {
 				continue
 			}
+			// anyone who can push writes the message: a loser that is not
+			// a commit id is no decision, and a winner that is not one is
+			// left out (Decisions names the merge instead), so no text of
+			// theirs passes for an id (attack36b F4: escapes reached the
+			// terminal through the timeline)
 			f := strings.Fields(rest[i+2:])
-			if len(f) == 5 && f[2] == "over" {
-				out = append(out, Decision{Path: unquotePath(rest[:i]), Winner: f[0], Loser: f[3]})
+			if len(f) == 5 && f[2] == "over" && plumbing.IsHash(f[3]) {
+				d := Decision{Path: unquotePath(rest[:i]), Loser: f[3]}
+				if plumbing.IsHash(f[0]) {
+					d.Winner = f[0]
+				}
+				out = append(out, d)
 			}
 		case strings.HasPrefix(line, keptPrefix):
 			rest := strings.TrimPrefix(line, keptPrefix)

@@ -350,3 +350,22 @@ func TestBuildLabelsMergeDecisions(t *testing.T) {
 		}
 	}
 }
+
+// A merge decision's winner and loser are quoted in the label as log
+// quotes them: a remote writes the merge's message, and the page may go
+// to a terminal (attack36b F4: a forged "id" set the window title and
+// cleared the screen through strata timeline).
+func TestBuildQuotesMergeIDs(t *testing.T) {
+	m := &memSource{}
+	m.add(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), state.ClassClaudeJSON, ".claude/notes.json", "b")
+	m.entries[0].Source = state.SourceSync
+	m.decisions = map[string][]engine.MergeDecision{
+		"c0": {{Path: ".claude/notes.json", Winner: "\x1b]0;PWNED\a", Loser: "\x1b[2J\x1b[3J"}},
+	}
+	tl, err := Build(m, Options{})
+	require.NoError(t, err)
+	require.Len(t, tl.Events, 1)
+	l := tl.Events[0].Label
+	require.Contains(t, l, `"\x1b]0;PWNED\a" won, losing side "\x1b[2J\x1b[3J"`)
+	require.NotRegexp(t, "[\x00-\x1f\x7f]", l)
+}

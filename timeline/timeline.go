@@ -354,7 +354,7 @@ func Build(src Source, o Options) (*Timeline, error) {
 					e.Label += "; kept both: the version recorded later is now " + state.TermSafe(d.KeptBoth)
 				default:
 					e.Label += fmt.Sprintf("; %s won, losing side %s (strata restore %s --rev %s)",
-						state.ShortID(d.Winner), state.ShortID(d.Loser), state.ShellWord(d.Path), state.ShellWord(d.Loser))
+						state.TermSafe(state.ShortID(d.Winner)), state.TermSafe(state.ShortID(d.Loser)), state.ShellWord(d.Path), state.ShellWord(d.Loser))
 				}
 			}
 		}

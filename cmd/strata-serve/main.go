@@ -17,6 +17,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,14 +88,22 @@ func run(args []string, in io.Reader, out, errw io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(errw, "strata: %s\n", err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 3
 	}
 	return 0
 }
 
+// usageError is an error of strata's arguments (exit 2).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
 func serveTimeline(ctx context.Context, dir, addr, since string, home bool, out io.Writer) error {
 	if err := loopback.Check(addr); err != nil { // strata checked it; never serve elsewhere
-		return fmt.Errorf("--serve: %w", err)
+		return usageError{fmt.Errorf("--serve: %w", err)}
 	}
 	eng, from, err := openTimeline(dir, since)
 	if err != nil {
@@ -104,7 +113,11 @@ func serveTimeline(ctx context.Context, dir, addr, since string, home bool, out 
 	o := timeline.Options{Since: from, Home: home}
 	page := web.Page{Build: func() (*timeline.Timeline, error) { return timeline.Build(eng, o) },
 		Heads: func() (string, error) { return eng.HistoryHeads(home) }}
-	return web.Serve(ctx, addr, page, out)
+	err = web.Serve(ctx, addr, page, out)
+	if errors.Is(err, web.ErrNotLoopback) {
+		return usageError{fmt.Errorf("--serve: %w", err)}
+	}
+	return err
 }
 
 // writePage writes the timeline's page to file, or to out without one.
@@ -125,7 +138,7 @@ func writePage(dir, since, file string, home bool, out io.Writer) error {
 		_, err = out.Write(buf.Bytes())
 		return err
 	}
-	if err := engine.WriteOutput(file, buf.Bytes(), engine.UserMode); err != nil {
+	if err := writeOutput(file, buf.Bytes(), home); err != nil {
 		return fmt.Errorf("write %s: %w", file, err)
 	}
 	fmt.Fprintf(out, "wrote %s: %d events in %d lanes\n", file, len(t.Events), len(t.Lanes))
@@ -152,6 +165,19 @@ func writePage(dir, since, file string, home bool, out io.Writer) error {
 		fmt.Fprintf(out, "the details of %d decisions are left out (the page's diffs and details are spent; each names the strata command that prints it)\n", t.DetailsLeftOut)
 	}
 	return nil
+}
+
+// writeOutput writes the page to file (engine.WriteOutput): a new file
+// gets 0666 less the umask and a file it replaces keeps its mode, as
+// every file strata writes; a page with the home ref's events, which holds
+// this machine's auto-memory notes that the home folder's permissions keep
+// from other users, is 0600 whatever the umask and whatever mode a file it
+// replaces had (an explicit mode is given exactly; attack36b F2).
+func writeOutput(file string, data []byte, home bool) error {
+	if !home {
+		return engine.WriteOutput(file, data, engine.UserMode)
+	}
+	return engine.WriteOutput(file, data, 0o600)
 }
 
 // openTimeline opens the repository at dir and reads since (RFC 3339, or

@@ -30,9 +30,10 @@ its diff. A page embeds at most 10 000 diffs, 2 MiB in all, from 256 MiB of
 versions read; the later events name the command that prints theirs, and
 the page says from when (--since that time gives the rest). Without -o the
 page goes to stdout. --serve ADDR serves it on a loopback address instead
-until interrupted, built again on a reload when the history moved; it
-refuses what another web site's page asks of it (403), so open it from the
-address bar. The home ref's events (this machine's auto-memory file,
+until interrupted, built again on a reload when the history moved, at the
+address it prints: that holds a token made for the run, without which
+(another user of this machine) a request gets 403. It refuses what another
+web site's page asks of it (403) too, so open it from the address bar. The home ref's events (this machine's auto-memory file,
 ~/.claude/projects/<key>/memory/MEMORY.md, which strata never pushes) are
 left out unless --home is given; the page then says it holds them.
 strata-serve, installed with strata, builds and serves the page.`,

@@ -30,8 +30,9 @@ func emptyRepo(t *testing.T) string {
 }
 
 // TestTimelineServe: strata timeline --serve becomes strata-serve, which
-// serves the page of the real history on 127.0.0.1:0, with what was
-// recorded since on a reload, refuses another site's request, and stops
+// serves the page of the real history on 127.0.0.1:0 at the URL with the
+// token it prints, with what was recorded since on a reload, refuses a
+// request without the token and another site's request, and stops
 // cleanly on an interrupt.
 func TestTimelineServe(t *testing.T) {
 	if testing.Short() {
@@ -50,7 +51,7 @@ func TestTimelineServe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	defer cmd.Process.Kill()
-	re := regexp.MustCompile(`serving the timeline on (http://127\.0\.0\.1:[0-9]+/)`)
+	re := regexp.MustCompile(`serving the timeline on (http://127\.0\.0\.1:[0-9]+/\?t=[A-Z2-7]{26}) \(interrupt to stop\)`)
 	var url string
 	require.Eventually(t, func() bool {
 		m := re.FindStringSubmatch(out.String())
@@ -59,7 +60,7 @@ func TestTimelineServe(t *testing.T) {
 		}
 		return m != nil
 	}, 10*time.Second, 20*time.Millisecond, "stderr: %s", &stderr)
-	get := func(headers ...string) (int, string) {
+	getURL := func(url string, headers ...string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		require.NoError(t, err)
@@ -71,6 +72,18 @@ func TestTimelineServe(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		return resp.StatusCode, string(body)
+	}
+	get := func(headers ...string) (int, string) {
+		t.Helper()
+		return getURL(url, headers...)
+	}
+	// without the token printed, as another user of the machine asks,
+	// nothing is read (attack36b F1)
+	bare, _, _ := strings.Cut(url, "?")
+	for _, u := range []string{bare, bare + "?t=AAAAAAAAAAAAAAAAAAAAAAAAAA"} {
+		code, body := getURL(u)
+		require.Equal(t, http.StatusForbidden, code, u)
+		require.Equal(t, "refused: open the page at the address strata timeline --serve printed, with its token\n", body)
 	}
 	code, body := get()
 	require.Equal(t, http.StatusOK, code)

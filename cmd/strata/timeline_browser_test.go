@@ -253,8 +253,8 @@ func TestTimelinePolicyInBrowser(t *testing.T) {
 }
 
 // TestTimelineServeInBrowser: a page of another site (on 127.0.0.2) that
-// points <img> and <iframe> tags at the served timeline gets each refused
-// and builds nothing (attack22 O-4: sixty such tags ran strata-serve to
+// points <img> and <iframe> tags at the served timeline (the token
+// included) gets each refused and builds nothing (attack22 O-4: sixty such tags ran strata-serve to
 // 587 MB); the timeline opened from the address bar is served, built once,
 // and its script runs under the served policy.
 func TestTimelineServeInBrowser(t *testing.T) {
@@ -273,17 +273,18 @@ func TestTimelineServeInBrowser(t *testing.T) {
 		},
 		Heads: func() (string, error) { return "unchanged", nil },
 	}
-	h := web.Handler(page)
+	token := web.Token()
+	h := web.Handler(page, token)
 	timelineURL := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		h.ServeHTTP(rec, r)
 		mu.Lock()
 		codes[rec.code]++
 		mu.Unlock()
-	}))
+	})) + "?t=" + token
 	var tags strings.Builder
 	for i := range 6 {
-		fmt.Fprintf(&tags, `<img src="%s?n=%d" alt="">`, timelineURL, i)
+		fmt.Fprintf(&tags, `<img src="%s&amp;n=%d" alt="">`, timelineURL, i)
 	}
 	fmt.Fprintf(&tags, `<iframe src="%s"></iframe>`, timelineURL)
 	other := listen(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

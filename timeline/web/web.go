@@ -6,12 +6,16 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/timeline"
@@ -27,15 +31,20 @@ type Page struct {
 	Heads func() (string, error)
 }
 
-// Serve serves the page on addr (already checked by timeline.Loopback)
-// until ctx ends (an interrupt), and says where on out.
+// Serve serves the page on addr (already checked by loopback.Check) until
+// ctx ends (an interrupt), and says where on out: the URL it prints holds
+// a token made for this run (Token), which every request must carry, so
+// that another user of this machine, who can reach 127.0.0.1 too, reads
+// nothing. A listener that is not on a loopback address is closed and
+// refused (ErrNotLoopback).
 func Serve(ctx context.Context, addr string, p Page, out io.Writer) error {
-	ln, err := net.Listen("tcp", addr)
+	token := Token()
+	ln, err := listen(addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
+		return err
 	}
-	srv := &http.Server{Handler: Handler(p), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "serving the timeline on http://%s/ (interrupt to stop)\n", ln.Addr())
+	srv := newServer(Handler(p, token))
+	fmt.Fprintf(out, "serving the timeline on http://%s/?%s=%s (interrupt to stop)\n", ln.Addr(), tokenParam, token)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -53,14 +62,80 @@ func Serve(ctx context.Context, addr string, p Page, out io.Writer) error {
 	}
 }
 
+// The server's timeouts. A connection waits at most idleTimeout for its
+// next request, so that idle keep-alive connections do not pile up to the
+// file limit and lock the user out of the page; and an answer, the page's
+// build included (seconds for a long history), is written within
+// writeTimeout, so that a client that never reads does not hold its
+// connection for good.
+var (
+	idleTimeout  = 60 * time.Second
+	writeTimeout = 5 * time.Minute
+)
+
+// newServer is the http.Server that serves h.
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, WriteTimeout: writeTimeout}
+}
+
+// ErrNotLoopback is the error of a listener that is not on a loopback
+// address.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// netListen is net.Listen; a test replaces it.
+var netListen = net.Listen
+
+// listen listens on addr, checked by loopback.Check. The name localhost
+// is 127.0.0.1, or [::1] on a machine without 127.0.0.1, and is never
+// looked up: a hosts file, or a DNS server asked for a name the hosts file
+// lacks, could answer with any address. What it listens on is checked to
+// be loopback all the same.
+func listen(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not HOST:PORT", addr)
+	}
+	var ln net.Listener
+	if loopback.IsLocalhost(host) {
+		ln, err = netListen("tcp", net.JoinHostPort("127.0.0.1", port))
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			ln, err = netListen("tcp", net.JoinHostPort("::1", port))
+		}
+	} else {
+		if _, perr := netip.ParseAddr(host); perr != nil { // a name: never looked up
+			return nil, fmt.Errorf("%q: %w", addr, ErrNotLoopback)
+		}
+		ln, err = netListen("tcp", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+		at := ln.Addr().String()
+		ln.Close()
+		return nil, fmt.Errorf("%q is on %s, %w", addr, at, ErrNotLoopback)
+	}
+	return ln, nil
+}
+
+// tokenParam is the query parameter that carries the token.
+const tokenParam = "t"
+
+// Token is a new random token (crypto/rand, 130 bits, base32) for a page's
+// URL.
+func Token() string { return rand.Text() }
+
 // Handler serves the page at "/" to requests whose Host names a loopback
-// address (loopback.IsHost) and that no other site made (fromOtherSite).
+// address (loopback.IsHost), that no other site made (fromOtherSite) and
+// that carry token (the query ?t=TOKEN, compared in constant time); the
+// others are refused before anything is read. An empty token refuses
+// every request.
 // A reload shows what was recorded since: the page is built again when
 // p.Heads changed, else the one built last is served. One page is built
 // at a time; the requests that come meanwhile wait for it. (Building a
 // page of a long history takes seconds and hundreds of MB: a site that
 // had the browser send forty requests at once ran strata-serve to 890 MB.)
-func Handler(p Page) http.Handler {
+func Handler(p Page, token string) http.Handler {
 	var (
 		// turn is held by the request that checks and builds the page, so
 		// that one is built at a time; a channel, not a mutex, so that a
@@ -82,6 +157,10 @@ func Handler(p Page) http.Handler {
 		}
 		if why := fromOtherSite(r); why != "" {
 			http.Error(w, "refused: a request another web site made ("+why+"); open the page from the address bar", http.StatusForbidden)
+			return
+		}
+		if !hasToken(r, token) { // another user of this machine: 127.0.0.1 is theirs too
+			http.Error(w, "refused: open the page at the address strata timeline --serve printed, with its token", http.StatusForbidden)
 			return
 		}
 		if r.URL.Path != "/" {
@@ -126,12 +205,19 @@ func Handler(p Page) http.Handler {
 	})
 }
 
+// hasToken reports whether r's URL carries token.
+func hasToken(r *http.Request, token string) bool {
+	got := r.URL.Query().Get(tokenParam)
+	return token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
 // fromOtherSite says why r is one a browser sent for another site ("" when
 // it is not): Sec-Fetch-Site other than same-origin or none (none: typed
 // in the address bar, a bookmark), or an Origin other than the page's own.
 // Any site can have a browser send requests to 127.0.0.1 (an <img> of the
 // page), with this Host: it reads nothing, but it must not make strata
-// work. A request without these headers (curl, an old browser) is served.
+// work. A request without these headers (curl, an old browser) passes
+// this check (it must still carry the token).
 func fromOtherSite(r *http.Request) string {
 	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
 		return fmt.Sprintf("Sec-Fetch-Site: %q", s)

@@ -1,14 +1,19 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,9 +51,15 @@ func (c *counted) set(heads string) { c.mu.Lock(); c.heads = heads; c.mu.Unlock(
 
 func (c *counted) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.builds }
 
-// get serves a GET of "/" from 127.0.0.1 with the given headers.
+// testToken is the token the tests' handlers are made with.
+const testToken = "TOKEN0123456789ABCDEFGHIJK"
+
+// handler is Handler(p, testToken).
+func handler(p Page) http.Handler { return Handler(p, testToken) }
+
+// get serves a GET of "/?t=testToken" from 127.0.0.1 with the given headers.
 func get(h http.Handler, headers ...string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18931/", nil)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18931/?t="+testToken, nil)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -68,12 +79,13 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, "127.0.0.1:0", c.page(), &out) }()
-	re := regexp.MustCompile(`^serving the timeline on (http://127\.0\.0\.1:[0-9]+/) \(interrupt to stop\)\n$`)
-	var url string
+	re := regexp.MustCompile(`^serving the timeline on (http://127\.0\.0\.1:[0-9]+/)\?t=([A-Z2-7]{26}) \(interrupt to stop\)\n$`)
+	var base, url, token string
 	require.Eventually(t, func() bool {
 		m := re.FindStringSubmatch(out.String())
 		if m != nil {
-			url = m[1]
+			base, token = m[1], m[2]
+			url = base + "?t=" + token
 		}
 		return m != nil
 	}, 10*time.Second, 20*time.Millisecond)
@@ -93,10 +105,17 @@ func TestServe(t *testing.T) {
 	c.set("b")
 	fetch()
 	require.Equal(t, 2, c.count(), "the heads moved: the page is built again")
-	resp, err := http.Get(url + "other")
+	resp, err := http.Get(base + "other?t=" + token)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	for _, u := range []string{base, base + "?t=", base + "?t=" + token[1:], base + "other"} {
+		resp, err = http.Get(u)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, u)
+	}
+	require.Equal(t, 2, c.count(), "a request without the token built the page")
 	resp, err = http.Post(url, "text/plain", strings.NewReader("x"))
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -116,7 +135,7 @@ func TestServe(t *testing.T) {
 // inline script at large.
 func TestServedHeaders(t *testing.T) {
 	c := &counted{heads: "a"}
-	rec := get(Handler(c.page()))
+	rec := get(handler(c.page()))
 	require.Equal(t, http.StatusOK, rec.Code)
 	csp := rec.Header().Get("Content-Security-Policy")
 	require.Equal(t, timeline.Policy()+"; frame-ancestors 'none'", csp)
@@ -133,7 +152,7 @@ func TestServedHeaders(t *testing.T) {
 // site whose DNS name was made to resolve to 127.0.0.1 (DNS rebinding)
 // sends its own name and reads nothing of the recorded history.
 func TestHandlerRefusesOtherHosts(t *testing.T) {
-	h := Handler((&counted{}).page())
+	h := handler((&counted{}).page())
 	for host, want := range map[string]int{
 		"127.0.0.1:18931":        http.StatusOK,
 		"127.0.0.1":              http.StatusOK,
@@ -147,7 +166,7 @@ func TestHandlerRefusesOtherHosts(t *testing.T) {
 		"10.0.0.1:18931":         http.StatusMisdirectedRequest,
 		"":                       http.StatusMisdirectedRequest,
 	} {
-		req := httptest.NewRequest(http.MethodGet, "http://x/", nil)
+		req := httptest.NewRequest(http.MethodGet, "http://x/?t="+testToken, nil)
 		req.Host = host
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -189,7 +208,7 @@ func TestHandlerRefusesOtherSites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &counted{heads: "a"}
-			rec := get(Handler(c.page()), tc.headers...)
+			rec := get(handler(c.page()), tc.headers...)
 			require.Equal(t, tc.want, rec.Code, rec.Body.String())
 			if tc.want == http.StatusOK {
 				require.Equal(t, 1, c.count())
@@ -215,7 +234,7 @@ func TestHandlerBuildsOneAtATime(t *testing.T) {
 	)
 	open := func() { once.Do(func() { close(release) }) }
 	defer open()
-	h := Handler(Page{
+	h := handler(Page{
 		Build: func() (*timeline.Timeline, error) {
 			mu.Lock()
 			builds++
@@ -263,7 +282,7 @@ func TestHandlerWaitEndsWithTheClient(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var builds int
 	var mu sync.Mutex
-	h := Handler(Page{
+	h := handler(Page{
 		Build: func() (*timeline.Timeline, error) {
 			mu.Lock()
 			builds++
@@ -279,7 +298,7 @@ func TestHandlerWaitEndsWithTheClient(t *testing.T) {
 	<-entered
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18931/", nil).WithContext(ctx)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18931/?t="+testToken, nil).WithContext(ctx)
 	h.ServeHTTP(httptest.NewRecorder(), req) // returns: it does not wait for the build
 	close(release)
 	require.Equal(t, http.StatusOK, <-first)
@@ -295,7 +314,7 @@ func TestHandlerKeepsNoFailure(t *testing.T) {
 	fail := errors.New("refs/strata/state: history damaged")
 	heads := errors.New("read ref refs/strata/state: permission denied")
 	var headsErr, buildErr error = nil, fail
-	h := Handler(Page{
+	h := handler(Page{
 		Build: func() (*timeline.Timeline, error) {
 			builds++
 			return &timeline.Timeline{}, buildErr
@@ -313,4 +332,162 @@ func TestHandlerKeepsNoFailure(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
 	require.Equal(t, heads.Error()+"\n", rec.Body.String())
 	require.Equal(t, 2, builds)
+}
+
+// A request without the run's token, or with another one, is refused with
+// 403 and one line before anything is read or built: 127.0.0.1 answers
+// every user of the machine, and the page holds what only its user may
+// read (attack36b F1: uid nobody read the page, home notes and all, with
+// curl). curl's request with the token is served.
+func TestHandlerRefusesWithoutToken(t *testing.T) {
+	for _, tc := range []struct {
+		name, query string
+		want        int
+	}{
+		{"the token", "?t=" + testToken, http.StatusOK},
+		{"the token, then other parameters", "?t=" + testToken + "&x=1", http.StatusOK},
+		{"no query", "", http.StatusForbidden},
+		{"no token", "?t=", http.StatusForbidden},
+		{"another token", "?t=" + strings.Repeat("A", len(testToken)), http.StatusForbidden},
+		{"the token less its last letter", "?t=" + testToken[:len(testToken)-1], http.StatusForbidden},
+		{"the token and more", "?t=" + testToken + "A", http.StatusForbidden},
+		{"the token in lower case", "?t=" + strings.ToLower(testToken), http.StatusForbidden},
+		{"the token under another name", "?token=" + testToken, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &counted{heads: "a"}
+			req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18931/"+tc.query, nil)
+			rec := httptest.NewRecorder()
+			handler(c.page()).ServeHTTP(rec, req)
+			require.Equal(t, tc.want, rec.Code, rec.Body.String())
+			if tc.want == http.StatusOK {
+				require.Equal(t, 1, c.count())
+				return
+			}
+			require.Equal(t, 0, c.count(), "a request without the token built the page")
+			require.Equal(t, "refused: open the page at the address strata timeline --serve printed, with its token\n", rec.Body.String())
+		})
+	}
+	// a handler made without a token serves nobody
+	c := &counted{heads: "a"}
+	rec := httptest.NewRecorder()
+	Handler(c.page(), "").ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18931/?t=", nil))
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Equal(t, 0, c.count())
+}
+
+// Each run's token is new, and long enough (130 bits) not to be guessed.
+func TestToken(t *testing.T) {
+	a, b := Token(), Token()
+	require.NotEqual(t, a, b)
+	require.Regexp(t, `^[A-Z2-7]{26}$`, a)
+}
+
+// listening records the addresses listen asked netListen for, listening
+// on them.
+func listening(t *testing.T) *[]string {
+	t.Helper()
+	var asked []string
+	orig := netListen
+	t.Cleanup(func() { netListen = orig })
+	netListen = func(network, addr string) (net.Listener, error) {
+		asked = append(asked, addr)
+		return orig(network, addr)
+	}
+	return &asked
+}
+
+// localhost is 127.0.0.1, never a name looked up: a hosts file or a DNS
+// answer could make it a LAN address, and the page was served there
+// (attack36b F3).
+func TestListenLocalhostLiteral(t *testing.T) {
+	asked := listening(t)
+	for _, addr := range []string{"localhost:0", "LocalHost:0"} {
+		ln, err := listen(addr)
+		require.NoError(t, err)
+		require.True(t, ln.Addr().(*net.TCPAddr).IP.IsLoopback())
+		ln.Close()
+	}
+	require.Equal(t, []string{"127.0.0.1:0", "127.0.0.1:0"}, *asked)
+	// a name other than localhost is not looked up either
+	_, err := listen("example.com:0")
+	require.ErrorIs(t, err, ErrNotLoopback)
+	require.Len(t, *asked, 2)
+}
+
+// On a machine without 127.0.0.1, localhost is [::1].
+func TestListenLocalhostIPv6(t *testing.T) {
+	var asked []string
+	orig := netListen
+	defer func() { netListen = orig }()
+	netListen = func(network, addr string) (net.Listener, error) {
+		asked = append(asked, addr)
+		if addr == "127.0.0.1:0" {
+			return nil, &net.OpError{Op: "listen", Net: network, Err: os.NewSyscallError("bind", syscall.EADDRNOTAVAIL)}
+		}
+		return nil, errors.New("no IPv6 here either")
+	}
+	_, err := listen("localhost:0")
+	require.ErrorContains(t, err, "no IPv6 here either")
+	require.Equal(t, []string{"127.0.0.1:0", "[::1]:0"}, asked)
+}
+
+// fakeListener is a listener that says it is on a LAN address.
+type fakeListener struct {
+	net.Listener
+	closed bool
+}
+
+func (f *fakeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(192, 0, 2, 2), Port: 8080} }
+func (f *fakeListener) Close() error   { f.closed = true; return f.Listener.Close() }
+
+// A listener that is not on a loopback address, whatever gave it, is
+// closed and refused.
+func TestListenRefusesNonLoopback(t *testing.T) {
+	orig := netListen
+	defer func() { netListen = orig }()
+	var fake *fakeListener
+	netListen = func(network, addr string) (net.Listener, error) {
+		ln, err := orig(network, addr)
+		if err != nil {
+			return nil, err
+		}
+		fake = &fakeListener{Listener: ln}
+		return fake, nil
+	}
+	_, err := listen("localhost:0")
+	require.ErrorIs(t, err, ErrNotLoopback)
+	require.Equal(t, `"localhost:0" is on 192.0.2.2:8080, not a loopback address`, err.Error())
+	require.True(t, fake.closed)
+}
+
+// The server closes a keep-alive connection idle for idleTimeout (it kept
+// them for good: a local process could pile them up to the file limit,
+// attack36b F6), and bounds the writing of an answer.
+func TestServerTimeouts(t *testing.T) {
+	srv := newServer(http.NotFoundHandler())
+	require.Equal(t, 60*time.Second, srv.IdleTimeout)
+	require.Equal(t, 5*time.Minute, srv.WriteTimeout)
+	require.Equal(t, 10*time.Second, srv.ReadHeaderTimeout)
+
+	defer func(d time.Duration) { idleTimeout = d }(idleTimeout)
+	idleTimeout = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv = newServer(handler((&counted{heads: "a"}).page()))
+	go srv.Serve(ln)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET /?t=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", testToken)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = conn.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "the idle connection was not closed")
 }
