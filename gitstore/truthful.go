@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,6 +230,15 @@ func (hc *historyCheck) blocks(ci commitInfo) (string, string) {
 			return e.Path, "named twice in the commit's Strata-* trailers"
 		}
 		named[e.Path] = e.Action
+	}
+	if hc.s.prefix == "home/" {
+		// what a home history holds but the auto-memory file is dropped
+		// by the sync that takes it, never written or shown: whether its
+		// trailers tell it truly harms nothing, and refused, one such
+		// commit in the shared home history stopped every home sync for
+		// good (attack36c M2)
+		maps.DeleteFunc(changed, func(p string, _ state.Action) bool { return hc.s.foreign(p) })
+		maps.DeleteFunc(named, func(p string, _ state.Action) bool { return hc.s.foreign(p) })
 	}
 	p, why := mismatch(changed, named)
 	if why != "" && len(ci.parents) == 1 && keptLocalCommit(ci.message) {
@@ -636,7 +646,7 @@ func (hc *historyCheck) diff(a, b plumbing.Hash, dir string, depth int, out map[
 		if dir != "" {
 			p = dir + "/" + p
 		}
-		if why := checkEntry(e, p, depth); why != "" {
+		if why := checkEntry(e, p, depth, hc.s.foreign(p)); why != "" {
 			return p, why
 		}
 		key := e.key()
@@ -721,7 +731,12 @@ func (hc *historyCheck) parseOne(raw []byte) (rawEntry, bool) {
 
 // checkEntry holds one entry a fetched commit adds or changes to
 // checkTree's rules; it returns why it is refused, or "".
-func checkEntry(e rawEntry, p string, depth int) string {
+//
+// foreign, for a path a home history drops (Store.foreign), takes any mode:
+// never written, shown or merged, its mode harms nothing, and refused, a
+// symbolic link or gitlink anywhere in the shared home history stopped
+// every home sync for good (attack36c M2).
+func checkEntry(e rawEntry, p string, depth int, foreign bool) string {
 	if len(p) > state.MaxPathLen {
 		return fmt.Sprintf("path of %d bytes, over %d", len(p), state.MaxPathLen)
 	}
@@ -737,11 +752,18 @@ func checkEntry(e rawEntry, p string, depth int) string {
 		if depth+1 >= state.MaxPathDepth {
 			return fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1)
 		}
-	case "120000":
+	case "120000", "160000":
+		if foreign {
+			return ""
+		}
+		if string(e.mode) == "160000" {
+			return "a gitlink (submodule), not a regular file"
+		}
 		return "a symbolic link, not a regular file"
-	case "160000":
-		return "a gitlink (submodule), not a regular file"
 	default:
+		if foreign {
+			return ""
+		}
 		return "mode " + string(e.mode) + ", want 100644, 100755 or 40000"
 	}
 	return ""

@@ -181,11 +181,24 @@ func (s *Store) checkTree(h plumbing.Hash, dir string, depth int, seen *int) (st
 			}
 			key = append(key, '/')
 			subtrees, subnames = append(subtrees, id), append(subnames, p)
-		case "120000":
+		case "120000", "160000":
+			if s.foreign(p) { // dropped by the home sync, never written (checkEntry)
+				if z.files++; *seen+z.files > maxRemoteFiles {
+					return name, tooMany(), z
+				}
+				break
+			}
+			if mode == "160000" {
+				return p, "a gitlink (submodule), not a regular file", z
+			}
 			return p, "a symbolic link, not a regular file", z
-		case "160000":
-			return p, "a gitlink (submodule), not a regular file", z
 		default:
+			if s.foreign(p) {
+				if z.files++; *seen+z.files > maxRemoteFiles {
+					return name, tooMany(), z
+				}
+				break
+			}
 			return p, "mode " + mode + ", want 100644, 100755 or 40000", z
 		}
 		if names[string(entry)] || prev != nil && bytes.Compare(prev, key) >= 0 {
