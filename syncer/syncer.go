@@ -619,12 +619,7 @@ func crashPoint(step string) {
 
 func report(rep *Report, m *engine.Merge) {
 	rep.Result, rep.Head = m.Kind, m.Head
-	for _, p := range m.Foreign {
-		if !slices.Contains(rep.Dropped, p) {
-			rep.Dropped = append(rep.Dropped, p)
-		}
-	}
-	sort.Strings(rep.Dropped)
+	rep.Dropped = union(rep.Dropped, m.Foreign)
 	rep.Decisions = rep.Decisions[:0]
 	for _, p := range m.Paths {
 		if p.ByTime || p.KeptLocal != "" {
@@ -1056,14 +1051,17 @@ func SyncHome(ctx context.Context, eng *engine.Engine, o Options) (*Report, erro
 	if err != nil {
 		return nil, fmt.Errorf("sync home: %w", err)
 	}
-	for _, p := range dropped {
-		if !slices.Contains(rep.Dropped, p) {
-			rep.Dropped = append(rep.Dropped, p)
-		}
-	}
-	sort.Strings(rep.Dropped)
+	rep.Dropped = union(rep.Dropped, dropped)
 	rep.Shown = map[string]string{engine.HomeName: home.Shown(engine.HomeName)}
 	return rep, nil
+}
+
+// union is a and b sorted, each path once: a home sync's dropped paths
+// may number as many as a remote's files (maxRemoteFiles).
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // refusedHistory words a merge that stopped at a commit whose tree is past
