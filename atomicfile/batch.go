@@ -487,10 +487,17 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			// between the check and the rename
 			b.keepLink(p)
 		}
-		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name, p.d.stat(p.base)) {
+		var now fs.FileInfo
+		if !p.isNew && b.Unchanged != nil {
+			now = p.d.stat(p.base)
+		}
+		if !p.isNew && b.Unchanged != nil && !b.Unchanged(p.name, now) {
 			notWritten = append(notWritten, p.name)
 			b.discard(p)
 			continue
+		}
+		if now != nil && now.Mode().IsRegular() && p.tmp != "" {
+			p.d.followMode(p.tmp, now)
 		}
 		if !p.isNew && b.Unchanged != nil {
 			switch ok, err := b.replace(p); {
@@ -552,6 +559,19 @@ func place(p batchFile) error {
 		return p.d.renameNew(p.tmp, p.base)
 	default:
 		return p.d.rename(p.tmp, p.base)
+	}
+}
+
+// followMode gives the temp file tmp, about to replace the file whose
+// lstat is now (one Unchanged accepted), that file's permission bits as
+// they are now: a file replaced keeps its mode, a chmod made since Add
+// (which read the mode it passed) included — chmod changes neither size
+// nor mtime, so Unchanged accepts the file, and a `chmod 600` made while
+// restore --all or sync wrote was undone (attack36d M1). Only when the
+// bits differ is the temp file changed; a failure leaves it as Add made it.
+func (d *dir) followMode(tmp string, now fs.FileInfo) {
+	if st := d.stat(tmp); st != nil && st.Mode().Perm() != now.Mode().Perm() {
+		_ = d.chmod(tmp, now.Mode().Perm())
 	}
 }
 

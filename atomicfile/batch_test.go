@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,5 +132,49 @@ func TestWriteTempNamesItsProcess(t *testing.T) {
 	}
 	if len(Leftovers(dir)) != 0 {
 		t.Fatal("a running process's temp file listed")
+	}
+}
+
+// A file a batch replaces keeps the mode it has at Commit, not the one its
+// caller read before Add: a chmod made in between (chmod changes neither
+// size nor mtime, so Unchanged accepts the file) is not undone (attack36d
+// M1: a `chmod 600` made while restore --all wrote came out 0644).
+func TestBatchFollowsChmodSinceAdd(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		dir := t.TempDir()
+		name := filepath.Join(dir, "f.json")
+		if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var b Batch
+		b.Unchanged = func(string, fs.FileInfo) bool { return true }
+		if whole {
+			was := CheapFlush
+			CheapFlush = func(int) bool { return true }
+			b.Expect(flushMin)
+			CheapFlush = was
+			if !b.whole {
+				t.Fatal("the batch is not made durable by syncfs")
+			}
+		}
+		if err := b.Add(name, []byte("new\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if late, err := b.Commit(nil); err != nil || len(late) > 0 {
+			t.Fatalf("whole %v: Commit = %v, %v", whole, late, err)
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data, _ := os.ReadFile(name); string(data) != "new\n" || st.Mode().Perm() != 0o600 {
+			t.Errorf("whole %v: %q mode %o, want the new content at the mode chmod gave (600)", whole, data, st.Mode().Perm())
+		}
 	}
 }

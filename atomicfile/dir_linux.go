@@ -167,6 +167,12 @@ func (d *dir) lstat(base string) (fs.FileInfo, error) {
 	return s, nil
 }
 
+// chmod is chmod(2) of base in d (base is never a symbolic link: a temp
+// file of d's own).
+func (d *dir) chmod(base string, mode fs.FileMode) error {
+	return unix.Fchmodat(d.fd, base, uint32(mode.Perm()), 0)
+}
+
 func (d *dir) remove(name string) error {
 	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
 		return &os.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}

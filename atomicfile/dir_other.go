@@ -43,6 +43,10 @@ func (d *dir) create(tmp string, mode fs.FileMode) (*os.File, error) {
 	return os.OpenFile(filepath.Join(d.path, tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
 }
 
+func (d *dir) chmod(base string, mode fs.FileMode) error {
+	return os.Chmod(filepath.Join(d.path, base), mode.Perm())
+}
+
 func (d *dir) rename(tmp, base string) error {
 	return os.Rename(filepath.Join(d.path, tmp), filepath.Join(d.path, base))
 }
