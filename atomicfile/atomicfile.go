@@ -20,7 +20,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -192,3 +194,23 @@ func SyncDir(dir string) {
 		d.Close()
 	}
 }
+
+// Umask is this process's umask as the kernel shows it (the Umask line of
+// /proc/self/status, Linux 4.7 on), read once; 022, the usual one, where
+// it cannot be read. Read, never set: umask(2) changes it for every
+// thread at once. For a mode Default cannot give, an executable's (0777
+// less the umask, as git gives its hooks).
+var Umask = sync.OnceValue(func() fs.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o022
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return fs.FileMode(m) & fs.ModePerm
+			}
+		}
+	}
+	return 0o022
+})

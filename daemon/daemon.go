@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
@@ -795,7 +796,10 @@ func (r *recorder) owe() {
 		head = noHead // never an empty file: a write cut short leaves one
 	}
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
-		_ = os.WriteFile(name, []byte(head+"\n"), 0o644)
+		// as strata's other files in the git directory: 0666 less the
+		// umask, then core.sharedRepository's mode (attack36d L4: 0644
+		// whatever either said)
+		_ = atomicfile.WriteUnsynced(name, []byte(head+"\n"), r.eng.Shared().FixFile)
 	}
 }
 

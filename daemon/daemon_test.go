@@ -814,3 +814,26 @@ func TestUnwrittenNoteIsLogged(t *testing.T) {
 		t.Errorf("log: %s", logs.String())
 	}
 }
+
+// The marker of an owed write protocol is made as strata's other files in
+// the git directory are: 0666 less the umask, then core.sharedRepository's
+// mode (attack36d L4: 0644 whatever either said).
+func TestOwedMarkerMode(t *testing.T) {
+	eng := newRepo(t)
+	if out, err := exec.Command("git", "-C", eng.Root(), "config", "core.sharedRepository", "0640").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v: %s", err, out)
+	}
+	eng, err := engine.Open(eng.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{eng: eng}
+	r.owe()
+	st, err := os.Stat(owedPath(eng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o640 {
+		t.Errorf("the marker is %o, want 640 (core.sharedRepository=0640)", st.Mode().Perm())
+	}
+}

@@ -603,7 +603,7 @@ func history(ctx context.Context, eng *engine.Engine) []Finding {
 				fs = append(fs, f)
 			} else {
 				fs = append(fs, Finding{Check: "fsck", Level: LevelFail, Message: "git fsck of strata's refs: " + firstLine(out, err),
-					Fix: "git fsck --full shows every problem; fetch the missing objects from a remote (strata sync) or restore from a backup"})
+					Fix: "git fsck --full shows every problem; git fetch --refetch REMOTE refs/strata/state brings missing objects back from a remote that has them (strata sync cannot), or restore from a backup"})
 			}
 		} else {
 			fs = append(fs, Finding{Check: "fsck", Level: LevelOK, Message: "git fsck of " + strings.Join(refs, ", ") + ": no problems"})

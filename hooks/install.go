@@ -753,7 +753,7 @@ func exists(name string) bool {
 // through its directory opened and judged by ok (when not nil).
 func writeExecutable(name string, data []byte, ok func(dir, real string) error) error {
 	b := atomicfile.Batch{DirOK: ok}
-	err := b.Add(name, data, 0o755)
+	err := b.Add(name, data, 0o777&^atomicfile.Umask()) // as git gives its hooks: 0755 under umask 022, 0700 under 077 (attack36d L3)
 	var notWritten []string
 	if err == nil {
 		notWritten, err = b.Commit(nil)

@@ -150,7 +150,7 @@ func exitCode(err error, w io.Writer) int {
 		}
 		return exitUsage
 	case errors.Is(err, state.ErrDamaged):
-		fmt.Fprintf(w, "strata: %s (git fsck --full shows the damage; fetch the missing objects from a remote with strata sync, or restore .git from a backup)\n", err)
+		fmt.Fprintf(w, "strata: %s (git fsck --full shows the damage; git fetch --refetch REMOTE refs/strata/state brings them back from a remote that has them, as strata sync cannot, or restore .git from a backup)\n", err)
 		return exitOther
 	case errors.Is(err, state.ErrNotRepo), errors.Is(err, state.ErrLocked):
 		fmt.Fprintf(w, "strata: %s\n", oneLine(err))
