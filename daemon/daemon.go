@@ -22,8 +22,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/atomicfile"
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/pidlock"
