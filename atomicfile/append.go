@@ -98,8 +98,9 @@ var AppendStep func(step, name string)
 var appendWrite = (*os.File).Write
 
 // An AppendError is Append's failed write: Err, the system's error (no
-// space left on device); Left, how many bytes of the new text stay at
-// the end of the file because cutting them off failed (Cut says why),
+// space left on device); Left, how many bytes of the new text stay where
+// the file ended before (another writer may have appended after them)
+// because cutting them off failed or was not safe (Cut says why),
 // 0 when the file is as it was.
 type AppendError struct {
 	Err  error
@@ -111,7 +112,7 @@ func (e *AppendError) Error() string {
 	if e.Left == 0 {
 		return e.Err.Error() + "; nothing added, the file is as it was"
 	}
-	return fmt.Sprintf("%v; the first %d bytes of the new text stay at the end of the file (not cut off: %v)", e.Err, e.Left, e.Cut)
+	return fmt.Sprintf("%v; the first %d bytes of the new text stay in the file where it ended before, not cut off (%v)", e.Err, e.Left, e.Cut)
 }
 
 func (e *AppendError) Unwrap() error { return e.Err }

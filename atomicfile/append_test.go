@@ -220,7 +220,7 @@ func TestAppendFailedWriteOtherWriterAfter(t *testing.T) {
 	}
 	_, err := Append(name, []byte("- mine\n"), nil, anyFile)
 	var ae *AppendError
-	if !errors.As(err, &ae) || ae.Left != 4 || !strings.Contains(err.Error(), "the first 4 bytes of the new text stay at the end of the file") {
+	if !errors.As(err, &ae) || ae.Left != 4 || !strings.Contains(err.Error(), "the first 4 bytes of the new text stay in the file where it ended before") {
 		t.Fatalf("Append error %v; want one saying 4 bytes stay", err)
 	}
 	if got, _ := os.ReadFile(name); string(got) != "# Memory\n- mi- theirs\n" {
