@@ -72,22 +72,102 @@ func translateInit(err error) error {
 // its Options.Extra files are looked at. What it holds now is the base the
 // polls compare with: the rescan the failed watch comes with (at start,
 // periodically) reads it as it is, and a directory new to the tree was
-// scanned by addTree.
-func (w *Watcher) pollDir(dir, real string, tree bool) {
+// scanned by addTree. A tree directory polled already goes on being
+// polled from its last look, unless it is another directory now (or a
+// link): that one is gone, and the new one is polled afresh.
+func (w *Watcher) pollDir(dir, real string, tree bool, now time.Time) {
 	if pd := w.polled[dir]; pd != nil {
-		pd.tree = pd.tree || tree
-		return
+		if !tree || pd.tree && pd.real == real && w.stillPolled(dir, pd) {
+			return
+		}
+		w.unpoll(dir, now)
 	}
 	pd := &polledDir{real: real, tree: tree}
-	pd.seen, _ = w.snapshot(dir, pd)
+	seen, state := w.snapshot(dir, pd)
+	if state != pollOK {
+		return // a link, or gone already: addTree's read judges it
+	}
+	pd.seen = seen
 	w.polled[dir] = pd
 	w.pollDirty = true
 }
 
+// What a poll found of a polled tree directory.
+type pollState int
+
+const (
+	pollOK      pollState = iota
+	pollGone              // removed (or no directory any more)
+	pollSwapped           // a link now, another directory, or reached out of the work tree only
+)
+
+// errPollLink is openPolled's error for a polled directory that is a
+// symbolic link now; errPollOther for one that is another directory.
+var (
+	errPollLink  = errors.New("a symbolic link now")
+	errPollOther = errors.New("another directory now")
+)
+
+// openPolled opens the tree directory pd polls as its watch would see it:
+// through an os.Root at the work tree, so no link leads out of it, and
+// not through a link of its own (Lstat). It returns the directory open and
+// its own stamp, device and inode.
+func (w *Watcher) openPolled(pd *polledDir) (sub *os.Root, self stamp, dev uint64, err error) {
+	rel, ok := w.rel(pd.real)
+	if !ok {
+		return nil, stamp{}, 0, errPollOther
+	}
+	root, err := os.OpenRoot(w.root)
+	if err != nil {
+		return nil, stamp{}, 0, err
+	}
+	defer root.Close()
+	name := filepath.FromSlash(rel)
+	fi, err := root.Lstat(name)
+	switch {
+	case err != nil:
+		return nil, stamp{}, 0, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, stamp{}, 0, errPollLink
+	case !fi.IsDir():
+		return nil, stamp{}, 0, syscall.ENOTDIR
+	}
+	if sub, err = root.OpenRoot(name); err != nil {
+		return nil, stamp{}, 0, err
+	}
+	if fi, err = sub.Stat("."); err != nil {
+		sub.Close()
+		return nil, stamp{}, 0, err
+	}
+	self = stampOf(fi)
+	dev = devOf(fi)
+	if pd.ino != 0 && (self.ino != pd.ino || dev != pd.dev) {
+		sub.Close()
+		return nil, stamp{}, 0, errPollOther
+	}
+	return sub, self, dev, nil
+}
+
+// stillPolled reports whether the tree directory dir, polled as pd, is
+// still the one its poll began on, reached as it was.
+func (w *Watcher) stillPolled(dir string, pd *polledDir) bool {
+	if pd.real != dir {
+		if r, err := w.resolve(dir); err != nil || r != pd.real {
+			return false // the followed link was moved or points elsewhere now
+		}
+	}
+	sub, _, _, err := w.openPolled(pd)
+	if err != nil {
+		return false
+	}
+	sub.Close()
+	return true
+}
+
 // snapshot returns the stamps of dir's entries (of its extra files only,
-// for a directory not of the tree), and false when a tree directory could
-// not be read because it is gone.
-func (w *Watcher) snapshot(dir string, pd *polledDir) (map[string]stamp, bool) {
+// for a directory not of the tree). A tree directory is read through
+// openPolled, and its state says whether it is gone or swapped.
+func (w *Watcher) snapshot(dir string, pd *polledDir) (map[string]stamp, pollState) {
 	out := map[string]stamp{}
 	if !pd.tree {
 		for p := range w.extra {
@@ -97,18 +177,55 @@ func (w *Watcher) snapshot(dir string, pd *polledDir) (map[string]stamp, bool) {
 				}
 			}
 		}
-		return out, true
+		return out, pollOK
 	}
-	entries, err := os.ReadDir(pd.real)
+	sub, self, dev, err := w.openPolled(pd)
 	if err != nil {
-		return out, !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)
+		switch {
+		case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+			return pd.seen, pollOK // unreadable for now: nothing learned
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			return out, pollGone
+		}
+		w.log.Debug("poll", "dir", dir, "err", err)
+		return out, pollSwapped // a link (out of the tree or not), or another directory
+	}
+	defer sub.Close()
+	if pd.ino == 0 {
+		pd.dev, pd.ino = dev, self.ino
+	}
+	d, err := sub.Open(".")
+	if err != nil {
+		return out, pollOK
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return out, pollOK
 	}
 	for _, e := range entries {
-		if fi, err := e.Info(); err == nil {
+		if fi, err := sub.Lstat(e.Name()); err == nil {
 			out[e.Name()] = stampOf(fi)
 		}
 	}
-	return out, true
+	return out, pollOK
+}
+
+// unpoll stops polling the tree directory dir, and the tree directories
+// polled below it, as the watches of a directory removed would go: the
+// kept files last seen there are reported, to be read as deleted.
+func (w *Watcher) unpoll(dir string, now time.Time) {
+	prefix := dir + string(filepath.Separator)
+	for d, pd := range w.polled {
+		if d != dir && !(pd.tree && strings.HasPrefix(d, prefix)) {
+			continue
+		}
+		delete(w.polled, d)
+		w.pollDirty = true
+		for name := range pd.seen {
+			w.polledChange(d, pd, name, stamp{}, false, now)
+		}
+	}
 }
 
 func stampOf(fi fs.FileInfo) stamp {
@@ -120,12 +237,21 @@ func stampOf(fi fs.FileInfo) stamp {
 	return s
 }
 
+// devOf returns the device fi lies on.
+func devOf(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev)
+	}
+	return 0
+}
+
 // poll looks at every polled directory and applies what changed since the
 // last look as the events a watch would have delivered: a kept file
 // written, made or removed is pending (debounced as any path), a directory
 // made is watched (or polled) and scanned, a link where a watched
-// directory could be asks for a rescan. A tree directory gone is polled no
-// more; the kept files it held are reported, to be read as deleted.
+// directory could be asks for a rescan. A tree directory gone, or replaced
+// by a link or another directory, is polled no more (unpoll), as its watch
+// would have gone; one replaced also asks for a rescan.
 func (w *Watcher) poll(now time.Time) {
 	dirs := make([]string, 0, len(w.polled))
 	for d := range w.polled {
@@ -135,12 +261,15 @@ func (w *Watcher) poll(now time.Time) {
 	for _, dir := range dirs {
 		pd := w.polled[dir]
 		if pd == nil {
-			continue // watched meanwhile
+			continue // watched meanwhile, or gone with its parent
 		}
-		seen, ok := w.snapshot(dir, pd)
-		if !ok {
-			delete(w.polled, dir)
-			w.pollDirty = true
+		seen, state := w.snapshot(dir, pd)
+		if state != pollOK {
+			w.unpoll(dir, now)
+			if state == pollSwapped {
+				w.askRescan(filepath.Dir(dir), now)
+			}
+			continue
 		}
 		old := pd.seen
 		pd.seen = seen
@@ -175,7 +304,9 @@ func (w *Watcher) polledChange(dir string, pd *polledDir, name string, s stamp, 
 	}
 	switch {
 	case s.mode.IsDir():
-		if made && w.watchDir(rel) && !w.watched[abs] && w.polled[abs] == nil {
+		// made: new, or another directory under the name, which replaces
+		// a poll of the one before (pollDir)
+		if made && w.watchDir(rel) && !w.watched[abs] {
 			w.addTree(abs, filepath.Join(pd.real, name), rel, true, now)
 		}
 		return // a folder's own change is a change of what it holds: seen there

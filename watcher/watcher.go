@@ -191,6 +191,12 @@ type polledDir struct {
 	// it are looked at (a .git folder, the L2 file's folder)
 	tree bool
 	seen map[string]stamp // entry name → what it was at the last look
+
+	// dev and ino are the tree directory its poll began on: a watch stays
+	// on that directory, so a poll that finds another one (or a link)
+	// under the name stops, as the watch would have gone with the one
+	// replaced.
+	dev, ino uint64
 }
 
 // stamp is what a poll compares of a directory entry: any write, rename
@@ -827,6 +833,11 @@ func (w *Watcher) resync() {
 			w.unwatch(dir, false, now)
 		}
 	}
+	for dir, pd := range w.polled {
+		if pd.tree && !w.stillPolled(dir, pd) {
+			w.unpoll(dir, now) // as a watch would have gone: addTree decides anew
+		}
+	}
 	w.addTree(w.root, w.root, ".", false, now)
 	w.watchExtras(now)
 	w.readyRescan = true
@@ -853,7 +864,7 @@ func (w *Watcher) watchExtras(now time.Time) {
 			if isDir(dir) {
 				ok, limit := w.add(dir)
 				if limit {
-					w.pollDir(dir, dir, false)
+					w.pollDir(dir, dir, false, now)
 				}
 				if ok && !was {
 					for p := range w.extra {
@@ -873,7 +884,7 @@ func (w *Watcher) watchExtras(now time.Time) {
 			if ok, limit := w.add(a); limit {
 				// its extra files are looked for in place of the
 				// watch that would have seen their folder made
-				w.pollDir(dir, dir, false)
+				w.pollDir(dir, dir, false, now)
 				break
 			} else if !ok {
 				if isDir(a) {
@@ -913,7 +924,7 @@ func (w *Watcher) addTree(dir, real, rel string, scan bool, now time.Time) {
 	if ok, limit := w.addAs(dir, real); limit {
 		// not watched, polled: its entries are still read (its
 		// subdirectories are watched or polled in their own right)
-		w.pollDir(dir, real, true)
+		w.pollDir(dir, real, true, now)
 	} else if !ok {
 		return
 	}
@@ -1056,6 +1067,11 @@ func (w *Watcher) unwatch(dir string, renamed bool, now time.Time) {
 			if !w.watched[real] && len(w.names[real]) == 0 {
 				_ = w.src.Remove(real) // fails when the kernel dropped it already
 			}
+		}
+	}
+	for d, pd := range w.polled {
+		if pd.tree && (d == dir || strings.HasPrefix(d, prefix)) {
+			w.unpoll(d, now) // polled in place of the watches it would have gone with
 		}
 	}
 	if renamed || linked {
