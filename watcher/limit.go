@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -67,6 +68,20 @@ func translateInit(err error) error {
 		"raise it with sysctl %s=%d, or stop other programs watching files", text, maxInstancesKey, raised(n, 1024))}
 }
 
+// pollStride is how many entries of a polled directory one poll period
+// pays for: a directory whose entries changed is listed again no more
+// often than once every period per pollStride entries (a folder of 100 000
+// entries, every 10 periods), while its known kept files are looked at
+// every period.
+const pollStride = 10_000
+
+// racyStamp is how long before a listing a directory's own mtime and
+// ctime must lie for a poll to trust them unchanged: a file made in the
+// same tick of the file system's clock as the change before it leaves
+// them as they were (git's "racy" index entries), so a directory changed
+// that recently is listed again. A variable for tests.
+var racyStamp = 2 * time.Second
+
 // pollDir polls dir, whose real directory is real, in place of a watch the
 // inotify limit refused: tree for a directory of the tree, otherwise only
 // its Options.Extra files are looked at. What it holds now is the base the
@@ -83,7 +98,7 @@ func (w *Watcher) pollDir(dir, real string, tree bool, now time.Time) {
 		w.unpoll(dir, now)
 	}
 	pd := &polledDir{real: real, tree: tree}
-	seen, state := w.snapshot(dir, pd)
+	seen, state := w.snapshot(dir, pd, now, true)
 	if state != pollOK {
 		return // a link, or gone already: addTree's read judges it
 	}
@@ -164,14 +179,21 @@ func (w *Watcher) stillPolled(dir string, pd *polledDir) bool {
 	return true
 }
 
-// snapshot returns the stamps of dir's entries (of its extra files only,
-// for a directory not of the tree). A tree directory is read through
-// openPolled, and its state says whether it is gone or swapped.
-func (w *Watcher) snapshot(dir string, pd *polledDir) (map[string]stamp, pollState) {
+// snapshot returns the stamps of the entries of dir a poll looks at
+// (pollsEntry; its extra files only, for a directory not of the tree).
+// A tree directory is read through openPolled, and its state says whether
+// it is gone or swapped. Its entries are listed only when its own mtime or
+// ctime changed since the last listing (or lay within racyStamp of it) and
+// no more often than pollStride allows, unless list; otherwise only the
+// entries seen at the last look are lstat'ed. So an unchanged directory
+// costs its own stat and one lstat per kept file or folder it holds, however
+// many other entries it has.
+func (w *Watcher) snapshot(dir string, pd *polledDir, now time.Time, list bool) (map[string]stamp, pollState) {
 	out := map[string]stamp{}
 	if !pd.tree {
 		for p := range w.extra {
 			if filepath.Dir(p) == dir {
+				w.pollWork.lstats++
 				if fi, err := os.Lstat(p); err == nil {
 					out[filepath.Base(p)] = stampOf(fi)
 				}
@@ -194,21 +216,51 @@ func (w *Watcher) snapshot(dir string, pd *polledDir) (map[string]stamp, pollSta
 	if pd.ino == 0 {
 		pd.dev, pd.ino = dev, self.ino
 	}
-	d, err := sub.Open(".")
-	if err != nil {
-		return out, pollOK
+	trusted := !pd.listed.IsZero() && self.mtime == pd.self.mtime && self.ctime == pd.self.ctime &&
+		max(self.mtime, self.ctime) < pd.listed.Add(-racyStamp).UnixNano()
+	if !trusted && (list || pd.wait == 0) {
+		if d, err := sub.Open("."); err == nil {
+			entries, err := d.ReadDir(-1)
+			d.Close()
+			if err == nil {
+				w.pollWork.listed += len(entries)
+				rel, _ := w.rel(dir)
+				for _, e := range entries {
+					if w.pollsEntry(dir, rel, e.Name(), e.Type()) {
+						w.pollWork.lstats++
+						if fi, err := sub.Lstat(e.Name()); err == nil {
+							out[e.Name()] = stampOf(fi)
+						}
+					}
+				}
+				pd.self, pd.listed = self, now
+				pd.wait = max(1, len(entries)/pollStride) - 1
+				return out, pollOK
+			}
+		}
 	}
-	entries, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return out, pollOK
-	}
-	for _, e := range entries {
-		if fi, err := sub.Lstat(e.Name()); err == nil {
-			out[e.Name()] = stampOf(fi)
+	// No entry was added, removed or renamed since the last listing (or the
+	// next listing is not due): those seen then are looked at again.
+	pd.wait = max(0, pd.wait-1)
+	for name := range pd.seen {
+		w.pollWork.lstats++
+		if fi, err := sub.Lstat(name); err == nil {
+			out[name] = stampOf(fi)
 		}
 	}
 	return out, pollOK
+}
+
+// pollsEntry reports whether a poll of the tree directory dir (rel under
+// Root) looks at its entry name of type typ: an extra file, a kept file, or
+// a folder or link where a watched folder could be. The changes of no
+// other entry are acted on (a watched directory's events on them only
+// postpone its pending kept files, which a poll reports by their own
+// changes), so the others are never lstat'ed.
+func (w *Watcher) pollsEntry(dir, rel, name string, typ fs.FileMode) bool {
+	r := path.Join(rel, name)
+	return w.extra[filepath.Join(dir, name)] || w.match(r) ||
+		typ&(fs.ModeDir|fs.ModeSymlink) != 0 && w.watchDir(r)
 }
 
 // unpoll stops polling the tree directory dir, and the tree directories
@@ -251,8 +303,9 @@ func devOf(fi fs.FileInfo) uint64 {
 // made is watched (or polled) and scanned, a link where a watched
 // directory could be asks for a rescan. A tree directory gone, or replaced
 // by a link or another directory, is polled no more (unpoll), as its watch
-// would have gone; one replaced also asks for a rescan.
-func (w *Watcher) poll(now time.Time) {
+// would have gone; one replaced also asks for a rescan. With final (at
+// stop) every directory whose entries changed is listed.
+func (w *Watcher) poll(now time.Time, final bool) {
 	dirs := make([]string, 0, len(w.polled))
 	for d := range w.polled {
 		dirs = append(dirs, d)
@@ -263,7 +316,7 @@ func (w *Watcher) poll(now time.Time) {
 		if pd == nil {
 			continue // watched meanwhile, or gone with its parent
 		}
-		seen, state := w.snapshot(dir, pd)
+		seen, state := w.snapshot(dir, pd, now, final)
 		if state != pollOK {
 			w.unpoll(dir, now)
 			if state == pollSwapped {

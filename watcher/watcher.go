@@ -181,6 +181,9 @@ type Watcher struct {
 	pollEvery   time.Duration
 	pollTicker  *time.Ticker
 	pollRunning bool
+	// pollWork counts what the polls read, for tests of their cost:
+	// directory entries listed and files (or directories) lstat'ed.
+	pollWork struct{ listed, lstats int }
 }
 
 // polledDir is a directory polled in place of a watch.
@@ -190,13 +193,20 @@ type polledDir struct {
 	// directory's events are); otherwise only the Options.Extra files in
 	// it are looked at (a .git folder, the L2 file's folder)
 	tree bool
-	seen map[string]stamp // entry name → what it was at the last look
+	// seen maps the name of each entry a poll looks at (pollsEntry) to
+	// what it was at the last look
+	seen map[string]stamp
 
-	// dev and ino are the tree directory its poll began on: a watch stays
-	// on that directory, so a poll that finds another one (or a link)
-	// under the name stops, as the watch would have gone with the one
-	// replaced.
+	// The fields below are a tree directory's. dev and ino are the
+	// directory its poll began on: a watch stays on that directory, so a
+	// poll that finds another one (or a link) under the name stops, as the
+	// watch would have gone with the one replaced. self is the directory's
+	// own stamp when it was last listed, at listed; wait counts the polls
+	// left before a large directory may be listed again (pollStride).
 	dev, ino uint64
+	self     stamp
+	listed   time.Time
+	wait     int
 }
 
 // stamp is what a poll compares of a directory entry: any write, rename
@@ -412,7 +422,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			w.drain(events)
-			w.poll(time.Now()) // what changed in them since the last look
+			w.poll(time.Now(), true) // what changed in them since the last look
 			w.flush()
 			return nil
 		case ev, ok := <-events:
@@ -432,7 +442,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-tick:
 			w.resync()
 		case now := <-pollTick:
-			w.poll(now)
+			w.poll(now, false)
 		case out <- b:
 			clear(w.ready)
 			clear(w.busy)
