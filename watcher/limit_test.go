@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,5 +178,191 @@ func TestNewInstanceLimit(t *testing.T) {
 		filepath.Join(procSys, "fs", "inotify", "max_user_instances"))
 	if err == nil || err.Error() != want || !errors.Is(err, syscall.EMFILE) {
 		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}
+
+// attack36d M2: a polled folder swapped for a symbolic link to a folder
+// outside the work tree is not polled through the link: its kept file is
+// reported (read as deleted), its poll stops, and a kept-looking file in
+// the outside folder, there before the swap or made after it, is never
+// reported.
+func TestWatchLimitPolledSwappedForLink(t *testing.T) {
+	w, _, _, s2, index := limitTree(t, 5*time.Millisecond)
+	outside := t.TempDir()
+	writePhase(t, outside, "outside before")
+	c := runCollect(t, w)
+	poll(t, "initial rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 && bs[0].Rescan })
+	const kept = "PhaseOutputs/s2/phase-01-query.json"
+	_, n := c.since(0)
+	writePhase(t, s2, "one")
+	waitBatch(t, c, n, "the polled file", hasPath(kept))
+
+	_, n = c.since(0)
+	if err := os.RemoveAll(s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, s2); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the swapped folder polled no more", func() bool {
+		gone := false
+		onLoop(t, w, func() { gone = w.polled[s2] == nil })
+		return gone
+	})
+	writePhase(t, outside, "outside after")
+	if err := os.WriteFile(filepath.Join(outside, "phase-02-outside.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	onLoop(t, w, func() { w.poll(time.Now(), true) })
+	// git's index in the polled .git is reported after anything the polls
+	// before it found
+	if err := os.WriteFile(index, []byte("after the swap"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBatch(t, c, n, "git's index after the swap", hasPath(index))
+	bs, _ := c.since(n)
+	reported := false
+	for _, b := range bs {
+		reported = reported || slices.Contains(b.Paths, kept)
+		if slices.Contains(b.Paths, "PhaseOutputs/s2/phase-02-outside.json") {
+			t.Errorf("a file of the folder outside the work tree is reported: %v", b.Paths)
+		}
+	}
+	if !reported {
+		t.Errorf("the swapped folder's kept file is not reported (to be read as deleted)")
+	}
+	onLoop(t, w, func() {
+		if w.polled[s2] != nil {
+			t.Errorf("the link is polled again")
+		}
+	})
+}
+
+// attack36d M2: a polled folder replaced by another folder (rm -r; mkdir)
+// is polled afresh, as a watch of the new folder would be added.
+func TestWatchLimitPolledReplaced(t *testing.T) {
+	w, src, _, s2, _ := limitTree(t, 5*time.Millisecond)
+	src.failAdd[filepath.Dir(s2)] = syscall.ENOSPC // PhaseOutputs polled: no event of its own
+	c := runCollect(t, w)
+	poll(t, "initial rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 && bs[0].Rescan })
+	const kept = "PhaseOutputs/s2/phase-01-query.json"
+	var ino uint64
+	onLoop(t, w, func() { ino = w.polled[s2].ino })
+	// made aside first, so that it is another inode (rm -r; mkdir may get
+	// the same one back, which a poll cannot tell from the folder before)
+	aside := filepath.Join(w.root, "s2.new")
+	if err := os.Mkdir(aside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, s2); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the new folder polled", func() bool {
+		ok := false
+		onLoop(t, w, func() { ok = w.polled[s2] != nil && w.polled[s2].ino != ino })
+		return ok
+	})
+	_, n := c.since(0)
+	writePhase(t, s2, "new")
+	waitBatch(t, c, n, "the new folder's file", hasPath(kept))
+}
+
+// attack36d L1: a poll of a large folder whose entries did not change
+// lists none of them and lstats only its kept file; one whose entries
+// changed is listed, and a large one no more often than pollStride allows.
+func TestWatchLimitPollCost(t *testing.T) {
+	w, _, _, s2, _ := limitTree(t, time.Hour) // polled only when the test says
+	const others = 2*pollStride + 10
+	for i := range others {
+		if err := os.WriteFile(filepath.Join(s2, fmt.Sprintf("n%06d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writePhase(t, s2, "one")
+	// The folder's stamps are trusted as soon as they are older than a
+	// listing: the test's changes are made between polls, not during one.
+	old := racyStamp
+	racyStamp = 0
+	t.Cleanup(func() { racyStamp = old })
+	c := runCollect(t, w)
+	poll(t, "initial rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 && bs[0].Rescan })
+	const kept = "PhaseOutputs/s2/phase-01-query.json"
+	tick := func() (listed, lstats int) {
+		onLoop(t, w, func() {
+			before := w.pollWork
+			w.poll(time.Now(), false)
+			listed, lstats = w.pollWork.listed-before.listed, w.pollWork.lstats-before.lstats
+		})
+		return listed, lstats
+	}
+	for i := range 3 {
+		// one lstat for .git's index (an extra file of a polled .git), one for s2's kept file
+		if listed, lstats := tick(); listed != 0 || lstats != 2 {
+			t.Fatalf("poll %d of an unchanged folder of %d entries: %d entries listed, %d lstats; want 0 and 2", i, others+1, listed, lstats)
+		}
+	}
+	_, n := c.since(0)
+	writePhase(t, s2, "two") // a write changes no entry: still only lstat'ed
+	if listed, _ := tick(); listed != 0 {
+		t.Fatalf("a kept file's write made a listing of %d entries", listed)
+	}
+	waitBatch(t, c, n, "the kept file's second version", hasPath(kept))
+
+	_, n = c.since(0)
+	const made = "PhaseOutputs/s2/phase-02-made.json"
+	if err := os.WriteFile(filepath.Join(w.root, made), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if listed, _ := tick(); listed != others+2 {
+		t.Fatalf("a folder with an entry made: %d entries listed, want %d", listed, others+2)
+	}
+	waitBatch(t, c, n, "the file made", hasPath(made))
+	// changed again right away: 20 000 entries are listed every other poll
+	if err := os.Remove(filepath.Join(w.root, made)); err != nil {
+		t.Fatal(err)
+	}
+	if listed, _ := tick(); listed != 0 {
+		t.Fatalf("a folder of %d entries listed again at the next poll", others+1)
+	}
+	if listed, _ := tick(); listed != others+1 {
+		t.Fatalf("a folder of %d entries changed: %d listed at the second poll", others+1, listed)
+	}
+}
+
+// attack36d M2: a polled folder whose parent is moved out of the work tree
+// and replaced by a link to it is the same directory, but reached out of
+// the work tree only: its poll stops, and what is made in it is not reported.
+func TestWatchLimitPolledMovedOut(t *testing.T) {
+	w, _, _, s2, index := limitTree(t, 5*time.Millisecond)
+	c := runCollect(t, w)
+	poll(t, "initial rescan", func() bool { bs, _ := c.since(0); return len(bs) > 0 && bs[0].Rescan })
+	phase := filepath.Dir(s2)
+	moved := filepath.Join(t.TempDir(), "PhaseOutputs")
+	_, n := c.since(0)
+	if err := os.Rename(phase, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, phase); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the folder moved out polled no more", func() bool {
+		gone := false
+		onLoop(t, w, func() { gone = w.polled[s2] == nil })
+		return gone
+	})
+	writePhase(t, filepath.Join(moved, "s2"), "outside")
+	onLoop(t, w, func() { w.poll(time.Now(), true) })
+	if err := os.WriteFile(index, []byte("after the move"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitBatch(t, c, n, "git's index after the move", hasPath(index))
+	bs, _ := c.since(n)
+	for _, b := range bs {
+		if slices.Contains(b.Paths, "PhaseOutputs/s2/phase-01-query.json") {
+			t.Errorf("a file of the folder moved out of the work tree is reported: %v", b.Paths)
+		}
 	}
 }

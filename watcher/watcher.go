@@ -181,6 +181,9 @@ type Watcher struct {
 	pollEvery   time.Duration
 	pollTicker  *time.Ticker
 	pollRunning bool
+	// pollWork counts what the polls read, for tests of their cost:
+	// directory entries listed and files (or directories) lstat'ed.
+	pollWork struct{ listed, lstats int }
 }
 
 // polledDir is a directory polled in place of a watch.
@@ -190,7 +193,20 @@ type polledDir struct {
 	// directory's events are); otherwise only the Options.Extra files in
 	// it are looked at (a .git folder, the L2 file's folder)
 	tree bool
-	seen map[string]stamp // entry name → what it was at the last look
+	// seen maps the name of each entry a poll looks at (pollsEntry) to
+	// what it was at the last look
+	seen map[string]stamp
+
+	// The fields below are a tree directory's. dev and ino are the
+	// directory its poll began on: a watch stays on that directory, so a
+	// poll that finds another one (or a link) under the name stops, as the
+	// watch would have gone with the one replaced. self is the directory's
+	// own stamp when it was last listed, at listed; wait counts the polls
+	// left before a large directory may be listed again (pollStride).
+	dev, ino uint64
+	self     stamp
+	listed   time.Time
+	wait     int
 }
 
 // stamp is what a poll compares of a directory entry: any write, rename
@@ -406,7 +422,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			w.drain(events)
-			w.poll(time.Now()) // what changed in them since the last look
+			w.poll(time.Now(), true) // what changed in them since the last look
 			w.flush()
 			return nil
 		case ev, ok := <-events:
@@ -426,7 +442,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-tick:
 			w.resync()
 		case now := <-pollTick:
-			w.poll(now)
+			w.poll(now, false)
 		case out <- b:
 			clear(w.ready)
 			clear(w.busy)
@@ -827,6 +843,11 @@ func (w *Watcher) resync() {
 			w.unwatch(dir, false, now)
 		}
 	}
+	for dir, pd := range w.polled {
+		if pd.tree && !w.stillPolled(dir, pd) {
+			w.unpoll(dir, now) // as a watch would have gone: addTree decides anew
+		}
+	}
 	w.addTree(w.root, w.root, ".", false, now)
 	w.watchExtras(now)
 	w.readyRescan = true
@@ -853,7 +874,7 @@ func (w *Watcher) watchExtras(now time.Time) {
 			if isDir(dir) {
 				ok, limit := w.add(dir)
 				if limit {
-					w.pollDir(dir, dir, false)
+					w.pollDir(dir, dir, false, now)
 				}
 				if ok && !was {
 					for p := range w.extra {
@@ -873,7 +894,7 @@ func (w *Watcher) watchExtras(now time.Time) {
 			if ok, limit := w.add(a); limit {
 				// its extra files are looked for in place of the
 				// watch that would have seen their folder made
-				w.pollDir(dir, dir, false)
+				w.pollDir(dir, dir, false, now)
 				break
 			} else if !ok {
 				if isDir(a) {
@@ -913,7 +934,7 @@ func (w *Watcher) addTree(dir, real, rel string, scan bool, now time.Time) {
 	if ok, limit := w.addAs(dir, real); limit {
 		// not watched, polled: its entries are still read (its
 		// subdirectories are watched or polled in their own right)
-		w.pollDir(dir, real, true)
+		w.pollDir(dir, real, true, now)
 	} else if !ok {
 		return
 	}
@@ -1056,6 +1077,11 @@ func (w *Watcher) unwatch(dir string, renamed bool, now time.Time) {
 			if !w.watched[real] && len(w.names[real]) == 0 {
 				_ = w.src.Remove(real) // fails when the kernel dropped it already
 			}
+		}
+	}
+	for d, pd := range w.polled {
+		if pd.tree && (d == dir || strings.HasPrefix(d, prefix)) {
+			w.unpoll(d, now) // polled in place of the watches it would have gone with
 		}
 	}
 	if renamed || linked {
