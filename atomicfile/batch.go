@@ -165,7 +165,8 @@ var errNoUnnamed = errors.New("no unnamed temp files here")
 
 // syncGroup is how many written temp files are kept open before they are
 // fsynced together (in parallel: the file system's journal commits them as
-// one), bounding the open descriptors.
+// one), bounding the open descriptors; fewer under a low open-file limit
+// (groupMax).
 const syncGroup = 64
 
 // Add writes data, with mode, to a temp file beside name (whose directory
@@ -224,7 +225,7 @@ func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) erro
 	b.pend = append(b.pend, p)
 	p.f = f // to close once fsynced
 	b.open = append(b.open, p)
-	if len(b.open) >= syncGroup {
+	if len(b.open) >= groupMax() {
 		return b.syncOpen()
 	}
 	return nil

@@ -218,12 +218,12 @@ func (d *dir) reopen() error {
 func (d *dir) isOpen() bool { return d.fd >= 0 }
 
 // openMax is the process's open-file limit (RLIMIT_NOFILE), 0 when
-// unknown. A Batch holds a quarter of it in unnamed temp files
-// (unnamedMax) and an eighth in directories (dirMax), besides at most
-// syncGroup written temp files awaiting their fsync; the rest is the
-// process's (git's pack files, locks). Go raises the limit to the hard
-// one at start, commonly far above what a batch needs, so the bounds
-// matter under a low hard limit (ulimit -n 128) only.
+// unknown. A Batch holds at most half of it, leaving the rest to the
+// process (git's pack files, locks): a quarter in unnamed temp files
+// (unnamedMax), an eighth in directories (dirMax) and an eighth in
+// written temp files awaiting their fsync (groupMax). Go raises the limit
+// to the hard one at start, commonly far above what a batch needs, so
+// the bounds matter under a low hard limit (ulimit -n 128) only.
 var openMax = sync.OnceValue(func() uint64 {
 	var l unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil {
@@ -240,6 +240,16 @@ var dirMax = sync.OnceValue(func() int {
 		return math.MaxInt
 	}
 	return int(max(min(openMax()/8, 8192), 1))
+})
+
+// groupMax bounds the written temp files a Batch keeps open before it
+// fsyncs them together (see openMax): syncGroup, or fewer under a low
+// limit.
+var groupMax = sync.OnceValue(func() int {
+	if openMax() == 0 {
+		return syncGroup
+	}
+	return int(max(min(openMax()/8, syncGroup), 1))
 })
 
 // sync fsyncs d, best effort as SyncDir.

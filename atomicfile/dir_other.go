@@ -79,6 +79,7 @@ func (d *dir) spare()        {}
 func (d *dir) reopen() error { return nil }
 func (d *dir) isOpen() bool  { return true }
 func dirMax() int            { return math.MaxInt }
+func groupMax() int          { return syncGroup }
 
 // SameFile is os.SameFile.
 func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

@@ -23,6 +23,12 @@ func lowDirMax(t *testing.T, n int) {
 // openDirsUnder counts this process's descriptors open on a directory
 // under root.
 func openDirsUnder(t *testing.T, root string) int {
+	return openUnder(t, root, true)
+}
+
+// openUnder counts this process's descriptors open on a directory (dirs)
+// or a named file (else) under root.
+func openUnder(t *testing.T, root string, dirs bool) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -34,11 +40,46 @@ func openDirsUnder(t *testing.T, root string) int {
 		if err != nil || target != root && !strings.HasPrefix(target, root+string(filepath.Separator)) {
 			continue
 		}
-		if st, err := os.Stat(target); err == nil && st.IsDir() { // an unnamed file's "(deleted)" path is not
+		if st, err := os.Stat(target); err == nil && st.IsDir() == dirs { // an unnamed file's "(deleted)" path is neither
 			n++
 		}
 	}
 	return n
+}
+
+// A batch keeps at most groupMax written temp files open before it
+// fsyncs them together (a low open-file limit lowers it from syncGroup).
+func TestBatchBoundsOpenTempFiles(t *testing.T) {
+	old := groupMax
+	groupMax = func() int { return 4 }
+	t.Cleanup(func() { groupMax = old })
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b Batch
+	most := 0
+	for i := range 30 {
+		name := filepath.Join(dir, "f"+strconv.Itoa(i))
+		if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Add(name, []byte("new"+strconv.Itoa(i)), 0o644); err != nil { // a named temp file
+			t.Fatal(err)
+		}
+		most = max(most, openUnder(t, dir, false))
+	}
+	if most > 4 {
+		t.Errorf("%d temp files open at once, want at most 4", most)
+	}
+	if notWritten, err := b.Commit(nil); err != nil || len(notWritten) != 0 {
+		t.Fatalf("Commit = %v, %v", notWritten, err)
+	}
+	for i := range 30 {
+		if data, _ := os.ReadFile(filepath.Join(dir, "f"+strconv.Itoa(i))); string(data) != "new"+strconv.Itoa(i) {
+			t.Errorf("f%d = %q", i, data)
+		}
+	}
 }
 
 // A batch writing in more directories than dirMax holds at most dirMax of
