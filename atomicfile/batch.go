@@ -58,9 +58,10 @@ import (
 // its path still names the very directory closed (same device and inode)
 // and DirOK, asked again, accepts where it is; otherwise Add fails, and
 // Commit leaves the directory's files not yet in place unwritten, as for a
-// folder swapped since Add. A named temp file in a directory moved away meanwhile is then
-// left there (a Leftover once the process has ended); an unnamed one goes
-// with its descriptor.
+// folder swapped since Add; one that cannot be opened for another reason
+// (out of descriptors) fails Add or Commit. A named temp file in a
+// directory moved away meanwhile is then left there (a Leftover once the
+// process has ended); an unnamed one goes with its descriptor.
 type Batch struct {
 	pend    []batchFile
 	open    []batchFile // written, not yet fsynced
@@ -295,12 +296,16 @@ func (b *Batch) makeRoom() {
 }
 
 // recheck is Commit's check of d (dir.recheck), opened again first if
-// makeRoom closed it.
-func (b *Batch) recheck(d *dir) error {
-	if err := b.reach(d); err != nil {
-		return err
+// makeRoom closed it: bad when d is refused, failed when it could not be
+// opened again for another reason (out of descriptors, say), which fails
+// the Commit rather than leaving its files unwritten as if edited.
+func (b *Batch) recheck(d *dir) (bad, failed error) {
+	if err := b.reach(d); errors.Is(err, errDirMoved) {
+		return err, nil
+	} else if err != nil {
+		return nil, err
 	}
-	return d.recheck(b.DirOK)
+	return d.recheck(b.DirOK), nil
 }
 
 // closeDirs closes the directories the batch opened.
@@ -546,7 +551,12 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 		}
 		if p.d.bad == nil && (!p.d.checked || !p.d.isOpen()) {
 			p.d.checked = true
-			p.d.bad = b.recheck(p.d)
+			var err error
+			if p.d.bad, err = b.recheck(p.d); err != nil {
+				b.pend = b.pend[i:]
+				b.Abort()
+				return notWritten, err
+			}
 		}
 		if p.d.bad != nil {
 			notWritten = append(notWritten, p.name)

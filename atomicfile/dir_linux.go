@@ -196,12 +196,17 @@ func (d *dir) spare() {
 }
 
 // reopen opens d's path again after spare, if it still names the very
-// directory spare closed (same device and inode); else it is an error
-// wrapping errDirMoved, and d stays closed. The caller judges where it is
-// again: a directory removed meanwhile and another made at its path with
-// its inode number is written in only where that judgement allows.
+// directory spare closed (same device and inode); else, or when nothing
+// or no directory is there, it is an error wrapping errDirMoved, and d
+// stays closed. Any other error (out of descriptors, say) is the open's.
+// The caller judges where it is again: a directory removed meanwhile and
+// another made at its path with its inode number is written in only where
+// that judgement allows.
 func (d *dir) reopen() error {
-	nd, err := openDir(d.path)
+	nd, err := openAgain(d.path)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return &os.PathError{Op: "open", Path: d.path, Err: errDirMoved}
+	}
 	if err != nil {
 		return err
 	}
@@ -213,6 +218,9 @@ func (d *dir) reopen() error {
 	d.fd = nd.fd
 	return nil
 }
+
+// openAgain is reopen's openDir; tests replace it to fail.
+var openAgain = openDir
 
 // isOpen reports whether d is open (not closed by spare).
 func (d *dir) isOpen() bool { return d.fd >= 0 }

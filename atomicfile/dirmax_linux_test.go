@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // lowDirMax bounds the directories a batch holds open to n for the rest
@@ -306,4 +308,40 @@ func TestBatchClosedDirSwappedBeforeAdd(t *testing.T) {
 	}
 	b.Abort()
 	checkUntouched(t, "through the link", git)
+}
+
+// A directory the batch has closed for another and cannot open again for
+// a reason other than its path (out of descriptors) fails the Commit, its
+// files not written: they are not reported as left unwritten, as for a
+// folder swapped or a file edited meanwhile, which a sync would take as
+// the user's.
+func TestBatchClosedDirNotReopened(t *testing.T) {
+	lowDirMax(t, 1)
+	old := openAgain
+	openAgain = func(path string) (*dir, error) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: unix.EMFILE}
+	}
+	t.Cleanup(func() { openAgain = old })
+	var b Batch
+	b.Unchanged = func(string, fs.FileInfo) bool { return true }
+	work, _ := swapFixture(t, &b)
+	names := []string{filepath.Join(work, "g", "new"), filepath.Join(work, "g", "old"), filepath.Join(work, "h", "new")}
+	for i, name := range names {
+		add := b.AddNew
+		if i == 1 {
+			add = b.Add
+		}
+		if err := add(name, []byte("strata's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if notWritten, err := b.Commit(nil); !errors.Is(err, unix.EMFILE) || len(notWritten) != 0 {
+		t.Errorf("Commit = %v, %v; want EMFILE, nothing reported unwritten", notWritten, err)
+	}
+	if _, err := os.Lstat(names[0]); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("g/new written: %v", err)
+	}
+	if data, _ := os.ReadFile(names[1]); string(data) != "old" {
+		t.Errorf("g/old = %q", data)
+	}
 }
