@@ -49,11 +49,25 @@ import (
 // refuses it now or its path no longer names it (a folder swapped for a
 // symbolic link since Add). Elsewhere the steps go by path, as the checks
 // do.
+//
+// A batch holds at most dirMax directories open (an eighth of the
+// process's open-file limit; see openMax): past it, the one opened longest
+// ago is closed (once a file put there since its last fsync has been
+// fsynced with it), and opened again by path when a file there needs it,
+// at Add, at Commit or to remove a temp file. It is taken again only when
+// its path still names the very directory closed (same device and inode)
+// and DirOK, asked again, accepts where it is; otherwise Add fails, and
+// Commit leaves the directory's files not yet in place unwritten, as for a
+// folder swapped since Add; one that cannot be opened for another reason
+// (out of descriptors) fails Add or Commit. A named temp file in a
+// directory moved away meanwhile is then left there (a Leftover once the
+// process has ended); an unnamed one goes with its descriptor.
 type Batch struct {
 	pend    []batchFile
 	open    []batchFile // written, not yet fsynced
 	unnamed int         // unnamed temp files held open
 	dirs    map[string]*dir
+	opened  []*dir          // the directories open, in the order opened (see dirMax)
 	skip    map[string]bool // targets not to replace after all
 	whole   bool            // durable by syncfs: Add closes each file unsynced
 	fs      fsFlush
@@ -152,7 +166,8 @@ var errNoUnnamed = errors.New("no unnamed temp files here")
 
 // syncGroup is how many written temp files are kept open before they are
 // fsynced together (in parallel: the file system's journal commits them as
-// one), bounding the open descriptors.
+// one), bounding the open descriptors; fewer under a low open-file limit
+// (groupMax).
 const syncGroup = 64
 
 // Add writes data, with mode, to a temp file beside name (whose directory
@@ -191,6 +206,7 @@ func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) erro
 			if w.unnamed {
 				b.unnamed++ // at most; Commit counts again what the writers made
 			}
+			d.writes.Add(1)
 			b.pend = append(b.pend, batchFile{name: name, d: d, base: base, isNew: isNew, w: w})
 			b.startWriters()
 			b.work <- w
@@ -210,18 +226,28 @@ func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) erro
 	b.pend = append(b.pend, p)
 	p.f = f // to close once fsynced
 	b.open = append(b.open, p)
-	if len(b.open) >= syncGroup {
+	if len(b.open) >= groupMax() {
 		return b.syncOpen()
 	}
 	return nil
 }
 
 // dir returns the directory path, opened (and judged by DirOK) at its
-// first file.
+// first file, and opened and judged again if it has been closed since
+// (see dirMax).
 func (b *Batch) dir(path string) (*dir, error) {
 	if d := b.dirs[path]; d != nil {
+		if !d.isOpen() {
+			if err := b.reach(d); err != nil {
+				return nil, err
+			}
+			if err := d.judge(b.DirOK); err != nil {
+				return nil, err
+			}
+		}
 		return d, nil
 	}
+	b.makeRoom()
 	d, err := openDir(path)
 	if err != nil {
 		return nil, err
@@ -234,7 +260,52 @@ func (b *Batch) dir(path string) (*dir, error) {
 		b.dirs = map[string]*dir{}
 	}
 	b.dirs[path] = d
+	b.opened = append(b.opened, d)
 	return d, nil
+}
+
+// reach opens d again if makeRoom closed it, when its path still names
+// the very directory closed (dir.reopen); else it returns an error and d
+// stays closed. The caller judges d again.
+func (b *Batch) reach(d *dir) error {
+	if d.isOpen() {
+		return nil
+	}
+	b.makeRoom()
+	if err := d.reopen(); err != nil {
+		return err
+	}
+	b.opened = append(b.opened, d)
+	return nil
+}
+
+// makeRoom closes the directories opened longest ago until fewer than
+// dirMax are open: each once a writer has made its temp files there, and
+// fsynced first when a file was put in it.
+func (b *Batch) makeRoom() {
+	for len(b.opened) >= dirMax() {
+		d := b.opened[0]
+		b.opened = b.opened[1:]
+		d.writes.Wait()
+		if d.used {
+			d.sync()
+			d.used = false
+		}
+		d.spare()
+	}
+}
+
+// recheck is Commit's check of d (dir.recheck), opened again first if
+// makeRoom closed it: bad when d is refused, failed when it could not be
+// opened again for another reason (out of descriptors, say), which fails
+// the Commit rather than leaving its files unwritten as if edited.
+func (b *Batch) recheck(d *dir) (bad, failed error) {
+	if err := b.reach(d); errors.Is(err, errDirMoved) {
+		return err, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return d.recheck(b.DirOK), nil
 }
 
 // closeDirs closes the directories the batch opened.
@@ -243,6 +314,7 @@ func (b *Batch) closeDirs() {
 		d.close()
 	}
 	b.dirs = nil
+	b.opened = nil
 	if b.keepDir != nil {
 		b.keepDir.close()
 		b.keepDir = nil
@@ -305,6 +377,7 @@ func (b *Batch) startWriters() {
 			for w := range b.work {
 				w.f, w.tmp, w.err = fillTemp(w.d, w.base, w.data, w.mode, w.unnamed, true)
 				w.data = nil
+				w.d.writes.Done()
 			}
 		}()
 	}
@@ -338,7 +411,9 @@ func (b *Batch) waitWriters() error {
 }
 
 // discard closes p's temp file if it is open and removes it if it has a
-// name: p is not written.
+// name: p is not written. A named temp file in a directory closed for
+// another (see dirMax) and moved away meanwhile cannot be reached: it is
+// left there, a Leftover once this process has ended.
 func (b *Batch) discard(p batchFile) {
 	if p.f != nil {
 		p.f.Close()
@@ -346,7 +421,7 @@ func (b *Batch) discard(p batchFile) {
 			b.unnamed--
 		}
 	}
-	if p.tmp != "" {
+	if p.tmp != "" && b.reach(p.d) == nil {
 		p.d.remove(p.tmp)
 	}
 }
@@ -446,7 +521,8 @@ func (b *Batch) Skip(name string) {
 // target is still what the caller expects; if not, the target is left as
 // it is (on Linux asked again of the file actually replaced, see
 // replace.go). Between the first and second half it calls mid, when not nil
-// (crash tests stop there). It then fsyncs each directory once and returns
+// (crash tests stop there). It then fsyncs each directory once (one
+// closed for another meanwhile was fsynced as it was closed) and returns
 // the names of the files it did not put in place for those two reasons, and
 // those of a directory refused by its check at Commit (see Batch). On error
 // the temp files not yet in place are removed.
@@ -473,9 +549,14 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			b.discard(p)
 			continue
 		}
-		if !p.d.checked {
+		if p.d.bad == nil && (!p.d.checked || !p.d.isOpen()) {
 			p.d.checked = true
-			p.d.bad = p.d.recheck(b.DirOK)
+			var err error
+			if p.d.bad, err = b.recheck(p.d); err != nil {
+				b.pend = b.pend[i:]
+				b.Abort()
+				return notWritten, err
+			}
 		}
 		if p.d.bad != nil {
 			notWritten = append(notWritten, p.name)

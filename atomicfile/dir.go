@@ -3,13 +3,19 @@ package atomicfile
 import (
 	"errors"
 	"os"
+	"sync"
 )
 
 // dirState is what a Batch knows of a directory it writes in.
 type dirState struct {
 	checked bool  // judged again at Commit
 	bad     error // refused then: its files are not written
-	used    bool  // a file was put in it: fsynced at the end
+	used    bool  // a file was put in it since its last fsync: fsynced at the end
+
+	// writes counts the temp files a writer goroutine is making here (a
+	// batch made durable by syncfs): the directory is closed (Batch.spare)
+	// only once they are made.
+	writes sync.WaitGroup
 }
 
 var (

@@ -3,9 +3,11 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -18,8 +20,9 @@ import (
 // open directory, so it happens where the check (Batch.DirOK) found the
 // directory to be, whatever its path names by then.
 type dir struct {
-	path string // as the caller named it
-	fd   int
+	path string    // as the caller named it
+	fd   int       // -1 once closed (see spare)
+	id   [2]uint64 // its device and inode, taken when spare closes it
 	dirState
 }
 
@@ -187,6 +190,81 @@ func (d *dir) linkInto(base string, to *dir, name string) error {
 	}
 	return nil
 }
+
+// spare closes d, remembering which directory it is, for reopen to
+// open it again.
+func (d *dir) spare() {
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) == nil {
+		d.id = [2]uint64{st.Dev, st.Ino}
+	}
+	d.close()
+}
+
+// reopen opens d's path again after spare, if it still names the very
+// directory spare closed (same device and inode); else, or when nothing
+// or no directory is there, it is an error wrapping errDirMoved, and d
+// stays closed. Any other error (out of descriptors, say) is the open's.
+// The caller judges where it is again: a directory removed meanwhile and
+// another made at its path with its inode number is written in only where
+// that judgement allows.
+func (d *dir) reopen() error {
+	nd, err := openAgain(d.path)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return &os.PathError{Op: "open", Path: d.path, Err: errDirMoved}
+	}
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(nd.fd, &st); err != nil || [2]uint64{st.Dev, st.Ino} != d.id {
+		nd.close()
+		return &os.PathError{Op: "open", Path: d.path, Err: errDirMoved}
+	}
+	d.fd = nd.fd
+	return nil
+}
+
+// openAgain is reopen's openDir; tests replace it to fail.
+var openAgain = openDir
+
+// isOpen reports whether d is open (not closed by spare).
+func (d *dir) isOpen() bool { return d.fd >= 0 }
+
+// openMax is the process's open-file limit (RLIMIT_NOFILE), 0 when
+// unknown. A Batch holds at most half of it, leaving the rest to the
+// process (git's pack files, locks): a quarter in unnamed temp files
+// (unnamedMax), an eighth in directories (dirMax) and an eighth in
+// written temp files awaiting their fsync (groupMax). Go raises the limit
+// to the hard one at start, commonly far above what a batch needs, so
+// the bounds matter under a low hard limit (ulimit -n 128) only.
+var openMax = sync.OnceValue(func() uint64 {
+	var l unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil {
+		return 0
+	}
+	return l.Cur
+})
+
+// dirMax bounds the directories a Batch holds open (see openMax), at most
+// 8 192. Past it, the directory opened longest ago is closed, and opened
+// again when a file there needs it (see Batch).
+var dirMax = sync.OnceValue(func() int {
+	if openMax() == 0 {
+		return math.MaxInt
+	}
+	return int(max(min(openMax()/8, 8192), 1))
+})
+
+// groupMax bounds the written temp files a Batch keeps open before it
+// fsyncs them together (see openMax): syncGroup, or fewer under a low
+// limit.
+var groupMax = sync.OnceValue(func() int {
+	if openMax() == 0 {
+		return syncGroup
+	}
+	return int(max(min(openMax()/8, syncGroup), 1))
+})
 
 // sync fsyncs d, best effort as SyncDir.
 func (d *dir) sync() { _ = unix.Fsync(d.fd) }

@@ -5,6 +5,7 @@ package atomicfile
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 )
@@ -76,6 +77,13 @@ func (d *dir) linkInto(base string, to *dir, name string) error {
 func (d *dir) sync() { SyncDir(d.path) }
 
 func (d *dir) close() {}
+
+// Nothing is held open here: no directory is ever closed for another.
+func (d *dir) spare()        {}
+func (d *dir) reopen() error { return nil }
+func (d *dir) isOpen() bool  { return true }
+func dirMax() int            { return math.MaxInt }
+func groupMax() int          { return syncGroup }
 
 // SameFile is os.SameFile.
 func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

@@ -90,14 +90,11 @@ func renameNew(tmp, name string) error {
 }
 
 // unnamedMax bounds the unnamed files a batch holds open until Commit: a
-// quarter of the process's open-file limit, at most 8 192. Past it, a
-// batch's new files are named temp files, as every file once was.
+// quarter of the process's open-file limit (see openMax), at most 8 192;
+// none when the limit is unknown. Past it, a batch's new files are named
+// temp files, as every file once was.
 var unnamedMax = sync.OnceValue(func() int {
-	var l unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &l) != nil {
-		return 0
-	}
-	return int(min(l.Cur/4, 8192))
+	return int(min(openMax()/4, 8192))
 })
 
 // unnamedWorks reports whether /proc/self/fd, through which linkUnnamed
