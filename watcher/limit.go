@@ -284,7 +284,7 @@ func stampOf(fi fs.FileInfo) stamp {
 	s := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		s.ino = st.Ino
-		s.ctime = st.Ctim.Nano()
+		s.ctime = ctimeOf(st)
 	}
 	return s
 }
