@@ -349,10 +349,12 @@ func TestWriteNew(t *testing.T) {
 // or fill fails Commit, naming that file; nothing is put in place and no
 // temp file is left or held open.
 func TestBatchWriterFails(t *testing.T) {
-	defer func(w func(*dir, string, []byte, fs.FileMode, bool, bool) (*os.File, string, error)) { fillTemp = w }(fillTemp)
-	fillTemp = func(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (*os.File, string, error) {
+	defer func(w func(*dir, string, []byte, fs.FileMode, bool, bool) (*os.File, string, fs.FileInfo, error)) {
+		fillTemp = w
+	}(fillTemp)
+	fillTemp = func(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (*os.File, string, fs.FileInfo, error) {
 		if base == "f7" {
-			return nil, "", syscall.ENOSPC
+			return nil, "", nil, syscall.ENOSPC
 		}
 		return createWrite(d, base, data, mode, unnamed, closeNamed)
 	}

@@ -135,6 +135,7 @@ type batchFile struct {
 	d     *dir          // name's directory
 	base  string        // name's base name
 	tmp   string        // the named temp file's base name; "" for an unnamed one
+	info  fs.FileInfo   // the named temp file as made (ownTemp tells it from one put in its place)
 	f     *os.File      // the unnamed temp file, open until Commit links it
 	isNew bool          // added by AddNew: name is created, never replaced
 	w     *pendingWrite // its temp file, while a writer makes it
@@ -153,9 +154,10 @@ type pendingWrite struct {
 	mode    fs.FileMode
 	unnamed bool // try an unnamed temp file first
 
-	f   *os.File // the unnamed temp file made, open
-	tmp string   // or the named one, closed
-	err error
+	f    *os.File    // the unnamed temp file made, open
+	tmp  string      // or the named one, closed
+	info fs.FileInfo // the named one as made
+	err  error
 }
 
 // writers is how many goroutines write a batch's temp files.
@@ -214,11 +216,11 @@ func (b *Batch) add(name string, data []byte, mode fs.FileMode, isNew bool) erro
 		}
 	}
 	p := batchFile{name: name, d: d, base: base, isNew: isNew}
-	f, tmp, err := createWrite(d, base, data, mode, b.unnamedAllowed(isNew), false)
+	f, tmp, info, err := createWrite(d, base, data, mode, b.unnamedAllowed(isNew), false)
 	if err != nil {
 		return err
 	}
-	p.tmp = tmp
+	p.tmp, p.info = tmp, info
 	if tmp == "" {
 		p.f = f // kept open until Commit links it
 		b.unnamed++
@@ -332,18 +334,25 @@ func (b *Batch) unnamedAllowed(isNew bool) bool {
 // to it: an unnamed one when unnamed is true and the file system can make
 // one, else a named one (tmp, its base name). An unnamed file is returned
 // open; a named one open too, unless closeNamed. On error nothing is left.
-func createWrite(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (f *os.File, tmp string, err error) {
+func createWrite(d *dir, base string, data []byte, mode fs.FileMode, unnamed, closeNamed bool) (f *os.File, tmp string, info fs.FileInfo, err error) {
 	if unnamed {
 		if f, err = d.openUnnamed(createPerm(mode)); err == nil {
 			if err = setMode(f, mode); err != nil {
 				f.Close()
-				return nil, "", err
+				return nil, "", nil, err
 			}
 		}
 	}
 	if f == nil { // not new, or no unnamed file here: a named one
 		if f, tmp, err = d.createTemp(base, mode); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
+		}
+		// what it is, to tell it at Commit from a file or link another
+		// process put at its name (ownTemp)
+		if info, err = f.Stat(); err != nil {
+			f.Close()
+			d.remove(tmp)
+			return nil, "", nil, err
 		}
 	}
 	if _, err = f.Write(data); err != nil || tmp != "" && closeNamed {
@@ -356,9 +365,9 @@ func createWrite(d *dir, base string, data []byte, mode fs.FileMode, unnamed, cl
 		d.remove(tmp)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return f, tmp, nil
+	return f, tmp, info, nil
 }
 
 // fillTemp is createWrite; tests replace it to fail.
@@ -375,7 +384,7 @@ func (b *Batch) startWriters() {
 		go func() {
 			defer b.writing.Done()
 			for w := range b.work {
-				w.f, w.tmp, w.err = fillTemp(w.d, w.base, w.data, w.mode, w.unnamed, true)
+				w.f, w.tmp, w.info, w.err = fillTemp(w.d, w.base, w.data, w.mode, w.unnamed, true)
 				w.data = nil
 				w.d.writes.Done()
 			}
@@ -398,7 +407,7 @@ func (b *Batch) waitWriters() error {
 	for i := range b.pend {
 		p := &b.pend[i]
 		if w := p.w; w != nil {
-			p.f, p.tmp, p.w = w.f, w.tmp, nil
+			p.f, p.tmp, p.info, p.w = w.f, w.tmp, w.info, nil
 			if w.err != nil && first == nil {
 				first = fmt.Errorf("write %s: %w", p.name, w.err)
 			}
@@ -577,8 +586,13 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			b.discard(p)
 			continue
 		}
-		if now != nil && now.Mode().IsRegular() && p.tmp != "" {
-			p.d.followMode(p.tmp, now)
+		if p.tmp != "" && !p.d.followMode(p.tmp, p.info, now) {
+			// not the temp file Add made: something another process put
+			// at its name (a link out of the tree, say) is never chmodded,
+			// put in place or reported written (attack36e H1, M1)
+			notWritten = append(notWritten, p.name)
+			b.discard(p)
+			continue
 		}
 		if !p.isNew && b.Unchanged != nil {
 			switch ok, err := b.replace(p); {
@@ -650,10 +664,26 @@ func place(p batchFile) error {
 // nor mtime, so Unchanged accepts the file, and a `chmod 600` made while
 // restore --all or sync wrote was undone (attack36d M1). Only when the
 // bits differ is the temp file changed; a failure leaves it as Add made it.
-func (d *dir) followMode(tmp string, now fs.FileInfo) {
-	if st := d.stat(tmp); st != nil && st.Mode().Perm() != now.Mode().Perm() {
-		_ = d.chmod(tmp, now.Mode().Perm())
+//
+// It first makes sure the file at tmp is the one Add made (ownTemp: opened
+// without following a link, the same file): false when it is not — a
+// link or another file put at the predictable temp name, which a chmod by
+// name would have followed, making a private file outside the work tree
+// world-readable (attack36e H1), and which the rename or swap would have
+// put in place of the kept file (M1). now nil (a new file, or no Unchanged
+// asked): only that check.
+func (d *dir) followMode(tmp string, made, now fs.FileInfo) bool {
+	f, ok := d.ownTemp(tmp, made)
+	if !ok {
+		return false
 	}
+	defer f.Close()
+	if now != nil && now.Mode().IsRegular() {
+		if st, err := f.Stat(); err == nil && st.Mode().Perm() != now.Mode().Perm() {
+			_ = f.Chmod(now.Mode().Perm())
+		}
+	}
+	return true
 }
 
 // stat is lstat's answer, nil when it has none.

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -175,6 +176,86 @@ func TestBatchFollowsChmodSinceAdd(t *testing.T) {
 		}
 		if data, _ := os.ReadFile(name); string(data) != "new\n" || st.Mode().Perm() != 0o600 {
 			t.Errorf("whole %v: %q mode %o, want the new content at the mode chmod gave (600)", whole, data, st.Mode().Perm())
+		}
+	}
+}
+
+// A link (or another file) put at a temp file's name between Add and Commit
+// is never chmodded, put in place of the file it replaces, or reported
+// written: the temp name is predictable, and a chmod by name followed a
+// link to a private file outside the work tree, making it 0644 (attack36e
+// H1); the swap put the link in place of the kept file, and restore said
+// restored (M1).
+func TestBatchTempSwappedForLink(t *testing.T) {
+	for _, isNew := range []bool{false, true} {
+		dir, outside := t.TempDir(), t.TempDir()
+		private := filepath.Join(outside, "id_rsa")
+		if err := os.WriteFile(private, []byte("secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(dir, "f.json")
+		if !isNew {
+			if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var b Batch
+		b.Unchanged = func(string, fs.FileInfo) bool { return true }
+		unnamedOff := noLinks.Load()
+		noLinks.Store(true) // named temp files, the predictable kind
+		add := b.Add
+		if isNew {
+			add = b.AddNew
+		}
+		if err := add(name, []byte("new\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		noLinks.Store(unnamedOff)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		swapped := 0
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), Prefix) {
+				tmp := filepath.Join(dir, e.Name())
+				if err := os.Remove(tmp); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(private, tmp); err != nil {
+					t.Fatal(err)
+				}
+				swapped++
+			}
+		}
+		if swapped != 1 {
+			t.Fatalf("new %v: %d temp files, want 1", isNew, swapped)
+		}
+		if !isNew {
+			if err := os.Chmod(name, 0o640); err != nil { // a mode to follow
+				t.Fatal(err)
+			}
+		}
+		late, err := b.Commit(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(late) != 1 {
+			t.Errorf("new %v: not written %v, want the file", isNew, late)
+		}
+		if st, err := os.Stat(private); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("new %v: the private file outside is %v, %v; want 600", isNew, st.Mode().Perm(), err)
+		}
+		st, err := os.Lstat(name)
+		switch {
+		case isNew && !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("new: %s is there (%v), want nothing", name, err)
+		case !isNew && (err != nil || !st.Mode().IsRegular()):
+			t.Errorf("the kept file is %v, %v; want the old regular file", st, err)
+		case !isNew:
+			if data, _ := os.ReadFile(name); string(data) != "old\n" {
+				t.Errorf("the kept file holds %q, want the old content", data)
+			}
 		}
 	}
 }

@@ -155,6 +155,10 @@ func (h held) is(fi fs.FileInfo) bool {
 	return fi != nil && h.fd >= 0 && unix.Fstat(h.fd, &s.st) == nil && SameFile(fi, s)
 }
 
+// held reports whether h holds a file (always here; not on systems
+// without exchange, where replace renames).
+func (h held) held() bool { return h.fd >= 0 }
+
 func (h held) release() {
 	if h.fd >= 0 {
 		unix.Close(h.fd)
@@ -170,10 +174,24 @@ func (d *dir) lstat(base string) (fs.FileInfo, error) {
 	return s, nil
 }
 
-// chmod is chmod(2) of base in d (base is never a symbolic link: a temp
-// file of d's own).
-func (d *dir) chmod(base string, mode fs.FileMode) error {
-	return unix.Fchmodat(d.fd, base, uint32(mode.Perm()), 0)
+// ownTemp opens the temp file tmp of d, never following a link (and
+// never waiting on a pipe), when it is still made, the regular file made
+// as made says: ok false, nothing open, for anything another process put
+// at its name.
+func (d *dir) ownTemp(tmp string, made fs.FileInfo) (*os.File, bool) {
+	if made == nil {
+		return nil, false
+	}
+	fd, err := unix.Openat(d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(d.path, tmp))
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !SameFile(st, made) {
+		f.Close()
+		return nil, false
+	}
+	return f, true
 }
 
 func (d *dir) remove(name string) error {

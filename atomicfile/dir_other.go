@@ -44,8 +44,19 @@ func (d *dir) create(tmp string, mode fs.FileMode) (*os.File, error) {
 	return os.OpenFile(filepath.Join(d.path, tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
 }
 
-func (d *dir) chmod(base string, mode fs.FileMode) error {
-	return os.Chmod(filepath.Join(d.path, base), mode.Perm())
+// ownTemp opens the temp file tmp of d when it is still made, the regular
+// file made as made says (by path here: a swap between the check and the
+// open is not seen).
+func (d *dir) ownTemp(tmp string, made fs.FileInfo) (*os.File, bool) {
+	name := filepath.Join(d.path, tmp)
+	if st, err := os.Lstat(name); made == nil || err != nil || !st.Mode().IsRegular() || !SameFile(st, made) {
+		return nil, false
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	return f, true
 }
 
 func (d *dir) rename(tmp, base string) error {
@@ -64,6 +75,7 @@ type held struct{}
 
 func (d *dir) hold(string) (held, error) { return held{}, nil }
 func (h held) is(fs.FileInfo) bool       { return false }
+func (h held) held() bool                { return false }
 func (h held) release()                  {}
 
 func (d *dir) lstat(base string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.path, base)) }

@@ -59,6 +59,12 @@ func (b *Batch) replace(p batchFile) (bool, error) {
 		return false, err
 	}
 	defer mine.release()
+	if p.info != nil && !mine.is(p.info) && mine.held() {
+		// not the temp file Add made: another process's file or link at
+		// its name never goes in place of the kept file (attack36e M1)
+		p.d.remove(p.tmp)
+		return false, nil
+	}
 	err = p.d.exchange(p.tmp, p.base)
 	switch {
 	case errors.Is(err, errNoExchange):
@@ -68,6 +74,13 @@ func (b *Batch) replace(p batchFile) (bool, error) {
 		return false, nil
 	case err != nil:
 		return false, err
+	}
+	if !mine.is(p.d.stat(p.base)) {
+		// the temp name was swapped between the hold and the exchange:
+		// what went to the kept name is not strata's file; the file that
+		// was there goes back (attack36e M1)
+		_ = p.d.exchange(p.tmp, p.base)
+		return false, nil
 	}
 	if b.Unchanged(p.name, p.d.stat(p.tmp)) {
 		if ReplaceStep != nil {
