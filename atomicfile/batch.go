@@ -586,13 +586,22 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			b.discard(p)
 			continue
 		}
-		if p.tmp != "" && !p.d.followMode(p.tmp, p.info, now) {
-			// not the temp file Add made: something another process put
-			// at its name (a link out of the tree, say) is never chmodded,
-			// put in place or reported written (attack36e H1, M1)
-			notWritten = append(notWritten, p.name)
-			b.discard(p)
-			continue
+		var own *os.File // the named temp file, checked and open
+		if p.tmp != "" {
+			var ok bool
+			if own, ok = p.d.followMode(p.tmp, p.info, now); !ok {
+				// not the temp file Add made: something another process
+				// put at its name (a link out of the tree, say) is never
+				// chmodded, put in place or reported written (attack36e
+				// H1, M1)
+				notWritten = append(notWritten, p.name)
+				b.discard(p)
+				continue
+			}
+		}
+		if own != nil && !p.isNew {
+			own.Close() // replace holds what it swaps itself
+			own = nil
 		}
 		if !p.isNew && b.Unchanged != nil {
 			switch ok, err := b.replace(p); {
@@ -607,7 +616,33 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			p.d.used = true // a swap back is made durable too
 			continue
 		}
-		err := place(p)
+		if placeStep != nil {
+			placeStep(p.name)
+		}
+		var err error
+		if own != nil {
+			// a new file's named temp file goes in place as the very file
+			// checked, linked through its descriptor, not renamed by a name
+			// another process can swap meanwhile (attack36f M1); its temp
+			// name then goes. Where that link cannot be made, by name.
+			err = link(p.d, own, p.base)
+			own.Close()
+			switch {
+			case err == nil:
+				p.d.remove(p.tmp)
+			case errors.Is(err, fs.ErrNotExist):
+				// unlinked since the check (its name taken over by another
+				// process's file or link): nothing of strata's to put in
+				// place, and nothing else is put there
+				notWritten = append(notWritten, p.name)
+				b.discard(p)
+				continue
+			case !errors.Is(err, fs.ErrExist):
+				err = place(p)
+			}
+		} else {
+			err = place(p)
+		}
 		if p.isNew && errors.Is(err, fs.ErrExist) {
 			notWritten = append(notWritten, p.name)
 			b.discard(p)
@@ -626,6 +661,14 @@ func (b *Batch) Commit(mid func()) (notWritten []string, err error) {
 			return notWritten, err
 		}
 		p.d.used = true
+		if p.tmp != "" && !p.d.landed(p.base, p.info) {
+			// a named temp file goes in place by name: another process's
+			// link or file put at the temp name between the check and the
+			// rename went there instead, and is not reported written
+			// (attack36f M1: restore --all said restored for links out of
+			// the tree)
+			notWritten = append(notWritten, p.name)
+		}
 	}
 	b.pend = nil
 	for _, d := range b.dirs {
@@ -672,18 +715,29 @@ func place(p batchFile) error {
 // world-readable (attack36e H1), and which the rename or swap would have
 // put in place of the kept file (M1). now nil (a new file, or no Unchanged
 // asked): only that check.
-func (d *dir) followMode(tmp string, made, now fs.FileInfo) bool {
-	f, ok := d.ownTemp(tmp, made)
+// On true, f is the temp file, open: the caller closes it.
+func (d *dir) followMode(tmp string, made, now fs.FileInfo) (f *os.File, ok bool) {
+	f, ok = d.ownTemp(tmp, made)
 	if !ok {
-		return false
+		return nil, false
 	}
-	defer f.Close()
 	if now != nil && now.Mode().IsRegular() {
 		if st, err := f.Stat(); err == nil && st.Mode().Perm() != now.Mode().Perm() {
 			_ = f.Chmod(now.Mode().Perm())
 		}
 	}
-	return true
+	return f, true
+}
+
+// placeStep, set by tests only, is called with the target's name right
+// before Commit puts a file in place by name (place).
+var placeStep func(name string)
+
+// landed reports whether what is at base now is the regular file made as
+// made says: the temp file a rename by name put there.
+func (d *dir) landed(base string, made fs.FileInfo) bool {
+	st := d.stat(base)
+	return made != nil && st != nil && st.Mode().IsRegular() && SameFile(st, made)
 }
 
 // stat is lstat's answer, nil when it has none.

@@ -259,3 +259,51 @@ func TestBatchTempSwappedForLink(t *testing.T) {
 		}
 	}
 }
+
+// A new file's named temp file swapped for a link after Commit's check:
+// the file goes in place through the descriptor checked, never by the
+// name another process took over, so no link lands at the target, and the
+// file, gone from under its temp name, is reported not written
+// (attack36f M1: restore --all put 24 such links in place, and said
+// restored).
+func TestBatchNewTempSwappedAfterCheck(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	private := filepath.Join(outside, "id_rsa")
+	if err := os.WriteFile(private, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, "f.json")
+	was := noLinks.Load()
+	noLinks.Store(true) // a named temp file
+	defer noLinks.Store(was)
+	var b Batch
+	if err := b.AddNew(name, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	placeStep = func(string) {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), Prefix) {
+				tmp := filepath.Join(dir, e.Name())
+				os.Remove(tmp)
+				if err := os.Symlink(private, tmp); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	defer func() { placeStep = nil }()
+	late, err := b.Commit(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late) != 1 {
+		t.Errorf("not written %v, want the file", late)
+	}
+	if st, err := os.Stat(private); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the private file is %v, %v; want 600", st, err)
+	}
+	if st, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is there (%v, %v), want nothing", name, st, err)
+	}
+}

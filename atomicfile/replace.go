@@ -68,7 +68,10 @@ func (b *Batch) replace(p batchFile) (bool, error) {
 	err = p.d.exchange(p.tmp, p.base)
 	switch {
 	case errors.Is(err, errNoExchange):
-		return true, p.d.rename(p.tmp, p.base)
+		if err := p.d.rename(p.tmp, p.base); err != nil {
+			return false, err
+		}
+		return p.d.landed(p.base, p.info), nil // (see Commit's place)
 	case errors.Is(err, fs.ErrNotExist): // removed since the check: an edit too
 		p.d.remove(p.tmp)
 		return false, nil
