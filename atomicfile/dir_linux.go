@@ -155,6 +155,18 @@ func (h held) is(fi fs.FileInfo) bool {
 	return fi != nil && h.fd >= 0 && unix.Fstat(h.fd, &s.st) == nil && SameFile(fi, s)
 }
 
+// changeTime is fi's inode change time (ctime), in nanoseconds; 0 when
+// fi does not carry it.
+func changeTime(fi fs.FileInfo) int64 {
+	switch st := fi.Sys().(type) {
+	case *unix.Stat_t:
+		return st.Ctim.Nano()
+	case *syscall.Stat_t:
+		return st.Ctim.Nano()
+	}
+	return 0
+}
+
 // held reports whether h holds a file (always here; not on systems
 // without exchange, where replace renames).
 func (h held) held() bool { return h.fd >= 0 }
@@ -187,7 +199,7 @@ func (d *dir) ownTemp(tmp string, made fs.FileInfo) (*os.File, bool) {
 		return nil, false
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(d.path, tmp))
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !SameFile(st, made) {
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !sameMade(st, made) {
 		f.Close()
 		return nil, false
 	}

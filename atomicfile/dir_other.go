@@ -49,7 +49,7 @@ func (d *dir) create(tmp string, mode fs.FileMode) (*os.File, error) {
 // open is not seen).
 func (d *dir) ownTemp(tmp string, made fs.FileInfo) (*os.File, bool) {
 	name := filepath.Join(d.path, tmp)
-	if st, err := os.Lstat(name); made == nil || err != nil || !st.Mode().IsRegular() || !SameFile(st, made) {
+	if st, err := os.Lstat(name); made == nil || err != nil || !st.Mode().IsRegular() || !sameMade(st, made) {
 		return nil, false
 	}
 	f, err := os.Open(name)
@@ -157,3 +157,7 @@ func (d *dir) sub(name string) (*dir, error) {
 }
 
 func (d *dir) readDir() ([]fs.DirEntry, error) { return os.ReadDir(d.path) }
+
+// changeTime is fi's modification time here, in nanoseconds (the inode
+// change time is not read on this system).
+func changeTime(fi fs.FileInfo) int64 { return fi.ModTime().UnixNano() }
