@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -347,5 +348,63 @@ func TestBatchTempRewrittenSinceAdd(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(name); string(data) != "old\n" {
 		t.Errorf("the file holds %q, want the old content", data)
+	}
+}
+
+// What is put at a temp name is looked at before it is opened: a device
+// node or pipe there is never opened, so no driver's open (or a pipe's
+// waiting writer) runs on strata's behalf (attack36f L). The pipe stands
+// for a device here: a writer blocked opening it goes on only if someone
+// opens it for reading.
+func TestBatchTempSwappedForPipeNotOpened(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "f.json")
+	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	was := noLinks.Load()
+	noLinks.Store(true)
+	defer noLinks.Store(was)
+	var b Batch
+	b.Unchanged = func(string, fs.FileInfo) bool { return true }
+	if err := b.Add(name, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var pipe string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), Prefix) {
+			pipe = filepath.Join(dir, e.Name())
+			os.Remove(pipe)
+			if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}
+	}
+	keep := filepath.Join(t.TempDir(), "pipe") // to let the writer go at the end
+	if err := os.Link(pipe, keep); err != nil {
+		t.Skipf("link: %v", err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(pipe, os.O_WRONLY, 0) // blocks until a reader opens it
+		if err == nil {
+			f.Close()
+		}
+		opened <- err
+	}()
+	late, err := b.Commit(nil)
+	if err != nil || len(late) != 1 {
+		t.Errorf("Commit = %v, %v; want the file not written", late, err)
+	}
+	select {
+	case <-opened:
+		t.Error("the pipe at the temp name was opened")
+	case <-time.After(200 * time.Millisecond):
+		// never opened: let the writer go
+		if f, err := os.OpenFile(keep, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			<-opened
+			f.Close()
+		}
 	}
 }

@@ -194,6 +194,11 @@ func (d *dir) ownTemp(tmp string, made fs.FileInfo) (*os.File, bool) {
 	if made == nil {
 		return nil, false
 	}
+	// looked at first without opening it: a device node put at the name
+	// is never opened (its driver's open would run; attack36f L)
+	if st, err := d.lstat(tmp); err != nil || !st.Mode().IsRegular() || !sameMade(st, made) {
+		return nil, false
+	}
 	fd, err := unix.Openat(d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
