@@ -732,10 +732,8 @@ func (hc *historyCheck) parseOne(raw []byte) (rawEntry, bool) {
 // checkEntry holds one entry a fetched commit adds or changes to
 // checkTree's rules; it returns why it is refused, or "".
 //
-// foreign, for a path a home history drops (Store.foreign), takes any mode:
-// never written, shown or merged, its mode harms nothing, and refused, a
-// symbolic link or gitlink anywhere in the shared home history stopped
-// every home sync for good (attack36c M2).
+// foreign, for a path a home history drops (Store.foreign), takes any mode
+// (modeFault).
 func checkEntry(e rawEntry, p string, depth int, foreign bool) string {
 	if len(p) > state.MaxPathLen {
 		return fmt.Sprintf("path of %d bytes, over %d", len(p), state.MaxPathLen)
@@ -746,25 +744,28 @@ func checkEntry(e rawEntry, p string, depth int, foreign bool) string {
 	if e.id.IsZero() {
 		return "null object id"
 	}
-	switch string(e.mode) {
-	case "100644", "100755":
-	case "40000":
-		if depth+1 >= state.MaxPathDepth {
-			return fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1)
-		}
-	case "120000", "160000":
-		if foreign {
-			return ""
-		}
-		if string(e.mode) == "160000" {
-			return "a gitlink (submodule), not a regular file"
-		}
-		return "a symbolic link, not a regular file"
-	default:
-		if foreign {
-			return ""
-		}
-		return "mode " + string(e.mode) + ", want 100644, 100755 or 40000"
+	if why := modeFault(string(e.mode), foreign); why != "" {
+		return why
+	}
+	if e.isTree() && depth+1 >= state.MaxPathDepth {
+		return fmt.Sprintf("trees nested more than %d deep", state.MaxPathDepth-1)
 	}
 	return ""
+}
+
+// modeFault says why a tree entry's mode is refused: "" for a file's
+// (100644, 100755) or a tree's (40000), and for any mode at a path a home
+// sync drops (foreign: never written, shown or merged; refused, a
+// symbolic link or gitlink anywhere in the shared home history stopped
+// every home sync for good, attack36c M2). checkTree and checkEntry ask it.
+func modeFault(mode string, foreign bool) string {
+	switch {
+	case mode == "100644", mode == "100755", mode == "40000", foreign:
+		return ""
+	case mode == "120000":
+		return "a symbolic link, not a regular file"
+	case mode == "160000":
+		return "a gitlink (submodule), not a regular file"
+	}
+	return "mode " + mode + ", want 100644, 100755 or 40000"
 }
