@@ -203,36 +203,7 @@ func TestBatchTempSwappedForLink(t *testing.T) {
 		}
 		var b Batch
 		b.Unchanged = func(string, fs.FileInfo) bool { return true }
-		unnamedOff := noLinks.Load()
-		noLinks.Store(true) // named temp files, the predictable kind
-		add := b.Add
-		if isNew {
-			add = b.AddNew
-		}
-		if err := add(name, []byte("new\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		noLinks.Store(unnamedOff)
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		swapped := 0
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), Prefix) {
-				tmp := filepath.Join(dir, e.Name())
-				if err := os.Remove(tmp); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Symlink(private, tmp); err != nil {
-					t.Fatal(err)
-				}
-				swapped++
-			}
-		}
-		if swapped != 1 {
-			t.Fatalf("new %v: %d temp files, want 1", isNew, swapped)
-		}
+		tempForLink(t, namedTempAdded(t, &b, name, isNew), private)
 		if !isNew {
 			if err := os.Chmod(name, 0o640); err != nil { // a mode to follow
 				t.Fatal(err)
@@ -275,25 +246,9 @@ func TestBatchNewTempSwappedAfterCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := filepath.Join(dir, "f.json")
-	was := noLinks.Load()
-	noLinks.Store(true) // a named temp file
-	defer noLinks.Store(was)
 	var b Batch
-	if err := b.AddNew(name, []byte("new\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	placeStep = func(string) {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), Prefix) {
-				tmp := filepath.Join(dir, e.Name())
-				os.Remove(tmp)
-				if err := os.Symlink(private, tmp); err != nil {
-					t.Error(err)
-				}
-			}
-		}
-	}
+	tmp := namedTempAdded(t, &b, name, true)
+	placeStep = func(string) { tempForLink(t, tmp, private) }
 	defer func() { placeStep = nil }()
 	late, err := b.Commit(nil)
 	if err != nil {
@@ -322,22 +277,12 @@ func TestBatchTempRewrittenSinceAdd(t *testing.T) {
 	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	was := noLinks.Load()
-	noLinks.Store(true)
-	defer noLinks.Store(was)
 	var b Batch
 	b.Unchanged = func(string, fs.FileInfo) bool { return true }
-	if err := b.Add(name, []byte("new\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tmp := namedTempAdded(t, &b, name, false)
 	time.Sleep(20 * time.Millisecond) // past the file system's clock tick, so the change time moves
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), Prefix) {
-			if err := os.WriteFile(filepath.Join(dir, e.Name()), []byte("bad\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if err := os.WriteFile(tmp, []byte("bad\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	late, err := b.Commit(nil)
 	if err != nil {
@@ -362,24 +307,14 @@ func TestBatchTempSwappedForPipeNotOpened(t *testing.T) {
 	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	was := noLinks.Load()
-	noLinks.Store(true)
-	defer noLinks.Store(was)
 	var b Batch
 	b.Unchanged = func(string, fs.FileInfo) bool { return true }
-	if err := b.Add(name, []byte("new\n"), 0o644); err != nil {
+	pipe := namedTempAdded(t, &b, name, false)
+	if err := os.Remove(pipe); err != nil {
 		t.Fatal(err)
 	}
-	var pipe string
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), Prefix) {
-			pipe = filepath.Join(dir, e.Name())
-			os.Remove(pipe)
-			if err := syscall.Mkfifo(pipe, 0o644); err != nil {
-				t.Skipf("mkfifo: %v", err)
-			}
-		}
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
 	}
 	keep := filepath.Join(t.TempDir(), "pipe") // to let the writer go at the end
 	if err := os.Link(pipe, keep); err != nil {
@@ -406,5 +341,50 @@ func TestBatchTempSwappedForPipeNotOpened(t *testing.T) {
 			<-opened
 			f.Close()
 		}
+	}
+}
+
+// namedTempAdded adds "new\n" for name to b (AddNew when isNew) with a
+// named temp file, the kind whose name another process can guess, and
+// returns that temp file's path, the one temp file in name's folder.
+func namedTempAdded(t *testing.T, b *Batch, name string, isNew bool) string {
+	t.Helper()
+	was := noLinks.Load()
+	noLinks.Store(true) // no unnamed temp files
+	add := b.Add
+	if isNew {
+		add = b.AddNew
+	}
+	err := add(name, []byte("new\n"), 0o644)
+	noLinks.Store(was)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(filepath.Dir(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmps []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), Prefix) {
+			tmps = append(tmps, filepath.Join(filepath.Dir(name), e.Name()))
+		}
+	}
+	if len(tmps) != 1 {
+		t.Fatalf("temp files %v, want one", tmps)
+	}
+	return tmps[0]
+}
+
+// tempForLink puts a symbolic link to target in the place of the temp
+// file tmp, as another process that can write in its folder may
+// (swapForLink does so with a folder).
+func tempForLink(t *testing.T, tmp, target string) {
+	t.Helper()
+	if err := os.Remove(tmp); err != nil {
+		t.Error(err)
+	}
+	if err := os.Symlink(target, tmp); err != nil {
+		t.Error(err)
 	}
 }
