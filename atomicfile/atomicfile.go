@@ -201,16 +201,27 @@ func SyncDir(dir string) {
 // thread at once. For a mode Default cannot give, an executable's (0777
 // less the umask, as git gives its hooks).
 var Umask = sync.OnceValue(func() fs.FileMode {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0o022
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
-			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-				return fs.FileMode(m) & fs.ModePerm
-			}
-		}
+	if m, err := umaskOf(); err == nil {
+		return m
 	}
 	return 0o022
 })
+
+// errNoUmask: /proc/self/status has no Umask line, or cannot be read.
+var errNoUmask = errors.New("no Umask line in /proc/self/status")
+
+// umaskOf reads the Umask line of /proc/self/status: errNoUmask where there
+// is none, another error where it is not an octal number.
+func umaskOf() (fs.FileMode, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, errNoUmask
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return fs.FileMode(m) & fs.ModePerm, err
+		}
+	}
+	return 0, errNoUmask
+}
