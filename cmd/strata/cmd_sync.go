@@ -222,11 +222,8 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	}
 	printLost(e, r.Lost)
 	printNotTaken(e, r.NotTaken, name)
-	if n := len(r.Dropped); n > 0 {
-		what := name(r.Dropped[0])
-		if n > 1 {
-			what = fmt.Sprintf("%d paths (%s and %d more)", n, what, n-1)
-		}
+	if len(r.Dropped) > 0 {
+		what := firstOf(r.Dropped, "paths", name)
 		verb := "dropped"
 		if r.DryRun {
 			verb = "would drop"
@@ -241,6 +238,15 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		}
 		fmt.Fprintln(e.Err, p.Error())
 	}
+}
+
+// firstOf names ps (at least one) by its first: `PATH`, or `N NOUN (PATH
+// and N-1 more)`.
+func firstOf(ps []string, noun string, name func(string) string) string {
+	if len(ps) == 1 {
+		return name(ps[0])
+	}
+	return fmt.Sprintf("%d %s (%s and %d more)", len(ps), noun, name(ps[0]), len(ps)-1)
 }
 
 // printNotTaken says, in one line per reason, how many versions the merge
@@ -262,10 +268,7 @@ func printNotTaken(e *env, nt []syncer.NotTaken, name func(string) string) {
 	}
 	for _, why := range whys {
 		ps := paths[why]
-		what := name(ps[0])
-		if len(ps) > 1 {
-			what = fmt.Sprintf("%d files (%s and %d more)", len(ps), name(ps[0]), len(ps)-1)
-		}
+		what := firstOf(ps, "files", name)
 		then := "status shows each as not taken, and strata restore PATH writes it once it can be written"
 		if strings.HasPrefix(why, syncer.WhyPrivate) {
 			then = "kept in the shared state and not written here; once the path is kept here, status shows it as not taken, and strata restore PATH writes it"
