@@ -348,7 +348,7 @@ func watcher(eng *engine.Engine, o Options) Finding {
 			Fix: "remove " + daemon.LockPath(eng) + " if no strata watch runs here"}
 	case !w.Running:
 		return Finding{Check: "watcher", Level: LevelWarn, Message: "not running; " + last,
-			Fix: "strata watch (or as a service: contrib/strata-watch.service, contrib/dev.strata.watch.plist)"}
+			Fix: "strata watch (or as a service: contrib/strata-watch@.service, contrib/dev.strata.watch.plist)"}
 	}
 	f := Finding{Check: "watcher", Level: LevelOK, Message: fmt.Sprintf("running, pid %d, since %s; %s", w.PID, w.Since.UTC().Format(time.RFC3339), last)}
 	if w.LastSyncError != "" {
