@@ -33,8 +33,9 @@ files:
 
 # L2 memory: by default the first that exists of .claude/memory/MEMORY.md,
 # .claude/MEMORY.md, MEMORY.md and Claude Code's auto-memory file
-# (~/.claude/projects/<key>/memory/MEMORY.md). A Markdown (.md) file only:
-# strata writes its workflow lines into it.
+# (~/.claude/projects/<key>/memory/MEMORY.md). A file named MEMORY.md only
+# (any case; not in .claude/agents, .claude/commands or another folder of
+# .claude but .claude/memory): strata writes its workflow lines into it.
 # memory: .claude/memory/MEMORY.md
 
 # The auto-memory file's history stays on the local ref refs/strata/home/state;

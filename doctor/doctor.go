@@ -231,21 +231,38 @@ func keptFiles(eng *engine.Engine) []Finding {
 		return []Finding{{Check: "files", Level: LevelFail, Message: err.Error()}}
 	}
 	var invalid []string
-	first := ""
+	// builtin is the first invalid file that is a built-in state file
+	// strata interprets (the workflow state, ...), own the first other one:
+	// a schema inferred for a built-in one would accept its bad value and
+	// stop strata interpreting it (attack37c H2), so its fix is the file or
+	// its last recorded version, never schema infer.
+	builtin, own := "", ""
 	for _, r := range results {
 		if r.Problems.Invalid() {
 			invalid = append(invalid, state.ShownPath(r.Path))
-			if first == "" {
-				first = r.Path
+			if k, ok := eng.Config().Classify(r.Path); ok && layers.IsL1(eng.Config(), k) {
+				if builtin == "" {
+					builtin = r.Path
+				}
+			} else if own == "" {
+				own = r.Path
 			}
 		}
 	}
 	var fs []Finding
 	switch {
 	case len(invalid) > 0:
+		fix := "strata validate shows each problem"
+		if builtin != "" {
+			w := state.ShellWord(builtin)
+			fix += "; " + w + " is a state file strata interprets: fix it by hand, or put back its last recorded version: strata restore " + w
+		}
+		if own != "" {
+			fix += "; for files of your own shape: strata schema infer " + state.ShellWord(config.LiteralGlob(own)) + " -o schemas/NAME.schema.json --apply"
+		}
 		fs = append(fs, Finding{Check: "files", Level: LevelFail,
 			Message: fmt.Sprintf("%d kept files, %d invalid: %s", len(results), len(invalid), strings.Join(invalid, ", ")),
-			Fix:     "strata validate shows each problem; for files of your own shape: strata schema infer " + state.ShellWord(config.LiteralGlob(first)) + " -o schemas/NAME.schema.json --apply"})
+			Fix:     fix})
 	case len(bad) > 0:
 		fs = append(fs, Finding{Check: "files", Level: LevelOK,
 			Message: fmt.Sprintf("%d kept files, all valid; %d not kept for a control character in the name", len(results), len(bad))})
@@ -348,7 +365,7 @@ func watcher(eng *engine.Engine, o Options) Finding {
 			Fix: "remove " + daemon.LockPath(eng) + " if no strata watch runs here"}
 	case !w.Running:
 		return Finding{Check: "watcher", Level: LevelWarn, Message: "not running; " + last,
-			Fix: "strata watch (or as a service: contrib/strata-watch.service, contrib/dev.strata.watch.plist)"}
+			Fix: "strata watch (or as a service: contrib/strata-watch@.service, contrib/dev.strata.watch.plist)"}
 	}
 	f := Finding{Check: "watcher", Level: LevelOK, Message: fmt.Sprintf("running, pid %d, since %s; %s", w.PID, w.Since.UTC().Format(time.RFC3339), last)}
 	if w.LastSyncError != "" {

@@ -876,6 +876,11 @@ func l1Paths(cfg *config.Config, c state.Class) []string {
 	return out
 }
 
+// ForeignL1 are the built-in L1 paths (the workflow state, initiative,
+// interview state and delegation log) that cfg keeps under a schema of the
+// user's own: in their own shape, not interpreted.
+func ForeignL1(cfg *config.Config) []string { return foreignL1(cfg) }
+
 // foreignL1 are the default L1 paths kept under a schema of the user's own.
 func foreignL1(cfg *config.Config) []string {
 	var out []string

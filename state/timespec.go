@@ -91,7 +91,7 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339, a date (2026-11-22), N{s,m,h,d,w} ago, '2 hours ago', yesterday, noon or midnight", quotedTime(s))
+	return time.Time{}, fmt.Errorf("invalid time %q: want RFC 3339, YYYY-MM-DD[ HH:MM[:SS]], @SECONDS, N UNIT ago (2h ago, 2 hours ago; UNIT s, m, h, d, w, month or year), now, yesterday, last week, noon or midnight", quotedTime(s))
 }
 
 // quotedTime is s cut to what an error quotes: one line, not a hostile

@@ -19,13 +19,15 @@ func newDoctorCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "diagnose this repository's strata setup and say how to fix each finding",
-		Description: `Checks strata's and git's versions, .strata.yaml, the kept files, the
-watcher, the pre-commit hook, Claude Code's hooks and strata on PATH, the
-layers and tier, strata's refs (git fsck), loose objects, linked worktrees,
-sync remotes and private files a rule matches. One line per finding:
-LEVEL CHECK: message, then "fix: ..." when there is something to do. Levels:
-ok, info, warn, fail. Exit 1 when a finding is fail (the user must act).`,
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {ok, findings: [{check, level, message, fix}]}", Destination: &o.JSON}},
+		Description: `Checks strata's and git's versions, strata-serve beside strata or on PATH
+(servers: strata mcp and strata timeline --serve need it), .strata.yaml, the
+kept files, the watcher, the pre-commit hook, Claude Code's hooks and strata
+on PATH, the layers and tier, strata's refs (git fsck), loose objects,
+linked worktrees, sync remotes and private files a rule matches. One line
+per finding: LEVEL CHECK: message, then "fix: ..." when there is something
+to do. Levels: ok, info, warn, fail. Exit 1 when a finding is fail (the user
+must act).`,
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {ok, findings: [{check, level, message, fix?}]} (fix only when there is one)", Destination: &o.JSON}},
 		Action: func(c *cli.Context) error { return runDoctor(c, e, o) },
 	}
 }

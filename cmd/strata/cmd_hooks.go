@@ -16,23 +16,24 @@ import (
 func newHooksCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
-		Usage: "install, remove or run strata's git pre-commit and pre-merge-commit hooks",
-		Description: `install puts a pre-commit hook, and a pre-merge-commit hook for the merges git
-commits by itself, in the hooks directory git uses (core.hooksPath when set). A
-hook that was there is moved to NAME.strata-chained and run first; uninstall
-puts it back byte for byte. Both are idempotent. Both refuse (exit 3),
-changing nothing, a strata hook someone edited, and a hook file git tracks
-(a committed .githooks/pre-commit: add strata hooks run pre-commit to it in
-a commit); install also refuses a hook that reads its own name ($0:
-renamed, it could run nothing) and the pre-commit framework's (add
-strata-pre-commit to .pre-commit-config.yaml).
-run pre-commit (or pre-merge-commit) is what the hook calls: it checks the
-staged blobs of kept files (not the work tree) and exits 1, refusing the
-commit, when one is invalid.`,
+		Usage: "install, remove or run strata's git pre-commit, pre-merge-commit and pre-applypatch hooks",
+		Description: `install puts a pre-commit hook, a pre-merge-commit hook for the merges git
+commits by itself and a pre-applypatch hook for the commits git am makes, in
+the hooks directory git uses (core.hooksPath when set). A hook that was there
+is moved to NAME.strata-chained and run first; uninstall puts it back byte
+for byte. Both are idempotent. Both refuse (exit 3), changing nothing, a
+strata hook someone edited, and a hook file git tracks (a committed
+.githooks/pre-commit: add strata hooks run pre-commit to it in a commit);
+install also refuses a hook that reads its own name ($0: renamed, it could
+run nothing) and the pre-commit framework's (add strata-pre-commit to
+.pre-commit-config.yaml).
+run pre-commit (or pre-merge-commit, or pre-applypatch) is what each hook
+calls: it checks the staged blobs of kept files (not the work tree) and exits
+1, refusing the commit, when one is invalid.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "install",
-				Usage: "install the pre-commit and pre-merge-commit hooks, chaining existing ones",
+				Usage: "install the pre-commit, pre-merge-commit and pre-applypatch hooks, chaining existing ones",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 0 {
 						return usagef("hooks install takes no arguments")

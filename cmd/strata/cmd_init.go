@@ -88,14 +88,14 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Out, "no valid kept files yet; strata records them as they appear\n")
 	}
 	if len(hints) > 0 {
-		fails := plural(len(hints), "file") + " fail their schema"
+		fails, they, follow, them := plural(len(hints), "file")+" fail their schema", "they", "follow", "them"
 		if len(hints) == 1 {
-			fails = "1 file fails its schema"
+			fails, they, follow, them = "1 file fails its schema", "it", "follows", "it"
 		}
-		fmt.Fprintf(e.Err, "%s (kept on %s). If they follow a shape of your own,\n"+
-			"point `schema:` in %s at your own JSON Schema file, or keep them as well-formed only:\n"+
+		fmt.Fprintf(e.Err, "%s (kept on %s). If %s %s a shape of your own,\n"+
+			"point `schema:` in %s at your own JSON Schema file, or keep %s as well-formed only:\n"+
 			"files:\n%s\n",
-			fails, eng.RejectedRef(), engine.ConfigFile, strings.Join(hints, "\n"))
+			fails, eng.RejectedRef(), they, follow, engine.ConfigFile, them, strings.Join(hints, "\n"))
 	}
 	if len(broken) > 0 {
 		fmt.Fprintf(e.Err, "%d %s not well-formed (kept on %s): no `schema:` accepts %s, so fix %s\n"+

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -42,7 +43,11 @@ each glob, keeping the file's comments, and validates the matching files,
 those skipped because they do not parse included (exit 1 if one fails); a
 matching file strata withholds as private (one git does not track, which
 only a rule of .strata.yaml would keep, or one git ignores) is named with
-the command that keeps it, not validated.`,
+the command that keeps it, not validated. When a rule added reaches a
+built-in state file (.claude/workflow-state.json, initiative.json,
+interview-state.json, delegation-log.json), one warning line on stderr says
+so: under a schema of your own the file is in its own shape, and strata no
+longer interprets it (resume, the TTL, the MEMORY.md line, resolve).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Usage: "write the schema to `FILE` (missing folders are created)", Destination: &o.Output},
 			&cli.BoolFlag{Name: "apply", Usage: "add the rule to .strata.yaml and validate the files (needs -o)", Destination: &o.Apply},
@@ -134,6 +139,7 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	if !o.Apply {
 		return nil
 	}
+	wasForeign := layers.ForeignL1(eng.Config())
 	if err := edit.Write(); err != nil {
 		return err
 	}
@@ -144,6 +150,13 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 			fmt.Fprintf(e.Out, "%s already has %s\n", engine.ConfigFile, lines[i])
 		}
 	}
+	ve := *e
+	ve.Dir = root
+	after, err := open(&ve)
+	if err != nil {
+		return err
+	}
+	warnForeign(e, wasForeign, layers.ForeignL1(after.Config()))
 	var paths []string
 	for _, p := range inf.Paths {
 		if !strings.HasPrefix(p, "~") {
@@ -152,17 +165,11 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 			}
 		}
 	}
-	ve := *e
-	ve.Dir = root
 	// A file the new rule matches but strata withholds as private (git
 	// does not track it and only this rule keeps it, or git ignores it) is
 	// not kept until the user's git configuration keeps it: said, not
 	// validated (attack25 K4).
 	if len(paths) > 0 {
-		after, err := open(&ve)
-		if err != nil {
-			return err
-		}
 		slices.Sort(paths)
 		kept := paths[:0]
 		for _, p := range paths {
@@ -181,6 +188,27 @@ func runSchemaInfer(e *env, o schemaInferOptions) error {
 	}
 	fmt.Fprintln(e.Out, "strata validate now says:")
 	return runValidate(&ve, validateOptions{Paths: paths})
+}
+
+// warnForeign says, in one line on stderr, which built-in state files the
+// rules just added put in a shape of the user's own: strata stops
+// interpreting them, and a draft inferred from a rejected version accepts
+// its bad value (attack37c H2).
+func warnForeign(e *env, before, after []string) {
+	var now []string
+	for _, p := range after {
+		if !slices.Contains(before, p) {
+			now = append(now, state.ShownPath(p))
+		}
+	}
+	if len(now) == 0 {
+		return
+	}
+	what, it := now[0]+" is a built-in state file", "it"
+	if len(now) > 1 {
+		what, it = strings.Join(now, ", ")+" are built-in state files", "them"
+	}
+	fmt.Fprintf(e.Err, "strata: warning: %s, now under a schema of your own: strata no longer interprets %s (resume, the TTL, the MEMORY.md line, resolve); to undo, remove the rule from %s\n", what, it, engine.ConfigFile)
 }
 
 // cwdGlob makes a glob given relative to the current directory relative to

@@ -27,9 +27,12 @@ func newValidateCommand(e *env) *cli.Command {
 		ArgsUsage: "[PATH...]",
 		Description: `Checks every kept file, or the given ones, and prints each problem as
 PATH:LINE:COL: POINTER: message. A named path that strata does not keep (or
-refuses: absolute, outside the work tree, a symlink) is an error, exit 2 —
-unless --skip-unkept, which skips it with a note (the pre-commit framework's
-entry uses it). Exit 1 when anything is invalid.
+refuses: absolute, outside the work tree) is an error, exit 2 — unless
+--skip-unkept, which skips it with a note (the pre-commit framework's entry
+uses it). Exit 1 when anything is invalid; a symbolic link at a kept path,
+or a kept file whose folder is a link out of the work tree or into .git, is
+never followed and counts as an invalid file ("PATH: /: is a symbolic link;
+not followed").
 
 With --hook, strata is Claude Code's PostToolUse hook: it reads the hook's JSON
 on stdin and checks tool_input.file_path when it is a kept file; exit 2 with
