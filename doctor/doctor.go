@@ -720,8 +720,7 @@ func remotes(eng *engine.Engine) []Finding {
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd := gitstore.Command(exec.CommandContext(ctx, "git", args...), dir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

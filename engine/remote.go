@@ -39,6 +39,9 @@ const MergedExcept = gitstore.MergedExcept
 // MergeUpToDate is the merge of a history with one it already holds.
 const MergeUpToDate = gitstore.MergeUpToDate
 
+// MergeFastForward is the merge of a history into one that holds it.
+const MergeFastForward = gitstore.MergeFastForward
+
 // ErrRemoteMoved is returned by Push when the remote's state ref moved
 // since the fetch.
 var ErrRemoteMoved = gitstore.ErrRemoteMoved

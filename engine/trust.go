@@ -187,6 +187,18 @@ func (e *Engine) Withheld() []Private {
 // this machine until `strata forget` (attack19-remote 7); publishing again
 // what the remote published leaks nothing of this machine's.
 func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking string) (state.Problems, error) {
+	return e.unpublishableSince(ctx, head, fetched, tracking, true)
+}
+
+// UnpublishablePlan is Unpublishable for a dry run: the same problems,
+// and nothing noted (the versions refused are not withheld).
+func (e *Engine) UnpublishablePlan(ctx context.Context, head, fetched, tracking string) (state.Problems, error) {
+	return e.unpublishableSince(ctx, head, fetched, tracking, false)
+}
+
+// unpublishableSince is Unpublishable; with note, the private versions
+// refused are withheld.
+func (e *Engine) unpublishableSince(ctx context.Context, head, fetched, tracking string, note bool) (state.Problems, error) {
 	files, err := e.store.Files(head)
 	if err != nil {
 		return nil, err
@@ -358,7 +370,7 @@ func (e *Engine) Unpublishable(ctx context.Context, head, fetched, tracking stri
 		}
 		ps = append(ps, state.Problem{Path: p, Message: "a version of it recorded on " + e.store.StateRef() + " was found private after it was recorded (by a sync that refused it, or a scan), and is not published now that the file is kept: nothing was pushed (" + way + "; or, to publish it, git config --add strata.keepPrivate " + state.ShellWord(p) + ")"})
 	}
-	if len(refused) > 0 {
+	if len(refused) > 0 && note {
 		if err := e.withhold(refused, refusedMeans); err != nil {
 			return nil, err
 		}

@@ -198,8 +198,7 @@ func lsFilesTag(rec string) (path, hidden string, ok bool) {
 // (`git ls-files -v -z` in the work tree, once), for an index the
 // in-process reader cannot read whole.
 func lsFilesIndex(ctx context.Context, root string) (map[string]indexEntry, error) {
-	cmd := exec.CommandContext(ctx, "git", "ls-files", "-v", "-z")
-	cmd.Dir = root
+	cmd := Command(exec.CommandContext(ctx, "git", "ls-files", "-v", "-z"), root)
 	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -73,16 +73,43 @@ func sameDir(a, b string) bool {
 // gitCmd points cmd, a git process to run in the work tree, at the
 // repository as the user's git finds it: in the work tree as the user's
 // path names it, with $PWD saying so (git takes the git dir's name from
-// $PWD when it names the current directory), else in the work tree.
+// $PWD when it names the current directory), else in the work tree; and
+// makes it one of strata's git processes (Command).
 func (s *Store) gitCmd(cmd *exec.Cmd) *exec.Cmd {
-	cmd.Dir = s.root
+	dir := s.root
 	if s.linkRoot != "" {
-		cmd.Dir = s.linkRoot
-		if cmd.Env != nil {
-			// os/exec sets $PWD to Dir only when Env is nil
-			cmd.Env = append(cmd.Env, "PWD="+s.linkRoot)
-		}
+		dir = s.linkRoot
 	}
+	return Command(cmd, dir)
+}
+
+// Command readies cmd, a git process strata starts to read or move a
+// repository, to run in dir ($PWD naming it, as os/exec sets it only for
+// an inherited environment), its environment cmd.Env (nil: this
+// process's), with two settings that keep git's answers the ones strata's
+// own reading of the repository and git push give (dir "": this
+// process's directory):
+//   - GIT_NO_REPLACE_OBJECTS: strata reads objects itself and git push sends
+//     the real ones, so a rev-list that followed a refs/replace/ graft
+//     skipped commits the push then sent (sync's check of private
+//     versions passed over one; forget rewrote another view of the
+//     history than the one it read: attack37 M1);
+//   - core.fsmonitor off: a program the repository's config names is never
+//     run by strata; nothing strata asks git needs it (attack37 L4).
+//
+// Every git process of this package and of those that run git on a
+// repository (doctor, hooks) is made through it.
+func Command(cmd *exec.Cmd, dir string) *exec.Cmd {
+	cmd.Dir = dir
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], "GIT_NO_REPLACE_OBJECTS=1")
+	if dir != "" {
+		cmd.Env = append(cmd.Env, "PWD="+dir)
+	}
+	cmd.Args = append([]string{cmd.Args[0], "-c", "core.fsmonitor=false"}, cmd.Args[1:]...)
 	return cmd
 }
 

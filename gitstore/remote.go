@@ -495,7 +495,7 @@ func (s *Store) gitRaw(ctx context.Context, env []string, args ...string) ([]byt
 	if s.root != "" {
 		s.gitCmd(cmd)
 	} else {
-		cmd.Dir = s.gitDir
+		Command(cmd, s.gitDir)
 	}
 	boundWait(cmd)
 	var stdout, stderr bytes.Buffer

@@ -49,8 +49,7 @@ func marker(name string) string { return "# strata " + name + " hook" }
 // else the common git directory's hooks/ (shared by linked worktrees). It
 // needs the git binary.
 func Dir(root string) (string, error) {
-	cmd := exec.Command("git", "rev-parse", "--git-path", "hooks")
-	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
+	cmd := gitstore.Command(exec.Command("git", "rev-parse", "--git-path", "hooks"), gitstore.GitName(root)) // as the user's git names it, through a link
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -531,8 +530,7 @@ func written(name string, data []byte) bool {
 // commit` would not run strata's hook there, while whatever else uses that
 // directory would. A value set for this repository is its own.
 func notShared(root, dir string) error {
-	cmd := exec.Command("git", "config", "--show-scope", "--get", "core.hooksPath")
-	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
+	cmd := gitstore.Command(exec.Command("git", "config", "--show-scope", "--get", "core.hooksPath"), gitstore.GitName(root)) // as the user's git names it, through a link
 	out, err := cmd.Output()
 	if err != nil {
 		return nil // not set, or a git without --show-scope (before 2.26)
@@ -980,8 +978,7 @@ func within(dir, path string) bool {
 // gitCommonDir is the common git directory of the work tree at root
 // (shared by its linked worktrees), absolute.
 func gitCommonDir(root string) (string, error) {
-	cmd := exec.Command("git", "rev-parse", "--git-common-dir")
-	cmd.Dir = gitstore.GitName(root) // as the user's git names it, through a link
+	cmd := gitstore.Command(exec.Command("git", "rev-parse", "--git-common-dir"), gitstore.GitName(root)) // as the user's git names it, through a link
 	out, err := cmd.Output()
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/strata-dev/strata/gitstore"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -88,7 +89,7 @@ func existing(path string) (dir, rest string, ok bool) {
 // GIT_INDEX_FILE…, as a hook git runs sets them) is passed on.
 func gitIn(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
+	cmd.Env = []string{} // not nil: Command would take this process's
 	for _, e := range os.Environ() {
 		if k, _, _ := strings.Cut(e, "="); k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE" ||
 			k == "GIT_COMMON_DIR" || k == "GIT_OBJECT_DIRECTORY" || k == "GIT_ALTERNATE_OBJECT_DIRECTORIES" || k == "GIT_PREFIX" {
@@ -96,6 +97,7 @@ func gitIn(dir string, args ...string) (string, error) {
 		}
 		cmd.Env = append(cmd.Env, e)
 	}
+	gitstore.Command(cmd, dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -78,6 +78,10 @@ type Report struct {
 	Pushed  bool     `json:"pushed"`
 	Retried bool     `json:"retried"`
 	DryRun  bool     `json:"dry_run,omitempty"`
+	// WouldPush, in a dry run's plan, says the run would push: this side
+	// holds commits the remote's head does not (attack37 L7: the plan said
+	// "up-to-date" where the run pushed).
+	WouldPush bool `json:"would_push,omitempty"`
 	// Home is the sync of the home ref (sync --home), with Shown mapping its
 	// tree name to the auto-memory file's "~/..." path.
 	Home  *Report           `json:"home,omitempty"`
@@ -228,6 +232,9 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 			}
 		}
 		head, err := merge(eng, o, remote, fetched, rep)
+		if err == nil && o.DryRun {
+			err = planPush(ctx, eng, remote, fetched, rep)
+		}
 		if err != nil || o.DryRun {
 			return rep, err
 		}
@@ -264,6 +271,29 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		}
 		rep.Retried = true
 	}
+}
+
+// planPush is a dry run's plan of the push that follows the merge it
+// planned (rep): whether the run would push (rep.WouldPush), and, when it
+// would, the refusal the run would make of a private version among what
+// it pushes, checked as the run checks it (Unpublishable).
+func planPush(ctx context.Context, eng *engine.Engine, remote engine.Remote, fetched string, rep *Report) error {
+	local := rep.LocalHead
+	switch {
+	case local == "" || local == fetched:
+		return nil
+	case rep.Result == engine.MergeFastForward:
+		return nil // the remote's head taken: nothing of ours to push
+	}
+	ps, err := eng.UnpublishablePlan(ctx, local, fetched, remote.Ref)
+	if err != nil {
+		return err
+	}
+	if len(ps) > 0 {
+		return ps
+	}
+	rep.WouldPush = true
+	return nil
 }
 
 // pushFirst pushes the local state ref to the remote without fetching

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -88,8 +89,7 @@ func runDecide(e *env, o decideOptions) error {
 // whoAmI is git config user.name in the repository, else $USER, and
 // which of them it is, as a refusal names it.
 func whoAmI(root string) (name, from string) {
-	cmd := exec.Command("git", "config", "user.name")
-	cmd.Dir = root
+	cmd := gitstore.Command(exec.Command("git", "config", "user.name"), root)
 	if out, err := cmd.Output(); err == nil {
 		if name := strings.TrimSpace(string(out)); name != "" {
 			return name, "git config user.name"

@@ -159,6 +159,8 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		what += " at " + state.ShortID(r.Head)
 	}
 	switch {
+	case r.DryRun && r.WouldPush:
+		what += " (dry run: nothing changed; the run would push)"
 	case r.DryRun:
 		what += " (dry run: nothing changed)"
 	case r.Pushed && r.Retried:
