@@ -672,10 +672,18 @@ func worktrees(ctx context.Context, eng *engine.Engine) Finding {
 	if n <= 0 {
 		return Finding{Check: "worktrees", Level: LevelOK, Message: "no linked worktrees"}
 	}
+	// each worktree's own ref, named as gitstore names it (an id git takes
+	// for no ref name escaped): not every ref ending in /state, which
+	// counted home refs and those of worktrees since removed
 	refs, _ := git(ctx, eng.Root(), "for-each-ref", "--format=%(refname)", "refs/strata/worktrees/")
+	have := map[string]bool{}
+	for _, r := range strings.Split(refs, "\n") {
+		have[r] = true
+	}
 	recorded := 0
-	for _, r := range strings.Fields(refs) {
-		if strings.HasSuffix(r, "/state") {
+	ids, _ := os.ReadDir(filepath.Join(eng.CommonDir(), "worktrees"))
+	for _, id := range ids {
+		if id.IsDir() && have["refs/strata/worktrees/"+gitstore.WorktreeName(id.Name())+"/state"] {
 			recorded++
 		}
 	}

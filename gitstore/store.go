@@ -40,7 +40,7 @@ type Store struct {
 	linkRoot  string // root as the user's path names it, through a symbolic link; "" when that is root (linkedDirs)
 	linkGit   string // gitDir as git names it before resolving links; "" when that is gitDir (linkedDirs)
 	commonDir string // the common git dir (== gitDir outside linked worktrees)
-	worktree  string // linked worktree name, "" in the main work tree
+	worktree  string // linked worktree's ref component (WorktreeName), "" in the main work tree
 	prefix    string // "" for the work tree's refs, "home/" for the home refs (OpenHome)
 
 	// mu serialises use of objects (odb.DB is not safe for concurrent use)
@@ -170,7 +170,9 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		promisorWait: o.PromisorTimeout,
 	}
 	if gitDir != commonDir {
-		s.worktree = filepath.Base(gitDir)
+		if s.worktree, err = worktreeName(gitDir, commonDir); err != nil {
+			return nil, err
+		}
 	}
 	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, linkGit, commonDir) })
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
@@ -492,6 +494,40 @@ func (s *Store) StateRef() string { return s.ref("state") }
 // refs/strata/rejected, or refs/strata/worktrees/<name>/rejected in a linked
 // worktree.
 func (s *Store) RejectedRef() string { return s.ref("rejected") }
+
+// WorktreeName is the ref component that stands for the linked worktree
+// whose id (its folder's name under <commondir>/worktrees/) is id, in
+// refs/strata/worktrees/<component>/...: the id itself when git takes it
+// for a ref component (refnameFormat; every id git 2.22 and later makes,
+// and every name strata has used), else the id escaped as EscapeRemote
+// escapes a remote (git before 2.22 kept the folder's name as it was: "my
+// wt" is my%20wt), which reverses, so no two such ids share a component.
+// An id whose escaped form is another worktree's id is refused on Open
+// (worktreeName).
+func WorktreeName(id string) string {
+	if !strings.Contains(id, "/") && refnameFormat("refs/strata/worktrees/"+id+"/state") {
+		return id
+	}
+	return EscapeRemote(id)
+}
+
+// worktreeName is the ref component of the linked worktree whose git dir
+// is gitDir (WorktreeName). An id escaped into another worktree's id (a
+// folder "my%20wt" beside "my wt") is refused: both would record on one
+// ref.
+func worktreeName(gitDir, commonDir string) (string, error) {
+	id := filepath.Base(gitDir)
+	name := WorktreeName(id)
+	if name != id {
+		if fi, err := os.Stat(filepath.Join(commonDir, "worktrees", name)); err == nil && fi.IsDir() {
+			return "", &FormatError{
+				Msg: fmt.Sprintf("linked worktree %q: its id is no ref name git takes, and escaped for strata's refs it is %s, the id of another linked worktree; remove one of the two and add it again (git worktree remove, git worktree add); nothing was written", id, name),
+				Fix: "remove one of the two worktrees and add it again (git worktree remove, git worktree add): git names new worktrees so that this cannot happen",
+			}
+		}
+	}
+	return name, nil
+}
 
 func (s *Store) ref(leaf string) string {
 	leaf = s.prefix + leaf
