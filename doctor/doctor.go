@@ -199,14 +199,22 @@ func rulesFinding(eng *engine.Engine) (Finding, bool) {
 }
 
 // brokenRefFix is the fix of a finding whose error is a broken ref (a
-// *gitstore.BrokenRefError in its chain): the words of the error's own
-// advice, on the ref's file.
+// *gitstore.BrokenRefError in its chain), or a strata ref that is symbolic
+// or names no commit (*gitstore.SymbolicRefError, *NotCommitError): the
+// words of the error's own advice, on the ref's file for a broken one.
 func brokenRefFix(err error) (string, bool) {
 	var be *gitstore.BrokenRefError
-	if !errors.As(err, &be) {
-		return "", false
+	var nc *gitstore.NotCommitError
+	var se *gitstore.SymbolicRefError
+	switch {
+	case errors.As(err, &be):
+		return state.TermSafe(be.File) + ": " + be.Fix(), true
+	case errors.As(err, &nc):
+		return nc.Fix(), true
+	case errors.As(err, &se):
+		return se.Fix(), true
 	}
-	return state.TermSafe(be.File) + ": " + be.Fix(), true
+	return "", false
 }
 
 func configFinding(eng *engine.Engine) Finding {

@@ -360,8 +360,12 @@ type SymbolicRefError struct {
 }
 
 func (e *SymbolicRefError) Error() string {
-	return fmt.Sprintf("%s is a symbolic ref to %s, and strata's refs name its own commits only: nothing was read or written; remove it (git symbolic-ref --delete %s) to start a new history, or point it at a strata commit (git update-ref --no-deref %s COMMIT)",
-		e.Ref, e.Target, e.Ref, e.Ref)
+	return fmt.Sprintf("%s is a symbolic ref to %s, and strata's refs name its own commits only: nothing was read or written; %s", e.Ref, e.Target, e.Fix())
+}
+
+// Fix is what to do about the symbolic ref, as Error ends.
+func (e *SymbolicRefError) Fix() string {
+	return fmt.Sprintf("remove it (git symbolic-ref --delete %s) to start a new history, or point it at a strata commit (git update-ref --no-deref %s COMMIT)", e.Ref, e.Ref)
 }
 
 // RefConflictError is a ref that cannot be created because another one

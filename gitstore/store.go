@@ -538,11 +538,22 @@ func (s *Store) ref(leaf string) string {
 }
 
 // Head returns the commit hash ref points at. It returns an error wrapping
-// state.ErrNotFound when the ref does not exist.
+// state.ErrNotFound when the ref does not exist, and for a strata ref
+// (refs/strata/...) naming an object there that is no commit (an
+// annotated tag, a tree, a blob) a *NotCommitError: every reader took it
+// for a missing commit, and said to refetch the history (attack37 L6).
 func (s *Store) Head(ref string) (string, error) {
 	h, err := s.readRef(ref)
 	if err != nil {
 		return "", err
+	}
+	if strings.HasPrefix(ref, "refs/strata/") {
+		s.mu.Lock()
+		t, _, err := s.objects.Stat(h)
+		s.mu.Unlock()
+		if err == nil && t != plumbing.CommitObject {
+			return "", &NotCommitError{Ref: ref, Object: h.String(), Type: t.String(), Head: true}
+		}
 	}
 	return h.String(), nil
 }
