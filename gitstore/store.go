@@ -110,6 +110,17 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		if linkGit = linkedGitDir(given, env, gitDir); linkGit != "" {
 			os.Setenv("GIT_DIR", linkGit)
 		}
+	} else if b, ok := bareWithWorkTree(abs); ok {
+		// git's setup_bare_git_dir: a bare repository found by discovery
+		// with $GIT_WORK_TREE set is taken as if $GIT_DIR named it, its
+		// work tree $GIT_WORK_TREE (attack37 L5: refused as bare); its
+		// owner is checked, as discovery checks it
+		if err := checkOwnership("", "", b); err != nil {
+			return nil, err
+		}
+		if root, gitDir, commonDir, err = explicitDirs(abs, b); err != nil {
+			return nil, err
+		}
 	} else {
 		var dotgit string
 		if root, dotgit, err = findDotGit(abs); err != nil {
@@ -187,6 +198,20 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		s.objects.Refuse = ErrSudo
 	}
 	return s, nil
+}
+
+// bareWithWorkTree returns the bare repository discovery from dir finds
+// (findDotGit's *bareError) when $GIT_WORK_TREE is set; ok is false when
+// discovery finds another repository, none, or $GIT_WORK_TREE is unset.
+func bareWithWorkTree(dir string) (bare string, ok bool) {
+	if os.Getenv("GIT_WORK_TREE") == "" {
+		return "", false
+	}
+	var be *bareError
+	if _, _, err := findDotGit(dir); !errors.As(err, &be) {
+		return "", false
+	}
+	return be.dir, true
 }
 
 // explicitDirs finds the repository as git does when $GIT_DIR is set (as

@@ -96,6 +96,34 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 			initRepo(t, w+"/meta", false)
 			return w + "/meta", []string{"GIT_WORK_TREE", w + "/wt"}
 		}},
+		// git's setup_bare_git_dir: $GIT_WORK_TREE without $GIT_DIR makes
+		// a discovered bare repository one with that work tree
+		// (attack37 L5: refused as bare)
+		{"$GIT_WORK_TREE with a discovered bare repository", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"relative $GIT_WORK_TREE with a discovered bare repository", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git", []string{"GIT_WORK_TREE", "../wt"}
+		}},
+		{"$GIT_WORK_TREE with a bare repository discovered from its subfolder", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git/refs", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"$GIT_WORK_TREE with a discovered bare repository naming core.worktree", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt", w+"/other")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			git(t, w+"/b.git", "config", "core.worktree", w+"/other")
+			return w + "/b.git", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"a discovered bare repository without $GIT_WORK_TREE (no work tree)", func(t *testing.T, w string) (string, []string) {
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git", nil
+		}},
 		{"$GIT_DIR with core.bare and core.worktree (no work tree)", func(t *testing.T, w string) (string, []string) {
 			mk(t, w+"/meta", w+"/wt")
 			initRepo(t, w+"/meta", false)
