@@ -199,14 +199,22 @@ func rulesFinding(eng *engine.Engine) (Finding, bool) {
 }
 
 // brokenRefFix is the fix of a finding whose error is a broken ref (a
-// *gitstore.BrokenRefError in its chain): the words of the error's own
-// advice, on the ref's file.
+// *gitstore.BrokenRefError in its chain), or a strata ref that is symbolic
+// or names no commit (*gitstore.SymbolicRefError, *NotCommitError): the
+// words of the error's own advice, on the ref's file for a broken one.
 func brokenRefFix(err error) (string, bool) {
 	var be *gitstore.BrokenRefError
-	if !errors.As(err, &be) {
-		return "", false
+	var nc *gitstore.NotCommitError
+	var se *gitstore.SymbolicRefError
+	switch {
+	case errors.As(err, &be):
+		return state.TermSafe(be.File) + ": " + be.Fix(), true
+	case errors.As(err, &nc):
+		return nc.Fix(), true
+	case errors.As(err, &se):
+		return se.Fix(), true
 	}
-	return state.TermSafe(be.File) + ": " + be.Fix(), true
+	return "", false
 }
 
 func configFinding(eng *engine.Engine) Finding {
@@ -689,10 +697,18 @@ func worktrees(ctx context.Context, eng *engine.Engine) Finding {
 	if n <= 0 {
 		return Finding{Check: "worktrees", Level: LevelOK, Message: "no linked worktrees"}
 	}
+	// each worktree's own ref, named as gitstore names it (an id git takes
+	// for no ref name escaped): not every ref ending in /state, which
+	// counted home refs and those of worktrees since removed
 	refs, _ := git(ctx, eng.Root(), "for-each-ref", "--format=%(refname)", "refs/strata/worktrees/")
+	have := map[string]bool{}
+	for _, r := range strings.Split(refs, "\n") {
+		have[r] = true
+	}
 	recorded := 0
-	for _, r := range strings.Fields(refs) {
-		if strings.HasSuffix(r, "/state") {
+	ids, _ := os.ReadDir(filepath.Join(eng.CommonDir(), "worktrees"))
+	for _, id := range ids {
+		if id.IsDir() && have["refs/strata/worktrees/"+gitstore.WorktreeName(id.Name())+"/state"] {
 			recorded++
 		}
 	}

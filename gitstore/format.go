@@ -32,8 +32,11 @@ var knownExtensions = map[string]string{
 // does not know or an object format or ref storage other than SHA-1 and
 // files. git itself refuses the first two; strata refuses the last two too,
 // before it writes anything, since a SHA-1 object or ref in a SHA-256
-// repository breaks git fsck, git gc and git log --all. Version 0 ignores
-// extensions, as git does.
+// repository breaks git fsck, git gc and git log --all. As in git 2.39
+// (setup.c): an extensions.objectformat git cannot read is refused at any
+// version; version 0 refuses the extensions git knows only under version 1
+// (objectformat, noop-v1) and ignores the others; a config that sets no
+// version (or a negative one) ignores every extension.
 //
 // It also reports whether the repository is a partial clone (a remote with
 // promisor = true, or extensions.partialClone naming one): objects it lacks
@@ -53,9 +56,9 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	var n int64 // git's default: version 0
+	var n int64 = -1 // none set: git reads no extension (but for the values it dies on)
 	bad, badSet := "", false
-	var badBool *FormatError
+	var badBool, badFormat *FormatError
 	ext := map[string]string{}
 	parseConfig(string(data), func(sec, sub, key, val string, hasVal bool) {
 		if name, ok := gitBoolKey(sec, sub, key); ok {
@@ -88,6 +91,9 @@ func checkFormat(commonDir string) (partial bool, err error) {
 			}
 		case sec == "extensions" && sub == "":
 			ext[key] = strings.ToLower(strings.TrimSpace(val))
+			if key == "objectformat" && badFormat == nil {
+				badFormat = objectFormatError(commonDir, val, hasVal)
+			}
 		}
 	})
 	switch {
@@ -95,7 +101,23 @@ func checkFormat(commonDir string) (partial bool, err error) {
 		return false, badBool
 	case badSet:
 		return false, fmt.Errorf("%s: core.repositoryformatversion %q is not a number git reads (git refuses it too: \"bad numeric config value\"); nothing was written", commonDir, bad)
-	case n <= 0:
+	case badFormat != nil:
+		return false, badFormat
+	case n < 0:
+		return partial, nil
+	case n == 0:
+		// git 2.39 (setup.c, handle_extension) knows these only under
+		// version 1, and refuses a version-0 repository that declares one:
+		// a SHA-256 repository whose version was lowered to 0 would get
+		// SHA-1 objects and a 40-digit ref that git then calls corrupt
+		for _, key := range []string{"objectformat", "noop-v1"} {
+			if _, ok := ext[key]; ok {
+				return false, &FormatError{
+					Msg: fmt.Sprintf("%s: core.repositoryformatversion is 0, but the repository declares extensions.%s, an extension of version 1 only (git refuses it too: \"repo version is 0, but v1-only extension found\"); nothing was written", commonDir, key),
+					Fix: "git config core.repositoryformatversion 1 if the repository was made with extensions." + key + " (git init --object-format), else git config --unset extensions." + key,
+				}
+			}
+		}
 		return partial, nil
 	case n > 1:
 		return false, fmt.Errorf("%s: repository format version %d is newer than strata knows (git 2.39 knows 0 and 1); nothing was written", commonDir, n)
@@ -110,6 +132,21 @@ func checkFormat(commonDir string) (partial bool, err error) {
 		}
 	}
 	return partial || ext["partialclone"] != "", nil
+}
+
+// objectFormatError is the refusal of an extensions.objectformat line git
+// 2.39 dies on whatever the version (setup.c, handle_extension): one with no
+// value, or a value other than its hash algorithms' names, "sha1" and
+// "sha256", exactly ("SHA1" is none); nil for a value git takes.
+func objectFormatError(commonDir, val string, hasVal bool) *FormatError {
+	const fix = "git config extensions.objectformat sha1 (sha256 in a repository made with git init --object-format=sha256), in lower case"
+	switch {
+	case !hasVal:
+		return &FormatError{Msg: commonDir + ": extensions.objectformat has no value (git refuses it too: \"missing value for 'extensions.objectformat'\"); nothing was written", Fix: fix}
+	case val != "sha1" && val != "sha256":
+		return &FormatError{Msg: fmt.Sprintf("%s: extensions.objectformat %q is no object format git knows (git refuses it too: \"invalid value for 'extensions.objectformat'\", git knows sha1 and sha256); nothing was written", commonDir, val), Fix: fix}
+	}
+	return nil
 }
 
 // checkObjectDir refuses $GIT_OBJECT_DIRECTORY where git 2.39 finds no

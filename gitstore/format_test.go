@@ -52,6 +52,78 @@ func TestOpenRefusesFormatsItWouldDamage(t *testing.T) {
 	}
 }
 
+// TestExtensionsReadAsGit: the extensions are judged as git 2.39 judges
+// them (setup.c), asked of git itself for each config: under version 0 an
+// extension git knows only under version 1 (objectformat, even sha1, and
+// noop-v1) is refused, others ignored; an objectformat git cannot read
+// (no value, "SHA1", "sha-1") is refused at any version, also where no
+// version is set and every other extension is ignored; strata refuses
+// sha256 under version 1 besides (its own rule, tested above). strata took
+// every extension for ignored under version 0, and wrote SHA-1 objects into
+// a SHA-256 repository whose version was lowered to 0 (attack37 M3).
+func TestExtensionsReadAsGit(t *testing.T) {
+	for _, tc := range []struct{ version, ext, refuse string }{
+		{"0", "objectformat = sha256", "extensions.objectformat, an extension of version 1 only"},
+		{"0", "objectformat = sha1", "extensions.objectformat, an extension of version 1 only"},
+		{"0", "objectFormat = \"sha1\"", "extensions.objectformat, an extension of version 1 only"},
+		{"0", "noop-v1 = yes", "extensions.noop-v1, an extension of version 1 only"},
+		{"0", "objectformat = SHA1", `extensions.objectformat "SHA1" is no object format git knows`},
+		{"0", "objectformat", "extensions.objectformat has no value"},
+		{"1", "objectformat = SHA1", `extensions.objectformat "SHA1" is no object format git knows`},
+		{"1", "objectformat = sha-1", `extensions.objectformat "sha-1" is no object format git knows`},
+		{"1", "objectformat = \"sha1 \"", `extensions.objectformat "sha1 " is no object format git knows`},
+		{"1", "objectformat", "extensions.objectformat has no value"},
+		{"NONE", "objectformat = SHA1", `extensions.objectformat "SHA1" is no object format git knows`},
+		{"-1", "objectformat = sha-1", `extensions.objectformat "sha-1" is no object format git knows`},
+		{"0", "futurething = yes", ""},
+		{"0", "refstorage = files", ""},
+		{"0", "noop = yes", ""},
+		{"0", "worktreeconfig = true", ""},
+		{"1", "objectformat = sha1 ", ""},
+		{"1", "objectformat = \"sha1\"", ""},
+		{"1", "noop-v1 = yes", ""},
+		{"NONE", "objectformat = sha256", ""},
+		{"-1", "objectformat = sha256", ""},
+	} {
+		dir := realPath(t, t.TempDir())
+		runGit(t, dir, "init", "-q")
+		cfg := "[core]\n\tbare = false\n"
+		if tc.version != "NONE" {
+			cfg += "\trepositoryformatversion = " + tc.version + "\n"
+		}
+		cfg += "[extensions]\n\t" + tc.ext + "\n"
+		writeFile(t, filepath.Join(dir, ".git", "config"), cfg)
+		name := "version " + tc.version + ", " + tc.ext
+
+		_, gitErr := gitOut(dir, nil, "rev-parse", "--git-dir")
+		s, err := Open(dir)
+		if err == nil {
+			s.Close()
+		}
+		if (gitErr == nil) != (err == nil) {
+			t.Errorf("%s: git: %v, strata: %v", name, gitErr, err)
+		}
+		var fe *FormatError
+		switch {
+		case tc.refuse == "" && err != nil:
+			t.Errorf("%s: Open = %v, want the repository", name, err)
+		case tc.refuse != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), tc.refuse) || strings.Contains(err.Error(), "\n") || fe.Fix == ""):
+			t.Errorf("%s: Open = %v, want a one-line *FormatError with a fix saying %q", name, err, tc.refuse)
+		}
+	}
+
+	// a SHA-256 repository whose version was lowered to 0: nothing written
+	dir := realPath(t, t.TempDir())
+	runGit(t, dir, "init", "-q", "--object-format=sha256")
+	runGit(t, dir, "config", "core.repositoryformatversion", "0")
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "extensions.objectformat, an extension of version 1 only") {
+		t.Fatalf("SHA-256 repository at version 0: Open = %v, want refused", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "strata")); !os.IsNotExist(err) {
+		t.Fatalf(".git/strata exists after a refused open: %v", err)
+	}
+}
+
 // TestObjectDirectoryEnvGitFindsNoRepository: $GIT_OBJECT_DIRECTORY under
 // which git finds no repository is refused with a *FormatError, as git
 // refuses ("not a git repository"): set but empty (strata took it for

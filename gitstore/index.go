@@ -213,8 +213,9 @@ func (s *Store) index(ref string) (*refIndex, error) {
 	}
 	recs, appendFrom, err := s.catchUp(ref, ix.recs, head)
 	var de *DamagedError
-	if errors.As(err, &de) {
-		return nil, err
+	var nc *NotCommitError
+	if errors.As(err, &de) || errors.As(err, &nc) {
+		return nil, err // each names the ref itself
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", ref, err)
@@ -274,7 +275,7 @@ func (s *Store) catchUp(ref string, recs []idxRec, head plumbing.Hash) ([]idxRec
 		}
 		ci, err := s.readCommit(c)
 		if err != nil {
-			return nil, 0, damaged(ref, c, err)
+			return nil, 0, damaged(ref, head, c, err)
 		}
 		r := idxRec{time: ci.time, hash: c}
 		ents := parseTrailers(ci.message)
@@ -696,7 +697,7 @@ func (s *Store) LogSeq(ref string, q LogQuery) iter.Seq2[state.Entry, error] {
 			ci, err := s.readCommit(r.hash)
 			s.mu.Unlock()
 			if err != nil {
-				yield(state.Entry{}, damaged(ref, r.hash, err))
+				yield(state.Entry{}, damaged(ref, ix.last(), r.hash, err))
 				return
 			}
 			// a bound with a fraction of a second is held to it within its

@@ -31,7 +31,7 @@ func (s *Store) LastTimes(ref string, paths []string) (map[string]time.Time, err
 		}
 		ci, err := s.readCommit(r.hash)
 		if err != nil {
-			return nil, logErr(damaged(ref, r.hash, err))
+			return nil, logErr(damaged(ref, ix.last(), r.hash, err))
 		}
 		when := commitTime(ci)
 		for _, e := range parseTrailers(ci.message) {

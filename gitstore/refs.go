@@ -206,14 +206,22 @@ func (s *Store) readRefOnce(ref string, depth int) (plumbing.Hash, error) {
 			// a broken ref's message shows what the file holds (git calls
 			// such a ref dangling, and reads nothing)
 			return plumbing.ZeroHash, &badRef{ref: ref, file: s.refFile(ref), content: b}
+		case sym && depth == 0 && strings.HasPrefix(ref, "refs/strata/"):
+			// strata's refs name its commits; followed, a symbolic one
+			// made a branch's history the state history (attack37 L3)
+			return plumbing.ZeroHash, &SymbolicRefError{Ref: ref, Target: target}
 		case sym:
 			return s.readRefOnce(target, depth+1)
 		}
 		return h, nil
 	case errors.Is(err, os.ErrNotExist):
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR), errors.Is(err, state.ErrNotRegular) && isDir(s.refFile(ref)):
-		// refs/strata is a directory, or a file stands where a directory of
-		// the name would be: there is no such ref.
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, state.ErrNotRegular) && isDir(s.refFile(ref)):
+		// a directory where the loose file would be (refs/strata/state/
+		// holding refs, or left empty): as git reads it, the ref may
+		// still be packed
+	case errors.Is(err, syscall.ENOTDIR):
+		// a file stands where a directory of the name would be: there is
+		// no such ref.
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, state.ErrNotFound)
 	default:
 		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", ref, err)
@@ -342,6 +350,132 @@ func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
 	return plumbing.ZeroHash, false, sc.Err()
 }
 
+// SymbolicRefError is a ref of strata's (refs/strata/...) that is a
+// symbolic ref ("ref: refs/heads/main", git symbolic-ref): strata's refs
+// name its own commits, and it neither follows one (building on a
+// branch's history) nor replaces it.
+type SymbolicRefError struct {
+	Ref    string
+	Target string // what it points at
+}
+
+func (e *SymbolicRefError) Error() string {
+	return fmt.Sprintf("%s is a symbolic ref to %s, and strata's refs name its own commits only: nothing was read or written; %s", e.Ref, e.Target, e.Fix())
+}
+
+// Fix is what to do about the symbolic ref, as Error ends.
+func (e *SymbolicRefError) Fix() string {
+	return fmt.Sprintf("remove it (git symbolic-ref --delete %s) to start a new history, or point it at a strata commit (git update-ref --no-deref %s COMMIT)", e.Ref, e.Ref)
+}
+
+// RefConflictError is a ref that cannot be created because another one
+// is in its way, as git refuses it (refs_verify_refname_available): a ref
+// below its name (refs/strata/state/x, loose or packed, where
+// refs/strata/state would be created) or a ref at a folder of its name
+// (refs/strata).
+type RefConflictError struct {
+	Ref      string // the ref to create
+	Existing string // the ref in its way
+}
+
+func (e *RefConflictError) Error() string {
+	return fmt.Sprintf("cannot create %s: %s exists (git refuses it too: \"'%s' exists; cannot create '%s'\"); nothing was written; move %s away (git update-ref -d %s, after noting what it names) and run strata again",
+		e.Ref, e.Existing, e.Existing, e.Ref, e.Existing, e.Existing)
+}
+
+// prefixConflict returns the ref at a folder of ref's name, loose or
+// packed ("" when none): git creates no refs/strata/state while
+// refs/strata is a ref.
+func (s *Store) prefixConflict(ref string) (string, error) {
+	parts := strings.Split(ref, "/")
+	for i := 2; i < len(parts); i++ { // refs/x, refs/x/y, ...: never refs itself
+		p := strings.Join(parts[:i], "/")
+		if st, err := os.Lstat(s.refFile(p)); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return s.packedConflict(ref)
+}
+
+// packedConflict returns a packed ref at a folder of ref's name, or one
+// below it ("" when none).
+func (s *Store) packedConflict(ref string) (string, error) {
+	f, _, err := state.OpenRegular(filepath.Join(s.commonDir, "packed-refs"), true)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		_, name, ok := bytes.Cut(line, []byte{' '})
+		if n := string(name); ok && (strings.HasPrefix(n, ref+"/") || strings.HasPrefix(ref, n+"/")) {
+			return n, nil
+		}
+	}
+	return "", sc.Err()
+}
+
+// makeRoom readies the place of ref's loose file for a ref created (or
+// moved from packed-refs to a loose file) as git does: a ref in its way
+// (prefixConflict, a packed or loose one below it) is a
+// *RefConflictError; a folder of empty folders at the file's place is
+// removed (git's remove_empty_directories): an empty
+// .git/refs/strata/state/ failed every record with the rename's "file
+// exists" (attack37 L2). A regular file there (the ref itself) needs
+// nothing.
+func (s *Store) makeRoom(ref string) error {
+	file := s.refFile(ref)
+	st, err := os.Lstat(file)
+	if err == nil && !st.IsDir() {
+		return nil
+	}
+	existing, err := s.prefixConflict(ref)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	if existing != "" {
+		return &RefConflictError{Ref: ref, Existing: existing}
+	}
+	if !isDir(file) {
+		return nil
+	}
+	var dirs []string
+	err = filepath.WalkDir(file, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(file, path)
+			existing = ref + "/" + filepath.ToSlash(rel)
+			return filepath.SkipAll
+		}
+		dirs = append(dirs, path)
+		return nil
+	})
+	switch {
+	case existing != "":
+		return &RefConflictError{Ref: ref, Existing: existing}
+	case err != nil:
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil {
+			// a ref written there meanwhile, or a folder strata may not
+			// remove: said as git says it
+			return fmt.Errorf("update %s: remove the empty folders at %s: %w", ref, file, err)
+		}
+	}
+	return nil
+}
+
 // refLock is a held <ref>.lock file.
 type refLock struct {
 	path string
@@ -374,6 +508,10 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 			return &refLock{path: path, f: f}, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
+			// refs/strata a ref of its own: no folder for the lock
+			if existing, cerr := s.prefixConflict(ref); cerr == nil && existing != "" {
+				return nil, &RefConflictError{Ref: ref, Existing: existing}
+			}
 			return nil, fmt.Errorf("lock ref: %w", err)
 		}
 		if strings.HasPrefix(ref, "refs/strata/") && retries < 3 && s.removeStale(path) {
@@ -606,6 +744,10 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 				lock.release()
 				return plumbing.ZeroHash, err
 			}
+		}
+		if err := s.makeRoom(ref); err != nil {
+			lock.release()
+			return plumbing.ZeroHash, err
 		}
 		if beforeRefRename != nil {
 			beforeRefRename()

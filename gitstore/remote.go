@@ -420,6 +420,10 @@ func (s *Store) setRef(ref string, h plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
+	if err := s.makeRoom(ref); err != nil {
+		lock.release()
+		return err
+	}
 	return lock.commit(ref, h)
 }
 

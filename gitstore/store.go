@@ -40,7 +40,7 @@ type Store struct {
 	linkRoot  string // root as the user's path names it, through a symbolic link; "" when that is root (linkedDirs)
 	linkGit   string // gitDir as git names it before resolving links; "" when that is gitDir (linkedDirs)
 	commonDir string // the common git dir (== gitDir outside linked worktrees)
-	worktree  string // linked worktree name, "" in the main work tree
+	worktree  string // linked worktree's ref component (WorktreeName), "" in the main work tree
 	prefix    string // "" for the work tree's refs, "home/" for the home refs (OpenHome)
 
 	// mu serialises use of objects (odb.DB is not safe for concurrent use)
@@ -110,6 +110,17 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		if linkGit = linkedGitDir(given, env, gitDir); linkGit != "" {
 			os.Setenv("GIT_DIR", linkGit)
 		}
+	} else if b, ok := bareWithWorkTree(abs); ok {
+		// git's setup_bare_git_dir: a bare repository found by discovery
+		// with $GIT_WORK_TREE set is taken as if $GIT_DIR named it, its
+		// work tree $GIT_WORK_TREE (attack37 L5: refused as bare); its
+		// owner is checked, as discovery checks it
+		if err := checkOwnership("", "", b); err != nil {
+			return nil, err
+		}
+		if root, gitDir, commonDir, err = explicitDirs(abs, b); err != nil {
+			return nil, err
+		}
 	} else {
 		var dotgit string
 		if root, dotgit, err = findDotGit(abs); err != nil {
@@ -170,7 +181,9 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		promisorWait: o.PromisorTimeout,
 	}
 	if gitDir != commonDir {
-		s.worktree = filepath.Base(gitDir)
+		if s.worktree, err = worktreeName(gitDir, commonDir); err != nil {
+			return nil, err
+		}
 	}
 	s.shared = sync.OnceValue(func() gitperm.Shared { return readShared(gitDir, linkGit, commonDir) })
 	s.objects = odb.Open(filepath.Join(commonDir, "objects"))
@@ -185,6 +198,20 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		s.objects.Refuse = ErrSudo
 	}
 	return s, nil
+}
+
+// bareWithWorkTree returns the bare repository discovery from dir finds
+// (findDotGit's *bareError) when $GIT_WORK_TREE is set; ok is false when
+// discovery finds another repository, none, or $GIT_WORK_TREE is unset.
+func bareWithWorkTree(dir string) (bare string, ok bool) {
+	if os.Getenv("GIT_WORK_TREE") == "" {
+		return "", false
+	}
+	var be *bareError
+	if _, _, err := findDotGit(dir); !errors.As(err, &be) {
+		return "", false
+	}
+	return be.dir, true
 }
 
 // explicitDirs finds the repository as git does when $GIT_DIR is set (as
@@ -493,6 +520,40 @@ func (s *Store) StateRef() string { return s.ref("state") }
 // worktree.
 func (s *Store) RejectedRef() string { return s.ref("rejected") }
 
+// WorktreeName is the ref component that stands for the linked worktree
+// whose id (its folder's name under <commondir>/worktrees/) is id, in
+// refs/strata/worktrees/<component>/...: the id itself when git takes it
+// for a ref component (refnameFormat; every id git 2.22 and later makes,
+// and every name strata has used), else the id escaped as EscapeRemote
+// escapes a remote (git before 2.22 kept the folder's name as it was: "my
+// wt" is my%20wt), which reverses, so no two such ids share a component.
+// An id whose escaped form is another worktree's id is refused on Open
+// (worktreeName).
+func WorktreeName(id string) string {
+	if !strings.Contains(id, "/") && refnameFormat("refs/strata/worktrees/"+id+"/state") {
+		return id
+	}
+	return EscapeRemote(id)
+}
+
+// worktreeName is the ref component of the linked worktree whose git dir
+// is gitDir (WorktreeName). An id escaped into another worktree's id (a
+// folder "my%20wt" beside "my wt") is refused: both would record on one
+// ref.
+func worktreeName(gitDir, commonDir string) (string, error) {
+	id := filepath.Base(gitDir)
+	name := WorktreeName(id)
+	if name != id {
+		if fi, err := os.Stat(filepath.Join(commonDir, "worktrees", name)); err == nil && fi.IsDir() {
+			return "", &FormatError{
+				Msg: fmt.Sprintf("linked worktree %q: its id is no ref name git takes, and escaped for strata's refs it is %s, the id of another linked worktree; remove one of the two and add it again (git worktree remove, git worktree add); nothing was written", id, name),
+				Fix: "remove one of the two worktrees and add it again (git worktree remove, git worktree add): git names new worktrees so that this cannot happen",
+			}
+		}
+	}
+	return name, nil
+}
+
 func (s *Store) ref(leaf string) string {
 	leaf = s.prefix + leaf
 	if s.worktree == "" {
@@ -502,11 +563,22 @@ func (s *Store) ref(leaf string) string {
 }
 
 // Head returns the commit hash ref points at. It returns an error wrapping
-// state.ErrNotFound when the ref does not exist.
+// state.ErrNotFound when the ref does not exist, and for a strata ref
+// (refs/strata/...) naming an object there that is no commit (an
+// annotated tag, a tree, a blob) a *NotCommitError: every reader took it
+// for a missing commit, and said to refetch the history (attack37 L6).
 func (s *Store) Head(ref string) (string, error) {
 	h, err := s.readRef(ref)
 	if err != nil {
 		return "", err
+	}
+	if strings.HasPrefix(ref, "refs/strata/") {
+		s.mu.Lock()
+		t, _, err := s.objects.Stat(h)
+		s.mu.Unlock()
+		if err == nil && t != plumbing.CommitObject {
+			return "", &NotCommitError{Ref: ref, Object: h.String(), Type: t.String(), Head: true}
+		}
 	}
 	return h.String(), nil
 }

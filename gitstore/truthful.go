@@ -48,7 +48,7 @@ func (s *Store) checkNew(remote string, head plumbing.Hash) ([]keptDrop, error) 
 	}
 	commits, err := s.newCommits(local, head)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", remote, damaged(s.sharedRef(), head, err))
+		return nil, fmt.Errorf("fetch %s: %w", remote, damaged(s.sharedRef(), head, head, err))
 	}
 	hc := &historyCheck{s: s, budget: maxCheckEntries, seen: map[keptDrop]bool{}}
 	shallow := s.shallowList()

@@ -264,10 +264,41 @@ func (e *MissingBlobError) Error() string {
 
 func (e *MissingBlobError) Unwrap() error { return state.ErrDamaged }
 
-// damaged turns the failure to read commit c of ref's chain into a
-// *DamagedError when the object is missing; other errors (I/O) pass as
-// they are.
-func damaged(ref string, c plumbing.Hash, err error) error {
+// NotCommitError is a strata ref, or a commit of its chain, that names an
+// object there that is no commit: an annotated tag (git tag -a, then git
+// update-ref), a tree or a blob. Nothing is missing, so it is no
+// *DamagedError, and it wraps no sentinel (exit 3).
+type NotCommitError struct {
+	Ref    string
+	Object string
+	Type   string // tag, tree or blob
+	Head   bool   // Ref names Object itself; else a commit of its chain does
+}
+
+func (e *NotCommitError) Error() string {
+	if !e.Head {
+		return fmt.Sprintf("%s: object %s of its history is a %s, not a commit", e.Ref, e.Object, e.Type)
+	}
+	return fmt.Sprintf("%s names a %s (%s), not a commit, as strata's refs do; %s", e.Ref, e.Type, e.Object, e.Fix())
+}
+
+// Fix is what to do about a ref naming no commit, as Error ends.
+func (e *NotCommitError) Fix() string {
+	if e.Type == "tag" {
+		return "if the tag names a strata commit, git update-ref " + e.Ref + " " + e.Ref + "^{commit} points the ref at it"
+	}
+	return "point it at a strata commit (git reflog show " + e.Ref + " lists those it named)"
+}
+
+// damaged turns the failure to read commit c of ref's chain, whose head
+// is head, into a *DamagedError when the object is missing, or a
+// *NotCommitError when it is no commit; other errors (I/O) pass as they
+// are.
+func damaged(ref string, head, c plumbing.Hash, err error) error {
+	var nc *notCommit
+	if errors.As(err, &nc) {
+		return &NotCommitError{Ref: ref, Object: c.String(), Type: nc.typ.String(), Head: c == head}
+	}
 	if errors.Is(err, state.ErrNotFound) {
 		return &DamagedError{Ref: ref, Object: c.String()}
 	}
@@ -288,12 +319,13 @@ func walkDamaged(c plumbing.Hash, err error) error {
 }
 
 // logErr prefixes a failure to read a ref's history with "log: ", except
-// a *DamagedError, which names the ref itself, and a *BrokenRefError,
-// which names its file.
+// a *DamagedError and a *NotCommitError, which name the ref themselves,
+// and a *BrokenRefError, which names its file.
 func logErr(err error) error {
 	var de *DamagedError
+	var nc *NotCommitError
 	var be *BrokenRefError
-	if errors.As(err, &de) || errors.As(err, &be) {
+	if errors.As(err, &de) || errors.As(err, &nc) || errors.As(err, &be) {
 		return err
 	}
 	return fmt.Errorf("log: %w", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/state"
@@ -95,6 +96,34 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 			initRepo(t, w+"/meta", false)
 			return w + "/meta", []string{"GIT_WORK_TREE", w + "/wt"}
 		}},
+		// git's setup_bare_git_dir: $GIT_WORK_TREE without $GIT_DIR makes
+		// a discovered bare repository one with that work tree
+		// (attack37 L5: refused as bare)
+		{"$GIT_WORK_TREE with a discovered bare repository", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"relative $GIT_WORK_TREE with a discovered bare repository", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git", []string{"GIT_WORK_TREE", "../wt"}
+		}},
+		{"$GIT_WORK_TREE with a bare repository discovered from its subfolder", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git/refs", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"$GIT_WORK_TREE with a discovered bare repository naming core.worktree", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt", w+"/other")
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			git(t, w+"/b.git", "config", "core.worktree", w+"/other")
+			return w + "/b.git", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"a discovered bare repository without $GIT_WORK_TREE (no work tree)", func(t *testing.T, w string) (string, []string) {
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			return w + "/b.git", nil
+		}},
 		{"$GIT_DIR with core.bare and core.worktree (no work tree)", func(t *testing.T, w string) (string, []string) {
 			mk(t, w+"/meta", w+"/wt")
 			initRepo(t, w+"/meta", false)
@@ -127,5 +156,93 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 				t.Fatalf("Root = %s, git's work tree is %s", s.Root(), want)
 			}
 		})
+	}
+}
+
+// TestWorktreeName: a worktree id git takes for a ref component names its
+// refs as it is (existing refs do not move); any other (git before 2.22
+// kept a folder's name as it was: "my wt", "a:b", ".x", "x.lock") is
+// escaped into a component git takes, each to its own, as `git
+// check-ref-format` judges (attack37 M2: the id was used as it was, and
+// every record was lost on a ref git and strata could not read).
+func TestWorktreeName(t *testing.T) {
+	valid := []string{"wt", "linked", "my-wt", "a.b", "wt2", "%", "a%20b", "h\u00e9llo", "@", "x@y", "a_b", "A.B-c", "x.", "x.lock."}
+	invalid := []string{"my wt", "a:b", "a..b", ".hidden", "x.lock", "a[b", "a?b", "a*b", "a~b", "a^b",
+		`a\b`, "tab\tx", "a@{b", "\x7f", "..", ".", "a.lock.lock", "my%20wt "}
+	dir := t.TempDir()
+	checks := func(ref string) bool {
+		_, err := gitOut(dir, nil, "check-ref-format", ref)
+		return err == nil
+	}
+	for _, id := range valid {
+		if got := WorktreeName(id); got != id {
+			t.Errorf("WorktreeName(%q) = %q, want it as it is", id, got)
+		}
+		if !checks("refs/strata/worktrees/" + id + "/state") {
+			t.Errorf("test case %q: git refuses it", id)
+		}
+	}
+	seen := map[string]string{}
+	for _, id := range invalid {
+		if checks("refs/strata/worktrees/" + id + "/state") {
+			t.Errorf("test case %q: git takes it", id)
+		}
+		got := WorktreeName(id)
+		if !checks("refs/strata/worktrees/"+got+"/home/rejected") || strings.Contains(got, "/") {
+			t.Errorf("WorktreeName(%q) = %q, which git refuses as a ref component", id, got)
+		}
+		if other, ok := seen[got]; ok {
+			t.Errorf("WorktreeName(%q) = WorktreeName(%q) = %q", id, other, got)
+		}
+		seen[got] = id
+	}
+}
+
+// TestWorktreeIdNoRefName: a linked worktree whose id git takes for no
+// ref component records on the escaped id, reads back what it recorded,
+// and git sees the ref; an id whose escaped form is another worktree's id
+// is refused with one line before anything is written (attack37 M2).
+func TestWorktreeIdNoRefName(t *testing.T) {
+	base := realPath(t, t.TempDir())
+	main := filepath.Join(base, "main")
+	if err := os.Mkdir(main, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, main, true)
+	wt := filepath.Join(base, "my wt")
+	runGit(t, main, "worktree", "add", "-q", "--detach", wt)
+	gitDir := filepath.Join(main, ".git", "worktrees", "my wt")
+	if err := os.Rename(filepath.Join(main, ".git", "worktrees", "my-wt"), gitDir); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(wt, ".git"), "gitdir: "+gitDir+"\n")
+
+	s, err := Open(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.StateRef(), "refs/strata/worktrees/my%20wt/state"; got != want {
+		t.Fatalf("StateRef = %q, want %q", got, want)
+	}
+	head := mustRecord(t, s, change(".claude/notes.json", `{"v":1}`, t0))[0].Commit
+	s.Close()
+	s, err = Open(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Head(s.StateRef()); err != nil || got != head {
+		t.Fatalf("reopened: Head = %q, %v, want %s", got, err, head)
+	}
+	s.Close()
+	if got := runGit(t, main, "rev-parse", "--verify", "refs/strata/worktrees/my%20wt/state"); got != head {
+		t.Fatalf("git rev-parse = %q, want %s", got, head)
+	}
+
+	// another worktree whose id is the escaped one
+	runGit(t, main, "worktree", "add", "-q", "--detach", filepath.Join(base, "my%20wt"))
+	_, err = Open(wt)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), `linked worktree "my wt"`) || !strings.Contains(err.Error(), "my%20wt, the id of another linked worktree") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Open with an id escaped into another's = %v, want a one-line *FormatError naming both", err)
 	}
 }
