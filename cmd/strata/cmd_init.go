@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/layers"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -36,7 +37,7 @@ func runInit(e *env) error {
 		fmt.Fprintf(e.Out, "wrote %s\n", engine.ConfigFile)
 	}
 	recorded := 0
-	var hints, broken, added []string
+	var hints, broken, builtin, added []string
 	for _, o := range res.Outcomes {
 		if o.Entry != nil && o.Entry.Home {
 			fmt.Fprintf(e.Out, "recorded %s on %s (%s; local, sync never pushes it)\n", state.ShownPath(o.Path), eng.HomeRef(), state.ShortID(o.Entry.Commit))
@@ -51,6 +52,11 @@ func runInit(e *env) error {
 			fmt.Fprintln(e.Err, o.Problems.Error())
 			if p := notWellFormed(eng, o); p != nil { // no schema accepts it, the format-only one neither
 				broken = append(broken, "  "+p.Error())
+			} else if k, ok := eng.Config().Classify(o.Path); ok && layers.IsL1(eng.Config(), k) {
+				// a built-in state file strata interprets: a rule of the
+				// user's would put it in its own shape and stop that (as
+				// doctor's fix says, attack37c H2)
+				builtin = append(builtin, "  "+state.ShownPath(o.Path))
 			} else {
 				rule, err := engine.RuleLine(engine.LiteralGlob(o.Path), formatOf(o.Path))
 				if err != nil { // a name that is not UTF-8: no rule of YAML names it
@@ -96,6 +102,12 @@ func runInit(e *env) error {
 			"point `schema:` in %s at your own JSON Schema file, or keep %s as well-formed only:\n"+
 			"files:\n%s\n",
 			fails, eng.RejectedRef(), they, follow, engine.ConfigFile, them, strings.Join(hints, "\n"))
+	}
+	if len(builtin) > 0 {
+		fmt.Fprintf(e.Err, "%d built-in state %s (kept on %s): strata interprets %s (resume, the TTL,\n"+
+			"the MEMORY.md line, resolve), and a schema of your own would stop that, so fix %s by hand, then run strata record:\n%s\n",
+			len(builtin), engine.Plural(len(builtin), "file fails its schema", "files fail their schema"), eng.RejectedRef(),
+			engine.Plural(len(builtin), "it", "them"), engine.Plural(len(builtin), "it", "them"), strings.Join(builtin, "\n"))
 	}
 	if len(broken) > 0 {
 		fmt.Fprintf(e.Err, "%d %s not well-formed (kept on %s): no `schema:` accepts %s, so fix %s\n"+
