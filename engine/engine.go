@@ -1326,6 +1326,18 @@ func (e *Engine) write(k config.Kept, data []byte, expect string) (bool, error) 
 		}
 		cur = f.Content
 	}
+	if links(st) > 1 && k.Class == state.ClassMemory && e.HasFreed() {
+		// the other name may be a batch's link in the freed directory,
+		// left by a sync killed between that link and its swap: any
+		// process may free those at any time (atomicfile.Batch.Keep), and
+		// counted as the user's own link it stopped every write of the
+		// file for good, the killed sync's journal included (attack37b
+		// M1). Looked at again once they are gone.
+		e.SweepFreed()
+		if now, err := os.Lstat(name); err == nil && unchangedSince(st, now) {
+			st = now
+		}
+	}
 	if n := links(st); k.Class == state.ClassMemory && n > 1 {
 		// an append in place would write into the other names too (a
 		// backup made with cp -al, or a link to any other file), a

@@ -252,8 +252,13 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	for _, id := range fsckLeftToStrata {
 		args = append(args, "-c", "fetch.fsck."+id+"=ignore")
 	}
+	// --no-auto-maintenance: a git maintenance run in the user's
+	// repository at each sync cost a process, and one killed with the
+	// sync left objects/maintenance.lock, which stopped every maintenance
+	// of the user's own git silently (attack37b L3); strata's own
+	// housekeeping packs what it writes (gc.go).
 	_, err := s.git(ctx, r.Env, append(args, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-		"--", r.Arg, "+"+s.sharedRef()+":"+r.Ref)...)
+		"--no-auto-maintenance", "--", r.Arg, "+"+s.sharedRef()+":"+r.Ref)...)
 	if err != nil {
 		msg := gitMessage(err)
 		var ge *gitError
