@@ -2,10 +2,7 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,65 +14,46 @@ import (
 // M1: a replace ref made git's rev-list skip a commit git push then sent;
 // L4: a repository's fsmonitor program run by strata).
 func TestEveryGitProcessThroughCommand(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{.Dir}}{{end}}", ".", "../strata-serve").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	fset := token.NewFileSet()
 	seen := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		path, dir, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(path, "github.com/strata-dev/strata") {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
+	eachLinkedFile(t, []string{".", "../strata-serve"}, func(fset *token.FileSet, file *ast.File) {
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
 				continue
 			}
-			file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range file.Decls {
-				fn, ok := d.(*ast.FuncDecl)
-				if !ok || fn.Body == nil {
-					continue
+			var gits []token.Pos
+			door := false
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
 				}
-				var gits []token.Pos
-				door := false
-				ast.Inspect(fn.Body, func(n ast.Node) bool {
-					call, ok := n.(*ast.CallExpr)
-					if !ok {
-						return true
-					}
-					switch fun := call.Fun.(type) {
-					case *ast.Ident:
-						door = door || fun.Name == "Command"
-					case *ast.SelectorExpr:
-						x, _ := fun.X.(*ast.Ident)
-						switch {
-						case fun.Sel.Name == "gitCmd", x != nil && x.Name == "gitstore" && fun.Sel.Name == "Command":
-							door = true
-						case x != nil && x.Name == "exec" && strings.HasPrefix(fun.Sel.Name, "Command"):
-							for _, a := range call.Args {
-								if lit, ok := a.(*ast.BasicLit); ok && lit.Value == `"git"` {
-									gits = append(gits, call.Pos())
-								}
+				switch fun := call.Fun.(type) {
+				case *ast.Ident:
+					door = door || fun.Name == "Command"
+				case *ast.SelectorExpr:
+					x, _ := fun.X.(*ast.Ident)
+					switch {
+					case fun.Sel.Name == "gitCmd", x != nil && x.Name == "gitstore" && fun.Sel.Name == "Command":
+						door = true
+					case x != nil && x.Name == "exec" && strings.HasPrefix(fun.Sel.Name, "Command"):
+						for _, a := range call.Args {
+							if lit, ok := a.(*ast.BasicLit); ok && lit.Value == `"git"` {
+								gits = append(gits, call.Pos())
 							}
 						}
 					}
-					return true
-				})
-				seen += len(gits)
-				if !door {
-					for _, p := range gits {
-						t.Errorf("%s: git started without gitstore.Command (replace refs and core.fsmonitor stay on)", fset.Position(p))
-					}
+				}
+				return true
+			})
+			seen += len(gits)
+			if !door {
+				for _, p := range gits {
+					t.Errorf("%s: git started without gitstore.Command (replace refs and core.fsmonitor stay on)", fset.Position(p))
 				}
 			}
 		}
-	}
+	})
 	if seen == 0 {
 		t.Fatal("no git process found: the check looks at nothing")
 	}

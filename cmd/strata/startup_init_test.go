@@ -17,7 +17,35 @@ import (
 // asked (sync.OnceValue). This reads the source of every package the
 // strata command links and refuses a package-level regexp compile.
 func TestNoPatternCompiledAtInit(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{.Dir}}{{end}}", ".").Output()
+	eachLinkedFile(t, []string{"."}, func(fset *token.FileSet, file *ast.File) {
+		for _, d := range file.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			ast.Inspect(g, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					return false // compiled when called
+				case *ast.CallExpr:
+					if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
+							t.Errorf("%s: regexp.%s at package init; compile it when first asked (sync.OnceValue)", fset.Position(n.Pos()), sel.Sel.Name)
+						}
+					}
+				}
+				return true
+			})
+		}
+	})
+}
+
+// eachLinkedFile calls fn with each non-test Go file of strata's own
+// packages that the commands in dirs (relative to this package) link,
+// parsed; it skips the test when go list cannot answer.
+func eachLinkedFile(t *testing.T, dirs []string, fn func(*token.FileSet, *ast.File)) {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{.Dir}}{{end}}"}, dirs...)...).Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}
@@ -36,25 +64,7 @@ func TestNoPatternCompiledAtInit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, d := range file.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.VAR {
-					continue
-				}
-				ast.Inspect(g, func(n ast.Node) bool {
-					switch n := n.(type) {
-					case *ast.FuncLit:
-						return false // compiled when called
-					case *ast.CallExpr:
-						if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
-							if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
-								t.Errorf("%s: regexp.%s at package init; compile it when first asked (sync.OnceValue)", fset.Position(n.Pos()), sel.Sel.Name)
-							}
-						}
-					}
-					return true
-				})
-			}
+			fn(fset, file)
 		}
 	}
 }
