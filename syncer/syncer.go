@@ -266,7 +266,12 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 			rep.Pushed = true
 			return rep, nil
 		}
-		if !errors.Is(err, engine.ErrRemoteMoved) || attempt > 0 {
+		if errors.Is(err, engine.ErrRemoteMoved) && attempt > 0 {
+			// the merges made here stand on the local ref: the next sync
+			// merges and pushes them (attack37b: said as the bare error)
+			return rep, fmt.Errorf("%w again while this sync merged it once more; what it merged here stands on %s, nothing is lost: run strata sync again", err, eng.StateRef())
+		}
+		if !errors.Is(err, engine.ErrRemoteMoved) {
 			return rep, err
 		}
 		rep.Retried = true

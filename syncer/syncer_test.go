@@ -502,6 +502,35 @@ func TestSyncRacingAnotherSyncRetriesOnce(t *testing.T) {
 	w.holdEverywhere(map[string]string{wsPath: ws("implement"), initPath: initiative("created")})
 }
 
+// A remote that moves again during the retry ends the sync with one line
+// that says the local merges stand and to sync again (attack37b: it said
+// only "the remote's state ref moved"); nothing of either side is lost.
+func TestSyncRacingTwiceSaysSyncAgain(t *testing.T) {
+	w, a, b := syncedPair(t)
+	a.write(wsPath, ws("implement"))
+	var hook func(int)
+	hook = func(attempt int) {
+		beforePush = nil // b's own sync pushes undisturbed
+		b.write(memPath, fmt.Sprintf("# Memory\n\nb%d\n", attempt))
+		b.record()
+		b.sync() // the remote moves before each of a's pushes
+		beforePush = hook
+	}
+	beforePush = hook
+	defer func() { beforePush = nil }()
+	_, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	beforePush = nil
+	if !errors.Is(err, engine.ErrRemoteMoved) {
+		t.Fatalf("err = %v, want the remote moved", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "moved again") || !strings.Contains(msg, "strata sync") {
+		t.Errorf("err = %q, want it to say the remote moved again and to sync again", msg)
+	}
+	a.sync()
+	b.sync()
+	w.holdEverywhere(map[string]string{wsPath: ws("implement"), memPath: "# Memory\n\nb1\n"})
+}
+
 func TestConcurrentSyncsLoseNothing(t *testing.T) {
 	w, a, b := syncedPair(t)
 	for i := 0; i < 5; i++ {
