@@ -514,7 +514,7 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 			}
 			return nil, fmt.Errorf("lock ref: %w", err)
 		}
-		if strings.HasPrefix(ref, "refs/strata/") && retries < 3 && s.removeStale(path) {
+		if strataRef(ref) && retries < 3 && s.removeStale(path) {
 			retries++ // at once, a few times: then as for any held lock
 			continue
 		}
@@ -532,6 +532,13 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 // lock and before it takes the remover's flock: where another process
 // removes that lock and takes a fresh one.
 var staleChecked func()
+
+// strataRef reports whether ref is one of strata's own, whose abandoned
+// locks it takes over (removeStale): under refs/strata/, or a tracking ref
+// under TrackingPrefix (moved by strata's git fetch, and by strata).
+func strataRef(ref string) bool {
+	return strings.HasPrefix(ref, "refs/strata/") || strings.HasPrefix(ref, TrackingPrefix)
+}
 
 // removeStale removes the <ref>.lock at path when it is abandoned and
 // reports whether the caller should try to create it again. A lock is
