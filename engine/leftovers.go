@@ -155,3 +155,25 @@ func removeSame(name string, st os.FileInfo) {
 		os.Remove(name)
 	}
 }
+
+// removeOwnLeftovers removes the temp files that strata processes no
+// longer running left in strata's own folders of the git directory
+// (<gitdir>/strata, and <commondir>/strata of a linked work tree): a
+// process killed between writing one of its files there (the sync
+// journal, sync-not-taken.json, gitrules-head, ...) to a temp name and
+// renaming it. Those hold strata's own metadata, never a user's save,
+// and are all written again when needed: removed without a look, as
+// atomicfile.Leftovers tells them (Prefix, a pid that runs no more).
+func (e *Engine) removeOwnLeftovers() {
+	dirs := []string{filepath.Join(e.store.GitDir(), "strata")}
+	if common := filepath.Join(e.store.CommonDir(), "strata"); common != dirs[0] {
+		dirs = append(dirs, common)
+	}
+	for _, dir := range dirs {
+		for _, l := range atomicfile.Leftovers(dir) {
+			if st, err := os.Lstat(l.Path); err == nil && st.Mode().IsRegular() {
+				removeSame(l.Path, st)
+			}
+		}
+	}
+}

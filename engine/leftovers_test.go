@@ -355,3 +355,43 @@ func TestJournalOverMaxIsDamaged(t *testing.T) {
 		t.Errorf("a journal over the bound was written: %v", err)
 	}
 }
+
+// A strata killed between writing one of its own files in the git
+// directory (the sync journal, sync-not-taken.json, ...) to its temp name
+// and renaming it left the temp file there for good: the sweep walked only
+// the kept files' folders. Now the next sweep removes those of processes
+// no longer running, and leaves a running one's and every other file.
+func TestOwnLeftoversInGitDirRemoved(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	dir := filepath.Join(e.store.GitDir(), "strata")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadPid(t)
+	left := []string{
+		filepath.Join(dir, fmt.Sprintf("%ssync-journal-%d-1", atomicfile.Prefix, dead)),
+		filepath.Join(dir, fmt.Sprintf("%ssync-not-taken.json-%d-2", atomicfile.Prefix, dead)),
+	}
+	kept := []string{
+		filepath.Join(dir, fmt.Sprintf("%sgitrules-head-%d-3", atomicfile.Prefix, os.Getpid())),
+		filepath.Join(dir, "sync-lost.json"),
+	}
+	for _, n := range append(left, kept...) {
+		if err := os.WriteFile(n, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Unrecorded(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range left {
+		gone(t, n)
+	}
+	for _, n := range kept {
+		if _, err := os.Lstat(n); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(n), err)
+		}
+	}
+}

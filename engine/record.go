@@ -271,8 +271,10 @@ func (e *Engine) judge(f File, src state.Source, head string, files map[string]s
 // renaming it, or right after swapping it in; see removeLeftovers),
 // recording first any whose content no ref holds. Each is a whole copy of
 // a kept file, hidden behind a dot: left, it would go into the user's next
-// `git add -A` under a name no ignore rule of the file covers.
+// `git add -A` under a name no ignore rule of the file covers. Those left
+// in strata's own folders of the git directory go too (removeOwnLeftovers).
 func (e *Engine) RemoveTempLeftovers(paths []config.Kept) []config.Kept {
+	e.removeOwnLeftovers()
 	dirs := e.cfg.TempDirs()
 	if len(dirs) == 0 {
 		return paths

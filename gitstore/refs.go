@@ -500,7 +500,7 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 		if err == nil {
 			// who holds it, until the hash replaces this line at commit: a
 			// holder that is alive (paused, say) is never taken for gone
-			if _, err := f.WriteString(lockOwner + strconv.Itoa(os.Getpid()) + "\n"); err != nil {
+			if _, err := f.WriteString(holderLine(proc.Self())); err != nil {
 				f.Close()
 				os.Remove(path)
 				return nil, fmt.Errorf("lock ref: %w", err)
@@ -514,7 +514,7 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 			}
 			return nil, fmt.Errorf("lock ref: %w", err)
 		}
-		if strings.HasPrefix(ref, "refs/strata/") && retries < 3 && s.removeStale(path) {
+		if strataRef(ref) && retries < 3 && s.removeStale(path) {
 			retries++ // at once, a few times: then as for any held lock
 			continue
 		}
@@ -533,21 +533,31 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 // removes that lock and takes a fresh one.
 var staleChecked func()
 
-// removeStale removes the <ref>.lock at path when it is older than
-// StaleLockAge (abandoned: see StaleLockAge) and reports whether the caller
-// should try to create it again. The age is judged again, and the file
+// strataRef reports whether ref is one of strata's own, whose abandoned
+// locks it takes over (removeStale): under refs/strata/, or a tracking ref
+// under TrackingPrefix (moved by strata's git fetch, and by strata).
+func strataRef(ref string) bool {
+	return strings.HasPrefix(ref, "refs/strata/") || strings.HasPrefix(ref, TrackingPrefix)
+}
+
+// removeStale removes the <ref>.lock at path when it is abandoned and
+// reports whether the caller should try to create it again. A lock is
+// abandoned when it names a holder that is provably gone (proc.Gone: a
+// writer of this pid namespace and boot killed while it held the lock),
+// at once, or else when it is older than StaleLockAge (see StaleLockAge)
+// and no live strata process holds it. It is judged again, and the file
 // removed, under an flock every remover takes
 // (<commondir>/strata/stale-ref-locks.lock): two processes that both saw
 // the same abandoned lock would otherwise remove it one after the other,
 // the second removing the fresh lock the first had just created, and both
 // would move the ref. A creator never needs that flock: a fresh lock is
-// never removed.
+// never removed, nor one whose holder lives.
 func (s *Store) removeStale(path string) bool {
 	st, err := os.Lstat(path) // a symbolic link there is judged itself, dangling or not
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist) // gone meanwhile: try again
 	}
-	if lockAge(st) <= StaleLockAge {
+	if lockAge(st) <= StaleLockAge && !proc.Gone(lockHolder(path)) {
 		return false
 	}
 	if staleChecked != nil {
@@ -562,10 +572,19 @@ func (s *Store) removeStale(path string) bool {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return true
-	case err != nil, lockAge(st) <= StaleLockAge:
+	case err != nil:
+		return false
+	}
+	holder := lockHolder(path)
+	if proc.Gone(holder) {
+		// read under the flock: no other remover can have put a fresh
+		// lock there since, and its dead holder renames nothing
+		return os.Remove(path) == nil
+	}
+	if lockAge(st) <= StaleLockAge {
 		return false // another process took it: a live lock
 	}
-	if pid := lockHolder(path); pid > 0 && pid != os.Getpid() && proc.Running(pid) && proc.MayRunStrata(pid) {
+	if pid := holder.Pid; pid > 0 && pid != os.Getpid() && proc.Running(pid) && proc.MayRunStrata(pid) {
 		// its holder lives (stopped, suspended): no one's to remove. This
 		// process's own pid is an earlier life's (a container's pid 1
 		// restarted): no lock of this process lives 10 s; so is a pid that
@@ -587,36 +606,61 @@ func lockAge(st os.FileInfo) time.Duration {
 }
 
 // lockOwner starts the line a strata writer puts in a <ref>.lock it holds,
-// before its pid; the commit replaces it with the new hash, as git writes it.
+// before its holder's identity; the commit replaces it with the new hash,
+// as git writes it.
 const lockOwner = "strata-lock-holder "
 
-// lockHolder returns the pid a strata writer wrote into the lock file at
-// path, or 0 (a lock of git's, empty until its rename; unreadable).
-func lockHolder(path string) int {
+// holderLine is the line naming holder in a lock: lockOwner, the pid,
+// and, when known, its pid namespace's inode, the boot id and its start
+// time, separated by spaces ("strata-lock-holder 4242 4026531836
+// 5b1c…-… 123456"). An older strata reads the pid alone, or, in the longer
+// line, no holder: such a lock it judges by age alone.
+func holderLine(holder proc.Identity) string {
+	line := lockOwner + strconv.Itoa(holder.Pid)
+	if holder.Known() {
+		line += " " + holder.PidNS + " " + holder.Boot + " " + strconv.FormatUint(holder.Start, 10)
+	}
+	return line + "\n"
+}
+
+// lockHolder returns the holder a strata writer wrote into the lock file
+// at path: its pid alone (an older strata's line), or its whole identity;
+// zero when none is named (a lock of git's, empty until its rename;
+// unreadable). A line read while being written, cut short, names its pid
+// at most.
+func lockHolder(path string) proc.Identity {
 	// a regular file only, never followed, never waited on (a FIFO planted
 	// there would block a read forever)
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return 0
+		return proc.Identity{}
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return 0
+		return proc.Identity{}
 	}
-	buf := make([]byte, 65)
+	buf := make([]byte, 129)
 	n, _ := io.ReadFull(f, buf)
-	if n > 64 {
-		return 0
+	if n > 128 {
+		return proc.Identity{}
 	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(string(buf[:n])), lockOwner)
+	line, whole := strings.CutSuffix(string(buf[:n]), "\n")
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), lockOwner)
 	if !ok {
-		return 0
+		return proc.Identity{}
 	}
-	pid, err := strconv.Atoi(rest)
+	fields := strings.Split(rest, " ")
+	pid, err := strconv.Atoi(fields[0])
 	if err != nil || pid <= 0 {
-		return 0
+		return proc.Identity{}
 	}
-	return pid
+	holder := proc.Identity{Pid: pid}
+	if len(fields) == 4 && whole { // a line cut short names no more than its pid
+		if start, err := strconv.ParseUint(fields[3], 10, 64); err == nil {
+			holder.PidNS, holder.Boot, holder.Start = fields[1], fields[2], start
+		}
+	}
+	return holder
 }
 
 // errLockLost is a commit whose <ref>.lock is no longer the file this
@@ -849,7 +893,7 @@ func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, a
 	if err != nil || lockAge(st) <= StaleLockAge {
 		return path, 0, 0, false, false
 	}
-	pid = lockHolder(path)
+	pid = lockHolder(path).Pid
 	return path, lockAge(st), pid, pid > 0 && proc.Running(pid), true
 }
 

@@ -212,3 +212,74 @@ func TestHelperSleeps(t *testing.T) {
 	}
 	time.Sleep(time.Minute)
 }
+
+// deadPid is the pid of a process that ran and is gone (waited for).
+func deadPid(t *testing.T) int {
+	c := exec.Command("sh", "-c", "exit 0")
+	require.NoError(t, c.Run())
+	require.False(t, proc.Running(c.Process.Pid))
+	return c.Process.Pid
+}
+
+// TestRefLockOfDeadHolder: a fresh lock naming a holder of this pid
+// namespace and boot that runs no more (a writer killed with SIGKILL) is
+// taken over at once, as is one whose pid runs a process started at
+// another time (reused); a live holder's, one of another pid namespace or
+// boot (a container's or the host's, sharing the repository), and one in
+// the older format (the pid alone) wait for the age rule.
+func TestRefLockOfDeadHolder(t *testing.T) {
+	me := proc.Self()
+	if !me.Known() {
+		t.Skip("no pid namespace, boot id or start time to read here")
+	}
+	_, s, lock := lockedRepo(t)
+	holder := exec.Command(os.Args[0], "-test.run=^TestHelperSleeps$")
+	holder.Env = append(os.Environ(), "STRATA_TEST_SLEEP=1")
+	require.NoError(t, holder.Start())
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	live := proc.Identity{Pid: holder.Process.Pid, PidNS: me.PidNS, Boot: me.Boot}
+	var ok bool
+	live.Start, ok = proc.StartTime(live.Pid)
+	require.True(t, ok)
+	dead := me
+	dead.Pid = deadPid(t)
+	reused := live
+	reused.Start++
+	otherNS, otherBoot := dead, dead
+	otherNS.PidNS += "0"
+	otherBoot.Boot = "00000000-0000-0000-0000-000000000000"
+
+	for i, c := range []struct {
+		line  string
+		taken bool
+	}{
+		{holderLine(dead), true},
+		{holderLine(reused), true},
+		{holderLine(live), false},
+		{holderLine(otherNS), false},
+		{holderLine(otherBoot), false},
+		{lockOwner + strconv.Itoa(dead.Pid) + "\n", false},
+	} {
+		require.NoError(t, os.WriteFile(lock, []byte(c.line), 0o644))
+		_, err := s.Record(change(".claude/a.json", `{"v":`+strconv.Itoa(i)+`}`, t0.Add(time.Duration(i+1)*time.Second)))
+		if c.taken {
+			require.NoError(t, err, "%q is taken over at once", c.line)
+			_, err = os.Lstat(lock)
+			require.True(t, errors.Is(err, os.ErrNotExist), "the lock is gone after the rename")
+		} else {
+			require.True(t, errors.Is(err, state.ErrLocked), "%q is kept: %v", c.line, err)
+		}
+	}
+}
+
+// TestRefLockNamesHolder: the lock a writer holds names it whole, and
+// reads back as this process, which is not gone.
+func TestRefLockNamesHolder(t *testing.T) {
+	_, s, lock := lockedRepo(t)
+	require.NoError(t, os.Remove(lock))
+	l, err := s.lockRef(s.StateRef())
+	require.NoError(t, err)
+	defer l.release()
+	require.Equal(t, proc.Self(), lockHolder(lock))
+	require.False(t, proc.Gone(lockHolder(lock)))
+}

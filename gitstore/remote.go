@@ -249,6 +249,11 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	// refuses by path, with the entry named (checkFetched, checkNew), are
 	// left to it (fsckLeftToStrata).
 	args := []string{"-c", "core.logAllRefUpdates=always", "-c", "fetch.fsckObjects=true"}
+	// A fetch killed while it renamed the tracking ref's lock (git's: empty,
+	// or the hash) left it, and git fetch would fail on it for good: taken
+	// over as the locks of strata's own refs are, once older than
+	// StaleLockAge (a live fetch's lock is younger, and kept).
+	s.removeStale(s.refFile(r.Ref) + ".lock")
 	for _, id := range fsckLeftToStrata {
 		args = append(args, "-c", "fetch.fsck."+id+"=ignore")
 	}

@@ -2,11 +2,16 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/stretchr/testify/require"
 )
 
 // remoteInConfig answers yes only for a [remote "NAME"] section of the
@@ -71,4 +76,47 @@ func TestResolveRemoteAgreesWithGit(t *testing.T) {
 			t.Errorf("%s: resolved as %+v; git remote lists it: %v (%v)", name, r, want, listed)
 		}
 	}
+}
+
+// TestFetchStaleTrackingLock: a git fetch killed while it moved the
+// tracking ref left its lock; once older than StaleLockAge it is taken
+// over by the next fetch (before, every later sync failed "cannot lock
+// ref"), while a fresh one, a concurrent fetch's, is left alone.
+func TestFetchStaleTrackingLock(t *testing.T) {
+	remote := newTestRepo(t, "plain")
+	rs, err := Open(remote.open)
+	require.NoError(t, err)
+	mustRecord(t, rs, change(".claude/a.json", "{}", t0))
+	local := newTestRepo(t, "plain")
+	s, err := Open(local.open)
+	require.NoError(t, err)
+	ctx := context.Background()
+	r, err := s.ResolveRemote(ctx, remote.main, local.main)
+	require.NoError(t, err)
+	lock := s.refFile(r.Ref) + ".lock"
+	require.NoError(t, os.MkdirAll(filepath.Dir(lock), 0o755))
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+
+	_, err = s.Fetch(ctx, r)
+	require.Error(t, err, "a fresh lock is a live fetch's")
+	_, serr := os.Lstat(lock)
+	require.NoError(t, serr, "and stays")
+
+	old := time.Now().Add(-2 * StaleLockAge)
+	require.NoError(t, os.Chtimes(lock, old, old))
+	head, err := s.Fetch(ctx, r)
+	require.NoError(t, err)
+	want, err := rs.Head(rs.StateRef())
+	require.NoError(t, err)
+	require.Equal(t, want, head)
+	_, serr = os.Lstat(lock)
+	require.True(t, errors.Is(serr, os.ErrNotExist), "the lock is gone")
+
+	// strata's own moves of the tracking ref (after a push) take it over too
+	timeout := LockTimeout
+	t.Cleanup(func() { LockTimeout = timeout })
+	LockTimeout = 200 * time.Millisecond
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	require.NoError(t, os.Chtimes(lock, old, old))
+	require.NoError(t, s.setRef(r.Ref, plumbing.NewHash(head)))
 }
