@@ -225,6 +225,18 @@ func configFinding(eng *engine.Engine) Finding {
 	return Finding{Check: "config", Level: LevelOK, Message: fmt.Sprintf("%s valid (%d rules of your own)", config.FileName, len(eng.Config().UserRules()))}
 }
 
+// recordedAtHead reports whether the state ref's head holds a version of
+// path.
+func recordedAtHead(eng *engine.Engine, path string) bool {
+	head, err := eng.Head()
+	if err != nil || head == "" {
+		return false
+	}
+	files, err := eng.MergeFiles(head)
+	_, ok := files[path]
+	return err == nil && ok
+}
+
 func keptFiles(eng *engine.Engine) []Finding {
 	kept, err := eng.AllPaths()
 	if err != nil {
@@ -263,7 +275,12 @@ func keptFiles(eng *engine.Engine) []Finding {
 		fix := "strata validate shows each problem"
 		if builtin != "" {
 			w := state.ShellWord(builtin)
-			fix += "; " + w + " is a state file strata interprets: fix it by hand, or put back its last recorded version: strata restore " + w
+			fix += "; " + w + " is a state file strata interprets: fix it by hand"
+			if recordedAtHead(eng, builtin) {
+				// offered only when there is a version to put back
+				// (attack37d L9: the restore of a file never recorded fails)
+				fix += ", or put back its last recorded version: strata restore " + w
+			}
 		}
 		if own != "" {
 			fix += "; for files of your own shape: strata schema infer " + state.ShellWord(config.LiteralGlob(own)) + " -o schemas/NAME.schema.json --apply"

@@ -311,12 +311,20 @@ func (e *Engine) RemoveTempLeftovers(paths []config.Kept) []config.Kept {
 // found by the writer's own check of each file (Checkouts) and recorded
 // later, as an edit made after any record is. Paths outside the work tree
 // (and the home view's one file) are always listed: Record decides.
-func (e *Engine) Unrecorded() ([]config.Kept, error) {
+func (e *Engine) Unrecorded() ([]config.Kept, error) { return e.unrecorded(true) }
+
+// UnrecordedPlan is Unrecorded for a dry run: it writes nothing (the temp
+// files killed writers left are not recorded or removed first).
+func (e *Engine) UnrecordedPlan() ([]config.Kept, error) { return e.unrecorded(false) }
+
+func (e *Engine) unrecorded(sweep bool) ([]config.Kept, error) {
 	paths, err := e.AllPaths()
 	if err != nil || e.display != "" {
 		return paths, err
 	}
-	paths = e.RemoveTempLeftovers(paths)
+	if sweep {
+		paths = e.RemoveTempLeftovers(paths)
+	}
 	_, files, err := e.recorded()
 	if err != nil {
 		return nil, err

@@ -174,7 +174,7 @@ func startRepack(commonDir string, sh gitperm.Shared) {
 	defer lock.Close() // on the paths that start nothing; startHeld closes it once the child holds its copy
 	// asked only once the lock is ours: a turn skipped while a run holds
 	// it starts no git process
-	if out, err := exec.Command(bin, "--git-dir="+commonDir, "config", "--get", "gc.auto").Output(); err == nil && strings.TrimSpace(string(out)) == "0" {
+	if out, err := Command(exec.Command(bin, "--git-dir="+commonDir, "config", "--get", "gc.auto"), commonDir).Output(); err == nil && strings.TrimSpace(string(out)) == "0" {
 		return
 	}
 	paid(commonDir, repackTurn)
@@ -236,7 +236,10 @@ func startGC(commonDir string, lock *os.File, sh gitperm.Shared) bool {
 // exits at once must leave the lock free for the turn reap takes, which
 // would otherwise find it still held by the caller and be lost.
 func startHeld(bin, commonDir string, sh gitperm.Shared, lock *os.File, started *atomic.Int64, args ...string) bool {
-	cmd := exec.Command(bin, append([]string{"--git-dir=" + commonDir}, args...)...)
+	// through the git door: a gc that finds work repacks with the index
+	// read, which ran the repository's core.fsmonitor program (attack37d
+	// L1); -c reaches gc's children through GIT_CONFIG_PARAMETERS
+	cmd := Command(exec.Command(bin, append([]string{"--git-dir=" + commonDir}, args...)...), commonDir)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	inherit(cmd, lock)
 	detach(cmd)

@@ -89,11 +89,12 @@ func (s *Store) gitCmd(cmd *exec.Cmd) *exec.Cmd {
 // process's), with two settings that keep git's answers the ones strata's
 // own reading of the repository and git push give (dir "": this
 // process's directory):
-//   - GIT_NO_REPLACE_OBJECTS: strata reads objects itself and git push sends
-//     the real ones, so a rev-list that followed a refs/replace/ graft
+//   - GIT_NO_REPLACE_OBJECTS, and GIT_GRAFT_FILE naming an empty file:
+//     strata reads objects itself and git push sends the real ones, so a
+//     rev-list that followed a refs/replace/ graft (or .git/info/grafts)
 //     skipped commits the push then sent (sync's check of private
 //     versions passed over one; forget rewrote another view of the
-//     history than the one it read: attack37 M1);
+//     history than the one it read: attack37 M1, attack37d M2);
 //   - core.fsmonitor off: a program the repository's config names is never
 //     run by strata; nothing strata asks git needs it (attack37 L4).
 //
@@ -105,7 +106,7 @@ func Command(cmd *exec.Cmd, dir string) *exec.Cmd {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)], "GIT_NO_REPLACE_OBJECTS=1")
+	cmd.Env = append(env[:len(env):len(env)], "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+os.DevNull)
 	if dir != "" {
 		cmd.Env = append(cmd.Env, "PWD="+dir)
 	}

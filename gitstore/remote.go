@@ -32,6 +32,12 @@ import (
 // so no remote's ref is a folder of another's.
 const TrackingPrefix = "refs/strata-remotes/"
 
+// noHooks is the hooks directory strata's fetch and push run with: one
+// that holds none. Nothing strata asks of them needs a hook, and a
+// repository's reference-transaction hook ran at each sync's fetch
+// (attack37d L2); the pre-push hook was already off (--no-verify).
+const noHooks = "/dev/null"
+
 // ErrRemoteMoved is returned by Push when the remote's state ref is no longer
 // the commit the push expected (someone else pushed meanwhile).
 var ErrRemoteMoved = errors.New("the remote's state ref moved")
@@ -248,7 +254,7 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 	// milliseconds for 1 000 files. The tree entries strata's own check
 	// refuses by path, with the entry named (checkFetched, checkNew), are
 	// left to it (fsckLeftToStrata).
-	args := []string{"-c", "core.logAllRefUpdates=always", "-c", "fetch.fsckObjects=true"}
+	args := []string{"-c", "core.logAllRefUpdates=always", "-c", "fetch.fsckObjects=true", "-c", "core.hooksPath=" + noHooks}
 	// A fetch killed while it renamed the tracking ref's lock (git's: empty,
 	// or the hash) left it, and git fetch would fail on it for good: taken
 	// over as the locks of strata's own refs are, once older than
@@ -307,7 +313,7 @@ func (s *Store) Fetch(ctx context.Context, r Remote) (string, error) {
 // meanwhile, a *RemoteError when it cannot be reached or refuses. The user's
 // pre-push hook is not run: strata pushes only its own ref.
 func (s *Store) Push(ctx context.Context, r Remote, commit, expected string) error {
-	out, err := s.git(ctx, r.Env, "push", "--porcelain", "--quiet", "--no-verify",
+	out, err := s.git(ctx, r.Env, "-c", "core.hooksPath="+noHooks, "push", "--porcelain", "--quiet", "--no-verify",
 		"--force-with-lease="+s.sharedRef()+":"+expected, "--", r.Arg, commit+":"+s.sharedRef())
 	if err != nil {
 		msg := gitMessage(err)

@@ -82,6 +82,11 @@ type Report struct {
 	// holds commits the remote's head does not (attack37 L7: the plan said
 	// "up-to-date" where the run pushed).
 	WouldPush bool `json:"would_push,omitempty"`
+	// WouldRecord, in a dry run's plan, lists the kept files whose version
+	// on disk is not recorded: the run records them first, and pushes them
+	// (attack37d L6: the plan said "up-to-date" where the run recorded and
+	// pushed).
+	WouldRecord []string `json:"would_record,omitempty"`
 	// Home is the sync of the home ref (sync --home), with Shown mapping its
 	// tree name to the auto-memory file's "~/..." path.
 	Home  *Report           `json:"home,omitempty"`
@@ -283,12 +288,23 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 // would, the refusal the run would make of a private version among what
 // it pushes, checked as the run checks it (Unpublishable).
 func planPush(ctx context.Context, eng *engine.Engine, remote engine.Remote, fetched string, rep *Report) error {
+	unrec, err := eng.UnrecordedPlan()
+	if err != nil {
+		return err
+	}
+	for _, k := range unrec {
+		if !engine.OutsideTree(k.Path) {
+			rep.WouldRecord = append(rep.WouldRecord, k.Path)
+		}
+	}
 	local := rep.LocalHead
 	switch {
 	case local == "" || local == fetched:
+		rep.WouldPush = len(rep.WouldRecord) > 0
 		return nil
 	case rep.Result == engine.MergeFastForward:
-		return nil // the remote's head taken: nothing of ours to push
+		rep.WouldPush = len(rep.WouldRecord) > 0 // recorded over the remote's head, then pushed
+		return nil
 	}
 	ps, err := eng.UnpublishablePlan(ctx, local, fetched, remote.Ref)
 	if err != nil {

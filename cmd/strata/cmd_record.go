@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
@@ -95,10 +96,44 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(o.Paths) == 0 && unreadRulesWithhold(e, eng) {
+		failed = true
+	}
 	if failed || len(refused) > 0 {
 		return errReported
 	}
 	return nil
+}
+
+// unreadRulesWithhold names on stderr each recorded file whose version on
+// disk this record passed over because the rules that say what is private cannot be read
+// (a damaged refs/strata/gitrules, a core.excludesFile git cannot expand:
+// every file then counts as private), and reports whether there was one: a
+// record that recorded nothing said nothing and exited 0 (attack37d L10).
+func unreadRulesWithhold(e *env, eng *engine.Engine) bool {
+	head, err := eng.Head()
+	if err != nil || head == "" {
+		return false
+	}
+	files, err := eng.MergeFiles(head)
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, p := range eng.Withheld() {
+		blob, recorded := files[p.Path]
+		if !recorded || !config.RulesUnread(p.Reason) {
+			continue
+		}
+		if k, ok := eng.Config().Classify(p.Path); ok {
+			if f, prob := eng.Read(k); prob == nil && f.Exists && f.ID() == blob {
+				continue // as recorded: nothing passed over
+			}
+		}
+		found = true
+		fmt.Fprintf(e.Err, "strata: not recorded %s: %s\n", state.ShownPath(p.Path), p.Reason)
+	}
+	return found
 }
 
 // watcherRuns reports whether a watcher holds this work tree's lock.

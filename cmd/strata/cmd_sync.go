@@ -172,6 +172,9 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.Recorded {
 		fmt.Fprintf(e.Out, "recorded %s\n", name(p))
 	}
+	for _, p := range r.WouldRecord {
+		fmt.Fprintf(e.Out, "would record %s\n", name(p))
+	}
 	verb, del := "wrote", "deleted"
 	if r.DryRun {
 		verb, del = "would write", "would delete"

@@ -38,8 +38,12 @@ func TestEveryGitProcessThroughCommand(t *testing.T) {
 						door = true
 					case x != nil && x.Name == "exec" && strings.HasPrefix(fun.Sel.Name, "Command"):
 						for _, a := range call.Args {
-							if lit, ok := a.(*ast.BasicLit); ok && lit.Value == `"git"` {
+							// the literal, or the git binary LookPath found (gc.go's bin)
+							lit, isLit := a.(*ast.BasicLit)
+							id, isID := a.(*ast.Ident)
+							if isLit && lit.Value == `"git"` || isID && id.Name == "bin" {
 								gits = append(gits, call.Pos())
+								break
 							}
 						}
 					}
