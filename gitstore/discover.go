@@ -9,11 +9,17 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// findDotGit walks up from dir to the first directory holding a .git entry
-// git would take: a .git file, or a .git directory that is a git directory
-// (isGitDir). A .git directory that is none (objects/ and refs/ left without
+// findDotGit walks up from dir as git's discovery does (setup.c,
+// setup_git_directory_gently_1), looking at each level first for a .git
+// entry git would take there: a .git file, or a .git directory that is a
+// git directory (isGitDir); then at the directory itself as a git directory
+// (a bare repository, or strata run inside a .git directory); then at its
+// parent. A .git directory that is none (objects/ and refs/ left without
 // HEAD by a process writing into a deleted repository) is passed over, as
-// git passes it over. The walk goes no higher than git's discovery goes
+// git passes it over. A git directory found before any .git is returned as
+// a *bareError: a bare repository nested in another repository's folder is
+// the bare one, not the outer repository (attack37d M3: strata walked on to
+// the outer .git). The walk goes no higher than git's discovery goes
 // (discoveryLimit): not into a $GIT_CEILING_DIRECTORIES entry or above it,
 // and not onto another file system unless $GIT_DISCOVERY_ACROSS_FILESYSTEM
 // is true; stopped there, it returns an error wrapping state.ErrNotRepo that
@@ -29,34 +35,23 @@ func findDotGit(dir string) (root, dotgit string, err error) {
 
 // walkToDotGit is findDotGit's walk, within lim.
 func walkToDotGit(dir string, lim *discoveryLimit) (root, dotgit string, err error) {
-	var stop error
-	d := dir
-	for {
+	for d := dir; ; {
 		p := filepath.Join(d, ".git")
 		if fi, err := os.Stat(p); err == nil && (!fi.IsDir() || isGitDir(p)) {
 			return d, p, nil
 		}
+		if isGitDir(d) {
+			return "", "", &bareError{dir: d}
+		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			break
+			return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
 		}
-		if stop = lim.stop(d, parent); stop != nil {
-			break
+		if stop := lim.stop(d, parent); stop != nil {
+			return "", "", stop
 		}
 		d = parent
 	}
-	for b := dir; ; b = filepath.Dir(b) {
-		if isBare(b) {
-			return "", "", &bareError{dir: b}
-		}
-		if b == d {
-			break
-		}
-	}
-	if stop != nil {
-		return "", "", stop
-	}
-	return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
 }
 
 // discoveryLimit is where git's discovery (setup.c,

@@ -124,6 +124,42 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 			git(t, w, "init", "-q", "--bare", w+"/b.git")
 			return w + "/b.git", nil
 		}},
+		// git's discovery looks at DIR/.git, then DIR itself, then the
+		// parent: a bare repository nested in another repository's
+		// folder is the bare one (attack37d M3: strata walked on to the
+		// outer .git and recorded into it)
+		{"$GIT_WORK_TREE with a bare repository nested in another repository", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			git(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			return w + "/proj/b.git", []string{"GIT_WORK_TREE", "../../wt"}
+		}},
+		{"$GIT_WORK_TREE with a nested bare repository, from its subfolder", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			git(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			return w + "/proj/b.git/refs/heads", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"a bare repository nested in another repository (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			git(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			return w + "/proj/b.git", nil
+		}},
+		{"inside a .git directory (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			return w + "/proj/.git/refs", nil
+		}},
+		{"a work tree inside a bare repository's folder", func(t *testing.T, w string) (string, []string) {
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			mk(t, w+"/b.git/inner")
+			initRepo(t, w+"/b.git/inner", true)
+			mk(t, w+"/b.git/inner/sub")
+			return w + "/b.git/inner/sub", nil
+		}},
 		{"$GIT_DIR with core.bare and core.worktree (no work tree)", func(t *testing.T, w string) (string, []string) {
 			mk(t, w+"/meta", w+"/wt")
 			initRepo(t, w+"/meta", false)
@@ -141,6 +177,7 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 				t.Setenv(env[i], env[i+1])
 			}
 			want, gitErr := gitOut(from, nil, "rev-parse", "--show-toplevel")
+			gd, _ := gitOut(from, nil, "rev-parse", "--absolute-git-dir") // before Open sets $GIT_DIR
 			s, err := Open(from)
 			if err == nil {
 				defer s.Close()
@@ -154,6 +191,13 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 				t.Fatalf("git's work tree is %s; Open: %v", want, err)
 			case gitErr == nil && s.Root() != filepath.Clean(want):
 				t.Fatalf("Root = %s, git's work tree is %s", s.Root(), want)
+			}
+			if err == nil {
+				// the same repository, too: a work tree taken for another
+				// repository's records into that one (attack37d M3)
+				if s.GitDir() != realPath(t, gd) {
+					t.Fatalf("GitDir = %s, git's is %s", s.GitDir(), gd)
+				}
 			}
 		})
 	}
