@@ -290,3 +290,78 @@ func TestWorktreeIdNoRefName(t *testing.T) {
 		t.Fatalf("Open with an id escaped into another's = %v, want a one-line *FormatError naming both", err)
 	}
 }
+
+// TestSafeBareRepository: with safe.bareRepository=explicit in protected
+// config (global, `git -c`, $GIT_CONFIG_COUNT), a bare repository found by
+// discovery is refused as git 2.38+ refuses it, $GIT_WORK_TREE or not,
+// before anything of it is read; the repository's own config cannot set
+// it, and a repository named by $GIT_DIR is used (attack37d M1: taken with
+// $GIT_WORK_TREE, and recorded into).
+func TestSafeBareRepository(t *testing.T) {
+	// Open exports GIT_DIR and GIT_WORK_TREE; each case starts without
+	// them, as without the command-line config
+	clean := func(t *testing.T) {
+		for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	cases := []struct {
+		name    string
+		global  string   // the global config's text
+		env     []string // pairs
+		own     bool     // safe.bareRepository=explicit in b.git's own config
+		from    string   // relative to the temp dir
+		refused bool
+	}{
+		{"global, with $GIT_WORK_TREE", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../wt"}, false, "b.git", true},
+		{"global, from a subfolder", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../../wt"}, false, "b.git/refs", true},
+		{"global, nested in another repository", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../../wt"}, false, "proj/b.git", true},
+		{"git -c", "", []string{"GIT_WORK_TREE", "../wt", "GIT_CONFIG_PARAMETERS", "'safe.bareRepository'='explicit'"}, false, "b.git", true},
+		{"GIT_CONFIG_COUNT", "", []string{"GIT_WORK_TREE", "../wt", "GIT_CONFIG_COUNT", "1", "GIT_CONFIG_KEY_0", "safe.bareRepository", "GIT_CONFIG_VALUE_0", "explicit"}, false, "b.git", true},
+		{"git -c all after global explicit", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../wt", "GIT_CONFIG_PARAMETERS", "'safe.bareRepository'='all'"}, false, "b.git", false},
+		{"the repository's own config is not read", "", []string{"GIT_WORK_TREE", "../wt"}, true, "b.git", false},
+		{"named by $GIT_DIR", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_DIR", "b.git", "GIT_WORK_TREE", "wt"}, false, ".", false},
+		{"a work tree's .git is no bare repository", "[safe]\n\tbareRepository = explicit\n", nil, false, "proj", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clean(t)
+			w := realPath(t, t.TempDir())
+			for _, d := range []string{w + "/wt", w + "/proj"} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			initRepo(t, w+"/proj", true)
+			runGit(t, w, "init", "-q", "--bare", w+"/b.git")
+			runGit(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			if c.own {
+				runGit(t, w+"/b.git", "config", "safe.bareRepository", "explicit")
+			}
+			writeFile(t, w+"/global", c.global)
+			t.Setenv("GIT_CONFIG_GLOBAL", w+"/global")
+			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			for i := 0; i+1 < len(c.env); i += 2 {
+				t.Setenv(c.env[i], c.env[i+1])
+			}
+			from := filepath.Join(w, c.from)
+			_, gitErr := gitOut(from, nil, "rev-parse", "--absolute-git-dir")
+			if (gitErr != nil) != c.refused {
+				t.Fatalf("test case: git refused: %v", gitErr)
+			}
+			s, err := Open(from)
+			if err == nil {
+				s.Close()
+			}
+			switch {
+			case c.refused && err == nil:
+				t.Fatalf("git refuses it (%v); Open took %s", gitErr, s.GitDir())
+			case c.refused && (!errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), "safe.bareRepository is 'explicit'")):
+				t.Fatalf("Open: %v, want git's refusal", err)
+			case !c.refused && err != nil:
+				t.Fatalf("Open: %v", err)
+			}
+		})
+	}
+}
