@@ -365,3 +365,38 @@ func TestSafeBareRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestSafeBareRepositoryBadValue: a safe.bareRepository git cannot read
+// ("Explicit") makes git die where it finds a bare repository, and strata
+// refuses it there with a *FormatError; a work tree's repository is taken,
+// as git takes it (the setting is read only for a bare one).
+func TestSafeBareRepositoryBadValue(t *testing.T) {
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	w := realPath(t, t.TempDir())
+	if err := os.MkdirAll(w+"/proj", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, w+"/proj", true)
+	runGit(t, w, "init", "-q", "--bare", w+"/b.git")
+	writeFile(t, w+"/global", "[safe]\n\tbareRepository = Explicit\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", w+"/global")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	if _, err := gitOut(w+"/b.git", nil, "rev-parse", "--git-dir"); err == nil {
+		t.Fatal("test case: git takes it")
+	}
+	var fe *FormatError
+	if s, err := Open(w + "/b.git"); !errors.As(err, &fe) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open: %v, want a *FormatError", err)
+	}
+	s, err := Open(w + "/proj")
+	if err != nil {
+		t.Fatalf("Open(proj): %v", err)
+	}
+	s.Close()
+}
