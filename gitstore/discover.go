@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,54 +10,104 @@ import (
 	"github.com/strata-dev/strata/state"
 )
 
-// findDotGit walks up from dir to the first directory holding a .git entry
-// git would take: a .git file, or a .git directory that is a git directory
-// (isGitDir). A .git directory that is none (objects/ and refs/ left without
+// findDotGit walks up from dir as git's discovery does (setup.c,
+// setup_git_directory_gently_1), looking at each level first for a .git
+// entry git would take there: a .git file, or a .git directory that is a
+// git directory (isGitDir); then at the directory itself as a git directory
+// (a bare repository, or strata run inside a .git directory); then at its
+// parent. A .git directory that is none (objects/ and refs/ left without
 // HEAD by a process writing into a deleted repository) is passed over, as
-// git passes it over. The walk goes no higher than git's discovery goes
+// git passes it over. A git directory found before any .git is returned as
+// a *bareError: a bare repository nested in another repository's folder is
+// the bare one, not the outer repository (attack37d M3: strata walked on to
+// the outer .git). The walk goes no higher than git's discovery goes
 // (discoveryLimit): not into a $GIT_CEILING_DIRECTORIES entry or above it,
 // and not onto another file system unless $GIT_DISCOVERY_ACROSS_FILESYSTEM
 // is true; stopped there, it returns an error wrapping state.ErrNotRepo that
 // names why. A $GIT_DISCOVERY_ACROSS_FILESYSTEM git refuses is refused
 // before the walk (acrossFileSystems).
+//
+// A bare repository found is refused with a *disallowedBareError when
+// safe.bareRepository is "explicit" (bareRepositoryExplicit), before
+// anything of it is read, as git 2.38 and later refuse it.
 func findDotGit(dir string) (root, dotgit string, err error) {
 	across, err := acrossFileSystems()
 	if err != nil {
 		return "", "", err
 	}
-	return walkToDotGit(dir, newDiscoveryLimit(dir, across))
+	root, dotgit, err = walkToDotGit(dir, newDiscoveryLimit(dir, across))
+	var be *bareError
+	if errors.As(err, &be) {
+		explicit, cerr := bareRepositoryExplicit()
+		switch {
+		case cerr != nil:
+			return "", "", cerr
+		case explicit:
+			return "", "", &disallowedBareError{dir: be.dir}
+		}
+	}
+	return root, dotgit, err
+}
+
+// disallowedBareError is a bare repository discovery found while
+// safe.bareRepository is "explicit": git refuses it (setup.c,
+// GIT_DIR_DISALLOWED_BARE), with or without $GIT_WORK_TREE, and so does
+// strata. Only a repository named by $GIT_DIR is used then.
+type disallowedBareError struct{ dir string }
+
+func (e *disallowedBareError) Error() string {
+	return "cannot use bare repository " + state.TermSafe(e.dir) + " (safe.bareRepository is 'explicit'): git refuses it too, and nothing was read from it; to use it, name it: GIT_DIR=" + state.ShellWord(e.dir)
+}
+
+func (e *disallowedBareError) Unwrap() error { return state.ErrNotRepo }
+
+// bareRepositoryExplicit reads safe.bareRepository as git 2.38 and later
+// read it (get_allowed_bare_repo): from protected config only, the system
+// and global files and the command line ($GIT_CONFIG_COUNT,
+// $GIT_CONFIG_PARAMETERS), never the repository's own config, which is
+// what the setting guards against (readConfig early, as readSafeDirectories
+// reads safe.directory). It is "all" (the default) or "explicit", exactly;
+// git dies on any other value, or on the key without one, wherever it
+// stands, and strata refuses it with a *FormatError.
+func bareRepositoryExplicit() (explicit bool, err error) {
+	readConfig("", "", "", true, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
+		if sec != "safe" || sub != "" || key != "barerepository" || err != nil {
+			return
+		}
+		switch {
+		case hasVal && val == "explicit":
+			explicit = true
+		case hasVal && val == "all":
+			explicit = false
+		default:
+			err = &FormatError{
+				Msg: fmt.Sprintf("safe.bareRepository = %q is neither all nor explicit (git refuses it too: \"unable to parse 'safe.barerepository'\"); nothing was read", val),
+				Fix: "set safe.bareRepository to all or explicit in the configuration that holds it (git config --global --get-all safe.bareRepository; git config --system --get-all safe.bareRepository)",
+			}
+		}
+	})
+	return explicit, err
 }
 
 // walkToDotGit is findDotGit's walk, within lim.
 func walkToDotGit(dir string, lim *discoveryLimit) (root, dotgit string, err error) {
-	var stop error
-	d := dir
-	for {
+	for d := dir; ; {
 		p := filepath.Join(d, ".git")
 		if fi, err := os.Stat(p); err == nil && (!fi.IsDir() || isGitDir(p)) {
 			return d, p, nil
 		}
+		if isGitDir(d) {
+			return "", "", &bareError{dir: d}
+		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			break
+			return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
 		}
-		if stop = lim.stop(d, parent); stop != nil {
-			break
+		if stop := lim.stop(d, parent); stop != nil {
+			return "", "", stop
 		}
 		d = parent
 	}
-	for b := dir; ; b = filepath.Dir(b) {
-		if isBare(b) {
-			return "", "", &bareError{dir: b}
-		}
-		if b == d {
-			break
-		}
-	}
-	if stop != nil {
-		return "", "", stop
-	}
-	return "", "", fmt.Errorf("%s: %w", dir, state.ErrNotRepo)
 }
 
 // discoveryLimit is where git's discovery (setup.c,

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"strconv"
@@ -24,13 +25,18 @@ func UseTestOwner() { testOwner = true }
 // directory), work-tree top directory (root) or git directory (gitDir: the
 // .git directory, or what the .git file names) is not owned by the
 // effective user, unless safe.directory (readSafeDirectories) is "*" or
-// root itself, compared byte for byte after "~/" is expanded. Each path is
+// names the repository as git does: root, or gitDir when there is no work
+// tree (root "": a bare repository taken with $GIT_WORK_TREE), compared
+// byte for byte after "~/" is expanded (attack37d L3: the bare case was
+// compared with "", and its fix named an empty safe.directory, which
+// empties git's list). The error names that directory too. Each path is
 // judged by lstat. Root may use a repository owned by the user in
 // $SUDO_UID, as git ≥ 2.35.3 lets it. The error is a *state.OwnershipError.
 func checkOwnership(gitfile, root, gitDir string) error {
 	v, set := os.LookupEnv("GIT_TEST_ASSUME_DIFFERENT_OWNER")
 	b, _ := gitBool(v, true)
 	different := testOwner && set && b
+	repo := cmp.Or(root, gitDir) // what git names the repository by (ensure_valid_ownership's data.path)
 	var bad *state.OwnershipError
 	for _, p := range []string{gitfile, root, gitDir} {
 		if p == "" {
@@ -38,7 +44,7 @@ func checkOwnership(gitfile, root, gitDir string) error {
 		}
 		owner, uid, sudo, ok := ownedByUs(p)
 		if !ok || different {
-			bad = &state.OwnershipError{Dir: root, Path: p, Owner: owner, UID: uid, Sudo: sudo}
+			bad = &state.OwnershipError{Dir: repo, Path: p, Owner: owner, UID: uid, Sudo: sudo}
 			break
 		}
 	}
@@ -46,7 +52,7 @@ func checkOwnership(gitfile, root, gitDir string) error {
 		return nil
 	}
 	for _, d := range readSafeDirectories() {
-		if d == "*" || d == root {
+		if d == "*" || d == repo {
 			return nil
 		}
 	}

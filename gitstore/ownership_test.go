@@ -30,6 +30,14 @@ func TestOwnershipLikeGit(t *testing.T) {
 	runGit(t, root, "worktree", "add", "-q", linked)
 	global := filepath.Join(base, "global")
 	other := filepath.Join(base, "other")
+	// a bare repository taken with $GIT_WORK_TREE: git names it by its
+	// git directory (attack37d L3: compared with "", and its fix named
+	// safe.directory '')
+	bare, wt := filepath.Join(base, "b.git"), filepath.Join(base, "wt")
+	runGit(t, base, "init", "-q", "--bare", bare)
+	if err := os.MkdirAll(wt, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, c := range []struct {
 		name   string
@@ -58,8 +66,16 @@ func TestOwnershipLikeGit(t *testing.T) {
 		{name: "parameters reset", global: "[safe]\n\tdirectory = *", env: []string{"GIT_CONFIG_PARAMETERS='safe.directory'="}},
 		{name: "linked, main named", dir: linked, global: "[safe]\n\tdirectory = " + root},
 		{name: "linked, itself named", dir: linked, global: "[safe]\n\tdirectory = " + linked},
+		{name: "bare with $GIT_WORK_TREE", dir: bare, env: []string{"GIT_WORK_TREE=" + wt}},
+		{name: "bare with $GIT_WORK_TREE, itself named", dir: bare, global: "[safe]\n\tdirectory = " + bare, env: []string{"GIT_WORK_TREE=" + wt}},
+		{name: "bare with $GIT_WORK_TREE, from a subfolder", dir: filepath.Join(bare, "refs"), global: "[safe]\n\tdirectory = " + bare, env: []string{"GIT_WORK_TREE=" + wt}},
+		{name: "bare with $GIT_WORK_TREE, the work tree named", dir: bare, global: "[safe]\n\tdirectory = " + wt, env: []string{"GIT_WORK_TREE=" + wt}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE"} { // Open exports them
+				t.Setenv(k, "")
+				os.Unsetenv(k)
+			}
 			dir := root
 			if c.dir != "" {
 				dir = c.dir

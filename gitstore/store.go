@@ -274,18 +274,6 @@ func checkWorkTree(root string) error {
 	return nil
 }
 
-// isBare reports whether d is the directory of a bare repository: HEAD,
-// objects/ and refs/ at its top, as git checks.
-func isBare(d string) bool {
-	for _, name := range []string{"objects", "refs"} {
-		if fi, err := os.Stat(filepath.Join(d, name)); err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	fi, err := os.Stat(filepath.Join(d, "HEAD"))
-	return err == nil && fi.Mode().IsRegular()
-}
-
 // isGitDir reports whether d is a git directory as git's is_git_directory
 // judges one: objects/ and refs/ in its common directory, and a valid HEAD
 // in d itself (validHead).
@@ -356,6 +344,9 @@ type bareError struct {
 func (e *bareError) Error() string {
 	if e.worktree != "" {
 		return e.dir + " is a bare repository (core.bare is true) that also names a work tree (core.worktree " + e.worktree + "); git takes no work tree then, and warns that the two do not make sense, and strata needs a work tree: unset one of them (git --git-dir=" + e.dir + " config --unset core.bare)"
+	}
+	if filepath.Base(e.dir) == ".git" {
+		return e.dir + " is a git directory, and strata runs inside it: git takes no work tree there, and strata needs one (run it in the work tree)"
 	}
 	return e.dir + " is a bare repository; strata needs a work tree (run it in a clone with one, e.g. git clone " + e.dir + ")"
 }

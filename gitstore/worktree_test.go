@@ -124,6 +124,42 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 			git(t, w, "init", "-q", "--bare", w+"/b.git")
 			return w + "/b.git", nil
 		}},
+		// git's discovery looks at DIR/.git, then DIR itself, then the
+		// parent: a bare repository nested in another repository's
+		// folder is the bare one (attack37d M3: strata walked on to the
+		// outer .git and recorded into it)
+		{"$GIT_WORK_TREE with a bare repository nested in another repository", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			git(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			return w + "/proj/b.git", []string{"GIT_WORK_TREE", "../../wt"}
+		}},
+		{"$GIT_WORK_TREE with a nested bare repository, from its subfolder", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/wt")
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			git(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			return w + "/proj/b.git/refs/heads", []string{"GIT_WORK_TREE", w + "/wt"}
+		}},
+		{"a bare repository nested in another repository (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			git(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			return w + "/proj/b.git", nil
+		}},
+		{"inside a .git directory (no work tree)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/proj")
+			initRepo(t, w+"/proj", true)
+			return w + "/proj/.git/refs", nil
+		}},
+		{"a work tree inside a bare repository's folder", func(t *testing.T, w string) (string, []string) {
+			git(t, w, "init", "-q", "--bare", w+"/b.git")
+			mk(t, w+"/b.git/inner")
+			initRepo(t, w+"/b.git/inner", true)
+			mk(t, w+"/b.git/inner/sub")
+			return w + "/b.git/inner/sub", nil
+		}},
 		{"$GIT_DIR with core.bare and core.worktree (no work tree)", func(t *testing.T, w string) (string, []string) {
 			mk(t, w+"/meta", w+"/wt")
 			initRepo(t, w+"/meta", false)
@@ -141,6 +177,7 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 				t.Setenv(env[i], env[i+1])
 			}
 			want, gitErr := gitOut(from, nil, "rev-parse", "--show-toplevel")
+			gd, _ := gitOut(from, nil, "rev-parse", "--absolute-git-dir") // before Open sets $GIT_DIR
 			s, err := Open(from)
 			if err == nil {
 				defer s.Close()
@@ -154,6 +191,13 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 				t.Fatalf("git's work tree is %s; Open: %v", want, err)
 			case gitErr == nil && s.Root() != filepath.Clean(want):
 				t.Fatalf("Root = %s, git's work tree is %s", s.Root(), want)
+			}
+			if err == nil {
+				// the same repository, too: a work tree taken for another
+				// repository's records into that one (attack37d M3)
+				if s.GitDir() != realPath(t, gd) {
+					t.Fatalf("GitDir = %s, git's is %s", s.GitDir(), gd)
+				}
 			}
 		})
 	}
@@ -245,4 +289,114 @@ func TestWorktreeIdNoRefName(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), `linked worktree "my wt"`) || !strings.Contains(err.Error(), "my%20wt, the id of another linked worktree") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("Open with an id escaped into another's = %v, want a one-line *FormatError naming both", err)
 	}
+}
+
+// TestSafeBareRepository: with safe.bareRepository=explicit in protected
+// config (global, `git -c`, $GIT_CONFIG_COUNT), a bare repository found by
+// discovery is refused as git 2.38+ refuses it, $GIT_WORK_TREE or not,
+// before anything of it is read; the repository's own config cannot set
+// it, and a repository named by $GIT_DIR is used (attack37d M1: taken with
+// $GIT_WORK_TREE, and recorded into).
+func TestSafeBareRepository(t *testing.T) {
+	// Open exports GIT_DIR and GIT_WORK_TREE; each case starts without
+	// them, as without the command-line config
+	clean := func(t *testing.T) {
+		for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	cases := []struct {
+		name    string
+		global  string   // the global config's text
+		env     []string // pairs
+		own     bool     // safe.bareRepository=explicit in b.git's own config
+		from    string   // relative to the temp dir
+		refused bool
+	}{
+		{"global, with $GIT_WORK_TREE", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../wt"}, false, "b.git", true},
+		{"global, from a subfolder", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../../wt"}, false, "b.git/refs", true},
+		{"global, nested in another repository", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../../wt"}, false, "proj/b.git", true},
+		{"git -c", "", []string{"GIT_WORK_TREE", "../wt", "GIT_CONFIG_PARAMETERS", "'safe.bareRepository'='explicit'"}, false, "b.git", true},
+		{"GIT_CONFIG_COUNT", "", []string{"GIT_WORK_TREE", "../wt", "GIT_CONFIG_COUNT", "1", "GIT_CONFIG_KEY_0", "safe.bareRepository", "GIT_CONFIG_VALUE_0", "explicit"}, false, "b.git", true},
+		{"git -c all after global explicit", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_WORK_TREE", "../wt", "GIT_CONFIG_PARAMETERS", "'safe.bareRepository'='all'"}, false, "b.git", false},
+		{"the repository's own config is not read", "", []string{"GIT_WORK_TREE", "../wt"}, true, "b.git", false},
+		{"named by $GIT_DIR", "[safe]\n\tbareRepository = explicit\n", []string{"GIT_DIR", "b.git", "GIT_WORK_TREE", "wt"}, false, ".", false},
+		{"a work tree's .git is no bare repository", "[safe]\n\tbareRepository = explicit\n", nil, false, "proj", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clean(t)
+			w := realPath(t, t.TempDir())
+			for _, d := range []string{w + "/wt", w + "/proj"} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			initRepo(t, w+"/proj", true)
+			runGit(t, w, "init", "-q", "--bare", w+"/b.git")
+			runGit(t, w, "init", "-q", "--bare", w+"/proj/b.git")
+			if c.own {
+				runGit(t, w+"/b.git", "config", "safe.bareRepository", "explicit")
+			}
+			writeFile(t, w+"/global", c.global)
+			t.Setenv("GIT_CONFIG_GLOBAL", w+"/global")
+			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			for i := 0; i+1 < len(c.env); i += 2 {
+				t.Setenv(c.env[i], c.env[i+1])
+			}
+			from := filepath.Join(w, c.from)
+			_, gitErr := gitOut(from, nil, "rev-parse", "--absolute-git-dir")
+			if (gitErr != nil) != c.refused {
+				t.Fatalf("test case: git refused: %v", gitErr)
+			}
+			s, err := Open(from)
+			if err == nil {
+				s.Close()
+			}
+			switch {
+			case c.refused && err == nil:
+				t.Fatalf("git refuses it (%v); Open took %s", gitErr, s.GitDir())
+			case c.refused && (!errors.Is(err, state.ErrNotRepo) || !strings.Contains(err.Error(), "safe.bareRepository is 'explicit'")):
+				t.Fatalf("Open: %v, want git's refusal", err)
+			case !c.refused && err != nil:
+				t.Fatalf("Open: %v", err)
+			}
+		})
+	}
+}
+
+// TestSafeBareRepositoryBadValue: a safe.bareRepository git cannot read
+// ("Explicit") makes git die where it finds a bare repository, and strata
+// refuses it there with a *FormatError; a work tree's repository is taken,
+// as git takes it (the setting is read only for a bare one).
+func TestSafeBareRepositoryBadValue(t *testing.T) {
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	w := realPath(t, t.TempDir())
+	if err := os.MkdirAll(w+"/proj", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, w+"/proj", true)
+	runGit(t, w, "init", "-q", "--bare", w+"/b.git")
+	writeFile(t, w+"/global", "[safe]\n\tbareRepository = Explicit\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", w+"/global")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	if _, err := gitOut(w+"/b.git", nil, "rev-parse", "--git-dir"); err == nil {
+		t.Fatal("test case: git takes it")
+	}
+	var fe *FormatError
+	if s, err := Open(w + "/b.git"); !errors.As(err, &fe) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open: %v, want a *FormatError", err)
+	}
+	s, err := Open(w + "/proj")
+	if err != nil {
+		t.Fatalf("Open(proj): %v", err)
+	}
+	s.Close()
 }

@@ -230,7 +230,7 @@ func (ps Problems) Error() string {
 // safe.directory setting names it. It matches ErrNotRepo with errors.Is, as
 // git then takes the directory for no repository at all.
 type OwnershipError struct {
-	Dir   string // the repository as git names it: the work tree's top directory
+	Dir   string // the repository as git names it: the work tree's top directory, or the git directory of a bare one
 	Path  string // what another user owns (Dir, its .git, or the git directory)
 	Owner int    // Path's owner
 	UID   int    // whose a path must be: who strata runs as, or, Sudo, $SUDO_UID (as git)
