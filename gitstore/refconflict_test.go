@@ -132,3 +132,53 @@ func TestSymbolicStrataRefRefused(t *testing.T) {
 		t.Fatalf("Head(HEAD) = %q, %v, want %s", got, err, branch)
 	}
 }
+
+// TestRefEmptyFoldersRaceWithGit: a ref git writes at one of the empty
+// folders at the state ref's place after strata has found them (git
+// update-ref refs/strata/state/a removes the empty folder a and puts its
+// file there) is never unlinked: the record is refused with the
+// *RefConflictError naming it, as is one whose folder is no longer empty,
+// and git still reads the ref (attack37d L5: os.Remove unlinked the file
+// git had just written, after git reported success).
+func TestRefEmptyFoldersRaceWithGit(t *testing.T) {
+	for _, tc := range []struct{ name, other string }{
+		{"file at the folder's place", "refs/strata/state/a"},
+		{"file in the folder", "refs/strata/state/b/c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := realPath(t, t.TempDir())
+			initRepo(t, dir, true)
+			for _, d := range []string{"a", "b"} {
+				if err := os.MkdirAll(filepath.Join(dir, ".git", "refs", "strata", "state", d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			head := runGit(t, dir, "rev-parse", "HEAD")
+			makeRoomWalked = func() {
+				if tc.other == "refs/strata/state/a" {
+					// git's own way: it removes the empty folder, then writes
+					runGit(t, dir, "update-ref", tc.other, head)
+				} else {
+					writeFile(t, filepath.Join(dir, ".git", filepath.FromSlash(tc.other)), head+"\n")
+				}
+			}
+			defer func() { makeRoomWalked = nil }()
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
+			var ce *RefConflictError
+			if !errors.As(err, &ce) || ce.Existing != tc.other || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Record = %v, want a one-line *RefConflictError naming %s", err, tc.other)
+			}
+			if got := runGit(t, dir, "rev-parse", "--verify", tc.other); got != head {
+				t.Fatalf("git reads %s as %q, want %s", tc.other, got, head)
+			}
+			if _, err := gitOut(dir, nil, "rev-parse", "-q", "--verify", "refs/strata/state"); err == nil {
+				t.Fatal("git reads a refs/strata/state")
+			}
+		})
+	}
+}
