@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,5 +181,44 @@ func TestRefEmptyFoldersRaceWithGit(t *testing.T) {
 				t.Fatal("git reads a refs/strata/state")
 			}
 		})
+	}
+}
+
+// TestRefConflictNameShownSafely: a ref in the way whose name in
+// packed-refs holds terminal escapes (ESC, an OSC title, BEL) is shown
+// quoted, never raw, and the fix's git update-ref -d names it as one
+// shell word that a shell reads back to the name (attack37d L7).
+func TestRefConflictNameShownSafely(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	initRepo(t, dir, true)
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	name := "refs/strata/state/\x1b[31mRED\x1b]0;pwned\a x"
+	writeFile(t, filepath.Join(dir, ".git", "packed-refs"),
+		"# pack-refs with: peeled fully-peeled sorted \n"+head+" refs/heads/main\n"+head+" "+name+"\n")
+	if _, err := gitOut(dir, nil, "update-ref", "refs/strata/state", "HEAD"); err == nil {
+		t.Fatal("git update-ref created refs/strata/state: not a conflict")
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
+	var ce *RefConflictError
+	if !errors.As(err, &ce) || ce.Existing != name {
+		t.Fatalf("Record = %v, want a *RefConflictError naming %q", err, name)
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\a\n") {
+		t.Fatalf("message holds a control character: %q", msg)
+	}
+	_, word, ok := strings.Cut(msg, "git update-ref -d ")
+	word, _, ok2 := strings.Cut(word, ", after noting")
+	if !ok || !ok2 {
+		t.Fatalf("message has no git update-ref -d: %q", msg)
+	}
+	out, err := exec.Command("bash", "-c", "printf %s "+word).Output()
+	if err != nil || string(out) != name {
+		t.Fatalf("bash reads the fix's name %s as %q, %v, want %q", word, out, err, name)
 	}
 }

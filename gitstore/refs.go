@@ -373,14 +373,19 @@ func (e *SymbolicRefError) Fix() string {
 // below its name (refs/strata/state/x, loose or packed, where
 // refs/strata/state would be created) or a ref at a folder of its name
 // (refs/strata).
+//
+// Existing comes from packed-refs or a file name as they are: the message
+// shows it through state.TermSafe (an escape sequence there never reaches
+// the terminal) and its fix through state.ShellWord (attack37d L7).
 type RefConflictError struct {
 	Ref      string // the ref to create
 	Existing string // the ref in its way
 }
 
 func (e *RefConflictError) Error() string {
+	ref, existing := state.TermSafe(e.Ref), state.TermSafe(e.Existing)
 	return fmt.Sprintf("cannot create %s: %s exists (git refuses it too: \"'%s' exists; cannot create '%s'\"); nothing was written; move %s away (git update-ref -d %s, after noting what it names) and run strata again",
-		e.Ref, e.Existing, e.Existing, e.Ref, e.Existing, e.Existing)
+		ref, existing, existing, ref, existing, state.ShellWord(e.Existing))
 }
 
 // prefixConflict returns the ref at a folder of ref's name, loose or
