@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +57,16 @@ func checkFormat(commonDir string) (partial bool, err error) {
 	if err != nil {
 		return false, nil
 	}
+	if len(data) == 1<<20 { // read no further: the last line may be cut
+		data = data[:bytes.LastIndexByte(data, '\n')+1]
+	}
+	if line := badConfigLine(string(data)); line > 0 {
+		file := filepath.Join(commonDir, "config")
+		return false, &FormatError{
+			Msg: fmt.Sprintf("%s:%d: a line git cannot read (git refuses the repository too: \"bad config line %d\"); nothing was written", file, line, line),
+			Fix: fmt.Sprintf("edit line %d of %s by hand (a key outside any section, a name with other characters than letters, digits and '-', an unclosed quote or an unknown escape): git runs no command in the repository while it is there", line, file),
+		}
+	}
 	var n int64 = -1 // none set: git reads no extension (but for the values it dies on)
 	bad, badSet := "", false
 	var badBool, badFormat *FormatError
@@ -94,6 +105,11 @@ func checkFormat(commonDir string) (partial bool, err error) {
 			if key == "objectformat" && badFormat == nil {
 				badFormat = objectFormatError(commonDir, val, hasVal)
 			}
+		case sec == "extensions":
+			// git takes all after "extensions." for the extension's name,
+			// the subsection's case kept: [extensions "x"] objectformat is
+			// x.objectformat, which no git knows (attack37d L8)
+			ext[sub+"."+key] = strings.ToLower(strings.TrimSpace(val))
 		}
 	})
 	switch {
@@ -126,7 +142,10 @@ func checkFormat(commonDir string) (partial bool, err error) {
 		want, known := knownExtensions[key]
 		switch {
 		case !known:
-			return false, fmt.Errorf("%s: the repository declares extensions.%s, which strata does not know; nothing was written", commonDir, key)
+			return false, &FormatError{
+				Msg: fmt.Sprintf("%s: the repository declares extensions.%s, which strata does not know (git 2.39 refuses it too: \"unknown repository extension found: %s\"); nothing was written", commonDir, state.TermSafe(key), state.TermSafe(key)),
+				Fix: "use a git and a strata that know extensions." + state.TermSafe(key) + ", or, if nothing set it on purpose, remove it: git config -f " + state.ShellWord(filepath.Join(commonDir, "config")) + " --unset " + state.ShellWord("extensions."+key),
+			}
 		case want != "" && val != want:
 			return false, fmt.Errorf("%s: extensions.%s = %s: strata works only in repositories whose extensions.%s is %s; nothing was written", commonDir, key, val, key, want)
 		}

@@ -2,8 +2,10 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -84,10 +86,39 @@ func TestExtensionsReadAsGit(t *testing.T) {
 		{"1", "noop-v1 = yes", ""},
 		{"NONE", "objectformat = sha256", ""},
 		{"-1", "objectformat = sha256", ""},
+		// a subsection is part of the extension's name, case kept, and
+		// no git knows such a name (attack37d L8)
+		{"1", "[extensions \"x\"]\n\tobjectformat = sha256", `extensions.x.objectformat, which strata does not know (git 2.39 refuses it too: "unknown repository extension found: x.objectformat")`},
+		{"1", "[extensions \"X\"]\n\tnoop = yes", `extensions.X.noop, which strata does not know`},
+		{"1", "[extensions.x]\n\tnoop = yes", `extensions.x.noop, which strata does not know`},
+		{"1", "futurething = yes", `extensions.futurething, which strata does not know (git 2.39 refuses it too: "unknown repository extension found: futurething")`},
+		{"0", "[extensions \"x\"]\n\tobjectformat = sha256", ""},
+		{"NONE", "[extensions \"x\"]\n\tobjectformat = sha256", ""},
+		// lines git's parser cannot read: git dies on them ("bad config
+		// line N"); the others it reads
+		{"1", "[core]\nextensions.objectformat = sha256", "config:6: a line git cannot read (git refuses the repository too: \"bad config line 6\")"},
+		{"0", "[core]\nfoo_bar = 1", "config:6: a line git cannot read"},
+		{"0", "noop # comment", "config:5: a line git cannot read"},
+		{"0", "noop = a\\qb", "config:5: a line git cannot read"},
+		{"0", "noop = \"open", "config:5: a line git cannot read"},
+		{"0", "[]", "config:5: a line git cannot read"},
+		{"0", "[core \"x\" ]", "config:5: a line git cannot read"},
+		{"0", "[co_re]", "config:5: a line git cannot read"},
+		{"0", "1noop = yes", "config:5: a line git cannot read"},
+		{"0", "[core\n]", "config:5: a line git cannot read"},
+		{"0", "[core \"a\nb\"]", "config:5: a line git cannot read"},
+		{"0", "noop = \"a\\\nb\" ; \\q", ""},
+		{"0", "noop = a \\\n  b", ""},
+		{"0", "noop = \"a\\\"b\\\\\\t\\n\\b\"", ""},
+		{"0", "noop=1;c\r\n\tx-y\t=\t# c", ""},
+		{"0", "[ \"x\"]", ""},
+		{"0", "[core \t \"a\\]b\"] noop", ""},
+		{"0", "[a.B-c.D]", ""},
+		{"0", "  ; comment \\q \"", ""},
 	} {
 		dir := realPath(t, t.TempDir())
 		runGit(t, dir, "init", "-q")
-		cfg := "[core]\n\tbare = false\n"
+		cfg := "\xef\xbb\xbf[core]\n\tbare = false\n"
 		if tc.version != "NONE" {
 			cfg += "\trepositoryformatversion = " + tc.version + "\n"
 		}
@@ -102,6 +133,11 @@ func TestExtensionsReadAsGit(t *testing.T) {
 		}
 		if (gitErr == nil) != (err == nil) {
 			t.Errorf("%s: git: %v, strata: %v", name, gitErr, err)
+		}
+		// git also ends a refused value with this line: only strata's
+		// refusals of a line are compared
+		if m := regexp.MustCompile(`bad config line \d+`).FindString(fmt.Sprint(gitErr)); m != "" && strings.Contains(fmt.Sprint(err), "bad config line") && !strings.Contains(fmt.Sprint(err), `"`+m+`"`) {
+			t.Errorf("%s: git says %q, strata: %v", name, m, err)
 		}
 		var fe *FormatError
 		switch {

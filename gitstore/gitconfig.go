@@ -557,6 +557,7 @@ func wildRegexp(pat string, fold bool) *regexp.Regexp {
 // it cannot read are skipped.
 func parseConfig(data string, visit func(sec, sub, key, val string, hasVal bool)) {
 	sec, sub := "", ""
+	data = strings.TrimPrefix(data, "\xef\xbb\xbf") // a UTF-8 BOM, which git skips
 	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimLeft(lines[i], " \t")
@@ -854,4 +855,154 @@ func (s *Store) Settings() Settings {
 		})
 	}
 	return s.settings
+}
+
+// badConfigLine returns the line git 2.39's config parser stops at
+// (config.c, git_parse_source), 0 when it reads data to its end: git dies
+// there ("bad config line N") in every command that reads the file. It
+// follows git's grammar, not parseConfig's more lenient one: a name starts
+// with a letter and holds letters, digits and '-' only (a key outside any
+// section may not hold a '.'); a section header is [name] or [name
+// "sub"] with the ']' right after the quote; after a key only '=' or the
+// end of the line may follow; a value's escapes are \n, \t, \b, \\ and \"
+// (and a backslash at the end of the line continues it), and a quote is
+// closed on its line.
+func badConfigLine(data string) int {
+	i, line := 0, 1
+	// git's get_next_char: "\r\n" is '\n'; the end of data reads as a last '\n'
+	eof := false
+	next := func() byte {
+		if i >= len(data) {
+			eof = true
+			line++
+			return '\n'
+		}
+		c := data[i]
+		i++
+		if c == '\r' && i < len(data) && data[i] == '\n' {
+			c = '\n'
+			i++
+		}
+		if c == '\n' {
+			line++
+		}
+		return c
+	}
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	isAlpha := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	isKeyChar := func(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '-' }
+
+	// get_base_var and get_extended_base_var: reads after '[' up to and
+	// with ']'; the name's length, -1 when git refuses the header
+	header := func() int {
+		n := 0
+		for {
+			c := next()
+			switch {
+			case eof:
+				return -1
+			case c == ']':
+				return n
+			case isSpace(c):
+				for ; isSpace(c); c = next() {
+					if c == '\n' {
+						line--
+						return -1
+					}
+				}
+				if c != '"' {
+					return -1
+				}
+				n++
+				for {
+					c := next()
+					if c == '\n' {
+						line--
+						return -1
+					}
+					if c == '"' {
+						break
+					}
+					if c == '\\' {
+						if next() == '\n' {
+							line--
+							return -1
+						}
+					}
+					n++
+				}
+				if next() != ']' {
+					return -1
+				}
+				return n
+			case !isKeyChar(c) && c != '.':
+				return -1
+			}
+			n++
+		}
+	}
+	// parse_value: false when git refuses the value
+	value := func() bool {
+		quote, comment := false, false
+		for {
+			c := next()
+			switch {
+			case c == '\n':
+				if quote {
+					line--
+					return false
+				}
+				return true
+			case comment:
+			case !quote && isSpace(c):
+			case !quote && (c == ';' || c == '#'):
+				comment = true
+			case c == '\\':
+				switch next() {
+				case '\n', 't', 'b', 'n', '\\', '"':
+				default:
+					return false
+				}
+			case c == '"':
+				quote = !quote
+			}
+		}
+	}
+
+	if strings.HasPrefix(data, "\xef\xbb\xbf") {
+		i = 3
+	}
+	comment := false
+	for {
+		c := next()
+		switch {
+		case c == '\n':
+			if eof {
+				return 0
+			}
+			comment = false
+			continue
+		case comment, isSpace(c):
+			continue
+		case c == '#' || c == ';':
+			comment = true
+			continue
+		case c == '[':
+			if header() < 1 {
+				return line
+			}
+			continue
+		case !isAlpha(c):
+			return line
+		}
+		// get_value: the rest of the key, then '=' and a value, or the end
+		for c = next(); !eof && isKeyChar(c); c = next() {
+		}
+		for c == ' ' || c == '\t' {
+			c = next()
+		}
+		if c != '\n' && (c != '=' || !value()) {
+			return line
+		}
+	}
 }

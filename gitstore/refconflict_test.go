@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,94 @@ func TestSymbolicStrataRefRefused(t *testing.T) {
 	// HEAD, a symbolic ref of git's, is followed as before
 	if got, err := s.Head("HEAD"); err != nil || got != branch {
 		t.Fatalf("Head(HEAD) = %q, %v, want %s", got, err, branch)
+	}
+}
+
+// TestRefEmptyFoldersRaceWithGit: a ref git writes at one of the empty
+// folders at the state ref's place after strata has found them (git
+// update-ref refs/strata/state/a removes the empty folder a and puts its
+// file there) is never unlinked: the record is refused with the
+// *RefConflictError naming it, as is one whose folder is no longer empty,
+// and git still reads the ref (attack37d L5: os.Remove unlinked the file
+// git had just written, after git reported success).
+func TestRefEmptyFoldersRaceWithGit(t *testing.T) {
+	for _, tc := range []struct{ name, other string }{
+		{"file at the folder's place", "refs/strata/state/a"},
+		{"file in the folder", "refs/strata/state/b/c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := realPath(t, t.TempDir())
+			initRepo(t, dir, true)
+			for _, d := range []string{"a", "b"} {
+				if err := os.MkdirAll(filepath.Join(dir, ".git", "refs", "strata", "state", d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			head := runGit(t, dir, "rev-parse", "HEAD")
+			makeRoomWalked = func() {
+				if tc.other == "refs/strata/state/a" {
+					// git's own way: it removes the empty folder, then writes
+					runGit(t, dir, "update-ref", tc.other, head)
+				} else {
+					writeFile(t, filepath.Join(dir, ".git", filepath.FromSlash(tc.other)), head+"\n")
+				}
+			}
+			defer func() { makeRoomWalked = nil }()
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
+			var ce *RefConflictError
+			if !errors.As(err, &ce) || ce.Existing != tc.other || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Record = %v, want a one-line *RefConflictError naming %s", err, tc.other)
+			}
+			if got := runGit(t, dir, "rev-parse", "--verify", tc.other); got != head {
+				t.Fatalf("git reads %s as %q, want %s", tc.other, got, head)
+			}
+			if _, err := gitOut(dir, nil, "rev-parse", "-q", "--verify", "refs/strata/state"); err == nil {
+				t.Fatal("git reads a refs/strata/state")
+			}
+		})
+	}
+}
+
+// TestRefConflictNameShownSafely: a ref in the way whose name in
+// packed-refs holds terminal escapes (ESC, an OSC title, BEL) is shown
+// quoted, never raw, and the fix's git update-ref -d names it as one
+// shell word that a shell reads back to the name (attack37d L7).
+func TestRefConflictNameShownSafely(t *testing.T) {
+	dir := realPath(t, t.TempDir())
+	initRepo(t, dir, true)
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	name := "refs/strata/state/\x1b[31mRED\x1b]0;pwned\a x"
+	writeFile(t, filepath.Join(dir, ".git", "packed-refs"),
+		"# pack-refs with: peeled fully-peeled sorted \n"+head+" refs/heads/main\n"+head+" "+name+"\n")
+	if _, err := gitOut(dir, nil, "update-ref", "refs/strata/state", "HEAD"); err == nil {
+		t.Fatal("git update-ref created refs/strata/state: not a conflict")
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
+	var ce *RefConflictError
+	if !errors.As(err, &ce) || ce.Existing != name {
+		t.Fatalf("Record = %v, want a *RefConflictError naming %q", err, name)
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\a\n") {
+		t.Fatalf("message holds a control character: %q", msg)
+	}
+	_, word, ok := strings.Cut(msg, "git update-ref -d ")
+	word, _, ok2 := strings.Cut(word, ", after noting")
+	if !ok || !ok2 {
+		t.Fatalf("message has no git update-ref -d: %q", msg)
+	}
+	out, err := exec.Command("bash", "-c", "printf %s "+word).Output()
+	if err != nil || string(out) != name {
+		t.Fatalf("bash reads the fix's name %s as %q, %v, want %q", word, out, err, name)
 	}
 }

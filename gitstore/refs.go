@@ -373,14 +373,19 @@ func (e *SymbolicRefError) Fix() string {
 // below its name (refs/strata/state/x, loose or packed, where
 // refs/strata/state would be created) or a ref at a folder of its name
 // (refs/strata).
+//
+// Existing comes from packed-refs or a file name as they are: the message
+// shows it through state.TermSafe (an escape sequence there never reaches
+// the terminal) and its fix through state.ShellWord (attack37d L7).
 type RefConflictError struct {
 	Ref      string // the ref to create
 	Existing string // the ref in its way
 }
 
 func (e *RefConflictError) Error() string {
+	ref, existing := state.TermSafe(e.Ref), state.TermSafe(e.Existing)
 	return fmt.Sprintf("cannot create %s: %s exists (git refuses it too: \"'%s' exists; cannot create '%s'\"); nothing was written; move %s away (git update-ref -d %s, after noting what it names) and run strata again",
-		e.Ref, e.Existing, e.Existing, e.Ref, e.Existing, e.Existing)
+		ref, existing, existing, ref, existing, state.ShellWord(e.Existing))
 }
 
 // prefixConflict returns the ref at a folder of ref's name, loose or
@@ -466,14 +471,48 @@ func (s *Store) makeRoom(ref string) error {
 	case err != nil:
 		return fmt.Errorf("update %s: %w", ref, err)
 	}
+	if makeRoomWalked != nil {
+		makeRoomWalked()
+	}
+	// Folders only, deepest first: os.Remove would unlink a file found at
+	// a folder's place by now, a ref git update-ref wrote there meanwhile
+	// (attack37d L5). A folder no longer empty, or no longer a folder, is
+	// what is in the way.
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Remove(dirs[i]); err != nil {
-			// a ref written there meanwhile, or a folder strata may not
-			// remove: said as git says it
-			return fmt.Errorf("update %s: remove the empty folders at %s: %w", ref, file, err)
+		err := rmdir(dirs[i])
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			continue
 		}
+		if existing := firstFileAt(dirs[i]); existing != "" {
+			if rel, _ := filepath.Rel(file, existing); rel != "." {
+				existing = ref + "/" + filepath.ToSlash(rel)
+			} else {
+				existing = ref
+			}
+			return &RefConflictError{Ref: ref, Existing: existing}
+		}
+		return fmt.Errorf("update %s: remove the empty folders at %s: %w", ref, file, err)
 	}
 	return nil
+}
+
+// makeRoomWalked, set by tests only, runs after makeRoom has found the
+// empty folders and before it removes them: where git writes a ref at
+// one of them.
+var makeRoomWalked func()
+
+// firstFileAt returns p when it is no folder, else the first file below
+// it, "" when there is none.
+func firstFileAt(p string) string {
+	found := ""
+	filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = q
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // refLock is a held <ref>.lock file.

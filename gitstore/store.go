@@ -528,22 +528,36 @@ func WorktreeName(id string) string {
 }
 
 // worktreeName is the ref component of the linked worktree whose git dir
-// is gitDir (WorktreeName). An id escaped into another worktree's id (a
-// folder "my%20wt" beside "my wt") is refused: both would record on one
-// ref.
+// is gitDir (WorktreeName). Two worktrees whose ids share a component (a
+// folder "my%20wt" beside "my wt") would record on one ref, so each of
+// the two is refused: the one whose id escapes into the other's id, and
+// the one whose id, valid as it is, is the escaped form of the other's
+// (attack37d L4: that one took the other's history as its own).
 func worktreeName(gitDir, commonDir string) (string, error) {
 	id := filepath.Base(gitDir)
 	name := WorktreeName(id)
-	if name != id {
-		if fi, err := os.Stat(filepath.Join(commonDir, "worktrees", name)); err == nil && fi.IsDir() {
+	isWorktree := func(other string) bool {
+		fi, err := os.Stat(filepath.Join(commonDir, "worktrees", other))
+		return err == nil && fi.IsDir()
+	}
+	if name != id && isWorktree(name) {
+		return "", &FormatError{
+			Msg: fmt.Sprintf("linked worktree %q: its id is no ref name git takes, and escaped for strata's refs it is %s, the id of another linked worktree; remove one of the two and add it again (git worktree remove, git worktree add); nothing was written", id, name),
+			Fix: worktreeCollisionFix,
+		}
+	}
+	if name == id && strings.Contains(id, "%") {
+		if other := UnescapeRemote(id); other != id && WorktreeName(other) == id && isWorktree(other) {
 			return "", &FormatError{
-				Msg: fmt.Sprintf("linked worktree %q: its id is no ref name git takes, and escaped for strata's refs it is %s, the id of another linked worktree; remove one of the two and add it again (git worktree remove, git worktree add); nothing was written", id, name),
-				Fix: "remove one of the two worktrees and add it again (git worktree remove, git worktree add): git names new worktrees so that this cannot happen",
+				Msg: fmt.Sprintf("linked worktree %q: its id is also what strata's refs name another linked worktree, %q, whose id is no ref name git takes and escaped is %s; remove one of the two and add it again (git worktree remove, git worktree add); nothing was written", id, other, id),
+				Fix: worktreeCollisionFix,
 			}
 		}
 	}
 	return name, nil
 }
+
+const worktreeCollisionFix = "remove one of the two worktrees and add it again (git worktree remove, git worktree add): git names new worktrees so that this cannot happen"
 
 func (s *Store) ref(leaf string) string {
 	leaf = s.prefix + leaf

@@ -289,6 +289,29 @@ func TestWorktreeIdNoRefName(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), `linked worktree "my wt"`) || !strings.Contains(err.Error(), "my%20wt, the id of another linked worktree") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("Open with an id escaped into another's = %v, want a one-line *FormatError naming both", err)
 	}
+	// and the other way: the worktree whose valid id is the escaped one
+	// does not take "my wt"'s history (attack37d L4)
+	_, err = Open(filepath.Join(base, "my%20wt"))
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), `linked worktree "my%20wt"`) || !strings.Contains(err.Error(), `another linked worktree, "my wt"`) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Open of the worktree whose id is another's escaped id = %v, want a one-line *FormatError naming both", err)
+	}
+	// a valid id with % whose unescaped form is no worktree, or one that
+	// escapes to another component, is taken as it is
+	for _, id := range []string{"x%20y", "my%2Dwt"} {
+		dir := filepath.Join(base, id)
+		runGit(t, main, "worktree", "add", "-q", "--detach", dir)
+		if id == "my%2Dwt" {
+			runGit(t, main, "worktree", "add", "-q", "--detach", filepath.Join(base, "my-wt"))
+		}
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", id, err)
+		}
+		if got, want := s.StateRef(), "refs/strata/worktrees/"+id+"/state"; got != want {
+			t.Fatalf("StateRef = %q, want %q", got, want)
+		}
+		s.Close()
+	}
 }
 
 // TestSafeBareRepository: with safe.bareRepository=explicit in protected
