@@ -36,14 +36,8 @@ func TestRefConflictRefused(t *testing.T) {
 			if _, err := gitOut(dir, nil, "update-ref", "refs/strata/state", "HEAD"); err == nil {
 				t.Fatal("git update-ref created refs/strata/state: not a conflict")
 			}
-			s, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
-			var ce *RefConflictError
-			if !errors.As(err, &ce) || ce.Existing != tc.other || !strings.Contains(err.Error(), tc.other+" exists") || strings.Contains(err.Error(), "\n") {
+			ce, err := recordInto(t, dir)
+			if ce == nil || ce.Existing != tc.other || !strings.Contains(err.Error(), tc.other+" exists") || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("Record = %v, want a one-line *RefConflictError naming %s", err, tc.other)
 			}
 			if st, err := os.Lstat(filepath.Join(dir, ".git", "refs", "strata", "state")); err == nil && !st.IsDir() {
@@ -164,14 +158,8 @@ func TestRefEmptyFoldersRaceWithGit(t *testing.T) {
 				}
 			}
 			defer func() { makeRoomWalked = nil }()
-			s, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
-			var ce *RefConflictError
-			if !errors.As(err, &ce) || ce.Existing != tc.other || strings.Contains(err.Error(), "\n") {
+			ce, err := recordInto(t, dir)
+			if ce == nil || ce.Existing != tc.other || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("Record = %v, want a one-line *RefConflictError naming %s", err, tc.other)
 			}
 			if got := runGit(t, dir, "rev-parse", "--verify", tc.other); got != head {
@@ -198,14 +186,8 @@ func TestRefConflictNameShownSafely(t *testing.T) {
 	if _, err := gitOut(dir, nil, "update-ref", "refs/strata/state", "HEAD"); err == nil {
 		t.Fatal("git update-ref created refs/strata/state: not a conflict")
 	}
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
-	var ce *RefConflictError
-	if !errors.As(err, &ce) || ce.Existing != name {
+	ce, err := recordInto(t, dir)
+	if ce == nil || ce.Existing != name {
 		t.Fatalf("Record = %v, want a *RefConflictError naming %q", err, name)
 	}
 	msg := err.Error()
@@ -221,4 +203,22 @@ func TestRefConflictNameShownSafely(t *testing.T) {
 	if err != nil || string(out) != name {
 		t.Fatalf("bash reads the fix's name %s as %q, %v, want %q", word, out, err, name)
 	}
+}
+
+// recordInto records a version of .claude/notes.json in the repository at
+// dir and returns the *RefConflictError it fails with (nil when none) and
+// its error.
+func recordInto(t *testing.T, dir string) (*RefConflictError, error) {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Record(change(".claude/notes.json", `{"v":1}`, t0))
+	var ce *RefConflictError
+	if !errors.As(err, &ce) {
+		ce = nil
+	}
+	return ce, err
 }
