@@ -83,13 +83,20 @@ func (s *Store) gitCmd(cmd *exec.Cmd) *exec.Cmd {
 	return Command(cmd, dir)
 }
 
+// noGrafts is the graft file strata's git processes read: a path that can
+// never exist (/dev/null is no folder), so git reads no grafts. An empty
+// file that exists (/dev/null itself) has git print its deprecation
+// hint for grafts at every command that reads a commit, and the first
+// line of git's stderr is what strata's error messages quote.
+const noGrafts = "/dev/null/no-grafts"
+
 // Command readies cmd, a git process strata starts to read or move a
 // repository, to run in dir ($PWD naming it, as os/exec sets it only for
 // an inherited environment), its environment cmd.Env (nil: this
 // process's), with two settings that keep git's answers the ones strata's
 // own reading of the repository and git push give (dir "": this
 // process's directory):
-//   - GIT_NO_REPLACE_OBJECTS, and GIT_GRAFT_FILE naming an empty file:
+//   - GIT_NO_REPLACE_OBJECTS, and GIT_GRAFT_FILE naming no file (noGrafts):
 //     strata reads objects itself and git push sends the real ones, so a
 //     rev-list that followed a refs/replace/ graft (or .git/info/grafts)
 //     skipped commits the push then sent (sync's check of private
@@ -106,7 +113,7 @@ func Command(cmd *exec.Cmd, dir string) *exec.Cmd {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)], "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+os.DevNull)
+	cmd.Env = append(env[:len(env):len(env)], "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+noGrafts)
 	if dir != "" {
 		cmd.Env = append(cmd.Env, "PWD="+dir)
 	}
