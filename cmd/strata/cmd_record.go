@@ -111,6 +111,15 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 // every file then counts as private), and reports whether there was one: a
 // record that recorded nothing said nothing and exited 0 (attack37d L10).
 func unreadRulesWithhold(e *env, eng *engine.Engine) bool {
+	var unread []engine.Private
+	for _, p := range eng.Withheld() {
+		if config.RulesUnread(p.Reason) {
+			unread = append(unread, p)
+		}
+	}
+	if len(unread) == 0 {
+		return false // the usual case: nothing more read
+	}
 	head, err := eng.Head()
 	if err != nil || head == "" {
 		return false
@@ -120,9 +129,9 @@ func unreadRulesWithhold(e *env, eng *engine.Engine) bool {
 		return false
 	}
 	found := false
-	for _, p := range eng.Withheld() {
+	for _, p := range unread {
 		blob, recorded := files[p.Path]
-		if !recorded || !config.RulesUnread(p.Reason) {
+		if !recorded {
 			continue
 		}
 		if k, ok := eng.Config().Classify(p.Path); ok {
