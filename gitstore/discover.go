@@ -93,7 +93,10 @@ func bareRepositoryExplicit() (explicit bool, err error) {
 func walkToDotGit(dir string, lim *discoveryLimit) (root, dotgit string, err error) {
 	for d := dir; ; {
 		p := filepath.Join(d, ".git")
-		if fi, err := os.Stat(p); err == nil && (!fi.IsDir() || isGitDir(p)) {
+		// a .git file counts only as a regular file, as git reads one
+		// (read_gitfile_gently): a pipe or device named .git is passed
+		// over, never opened (attack37e L3: refused, exit 3)
+		if fi, err := os.Stat(p); err == nil && (fi.Mode().IsRegular() || fi.IsDir() && isGitDir(p)) {
 			return d, p, nil
 		}
 		if isGitDir(d) {
@@ -245,12 +248,14 @@ func longestCeiling(path string, ceilings []string) (string, int) {
 		return best, longest
 	}
 	for _, c := range ceilings {
+		// one trailing separator is not part of the entry, as git reads it
+		// (the root's, and a raw entry's, such as "X/" after an empty
+		// entry: attack37e L2, where strata recorded above that ceiling)
 		n := len(c)
-		switch {
-		case c == sep:
-			n = 0
-		case strings.HasPrefix(path, c) && len(path) > n && path[n] == filepath.Separator:
-		default:
+		if n > 0 && c[n-1] == filepath.Separator {
+			n--
+		}
+		if !strings.HasPrefix(path, c[:n]) || len(path) <= n+1 || path[n] != filepath.Separator {
 			continue
 		}
 		if n > longest {

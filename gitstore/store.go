@@ -110,53 +110,56 @@ func OpenWith(dir string, o Options) (*Store, error) {
 		if linkGit = linkedGitDir(given, env, gitDir); linkGit != "" {
 			os.Setenv("GIT_DIR", linkGit)
 		}
-	} else if b, ok := bareWithWorkTree(abs); ok {
-		// git's setup_bare_git_dir: a bare repository found by discovery
-		// with $GIT_WORK_TREE set is taken as if $GIT_DIR named it, its
-		// work tree $GIT_WORK_TREE (attack37 L5: refused as bare); its
-		// owner is checked, as discovery checks it
-		if err := checkOwnership("", "", b); err != nil {
-			return nil, err
-		}
-		if root, gitDir, commonDir, err = explicitDirs(abs, b); err != nil {
-			return nil, err
-		}
 	} else {
 		var dotgit string
-		if root, dotgit, err = findDotGit(abs); err != nil {
-			return nil, err
-		}
-		if gitDir, commonDir, err = gitDirs(root, dotgit); err != nil {
-			return nil, fmt.Errorf("%s: %w", root, err)
-		}
-		gitfile, ownDir := "", dotgit // what git checks the ownership of
-		if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
-			gitfile, ownDir = dotgit, gitDir
-		}
-		if err := checkOwnership(gitfile, root, ownDir); err != nil {
-			return nil, err
-		}
-		// The git dir found may name its work tree elsewhere
-		// (core.worktree, the "dotfiles" set-up, or $GIT_WORK_TREE), as
-		// git takes it: taken for the folder holding .git, every kept
-		// file would be recorded as deleted and sync would delete them
-		// on the peers (attack27 F1).
-		top := root
-		if gitfile == "" {
-			linkRoot, linkGit = linkedTop(given, abs, top)
-		}
-		if root, err = setWorkTree(abs, top, gitDir, commonDir); err != nil {
-			return nil, err
-		}
-		if root != top {
-			if err := checkWorkTree(root); err != nil {
+		root, dotgit, err = findDotGit(abs)
+		if b, ok := bareTakesWorkTree(err); ok {
+			// git's setup_bare_git_dir: a bare repository found by
+			// discovery with $GIT_WORK_TREE set, or naming its work tree
+			// (core.worktree, as a submodule's .git/modules/NAME does), is
+			// taken as if $GIT_DIR named it (attack37 L5, attack37e L1:
+			// refused as bare); its owner is checked, as discovery checks it
+			if err := checkOwnership("", "", b); err != nil {
 				return nil, err
 			}
-			// The git processes strata runs in the work tree find the
-			// repository only through these, as under $GIT_DIR.
-			os.Setenv("GIT_DIR", cmp.Or(linkGit, gitDir))
-			os.Setenv("GIT_WORK_TREE", root)
-			linkRoot = ""
+			if root, gitDir, commonDir, err = explicitDirs(abs, b); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			return nil, err
+		} else {
+			if gitDir, commonDir, err = gitDirs(root, dotgit); err != nil {
+				return nil, fmt.Errorf("%s: %w", root, err)
+			}
+			gitfile, ownDir := "", dotgit // what git checks the ownership of
+			if fi, err := os.Stat(dotgit); err == nil && !fi.IsDir() {
+				gitfile, ownDir = dotgit, gitDir
+			}
+			if err := checkOwnership(gitfile, root, ownDir); err != nil {
+				return nil, err
+			}
+			// The git dir found may name its work tree elsewhere
+			// (core.worktree, the "dotfiles" set-up, or $GIT_WORK_TREE), as
+			// git takes it: taken for the folder holding .git, every kept
+			// file would be recorded as deleted and sync would delete them
+			// on the peers (attack27 F1).
+			top := root
+			if gitfile == "" {
+				linkRoot, linkGit = linkedTop(given, abs, top)
+			}
+			if root, err = setWorkTree(abs, top, gitDir, commonDir); err != nil {
+				return nil, err
+			}
+			if root != top {
+				if err := checkWorkTree(root); err != nil {
+					return nil, err
+				}
+				// The git processes strata runs in the work tree find the
+				// repository only through these, as under $GIT_DIR.
+				os.Setenv("GIT_DIR", cmp.Or(linkGit, gitDir))
+				os.Setenv("GIT_WORK_TREE", root)
+				linkRoot = ""
+			}
 		}
 	}
 	partial, err := checkFormat(commonDir)
@@ -200,18 +203,24 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	return s, nil
 }
 
-// bareWithWorkTree returns the bare repository discovery from dir finds
-// (findDotGit's *bareError) when $GIT_WORK_TREE is set; ok is false when
-// discovery finds another repository, none, or $GIT_WORK_TREE is unset.
-func bareWithWorkTree(dir string) (bare string, ok bool) {
-	if os.Getenv("GIT_WORK_TREE") == "" {
-		return "", false
-	}
+// bareTakesWorkTree returns the bare repository a discovery that failed
+// with err found (a *bareError), when git takes a work tree for it:
+// $GIT_WORK_TREE is set, or its config names one (core.worktree, core.bare
+// not true); ok is false otherwise.
+func bareTakesWorkTree(err error) (bare string, ok bool) {
 	var be *bareError
-	if _, _, err := findDotGit(dir); !errors.As(err, &be) {
+	if !errors.As(err, &be) {
 		return "", false
 	}
-	return be.dir, true
+	if os.Getenv("GIT_WORK_TREE") != "" {
+		return be.dir, true
+	}
+	gitDir, commonDir, gerr := gitDirs(filepath.Dir(be.dir), be.dir)
+	if gerr != nil {
+		return "", false
+	}
+	worktree, isBare := workTreeSettings(gitDir, commonDir)
+	return be.dir, worktree != "" && !isBare
 }
 
 // explicitDirs finds the repository as git does when $GIT_DIR is set (as

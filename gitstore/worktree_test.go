@@ -56,6 +56,18 @@ func TestOpenWorkTreeAsGit(t *testing.T) {
 			git(t, w+"/meta", "config", "include.path", w+"/inc.cfg")
 			return w + "/meta", nil
 		}},
+		{"inside a separate git dir naming no work tree (git has none there)", func(t *testing.T, w string) (string, []string) {
+			mk(t, w+"/sg", w+"/wt")
+			git(t, w, "init", "-q", "--separate-git-dir", w+"/sg", w+"/wt")
+			return w + "/sg", nil
+		}},
+		{"inside a git dir naming its work tree, from a folder of it (a submodule's .git/modules/NAME)", func(t *testing.T, w string) (string, []string) {
+			// attack37e L1: refused as bare; git takes core.worktree there
+			mk(t, w+"/sg", w+"/wt")
+			git(t, w, "init", "-q", "--separate-git-dir", w+"/sg", w+"/wt")
+			git(t, w+"/sg", "config", "core.worktree", w+"/wt")
+			return w + "/sg/refs", nil
+		}},
 		{"separate git dir", func(t *testing.T, w string) (string, []string) {
 			mk(t, w+"/s", w+"/o")
 			git(t, w, "init", "-q", "--separate-git-dir", w+"/sg", w+"/s")
