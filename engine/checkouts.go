@@ -32,6 +32,9 @@ type Checkouts struct {
 	added []checkoutFile
 	dirs  map[string]bool        // directories known to exist
 	kept  map[string]config.Kept // a kept file of each directory written in, for its check
+	// untouched holds the paths Commit left unwritten though their file
+	// is still the one Add saw (Interfered)
+	untouched map[string]bool
 }
 
 type checkoutFile struct {
@@ -162,13 +165,27 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	notWritten, err := c.batch.Commit(mid)
 	unlock()
 	for _, name := range notWritten {
-		late = append(late, added[name].path)
+		a := added[name]
+		late = append(late, a.path)
+		if now, serr := os.Lstat(name); a.st != nil && serr == nil && unchangedSince(a.st, now) {
+			if c.untouched == nil {
+				c.untouched = map[string]bool{}
+			}
+			c.untouched[a.path] = true
+		}
 	}
 	if err != nil {
 		return late, fmt.Errorf("write: %w", err)
 	}
 	return late, nil
 }
+
+// Interfered reports whether Commit left path unwritten though its file was
+// still the one Add saw: not an edit of the user's, but what the batch made
+// for it (its temp file, its folder) changed by another process meanwhile
+// (atomicfile refuses to put such a file in place). Nothing was written,
+// and nothing is there to record next.
+func (c *Checkouts) Interfered(path string) bool { return c.untouched[path] }
 
 // freedDir is where a batch of checkouts links the files it replaces, so
 // that freeing them is left to SweepFreed, off the sync's path

@@ -221,7 +221,14 @@ func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[strin
 	}
 	outs := make([]Outcome, len(late))
 	for i, p := range late {
-		outs[i] = Outcome{Path: p, Late: true, Problems: state.Problems{{Path: p, Message: "edited on disk during the restore (recorded next)"}}}
+		why := "edited on disk during the restore (recorded next)"
+		if co.Interfered(p) {
+			// its file untouched: strata's temp file or folder was changed
+			// by another process (attack36f, left by session 36: said as an
+			// edit to record next, though nothing was edited)
+			why = "another process changed the temp file or folder the restore wrote it through; nothing written (run the restore again)"
+		}
+		outs[i] = Outcome{Path: p, Late: true, Problems: state.Problems{{Path: p, Message: why}}}
 	}
 	return written, outs, nil
 }

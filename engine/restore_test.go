@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -238,6 +239,50 @@ func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 				t.Errorf("the save made during the restore was not recorded next: %+v", outs[0])
 			}
 		})
+	}
+}
+
+// A temp file the restore made, replaced by another process's file right
+// before it would take the kept file's name (atomicfile.ReplaceStep
+// "checked"), is never put in place, and the restore says what happened:
+// nothing was edited, so nothing is "recorded next" (it said "edited on
+// disk during the restore (recorded next)": attack36f, left by session 36).
+func TestRestoreTempFileSwappedSaysSo(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the temp file's identity is checked through its descriptor on Linux")
+	}
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	first := mustHead(t, e)
+	edit(t, e, ".claude/a.json", `{"v": 2}`)
+	record(t, e, ".claude/a.json")
+	name := e.Config().Abs(".claude/a.json")
+	atomicfile.ReplaceStep = func(step, at string) {
+		if step != "checked" || at != name {
+			return
+		}
+		temps, _ := filepath.Glob(filepath.Join(filepath.Dir(name), atomicfile.Prefix+"*"))
+		for _, tmp := range temps {
+			if err := os.WriteFile(tmp+".other", []byte(`{"v": "another process's"}`), 0o644); err != nil {
+				t.Error(err)
+			}
+			if err := os.Rename(tmp+".other", tmp); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { atomicfile.ReplaceStep = nil })
+	outs, err := e.Restore([]config.Kept{kept(t, e, ".claude/a.json")}, Point{Rev: first})
+	atomicfile.ReplaceStep = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(t, e, ".claude/a.json"); got != `{"v": 2}` {
+		t.Fatalf("a.json is %q, want it as it was", got)
+	}
+	if len(outs) != 1 || !outs[0].Late || outs[0].Written || !strings.Contains(outs[0].Problems.Error(), "another process changed the temp file") {
+		t.Fatalf("outcomes %+v, want a.json not restored, the temp file named", outs)
 	}
 }
 

@@ -145,7 +145,11 @@ func runRestore(e *env, o restoreOptions) error {
 		if out.Late {
 			// changed on disk after the restore saved it: that edit is
 			// newer, left in place, and recorded next as any edit
-			fmt.Fprintf(e.Out, "not restored %s: edited on disk during the restore (recorded next)\n", state.ShownPath(out.Path))
+			why := "edited on disk during the restore (recorded next)"
+			if len(out.Problems) > 0 {
+				why = out.Problems[0].Message
+			}
+			fmt.Fprintf(e.Out, "not restored %s: %s\n", state.ShownPath(out.Path), why)
 			continue
 		}
 		if out.Saved != nil && out.Written {
