@@ -403,6 +403,18 @@ func mustHead(t *testing.T, e *Engine) string {
 	return h
 }
 
+// twoVersions records {"v": 1}, then {"v": 2}, at .claude/a.json and
+// returns the commit that holds the first: a point to restore to.
+func twoVersions(t *testing.T, e *Engine) string {
+	t.Helper()
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	first := mustHead(t, e)
+	edit(t, e, ".claude/a.json", `{"v": 2}`)
+	record(t, e, ".claude/a.json")
+	return first
+}
+
 // Unrecorded lists exactly the kept files Record would act on: edited,
 // created, deleted and unreadable ones, not those on disk as recorded.
 func TestUnrecorded(t *testing.T) {

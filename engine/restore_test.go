@@ -210,11 +210,7 @@ func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 	for _, all := range []bool{false, true} {
 		t.Run("all="+strconv.FormatBool(all), func(t *testing.T) {
 			e := newRepo(t)
-			edit(t, e, ".claude/a.json", `{"v": 1}`)
-			record(t, e, ".claude/a.json")
-			first := mustHead(t, e)
-			edit(t, e, ".claude/a.json", `{"v": 2}`)
-			record(t, e, ".claude/a.json")
+			first := twoVersions(t, e)
 
 			const saved = `{"v": "saved by rename during the restore"}`
 			agentSavesAtCheck(t, e.Config().Abs(".claude/a.json"), saved)
@@ -252,11 +248,7 @@ func TestRestoreTempFileSwappedSaysSo(t *testing.T) {
 		t.Skip("the temp file's identity is checked through its descriptor on Linux")
 	}
 	e := newRepo(t)
-	edit(t, e, ".claude/a.json", `{"v": 1}`)
-	record(t, e, ".claude/a.json")
-	first := mustHead(t, e)
-	edit(t, e, ".claude/a.json", `{"v": 2}`)
-	record(t, e, ".claude/a.json")
+	first := twoVersions(t, e)
 	name := e.Config().Abs(".claude/a.json")
 	atomicfile.ReplaceStep = func(step, at string) {
 		if step != "checked" || at != name {
