@@ -272,14 +272,7 @@ func TestBatchNewTempSwappedAfterCheck(t *testing.T) {
 // such a file's bytes, reported restored), changed its change time, which
 // no process can set back: the file is not written.
 func TestBatchTempRewrittenSinceAdd(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "f.json")
-	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var b Batch
-	b.Unchanged = func(string, fs.FileInfo) bool { return true }
-	tmp := namedTempAdded(t, &b, name, false)
+	b, name, tmp := oldAddedThroughTemp(t)
 	time.Sleep(20 * time.Millisecond) // past the file system's clock tick, so the change time moves
 	if err := os.WriteFile(tmp, []byte("bad\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -302,14 +295,7 @@ func TestBatchTempRewrittenSinceAdd(t *testing.T) {
 // for a device here: a writer blocked opening it goes on only if someone
 // opens it for reading.
 func TestBatchTempSwappedForPipeNotOpened(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "f.json")
-	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var b Batch
-	b.Unchanged = func(string, fs.FileInfo) bool { return true }
-	pipe := namedTempAdded(t, &b, name, false)
+	b, _, pipe := oldAddedThroughTemp(t)
 	if err := os.Remove(pipe); err != nil {
 		t.Fatal(err)
 	}
@@ -346,6 +332,19 @@ func TestBatchTempSwappedForPipeNotOpened(t *testing.T) {
 
 // namedTempAdded adds "new\n" for name to b (AddNew when isNew) with a
 // named temp file, the kind whose name another process can guess, and
+// oldAddedThroughTemp makes a file f.json holding "old" and a Batch that
+// replaces it whatever it finds (Unchanged always true), its new version
+// Added through a named temp file, whose name it returns.
+func oldAddedThroughTemp(t *testing.T) (b *Batch, name, tmp string) {
+	t.Helper()
+	name = filepath.Join(t.TempDir(), "f.json")
+	if err := os.WriteFile(name, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b = &Batch{Unchanged: func(string, fs.FileInfo) bool { return true }}
+	return b, name, namedTempAdded(t, b, name, false)
+}
+
 // returns that temp file's path, the one temp file in name's folder.
 func namedTempAdded(t *testing.T, b *Batch, name string, isNew bool) string {
 	t.Helper()
