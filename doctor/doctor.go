@@ -225,18 +225,6 @@ func configFinding(eng *engine.Engine) Finding {
 	return Finding{Check: "config", Level: LevelOK, Message: fmt.Sprintf("%s valid (%d rules of your own)", config.FileName, len(eng.Config().UserRules()))}
 }
 
-// recordedAtHead reports whether the state ref's head holds a version of
-// path.
-func recordedAtHead(eng *engine.Engine, path string) bool {
-	head, err := eng.Head()
-	if err != nil || head == "" {
-		return false
-	}
-	files, err := eng.MergeFiles(head)
-	_, ok := files[path]
-	return err == nil && ok
-}
-
 func keptFiles(eng *engine.Engine) []Finding {
 	kept, err := eng.AllPaths()
 	if err != nil {
@@ -276,7 +264,7 @@ func keptFiles(eng *engine.Engine) []Finding {
 		if builtin != "" {
 			w := state.ShellWord(builtin)
 			fix += "; " + w + " is a state file strata interprets: fix it by hand"
-			if recordedAtHead(eng, builtin) {
+			if eng.HeadHolds(builtin) {
 				// offered only when there is a version to put back
 				// (attack37d L9: the restore of a file never recorded fails)
 				fix += ", or put back its last recorded version: strata restore " + w

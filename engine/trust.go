@@ -147,6 +147,50 @@ func (e *Engine) Withheld() []Private {
 	return out
 }
 
+// PassedOverUnread returns the withheld files a record passes over only
+// because the rules that say what is private cannot be read (an empty
+// refs/strata/gitrules, a HEAD whose commit is missing: every file then
+// counts as private) and whose version on disk is not the one the state
+// ref's head holds: an edit of a recorded file that goes unrecorded. A
+// record that recorded nothing said nothing of them (attack37d L10). The
+// head's tree is read only when such a file is withheld.
+func (e *Engine) PassedOverUnread() []Private {
+	var unread []Private
+	for _, p := range e.Withheld() {
+		if config.RulesUnread(p.Reason) {
+			unread = append(unread, p)
+		}
+	}
+	if len(unread) == 0 {
+		return nil // the usual case: nothing more read
+	}
+	_, files, err := e.recorded()
+	if err != nil {
+		return nil
+	}
+	var out []Private
+	for _, p := range unread {
+		blob, recorded := files[p.Path]
+		if !recorded {
+			continue
+		}
+		if k, ok := e.cfg.Classify(p.Path); ok {
+			if f, prob := e.Read(k); prob == nil && f.Exists && f.ID() == blob {
+				continue // as recorded: nothing passed over
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// HeadHolds reports whether the state ref's head holds a version of path.
+func (e *Engine) HeadHolds(path string) bool {
+	_, files, err := e.recorded()
+	_, ok := files[path]
+	return err == nil && ok
+}
+
 // Unpublishable checks what a push of head would publish beyond what the
 // remote (at fetched) holds: each path of head's tree at a version other
 // than the remote's, and each path recorded by the commits the remote lacks.

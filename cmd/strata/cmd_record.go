@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/daemon"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/layers"
@@ -105,44 +104,16 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 	return nil
 }
 
-// unreadRulesWithhold names on stderr each recorded file whose version on
-// disk this record passed over because the rules that say what is private cannot be read
-// (a damaged refs/strata/gitrules, a core.excludesFile git cannot expand:
-// every file then counts as private), and reports whether there was one: a
-// record that recorded nothing said nothing and exited 0 (attack37d L10).
+// unreadRulesWithhold names on stderr each recorded file whose edit on
+// disk this record passed over because the rules saying what is private
+// cannot be read (engine.PassedOverUnread), and reports whether there was
+// one.
 func unreadRulesWithhold(e *env, eng *engine.Engine) bool {
-	var unread []engine.Private
-	for _, p := range eng.Withheld() {
-		if config.RulesUnread(p.Reason) {
-			unread = append(unread, p)
-		}
-	}
-	if len(unread) == 0 {
-		return false // the usual case: nothing more read
-	}
-	head, err := eng.Head()
-	if err != nil || head == "" {
-		return false
-	}
-	files, err := eng.MergeFiles(head)
-	if err != nil {
-		return false
-	}
-	found := false
-	for _, p := range unread {
-		blob, recorded := files[p.Path]
-		if !recorded {
-			continue
-		}
-		if k, ok := eng.Config().Classify(p.Path); ok {
-			if f, prob := eng.Read(k); prob == nil && f.Exists && f.ID() == blob {
-				continue // as recorded: nothing passed over
-			}
-		}
-		found = true
+	over := eng.PassedOverUnread()
+	for _, p := range over {
 		fmt.Fprintf(e.Err, "strata: not recorded %s: %s\n", state.ShownPath(p.Path), p.Reason)
 	}
-	return found
+	return len(over) > 0
 }
 
 // watcherRuns reports whether a watcher holds this work tree's lock.
