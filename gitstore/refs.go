@@ -320,15 +320,16 @@ func parseLooseRef(b []byte) (h plumbing.Hash, target string, sym, ok bool) {
 // and \r, not \v nor \f.
 func isGitSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// packedRef looks ref up in the common dir's packed-refs file, skipping the
-// header and the "^" peel lines that follow annotated tags.
-func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
+// eachPacked calls fn with the hash and name of each ref of the common
+// dir's packed-refs file, skipping the header and the "^" peel lines that
+// follow annotated tags, until fn returns true; no file is no ref.
+func (s *Store) eachPacked(fn func(hash, name []byte) (stop bool)) error {
 	f, size, err := state.OpenRegular(filepath.Join(s.commonDir, "packed-refs"), true)
 	if errors.Is(err, os.ErrNotExist) {
-		return plumbing.ZeroHash, false, nil
+		return nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, false, err
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -336,18 +337,28 @@ func (s *Store) packedRef(ref string) (plumbing.Hash, bool, error) {
 	// here, and a fresh 64 KB for a file of a few lines cost each command
 	// page faults (the scanner grows it for a longer line, up to 1 MB)
 	sc.Buffer(make([]byte, min(max(size+1, 512), 64*1024)), 1024*1024)
-	want := []byte(ref)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
 			continue
 		}
-		hash, name, ok := bytes.Cut(line, []byte{' '})
-		if ok && bytes.Equal(name, want) && plumbing.IsHash(string(hash)) {
-			return plumbing.NewHash(string(hash)), true, nil
+		if hash, name, ok := bytes.Cut(line, []byte{' '}); ok && fn(hash, name) {
+			return nil
 		}
 	}
-	return plumbing.ZeroHash, false, sc.Err()
+	return sc.Err()
+}
+
+// packedRef looks ref up in the common dir's packed-refs file.
+func (s *Store) packedRef(ref string) (h plumbing.Hash, found bool, err error) {
+	want := []byte(ref)
+	err = s.eachPacked(func(hash, name []byte) bool {
+		if bytes.Equal(name, want) && plumbing.IsHash(string(hash)) {
+			h, found = plumbing.NewHash(string(hash)), true
+		}
+		return found
+	})
+	return h, found, err
 }
 
 // SymbolicRefError is a ref of strata's (refs/strata/...) that is a
@@ -404,28 +415,14 @@ func (s *Store) prefixConflict(ref string) (string, error) {
 
 // packedConflict returns a packed ref at a folder of ref's name, or one
 // below it ("" when none).
-func (s *Store) packedConflict(ref string) (string, error) {
-	f, _, err := state.OpenRegular(filepath.Join(s.commonDir, "packed-refs"), true)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
-			continue
+func (s *Store) packedConflict(ref string) (conflict string, err error) {
+	err = s.eachPacked(func(_, name []byte) bool {
+		if n := string(name); strings.HasPrefix(n, ref+"/") || strings.HasPrefix(ref, n+"/") {
+			conflict = n
 		}
-		_, name, ok := bytes.Cut(line, []byte{' '})
-		if n := string(name); ok && (strings.HasPrefix(n, ref+"/") || strings.HasPrefix(ref, n+"/")) {
-			return n, nil
-		}
-	}
-	return "", sc.Err()
+		return conflict != ""
+	})
+	return conflict, err
 }
 
 // makeRoom readies the place of ref's loose file for a ref created (or
