@@ -950,22 +950,22 @@ func (r *recorder) logNotWritten() {
 			continue
 		}
 		if n.Found != "" {
-			r.log.Warn("found an edit saved as an interrupted sync wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
+			r.log.Warn("found an edit saved as "+n.Interrupted()+" wrote the file, left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)
 			continue
 		}
 		if n.Merged != "" {
-			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with the merged version", "path", n.Path, "commit", state.ShortID(n.Merged))
+			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with "+n.Owed(), "path", n.Path, "commit", state.ShortID(n.Merged))
 			continue
 		}
 		if n.NotTaken {
-			r.log.Warn("not taken: an interrupted sync's version could not be written here; status shows it as not taken, and strata restore PATH writes it once it can be written", "path", n.Path)
+			r.log.Warn("not taken: "+n.Interrupted()+"'s version could not be written here; status shows it as not taken, and strata restore PATH writes it once it can be written", "path", n.Path)
 			continue
 		}
 		if n.Later {
-			r.log.Warn("not written: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version", "path", n.Path)
+			r.log.Warn("not written: edited on disk after "+n.Interrupted()+", and invalid; once fixed, its next record merges it again with "+n.Owed(), "path", n.Path)
 			continue
 		}
-		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
+		r.log.Warn("not written: edited on disk after "+n.Interrupted()+"; the edit is recorded over "+n.Owed(), "path", n.Path, "commit", state.ShortID(n.Rev))
 	}
 }
 

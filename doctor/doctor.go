@@ -679,17 +679,21 @@ func heldLock(eng *engine.Engine) (Finding, bool) {
 		Message: fmt.Sprintf("%s is %s old: %s", state.TermSafe(path), age.Round(time.Second), who), Fix: fix}, true
 }
 
-// pendingSync is a sync killed after its merge that still owes the work
-// tree files (engine.PendingWrites): they look like local edits undoing
+// pendingSync is a sync killed after its merge (or a restore after its
+// commit) that still owes the work tree files (engine.PendingWrites): they look like local edits undoing
 // the merge until the next record or sync writes them.
 func pendingSync(eng *engine.Engine) (Finding, bool) {
 	owed, err := eng.PendingWrites()
 	if err != nil || len(owed) == 0 {
 		return Finding{}, false
 	}
+	after := "a sync was interrupted after its merge"
+	if eng.InterruptedWriter() == "restore" {
+		after = "a restore was interrupted after its commit"
+	}
 	return Finding{Check: "sync-journal", Level: LevelWarn,
-		Message: fmt.Sprintf("a sync was interrupted after its merge; %d %s not yet written (%s); until then they show as modified",
-			len(owed), engine.Plural(len(owed), "file is", "files are"), state.ShownPaths(owed, " ")),
+		Message: fmt.Sprintf("%s; %d %s not yet written (%s); until then they show as modified",
+			after, len(owed), engine.Plural(len(owed), "file is", "files are"), state.ShownPaths(owed, " ")),
 		Fix: "strata record (or strata sync) writes them"}, true
 }
 

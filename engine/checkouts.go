@@ -180,6 +180,24 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	return late, nil
 }
 
+// Changed reports whether the file at kept path, added to the batch, is
+// no longer the one Add saw (a file there where Add found none counts), by
+// its size, time and inode, as Commit judges it right before its rename. A
+// restore asks before its commit records the new version (putBack).
+func (c *Checkouts) Changed(path string) bool {
+	for _, a := range c.added {
+		if a.path != path {
+			continue
+		}
+		now, err := os.Lstat(a.name)
+		if a.st == nil {
+			return err == nil
+		}
+		return err != nil || !unchangedSince(a.st, now)
+	}
+	return false
+}
+
 // Interfered reports whether Commit left path unwritten though its file was
 // still the one Add saw: not an edit of the user's, but what the batch made
 // for it (its temp file, its folder) changed by another process meanwhile

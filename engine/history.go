@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/strata-dev/strata/config"
@@ -117,17 +118,11 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	written, late, err := e.putBack(jobs, nil, seen)
-	if err != nil {
-		return nil, err
-	}
+	outs, err := e.putBack(paths, jobs, nil, seen)
 	revived := map[string]*Revived{}
 	for _, j := range jobs {
 		revived[j.k.Path] = j.revived
 	}
-	outs, err := e.recordTogether(notLate(paths, late), state.SourceRestore)
-	outs = append(outs, late...)
-	markWritten(outs, written)
 	markSaved(outs, saved)
 	for i := range outs {
 		outs[i].Revived = revived[outs[i].Path]
@@ -137,68 +132,171 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 
 // RestoreStep, set by tests only, is called at the named steps of a
 // restore's write: "saved" once what was on disk is saved, before anything
-// is written; "added" once the new versions wait in their temp files,
-// before any is renamed into place.
+// is written; "added" once the new versions wait in their temp files;
+// "journaled" once the writes it will owe are in the journal; "moved" once
+// the state ref records the restored versions, before any is renamed into
+// place; "written" once every file is written or removed.
 var RestoreStep func(step string)
 
-// putBack writes the restore's jobs and removes the files of remove, each
-// only while the file on disk is still the version seen when it was saved
-// (saveOnDisk): through Checkouts, which compares it right before each
-// rename. A file already as restored is not written. It returns the paths
-// it changed on disk, and an Outcome (Late) for each file it left alone
-// because it changed meanwhile: that edit is newer, and recorded next.
-func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[string]string) (map[string]bool, []Outcome, error) {
+// putBack records the restore's versions and puts them on disk: the
+// versions of jobs written, the files of remove removed, each only while
+// the file on disk is still the version seen when it was saved
+// (saveOnDisk). It returns an Outcome for each of paths, in their order:
+// with the restore's commit entry, Written when the file was changed on
+// disk; Late for a file left alone because it changed meanwhile (that
+// edit is newer, and recorded next).
+//
+// The restore is one step for a crash too, as a sync's write phase is
+// (journal.go). Holding the write-phase lock (no record in another process
+// meanwhile), it writes the new versions to temp files beside their files
+// (Checkouts.Add: a file already edited since it was saved is left out
+// here), writes the journal of the writes it is about to owe, moves the
+// state ref to the restored versions in one commit, and only then renames
+// the temp files into place and removes the files to remove, and removes
+// the journal. Killed before its commit, nothing was changed on disk and
+// the next command removes the journal; killed after, the next command
+// completes the writes (RecoverWrites). Before, a restore wrote the files
+// first and recorded them after: killed in between, it left them half
+// restored, recorded next as the user's edits, and a Phase Outcome it had
+// deleted rejected as the user's append-only violation (attack37b L5).
+// A file edited in the moment between its check and its rename has its
+// restored version in the restore's commit, and the edit recorded over it
+// next.
+func (e *Engine) putBack(paths []config.Kept, jobs []restoreJob, remove []config.Kept, seen map[string]string) ([]Outcome, error) {
 	step := func(s string) {
 		if RestoreStep != nil {
 			RestoreStep(s)
 		}
 	}
 	step("saved")
+	release, err := e.HoldWrites()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// a journal a sync or restore killed since the save left (the save
+	// completed any earlier one): completed first, as a record would
+	if err := e.recoverWrites(false); err != nil {
+		return nil, err
+	}
 	ks := make([]config.Kept, 0, len(jobs)+len(remove))
 	for _, j := range jobs {
 		ks = append(ks, j.k)
 	}
-	e.removeLeftovers(append(ks, remove...), false) // of a restore, sync or Put killed during its renames
+	e.removeLeftovers(append(ks, remove...), true) // of a restore, sync or Put killed during its renames
+	from, files, err := e.recorded()
+	if err != nil {
+		return nil, err
+	}
 	written := map[string]bool{}
-	var late []string
+	late := map[string]string{} // path -> why it was left alone
+	const edited = "edited on disk during the restore (recorded next)"
+	var owed []JournalEntry
+	var changes []state.Change
+	now := e.Now()
+	change := func(k config.Kept, data []byte, deleted bool) {
+		changes = append(changes, state.Change{Path: k.Path, Content: data, Deleted: deleted, Class: k.Class, Schema: k.Schema, Source: state.SourceRestore, Time: now})
+	}
+	want := map[string]string{} // path -> the restored version's blob
 	co := e.Checkouts()
+	defer co.Abort()
 	co.Expect(len(jobs))
 	for _, j := range jobs {
 		was, ok := seen[j.k.Path]
 		if !ok {
-			co.Abort()
-			return nil, nil, fmt.Errorf("restore %s: not read before it was written", e.shown(j.k.Path))
+			return nil, fmt.Errorf("restore %s: not read before it was written", e.shown(j.k.Path))
 		}
 		blob := gitstore.BlobHash(j.data)
-		if was == blob {
-			continue // already as restored: nothing to write
+		want[j.k.Path] = blob
+		if was != blob {
+			// stored before its temp file is written, as every version
+			// strata writes (leftovers.go): a temp file left by a kill is
+			// then known for strata's, not an edit to record
+			if !e.store.HasBlob(blob) {
+				if _, err := e.store.WriteBlob(j.data); err != nil {
+					return nil, fmt.Errorf("restore %s: %w", e.shown(j.k.Path), err)
+				}
+			}
+			added, err := co.Add(j.k, was, blob, j.data)
+			var unread *state.Problem
+			if errors.As(err, &unread) {
+				err = e.notSaved(*unread) // unreadable since it was saved: nothing written
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !added {
+				late[j.k.Path] = edited
+				continue
+			}
+			written[j.k.Path] = true
+			owed = append(owed, JournalEntry{Path: j.k.Path, Ours: was, Result: blob})
 		}
-		added, err := co.Add(j.k, was, blob, j.data)
-		var unread *state.Problem
-		if errors.As(err, &unread) {
-			err = e.notSaved(*unread) // unreadable since it was saved: nothing written
+		if files[j.k.Path] != blob {
+			change(j.k, j.data, false)
 		}
-		if err != nil {
-			co.Abort()
-			return nil, nil, err
-		}
-		if !added {
-			late = append(late, j.k.Path)
-			continue
-		}
-		written[j.k.Path] = true
 	}
 	step("added")
+	// a file edited since its Add is left out of the commit too (its new
+	// version would be refused at its rename): looked at once more, right
+	// before the ref moves, so only an edit in the moment between this look
+	// and the rename has its restored version recorded unwritten
+	owed = slices.DeleteFunc(owed, func(w JournalEntry) bool {
+		if !co.Changed(w.Path) {
+			return false
+		}
+		late[w.Path], written[w.Path] = edited, false
+		changes = slices.DeleteFunc(changes, func(c state.Change) bool { return c.Path == w.Path })
+		return true
+	})
+	for _, k := range remove {
+		if was := seen[k.Path]; was != "" {
+			owed = append(owed, JournalEntry{Path: k.Path, Ours: was, Result: ""})
+		}
+		if files[k.Path] != "" {
+			change(k, nil, true)
+		}
+	}
+	entries := map[string]*state.Entry{}
+	if len(changes) > 0 {
+		if err := e.beginRestore(from, owed); err != nil {
+			return nil, err
+		}
+		step("journaled")
+		recorded, err := e.store.Record(changes...)
+		if err != nil && !errors.Is(err, state.ErrUnchanged) {
+			// the journal stays: the next command undoes the restore if
+			// the ref did not move, completes it if it did
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		for i := range recorded {
+			entries[recorded[i].Path] = &recorded[i]
+		}
+		step("moved")
+	}
 	notWritten, err := co.Commit(nil)
 	if len(written) > 0 {
 		e.SweepFreed() // the replaced files Commit linked aside: a restore frees them itself
 	}
+	if err != nil {
+		return nil, err // the journal stays: the next command completes the writes
+	}
+	var interfered []JournalEntry
 	for _, p := range notWritten {
 		written[p] = false
-		late = append(late, p)
-	}
-	if err != nil {
-		return nil, nil, err
+		late[p] = edited
+		if co.Interfered(p) {
+			// its file untouched: strata's temp file or folder was changed
+			// by another process (attack36f: said as an edit to record
+			// next, though nothing was edited); the commit records its
+			// restored version, so the write stays owed, in the journal,
+			// for the next command to make
+			late[p] = "another process changed the temp file or folder the restore wrote it through; not written yet (the next strata record writes it)"
+			if len(changes) == 0 { // no commit, no journal: nothing owed
+				late[p] = "another process changed the temp file or folder the restore wrote it through; nothing written (run the restore again)"
+			}
+			interfered = append(interfered, JournalEntry{Path: p, Ours: seen[p], Result: want[p]})
+		}
 	}
 	for _, k := range remove {
 		was := seen[k.Path]
@@ -211,26 +309,41 @@ func (e *Engine) putBack(jobs []restoreJob, remove []config.Kept, seen map[strin
 			removed, err = false, nil // no longer the version saved: left alone
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err // the journal stays: the next command completes the removals
 		}
 		if !removed {
-			late = append(late, k.Path)
+			late[k.Path] = edited
 			continue
 		}
 		written[k.Path] = true
 	}
-	outs := make([]Outcome, len(late))
-	for i, p := range late {
-		why := "edited on disk during the restore (recorded next)"
-		if co.Interfered(p) {
-			// its file untouched: strata's temp file or folder was changed
-			// by another process (attack36f, left by session 36: said as an
-			// edit to record next, though nothing was edited)
-			why = "another process changed the temp file or folder the restore wrote it through; nothing written (run the restore again)"
+	step("written")
+	if len(interfered) > 0 && len(changes) > 0 {
+		if err := e.beginRestore(from, interfered); err != nil {
+			return nil, err
 		}
-		outs[i] = Outcome{Path: p, Late: true, Problems: state.Problems{{Path: p, Message: why}}}
+	} else if err := e.EndWrites(); err != nil {
+		return nil, err
 	}
-	return written, outs, nil
+	var done []config.Kept
+	for _, k := range paths {
+		if _, ok := late[k.Path]; !ok {
+			done = append(done, k)
+		}
+	}
+	if err := e.voidNotTaken(done); err != nil {
+		return nil, err
+	}
+	outs := make([]Outcome, 0, len(paths))
+	for _, k := range done {
+		outs = append(outs, Outcome{Path: k.Path, Entry: entries[k.Path], Written: written[k.Path]})
+	}
+	for _, k := range paths {
+		if why, ok := late[k.Path]; ok {
+			outs = append(outs, Outcome{Path: k.Path, Late: true, Problems: state.Problems{{Path: k.Path, Message: why}}})
+		}
+	}
+	return outs, nil
 }
 
 // distinct is paths without repeats, in their order.
@@ -240,24 +353,6 @@ func distinct(paths []config.Kept) []config.Kept {
 	for _, k := range paths {
 		if !seen[k.Path] {
 			seen[k.Path] = true
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// notLate is paths without those of the late outcomes.
-func notLate(paths []config.Kept, late []Outcome) []config.Kept {
-	if len(late) == 0 {
-		return paths
-	}
-	skip := map[string]bool{}
-	for _, o := range late {
-		skip[o.Path] = true
-	}
-	var out []config.Kept
-	for _, k := range paths {
-		if !skip[k.Path] {
 			out = append(out, k)
 		}
 	}
@@ -287,13 +382,6 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 		return nil, ps
 	}
 	return data, nil
-}
-
-// markWritten sets Outcome.Written for the paths a restore changed on disk.
-func markWritten(outs []Outcome, written map[string]bool) {
-	for i := range outs {
-		outs[i].Written = written[outs[i].Path]
-	}
 }
 
 // RestoreAll puts every kept file back as it was at a point: files recorded
@@ -335,13 +423,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 	for i, k := range write {
 		jobs[i] = restoreJob{k: k, data: datas[i]}
 	}
-	written, late, err := e.putBack(jobs, remove, seen)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := e.recordTogether(notLate(all, late), state.SourceRestore)
-	outs = append(outs, late...)
-	markWritten(outs, written)
+	outs, err := e.putBack(all, jobs, remove, seen)
 	markRemoved(outs, remove)
 	markSaved(outs, saved)
 	for i := range held {

@@ -31,7 +31,9 @@ import (
 // the merge did not take and the head it started from: when the ref has
 // moved from that head, completing the journal keeps those losses
 // (KeepLosses), so a sync killed after its merge never drops the notice. The
-// journal is then removed.
+// journal is then removed. A restore writes the same journal (beginRestore,
+// By "restore") before its commit and holds the same lock (putBack): its
+// writes are owed only once the ref has moved from From.
 
 // A sync's write phase and every Record are ordered by a lock beside the
 // journal (writesLock): the sync holds it exclusively from completing a
@@ -117,8 +119,13 @@ type JournalEntry struct {
 
 type journal struct {
 	Writes []JournalEntry `json:"writes"`
-	From   string         `json:"from,omitempty"` // the state ref's head the merge started from
+	From   string         `json:"from,omitempty"` // the state ref's head the merge (or restore) started from
 	Lost   []Lost         `json:"lost,omitempty"` // the local versions the merge does not take
+	// By is "restore" for a restore's journal (beginRestore), "" for a
+	// sync's: a restore's writes are owed only once the ref has moved
+	// from From, so a restore killed before its commit is undone, not
+	// half done.
+	By string `json:"by,omitempty"`
 }
 
 func (e *Engine) journalPath() string {
@@ -135,22 +142,45 @@ func (e *Engine) BeginWrites(from string, entries []JournalEntry, lost []Lost) e
 	if len(entries) == 0 && len(lost) == 0 {
 		return nil
 	}
-	data, err := json.Marshal(journal{Writes: entries, From: from, Lost: lost})
+	return e.beginJournal(journal{Writes: entries, From: from, Lost: lost}, "nothing merged")
+}
+
+// beginRestore durably records, before a restore moves the state ref from
+// head from, the writes it will then owe the work tree (see Restore): a
+// restore killed after its commit is completed by the next command, one
+// killed before it is undone (RecoverWrites).
+func (e *Engine) beginRestore(from string, entries []JournalEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	return e.beginJournal(journal{Writes: entries, From: from, By: "restore"}, "nothing restored")
+}
+
+func (e *Engine) beginJournal(j journal, nothing string) error {
+	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	if len(data) > maxJournal { // refused before the ref moves: nothing merged
-		return fmt.Errorf("sync journal: %d writes and %d losses make a journal of %d bytes, over the %d strata reads back; nothing merged", len(entries), len(lost), len(data), maxJournal)
+	if len(data) > maxJournal { // refused before the ref moves: nothing changed
+		return fmt.Errorf("%s journal: %d writes and %d losses make a journal of %d bytes, over the %d strata reads back; %s", j.writer(), len(j.Writes), len(j.Lost), len(data), maxJournal, nothing)
 	}
 	name := e.journalPath()
 	sh := e.store.Shared()
 	if err := sh.MkdirAll(filepath.Dir(name)); err != nil {
-		return fmt.Errorf("sync journal: %w", err)
+		return fmt.Errorf("%s journal: %w", j.writer(), err)
 	}
 	if err := atomicfile.WriteFixed(name, data, sh.FixFile); err != nil {
-		return fmt.Errorf("sync journal: %w", err)
+		return fmt.Errorf("%s journal: %w", j.writer(), err)
 	}
 	return nil
+}
+
+// writer is the command that wrote j: "sync" or "restore".
+func (j *journal) writer() string {
+	if j.By == "restore" {
+		return "restore"
+	}
+	return "sync"
 }
 
 // EndWrites removes the journal once every owed write is done.
@@ -221,10 +251,22 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	if j == nil || err != nil {
 		return nil, nil, err
 	}
-	// A sync killed during its writes left temp files beside the files it
-	// owed (Checkouts): its new versions, or the file a swap took out, an
-	// agent's save that landed right before it, which is recorded first
-	// (removeLeftovers) and named.
+	restore := j.By == "restore"
+	moved := true
+	if restore {
+		// a restore killed before its commit moved the ref owes nothing:
+		// the files it had put in place (none, unless killed amid its
+		// renames) are recorded next as any edit, as it was never asked
+		head, err := e.Head()
+		if err != nil {
+			return nil, nil, err
+		}
+		moved = head != j.From
+	}
+	// A sync (or restore) killed during its writes left temp files beside
+	// the files it owed (Checkouts): its new versions, or the file a swap
+	// took out, an agent's save that landed right before it, which is
+	// recorded first (removeLeftovers) and named.
 	var owed []config.Kept
 	for _, w := range j.Writes {
 		if k, ok := e.cfg.Classify(w.Path); ok {
@@ -232,6 +274,9 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		}
 	}
 	found := e.removeLeftovers(owed, true)
+	if !moved {
+		return nil, nil, e.EndWrites()
+	}
 	head, files, err := e.recorded()
 	if err != nil {
 		return nil, nil, err
@@ -240,7 +285,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if f, saved := found[w.Path]; ok && saved {
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected})
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected, Restore: restore})
 			continue // what is on disk is recorded next, over the edit found
 		}
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
@@ -253,14 +298,14 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 			// out of the work tree): left alone, named, and the version
 			// noted as not taken, so a file absent once that is gone is
 			// no deletion (attack33b F4)
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != ""})
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != "", Restore: restore})
 			if w.Result != "" {
 				refused[w.Path] = w.Result
 			}
 			continue
 		}
 		if err != nil {
-			return notWritten, nil, fmt.Errorf("sync journal: %s: %w", w.Path, err)
+			return notWritten, nil, fmt.Errorf("%s journal: %s: %w", j.writer(), w.Path, err)
 		}
 		if written {
 			continue
@@ -272,11 +317,11 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		// the merged version (merged with it first where the class's
 		// merge keeps both sides, MergeOverEdits), which the user is told
 		// of
-		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result})
+		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result, Restore: restore})
 	}
 	if len(refused) > 0 {
 		if err := e.KeepNotTaken(refused); err != nil {
-			return notWritten, nil, fmt.Errorf("sync journal: %w", err)
+			return notWritten, nil, fmt.Errorf("%s journal: %w", j.writer(), err)
 		}
 	}
 	if len(j.Lost) > 0 && head != j.From {
@@ -339,6 +384,27 @@ type NotWritten struct {
 	// file, its folder a link out of the work tree): the merged version is
 	// noted as not taken (KeepNotTaken), so its absence is no deletion.
 	NotTaken bool
+	// Restore is set when the writes were a restore's (its commit, Rev,
+	// records the restored version), not a sync's.
+	Restore bool
+}
+
+// Interrupted names the command whose journal owed the write: "an
+// interrupted sync" or "an interrupted restore".
+func (n NotWritten) Interrupted() string {
+	if n.Restore {
+		return "an interrupted restore"
+	}
+	return "an interrupted sync"
+}
+
+// Owed names the version that was owed: "the merged version" (a sync's)
+// or "the restored version".
+func (n NotWritten) Owed() string {
+	if n.Restore {
+		return "the restored version"
+	}
+	return "the merged version"
 }
 
 // TakeNotWritten returns the writes left undone by the journals this
@@ -361,6 +427,16 @@ func (e *Engine) TakeNotWritten() []NotWritten {
 func (e *Engine) PendingWrites() ([]string, error) {
 	owed, err := e.owedWrites()
 	return slices.Sorted(maps.Keys(owed)), err
+}
+
+// InterruptedWriter names the command a journal left behind is of:
+// "restore" or "sync" (the default, also when there is none).
+func (e *Engine) InterruptedWriter() string {
+	j, _, _ := e.readJournal()
+	if j == nil {
+		return "sync"
+	}
+	return j.writer()
 }
 
 // owedWrites is PendingWrites with the version each path is owed: path ->

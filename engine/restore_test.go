@@ -243,6 +243,8 @@ func TestRestoreSwapsBackASaveAtItsRename(t *testing.T) {
 // "checked"), is never put in place, and the restore says what happened:
 // nothing was edited, so nothing is "recorded next" (it said "edited on
 // disk during the restore (recorded next)": attack36f, left by session 36).
+// The restore's commit records the restored version, so the write stays
+// owed in the journal, and the next record makes it.
 func TestRestoreTempFileSwappedSaysSo(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the temp file's identity is checked through its descriptor on Linux")
@@ -275,6 +277,16 @@ func TestRestoreTempFileSwappedSaysSo(t *testing.T) {
 	}
 	if len(outs) != 1 || !outs[0].Late || outs[0].Written || !strings.Contains(outs[0].Problems.Error(), "another process changed the temp file") {
 		t.Fatalf("outcomes %+v, want a.json not restored, the temp file named", outs)
+	}
+	if owed, err := e.PendingWrites(); err != nil || len(owed) != 1 {
+		t.Fatalf("owed writes %v (%v), want a.json", owed, err)
+	}
+	record(t, e, ".claude/a.json")
+	if got := onDisk(t, e, ".claude/a.json"); got != `{"v": 1}` {
+		t.Fatalf("a.json is %q after the next record, want the restored version", got)
+	}
+	if files, err := e.store.Files(mustHead(t, e)); err != nil || files[".claude/a.json"] != gitstore.BlobHash([]byte(`{"v": 1}`)) {
+		t.Fatalf("the state ref holds %v (%v), want the restored a.json", files, err)
 	}
 }
 

@@ -136,17 +136,17 @@ func layerOutcomes(outs, more []engine.Outcome) []engine.Outcome {
 	return keep
 }
 
-// printNotWritten names, on stderr, each write an interrupted sync owed
-// that completing its journal left undone because the file was edited
-// after the interruption: the edit is recorded over the merged version
-// (the other machine's work in that file), which stays one command away.
-// An edit found in the temp file where the interrupted sync's swap had put
-// it (NotWritten.Found) is named with the commit that recorded it.
+// printNotWritten names, on stderr, each write an interrupted sync (or
+// restore) owed that completing its journal left undone because the file
+// was edited after the interruption: the edit is recorded over the merged
+// (or restored) version, which stays one command away. An edit found in
+// the temp file where the interrupted sync's swap had put it
+// (NotWritten.Found) is named with the commit that recorded it.
 func printNotWritten(e *env, eng *engine.Engine) {
 	for _, n := range eng.TakeNotWritten() {
 		if n.Found != "" {
-			what, where := "an edit saved as an interrupted sync wrote the file was left in a temp file", "recorded over the merged version"
-			if n.Rev == "" { // not a sync's: a killed restore, Put or removal
+			what, where := "an edit saved as "+n.Interrupted()+" wrote the file was left in a temp file", "recorded over "+n.Owed()
+			if n.Rev == "" { // not a journal's: a killed Put or removal
 				what, where = "a version a strata process killed while writing it left in a temp file, in no ref", "recorded"
 			}
 			if n.FoundRejected {
@@ -162,20 +162,20 @@ func printNotWritten(e *env, eng *engine.Engine) {
 				state.ShownPath(n.Path), state.ShortID(n.Merged))
 			continue
 		case n.Merged != "":
-			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after an interrupted sync; the edit is recorded, then merged with the merged version (%s)\n",
-				state.ShownPath(n.Path), state.ShortID(n.Merged))
+			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after %s; the edit is recorded, then merged with %s (%s)\n",
+				state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShortID(n.Merged))
 			continue
 		case n.NotTaken:
-			fmt.Fprintf(e.Err, "strata: not taken %s: an interrupted sync's version could not be written here (the line below says why); status shows it as not taken, and strata restore %s writes it once it can be written\n",
-				state.ShownPath(n.Path), state.ShellWord(n.Path))
+			fmt.Fprintf(e.Err, "strata: not taken %s: %s's version could not be written here (the line below says why); status shows it as not taken, and strata restore %s writes it once it can be written\n",
+				state.ShownPath(n.Path), n.Interrupted(), state.ShellWord(n.Path))
 			continue
 		case n.Later:
-			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync, and invalid; once fixed, its next record merges it again with the merged version (see it: strata show %s --rev %s)\n",
-				state.ShownPath(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s, and invalid; once fixed, its next record merges it again with %s (see it: strata show %s --rev %s)\n",
+				state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 			continue
 		}
-		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after an interrupted sync; the edit is recorded over the merged version (see it: strata show %s --rev %s)\n",
-			state.ShownPath(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s; the edit is recorded over %s (see it: strata show %s --rev %s)\n",
+			state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}
 }
 

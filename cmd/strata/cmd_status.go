@@ -133,7 +133,11 @@ func runStatus(e *env, o statusOptions) error {
 	}
 	printLost(e, lost)
 	if len(owed) > 0 {
-		fmt.Fprintf(e.Out, "sync: interrupted after its merge; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", state.ShownPaths(owed, " "))
+		after := "sync: interrupted after its merge"
+		if eng.InterruptedWriter() == "restore" {
+			after = "restore: interrupted after its commit"
+		}
+		fmt.Fprintf(e.Out, "%s; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", after, state.ShownPaths(owed, " "))
 	}
 	if len(later) > 0 {
 		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(later, " "))

@@ -30,8 +30,8 @@ import (
 func TestMain(m *testing.M) {
 	state.UseTestClock()    // STRATA_TEST_NOW moves strata's clock in this binary only
 	gitstore.UseTestOwner() // GIT_TEST_ASSUME_DIFFERENT_OWNER=1, as for git, in this binary only
-	// STRATA_TEST_CRASH=STEP kills the process at that step of a sync, as a
-	// power cut or kill -9 would.
+	// STRATA_TEST_CRASH=STEP kills the process at that step of a sync (or
+	// restore-STEP of a restore), as a power cut or kill -9 would.
 	// STRATA_TEST_PAUSE="STEP FILE" holds a sync or a restore at that step
 	// until FILE exists (at most a minute), as a slow disk or a stopped
 	// process would; FILE.waiting says it got there.
@@ -62,6 +62,10 @@ func TestMain(m *testing.M) {
 	// file at that moment would.
 	engine.RestoreStep = func(step string) {
 		pause(step)
+		if os.Getenv("STRATA_TEST_CRASH") == "restore-"+step {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
 		if s, path, ok := strings.Cut(os.Getenv("STRATA_TEST_RESTORE_EDIT"), " "); ok && s == step {
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			if err == nil {
