@@ -158,10 +158,10 @@ func removeSame(name string, st os.FileInfo) {
 
 // removeOwnLeftovers removes the temp files that strata processes no
 // longer running left in strata's own folders of the git directory
-// (<gitdir>/strata, and <commondir>/strata of a linked work tree): a
-// process killed between writing one of its files there (the sync
-// journal, sync-not-taken.json, gitrules-head, ...) to a temp name and
-// renaming it. Those hold strata's own metadata, never a user's save,
+// (<gitdir>/strata, and <commondir>/strata of a linked work tree, and
+// the path index's folder): a process killed between writing one of its
+// files there (the sync journal, sync-not-taken.json, gitrules-head, an
+// index rewritten whole, ...) to a temp name and renaming it. Those hold strata's own metadata, never a user's save,
 // and are all written again when needed: removed without a look, as
 // atomicfile.Leftovers tells them (Prefix, a pid that runs no more).
 func (e *Engine) removeOwnLeftovers() {
@@ -169,6 +169,7 @@ func (e *Engine) removeOwnLeftovers() {
 	if common := filepath.Join(e.store.CommonDir(), "strata"); common != dirs[0] {
 		dirs = append(dirs, common)
 	}
+	dirs = append(dirs, filepath.Join(e.store.CommonDir(), "strata", "index")) // the path index's rewrites
 	for _, dir := range dirs {
 		for _, l := range atomicfile.Leftovers(dir) {
 			if st, err := os.Lstat(l.Path); err == nil && st.Mode().IsRegular() {

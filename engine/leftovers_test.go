@@ -370,9 +370,14 @@ func TestOwnLeftoversInGitDirRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := deadPid(t)
+	index := filepath.Join(e.store.CommonDir(), "strata", "index")
+	if err := os.MkdirAll(index, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	left := []string{
 		filepath.Join(dir, fmt.Sprintf("%ssync-journal-%d-1", atomicfile.Prefix, dead)),
 		filepath.Join(dir, fmt.Sprintf("%ssync-not-taken.json-%d-2", atomicfile.Prefix, dead)),
+		filepath.Join(index, fmt.Sprintf("%srefs%%2Fstrata%%2Fstate.idx-%d-4", atomicfile.Prefix, dead)),
 	}
 	kept := []string{
 		filepath.Join(dir, fmt.Sprintf("%sgitrules-head-%d-3", atomicfile.Prefix, os.Getpid())),

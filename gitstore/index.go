@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/strata-dev/strata/atomicfile"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
@@ -542,15 +543,9 @@ func persistIndex(file string, old, nix *refIndex, appendFrom int, sh gitperm.Sh
 	copy(hdr[:], idxMagic)
 	binary.BigEndian.PutUint32(hdr[8:], idxVersion)
 	binary.BigEndian.PutUint32(hdr[12:], idxRecSize)
-	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
 	data := append(hdr[:], encodeRecs(nix.recs)...)
-	if err := os.WriteFile(tmp, data, gitperm.File); err != nil || sh.FixPath(tmp) != nil {
-		os.Remove(tmp)
-		return -1
-	}
-	if err := os.Rename(tmp, file); err != nil {
-		os.Remove(tmp)
-		return -1
+	if err := atomicfile.WriteUnsynced(file, data, sh.FixFile); err != nil {
+		return -1 // a cache: read again from the history next time
 	}
 	return int64(len(data))
 }
