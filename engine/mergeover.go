@@ -53,7 +53,7 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 		case err != nil:
 		case deferred:
 			nw[i].Later = true
-			later = append(later, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result})
+			later = append(later, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore})
 		case c != "":
 			nw[i].Merged = c
 		}
@@ -126,9 +126,10 @@ func (e *Engine) mergeOverEdit(path, ours, result string) (commit string, deferr
 // mergeAgain is a merge MergeOverEdits could not make yet: the edit at
 // Path was invalid.
 type mergeAgain struct {
-	Path   string `json:"path"`
-	Ours   string `json:"ours"`
-	Result string `json:"result"`
+	Path    string `json:"path"`
+	Ours    string `json:"ours"`
+	Result  string `json:"result"`
+	Restore bool   `json:"restore,omitempty"` // Result is a restore's version, not a merge's
 }
 
 func (e *Engine) mergeAgainPath() string {
@@ -236,7 +237,7 @@ func (e *Engine) mergeKeptEdits() {
 		case err != nil, deferred:
 			keep = append(keep, m)
 		case c != "":
-			e.noteNotWritten(NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c})
+			e.noteNotWritten(NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore})
 		}
 	}
 	e.writeMergeAgain(keep)

@@ -158,8 +158,12 @@ func printNotWritten(e *env, eng *engine.Engine) {
 		}
 		switch {
 		case n.Merged != "" && n.Rev == "": // kept for later (engine.MergeOverEdits): fixed now
-			fmt.Fprintf(e.Err, "strata: merged %s again: the edit a sync could not write over, invalid then, is fixed; merged with the merged version, both sides' work kept (%s)\n",
-				state.ShownPath(n.Path), state.ShortID(n.Merged))
+			who := "a sync"
+			if n.Restore {
+				who = "a restore"
+			}
+			fmt.Fprintf(e.Err, "strata: merged %s again: the edit %s could not write over, invalid then, is fixed; merged with %s, both sides' work kept (%s)\n",
+				state.ShownPath(n.Path), who, n.Owed(), state.ShortID(n.Merged))
 			continue
 		case n.Merged != "":
 			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after %s; the edit is recorded, then merged with %s (%s)\n",
