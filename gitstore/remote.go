@@ -420,12 +420,12 @@ func (s *Store) TrackingRefs() (map[string]string, error) {
 			add(TrackingPrefix + e.Name() + "/state")
 		}
 	}
-	if b, err := state.ReadRegular(filepath.Join(s.commonDir, "packed-refs"), 0, true); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if _, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") {
-				add(name)
-			}
-		}
+	err = s.eachPacked(func(_, name []byte) bool {
+		add(string(name))
+		return false
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

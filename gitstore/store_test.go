@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -609,6 +610,36 @@ func TestPackedRefs(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TrackingRefs lists a tracking ref git packed (git pack-refs, git gc)
+// as it lists a loose one, through the one packed-refs reader, and says
+// so when packed-refs cannot be read instead of listing none.
+func TestTrackingRefsPacked(t *testing.T) {
+	r := newTestRepo(t, "plain")
+	s, err := Open(r.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustRecord(t, s, change("f.json", "1", t0))[0].Commit
+	runGit(t, r.wt, "update-ref", TrackingPrefix+"packed/state", a)
+	runGit(t, r.wt, "pack-refs", "--all")
+	runGit(t, r.wt, "update-ref", TrackingPrefix+"my%20loose/state", a)
+	got, err := s.TrackingRefs()
+	want := map[string]string{TrackingPrefix + "packed/state": "packed", TrackingPrefix + "my%20loose/state": "my loose"}
+	if err != nil || !maps.Equal(got, want) {
+		t.Fatalf("TrackingRefs = %v, %v; want %v", got, err, want)
+	}
+	packed := filepath.Join(r.common, "packed-refs")
+	if err := os.Remove(packed); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(packed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.TrackingRefs(); err == nil {
+		t.Fatalf("TrackingRefs with a folder at packed-refs = %v, no error", got)
+	}
 }
 
 func TestLocked(t *testing.T) {
