@@ -77,7 +77,7 @@ func (e *Engine) HoldWrites() (release func(), err error) { return e.holdWrites(
 func (e *Engine) holdWrites(exclusive bool) (func(), error) {
 	release, err := pidlock.Hold(e.writesLock(), e.store.Shared(), exclusive, WritesWait)
 	if held := (*pidlock.HeldError)(nil); errors.As(err, &held) {
-		what := "a sync is writing the kept files"
+		what := "a sync or restore is writing the kept files"
 		if exclusive {
 			what = "a record is under way"
 		}
