@@ -534,9 +534,22 @@ func (s *Store) lockRef(ref string) (*refLock, error) {
 	for {
 		f, err := odb.CreateExcl(path, gitperm.File, s.Shared())
 		if err == nil {
+			// an flock(2) held from here to the rename (commit) or the
+			// removal (release): while it is held no other strata takes
+			// the lock over, whatever its pid namespace, the age of the
+			// lock, or what its line says (the hash replaces the line
+			// before the rename); the kernel drops it when this process
+			// dies, zombie or not
+			flocked := false
+			for try := 0; try < 5 && !flocked; try++ {
+				if try > 0 {
+					time.Sleep(time.Millisecond) // another process looking (flockHeld) lets go at once
+				}
+				flocked = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+			}
 			// who holds it, until the hash replaces this line at commit: a
 			// holder that is alive (paused, say) is never taken for gone
-			if _, err := f.WriteString(holderLine(proc.Self())); err != nil {
+			if _, err := f.WriteString(holderLine(proc.Self(), flocked)); err != nil {
 				f.Close()
 				os.Remove(path)
 				return nil, fmt.Errorf("lock ref: %w", err)
@@ -593,7 +606,7 @@ func (s *Store) removeStale(path string) bool {
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist) // gone meanwhile: try again
 	}
-	if lockAge(st) <= StaleLockAge && !proc.Gone(lockHolder(path)) {
+	if holder, _ := lockHolder(path); lockAge(st) <= StaleLockAge && !proc.Gone(holder) {
 		return false
 	}
 	if staleChecked != nil {
@@ -611,7 +624,15 @@ func (s *Store) removeStale(path string) bool {
 	case err != nil:
 		return false
 	}
-	holder := lockHolder(path)
+	if flockHeld(path) {
+		// its writer lives, paused maybe, in this pid namespace or
+		// another, its line replaced by the hash it is about to rename
+		// over the ref: taken over, the rename it then made moved the
+		// next writer's lock over the ref (attack38c 1), the version it
+		// reported recorded in no history, or a holder line in the ref
+		return false
+	}
+	holder, flocked := lockHolder(path)
 	if proc.Gone(holder) {
 		// read under the flock: no other remover can have put a fresh
 		// lock there since, and its dead holder renames nothing
@@ -619,6 +640,13 @@ func (s *Store) removeStale(path string) bool {
 	}
 	if lockAge(st) <= StaleLockAge {
 		return false // another process took it: a live lock
+	}
+	if flocked {
+		// its writer held the flock from the lock's first moment, and
+		// holds it no more: it is gone, whatever a process of that pid
+		// here runs (another namespace's holder, attack38c 3), and a
+		// zombie's counts as gone (attack38c 4)
+		return os.Remove(path) == nil
 	}
 	if pid := holder.Pid; pid > 0 && pid != os.Getpid() && proc.Running(pid) && proc.MayRunStrata(pid) {
 		// its holder lives (stopped, suspended): no one's to remove. This
@@ -649,54 +677,81 @@ const lockOwner = "strata-lock-holder "
 // holderLine is the line naming holder in a lock: lockOwner, the pid,
 // and, when known, its pid namespace's inode, the boot id and its start
 // time, separated by spaces ("strata-lock-holder 4242 4026531836
-// 5b1c…-… 123456"). An older strata reads the pid alone, or, in the longer
+// 5b1c…-… 123456"), then "flock" when the holder holds the lock file's
+// flock (lockRef). An older strata reads the pid alone, or, in the longer
 // line, no holder: such a lock it judges by age alone.
-func holderLine(holder proc.Identity) string {
+func holderLine(holder proc.Identity, flocked bool) string {
 	line := lockOwner + strconv.Itoa(holder.Pid)
 	if holder.Known() {
 		line += " " + holder.PidNS + " " + holder.Boot + " " + strconv.FormatUint(holder.Start, 10)
+		if flocked {
+			line += " flock"
+		}
 	}
 	return line + "\n"
 }
 
+// flockHeld reports whether a process holds the flock(2) of the lock file
+// at path, as a strata writer holds its <ref>.lock's from its creation to
+// its rename (lockRef): a shared lock is tried, without waiting, on a
+// descriptor of its own (a regular file only, never followed, never waited
+// on), and let go at once.
+func flockHeld(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
 // lockHolder returns the holder a strata writer wrote into the lock file
-// at path: its pid alone (an older strata's line), or its whole identity;
-// zero when none is named (a lock of git's, empty until its rename;
-// unreadable). A line read while being written, cut short, names its pid
-// at most.
-func lockHolder(path string) proc.Identity {
+// at path: its pid alone (an older strata's line), or its whole identity,
+// and whether it took the file's flock (holderLine); zero when none is
+// named (a lock of git's, empty until its rename; unreadable). A line read
+// while being written, cut short, names its pid at most.
+func lockHolder(path string) (holder proc.Identity, flocked bool) {
 	// a regular file only, never followed, never waited on (a FIFO planted
 	// there would block a read forever)
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return proc.Identity{}
+		return proc.Identity{}, false
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return proc.Identity{}
+		return proc.Identity{}, false
 	}
 	buf := make([]byte, 129)
 	n, _ := io.ReadFull(f, buf)
 	if n > 128 {
-		return proc.Identity{}
+		return proc.Identity{}, false
 	}
 	line, whole := strings.CutSuffix(string(buf[:n]), "\n")
 	rest, ok := strings.CutPrefix(strings.TrimSpace(line), lockOwner)
 	if !ok {
-		return proc.Identity{}
+		return proc.Identity{}, false
 	}
 	fields := strings.Split(rest, " ")
 	pid, err := strconv.Atoi(fields[0])
 	if err != nil || pid <= 0 {
-		return proc.Identity{}
+		return proc.Identity{}, false
 	}
-	holder := proc.Identity{Pid: pid}
-	if len(fields) == 4 && whole { // a line cut short names no more than its pid
+	holder = proc.Identity{Pid: pid}
+	if (len(fields) == 4 || len(fields) == 5 && fields[4] == "flock") && whole { // a line cut short names no more than its pid
 		if start, err := strconv.ParseUint(fields[3], 10, 64); err == nil {
 			holder.PidNS, holder.Boot, holder.Start = fields[1], fields[2], start
+			flocked = len(fields) == 5
 		}
 	}
-	return holder
+	return holder, flocked
 }
 
 // errLockLost is a commit whose <ref>.lock is no longer the file this
@@ -707,6 +762,11 @@ var errLockLost = errors.New("ref lock taken over while held")
 // beforeRefRename, set by tests only, runs right before a ref lock's
 // ownership is checked, the move logged and the lock renamed over the ref.
 var beforeRefRename func()
+
+// lockChecked, set by tests only, runs in a commit after the lock was
+// found still this writer's, right before its rename: a writer paused
+// there.
+var lockChecked func()
 
 // release drops the lock without changing the ref.
 func (l *refLock) release() {
@@ -751,6 +811,16 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 	if !l.mine() {
 		l.f.Close()
 		return errLockLost
+	}
+	if lockChecked != nil {
+		lockChecked()
+	}
+	// the flock is kept through the rename by a second descriptor of the
+	// file (it lives on the open file, not on one descriptor), so the lock
+	// is never taken over between the check above and the rename
+	keep, derr := syscall.Dup(int(l.f.Fd()))
+	if derr == nil {
+		defer syscall.Close(keep)
 	}
 	if err := l.f.Close(); err != nil {
 		os.Remove(l.path)
@@ -929,8 +999,9 @@ func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, a
 	if err != nil || lockAge(st) <= StaleLockAge {
 		return path, 0, 0, false, false
 	}
-	pid = lockHolder(path).Pid
-	return path, lockAge(st), pid, pid > 0 && proc.Running(pid), true
+	holder, _ := lockHolder(path)
+	pid = holder.Pid
+	return path, lockAge(st), pid, flockHeld(path) || pid > 0 && proc.Running(pid), true
 }
 
 // isDir reports whether name is a directory (not following a link).

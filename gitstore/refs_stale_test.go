@@ -103,6 +103,52 @@ func TestRefLockTakenOverWhileHeld(t *testing.T) {
 	fsck(t, r.wt)
 }
 
+// TestRefLockPausedBeforeRenameKept: a writer paused after its last check
+// that the lock is its own, right before its rename, its line already
+// replaced by the hash (a container frozen, a process stopped), holds the
+// lock's flock: another writer, however old the lock looks, waits and
+// fails with ErrLocked instead of taking it over, so the paused writer's
+// rename never moves the other's lock over the ref (attack38c 1: the
+// version it reported recorded was in no history, or the ref held a
+// holder line).
+func TestRefLockPausedBeforeRenameKept(t *testing.T) {
+	r, s, lock := lockedRepo(t)
+	require.NoError(t, os.Remove(lock))
+	stale := StaleLockAge
+	t.Cleanup(func() { StaleLockAge = stale; lockChecked = nil })
+	StaleLockAge = 50 * time.Millisecond
+	paused, resume := make(chan struct{}), make(chan struct{})
+	lockChecked = func() {
+		lockChecked = nil
+		close(paused)
+		<-resume
+	}
+	type result struct {
+		entries []state.Entry
+		err     error
+	}
+	done := make(chan result)
+	go func() {
+		e, err := s.Record(change(".claude/a.json", `{"v":"paused"}`, t0.Add(time.Second)))
+		done <- result{e, err}
+	}()
+	<-paused
+	old := time.Now().Add(-2 * time.Second)
+	require.NoError(t, os.Chtimes(lock, old, old))
+	other, err := Open(r.open) // another process's store
+	require.NoError(t, err)
+	_, err = other.Record(change(".claude/a.json", `{"v":"other"}`, t0.Add(2*time.Second)))
+	require.True(t, errors.Is(err, state.ErrLocked), "the paused writer's lock is kept: %v", err)
+	close(resume)
+	res := <-done
+	require.NoError(t, res.err)
+	head, err := s.Head(s.StateRef())
+	require.NoError(t, err)
+	require.Equal(t, res.entries[0].Commit, head, "the paused writer's commit is the ref's")
+	mustRecord(t, s, change(".claude/a.json", `{"v":"other"}`, t0.Add(3*time.Second)))
+	fsck(t, r.wt)
+}
+
 // TestRefLockOfLiveHolderKept: a lock older than StaleLockAge whose holder
 // is alive (a writer stopped with Ctrl-Z, a suspended laptop) is not taken
 // for abandoned: the writer waits, then fails with ErrLocked. A holder
@@ -120,6 +166,27 @@ func TestRefLockOfLiveHolderKept(t *testing.T) {
 	require.NoError(t, os.Chtimes(lock, old, old))
 	_, err := s.Record(change(".claude/a.json", `{"v":1}`, t0.Add(time.Second)))
 	require.True(t, errors.Is(err, state.ErrLocked), "a live holder's lock is kept: %v", err)
+
+	// the same pid named by a holder of another pid namespace that took
+	// the lock's flock (a container's strata killed, its number running
+	// strata here, or a zombie): the flock free, the lock old, it is gone
+	// (attack38c 3, 4)
+	if me := proc.Self(); me.Known() {
+		other := me
+		other.Pid, other.PidNS = holder.Process.Pid, me.PidNS+"0"
+		require.NoError(t, os.WriteFile(lock, []byte(holderLine(other, true)), 0o644))
+		require.NoError(t, os.Chtimes(lock, old, old))
+		mustRecord(t, s, change(".claude/a.json", `{"v":"taken over"}`, t0.Add(1500*time.Millisecond)))
+		// and not while a process holds that flock, however old the lock
+		require.NoError(t, os.WriteFile(lock, []byte(holderLine(other, true)), 0o644))
+		f, err := os.Open(lock)
+		require.NoError(t, err)
+		require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+		require.NoError(t, os.Chtimes(lock, old, old))
+		_, err = s.Record(change(".claude/a.json", `{"v":"flock held"}`, t0.Add(1600*time.Millisecond)))
+		require.True(t, errors.Is(err, state.ErrLocked), "a lock whose flock is held is kept: %v", err)
+		f.Close()
+	}
 
 	require.NoError(t, os.WriteFile(lock, []byte(lockOwner+"999999999\n"), 0o644))
 	require.NoError(t, os.Chtimes(lock, old, old))
@@ -253,11 +320,11 @@ func TestRefLockOfDeadHolder(t *testing.T) {
 		line  string
 		taken bool
 	}{
-		{holderLine(dead), true},
-		{holderLine(reused), true},
-		{holderLine(live), false},
-		{holderLine(otherNS), false},
-		{holderLine(otherBoot), false},
+		{holderLine(dead, false), true},
+		{holderLine(reused, false), true},
+		{holderLine(live, false), false},
+		{holderLine(otherNS, false), false},
+		{holderLine(otherBoot, false), false},
 		{lockOwner + strconv.Itoa(dead.Pid) + "\n", false},
 	} {
 		require.NoError(t, os.WriteFile(lock, []byte(c.line), 0o644))
@@ -280,6 +347,9 @@ func TestRefLockNamesHolder(t *testing.T) {
 	l, err := s.lockRef(s.StateRef())
 	require.NoError(t, err)
 	defer l.release()
-	require.Equal(t, proc.Self(), lockHolder(lock))
-	require.False(t, proc.Gone(lockHolder(lock)))
+	holder, flocked := lockHolder(lock)
+	require.Equal(t, proc.Self(), holder)
+	require.True(t, flocked)
+	require.False(t, proc.Gone(holder))
+	require.True(t, flockHeld(lock))
 }
