@@ -324,6 +324,9 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 			return notWritten, nil, fmt.Errorf("%s journal: %w", j.writer(), err)
 		}
 	}
+	// the merges of edits over owed MEMORY.md or graph versions, kept
+	// before the journal that owed them goes
+	e.OweMerges(notWritten)
 	if len(j.Lost) > 0 && head != j.From {
 		if err := e.KeepLosses(j.Lost); err != nil {
 			return notWritten, nil, fmt.Errorf("sync journal: %w", err)

@@ -43,19 +43,40 @@ import (
 // The caller must not hold the write-phase lock exclusively (Put records
 // under it, shared): a sync calls it once its write phase is over.
 func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
+	// the merges owed for nw (OweMerges) are made here, not by the
+	// records its own Puts make (mergeKeptEdits)
+	if e.mergingAgain.CompareAndSwap(false, true) {
+		defer e.mergingAgain.Store(false)
+	}
 	var later []mergeAgain
 	for i, n := range nw {
 		if n.Found != "" || n.Ours == n.Result {
 			continue
 		}
-		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result)
+		owed := mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore}
+		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result, func(edit string) {
+			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
+				for j := range ms {
+					if ms[j].owes(owed) {
+						ms[j].Edit = edit
+					}
+				}
+				return ms
+			})
+		})
 		switch {
-		case err != nil:
+		case err != nil: // kept owed (OweMerges), for the next record
 		case deferred:
 			nw[i].Later = true
-			later = append(later, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore})
-		case c != "":
-			nw[i].Merged = c
+			owed.Invalid = true
+			later = append(later, owed)
+		default:
+			if c != "" {
+				nw[i].Merged = c
+			}
+			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
+				return slices.DeleteFunc(ms, func(m mergeAgain) bool { return m.owes(owed) })
+			})
 		}
 	}
 	if len(later) > 0 {
@@ -64,11 +85,41 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 	return nw
 }
 
+// OweMerges keeps, durably, the merges MergeOverEdits is to make for the
+// writes of nw a journal's completion (or a sync's write phase) left
+// undone because the file was edited: called before the journal that owed
+// those writes is removed, so a kill between that removal and the merge
+// leaves the merge owed (merge-again.json), made by the next record
+// (mergeKeptEdits), never dropped: the edit was recorded over the merged
+// (or restored) version, and the other machine's lines, or the restore's
+// removal, were gone with no word (attack38d H1). An owed merge is
+// dropped once made, or found not to be needed.
+func (e *Engine) OweMerges(nw []NotWritten) {
+	var ms []mergeAgain
+	for _, n := range nw {
+		if n.Found != "" || n.NotTaken || n.Ours == n.Result || n.Result == "" {
+			continue
+		}
+		if k, ok := e.cfg.Classify(n.Path); !ok || !mergedByContent(k) {
+			continue
+		}
+		ms = append(ms, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore})
+	}
+	if len(ms) > 0 {
+		e.keepMergeAgain(ms)
+	}
+}
+
 // mergeOverEdit merges the edit on disk at path with the merged version
 // result over ours (MergeOverEdits) and returns the commit that recorded
 // the new merge, "" when it wrote nothing; deferred when the edit is
 // invalid, to be merged once fixed.
-func (e *Engine) mergeOverEdit(path, ours, result string) (commit string, deferred bool, err error) {
+//
+// beforePut, when not nil, is called with the edit's blob id right before
+// the Put that records the edit (when no ref holds it yet) and then the
+// new merge: the owed merge names the edit, so a kill between the two
+// records leaves it owed still (mergeKeptEdits).
+func (e *Engine) mergeOverEdit(path, ours, result string, beforePut func(edit string)) (commit string, deferred bool, err error) {
 	k, ok := e.cfg.Classify(path)
 	if !ok || result == "" || !mergedByContent(k) {
 		return "", false, nil
@@ -113,6 +164,9 @@ func (e *Engine) mergeOverEdit(path, ours, result string) (commit string, deferr
 	if bytes.Equal(merged, f.Content) {
 		return "", false, nil // the edit already holds the other side's work
 	}
+	if beforePut != nil {
+		beforePut(f.ID())
+	}
 	o, err := e.Put(k, f.ID(), merged, state.SourceSync)
 	if errors.Is(err, ErrChanged) {
 		return "", false, nil // edited again: recorded next
@@ -130,6 +184,33 @@ type mergeAgain struct {
 	Ours    string `json:"ours"`
 	Result  string `json:"result"`
 	Restore bool   `json:"restore,omitempty"` // Result is a restore's version, not a merge's
+	// Edit is the edit being merged, set right before the Put that records
+	// it and then the merge: a state ref at Edit still owes the merge.
+	Edit string `json:"edit,omitempty"`
+	// Invalid says the edit was invalid when the merge was first tried
+	// (MergeOverEdits kept it for later); without it the merge was owed by
+	// a command killed before it made it (OweMerges).
+	Invalid bool `json:"invalid,omitempty"`
+}
+
+// owes reports whether m is the merge o (its path and versions; Edit aside).
+func (m mergeAgain) owes(o mergeAgain) bool {
+	return m.Path == o.Path && m.Ours == o.Ours && m.Result == o.Result
+}
+
+// changeMergeAgain changes the merges kept for later under their file's
+// lock; a file that cannot be read is left as it is.
+func (e *Engine) changeMergeAgain(change func([]mergeAgain) []mergeAgain) {
+	release, err := pidlock.Hold(e.mergeAgainPath()+".lock", e.store.Shared(), true, WritesWait)
+	if err != nil {
+		return
+	}
+	defer release()
+	have, err := e.readMergeAgain()
+	if err != nil || len(have) == 0 {
+		return
+	}
+	e.writeMergeAgain(change(have))
 }
 
 func (e *Engine) mergeAgainPath() string {
@@ -146,9 +227,11 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 	defer release()
 	have, _ := e.readMergeAgain() // one that cannot be read holds nothing to keep
 	for _, m := range ms {
-		if !slices.Contains(have, m) {
-			have = append(have, m)
+		if j := slices.IndexFunc(have, m.owes); j >= 0 {
+			have[j].Invalid = have[j].Invalid || m.Invalid
+			continue
 		}
+		have = append(have, m)
 	}
 	e.writeMergeAgain(have)
 }
@@ -219,7 +302,7 @@ func (e *Engine) mergeKeptEdits() {
 		return
 	}
 	defer release()
-	_, files, err := e.recorded()
+	head, files, err := e.recorded()
 	if err != nil {
 		return
 	}
@@ -228,16 +311,24 @@ func (e *Engine) mergeKeptEdits() {
 		return // left as it is; status names it
 	}
 	var keep []mergeAgain
-	for _, m := range ms {
-		if files[m.Path] != m.Result {
-			continue
+	for i, m := range ms {
+		if files[m.Path] != m.Result && (m.Edit == "" || files[m.Path] != m.Edit) {
+			continue // recorded over since, other than by the merge's own Put
 		}
-		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result)
+		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, func(edit string) {
+			ms[i].Edit = edit
+			e.writeMergeAgain(append(append([]mergeAgain{}, keep...), ms[i:]...))
+		})
+		m = ms[i]
 		switch {
 		case err != nil, deferred:
 			keep = append(keep, m)
 		case c != "":
-			e.noteNotWritten(NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore})
+			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore}
+			if !m.Invalid {
+				n.Rev = head // owed by a command killed before it merged: said as that command would have
+			}
+			e.noteNotWritten(n)
 		}
 	}
 	e.writeMergeAgain(keep)

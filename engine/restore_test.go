@@ -307,3 +307,43 @@ func agentSavesAtCheck(t *testing.T, name, data string) {
 	}
 	t.Cleanup(func() { atomicfile.ReplaceStep = nil })
 }
+
+// A MEMORY.md a killed restore owes, edited by the agent meanwhile, is
+// merged with the restored version by the command that completes the
+// journal; killed itself right after it removed the journal, before that
+// merge, it leaves the merge owed (OweMerges), and the next record makes
+// it: the edit was recorded over the restored version as it was, the line
+// the restore removed back, with no word (attack38d H1; a sync's journal
+// the same, the other machine's lines gone).
+func TestKilledCompletionKeepsMergeOwed(t *testing.T) {
+	e := newRepo(t)
+	const mem = "MEMORY.md"
+	edit(t, e, mem, "# Memory\n\n## Learnings\n- keep\n")
+	record(t, e, mem)
+	first := mustHead(t, e)
+	edit(t, e, mem, "# Memory\n\n## Learnings\n- keep\n- removed by the restore\n")
+	record(t, e, mem)
+	RestoreStep = func(s string) {
+		if s == "moved" {
+			panic("killed after its commit")
+		}
+	}
+	t.Cleanup(func() { RestoreStep = nil })
+	func() {
+		defer func() { recover() }()
+		e.Restore([]config.Kept{kept(t, e, mem)}, Point{Rev: first})
+	}()
+	RestoreStep = nil
+	if owed, err := e.PendingWrites(); err != nil || len(owed) != 1 {
+		t.Fatalf("owed %v (%v), want MEMORY.md", owed, err)
+	}
+	edit(t, e, mem, "# Memory\n\n## Learnings\n- keep\n- removed by the restore\n- agent line\n")
+	// the command completing the journal, killed once the journal is gone
+	if _, _, err := e.RecoverWrites(); err != nil {
+		t.Fatal(err)
+	}
+	record(t, e, mem)
+	if got, want := onDisk(t, e, mem), "# Memory\n\n## Learnings\n- keep\n- agent line\n"; got != want {
+		t.Fatalf("MEMORY.md is %q, want the restore and the agent's line both kept: %q", got, want)
+	}
+}

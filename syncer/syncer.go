@@ -620,10 +620,13 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 		return "", err
 	}
 	crashPoint("written")
-	// The losses are kept before the journal that also holds them goes.
+	// The losses are kept before the journal that also holds them goes,
+	// and so are the merges owed over files edited while they were written
+	// (made once the write phase is over, mergeAgain).
 	if err := eng.KeepLosses(rep.Lost); err != nil {
 		return "", err
 	}
+	eng.OweMerges(rep.mergeOver)
 	if err := eng.EndWrites(); err != nil {
 		return "", err
 	}
