@@ -819,6 +819,11 @@ func checkMerge(eng *engine.Engine, m *engine.Merge) error {
 		}
 		if ps := check(f, prev); ps.Invalid() {
 			p.KeptLocal = "merged version invalid: " + reasons(ps, p.Path)
+			if !f.Exists && prev != nil && k.Class.Immutable() {
+				// not "run strata restore to put it back": it is here
+				// (attack38d M1: a restore --all there removed it)
+				p.KeptLocal = "deleted on the other machine (by its restore --all, or rm), and a recorded Phase Outcome or resolution is append-only on every machine: it stays here, and this sync gives it back to the others"
+			}
 			p.Result, p.Content = p.Ours, nil
 			continue
 		}
