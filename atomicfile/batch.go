@@ -441,8 +441,16 @@ var tempSeq atomic.Uint64
 // base (cut when long, tempBase), "-", this process's id (Leftovers tells
 // those of a process that died), "-" and a number of this process's.
 func tempName(base string) string {
-	return Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+	name := Prefix + tempBase(base) + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tempSeq.Add(1), 10)
+	if ns := proc.PidNS(); ns != "" {
+		name += "~" + ns // whose pid it is (Leftovers)
+	}
+	return name
 }
+
+// ForeignLeftoverAge is how old a temp file of another pid namespace's
+// process must be before Leftovers lists it; tests shorten it.
+var ForeignLeftoverAge = 10 * time.Minute
 
 // createTemp creates the temp file for base in d with mode and returns it
 // open, with its base name.
@@ -868,7 +876,15 @@ func isHex(s string) bool {
 
 // Leftovers lists the temp files that processes no longer running left in
 // dir (see Leftover): those a Batch, RemoveUnchanged or WriteTemp named
-// (BASE-PID-SUFFIX). Temp files of running processes are not listed.
+// (BASE-PID-NUMBER~PIDNS; an older strata's end at NUMBER). Temp files of
+// running processes are not listed. The pid is judged only in the pid
+// namespace it names (and in a name that names none): a process of
+// another namespace (a devcontainer and its host sharing a repository) is
+// under another number here, so its temp file is listed only once it is
+// ForeignLeftoverAge old (a live one's was removed while it wrote: its
+// command failed, and an agent's save a restore had swapped out was
+// recorded and removed instead of put back; a dead one's stayed for good
+// where its number ran something else here: attack38c 2).
 func Leftovers(dir string) []Leftover {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -887,7 +903,18 @@ func Leftovers(dir string) []Leftover {
 			continue
 		}
 		pid, err := strconv.Atoi(rest[j+1 : i])
-		if err != nil || pid <= 0 || proc.Running(pid) {
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if _, ns, named := strings.Cut(rest[i+1:], "~"); named && ns != proc.PidNS() {
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if age := time.Since(info.ModTime()); age < ForeignLeftoverAge && -age < ForeignLeftoverAge {
+				continue // another namespace's pid: judged by age alone (a date ahead counts as far as it is)
+			}
+		} else if proc.Running(pid) {
 			continue
 		}
 		out = append(out, Leftover{Path: filepath.Join(dir, e.Name()), of: rest[:j]})

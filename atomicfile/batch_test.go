@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"errors"
+	"github.com/strata-dev/strata/internal/proc"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,6 +118,60 @@ func TestLeftovers(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// A temp file names the pid namespace its pid is of: one of this
+// namespace is judged by its pid, one of another namespace (a devcontainer
+// and its host sharing the folder) by its age alone, never by whatever runs
+// under that number here (attack38c 2: each side swept the other's live
+// temp files, and kept a dead one's for good where its number ran).
+func TestLeftoversOfAnotherPidNamespace(t *testing.T) {
+	me := proc.PidNS()
+	if me == "" {
+		t.Skip("no pid namespace to read here")
+	}
+	if name := tempName("a.json"); !strings.HasSuffix(name, "~"+me) {
+		t.Fatalf("temp name %q does not name this pid namespace", name)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true(1)")
+	}
+	dead, live := strconv.Itoa(cmd.Process.Pid), strconv.Itoa(os.Getpid())
+	other := me + "0"
+	old := time.Now().Add(-2 * ForeignLeftoverAge)
+	files := []struct {
+		name   string
+		old    bool
+		listed bool
+	}{
+		{Prefix + "a.json-" + dead + "-1~" + me, false, true},     // this namespace, gone
+		{Prefix + "b.json-" + live + "-2~" + me, false, false},    // this namespace, running
+		{Prefix + "c.json-" + dead + "-3~" + other, false, false}, // another's, young: its writer may live
+		{Prefix + "d.json-" + live + "-4~" + other, true, true},   // another's, old: gone, whatever runs here
+		{Prefix + "e.json-" + live + "-5~" + other, false, false}, // another's, young
+	}
+	for _, f := range files {
+		name := filepath.Join(dir, f.name)
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f.old {
+			if err := os.Chtimes(name, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	listed := map[string]bool{}
+	for _, l := range Leftovers(dir) {
+		listed[filepath.Base(l.Path)] = true
+	}
+	for _, f := range files {
+		if listed[f.name] != f.listed {
+			t.Errorf("%s: listed %v, want %v", f.name, listed[f.name], f.listed)
 		}
 	}
 }

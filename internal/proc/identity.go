@@ -27,20 +27,33 @@ func (id Identity) Known() bool {
 	return id.Pid > 0 && id.PidNS != "" && id.Boot != "" && id.Start > 0
 }
 
-var self = sync.OnceValue(func() Identity {
-	id := Identity{Pid: os.Getpid()}
+// PidNS is the inode of this process's pid namespace, in decimal, read
+// once; "" when it cannot be read, or /proc is another pid namespace's.
+// Two processes with the same PidNS see each other under the same pids.
+func PidNS() string { return pidNS() }
+
+var pidNS = sync.OnceValue(func() string {
 	// /proc mounted for another pid namespace (the host's, in a container)
 	// would answer for other processes than the pids this one sees: then
-	// nothing more is said
-	if link, err := os.Readlink("/proc/self"); err != nil || link != strconv.Itoa(id.Pid) {
-		return id
+	// nothing is said
+	if link, err := os.Readlink("/proc/self"); err != nil || link != strconv.Itoa(os.Getpid()) {
+		return ""
 	}
 	ns, err := os.Readlink("/proc/self/ns/pid") // "pid:[4026531836]"
 	if err != nil {
-		return id
+		return ""
 	}
 	ino, ok := strings.CutPrefix(ns, "pid:[")
 	if ino, ok = strings.CutSuffix(ino, "]"); !ok || !digits(ino) {
+		return ""
+	}
+	return ino
+})
+
+var self = sync.OnceValue(func() Identity {
+	id := Identity{Pid: os.Getpid()}
+	ino := PidNS()
+	if ino == "" {
 		return id
 	}
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
