@@ -54,7 +54,7 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 			continue
 		}
 		owed := mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore}
-		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result, func(edit string) {
+		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result, n.Restore, func(edit string) {
 			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
 				for j := range ms {
 					if ms[j].owes(owed) {
@@ -119,7 +119,7 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 // the Put that records the edit (when no ref holds it yet) and then the
 // new merge: the owed merge names the edit, so a kill between the two
 // records leaves it owed still (mergeKeptEdits).
-func (e *Engine) mergeOverEdit(path, ours, result string, beforePut func(edit string)) (commit string, deferred bool, err error) {
+func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePut func(edit string)) (commit string, deferred bool, err error) {
 	k, ok := e.cfg.Classify(path)
 	if !ok || result == "" || !mergedByContent(k) {
 		return "", false, nil
@@ -167,7 +167,11 @@ func (e *Engine) mergeOverEdit(path, ours, result string, beforePut func(edit st
 	if beforePut != nil {
 		beforePut(f.ID())
 	}
-	o, err := e.Put(k, f.ID(), merged, state.SourceSync)
+	src := state.SourceSync
+	if restore {
+		src = state.SourceRestore // the restore's version merged with the edit, as the restore would have
+	}
+	o, err := e.Put(k, f.ID(), merged, src)
 	if errors.Is(err, ErrChanged) {
 		return "", false, nil // edited again: recorded next
 	}
@@ -315,7 +319,7 @@ func (e *Engine) mergeKeptEdits() {
 		if files[m.Path] != m.Result && (m.Edit == "" || files[m.Path] != m.Edit) {
 			continue // recorded over since, other than by the merge's own Put
 		}
-		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, func(edit string) {
+		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, m.Restore, func(edit string) {
 			ms[i].Edit = edit
 			e.writeMergeAgain(append(append([]mergeAgain{}, keep...), ms[i:]...))
 		})
