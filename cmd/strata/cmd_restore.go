@@ -305,6 +305,14 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, p eng
 		}
 		return nil
 	}
+	// the writes an interrupted sync or restore still owes, which the run
+	// makes first: the plan is judged as they will leave the files
+	// (attack38d L1.4: "the files already match" while they did not)
+	owed, _ := eng.PendingWrites()
+	if len(owed) > 0 {
+		fmt.Fprintf(e.Out, "an interrupted %s still owes %s (%s): the run writes %s first\n", eng.InterruptedWriter(),
+			engine.Plural(len(owed), "1 file", fmt.Sprintf("%d files", len(owed))), state.ShownPaths(owed, " "), engine.Plural(len(owed), "it", "them"))
+	}
 	for _, h := range plan.Held {
 		if h.Invalid {
 			heldNote(e, eng, h, p, true)
@@ -344,7 +352,11 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, p eng
 		}
 	}
 	if len(plan.Write)+len(plan.Remove)+len(plan.Held) == 0 {
-		fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)
+		if len(owed) > 0 {
+			fmt.Fprintf(e.Out, "nothing more to restore: once those are written, the files match %s\n", plan.Point)
+		} else {
+			fmt.Fprintf(e.Out, "nothing to restore: the files already match %s\n", plan.Point)
+		}
 	}
 	fmt.Fprintln(e.Out, "dry run: nothing changed")
 	if len(plan.Held) > 0 {
