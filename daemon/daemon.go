@@ -965,7 +965,11 @@ func (r *recorder) logNotWritten() {
 			r.log.Warn("not written: edited on disk after "+n.Interrupted()+", and invalid; once fixed, its next record merges it again with "+n.Owed(), "path", n.Path)
 			continue
 		}
-		r.log.Warn("not written: edited on disk after "+n.Interrupted()+"; the edit is recorded over "+n.Owed(), "path", n.Path, "commit", state.ShortID(n.Rev))
+		if n.Restore {
+			r.log.Warn("left as edited after an interrupted restore: the edit is recorded as any edit, over the restored version", "path", n.Path, "restore", state.ShortID(n.Rev))
+			continue
+		}
+		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
 	}
 }
 

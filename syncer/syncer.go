@@ -54,6 +54,9 @@ type Report struct {
 	Written    []string         `json:"written"`  // kept files written or removed in the work tree
 	Deleted    []string         `json:"deleted"`  // those of Written that were removed (the merge deleted them)
 	Skipped    []string         `json:"skipped"`  // kept files not written: edited on disk meanwhile
+	// LeftAfterRestore lists the files an interrupted restore owed that
+	// this sync, completing its journal, left as edited (recorded next).
+	LeftAfterRestore []string `json:"left_after_restore,omitempty"`
 	// MergedAgain lists the MEMORY.md and graph files whose edit on disk
 	// kept the merged version from being written, merged again with it
 	// (engine.MergeOverEdits): the edit and the other side's work are both
@@ -429,7 +432,10 @@ func holdAndRecover(eng *engine.Engine, rep *Report) (release func(), err error)
 			rep.notTaken(n.Path, WhyNotWritten+"refused after an interrupted sync")
 			continue
 		}
-		if !slices.Contains(rep.Skipped, n.Path) {
+		if n.Restore && !slices.Contains(rep.LeftAfterRestore, n.Path) {
+			// not this sync's write: an interrupted restore's (attack38d L1.2)
+			rep.LeftAfterRestore = append(rep.LeftAfterRestore, n.Path)
+		} else if !n.Restore && !slices.Contains(rep.Skipped, n.Path) {
 			rep.Skipped = append(rep.Skipped, n.Path)
 		}
 		rep.mergeOver = append(rep.mergeOver, n)

@@ -178,6 +178,14 @@ func printNotWritten(e *env, eng *engine.Engine) {
 				state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 			continue
 		}
+		if n.Restore {
+			// the restore may have written it before it was killed, and the
+			// edit may be invalid: said so that both read true
+			// (attack38d L1.1, L1.3)
+			fmt.Fprintf(e.Err, "strata: left %s as edited after an interrupted restore: the edit is recorded as any edit, over the restored version (see it: strata show %s --rev %s)\n",
+				state.ShownPath(n.Path), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+			continue
+		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s; the edit is recorded over %s (see it: strata show %s --rev %s)\n",
 			state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 	}

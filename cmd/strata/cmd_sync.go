@@ -189,6 +189,11 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	for _, p := range r.Skipped {
 		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", name(p))
 	}
+	for _, p := range r.LeftAfterRestore {
+		if !slices.Contains(r.MergedAgain, p) && !slices.Contains(r.MergeLater, p) {
+			fmt.Fprintf(e.Out, "left %s as edited after an interrupted restore (recorded next, over the restored version)\n", name(p))
+		}
+	}
 	for _, p := range r.MergedAgain {
 		fmt.Fprintf(e.Out, "merged %s again: edited on disk during the sync; the edit and both sides' work kept\n", name(p))
 	}
