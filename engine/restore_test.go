@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/strata-dev/strata/state"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -345,5 +346,41 @@ func TestKilledCompletionKeepsMergeOwed(t *testing.T) {
 	record(t, e, mem)
 	if got, want := onDisk(t, e, mem), "# Memory\n\n## Learnings\n- keep\n- agent line\n"; got != want {
 		t.Fatalf("MEMORY.md is %q, want the restore and the agent's line both kept: %q", got, want)
+	}
+
+	// the same, the merge's own Put killed between its record of the edit
+	// and that of the merge: the owed merge names the edit, and a ref at
+	// the edit still owes it
+	edit(t, e, mem, "# Memory\n\n## Learnings\n- keep\n- agent line\n- removed again\n")
+	record(t, e, mem)
+	RestoreStep = func(s string) {
+		if s == "moved" {
+			panic("killed after its commit")
+		}
+	}
+	func() {
+		defer func() { recover() }()
+		e.Restore([]config.Kept{kept(t, e, mem)}, Point{Rev: mustHead(t, e) + "~1"})
+	}()
+	RestoreStep = nil
+	const edited = "# Memory\n\n## Learnings\n- keep\n- agent line\n- removed again\n- second agent line\n"
+	edit(t, e, mem, edited)
+	if _, _, err := e.RecoverWrites(); err != nil {
+		t.Fatal(err)
+	}
+	id := gitstore.BlobHash([]byte(edited))
+	e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
+		for i := range ms {
+			ms[i].Edit = id
+		}
+		return ms
+	})
+	k := kept(t, e, mem)
+	if _, err := e.store.Record(state.Change{Path: mem, Content: []byte(edited), Class: k.Class, Schema: k.Schema, Source: state.SourceRecord, Time: e.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	record(t, e, mem)
+	if got, want := onDisk(t, e, mem), "# Memory\n\n## Learnings\n- keep\n- agent line\n- second agent line\n"; got != want {
+		t.Fatalf("MEMORY.md is %q after a kill between the merge's two records, want %q", got, want)
 	}
 }
