@@ -911,7 +911,11 @@ func Leftovers(dir string) []Leftover {
 			if err != nil {
 				continue
 			}
-			if age := time.Since(info.ModTime()); age < ForeignLeftoverAge && -age < ForeignLeftoverAge {
+			// by the later of its times: a file a swap or a removal moved to
+			// the temp name keeps the user's old mtime, but its rename set
+			// its ctime (attack38e M2)
+			at := max(info.ModTime().UnixNano(), changeTime(info))
+			if age := time.Since(time.Unix(0, at)); age < ForeignLeftoverAge && -age < ForeignLeftoverAge {
 				continue // another namespace's pid: judged by age alone (a date ahead counts as far as it is)
 			}
 		} else if proc.Running(pid) {

@@ -135,6 +135,9 @@ func TestLeftoversOfAnotherPidNamespace(t *testing.T) {
 	if name := tempName("a.json"); !strings.HasSuffix(name, "~"+me) {
 		t.Fatalf("temp name %q does not name this pid namespace", name)
 	}
+	age := ForeignLeftoverAge
+	t.Cleanup(func() { ForeignLeftoverAge = age })
+	ForeignLeftoverAge = 400 * time.Millisecond
 	dir := t.TempDir()
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
@@ -142,36 +145,48 @@ func TestLeftoversOfAnotherPidNamespace(t *testing.T) {
 	}
 	dead, live := strconv.Itoa(cmd.Process.Pid), strconv.Itoa(os.Getpid())
 	other := me + "0"
-	old := time.Now().Add(-2 * ForeignLeftoverAge)
-	files := []struct {
-		name   string
-		old    bool
-		listed bool
-	}{
-		{Prefix + "a.json-" + dead + "-1~" + me, false, true},     // this namespace, gone
-		{Prefix + "b.json-" + live + "-2~" + me, false, false},    // this namespace, running
-		{Prefix + "c.json-" + dead + "-3~" + other, false, false}, // another's, young: its writer may live
-		{Prefix + "d.json-" + live + "-4~" + other, true, true},   // another's, old: gone, whatever runs here
-		{Prefix + "e.json-" + live + "-5~" + other, false, false}, // another's, young
-	}
-	for _, f := range files {
-		name := filepath.Join(dir, f.name)
-		if err := os.WriteFile(name, nil, 0o644); err != nil {
+	write := func(name string) {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if f.old {
-			if err := os.Chtimes(name, old, old); err != nil {
-				t.Fatal(err)
-			}
+	}
+	// written ForeignLeftoverAge ago: another namespace's is gone,
+	// whatever runs under its number here
+	oldForeign := Prefix + "d.json-" + live + "-4~" + other
+	write(oldForeign)
+	time.Sleep(ForeignLeftoverAge + 200*time.Millisecond)
+	listed := map[string]bool{
+		Prefix + "a.json-" + dead + "-1~" + me:    true,  // this namespace, gone
+		Prefix + "b.json-" + live + "-2~" + me:    false, // this namespace, running
+		Prefix + "c.json-" + dead + "-3~" + other: false, // another's, young: its writer may live
+		oldForeign: true,
+		Prefix + "e.json-" + live + "-5~" + other: false, // another's, young
+	}
+	for name := range listed {
+		if name != oldForeign {
+			write(name)
 		}
 	}
-	listed := map[string]bool{}
-	for _, l := range Leftovers(dir) {
-		listed[filepath.Base(l.Path)] = true
+	// a user's file a swap just moved to another namespace's temp name:
+	// its mtime is old, its rename new (attack38e M2)
+	user := filepath.Join(dir, "f.json")
+	write("f.json")
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(user, long, long); err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range files {
-		if listed[f.name] != f.listed {
-			t.Errorf("%s: listed %v, want %v", f.name, listed[f.name], f.listed)
+	swapped := Prefix + "f.json-" + live + "-6~" + other
+	if err := os.Rename(user, filepath.Join(dir, swapped)); err != nil {
+		t.Fatal(err)
+	}
+	listed[swapped] = false
+	got := map[string]bool{}
+	for _, l := range Leftovers(dir) {
+		got[filepath.Base(l.Path)] = true
+	}
+	for name, want := range listed {
+		if got[name] != want {
+			t.Errorf("%s: listed %v, want %v", name, got[name], want)
 		}
 	}
 }

@@ -659,12 +659,21 @@ func history(ctx context.Context, eng *engine.Engine) []Finding {
 // age at which it would be taken for abandoned: every record waits for it,
 // then fails naming only the lock file.
 func heldLock(eng *engine.Engine) (Finding, bool) {
-	path, age, pid, alive, ok := eng.HeldLock()
+	l, ok := eng.HeldLock()
 	if !ok {
 		return Finding{}, false
 	}
+	path, age, pid, alive := l.Path, l.Age, l.Pid, l.Alive
 	who, fix := "no strata process named in it", "if no git or strata command is running on this repository, remove it: rm "+state.ShellWord(path)
 	switch {
+	case l.Flock:
+		// its writer runs, wherever: removed, the lock it renames over
+		// the ref would be another writer's (attack38e M1)
+		who = "held by a strata writer that is still running (it holds the lock's flock: stopped, or in a frozen container)"
+		if pid > 0 {
+			who = fmt.Sprintf("held by strata process %d (as its pid namespace numbers it), still running: it holds the lock's flock (stopped, or in a frozen container)", pid)
+		}
+		fix = "let it go on (resume the stopped process or the paused container), or end it; do not remove the lock: its writer renames it over the ref"
 	case pid > 0 && alive && !proc.MayRunStrata(pid):
 		who = fmt.Sprintf("names process %d, which runs %s, not strata: an earlier strata's pid, reused; the next record removes it", pid, state.TermSafe(proc.Name(pid)))
 		fix = ""

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/strata-dev/strata/gitstore"
 )
@@ -93,6 +92,6 @@ func (e *Engine) Compare(a, b string) (ahead, behind int, err error) {
 
 // HeldLock describes the state ref's lock when it has been held past the
 // age at which strata takes a lock for abandoned (see gitstore.HeldLock).
-func (e *Engine) HeldLock() (path string, age time.Duration, pid int, alive, ok bool) {
+func (e *Engine) HeldLock() (gitstore.HeldLock, bool) {
 	return e.store.HeldLock(e.store.StateRef())
 }

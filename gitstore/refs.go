@@ -818,9 +818,10 @@ func (l *refLock) commit(ref string, h plumbing.Hash) error {
 	// the flock is kept through the rename by a second descriptor of the
 	// file (it lives on the open file, not on one descriptor), so the lock
 	// is never taken over between the check above and the rename
-	keep, derr := syscall.Dup(int(l.f.Fd()))
-	if derr == nil {
-		defer syscall.Close(keep)
+	// (close-on-exec: a git process started meanwhile does not keep it)
+	keep, _, errno := syscall.Syscall(syscall.SYS_FCNTL, l.f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno == 0 {
+		defer syscall.Close(int(keep))
 	}
 	if err := l.f.Close(); err != nil {
 		os.Remove(l.path)
@@ -990,18 +991,32 @@ func (s *Store) HasCommit(id string) bool {
 	return err == nil
 }
 
-// HeldLock describes a <ref>.lock older than StaleLockAge: its file, its
-// age, and the strata process that wrote it (0: unknown) and whether that
-// process lives. ok is false when the ref has no such lock.
-func (s *Store) HeldLock(ref string) (path string, age time.Duration, pid int, alive, ok bool) {
-	path = s.refFile(ref) + ".lock"
-	st, err := os.Lstat(path)
+// HeldLock describes a <ref>.lock older than StaleLockAge (ok false when
+// the ref has no such lock).
+func (s *Store) HeldLock(ref string) (l HeldLock, ok bool) {
+	l.Path = s.refFile(ref) + ".lock"
+	st, err := os.Lstat(l.Path)
 	if err != nil || lockAge(st) <= StaleLockAge {
-		return path, 0, 0, false, false
+		return l, false
 	}
-	holder, _ := lockHolder(path)
-	pid = holder.Pid
-	return path, lockAge(st), pid, flockHeld(path) || pid > 0 && proc.Running(pid), true
+	holder, _ := lockHolder(l.Path)
+	l.Age, l.Pid, l.Flock = lockAge(st), holder.Pid, flockHeld(l.Path)
+	l.Alive = l.Flock || l.Pid > 0 && proc.Running(l.Pid)
+	return l, true
+}
+
+// HeldLock is a <ref>.lock held past StaleLockAge: its file, its age, the
+// strata process its line names (0: none), whether a process holds its
+// flock (a strata writer still running, in any pid namespace: it is never
+// taken over, and must not be removed, as its writer renames it over the
+// ref), and whether its writer lives (the flock held, or the named
+// process running).
+type HeldLock struct {
+	Path  string
+	Age   time.Duration
+	Pid   int
+	Flock bool
+	Alive bool
 }
 
 // isDir reports whether name is a directory (not following a link).
