@@ -1024,3 +1024,54 @@ func isDir(name string) bool {
 	st, err := os.Lstat(name)
 	return err == nil && st.IsDir()
 }
+
+// LastMove reads the newest entry of ref's reflog: the commits the ref
+// moved from and to, and the entry's message ("strata" for strata's own
+// moves, "push" for git receive-pack's). Only the file's last 4 KiB are
+// read: the reflog grows with every record. ok is false when there is no
+// reflog, or its last line is not a move.
+func (s *Store) LastMove(ref string) (old, nw plumbing.Hash, msg string, ok bool) {
+	f, err := openRegular(s.logFile(ref))
+	if err != nil {
+		return old, nw, "", false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return old, nw, "", false
+	}
+	const tail = 4 << 10
+	start := max(fi.Size()-tail, 0)
+	data := make([]byte, fi.Size()-start)
+	if n, _ := f.ReadAt(data, start); int64(n) != fi.Size()-start {
+		return old, nw, "", false
+	}
+	data = bytes.TrimRight(data, "\n")
+	line := data[bytes.LastIndexByte(data, '\n')+1:]
+	if old, nw, ok = reflogMove(line); !ok {
+		return old, nw, "", false
+	}
+	if _, m, found := bytes.Cut(line, []byte("\t")); found {
+		msg = string(m)
+	}
+	return old, nw, msg, true
+}
+
+// MarkMoveTaken appends to ref's reflog a move of strata's from head to
+// itself: the newest entry is then strata's, and the outside move before
+// it (a push into this repository) counts as taken (engine.takePush).
+func (s *Store) MarkMoveTaken(ref string, head string) {
+	if !plumbing.IsHash(head) {
+		return
+	}
+	h := plumbing.NewHash(head)
+	lock, err := s.lockRef(ref)
+	if err != nil {
+		return
+	}
+	defer lock.release()
+	if now, found, err := s.readLocked(ref); err != nil || !found || now != h {
+		return // moved again meanwhile: that move is judged on its own
+	}
+	s.logRef(ref, h, h)
+}
