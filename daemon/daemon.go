@@ -944,16 +944,6 @@ func (r *recorder) key(k config.Kept) string {
 // logNotWritten logs the notes of the sync journal the engine's last
 // record (or Differing) completed: see printNotWritten in cmd/strata.
 func (r *recorder) logNotWritten() {
-	for _, p := range r.eng.TakePushed() {
-		switch {
-		case p.Refused != "":
-			r.log.Warn("kept as it is here: a push into this repository brought a version not taken here; this machine's version is recorded next", "path", p.Path, "why", p.Refused)
-		case p.Deleted:
-			r.log.Info("deleted: a push into this repository (another machine's sync) removed it", "path", p.Path)
-		default:
-			r.log.Info("wrote: a push into this repository (another machine's sync) moved the state ref", "path", p.Path)
-		}
-	}
 	for _, n := range r.eng.TakeNotWritten() {
 		if n.Found != "" && n.Rev == "" {
 			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)

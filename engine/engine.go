@@ -96,7 +96,6 @@ type Engine struct {
 	mergingAgain atomic.Bool
 	nwMu         sync.Mutex
 	notWritten   []NotWritten // owed writes completed journals left undone (TakeNotWritten)
-	pushed       []Pushed     // files pushes into this repository changed (TakePushed)
 	// privateSeen is, by path, the newest commit recording it that
 	// NotePrivate last looked at, so a watcher's every rescan asks git
 	// nothing again

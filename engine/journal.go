@@ -175,11 +175,10 @@ func (e *Engine) beginJournal(j journal, nothing string) error {
 	return nil
 }
 
-// writer is the command that wrote j: "sync", "restore", or "push" (a
-// push into this repository taken, pushed.go).
+// writer is the command that wrote j: "sync" or "restore".
 func (j *journal) writer() string {
-	if j.By == "restore" || j.By == "push" {
-		return j.By
+	if j.By == "restore" {
+		return "restore"
 	}
 	return "sync"
 }
@@ -252,7 +251,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	if j == nil || err != nil {
 		return nil, nil, err
 	}
-	restore, push := j.By == "restore", j.By == "push"
+	restore := j.By == "restore"
 	moved := true
 	if restore {
 		// a restore killed before its commit moved the ref owes nothing:
@@ -286,7 +285,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if f, saved := found[w.Path]; ok && saved {
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected, Restore: restore, Push: push})
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected, Restore: restore})
 			continue // what is on disk is recorded next, over the edit found
 		}
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
@@ -299,7 +298,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 			// out of the work tree): left alone, named, and the version
 			// noted as not taken, so a file absent once that is gone is
 			// no deletion (attack33b F4)
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != "", Restore: restore, Push: push})
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != "", Restore: restore})
 			if w.Result != "" {
 				refused[w.Path] = w.Result
 			}
@@ -318,7 +317,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		// the merged version (merged with it first where the class's
 		// merge keeps both sides, MergeOverEdits), which the user is told
 		// of
-		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result, Restore: restore, Push: push})
+		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result, Restore: restore})
 	}
 	if len(refused) > 0 {
 		if err := e.KeepNotTaken(refused); err != nil {
@@ -389,20 +388,15 @@ type NotWritten struct {
 	// noted as not taken (KeepNotTaken), so its absence is no deletion.
 	NotTaken bool
 	// Restore is set when the writes were a restore's (its commit, Rev,
-	// records the restored version), not a sync's; Push when they were
-	// owed for a push into this repository (pushed.go).
+	// records the restored version), not a sync's.
 	Restore bool
-	Push    bool
 }
 
 // Interrupted names the command whose journal owed the write: "an
 // interrupted sync" or "an interrupted restore".
 func (n NotWritten) Interrupted() string {
-	switch {
-	case n.Restore:
+	if n.Restore {
 		return "an interrupted restore"
-	case n.Push:
-		return "a push into this repository"
 	}
 	return "an interrupted sync"
 }
@@ -410,11 +404,8 @@ func (n NotWritten) Interrupted() string {
 // Owed names the version that was owed: "the merged version" (a sync's)
 // or "the restored version".
 func (n NotWritten) Owed() string {
-	switch {
-	case n.Restore:
+	if n.Restore {
 		return "the restored version"
-	case n.Push:
-		return "the pushed version"
 	}
 	return "the merged version"
 }

@@ -115,9 +115,6 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 // meanwhile), completes an interrupted sync's journal and merges the edits
 // that sync kept; release gives the lock back.
 func (e *Engine) readyToRecord() (release func(), err error) {
-	if err := e.takePush(); err != nil { // a push into this repository, first (pushed.go)
-		return nil, err
-	}
 	release, err = e.holdWrites(false)
 	if err != nil {
 		return nil, err

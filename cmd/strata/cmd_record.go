@@ -82,7 +82,6 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 		fmt.Fprintln(e.Err, p.Error())
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
-	printPushed(e, eng)
 	printNotWritten(e, eng)
 	// The write protocol (L2 lines and L3 entities after L1 changes): when
 	// asked, and when a watcher runs here, whose protocol would otherwise
@@ -189,22 +188,6 @@ func printNotWritten(e *env, eng *engine.Engine) {
 		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s; the edit is recorded over %s (see it: strata show %s --rev %s)\n",
 			state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
-	}
-}
-
-// printPushed names, on stderr, the files a push into this repository
-// (it is another machine's sync remote) changed, which the record wrote
-// first, or did not take, before recording anything (engine.takePush).
-func printPushed(e *env, eng *engine.Engine) {
-	for _, p := range eng.TakePushed() {
-		switch {
-		case p.Refused != "":
-			fmt.Fprintf(e.Err, "strata: kept %s as it is here: a push into this repository brought a version not taken here (%s); this machine's version is recorded next\n", state.ShownPath(p.Path), p.Refused)
-		case p.Deleted:
-			fmt.Fprintf(e.Err, "strata: deleted %s: a push into this repository (another machine's sync) removed it from refs/strata/state\n", state.ShownPath(p.Path))
-		default:
-			fmt.Fprintf(e.Err, "strata: wrote %s: a push into this repository (another machine's sync) moved refs/strata/state, and its version is written here\n", state.ShownPath(p.Path))
-		}
 	}
 }
 
