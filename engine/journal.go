@@ -254,9 +254,9 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	restore := j.By == "restore"
 	moved := true
 	if restore {
-		// a restore killed before its commit moved the ref owes nothing:
-		// the files it had put in place (none, unless killed amid its
-		// renames) are recorded next as any edit, as it was never asked
+		// a restore killed before its commit moved the ref owes nothing,
+		// and had put no file in place (its renames come after its
+		// commit): it is undone, as if never asked
 		head, err := e.Head()
 		if err != nil {
 			return nil, nil, err
