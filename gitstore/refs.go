@@ -750,6 +750,9 @@ func lockHolder(path string) (holder proc.Identity, flocked bool) {
 			holder.PidNS, holder.Boot, holder.Start = fields[1], fields[2], start
 			flocked = len(fields) == 5
 		}
+		if !holder.Known() { // an empty field, a zero start: no whole identity, no mark (FuzzLockHolder)
+			holder, flocked = proc.Identity{Pid: pid}, false
+		}
 	}
 	return holder, flocked
 }
