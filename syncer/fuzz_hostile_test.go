@@ -48,7 +48,9 @@ func FuzzSyncHostileTree(f *testing.F) {
 	f.Add([]byte{0, 5, 6, 7, 12}, []byte{2, 3, 4, 16}, false)
 	f.Add([]byte{7, 1, 2, 16}, []byte{0, 0}, true)
 	f.Fuzz(func(t *testing.T, n1, n2 []byte, asTree bool) {
-		if len(n1) > 12 || len(n2) > 12 {
+		if len(n1) > 12 || len(n2) > 12 || len(n1) == 0 || len(n2) == 0 {
+			// an empty entry name: git's own diff-tree, which builds the
+			// remote's commit here (commitTruthful), refuses to read it
 			t.Skip()
 		}
 		w := newWorld(t, "a")
