@@ -180,22 +180,20 @@ func (c *Checkouts) Commit(mid func()) (late []string, err error) {
 	return late, nil
 }
 
-// Changed reports whether the file at kept path, added to the batch, is
-// no longer the one Add saw (a file there where Add found none counts), by
-// its size, time and inode, as Commit judges it right before its rename. A
-// restore asks before its commit records the new version (putBack).
-func (c *Checkouts) Changed(path string) bool {
+// Changed returns the kept paths added to the batch whose file is no
+// longer the one Add saw (a file there where Add found none counts), by
+// size, time and inode, as Commit judges each right before its rename, in
+// one pass over the batch. A restore asks before its commit records the
+// new versions (putBack).
+func (c *Checkouts) Changed() map[string]bool {
+	changed := map[string]bool{}
 	for _, a := range c.added {
-		if a.path != path {
-			continue
-		}
 		now, err := os.Lstat(a.name)
-		if a.st == nil {
-			return err == nil
+		if a.st == nil && err == nil || a.st != nil && (err != nil || !unchangedSince(a.st, now)) {
+			changed[a.path] = true
 		}
-		return err != nil || !unchangedSince(a.st, now)
 	}
-	return false
+	return changed
 }
 
 // Interfered reports whether Commit left path unwritten though its file was

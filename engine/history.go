@@ -241,14 +241,15 @@ func (e *Engine) putBack(paths []config.Kept, jobs []restoreJob, remove []config
 	// version would be refused at its rename): looked at once more, right
 	// before the ref moves, so only an edit in the moment between this look
 	// and the rename has its restored version recorded unwritten
+	changed := co.Changed()
 	owed = slices.DeleteFunc(owed, func(w JournalEntry) bool {
-		if !co.Changed(w.Path) {
+		if !changed[w.Path] {
 			return false
 		}
 		late[w.Path], written[w.Path] = edited, false
-		changes = slices.DeleteFunc(changes, func(c state.Change) bool { return c.Path == w.Path })
 		return true
 	})
+	changes = slices.DeleteFunc(changes, func(c state.Change) bool { return changed[c.Path] })
 	for _, k := range remove {
 		if was := seen[k.Path]; was != "" {
 			owed = append(owed, JournalEntry{Path: k.Path, Ours: was, Result: ""})
