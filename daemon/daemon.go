@@ -944,6 +944,13 @@ func (r *recorder) key(k config.Kept) string {
 // logNotWritten logs the notes of the sync journal the engine's last
 // record (or Differing) completed: see printNotWritten in cmd/strata.
 func (r *recorder) logNotWritten() {
+	for _, p := range r.eng.TakePushed() {
+		if p.Refused != "" || p.Forced {
+			r.log.Warn(p.Message())
+		} else {
+			r.log.Info(p.Message())
+		}
+	}
 	for _, n := range r.eng.TakeNotWritten() {
 		if n.Found != "" && n.Rev == "" {
 			r.log.Warn("found a version a strata process killed while writing it left in a temp file; recorded, then the file on disk", "path", n.Path, "commit", state.ShortID(n.Found), "rejected", n.FoundRejected)

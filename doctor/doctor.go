@@ -153,6 +153,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	if f, ok := pendingSync(eng); ok {
 		add(f)
 	}
+	if f, ok := pendingPush(eng); ok {
+		add(f)
+	}
 	add(worktrees(ctx, eng))
 	add(remotes(eng)...)
 	return fs
@@ -704,6 +707,26 @@ func pendingSync(eng *engine.Engine) (Finding, bool) {
 		Message: fmt.Sprintf("%s; %d %s not yet written (%s); until then they show as modified",
 			after, len(owed), engine.Plural(len(owed), "file is", "files are"), state.ShownPaths(owed, " ")),
 		Fix: "strata record (or strata sync) writes them"}, true
+}
+
+// pendingPush is a move of the state ref by something other than strata (a
+// push into this repository, which serves as another machine's sync
+// remote) that no command has taken into the work tree yet
+// (engine.PendingPush).
+func pendingPush(eng *engine.Engine) (Finding, bool) {
+	p, err := eng.PendingPush()
+	if err != nil || p == nil {
+		return Finding{}, false
+	}
+	if !p.Forward {
+		return Finding{Check: "push", Level: LevelWarn,
+			Message: fmt.Sprintf("%s was moved from outside strata to %s, which does not descend from %s, the history the files here follow (a forced push, or a rewind by hand)", eng.StateRef(), state.ShortID(p.To), state.ShortID(p.From)),
+			Fix:     fmt.Sprintf("the next strata record writes nothing of it and records the files here over it; to take the other history instead: strata restore --all --rev %s", state.ShortID(p.To))}, true
+	}
+	return Finding{Check: "push", Level: LevelInfo,
+		Message: fmt.Sprintf("%s was moved from outside strata (a push into this repository: it serves as another machine's sync remote) from %s to %s; %d %s not yet written here (%s); until then they show as modified",
+			eng.StateRef(), state.ShortID(p.From), state.ShortID(p.To), len(p.Paths), engine.Plural(len(p.Paths), "file is", "files are"), state.ShownPaths(p.Paths, " ")),
+		Fix: "strata record (or sync, restore) writes them; a bare repository as the sync remote avoids this (README)"}, true
 }
 
 func worktrees(ctx context.Context, eng *engine.Engine) Finding {

@@ -96,6 +96,8 @@ type Engine struct {
 	mergingAgain atomic.Bool
 	nwMu         sync.Mutex
 	notWritten   []NotWritten // owed writes completed journals left undone (TakeNotWritten)
+	pushed       []Pushed     // files pushes into this repository changed (TakePushed)
+	writesHeld   atomic.Int32 // write-phase locks this engine holds (holdWrites)
 	// privateSeen is, by path, the newest commit recording it that
 	// NotePrivate last looked at, so a watcher's every rescan asks git
 	// nothing again

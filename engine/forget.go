@@ -34,6 +34,13 @@ func (e *Engine) ForgetUnpublished(ctx context.Context, paths []string, dry bool
 		}
 		only, tracking = &r, []string{r.Ref}
 	}
+	if !dry {
+		// a push's versions written first: forget's own move of the ref
+		// would otherwise refuse (pushed.go)
+		if err := e.takePush(); err != nil {
+			return Forgotten{}, err
+		}
+	}
 	releaseSync, err := e.HoldSync()
 	if err != nil {
 		return Forgotten{}, err

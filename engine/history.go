@@ -106,7 +106,10 @@ func notRecordedAt(path string, p Point, err error) error {
 // version (p zero), a file whose deletion was recorded is brought back as it
 // was before that deletion, and its Outcome's Revived says which version.
 func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
-	paths = distinct(paths) // a path named twice (a a ./a) is restored once
+	paths = distinct(paths)              // a path named twice (a a ./a) is restored once
+	if err := e.takePush(); err != nil { // planned from the files a push left owed written (pushed.go)
+		return nil, err
+	}
 	if home, tree := e.splitHome(paths); len(home) > 0 {
 		return e.restoreHome(home, tree, p) // from the home ref (home.go)
 	}
@@ -265,6 +268,13 @@ func (e *Engine) putBack(paths []config.Kept, jobs []restoreJob, remove []config
 		}
 		step("journaled")
 		recorded, err := e.store.Record(changes...)
+		if outside := (*gitstore.OutsideMoveError)(nil); errors.As(err, &outside) {
+			// a push into this repository landed meanwhile: the ref did not
+			// move for the restore, which owes nothing (the push is taken
+			// by the next command)
+			e.EndWrites()
+			return nil, fmt.Errorf("restore: %w; nothing was restored: run the restore again, which takes that move first", err)
+		}
 		if err != nil && !errors.Is(err, state.ErrUnchanged) {
 			// the journal stays: the next command undoes the restore if
 			// the ref did not move, completes it if it did
@@ -395,6 +405,9 @@ func (e *Engine) restorable(k config.Kept, c string, p Point) ([]byte, error) {
 // (planAll): left as they are, returned with their Outcome's Held set, and
 // the other files restored.
 func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
+	if err := e.takePush(); err != nil { // planned from the files a push left owed written (pushed.go)
+		return nil, err
+	}
 	write, datas, remove, held, err := e.planAll(p)
 	if err != nil {
 		return nil, err
@@ -561,7 +574,7 @@ type FileStatus struct {
 	Path         string         `json:"path"`
 	Class        state.Class    `json:"class"`
 	Schema       string         `json:"schema"`
-	State        string         `json:"state"` // recorded, modified, new, deleted, not taken, invalid, unreadable
+	State        string         `json:"state"` // recorded, modified, new, deleted, not taken, pushed, invalid, unreadable
 	Valid        bool           `json:"valid"`
 	Problems     state.Problems `json:"problems,omitempty"`
 	LastRecorded *time.Time     `json:"last_recorded,omitempty"`
@@ -586,9 +599,20 @@ func (e *Engine) Status() ([]FileStatus, error) {
 			return nil, err
 		}
 	}
+	// a file a push into this repository changed that is still the version
+	// the files here follow: not the user's edit, but owed (pushed.go)
+	pushed := map[string]bool{}
+	if pp, err := e.PendingPush(); err == nil && pp != nil {
+		for _, p := range pp.Paths {
+			pushed[p] = true
+		}
+	}
 	out := make([]FileStatus, 0, len(paths))
 	for _, k := range paths {
 		s, show := e.fileStatus(k, head, files, last)
+		if pushed[k.Path] && s.State != "unreadable" {
+			s.State = "pushed" // not yet written here
+		}
 		if OutsideTree(k.Path) { // compared with the home ref (home.go)
 			hs, ok, err := e.homeStatus(k)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
@@ -83,7 +84,21 @@ func (e *Engine) holdWrites(exclusive bool) (func(), error) {
 		}
 		return nil, fmt.Errorf("%s (%s held for %s); try again: %w", what, held.Path, WritesWait, state.ErrLocked)
 	}
-	return release, err
+	if err != nil {
+		return nil, err
+	}
+	// counted, so that takePush, which takes the lock exclusively, is not
+	// run by a caller of this engine that holds it already (a merge's Put
+	// inside a record): the flock of a second descriptor would wait for
+	// this process's own
+	e.writesHeld.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.writesHeld.Add(-1)
+			release()
+		})
+	}, nil
 }
 
 // SyncWait is how long a sync waits for another sync of the same work tree
@@ -126,6 +141,10 @@ type journal struct {
 	// from From, so a restore killed before its commit is undone, not
 	// half done.
 	By string `json:"by,omitempty"`
+	// To is, for a push's journal (By "push", pushed.go), the head the
+	// writes are owed for: another push may move the ref on before they
+	// are done, and that one is taken on its own.
+	To string `json:"to,omitempty"`
 }
 
 func (e *Engine) journalPath() string {
@@ -175,10 +194,11 @@ func (e *Engine) beginJournal(j journal, nothing string) error {
 	return nil
 }
 
-// writer is the command that wrote j: "sync" or "restore".
+// writer is the command that wrote j: "sync", "restore", or "push" (a
+// push into this repository taken, pushed.go).
 func (j *journal) writer() string {
-	if j.By == "restore" {
-		return "restore"
+	if j.By == "restore" || j.By == "push" {
+		return j.By
 	}
 	return "sync"
 }
@@ -251,7 +271,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	if j == nil || err != nil {
 		return nil, nil, err
 	}
-	restore := j.By == "restore"
+	restore, push := j.By == "restore", j.By == "push"
 	moved := true
 	if restore {
 		// a restore killed before its commit moved the ref owes nothing,
@@ -278,6 +298,11 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		return nil, nil, e.EndWrites()
 	}
 	head, files, err := e.recorded()
+	if push {
+		// owed for the head the push moved the ref to, wherever it is now
+		head = j.To
+		files, err = e.filesAt(j.To)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -285,7 +310,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	for _, w := range j.Writes {
 		k, ok := e.cfg.Classify(w.Path)
 		if f, saved := found[w.Path]; ok && saved {
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected, Restore: restore})
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Found: f.commit, FoundRejected: f.rejected, Restore: restore, Push: push})
 			continue // what is on disk is recorded next, over the edit found
 		}
 		if !ok || files[w.Path] != w.Result || w.Ours == w.Result {
@@ -298,7 +323,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 			// out of the work tree): left alone, named, and the version
 			// noted as not taken, so a file absent once that is gone is
 			// no deletion (attack33b F4)
-			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != "", Restore: restore})
+			notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, NotTaken: w.Result != "", Restore: restore, Push: push})
 			if w.Result != "" {
 				refused[w.Path] = w.Result
 			}
@@ -317,7 +342,7 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 		// the merged version (merged with it first where the class's
 		// merge keeps both sides, MergeOverEdits), which the user is told
 		// of
-		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result, Restore: restore})
+		notWritten = append(notWritten, NotWritten{Path: w.Path, Rev: head, Ours: w.Ours, Result: w.Result, Restore: restore, Push: push})
 	}
 	if len(refused) > 0 {
 		if err := e.KeepNotTaken(refused); err != nil {
@@ -327,6 +352,12 @@ func (e *Engine) RecoverWrites() (notWritten []NotWritten, lost []Lost, err erro
 	// the merges of edits over owed MEMORY.md or graph versions, kept
 	// before the journal that owed them goes
 	e.OweMerges(notWritten)
+	if push {
+		// the files are now those of the head the push moved the ref to
+		if err := e.store.MarkMatched(j.To); err != nil {
+			return notWritten, nil, fmt.Errorf("push journal: %w", err)
+		}
+	}
 	if len(j.Lost) > 0 && head != j.From {
 		if err := e.KeepLosses(j.Lost); err != nil {
 			return notWritten, nil, fmt.Errorf("sync journal: %w", err)
@@ -388,15 +419,20 @@ type NotWritten struct {
 	// noted as not taken (KeepNotTaken), so its absence is no deletion.
 	NotTaken bool
 	// Restore is set when the writes were a restore's (its commit, Rev,
-	// records the restored version), not a sync's.
+	// records the restored version), not a sync's; Push when they were
+	// owed for a push into this repository (pushed.go).
 	Restore bool
+	Push    bool
 }
 
 // Interrupted names the command whose journal owed the write: "an
 // interrupted sync" or "an interrupted restore".
 func (n NotWritten) Interrupted() string {
-	if n.Restore {
+	switch {
+	case n.Restore:
 		return "an interrupted restore"
+	case n.Push:
+		return "a push into this repository"
 	}
 	return "an interrupted sync"
 }
@@ -404,8 +440,11 @@ func (n NotWritten) Interrupted() string {
 // Owed names the version that was owed: "the merged version" (a sync's)
 // or "the restored version".
 func (n NotWritten) Owed() string {
-	if n.Restore {
+	switch {
+	case n.Restore:
 		return "the restored version"
+	case n.Push:
+		return "the pushed version"
 	}
 	return "the merged version"
 }

@@ -102,12 +102,22 @@ func (e *Engine) noteHead() {
 // when another writer has replaced the file since (that version is then
 // recorded next, as any edit).
 func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
-	release, err := e.readyToRecord()
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		release, err := e.readyToRecord()
+		if err != nil {
+			return nil, err
+		}
+		out, err := e.recordHeld(paths, src, wrote)
+		release()
+		// a push into this repository landed after readyToRecord took the
+		// moves before it: the ref did not move, and the record is made
+		// again once that push is taken (pushed.go)
+		var outside *gitstore.OutsideMoveError
+		if errors.As(err, &outside) && attempt < maxPushRounds {
+			continue
+		}
+		return out, err
 	}
-	defer release()
-	return e.recordHeld(paths, src, wrote)
 }
 
 // readyToRecord starts what reads the kept files against the ref as a
@@ -115,6 +125,9 @@ func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string]
 // meanwhile), completes an interrupted sync's journal and merges the edits
 // that sync kept; release gives the lock back.
 func (e *Engine) readyToRecord() (release func(), err error) {
+	if err := e.takePush(); err != nil { // a push into this repository, first (pushed.go)
+		return nil, err
+	}
 	release, err = e.holdWrites(false)
 	if err != nil {
 		return nil, err

@@ -79,6 +79,7 @@ func TestForgetKeepsPublishedAndTakesTheRemotesVersion(t *testing.T) {
 	runGit(t, r.main, "update-ref", TrackingPrefix+"origin/state", rm)
 	m := commitWith(t, r.main, l, "x.json", `{"v":"SECRET"}`, "merge origin\n\nkept local x.json: newer\n", l, rm)
 	runGit(t, r.main, "update-ref", "refs/strata/state", m)
+	markTaken(t, s)
 	c := mustRecord(t, s, change("y.json", `{"y":2}`, t0.Add(3*time.Minute)))[0].Commit
 	secret := blobOf(t, r.main, `{"v":"SECRET"}`)
 

@@ -114,6 +114,7 @@ func TestIndexFollowsResets(t *testing.T) {
 	if h, _ := s.At(s.StateRef(), t0.Add(79*time.Minute)); h != commits[19] {
 		t.Fatalf("At after reset = %s, want %s", h, commits[19])
 	}
+	markTaken(t, s)
 	next := mustRecord(t, s, change("f.json", "new", t0.Add(200*time.Minute)))[0].Commit
 	if h, _ := s.At(s.StateRef(), t0.Add(300*time.Minute)); h != next {
 		t.Fatalf("At after record on reset = %s", h)

@@ -766,6 +766,11 @@ var errLockLost = errors.New("ref lock taken over while held")
 // ownership is checked, the move logged and the lock renamed over the ref.
 var beforeRefRename func()
 
+// BeforeRefLock, set by tests only (of other packages too), runs in a ref
+// move after the new commit is built, right before the ref's lock is
+// taken: another writer (a push into this repository) moving the ref there.
+var BeforeRefLock func(ref string)
+
 // lockChecked, set by tests only, runs in a commit after the lock was
 // found still this writer's, right before its rename: a writer paused
 // there.
@@ -877,11 +882,17 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		if BeforeRefLock != nil {
+			BeforeRefLock(ref)
+		}
 		lock, err := s.lockRef(ref)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		cur, _, err := s.readLocked(ref)
+		if err == nil {
+			err = s.checkMatched(ref, cur) // never from a head strata did not leave (matched.go)
+		}
 		if err != nil {
 			lock.release()
 			return plumbing.ZeroHash, err
@@ -908,6 +919,7 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 		}
 		err = errLockLost
 		if lock.mine() { // a lost lock logs no move (it makes none)
+			s.noteMatched(ref, base, next)
 			s.logRef(ref, base, next)
 			err = lock.commit(ref, next)
 		} else {

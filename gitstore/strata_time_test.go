@@ -88,6 +88,7 @@ func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 	mustRecord(t, s, change(p, "ahead", forged))
 	ahead, _ := s.Head(s.StateRef())
 	runGit(t, r.main, "update-ref", s.StateRef(), base)
+	markTaken(t, s)
 	mustRecord(t, s, change(p, "mine", t0.Add(10*time.Minute)))
 	mine, _ := s.Head(s.StateRef())
 
@@ -119,9 +120,11 @@ func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 	// a record built on the version from 2099, 20 minutes after t0; an
 	// edit elsewhere 30 minutes after t0 is later
 	runGit(t, r.main, "update-ref", s.StateRef(), ahead)
+	markTaken(t, s)
 	mustRecord(t, s, change(q, "other", t0.Add(20*time.Minute)))
 	built, _ := s.Head(s.StateRef())
 	runGit(t, r.main, "update-ref", s.StateRef(), base)
+	markTaken(t, s)
 	mustRecord(t, s, change(p, "mine later", t0.Add(30*time.Minute)))
 	later, _ := s.Head(s.StateRef())
 	for _, side := range [][2]string{{later, built}, {built, later}} {
@@ -149,6 +152,7 @@ func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 
 	// within the allowance for clock skew a time counts as it is
 	runGit(t, r.main, "update-ref", s.StateRef(), base)
+	markTaken(t, s)
 	mustRecord(t, s, change(p, "skewed", t0.Add(44*time.Minute)))
 	skewed, _ := s.Head(s.StateRef())
 	m, err := s.PlanMerge(later, skewed, t0.Add(40*time.Minute))
@@ -162,6 +166,7 @@ func TestMergeBoundsTimesAheadOfTheClock(t *testing.T) {
 	// a time not ahead of the clock counts as it is, even under a commit
 	// from a slower clock
 	runGit(t, r.main, "update-ref", s.StateRef(), base)
+	markTaken(t, s)
 	mustRecord(t, s, change(p, "honest", t0.Add(35*time.Minute)))
 	honest, _ := s.Head(s.StateRef())
 	mustRecord(t, s, change(q, "slow clock", t0.Add(time.Minute)))

@@ -557,7 +557,12 @@ func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, 
 	defer o.Lock.Unlock()
 	// no record in another process from here until the owed writes are
 	// done (engine.HoldWrites): it would take this sync's journal for a
-	// dead one's
+	// dead one's; a push into this repository (it is another machine's
+	// remote) is taken first: the merge's ref move would refuse to start
+	// from it
+	if err := eng.TakePush(); err != nil {
+		return "", err
+	}
 	release, err := holdAndRecover(eng, rep)
 	if release != nil {
 		defer release()

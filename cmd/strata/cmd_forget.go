@@ -94,6 +94,7 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 		paths = append(paths, k.Path)
 	}
 	res, err := eng.ForgetUnpublished(ctx, paths, o.DryRun, o.Remote)
+	printPushed(e, eng)
 	printNotWritten(e, eng)
 	for _, st := range res.Stale {
 		fmt.Fprintf(e.Err, "strata: forget: could not fetch %s; what it holds counts as last fetched\n", state.TermSafe(st))

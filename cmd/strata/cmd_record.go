@@ -82,6 +82,7 @@ func runRecord(ctx context.Context, e *env, o recordOptions) error {
 		fmt.Fprintln(e.Err, p.Error())
 	}
 	outs, err := eng.Record(kept, state.SourceRecord)
+	printPushed(e, eng)
 	printNotWritten(e, eng)
 	// The write protocol (L2 lines and L3 entities after L1 changes): when
 	// asked, and when a watcher runs here, whose protocol would otherwise
@@ -188,6 +189,15 @@ func printNotWritten(e *env, eng *engine.Engine) {
 		}
 		fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s; the edit is recorded over %s (see it: strata show %s --rev %s)\n",
 			state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
+	}
+}
+
+// printPushed names, on stderr, the files a push into this repository
+// (it is another machine's sync remote) changed, which the record wrote
+// first, or did not take, before recording anything (engine.takePush).
+func printPushed(e *env, eng *engine.Engine) {
+	for _, p := range eng.TakePushed() {
+		fmt.Fprintf(e.Err, "strata: %s\n", p.Message())
 	}
 }
 

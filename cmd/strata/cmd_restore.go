@@ -106,6 +106,7 @@ func runRestore(e *env, o restoreOptions) error {
 	} else {
 		outs, err = eng.Restore(kept, p)
 	}
+	printPushed(e, eng)
 	printNotWritten(e, eng) // of a sync or restore killed earlier, whose journal this one completed
 	if err != nil {
 		return err

@@ -29,12 +29,13 @@ func newStatusCommand(e *env) *cli.Command {
 }
 
 type statusJSON struct {
-	Ref     string            `json:"ref"`
-	Head    string            `json:"head,omitempty"`
-	Watcher daemon.Status     `json:"watcher"`
-	Remotes []syncer.Tracking `json:"remotes"`
-	Lost    []syncer.Loss     `json:"lost"`           // local versions past syncs did not take
-	Owed    []string          `json:"owed,omitempty"` // files an interrupted sync has yet to write
+	Ref     string                  `json:"ref"`
+	Head    string                  `json:"head,omitempty"`
+	Watcher daemon.Status           `json:"watcher"`
+	Remotes []syncer.Tracking       `json:"remotes"`
+	Lost    []syncer.Loss           `json:"lost"`             // local versions past syncs did not take
+	Owed    []string                `json:"owed,omitempty"`   // files an interrupted sync has yet to write
+	Pushed  *engine.PendingPushInfo `json:"pushed,omitempty"` // a move of the ref from outside strata not yet taken
 	// MergeLater: files whose edit, invalid, a sync could not write over;
 	// the record that finds one fixed merges it with the merged version.
 	MergeLater []string `json:"merge_later,omitempty"`
@@ -93,6 +94,10 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
+	pushed, err := eng.PendingPush()
+	if err != nil {
+		return err
+	}
 	later, lerr := eng.PendingMerges()
 	laterErr := ""
 	if lerr != nil {
@@ -106,7 +111,7 @@ func runStatus(e *env, o statusOptions) error {
 		if files == nil {
 			files = []engine.FileStatus{}
 		}
-		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, MergeLater: later, MergeLaterError: laterErr, NotTakenError: damaged, Layers: lj, Files: files, Private: eng.Withheld()})
+		return writeJSON(e.Out, statusJSON{Ref: eng.StateRef(), Head: head, Watcher: w, Remotes: remotes, Lost: lost, Owed: owed, Pushed: pushed, MergeLater: later, MergeLaterError: laterErr, NotTakenError: damaged, Layers: lj, Files: files, Private: eng.Withheld()})
 	}
 	defer printWithheld(e, eng)
 	l2, l3 := agent.Withheld()
@@ -139,6 +144,7 @@ func runStatus(e *env, o statusOptions) error {
 		}
 		fmt.Fprintf(e.Out, "%s; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", after, state.ShownPaths(owed, " "))
 	}
+	printPendingPush(e, pushed)
 	if len(later) > 0 {
 		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(later, " "))
 	}
@@ -235,4 +241,18 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// printPendingPush names a move of the state ref from outside strata (a
+// push into this repository) that no command has taken yet.
+func printPendingPush(e *env, p *engine.PendingPushInfo) {
+	switch {
+	case p == nil:
+	case !p.Forward:
+		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata to %s, which does not descend from %s, the history the files here follow (a forced push?): the next strata record writes nothing of it and records the files here over it\n", state.ShortID(p.To), state.ShortID(p.From))
+	case len(p.Paths) > 0:
+		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; not yet written here: %s (the next strata record, sync or restore writes them; until then they show as modified)\n", state.ShortID(p.From), state.ShortID(p.To), state.ShownPaths(p.Paths, " "))
+	default:
+		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; nothing of it left to write here (the next strata record marks it taken)\n", state.ShortID(p.From), state.ShortID(p.To))
+	}
 }

@@ -75,6 +75,7 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	// record` runs it: their L2 line and L3 upsert go out with them.
 	agent := layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) })
 	rep, err := syncer.Sync(ctx, eng, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun, AfterRecord: agent.AfterRecord})
+	printPushed(e, eng)
 	if err != nil {
 		return err
 	}

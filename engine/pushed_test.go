@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/gitstore"
+	"github.com/strata-dev/strata/state"
+)
+
+// pushCommit makes, with git's plumbing, a commit on top of the state ref's
+// head that sets path to content, as another machine's sync pushes one.
+func pushCommit(t *testing.T, e *Engine, path, content string) string {
+	t.Helper()
+	root := e.Config().Root
+	git := func(stdin string, env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	head := mustHead(t, e)
+	blob := git(content, nil, "hash-object", "-w", "--stdin")
+	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+	git("", index, "read-tree", head)
+	git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
+	tree := git("", index, "write-tree")
+	return git("", []string{"GIT_AUTHOR_DATE=2026-11-22T12:00:00Z", "GIT_COMMITTER_DATE=2026-11-22T12:00:00Z", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com"}, "commit-tree", tree, "-p", head, "-m", "sync with origin")
+}
+
+// A push into this repository that lands while a record builds its commit
+// (after the record took the moves before it) makes the record's ref move
+// refuse: the record takes that push, then is made again on it. Before, the
+// ref move just rebuilt on the pushed head, recording each file the push
+// changed as the user's edit back (attack38f F2).
+func TestPushDuringRecordTaken(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	edit(t, e, ".claude/c.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json", ".claude/c.json")
+	pushed := pushCommit(t, e, ".claude/c.json", `{"v": "pushed"}`)
+	edit(t, e, ".claude/a.json", `{"v": 2}`)
+	gitstore.BeforeRefLock = func(ref string) {
+		gitstore.BeforeRefLock = nil
+		if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", ref, pushed).CombinedOutput(); err != nil {
+			t.Errorf("git update-ref: %v: %s", err, out)
+		}
+	}
+	t.Cleanup(func() { gitstore.BeforeRefLock = nil })
+	if _, err := e.Record([]config.Kept{kept(t, e, ".claude/a.json"), kept(t, e, ".claude/c.json")}, state.SourceRecord); err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(t, e, ".claude/c.json"); got != `{"v": "pushed"}` {
+		t.Fatalf("c.json is %q on disk, want the pushed version written", got)
+	}
+	files, err := e.store.Files(mustHead(t, e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[".claude/c.json"] != gitstore.BlobHash([]byte(`{"v": "pushed"}`)) {
+		t.Fatal("the record took the pushed c.json for an edit back: the push is reverted")
+	}
+	if files[".claude/a.json"] != gitstore.BlobHash([]byte(`{"v": 2}`)) {
+		t.Fatal("a.json's edit is not recorded")
+	}
+	if ahead, _, err := e.store.Compare(pushed, mustHead(t, e)); err != nil || ahead != 0 {
+		t.Fatalf("the head does not descend from the pushed commit (%v)", err)
+	}
+}
+
+// A ref move by strata refuses to start from a head strata did not leave
+// (gitstore.OutsideMoveError) when nothing took it: forget's and restore's
+// moves included, which take it first (attack38f F4: forget's move hid a
+// push, which the next record reverted).
+func TestForgetTakesPushFirst(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	edit(t, e, ".claude/c.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json", ".claude/c.json")
+	pushed := pushCommit(t, e, ".claude/c.json", `{"v": "pushed"}`)
+	if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), pushed).CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref: %v: %s", err, out)
+	}
+	if _, err := e.ForgetUnpublished(t.Context(), []string{".claude/a.json"}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(t, e, ".claude/c.json"); got != `{"v": "pushed"}` {
+		t.Fatalf("c.json is %q on disk after forget, want the pushed version written first", got)
+	}
+	record(t, e, ".claude/a.json", ".claude/c.json")
+	files, err := e.store.Files(mustHead(t, e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[".claude/c.json"] != gitstore.BlobHash([]byte(`{"v": "pushed"}`)) {
+		t.Fatal("the record after forget reverted the pushed c.json")
+	}
+}
