@@ -885,7 +885,16 @@ func isHex(s string) bool {
 // command failed, and an agent's save a restore had swapped out was
 // recorded and removed instead of put back; a dead one's stayed for good
 // where its number ran something else here: attack38c 2).
-func Leftovers(dir string) []Leftover {
+func Leftovers(dir string) []Leftover { return leftovers(dir, false) }
+
+// YoungForeign lists the temp files in dir of strata processes of another
+// pid namespace that are not yet ForeignLeftoverAge old, which Leftovers
+// leaves alone: a live writer's in a container sharing the repository, or a
+// killed one's, which may hold an agent's save its swap took out, recorded
+// only once old enough (status and doctor name them meanwhile).
+func YoungForeign(dir string) []Leftover { return leftovers(dir, true) }
+
+func leftovers(dir string, young bool) []Leftover {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -915,10 +924,11 @@ func Leftovers(dir string) []Leftover {
 			// the temp name keeps the user's old mtime, but its rename set
 			// its ctime (attack38e M2)
 			at := max(info.ModTime().UnixNano(), changeTime(info))
-			if age := time.Since(time.Unix(0, at)); age < ForeignLeftoverAge && -age < ForeignLeftoverAge {
+			age := time.Since(time.Unix(0, at))
+			if youngNow := age < ForeignLeftoverAge && -age < ForeignLeftoverAge; youngNow != young {
 				continue // another namespace's pid: judged by age alone (a date ahead counts as far as it is)
 			}
-		} else if proc.Running(pid) {
+		} else if young || proc.Running(pid) {
 			continue
 		}
 		out = append(out, Leftover{Path: filepath.Join(dir, e.Name()), of: rest[:j]})

@@ -189,6 +189,18 @@ func TestLeftoversOfAnotherPidNamespace(t *testing.T) {
 			t.Errorf("%s: listed %v, want %v", name, got[name], want)
 		}
 	}
+	// the young ones of another namespace, which status and doctor name
+	// while no record takes them (attack38c M2c)
+	young := map[string]bool{}
+	for _, l := range YoungForeign(dir) {
+		young[filepath.Base(l.Path)] = true
+	}
+	for name := range listed {
+		want := strings.HasSuffix(name, "~"+other) && name != oldForeign
+		if young[name] != want {
+			t.Errorf("%s: listed young %v, want %v", name, young[name], want)
+		}
+	}
 }
 
 // WriteTemp's temp file carries this process's id, as a Batch's do, so

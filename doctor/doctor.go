@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,6 +156,9 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 		add(f)
 	}
 	if f, ok := pendingPush(eng); ok {
+		add(f)
+	}
+	for _, f := range youngForeign(eng) {
 		add(f)
 	}
 	add(worktrees(ctx, eng))
@@ -727,6 +732,23 @@ func pendingPush(eng *engine.Engine) (Finding, bool) {
 		Message: fmt.Sprintf("%s was moved from outside strata (a push into this repository: it serves as another machine's sync remote) from %s to %s; %d %s not yet written here (%s); until then they show as modified",
 			eng.StateRef(), state.ShortID(p.From), state.ShortID(p.To), len(p.Paths), engine.Plural(len(p.Paths), "file is", "files are"), state.ShownPaths(p.Paths, " ")),
 		Fix: "strata record (or sync, restore) writes them; a bare repository as the sync remote avoids this (README)"}, true
+}
+
+// youngForeign names the temp files a strata process of another pid
+// namespace left beside kept files that no record takes yet
+// (engine.YoungForeignLeftovers).
+func youngForeign(eng *engine.Engine) []Finding {
+	young, err := eng.YoungForeignLeftovers()
+	if err != nil {
+		return nil
+	}
+	var out []Finding
+	for _, p := range slices.Sorted(maps.Keys(young)) {
+		out = append(out, Finding{Check: "temp file", Level: LevelWarn,
+			Message: fmt.Sprintf("%s beside %s: %s", state.ShownPaths(young[p], " "), state.ShownPath(p), engine.YoungForeignWhy()),
+			Fix:     "if no strata runs in that container now, wait, or run strata record in the container (it takes it at once); do not remove it by hand: it may hold the only copy of a save"})
+	}
+	return out
 }
 
 func worktrees(ctx context.Context, eng *engine.Engine) Finding {

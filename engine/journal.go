@@ -233,6 +233,11 @@ func (e *Engine) readJournal() (j *journal, torn bool, err error) {
 	if errors.Is(err, state.ErrTooLarge) {
 		return nil, true, nil
 	}
+	if errors.Is(err, state.ErrNotRegular) {
+		// a named pipe, folder or link planted there: strata writes a
+		// regular file, so nothing it owes is in it
+		return nil, false, fmt.Errorf("sync journal %s: %w (strata writes a regular file there and never makes this: look at it, remove it, and run the command again)", e.journalPath(), err)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("sync journal: %w", err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -177,4 +178,47 @@ func (e *Engine) removeOwnLeftovers() {
 			}
 		}
 	}
+}
+
+// YoungForeignLeftovers lists, by kept path, the temp files beside the kept
+// files of this work tree that a strata process of another pid namespace (a
+// devcontainer sharing the repository) wrote less than
+// atomicfile.ForeignLeftoverAge ago: its live sync or restore, or a killed
+// one's, which may hold an agent's save its swap took out. No record takes
+// them until they are that old (removeLeftovers); status and doctor name
+// them meanwhile (attack38c M2c: the save was out of its file for 10
+// minutes with no word).
+func (e *Engine) YoungForeignLeftovers() (map[string][]string, error) {
+	ks, err := e.AllPaths()
+	if err != nil {
+		return nil, err
+	}
+	byDir := map[string][]config.Kept{}
+	for _, k := range ks {
+		if OutsideTree(k.Path) {
+			continue
+		}
+		dir := filepath.Dir(e.cfg.Abs(k.Path))
+		byDir[dir] = append(byDir[dir], k)
+	}
+	var out map[string][]string
+	for dir, kept := range byDir {
+		for _, l := range atomicfile.YoungForeign(dir) {
+			k, ok := e.leftoverOf(l, kept)
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[k.Path] = append(out[k.Path], e.cfg.Rel(e.cfg.Root, l.Path))
+		}
+	}
+	return out, nil
+}
+
+// YoungForeignWhy says what a temp file YoungForeignLeftovers lists is,
+// and what becomes of it.
+func YoungForeignWhy() string {
+	return fmt.Sprintf("written by a strata process of another pid namespace (a container sharing this repository) less than %s ago: its sync or restore is under way, or it was killed and the temp file may hold a save that is not in the file yet; the first record once it is %s old records what it holds and removes it", atomicfile.ForeignLeftoverAge, atomicfile.ForeignLeftoverAge)
 }

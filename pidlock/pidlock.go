@@ -209,6 +209,11 @@ func readInfo(path string) (Info, error) {
 // mode from sh.
 func Hold(path string, sh gitperm.Shared, exclusive bool, wait time.Duration) (release func(), err error) {
 	f, err := sh.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW) // a link planted there is never followed (nor its target made)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ELOOP) {
+		// a folder or a link where strata keeps a plain lock file: strata
+		// never makes one, and removing it loses nothing
+		return nil, fmt.Errorf("lock: %w (strata keeps an empty file there and never makes a folder or link: look at it, remove it, and run the command again)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

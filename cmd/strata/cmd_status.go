@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -145,6 +147,7 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintf(e.Out, "%s; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", after, state.ShownPaths(owed, " "))
 	}
 	printPendingPush(e, pushed)
+	printYoungForeign(e, eng)
 	if len(later) > 0 {
 		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(later, " "))
 	}
@@ -254,5 +257,18 @@ func printPendingPush(e *env, p *engine.PendingPushInfo) {
 		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; not yet written here: %s (the next strata record, sync or restore writes them; until then they show as modified)\n", state.ShortID(p.From), state.ShortID(p.To), state.ShownPaths(p.Paths, " "))
 	default:
 		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; nothing of it left to write here (the next strata record marks it taken)\n", state.ShortID(p.From), state.ShortID(p.To))
+	}
+}
+
+// printYoungForeign names the temp files beside kept files that a strata
+// process of another pid namespace left less than 10 minutes ago, which no
+// record takes yet (engine.YoungForeignLeftovers).
+func printYoungForeign(e *env, eng *engine.Engine) {
+	young, err := eng.YoungForeignLeftovers()
+	if err != nil {
+		return
+	}
+	for _, p := range slices.Sorted(maps.Keys(young)) {
+		fmt.Fprintf(e.Out, "temp file: %s beside %s: %s\n", state.ShownPaths(young[p], " "), state.ShownPath(p), engine.YoungForeignWhy())
 	}
 }

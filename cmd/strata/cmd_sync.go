@@ -76,6 +76,7 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 	agent := layers.New(eng, func(msg string) { fmt.Fprintf(e.Err, "strata: %s\n", msg) })
 	rep, err := syncer.Sync(ctx, eng, syncer.Options{Remote: o.Remote, Cwd: e.Dir, DryRun: o.DryRun, AfterRecord: agent.AfterRecord})
 	printPushed(e, eng)
+	printNotWritten(e, eng) // of a push into this repository taken first, or a journal its first record completed
 	if err != nil {
 		return err
 	}
@@ -195,11 +196,21 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 			fmt.Fprintf(e.Out, "left %s as edited after an interrupted restore (recorded next, over the restored version)\n", name(p))
 		}
 	}
+	// a file an interrupted restore owed was edited after that restore,
+	// not during this sync (attack38d L1)
+	when := func(p string) (string, string) {
+		if slices.Contains(r.LeftAfterRestore, p) {
+			return "after an interrupted restore", "the restored version"
+		}
+		return "during the sync", "the merged version"
+	}
 	for _, p := range r.MergedAgain {
-		fmt.Fprintf(e.Out, "merged %s again: edited on disk during the sync; the edit and both sides' work kept\n", name(p))
+		w, _ := when(p)
+		fmt.Fprintf(e.Out, "merged %s again: edited on disk %s; the edit and both sides' work kept\n", name(p), w)
 	}
 	for _, p := range r.MergeLater {
-		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync, and invalid; once fixed, its next record merges it again with the merged version\n", name(p))
+		w, v := when(p)
+		fmt.Fprintf(e.Out, "not written %s: edited on disk %s, and invalid; once fixed, its next record merges it again with %s\n", name(p), w, v)
 	}
 	for i, d := range r.Decisions {
 		if i == maxReportLines {
