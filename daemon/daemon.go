@@ -945,7 +945,7 @@ func (r *recorder) key(k config.Kept) string {
 // record (or Differing) completed: see printNotWritten in cmd/strata.
 func (r *recorder) logNotWritten() {
 	for _, p := range r.eng.TakePushed() {
-		if p.Refused != "" || p.Forced {
+		if p.Refused != "" || p.PutBack {
 			r.log.Warn(p.Message())
 		} else {
 			r.log.Info(p.Message())
@@ -976,7 +976,7 @@ func (r *recorder) logNotWritten() {
 			r.log.Warn("left as edited after an interrupted restore: the edit is recorded as any edit, over the restored version", "path", n.Path, "restore", state.ShortID(n.Rev))
 			continue
 		}
-		r.log.Warn("not written: edited on disk after an interrupted sync; the edit is recorded over the merged version", "path", n.Path, "merge", state.ShortID(n.Rev))
+		r.log.Warn("not written: edited on disk after "+n.Interrupted()+"; the edit is recorded over "+n.Owed(), "path", n.Path, "merge", state.ShortID(n.Rev))
 	}
 }
 

@@ -158,6 +158,11 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	if f, ok := pendingPush(eng); ok {
 		add(f)
 	}
+	if why := eng.WorktreeHeadProblem(); why != "" {
+		add(Finding{Check: "worktree-head", Level: LevelWarn,
+			Message: fmt.Sprintf("%s: %s; strata reads the state ref's reflog instead to know what the files here follow (a push into this repository is still taken)", filepath.Join(eng.GitDir(), "strata", "worktree-head"), why),
+			Fix:     "remove it (rm -r it): the next strata command writes it again"})
+	}
 	for _, f := range youngForeign(eng) {
 		add(f)
 	}
@@ -723,10 +728,10 @@ func pendingPush(eng *engine.Engine) (Finding, bool) {
 	if err != nil || p == nil {
 		return Finding{}, false
 	}
-	if !p.Forward {
+	if p.PutBack != "" {
 		return Finding{Check: "push", Level: LevelWarn,
-			Message: fmt.Sprintf("%s was moved from outside strata to %s, which does not descend from %s, the history the files here follow (a forced push, or a rewind by hand)", eng.StateRef(), state.ShortID(p.To), state.ShortID(p.From)),
-			Fix:     fmt.Sprintf("the next strata record writes nothing of it and records the files here over it; to take the other history instead: strata restore --all --rev %s", state.ShortID(p.To))}, true
+			Message: fmt.Sprintf("%s was moved from outside strata to %s, not taken here: %s", eng.StateRef(), state.ShortID(p.To), p.PutBack),
+			Fix:     fmt.Sprintf("the next strata record puts it back at %s, the history the files here follow; to take the other version of the files instead, after that: strata restore --all --rev %s", state.ShortID(p.From), state.ShortID(p.To))}, true
 	}
 	return Finding{Check: "push", Level: LevelInfo,
 		Message: fmt.Sprintf("%s was moved from outside strata (a push into this repository: it serves as another machine's sync remote) from %s to %s; %d %s not yet written here (%s); until then they show as modified",

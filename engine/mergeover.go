@@ -53,7 +53,7 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 		if n.Found != "" || n.Ours == n.Result {
 			continue
 		}
-		owed := mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore}
+		owed := mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore, Push: n.Push}
 		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result, n.Restore, func(edit string) {
 			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
 				for j := range ms {
@@ -103,7 +103,7 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 		if k, ok := e.cfg.Classify(n.Path); !ok || !mergedByContent(k) {
 			continue
 		}
-		ms = append(ms, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore})
+		ms = append(ms, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore, Push: n.Push})
 	}
 	if len(ms) > 0 {
 		e.keepMergeAgain(ms)
@@ -188,6 +188,7 @@ type mergeAgain struct {
 	Ours    string `json:"ours"`
 	Result  string `json:"result"`
 	Restore bool   `json:"restore,omitempty"` // Result is a restore's version, not a merge's
+	Push    bool   `json:"push,omitempty"`    // Result is a push's version (pushed.go)
 	// Edit is the edit being merged, set right before the Put that records
 	// it and then the merge: a state ref at Edit still owes the merge.
 	Edit string `json:"edit,omitempty"`
@@ -328,7 +329,7 @@ func (e *Engine) mergeKeptEdits() {
 		case err != nil, deferred:
 			keep = append(keep, m)
 		case c != "":
-			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore}
+			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore, Push: m.Push}
 			if !m.Invalid {
 				n.Rev = head // owed by a command killed before it merged: said as that command would have
 			}

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -17,10 +19,12 @@ import (
 // keeps the heads of its own last move of the ref (gitstore.Matched), and
 // its ref moves refuse to start from any other (*gitstore.OutsideMoveError).
 // So a record (the watcher's, a hook's), a sync, a restore and forget first
-// take every such move since (takePush), as a fast-forward sync takes the
-// other machine's versions: each kept file that changed between the head
-// the files follow and the ref's head, and is still the version of the
-// first, gets the version of the second, written through the journal (By
+// take every such move since (takePush). A fast-forward of the head the
+// files follow whose new commits a sync would take (gitstore.CheckPushed:
+// the head's tree and every new commit's trailers) is taken as a
+// fast-forward sync takes the other machine's versions: each kept file that
+// changed between the two heads and is still the version of the first gets
+// the version of the second, written in one batch through the journal (By
 // "push": a crash is completed by the next command); a file edited since is
 // left as edited (recorded over it, named; a MEMORY.md or graph merged
 // with it); a file already at the new version is left alone. A version this
@@ -28,44 +32,65 @@ import (
 // its schema, is over max_size, or, for Claude Code's settings files and
 // .mcp.json, changes what Claude Code runs here; the file on disk is then
 // recorded next, as this machine's version (a new file that is absent here
-// stays absent, noted as not taken, so its absence is no deletion). A move
-// that is no fast-forward of the head the files follow (a forced push, a
-// rewind by hand) writes nothing: the files here are recorded over it, and
-// the user is told the head the files followed. Each move taken is then
-// marked (gitstore.MarkMatched), and a push that landed meanwhile is taken
-// next, from there: every push is taken, however many piled up (attack38f
-// F1), and one landing during a record makes its ref move refuse, so the
-// record takes it and is made again (F2).
+// stays absent, noted as not taken, so its absence is no deletion). Any
+// other move (no fast-forward: a forced push, a rewind by hand; a deletion
+// of the ref; a history a sync would refuse) is put back: the ref goes back
+// to the head the files follow, and the refused head stays in the reflog;
+// a machine that pushed it merges with this one at its next sync, as any
+// two machines do (attack39 H2: a push after a rewind by hand was recorded
+// over; M2: a push a sync refuses was taken, and no clone could sync this
+// one again; L1: a forced push left this machine's history in the reflog
+// only). Each move taken is then marked (gitstore.MarkMatched), and a push
+// that landed meanwhile is taken next, from there: every push is taken,
+// however many piled up (attack38f F1), and one landing during a record
+// makes its ref move refuse, so the record takes it and is made again (F2).
 
-// outsideMove returns, when something other than strata moved the state
-// ref since strata's own last move, the head the work tree's files follow
-// (from, "" for none) and the ref's head (to), and whether to descends from
-// from (a fast-forward: its changes can be taken). ok is false when the ref
-// is where strata left it, or nothing is known.
-func (e *Engine) outsideMove() (from, to string, forward, ok bool, err error) {
-	mFrom, mTo, known := e.store.Matched()
-	if !known || e.display != "" {
-		return "", "", false, false, nil
+// outside is what outsideMove finds.
+type outside struct {
+	head     string // the state ref's head
+	pending  bool   // something other than strata moved the ref since strata's last move
+	from, to string // pending: the head the files follow, and head
+	forward  bool   // pending: to descends from from
+	// heal is set, with nothing pending, when worktree-head does not say
+	// so (missing, damaged: the reflog spoke): it is written again
+	heal bool
+}
+
+// outsideMove looks at the state ref against strata's own last move of it.
+func (e *Engine) outsideMove() (outside, error) {
+	if e.display != "" {
+		return outside{}, nil // the home view's ref is never pushed to
 	}
 	head, err := e.Head()
-	if err != nil || head == mTo || head == mFrom {
-		return "", "", false, false, err
+	if err != nil {
+		return outside{}, err
 	}
+	o := outside{head: head}
+	if e.store.FileHolds(head) {
+		return o, nil // the usual case: one small file read
+	}
+	mFrom, mTo, known := e.store.Matched()
+	if !known || head == mTo || head == mFrom {
+		o.heal = known || head != ""
+		return o, nil
+	}
+	o.pending, o.from, o.to = true, mTo, head
 	if head == "" {
-		return mTo, "", false, true, nil // deleted from outside: nothing to take
+		return o, nil // deleted
 	}
 	for _, c := range []string{mTo, mFrom} {
 		if c == "" {
 			continue
 		}
 		if ahead, _, err := e.store.Compare(c, head); err == nil && ahead == 0 {
-			return c, head, true, true, nil
+			o.from, o.forward = c, true
+			return o, nil
 		}
 	}
 	if mTo == "" && mFrom == "" {
-		return "", head, true, true, nil // strata's last move was to nothing
+		o.from, o.forward = "", true // strata's last move was to nothing
 	}
-	return mTo, head, false, true, nil
+	return o, nil
 }
 
 // TakePush takes the state ref's moves by something other than strata
@@ -80,7 +105,7 @@ func (e *Engine) takePush() error {
 	if e.writesHeld.Load() > 0 {
 		return nil // a caller holds the write-phase lock: its ref move refuses, and the outer record comes back here
 	}
-	if _, _, _, ok, err := e.outsideMove(); !ok || err != nil {
+	if o, err := e.outsideMove(); err != nil || !o.pending && !o.heal {
 		return err
 	}
 	release, err := e.HoldWrites()
@@ -92,22 +117,54 @@ func (e *Engine) takePush() error {
 		return err
 	}
 	for range maxPushRounds {
-		from, to, forward, ok, err := e.outsideMove()
-		if err != nil || !ok {
+		o, err := e.outsideMove()
+		if err != nil {
 			return err
 		}
-		if !forward {
-			e.notePushed(Pushed{Forced: true, From: from, To: to})
-			if err := e.store.MarkMatched(to); err != nil {
+		if !o.pending {
+			if o.heal {
+				return e.store.MarkMatched(o.head)
+			}
+			return nil
+		}
+		why, err := e.putBackWhy(o)
+		if err != nil {
+			return err
+		}
+		if why == "" {
+			if err := e.takeForward(o.from, o.to); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := e.takeForward(from, to); err != nil {
+		moved, err := e.store.PutBack(o.to, o.from)
+		if err != nil {
 			return err
+		}
+		if moved {
+			e.notePushed(Pushed{PutBack: true, From: o.from, To: o.to, Why: why})
 		}
 	}
 	return nil // still moving: the record's ref move refuses, and it comes back here
+}
+
+// putBackWhy says why the pending move o is put back rather than taken
+// ("" when it is taken): no fast-forward, a deletion, or a history a sync
+// would refuse.
+func (e *Engine) putBackWhy(o outside) (string, error) {
+	switch {
+	case o.to == "":
+		return "it deleted the ref", nil
+	case !o.forward:
+		return "it is no fast-forward of " + state.ShortID(o.from) + " (a forced push, or a rewind by hand)", nil
+	}
+	err := e.store.CheckPushed(o.from, o.to)
+	var unsafe *gitstore.UnsafeTreeError
+	var bound *gitstore.TreeBoundError
+	if errors.As(err, &unsafe) || errors.As(err, &bound) {
+		return "a sync would refuse it: " + err.Error(), nil
+	}
+	return "", err
 }
 
 // maxPushRounds bounds the moves one takePush takes in turn while pushes
@@ -159,9 +216,9 @@ func (e *Engine) takeForward(from, to string) error {
 	if err := e.beginJournal(journal{Writes: owed, From: from, To: to, By: "push"}, "nothing written"); err != nil {
 		return err
 	}
-	nw, _, err := e.RecoverWrites() // writes, marks to taken, ends the journal
+	nw, err := e.writePushed(owed, to)
 	if err != nil {
-		return err
+		return err // the journal stays: the next command completes it
 	}
 	left := map[string]bool{}
 	for _, n := range nw {
@@ -176,6 +233,74 @@ func (e *Engine) takeForward(from, to string) error {
 	}
 	e.notePushed(written...)
 	return nil
+}
+
+// writePushed makes the writes owed for a push taken (takeForward), the
+// journal of them written: in one batch, as a sync writes its files
+// (Checkouts: one durability pass; attack39 M3: one file at a time, a
+// catch-up of 2 000 changed files took 46 s), then notes the head taken and
+// removes the journal. It returns the writes left undone: a file edited
+// since (recorded over the pushed version; a MEMORY.md or graph merged with
+// it, OweMerges), or one the work tree refuses (a link or folder in the way:
+// noted as not taken).
+func (e *Engine) writePushed(owed []JournalEntry, to string) ([]NotWritten, error) {
+	co := e.Checkouts()
+	defer co.Abort()
+	files := 0
+	for _, w := range owed {
+		if w.Result != "" {
+			files++
+		}
+	}
+	co.Expect(files)
+	var nw []NotWritten
+	refused := map[string]string{}
+	byPath := map[string]JournalEntry{}
+	replaced := false
+	for _, w := range owed {
+		byPath[w.Path] = w
+		k, ok := e.cfg.Classify(w.Path)
+		if !ok {
+			continue
+		}
+		added, err := co.Add(k, w.Ours, w.Result, nil)
+		var unwritable *state.Problem
+		var pe *PathError
+		switch {
+		case errors.As(err, &unwritable) || errors.As(err, &pe) && pe.IO:
+			nw = append(nw, NotWritten{Path: w.Path, Rev: to, NotTaken: w.Result != "", Push: true})
+			if w.Result != "" {
+				refused[w.Path] = w.Result
+			}
+		case err != nil:
+			return nil, fmt.Errorf("push: %s: %w", w.Path, err)
+		case added:
+			replaced = replaced || w.Ours != ""
+		default: // edited since
+			nw = append(nw, NotWritten{Path: w.Path, Rev: to, Ours: w.Ours, Result: w.Result, Push: true})
+		}
+	}
+	late, err := co.Commit(nil)
+	if replaced {
+		e.SweepFreed()
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range late {
+		w := byPath[p]
+		nw = append(nw, NotWritten{Path: p, Rev: to, Ours: w.Ours, Result: w.Result, Push: true})
+	}
+	if len(refused) > 0 {
+		if err := e.KeepNotTaken(refused); err != nil {
+			return nil, err
+		}
+	}
+	e.OweMerges(nw)
+	if err := e.store.MarkMatched(to); err != nil {
+		return nil, err
+	}
+	return nw, e.EndWrites()
 }
 
 // filesAt is the snapshot of commit ("" for none: empty).
@@ -226,17 +351,17 @@ func (e *Engine) pushRefused(k Kept, was, blob, commit string) string {
 }
 
 // Pushed is a file a push into this repository changed (takePush): written
-// here (or Deleted), or Refused, with why; or a Forced move.
+// here (or Deleted), or Refused, with why; or a move put back.
 type Pushed struct {
 	Path    string
 	Deleted bool
 	Refused string
 	New     bool // Refused: a file the push added, absent here (noted as not taken)
-	// Forced is a move that is no fast-forward of the head the files
-	// followed (From): nothing of it written, the files here recorded
-	// over it.
-	Forced   bool
+	// PutBack is a move not taken (Why): the ref was put back from To to
+	// From, the head the files follow.
+	PutBack  bool
 	From, To string
+	Why      string
 }
 
 // Message says what was done with p, for the command's stderr or the
@@ -244,10 +369,10 @@ type Pushed struct {
 func (p Pushed) Message() string {
 	const by = "a push into this repository (another machine's sync, or git update-ref)"
 	switch {
-	case p.Forced && p.To == "":
-		return "refs/strata/state was deleted from outside strata (the files here followed " + state.ShortID(p.From) + "): nothing of it is written here, and the files here are recorded again from scratch"
-	case p.Forced:
-		return "refs/strata/state was moved from outside strata to " + state.ShortID(p.To) + ", which does not descend from " + state.ShortID(p.From) + ", the history the files here follow (a forced push, or a rewind by hand): nothing of it is written here, and the files here are recorded over it; the history before stays in git's objects (strata show PATH --rev " + state.ShortID(p.From) + ")"
+	case p.PutBack && p.To == "":
+		return "refs/strata/state was deleted from outside strata: put back at " + state.ShortID(p.From) + ", the history the files here follow (strata forget takes a file out of the history; strata restore --all puts the files at another point)"
+	case p.PutBack:
+		return "refused a move of refs/strata/state from outside strata to " + state.ShortID(p.To) + ": " + p.Why + "; put back at " + state.ShortID(p.From) + ", the history the files here follow; the refused head stays in git's objects for now (strata show PATH --rev " + state.ShortID(p.To) + "), and a machine that pushed it merges with this one at its next sync"
 	case p.Refused != "" && p.New:
 		return "not written " + state.ShownPath(p.Path) + ": " + by + " added a version not taken here (" + p.Refused + "); it stays in refs/strata/state, absent here (status: not taken)"
 	case p.Refused != "":
@@ -272,9 +397,12 @@ func (e *Engine) TakePushed() []Pushed {
 // PendingPushInfo is a move of the state ref from outside strata not yet
 // taken into the work tree (PendingPush), for status and doctor.
 type PendingPushInfo struct {
-	From    string   `json:"from"`    // the head the files here follow
-	To      string   `json:"to"`      // the ref's head
-	Forward bool     `json:"forward"` // a fast-forward: its files are written by the next command
+	From    string `json:"from"`    // the head the files here follow
+	To      string `json:"to"`      // the ref's head
+	Forward bool   `json:"forward"` // a fast-forward: its files are written by the next command
+	// PutBack says why the next command puts the ref back at From
+	// instead ("" when it takes the move)
+	PutBack string   `json:"put_back,omitempty"`
 	Paths   []string `json:"paths,omitempty"`
 }
 
@@ -283,12 +411,17 @@ type PendingPushInfo struct {
 // it changed that are still the version the files here follow: the next
 // record, sync, restore or forget writes them. It changes nothing.
 func (e *Engine) PendingPush() (*PendingPushInfo, error) {
-	from, to, forward, ok, err := e.outsideMove()
-	if err != nil || !ok {
+	o, err := e.outsideMove()
+	if err != nil || !o.pending {
 		return nil, err
 	}
-	info := &PendingPushInfo{From: from, To: to, Forward: forward}
-	if !forward {
+	from, to := o.from, o.to
+	info := &PendingPushInfo{From: from, To: to, Forward: o.forward}
+	why, err := e.putBackWhy(o)
+	if err != nil {
+		return nil, err
+	}
+	if info.PutBack = why; why != "" {
 		return info, nil
 	}
 	before, err := e.filesAt(from)
@@ -329,3 +462,12 @@ func mergedKeys(a, b map[string]string) map[string]bool {
 	}
 	return out
 }
+
+// ReceivedPushes reports whether the state ref was ever moved by a push
+// into this repository (or another outside move), as its reflog keeps
+// them: another machine syncs with it, and holds what it fetched from here.
+func (e *Engine) ReceivedPushes() bool { return e.display == "" && e.store.ReceivedPushes() }
+
+// WorktreeHeadProblem says what is wrong with <gitdir>/strata/worktree-head
+// when something unusable is there ("" otherwise), for doctor.
+func (e *Engine) WorktreeHeadProblem() string { return e.store.MatchedFileProblem() }

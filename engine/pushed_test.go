@@ -13,7 +13,8 @@ import (
 )
 
 // pushCommit makes, with git's plumbing, a commit on top of the state ref's
-// head that sets path to content, as another machine's sync pushes one.
+// head that sets path to content, with the trailers strata writes, as
+// another machine's record makes one and its sync pushes it.
 func pushCommit(t *testing.T, e *Engine, path, content string) string {
 	t.Helper()
 	root := e.Config().Root
@@ -34,7 +35,8 @@ func pushCommit(t *testing.T, e *Engine, path, content string) string {
 	git("", index, "read-tree", head)
 	git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
 	tree := git("", index, "write-tree")
-	return git("", []string{"GIT_AUTHOR_DATE=2026-11-22T12:00:00Z", "GIT_COMMITTER_DATE=2026-11-22T12:00:00Z", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com"}, "commit-tree", tree, "-p", head, "-m", "sync with origin")
+	msg := "update " + path + "\n\nStrata-Path: " + path + "\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
+	return git(msg, []string{"GIT_AUTHOR_DATE=2026-11-22T12:00:00Z", "GIT_COMMITTER_DATE=2026-11-22T12:00:00Z", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com"}, "commit-tree", tree, "-p", head)
 }
 
 // A push into this repository that lands while a record builds its commit
@@ -103,5 +105,93 @@ func TestForgetTakesPushFirst(t *testing.T) {
 	}
 	if files[".claude/c.json"] != gitstore.BlobHash([]byte(`{"v": "pushed"}`)) {
 		t.Fatal("the record after forget reverted the pushed c.json")
+	}
+}
+
+// Without worktree-head (a strata before it moved the ref last; the file
+// removed, or planted as a folder), the newest move of the ref's reflog
+// that strata made says what the files follow, so a push is still taken
+// (attack39 H1: nothing was checked, and the next record reverted the push).
+func TestPushTakenWithoutWorktreeHead(t *testing.T) {
+	for _, damage := range []string{"removed", "folder", "garbage", "stale"} {
+		t.Run(damage, func(t *testing.T) {
+			e := newRepo(t)
+			edit(t, e, ".claude/a.json", `{"v": 1}`)
+			edit(t, e, ".claude/c.json", `{"v": 1}`)
+			record(t, e, ".claude/a.json", ".claude/c.json")
+			name := filepath.Join(e.store.GitDir(), "strata", "worktree-head")
+			if err := os.Remove(name); err != nil {
+				t.Fatal(err)
+			}
+			switch damage {
+			case "folder":
+				if err := os.Mkdir(name, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			case "garbage":
+				if err := os.WriteFile(name, []byte("not two ids\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case "stale":
+				if err := os.WriteFile(name, []byte(strings.Repeat("1", 40)+" "+strings.Repeat("2", 40)+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pushed := pushCommit(t, e, ".claude/c.json", `{"v": "pushed"}`)
+			if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), pushed).CombinedOutput(); err != nil {
+				t.Fatalf("git update-ref: %v: %s", err, out)
+			}
+			edit(t, e, ".claude/a.json", `{"v": 2}`)
+			record(t, e, ".claude/a.json", ".claude/c.json")
+			if got := onDisk(t, e, ".claude/c.json"); got != `{"v": "pushed"}` {
+				t.Fatalf("c.json is %q on disk, want the pushed version written", got)
+			}
+			files, err := e.store.Files(mustHead(t, e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if files[".claude/c.json"] != gitstore.BlobHash([]byte(`{"v": "pushed"}`)) {
+				t.Fatal("the record reverted the pushed c.json")
+			}
+		})
+	}
+}
+
+// A push whose commits a sync would refuse (here one without strata's
+// trailers) is not taken: the ref is put back at the head the files
+// follow, and the files stay (attack39 M2: it was taken, and no clone
+// could sync this repository again).
+func TestPushASyncRefusesPutBack(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/c.json", `{"v": 1}`)
+	record(t, e, ".claude/c.json")
+	head := mustHead(t, e)
+	pushed := pushCommit(t, e, ".claude/c.json", `{"v": "pushed"}`)
+	root := e.Config().Root
+	tree, err := exec.Command("git", "-C", root, "rev-parse", pushed+"^{tree}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "-C", root, "commit-tree", strings.TrimSpace(string(tree)), "-p", head, "-m", "by hand")
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
+	bare, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", root, "update-ref", e.StateRef(), strings.TrimSpace(string(bare))).CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref: %v: %s", err, out)
+	}
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	if h := mustHead(t, e); h != head {
+		t.Fatalf("the ref is at %s, want it put back at %s", h, head)
+	}
+	if got := onDisk(t, e, ".claude/c.json"); got != `{"v": 1}` {
+		t.Fatalf("c.json is %q on disk, want it as it was", got)
+	}
+	ps := e.TakePushed()
+	if len(ps) != 1 || !ps[0].PutBack || !strings.Contains(ps[0].Message(), "its Strata-* trailers do not name it") {
+		t.Fatalf("pushed notes %+v, want the move put back, with why", ps)
 	}
 }

@@ -2,7 +2,9 @@ package gitstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -61,14 +63,48 @@ func (s *Store) watchesMatched(ref string) bool {
 
 // Matched returns the heads strata's own last move of the state ref went
 // from and to ("" for none): the work tree's files are those of one of them
-// (to, unless that move was killed before its rename). ok is false when
-// nothing is known.
+// (to, unless that move was killed before its rename). They are read from
+// worktree-head, or, when it is missing, damaged or names commits this
+// repository does not hold (a strata without it moved the ref last; a file
+// planted or cut short), from the newest move of the ref's reflog that
+// strata made, which every strata writes (attack39 H1: a missing file
+// checked nothing, and the next record reverted the push). ok is false when
+// neither says anything.
 func (s *Store) Matched() (from, to string, ok bool) {
-	old, nw, ok := s.matched()
+	old, nw, ok := s.fileMatched()
+	if !ok || !s.knownCommit(old) || !s.knownCommit(nw) {
+		if old, nw, ok = s.lastStrataMove(s.StateRef()); ok && (!s.knownCommit(old) || !s.knownCommit(nw)) {
+			ok = false
+		}
+	}
 	return hashString(old), hashString(nw), ok
 }
 
+// FileMatched reports whether worktree-head itself holds what Matched
+// returns: false when it is missing or damaged and the reflog spoke
+// (engine: it is written again once nothing is left to take).
+func (s *Store) FileMatched() bool {
+	old, nw, ok := s.fileMatched()
+	from, to, known := s.Matched()
+	return ok && known && hashString(old) == from && hashString(nw) == to
+}
+
+func (s *Store) knownCommit(h plumbing.Hash) bool {
+	return h.IsZero() || s.HasCommit(h.String())
+}
+
+// matched is Matched for updateRef's check, under the ref's lock (s.mu may
+// be held): worktree-head when it reads as two ids, else the reflog's
+// newest move of strata's, neither checked against the object store.
 func (s *Store) matched() (old, nw plumbing.Hash, ok bool) {
+	if old, nw, ok = s.fileMatched(); ok {
+		return old, nw, true
+	}
+	return s.lastStrataMove(s.StateRef())
+}
+
+// fileMatched reads worktree-head.
+func (s *Store) fileMatched() (old, nw plumbing.Hash, ok bool) {
 	data, err := state.ReadRegular(s.matchedFile(), 256, false)
 	if err != nil {
 		return old, nw, false
@@ -97,16 +133,24 @@ func (s *Store) checkMatched(ref string, cur plumbing.Hash) error {
 // before the rename. Best effort, unsynced: a lost or torn file is read as
 // nothing known, or as a move from outside to a head the files already
 // hold, which the engine's catch-up finds has nothing to write.
-func (s *Store) noteMatched(ref string, old, nw plumbing.Hash) {
+func (s *Store) noteMatched(ref string, old, nw plumbing.Hash) error {
 	if !s.watchesMatched(ref) {
-		return
+		return nil
 	}
-	atomicfile.WriteUnsynced(s.matchedFile(), []byte(old.String()+" "+nw.String()+"\n"), s.Shared().FixFile)
+	err := atomicfile.WriteUnsynced(s.matchedFile(), []byte(old.String()+" "+nw.String()+"\n"), s.Shared().FixFile)
+	if err != nil {
+		return fmt.Errorf("note %s's head: %w (strata keeps a one-line file there; the reflog's strata entries stand in for it meanwhile)", s.StateRef(), err)
+	}
+	return nil
 }
 
 // MarkMatched notes, under the state ref's lock, that the work tree's files
 // are now those of head (engine: an outside move taken), whatever the ref
-// holds meanwhile: a push that landed since is judged from head on.
+// holds meanwhile: a push that landed since is judged from head on. When
+// the ref is still at head, the reflog gets a move of strata's from head
+// to itself too, which Matched reads when worktree-head cannot be written
+// or read; when it is not and worktree-head cannot be written, the error
+// says so.
 func (s *Store) MarkMatched(head string) error {
 	var h plumbing.Hash
 	if head != "" {
@@ -121,6 +165,153 @@ func (s *Store) MarkMatched(head string) error {
 		return err
 	}
 	defer lock.release()
-	s.noteMatched(ref, h, h)
-	return nil
+	err = s.noteMatched(ref, h, h)
+	if cur, _, rerr := s.readLocked(ref); rerr == nil && cur == h {
+		s.logRef(ref, h, h)
+		return nil
+	}
+	return err
+}
+
+// PushedIn names, as an UnsafeTreeError's remote, a push into this
+// repository (CheckPushed): its message then says nothing of a sync.
+const PushedIn = "\x00pushed"
+
+// CheckPushed checks a move of the state ref from outside strata from from
+// to to ("" for none) as a sync checks a fetched head before it merges
+// anything: the head's tree (names, modes, depth, size) and the trailers of
+// every commit to reaches and from does not (an *UnsafeTreeError).
+func (s *Store) CheckPushed(from, to string) error {
+	var f, t plumbing.Hash
+	if from != "" {
+		f = plumbing.NewHash(from)
+	}
+	t = plumbing.NewHash(to)
+	if err := s.checkFetched(PushedIn, t); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.checkNewFrom(PushedIn, f, t)
+	return err
+}
+
+// PutBack moves the state ref from to back to the head the work tree's
+// files follow (to; "" deletes nothing: the ref is made again at to) under
+// its lock, when it is still at from: a move from outside strata that is
+// no fast-forward (a forced push, a rewind or deletion by hand) or brings
+// a history a sync would refuse. moved is false when the ref is elsewhere
+// now (another push landed): the caller looks again. The move is logged
+// as strata's and noted (worktree-head).
+func (s *Store) PutBack(from, to string) (moved bool, err error) {
+	var f, t plumbing.Hash
+	if from != "" {
+		f = plumbing.NewHash(from)
+	}
+	if to == "" {
+		return false, fmt.Errorf("put %s back: no head to put back", s.StateRef())
+	}
+	t = plumbing.NewHash(to)
+	ref := s.StateRef()
+	lock, err := s.lockRef(ref)
+	if err != nil {
+		return false, err
+	}
+	cur, _, err := s.readLocked(ref)
+	if err != nil || cur != f {
+		lock.release()
+		return false, err
+	}
+	if err := s.makeRoom(ref); err != nil {
+		lock.release()
+		return false, err
+	}
+	if !lock.mine() {
+		lock.f.Close()
+		return false, nil
+	}
+	s.noteMatched(ref, t, t)
+	s.logRef(ref, f, t)
+	if err := lock.commit(ref, t); err != nil {
+		if errors.Is(err, errLockLost) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// ReceivedPushes reports whether the state ref's reflog holds a move that
+// was not strata's (a push into this repository: it serves as another
+// machine's sync remote), so its history may be on that machine too.
+func (s *Store) ReceivedPushes() bool {
+	data, err := state.ReadRegular(s.logFile(s.StateRef()), maxLogRead, false)
+	if err != nil {
+		return false
+	}
+	for line := range bytes.Lines(data) {
+		if _, _, ok := reflogMove(line); ok && !bytes.HasSuffix(bytes.TrimRight(line, "\n"), []byte("\tstrata")) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxLogRead bounds the state ref's reflog read whole (about 150 bytes an
+// entry: 400 000 moves).
+const maxLogRead = 64 << 20
+
+// lastStrataMove is the newest move of ref's reflog that strata made (its
+// message "strata"): the heads it went from and to. ok is false when there
+// is no reflog, or no such move in it.
+func (s *Store) lastStrataMove(ref string) (old, nw plumbing.Hash, ok bool) {
+	data, err := state.ReadRegular(s.logFile(ref), maxLogRead, false)
+	if err != nil {
+		return old, nw, false
+	}
+	data = bytes.TrimRight(data, "\n")
+	for len(data) > 0 {
+		i := bytes.LastIndexByte(data, '\n')
+		line := data[i+1:]
+		data = data[:max(i, 0)]
+		if !bytes.HasSuffix(line, []byte("\tstrata")) {
+			continue
+		}
+		if old, nw, ok = reflogMove(line); ok {
+			return old, nw, true
+		}
+	}
+	return old, nw, false
+}
+
+// FileHolds reports whether worktree-head, read as it is, names head as
+// one of the two heads of strata's last move: the cheap look a record
+// makes before anything else (engine.outsideMove).
+func (s *Store) FileHolds(head string) bool {
+	old, nw, ok := s.fileMatched()
+	return ok && (hashString(old) == head || hashString(nw) == head)
+}
+
+// MatchedFileProblem says what is wrong with worktree-head when something
+// is there that Matched cannot use ("" when it is fine or absent): strata
+// then reads the reflog instead, and writes the file again at its next move
+// unless a folder stands in the way.
+func (s *Store) MatchedFileProblem() string {
+	st, err := os.Lstat(s.matchedFile())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ""
+	case err != nil:
+		return err.Error()
+	case !st.Mode().IsRegular():
+		return state.NotRegular(st.Mode())
+	}
+	old, nw, ok := s.fileMatched()
+	switch {
+	case !ok:
+		return "not two commit ids on one line"
+	case !s.knownCommit(old) || !s.knownCommit(nw):
+		return "names a commit this repository does not hold"
+	}
+	return ""
 }

@@ -46,6 +46,12 @@ func (s *Store) checkNew(remote string, head plumbing.Hash) ([]keptDrop, error) 
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, fmt.Errorf("fetch %s: %w", remote, err)
 	}
+	return s.checkNewFrom(remote, local, head)
+}
+
+// checkNewFrom is checkNew for the commits head reaches and local does not.
+// Callers hold s.mu.
+func (s *Store) checkNewFrom(remote string, local, head plumbing.Hash) ([]keptDrop, error) {
 	commits, err := s.newCommits(local, head)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", remote, damaged(s.sharedRef(), head, head, err))

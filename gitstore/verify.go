@@ -35,6 +35,9 @@ func (e *UnsafeTreeError) Error() string {
 	if e.In != "" && e.In != e.Commit {
 		in = "commit " + state.ShortID(e.In) + ": "
 	}
+	if e.Remote == PushedIn {
+		return fmt.Sprintf("its state %s: %sentry %s: %s", state.ShortID(e.Commit), in, shownPath(e.Path), e.Reason)
+	}
 	return fmt.Sprintf("sync %s: refused the remote's state %s: %sentry %s: %s (nothing merged)",
 		e.Remote, state.ShortID(e.Commit), in, shownPath(e.Path), e.Reason)
 }

@@ -99,6 +99,13 @@ func runForget(ctx context.Context, e *env, o forgetOptions) error {
 	for _, st := range res.Stale {
 		fmt.Fprintf(e.Err, "strata: forget: could not fetch %s; what it holds counts as last fetched\n", state.TermSafe(st))
 	}
+	if eng.ReceivedPushes() {
+		// this repository is another machine's sync remote: what that
+		// machine fetched from here is published there, though no
+		// tracking ref here says so (attack39 M1: its next sync gave the
+		// forgotten file back, and the catch-up wrote it here again)
+		fmt.Fprintf(e.Err, "strata: forget: this repository has received pushes (another machine syncs with it): what that machine fetched from here is published there, and its next sync brings it back; forget it there too (strata forget on that machine), then sync\n")
+	}
 	quoted, words := make([]string, len(paths)), make([]string, len(paths))
 	for i, p := range paths {
 		quoted[i], words[i] = state.ShownPath(p), state.ShellWord(p)

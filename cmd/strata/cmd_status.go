@@ -251,8 +251,8 @@ func plural(n int, noun string) string {
 func printPendingPush(e *env, p *engine.PendingPushInfo) {
 	switch {
 	case p == nil:
-	case !p.Forward:
-		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata to %s, which does not descend from %s, the history the files here follow (a forced push?): the next strata record writes nothing of it and records the files here over it\n", state.ShortID(p.To), state.ShortID(p.From))
+	case p.PutBack != "":
+		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata to %s, not taken here: %s; the next strata record puts it back at %s, the history the files here follow\n", state.ShortID(p.To), p.PutBack, state.ShortID(p.From))
 	case len(p.Paths) > 0:
 		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; not yet written here: %s (the next strata record, sync or restore writes them; until then they show as modified)\n", state.ShortID(p.From), state.ShortID(p.To), state.ShownPaths(p.Paths, " "))
 	default:
