@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
 	"github.com/strata-dev/strata/state"
 )
@@ -173,36 +174,21 @@ const maxPushRounds = 8
 
 // takeForward takes the fast-forward move from from to to (takePush).
 func (e *Engine) takeForward(from, to string) error {
-	before, err := e.filesAt(from)
-	if err != nil {
-		return err
-	}
-	after, err := e.filesAt(to)
-	if err != nil {
-		return err
-	}
 	var owed []JournalEntry
 	var refused []Pushed
 	notTaken := map[string]string{}
-	for _, p := range slices.Sorted(maps.Keys(mergedKeys(before, after))) {
-		if before[p] == after[p] {
-			continue
-		}
-		k, ok := e.cfg.Classify(p)
-		if !ok || OutsideTree(p) {
-			continue
-		}
-		if done, err := e.onDiskIs(k, after[p]); err == nil && done {
-			continue // already the new version (strata wrote it, or a move of its own went unnoted)
-		}
-		if why := e.pushRefused(k, before[p], after[p], to); why != "" {
-			refused = append(refused, Pushed{Path: p, Refused: why, New: before[p] == ""})
-			if before[p] == "" && !e.fileThere(p) {
-				notTaken[p] = after[p] // absent here: no deletion to record
+	err := e.pushedChanges(from, to, func(k config.Kept, was, now string) {
+		if why := e.pushRefused(k, was, now, to); why != "" {
+			refused = append(refused, Pushed{Path: k.Path, Refused: why, New: was == ""})
+			if was == "" && !e.fileThere(k.Path) {
+				notTaken[k.Path] = now // absent here: no deletion to record
 			}
-			continue
+			return
 		}
-		owed = append(owed, JournalEntry{Path: p, Ours: before[p], Result: after[p]})
+		owed = append(owed, JournalEntry{Path: k.Path, Ours: was, Result: now})
+	})
+	if err != nil {
+		return err
 	}
 	if len(notTaken) > 0 {
 		if err := e.KeepNotTaken(notTaken); err != nil {
@@ -301,6 +287,35 @@ func (e *Engine) writePushed(owed []JournalEntry, to string) ([]NotWritten, erro
 		return nil, err
 	}
 	return nw, e.EndWrites()
+}
+
+// pushedChanges calls fn, in path order, for each kept file of the work
+// tree whose version differs between commits from and to (was, now: blob
+// ids, "" for absent) and is not already now's version on disk (strata
+// wrote it, or a move of its own went unnoted).
+func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now string)) error {
+	before, err := e.filesAt(from)
+	if err != nil {
+		return err
+	}
+	after, err := e.filesAt(to)
+	if err != nil {
+		return err
+	}
+	for _, p := range slices.Sorted(maps.Keys(mergedKeys(before, after))) {
+		if before[p] == after[p] {
+			continue
+		}
+		k, ok := e.cfg.Classify(p)
+		if !ok || OutsideTree(p) {
+			continue
+		}
+		if done, err := e.onDiskIs(k, after[p]); err == nil && done {
+			continue
+		}
+		fn(k, before[p], after[p])
+	}
+	return nil
 }
 
 // filesAt is the snapshot of commit ("" for none: empty).
@@ -424,30 +439,14 @@ func (e *Engine) PendingPush() (*PendingPushInfo, error) {
 	if info.PutBack = why; why != "" {
 		return info, nil
 	}
-	before, err := e.filesAt(from)
+	err = e.pushedChanges(from, to, func(k config.Kept, was, _ string) {
+		if still, err := e.onDiskIs(k, was); err == nil && still {
+			info.Paths = append(info.Paths, k.Path)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	after, err := e.filesAt(to)
-	if err != nil {
-		return nil, err
-	}
-	for p := range mergedKeys(before, after) {
-		if before[p] == after[p] {
-			continue
-		}
-		k, ok := e.cfg.Classify(p)
-		if !ok || OutsideTree(p) {
-			continue
-		}
-		if done, err := e.onDiskIs(k, after[p]); err == nil && done {
-			continue
-		}
-		if was, err := e.onDiskIs(k, before[p]); err == nil && was {
-			info.Paths = append(info.Paths, p)
-		}
-	}
-	slices.Sort(info.Paths)
 	return info, nil
 }
 

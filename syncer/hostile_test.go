@@ -285,6 +285,11 @@ func TestSyncNamesDeepMergeBase(t *testing.T) {
 	// taken before the check (an older strata): the clean head on the local ref
 	git(t, a.dir, "fetch", "-q", w.remote, "refs/strata/state:refs/strata-remotes/origin/state")
 	git(t, a.dir, "update-ref", "refs/strata/state", clean)
+	// as that strata's own move: worktree-head names it (a move by hand is
+	// put back, engine/pushed.go)
+	if err := os.WriteFile(filepath.Join(a.dir, ".git", "strata", "worktree-head"), []byte(clean+" "+clean+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// a records on top; the remote moves to another child of the deep commit
 	a.write(".claude/notes.json", `{"n": 2}`+"\n")
 	a.record()
