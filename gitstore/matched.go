@@ -73,11 +73,11 @@ func (s *Store) watchesMatched(ref string) bool {
 func (s *Store) Matched() (from, to string, ok bool) {
 	old, nw, ok := s.fileMatched()
 	if !ok || !s.knownCommit(old) || !s.knownCommit(nw) {
-		if old, nw, ok = s.lastStrataMove(s.StateRef()); ok && (!s.knownCommit(old) || !s.knownCommit(nw)) {
-			ok = false
+		if old, nw, ok = s.lastStrataMove(s.StateRef()); !ok || !s.knownCommit(old) || !s.knownCommit(nw) {
+			return "", "", false
 		}
 	}
-	return hashString(old), hashString(nw), ok
+	return hashString(old), hashString(nw), true
 }
 
 // FileMatched reports whether worktree-head itself holds what Matched
