@@ -333,7 +333,9 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 		case <-tick.C:
 			r.expire()
 		case <-look.C:
-			r.stillHere()
+			if r.stillHere() {
+				r.takePush()
+			}
 		}
 		if r.gone != nil {
 			stopWatcher() // the batches left are drained, never recorded
@@ -674,10 +676,13 @@ func (r *recorder) warnNote(err error) {
 
 // recorder applies batches; only Run's goroutine uses it.
 type recorder struct {
-	eng      *engine.Engine
-	log      *slog.Logger
-	problems io.Writer
-	status   *publisher
+	eng *engine.Engine
+	// pushLooked is the state ref's head the last look for a push into
+	// this repository took (takePush)
+	pushLooked string
+	log        *slog.Logger
+	problems   io.Writer
+	status     *publisher
 	// mu is held while recording and while a sync moves the ref and writes
 	// kept files (never during its network I/O), so neither reads a file
 	// the other is between recording and writing.
@@ -707,6 +712,27 @@ func (r *recorder) stillHere() bool {
 		r.gone = r.place.check()
 	}
 	return r.gone == nil
+}
+
+// takePush takes a push into this repository (it is another machine's
+// sync remote) when one moved the state ref since strata last did, without
+// waiting for an edit here (attack39b F4: the watcher took none until a
+// kept file changed, and a refused push stayed on the ref meanwhile,
+// failing every other clone's sync). A look costs a read of the ref and of
+// worktree-head, once a second.
+func (r *recorder) takePush() {
+	head, maybe := r.eng.PushMaybe()
+	if !maybe || head == r.pushLooked {
+		return // nothing moved, or this head was looked at already (a folder at worktree-head, which stays)
+	}
+	r.pushLooked = head
+	r.mu.Lock()
+	err := r.eng.TakePush()
+	r.mu.Unlock()
+	if err != nil {
+		r.log.Warn("a push into this repository not taken yet", "err", err)
+	}
+	r.logNotWritten()
 }
 
 // reportBadNames prints, once per name, the files a control character in

@@ -158,10 +158,15 @@ func Repository(ctx context.Context, eng *engine.Engine, o Options) []Finding {
 	if f, ok := pendingPush(eng); ok {
 		add(f)
 	}
-	if why := eng.WorktreeHeadProblem(); why != "" {
-		add(Finding{Check: "worktree-head", Level: LevelWarn,
+	if why, standIn := eng.WorktreeHeadProblem(); why != "" {
+		f := Finding{Check: "worktree-head", Level: LevelWarn,
 			Message: fmt.Sprintf("%s: %s; strata reads the state ref's reflog instead to know what the files here follow (a push into this repository is still taken)", filepath.Join(eng.GitDir(), "strata", "worktree-head"), why),
-			Fix:     "remove it (rm -r it): the next strata command writes it again"})
+			Fix:     "remove it (rm -r it): the next strata command writes it again"}
+		if !standIn {
+			f.Message = fmt.Sprintf("%s: %s, and the state ref's reflog holds no move of strata's either: strata cannot tell what the files here follow, so a push into this repository now would be recorded over", filepath.Join(eng.GitDir(), "strata", "worktree-head"), why)
+			f.Fix = "run strata record (or the watcher): it writes the file for the head the ref holds now, once any folder there is removed"
+		}
+		add(f)
 	}
 	for _, f := range youngForeign(eng) {
 		add(f)

@@ -165,6 +165,22 @@ func (e *Engine) putBackWhy(o outside) (string, error) {
 	if errors.As(err, &unsafe) || errors.As(err, &bound) {
 		return "a sync would refuse it: " + err.Error(), nil
 	}
+	if err != nil {
+		return "", err
+	}
+	// a recorded Phase Outcome or resolution changed: no strata makes
+	// that (its record refuses), and the version here could not be
+	// recorded back over it (attack39b F1); a deletion is refused per
+	// file instead (pushRefused), as a restore --all elsewhere makes one
+	changed := ""
+	err = e.pushedChanges(o.from, o.to, func(k config.Kept, was, now string) {
+		if changed == "" && k.Class.Immutable() && was != "" && now != "" {
+			changed = k.Path
+		}
+	})
+	if changed != "" {
+		return "it changes " + state.ShownPath(changed) + ", a recorded Phase Outcome or resolution, which is append-only on every machine", err
+	}
 	return "", err
 }
 
@@ -334,9 +350,11 @@ func (e *Engine) notePushed(p ...Pushed) {
 
 // pushRefused says why a version a push brought is not written here, as a
 // sync would not take it (""  when it is written): its schema, max_size,
-// or what Claude Code runs.
+// the rules that need history against the version here (a recorded Phase
+// Outcome or resolution is append-only on every machine: changed or
+// deleted by a push, it stays: attack39b F1), or what Claude Code runs.
 func (e *Engine) pushRefused(k Kept, was, blob, commit string) string {
-	var data []byte
+	var data, cur []byte
 	if blob != "" {
 		var err error
 		if data, err = e.Blob(blob); err != nil {
@@ -346,18 +364,27 @@ func (e *Engine) pushRefused(k Kept, was, blob, commit string) string {
 			}
 			return "its version cannot be read: " + err.Error()
 		}
-		if ps := e.v.ValidateAs(k.Path, data, k.Schema, k.Format); ps.Invalid() {
-			return "its version is invalid here: " + ps[0].Message
+	}
+	if was != "" {
+		var err error
+		if cur, err = e.Blob(was); err != nil {
+			return "its version here cannot be read: " + err.Error()
+		}
+	}
+	if k.Class.Immutable() && was != "" && blob != was {
+		return "a recorded Phase Outcome or resolution is append-only on every machine: the version here stays, and is recorded back"
+	}
+	if ps := e.Check(File{Kept: k, Content: data, Exists: blob != ""}, cur); ps.Invalid() {
+		for _, p := range ps {
+			if !p.Warning {
+				if blob == "" {
+					return "its removal is refused here: " + p.Message
+				}
+				return "its version is refused here: " + p.Message
+			}
 		}
 	}
 	if whole, ok := ClaudeRuns(k.Path); ok {
-		var cur []byte
-		if was != "" {
-			var err error
-			if cur, err = e.Blob(was); err != nil {
-				return "its version here cannot be read: " + err.Error()
-			}
-		}
 		if changed := ChangesWhatRuns(cur, data, whole); len(changed) > 0 {
 			return "its version changes what Claude Code runs (" + ShownChanges(changed) + "), and is not taken without you: read it (strata show " + state.ShellWord(k.Path) + " --rev " + commit + "), then take it if you trust it (strata restore " + state.ShellWord(k.Path) + " --rev " + commit + ")"
 		}
@@ -468,5 +495,31 @@ func mergedKeys(a, b map[string]string) map[string]bool {
 func (e *Engine) ReceivedPushes() bool { return e.display == "" && e.store.ReceivedPushes() }
 
 // WorktreeHeadProblem says what is wrong with <gitdir>/strata/worktree-head
-// when something unusable is there ("" otherwise), for doctor.
-func (e *Engine) WorktreeHeadProblem() string { return e.store.MatchedFileProblem() }
+// ("" when nothing is): something unusable there, or nothing there while
+// the state ref exists; standIn says whether the reflog's newest strata
+// entry stands in for it (else a push into this repository now would be
+// recorded over, as before worktree-head: attack39b F2). For doctor.
+func (e *Engine) WorktreeHeadProblem() (problem string, standIn bool) {
+	if e.display != "" {
+		return "", false
+	}
+	_, _, standIn = e.store.Matched()
+	if problem = e.store.MatchedFileProblem(); problem != "" {
+		return problem, standIn
+	}
+	if head, err := e.Head(); err == nil && head != "" && !standIn {
+		return "missing", false
+	}
+	return "", standIn
+}
+
+// PushMaybe reports, cheaply, whether something other than strata may have
+// moved the state ref since strata's last move: worktree-head does not
+// name its head (the watcher looks once a second, then calls TakePush).
+func (e *Engine) PushMaybe() (head string, maybe bool) {
+	if e.display != "" {
+		return "", false
+	}
+	head, err := e.Head()
+	return head, err == nil && !e.store.FileHolds(head)
+}

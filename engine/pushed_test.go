@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/gitstore"
@@ -13,8 +15,8 @@ import (
 )
 
 // pushCommit makes, with git's plumbing, a commit on top of the state ref's
-// head that sets path to content, with the trailers strata writes, as
-// another machine's record makes one and its sync pushes it.
+// head that sets path to content ("" deletes it), with the trailers strata
+// writes, as another machine's record makes one and its sync pushes it.
 func pushCommit(t *testing.T, e *Engine, path, content string) string {
 	t.Helper()
 	root := e.Config().Root
@@ -30,12 +32,18 @@ func pushCommit(t *testing.T, e *Engine, path, content string) string {
 		return strings.TrimSpace(string(out))
 	}
 	head := mustHead(t, e)
-	blob := git(content, nil, "hash-object", "-w", "--stdin")
 	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
 	git("", index, "read-tree", head)
-	git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
+	action := "update"
+	if content == "" {
+		action = "delete"
+		git("", index, "update-index", "--force-remove", path)
+	} else {
+		blob := git(content, nil, "hash-object", "-w", "--stdin")
+		git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
+	}
 	tree := git("", index, "write-tree")
-	msg := "update " + path + "\n\nStrata-Path: " + path + "\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
+	msg := action + " " + path + "\n\nStrata-Path: " + path + "\nStrata-Action: " + action + "\nStrata-Class: " + string(kept(t, e, path).Class) + "\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
 	return git(msg, []string{"GIT_AUTHOR_DATE=2026-11-22T12:00:00Z", "GIT_COMMITTER_DATE=2026-11-22T12:00:00Z", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com"}, "commit-tree", tree, "-p", head)
 }
 
@@ -193,5 +201,67 @@ func TestPushASyncRefusesPutBack(t *testing.T) {
 	ps := e.TakePushed()
 	if len(ps) != 1 || !ps[0].PutBack || !strings.Contains(ps[0].Message(), "its Strata-* trailers do not name it") {
 		t.Fatalf("pushed notes %+v, want the move put back, with why", ps)
+	}
+}
+
+// A push that deletes or changes a recorded Phase Outcome is not taken for
+// that file: the version here stays and is recorded back, as a sync keeps
+// it (attack39b F1: a hand-made push with truthful trailers deleted it
+// here, where a sync refuses to).
+func TestPushKeepsPhaseOutcome(t *testing.T) {
+	const outcome = "PhaseOutcomes/f/001-plan.yaml"
+	const plan = "phase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"
+	for _, pushed := range []string{"", strings.Replace(plan, "findings: []", "findings: [changed]", 1)} {
+		e := newRepo(t)
+		edit(t, e, outcome, plan)
+		record(t, e, outcome)
+		c := pushCommit(t, e, outcome, pushed)
+		if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), c).CombinedOutput(); err != nil {
+			t.Fatalf("git update-ref: %v: %s", err, out)
+		}
+		record(t, e, outcome)
+		if got := onDisk(t, e, outcome); got != plan {
+			t.Fatalf("push %q: the Phase Outcome is %q on disk, want it kept", pushed, got)
+		}
+		files, err := e.store.Files(mustHead(t, e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files[outcome] != gitstore.BlobHash([]byte(plan)) {
+			t.Fatalf("push %q: the state ref does not hold the Phase Outcome back", pushed)
+		}
+	}
+}
+
+// A named pipe where the state ref's reflog is, with no worktree-head, never
+// blocks a record (attack39b F3: the reflog's open waited for a reader for
+// good, holding the write-phase lock).
+func TestRecordWithPipeAtReflog(t *testing.T) {
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	if err := os.Remove(filepath.Join(e.store.GitDir(), "strata", "worktree-head")); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(e.store.GitDir(), "logs", "refs", "strata", "state")
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(log, 0o644); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	edit(t, e, ".claude/a.json", `{"v": 2}`)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Record([]config.Kept{kept(t, e, ".claude/a.json")}, state.SourceRecord)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the record is blocked by the named pipe at the reflog")
 	}
 }

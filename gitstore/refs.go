@@ -958,8 +958,14 @@ func (s *Store) logFile(ref string) string {
 // that cannot be written fails no record.
 func (s *Store) logRef(ref string, old, new plumbing.Hash) {
 	name := s.logFile(ref)
-	f, err := s.Shared().OpenFile(name, os.O_WRONLY|os.O_APPEND)
+	// never through a link, and never waiting on a named pipe planted
+	// there (attack39b F3: its open blocked the record for good)
+	f, err := s.Shared().OpenFile(name, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK)
 	if err != nil {
+		return
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
 		return
 	}
 	fmt.Fprintf(f, "%s %s %s %d +0000\tstrata\n", old, new, identity, time.Now().Unix())

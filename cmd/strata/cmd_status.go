@@ -157,8 +157,10 @@ func runStatus(e *env, o statusOptions) error {
 	if damaged != "" {
 		fmt.Fprintf(e.Out, "sync: the not-taken note cannot be read: %s (no absent kept file is recorded as a deletion until it is removed: look at it, then rm it)\n", state.TermSafe(damaged))
 	}
-	if head == "" {
+	if head == "" && pushed == nil {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
+	} else if head == "" {
+		fmt.Fprintf(e.Out, "%s: deleted (see the push line above)\n", eng.StateRef())
 	} else {
 		fmt.Fprintf(e.Out, "%s at %s\n", eng.StateRef(), state.ShortID(head))
 	}
@@ -251,6 +253,8 @@ func plural(n int, noun string) string {
 func printPendingPush(e *env, p *engine.PendingPushInfo) {
 	switch {
 	case p == nil:
+	case p.To == "":
+		fmt.Fprintf(e.Out, "push: refs/strata/state was deleted from outside strata; the next strata record puts it back at %s, the history the files here follow\n", state.ShortID(p.From))
 	case p.PutBack != "":
 		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata to %s, not taken here: %s; the next strata record puts it back at %s, the history the files here follow\n", state.ShortID(p.To), p.PutBack, state.ShortID(p.From))
 	case len(p.Paths) > 0:

@@ -1,0 +1,47 @@
+package daemon
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-dev/strata/internal/syncbuf"
+)
+
+// The watcher takes a push into this repository (it is another machine's
+// sync remote) without waiting for an edit of a kept file here (attack39b
+// F4: it took none until a kept file changed).
+func TestWatcherTakesPushWithoutEdit(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, ".claude/c.json", `{"v": 1}`)
+	var problems syncbuf.Buffer
+	start(t, eng, &problems)
+	root := eng.Config().Root
+	waitFor(t, "the catch-up's record", func() bool { h, _ := eng.Head(); return h != "" })
+	head, _ := eng.Head()
+	git := func(stdin string, env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), append(env, "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := git(`{"v": "pushed"}`, nil, "hash-object", "-w", "--stdin")
+	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+	git("", index, "read-tree", head)
+	git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+",.claude/c.json")
+	tree := git("", index, "write-tree")
+	msg := "update .claude/c.json\n\nStrata-Path: .claude/c.json\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
+	pushed := git(msg, nil, "commit-tree", tree, "-p", head)
+	git("", nil, "update-ref", eng.StateRef(), pushed)
+	waitFor(t, "the pushed c.json written", func() bool {
+		data, _ := os.ReadFile(eng.Config().Abs(".claude/c.json"))
+		return string(data) == `{"v": "pushed"}`
+	})
+}
