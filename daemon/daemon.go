@@ -678,11 +678,12 @@ func (r *recorder) warnNote(err error) {
 type recorder struct {
 	eng *engine.Engine
 	// pushLooked is the state ref's head the last look for a push into
-	// this repository took (takePush)
-	pushLooked string
-	log        *slog.Logger
-	problems   io.Writer
-	status     *publisher
+	// this repository took (takePush), once pushLookedSet
+	pushLooked    string
+	pushLookedSet bool
+	log           *slog.Logger
+	problems      io.Writer
+	status        *publisher
 	// mu is held while recording and while a sync moves the ref and writes
 	// kept files (never during its network I/O), so neither reads a file
 	// the other is between recording and writing.
@@ -722,10 +723,10 @@ func (r *recorder) stillHere() bool {
 // worktree-head, once a second.
 func (r *recorder) takePush() {
 	head, maybe := r.eng.PushMaybe()
-	if !maybe || head == r.pushLooked {
+	if !maybe || r.pushLookedSet && head == r.pushLooked {
 		return // nothing moved, or this head was looked at already (a folder at worktree-head, which stays)
 	}
-	r.pushLooked = head
+	r.pushLooked, r.pushLookedSet = head, true // a deleted ref's "" too (attack39c N3)
 	r.mu.Lock()
 	err := r.eng.TakePush()
 	r.mu.Unlock()

@@ -45,3 +45,19 @@ func TestWatcherTakesPushWithoutEdit(t *testing.T) {
 		return string(data) == `{"v": "pushed"}`
 	})
 }
+
+// The idle watcher puts back a state ref deleted from outside strata (a
+// push, or git update-ref -d) without waiting for an edit (attack39c N3:
+// a deleted ref's empty head read as the head looked at already).
+func TestWatcherPutsBackDeletedRef(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, ".claude/c.json", `{"v": 1}`)
+	var problems syncbuf.Buffer
+	start(t, eng, &problems)
+	waitFor(t, "the catch-up's record", func() bool { h, _ := eng.Head(); return h != "" })
+	head, _ := eng.Head()
+	if out, err := exec.Command("git", "-C", eng.Config().Root, "update-ref", "-d", eng.StateRef()).CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref -d: %v: %s", err, out)
+	}
+	waitFor(t, "the ref put back", func() bool { h, _ := eng.Head(); return h == head })
+}

@@ -168,20 +168,50 @@ func (e *Engine) putBackWhy(o outside) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// a recorded Phase Outcome or resolution changed: no strata makes
-	// that (its record refuses), and the version here could not be
-	// recorded back over it (attack39b F1); a deletion is refused per
-	// file instead (pushRefused), as a restore --all elsewhere makes one
-	changed := ""
+	// A file whose version here is kept (the pushed one refused, or the
+	// file edited since) is recorded back over the pushed version, as a
+	// sync's merge keeps it local; when the rules that need history refuse
+	// that (a changed Phase Outcome or resolution, an initiative status
+	// moved back: attack39b F1, attack39c N1; a Phase Outcome made here and
+	// not recorded yet, at the path of a pushed one: N5), the ref would keep
+	// the pushed version with every record here refused, and the next sync
+	// would spread it: the move is put back instead, and the pusher's next
+	// sync merges as a sync does (keeping one side, renumbering a clash).
+	stuck := ""
 	err = e.pushedChanges(o.from, o.to, func(k config.Kept, was, now string) {
-		if changed == "" && k.Class.Immutable() && was != "" && now != "" {
-			changed = k.Path
+		if stuck == "" && e.cannotRecordBack(k, was, now, o.to) {
+			stuck = k.Path
 		}
 	})
-	if changed != "" {
-		return "it changes " + state.ShownPath(changed) + ", a recorded Phase Outcome or resolution, which is append-only on every machine", err
+	if stuck != "" {
+		return "the version of " + state.ShownPath(stuck) + " here could not be recorded back over it (the rules a record applies against the last version refuse it)", err
 	}
 	return "", err
+}
+
+// cannotRecordBack reports whether k's file here, kept over the version
+// now a push brought (refused, or edited since), is one the next record
+// would refuse over now though it could be recorded over was, the version
+// the files followed.
+func (e *Engine) cannotRecordBack(k config.Kept, was, now, to string) bool {
+	f, p := e.Read(k)
+	if p != nil || !f.Exists {
+		return false // absent here: no version to record back
+	}
+	if f.ID() == was && e.pushRefused(k, was, now, to) == "" {
+		return false // taken as pushed
+	}
+	blob := func(id string) []byte {
+		if id == "" {
+			return nil
+		}
+		data, err := e.Blob(id)
+		if err != nil {
+			return nil
+		}
+		return data
+	}
+	return e.Check(f, blob(now)).Invalid() && !e.Check(f, blob(was)).Invalid()
 }
 
 // maxPushRounds bounds the moves one takePush takes in turn while pushes
@@ -466,9 +496,9 @@ func (e *Engine) PendingPush() (*PendingPushInfo, error) {
 	if info.PutBack = why; why != "" {
 		return info, nil
 	}
-	err = e.pushedChanges(from, to, func(k config.Kept, was, _ string) {
-		if still, err := e.onDiskIs(k, was); err == nil && still {
-			info.Paths = append(info.Paths, k.Path)
+	err = e.pushedChanges(from, to, func(k config.Kept, was, now string) {
+		if still, err := e.onDiskIs(k, was); err == nil && still && e.pushRefused(k, was, now, to) == "" {
+			info.Paths = append(info.Paths, k.Path) // one a sync would refuse is never written (attack39c)
 		}
 	})
 	if err != nil {

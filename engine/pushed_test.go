@@ -265,3 +265,47 @@ func TestRecordWithPipeAtReflog(t *testing.T) {
 		t.Fatal("the record is blocked by the named pipe at the reflog")
 	}
 }
+
+// A push whose version of a file the version here could not be recorded
+// back over (an initiative's status moved back; a Phase Outcome made here,
+// not recorded yet, where the push brings another) is put back whole: the
+// ref would otherwise keep the pushed version, refusing every record here,
+// and spread it at the next sync (attack39c N1, N5).
+func TestPushNotRecordableBackPutBack(t *testing.T) {
+	cases := []struct {
+		path, here, pushed string
+		recorded           bool // the version here is recorded (else only on disk)
+	}{
+		{".claude/initiative.json", `{"name": "x", "status": "completed", "lastUpdated": "2026-11-22T10:30:00Z"}`, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:40:00Z"}`, true},
+		{"PhaseOutcomes/f/002-plan.yaml", "# made here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# made there\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", false},
+	}
+	for _, c := range cases {
+		e := newRepo(t)
+		edit(t, e, ".claude/a.json", `{"v": 1}`)
+		if c.recorded {
+			edit(t, e, c.path, c.here)
+			record(t, e, ".claude/a.json", c.path)
+		} else {
+			record(t, e, ".claude/a.json")
+			edit(t, e, c.path, c.here)
+		}
+		head := mustHead(t, e)
+		pushed := pushCommit(t, e, c.path, c.pushed)
+		if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), pushed).CombinedOutput(); err != nil {
+			t.Fatalf("git update-ref: %v: %s", err, out)
+		}
+		if err := e.TakePush(); err != nil {
+			t.Fatal(err)
+		}
+		if h := mustHead(t, e); h != head {
+			t.Fatalf("%s: the ref is at %s, want it put back at %s", c.path, h, head)
+		}
+		if got := onDisk(t, e, c.path); got != c.here {
+			t.Fatalf("%s is %q on disk, want the version here", c.path, got)
+		}
+		outs := record(t, e, c.path)
+		if len(outs) != 1 || outs[0].Problems.Invalid() {
+			t.Fatalf("%s: the record after the put-back: %+v", c.path, outs)
+		}
+	}
+}
