@@ -55,6 +55,11 @@ func TestWatcherPutsBackDeletedRef(t *testing.T) {
 	var problems syncbuf.Buffer
 	start(t, eng, &problems)
 	waitFor(t, "the catch-up's record", func() bool { h, _ := eng.Head(); return h != "" })
+	first, _ := eng.Head()
+	// a second move: a ref deleted right after strata made it from nothing
+	// reads as that first move killed before its rename (left alone)
+	write(t, eng, ".claude/c.json", `{"v": 2}`)
+	waitFor(t, "the edit's record", func() bool { h, _ := eng.Head(); return h != first })
 	head, _ := eng.Head()
 	if out, err := exec.Command("git", "-C", eng.Config().Root, "update-ref", "-d", eng.StateRef()).CombinedOutput(); err != nil {
 		t.Fatalf("git update-ref -d: %v: %s", err, out)

@@ -178,8 +178,8 @@ func (e *Engine) putBackWhy(o outside) (string, error) {
 	// would spread it: the move is put back instead, and the pusher's next
 	// sync merges as a sync does (keeping one side, renumbering a clash).
 	stuck := ""
-	err = e.pushedChanges(o.from, o.to, func(k config.Kept, was, now string) {
-		if stuck == "" && e.cannotRecordBack(k, was, now, o.to) {
+	err = e.pushedChanges(o.from, o.to, func(k config.Kept, was, now string, moved bool) {
+		if stuck == "" && e.cannotRecordBack(k, was, now, o.to, moved) {
 			stuck = k.Path
 		}
 	})
@@ -193,12 +193,12 @@ func (e *Engine) putBackWhy(o outside) (string, error) {
 // now a push brought (refused, or edited since), is one the next record
 // would refuse over now though it could be recorded over was, the version
 // the files followed.
-func (e *Engine) cannotRecordBack(k config.Kept, was, now, to string) bool {
+func (e *Engine) cannotRecordBack(k config.Kept, was, now, to string, moved bool) bool {
 	f, p := e.Read(k)
 	if p != nil || !f.Exists {
 		return false // absent here: no version to record back
 	}
-	if f.ID() == was && e.pushRefused(k, was, now, to) == "" {
+	if f.ID() == was && e.pushRefused(k, was, now, to, moved) == "" {
 		return false // taken as pushed
 	}
 	blob := func(id string) []byte {
@@ -223,8 +223,8 @@ func (e *Engine) takeForward(from, to string) error {
 	var owed []JournalEntry
 	var refused []Pushed
 	notTaken := map[string]string{}
-	err := e.pushedChanges(from, to, func(k config.Kept, was, now string) {
-		if why := e.pushRefused(k, was, now, to); why != "" {
+	err := e.pushedChanges(from, to, func(k config.Kept, was, now string, moved bool) {
+		if why := e.pushRefused(k, was, now, to, moved); why != "" {
 			refused = append(refused, Pushed{Path: k.Path, Refused: why, New: was == ""})
 			if was == "" && !e.fileThere(k.Path) {
 				notTaken[k.Path] = now // absent here: no deletion to record
@@ -338,8 +338,10 @@ func (e *Engine) writePushed(owed []JournalEntry, to string) ([]NotWritten, erro
 // pushedChanges calls fn, in path order, for each kept file of the work
 // tree whose version differs between commits from and to (was, now: blob
 // ids, "" for absent) and is not already now's version on disk (strata
-// wrote it, or a move of its own went unnoted).
-func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now string)) error {
+// wrote it, or a move of its own went unnoted); moved says to still holds
+// was at another path (a sync that kept two Phase Outcomes made at one
+// path renumbered one).
+func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now string, moved bool)) error {
 	before, err := e.filesAt(from)
 	if err != nil {
 		return err
@@ -347,6 +349,10 @@ func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now 
 	after, err := e.filesAt(to)
 	if err != nil {
 		return err
+	}
+	inTo := make(map[string]bool, len(after))
+	for _, b := range after {
+		inTo[b] = true
 	}
 	for _, p := range slices.Sorted(maps.Keys(mergedKeys(before, after))) {
 		if before[p] == after[p] {
@@ -359,7 +365,7 @@ func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now 
 		if done, err := e.onDiskIs(k, after[p]); err == nil && done {
 			continue
 		}
-		fn(k, before[p], after[p])
+		fn(k, before[p], after[p], before[p] != "" && inTo[before[p]])
 	}
 	return nil
 }
@@ -383,7 +389,7 @@ func (e *Engine) notePushed(p ...Pushed) {
 // the rules that need history against the version here (a recorded Phase
 // Outcome or resolution is append-only on every machine: changed or
 // deleted by a push, it stays: attack39b F1), or what Claude Code runs.
-func (e *Engine) pushRefused(k Kept, was, blob, commit string) string {
+func (e *Engine) pushRefused(k Kept, was, blob, commit string, moved bool) string {
 	var data, cur []byte
 	if blob != "" {
 		var err error
@@ -401,10 +407,14 @@ func (e *Engine) pushRefused(k Kept, was, blob, commit string) string {
 			return "its version here cannot be read: " + err.Error()
 		}
 	}
+	prev := cur
 	if k.Class.Immutable() && was != "" && blob != was {
-		return "a recorded Phase Outcome or resolution is append-only on every machine: the version here stays, and is recorded back"
+		if !moved {
+			return "a recorded Phase Outcome or resolution is append-only on every machine: the version here stays, and is recorded back"
+		}
+		prev = nil // kept at another path: a sync renumbered two made at one path (attack39c N5)
 	}
-	if ps := e.Check(File{Kept: k, Content: data, Exists: blob != ""}, cur); ps.Invalid() {
+	if ps := e.Check(File{Kept: k, Content: data, Exists: blob != ""}, prev); ps.Invalid() {
 		for _, p := range ps {
 			if !p.Warning {
 				if blob == "" {
@@ -496,8 +506,8 @@ func (e *Engine) PendingPush() (*PendingPushInfo, error) {
 	if info.PutBack = why; why != "" {
 		return info, nil
 	}
-	err = e.pushedChanges(from, to, func(k config.Kept, was, now string) {
-		if still, err := e.onDiskIs(k, was); err == nil && still && e.pushRefused(k, was, now, to) == "" {
+	err = e.pushedChanges(from, to, func(k config.Kept, was, now string, moved bool) {
+		if still, err := e.onDiskIs(k, was); err == nil && still && e.pushRefused(k, was, now, to, moved) == "" {
 			info.Paths = append(info.Paths, k.Path) // one a sync would refuse is never written (attack39c)
 		}
 	})

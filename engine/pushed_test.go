@@ -35,6 +35,9 @@ func pushCommit(t *testing.T, e *Engine, path, content string) string {
 	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
 	git("", index, "read-tree", head)
 	action := "update"
+	if err := exec.Command("git", "-C", root, "cat-file", "-e", head+":"+path).Run(); err != nil {
+		action = "add"
+	}
 	if content == "" {
 		action = "delete"
 		git("", index, "update-index", "--force-remove", path)
@@ -307,5 +310,36 @@ func TestPushNotRecordableBackPutBack(t *testing.T) {
 		if len(outs) != 1 || outs[0].Problems.Invalid() {
 			t.Fatalf("%s: the record after the put-back: %+v", c.path, outs)
 		}
+	}
+}
+
+// A push that changes a recorded Phase Outcome while keeping its version at
+// another path (a sync that kept two made at one path renumbered the later)
+// is taken: nothing of the version here is lost (attack39c N5: put back,
+// the pusher's every later sync was put back too).
+func TestPushRenumberedPhaseOutcomeTaken(t *testing.T) {
+	const here = "# made here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"
+	const there = "# made there\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"
+	e := newRepo(t)
+	edit(t, e, "PhaseOutcomes/f/002-plan.yaml", here)
+	record(t, e, "PhaseOutcomes/f/002-plan.yaml")
+	root := e.Config().Root
+	for _, c := range []struct{ path, content string }{{"PhaseOutcomes/f/002-plan.yaml", there}, {"PhaseOutcomes/f/003-plan.yaml", here}} {
+		if out, err := exec.Command("git", "-C", root, "update-ref", e.StateRef(), pushCommit(t, e, c.path, c.content)).CombinedOutput(); err != nil {
+			t.Fatalf("git update-ref: %v: %s", err, out)
+		}
+	}
+	pushed := mustHead(t, e)
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	if h := mustHead(t, e); h != pushed {
+		t.Fatalf("the ref is at %s, want the push %s taken: %+v", h, pushed, e.TakePushed())
+	}
+	if got := onDisk(t, e, "PhaseOutcomes/f/002-plan.yaml"); got != there {
+		t.Fatalf("002 is %q, want the pushed version", got)
+	}
+	if got := onDisk(t, e, "PhaseOutcomes/f/003-plan.yaml"); got != here {
+		t.Fatalf("003 is %q, want the version made here, renumbered", got)
 	}
 }

@@ -316,19 +316,3 @@ func (s *Store) MatchedFileProblem() string {
 	return ""
 }
 
-// settleMatched rewrites worktree-head, after a move's rename, from the two
-// heads the move noted to its new head alone, when the file still holds
-// what the move wrote: the old head then no longer counts as strata's, so a
-// rewind to it by hand, or a deletion of a ref strata made from nothing, is
-// a move from outside (attack39c N2, N3: both were taken for a move killed
-// before its rename). Another writer's move in between keeps its own note;
-// a lost race leaves (to, to) behind its move, read as a move from outside
-// to a head the files already hold, which writes nothing.
-func (s *Store) settleMatched(ref string, old, nw plumbing.Hash) {
-	if !s.watchesMatched(ref) || old == nw {
-		return
-	}
-	if o, n, ok := s.fileMatched(); ok && o == old && n == nw {
-		s.noteMatched(ref, nw, nw)
-	}
-}

@@ -933,7 +933,6 @@ func (s *Store) updateRef(ref string, build func(parent plumbing.Hash) (plumbing
 		} else if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		s.settleMatched(ref, base, next)
 		return next, nil
 	}
 }
