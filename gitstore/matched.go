@@ -315,4 +315,3 @@ func (s *Store) MatchedFileProblem() string {
 	}
 	return ""
 }
-
