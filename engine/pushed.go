@@ -35,7 +35,8 @@ import (
 // recorded next, as this machine's version (a new file that is absent here
 // stays absent, noted as not taken, so its absence is no deletion). Any
 // other move (no fast-forward: a forced push, a rewind by hand; a deletion
-// of the ref; a history a sync would refuse) is put back: the ref goes back
+// of the ref; a history a sync would refuse; a version the one here could
+// not be recorded back over, putBackWhy) is put back: the ref goes back
 // to the head the files follow, and the refused head stays in the reflog;
 // a machine that pushed it merges with this one at its next sync, as any
 // two machines do (attack39 H2: a push after a rewind by hand was recorded

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/state"
 )
 
@@ -137,9 +137,37 @@ func (s *Store) noteMatched(ref string, old, nw plumbing.Hash) error {
 	if !s.watchesMatched(ref) {
 		return nil
 	}
-	err := atomicfile.WriteUnsynced(s.matchedFile(), []byte(old.String()+" "+nw.String()+"\n"), s.Shared().FixFile)
-	if err != nil {
+	if err := s.writeMatched([]byte(old.String() + " " + nw.String() + "\n")); err != nil {
 		return fmt.Errorf("note %s's head: %w (strata keeps a one-line file there; the reflog's strata entries stand in for it meanwhile)", s.StateRef(), err)
+	}
+	return nil
+}
+
+// writeMatched writes line over worktree-head in place: no temp file and
+// no rename, which on ext4 flushes the file's data like an fsync (the
+// auto_da_alloc rule for a rename over a file): that made a record of one
+// change 0.25 ms slower there, half its time. A write cut short by a crash
+// or read half-done by another process reads as not two ids, and the
+// reflog stands in (Matched). Never through a link, never waiting on a
+// named pipe, never into anything but a regular file.
+func (s *Store) writeMatched(line []byte) error {
+	f, err := s.Shared().OpenFile(s.matchedFile(), os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New(state.NotRegular(st.Mode()))
+	}
+	if _, err := f.WriteAt(line, 0); err != nil {
+		return err
+	}
+	if st.Size() != int64(len(line)) {
+		return f.Truncate(int64(len(line)))
 	}
 	return nil
 }
