@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"path/filepath"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
