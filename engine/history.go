@@ -583,6 +583,13 @@ type FileStatus struct {
 // Status reports every kept file: valid or not, and how it compares with the
 // recorded head.
 func (e *Engine) Status() ([]FileStatus, error) {
+	pp, _ := e.PendingPush()
+	return e.StatusWithPush(pp)
+}
+
+// StatusWithPush is Status for a caller that asked PendingPush already
+// (strata status prints it too): each file pp owes shows as pushed.
+func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 	head, files, err := e.recorded()
 	if err != nil {
 		return nil, err
@@ -602,7 +609,7 @@ func (e *Engine) Status() ([]FileStatus, error) {
 	// a file a push into this repository changed that is still the version
 	// the files here follow: not the user's edit, but owed (pushed.go)
 	pushed := map[string]bool{}
-	if pp, err := e.PendingPush(); err == nil && pp != nil {
+	if pp != nil {
 		for _, p := range pp.Paths {
 			pushed[p] = true
 		}

@@ -129,12 +129,12 @@ func (e *Engine) takePush() error {
 			}
 			return nil
 		}
-		why, err := e.putBackWhy(o)
+		plan, err := e.planPush(o)
 		if err != nil {
 			return err
 		}
-		if why == "" {
-			if err := e.takeForward(o.from, o.to); err != nil {
+		if plan.why == "" {
+			if err := e.takeForward(o.from, o.to, plan); err != nil {
 				return err
 			}
 			continue
@@ -144,30 +144,45 @@ func (e *Engine) takePush() error {
 			return err
 		}
 		if moved {
-			e.notePushed(Pushed{PutBack: true, From: o.from, To: o.to, Why: why})
+			e.notePushed(Pushed{PutBack: true, From: o.from, To: o.to, Why: plan.why})
 		}
 	}
 	return nil // still moving: the record's ref move refuses, and it comes back here
 }
 
-// putBackWhy says why the pending move o is put back rather than taken
-// ("" when it is taken): no fast-forward, a deletion, or a history a sync
-// would refuse.
-func (e *Engine) putBackWhy(o outside) (string, error) {
+// pushPlan is what taking a pending move does (planPush): put it back
+// (why), or write owed, leave refused unwritten (notTaken: those absent
+// here), with still the owed files that are still the version the files
+// follow (status's "not yet written").
+type pushPlan struct {
+	why      string
+	owed     []JournalEntry
+	refused  []Pushed
+	notTaken map[string]string
+	still    []string
+}
+
+// planPush judges the pending move o in one pass over the files it
+// changed: put back when it is no fast-forward, a deletion, a history a
+// sync would refuse, or when a version kept here could not be recorded back
+// over the one it brings; else the writes it owes and the versions not
+// taken. takePush and PendingPush both ask it, so status says what the
+// next command does.
+func (e *Engine) planPush(o outside) (pushPlan, error) {
 	switch {
 	case o.to == "":
-		return "it deleted the ref", nil
+		return pushPlan{why: "it deleted the ref"}, nil
 	case !o.forward:
-		return "it is no fast-forward of " + state.ShortID(o.from) + " (a forced push, or a rewind by hand)", nil
+		return pushPlan{why: "it is no fast-forward of " + state.ShortID(o.from) + " (a forced push, or a rewind by hand)"}, nil
 	}
 	err := e.store.CheckPushed(o.from, o.to)
 	var unsafe *gitstore.UnsafeTreeError
 	var bound *gitstore.TreeBoundError
 	if errors.As(err, &unsafe) || errors.As(err, &bound) {
-		return "a sync would refuse it: " + err.Error(), nil
+		return pushPlan{why: "a sync would refuse it: " + err.Error()}, nil
 	}
 	if err != nil {
-		return "", err
+		return pushPlan{}, err
 	}
 	// A file whose version here is kept (the pushed one refused, or the
 	// file edited since) is recorded back over the pushed version, as a
@@ -178,28 +193,47 @@ func (e *Engine) putBackWhy(o outside) (string, error) {
 	// the pushed version with every record here refused, and the next sync
 	// would spread it: the move is put back instead, and the pusher's next
 	// sync merges as a sync does (keeping one side, renumbering a clash).
+	plan := pushPlan{notTaken: map[string]string{}}
 	stuck := ""
-	err = e.pushedChanges(o.from, o.to, func(k config.Kept, was, now string, moved bool) {
-		if stuck == "" && e.cannotRecordBack(k, was, now, o.to, moved) {
+	err = e.pushedChanges(o.from, o.to, func(k config.Kept, f File, prob *state.Problem, was, now string, moved bool) {
+		if stuck != "" {
+			return
+		}
+		why := e.pushRefused(k, was, now, o.to, moved)
+		if e.cannotRecordBack(f, prob, was, now, why) {
 			stuck = k.Path
+			return
+		}
+		if why != "" {
+			plan.refused = append(plan.refused, Pushed{Path: k.Path, Refused: why, New: was == ""})
+			if was == "" && !e.fileThere(k.Path) {
+				plan.notTaken[k.Path] = now // absent here: no deletion to record
+			}
+			return
+		}
+		plan.owed = append(plan.owed, JournalEntry{Path: k.Path, Ours: was, Result: now})
+		if prob == nil && f.ID() == was {
+			plan.still = append(plan.still, k.Path)
 		}
 	})
-	if stuck != "" {
-		return "the version of " + state.ShownPath(stuck) + " here could not be recorded back over it (the rules a record applies against the last version refuse it)", err
+	if err != nil {
+		return pushPlan{}, err
 	}
-	return "", err
+	if stuck != "" {
+		return pushPlan{why: "the version of " + state.ShownPath(stuck) + " here could not be recorded back over it (the rules a record applies against the last version refuse it)"}, nil
+	}
+	return plan, nil
 }
 
-// cannotRecordBack reports whether k's file here, kept over the version
-// now a push brought (refused, or edited since), is one the next record
-// would refuse over now though it could be recorded over was, the version
-// the files followed.
-func (e *Engine) cannotRecordBack(k config.Kept, was, now, to string, moved bool) bool {
-	f, p := e.Read(k)
-	if p != nil || !f.Exists {
+// cannotRecordBack reports whether f, k's file here (prob when it cannot be
+// read), kept over the version now a push brought (refused, why; or edited
+// since), is one the next record would refuse over now though it could be
+// recorded over was, the version the files followed.
+func (e *Engine) cannotRecordBack(f File, prob *state.Problem, was, now, why string) bool {
+	if prob != nil || !f.Exists {
 		return false // absent here: no version to record back
 	}
-	if f.ID() == was && e.pushRefused(k, was, now, to, moved) == "" {
+	if f.ID() == was && why == "" {
 		return false // taken as pushed
 	}
 	blob := func(id string) []byte {
@@ -219,30 +253,16 @@ func (e *Engine) cannotRecordBack(k config.Kept, was, now, to string, moved bool
 // keep landing.
 const maxPushRounds = 8
 
-// takeForward takes the fast-forward move from from to to (takePush).
-func (e *Engine) takeForward(from, to string) error {
-	var owed []JournalEntry
-	var refused []Pushed
-	notTaken := map[string]string{}
-	err := e.pushedChanges(from, to, func(k config.Kept, was, now string, moved bool) {
-		if why := e.pushRefused(k, was, now, to, moved); why != "" {
-			refused = append(refused, Pushed{Path: k.Path, Refused: why, New: was == ""})
-			if was == "" && !e.fileThere(k.Path) {
-				notTaken[k.Path] = now // absent here: no deletion to record
-			}
-			return
-		}
-		owed = append(owed, JournalEntry{Path: k.Path, Ours: was, Result: now})
-	})
-	if err != nil {
-		return err
-	}
-	if len(notTaken) > 0 {
-		if err := e.KeepNotTaken(notTaken); err != nil {
+// takeForward takes the fast-forward move from from to to as plan says
+// (takePush).
+func (e *Engine) takeForward(from, to string, plan pushPlan) error {
+	owed := plan.owed
+	if len(plan.notTaken) > 0 {
+		if err := e.KeepNotTaken(plan.notTaken); err != nil {
 			return err
 		}
 	}
-	e.notePushed(refused...)
+	e.notePushed(plan.refused...)
 	if len(owed) == 0 {
 		return e.store.MarkMatched(to)
 	}
@@ -339,10 +359,11 @@ func (e *Engine) writePushed(owed []JournalEntry, to string) ([]NotWritten, erro
 // pushedChanges calls fn, in path order, for each kept file of the work
 // tree whose version differs between commits from and to (was, now: blob
 // ids, "" for absent) and is not already now's version on disk (strata
-// wrote it, or a move of its own went unnoted); moved says to still holds
-// was at another path (a sync that kept two Phase Outcomes made at one
-// path renumbered one).
-func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now string, moved bool)) error {
+// wrote it, or a move of its own went unnoted), with the file as read (f,
+// or prob when it cannot be read); moved says to still holds was at
+// another path (a sync that kept two Phase Outcomes made at one path
+// renumbered one).
+func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, f File, prob *state.Problem, was, now string, moved bool)) error {
 	before, err := e.filesAt(from)
 	if err != nil {
 		return err
@@ -363,10 +384,11 @@ func (e *Engine) pushedChanges(from, to string, fn func(k config.Kept, was, now 
 		if !ok || OutsideTree(p) {
 			continue
 		}
-		if done, err := e.onDiskIs(k, after[p]); err == nil && done {
+		f, prob := e.Read(k)
+		if prob == nil && f.ID() == after[p] {
 			continue
 		}
-		fn(k, before[p], after[p], before[p] != "" && inTo[before[p]])
+		fn(k, f, prob, before[p], after[p], before[p] != "" && inTo[before[p]])
 	}
 	return nil
 }
@@ -498,24 +520,13 @@ func (e *Engine) PendingPush() (*PendingPushInfo, error) {
 	if err != nil || !o.pending {
 		return nil, err
 	}
-	from, to := o.from, o.to
-	info := &PendingPushInfo{From: from, To: to, Forward: o.forward}
-	why, err := e.putBackWhy(o)
+	plan, err := e.planPush(o)
 	if err != nil {
 		return nil, err
 	}
-	if info.PutBack = why; why != "" {
-		return info, nil
-	}
-	err = e.pushedChanges(from, to, func(k config.Kept, was, now string, moved bool) {
-		if still, err := e.onDiskIs(k, was); err == nil && still && e.pushRefused(k, was, now, to, moved) == "" {
-			info.Paths = append(info.Paths, k.Path) // one a sync would refuse is never written (attack39c)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return info, nil
+	// the owed files still as they were (one a sync would refuse is never
+	// written: attack39c)
+	return &PendingPushInfo{From: o.from, To: o.to, Forward: o.forward, PutBack: plan.why, Paths: plan.still}, nil
 }
 
 // mergedKeys is the keys of a and b, once each.

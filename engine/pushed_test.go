@@ -50,6 +50,15 @@ func pushCommit(t *testing.T, e *Engine, path, content string) string {
 	return git(msg, []string{"GIT_AUTHOR_DATE=2026-11-22T12:00:00Z", "GIT_COMMITTER_DATE=2026-11-22T12:00:00Z", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com"}, "commit-tree", tree, "-p", head)
 }
 
+// moveRef moves the state ref to commit with git, as a push into this
+// repository does.
+func moveRef(t *testing.T, e *Engine, commit string) {
+	t.Helper()
+	if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), commit).CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref: %v: %s", err, out)
+	}
+}
+
 // A push into this repository that lands while a record builds its commit
 // (after the record took the moves before it) makes the record's ref move
 // refuse: the record takes that push, then is made again on it. Before, the
@@ -100,9 +109,7 @@ func TestForgetTakesPushFirst(t *testing.T) {
 	edit(t, e, ".claude/c.json", `{"v": 1}`)
 	record(t, e, ".claude/a.json", ".claude/c.json")
 	pushed := pushCommit(t, e, ".claude/c.json", `{"v": "pushed"}`)
-	if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), pushed).CombinedOutput(); err != nil {
-		t.Fatalf("git update-ref: %v: %s", err, out)
-	}
+	moveRef(t, e, pushed)
 	if _, err := e.ForgetUnpublished(t.Context(), []string{".claude/a.json"}, false, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -149,9 +156,7 @@ func TestPushTakenWithoutWorktreeHead(t *testing.T) {
 				}
 			}
 			pushed := pushCommit(t, e, ".claude/c.json", `{"v": "pushed"}`)
-			if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), pushed).CombinedOutput(); err != nil {
-				t.Fatalf("git update-ref: %v: %s", err, out)
-			}
+			moveRef(t, e, pushed)
 			edit(t, e, ".claude/a.json", `{"v": 2}`)
 			record(t, e, ".claude/a.json", ".claude/c.json")
 			if got := onDisk(t, e, ".claude/c.json"); got != `{"v": "pushed"}` {
@@ -189,9 +194,7 @@ func TestPushASyncRefusesPutBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("git", "-C", root, "update-ref", e.StateRef(), strings.TrimSpace(string(bare))).CombinedOutput(); err != nil {
-		t.Fatalf("git update-ref: %v: %s", err, out)
-	}
+	moveRef(t, e, strings.TrimSpace(string(bare)))
 	if err := e.TakePush(); err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +222,7 @@ func TestPushKeepsPhaseOutcome(t *testing.T) {
 		edit(t, e, outcome, plan)
 		record(t, e, outcome)
 		c := pushCommit(t, e, outcome, pushed)
-		if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), c).CombinedOutput(); err != nil {
-			t.Fatalf("git update-ref: %v: %s", err, out)
-		}
+		moveRef(t, e, c)
 		record(t, e, outcome)
 		if got := onDisk(t, e, outcome); got != plan {
 			t.Fatalf("push %q: the Phase Outcome is %q on disk, want it kept", pushed, got)
@@ -294,9 +295,7 @@ func TestPushNotRecordableBackPutBack(t *testing.T) {
 		}
 		head := mustHead(t, e)
 		pushed := pushCommit(t, e, c.path, c.pushed)
-		if out, err := exec.Command("git", "-C", e.Config().Root, "update-ref", e.StateRef(), pushed).CombinedOutput(); err != nil {
-			t.Fatalf("git update-ref: %v: %s", err, out)
-		}
+		moveRef(t, e, pushed)
 		if err := e.TakePush(); err != nil {
 			t.Fatal(err)
 		}
@@ -323,11 +322,8 @@ func TestPushRenumberedPhaseOutcomeTaken(t *testing.T) {
 	e := newRepo(t)
 	edit(t, e, "PhaseOutcomes/f/002-plan.yaml", here)
 	record(t, e, "PhaseOutcomes/f/002-plan.yaml")
-	root := e.Config().Root
 	for _, c := range []struct{ path, content string }{{"PhaseOutcomes/f/002-plan.yaml", there}, {"PhaseOutcomes/f/003-plan.yaml", here}} {
-		if out, err := exec.Command("git", "-C", root, "update-ref", e.StateRef(), pushCommit(t, e, c.path, c.content)).CombinedOutput(); err != nil {
-			t.Fatalf("git update-ref: %v: %s", err, out)
-		}
+		moveRef(t, e, pushCommit(t, e, c.path, c.content))
 	}
 	pushed := mustHead(t, e)
 	if err := e.TakePush(); err != nil {

@@ -63,7 +63,11 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := eng.Status()
+	pushed, err := eng.PendingPush()
+	if err != nil {
+		return err
+	}
+	files, err := eng.StatusWithPush(pushed)
 	if err != nil {
 		return err
 	}
@@ -93,10 +97,6 @@ func runStatus(e *env, o statusOptions) error {
 		return err
 	}
 	owed, err := eng.PendingWrites()
-	if err != nil {
-		return err
-	}
-	pushed, err := eng.PendingPush()
 	if err != nil {
 		return err
 	}
