@@ -971,12 +971,35 @@ func (r *recorder) key(k config.Kept) string {
 // logNotWritten logs the notes of the sync journal the engine's last
 // record (or Differing) completed: see printNotWritten in cmd/strata.
 func (r *recorder) logNotWritten() {
+	// the files a push wrote in one line (a sync's push of 300 files
+	// logged 300), each refusal in its own, with its reason
+	var taken []engine.Pushed
 	for _, p := range r.eng.TakePushed() {
 		if p.Refused != "" || p.PutBack {
 			r.log.Warn(p.Message())
 		} else {
-			r.log.Info(p.Message())
+			taken = append(taken, p)
 		}
+	}
+	if len(taken) == 1 {
+		r.log.Info(taken[0].Message())
+	} else if len(taken) > 1 {
+		var wrote, deleted []string
+		for _, p := range taken {
+			if p.Deleted {
+				deleted = append(deleted, state.ShownPath(p.Path))
+			} else {
+				wrote = append(wrote, state.ShownPath(p.Path))
+			}
+		}
+		var attrs []any
+		if len(wrote) > 0 {
+			attrs = append(attrs, "wrote", strings.Join(wrote, " "))
+		}
+		if len(deleted) > 0 {
+			attrs = append(attrs, "deleted", strings.Join(deleted, " "))
+		}
+		r.log.Info("took a push into this repository (another machine's sync, or git update-ref): its versions are written here", attrs...)
 	}
 	for _, n := range r.eng.TakeNotWritten() {
 		if n.Found != "" && n.Rev == "" {

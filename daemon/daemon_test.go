@@ -74,12 +74,18 @@ func start(t *testing.T, eng *engine.Engine, problems *syncbuf.Buffer) {
 // startWith is start with the given debounce.
 func startWith(t *testing.T, eng *engine.Engine, problems *syncbuf.Buffer, debounce time.Duration) {
 	t.Helper()
+	startOpts(t, eng, Options{Debounce: debounce, Rescan: time.Hour, Problems: problems})
+}
+
+// startOpts is start with the given options.
+func startOpts(t *testing.T, eng *engine.Engine, o Options) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
+	o.Ready = func() { close(ready) }
 	go func() {
-		done <- Run(ctx, eng, Options{Debounce: debounce, Rescan: time.Hour, Problems: problems,
-			Ready: func() { close(ready) }})
+		done <- Run(ctx, eng, o)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -1,11 +1,13 @@
 package daemon
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/internal/syncbuf"
 )
@@ -13,11 +15,16 @@ import (
 // The watcher takes a push into this repository (it is another machine's
 // sync remote) without waiting for an edit of a kept file here (attack39b
 // F4: it took none until a kept file changed).
+//
+// The files one push wrote are logged in one line, not a line each (a
+// sync's push of 300 files logged 300 lines).
 func TestWatcherTakesPushWithoutEdit(t *testing.T) {
 	eng := newRepo(t)
 	write(t, eng, ".claude/c.json", `{"v": 1}`)
-	var problems syncbuf.Buffer
-	start(t, eng, &problems)
+	write(t, eng, ".claude/d.json", `{"v": 1}`)
+	var problems, logged syncbuf.Buffer
+	startOpts(t, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour, Problems: &problems,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	root := eng.Config().Root
 	waitFor(t, "the catch-up's record", func() bool { h, _ := eng.Head(); return h != "" })
 	head, _ := eng.Head()
@@ -35,15 +42,29 @@ func TestWatcherTakesPushWithoutEdit(t *testing.T) {
 	blob := git(`{"v": "pushed"}`, nil, "hash-object", "-w", "--stdin")
 	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
 	git("", index, "read-tree", head)
-	git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+",.claude/c.json")
-	tree := git("", index, "write-tree")
-	msg := "update .claude/c.json\n\nStrata-Path: .claude/c.json\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
-	pushed := git(msg, nil, "commit-tree", tree, "-p", head)
+	pushed := head
+	for _, p := range []string{".claude/c.json", ".claude/d.json"} {
+		git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
+		tree := git("", index, "write-tree")
+		msg := "update " + p + "\n\nStrata-Path: " + p + "\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
+		pushed = git(msg, nil, "commit-tree", tree, "-p", pushed)
+	}
 	git("", nil, "update-ref", eng.StateRef(), pushed)
-	waitFor(t, "the pushed c.json written", func() bool {
-		data, _ := os.ReadFile(eng.Config().Abs(".claude/c.json"))
-		return string(data) == `{"v": "pushed"}`
+	waitFor(t, "the pushed c.json and d.json written", func() bool {
+		c, _ := os.ReadFile(eng.Config().Abs(".claude/c.json"))
+		d, _ := os.ReadFile(eng.Config().Abs(".claude/d.json"))
+		return string(c) == `{"v": "pushed"}` && string(d) == `{"v": "pushed"}`
 	})
+	waitFor(t, "the push logged", func() bool { return strings.Contains(logged.String(), "took a push") })
+	var lines []string
+	for _, l := range strings.Split(logged.String(), "\n") {
+		if strings.Contains(l, "push into this repository") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `wrote=".claude/c.json .claude/d.json"`) {
+		t.Fatalf("the push is logged as %q, want one line naming both files", lines)
+	}
 }
 
 // The idle watcher puts back a state ref deleted from outside strata (a

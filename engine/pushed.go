@@ -430,12 +430,24 @@ func (e *Engine) pushRefused(k Kept, was, blob, commit string, moved bool) strin
 			return "its version here cannot be read: " + err.Error()
 		}
 	}
-	prev := cur
-	if k.Class.Immutable() && was != "" && blob != was {
-		if !moved {
-			return "a recorded Phase Outcome or resolution is append-only on every machine: the version here stays, and is recorded back"
+	// The pushed version is judged as a sync judges the other side's
+	// version in a fast-forward: its schema, and the rules of the
+	// append-only classes against the version here; an initiative's status
+	// machine is not applied, since a sync takes a fast-forward without it
+	// too (a user's restore --rev may move a status back: docs/guide.md),
+	// and a push refused for it was put back for ever, its pusher told
+	// nothing (attack39c LOW, N4). An edit made here since is still
+	// recorded back over the pushed version by the record's own rules
+	// (cannotRecordBack).
+	var prev []byte
+	if k.Class.Immutable() {
+		prev = cur
+		if was != "" && blob != was {
+			if !moved {
+				return "a recorded Phase Outcome or resolution is append-only on every machine: the version here stays, and is recorded back"
+			}
+			prev = nil // kept at another path: a sync renumbered two made at one path (attack39c N5)
 		}
-		prev = nil // kept at another path: a sync renumbered two made at one path (attack39c N5)
 	}
 	if ps := e.Check(File{Kept: k, Content: data, Exists: blob != ""}, prev); ps.Invalid() {
 		for _, p := range ps {

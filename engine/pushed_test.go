@@ -271,28 +271,28 @@ func TestRecordWithPipeAtReflog(t *testing.T) {
 }
 
 // A push whose version of a file the version here could not be recorded
-// back over (an initiative's status moved back; a Phase Outcome made here,
-// not recorded yet, where the push brings another) is put back whole: the
-// ref would otherwise keep the pushed version, refusing every record here,
-// and spread it at the next sync (attack39c N1, N5).
+// back over (an initiative's status edited here to one that cannot follow
+// the pushed status; a Phase Outcome made here, not recorded yet, where the
+// push brings another) is put back whole: the ref would otherwise keep the
+// pushed version, refusing every record here, and spread it at the next
+// sync (attack39c N1, N5).
 func TestPushNotRecordableBackPutBack(t *testing.T) {
 	cases := []struct {
-		path, here, pushed string
-		recorded           bool // the version here is recorded (else only on disk)
+		path, recorded, here, pushed string // recorded: "" when the version here was never recorded
 	}{
-		{".claude/initiative.json", `{"name": "x", "status": "completed", "lastUpdated": "2026-11-22T10:30:00Z"}`, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:40:00Z"}`, true},
-		{"PhaseOutcomes/f/002-plan.yaml", "# made here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# made there\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", false},
+		{".claude/initiative.json", `{"name": "x", "status": "in_progress", "lastUpdated": "2026-11-22T10:20:00Z"}`, `{"name": "x", "status": "completed", "lastUpdated": "2026-11-22T10:30:00Z"}`, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:40:00Z"}`},
+		{"PhaseOutcomes/f/002-plan.yaml", "", "# made here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# made there\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"},
 	}
 	for _, c := range cases {
 		e := newRepo(t)
 		edit(t, e, ".claude/a.json", `{"v": 1}`)
-		if c.recorded {
-			edit(t, e, c.path, c.here)
+		if c.recorded != "" {
+			edit(t, e, c.path, c.recorded)
 			record(t, e, ".claude/a.json", c.path)
 		} else {
 			record(t, e, ".claude/a.json")
-			edit(t, e, c.path, c.here)
 		}
+		edit(t, e, c.path, c.here)
 		head := mustHead(t, e)
 		pushed := pushCommit(t, e, c.path, c.pushed)
 		moveRef(t, e, pushed)
@@ -309,6 +309,34 @@ func TestPushNotRecordableBackPutBack(t *testing.T) {
 		if len(outs) != 1 || outs[0].Problems.Invalid() {
 			t.Fatalf("%s: the record after the put-back: %+v", c.path, outs)
 		}
+	}
+}
+
+// A push that moves an initiative's status back (the pusher's restore
+// --rev, which the status machine does not bind) is taken where the file
+// here is the version the files follow, as a sync takes such a
+// fast-forward: before, it was put back for ever and the pusher's syncs
+// said "pushed" (attack39c LOW).
+func TestPushInitiativeMovedBackTaken(t *testing.T) {
+	const path = ".claude/initiative.json"
+	const pushedVersion = `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:40:00Z"}`
+	e := newRepo(t)
+	edit(t, e, path, `{"name": "x", "status": "completed", "lastUpdated": "2026-11-22T10:30:00Z"}`)
+	record(t, e, path)
+	pushed := pushCommit(t, e, path, pushedVersion)
+	moveRef(t, e, pushed)
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	if h := mustHead(t, e); h != pushed {
+		t.Fatalf("the ref is at %s, want the push %s taken: %+v", h, pushed, e.TakePushed())
+	}
+	if got := onDisk(t, e, path); got != pushedVersion {
+		t.Fatalf("%s is %q on disk, want the pushed version", path, got)
+	}
+	outs := record(t, e, path)
+	if len(outs) != 1 || outs[0].Entry != nil || outs[0].Problems.Invalid() {
+		t.Fatalf("the record after the push: %+v, want nothing to record", outs)
 	}
 }
 

@@ -324,13 +324,20 @@ func (e *Engine) RemoveTempLeftovers(paths []config.Kept) []config.Kept {
 // found by the writer's own check of each file (Checkouts) and recorded
 // later, as an edit made after any record is. Paths outside the work tree
 // (and the home view's one file) are always listed: Record decides.
-func (e *Engine) Unrecorded() ([]config.Kept, error) { return e.unrecorded(true) }
+func (e *Engine) Unrecorded() ([]config.Kept, error) { return e.unrecorded(true, "") }
 
 // UnrecordedPlan is Unrecorded for a dry run: it writes nothing (the temp
 // files killed writers left are not recorded or removed first).
-func (e *Engine) UnrecordedPlan() ([]config.Kept, error) { return e.unrecorded(false) }
+func (e *Engine) UnrecordedPlan() ([]config.Kept, error) { return e.unrecorded(false, "") }
 
-func (e *Engine) unrecorded(sweep bool) ([]config.Kept, error) {
+// UnrecordedPlanAt is UnrecordedPlan judged against the files of commit at
+// rather than the state ref's head: a dry run's plan when the run would
+// first put a push into this repository back there (PendingPush).
+func (e *Engine) UnrecordedPlanAt(at string) ([]config.Kept, error) {
+	return e.unrecorded(false, at)
+}
+
+func (e *Engine) unrecorded(sweep bool, at string) ([]config.Kept, error) {
 	paths, err := e.AllPaths()
 	if err != nil || e.display != "" {
 		return paths, err
@@ -338,7 +345,12 @@ func (e *Engine) unrecorded(sweep bool) ([]config.Kept, error) {
 	if sweep {
 		paths = e.RemoveTempLeftovers(paths)
 	}
-	_, files, err := e.recorded()
+	var files map[string]string
+	if at != "" {
+		files, err = e.filesAt(at)
+	} else {
+		_, files, err = e.recorded()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,11 @@ type Report struct {
 	// (attack37d L6: the plan said "up-to-date" where the run recorded and
 	// pushed).
 	WouldRecord []string `json:"would_record,omitempty"`
+	// PendingPush, in a dry run's plan, is a push into this repository no
+	// command has taken yet: the run takes it first (writing its files,
+	// which are then no edits to record) or puts it back, and the plan is
+	// made as the run will find the ref.
+	PendingPush *engine.PendingPushInfo `json:"pending_push,omitempty"`
 	// Home is the sync of the home ref (sync --home), with Shown mapping its
 	// tree name to the auto-memory file's "~/..." path.
 	Home  *Report           `json:"home,omitempty"`
@@ -201,7 +206,13 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		}
 	}()
 	var scanned *scan // made while pushFirst pushed
-	if !o.DryRun {
+	if o.DryRun {
+		pp, err := eng.PendingPush()
+		if err != nil {
+			return rep, err
+		}
+		rep.PendingPush = pp
+	} else {
 		// A sync killed after its merge is completed first, as by record,
 		// so that the files it owed are not taken for local edits and the
 		// versions it did not take are named here.
@@ -235,7 +246,7 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 		}
 		if attempt == 0 && !rep.Pushed { // (pushFirst's push names the heads before it)
 			rep.RemoteHead = fetched
-			if rep.LocalHead, err = eng.Head(); err != nil {
+			if rep.LocalHead, err = localHead(eng, rep); err != nil {
 				return rep, err
 			}
 		}
@@ -292,10 +303,17 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 // it pushes, checked as the run checks it (Unpublishable).
 func planPush(ctx context.Context, eng *engine.Engine, remote engine.Remote, fetched string, rep *Report) error {
 	unrec, err := eng.UnrecordedPlan()
+	pp := rep.PendingPush
+	if pp != nil && pp.PutBack != "" {
+		unrec, err = eng.UnrecordedPlanAt(pp.From)
+	}
 	if err != nil {
 		return err
 	}
 	for _, k := range unrec {
+		if pp != nil && pp.PutBack == "" && slices.Contains(pp.Paths, k.Path) {
+			continue // written by the run first, from the push: no edit
+		}
 		if !engine.OutsideTree(k.Path) {
 			rep.WouldRecord = append(rep.WouldRecord, k.Path)
 		}
@@ -518,8 +536,20 @@ func recordLocal(eng *engine.Engine, o Options, sc scan, rep *Report) error {
 // merge takes the fetched head into the state ref (or, dry, only plans it),
 // writes the kept files whose version changed, and returns the head to push:
 // "" when there is nothing to push.
+// localHead is the state ref's head, or, in a dry run whose run would
+// first put a push into this repository back, the head it puts it back at.
+func localHead(eng *engine.Engine, rep *Report) (string, error) {
+	if pp := rep.PendingPush; pp != nil && pp.PutBack != "" {
+		return pp.From, nil
+	}
+	return eng.Head()
+}
+
 func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, rep *Report) (string, error) {
 	local, err := eng.Head()
+	if o.DryRun {
+		local, err = localHead(eng, rep)
+	}
 	if err != nil {
 		return "", err
 	}

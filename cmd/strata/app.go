@@ -38,6 +38,12 @@ type env struct {
 
 	unknownCommand bool     // set by the app's CommandNotFound, which cannot return an error
 	args           []string // the command line (run), for a refusal that names it again
+
+	// opened is every engine the command opened (openRead): what their
+	// records did for a push into this repository, or for a journal an
+	// interrupted sync or restore left, is named once the command is
+	// done, when the command did not name it itself (sayTaken)
+	opened []*engine.Engine
 }
 
 // Exit codes (docs/contract.md §11).
@@ -87,6 +93,7 @@ func run(ctx context.Context, args []string, e *env) int {
 // runApp runs args on app, the CLI newAppOf built for them.
 func runApp(ctx context.Context, app *cli.App, args []string, e *env) int {
 	err := app.RunContext(ctx, permute(app, args))
+	e.sayTaken()
 	if err == nil && e.unknownCommand {
 		return exitUsage
 	}
@@ -560,7 +567,21 @@ func openRead(e *env) (*engine.Engine, error) {
 		return nil, err
 	}
 	eng.Now = e.Now
+	e.opened = append(e.opened, eng)
 	return eng, nil
+}
+
+// sayTaken names, on stderr, what the records of the engines the command
+// opened did for a push into this repository or an interrupted sync's or
+// restore's journal, and the command did not name itself: any command
+// that records (memory add, resume through an expiry, mcp's
+// tools) takes those first, and a file written by it unnamed read as an
+// edit of the user's (attack39c LOW: memory add said nothing).
+func (e *env) sayTaken() {
+	for _, eng := range e.opened {
+		printPushed(e, eng)
+		printNotWritten(e, eng)
+	}
 }
 
 // hookPromisorTimeout bounds, in a hook, the wait for the promisor remote

@@ -77,7 +77,6 @@ func runClaude(e *env, o claudeOptions) error {
 	if err != nil {
 		return err
 	}
-	defer printPushed(e, eng) // a push into this repository its record took first
 	// one claude install or uninstall at a time, from the first read of
 	// the record to the last write: two at once would each write back the
 	// record as they read it, the second dropping the first's entry

@@ -29,7 +29,6 @@ func runInit(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer printPushed(e, eng) // a push into this repository its record took first
 	res, err := eng.Init()
 	if err != nil {
 		return err

@@ -42,7 +42,6 @@ func runResolve(e *env, o resolveOptions) error {
 	if err != nil {
 		return err
 	}
-	defer printPushed(e, eng) // a push into this repository its record took first
 	out, err := layers.New(eng, nil).Resolve(o.DryRun, func(line string) { fmt.Fprintln(e.Err, line) })
 	if err != nil && !errors.Is(err, layers.ErrUnavailable) {
 		return err

@@ -314,10 +314,8 @@ func printRestorePlan(e *env, eng *engine.Engine, plan engine.RestorePlan, p eng
 		fmt.Fprintf(e.Out, "an interrupted %s still owes %s (%s): the run writes %s first\n", eng.InterruptedWriter(),
 			engine.Plural(len(owed), "1 file", fmt.Sprintf("%d files", len(owed))), state.ShownPaths(owed, " "), engine.Plural(len(owed), "it", "them"))
 	}
-	if pp, _ := eng.PendingPush(); pp != nil && len(pp.Paths) > 0 {
-		fmt.Fprintf(e.Out, "a push into this repository is not taken yet (%s): the run writes %s first\n",
-			state.ShownPaths(pp.Paths, " "), engine.Plural(len(pp.Paths), "it", "them"))
-	}
+	pp, _ := eng.PendingPush()
+	printPendingPushPlan(e, pp)
 	for _, h := range plan.Held {
 		if h.Invalid {
 			heldNote(e, eng, h, p, true)

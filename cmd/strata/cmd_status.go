@@ -248,6 +248,21 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// printPendingPushPlan says, in a dry run's plan, what the run does first
+// with a push into this repository no command has taken yet (pp, nil when
+// none): writes the files it changed, or puts the ref back.
+func printPendingPushPlan(e *env, pp *engine.PendingPushInfo) {
+	switch {
+	case pp == nil:
+	case pp.PutBack != "":
+		fmt.Fprintf(e.Out, "a push into this repository moved refs/strata/state to %s, not taken here (%s): the run puts it back at %s first\n",
+			state.ShortID(pp.To), pp.PutBack, state.ShortID(pp.From))
+	case len(pp.Paths) > 0:
+		fmt.Fprintf(e.Out, "a push into this repository is not taken yet (%s): the run writes %s first\n",
+			state.ShownPaths(pp.Paths, " "), engine.Plural(len(pp.Paths), "it", "them"))
+	}
+}
+
 // printPendingPush names a move of the state ref from outside strata (a
 // push into this repository) that no command has taken yet.
 func printPendingPush(e *env, p *engine.PendingPushInfo) {

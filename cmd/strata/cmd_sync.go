@@ -101,6 +101,7 @@ func runSync(ctx context.Context, e *env, o syncOptions) error {
 			return err
 		}
 	} else {
+		printPendingPushPlan(e, rep.PendingPush)
 		printSync(e, rep, nil)
 		if rep.Home != nil {
 			printSync(e, rep.Home, func(p string) string { return rep.Home.Shown[p] })
