@@ -1609,6 +1609,13 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 			if fs[i].Exists {
 				checks.add(i)
 			}
+			if !fs[i].Exists && e.notTakenHere(k.Path, files[k.Path]) {
+				// absent because a sync (or a push into this repository)
+				// did not take the state ref's version: no deletion, as
+				// record and status judge it (attack39c N6: "cannot be
+				// deleted; run strata restore" of a refused resolution)
+				continue
+			}
 			if _, had := files[k.Path]; had || gone[k.Path] && fs[i].Exists {
 				if prevs[i], err = e.lastVersion(k, head, files, gone); err != nil {
 					checks.wait()

@@ -367,3 +367,34 @@ func TestPushRenumberedPhaseOutcomeTaken(t *testing.T) {
 		t.Fatalf("003 is %q, want the version made here, renumbered", got)
 	}
 }
+
+// A Phase Outcome a push added but this machine did not take (refused by
+// its rules: absent here, noted as not taken) is no deletion for validate,
+// as for record and status (attack39c N6: validate said "append-only and
+// cannot be deleted; run strata restore" of a version refused here).
+func TestValidateNotTakenNoDeletion(t *testing.T) {
+	const path = "PhaseOutcomes/f/002-plan.yaml"
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	moveRef(t, e, pushCommit(t, e, path, "phase: [not, a, phase]\n"))
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(e.Config().Abs(path)); !os.IsNotExist(err) {
+		t.Fatalf("%s is on disk (%v), want it not taken", path, err)
+	}
+	paths, err := e.AllPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := e.Validate(paths, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Path == path {
+			t.Fatalf("validate reports %s, not taken here: %v", path, r.Problems)
+		}
+	}
+}
