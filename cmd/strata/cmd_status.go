@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -147,6 +148,16 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintf(e.Out, "%s; not yet written: %s (the next strata record or sync writes them; until then they show as modified)\n", after, state.ShownPaths(owed, " "))
 	}
 	printPendingPush(e, pushed)
+	if why, standIn := eng.WorktreeHeadProblem(); why != "" && !standIn {
+		// said here too, not only by doctor: a push landing now would be
+		// recorded over (attack39b F2)
+		where := filepath.Join(eng.GitDir(), "strata", "worktree-head")
+		if rel, err := filepath.Rel(eng.Root(), where); err == nil && filepath.IsLocal(rel) {
+			where = rel
+		}
+		fmt.Fprintf(e.Out, "worktree-head: %s: %s, and the state ref's reflog holds no move of strata's either: strata cannot tell what the files here follow, so a push into this repository now would be recorded over (strata record writes it again)\n",
+			state.ShownPath(filepath.ToSlash(where)), state.TermSafe(why))
+	}
 	printYoungForeign(e, eng)
 	if len(later) > 0 {
 		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(later, " "))
