@@ -422,6 +422,19 @@ func (e *Engine) unpublishableSince(ctx context.Context, head, fetched, tracking
 	return ps, nil
 }
 
+// NotPublished returns, by path, why strata sync would not publish those
+// of paths it would withhold as the rules stand, git asked as a sync asks
+// it (unpublishable): a file the in-process rules keep but git ignores
+// through a source they do not read (an includeIf "hasconfig:" include),
+// for init, which names what sync publishes.
+func (e *Engine) NotPublished(ctx context.Context, paths []string) (map[string]string, error) {
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[p] = true
+	}
+	return e.unpublishable(ctx, set)
+}
+
 // unpublishable returns, by path, why each of paths is one the current
 // rules would not keep: outside the work tree, kept by no rule, private by
 // the in-process rules, or ignored or filtered by git as git itself

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"strings"
@@ -20,11 +21,11 @@ func newInitCommand(e *env) *cli.Command {
 and records every valid kept file: as the first commit of refs/strata/state
 when nothing is recorded yet, as ordinary changes otherwise. Files that fail
 their schema are listed and kept on refs/strata/rejected. Safe to run twice.`,
-		Action: func(c *cli.Context) error { return runInit(e) },
+		Action: func(c *cli.Context) error { return runInit(c.Context, e) },
 	}
 }
 
-func runInit(e *env) error {
+func runInit(ctx context.Context, e *env) error {
 	eng, err := open(e)
 	if err != nil {
 		return err
@@ -44,7 +45,7 @@ func runInit(e *env) error {
 		} else if o.Entry != nil {
 			recorded++
 			if o.Entry.Action == state.ActionAdd {
-				added = append(added, state.ShownPath(o.Path))
+				added = append(added, o.Path)
 			}
 		}
 		switch {
@@ -87,7 +88,7 @@ func runInit(e *env) error {
 	switch {
 	case recorded > 0:
 		fmt.Fprintf(e.Out, "recorded %s on %s (%s)\n", plural(recorded, "file"), eng.StateRef(), state.ShortID(head))
-		printFirstRecorded(e, added)
+		printFirstRecorded(ctx, e, eng, added)
 	case head != "":
 		fmt.Fprintf(e.Out, "%s is up to date (%s)\n", eng.StateRef(), state.ShortID(head))
 	default:
@@ -125,18 +126,36 @@ const maxNamed = 20
 // printFirstRecorded names the files init recorded for the first time:
 // strata sync publishes them, and a rule of a committed .strata.yaml may
 // keep a file the user never gave to git (attack25 K4), so the user sees
-// each before any sync. Past maxNamed, the rest are counted.
-func printFirstRecorded(e *env, added []string) {
+// each before any sync. Past maxNamed, the rest are counted. One that sync
+// would withhold, as git itself answers (ignored through an includeIf
+// "hasconfig:" include the in-process rules do not read), is named apart
+// with why: "strata sync publishes them" was said of it too (attack37).
+func printFirstRecorded(ctx context.Context, e *env, eng *engine.Engine, added []string) {
 	if len(added) == 0 {
 		return
 	}
-	fmt.Fprintf(e.Out, "recorded for the first time (strata sync publishes %s):\n", engine.Plural(len(added), "it", "them"))
-	for i, p := range added {
+	held, err := eng.NotPublished(ctx, added)
+	if err != nil {
+		held = nil // git could not answer: sync asks again before it publishes anything
+	}
+	var out []string
+	for _, p := range added {
+		if why, ok := held[p]; ok {
+			fmt.Fprintf(e.Out, "recorded here, and strata sync does not publish it (%s): %s\n", why, state.ShownPath(p))
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return
+	}
+	fmt.Fprintf(e.Out, "recorded for the first time (strata sync publishes %s):\n", engine.Plural(len(out), "it", "them"))
+	for i, p := range out {
 		if i == maxNamed {
-			fmt.Fprintf(e.Out, "  ... and %d more (strata status lists every kept file)\n", len(added)-maxNamed)
+			fmt.Fprintf(e.Out, "  ... and %d more (strata status lists every kept file)\n", len(out)-maxNamed)
 			break
 		}
-		fmt.Fprintf(e.Out, "  %s\n", p)
+		fmt.Fprintf(e.Out, "  %s\n", state.ShownPath(p))
 	}
 }
 
