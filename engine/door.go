@@ -299,6 +299,45 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 	return o, err
 }
 
+// putOver is Put for data, a version merged from edit, the file on disk
+// (mergeOverEdit): edit, when the state ref's head does not hold it, is
+// recorded in the same move of the ref as data, one commit each (source
+// record, then src), never on its own. Put records such an edit first, in a
+// move of its own: where this repository is another machine's sync
+// remote, a sync there that fetched the ref between the two moves read the
+// edit's commit as the edit taking out the other machine's lines the merge
+// puts back, merged that deletion, and the lines were gone on both machines
+// (attack40 F1). data is written first, only while the file is still edit,
+// then recorded; a kill between leaves the merged version on disk, recorded
+// next over the head (the edit's work is in it).
+func (e *Engine) putOver(k config.Kept, edit File, data []byte, src state.Source) (Outcome, error) {
+	o := Outcome{Path: k.Path}
+	if UsesHistory(k) {
+		return o, fmt.Errorf("put %s: merged over an edit, but its class has history rules", k.Path)
+	}
+	if o.Problems = e.Check(File{Kept: k, Content: data, Exists: true}, nil); o.Problems.Invalid() {
+		return o, nil
+	}
+	for _, v := range [][]byte{edit.Content, data} {
+		if _, err := e.store.WriteBlob(v); err != nil {
+			return o, fmt.Errorf("write %s: %w", k.Path, err)
+		}
+	}
+	written, err := e.write(k, data, edit.ID())
+	if err != nil {
+		return o, err
+	}
+	if !written {
+		return o, &ChangedError{Path: k.Path}
+	}
+	outs, err := e.recordOver([]config.Kept{k}, src, map[string][]byte{k.Path: data}, map[string][]byte{k.Path: edit.Content})
+	if len(outs) > 0 {
+		o = outs[0]
+	}
+	o.Written = true
+	return o, err
+}
+
 // LastVersion is the recorded version a new version of k's file is judged
 // against by the history rules (Check's prev): the state ref head's, else,
 // when the file's deletion was recorded, the last version before it; nil

@@ -131,11 +131,11 @@ func (e *Engine) leftoverOf(l atomicfile.Leftover, ks []config.Kept) (config.Kep
 // recordLeftover records l's content as a version of k (on the rejected
 // ref when invalid) and removes l once its content is in the store.
 func (e *Engine) recordLeftover(k config.Kept, l unsaved, held bool) (foundLeftover, bool) {
-	rec := e.record
+	rec := e.recordOver
 	if held {
 		rec = e.recordHeld
 	}
-	outs, err := rec([]config.Kept{k}, state.SourceRecord, map[string][]byte{k.Path: l.data})
+	outs, err := rec([]config.Kept{k}, state.SourceRecord, map[string][]byte{k.Path: l.data}, nil)
 	if err != nil || len(outs) == 0 || !e.store.HasBlob(gitstore.BlobHash(l.data)) {
 		return foundLeftover{}, false
 	}

@@ -171,7 +171,7 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 	if restore {
 		src = state.SourceRestore // the restore's version merged with the edit, as the restore would have
 	}
-	o, err := e.Put(k, f.ID(), merged, src)
+	o, err := e.putOver(k, f, merged, src)
 	if errors.Is(err, ErrChanged) {
 		return "", false, nil // edited again: recorded next
 	}
@@ -236,9 +236,26 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 			have[j].Invalid = have[j].Invalid || m.Invalid
 			continue
 		}
+		if j := slices.IndexFunc(have, m.follows); j >= 0 {
+			// the merge owed before was never made, so the file was never
+			// at its result, which this one starts from: one merge, from
+			// the version the edit was made on to the newest result
+			// (attack40 F1: the later merge alone took the lines of the
+			// earlier result for the edit's deletions, on both machines)
+			h := have[j]
+			have[j] = mergeAgain{Path: m.Path, Ours: h.Ours, Result: m.Result, Restore: m.Restore, Push: m.Push, Invalid: h.Invalid || m.Invalid}
+			continue
+		}
 		have = append(have, m)
 	}
 	e.writeMergeAgain(have)
+}
+
+// follows reports whether h is a merge owed before o, at o's path, whose
+// result o starts from: o was owed because the file, still not merged
+// with h's result, was not that result either.
+func (o mergeAgain) follows(h mergeAgain) bool {
+	return h.Path == o.Path && h.Result != "" && h.Result == o.Ours && h.Ours != o.Ours
 }
 
 // readMergeAgain reads the merges kept for later: none when there is no

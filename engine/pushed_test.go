@@ -398,3 +398,83 @@ func TestValidateNotTakenNoDeletion(t *testing.T) {
 		}
 	}
 }
+
+// A MEMORY.md a push changed, edited here meanwhile, is merged with the
+// pushed version and recorded with the edit in one move of the state ref:
+// no head the ref ever names lacks the pushed line. Before, the edit was
+// recorded in a move of its own first, and the pusher's sync fetching the
+// ref between the two moves read it as this machine deleting the line,
+// which it then merged, on both machines (attack40 F1).
+func TestPushMergedOverEditInOneMove(t *testing.T) {
+	const mem = "MEMORY.md"
+	e := newRepo(t)
+	edit(t, e, mem, "# Memory\n\n## Learnings\n- base\n")
+	record(t, e, mem)
+	pushed := pushCommit(t, e, mem, "# Memory\n\n## Learnings\n- base\n- A line\n")
+	moveRef(t, e, pushed)
+	edit(t, e, mem, "# Memory\n\n## Learnings\n- base\n- B line\n")
+	outs := record(t, e, mem)
+	if len(outs) != 1 || outs[0].Problems.Invalid() {
+		t.Fatalf("record: %+v", outs)
+	}
+	if got, want := onDisk(t, e, mem), "# Memory\n\n## Learnings\n- base\n- A line\n- B line\n"; got != want {
+		t.Fatalf("MEMORY.md is %q, want both lines %q", got, want)
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", e.Config().Root}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// every head the ref named since the push (its reflog, newest first)
+	heads := strings.Fields(git("log", "-g", "--format=%H", e.StateRef()))
+	for _, h := range heads {
+		if h == pushed {
+			break
+		}
+		if data := git("show", h+":"+mem); !strings.Contains(data, "- A line") {
+			t.Fatalf("the ref named %s, whose MEMORY.md lacks the pushed line:\n%s", h, data)
+		}
+	}
+	// the edit is still a version of its own in the history
+	if !strings.Contains(git("log", "-p", "--format=%s", e.StateRef(), "--", mem), "+- B line") {
+		t.Fatalf("the edit is not recorded")
+	}
+	if n := git("rev-list", "--count", pushed+".."+e.StateRef()); n != "2" {
+		t.Fatalf("%s commits after the push, want 2 (the edit, then the merge)", n)
+	}
+}
+
+// A MEMORY.md merge owed for one push (the file edited here, the command
+// taking the push killed before it merged) and then another push, the file
+// edited again, makes one merge from the version the edit was made on to
+// the newest push: both pushes' lines and both edits are kept. Before, the
+// first merge was dropped (the ref had moved on) and the second one took
+// the first push's line, never on disk here, for the edit's deletion, on
+// both machines once synced (attack40 F1).
+func TestPushMergesOwedChained(t *testing.T) {
+	const mem = "MEMORY.md"
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e := newRepo(t)
+	edit(t, e, mem, head)
+	record(t, e, mem)
+	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
+	edit(t, e, mem, head+"- B line 1\n")
+	if err := e.TakePush(); err != nil { // killed before its merge: owed
+		t.Fatal(err)
+	}
+	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n- A line 2\n"))
+	edit(t, e, mem, head+"- B line 1\n- B line 2\n")
+	record(t, e, mem)
+	got := onDisk(t, e, mem)
+	for _, line := range []string{"- A line 1\n", "- A line 2\n", "- B line 1\n", "- B line 2\n"} {
+		if !strings.Contains(got, line) {
+			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
+		}
+	}
+	if ms, _ := e.readMergeAgain(); len(ms) != 0 {
+		t.Fatalf("merges still owed: %+v", ms)
+	}
+}

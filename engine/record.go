@@ -102,12 +102,21 @@ func (e *Engine) noteHead() {
 // when another writer has replaced the file since (that version is then
 // recorded next, as any edit).
 func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
+	return e.recordOver(paths, src, wrote, nil)
+}
+
+// recordOver is record, where before gives, by path, a version recorded as
+// its own commit (source record) right before the path's change, in the
+// same move of the state ref, when the ref's head does not hold it: the
+// unrecorded edit a merged version replaces (putOver). Its entry is the
+// Outcome's Saved.
+func (e *Engine) recordOver(paths []config.Kept, src state.Source, wrote, before map[string][]byte) ([]Outcome, error) {
 	for attempt := 0; ; attempt++ {
 		release, err := e.readyToRecord()
 		if err != nil {
 			return nil, err
 		}
-		out, err := e.recordHeld(paths, src, wrote)
+		out, err := e.recordHeld(paths, src, wrote, before)
 		release()
 		// a push into this repository landed after readyToRecord took the
 		// moves before it: the ref did not move, and the record is made
@@ -142,7 +151,7 @@ func (e *Engine) readyToRecord() (release func(), err error) {
 
 // recordHeld is record for a caller that holds the write-phase lock and
 // has completed any sync journal (RecoverWrites, recording a leftover).
-func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
+func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before map[string][]byte) ([]Outcome, error) {
 	if err := e.voidNotTaken(paths); err != nil {
 		return nil, err
 	}
@@ -154,6 +163,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[str
 	var (
 		batch   []state.Change
 		at      []int                 // batch[i] is out[at[i]]
+		saves   = map[int]bool{}      // batch[i] is before's version of out[at[i]]: its Saved
 		planned = map[string][]byte{} // content this batch gives a path (nil: deleted)
 		invalid []invalidVersion
 	)
@@ -174,6 +184,15 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[str
 			out = append(out, o)
 			continue
 		}
+		var save *state.Change
+		if data, ok := before[k.Path]; ok {
+			if id := gitstore.BlobHash(data); id != files[k.Path] {
+				save = &state.Change{Path: k.Path, Content: data, Class: k.Class, Schema: k.Schema, Source: state.SourceRecord, Time: e.Now()}
+				save.Session, save.ToolUse = prov.ids(k.Path, id)
+				save.AtHead = atHead.of(k.Path, id, data)
+				files[k.Path], planned[k.Path] = id, data // the path's change is judged over it
+			}
+		}
 		o, ch, err := e.prepare(k, src, head, files, gone, planned, wrote)
 		if err != nil {
 			return out, err
@@ -183,6 +202,11 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[str
 		case o.Problems.Invalid():
 			invalid = append(invalid, invalidVersion{len(out), *ch})
 		default:
+			if save != nil {
+				saves[len(batch)] = true
+				batch = append(batch, *save)
+				at = append(at, len(out))
+			}
 			if ch.Deleted {
 				delete(files, k.Path)
 				ch.AtHead = atHead.removed(k.Path)
@@ -208,6 +232,10 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote map[str
 				continue
 			}
 			prov.recorded(batch[i].Path)
+			if saves[i] {
+				out[at[i]].Saved = &ents[i]
+				continue
+			}
 			out[at[i]].Entry = &ents[i]
 		}
 	}
