@@ -298,7 +298,11 @@ func (e *Engine) unpublishableSince(ctx context.Context, head, fetched, tracking
 		}
 		t, err := e.store.Files(c)
 		if err != nil {
-			return nil, err
+			// a head whose tree cannot be read (one a sync refused: a tree
+			// nested too deep, an unsafe entry; its fetch left it in the
+			// reflog) vouches for nothing: passed over, never a failure of
+			// every later sync (attack40 F2)
+			continue
 		}
 		past, pastTrees = append(past, c), append(pastTrees, t)
 	}
