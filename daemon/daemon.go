@@ -1053,7 +1053,7 @@ func (r *recorder) halfWritten(k config.Kept) (content []byte, half bool) {
 	if prob != nil || !f.Exists {
 		return nil, true
 	}
-	prev, err := r.eng.LastVersion(k)
+	prev, err := r.eng.JudgedAgainst(f)
 	if err != nil {
 		return f.Content, false // recorded as any file: its record says what is wrong
 	}

@@ -338,6 +338,41 @@ func (e *Engine) putOver(k config.Kept, edit File, data []byte, src state.Source
 	return o, err
 }
 
+// JudgedAgainst is the recorded version the history rules judge f, a
+// version read on disk, against (Check's prev), as the next record will:
+// LastVersion, but nil while a push into this repository not yet taken
+// (PendingPush) changed the file and f is still the version the files
+// here follow, which is no edit (the next command writes the pushed
+// version over it). Before, validate and the Claude Code hook called such
+// an untouched initiative invalid, its status "moved back" from the
+// pushed one (attack40 F3).
+func (e *Engine) JudgedAgainst(f File) ([]byte, error) {
+	if !UsesHistory(f.Kept) {
+		return nil, nil
+	}
+	if from, ok := e.pushedFrom(); ok && e.atCommit(from, f) {
+		return nil, nil
+	}
+	return e.LastVersion(f.Kept)
+}
+
+// pushedFrom returns the head the files here follow while a push into this
+// repository not yet taken moved the state ref from it (ok false when none
+// is pending, or the ref was deleted).
+func (e *Engine) pushedFrom() (string, bool) {
+	o, err := e.outsideMove()
+	if err != nil || !o.pending || o.to == "" || o.from == "" {
+		return "", false
+	}
+	return o.from, true
+}
+
+// atCommit reports whether f is the version commit records at its path.
+func (e *Engine) atCommit(commit string, f File) bool {
+	files, err := e.filesAt(commit)
+	return err == nil && f.Exists && files[f.Path] == f.ID()
+}
+
 // LastVersion is the recorded version a new version of k's file is judged
 // against by the history rules (Check's prev): the state ref head's, else,
 // when the file's deletion was recorded, the last version before it; nil

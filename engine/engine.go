@@ -1588,6 +1588,13 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	// a push into this repository not taken yet: a file still the version
+	// the files follow is no edit, and not judged by the history rules
+	// against the pushed one (JudgedAgainst)
+	var followed map[string]string
+	if from, ok := e.pushedFrom(); ok {
+		followed, _ = e.filesAt(from)
+	}
 	out := make([]Result, 0, len(paths))
 	for start := 0; start < len(paths); {
 		window := paths[start:min(start+validateWindow, len(paths))]
@@ -1614,6 +1621,9 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 				// did not take the state ref's version: no deletion, as
 				// record and status judge it (attack39c N6: "cannot be
 				// deleted; run strata restore" of a refused resolution)
+				continue
+			}
+			if id, ok := followed[k.Path]; ok && fs[i].Exists && fs[i].ID() == id {
 				continue
 			}
 			if _, had := files[k.Path]; had || gone[k.Path] && fs[i].Exists {

@@ -616,7 +616,7 @@ func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 	}
 	out := make([]FileStatus, 0, len(paths))
 	for _, k := range paths {
-		s, show := e.fileStatus(k, head, files, last)
+		s, show := e.fileStatus(k, head, files, last, pushed[k.Path])
 		if pushed[k.Path] && s.State != "unreadable" {
 			s.State = "pushed" // not yet written here
 		}
@@ -638,7 +638,10 @@ func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 
 // fileStatus is k's status against the recorded snapshot files of head,
 // and whether status lists it (a deleted file never recorded is not).
-func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string, last map[string]time.Time) (FileStatus, bool) {
+// With pushed, the file is still the version a push into this repository
+// not taken yet replaces: no edit, not judged by the history rules against
+// the pushed version (attack40 F3).
+func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string, last map[string]time.Time, pushed bool) (FileStatus, bool) {
 	s := FileStatus{Path: k.Path, Class: k.Class, Schema: k.Schema, Valid: true}
 	if t, ok := last[k.Path]; ok {
 		s.LastRecorded = &t
@@ -656,7 +659,7 @@ func (e *Engine) fileStatus(k config.Kept, head string, files map[string]string,
 		same := f.ID() == blob // the file exists: "" (never recorded) is not its id
 		var prev []byte
 		switch {
-		case same:
+		case same || pushed:
 			prev = f.Content // the recorded version is these bytes
 		case had && UsesHistory(k):
 			prev, _ = e.store.ReadBlobLimit(blob, e.cfg.MaxSize) // over max_size: judged as a first version

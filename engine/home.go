@@ -264,7 +264,7 @@ func (e *Engine) homeStatus(k config.Kept) (FileStatus, bool, error) {
 			return FileStatus{}, false, err
 		}
 	}
-	s, show := h.fileStatus(hk, head, files, last)
+	s, show := h.fileStatus(hk, head, files, last, false)
 	s.Path = k.Path
 	s.Problems = homeProblems(s.Problems, k.Path)
 	return s, show, nil

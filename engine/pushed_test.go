@@ -478,3 +478,71 @@ func TestPushMergesOwedChained(t *testing.T) {
 		t.Fatalf("merges still owed: %+v", ms)
 	}
 }
+
+// While a push into this repository is not taken yet, a file still the
+// version the files here follow is no edit: validate (and the Claude Code
+// hook, through JudgedAgainst) does not judge it by the history rules
+// against the pushed version. Before, an untouched initiative was invalid,
+// its status "moved back" from the pushed one, and the hook told the agent
+// to fix it (attack40 F3).
+func TestPendingPushUntouchedFileValid(t *testing.T) {
+	const path = ".claude/initiative.json"
+	e := newRepo(t)
+	edit(t, e, path, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:30:00Z"}`)
+	record(t, e, path)
+	moveRef(t, e, pushCommit(t, e, path, `{"name": "x", "status": "in_progress", "lastUpdated": "2026-11-22T10:40:00Z"}`))
+	paths, err := e.AllPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := e.Validate(paths, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Path == path && r.Problems.Invalid() {
+			t.Fatalf("validate: %v", r.Problems)
+		}
+	}
+	f, prob := e.Read(kept(t, e, path))
+	if prob != nil {
+		t.Fatal(prob)
+	}
+	if prev, err := e.JudgedAgainst(f); err != nil || prev != nil {
+		t.Fatalf("judged against %q (%v), want nothing", prev, err)
+	}
+	// an edit made meanwhile is judged against the pushed version, as the
+	// next record judges it
+	edit(t, e, path, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:50:00Z"}`)
+	if f, _ = e.Read(kept(t, e, path)); !e.Check(f, mustPrev(t, e, f)).Invalid() {
+		t.Fatalf("an edit moving the pushed status back is valid")
+	}
+}
+
+func mustPrev(t *testing.T, e *Engine, f File) []byte {
+	t.Helper()
+	prev, err := e.JudgedAgainst(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prev
+}
+
+// status shows such a file as pushed, with no problem (attack40 F3: the
+// status machine's refusal was listed beside it).
+func TestPendingPushStatusNoProblem(t *testing.T) {
+	const path = ".claude/initiative.json"
+	e := newRepo(t)
+	edit(t, e, path, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:30:00Z"}`)
+	record(t, e, path)
+	moveRef(t, e, pushCommit(t, e, path, `{"name": "x", "status": "in_progress", "lastUpdated": "2026-11-22T10:40:00Z"}`))
+	st, err := e.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.Path == path && (s.State != "pushed" || len(s.Problems) > 0) {
+			t.Fatalf("%s: %s %v, want pushed with no problem", path, s.State, s.Problems)
+		}
+	}
+}

@@ -109,7 +109,7 @@ func runValidateHook(e *env) error {
 	}
 	var prev []byte
 	if engine.UsesHistory(k) { // else the history is not opened at all
-		if prev, err = eng.LastVersion(k); err != nil {
+		if prev, err = eng.JudgedAgainst(f); err != nil {
 			return hookWarn(e, "%v; checked without history", err)
 		}
 	}
