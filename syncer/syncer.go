@@ -12,7 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -51,9 +53,13 @@ type Report struct {
 	RemoteHead string           `json:"remote_before,omitempty"`
 	Head       string           `json:"head,omitempty"`
 	Recorded   []string         `json:"recorded"` // local edits recorded before merging, then the write protocol's records for them (Options.AfterRecord)
-	Written    []string         `json:"written"`  // kept files written or removed in the work tree
-	Deleted    []string         `json:"deleted"`  // those of Written that were removed (the merge deleted them)
-	Skipped    []string         `json:"skipped"`  // kept files not written: edited on disk meanwhile
+	// RecordedDeleted lists those of Recorded (WouldRecord in a dry run)
+	// that record a deletion: the run deletes them on every machine that
+	// takes the push, which "recorded PATH" did not say (attack40 F5).
+	RecordedDeleted []string `json:"recorded_deleted,omitempty"`
+	Written         []string `json:"written"` // kept files written or removed in the work tree
+	Deleted         []string `json:"deleted"` // those of Written that were removed (the merge deleted them)
+	Skipped         []string `json:"skipped"` // kept files not written: edited on disk meanwhile
 	// LeftAfterRestore lists the files an interrupted restore owed that
 	// this sync, completing its journal, left as edited (recorded next).
 	LeftAfterRestore []string `json:"left_after_restore,omitempty"`
@@ -316,6 +322,9 @@ func planPush(ctx context.Context, eng *engine.Engine, remote engine.Remote, fet
 		}
 		if !engine.OutsideTree(k.Path) {
 			rep.WouldRecord = append(rep.WouldRecord, k.Path)
+			if _, err := os.Lstat(eng.Config().Abs(k.Path)); errors.Is(err, fs.ErrNotExist) {
+				rep.RecordedDeleted = append(rep.RecordedDeleted, k.Path)
+			}
 		}
 	}
 	local := rep.LocalHead
@@ -508,6 +517,9 @@ func recordLocal(eng *engine.Engine, o Options, sc scan, rep *Report) error {
 	for _, o := range outs {
 		if o.Entry != nil {
 			rep.Recorded = append(rep.Recorded, o.Path)
+			if o.Entry.Action == state.ActionDelete {
+				rep.RecordedDeleted = append(rep.RecordedDeleted, o.Path)
+			}
 			recorded = true
 		}
 		if o.Invalid() {

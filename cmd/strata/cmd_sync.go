@@ -173,9 +173,17 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	}
 	fmt.Fprintf(e.Out, "%s%s: %s\n", label, r.Remote, what)
 	for _, p := range r.Recorded {
+		if slices.Contains(r.RecordedDeleted, p) {
+			fmt.Fprintf(e.Out, "recorded the deletion of %s\n", name(p))
+			continue
+		}
 		fmt.Fprintf(e.Out, "recorded %s\n", name(p))
 	}
 	for _, p := range r.WouldRecord {
+		if slices.Contains(r.RecordedDeleted, p) {
+			fmt.Fprintf(e.Out, "would record the deletion of %s\n", name(p))
+			continue
+		}
 		fmt.Fprintf(e.Out, "would record %s\n", name(p))
 	}
 	verb, del := "wrote", "deleted"
