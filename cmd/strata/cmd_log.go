@@ -36,7 +36,7 @@ func newLogCommand(e *env) *cli.Command {
 				Action: func(_ *cli.Context, v string) error { return nonEmptyTime("--until", v) }},
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "at most `N` entries", Destination: &o.N},
 			&cli.BoolFlag{Name: "rejected", Usage: "list refs/strata/rejected instead", Destination: &o.Rejected},
-			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {commit, time, path, action, source, class}", Destination: &o.JSON},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of {commit, time, path, action, source, class, schema?}", Destination: &o.JSON},
 			&cli.BoolFlag{Name: "p", Aliases: []string{"patch"}, Usage: "show each change's diff against the version before it", Destination: &o.Patch},
 			&cli.BoolFlag{Name: "keys", Usage: "with -p: key-level changes instead of lines (as diff --keys)", Destination: &o.Keys},
 		},
