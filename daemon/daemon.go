@@ -286,15 +286,18 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 				stamps = configStamps(files)
 				n, err := engine.Open(eng.Named())
 				nextStamp = stamps[0]
-				if err != nil {
-					// An invalid .strata.yaml: the one loaded stays in force.
-					log.Warn("config changed; not reloaded, the configuration loaded before stays in force", "err", err)
-				} else {
+				switch {
+				case err == nil:
 					n.Now = eng.Now
 					next = n
 					stopWatcher()
 					retry = nil
 					continue
+				case r.stillHere():
+					// An invalid .strata.yaml: the one loaded stays in force.
+					// (Not said when the work tree or .git was removed: the
+					// watcher stops with that one line below; attack40b.)
+					log.Warn("config changed; not reloaded, the configuration loaded before stays in force", "err", err)
 				}
 			}
 			// After the catch-up, what a rescan finds is read once quiet

@@ -358,11 +358,13 @@ func TestStopsWhenRepositoryGone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := newRepo(t)
 			write(t, eng, ".claude/a.json", `{"v": 1}`)
+			write(t, eng, ".strata.yaml", "kept: []\n")
 			ready := make(chan struct{})
 			done := make(chan error, 1)
+			var logged syncbuf.Buffer
 			go func() {
 				done <- Run(context.Background(), eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour,
-					Ready: func() { close(ready) }})
+					Logger: slog.New(slog.NewTextHandler(&logged, nil)), Ready: func() { close(ready) }})
 			}()
 			select {
 			case <-ready:
@@ -397,6 +399,11 @@ func TestStopsWhenRepositoryGone(t *testing.T) {
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the watcher did not stop")
+			}
+			// one line says why it stopped: no "not reloaded" before it
+			// (attack40b: the removed .strata.yaml read as a bad one)
+			if strings.Contains(logged.String(), "not reloaded") {
+				t.Errorf("the log says a reload failed:\n%s", logged.String())
 			}
 			if _, err := os.Lstat(gitDir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("%s made again: %v", gitDir, err)
