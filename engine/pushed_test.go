@@ -384,15 +384,7 @@ func TestValidateNotTakenNoDeletion(t *testing.T) {
 	if _, err := os.Lstat(e.Config().Abs(path)); !os.IsNotExist(err) {
 		t.Fatalf("%s is on disk (%v), want it not taken", path, err)
 	}
-	paths, err := e.AllPaths()
-	if err != nil {
-		t.Fatal(err)
-	}
-	results, err := e.Validate(paths, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
+	for _, r := range validateAll(t, e) {
 		if r.Path == path {
 			t.Fatalf("validate reports %s, not taken here: %v", path, r.Problems)
 		}
@@ -480,8 +472,8 @@ func TestPushMergesOwedChained(t *testing.T) {
 }
 
 // While a push into this repository is not taken yet, a file still the
-// version the files here follow is no edit: validate (and the Claude Code
-// hook, through JudgedAgainst) does not judge it by the history rules
+// version the files here follow is no edit: status, validate (and the Claude
+// Code hook, through JudgedAgainst) do not judge it by the history rules
 // against the pushed version. Before, an untouched initiative was invalid,
 // its status "moved back" from the pushed one, and the hook told the agent
 // to fix it (attack40 F3).
@@ -491,15 +483,16 @@ func TestPendingPushUntouchedFileValid(t *testing.T) {
 	edit(t, e, path, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:30:00Z"}`)
 	record(t, e, path)
 	moveRef(t, e, pushCommit(t, e, path, `{"name": "x", "status": "in_progress", "lastUpdated": "2026-11-22T10:40:00Z"}`))
-	paths, err := e.AllPaths()
+	st, err := e.Status() // pushed, its refusal not listed beside it
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, err := e.Validate(paths, false)
-	if err != nil {
-		t.Fatal(err)
+	for _, s := range st {
+		if s.Path == path && (s.State != "pushed" || len(s.Problems) > 0) {
+			t.Fatalf("status: %s %v, want pushed with no problem", s.State, s.Problems)
+		}
 	}
-	for _, r := range results {
+	for _, r := range validateAll(t, e) {
 		if r.Path == path && r.Problems.Invalid() {
 			t.Fatalf("validate: %v", r.Problems)
 		}
@@ -528,21 +521,16 @@ func mustPrev(t *testing.T, e *Engine, f File) []byte {
 	return prev
 }
 
-// status shows such a file as pushed, with no problem (attack40 F3: the
-// status machine's refusal was listed beside it).
-func TestPendingPushStatusNoProblem(t *testing.T) {
-	const path = ".claude/initiative.json"
-	e := newRepo(t)
-	edit(t, e, path, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:30:00Z"}`)
-	record(t, e, path)
-	moveRef(t, e, pushCommit(t, e, path, `{"name": "x", "status": "in_progress", "lastUpdated": "2026-11-22T10:40:00Z"}`))
-	st, err := e.Status()
+// validateAll is strata validate of every kept path.
+func validateAll(t *testing.T, e *Engine) []Result {
+	t.Helper()
+	paths, err := e.AllPaths()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range st {
-		if s.Path == path && (s.State != "pushed" || len(s.Problems) > 0) {
-			t.Fatalf("%s: %s %v, want pushed with no problem", path, s.State, s.Problems)
-		}
+	results, err := e.Validate(paths, false)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return results
 }
