@@ -401,6 +401,13 @@ func pushFirst(ctx context.Context, eng *engine.Engine, o Options, remote engine
 func recoverWrites(eng *engine.Engine, lock sync.Locker, rep *Report) error {
 	lock.Lock()
 	defer lock.Unlock()
+	// a push into this repository (it is another machine's remote) is
+	// taken, or put back, before anything reads the ref's head: pushFirst
+	// published a head this machine refuses, and the fetch after it took
+	// that head back from the remote (attack40c H2)
+	if err := eng.TakePush(); err != nil {
+		return err
+	}
 	release, err := holdAndRecover(eng, rep)
 	if release != nil {
 		release()
