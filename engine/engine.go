@@ -1141,12 +1141,31 @@ func (e *Engine) HeadGone() (gone bool, lastGood string) {
 }
 
 // recorded returns the snapshot of the state ref's head (path -> blob id).
+// recordedAt is recorded for the files of commit head.
+func (e *Engine) recordedAt(head string) (string, map[string]string, error) {
+	files, err := e.store.Files(head)
+	return head, files, err
+}
+
 func (e *Engine) recorded() (string, map[string]string, error) {
 	head, err := e.Head()
 	if err != nil || head == "" {
 		return head, map[string]string{}, err
 	}
 	files, err := e.store.Files(head)
+	var unsafe *gitstore.UnsafeTreeError
+	var bound *gitstore.TreeBoundError
+	if errors.As(err, &unsafe) || errors.As(err, &bound) {
+		// a head no sync would take, moved to by a push into this
+		// repository not taken yet: the files here follow the head strata
+		// moved the ref to, and the next command puts the ref back there
+		// (takePush); read as that head meanwhile, so that status,
+		// validate and record reach it (attack40c M1: every command exited
+		// 3 reading the pushed tree, and none put it back)
+		if from, ok := e.pushedFrom(); ok {
+			return e.recordedAt(from)
+		}
+	}
 	if errors.Is(err, state.ErrNotFound) {
 		// the ref names a commit the store lacks (git gc --prune=now beside
 		// a writer): the history is damaged, not empty; nothing is read as
