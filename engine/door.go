@@ -339,21 +339,51 @@ func (e *Engine) putOver(k config.Kept, edit File, data []byte, src state.Source
 }
 
 // JudgedAgainst is the recorded version the history rules judge f, a
-// version read on disk, against (Check's prev), as the next record will:
-// LastVersion, but nil while a push into this repository not yet taken
-// (PendingPush) changed the file and f is still the version the files
-// here follow, which is no edit (the next command writes the pushed
-// version over it). Before, validate and the Claude Code hook called such
-// an untouched initiative invalid, its status "moved back" from the
-// pushed one (attack40 F3).
+// version read on disk, against (Check's prev), as the next record will,
+// which takes a push into this repository not taken yet first
+// (judgeBase): LastVersion, but, while such a push is pending, nil for a
+// file still the version the files here follow (no edit: the next command
+// writes the pushed version over it), and the version at the head the
+// files follow when the push will be put back. Before, validate and the
+// Claude Code hook called an untouched initiative invalid, its status
+// "moved back" from the pushed one (attack40 F3), and refused an edit the
+// record then took, judged against the head it put the push back at
+// (attack40c M3).
 func (e *Engine) JudgedAgainst(f File) ([]byte, error) {
 	if !UsesHistory(f.Kept) {
 		return nil, nil
 	}
-	if from, ok := e.pushedFrom(); ok && e.atCommit(from, f) {
+	head, files, followed, err := e.judgeBase()
+	if err != nil {
+		return nil, err
+	}
+	if id, ok := followed[f.Path]; ok && f.Exists && f.ID() == id {
 		return nil, nil
 	}
-	return e.LastVersion(f.Kept)
+	return e.lastVersion(f.Kept, head, files, nil)
+}
+
+// judgeBase is what the history rules judge the files on disk against, as
+// the next record will: the state ref's head and its files; while a push
+// into this repository is not taken yet, the head the files here follow
+// when the push will be put back, else the ref's head with that head's
+// files as followed (a file still at that version is no edit).
+func (e *Engine) judgeBase() (head string, files, followed map[string]string, err error) {
+	if head, files, err = e.recorded(); err != nil {
+		return "", nil, nil, err
+	}
+	o, oerr := e.outsideMove()
+	if oerr != nil || !o.pending || o.from == "" {
+		return head, files, nil, nil
+	}
+	from, ferr := e.filesAt(o.from)
+	if ferr != nil {
+		return head, files, nil, nil
+	}
+	if plan, perr := e.planPush(o); perr == nil && plan.why != "" { // a deleted ref's too
+		return o.from, from, nil, nil
+	}
+	return head, files, from, nil
 }
 
 // pushedFrom returns the head the files here follow while a push into this
@@ -365,12 +395,6 @@ func (e *Engine) pushedFrom() (string, bool) {
 		return "", false
 	}
 	return o.from, true
-}
-
-// atCommit reports whether f is the version commit records at its path.
-func (e *Engine) atCommit(commit string, f File) bool {
-	files, err := e.filesAt(commit)
-	return err == nil && f.Exists && files[f.Path] == f.ID()
 }
 
 // LastVersion is the recorded version a new version of k's file is judged

@@ -1599,20 +1599,15 @@ type Result struct {
 // when it was named explicitly, or when its class is append-only and it was
 // recorded; otherwise it is left out.
 func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) {
-	head, files, err := e.recorded()
+	// judged as the next record judges them: a push into this repository
+	// not taken yet is taken or put back first (judgeBase)
+	head, files, followed, err := e.judgeBase()
 	if err != nil {
 		return nil, err
 	}
 	gone, err := e.deletedPaths(paths, files)
 	if err != nil {
 		return nil, err
-	}
-	// a push into this repository not taken yet: a file still the version
-	// the files follow is no edit, and not judged by the history rules
-	// against the pushed one (JudgedAgainst)
-	var followed map[string]string
-	if from, ok := e.pushedFrom(); ok {
-		followed, _ = e.filesAt(from)
 	}
 	out := make([]Result, 0, len(paths))
 	for start := 0; start < len(paths); {

@@ -591,6 +591,12 @@ func (e *Engine) Status() ([]FileStatus, error) {
 // (strata status prints it too): each file pp owes shows as pushed.
 func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 	head, files, err := e.recorded()
+	if pp != nil && pp.PutBack != "" && pp.From != "" {
+		// the next command puts the ref back there: the files are shown
+		// as that record will judge them (attack40c M3: an edit shown
+		// invalid against the pushed version, then recorded)
+		head, files, err = e.recordedAt(pp.From)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -504,11 +504,26 @@ func TestPendingPushUntouchedFileValid(t *testing.T) {
 	if prev, err := e.JudgedAgainst(f); err != nil || prev != nil {
 		t.Fatalf("judged against %q (%v), want nothing", prev, err)
 	}
-	// an edit made meanwhile is judged against the pushed version, as the
-	// next record judges it
-	edit(t, e, path, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:50:00Z"}`)
-	if f, _ = e.Read(kept(t, e, path)); !e.Check(f, mustPrev(t, e, f)).Invalid() {
-		t.Fatalf("an edit moving the pushed status back is valid")
+	// an edit made meanwhile is judged as the next record judges it:
+	// against the pushed version when the push is taken (completed may
+	// follow in_progress), against the version here when the edit could
+	// not be recorded over the pushed one, so the record puts the push
+	// back (created again, a new lastUpdated: attack40c M3, validate and
+	// the hook refused what the record then took)
+	for _, c := range []struct {
+		status  string
+		putBack bool
+	}{{"completed", false}, {"created", true}} {
+		edit(t, e, path, `{"name": "x", "status": "`+c.status+`", "lastUpdated": "2026-11-22T10:50:00Z"}`)
+		if f, _ = e.Read(kept(t, e, path)); e.Check(f, mustPrev(t, e, f)).Invalid() {
+			t.Fatalf("%s: validate refuses it: %v", c.status, e.Check(f, mustPrev(t, e, f)))
+		}
+		if pp, err := e.PendingPush(); err != nil || (pp.PutBack != "") != c.putBack {
+			t.Fatalf("%s: pending push %+v (%v), want put back %v", c.status, pp, err, c.putBack)
+		}
+	}
+	if outs := record(t, e, path); len(outs) != 1 || outs[0].Problems.Invalid() || outs[0].Entry == nil {
+		t.Fatalf("the record refuses what validate took: %+v", outs)
 	}
 }
 
