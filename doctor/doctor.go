@@ -739,7 +739,7 @@ func pendingPush(eng *engine.Engine) (Finding, bool) {
 			Fix:     fmt.Sprintf("the next strata record puts it back at %s, the history the files here follow; to take the other version of the files instead, after that: strata restore --all --rev %s", state.ShortID(p.From), state.ShortID(p.To))}, true
 	}
 	return Finding{Check: "push", Level: LevelInfo,
-		Message: fmt.Sprintf("%s was moved from outside strata (a push into this repository: it serves as another machine's sync remote) from %s to %s; %d %s not yet written here (%s); until then they show as modified",
+		Message: fmt.Sprintf("%s was moved from outside strata (a push into this repository: it serves as another machine's sync remote) from %s to %s; %d %s not yet written here (%s); until then they show as pushed",
 			eng.StateRef(), state.ShortID(p.From), state.ShortID(p.To), len(p.Paths), engine.Plural(len(p.Paths), "file is", "files are"), state.ShownPaths(p.Paths, " ")),
 		Fix: "strata record (or sync, restore) writes them; a bare repository as the sync remote avoids this (README)"}, true
 }

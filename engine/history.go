@@ -626,6 +626,9 @@ func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 		if pushed[k.Path] && s.State != "unreadable" {
 			s.State = "pushed" // not yet written here
 		}
+		if pp != nil && pp.PutBack == "" && slices.Contains(pp.NotTaken, k.Path) && s.State == "deleted" {
+			s.State = "not taken" // added by the push, and not taken here: no deletion
+		}
 		if OutsideTree(k.Path) { // compared with the home ref (home.go)
 			hs, ok, err := e.homeStatus(k)
 			if err != nil {

@@ -521,6 +521,10 @@ type PendingPushInfo struct {
 	// instead ("" when it takes the move)
 	PutBack string   `json:"put_back,omitempty"`
 	Paths   []string `json:"paths,omitempty"`
+	// NotTaken lists the files the push adds that the next command does
+	// not take (a sync here would refuse them: absent here, noted as not
+	// taken, so their absence is no deletion)
+	NotTaken []string `json:"not_taken,omitempty"`
 }
 
 // PendingPush returns the move of the state ref by something other than
@@ -538,7 +542,7 @@ func (e *Engine) PendingPush() (*PendingPushInfo, error) {
 	}
 	// the owed files still as they were (one a sync would refuse is never
 	// written: attack39c)
-	return &PendingPushInfo{From: o.from, To: o.to, Forward: o.forward, PutBack: plan.why, Paths: plan.still}, nil
+	return &PendingPushInfo{From: o.from, To: o.to, Forward: o.forward, PutBack: plan.why, Paths: plan.still, NotTaken: slices.Sorted(maps.Keys(plan.notTaken))}, nil
 }
 
 // mergedKeys is the keys of a and b, once each.

@@ -317,8 +317,8 @@ func planPush(ctx context.Context, eng *engine.Engine, remote engine.Remote, fet
 		return err
 	}
 	for _, k := range unrec {
-		if pp != nil && pp.PutBack == "" && slices.Contains(pp.Paths, k.Path) {
-			continue // written by the run first, from the push: no edit
+		if pp != nil && pp.PutBack == "" && (slices.Contains(pp.Paths, k.Path) || slices.Contains(pp.NotTaken, k.Path)) {
+			continue // written by the run first, from the push, or not taken from it: no edit
 		}
 		if !engine.OutsideTree(k.Path) {
 			rep.WouldRecord = append(rep.WouldRecord, k.Path)

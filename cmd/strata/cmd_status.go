@@ -274,6 +274,15 @@ func printPendingPushPlan(e *env, pp *engine.PendingPushInfo) {
 	}
 }
 
+// notTakenOf is the end of the push line for the files p adds that the
+// next command does not take ("" when none).
+func notTakenOf(p *engine.PendingPushInfo) string {
+	if len(p.NotTaken) == 0 {
+		return ""
+	}
+	return "; not taken here: " + state.ShownPaths(p.NotTaken, " ") + " (a sync here would refuse them: status shows them as not taken)"
+}
+
 // printPendingPush names a move of the state ref from outside strata (a
 // push into this repository) that no command has taken yet.
 func printPendingPush(e *env, p *engine.PendingPushInfo) {
@@ -284,9 +293,9 @@ func printPendingPush(e *env, p *engine.PendingPushInfo) {
 	case p.PutBack != "":
 		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata to %s, not taken here: %s; the next strata record puts it back at %s, the history the files here follow\n", state.ShortID(p.To), p.PutBack, state.ShortID(p.From))
 	case len(p.Paths) > 0:
-		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; not yet written here: %s (the next strata record, sync or restore writes them; until then they show as modified)\n", state.ShortID(p.From), state.ShortID(p.To), state.ShownPaths(p.Paths, " "))
+		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; not yet written here: %s (the next strata record, sync or restore writes them; until then they show as pushed)%s\n", state.ShortID(p.From), state.ShortID(p.To), state.ShownPaths(p.Paths, " "), notTakenOf(p))
 	default:
-		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; nothing of it left to write here (the next strata record marks it taken)\n", state.ShortID(p.From), state.ShortID(p.To))
+		fmt.Fprintf(e.Out, "push: refs/strata/state was moved from outside strata (a push into this repository) from %s to %s; nothing of it left to write here (the next strata record marks it taken)%s\n", state.ShortID(p.From), state.ShortID(p.To), notTakenOf(p))
 	}
 }
 
