@@ -292,20 +292,22 @@ func (e *Engine) writeMergeAgain(ms []mergeAgain) {
 	}
 }
 
-// PendingMerges lists the paths whose merge MergeOverEdits kept for later
-// (their edit was invalid), for status to name.
-// The error is the file's, when it cannot be read: merges kept there may
-// be missing from the list.
-func (e *Engine) PendingMerges() ([]string, error) {
+// PendingMerges lists the paths whose merge MergeOverEdits kept for later,
+// for status to name: invalid, those whose edit was invalid (made once it
+// is fixed); the others were owed by a command killed before it made them
+// (OweMerges), which the next record makes. The error is the file's, when
+// it cannot be read: merges kept there may be missing from the list.
+func (e *Engine) PendingMerges() (paths []string, invalid map[string]bool, err error) {
 	ms, err := e.readMergeAgain()
-	var out []string
+	invalid = map[string]bool{}
 	for _, m := range ms {
-		if !slices.Contains(out, m.Path) {
-			out = append(out, m.Path)
+		if !slices.Contains(paths, m.Path) {
+			paths = append(paths, m.Path)
 		}
+		invalid[m.Path] = invalid[m.Path] || m.Invalid
 	}
-	slices.Sort(out)
-	return out, err
+	slices.Sort(paths)
+	return paths, invalid, err
 }
 
 // mergeKeptEdits makes the merges kept for later whose edit is valid now

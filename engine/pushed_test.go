@@ -457,6 +457,10 @@ func TestPushMergesOwedChained(t *testing.T) {
 	if err := e.TakePush(); err != nil { // killed before its merge: owed
 		t.Fatal(err)
 	}
+	// owed, never invalid: status says so (attack40c L1)
+	if paths, invalid, err := e.PendingMerges(); err != nil || len(paths) != 1 || invalid[mem] {
+		t.Fatalf("pending merges %v, invalid %v (%v): want %s owed, not invalid", paths, invalid, err, mem)
+	}
 	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n- A line 2\n"))
 	edit(t, e, mem, head+"- B line 1\n- B line 2\n")
 	record(t, e, mem)

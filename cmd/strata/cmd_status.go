@@ -101,7 +101,7 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
-	later, lerr := eng.PendingMerges()
+	later, invalidLater, lerr := eng.PendingMerges()
 	laterErr := ""
 	if lerr != nil {
 		laterErr = lerr.Error()
@@ -159,8 +159,21 @@ func runStatus(e *env, o statusOptions) error {
 			state.ShownPath(filepath.ToSlash(where)), state.TermSafe(why))
 	}
 	printYoungForeign(e, eng)
-	if len(later) > 0 {
-		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(later, " "))
+	var invalid, owedMerge []string
+	for _, p := range later {
+		if invalidLater[p] {
+			invalid = append(invalid, p)
+		} else {
+			owedMerge = append(owedMerge, p)
+		}
+	}
+	if len(invalid) > 0 {
+		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(invalid, " "))
+	}
+	if len(owedMerge) > 0 {
+		// owed by a command killed before it merged, never invalid
+		// (attack40c L1: said "edited during a sync and invalid")
+		fmt.Fprintf(e.Out, "sync: not yet merged: %s (an edit of it and another version, a sync's, a restore's or a push's, are merged by the next strata record: a command that was to merge them was interrupted)\n", state.ShownPaths(owedMerge, " "))
 	}
 	if laterErr != "" {
 		fmt.Fprintf(e.Out, "sync: merges kept for later cannot be read: %s (a MEMORY.md or graph edited during a sync may not be merged again: check it holds the other machine's lines, then remove the file)\n", state.TermSafe(laterErr))
