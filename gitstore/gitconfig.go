@@ -131,8 +131,14 @@ func readSafeDirectories() []string {
 // read is not what git reads (an include.path git fails to expand: git
 // refuses to run then).
 func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) *configReader {
+	return readConfigAs(gitDir, linkGit, commonDir, early, false, take)
+}
+
+// readConfigAs is readConfig; with noHasconfig, no hasconfig: condition
+// holds (the first pass that collects the remotes' URLs, as git's).
+func readConfigAs(gitDir, linkGit, commonDir string, early, noHasconfig bool, take func(sec, sub, key, val string, hasVal bool, r *configReader)) *configReader {
 	home, _ := os.UserHomeDir()
-	r := &configReader{gitDir: gitDir, linkGit: linkGit, home: home, take: take}
+	r := &configReader{gitDir: gitDir, linkGit: linkGit, commonDir: commonDir, early: early, noHasconfig: noHasconfig, home: home, take: take}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		sys := "/etc/gitconfig"
 		if v, ok := os.LookupEnv("GIT_CONFIG_SYSTEM"); ok {
@@ -175,11 +181,18 @@ func readConfig(gitDir, linkGit, commonDir string, early bool, take func(sec, su
 
 // configReader follows git's configuration files and their includes.
 type configReader struct {
-	gitDir  string
-	linkGit string // gitDir as git names it before resolving links, or "" (Store.linkGit)
-	home    string
-	unread  string // why the rules read are not git's: a pathname git fails to expand (pathname)
-	take    func(sec, sub, key, val string, hasVal bool, r *configReader)
+	gitDir    string
+	linkGit   string // gitDir as git names it before resolving links, or "" (Store.linkGit)
+	commonDir string
+	early     bool
+	home      string
+	// noHasconfig: no hasconfig: condition holds (remoteURLs' own pass);
+	// urls, once read, are the remotes' URLs those conditions match
+	noHasconfig bool
+	urls        []string
+	urlsRead    bool
+	unread      string // why the rules read are not git's: a pathname git fails to expand (pathname)
+	take        func(sec, sub, key, val string, hasVal bool, r *configReader)
 }
 
 // file reads one configuration file; a missing or unreadable one is empty.
@@ -333,6 +346,23 @@ func (r *configReader) met(cond, from string) bool {
 				return true
 			}
 		}
+	case "hasconfig":
+		// hasconfig:remote.*.url:GLOB, the only one git 2.39 knows: any
+		// remote URL of the configuration, read first without these
+		// conditions (as git's first pass), matched as git does
+		// (wildmatch with WM_PATHNAME); before, a file ignored only
+		// through such an include was recorded here and then refused by
+		// every sync (attack37, attack40c L3)
+		glob, ok := strings.CutPrefix(pat, "remote.*.url:")
+		if !ok || r.noHasconfig {
+			return false
+		}
+		re := wildRegexp(glob, false)
+		for _, u := range r.remoteURLs() {
+			if re != nil && re.MatchString(u) {
+				return true
+			}
+		}
 	case "onbranch":
 		// HEAD read as git reads it ("ref:refs/heads/main" too)
 		ref, _ := readHeadFile(filepath.Join(r.gitDir, "HEAD"))
@@ -347,6 +377,20 @@ func (r *configReader) met(cond, from string) bool {
 		return re != nil && re.MatchString(branch)
 	}
 	return false
+}
+
+// remoteURLs is every remote.NAME.url value of the configuration, read
+// once, without hasconfig: conditions.
+func (r *configReader) remoteURLs() []string {
+	if !r.urlsRead {
+		r.urlsRead = true
+		readConfigAs(r.gitDir, r.linkGit, r.commonDir, r.early, true, func(sec, sub, key, val string, hasVal bool, _ *configReader) {
+			if sec == "remote" && sub != "" && key == "url" && hasVal {
+				r.urls = append(r.urls, val)
+			}
+		})
+	}
+	return r.urls
 }
 
 // gitBool reads a boolean value of git's configuration as git does
@@ -497,11 +541,17 @@ func wildRegexp(pat string, fold bool) *regexp.Regexp {
 			for j < len(pat) && pat[j] == '*' {
 				j++
 			}
-			if (i == 0 || pat[i-1] == '/') && j < len(pat) && pat[j] == '/' {
+			switch atStart := i == 0 || pat[i-1] == '/'; {
+			case atStart && j < len(pat) && pat[j] == '/':
 				b.WriteString("(?:.*/)?")
 				i = j
-			} else {
+			case atStart && j == len(pat):
 				b.WriteString(".*")
+				i = j - 1
+			default:
+				// elsewhere "**" is "*", as git's wildmatch reads it
+				// under WM_PATHNAME ("git@host:**" stops at a "/")
+				b.WriteString("[^/]*")
 				i = j - 1
 			}
 		case c == '*':

@@ -94,8 +94,8 @@ func BenchmarkIgnored1000(b *testing.B) {
 // CheckIgnore the same questions under each way git's configuration can
 // change the answer: core.ignorecase, core.excludesFile set through
 // [include] (before and after the file's own setting), [includeIf] with a
-// gitdir:, gitdir/i: or onbranch: condition (met and not met),
-// $GIT_CONFIG_GLOBAL and $GIT_CONFIG_COUNT.
+// gitdir:, gitdir/i:, onbranch: or hasconfig:remote.*.url: condition (met
+// and not met), $GIT_CONFIG_GLOBAL and $GIT_CONFIG_COUNT.
 func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not on PATH")
@@ -149,6 +149,26 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			writeFile(t, filepath.Join(home, "dev.cfg"), "[core]\n\texcludesFile = ~/excl2\n")
 			runGit(t, dir, "config", "includeIf.onbranch:ma*.path", filepath.Join(home, "main.cfg"))
 			runGit(t, dir, "config", "includeIf.onbranch:dev/.path", filepath.Join(home, "dev.cfg"))
+		}},
+		// hasconfig:remote.*.url: met by a remote of the repository's
+		// config; a "*" that would have to span a "/" is not met
+		// (WM_PATHNAME), nor a URL that only an include made by such a
+		// condition names (git's first pass reads without them)
+		{"includeif-hasconfig", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "token.json\n")
+			writeFile(t, filepath.Join(home, "excl2"), "*.key\n")
+			writeFile(t, filepath.Join(home, "work.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, "other.cfg"), "[core]\n\tignorecase = true\n\texcludesFile = ~/excl2\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[includeIf \"hasconfig:remote.*.url:https://example.com/team/**\"]\n\tpath = work.cfg\n"+
+				"[includeIf \"hasconfig:remote.*.url:https://example.com/*.git\"]\n\tpath = other.cfg\n")
+			runGit(t, dir, "remote", "add", "origin", "https://example.com/team/sub/repo.git")
+		}},
+		{"includeif-hasconfig-global-remote", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "*.env\n")
+			writeFile(t, filepath.Join(home, "excl2"), "*.key\n")
+			writeFile(t, filepath.Join(home, "work.cfg"), "[core]\n\texcludesFile = ~/excl\n")
+			writeFile(t, filepath.Join(home, "other.cfg"), "[core]\n\tignorecase = true\n\texcludesFile = ~/excl2\n")
+			writeFile(t, filepath.Join(home, ".gitconfig"), "[includeIf \"hasconfig:remote.*.url:git@example.com:team/**\"]\n\tpath = work.cfg\n[includeIf \"hasconfig:remote.*.url:git@example.com:**\"]\n\tpath = other.cfg\n[remote \"up\"]\n\turl = git@example.com:team/repo.git\n")
 		}},
 		// HEAD as git's files backend reads it: "ref:" with no space, or
 		// with white space around the branch's name

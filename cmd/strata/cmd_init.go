@@ -141,7 +141,7 @@ func printFirstRecorded(ctx context.Context, e *env, eng *engine.Engine, added [
 	var out []string
 	for _, p := range added {
 		if why, ok := held[p]; ok {
-			fmt.Fprintf(e.Out, "recorded here, and strata sync does not publish it (%s): %s\n", why, state.ShownPath(p))
+			fmt.Fprintf(e.Out, "recorded here, but strata sync refuses to publish it (%s), and pushes nothing while it is recorded: take it out with strata forget %s: %s\n", why, state.ShellWord(p), state.ShownPath(p))
 			continue
 		}
 		out = append(out, p)
