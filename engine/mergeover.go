@@ -128,6 +128,19 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 	if prob != nil || !f.Exists || f.ID() == result {
 		return "", false, nil
 	}
+	// the ref must still hold result there (or the edit, recorded by a
+	// strata before one move held both): moved on since (a push into this
+	// repository landed, a record of another process), the merge would
+	// record the edit merged with an older version over a newer one, whose
+	// lines it took out on every machine (attack40c H1: a sync's merge of
+	// the journal it completed, made after pushes it had not taken); it
+	// stays owed, chained to the newer version (keepMergeAgain) and made by
+	// the next record (mergeKeptEdits)
+	if _, files, err := e.recorded(); err != nil {
+		return "", false, err
+	} else if files[path] != result && files[path] != f.ID() {
+		return "", false, errMovedOn
+	}
 	if f.ID() == ours {
 		// back at the version the merge started from (the invalid line
 		// taken out again): the merged version is written, as the sync
@@ -180,6 +193,10 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 	}
 	return o.Entry.Commit, false, nil
 }
+
+// errMovedOn is mergeOverEdit's refusal to merge over a version the state
+// ref no longer holds: the merge stays owed.
+var errMovedOn = errors.New("the state ref moved on since the merge was owed")
 
 // mergeAgain is a merge MergeOverEdits could not make yet: the edit at
 // Path was invalid.

@@ -553,3 +553,36 @@ func validateAll(t *testing.T, e *Engine) []Result {
 	}
 	return results
 }
+
+// A merge owed over one version is not made once the state ref moved on
+// past it (a push not taken yet): it stays owed, chained to the newer
+// version, and the next record merges from there. Before, a sync's merge
+// of the journal it completed, made before it took the pushes, recorded
+// the edit merged with the older version over the newer one, whose lines
+// were then gone on every machine (attack40c H1).
+func TestMergeOverEditsWaitsForMovedRef(t *testing.T) {
+	const mem = "MEMORY.md"
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e := newRepo(t)
+	edit(t, e, mem, head)
+	record(t, e, mem)
+	ours := gitstore.BlobHash([]byte(head))
+	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
+	edit(t, e, mem, head+"- B line 1\n")
+	if err := e.TakePush(); err != nil { // owed: the edit over the first push
+		t.Fatal(err)
+	}
+	result := gitstore.BlobHash([]byte(head + "- A line 1\n"))
+	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n- A line 2\n"))
+	nw := e.MergeOverEdits([]NotWritten{{Path: mem, Ours: ours, Result: result}})
+	if len(nw) != 1 || nw[0].Merged != "" {
+		t.Fatalf("merged over a version the ref no longer holds: %+v", nw)
+	}
+	record(t, e, mem)
+	got := onDisk(t, e, mem)
+	for _, line := range []string{"- A line 1\n", "- A line 2\n", "- B line 1\n"} {
+		if !strings.Contains(got, line) {
+			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
+		}
+	}
+}
