@@ -49,12 +49,22 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 		defer e.mergingAgain.Store(false)
 	}
 	var later []mergeAgain
+	have, _ := e.readMergeAgain() // one that cannot be read chains nothing
 	for i, n := range nw {
 		if n.Found != "" || n.Ours == n.Result {
 			continue
 		}
-		owed := mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore, Push: n.Push}
-		c, deferred, err := e.mergeOverEdit(n.Path, n.Ours, n.Result, n.Restore, func(edit string) {
+		// the merge owed for this write may be chained to an earlier one
+		// never made (keepMergeAgain): it starts from the version the edit
+		// was made on, not from n.Ours, which the file never was (attack40c
+		// H1: the earlier version's lines were taken for the edit's
+		// deletions, on every machine)
+		ours := n.Ours
+		if j := slices.IndexFunc(have, func(m mergeAgain) bool { return m.Path == n.Path && m.Result == n.Result }); j >= 0 {
+			ours = have[j].Ours
+		}
+		owed := mergeAgain{Path: n.Path, Ours: ours, Result: n.Result, Restore: n.Restore, Push: n.Push}
+		c, deferred, err := e.mergeOverEdit(n.Path, ours, n.Result, n.Restore, func(edit string) {
 			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
 				for j := range ms {
 					if ms[j].owes(owed) {

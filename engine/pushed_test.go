@@ -586,3 +586,36 @@ func TestMergeOverEditsWaitsForMovedRef(t *testing.T) {
 		}
 	}
 }
+
+// A merge MergeOverEdits makes for a write left undone (a sync's live
+// write phase, a journal's completion) starts from the version the edit
+// was made on when an owed merge was chained to it: the write's own
+// "ours" is a version the file never had. Before, the lines that version
+// added were taken for the edit's deletions (attack40c H1, chaos runs:
+// A's entities lost on both machines).
+func TestMergeOverEditsUsesChainedOurs(t *testing.T) {
+	const mem = "MEMORY.md"
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e := newRepo(t)
+	edit(t, e, mem, head)
+	record(t, e, mem)
+	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
+	edit(t, e, mem, head+"- B line 1\n")
+	if err := e.TakePush(); err != nil { // owed: the edit over the first push, never made
+		t.Fatal(err)
+	}
+	r1 := gitstore.BlobHash([]byte(head + "- A line 1\n"))
+	second := head + "- A line 1\n- A line 2\n"
+	moveRef(t, e, pushCommit(t, e, mem, second))
+	if err := e.TakePush(); err != nil { // chained: from the base to the second push
+		t.Fatal(err)
+	}
+	r2 := gitstore.BlobHash([]byte(second))
+	e.MergeOverEdits([]NotWritten{{Path: mem, Ours: r1, Result: r2}})
+	got := onDisk(t, e, mem)
+	for _, line := range []string{"- A line 1\n", "- A line 2\n", "- B line 1\n"} {
+		if !strings.Contains(got, line) {
+			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
+		}
+	}
+}
