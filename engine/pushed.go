@@ -230,8 +230,19 @@ func (e *Engine) planPush(o outside) (pushPlan, error) {
 // since), is one the next record would refuse over now though it could be
 // recorded over was, the version the files followed.
 func (e *Engine) cannotRecordBack(f File, prob *state.Problem, was, now, why string) bool {
-	if prob != nil || !f.Exists {
-		return false // absent here: no version to record back
+	// a pushed change or deletion of a recorded Phase Outcome or
+	// resolution, refused by the append-only rule, stays in the ref unless
+	// the version here is recorded back over it: when the file here is
+	// deleted, or edited in a way the rule refuses too, nothing here can
+	// be, and the pushed version would become the recorded one, written by
+	// the next restore and published by the next sync (attack40d F1): put
+	// back instead
+	appendOnly := why != "" && was != "" && f.Class.Immutable()
+	if prob != nil {
+		return false
+	}
+	if !f.Exists {
+		return appendOnly // else absent here: no version to record back
 	}
 	if f.ID() == was && why == "" {
 		return false // taken as pushed
@@ -245,6 +256,9 @@ func (e *Engine) cannotRecordBack(f File, prob *state.Problem, was, now, why str
 			return nil
 		}
 		return data
+	}
+	if appendOnly && e.Check(f, blob(was)).Invalid() {
+		return true
 	}
 	return e.Check(f, blob(now)).Invalid() && !e.Check(f, blob(was)).Invalid()
 }

@@ -282,6 +282,12 @@ func TestPushNotRecordableBackPutBack(t *testing.T) {
 	}{
 		{".claude/initiative.json", `{"name": "x", "status": "in_progress", "lastUpdated": "2026-11-22T10:20:00Z"}`, `{"name": "x", "status": "completed", "lastUpdated": "2026-11-22T10:30:00Z"}`, `{"name": "x", "status": "created", "lastUpdated": "2026-11-22T10:40:00Z"}`},
 		{"PhaseOutcomes/f/002-plan.yaml", "", "# made here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# made there\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"},
+		// a recorded Phase Outcome changed, or deleted, by the push while
+		// edited here (itself refused by the append-only rule): nothing
+		// here could be recorded back over the pushed version, which would
+		// have become the recorded one (attack40d F1)
+		{"PhaseOutcomes/f/001-plan.yaml", "# original\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# edited here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# forged\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"},
+		{"PhaseOutcomes/f/001-plan.yaml", "# original\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", "# edited here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n", ""},
 	}
 	for _, c := range cases {
 		e := newRepo(t)
@@ -304,6 +310,9 @@ func TestPushNotRecordableBackPutBack(t *testing.T) {
 		}
 		if got := onDisk(t, e, c.path); got != c.here {
 			t.Fatalf("%s is %q on disk, want the version here", c.path, got)
+		}
+		if c.path == "PhaseOutcomes/f/001-plan.yaml" {
+			continue // the edit here is refused by the record as any such edit
 		}
 		outs := record(t, e, c.path)
 		if len(outs) != 1 || outs[0].Problems.Invalid() {
