@@ -353,12 +353,15 @@ func (e *Engine) JudgedAgainst(f File) ([]byte, error) {
 	if !UsesHistory(f.Kept) {
 		return nil, nil
 	}
-	head, files, followed, err := e.judgeBase()
+	head, files, followed, added, err := e.judgeBase()
 	if err != nil {
 		return nil, err
 	}
 	if id, ok := followed[f.Path]; ok && f.Exists && f.ID() == id {
 		return nil, nil
+	}
+	if added[f.Path] {
+		return nil, nil // the push to be put back adds it: new here
 	}
 	return e.lastVersion(f.Kept, head, files, nil)
 }
@@ -366,24 +369,32 @@ func (e *Engine) JudgedAgainst(f File) ([]byte, error) {
 // judgeBase is what the history rules judge the files on disk against, as
 // the next record will: the state ref's head and its files; while a push
 // into this repository is not taken yet, the head the files here follow
-// when the push will be put back, else the ref's head with that head's
-// files as followed (a file still at that version is no edit).
-func (e *Engine) judgeBase() (head string, files, followed map[string]string, err error) {
+// when the push will be put back, with the paths the push adds (absent at
+// that head: new to the record that puts it back, though the ref's history
+// holds them), else the ref's head with that head's files as followed (a
+// file still at that version is no edit).
+func (e *Engine) judgeBase() (head string, files, followed map[string]string, added map[string]bool, err error) {
 	if head, files, err = e.recorded(); err != nil {
-		return "", nil, nil, err
+		return "", nil, nil, nil, err
 	}
 	o, oerr := e.outsideMove()
 	if oerr != nil || !o.pending || o.from == "" {
-		return head, files, nil, nil
+		return head, files, nil, nil, nil
 	}
 	from, ferr := e.filesAt(o.from)
 	if ferr != nil {
-		return head, files, nil, nil
+		return head, files, nil, nil, nil
 	}
 	if plan, perr := e.planPush(o); perr == nil && plan.why != "" { // a deleted ref's too
-		return o.from, from, nil, nil
+		added = map[string]bool{}
+		for p := range files {
+			if _, ok := from[p]; !ok {
+				added[p] = true
+			}
+		}
+		return o.from, from, nil, added, nil
 	}
-	return head, files, from, nil
+	return head, files, from, nil, nil
 }
 
 // pushedFrom returns the head the files here follow while a push into this

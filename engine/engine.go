@@ -1601,13 +1601,16 @@ type Result struct {
 func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) {
 	// judged as the next record judges them: a push into this repository
 	// not taken yet is taken or put back first (judgeBase)
-	head, files, followed, err := e.judgeBase()
+	head, files, followed, added, err := e.judgeBase()
 	if err != nil {
 		return nil, err
 	}
 	gone, err := e.deletedPaths(paths, files)
 	if err != nil {
 		return nil, err
+	}
+	for p := range added {
+		delete(gone, p) // the push the next record puts back adds it: new there (attack40d F3)
 	}
 	out := make([]Result, 0, len(paths))
 	for start := 0; start < len(paths); {
@@ -1639,6 +1642,9 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 			}
 			if id, ok := followed[k.Path]; ok && fs[i].Exists && fs[i].ID() == id {
 				continue
+			}
+			if _, was := followed[k.Path]; followed != nil && !fs[i].Exists && !was {
+				continue // the push not taken yet adds it: written next, no deletion (attack40d F2)
 			}
 			if _, had := files[k.Path]; had || gone[k.Path] && fs[i].Exists {
 				if prevs[i], err = e.lastVersion(k, head, files, gone); err != nil {

@@ -628,3 +628,44 @@ func TestMergeOverEditsUsesChainedOurs(t *testing.T) {
 		}
 	}
 }
+
+// A Phase Outcome a push not taken yet adds is no deletion here (attack40d
+// F2: validate called it one); one made here at the same name, which makes
+// the next record put the push back, is new as that record judges it, for
+// validate, the hook and status alike (F3: judged against the pushed
+// version the ref's history holds, "append-only and cannot change").
+func TestPendingPushAddedPhaseOutcome(t *testing.T) {
+	const path = "PhaseOutcomes/f/002-plan.yaml"
+	const there = "# made there\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"
+	const here = "# made here\nphase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"
+	for _, madeHere := range []bool{false, true} {
+		e := newRepo(t)
+		edit(t, e, ".claude/a.json", `{"v": 1}`)
+		record(t, e, ".claude/a.json")
+		moveRef(t, e, pushCommit(t, e, path, there))
+		if madeHere {
+			edit(t, e, path, here)
+		}
+		for _, r := range validateAll(t, e) {
+			if r.Path == path && r.Problems.Invalid() {
+				t.Fatalf("made here %v: validate: %v", madeHere, r.Problems)
+			}
+		}
+		if !madeHere {
+			continue
+		}
+		f, _ := e.Read(kept(t, e, path))
+		if prev := mustPrev(t, e, f); prev != nil {
+			t.Fatalf("the hook judges it against %q", prev)
+		}
+		st, err := e.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range st {
+			if s.Path == path && (s.State != "new" || s.Problems.Invalid()) {
+				t.Fatalf("status: %s %v, want new", s.State, s.Problems)
+			}
+		}
+	}
+}
