@@ -7,7 +7,6 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -332,7 +331,6 @@ func (r *configReader) met(cond, from string) bool {
 		if strings.HasSuffix(pat, "/") {
 			pat += "**"
 		}
-		re := wildRegexp(pat, kind == "gitdir/i")
 		// the real path, then the name git found it by (include_by_gitdir)
 		dirs := []string{filepath.ToSlash(r.gitDir)}
 		if real, err := filepath.EvalSymlinks(r.gitDir); err == nil {
@@ -342,7 +340,7 @@ func (r *configReader) met(cond, from string) bool {
 			dirs = append(dirs, filepath.ToSlash(r.linkGit))
 		}
 		for _, d := range dirs {
-			if re != nil && re.MatchString(strings.TrimSuffix(d, "/")) {
+			if wildmatch(pat, strings.TrimSuffix(d, "/"), true, kind == "gitdir/i") {
 				return true
 			}
 		}
@@ -357,9 +355,8 @@ func (r *configReader) met(cond, from string) bool {
 		if !ok || r.noHasconfig {
 			return false
 		}
-		re := wildRegexp(glob, false)
 		for _, u := range r.remoteURLs() {
-			if re != nil && re.MatchString(u) {
+			if wildmatch(glob, u, true, false) {
 				return true
 			}
 		}
@@ -373,8 +370,7 @@ func (r *configReader) met(cond, from string) bool {
 		if strings.HasSuffix(pat, "/") {
 			pat += "**"
 		}
-		re := wildRegexp(pat, false)
-		return re != nil && re.MatchString(branch)
+		return wildmatch(pat, branch, true, false)
 	}
 	return false
 }
@@ -523,81 +519,6 @@ func asciiEqualFold(a, b string) bool {
 		}
 	}
 	return true
-}
-
-// wildRegexp compiles a wildmatch pattern with git's WM_PATHNAME rules ("*"
-// and "?" stop at "/", "**/" and "/**" span folders) into a regexp; nil when
-// it does not compile.
-func wildRegexp(pat string, fold bool) *regexp.Regexp {
-	var b strings.Builder
-	if fold {
-		b.WriteString("(?i)")
-	}
-	b.WriteString("^")
-	for i := 0; i < len(pat); i++ {
-		switch c := pat[i]; {
-		case c == '*' && i+1 < len(pat) && pat[i+1] == '*':
-			j := i
-			for j < len(pat) && pat[j] == '*' {
-				j++
-			}
-			switch atStart := i == 0 || pat[i-1] == '/'; {
-			case atStart && j < len(pat) && pat[j] == '/':
-				b.WriteString("(?:.*/)?")
-				i = j
-			case atStart && j == len(pat):
-				b.WriteString(".*")
-				i = j - 1
-			default:
-				// elsewhere "**" is "*", as git's wildmatch reads it
-				// under WM_PATHNAME ("git@host:**" stops at a "/")
-				b.WriteString("[^/]*")
-				i = j - 1
-			}
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '[':
-			k := i + 1
-			if k < len(pat) && (pat[k] == '!' || pat[k] == '^') {
-				k++
-			}
-			if k < len(pat) && pat[k] == ']' {
-				k++
-			}
-			end := strings.IndexByte(pat[k:], ']')
-			if end < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := pat[i+1 : k+end]
-			b.WriteString("[")
-			if class[0] == '!' || class[0] == '^' {
-				b.WriteString("^")
-				class = class[1:]
-			}
-			for j := 0; j < len(class); j++ {
-				if strings.IndexByte(`\[]^`, class[j]) >= 0 {
-					b.WriteByte('\\')
-				}
-				b.WriteByte(class[j])
-			}
-			b.WriteString("]")
-			i = k + end
-		case c == '\\' && i+1 < len(pat):
-			b.WriteString(regexp.QuoteMeta(pat[i+1 : i+2]))
-			i++
-		default:
-			b.WriteString(regexp.QuoteMeta(pat[i : i+1]))
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil
-	}
-	return re
 }
 
 // parseConfig calls visit for each variable of a git configuration file, in

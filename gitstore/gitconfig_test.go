@@ -36,8 +36,10 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-// TestWildRegexp matches includeIf patterns as git's wildmatch does.
-func TestWildRegexp(t *testing.T) {
+// TestIncludeIfPatterns: includeIf patterns (gitdir:, onbranch:,
+// hasconfig:remote.*.url:) match as git's wildmatch does under WM_PATHNAME,
+// POSIX classes and a "**" not between slashes included (attack40d F4).
+func TestIncludeIfPatterns(t *testing.T) {
 	for _, c := range []struct {
 		pat, s string
 		fold   bool
@@ -53,9 +55,13 @@ func TestWildRegexp(t *testing.T) {
 		{"**/REPO/**", "/x/repo/.git", true, true},
 		{"ma*", "main", false, true},
 		{"dev/**", "dev/x/y", false, true},
+		{"git@example.com:**", "git@example.com:team/repo.git", false, false},
+		{"git@example.com:team/**", "git@example.com:team/repo.git", false, true},
+		{"https://[[:alpha:]]*.example.com/**", "https://git.example.com/a/b", false, true},
+		{"https://[[:digit:]]*.example.com/**", "https://git.example.com/a/b", false, false},
+		{"https://example.com[/]x", "https://example.com/x", false, false},
 	} {
-		re := wildRegexp(c.pat, c.fold)
-		if re == nil || re.MatchString(c.s) != c.want {
+		if wildmatch(c.pat, c.s, true, c.fold) != c.want {
 			t.Errorf("%q ~ %q (fold %v): want %v", c.pat, c.s, c.fold, c.want)
 		}
 	}
