@@ -563,6 +563,43 @@ func validateAll(t *testing.T, e *Engine) []Result {
 	return results
 }
 
+// owedOverTwoPushes makes MEMORY.md recorded, a first push (A line 1), an
+// edit here (B line 1) whose merge with it is owed (the command that took
+// the push killed before it merged), then a second push on top (A line 2),
+// taken as well when takeSecond (the owed merge chained to it). It returns
+// the blob ids of the base version and of the two pushed ones.
+func owedOverTwoPushes(t *testing.T, takeSecond bool) (e *Engine, base, first, second string) {
+	t.Helper()
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e = newRepo(t)
+	edit(t, e, "MEMORY.md", head)
+	record(t, e, "MEMORY.md")
+	moveRef(t, e, pushCommit(t, e, "MEMORY.md", head+"- A line 1\n"))
+	edit(t, e, "MEMORY.md", head+"- B line 1\n")
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	moveRef(t, e, pushCommit(t, e, "MEMORY.md", head+"- A line 1\n- A line 2\n"))
+	if takeSecond {
+		if err := e.TakePush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, gitstore.BlobHash([]byte(head)), gitstore.BlobHash([]byte(head + "- A line 1\n")), gitstore.BlobHash([]byte(head + "- A line 1\n- A line 2\n"))
+}
+
+// mustHoldAllLines checks that MEMORY.md holds both pushes' lines and the
+// edit's.
+func mustHoldAllLines(t *testing.T, e *Engine) {
+	t.Helper()
+	got := onDisk(t, e, "MEMORY.md")
+	for _, line := range []string{"- A line 1\n", "- A line 2\n", "- B line 1\n"} {
+		if !strings.Contains(got, line) {
+			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
+		}
+	}
+}
+
 // A merge owed over one version is not made once the state ref moved on
 // past it (a push not taken yet): it stays owed, chained to the newer
 // version, and the next record merges from there. Before, a sync's merge
@@ -570,30 +607,13 @@ func validateAll(t *testing.T, e *Engine) []Result {
 // the edit merged with the older version over the newer one, whose lines
 // were then gone on every machine (attack40c H1).
 func TestMergeOverEditsWaitsForMovedRef(t *testing.T) {
-	const mem = "MEMORY.md"
-	const head = "# Memory\n\n## Learnings\n- base\n"
-	e := newRepo(t)
-	edit(t, e, mem, head)
-	record(t, e, mem)
-	ours := gitstore.BlobHash([]byte(head))
-	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
-	edit(t, e, mem, head+"- B line 1\n")
-	if err := e.TakePush(); err != nil { // owed: the edit over the first push
-		t.Fatal(err)
-	}
-	result := gitstore.BlobHash([]byte(head + "- A line 1\n"))
-	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n- A line 2\n"))
-	nw := e.MergeOverEdits([]NotWritten{{Path: mem, Ours: ours, Result: result}})
+	e, base, first, _ := owedOverTwoPushes(t, false)
+	nw := e.MergeOverEdits([]NotWritten{{Path: "MEMORY.md", Ours: base, Result: first}})
 	if len(nw) != 1 || nw[0].Merged != "" {
 		t.Fatalf("merged over a version the ref no longer holds: %+v", nw)
 	}
-	record(t, e, mem)
-	got := onDisk(t, e, mem)
-	for _, line := range []string{"- A line 1\n", "- A line 2\n", "- B line 1\n"} {
-		if !strings.Contains(got, line) {
-			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
-		}
-	}
+	record(t, e, "MEMORY.md")
+	mustHoldAllLines(t, e)
 }
 
 // A merge MergeOverEdits makes for a write left undone (a sync's live
@@ -603,30 +623,9 @@ func TestMergeOverEditsWaitsForMovedRef(t *testing.T) {
 // added were taken for the edit's deletions (attack40c H1, chaos runs:
 // A's entities lost on both machines).
 func TestMergeOverEditsUsesChainedOurs(t *testing.T) {
-	const mem = "MEMORY.md"
-	const head = "# Memory\n\n## Learnings\n- base\n"
-	e := newRepo(t)
-	edit(t, e, mem, head)
-	record(t, e, mem)
-	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
-	edit(t, e, mem, head+"- B line 1\n")
-	if err := e.TakePush(); err != nil { // owed: the edit over the first push, never made
-		t.Fatal(err)
-	}
-	r1 := gitstore.BlobHash([]byte(head + "- A line 1\n"))
-	second := head + "- A line 1\n- A line 2\n"
-	moveRef(t, e, pushCommit(t, e, mem, second))
-	if err := e.TakePush(); err != nil { // chained: from the base to the second push
-		t.Fatal(err)
-	}
-	r2 := gitstore.BlobHash([]byte(second))
-	e.MergeOverEdits([]NotWritten{{Path: mem, Ours: r1, Result: r2}})
-	got := onDisk(t, e, mem)
-	for _, line := range []string{"- A line 1\n", "- A line 2\n", "- B line 1\n"} {
-		if !strings.Contains(got, line) {
-			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
-		}
-	}
+	e, _, first, second := owedOverTwoPushes(t, true)
+	e.MergeOverEdits([]NotWritten{{Path: "MEMORY.md", Ours: first, Result: second}})
+	mustHoldAllLines(t, e)
 }
 
 // A Phase Outcome a push not taken yet adds is no deletion here (attack40d
