@@ -224,14 +224,19 @@ func (r *configReader) envSetting(name, val string, hasVal bool) {
 
 // setting takes one variable of the file from (section and key lowercase).
 func (r *configReader) setting(sec, sub, key, val string, hasVal bool, from string, depth int) {
-	if key == "path" && hasVal && from != "" && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)) {
+	if key == "path" && hasVal && (sec == "include" && sub == "" || sec == "includeif" && r.met(sub, from)) {
 		p := r.pathname("include.path", val)
 		if p == "" {
 			return
 		}
 		if !filepath.IsAbs(p) {
+			if from == "" {
+				return // git refuses a relative include given outside a file ("relative config includes must come from files")
+			}
 			p = filepath.Join(filepath.Dir(from), p)
 		}
+		// an absolute one given in the environment ($GIT_CONFIG_COUNT) is
+		// followed, as git follows it (attack40d F5: it was not)
 		r.file(p, depth+1)
 		return
 	}

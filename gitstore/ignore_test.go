@@ -226,6 +226,15 @@ func TestIgnoresAgreeWithGitConfig(t *testing.T) {
 			t.Setenv("GIT_CONFIG_KEY_0", "core.excludesFile")
 			t.Setenv("GIT_CONFIG_VALUE_0", filepath.Join(home, "excl"))
 		}},
+		// an include.path given there is followed, as git follows it
+		// (attack40d F5)
+		{"git-config-count-include", func(t *testing.T, home, dir string) {
+			writeFile(t, filepath.Join(home, "excl"), "*.key\n")
+			writeFile(t, filepath.Join(home, "inc.cfg"), "[core]\n\texcludesFile = "+filepath.Join(home, "excl")+"\n")
+			t.Setenv("GIT_CONFIG_COUNT", "1")
+			t.Setenv("GIT_CONFIG_KEY_0", "include.path")
+			t.Setenv("GIT_CONFIG_VALUE_0", filepath.Join(home, "inc.cfg"))
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
