@@ -185,6 +185,10 @@ func runStatus(e *env, o statusOptions) error {
 		fmt.Fprintf(e.Out, "%s: nothing recorded yet (run strata init)\n", eng.StateRef())
 	} else if head == "" {
 		fmt.Fprintf(e.Out, "%s: deleted (see the push line above)\n", eng.StateRef())
+	} else if pushed != nil && pushed.PutBack != "" && pushed.From != "" {
+		// the refused head is not this machine's: the table below is of
+		// the head the next record puts the ref back at (attack40d F6)
+		fmt.Fprintf(e.Out, "%s at %s, a push the next strata record puts back at %s (the files below as of %s)\n", eng.StateRef(), state.ShortID(head), state.ShortID(pushed.From), state.ShortID(pushed.From))
 	} else {
 		fmt.Fprintf(e.Out, "%s at %s\n", eng.StateRef(), state.ShortID(head))
 	}
