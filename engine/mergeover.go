@@ -348,6 +348,15 @@ func (e *Engine) mergeKeptEdits() {
 		return
 	}
 	defer e.mergingAgain.Store(false)
+	if o, err := e.outsideMove(); err != nil || o.pending {
+		// a push landed after this record took the ones before it: the
+		// owed merges are judged once it is taken (the record's move
+		// refuses, and it comes back here), chained to it; judged now,
+		// each whose version the push replaced was dropped as "recorded
+		// over since", and the one owed for the push alone took the lines
+		// before it for the edit's deletions (attack40d F0)
+		return
+	}
 	release, err := pidlock.Hold(e.mergeAgainPath()+".lock", e.store.Shared(), true, WritesWait)
 	if err != nil {
 		return

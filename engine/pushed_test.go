@@ -668,3 +668,17 @@ func TestPendingPushAddedPhaseOutcome(t *testing.T) {
 		}
 	}
 }
+
+// A merge owed over one push is kept, not dropped as "recorded over
+// since", when the ref moved on by another push not taken yet (it landed
+// after the record took the pushes before it): the record's move refuses,
+// it takes that push, and the owed merge is chained to it. Before, the
+// owed merge was dropped, and the one owed for the new push alone took the
+// first push's lines for the edit's deletions (attack40d F0, the watcher's
+// chaos runs).
+func TestMergeKeptWhilePushPending(t *testing.T) {
+	e, _, _, _ := owedOverTwoPushes(t, false)
+	e.mergeKeptEdits() // a record's, the second push landing right after it took the first
+	record(t, e, "MEMORY.md")
+	mustHoldAllLines(t, e)
+}
