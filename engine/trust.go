@@ -429,8 +429,8 @@ func (e *Engine) unpublishableSince(ctx context.Context, head, fetched, tracking
 // NotPublished returns, by path, why strata sync would not publish those
 // of paths it would withhold as the rules stand, git asked as a sync asks
 // it (unpublishable): a file the in-process rules keep but git ignores
-// through a source they do not read (an includeIf "hasconfig:" include),
-// for init, which names what sync publishes.
+// through a source they do not read (git -c), for init, which names what
+// sync publishes.
 func (e *Engine) NotPublished(ctx context.Context, paths []string) (map[string]string, error) {
 	set := make(map[string]bool, len(paths))
 	for _, p := range paths {

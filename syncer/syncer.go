@@ -552,9 +552,6 @@ func recordLocal(eng *engine.Engine, o Options, sc scan, rep *Report) error {
 	return err
 }
 
-// merge takes the fetched head into the state ref (or, dry, only plans it),
-// writes the kept files whose version changed, and returns the head to push:
-// "" when there is nothing to push.
 // localHead is the state ref's head, or, in a dry run whose run would
 // first put a push into this repository back, the head it puts it back at.
 func localHead(eng *engine.Engine, rep *Report) (string, error) {
@@ -564,6 +561,9 @@ func localHead(eng *engine.Engine, rep *Report) (string, error) {
 	return eng.Head()
 }
 
+// merge takes the fetched head into the state ref (or, dry, only plans it),
+// writes the kept files whose version changed, and returns the head to push:
+// "" when there is nothing to push.
 func merge(eng *engine.Engine, o Options, remote engine.Remote, fetched string, rep *Report) (string, error) {
 	local, err := eng.Head()
 	if o.DryRun {

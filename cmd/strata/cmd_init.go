@@ -127,9 +127,9 @@ const maxNamed = 20
 // strata sync publishes them, and a rule of a committed .strata.yaml may
 // keep a file the user never gave to git (attack25 K4), so the user sees
 // each before any sync. Past maxNamed, the rest are counted. One that sync
-// would withhold, as git itself answers (ignored through an includeIf
-// "hasconfig:" include the in-process rules do not read), is named apart
-// with why: "strata sync publishes them" was said of it too (attack37).
+// would withhold, as git itself answers (ignored through a rule only git
+// reads, such as git -c core.excludesFile), is named apart with why:
+// "strata sync publishes them" was said of it too (attack37).
 func printFirstRecorded(ctx context.Context, e *env, eng *engine.Engine, added []string) {
 	if len(added) == 0 {
 		return
