@@ -682,3 +682,50 @@ func TestMergeKeptWhilePushPending(t *testing.T) {
 	record(t, e, "MEMORY.md")
 	mustHoldAllLines(t, e)
 }
+
+// A file whose merge with a pushed version is owed, invalid when the
+// record judged the owed merges and valid by the time it reads the file
+// (its writer's second write), is merged first, never recorded as it is
+// over the pushed version: that took the pushed lines out on both
+// machines (attack40e H1, chaos runs with the watcher).
+func TestOwedMergeNotRecordedOver(t *testing.T) {
+	const mem = "MEMORY.md"
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e := newRepo(t)
+	edit(t, e, mem, head)
+	record(t, e, mem)
+	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
+	edit(t, e, mem, head+"- B line 1\n\xff\n") // not UTF-8: invalid
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	beforeRecordHeld = func() {
+		if !once {
+			once = true
+			edit(t, e, mem, head+"- B line 1\n") // the writer's second write: valid now
+		}
+	}
+	t.Cleanup(func() { beforeRecordHeld = nil })
+	record(t, e, mem)
+	beforeRecordHeld = nil
+	record(t, e, mem)
+	got := onDisk(t, e, mem)
+	for _, line := range []string{"- A line 1\n", "- B line 1\n"} {
+		if !strings.Contains(got, line) {
+			t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
+		}
+	}
+	if data := gitShow(t, e, mem); !strings.Contains(data, "- A line 1\n") {
+		t.Fatalf("the recorded MEMORY.md lacks the pushed line:\n%s", data)
+	}
+}
+
+func gitShow(t *testing.T, e *Engine, path string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", e.Config().Root, "show", e.StateRef()+":"+path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}

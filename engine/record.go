@@ -116,14 +116,22 @@ func (e *Engine) recordOver(paths []config.Kept, src state.Source, wrote, before
 		if err != nil {
 			return nil, err
 		}
+		if beforeRecordHeld != nil {
+			beforeRecordHeld()
+		}
 		out, err := e.recordHeld(paths, src, wrote, before)
 		release()
 		// a push into this repository landed after readyToRecord took the
 		// moves before it: the ref did not move, and the record is made
-		// again once that push is taken (pushed.go)
+		// again once that push is taken (pushed.go); or a file whose merge
+		// is owed turned valid after readyToRecord judged it: made again,
+		// so that the merge is made first
 		var outside *gitstore.OutsideMoveError
-		if errors.As(err, &outside) && attempt < maxPushRounds {
+		if (errors.As(err, &outside) || errors.Is(err, errMergeFirst)) && attempt < maxPushRounds {
 			continue
+		}
+		if errors.Is(err, errMergeFirst) {
+			err = nil // still turning over: left for the next record, unrecorded
 		}
 		return out, err
 	}
@@ -149,6 +157,18 @@ func (e *Engine) readyToRecord() (release func(), err error) {
 	return release, nil
 }
 
+// beforeRecordHeld, set by tests only, runs between readyToRecord and
+// recordHeld: a writer saving a file at that moment.
+var beforeRecordHeld func()
+
+// errMergeFirst is recordHeld's refusal to record, as an edit, a valid
+// version of a file whose merge with another machine's version is owed
+// (merge-again.json): recorded as it is, it took that machine's lines
+// out on every machine (attack40e H1: the edit turned valid, its writer's
+// second write landing, after readyToRecord had found it invalid and
+// left the merge for later). The record is made again, merging first.
+var errMergeFirst = errors.New("a file whose merge is owed turned valid: merged first")
+
 // recordHeld is record for a caller that holds the write-phase lock and
 // has completed any sync journal (RecoverWrites, recording a leftover).
 func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before map[string][]byte) ([]Outcome, error) {
@@ -167,6 +187,18 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 		planned = map[string][]byte{} // content this batch gives a path (nil: deleted)
 		invalid []invalidVersion
 	)
+	// the files whose merge with another machine's version is owed over
+	// the version the ref holds (not while that merge is being made)
+	owedMerge := map[string]bool{}
+	if !e.mergingAgain.Load() {
+		if ms, err := e.readMergeAgain(); err == nil {
+			for _, m := range ms {
+				if files[m.Path] == m.Result || m.Edit != "" && files[m.Path] == m.Edit {
+					owedMerge[m.Path] = true
+				}
+			}
+		}
+	}
 	prov := &provenanceUse{e: e} // the hook's notes, read once
 	defer prov.finish()
 	atHead := &headHolds{e: e}
@@ -196,6 +228,9 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 		o, ch, err := e.prepare(k, src, head, files, gone, planned, wrote)
 		if err != nil {
 			return out, err
+		}
+		if ch != nil && !o.Problems.Invalid() && save == nil && owedMerge[k.Path] {
+			return nil, errMergeFirst
 		}
 		switch {
 		case ch == nil:
