@@ -42,13 +42,15 @@ func (s *Store) CheckFilter(ctx context.Context, paths []string) (map[string]str
 		in.WriteString(name)
 		in.WriteByte(0)
 	}
+	ctx, cancel := askDeadline(ctx)
+	defer cancel()
 	cmd := s.gitCmd(exec.CommandContext(ctx, "git", "check-attr", "-z", "--stdin", "filter"))
 	cmd.Stdin = &in
 	boundWait(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return nil, &gitError{args: []string{"check-attr"}, stderr: stderr.String(), err: err}
+		return nil, askFailed(ctx, "check-attr", stderr.String(), err)
 	}
 	// One "PATH\0filter\0VALUE\0" per path asked, in turn.
 	fields := strings.Split(strings.TrimSuffix(stdout.String(), "\x00"), "\x00")

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // CheckIgnore asks git itself which of the repo-relative paths it ignores:
@@ -74,6 +76,8 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 	if in.Len() == 0 {
 		return out, nil
 	}
+	ctx, cancel := askDeadline(ctx)
+	defer cancel()
 	cmd := s.gitCmd(exec.CommandContext(ctx, "git", "check-ignore", "--stdin", "-z"))
 	cmd.Stdin = &in
 	boundWait(cmd)
@@ -88,7 +92,7 @@ func (s *Store) CheckIgnore(ctx context.Context, paths []string) (map[string]boo
 		err = nil // git's answer: none of them is ignored
 	}
 	if err != nil {
-		return nil, &gitError{args: []string{"check-ignore"}, stderr: stderr.String(), err: err}
+		return nil, askFailed(ctx, "check-ignore", stderr.String(), err)
 	}
 	for _, name := range strings.Split(stdout.String(), "\x00") {
 		if rest, ok := strings.CutPrefix(name, "./:"); ok {
@@ -140,4 +144,26 @@ func (s *Store) beyondSymlink(p string, linked map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// AskTimeout bounds each question sync asks git about the paths it would
+// publish (check-ignore, check-attr, ls-files): a named pipe among git's
+// ignore or attribute files (.gitignore, .git/info/exclude) blocks git on
+// it for ever, as it blocks git's own commands, and the sync then hung,
+// the watcher's periodic one silently (attack40e H2). A variable, so that
+// tests can shorten it.
+var AskTimeout = 2 * time.Minute
+
+// askDeadline is ctx bounded by AskTimeout.
+func askDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, AskTimeout)
+}
+
+// askFailed is the error of a question to git (git ARGS) that failed:
+// past AskTimeout it says so, and what may block git.
+func askFailed(ctx context.Context, args, stderr string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("git %s gave no answer within %s: something git reads blocks it (a named pipe at a .gitignore, .gitattributes or .git/info/exclude?); nothing was pushed", args, AskTimeout)
+	}
+	return &gitError{args: []string{args}, stderr: stderr, err: err}
 }

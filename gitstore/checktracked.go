@@ -37,12 +37,15 @@ func (s *Store) CheckTracked(ctx context.Context, paths []string) (map[string]st
 		}
 		args := append([]string{"--literal-pathspecs", "ls-files", "-v", "-z", "--"}, names[:n]...)
 		names = names[n:]
-		cmd := s.gitCmd(exec.CommandContext(ctx, "git", args...))
+		actx, cancel := askDeadline(ctx)
+		cmd := s.gitCmd(exec.CommandContext(actx, "git", args...))
 		boundWait(cmd)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-			return nil, &gitError{args: []string{"ls-files"}, stderr: stderr.String(), err: err}
+		err := cmd.Run()
+		cancel()
+		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+			return nil, askFailed(actx, "ls-files", stderr.String(), err)
 		}
 		for _, rec := range strings.Split(stdout.String(), "\x00") {
 			name, hidden, ok := lsFilesTag(rec)
