@@ -458,11 +458,7 @@ func TestPushMergedOverEditInOneMove(t *testing.T) {
 func TestPushMergesOwedChained(t *testing.T) {
 	const mem = "MEMORY.md"
 	const head = "# Memory\n\n## Learnings\n- base\n"
-	e := newRepo(t)
-	edit(t, e, mem, head)
-	record(t, e, mem)
-	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
-	edit(t, e, mem, head+"- B line 1\n")
+	e := memoryEditedOverPush(t, head, head+"- B line 1\n")
 	if err := e.TakePush(); err != nil { // killed before its merge: owed
 		t.Fatal(err)
 	}
@@ -571,11 +567,7 @@ func validateAll(t *testing.T, e *Engine) []Result {
 func owedOverTwoPushes(t *testing.T, takeSecond bool) (e *Engine, base, first, second string) {
 	t.Helper()
 	const head = "# Memory\n\n## Learnings\n- base\n"
-	e = newRepo(t)
-	edit(t, e, "MEMORY.md", head)
-	record(t, e, "MEMORY.md")
-	moveRef(t, e, pushCommit(t, e, "MEMORY.md", head+"- A line 1\n"))
-	edit(t, e, "MEMORY.md", head+"- B line 1\n")
+	e = memoryEditedOverPush(t, head, head+"- B line 1\n")
 	if err := e.TakePush(); err != nil {
 		t.Fatal(err)
 	}
@@ -691,11 +683,7 @@ func TestMergeKeptWhilePushPending(t *testing.T) {
 func TestOwedMergeNotRecordedOver(t *testing.T) {
 	const mem = "MEMORY.md"
 	const head = "# Memory\n\n## Learnings\n- base\n"
-	e := newRepo(t)
-	edit(t, e, mem, head)
-	record(t, e, mem)
-	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n"))
-	edit(t, e, mem, head+"- B line 1\n\xff\n") // not UTF-8: invalid
+	e := memoryEditedOverPush(t, head, head+"- B line 1\n\xff\n") // not UTF-8: invalid
 	if err := e.TakePush(); err != nil {
 		t.Fatal(err)
 	}
@@ -728,4 +716,16 @@ func gitShow(t *testing.T, e *Engine, path string) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// memoryEditedOverPush makes MEMORY.md recorded as base, a push adding "- A
+// line 1", and the file here edited to edited, not recorded.
+func memoryEditedOverPush(t *testing.T, base, edited string) *Engine {
+	t.Helper()
+	e := newRepo(t)
+	edit(t, e, "MEMORY.md", base)
+	record(t, e, "MEMORY.md")
+	moveRef(t, e, pushCommit(t, e, "MEMORY.md", base+"- A line 1\n"))
+	edit(t, e, "MEMORY.md", edited)
+	return e
 }
