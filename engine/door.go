@@ -386,15 +386,21 @@ func (e *Engine) judgeBase() (head string, files, followed map[string]string, ad
 		return head, files, nil, nil, nil
 	}
 	if plan, perr := e.planPush(o); perr == nil && plan.why != "" { // a deleted ref's too
-		added = map[string]bool{}
-		for p := range files {
-			if _, ok := from[p]; !ok {
-				added[p] = true
-			}
-		}
-		return o.from, from, nil, added, nil
+		return o.from, from, nil, addedBy(files, from), nil
 	}
 	return head, files, from, nil, nil
+}
+
+// addedBy is the paths the snapshot pushed holds and from does not: the
+// files a push to be put back adds, new to the record that puts it back.
+func addedBy(pushed, from map[string]string) map[string]bool {
+	added := map[string]bool{}
+	for p := range pushed {
+		if _, ok := from[p]; !ok {
+			added[p] = true
+		}
+	}
+	return added
 }
 
 // pushedFrom returns the head the files here follow while a push into this

@@ -1141,12 +1141,6 @@ func (e *Engine) HeadGone() (gone bool, lastGood string) {
 }
 
 // recorded returns the snapshot of the state ref's head (path -> blob id).
-// recordedAt is recorded for the files of commit head.
-func (e *Engine) recordedAt(head string) (string, map[string]string, error) {
-	files, err := e.store.Files(head)
-	return head, files, err
-}
-
 func (e *Engine) recorded() (string, map[string]string, error) {
 	head, err := e.Head()
 	if err != nil || head == "" {
@@ -1163,7 +1157,8 @@ func (e *Engine) recorded() (string, map[string]string, error) {
 		// validate and record reach it (attack40c M1: every command exited
 		// 3 reading the pushed tree, and none put it back)
 		if from, ok := e.pushedFrom(); ok {
-			return e.recordedAt(from)
+			files, err := e.filesAt(from)
+			return from, files, err
 		}
 	}
 	if errors.Is(err, state.ErrNotFound) {

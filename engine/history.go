@@ -591,19 +591,16 @@ func (e *Engine) Status() ([]FileStatus, error) {
 // (strata status prints it too): each file pp owes shows as pushed.
 func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 	head, files, err := e.recorded()
-	var added []string // by the push the next command puts back
+	var added map[string]bool // by the push the next command puts back
 	if pp != nil && pp.PutBack != "" && pp.From != "" && err == nil {
 		// the next command puts the ref back there: the files are shown
 		// as that record will judge them (attack40c M3: an edit shown
 		// invalid against the pushed version, then recorded), a file the
 		// push adds as new there (attack40d F3)
 		pushed := files
-		head, files, err = e.recordedAt(pp.From)
-		for p := range pushed {
-			if _, ok := files[p]; !ok {
-				added = append(added, p)
-			}
-		}
+		head = pp.From
+		files, err = e.filesAt(head)
+		added = addedBy(pushed, files)
 	}
 	if err != nil {
 		return nil, err
@@ -619,7 +616,7 @@ func (e *Engine) StatusWithPush(pp *PendingPushInfo) ([]FileStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range added {
+		for p := range added {
 			delete(last, p)
 		}
 	}
