@@ -27,10 +27,12 @@ import (
 // is merged again, three-way, over ours with the merged version (result) as
 // the earlier side and the edit as the later one, by the class's own merge
 // (lines for MEMORY.md, entities and relations for the graph), and that is
-// written in its place with Put: the edit is recorded first, then the new
-// merge. A file of another class, one edited again meanwhile, or an edit
-// that already holds what the merge would add is left as it is (recorded
-// next, over the merged version, as before). Each NotWritten merged gets
+// written in its place (putOver: the edit and the new merge recorded in
+// one move of the ref). A file of another class, or an edit that already
+// holds what the merge would add, is left as it is (recorded next, over
+// the merged version, as before); one edited again meanwhile, or unreadable
+// for now, stays owed, merged by the next record before it records the
+// file. Each NotWritten merged gets
 // Merged, the commit that recorded the new merge.
 //
 // An edit that is invalid (a half-written line, a broken entity) cannot be
@@ -135,7 +137,10 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 		return "", false, nil
 	}
 	f, prob := e.Read(k)
-	if prob != nil || !f.Exists || f.ID() == result {
+	if prob != nil {
+		return "", false, prob // unreadable now (a writer's moment, a pipe): still owed
+	}
+	if !f.Exists || f.ID() == result {
 		return "", false, nil
 	}
 	// the ref must still hold result there (or the edit, recorded by a
@@ -190,19 +195,37 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 	if beforePut != nil {
 		beforePut(f.ID())
 	}
+	if beforeMergeWrite != nil {
+		beforeMergeWrite()
+	}
 	src := state.SourceSync
 	if restore {
 		src = state.SourceRestore // the restore's version merged with the edit, as the restore would have
 	}
 	o, err := e.putOver(k, f, merged, src)
 	if errors.Is(err, ErrChanged) {
-		return "", false, nil // edited again: recorded next
+		// edited again since it was read (an agent still writing): the
+		// merge stays owed, made with the newer edit by the next record,
+		// which records nothing of the file before (errMergeFirst).
+		// Dropped as done, the newer edit, made on a version without the
+		// other machine's entities, was recorded as it was over them, and
+		// they were gone on both machines (session-40 chaos run FETb, the
+		// watcher's record merging MEMORY.md and then the graph)
+		return "", false, errEditedAgain
 	}
 	if err != nil || !o.Written || o.Entry == nil {
 		return "", false, err
 	}
 	return o.Entry.Commit, false, nil
 }
+
+// errEditedAgain is mergeOverEdit's answer when the file changed between
+// its read and the merged version's write: the merge stays owed.
+var errEditedAgain = errors.New("edited again while the merge was made")
+
+// beforeMergeWrite, set by tests only, runs right before mergeOverEdit
+// writes the merged version: a writer saving the file at that moment.
+var beforeMergeWrite func()
 
 // errMovedOn is mergeOverEdit's refusal to merge over a version the state
 // ref no longer holds: the merge stays owed.

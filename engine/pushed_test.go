@@ -729,3 +729,38 @@ func memoryEditedOverPush(t *testing.T, base, edited string) *Engine {
 	edit(t, e, "MEMORY.md", edited)
 	return e
 }
+
+// A merge owed over a pushed version stays owed when the file is edited
+// again while the merge is made (an agent still writing): the next record
+// merges the newer edit first. Before, the merge was dropped as done and
+// the newer edit, made on a version without the pushed work, was recorded
+// as it was over it: the other machine's entities were gone on both
+// machines (session-40 chaos run FETb: the watcher merged MEMORY.md, then
+// recorded the graph as a plain update).
+func TestOwedMergeKeptWhenEditedDuringMerge(t *testing.T) {
+	const mem = "MEMORY.md"
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e := memoryEditedOverPush(t, head, head+"- B line 1\n")
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	beforeMergeWrite = func() {
+		if !once {
+			once = true
+			edit(t, e, mem, head+"- B line 1\n- B line 2\n") // the writer's next save
+		}
+	}
+	t.Cleanup(func() { beforeMergeWrite = nil })
+	record(t, e, mem)
+	if !once {
+		t.Fatal("no merge was made")
+	}
+	for _, got := range []string{onDisk(t, e, mem), gitShow(t, e, mem)} {
+		for _, line := range []string{"- A line 1\n", "- B line 1\n", "- B line 2\n"} {
+			if !strings.Contains(got, line) {
+				t.Fatalf("MEMORY.md lacks %q:\n%s", line, got)
+			}
+		}
+	}
+}
