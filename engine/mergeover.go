@@ -371,22 +371,26 @@ func (e *Engine) mergeKeptEdits() {
 		return
 	}
 	defer e.mergingAgain.Store(false)
-	if o, err := e.outsideMove(); err != nil || o.pending {
-		// a push landed after this record took the ones before it: the
-		// owed merges are judged once it is taken (the record's move
-		// refuses, and it comes back here), chained to it; judged now,
-		// each whose version the push replaced was dropped as "recorded
-		// over since", and the one owed for the push alone took the lines
-		// before it for the edit's deletions (attack40d F0)
-		return
-	}
 	release, err := pidlock.Hold(e.mergeAgainPath()+".lock", e.store.Shared(), true, WritesWait)
 	if err != nil {
 		return
 	}
 	defer release()
+	if afterMergeAgainLock != nil {
+		afterMergeAgainLock()
+	}
 	head, files, err := e.recorded()
 	if err != nil {
+		return
+	}
+	if o, err := e.outsideMove(); err != nil || o.pending || o.head != head {
+		// a push landed after this record took the ones before it (read
+		// after the snapshot: one landing between the two is seen too):
+		// the owed merges are judged once it is taken (the record's move
+		// refuses, and it comes back here), chained to it; judged now,
+		// each whose version the push replaced was dropped as "recorded
+		// over since", and the one owed for the push alone took the lines
+		// before it for the edit's deletions (attack40d F0)
 		return
 	}
 	ms, err := e.readMergeAgain()
@@ -416,6 +420,10 @@ func (e *Engine) mergeKeptEdits() {
 	}
 	e.writeMergeAgain(keep)
 }
+
+// afterMergeAgainLock, set by tests only, runs once mergeKeptEdits holds
+// the owed merges' lock: a push landing at that moment.
+var afterMergeAgainLock func()
 
 // mergedByContent reports whether a sync merges k's versions by their
 // content, keeping both sides' additions: MEMORY.md by lines, the MCP graph

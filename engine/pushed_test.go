@@ -764,3 +764,33 @@ func TestOwedMergeKeptWhenEditedDuringMerge(t *testing.T) {
 		}
 	}
 }
+
+// A push landing while a record judges the owed merges, before it reads
+// the state ref, keeps them owed (chained to it once taken), as one that
+// landed before the record looked. Before, the look came first: the owed
+// merge was judged against the new head, dropped as "recorded over since",
+// and the merge owed for the new push alone took the first push's lines
+// for the edit's deletions.
+func TestMergeKeptWhenPushLandsDuringJudgement(t *testing.T) {
+	const head = "# Memory\n\n## Learnings\n- base\n"
+	e := memoryEditedOverPush(t, head, head+"- B line 1\n")
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	afterMergeAgainLock = func() {
+		if !once {
+			once = true
+			moveRef(t, e, pushCommit(t, e, "MEMORY.md", head+"- A line 1\n- A line 2\n"))
+		}
+	}
+	t.Cleanup(func() { afterMergeAgainLock = nil })
+	record(t, e, "MEMORY.md")
+	if !once {
+		t.Fatal("the owed merges were not judged")
+	}
+	mustHoldAllLines(t, e)
+	if got := gitShow(t, e, "MEMORY.md"); !strings.Contains(got, "- A line 1\n") || !strings.Contains(got, "- B line 1\n") {
+		t.Fatalf("recorded:\n%s", got)
+	}
+}
