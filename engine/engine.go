@@ -7,6 +7,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -1613,6 +1614,7 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 		fs := make([]File, len(window))
 		prevs := make([][]byte, len(window))
 		unread := make([]*state.Problem, len(window))
+		absent := make([]string, len(window)) // why a file is absent, when that is no problem
 		checks := e.schemaChecks(fs)
 		held := 0
 		for i, k := range window {
@@ -1633,13 +1635,16 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 				// did not take the state ref's version: no deletion, as
 				// record and status judge it (attack39c N6: "cannot be
 				// deleted; run strata restore" of a refused resolution)
+				absent[i] = "not taken here: a sync or a push into this repository did not write the version recorded there (strata status)"
 				continue
 			}
 			if id, ok := followed[k.Path]; ok && fs[i].Exists && fs[i].ID() == id {
 				continue
 			}
 			if _, was := followed[k.Path]; followed != nil && !fs[i].Exists && !was {
-				continue // the push not taken yet adds it: written next, no deletion (attack40d F2)
+				// the push not taken yet adds it: written next, no deletion (attack40d F2)
+				absent[i] = "not written here yet: a push into this repository adds it (the next strata record writes it)"
+				continue
 			}
 			if _, had := files[k.Path]; had || gone[k.Path] && fs[i].Exists {
 				if prevs[i], err = e.lastVersion(k, head, files, gone); err != nil {
@@ -1663,7 +1668,7 @@ func (e *Engine) Validate(paths []config.Kept, explicit bool) ([]Result, error) 
 				if !explicit {
 					continue
 				}
-				r.Problems = state.Problems{{Path: k.Path, Message: "no such file"}}
+				r.Problems = state.Problems{{Path: k.Path, Message: cmp.Or(absent[i], "no such file")}}
 			}
 			out = append(out, r)
 		}

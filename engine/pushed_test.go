@@ -794,3 +794,19 @@ func TestMergeKeptWhenPushLandsDuringJudgement(t *testing.T) {
 		t.Fatalf("recorded:\n%s", got)
 	}
 }
+
+// validate of a path a push not taken yet adds says so, not "no such file".
+func TestValidatePathPushAdds(t *testing.T) {
+	const path = "PhaseOutcomes/f/002-plan.yaml"
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	moveRef(t, e, pushCommit(t, e, path, "phase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"))
+	rs, err := e.Validate([]config.Kept{kept(t, e, path)}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || len(rs[0].Problems) != 1 || !strings.Contains(rs[0].Problems[0].Message, "a push into this repository adds it") {
+		t.Fatalf("validate: %+v", rs)
+	}
+}
