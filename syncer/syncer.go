@@ -86,7 +86,10 @@ type Report struct {
 	Dropped []string `json:"dropped,omitempty"`
 	Pushed  bool     `json:"pushed"`
 	Retried bool     `json:"retried"`
-	DryRun  bool     `json:"dry_run,omitempty"`
+	// Races counts the pushes refused because the remote moved since its
+	// fetch (Retried: at least one), each followed by another round.
+	Races  int  `json:"races,omitempty"`
+	DryRun bool `json:"dry_run,omitempty"`
 	// WouldPush, in a dry run's plan, says the run would push: this side
 	// holds commits the remote's head does not (attack37 L7: the plan said
 	// "up-to-date" where the run pushed).
@@ -167,6 +170,14 @@ var ErrNoOrigin = errors.New("no remote named origin; name one: strata sync REMO
 // and the fetch may still run, so an edit can land just after the scan.
 var afterScan func()
 
+// pushRounds bounds the fetch, merge and push rounds of one sync while the
+// remote keeps moving between its fetch and its push. Two (one race
+// retried) were too few where the remote is a work tree whose watcher
+// records an agent's saves every few hundred milliseconds: a sync there
+// failed most of the time (session-41 chaos runs: 4 to 16 of 30 syncs
+// through, five syncs tried each). Each round fetches only what moved.
+const pushRounds = 4
+
 // beforePush, set by tests, runs between the merge and the push (attempt
 // -1: right before pushFirst's push), so a race with another sync can be
 // staged deterministically.
@@ -178,9 +189,9 @@ var beforePush func(attempt int)
 // ref that only adds to what the remote held at the last sync is pushed
 // first, with no fetch (pushFirst); otherwise, or when the remote has moved
 // since, the remote is fetched, merged and pushed. When the remote moved
-// between that fetch and the push, the fetch and merge run once more; a
-// second race returns an error wrapping engine.ErrRemoteMoved (the local
-// merge is kept, the next sync pushes it).
+// between that fetch and the push, the fetch and merge run again, up to
+// pushRounds in all; a race in the last returns an error wrapping
+// engine.ErrRemoteMoved (the local merge is kept, the next sync pushes it).
 func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 	defaulted := o.Remote == ""
 	if defaulted {
@@ -291,15 +302,16 @@ func Sync(ctx context.Context, eng *engine.Engine, o Options) (*Report, error) {
 			rep.Pushed = true
 			return rep, nil
 		}
-		if errors.Is(err, engine.ErrRemoteMoved) && attempt > 0 {
+		if errors.Is(err, engine.ErrRemoteMoved) && attempt >= pushRounds-1 {
 			// the merges made here stand on the local ref: the next sync
 			// merges and pushes them (attack37b: said as the bare error)
-			return rep, fmt.Errorf("%w again while this sync merged it once more; what it merged here stands on %s, nothing is lost: run strata sync again", err, eng.StateRef())
+			return rep, fmt.Errorf("%w again while this sync merged it %d more times; what it merged here stands on %s, nothing is lost: run strata sync again", err, pushRounds-1, eng.StateRef())
 		}
 		if !errors.Is(err, engine.ErrRemoteMoved) {
 			return rep, err
 		}
 		rep.Retried = true
+		rep.Races++
 	}
 }
 

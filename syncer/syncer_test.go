@@ -528,7 +528,35 @@ func TestSyncRacingTwiceSaysSyncAgain(t *testing.T) {
 	}
 	a.sync()
 	b.sync()
-	w.holdEverywhere(map[string]string{wsPath: ws("implement"), memPath: "# Memory\n\nb1\n"})
+	w.holdEverywhere(map[string]string{wsPath: ws("implement"), memPath: fmt.Sprintf("# Memory\n\nb%d\n", pushRounds-1)})
+}
+
+// A remote that moves before each of a sync's pushes but the last (a
+// watcher there recording an agent's saves) is pushed to in the same
+// sync: one race retried was too few (session-41 chaos runs, a work tree
+// as the remote: most syncs failed).
+func TestSyncRacingPushesWithinRounds(t *testing.T) {
+	w, a, b := syncedPair(t)
+	a.write(wsPath, ws("implement"))
+	var hook func(int)
+	hook = func(attempt int) {
+		beforePush = nil
+		if attempt < 3 { // three races, the fourth push through
+			b.write(memPath, fmt.Sprintf("# Memory\n\nb%d\n", attempt))
+			b.record()
+			b.sync()
+		}
+		beforePush = hook
+	}
+	beforePush = hook
+	defer func() { beforePush = nil }()
+	rep, err := Sync(context.Background(), a.eng, Options{Cwd: a.dir})
+	beforePush = nil
+	if err != nil || !rep.Pushed || !rep.Retried {
+		t.Fatalf("err = %v, pushed %v, retried %v", err, rep != nil && rep.Pushed, rep != nil && rep.Retried)
+	}
+	b.sync()
+	w.holdEverywhere(map[string]string{wsPath: ws("implement"), memPath: "# Memory\n\nb2\n"})
 }
 
 func TestConcurrentSyncsLoseNothing(t *testing.T) {

@@ -167,7 +167,7 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	case r.DryRun:
 		what += " (dry run: nothing changed)"
 	case r.Pushed && r.Retried:
-		what += ", pushed after the remote moved once"
+		what += ", pushed after the remote moved " + times(r.Races)
 	case r.Pushed:
 		what += ", pushed"
 	}
@@ -338,4 +338,15 @@ func printLost(e *env, lost []syncer.Loss) {
 			state.ShownPath(l.Path), state.TermSafe(state.ShortID(l.Rev)), state.TermSafe(state.ShortID(l.Winner)), refused,
 			state.ShellWord(l.Path), state.ShellWord(l.Rev))
 	}
+}
+
+// times says how many times something happened: once, twice, N times.
+func times(n int) string {
+	switch n {
+	case 0, 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprint(n, " times")
 }
