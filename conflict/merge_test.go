@@ -89,7 +89,9 @@ func TestMergeMemoryBytesKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(base, "- one\r\n", "- one\r\n- b1\r\n", 1) + "## New\r\n- a1\r\n"
+	// a's last line, without its end, stays so, last (it may be a line
+	// still being written: TestMergeMemoryKeepsUnendedTailLast)
+	want := strings.Replace(base, "- one\r\n", "- one\r\n- b1\r\n", 1) + "## New\r\n- a1"
 	if string(got) != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}

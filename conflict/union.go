@@ -24,7 +24,41 @@ import (
 // end of the file. Lines the later version already holds are not added
 // twice, and runs keep their order, so both sides' new lines are present.
 // A line deleted on one side and edited on the other keeps the edit.
+//
+// A last line of earlier without its line end, one base does not hold, may
+// be a line its writer is still writing (an append made in two writes, a
+// record taken between them): it stays the last line of the result,
+// without an end, after everything later holds, so that the rest of the
+// write, appended to the file, completes it. Put among later's lines and
+// ended there, the rest of the write became a line of its own on every
+// machine (attack41 F1: "- B1 half" / "- A1" / " done").
 func MergeMemory(base, earlier, later []byte) ([]byte, error) {
+	tail := unendedTail(base, earlier, later)
+	if tail == "" {
+		return mergeMemory(base, earlier, later)
+	}
+	out, err := mergeMemory(base, earlier[:len(earlier)-len(tail)], later)
+	if err != nil || lineSet(out)[tail] {
+		return out, err
+	}
+	return append(out, tail...), nil
+}
+
+// unendedTail is earlier's last line when it has no line end, base does
+// not hold it, and later ends with a line end (or is empty): the tail
+// MergeMemory keeps last. "" otherwise.
+func unendedTail(base, earlier, later []byte) string {
+	if len(earlier) == 0 || earlier[len(earlier)-1] == '\n' || len(later) > 0 && later[len(later)-1] != '\n' {
+		return ""
+	}
+	tail := string(earlier[bytes.LastIndexByte(earlier, '\n')+1:])
+	if strings.TrimSpace(tail) == "" || lineSet(base)[tail] {
+		return ""
+	}
+	return tail
+}
+
+func mergeMemory(base, earlier, later []byte) ([]byte, error) {
 	later = dropDeleted(base, earlier, later)
 	runs := splitAtHeld(textdiff.Added(base, earlier), lineSet(later))
 	if len(runs) == 0 {

@@ -715,3 +715,22 @@ func TestMergeMemoryTakesDeletions(t *testing.T) {
 		}
 	}
 }
+
+// A line one side's writer was still writing when it was recorded (the
+// last line, no line end) stays last and unended in the merge, so that
+// the rest of the write completes it; ended and put among the other
+// side's lines, the rest became a line of its own (attack41 F1).
+func TestMergeMemoryKeepsUnendedTailLast(t *testing.T) {
+	const base = "# Memory\n\n## Learnings\n- l1\n"
+	for _, c := range []struct{ earlier, later, want string }{
+		{base + "- B1 half", base + "- A1\n", base + "- A1\n- B1 half"},
+		{base + "- B1 half", base + "- A1\n- B1 half\n", base + "- A1\n- B1 half\n"},
+		{base + "- A1\n", base + "- B1 half", base + "- A1\n- B1 half"},
+		{base + "- ", base + "- A1\n", base + "- A1\n- "},
+	} {
+		got, err := MergeMemory([]byte(base), []byte(c.earlier), []byte(c.later))
+		if err != nil || string(got) != c.want {
+			t.Errorf("MergeMemory(%q, %q) = %q, %v; want %q", c.earlier, c.later, got, err, c.want)
+		}
+	}
+}
