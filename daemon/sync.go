@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"time"
@@ -97,7 +99,7 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 			}
 			if err != nil {
 				failures++
-				wait = min(time.Second<<min(failures-1, 20), maxBackoff)
+				wait = syncRetryWait(failures, err)
 				log.Warn("sync", "remote", o.SyncRemote, "err", err, "retry_in", wait)
 				r.status.update(func(p *Published) {
 					p.SyncRemote, p.LastSyncError, p.SyncFailures = o.SyncRemote, err.Error(), failures
@@ -127,6 +129,22 @@ func startSync(ctx context.Context, eng *engine.Engine, o Options, log *slog.Log
 		}
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// syncRetryWait is how long the background sync waits after its
+// failures-th failure in a row, err: exponential backoff for a remote that
+// is down or refuses (its state ref's lock file left there, too), up to
+// maxBackoff; a remote that moved between the
+// sync's fetch and its push in every round (engine.ErrRemoteMoved: reached,
+// and busy, a watcher there recording an agent's saves) is tried again in
+// one to two seconds, not backed off as a remote that is down (attack41 F2:
+// the wait grew to minutes, and nothing reached the other machine).
+func syncRetryWait(failures int, err error) time.Duration {
+	var locked *engine.RemoteLockedError
+	if errors.Is(err, engine.ErrRemoteMoved) && !errors.As(err, &locked) {
+		return time.Second + rand.N(time.Second)
+	}
+	return min(time.Second<<min(failures-1, 20), maxBackoff)
 }
 
 // syncHome syncs the home ref (the auto-memory file's history) with remote.

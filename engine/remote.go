@@ -45,6 +45,11 @@ const MergeFastForward = gitstore.MergeFastForward
 // since the fetch.
 var ErrRemoteMoved = gitstore.ErrRemoteMoved
 
+// RemoteLockedError is a push refused because the remote's state ref lock
+// file exists (it counts as ErrRemoteMoved; one that stays may be left by a
+// push killed there).
+type RemoteLockedError = gitstore.RemoteLockedError
+
 // ResolveRemote names a remote for sync (see gitstore.Store.ResolveRemote).
 func (e *Engine) ResolveRemote(ctx context.Context, name, cwd string) (Remote, error) {
 	return e.store.ResolveRemote(ctx, name, cwd)
