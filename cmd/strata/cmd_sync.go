@@ -39,15 +39,19 @@ recorded later (ties by commit id) unless it breaks the initiative status
 machine; the merge commit names the losing commit, and sync prints every
 local version that lost with 'strata restore PATH --rev LOSER'. A merged
 version that fails its schema keeps the local version. Changed kept files
-are written atomically, then the result is pushed with --force-with-lease;
-when the remote moved meanwhile, the fetch and merge run once more.
+are written atomically (a version that only adds at the end of the file on
+disk is appended in place, in one write, so an agent's own append is never
+lost), then the result is pushed with --force-with-lease; when the remote
+moved meanwhile, the fetch and merge run again, up to four rounds.
 --dry-run fetches and prints the plan, and changes nothing else.
 The auto-memory file's history (refs/strata/home/state) is local: only
 --home, or git config strata.syncHome true, syncs it too, with the remote's
 refs/strata/home/state, after the state ref (sync_home in .strata.yaml, a
 file that may come with the repository, is not honoured).
 Exits 1 when a local file or a merged version was invalid (reported), 3 when
-the remote cannot be reached (nothing is changed locally).`,
+the remote cannot be reached (nothing is changed locally) or any other step
+fails, such as a remote that moved again in every round (what was merged here
+stays on the local ref: run strata sync again).`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "fetch and show what would change; record, merge, write and push nothing", Destination: &o.DryRun},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document", Destination: &o.JSON},
@@ -157,6 +161,10 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		what = "nothing recorded on either side"
 	case r.RemoteHead == "":
 		what = "the remote has no state yet"
+	case r.Result == engine.MergeUpToDate && (r.Pushed || r.DryRun && r.WouldPush):
+		// nothing to take, something to give: "up-to-date at X, pushed"
+		// read as a contradiction (attack41 L5)
+		what = "ahead of the remote"
 	}
 	if r.Head != "" {
 		what += " at " + state.ShortID(r.Head)
