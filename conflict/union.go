@@ -38,7 +38,7 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 		return mergeMemory(base, earlier, later)
 	}
 	out, err := mergeMemory(base, earlier[:len(earlier)-len(tail)], later)
-	if err != nil || lineSet(out)[tail] {
+	if err != nil || lineSet(out)[strings.TrimRight(tail, "\r")] {
 		return out, err
 	}
 	return append(out, tail...), nil
@@ -52,7 +52,7 @@ func unendedTail(base, earlier, later []byte) string {
 		return ""
 	}
 	tail := string(earlier[bytes.LastIndexByte(earlier, '\n')+1:])
-	if strings.TrimSpace(tail) == "" || lineSet(base)[tail] {
+	if strings.TrimSpace(tail) == "" || lineSet(base)[strings.TrimRight(tail, "\r")] {
 		return ""
 	}
 	return tail
