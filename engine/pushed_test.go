@@ -383,10 +383,7 @@ func TestPushRenumberedPhaseOutcomeTaken(t *testing.T) {
 // cannot be deleted; run strata restore" of a version refused here).
 func TestValidateNotTakenNoDeletion(t *testing.T) {
 	const path = "PhaseOutcomes/f/002-plan.yaml"
-	e := newRepo(t)
-	edit(t, e, ".claude/a.json", `{"v": 1}`)
-	record(t, e, ".claude/a.json")
-	moveRef(t, e, pushCommit(t, e, path, "phase: [not, a, phase]\n"))
+	e := pushedOnRecorded(t, path, "phase: [not, a, phase]\n")
 	if err := e.TakePush(); err != nil {
 		t.Fatal(err)
 	}
@@ -739,11 +736,7 @@ func memoryEditedOverPush(t *testing.T, base, edited string) *Engine {
 // recorded the graph as a plain update).
 func TestOwedMergeKeptWhenEditedDuringMerge(t *testing.T) {
 	const mem = "MEMORY.md"
-	const head = "# Memory\n\n## Learnings\n- base\n"
-	e := memoryEditedOverPush(t, head, head+"- B line 1\n")
-	if err := e.TakePush(); err != nil {
-		t.Fatal(err)
-	}
+	e, head := owedMemoryMerge(t)
 	once := false
 	beforeMergeWrite = func() {
 		if !once {
@@ -772,11 +765,7 @@ func TestOwedMergeKeptWhenEditedDuringMerge(t *testing.T) {
 // and the merge owed for the new push alone took the first push's lines
 // for the edit's deletions.
 func TestMergeKeptWhenPushLandsDuringJudgement(t *testing.T) {
-	const head = "# Memory\n\n## Learnings\n- base\n"
-	e := memoryEditedOverPush(t, head, head+"- B line 1\n")
-	if err := e.TakePush(); err != nil {
-		t.Fatal(err)
-	}
+	e, head := owedMemoryMerge(t)
 	once := false
 	afterMergeAgainLock = func() {
 		if !once {
@@ -798,10 +787,7 @@ func TestMergeKeptWhenPushLandsDuringJudgement(t *testing.T) {
 // validate of a path a push not taken yet adds says so, not "no such file".
 func TestValidatePathPushAdds(t *testing.T) {
 	const path = "PhaseOutcomes/f/002-plan.yaml"
-	e := newRepo(t)
-	edit(t, e, ".claude/a.json", `{"v": 1}`)
-	record(t, e, ".claude/a.json")
-	moveRef(t, e, pushCommit(t, e, path, "phase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n"))
+	e := pushedOnRecorded(t, path, "phase: plan\nfeature: f\nproduced: []\nfindings: []\npending_decisions: []\n")
 	rs, err := e.Validate([]config.Kept{kept(t, e, path)}, true)
 	if err != nil {
 		t.Fatal(err)
@@ -809,4 +795,28 @@ func TestValidatePathPushAdds(t *testing.T) {
 	if len(rs) != 1 || len(rs[0].Problems) != 1 || !strings.Contains(rs[0].Problems[0].Message, "a push into this repository adds it") {
 		t.Fatalf("validate: %+v", rs)
 	}
+}
+
+// pushedOnRecorded makes a repository with one file recorded and a push,
+// not taken yet, that sets path to content.
+func pushedOnRecorded(t *testing.T, path, content string) *Engine {
+	t.Helper()
+	e := newRepo(t)
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	record(t, e, ".claude/a.json")
+	moveRef(t, e, pushCommit(t, e, path, content))
+	return e
+}
+
+// owedMemoryMerge makes MEMORY.md recorded as head, a push adding "- A
+// line 1" taken while the file here was edited ("- B line 1" added): the
+// merge of the two is owed, for the next record.
+func owedMemoryMerge(t *testing.T) (e *Engine, head string) {
+	t.Helper()
+	head = "# Memory\n\n## Learnings\n- base\n"
+	e = memoryEditedOverPush(t, head, head+"- B line 1\n")
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	return e, head
 }
