@@ -333,6 +333,16 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 				backoff = min(2*backoff, retryMax)
 				retry = time.After(backoff)
 			}
+		case <-r.heldC:
+			r.heldC = nil
+			var paths []string
+			for p := range r.held {
+				paths = append(paths, r.eng.Config().Abs(p))
+			}
+			slices.Sort(paths)
+			if len(paths) > 0 {
+				r.handle(watcher.Batch{Paths: paths})
+			}
 		case <-tick.C:
 			r.expire()
 		case <-look.C:
@@ -344,6 +354,16 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			stopWatcher() // the batches left are drained, never recorded
 			retry = nil
 		}
+	}
+	if len(r.held) > 0 && r.gone == nil {
+		// a line still being appended, held (holdUnended): recorded as
+		// it is now, as every pending change is at a stop
+		var paths []string
+		for p := range r.held {
+			paths = append(paths, r.eng.Config().Abs(p))
+		}
+		r.stopping = true
+		r.handle(watcher.Batch{Paths: paths})
 	}
 	if retry != nil {
 		r.handle(watcher.Batch{Rescan: true}) // last chance before exit
@@ -705,6 +725,52 @@ type recorder struct {
 	// and nothing is recorded any more (stillHere).
 	place place
 	gone  error
+	// held are the paths holdUnended left for later, with when it first
+	// did; heldC brings them back; stopping records them as they are
+	held     map[string]time.Time
+	heldC    <-chan time.Time
+	stopping bool
+}
+
+// holdFor is how long the watcher waits for a MEMORY.md or graph line
+// still being appended (holdUnended) before it records the file as it is.
+var holdFor = 2 * time.Second
+
+// holdUnended reports whether k's file is left for later because it looks
+// like a line still being appended (engine.AppendInProgress: the recorded
+// version with bytes added at the end, the last no line end): a writer
+// that appends a line in two writes, pausing between them longer than the
+// debounce, had the half line recorded, synced to the other machine, and
+// that machine's own append joined it, both lines gone as lines (attack41
+// F1). It is read again once held for holdFor (a timer in Run), and then
+// recorded as it is: a file saved without a final newline is legitimate.
+func (r *recorder) holdUnended(k config.Kept) bool {
+	if r.stopping || !engine.MergedByContent(k) {
+		return false
+	}
+	f, prob := r.eng.Read(k)
+	if prob != nil || !r.eng.AppendInProgress(f) {
+		delete(r.held, k.Path)
+		return false
+	}
+	now := time.Now()
+	since, ok := r.held[k.Path]
+	if !ok {
+		if r.held == nil {
+			r.held = map[string]time.Time{}
+		}
+		r.held[k.Path], since = now, now
+	}
+	left := holdFor - now.Sub(since)
+	if left <= 0 {
+		delete(r.held, k.Path)
+		return false
+	}
+	r.log.Debug("a line still being appended: held", "path", k.Path, "for", left)
+	if r.heldC == nil {
+		r.heldC = time.After(left)
+	}
+	return true
 }
 
 // stillHere reports whether the work tree and the git directory are still
@@ -1136,6 +1202,9 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 				rel = r.eng.Config().Rel(r.eng.Root(), p)
 			}
 			if k, ok := r.eng.Config().Classify(rel); ok {
+				if r.holdUnended(k) {
+					continue
+				}
 				if slices.Contains(b.Busy, p) {
 					content, half := r.halfWritten(k)
 					if half {

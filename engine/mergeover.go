@@ -425,6 +425,10 @@ func (e *Engine) mergeKeptEdits() {
 // the owed merges' lock: a push landing at that moment.
 var afterMergeAgainLock func()
 
+// MergedByContent reports whether a sync merges k's versions by their
+// content (MEMORY.md by lines, the MCP graph by entities).
+func MergedByContent(k config.Kept) bool { return mergedByContent(k) }
+
 // mergedByContent reports whether a sync merges k's versions by their
 // content, keeping both sides' additions: MEMORY.md by lines, the MCP graph
 // by entities, each under its own schema.
@@ -436,4 +440,28 @@ func mergedByContent(k config.Kept) bool {
 		return k.Schema == "mcp-memory" || k.Schema == "jsonl-mcp"
 	}
 	return false
+}
+
+// AppendInProgress reports whether f, a MEMORY.md or MCP graph read on
+// disk, looks like a line still being appended: it is the version the
+// state ref holds (which ends with a line end, or is empty) with bytes
+// added at the end, the last of them no line end. A writer appending a
+// line in two writes, pausing between them longer than the watcher's
+// debounce, left such a version; recorded, a sync wrote the half line on
+// the other machine, whose own append (`echo … >>`) then joined it, and
+// both lines were gone as lines (attack41 F1). The watcher waits a little
+// longer for such a version (daemon: holdUnended).
+func (e *Engine) AppendInProgress(f File) bool {
+	if !f.Exists || len(f.Content) == 0 || f.Content[len(f.Content)-1] == '\n' || !mergedByContent(f.Kept) {
+		return false
+	}
+	head, err := e.Head()
+	if err != nil || head == "" {
+		return false
+	}
+	prev, err := e.FileAt(head, f.Path)
+	if err != nil || len(prev) >= len(f.Content) || len(prev) > 0 && prev[len(prev)-1] != '\n' {
+		return false
+	}
+	return bytes.HasPrefix(f.Content, prev)
 }

@@ -1,0 +1,113 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/engine"
+	"github.com/strata-dev/strata/state"
+)
+
+// appendTo adds s at the end of path's file in one write.
+func appendTo(t *testing.T, eng *engine.Engine, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(eng.Config().Abs(path), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memoryLog is MEMORY.md's recorded versions, newest first.
+func memoryLog(t *testing.T, eng *engine.Engine) []state.Entry {
+	t.Helper()
+	ents, err := eng.Log(state.LogQuery{Path: "MEMORY.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
+}
+
+// startHolding is start with holdFor set to d while the watcher runs.
+func startHolding(t *testing.T, eng *engine.Engine, d time.Duration) {
+	t.Helper()
+	was := holdFor
+	holdFor = d
+	t.Cleanup(func() { holdFor = was }) // after the watcher's own cleanup
+	start(t, eng, nil)
+}
+
+// A line appended to MEMORY.md in two writes, the pause between them
+// longer than the debounce, is recorded once complete, never as its first
+// half: recorded, a sync wrote the half line on the other machine, whose
+// own append joined it (attack41 F1).
+func TestHalfAppendedLineWaited(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, "MEMORY.md", "# Memory\n\n- a\n")
+	startHolding(t, eng, time.Minute)
+	if n := len(memoryLog(t, eng)); n != 1 {
+		t.Fatalf("catch-up: %d versions", n)
+	}
+	appendTo(t, eng, "MEMORY.md", "- b")
+	time.Sleep(300 * time.Millisecond) // many debounce windows
+	appendTo(t, eng, "MEMORY.md", " done\n")
+	waitFor(t, "the completed line to be recorded", func() bool { return len(memoryLog(t, eng)) >= 2 })
+	ents := memoryLog(t, eng)
+	if len(ents) != 2 {
+		t.Fatalf("%d versions recorded, want the first and the completed one", len(ents))
+	}
+	data, err := eng.FileAt(ents[0].Commit, "MEMORY.md")
+	if err != nil || !strings.HasSuffix(string(data), "- b done\n") {
+		t.Fatalf("recorded %q, %v", data, err)
+	}
+}
+
+// A file left without its final newline is recorded once held for
+// holdFor: a file saved that way is legitimate.
+func TestUnendedLineRecordedAfterHold(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, "MEMORY.md", "# Memory\n\n- a\n")
+	startHolding(t, eng, 100*time.Millisecond)
+	appendTo(t, eng, "MEMORY.md", "- b")
+	waitFor(t, "the unended line to be recorded", func() bool { return len(memoryLog(t, eng)) == 2 })
+	data, err := eng.FileAt(memoryLog(t, eng)[0].Commit, "MEMORY.md")
+	if err != nil || !strings.HasSuffix(string(data), "\n- b") {
+		t.Fatalf("recorded %q, %v", data, err)
+	}
+}
+
+// A held file is recorded as it is when the watcher stops, as every
+// pending change is.
+func TestHeldLineRecordedAtStop(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, "MEMORY.md", "# Memory\n\n- a\n")
+	was := holdFor
+	holdFor = time.Minute
+	defer func() { holdFor = was }()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour, Ready: func() { close(ready) }})
+	}()
+	<-ready
+	appendTo(t, eng, "MEMORY.md", "- b")
+	time.Sleep(300 * time.Millisecond)
+	if n := len(memoryLog(t, eng)); n != 1 {
+		t.Fatalf("recorded while held: %d versions", n)
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if n := len(memoryLog(t, eng)); n != 2 {
+		t.Fatalf("%d versions after the stop, want the held one recorded", n)
+	}
+}
