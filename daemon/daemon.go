@@ -335,12 +335,7 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			}
 		case <-r.heldC:
 			r.heldC = nil
-			var paths []string
-			for p := range r.held {
-				paths = append(paths, r.eng.Config().Abs(p))
-			}
-			slices.Sort(paths)
-			if len(paths) > 0 {
+			if paths := r.heldPaths(); len(paths) > 0 {
 				r.handle(watcher.Batch{Paths: paths})
 			}
 		case <-tick.C:
@@ -355,13 +350,9 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			retry = nil
 		}
 	}
-	if len(r.held) > 0 && r.gone == nil {
+	if paths := r.heldPaths(); len(paths) > 0 && r.gone == nil {
 		// a line still being appended, held (holdUnended): recorded as
 		// it is now, as every pending change is at a stop
-		var paths []string
-		for p := range r.held {
-			paths = append(paths, r.eng.Config().Abs(p))
-		}
 		r.stopping = true
 		r.handle(watcher.Batch{Paths: paths})
 	}
@@ -735,6 +726,17 @@ type recorder struct {
 // holdFor is how long the watcher waits for a MEMORY.md or graph line
 // still being appended (holdUnended) before it records the file as it is.
 var holdFor = 2 * time.Second
+
+// heldPaths names the files holdUnended holds, as the watcher names
+// them (absolute), sorted.
+func (r *recorder) heldPaths() []string {
+	var paths []string
+	for p := range r.held {
+		paths = append(paths, r.eng.Config().Abs(p))
+	}
+	slices.Sort(paths)
+	return paths
+}
 
 // holdUnended reports whether k's file is left for later because it looks
 // like a line still being appended (engine.AppendInProgress: the recorded

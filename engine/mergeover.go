@@ -112,7 +112,7 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 		if n.Found != "" || n.NotTaken || n.Ours == n.Result || n.Result == "" {
 			continue
 		}
-		if k, ok := e.cfg.Classify(n.Path); !ok || !mergedByContent(k) {
+		if k, ok := e.cfg.Classify(n.Path); !ok || !MergedByContent(k) {
 			continue
 		}
 		ms = append(ms, mergeAgain{Path: n.Path, Ours: n.Ours, Result: n.Result, Restore: n.Restore, Push: n.Push})
@@ -133,7 +133,7 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 // records leaves it owed still (mergeKeptEdits).
 func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePut func(edit string)) (commit string, deferred bool, err error) {
 	k, ok := e.cfg.Classify(path)
-	if !ok || result == "" || !mergedByContent(k) {
+	if !ok || result == "" || !MergedByContent(k) {
 		return "", false, nil
 	}
 	f, prob := e.Read(k)
@@ -301,6 +301,12 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 	e.writeMergeAgain(have)
 }
 
+// heldBy reports whether the snapshot files (path -> blob id) still owes
+// m: its path is at m's result, or at the edit its Put records first.
+func (m mergeAgain) heldBy(files map[string]string) bool {
+	return files[m.Path] == m.Result || m.Edit != "" && files[m.Path] == m.Edit
+}
+
 // follows reports whether h is a merge owed before o, at o's path, whose
 // result o starts from: o was owed because the file, still not merged
 // with h's result, was not that result either.
@@ -399,7 +405,7 @@ func (e *Engine) mergeKeptEdits() {
 	}
 	var keep []mergeAgain
 	for i, m := range ms {
-		if files[m.Path] != m.Result && (m.Edit == "" || files[m.Path] != m.Edit) {
+		if !m.heldBy(files) {
 			continue // recorded over since, other than by the merge's own Put
 		}
 		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, m.Restore, func(edit string) {
@@ -426,13 +432,9 @@ func (e *Engine) mergeKeptEdits() {
 var afterMergeAgainLock func()
 
 // MergedByContent reports whether a sync merges k's versions by their
-// content (MEMORY.md by lines, the MCP graph by entities).
-func MergedByContent(k config.Kept) bool { return mergedByContent(k) }
-
-// mergedByContent reports whether a sync merges k's versions by their
 // content, keeping both sides' additions: MEMORY.md by lines, the MCP graph
 // by entities, each under its own schema.
-func mergedByContent(k config.Kept) bool {
+func MergedByContent(k config.Kept) bool {
 	switch conflict.StrategyFor(k.Class) {
 	case conflict.StrategyMemory:
 		return k.Schema == "markdown"
@@ -452,7 +454,7 @@ func mergedByContent(k config.Kept) bool {
 // both lines were gone as lines (attack41 F1). The watcher waits a little
 // longer for such a version (daemon: holdUnended).
 func (e *Engine) AppendInProgress(f File) bool {
-	if !f.Exists || len(f.Content) == 0 || f.Content[len(f.Content)-1] == '\n' || !mergedByContent(f.Kept) {
+	if !f.Exists || len(f.Content) == 0 || f.Content[len(f.Content)-1] == '\n' || !MergedByContent(f.Kept) {
 		return false
 	}
 	head, err := e.Head()

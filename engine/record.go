@@ -193,7 +193,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 	if !e.mergingAgain.Load() {
 		if ms, err := e.readMergeAgain(); err == nil {
 			for _, m := range ms {
-				if files[m.Path] == m.Result || m.Edit != "" && files[m.Path] == m.Edit {
+				if m.heldBy(files) {
 					owedMerge[m.Path] = true
 				}
 			}
