@@ -720,6 +720,7 @@ type recorder struct {
 	// did; heldC brings them back; stopping records them as they are
 	held     map[string]time.Time
 	heldC    <-chan time.Time
+	heldDue  time.Time // when heldC fires
 	stopping bool
 }
 
@@ -751,7 +752,15 @@ func (r *recorder) holdUnended(k config.Kept) bool {
 		return false
 	}
 	f, prob := r.eng.Read(k)
-	if prob != nil || !r.eng.AppendInProgress(f) {
+	if prob != nil {
+		delete(r.held, k.Path)
+		return false
+	}
+	// a merge with a push's (or sync's) version, owed and waiting for the
+	// line, is waited for as long: recorded before, the edit was recorded
+	// without it, and then merged
+	owed := r.eng.UnendedMergeWait(f)
+	if owed <= 0 && !r.eng.AppendInProgress(f) {
 		delete(r.held, k.Path)
 		return false
 	}
@@ -764,13 +773,16 @@ func (r *recorder) holdUnended(k config.Kept) bool {
 		r.held[k.Path], since = now, now
 	}
 	left := holdFor - now.Sub(since)
+	if owed > 0 {
+		left = owed // the merge's own wait, not the watcher's
+	}
 	if left <= 0 {
 		delete(r.held, k.Path)
 		return false
 	}
 	r.log.Debug("a line still being appended: held", "path", k.Path, "for", left)
-	if r.heldC == nil {
-		r.heldC = time.After(left)
+	if due := now.Add(left); r.heldC == nil || due.Before(r.heldDue) {
+		r.heldC, r.heldDue = time.After(left), due
 	}
 	return true
 }
@@ -805,6 +817,20 @@ func (r *recorder) takePush() {
 		r.log.Warn("a push into this repository not taken yet", "err", err)
 	}
 	r.logNotWritten()
+	// a file the push could not write, edited here, owes a merge of the
+	// edit with the pushed version (engine.OweMerges): made now, by its
+	// record, not at the file's next edit (the agent may be done)
+	if paths, invalid, _, err := r.eng.PendingMerges(); err == nil {
+		var owed []string
+		for _, p := range paths {
+			if !invalid[p] {
+				owed = append(owed, r.eng.Config().Abs(p))
+			}
+		}
+		if len(owed) > 0 {
+			r.handle(watcher.Batch{Paths: owed})
+		}
+	}
 }
 
 // reportBadNames prints, once per name, the files a control character in
@@ -1089,6 +1115,10 @@ func (r *recorder) logNotWritten() {
 			r.log.Warn("not taken: "+n.Interrupted()+"'s version could not be written here; status shows it as not taken, and strata restore PATH writes it once it can be written", "path", n.Path)
 			continue
 		}
+		if n.Unended {
+			r.log.Info("not written yet: edited on disk after "+n.Interrupted()+", a line still being appended; once it ends (or in "+engine.UnendedWait.String()+"), merged again with "+n.Owed(), "path", n.Path)
+			continue
+		}
 		if n.Later {
 			r.log.Warn("not written: edited on disk after "+n.Interrupted()+", and invalid; once fixed, its next record merges it again with "+n.Owed(), "path", n.Path)
 			continue
@@ -1282,6 +1312,13 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 				attrs = append(attrs, "rejected", state.ShortID(o.Rejected.Commit))
 			}
 			r.log.Warn("invalid", attrs...)
+		case o.WaitsForLine:
+			// its merge with a push's (or sync's) version waits for the
+			// line being appended: held as long, then recorded merged;
+			// left, nothing recorded it before the next edit
+			if i := slices.IndexFunc(kept, func(k config.Kept) bool { return k.Path == o.Path }); i >= 0 {
+				r.holdUnended(kept[i])
+			}
 		}
 	}
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/internal/syncbuf"
 )
 
@@ -25,31 +26,8 @@ func TestWatcherTakesPushWithoutEdit(t *testing.T) {
 	var problems, logged syncbuf.Buffer
 	startOpts(t, eng, Options{Debounce: 20 * time.Millisecond, Rescan: time.Hour, Problems: &problems,
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	root := eng.Config().Root
 	waitFor(t, "the catch-up's record", func() bool { h, _ := eng.Head(); return h != "" })
-	head, _ := eng.Head()
-	git := func(stdin string, env []string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		cmd.Env = append(os.Environ(), append(env, "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")...)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	blob := git(`{"v": "pushed"}`, nil, "hash-object", "-w", "--stdin")
-	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
-	git("", index, "read-tree", head)
-	pushed := head
-	for _, p := range []string{".claude/c.json", ".claude/d.json"} {
-		git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
-		tree := git("", index, "write-tree")
-		msg := "update " + p + "\n\nStrata-Path: " + p + "\nStrata-Action: update\nStrata-Class: claude-json\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
-		pushed = git(msg, nil, "commit-tree", tree, "-p", pushed)
-	}
-	git("", nil, "update-ref", eng.StateRef(), pushed)
+	pushFiles(t, eng, [2]string{".claude/c.json", `{"v": "pushed"}`}, [2]string{".claude/d.json", `{"v": "pushed"}`})
 	waitFor(t, "the pushed c.json and d.json written", func() bool {
 		c, _ := os.ReadFile(eng.Config().Abs(".claude/c.json"))
 		d, _ := os.ReadFile(eng.Config().Abs(".claude/d.json"))
@@ -86,4 +64,42 @@ func TestWatcherPutsBackDeletedRef(t *testing.T) {
 		t.Fatalf("git update-ref -d: %v: %s", err, out)
 	}
 	waitFor(t, "the ref put back", func() bool { h, _ := eng.Head(); return h == head })
+}
+
+// pushFiles moves the state ref as another machine's sync pushing into
+// this repository does: a commit over its head for each (path, content),
+// content written as it is, in one move.
+func pushFiles(t *testing.T, eng *engine.Engine, files ...[2]string) {
+	t.Helper()
+	root := eng.Config().Root
+	git := func(stdin string, env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), append(env, "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	head, err := eng.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
+	git("", index, "read-tree", head)
+	pushed := head
+	for _, f := range files {
+		k, ok := eng.Config().Classify(f[0])
+		if !ok {
+			t.Fatalf("%s is not kept", f[0])
+		}
+		blob := git(f[1], nil, "hash-object", "-w", "--stdin")
+		git("", index, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+f[0])
+		tree := git("", index, "write-tree")
+		msg := "update " + f[0] + "\n\nStrata-Path: " + f[0] + "\nStrata-Action: update\nStrata-Class: " + string(k.Class) + "\nStrata-Source: record\nStrata-Time: 2026-11-22T12:00:00.000000000Z\n"
+		pushed = git(msg, nil, "commit-tree", tree, "-p", pushed)
+	}
+	git("", nil, "update-ref", eng.StateRef(), pushed)
 }

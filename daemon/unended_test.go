@@ -111,3 +111,72 @@ func TestHeldLineRecordedAtStop(t *testing.T) {
 		t.Fatalf("%d versions after the stop, want the held one recorded", n)
 	}
 }
+
+// halfLineOverPush starts the watcher, holding a line still being
+// appended for hold, on MEMORY.md recorded as base, merges waiting wait for
+// a line; then half a line ("- B li") is appended here and a push adding
+// "- A line 1" lands in the repository.
+func halfLineOverPush(t *testing.T, base string, hold, wait time.Duration) *engine.Engine {
+	t.Helper()
+	eng := newRepo(t)
+	write(t, eng, "MEMORY.md", base)
+	was := engine.UnendedWait
+	engine.UnendedWait = wait
+	t.Cleanup(func() { engine.UnendedWait = was })
+	startHolding(t, eng, hold)
+	waitFor(t, "the catch-up's record", func() bool { return len(memoryLog(t, eng)) == 1 })
+	appendTo(t, eng, "MEMORY.md", "- B li")
+	pushFiles(t, eng, [2]string{"MEMORY.md", base + "- A line 1\n"})
+	return eng
+}
+
+// headMemoryHas reports whether the state ref's MEMORY.md holds each of
+// lines.
+func headMemoryHas(t *testing.T, eng *engine.Engine, lines ...string) bool {
+	t.Helper()
+	data, err := eng.FileAt(memoryLog(t, eng)[0].Commit, "MEMORY.md")
+	if err != nil {
+		return false
+	}
+	for _, l := range lines {
+		if !strings.Contains(string(data), l) {
+			return false
+		}
+	}
+	return true
+}
+
+// A push taken while a MEMORY.md line is half appended here is merged with
+// the line once it ends (engine.UnendedWait), never with the half line:
+// merged and recorded then, a sync took the half line to the other
+// machine, whose own `echo … >>` joined it (attack41 F1, a push merged over
+// the half line by the watcher: `- - A19` on both machines).
+func TestHalfLineOverPushMergedOnceEnded(t *testing.T) {
+	// the watcher's own hold outlasts the test: the push is taken by its
+	// look (each second), which merges the file at once
+	eng := halfLineOverPush(t, "# Memory\n\n- a\n", time.Hour, time.Hour)
+	time.Sleep(1500 * time.Millisecond) // past the watcher's look for a push
+	appendTo(t, eng, "MEMORY.md", "ne 1\n")
+	waitFor(t, "the merge with the ended line", func() bool { return headMemoryHas(t, eng, "\n- A line 1\n", "\n- B line 1\n") })
+	for _, ent := range memoryLog(t, eng) {
+		data, err := eng.FileAt(ent.Commit, "MEMORY.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(string(data), "- B li") {
+			t.Fatalf("the half line was recorded (%s):\n%s", ent.Commit, data)
+		}
+	}
+}
+
+// A line left half appended is merged as it is once engine.UnendedWait is
+// over, the watcher holding the file that long: a file saved without its
+// final newline is legitimate, and the push is not left unmerged until
+// the next edit (the watcher's own hold had ended before).
+func TestHalfLineOverPushMergedAfterWait(t *testing.T) {
+	// the watcher's own hold of the line outlasts the test: the push is
+	// taken by its look (each second), which makes the merge owed, not by
+	// an edit
+	eng := halfLineOverPush(t, "# Memory\n\n- a\n", time.Hour, 1500*time.Millisecond)
+	waitFor(t, "the merge with the line as it is", func() bool { return headMemoryHas(t, eng, "\n- A line 1\n- B li") })
+}

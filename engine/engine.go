@@ -1101,6 +1101,11 @@ type Outcome struct {
 	// disk after the restore saved it (its Problems say so): that newer
 	// version is recorded next, as any edit.
 	Late bool
+	// WaitsForLine is set when the record left the file because a merge
+	// with another version waits for the line still being appended to it
+	// (its Problems say so): merged and recorded once the line ends, or
+	// after UnendedWait (the watcher holds it as long).
+	WaitsForLine bool
 
 	// read and seen: Record read the file, and found the version seen (a
 	// blob id, "" when absent). unread is why it could not read it as a

@@ -417,8 +417,10 @@ type NotWritten struct {
 	Ours, Result string
 	Merged       string
 	// Later is set when the edit was invalid: the merge is made by the
-	// record that finds the file fixed (MergeOverEdits).
-	Later bool
+	// record that finds the file fixed (MergeOverEdits); with Unended, when
+	// a line was still being appended to it: made once the line ends, or
+	// UnendedWait after.
+	Later, Unended bool
 	// NotTaken is set when the file could not be written (not a regular
 	// file, its folder a link out of the work tree): the merged version is
 	// noted as not taken (KeepNotTaken), so its absence is no deletion.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/strata-dev/strata/atomicfile"
 	"github.com/strata-dev/strata/config"
@@ -50,7 +52,7 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 	if e.mergingAgain.CompareAndSwap(false, true) {
 		defer e.mergingAgain.Store(false)
 	}
-	var later []mergeAgain
+	var keep []mergeAgain
 	have, _ := e.readMergeAgain() // one that cannot be read chains nothing
 	for i, n := range nw {
 		if n.Found != "" || n.Ours == n.Result {
@@ -61,12 +63,12 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 		// was made on, not from n.Ours, which the file never was (attack40c
 		// H1: the earlier version's lines were taken for the edit's
 		// deletions, on every machine)
-		ours := n.Ours
+		ours, since := n.Ours, int64(0)
 		if j := slices.IndexFunc(have, func(m mergeAgain) bool { return m.Path == n.Path && m.Result == n.Result }); j >= 0 {
-			ours = have[j].Ours
+			ours, since = have[j].Ours, have[j].Unended
 		}
 		owed := mergeAgain{Path: n.Path, Ours: ours, Result: n.Result, Restore: n.Restore, Push: n.Push}
-		c, deferred, err := e.mergeOverEdit(n.Path, ours, n.Result, n.Restore, func(edit string) {
+		c, later, err := e.mergeOverEdit(n.Path, ours, n.Result, n.Restore, since, func(edit string) {
 			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
 				for j := range ms {
 					if ms[j].owes(owed) {
@@ -78,10 +80,14 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 		})
 		switch {
 		case err != nil: // kept owed (OweMerges), for the next record
-		case deferred:
+		case later == laterInvalid:
 			nw[i].Later = true
 			owed.Invalid = true
-			later = append(later, owed)
+			keep = append(keep, owed)
+		case later == laterUnended:
+			nw[i].Later, nw[i].Unended = true, true
+			owed.Unended = cmp.Or(since, time.Now().UnixNano())
+			keep = append(keep, owed)
 		default:
 			if c != "" {
 				nw[i].Merged = c
@@ -91,8 +97,8 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 			})
 		}
 	}
-	if len(later) > 0 {
-		e.keepMergeAgain(later)
+	if len(keep) > 0 {
+		e.keepMergeAgain(keep)
 	}
 	return nw
 }
@@ -124,24 +130,27 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 
 // mergeOverEdit merges the edit on disk at path with the merged version
 // result over ours (MergeOverEdits) and returns the commit that recorded
-// the new merge, "" when it wrote nothing; deferred when the edit is
-// invalid, to be merged once fixed.
+// the new merge, "" when it wrote nothing; later says why it was left for
+// a later record: the edit is invalid (merged once fixed), or a line is
+// still being appended to ours (merged once the line ends, or once
+// unendedWait has passed since the merge was first left so, unended: a
+// Unix time in nanoseconds, 0 for never).
 //
 // beforePut, when not nil, is called with the edit's blob id right before
 // the Put that records the edit (when no ref holds it yet) and then the
 // new merge: the owed merge names the edit, so a kill between the two
 // records leaves it owed still (mergeKeptEdits).
-func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePut func(edit string)) (commit string, deferred bool, err error) {
+func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended int64, beforePut func(edit string)) (commit string, later deferral, err error) {
 	k, ok := e.cfg.Classify(path)
 	if !ok || result == "" || !MergedByContent(k) {
-		return "", false, nil
+		return "", mergeNow, nil
 	}
 	f, prob := e.Read(k)
 	if prob != nil {
-		return "", false, prob // unreadable now (a writer's moment, a pipe): still owed
+		return "", mergeNow, prob // unreadable now (a writer's moment, a pipe): still owed
 	}
 	if !f.Exists || f.ID() == result {
-		return "", false, nil
+		return "", mergeNow, nil
 	}
 	// the ref must still hold result there (or the edit, recorded by a
 	// strata before one move held both): moved on since (a push into this
@@ -152,9 +161,9 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 	// stays owed, chained to the newer version (keepMergeAgain) and made by
 	// the next record (mergeKeptEdits)
 	if _, files, err := e.recorded(); err != nil {
-		return "", false, err
+		return "", mergeNow, err
 	} else if files[path] != result && files[path] != f.ID() {
-		return "", false, errMovedOn
+		return "", mergeNow, errMovedOn
 	}
 	if f.ID() == ours {
 		// back at the version the merge started from (the invalid line
@@ -163,34 +172,41 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 		// lines out on both machines (attack20-last M4)
 		wrote, err := e.checkout(k, ours, result)
 		if err != nil || !wrote {
-			return "", false, err
+			return "", mergeNow, err
 		}
 		head, err := e.Head()
-		return head, false, err
+		return head, mergeNow, err
 	}
 	if e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format).Invalid() {
-		return "", true, nil
+		return "", laterInvalid, nil
 	}
 	var base []byte
 	if ours != "" {
 		if base, err = e.Blob(ours); err != nil {
-			return "", false, err
+			return "", mergeNow, err
 		}
+	}
+	if unendedAppend(base, f.Content) && stillWaiting(unended) {
+		// a line still being appended to the version the push (or sync)
+		// found: merged and recorded now, the half line went to the other
+		// machine, whose own append joined it (attack41 F1, a push merged
+		// over the edit): merged once the line ends, or once waited for
+		return "", laterUnended, nil
 	}
 	res, err := e.Blob(result)
 	if err != nil {
-		return "", false, err
+		return "", mergeNow, err
 	}
 	var merged []byte
 	if conflict.StrategyFor(k.Class) == conflict.StrategyMemory {
 		if merged, err = conflict.MergeMemory(base, res, f.Content); err != nil {
-			return "", false, nil // not mergeable as lines: the edit is recorded as it is
+			return "", mergeNow, nil // not mergeable as lines: the edit is recorded as it is
 		}
 	} else {
 		merged, _ = conflict.MergeGraph(base, res, f.Content)
 	}
 	if bytes.Equal(merged, f.Content) {
-		return "", false, nil // the edit already holds the other side's work
+		return "", mergeNow, nil // the edit already holds the other side's work
 	}
 	if beforePut != nil {
 		beforePut(f.ID())
@@ -211,12 +227,80 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, beforePu
 		// other machine's entities, was recorded as it was over them, and
 		// they were gone on both machines (session-40 chaos run FETb, the
 		// watcher's record merging MEMORY.md and then the graph)
-		return "", false, errEditedAgain
+		return "", mergeNow, errEditedAgain
 	}
 	if err != nil || !o.Written || o.Entry == nil {
-		return "", false, err
+		return "", mergeNow, err
 	}
-	return o.Entry.Commit, false, nil
+	return o.Entry.Commit, mergeNow, nil
+}
+
+// deferral is why mergeOverEdit left a merge for a later record.
+type deferral uint8
+
+const (
+	mergeNow     deferral = iota // made, or not needed
+	laterInvalid                 // the edit is invalid: merged once fixed
+	laterUnended                 // a line is still being appended: merged once ended
+)
+
+// UnendedWait is how long an owed merge waits for a line still being
+// appended (unendedAppend) before it is made with the line as it is: a
+// file saved without a final newline is legitimate. The watcher holds such
+// a file as long (daemon).
+var UnendedWait = 2 * time.Second
+
+// stillWaiting reports whether a merge first left for a line still being
+// appended at since (Unix nanoseconds, 0 for not yet) waits for it still.
+// The wall clock, not the engine's Now: a span between two processes, not
+// a date recorded.
+func stillWaiting(since int64) bool {
+	return since == 0 || time.Since(time.Unix(0, since)) < UnendedWait
+}
+
+// waitsForLine reports whether the owed merge m, left for a line still
+// being appended (mergeOverEdit), still waits for it in edit, the file's
+// content now.
+func (e *Engine) waitsForLine(m mergeAgain, edit []byte) bool {
+	if m.Unended == 0 || !stillWaiting(m.Unended) {
+		return false
+	}
+	var base []byte
+	if m.Ours != "" {
+		var err error
+		if base, err = e.Blob(m.Ours); err != nil {
+			return false
+		}
+	}
+	return unendedAppend(base, edit)
+}
+
+// UnendedMergeWait is how much longer a merge owed for f's path waits for
+// the line still being appended to it (0: none waits): the watcher holds
+// the file as long, and records it then, merged.
+func (e *Engine) UnendedMergeWait(f File) time.Duration {
+	if !f.Exists || len(f.Content) == 0 || f.Content[len(f.Content)-1] == '\n' || !MergedByContent(f.Kept) {
+		return 0
+	}
+	ms, err := e.readMergeAgain()
+	if err != nil {
+		return 0
+	}
+	var wait time.Duration
+	for _, m := range ms {
+		if m.Path == f.Path && e.waitsForLine(m, f.Content) {
+			wait = max(wait, UnendedWait-time.Since(time.Unix(0, m.Unended)))
+		}
+	}
+	return wait
+}
+
+// unendedAppend reports whether edit is prev with bytes added at the end,
+// the last of them no line end, where prev ends with a line end or is
+// empty: a line still being appended, its writer between two writes.
+func unendedAppend(prev, edit []byte) bool {
+	return len(edit) > len(prev) && edit[len(edit)-1] != '\n' &&
+		(len(prev) == 0 || prev[len(prev)-1] == '\n') && bytes.HasPrefix(edit, prev)
 }
 
 // errEditedAgain is mergeOverEdit's answer when the file changed between
@@ -246,6 +330,10 @@ type mergeAgain struct {
 	// (MergeOverEdits kept it for later); without it the merge was owed by
 	// a command killed before it made it (OweMerges).
 	Invalid bool `json:"invalid,omitempty"`
+	// Unended is when the merge was first left because a line was still
+	// being appended to Ours (Unix nanoseconds): made once the line ends,
+	// or UnendedWait after.
+	Unended int64 `json:"unended,omitempty"`
 }
 
 // owes reports whether m is the merge o (its path and versions; Edit aside).
@@ -284,6 +372,7 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 	for _, m := range ms {
 		if j := slices.IndexFunc(have, m.owes); j >= 0 {
 			have[j].Invalid = have[j].Invalid || m.Invalid
+			have[j].Unended = cmp.Or(have[j].Unended, m.Unended)
 			continue
 		}
 		if j := slices.IndexFunc(have, m.follows); j >= 0 {
@@ -293,7 +382,7 @@ func (e *Engine) keepMergeAgain(ms []mergeAgain) {
 			// (attack40 F1: the later merge alone took the lines of the
 			// earlier result for the edit's deletions, on both machines)
 			h := have[j]
-			have[j] = mergeAgain{Path: m.Path, Ours: h.Ours, Result: m.Result, Restore: m.Restore, Push: m.Push, Invalid: h.Invalid || m.Invalid}
+			have[j] = mergeAgain{Path: m.Path, Ours: h.Ours, Result: m.Result, Restore: m.Restore, Push: m.Push, Invalid: h.Invalid || m.Invalid, Unended: cmp.Or(h.Unended, m.Unended)}
 			continue
 		}
 		have = append(have, m)
@@ -350,20 +439,22 @@ func (e *Engine) writeMergeAgain(ms []mergeAgain) {
 
 // PendingMerges lists the paths whose merge MergeOverEdits kept for later,
 // for status to name: invalid, those whose edit was invalid (made once it
-// is fixed); the others were owed by a command killed before it made them
+// is fixed); unended, those that wait for a line still being appended
+// (made once it ends, or UnendedWait after); the others were owed by a command killed before it made them
 // (OweMerges), which the next record makes. The error is the file's, when
 // it cannot be read: merges kept there may be missing from the list.
-func (e *Engine) PendingMerges() (paths []string, invalid map[string]bool, err error) {
+func (e *Engine) PendingMerges() (paths []string, invalid, unended map[string]bool, err error) {
 	ms, err := e.readMergeAgain()
-	invalid = map[string]bool{}
+	invalid, unended = map[string]bool{}, map[string]bool{}
 	for _, m := range ms {
 		if !slices.Contains(paths, m.Path) {
 			paths = append(paths, m.Path)
 		}
 		invalid[m.Path] = invalid[m.Path] || m.Invalid
+		unended[m.Path] = unended[m.Path] || m.Unended != 0
 	}
 	slices.Sort(paths)
-	return paths, invalid, err
+	return paths, invalid, unended, err
 }
 
 // mergeKeptEdits makes the merges kept for later whose edit is valid now
@@ -408,17 +499,20 @@ func (e *Engine) mergeKeptEdits() {
 		if !m.heldBy(files) {
 			continue // recorded over since, other than by the merge's own Put
 		}
-		c, deferred, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, m.Restore, func(edit string) {
+		c, later, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, m.Restore, m.Unended, func(edit string) {
 			ms[i].Edit = edit
 			e.writeMergeAgain(append(append([]mergeAgain{}, keep...), ms[i:]...))
 		})
 		m = ms[i]
 		switch {
-		case err != nil, deferred:
+		case later == laterUnended && m.Unended == 0:
+			m.Unended = time.Now().UnixNano()
+			keep = append(keep, m)
+		case err != nil, later != mergeNow:
 			keep = append(keep, m)
 		case c != "":
-			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore, Push: m.Push}
-			if !m.Invalid {
+			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore, Push: m.Push, Unended: m.Unended != 0}
+			if !m.Invalid && m.Unended == 0 {
 				n.Rev = head // owed by a command killed before it merged: said as that command would have
 			}
 			e.noteNotWritten(n)
@@ -462,8 +556,5 @@ func (e *Engine) AppendInProgress(f File) bool {
 		return false
 	}
 	prev, err := e.FileAt(head, f.Path)
-	if err != nil || len(prev) >= len(f.Content) || len(prev) > 0 && prev[len(prev)-1] != '\n' {
-		return false
-	}
-	return bytes.HasPrefix(f.Content, prev)
+	return err == nil && unendedAppend(prev, f.Content)
 }

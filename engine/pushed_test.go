@@ -460,7 +460,7 @@ func TestPushMergesOwedChained(t *testing.T) {
 		t.Fatal(err)
 	}
 	// owed, never invalid: status says so (attack40c L1)
-	if paths, invalid, err := e.PendingMerges(); err != nil || len(paths) != 1 || invalid[mem] {
+	if paths, invalid, _, err := e.PendingMerges(); err != nil || len(paths) != 1 || invalid[mem] {
 		t.Fatalf("pending merges %v, invalid %v (%v): want %s owed, not invalid", paths, invalid, err, mem)
 	}
 	moveRef(t, e, pushCommit(t, e, mem, head+"- A line 1\n- A line 2\n"))

@@ -189,12 +189,12 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 	)
 	// the files whose merge with another machine's version is owed over
 	// the version the ref holds (not while that merge is being made)
-	owedMerge := map[string]bool{}
+	owedMerge := map[string]mergeAgain{}
 	if !e.mergingAgain.Load() {
 		if ms, err := e.readMergeAgain(); err == nil {
 			for _, m := range ms {
 				if m.heldBy(files) {
-					owedMerge[m.Path] = true
+					owedMerge[m.Path] = m
 				}
 			}
 		}
@@ -229,8 +229,16 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 		if err != nil {
 			return out, err
 		}
-		if ch != nil && !o.Problems.Invalid() && save == nil && owedMerge[k.Path] {
-			return nil, errMergeFirst
+		if m, owed := owedMerge[k.Path]; owed && ch != nil && !o.Problems.Invalid() && save == nil {
+			if !e.waitsForLine(m, ch.Content) {
+				return nil, errMergeFirst
+			}
+			// its merge waits for the line being appended (mergeOverEdit):
+			// recorded with the merge, not before it
+			o.Problems = append(o.Problems, state.Problem{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
+				"a line is still being appended: not recorded yet; merged with %s once the line ends (or in %s), by the next record",
+				NotWritten{Restore: m.Restore, Push: m.Push}.Owed(), UnendedWait)})
+			o.WaitsForLine, ch = true, nil
 		}
 		switch {
 		case ch == nil:

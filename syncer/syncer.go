@@ -70,10 +70,14 @@ type Report struct {
 	MergedAgain []string `json:"merged_again"`
 	// MergeLater lists those whose edit was invalid: the record that finds
 	// the file fixed merges it again with the merged version.
-	MergeLater []string           `json:"merge_later"`
-	Decisions  []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
-	Lost       []engine.Lost      `json:"lost"`      // local versions the merge did not take
-	Problems   state.Problems     `json:"problems,omitempty"`
+	MergeLater []string `json:"merge_later"`
+	// Unended lists those of MergeLater that were not invalid but had a
+	// line still being appended: merged once it ends, or after a moment
+	// (engine.UnendedWait), by the next record.
+	Unended   []string           `json:"unended,omitempty"`
+	Decisions []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
+	Lost      []engine.Lost      `json:"lost"`      // local versions the merge did not take
+	Problems  state.Problems     `json:"problems,omitempty"`
 	// NotTaken lists the versions this sync's merge took into the shared
 	// state without writing them here, and why: private here, or refused
 	// when written (a symbolic link or a folder in the way). Each is noted
@@ -449,11 +453,15 @@ func mergeAgain(eng *engine.Engine, rep *Report) {
 			if !slices.Contains(rep.MergeLater, n.Path) {
 				rep.MergeLater = append(rep.MergeLater, n.Path)
 			}
+			if n.Unended && !slices.Contains(rep.Unended, n.Path) {
+				rep.Unended = append(rep.Unended, n.Path)
+			}
 		}
 	}
 	rep.mergeOver = nil
 	sort.Strings(rep.MergedAgain)
 	sort.Strings(rep.MergeLater)
+	sort.Strings(rep.Unended)
 }
 
 // holdAndRecover takes the write-phase lock (engine.HoldWrites: no record

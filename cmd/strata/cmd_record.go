@@ -158,6 +158,10 @@ func printNotWritten(e *env, eng *engine.Engine) {
 			continue
 		}
 		switch {
+		case n.Merged != "" && n.Unended:
+			fmt.Fprintf(e.Err, "strata: merged %s again: the line being appended when %s came is ended, or was waited for %s; merged with it, both sides' work kept (%s)\n",
+				state.ShownPath(n.Path), n.Owed(), engine.UnendedWait, state.ShortID(n.Merged))
+			continue
 		case n.Merged != "" && n.Rev == "": // kept for later (engine.MergeOverEdits): fixed now
 			who := "a sync"
 			if n.Restore {
@@ -173,6 +177,10 @@ func printNotWritten(e *env, eng *engine.Engine) {
 		case n.NotTaken:
 			fmt.Fprintf(e.Err, "strata: not taken %s: %s's version could not be written here (the line below says why); status shows it as not taken, and strata restore %s writes it once it can be written\n",
 				state.ShownPath(n.Path), n.Interrupted(), state.ShellWord(n.Path))
+			continue
+		case n.Unended:
+			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s, a line still being appended; once it ends (or in %s), its next record merges it again with %s (see it: strata show %s --rev %s)\n",
+				state.ShownPath(n.Path), n.Interrupted(), engine.UnendedWait, n.Owed(), state.ShellWord(n.Path), state.ShellWord(n.Rev))
 			continue
 		case n.Later:
 			fmt.Fprintf(e.Err, "strata: not written %s: edited on disk after %s, and invalid; once fixed, its next record merges it again with %s (see it: strata show %s --rev %s)\n",

@@ -101,7 +101,7 @@ func runStatus(e *env, o statusOptions) error {
 	if err != nil {
 		return err
 	}
-	later, invalidLater, lerr := eng.PendingMerges()
+	later, invalidLater, unendedLater, lerr := eng.PendingMerges()
 	laterErr := ""
 	if lerr != nil {
 		laterErr = lerr.Error()
@@ -159,16 +159,22 @@ func runStatus(e *env, o statusOptions) error {
 			state.ShownPath(filepath.ToSlash(where)), state.TermSafe(why))
 	}
 	printYoungForeign(e, eng)
-	var invalid, owedMerge []string
+	var invalid, unended, owedMerge []string
 	for _, p := range later {
-		if invalidLater[p] {
+		switch {
+		case invalidLater[p]:
 			invalid = append(invalid, p)
-		} else {
+		case unendedLater[p]:
+			unended = append(unended, p)
+		default:
 			owedMerge = append(owedMerge, p)
 		}
 	}
 	if len(invalid) > 0 {
 		fmt.Fprintf(e.Out, "sync: not yet merged: %s (edited during a sync and invalid; once fixed, the next strata record merges each with the merged version)\n", state.ShownPaths(invalid, " "))
+	}
+	if len(unended) > 0 {
+		fmt.Fprintf(e.Out, "sync: not yet merged: %s (a line was still being appended when another version, a sync's, a restore's or a push's, came; once it ends, or %s after, the next strata record merges them)\n", state.ShownPaths(unended, " "), engine.UnendedWait)
 	}
 	if len(owedMerge) > 0 {
 		// owed by a command killed before it merged, never invalid

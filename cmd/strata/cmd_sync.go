@@ -227,6 +227,10 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	}
 	for _, p := range r.MergeLater {
 		w, v := when(p)
+		if slices.Contains(r.Unended, p) {
+			fmt.Fprintf(e.Out, "not written %s: edited on disk %s, a line still being appended; once it ends (or in %s), its next record merges it again with %s\n", name(p), w, engine.UnendedWait, v)
+			continue
+		}
 		fmt.Fprintf(e.Out, "not written %s: edited on disk %s, and invalid; once fixed, its next record merges it again with %s\n", name(p), w, v)
 	}
 	for i, d := range r.Decisions {

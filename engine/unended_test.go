@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// appendTo adds s at the end of path's file in one write, as an agent's
+// `echo … >>` does.
+func appendTo(t *testing.T, e *Engine, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(e.Config().Abs(path), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitingFor sets UnendedWait to d for the test.
+func waitingFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	was := UnendedWait
+	UnendedWait = d
+	t.Cleanup(func() { UnendedWait = was })
+}
+
+// unendedOverPush makes MEMORY.md recorded, a line half appended to it
+// here ("- B li"), and a push adding "- A line 1" taken meanwhile.
+func unendedOverPush(t *testing.T) *Engine {
+	t.Helper()
+	const base = "# Memory\n\n## Learnings\n- base\n"
+	e := memoryEditedOverPush(t, base, base+"- B li")
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A push taken while a MEMORY.md line is half appended here is merged with
+// the edit once the line ends, never with the half line: merged and
+// recorded then, the half line went to the other machine, whose own
+// `echo … >>` joined it (attack41 F1, third form: `- - A19` on both
+// machines, a push merged over the half line by the watcher).
+func TestMergeOverUnendedLineWaits(t *testing.T) {
+	const mem = "MEMORY.md"
+	waitingFor(t, time.Hour)
+	e := unendedOverPush(t)
+	// the record that makes the owed merge (the watcher's, a hook's, by
+	// hand) leaves it, and says so
+	for range 2 {
+		outs := record(t, e, mem)
+		if len(outs) != 1 || outs[0].Entry != nil || len(outs[0].Problems) != 1 || !strings.Contains(outs[0].Problems[0].Message, "still being appended") {
+			t.Fatalf("record while the line is half written: %+v", outs)
+		}
+		if got := gitShow(t, e, mem); strings.Contains(got, "- B li") {
+			t.Fatalf("the half line was recorded:\n%s", got)
+		}
+		if w := e.UnendedMergeWait(read(t, e, mem)); w <= 0 {
+			t.Fatalf("the watcher is not told to wait: %v", w)
+		}
+	}
+	appendTo(t, e, mem, "ne 1\n")
+	if w := e.UnendedMergeWait(read(t, e, mem)); w != 0 {
+		t.Fatalf("waits for an ended line: %v", w)
+	}
+	record(t, e, mem)
+	for _, got := range []string{onDisk(t, e, mem), gitShow(t, e, mem)} {
+		if !strings.Contains(got, "\n- A line 1\n") || !strings.Contains(got, "\n- B line 1\n") {
+			t.Fatalf("MEMORY.md:\n%s", got)
+		}
+	}
+	if paths, _, _, err := e.PendingMerges(); err != nil || len(paths) != 0 {
+		t.Fatalf("merges still owed: %v %v", paths, err)
+	}
+}
+
+// A line left unended for longer than UnendedWait is merged as it is (kept
+// last and unended): a file saved without a final newline is legitimate,
+// and the push's lines are not left out for ever.
+func TestMergeOverUnendedLineAfterWait(t *testing.T) {
+	const mem = "MEMORY.md"
+	waitingFor(t, 50*time.Millisecond)
+	e := unendedOverPush(t)
+	record(t, e, mem) // leaves it for the line
+	if paths, _, unended, err := e.PendingMerges(); err != nil || len(paths) != 1 || !unended[mem] {
+		t.Fatalf("owed: %v %v %v", paths, unended, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if w := e.UnendedMergeWait(read(t, e, mem)); w != 0 {
+		t.Fatalf("waits past UnendedWait: %v", w)
+	}
+	record(t, e, mem)
+	for _, got := range []string{onDisk(t, e, mem), gitShow(t, e, mem)} {
+		if !strings.Contains(got, "\n- A line 1\n") || !strings.HasSuffix(got, "\n- B li") {
+			t.Fatalf("MEMORY.md:\n%s", got)
+		}
+	}
+}
+
+// read reads path's kept file as a record would.
+func read(t *testing.T, e *Engine, path string) File {
+	t.Helper()
+	f, p := e.Read(kept(t, e, path))
+	if p != nil {
+		t.Fatal(p)
+	}
+	return f
+}
