@@ -229,16 +229,20 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 		if err != nil {
 			return out, err
 		}
-		if m, owed := owedMerge[k.Path]; owed && ch != nil && !o.Problems.Invalid() && save == nil {
-			if !e.waitsForLine(m, ch.Content) {
+		if m, owed := owedMerge[k.Path]; owed && ch != nil && save == nil {
+			switch {
+			case e.waitsForLine(m, ch.Content):
+				// its merge waits for the line being appended
+				// (mergeOverEdit): recorded with the merge, not before it,
+				// nor rejected while the line (a graph's JSON) is half
+				// written
+				o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
+					"a line is still being appended: not recorded yet; merged with %s once the line ends (or in %s), by the next record",
+					NotWritten{Restore: m.Restore, Push: m.Push}.Owed(), UnendedWait)}}
+				o.WaitsForLine, ch = true, nil
+			case !o.Problems.Invalid():
 				return nil, errMergeFirst
 			}
-			// its merge waits for the line being appended (mergeOverEdit):
-			// recorded with the merge, not before it
-			o.Problems = append(o.Problems, state.Problem{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
-				"a line is still being appended: not recorded yet; merged with %s once the line ends (or in %s), by the next record",
-				NotWritten{Restore: m.Restore, Push: m.Push}.Owed(), UnendedWait)})
-			o.WaitsForLine, ch = true, nil
 		}
 		switch {
 		case ch == nil:

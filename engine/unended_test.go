@@ -2,6 +2,7 @@ package engine
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -110,4 +111,36 @@ func read(t *testing.T, e *Engine, path string) File {
 		t.Fatal(p)
 	}
 	return f
+}
+
+// A graph line still being appended when a push came is neither merged
+// nor rejected while it is half written (no JSON yet): the merge waits
+// for it as for a MEMORY.md line, and is made once it ends. Before, the
+// half line was quarantined as an invalid version and reported as such.
+func TestGraphHalfLineOverPushWaits(t *testing.T) {
+	const graph = ".claude/memory.jsonl"
+	waitingFor(t, time.Hour)
+	e := newRepo(t)
+	const base = `{"type":"entity","name":"base","entityType":"t","observations":["o"]}` + "\n"
+	edit(t, e, graph, base)
+	record(t, e, graph)
+	moveRef(t, e, pushCommit(t, e, graph, base+`{"type":"entity","name":"A1","entityType":"t","observations":["o"]}`+"\n"))
+	appendTo(t, e, graph, `{"type":"entity","name":"B1","entityTy`)
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	outs := record(t, e, graph)
+	if len(outs) != 1 || !outs[0].WaitsForLine || outs[0].Invalid() || outs[0].Rejected != nil {
+		t.Fatalf("record while the line is half written: %+v", outs)
+	}
+	appendTo(t, e, graph, `pe":"t","observations":["o"]}`+"\n")
+	record(t, e, graph)
+	for _, got := range []string{onDisk(t, e, graph), gitShow(t, e, graph)} {
+		if !strings.Contains(got, `"name":"A1"`) || !strings.Contains(got, `"name":"B1"`) {
+			t.Fatalf("graph:\n%s", got)
+		}
+	}
+	if out, err := exec.Command("git", "-C", e.Config().Root, "rev-parse", "-q", "--verify", e.RejectedRef()).Output(); err == nil {
+		t.Fatalf("a version was rejected: %s", out)
+	}
 }

@@ -3,7 +3,13 @@
 # (B is A's origin, its work tree kept by strata); B appends its own and runs
 # strata commands killed at random; WATCH=1 runs `strata watch` in B.
 # env: N (iterations of A), SEED, WATCH=1, FM=1 (front matter in MEMORY.md),
-# DOUBLE=1 (B writes each line/entity in two write calls), S (strata binary:
+# DOUBLE=1 (B writes each line/entity in two write calls), PAUSE (seconds
+# between those two writes, e.g. 0.3, longer than the watcher's debounce;
+# default under 50 ms), GLUE=1 (A appends with a plain `echo >>`, even onto
+# a version that ends without its newline: a half line of B's taken by A's
+# sync shows as A's line glued to it), CMDS=0 (B runs no strata commands of
+# its own: only the watcher records, so that no `strata record` between two
+# writes records a half line, which it does by design), S (strata binary:
 # strata on PATH, else bin/strata of this clone). At the end B records and A
 # syncs, twice, and every line and entity A wrote is looked for on B's disk,
 # B's ref and A's disk: "LOST where: what" for each one missing (B's own:
@@ -43,8 +49,10 @@ fi
     # a version recorded mid-write on B can end without its final newline:
     # an append onto it would glue the line to B's half line (the driver's
     # own doing, not strata's)
-    [ -n "$(tail -c1 MEMORY.md)" ] && echo >> MEMORY.md
-    [ -n "$(tail -c1 .claude/memory.jsonl)" ] && echo >> .claude/memory.jsonl
+    if [ "${GLUE:-}" != 1 ]; then
+      [ -n "$(tail -c1 MEMORY.md)" ] && echo >> MEMORY.md
+      [ -n "$(tail -c1 .claude/memory.jsonl)" ] && echo >> .claude/memory.jsonl
+    fi
     echo "- A$i" >> MEMORY.md
     echo "{\"type\":\"entity\",\"name\":\"A$i\",\"entityType\":\"t\",\"observations\":[\"o\"]}" >> .claude/memory.jsonl
     echo "{\"type\":\"entity\",\"name\":\"A${i}x\",\"entityType\":\"t\",\"observations\":[\"o\"]}" >> .claude/memory.jsonl
@@ -64,7 +72,7 @@ cd $R/b
 w() { # append $2 to $1, in one or two writes
   if [ "${DOUBLE:-}" = 1 ]; then
     local h=$(( ${#2} / 2 ))
-    printf '%s' "${2:0:$h}" >> "$1"; sleep 0.0$((RANDOM % 5)); printf '%s\n' "${2:$h}" >> "$1"
+    printf '%s' "${2:0:$h}" >> "$1"; sleep ${PAUSE:-0.0$((RANDOM % 5))}; printf '%s\n' "${2:$h}" >> "$1"
   else
     printf '%s\n' "$2" >> "$1"
   fi
@@ -74,7 +82,7 @@ while [ ! -e $R/a.done ]; do
   w MEMORY.md "- B$j"
   w .claude/memory.jsonl "{\"type\":\"entity\",\"name\":\"B$j\",\"entityType\":\"t\",\"observations\":[\"o\"]}"
   echo "B $j wrote $(date +%T.%N)" >> $R/iter.log
-  if [ "${WATCH:-}" != 1 ] || [ $((RANDOM % 3)) = 0 ]; then
+  if [ "${CMDS:-1}" != 0 ] && { [ "${WATCH:-}" != 1 ] || [ $((RANDOM % 3)) = 0 ]; }; then
     case $((RANDOM % 4)) in
       0|1) cmd="record" ;; 2) cmd="status" ;; 3) cmd="validate" ;;
     esac
