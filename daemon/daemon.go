@@ -350,10 +350,11 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 			retry = nil
 		}
 	}
+	// from here on nothing is held (holdUnended): a line still being
+	// appended is recorded as it is now, as every pending change is at a
+	// stop, by these batches and the rescans below
+	r.stopping = true
 	if paths := r.heldPaths(); len(paths) > 0 && r.gone == nil {
-		// a line still being appended, held (holdUnended): recorded as
-		// it is now, as every pending change is at a stop
-		r.stopping = true
 		r.handle(watcher.Batch{Paths: paths})
 	}
 	if retry != nil {
@@ -1196,6 +1197,10 @@ func (r *recorder) handleThen(b watcher.Batch, recheck func([]string) bool) bool
 		r.skipped.reset(r.eng.Withheld())
 		r.warnNote(r.eng.NoteScanned(context.Background()))
 		kept = r.eng.RemoveTempLeftovers(all)
+		// a line still being appended is held as an event's is: the
+		// catch-up at start found a writer between two writes, and the
+		// half line recorded went to the other machine (chaos, GLUE)
+		kept = slices.DeleteFunc(kept, r.holdUnended)
 		r.reportBadNames()
 		if rescanListed != nil {
 			rescanListed()

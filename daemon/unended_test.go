@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/config"
 	"github.com/strata-dev/strata/engine"
 	"github.com/strata-dev/strata/state"
 )
@@ -179,4 +180,26 @@ func TestHalfLineOverPushMergedAfterWait(t *testing.T) {
 	// an edit
 	eng := halfLineOverPush(t, "# Memory\n\n- a\n", time.Hour, 1500*time.Millisecond)
 	waitFor(t, "the merge with the line as it is", func() bool { return headMemoryHas(t, eng, "\n- A line 1\n- B li") })
+}
+
+// A line half appended while the watcher was not running is held by its
+// catch-up (a rescan) as by an event: the watcher started while a writer
+// was between two writes recorded the half line, which a sync took to the
+// other machine, whose own append joined it (chaos, GLUE=1: `- - A2` on
+// both machines).
+func TestHalfLineHeldAtCatchUp(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, "MEMORY.md", "# Memory\n\n- a\n")
+	k, _ := eng.Config().Classify("MEMORY.md")
+	if _, err := eng.Record([]config.Kept{k}, state.SourceRecord); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, eng, "MEMORY.md", "- b")
+	startHolding(t, eng, time.Minute)
+	time.Sleep(300 * time.Millisecond)
+	if n := len(memoryLog(t, eng)); n != 1 {
+		t.Fatalf("the catch-up recorded the half line: %d versions", n)
+	}
+	appendTo(t, eng, "MEMORY.md", " done\n")
+	waitFor(t, "the completed line to be recorded", func() bool { return headMemoryHas(t, eng, "\n- b done\n") })
 }
