@@ -255,9 +255,14 @@ var UnendedWait = 2 * time.Second
 // stillWaiting reports whether a merge first left for a line still being
 // appended at since (Unix nanoseconds, 0 for not yet) waits for it still.
 // The wall clock, not the engine's Now: a span between two processes, not
-// a date recorded.
+// a date recorded; a time ahead of it (the clock set back, a hand-made
+// file) waits no more.
 func stillWaiting(since int64) bool {
-	return since == 0 || time.Since(time.Unix(0, since)) < UnendedWait
+	if since == 0 {
+		return true
+	}
+	d := time.Since(time.Unix(0, since))
+	return d >= 0 && d < UnendedWait
 }
 
 // waitsForLine reports whether the owed merge m, left for a line still

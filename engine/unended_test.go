@@ -144,3 +144,14 @@ func TestGraphHalfLineOverPushWaits(t *testing.T) {
 		t.Fatalf("a version was rejected: %s", out)
 	}
 }
+
+// A wait that started ahead of the clock (the clock set back since, a
+// merge-again.json written by hand) waits no more: the merge is made.
+func TestUnendedWaitAheadOfClock(t *testing.T) {
+	if stillWaiting(time.Now().Add(time.Hour).UnixNano()) {
+		t.Fatal("a wait started an hour ahead of the clock still waits")
+	}
+	if !stillWaiting(time.Now().UnixNano()) || !stillWaiting(0) {
+		t.Fatal("a wait started now, or not yet, does not wait")
+	}
+}
