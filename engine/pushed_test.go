@@ -719,11 +719,18 @@ func gitShow(t *testing.T, e *Engine, path string) string {
 // line 1", and the file here edited to edited, not recorded.
 func memoryEditedOverPush(t *testing.T, base, edited string) *Engine {
 	t.Helper()
+	return editedOverPush(t, "MEMORY.md", base, base+"- A line 1\n", edited)
+}
+
+// editedOverPush makes path recorded as base, a push setting it to pushed,
+// and the file here edited to edited, not recorded.
+func editedOverPush(t *testing.T, path, base, pushed, edited string) *Engine {
+	t.Helper()
 	e := newRepo(t)
-	edit(t, e, "MEMORY.md", base)
-	record(t, e, "MEMORY.md")
-	moveRef(t, e, pushCommit(t, e, "MEMORY.md", base+"- A line 1\n"))
-	edit(t, e, "MEMORY.md", edited)
+	edit(t, e, path, base)
+	record(t, e, path)
+	moveRef(t, e, pushCommit(t, e, path, pushed))
+	edit(t, e, path, edited)
 	return e
 }
 

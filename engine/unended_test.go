@@ -120,12 +120,8 @@ func read(t *testing.T, e *Engine, path string) File {
 func TestGraphHalfLineOverPushWaits(t *testing.T) {
 	const graph = ".claude/memory.jsonl"
 	waitingFor(t, time.Hour)
-	e := newRepo(t)
 	const base = `{"type":"entity","name":"base","entityType":"t","observations":["o"]}` + "\n"
-	edit(t, e, graph, base)
-	record(t, e, graph)
-	moveRef(t, e, pushCommit(t, e, graph, base+`{"type":"entity","name":"A1","entityType":"t","observations":["o"]}`+"\n"))
-	appendTo(t, e, graph, `{"type":"entity","name":"B1","entityTy`)
+	e := editedOverPush(t, graph, base, base+`{"type":"entity","name":"A1","entityType":"t","observations":["o"]}`+"\n", base+`{"type":"entity","name":"B1","entityTy`)
 	if err := e.TakePush(); err != nil {
 		t.Fatal(err)
 	}
