@@ -133,7 +133,7 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 // the new merge, "" when it wrote nothing; later says why it was left for
 // a later record: the edit is invalid (merged once fixed), or a line is
 // still being appended to ours (merged once the line ends, or once
-// unendedWait has passed since the merge was first left so, unended: a
+// UnendedWait has passed since the merge was first left so, unended: a
 // Unix time in nanoseconds, 0 for never).
 //
 // beforePut, when not nil, is called with the edit's blob id right before
