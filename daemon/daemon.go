@@ -1109,7 +1109,11 @@ func (r *recorder) logNotWritten() {
 			continue
 		}
 		if n.Merged != "" {
-			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with "+n.Owed(), "path", n.Path, "commit", state.ShortID(n.Merged))
+			attrs := []any{"path", n.Path, "commit", state.ShortID(n.Merged)}
+			if len(n.Dropped) > 0 {
+				attrs = append(attrs, "dropped", strings.Join(n.Dropped, "; "))
+			}
+			r.log.Info("merged again: the edit a sync could not write over is recorded, then merged with "+n.Owed(), attrs...)
 			continue
 		}
 		if n.NotTaken {

@@ -416,6 +416,9 @@ type NotWritten struct {
 	// again with Result (MergeOverEdits), when it was.
 	Ours, Result string
 	Merged       string
+	// Dropped names what of a graph's edits that merge could not keep
+	// (a relation to an entity the other side deleted).
+	Dropped []string
 	// Later is set when the edit was invalid: the merge is made by the
 	// record that finds the file fixed (MergeOverEdits); with Unended, when
 	// a line was still being appended to it: made once the line ends, or

@@ -68,7 +68,7 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 			ours, since = have[j].Ours, have[j].Unended
 		}
 		owed := mergeAgain{Path: n.Path, Ours: ours, Result: n.Result, Restore: n.Restore, Push: n.Push}
-		c, later, err := e.mergeOverEdit(n.Path, ours, n.Result, n.Restore, since, func(edit string) {
+		c, dropped, later, err := e.mergeOverEdit(n.Path, ours, n.Result, n.Restore, since, func(edit string) {
 			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
 				for j := range ms {
 					if ms[j].owes(owed) {
@@ -90,7 +90,7 @@ func (e *Engine) MergeOverEdits(nw []NotWritten) []NotWritten {
 			keep = append(keep, owed)
 		default:
 			if c != "" {
-				nw[i].Merged = c
+				nw[i].Merged, nw[i].Dropped = c, dropped
 			}
 			e.changeMergeAgain(func(ms []mergeAgain) []mergeAgain {
 				return slices.DeleteFunc(ms, func(m mergeAgain) bool { return m.owes(owed) })
@@ -130,7 +130,9 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 
 // mergeOverEdit merges the edit on disk at path with the merged version
 // result over ours (MergeOverEdits) and returns the commit that recorded
-// the new merge, "" when it wrote nothing; later says why it was left for
+// the new merge, "" when it wrote nothing, and what of the graph's edits
+// it could not keep (conflict.GraphLoss: a relation to an entity the other
+// side deleted); later says why it was left for
 // a later record: the edit is invalid (merged once fixed), or a line is
 // still being appended to ours (merged once the line ends, or once
 // UnendedWait has passed since the merge was first left so, unended: a
@@ -140,17 +142,17 @@ func (e *Engine) OweMerges(nw []NotWritten) {
 // the Put that records the edit (when no ref holds it yet) and then the
 // new merge: the owed merge names the edit, so a kill between the two
 // records leaves it owed still (mergeKeptEdits).
-func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended int64, beforePut func(edit string)) (commit string, later deferral, err error) {
+func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended int64, beforePut func(edit string)) (commit string, dropped []string, later deferral, err error) {
 	k, ok := e.cfg.Classify(path)
 	if !ok || result == "" || !MergedByContent(k) {
-		return "", mergeNow, nil
+		return "", nil, mergeNow, nil
 	}
 	f, prob := e.Read(k)
 	if prob != nil {
-		return "", mergeNow, prob // unreadable now (a writer's moment, a pipe): still owed
+		return "", nil, mergeNow, prob // unreadable now (a writer's moment, a pipe): still owed
 	}
 	if !f.Exists || f.ID() == result {
-		return "", mergeNow, nil
+		return "", nil, mergeNow, nil
 	}
 	// the ref must still hold result there (or the edit, recorded by a
 	// strata before one move held both): moved on since (a push into this
@@ -161,9 +163,9 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended 
 	// stays owed, chained to the newer version (keepMergeAgain) and made by
 	// the next record (mergeKeptEdits)
 	if _, files, err := e.recorded(); err != nil {
-		return "", mergeNow, err
+		return "", nil, mergeNow, err
 	} else if files[path] != result && files[path] != f.ID() {
-		return "", mergeNow, errMovedOn
+		return "", nil, mergeNow, errMovedOn
 	}
 	if f.ID() == ours {
 		// back at the version the merge started from (the invalid line
@@ -172,15 +174,15 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended 
 		// lines out on both machines (attack20-last M4)
 		wrote, err := e.checkout(k, ours, result)
 		if err != nil || !wrote {
-			return "", mergeNow, err
+			return "", nil, mergeNow, err
 		}
 		head, err := e.Head()
-		return head, mergeNow, err
+		return head, nil, mergeNow, err
 	}
 	var base []byte
 	if ours != "" {
 		if base, err = e.Blob(ours); err != nil {
-			return "", mergeNow, err
+			return "", nil, mergeNow, err
 		}
 	}
 	if unendedAppend(base, f.Content) && stillWaiting(unended) {
@@ -190,25 +192,29 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended 
 		// over the edit): merged once the line ends, or once waited for.
 		// Before the validity check: a graph's half line is no JSON yet,
 		// and a write may end inside a character
-		return "", laterUnended, nil
+		return "", nil, laterUnended, nil
 	}
 	if e.v.ValidateAs(k.Path, f.Content, k.Schema, k.Format).Invalid() {
-		return "", laterInvalid, nil
+		return "", nil, laterInvalid, nil
 	}
 	res, err := e.Blob(result)
 	if err != nil {
-		return "", mergeNow, err
+		return "", nil, mergeNow, err
 	}
 	var merged []byte
 	if conflict.StrategyFor(k.Class) == conflict.StrategyMemory {
 		if merged, err = conflict.MergeMemory(base, res, f.Content); err != nil {
-			return "", mergeNow, nil // not mergeable as lines: the edit is recorded as it is
+			return "", nil, mergeNow, nil // not mergeable as lines: the edit is recorded as it is
 		}
 	} else {
-		merged, _ = conflict.MergeGraph(base, res, f.Content)
+		var lost []conflict.GraphLoss
+		merged, lost = conflict.MergeGraph(base, res, f.Content)
+		for _, l := range lost {
+			dropped = append(dropped, l.What)
+		}
 	}
 	if bytes.Equal(merged, f.Content) {
-		return "", mergeNow, nil // the edit already holds the other side's work
+		return "", nil, mergeNow, nil // the edit already holds the other side's work
 	}
 	if beforePut != nil {
 		beforePut(f.ID())
@@ -229,12 +235,12 @@ func (e *Engine) mergeOverEdit(path, ours, result string, restore bool, unended 
 		// other machine's entities, was recorded as it was over them, and
 		// they were gone on both machines (session-40 chaos run FETb, the
 		// watcher's record merging MEMORY.md and then the graph)
-		return "", mergeNow, errEditedAgain
+		return "", nil, mergeNow, errEditedAgain
 	}
 	if err != nil || !o.Written || o.Entry == nil {
-		return "", mergeNow, err
+		return "", nil, mergeNow, err
 	}
-	return o.Entry.Commit, mergeNow, nil
+	return o.Entry.Commit, dropped, mergeNow, nil
 }
 
 // deferral is why mergeOverEdit left a merge for a later record.
@@ -506,7 +512,7 @@ func (e *Engine) mergeKeptEdits() {
 		if !m.heldBy(files) {
 			continue // recorded over since, other than by the merge's own Put
 		}
-		c, later, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, m.Restore, m.Unended, func(edit string) {
+		c, dropped, later, err := e.mergeOverEdit(m.Path, m.Ours, m.Result, m.Restore, m.Unended, func(edit string) {
 			ms[i].Edit = edit
 			e.writeMergeAgain(append(append([]mergeAgain{}, keep...), ms[i:]...))
 		})
@@ -518,7 +524,7 @@ func (e *Engine) mergeKeptEdits() {
 		case err != nil, later != mergeNow:
 			keep = append(keep, m)
 		case c != "":
-			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Restore: m.Restore, Push: m.Push, Unended: m.Unended != 0}
+			n := NotWritten{Path: m.Path, Ours: m.Ours, Result: m.Result, Merged: c, Dropped: dropped, Restore: m.Restore, Push: m.Push, Unended: m.Unended != 0}
 			if !m.Invalid && m.Unended == 0 {
 				n.Rev = head // owed by a command killed before it merged: said as that command would have
 			}

@@ -151,3 +151,25 @@ func TestUnendedWaitAheadOfClock(t *testing.T) {
 		t.Fatal("a wait started now, or not yet, does not wait")
 	}
 }
+
+// A merge over an edit that cannot keep all of it (a relation the edit
+// adds to an entity the push deleted) names what it dropped, as a sync's
+// merge does (attack41 L4: it went with no word).
+func TestMergeOverEditNamesDropped(t *testing.T) {
+	const graph = ".claude/memory.jsonl"
+	const a = `{"type":"entity","name":"a","entityType":"t","observations":["o"]}` + "\n"
+	const x = `{"type":"entity","name":"x","entityType":"t","observations":["o"]}` + "\n"
+	e := editedOverPush(t, graph, a+x, a, a+x+`{"type":"relation","from":"a","to":"x","relationType":"knows"}`+"\n")
+	if err := e.TakePush(); err != nil {
+		t.Fatal(err)
+	}
+	e.TakeNotWritten()
+	record(t, e, graph)
+	nw := e.TakeNotWritten()
+	if len(nw) != 1 || nw[0].Merged == "" || len(nw[0].Dropped) != 1 || !strings.Contains(nw[0].Dropped[0], "knows") {
+		t.Fatalf("not written: %+v", nw)
+	}
+	if got := onDisk(t, e, graph); strings.Contains(got, "knows") || strings.Contains(got, `"name":"x"`) {
+		t.Fatalf("graph:\n%s", got)
+	}
+}

@@ -68,6 +68,9 @@ type Report struct {
 	// (engine.MergeOverEdits): the edit and the other side's work are both
 	// kept, recorded after the edit itself.
 	MergedAgain []string `json:"merged_again"`
+	// DroppedAgain names, by path of MergedAgain, what of a graph's edits
+	// that merge could not keep (a relation to an entity one side deleted).
+	DroppedAgain map[string][]string `json:"dropped_again,omitempty"`
 	// MergeLater lists those whose edit was invalid: the record that finds
 	// the file fixed merges it again with the merged version.
 	MergeLater []string `json:"merge_later"`
@@ -447,6 +450,12 @@ func mergeAgain(eng *engine.Engine, rep *Report) {
 			rep.Skipped = slices.DeleteFunc(rep.Skipped, func(q string) bool { return q == n.Path })
 			if !slices.Contains(rep.MergedAgain, n.Path) {
 				rep.MergedAgain = append(rep.MergedAgain, n.Path)
+			}
+			if len(n.Dropped) > 0 {
+				if rep.DroppedAgain == nil {
+					rep.DroppedAgain = map[string][]string{}
+				}
+				rep.DroppedAgain[n.Path] = n.Dropped
 			}
 		case n.Later:
 			rep.Skipped = slices.DeleteFunc(rep.Skipped, func(q string) bool { return q == n.Path })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -159,20 +160,20 @@ func printNotWritten(e *env, eng *engine.Engine) {
 		}
 		switch {
 		case n.Merged != "" && n.Unended:
-			fmt.Fprintf(e.Err, "strata: merged %s again: the line being appended when %s came is ended, or was waited for %s; merged with it, both sides' work kept (%s)\n",
-				state.ShownPath(n.Path), n.Owed(), engine.UnendedWait, state.ShortID(n.Merged))
+			fmt.Fprintf(e.Err, "strata: merged %s again: the line being appended when %s came is ended, or was waited for %s; merged with it, %s (%s)\n",
+				state.ShownPath(n.Path), n.Owed(), engine.UnendedWait, keptWork(n.Dropped), state.ShortID(n.Merged))
 			continue
 		case n.Merged != "" && n.Rev == "": // kept for later (engine.MergeOverEdits): fixed now
 			who := "a sync"
 			if n.Restore {
 				who = "a restore"
 			}
-			fmt.Fprintf(e.Err, "strata: merged %s again: the edit %s could not write over, invalid then, is fixed; merged with %s, both sides' work kept (%s)\n",
-				state.ShownPath(n.Path), who, n.Owed(), state.ShortID(n.Merged))
+			fmt.Fprintf(e.Err, "strata: merged %s again: the edit %s could not write over, invalid then, is fixed; merged with %s, %s (%s)\n",
+				state.ShownPath(n.Path), who, n.Owed(), keptWork(n.Dropped), state.ShortID(n.Merged))
 			continue
 		case n.Merged != "":
-			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after %s; the edit is recorded, then merged with %s (%s)\n",
-				state.ShownPath(n.Path), n.Interrupted(), n.Owed(), state.ShortID(n.Merged))
+			fmt.Fprintf(e.Err, "strata: merged %s again: edited on disk after %s; the edit is recorded, then merged with %s%s (%s)\n",
+				state.ShownPath(n.Path), n.Interrupted(), n.Owed(), droppedNote(n.Dropped), state.ShortID(n.Merged))
 			continue
 		case n.NotTaken:
 			fmt.Fprintf(e.Err, "strata: not taken %s: %s's version could not be written here (the line below says why); status shows it as not taken, and strata restore %s writes it once it can be written\n",
@@ -276,4 +277,23 @@ func missing(eng *engine.Engine, kept []engine.Kept) (state.Problems, error) {
 		ps = append(ps, state.Problem{Path: k.Path, Message: "no such file, and never recorded"})
 	}
 	return ps, nil
+}
+
+// keptWork says what a merge over an edit kept: both sides' work, or
+// all but what it names as dropped (a graph relation to an entity the
+// other side deleted).
+func keptWork(dropped []string) string {
+	if len(dropped) == 0 {
+		return "both sides' work kept"
+	}
+	return engine.MergedExcept + state.TermSafe(strings.Join(dropped, "; "))
+}
+
+// droppedNote is keptWork's words for a line that claims nothing kept:
+// empty when nothing was dropped.
+func droppedNote(dropped []string) string {
+	if len(dropped) == 0 {
+		return ""
+	}
+	return ", " + keptWork(dropped)
 }

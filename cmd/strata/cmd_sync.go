@@ -223,6 +223,10 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	}
 	for _, p := range r.MergedAgain {
 		w, _ := when(p)
+		if d := r.DroppedAgain[p]; len(d) > 0 {
+			fmt.Fprintf(e.Out, "merged %s again: edited on disk %s; the edit and both sides' edits kept except: %s\n", name(p), w, state.TermSafe(strings.Join(d, "; ")))
+			continue
+		}
 		fmt.Fprintf(e.Out, "merged %s again: edited on disk %s; the edit and both sides' work kept\n", name(p), w)
 	}
 	for _, p := range r.MergeLater {
