@@ -330,7 +330,7 @@ func (e *Engine) putOver(k config.Kept, edit File, data []byte, src state.Source
 	if !written {
 		return o, &ChangedError{Path: k.Path}
 	}
-	outs, err := e.recordOver([]config.Kept{k}, src, map[string][]byte{k.Path: data}, map[string][]byte{k.Path: edit.Content})
+	outs, err := e.recordOver([]config.Kept{k}, src, map[string][]byte{k.Path: data}, map[string][]byte{k.Path: edit.Content}, false)
 	if len(outs) > 0 {
 		o = outs[0]
 	}

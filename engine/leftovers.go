@@ -131,11 +131,13 @@ func (e *Engine) leftoverOf(l atomicfile.Leftover, ks []config.Kept) (config.Kep
 // recordLeftover records l's content as a version of k (on the rejected
 // ref when invalid) and removes l once its content is in the store.
 func (e *Engine) recordLeftover(k config.Kept, l unsaved, held bool) (foundLeftover, bool) {
-	rec := e.recordOver
+	var outs []Outcome
+	var err error
 	if held {
-		rec = e.recordHeld
+		outs, err = e.recordHeld([]config.Kept{k}, state.SourceRecord, map[string][]byte{k.Path: l.data}, nil, recordMode{})
+	} else {
+		outs, err = e.recordOver([]config.Kept{k}, state.SourceRecord, map[string][]byte{k.Path: l.data}, nil, false)
 	}
-	outs, err := rec([]config.Kept{k}, state.SourceRecord, map[string][]byte{k.Path: l.data}, nil)
 	if err != nil || len(outs) == 0 || !e.store.HasBlob(gitstore.BlobHash(l.data)) {
 		return foundLeftover{}, false
 	}

@@ -102,15 +102,17 @@ func (e *Engine) noteHead() {
 // when another writer has replaced the file since (that version is then
 // recorded next, as any edit).
 func (e *Engine) record(paths []config.Kept, src state.Source, wrote map[string][]byte) ([]Outcome, error) {
-	return e.recordOver(paths, src, wrote, nil)
+	return e.recordOver(paths, src, wrote, nil, false)
 }
 
 // recordOver is record, where before gives, by path, a version recorded as
 // its own commit (source record) right before the path's change, in the
 // same move of the state ref, when the ref's head does not hold it: the
 // unrecorded edit a merged version replaces (putOver). Its entry is the
-// Outcome's Saved.
-func (e *Engine) recordOver(paths []config.Kept, src state.Source, wrote, before map[string][]byte) ([]Outcome, error) {
+// Outcome's Saved. With saveAll, every valid version is recorded as it is,
+// a file whose merge is owed too (not merged first, nor left waiting for
+// a line): its bytes are about to be replaced (saveOnDisk).
+func (e *Engine) recordOver(paths []config.Kept, src state.Source, wrote, before map[string][]byte, saveAll bool) ([]Outcome, error) {
 	for attempt := 0; ; attempt++ {
 		release, err := e.readyToRecord()
 		if err != nil {
@@ -119,7 +121,7 @@ func (e *Engine) recordOver(paths []config.Kept, src state.Source, wrote, before
 		if beforeRecordHeld != nil {
 			beforeRecordHeld()
 		}
-		out, err := e.recordHeld(paths, src, wrote, before)
+		out, err := e.recordHeld(paths, src, wrote, before, recordMode{saveAll: saveAll, lastTry: attempt >= maxPushRounds})
 		release()
 		// a push into this repository landed after readyToRecord took the
 		// moves before it: the ref did not move, and the record is made
@@ -130,10 +132,7 @@ func (e *Engine) recordOver(paths []config.Kept, src state.Source, wrote, before
 		if (errors.As(err, &outside) || errors.Is(err, errMergeFirst)) && attempt < maxPushRounds {
 			continue
 		}
-		if errors.Is(err, errMergeFirst) {
-			err = nil // still turning over: left for the next record, unrecorded
-		}
-		return out, err
+		return out, err // the last try leaves such a file unrecorded (recordMode)
 	}
 }
 
@@ -161,6 +160,14 @@ func (e *Engine) readyToRecord() (release func(), err error) {
 // recordHeld: a writer saving a file at that moment.
 var beforeRecordHeld func()
 
+// recordMode is how recordHeld treats a file whose merge with another
+// version is owed: saveAll records it as it is (its bytes are about to be
+// replaced: saveOnDisk); lastTry, in the record's last round, leaves it
+// unrecorded with a warning rather than the whole batch (errMergeFirst).
+type recordMode struct {
+	saveAll, lastTry bool
+}
+
 // errMergeFirst is recordHeld's refusal to record, as an edit, a valid
 // version of a file whose merge with another machine's version is owed
 // (merge-again.json): recorded as it is, it took that machine's lines
@@ -171,7 +178,7 @@ var errMergeFirst = errors.New("a file whose merge is owed turned valid: merged 
 
 // recordHeld is record for a caller that holds the write-phase lock and
 // has completed any sync journal (RecoverWrites, recording a leftover).
-func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before map[string][]byte) ([]Outcome, error) {
+func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before map[string][]byte, mode recordMode) ([]Outcome, error) {
 	if err := e.voidNotTaken(paths); err != nil {
 		return nil, err
 	}
@@ -190,7 +197,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 	// the files whose merge with another machine's version is owed over
 	// the version the ref holds (not while that merge is being made)
 	owedMerge := map[string]mergeAgain{}
-	if !e.mergingAgain.Load() {
+	if !e.mergingAgain.Load() && !mode.saveAll {
 		if ms, err := e.readMergeAgain(); err == nil {
 			for _, m := range ms {
 				if m.heldBy(files) {
@@ -240,6 +247,16 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 					"a line is still being appended: not recorded yet; merged with %s once the line ends (or in %s), by the next record",
 					NotWritten{Restore: m.Restore, Push: m.Push}.Owed(), UnendedWait)}}
 				o.WaitsForLine, ch = true, nil
+			case !o.Problems.Invalid() && mode.lastTry:
+				// the merge could not be made in any try (its versions
+				// unreadable, the file still turning over): this file
+				// waits, the others are recorded (attack42 M1: an owed
+				// merge that could never be made kept every record from
+				// recording anything, with no word)
+				o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
+					"not recorded yet: its merge with %s is owed and could not be made (strata status names it)",
+					NotWritten{Restore: m.Restore, Push: m.Push}.Owed())}}
+				ch = nil
 			case !o.Problems.Invalid():
 				return nil, errMergeFirst
 			}

@@ -27,7 +27,12 @@ import (
 // unreadable since the restore's plan checked it, see savable) cannot be
 // saved: it returns that file's refusal, and the restore writes nothing.
 func (e *Engine) saveOnDisk(paths []config.Kept) (saved map[string]Outcome, seen map[string]string, err error) {
-	outs, err := e.Record(paths, state.SourceRecord)
+	// recorded as it is even when a merge with another version is owed or
+	// waits for a line still being appended: the file is replaced next,
+	// and a version left unrecorded was in no ref (attack42 F1: a restore
+	// during the wait threw the half line away)
+	e.noteHead()
+	outs, err := e.recordOver(paths, state.SourceRecord, nil, nil, true)
 	if err != nil {
 		return nil, nil, err
 	}

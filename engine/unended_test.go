@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/config"
 )
 
 // appendTo adds s at the end of path's file in one write, as an agent's
@@ -171,5 +174,50 @@ func TestMergeOverEditNamesDropped(t *testing.T) {
 	}
 	if got := onDisk(t, e, graph); strings.Contains(got, "knows") || strings.Contains(got, `"name":"x"`) {
 		t.Fatalf("graph:\n%s", got)
+	}
+}
+
+// A restore while a merge waits for a line saves the file first as any
+// restore does, the half line included: left unrecorded by the wait, it
+// was in no ref once the restore replaced it (attack42 F1).
+func TestRestoreDuringWaitSavesHalfLine(t *testing.T) {
+	const mem = "MEMORY.md"
+	waitingFor(t, time.Hour)
+	e := unendedOverPush(t)
+	record(t, e, mem) // leaves it for the line
+	head := mustHead(t, e)
+	outs, err := e.Restore([]config.Kept{kept(t, e, mem)}, Point{Rev: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Saved == nil {
+		t.Fatalf("restore: %+v", outs)
+	}
+	saved, err := e.FileAt(outs[0].Saved.Commit, mem)
+	if err != nil || !strings.HasSuffix(string(saved), "\n- B li") {
+		t.Fatalf("saved %q, %v", saved, err)
+	}
+}
+
+// An owed merge that cannot be made (a version it names is missing) keeps
+// its own file unrecorded, with a warning, and no other: every record used
+// to record nothing at all, with no word (attack42 M1).
+func TestUnmakeableMergeBlocksOnlyItsFile(t *testing.T) {
+	e, head := owedMemoryMerge(t)
+	data, err := os.ReadFile(e.mergeAgainPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []mergeAgain
+	if err := json.Unmarshal(data, &ms); err != nil || len(ms) != 1 {
+		t.Fatalf("%s: %v", data, err)
+	}
+	ms[0].Ours = strings.Repeat("1", 40) // in no object store
+	e.writeMergeAgain(ms)
+	edit(t, e, "MEMORY.md", head+"- B line 1\n- B line 2\n")
+	edit(t, e, ".claude/a.json", `{"v": 1}`)
+	outs := record(t, e, "MEMORY.md", ".claude/a.json")
+	if len(outs) != 2 || outs[0].Entry != nil || len(outs[0].Problems) != 1 || !strings.Contains(outs[0].Problems[0].Message, "could not be made") || outs[1].Entry == nil {
+		t.Fatalf("record: %+v", outs)
 	}
 }
