@@ -352,9 +352,11 @@ func watch(ctx context.Context, eng *engine.Engine, place place, loaded string, 
 	}
 	// from here on nothing is held (holdUnended): a line still being
 	// appended is recorded as it is now, as every pending change is at a
-	// stop, by these batches and the rescans below
+	// stop, by these batches and the rescans below; not at a reload of
+	// the configuration, whose watcher's catch-up holds it again
+	// (attack42 F2: an edit of .strata.yaml recorded the half line)
 	r.stopping = true
-	if paths := r.heldPaths(); len(paths) > 0 && r.gone == nil {
+	if paths := r.heldPaths(); len(paths) > 0 && r.gone == nil && next == nil {
 		r.handle(watcher.Batch{Paths: paths})
 	}
 	if retry != nil {

@@ -203,3 +203,23 @@ func TestHalfLineHeldAtCatchUp(t *testing.T) {
 	appendTo(t, eng, "MEMORY.md", " done\n")
 	waitFor(t, "the completed line to be recorded", func() bool { return headMemoryHas(t, eng, "\n- b done\n") })
 }
+
+// A reload of the configuration (.strata.yaml edited) while a half line is
+// held does not record it: the reloaded watcher's catch-up holds it again
+// (attack42 F2: the reload went through the stop, which records what is
+// held, and the half line went to the other machine).
+func TestHalfLineHeldAcrossReload(t *testing.T) {
+	eng := newRepo(t)
+	write(t, eng, "MEMORY.md", "# Memory\n\n- a\n")
+	startHolding(t, eng, time.Minute)
+	waitFor(t, "the catch-up's record", func() bool { return len(memoryLog(t, eng)) == 1 })
+	appendTo(t, eng, "MEMORY.md", "- b")
+	time.Sleep(200 * time.Millisecond)
+	write(t, eng, config.FileName, "# defaults, touched\n")
+	time.Sleep(700 * time.Millisecond) // the reload and its catch-up
+	if n := len(memoryLog(t, eng)); n != 1 {
+		t.Fatalf("the half line was recorded at the reload: %d versions", n)
+	}
+	appendTo(t, eng, "MEMORY.md", " done\n")
+	waitFor(t, "the completed line to be recorded", func() bool { return headMemoryHas(t, eng, "\n- b done\n") })
+}
