@@ -31,13 +31,29 @@ import (
 // without an end, after everything later holds, so that the rest of the
 // write, appended to the file, completes it. Put among later's lines and
 // ended there, the rest of the write became a line of its own on every
-// machine (attack41 F1: "- B1 half" / "- A1" / " done").
+// machine (attack41 F1: "- B1 half" / "- A1" / " done"). So does such a
+// last line of later's, when earlier's lines would go after it (a section
+// earlier added at the end: attack42 F3).
 func MergeMemory(base, earlier, later []byte) ([]byte, error) {
-	tail := unendedTail(base, earlier, later)
-	if tail == "" {
-		return mergeMemory(base, earlier, later)
+	if tail := unendedTail(base, earlier, later); tail != "" {
+		out, err := mergeMemory(base, earlier[:len(earlier)-len(tail)], later)
+		return withTail(out, err, tail)
 	}
-	out, err := mergeMemory(base, earlier[:len(earlier)-len(tail)], later)
+	if tail := unendedTail(base, later, earlier); tail != "" && !lineSet(earlier)[strings.TrimRight(tail, "\r")] {
+		// later's lines keep their order: the tail goes last even when
+		// the merge holds it already (later's own line, twice)
+		out, err := mergeMemory(base, earlier, later[:len(later)-len(tail)])
+		if err != nil {
+			return out, err
+		}
+		return append(out, tail...), nil
+	}
+	return mergeMemory(base, earlier, later)
+}
+
+// withTail puts tail, earlier's unended last line (unendedTail), after the
+// merge out, unless out holds it as a line already.
+func withTail(out []byte, err error, tail string) ([]byte, error) {
 	if err != nil || lineSet(out)[strings.TrimRight(tail, "\r")] {
 		return out, err
 	}
@@ -46,7 +62,8 @@ func MergeMemory(base, earlier, later []byte) ([]byte, error) {
 
 // unendedTail is earlier's last line when it has no line end, base does
 // not hold it, and later ends with a line end (or is empty): the tail
-// MergeMemory keeps last. "" otherwise.
+// MergeMemory keeps last. "" otherwise. (Asked with the sides swapped, it
+// is later's.)
 func unendedTail(base, earlier, later []byte) string {
 	if len(earlier) == 0 || earlier[len(earlier)-1] == '\n' || len(later) > 0 && later[len(later)-1] != '\n' {
 		return ""

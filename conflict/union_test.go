@@ -727,6 +727,11 @@ func TestMergeMemoryKeepsUnendedTailLast(t *testing.T) {
 		{base + "- B1 half", base + "- A1\n- B1 half\n", base + "- A1\n- B1 half\n"},
 		{base + "- A1\n", base + "- B1 half", base + "- A1\n- B1 half"},
 		{base + "- ", base + "- A1\n", base + "- A1\n- "},
+		// later's unended last line stays last when earlier's lines go at
+		// the end (a section it added): ended among them, the rest of the
+		// write became a line of its own (attack42 F3)
+		{base + "\n## Other\n- A1\n", base + "- B1 half", base + "\n## Other\n- A1\n- B1 half"},
+		{base + "- A0\n\n## Other\n- A1\n", base + "- B1 half", base + "- A0\n\n## Other\n- A1\n- B1 half"},
 	} {
 		got, err := MergeMemory([]byte(base), []byte(c.earlier), []byte(c.later))
 		if err != nil || string(got) != c.want {
