@@ -308,6 +308,25 @@ func (e *Engine) UnendedMergeWait(f File) time.Duration {
 	return wait
 }
 
+// LineInProgress reports whether k's file looks like a line still being
+// appended (AppendInProgress) and was written less than UnendedWait ago:
+// a sync leaves it unrecorded, as the watcher holds it, so that the half
+// line is not published (attack42 F4, F6: `watch --sync` and a sync of
+// this machine's own recorded it and pushed it, and the other machine's
+// own append joined it). Older, it is a file saved without its final
+// newline, recorded as any.
+func (e *Engine) LineInProgress(k config.Kept) bool {
+	if !MergedByContent(k) {
+		return false
+	}
+	st, err := os.Lstat(e.cfg.Abs(k.Path))
+	if err != nil || !st.Mode().IsRegular() || time.Since(st.ModTime()) >= UnendedWait || time.Since(st.ModTime()) < -UnendedWait {
+		return false
+	}
+	f, prob := e.Read(k)
+	return prob == nil && e.AppendInProgress(f)
+}
+
 // unendedAppend reports whether edit is prev with bytes added at the end,
 // the last of them no line end, where prev ends with a line end or is
 // empty: a line still being appended, its writer between two writes.

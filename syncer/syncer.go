@@ -77,7 +77,11 @@ type Report struct {
 	// Unended lists those of MergeLater that were not invalid but had a
 	// line still being appended: merged once it ends, or after a moment
 	// (engine.UnendedWait), by the next record.
-	Unended   []string           `json:"unended,omitempty"`
+	Unended []string `json:"unended,omitempty"`
+	// Held lists the MEMORY.md and graph files left unrecorded because a
+	// line was still being appended to them (engine.LineInProgress): not
+	// published half-written; the next record or sync takes them.
+	Held      []string           `json:"held,omitempty"`
 	Decisions []engine.MergePath `json:"decisions"` // paths both sides changed, or kept local
 	Lost      []engine.Lost      `json:"lost"`      // local versions the merge did not take
 	Problems  state.Problems     `json:"problems,omitempty"`
@@ -547,7 +551,18 @@ func recordLocal(eng *engine.Engine, o Options, sc scan, rep *Report) error {
 		return sc.err
 	}
 	o.Lock.Lock()
-	outs, err := eng.Record(sc.paths, state.SourceRecord)
+	paths := slices.DeleteFunc(slices.Clone(sc.paths), func(k config.Kept) bool {
+		if eng.LineInProgress(k) {
+			rep.Held = append(rep.Held, k.Path) // left as edited: a merge over it waits for the line
+			return true
+		}
+		return false
+	})
+	var outs []engine.Outcome
+	var err error
+	if len(paths) > 0 {
+		outs, err = eng.Record(paths, state.SourceRecord)
+	}
 	o.Lock.Unlock()
 	recorded := false
 	for _, o := range outs {

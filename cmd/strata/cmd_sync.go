@@ -205,6 +205,9 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 		}
 		fmt.Fprintf(e.Out, "%s %s\n", verb, name(p))
 	}
+	for _, p := range r.Held {
+		fmt.Fprintf(e.Out, "left %s unrecorded: a line is still being appended to it (the next record or sync takes it)\n", name(p))
+	}
 	for _, p := range r.Skipped {
 		fmt.Fprintf(e.Out, "not written %s: edited on disk during the sync (recorded next)\n", name(p))
 	}
