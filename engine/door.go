@@ -261,6 +261,12 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 	}
 	var saved map[string]Outcome
 	if kept && base != "" {
+		// a line another writer is still appending is waited for (up to
+		// UnendedWait): once it ends the file is no longer base, and the
+		// caller reads it again; spliced now, strata's own line went
+		// after the half line and the writer's rest after strata's
+		// (attack42 F5, F9: `memory add`, the protocol's write)
+		e.waitForLine(k)
 		// the version this one replaces is recorded first when it is not
 		// (an agent's edit no watcher saw), as a restore does: resolve
 		// rewrites the whole file, and nothing it replaces may be lost

@@ -327,6 +327,14 @@ func (e *Engine) LineInProgress(k config.Kept) bool {
 	return prob == nil && e.AppendInProgress(f)
 }
 
+// waitForLine waits, at most UnendedWait, while k's file is a line still
+// being appended (LineInProgress).
+func (e *Engine) waitForLine(k config.Kept) {
+	for deadline := time.Now().Add(UnendedWait); e.LineInProgress(k) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // unendedAppend reports whether edit is prev with bytes added at the end,
 // the last of them no line end, where prev ends with a line end or is
 // empty: a line still being appended, its writer between two writes.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/config"
+	"github.com/strata-dev/strata/state"
 )
 
 // appendTo adds s at the end of path's file in one write, as an agent's
@@ -219,5 +221,28 @@ func TestUnmakeableMergeBlocksOnlyItsFile(t *testing.T) {
 	outs := record(t, e, "MEMORY.md", ".claude/a.json")
 	if len(outs) != 2 || outs[0].Entry != nil || len(outs[0].Problems) != 1 || !strings.Contains(outs[0].Problems[0].Message, "could not be made") || outs[1].Entry == nil {
 		t.Fatalf("record: %+v", outs)
+	}
+}
+
+// A write of strata's own (memory add, the protocol's) over a MEMORY.md
+// whose last line another writer is still appending waits for the line:
+// once it ends the file is no longer the version the caller read, and the
+// caller reads it again. Spliced at once, strata's line went after the
+// half line and the writer's rest after strata's (attack42 F5, F9).
+func TestPutWaitsForLineInProgress(t *testing.T) {
+	const mem = "MEMORY.md"
+	waitingFor(t, time.Minute)
+	e := newRepo(t)
+	edit(t, e, mem, "# Memory\n\n- a\n")
+	record(t, e, mem)
+	appendTo(t, e, mem, "- b")
+	f := read(t, e, mem)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		appendTo(t, e, mem, " done\n")
+	}()
+	_, err := e.Put(f.Kept, f.ID(), append(f.Content, "\n- x\n"...), state.SourceRecord)
+	if !errors.Is(err, ErrChanged) {
+		t.Fatalf("Put over a line still being appended: %v, file:\n%s", err, onDisk(t, e, mem))
 	}
 }
