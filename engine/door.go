@@ -271,7 +271,7 @@ func (e *Engine) Put(k config.Kept, base string, data []byte, src state.Source) 
 		// (an agent's edit no watcher saw), as a restore does: resolve
 		// rewrites the whole file, and nothing it replaces may be lost
 		var seen map[string]string
-		if saved, seen, err = e.saveOnDisk([]config.Kept{k}); err != nil {
+		if saved, seen, err = e.saveOnDisk([]config.Kept{k}, false); err != nil {
 			return o, err
 		}
 		if seen[k.Path] != base {

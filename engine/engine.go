@@ -1114,6 +1114,9 @@ type Outcome struct {
 	read   bool
 	seen   string
 	unread *state.Problem
+	// unmerged: left unrecorded because its merge with another version is
+	// owed (waiting for a line, or not to be made yet): not seen as saved
+	unmerged bool
 }
 
 // Invalid reports whether the outcome is a rejection or a refusal.

@@ -117,7 +117,7 @@ func (e *Engine) Restore(paths []config.Kept, p Point) ([]Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	saved, seen, err := e.saveOnDisk(paths)
+	saved, seen, err := e.saveOnDisk(paths, true)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +424,7 @@ func (e *Engine) RestoreAll(p Point) ([]Outcome, error) {
 			unsaved = append(unsaved, h.kept)
 		}
 	}
-	saved, seen, err := e.saveOnDisk(append(append([]config.Kept{}, all...), unsaved...))
+	saved, seen, err := e.saveOnDisk(append(append([]config.Kept{}, all...), unsaved...), true)
 	if err != nil {
 		return nil, err
 	}

@@ -246,7 +246,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 				o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
 					"a line is still being appended: not recorded yet; merged with %s once the line ends (or in %s), by the next record",
 					NotWritten{Restore: m.Restore, Push: m.Push}.Owed(), UnendedWait)}}
-				o.WaitsForLine, ch = true, nil
+				o.WaitsForLine, o.unmerged, ch = true, true, nil
 			case !o.Problems.Invalid() && mode.lastTry:
 				// the merge could not be made in any try (its versions
 				// unreadable, the file still turning over): this file
@@ -256,7 +256,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 				o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
 					"not recorded yet: its merge with %s is owed and could not be made (strata status names it)",
 					NotWritten{Restore: m.Restore, Push: m.Push}.Owed())}}
-				ch = nil
+				o.unmerged, ch = true, nil
 			case !o.Problems.Invalid():
 				return nil, errMergeFirst
 			}

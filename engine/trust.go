@@ -26,13 +26,18 @@ import (
 // it cannot read as a regular file within max_size (grown or made
 // unreadable since the restore's plan checked it, see savable) cannot be
 // saved: it returns that file's refusal, and the restore writes nothing.
-func (e *Engine) saveOnDisk(paths []config.Kept) (saved map[string]Outcome, seen map[string]string, err error) {
-	// recorded as it is even when a merge with another version is owed or
-	// waits for a line still being appended: the file is replaced next,
-	// and a version left unrecorded was in no ref (attack42 F1: a restore
-	// during the wait threw the half line away)
+//
+// A file whose merge with another version is owed (a push, a sync) is, for
+// a restore (replace), recorded as it is: the restore replaces it, and a
+// version left unrecorded was in no ref (attack42 F1: a restore during the
+// wait for a line threw the half line away). For a write that builds on
+// the file (Put: memory add, the protocol), it is left unrecorded and
+// unseen, so the write refuses (ErrChanged) and is tried again once the
+// merge is made: recorded as it is, the edit took the other machine's
+// lines out of the head, and the merge owed was dropped.
+func (e *Engine) saveOnDisk(paths []config.Kept, replace bool) (saved map[string]Outcome, seen map[string]string, err error) {
 	e.noteHead()
-	outs, err := e.recordOver(paths, state.SourceRecord, nil, nil, true)
+	outs, err := e.recordOver(paths, state.SourceRecord, nil, nil, replace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +46,7 @@ func (e *Engine) saveOnDisk(paths []config.Kept) (saved map[string]Outcome, seen
 		if o.unread != nil {
 			return nil, nil, e.notSaved(*o.unread)
 		}
-		if o.read {
+		if o.read && !o.unmerged {
 			seen[o.Path] = o.seen
 		}
 		if o.read && o.Rejected == nil && o.Problems.Invalid() && !OutsideTree(o.Path) {

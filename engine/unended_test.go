@@ -246,3 +246,29 @@ func TestPutWaitsForLineInProgress(t *testing.T) {
 		t.Fatalf("Put over a line still being appended: %v, file:\n%s", err, onDisk(t, e, mem))
 	}
 }
+
+// A write of strata's own that builds on the file (Put: memory add, the
+// protocol) while a merge with a pushed version waits for a line refuses
+// (ErrChanged, tried again by the caller), and the merge stays owed: saved
+// first as it was, the edit took the pushed lines out of the head and the
+// merge was dropped.
+func TestPutDuringWaitKeepsMergeOwed(t *testing.T) {
+	const mem = "MEMORY.md"
+	waitingFor(t, time.Hour)
+	e := unendedOverPush(t)
+	record(t, e, mem) // leaves it for the line
+	f := read(t, e, mem)
+	if _, err := e.Put(f.Kept, f.ID(), append(f.Content, "\n- x\n"...), state.SourceRecord); !errors.Is(err, ErrChanged) {
+		t.Fatalf("Put during the wait: %v, file:\n%s", err, onDisk(t, e, mem))
+	}
+	if got := gitShow(t, e, mem); !strings.Contains(got, "- A line 1\n") {
+		t.Fatalf("the pushed line is gone from the head:\n%s", got)
+	}
+	appendTo(t, e, mem, "ne 1\n")
+	record(t, e, mem)
+	for _, got := range []string{onDisk(t, e, mem), gitShow(t, e, mem)} {
+		if !strings.Contains(got, "\n- A line 1\n") || !strings.Contains(got, "\n- B line 1\n") {
+			t.Fatalf("MEMORY.md:\n%s", got)
+		}
+	}
+}
