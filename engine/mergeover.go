@@ -264,11 +264,18 @@ var UnendedWait = 2 * time.Second
 // a date recorded; a time ahead of it (the clock set back, a hand-made
 // file) waits no more.
 func stillWaiting(since int64) bool {
-	if since == 0 {
-		return true
-	}
+	return since == 0 || waitLeft(since) > 0
+}
+
+// waitLeft is how much of UnendedWait is left of a wait started at since
+// (Unix nanoseconds): none once it is over, or when since is ahead of
+// the clock.
+func waitLeft(since int64) time.Duration {
 	d := time.Since(time.Unix(0, since))
-	return d >= 0 && d < UnendedWait
+	if d < 0 || d >= UnendedWait {
+		return 0
+	}
+	return UnendedWait - d
 }
 
 // waitsForLine reports whether the owed merge m, left for a line still
@@ -292,7 +299,7 @@ func (e *Engine) waitsForLine(m mergeAgain, edit []byte) bool {
 // the line still being appended to it (0: none waits): the watcher holds
 // the file as long, and records it then, merged.
 func (e *Engine) UnendedMergeWait(f File) time.Duration {
-	if !f.Exists || len(f.Content) == 0 || f.Content[len(f.Content)-1] == '\n' || !MergedByContent(f.Kept) {
+	if !endsUnended(f) {
 		return 0
 	}
 	ms, err := e.readMergeAgain()
@@ -302,7 +309,7 @@ func (e *Engine) UnendedMergeWait(f File) time.Duration {
 	var wait time.Duration
 	for _, m := range ms {
 		if m.Path == f.Path && e.waitsForLine(m, f.Content) {
-			wait = max(wait, UnendedWait-time.Since(time.Unix(0, m.Unended)))
+			wait = max(wait, waitLeft(m.Unended))
 		}
 	}
 	return wait
@@ -320,7 +327,10 @@ func (e *Engine) LineInProgress(k config.Kept) bool {
 		return false
 	}
 	st, err := os.Lstat(e.cfg.Abs(k.Path))
-	if err != nil || !st.Mode().IsRegular() || time.Since(st.ModTime()) >= UnendedWait || time.Since(st.ModTime()) < -UnendedWait {
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	if age := time.Since(st.ModTime()); age >= UnendedWait || age < -UnendedWait {
 		return false
 	}
 	f, prob := e.Read(k)
@@ -333,6 +343,13 @@ func (e *Engine) waitForLine(k config.Kept) {
 	for deadline := time.Now().Add(UnendedWait); e.LineInProgress(k) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// endsUnended reports whether f is a MEMORY.md or graph (merged by its
+// content) whose last line has no line end: the first thing a line still
+// being appended to it shows.
+func endsUnended(f File) bool {
+	return f.Exists && len(f.Content) > 0 && f.Content[len(f.Content)-1] != '\n' && MergedByContent(f.Kept)
 }
 
 // unendedAppend reports whether edit is prev with bytes added at the end,
@@ -374,6 +391,11 @@ type mergeAgain struct {
 	// being appended to Ours (Unix nanoseconds): made once the line ends,
 	// or UnendedWait after.
 	Unended int64 `json:"unended,omitempty"`
+}
+
+// owed names the version m merges an edit with, as NotWritten.Owed does.
+func (m mergeAgain) owed() string {
+	return NotWritten{Restore: m.Restore, Push: m.Push}.Owed()
 }
 
 // owes reports whether m is the merge o (its path and versions; Edit aside).
@@ -588,7 +610,7 @@ func MergedByContent(k config.Kept) bool {
 // both lines were gone as lines (attack41 F1). The watcher waits a little
 // longer for such a version (daemon: holdUnended).
 func (e *Engine) AppendInProgress(f File) bool {
-	if !f.Exists || len(f.Content) == 0 || f.Content[len(f.Content)-1] == '\n' || !MergedByContent(f.Kept) {
+	if !endsUnended(f) {
 		return false
 	}
 	head, err := e.Head()

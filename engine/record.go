@@ -245,7 +245,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 				// written
 				o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
 					"a line is still being appended: not recorded yet; merged with %s once the line ends (or in %s), by the next record",
-					NotWritten{Restore: m.Restore, Push: m.Push}.Owed(), UnendedWait)}}
+					m.owed(), UnendedWait)}}
 				o.WaitsForLine, o.unmerged, ch = true, true, nil
 			case !o.Problems.Invalid() && mode.lastTry:
 				// the merge could not be made in any try (its versions
@@ -255,7 +255,7 @@ func (e *Engine) recordHeld(paths []config.Kept, src state.Source, wrote, before
 				// recording anything, with no word)
 				o.Problems = state.Problems{{Path: k.Path, Pointer: "/", Warning: true, Message: fmt.Sprintf(
 					"not recorded yet: its merge with %s is owed and could not be made (strata status names it)",
-					NotWritten{Restore: m.Restore, Push: m.Push}.Owed())}}
+					m.owed())}}
 				o.unmerged, ch = true, nil
 			case !o.Problems.Invalid():
 				return nil, errMergeFirst

@@ -226,11 +226,7 @@ func printSync(e *env, r *syncer.Report, shown func(string) string) {
 	}
 	for _, p := range r.MergedAgain {
 		w, _ := when(p)
-		if d := r.DroppedAgain[p]; len(d) > 0 {
-			fmt.Fprintf(e.Out, "merged %s again: edited on disk %s; the edit and both sides' edits kept except: %s\n", name(p), w, state.TermSafe(strings.Join(d, "; ")))
-			continue
-		}
-		fmt.Fprintf(e.Out, "merged %s again: edited on disk %s; the edit and both sides' work kept\n", name(p), w)
+		fmt.Fprintf(e.Out, "merged %s again: edited on disk %s; the edit and %s\n", name(p), w, keptWork(r.DroppedAgain[p]))
 	}
 	for _, p := range r.MergeLater {
 		w, v := when(p)
